@@ -1,0 +1,72 @@
+"""numgrad: define-by-run automatic differentiation with PyTorch's API and Numba kernels.
+
+``import numgrad as torch`` runs PyTorch code within numgrad's scope unchanged.
+"""
+from __future__ import annotations
+
+from . import autograd, cuda, ops  # noqa: F401
+from ._dtype import bool_ as bool  # noqa: A001
+from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .creation import (  # noqa: F401
+    arange, as_tensor, empty, empty_like, from_numpy, full, full_like, manual_seed, ones,
+    ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
+)
+from .ops import (  # noqa: F401
+    add, clone, div, dot, eq, exp, ge, gt, le, lt, ne, expand_as, flatten, log, matmul, mean, mm, mul, mv, neg, norm,
+    permute, pow, reciprocal, relu, reshape, rsub, sigmoid, sqrt, squeeze, sub, sum, t, tanh,
+    transpose, unsqueeze,
+)
+from .tensor import Size, Tensor  # noqa: F401
+
+__version__ = "0.1.0"
+
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+
+# Aliases PyTorch also has.
+subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
+
+
+def _bind_methods() -> None:
+    """Binds the ops as Tensor methods and operators (one definition, two spellings)."""
+    T = Tensor
+    for name in (
+        "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh",
+        "sigmoid", "relu", "sum", "mean", "norm", "matmul", "mm", "mv", "dot", "reshape", "view",
+        "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "expand", "expand_as",
+        "to", "clone", "contiguous", "eq", "ne", "lt", "le", "gt", "ge",
+    ):
+        setattr(T, name, getattr(ops, name))
+    T.subtract, T.multiply, T.divide, T.true_divide, T.negative = T.sub, T.mul, T.div, T.div, T.neg
+    T.__add__ = T.__radd__ = ops.add
+    T.__sub__ = ops.sub
+    T.__rsub__ = ops.rsub
+    T.__mul__ = T.__rmul__ = ops.mul
+    T.__truediv__ = ops.div
+    T.__rtruediv__ = lambda self, other: ops.div(other, self)
+    T.__pow__ = ops.pow
+    T.__rpow__ = lambda self, other: ops.pow(other, self)
+    T.__neg__ = ops.neg
+    T.__pos__ = lambda self: self
+    T.__eq__, T.__ne__, T.__lt__, T.__le__, T.__gt__, T.__ge__ = (
+        ops.eq, ops.ne, ops.lt, ops.le, ops.gt, ops.ge)
+    T.__hash__ = object.__hash__
+    T.__matmul__ = ops.matmul
+    T.__rmatmul__ = lambda self, other: ops.matmul(other, self)
+    T.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
+    T.mT = property(lambda self: self.transpose(-2, -1))
+    T.float = lambda self: self.to(float32)
+    T.double = lambda self: self.to(float64)
+    T.long = lambda self: self.to(int64)
+    T.int = lambda self: self.to(int32)
+    T.cpu = lambda self: self
+    T.cuda = lambda self, *a, **k: self.to("cuda")
+    for name in ("float", "double", "long", "int", "cpu", "cuda"):
+        getattr(T, name).__name__ = name
+
+
+_bind_methods()
+del _bind_methods

@@ -1,0 +1,140 @@
+"""Dtypes, devices and PyTorch's type-promotion rules."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, printed as PyTorch prints it (``numgrad.float32``)."""
+
+    __slots__ = ("name", "np", "is_floating_point", "_category")
+
+    def __init__(self, name: str, np_dtype, category: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = category == FLOAT
+        self._category = category
+
+    @property
+    def itemsize(self) -> int:
+        return self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"numgrad.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+# Categories, ordered as PyTorch promotes them: bool < integer < floating point.
+BOOL, INT, FLOAT = 0, 1, 2
+
+float32 = dtype("float32", np.float32, FLOAT)
+float64 = dtype("float64", np.float64, FLOAT)
+int64 = dtype("int64", np.int64, INT)
+int32 = dtype("int32", np.int32, INT)
+bool_ = dtype("bool", np.bool_, BOOL)
+
+_BY_NUMPY = {d.np: d for d in (float32, float64, int64, int32, bool_)}
+_DEFAULT_FOR_CATEGORY = {BOOL: bool_, INT: int64, FLOAT: float32}
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The numgrad dtype for a NumPy dtype; float16 and unsigned types are not supported."""
+    try:
+        return _BY_NUMPY[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, int64, int32, and bool."
+        ) from None
+
+
+def to_dtype(d) -> dtype:
+    """Accept a numgrad dtype, a NumPy dtype or a Python type (float, int, bool)."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    return from_numpy_dtype(d)
+
+
+def scalar_category(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return BOOL
+    if isinstance(value, (int, np.integer)):
+        return INT
+    if isinstance(value, (float, np.floating)):
+        return FLOAT
+    raise TypeError(f"unsupported operand type: {type(value).__name__}")
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """``torch.promote_types``: the smallest dtype that holds both."""
+    if a is b:
+        return a
+    if a._category != b._category:
+        return a if a._category > b._category else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def result_type(dimensioned, zero_dim, scalars) -> dtype:
+    """PyTorch's promotion: tensors with dimensions decide first, then 0-d tensors, then Python
+    scalars, and a lower-priority group only counts when it is of a higher category (so a Python
+    float never widens a float32 tensor, but makes an int64 tensor float32)."""
+    result = None
+    for group in (dimensioned, zero_dim):
+        best = None
+        for d in group:
+            best = d if best is None else promote_types(best, d)
+        if best is not None and (result is None or best._category > result._category):
+            result = best
+    if scalars:
+        category = max(scalar_category(s) for s in scalars)
+        if result is None or category > result._category:
+            result = _DEFAULT_FOR_CATEGORY[category]
+    return result
+
+
+def default_for_category(category: int) -> dtype:
+    return _DEFAULT_FOR_CATEGORY[category]
+
+
+class device:
+    """Where a tensor's data lives: ``device('cpu')`` or ``device('cuda', 0)``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type_or_str="cpu", index: int | None = None):
+        if isinstance(type_or_str, device):
+            type_or_str, index = type_or_str.type, type_or_str.index
+        kind, _, idx = str(type_or_str).partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {type_or_str}"
+            )
+        self.type = kind
+        self.index = int(idx) if idx else index
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+
+CPU = device("cpu")

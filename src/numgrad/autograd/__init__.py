@@ -1,0 +1,111 @@
+"""``numgrad.autograd``: running backward, ``grad``, and the tools to check gradients."""
+from __future__ import annotations
+
+
+from . import engine
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .node import AccumulateGrad, Node  # noqa: F401
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    from ..tensor import Tensor
+
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _seed_gradients(outputs: tuple, grad_outputs) -> list:
+    """The gradient each output starts from: given, or 1 for a single-element output."""
+    from ..creation import ones_like
+    from ..tensor import Tensor
+
+    grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(
+            f"grad can be implicitly created only for scalar outputs"
+            if not grads else
+            f"Mismatch in number of tensors: got {len(grads)} gradients for {len(outputs)} outputs"
+        )
+    seeds = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not out._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = ones_like(out)
+        elif not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+        elif g.shape != out.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
+                f"a shape of {out.shape}."
+            )
+        seeds.append(g)
+    return seeds
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Computes the sum of gradients of ``tensors`` with respect to the graph's leaves and
+    accumulates them into the leaves' ``.grad`` (or only into ``inputs``' if given)."""
+    outputs = _as_tuple(tensors)
+    seeds = _seed_gradients(outputs, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [t._edge() for t in outputs]
+    if inputs is None:
+        engine.run_backward(roots, seeds, retain_graph, create_graph)
+        return
+    targets = _as_tuple(inputs)
+    if not targets:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    pairs = [(_input_node(t), t) for t in targets]
+    grads = engine.run_backward(roots, seeds, retain_graph, create_graph, inputs=pairs)
+    engine.accumulate([(t, g) for t, g in zip(targets, grads) if g is not None], create_graph)
+
+
+def _input_node(t):
+    if not t._requires_grad:
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return t._edge()
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         allow_unused=None, materialize_grads: bool = False) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated."""
+    outs = _as_tuple(outputs)
+    targets = _as_tuple(inputs)
+    seeds = _seed_gradients(outs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    pairs = [(_input_node(t), t) for t in targets]
+    grads = engine.run_backward([t._edge() for t in outs], seeds, retain_graph, create_graph,
+                                inputs=pairs)
+    result = []
+    for t, g in zip(targets, grads):
+        if g is None:
+            if materialize_grads:
+                from ..creation import zeros_like
+
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
+
+__all__ = [
+    "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad",
+    "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad",
+]

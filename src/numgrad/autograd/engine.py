@@ -1,0 +1,174 @@
+"""The backward engine: runs the recorded graph in reverse.
+
+Iterative, with dependency counts (a 100,000-node chain needs no recursion). Each node runs once,
+after every node that feeds it a gradient has run; the gradients arriving at one node are summed in
+a buffer. Gradients are reduced to each input's shape and dtype here, in one place, so op formulas
+never "unbroadcast" by hand. Everything that could fail is checked before any ``.grad`` changes,
+and the writes to ``.grad`` are applied together at the end, so an error leaves nothing half-updated.
+"""
+from __future__ import annotations
+
+from . import grad_mode
+from .node import AccumulateGrad
+
+
+def _discover(roots):
+    """Dependency counts of every node reachable from ``roots``, checking that each can run."""
+    deps = {}
+    stack = []
+    for node in roots:
+        if node not in deps:
+            deps[node] = 0
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        node.check_saved()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
+                stack.append(child)
+    return deps
+
+
+def _needed(roots, deps, targets):
+    """The nodes from which some target node can be reached (only these need to run)."""
+    needed = set(targets)
+    order = []  # nodes in an order where every node comes after all its parents
+    remaining = dict(deps)
+    ready = [n for n in roots if remaining[n] == 0]
+    seen = set(ready)
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            remaining[child] -= 1
+            if remaining[child] == 0 and child not in seen:
+                seen.add(child)
+                ready.append(child)
+    for node in reversed(order):
+        if node not in needed and any(c in needed for c, _ in node.next_functions if c is not None):
+            needed.add(node)
+    return needed
+
+
+def _reduce_to(grad, shape, dtype):
+    """Sums a broadcast gradient back to an input's shape and casts it to the input's dtype."""
+    if grad.shape != shape:
+        lead = grad.ndim - len(shape)
+        dims = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
+        )
+        grad = grad.sum(dims, keepdim=True) if dims else grad
+        if lead or grad.shape != shape:
+            grad = grad.reshape(shape)
+    if grad.dtype is not dtype:
+        grad = grad.to(dtype)
+    return grad
+
+
+def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=None):
+    """Runs backward from ``roots`` (nodes) seeded with ``grads`` (tensors).
+
+    Without ``inputs``, gradients are accumulated into the ``.grad`` of the leaves reached. With
+    ``inputs`` (a sequence of (node, tensor) pairs), only those tensors' gradients are computed and
+    returned, in order, and no ``.grad`` is touched.
+    """
+    deps = _discover(roots)
+    capture = None
+    needed = None
+    if inputs is not None:
+        capture = {node: None for node, _ in inputs}
+        needed = _needed(roots, deps, capture)
+    buffers = {}
+    for node, grad in zip(roots, grads):
+        buffers[node] = buffers[node] + grad if node in buffers else grad
+    ready = [n for n in dict.fromkeys(roots) if deps[n] == 0]
+    writes = []  # (tensor, gradient) pairs for .grad, applied at the end
+    prev_mode = grad_mode.state.enabled
+    grad_mode.state.enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            grad = buffers.pop(node, None)
+            if grad is not None and (needed is None or node in needed):
+                grad = _run_pre_hooks(node, grad, writes)
+            if grad is None or (needed is not None and node not in needed):
+                in_grads = ()
+            elif capture is not None and node in capture:
+                capture[node] = grad
+                in_grads = () if type(node) is AccumulateGrad else _apply(node, grad, retain_graph)
+            elif type(node) is AccumulateGrad:
+                writes.append((node.variable, grad))
+                in_grads = ()
+            else:
+                in_grads = _apply(node, grad, retain_graph)
+            _propagate(node, in_grads, deps, buffers, ready)
+    finally:
+        grad_mode.state.enabled = prev_mode
+    accumulate(writes, create_graph)
+    if capture is not None:
+        return [capture[node] for node, _ in inputs]
+    return None
+
+
+def _run_pre_hooks(node, grad, writes):
+    if type(node) is AccumulateGrad:
+        hooks = node.variable._hooks
+    else:
+        hooks = node._pre_hooks
+    if hooks:
+        for hook in tuple(hooks.values()):
+            result = hook(grad)
+            if result is not None:
+                grad = result
+    if node._retained is not None:
+        tensor = node._retained()
+        if tensor is not None:
+            writes.append((tensor, grad))
+    return grad
+
+
+def _apply(node, grad, retain_graph):
+    in_grads = node.apply(grad)
+    if not retain_graph:
+        node.release()
+    return in_grads
+
+
+def _propagate(node, in_grads, deps, buffers, ready):
+    edges = node.next_functions
+    shapes = getattr(node, "input_shapes", None)
+    for i, (child, _) in enumerate(edges):
+        if child is None:
+            continue
+        g = in_grads[i] if i < len(in_grads) else None
+        if g is not None:
+            if shapes is not None:
+                g = _reduce_to(g, shapes[i], node.input_dtypes[i])
+            if child in buffers:
+                buffers[child] = buffers[child] + g
+            else:
+                buffers[child] = g
+        deps[child] -= 1
+        if deps[child] == 0:
+            ready.append(child)
+
+
+def accumulate(writes, create_graph: bool) -> None:
+    """Applies gradient writes (tensor, gradient): into a leaf's ``.grad``, or a retained one's.
+    A first gradient is copied so ``.grad`` never aliases another tensor's data."""
+    from ..tensor import Tensor
+
+    for tensor, grad in writes:
+        if tensor._grad is None:
+            tensor._grad = grad if create_graph else Tensor._wrap(grad._data.copy())
+        elif create_graph:
+            tensor._grad = tensor._grad + grad
+        else:
+            tensor._grad._add_inplace_data(grad._data)

@@ -1,0 +1,77 @@
+"""Grad mode, one flag per thread (a ``no_grad`` in one thread never changes another)."""
+from __future__ import annotations
+
+import functools
+import threading
+
+
+class _State(threading.local):
+    enabled = True
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """Returns True if grad mode is currently enabled in this thread."""
+    return state.enabled
+
+
+class _GradModeContext:
+    """Base for the context managers that also work as decorators."""
+
+    _mode: bool
+
+    def __enter__(self):
+        self._prev = state.enabled
+        state.enabled = self._mode
+
+    def __exit__(self, *exc):
+        state.enabled = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Context manager (and decorator) that disables gradient recording in this thread."""
+
+    _mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Context manager (and decorator) that enables gradient recording in this thread."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Sets grad mode on or off; takes effect at once, and also works as a context manager."""
+
+    def __init__(self, mode: bool):
+        self._prev = state.enabled
+        self._mode = bool(mode)
+        state.enabled = self._mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.enabled = self._prev
+        return False
+
+    def __call__(self, fn):
+        state.enabled = self._prev  # as a decorator it must not have changed the mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(self._mode):
+                return fn(*args, **kwargs)
+
+        return wrapper

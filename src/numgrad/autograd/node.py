@@ -1,0 +1,173 @@
+"""Graph nodes (``grad_fn``): what the engine runs backwards.
+
+A node holds edges to the nodes of its inputs (``next_functions``), the shapes and dtypes its
+input gradients must have, and the values its backward formula needs. It never holds its own
+output: a saved output is kept as bare data and rebuilt on unpacking, so graphs have no reference
+cycles and die by reference counting as soon as the last tensor goes.
+"""
+from __future__ import annotations
+
+import itertools
+
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+_handle_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "id")
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = next(_handle_ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    An input is kept as the tensor itself. The node's own output is kept as its data and version
+    counter only, and unpacked as a fresh tensor whose ``grad_fn`` is the node (as PyTorch does),
+    so no cycle node → output → node is formed.
+    """
+
+    __slots__ = ("tensor", "data", "counter", "version", "requires_grad")
+
+    def __init__(self, tensor, is_output: bool):
+        self.counter = tensor._version_counter
+        self.version = self.counter.value
+        if is_output:
+            self.tensor = None
+            self.data = tensor._data
+            self.requires_grad = tensor.requires_grad
+        else:
+            self.tensor = tensor
+            self.data = None
+
+    def check_version(self, node=None) -> None:
+        if self.counter.value == self.version:
+            return
+        t = self.tensor
+        data = t._data if t is not None else self.data
+        kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
+            data.dtype.name, "Bool"
+        )
+        owner = t.grad_fn if t is not None else node
+        made_by = f", which is output 0 of {owner.name()}," if owner is not None else ""
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [numgrad.{kind}Tensor {list(data.shape)}]{made_by} is at version "
+            f"{self.counter.value}; expected version {self.version} instead. Hint: enable anomaly "
+            "detection to find the operation that failed to compute its gradient, with "
+            "numgrad.autograd.set_detect_anomaly(True)."
+        )
+
+    def unpack(self, node):
+        self.check_version(node)
+        if self.tensor is not None:
+            return self.tensor
+        from ..tensor import Tensor
+
+        out = Tensor._wrap(self.data, self.requires_grad)
+        out.grad_fn = node if self.requires_grad else None
+        out._version_counter = self.counter
+        return out
+
+
+class Node:
+    """A backward function. ``name()`` is PyTorch's (``MulBackward0``)."""
+
+    __slots__ = ("next_functions", "_pre_hooks", "_retained", "__weakref__")
+
+    def __init__(self):
+        self.next_functions = ()
+        self._pre_hooks = None
+        self._retained = None
+
+    @classmethod
+    def name(cls) -> str:
+        return cls.__name__
+
+    def apply(self, grad):
+        """The gradients of the inputs, one per edge in ``next_functions`` (None where unused)."""
+        raise NotImplementedError
+
+    def register_prehook(self, hook) -> RemovableHandle:
+        """A hook run on the gradient of this node's output before the node runs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = hook
+        return handle
+
+    # The engine asks these; nodes that save nothing can always run again.
+    def released(self) -> bool:
+        return False
+
+    def check_saved(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds the incoming gradient into ``leaf.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def apply(self, grad):
+        return ()
+
+
+class OpNode(Node):
+    """The node recorded by a registered op; subclassed once per op under PyTorch's node name."""
+
+    __slots__ = ("_saved", "_released", "params", "input_shapes", "input_dtypes", "needs_input_grad")
+    op = None  # the op declaration, set on each subclass
+
+    def released(self) -> bool:
+        return self._released
+
+    def check_saved(self) -> None:
+        if self._released:
+            raise RuntimeError(_FREED)
+        for s in self._saved:
+            if type(s) is SavedTensor:
+                s.check_version(self)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._released:
+            raise RuntimeError(_FREED)
+        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in self._saved)
+
+    def release(self) -> None:
+        if self._saved:
+            self._saved = ()
+            self._released = True
+
+    def apply(self, grad):
+        return self.op.backward(self, grad)

@@ -1,0 +1,160 @@
+"""Creation functions: ``tensor``, ``zeros``, ``ones``, ``full``, ``arange``, ``rand``, ``randn``…"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._dtype import FLOAT, default_for_category, float32, from_numpy_dtype, int64, to_dtype
+from .tensor import Tensor
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int):
+    """Seeds the generator behind ``rand``, ``randn`` and friends."""
+    global _rng
+    _rng = np.random.default_rng(int(seed))
+    return _rng
+
+
+def _check_device(device) -> None:
+    if device is not None and str(device).split(":")[0] != "cpu":
+        from .cuda import _unavailable
+
+        _unavailable()
+
+
+def _finish(data: np.ndarray, requires_grad: bool, device=None) -> Tensor:
+    _check_device(device)
+    t = Tensor._wrap(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer(data) -> np.ndarray:
+    """An array from Python data, with PyTorch's dtype inference (floats → float32)."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, np.ndarray):
+        from_numpy_dtype(data.dtype)
+        return data
+    if isinstance(data, (list, tuple)):
+        data = [_infer(d) if isinstance(d, Tensor) else d for d in data]
+    a = np.asarray(data)
+    if a.dtype.kind == "f":
+        return a.astype(default_for_category(FLOAT).np)
+    if a.dtype.kind in "iu":
+        return a.astype(np.int64)
+    if a.dtype.kind == "b":
+        return a
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, a nested sequence or an array)."""
+    a = _infer(data)
+    a = np.array(a, dtype=to_dtype(dtype).np if dtype is not None else a.dtype, copy=True)
+    return _finish(a, requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, sharing memory with a NumPy array or tensor where dtypes agree."""
+    if isinstance(data, Tensor) and (dtype is None or to_dtype(dtype) is data.dtype):
+        return data
+    a = _infer(data)
+    if dtype is not None:
+        a = a.astype(to_dtype(dtype).np, copy=False)
+    return _finish(a, False, device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``ndarray``."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    from_numpy_dtype(ndarray.dtype)
+    return Tensor._wrap(ndarray)
+
+
+def _shape(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _float_dtype(dtype) -> np.dtype:
+    return (to_dtype(dtype) if dtype is not None else float32).np
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros."""
+    return _finish(np.zeros(_shape(size), _float_dtype(dtype)), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones."""
+    return _finish(np.ones(_shape(size), _float_dtype(dtype)), requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor whose values are not initialised."""
+    return _finish(np.empty(_shape(size), _float_dtype(dtype)), requires_grad, device)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value`` (its dtype inferred from the value if not given)."""
+    if dtype is None:
+        dtype = _infer(fill_value).dtype
+    return _finish(np.full(_shape((size,)), fill_value, to_dtype(dtype).np), requires_grad, device)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) in steps of ``step``."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        dtype = int64 if is_int else float32
+    return _finish(np.arange(start, end, step).astype(to_dtype(dtype).np), requires_grad, device)
+
+
+def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform random values in [0, 1)."""
+    np_dtype = _float_dtype(dtype)
+    return _finish(_rng.random(_shape(size), dtype=np_dtype), requires_grad, device)
+
+
+def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal random values."""
+    np_dtype = _float_dtype(dtype)
+    return _finish(_rng.standard_normal(_shape(size), dtype=np_dtype), requires_grad, device)
+
+
+def _like(fn):
+    def like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return fn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+    like.__name__ = like.__qualname__ = fn.__name__ + "_like"
+    like.__doc__ = f"``{fn.__name__}`` with the shape (and by default the dtype) of ``input``."
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+rand_like = _like(rand)
+randn_like = _like(randn)
+
+
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``full`` with the shape (and by default the dtype) of ``input``."""
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+__all__ = [
+    "manual_seed", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
+    "rand", "randn", "zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
+    "full_like",
+]

@@ -1,0 +1,193 @@
+"""Elementwise CPU kernels.
+
+Each family (unary, binary) is one compiled loop per dtype whose scalar body is chosen by an integer
+op code. The op code is a loop-invariant branch that LLVM hoists out of the loop, so each op still
+gets a tight, vectorised loop, while the number of Numba compilations stays at a handful: one per
+(kernel, dtype), not one per op, ndim or layout. Adding an op is one code below and one branch in
+``_unary``/``_binary``.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+from numba import njit
+from numpy.lib.stride_tricks import as_strided
+
+# Unary op codes.
+NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL = range(8)
+# Binary op codes; the *_BWD ones are fused backward formulas taking (grad, saved).
+ADD, SUB, MUL, DIV, POW, RSUB, RPOW, TANH_BWD, SIGMOID_BWD, RELU_BWD = range(10)
+# Comparisons: written to a bool output, so 1/0 become True/False.
+EQ, NE, LT, LE, GT, GE = range(10, 16)
+
+
+@njit(inline="always")
+def _unary(op, x):
+    if op == NEG:
+        return -x
+    if op == EXP:
+        return np.exp(x)
+    if op == LOG:
+        return np.log(x)
+    if op == TANH:
+        return np.tanh(x)
+    if op == SIGMOID:
+        # Written so that neither branch overflows: exp of a non-positive number only.
+        if x >= 0:
+            return 1 / (1 + np.exp(-x))
+        e = np.exp(x)
+        return e / (1 + e)
+    if op == RELU:
+        return x if x > 0 else x * 0
+    if op == SQRT:
+        return np.sqrt(x)
+    return 1 / x  # RECIPROCAL
+
+
+@njit(inline="always")
+def _binary(op, a, b):
+    if op == ADD:
+        return a + b
+    if op == SUB:
+        return a - b
+    if op == MUL:
+        return a * b
+    if op == DIV:
+        return a / b
+    if op == POW:
+        return a**b
+    if op == RSUB:
+        return b - a
+    if op == RPOW:
+        return b**a
+    if op == TANH_BWD:  # grad * (1 - tanh²), from the saved output
+        return a * (1 - b * b)
+    if op == SIGMOID_BWD:  # grad * σ (1 - σ), from the saved output
+        return a * (b * (1 - b))
+    if op == EQ:
+        return 1 if a == b else 0
+    if op == NE:
+        return 1 if a != b else 0
+    if op == LT:
+        return 1 if a < b else 0
+    if op == LE:
+        return 1 if a <= b else 0
+    if op == GT:
+        return 1 if a > b else 0
+    if op == GE:
+        return 1 if a >= b else 0
+    # RELU_BWD: grad where the saved output is positive
+    return a if b > 0 else a * 0
+
+
+@njit(cache=True)
+def _unary_1d(op, x, out):
+    for i in range(out.size):
+        out[i] = _unary(op, x[i])
+
+
+@njit(cache=True)
+def _binary_1d(op, a, b, out):
+    for i in range(out.size):
+        out[i] = _binary(op, a[i], b[i])
+
+
+@njit(cache=True)
+def _binary_1d_scalar(op, a, b, out):
+    for i in range(out.size):
+        out[i] = _binary(op, a[i], b)
+
+
+@njit(cache=True)
+def _binary_strided(op, a, a_strides, b, b_strides, shape, out):
+    """The general path: ``a`` and ``b`` are 1-D views of their buffers, addressed through element
+    strides (0 along broadcast dimensions); ``out`` is contiguous. Iterates the last dimension in
+    the inner loop and advances an odometer over the others."""
+    nd = shape.size
+    inner = shape[nd - 1]
+    sa = a_strides[nd - 1]
+    sb = b_strides[nd - 1]
+    index = np.zeros(nd, np.int64)
+    pa = 0
+    pb = 0
+    for start in range(0, out.size, inner):
+        for j in range(inner):
+            out[start + j] = _binary(op, a[pa + j * sa], b[pb + j * sb])
+        d = nd - 2
+        while d >= 0:
+            index[d] += 1
+            pa += a_strides[d]
+            pb += b_strides[d]
+            if index[d] < shape[d]:
+                break
+            pa -= a_strides[d] * shape[d]
+            pb -= b_strides[d] * shape[d]
+            index[d] = 0
+            d -= 1
+
+
+def unary(op: int, x: np.ndarray) -> np.ndarray:
+    """``op`` applied to every element of ``x``; the result is a new C-contiguous array."""
+    x = np.ascontiguousarray(x)
+    out = np.empty(x.shape, x.dtype)
+    _unary_1d(op, x.reshape(-1), out.reshape(-1))
+    return out
+
+
+def _strided_view(a: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """A 1-D view of ``a``'s buffer and its element strides once broadcast to ``shape``."""
+    b = np.broadcast_to(a, shape)
+    size = a.itemsize
+    strides = np.array(b.strides, np.int64) // size
+    if a.flags.c_contiguous:
+        return a.reshape(-1), strides
+    extent = 1 + sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // size
+    return as_strided(a, (extent,), (size,)), strides
+
+
+def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
+    """``op(a, b)`` with NumPy/PyTorch broadcasting. ``a`` and ``b`` share one dtype; the result
+    has it too unless ``out_dtype`` is given (bool for comparisons)."""
+    dt = a.dtype if out_dtype is None else out_dtype
+    if a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
+        out = np.empty(a.shape, dt)
+        _binary_1d(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        return out
+    if b.size == 1 and b.ndim <= a.ndim and a.flags.c_contiguous:
+        out = np.empty(a.shape, dt)
+        _binary_1d_scalar(op, a.reshape(-1), b.reshape(-1)[0], out.reshape(-1))
+        return out
+    if a.size == 1 and a.ndim <= b.ndim and b.flags.c_contiguous and op in _SWAPPED:
+        out = np.empty(b.shape, dt)
+        _binary_1d_scalar(_SWAPPED[op], b.reshape(-1), a.reshape(-1)[0], out.reshape(-1))
+        return out
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    out = np.empty(shape, dt)
+    if out.size == 0:
+        return out
+    if out.ndim == 0:
+        _binary_1d(op, a.reshape(1), b.reshape(1), out.reshape(1))
+        return out
+    a1, sa = _strided_view(a, shape)
+    b1, sb = _strided_view(b, shape)
+    _binary_strided(op, a1, sa, b1, sb, np.array(shape, np.int64), out.reshape(-1))
+    return out
+
+
+# op(s, x) == swapped_op(x, s): lets a scalar on the left take the fast scalar path.
+_SWAPPED = {
+    ADD: ADD, MUL: MUL, SUB: RSUB, RSUB: SUB, POW: RPOW, RPOW: POW,
+    EQ: EQ, NE: NE, LT: GT, GT: LT, LE: GE, GE: LE,
+}
+
+__all__ = ["unary", "binary", "binary_into"]
+
+
+def binary_into(op: int, out: np.ndarray, b: np.ndarray) -> None:
+    """``out = op(out, b)`` in place; ``b`` broadcasts to ``out``'s shape."""
+    if out.flags.c_contiguous and b.shape == out.shape:
+        b = np.ascontiguousarray(b, out.dtype)
+        flat = out.reshape(-1)
+        _binary_1d(op, flat, b.reshape(-1), flat)
+    else:
+        out[...] = binary(op, out, np.asarray(b, out.dtype))

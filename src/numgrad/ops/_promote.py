@@ -1,0 +1,71 @@
+"""Turning operands (tensors and Python scalars) into arrays of one result dtype."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtype import FLOAT, default_for_category, from_numpy_dtype, result_type, scalar_category
+from ..tensor import Tensor
+
+_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def broadcast_shapes(a: tuple, b: tuple) -> tuple:
+    """The broadcast shape of ``a`` and ``b``, with PyTorch's error when they do not broadcast."""
+    if a == b:
+        return a
+    n = max(len(a), len(b))
+    pa = (1,) * (n - len(a)) + tuple(a)
+    pb = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {i}"
+            )
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def binary_operands(a, b, floating: bool = False):
+    """The arrays of ``a`` and ``b`` (tensors or scalars) in their common dtype, PyTorch's way.
+    ``floating`` makes an integer result the default float dtype (true division)."""
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
+    if ta and tb:
+        da, db = a._data, b._data
+        broadcast_shapes(da.shape, db.shape)
+        if da.dtype == db.dtype and (not floating or da.dtype.kind == "f"):
+            return da, db
+        dims = [t.dtype for t in (a, b) if t._data.ndim]
+        zero = [t.dtype for t in (a, b) if not t._data.ndim]
+        dt = result_type(dims, zero, ())
+    elif ta or tb:
+        t, s = (a, b) if ta else (b, a)
+        if not isinstance(s, _SCALARS):
+            raise TypeError(f"unsupported operand type: {type(s).__name__}")
+        dt = t.dtype
+        if scalar_category(s) > dt._category:
+            dt = default_for_category(scalar_category(s))
+    else:
+        raise TypeError("expected at least one Tensor operand")
+    if floating and not dt.is_floating_point:
+        dt = default_for_category(FLOAT)
+    return _as(a, dt.np), _as(b, dt.np)
+
+
+def floating_operand(t: Tensor) -> np.ndarray:
+    """The data of ``t``, made the default float dtype if it is an integer or bool tensor."""
+    d = t._data
+    return d if d.dtype.kind == "f" else d.astype(default_for_category(FLOAT).np)
+
+
+def _as(x, np_dtype) -> np.ndarray:
+    if isinstance(x, Tensor):
+        d = x._data
+        return d if d.dtype == np_dtype else d.astype(np_dtype)
+    return np.array(x, np_dtype)
+
+
+def as_tensor_dtype(x, like: Tensor):
+    return from_numpy_dtype(x.dtype) if isinstance(x, np.ndarray) else like.dtype

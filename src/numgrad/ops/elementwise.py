@@ -1,0 +1,506 @@
+"""Elementwise ops: arithmetic with broadcasting and Python scalars, and unary functions."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._promote import binary_operands, floating_operand
+from .registry import Op, Sample, apply, register
+
+_two = ((3, 4), (3, 4))
+_broadcast = ((3, 1, 4), (5, 1))
+
+
+@register
+class Add(Op):
+    name, node = "add", "AddBackward0"
+    samples = (
+        Sample(lambda m, a, b: m.add(a, b), _two),
+        Sample(lambda m, a, b: a + b, _broadcast),
+        Sample(lambda m, a: a + 2.5, ((2, 3),)),
+        Sample(lambda m, a: 3 + a, ((2, 3),)),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.ADD, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+@register
+class Sub(Op):
+    name, node = "sub", "SubBackward0"
+    samples = (
+        Sample(lambda m, a, b: m.sub(a, b), _two),
+        Sample(lambda m, a, b: a - b, _broadcast),
+        Sample(lambda m, a: a - 1.5, ((4,),)),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.SUB, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, (-grad if ctx.needs_input_grad[1] else None)
+
+
+@register
+class Rsub(Op):
+    """``scalar - tensor``."""
+
+    name, node = "rsub", "RsubBackward1"
+    samples = (Sample(lambda m, a: 2 - a, ((2, 3),)),)
+
+    @staticmethod
+    def forward(K, a, *, other):
+        return K.binary(K.RSUB, a, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (-grad,)
+
+
+@register
+class Mul(Op):
+    name, node = "mul", "MulBackward0"
+    save_inputs = (0, 1)
+    samples = (
+        Sample(lambda m, a, b: m.mul(a, b), _two),
+        Sample(lambda m, a, b: a * b, _broadcast),
+        Sample(lambda m, a: a * 3.0, ((2, 3),)),
+        Sample(lambda m, a: a * a, ((5,),)),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.MUL, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (grad * b if need_a else None), (grad * a if need_b else None)
+
+
+@register
+class Div(Op):
+    name, node = "div", "DivBackward0"
+    save_inputs = (0, 1)
+    samples = (
+        Sample(lambda m, a, b: m.div(a, b), _two, low=0.5, high=2.0),
+        Sample(lambda m, a, b: a / b, _broadcast, low=0.5, high=2.0),
+        Sample(lambda m, a: a / 4.0, ((2, 3),)),
+        Sample(lambda m, a: 2.0 / a, ((2, 3),), low=0.5, high=2.0),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.DIV, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad / b if need_a else None
+        grad_b = -grad * a / (b * b) if need_b else None
+        return grad_a, grad_b
+
+
+@register
+class Neg(Op):
+    name, node = "neg", "NegBackward0"
+    samples = (Sample(lambda m, a: -a, ((3, 2),)), Sample(lambda m, a: m.neg(a), ((4,),)))
+
+    @staticmethod
+    def forward(K, a):
+        return K.unary(K.NEG, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (-grad,)
+
+
+@register
+class PowScalar(Op):
+    """``tensor ** number``."""
+
+    name, node = "pow_scalar", "PowBackward0"
+    save_inputs = (0,)
+    samples = (
+        Sample(lambda m, a: a**2, ((3, 4),)),
+        Sample(lambda m, a: m.pow(a, 3), ((5,),)),
+        Sample(lambda m, a: a**0.5, ((2, 3),), low=0.5, high=2.0),
+        Sample(lambda m, a: a**-1.5, ((4,),), low=0.5, high=2.0),
+    )
+
+    @staticmethod
+    def forward(K, a, *, exponent):
+        return K.binary(K.POW, a, np.array(exponent, a.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        e = ctx.params["exponent"]
+        if e == 0:
+            return (grad * 0,)
+        return (grad * e * a ** (e - 1),)
+
+
+@register
+class PowTensor(Op):
+    """``tensor ** tensor``."""
+
+    name, node = "pow", "PowBackward1"
+    save_inputs = (0, 1)
+    save_output = True
+    samples = (
+        Sample(lambda m, a, b: m.pow(a, b), _two, low=0.5, high=2.0),
+        Sample(lambda m, a, b: a**b, _broadcast, low=0.5, high=2.0),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.POW, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad * b * a ** (b - 1) if need_a else None
+        # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention).
+        grad_b = grad * out * log(a + _zero_base_mask(a, b)) if need_b else None
+        return grad_a, grad_b
+
+
+@register
+class RPow(Op):
+    """``number ** tensor``."""
+
+    name, node = "rpow", "PowBackward2"
+    save_output = True
+    samples = (Sample(lambda m, a: 2.0**a, ((3, 4),)), Sample(lambda m, a: m.pow(1.5, a), ((5,),)))
+
+    @staticmethod
+    def forward(K, a, *, base):
+        return K.binary(K.RPOW, a, np.array(base, a.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        base = ctx.params["base"]
+        if base == 0:
+            return (grad * 0,)
+        return (grad * out * float(np.log(base)),)
+
+
+def _zero_base_mask(a: Tensor, b: Tensor) -> Tensor:
+    """1 where ``a == 0 and b >= 0`` (so that log(a + mask) is 0 there), else 0; a constant."""
+    ad, bd = a._data, b._data
+    return Tensor._wrap(((ad == 0) & (bd >= 0)).astype(ad.dtype))
+
+
+class _Unary(Op):
+    """A unary op computed by one op code of the unary kernel."""
+
+    code: str = ""
+
+    @classmethod
+    def forward(cls, K, a):
+        return K.unary(getattr(K, cls.code), a)
+
+
+@register
+class Exp(_Unary):
+    name, node, code = "exp", "ExpBackward0", "EXP"
+    save_output = True
+    samples = (Sample(lambda m, a: m.exp(a), ((3, 4),)), Sample(lambda m, a: a.exp(), ((5,),)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * out,)
+
+
+@register
+class Log(_Unary):
+    name, node, code = "log", "LogBackward0", "LOG"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.log(a), ((3, 4),), low=0.5, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / a,)
+
+
+@register
+class Sqrt(_Unary):
+    name, node, code = "sqrt", "SqrtBackward0", "SQRT"
+    save_output = True
+    samples = (Sample(lambda m, a: m.sqrt(a), ((3, 4),), low=0.5, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad / (2 * out),)
+
+
+@register
+class Reciprocal(_Unary):
+    name, node, code = "reciprocal", "ReciprocalBackward0", "RECIPROCAL"
+    save_output = True
+    samples = (Sample(lambda m, a: m.reciprocal(a), ((3, 4),), low=0.5, high=2.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (-grad * out * out,)
+
+
+@register
+class Tanh(_Unary):
+    name, node, code = "tanh", "TanhBackward0", "TANH"
+    save_output = True
+    samples = (Sample(lambda m, a: m.tanh(a), ((3, 4),)), Sample(lambda m, a: a.tanh(), ((6,),)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (_fused_backward(TanhBackward, grad, out),)
+
+
+@register
+class Sigmoid(_Unary):
+    name, node, code = "sigmoid", "SigmoidBackward0", "SIGMOID"
+    save_output = True
+    samples = (Sample(lambda m, a: m.sigmoid(a), ((3, 4),), low=-6.0, high=6.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (_fused_backward(SigmoidBackward, grad, out),)
+
+
+@register
+class Relu(_Unary):
+    name, node, code = "relu", "ReluBackward0", "RELU"
+    save_output = True
+    samples = (Sample(lambda m, a: m.relu(a), ((3, 4),), gradgrad=True),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (_fused_backward(ThresholdBackward, grad, out),)
+
+
+# Fused backward formulas: one pass over memory instead of three. Each is an op in its own right,
+# with its own derivative, so that second derivatives of tanh, sigmoid and relu work.
+def _fused_backward(op, grad, out):
+    g, y = binary_operands(grad, out)
+    return apply(op, (grad, out), (g, y))
+
+
+@register
+class TanhBackward(Op):
+    name, node = "tanh_backward", "TanhBackwardBackward0"
+    save_inputs = (0, 1)
+    samples = (Sample(lambda m, g, y: m.ops.tanh_backward(g, y), _two, low=-0.9, high=0.9),)
+
+    @staticmethod
+    def forward(K, g, y):
+        return K.binary(K.TANH_BWD, g, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        g, y = ctx.saved_tensors
+        need_g, need_y = ctx.needs_input_grad
+        grad_g = tanh_backward(grad, y) if need_g else None
+        grad_y = grad * g * -2 * y if need_y else None
+        return grad_g, grad_y
+
+
+@register
+class SigmoidBackward(Op):
+    name, node = "sigmoid_backward", "SigmoidBackwardBackward0"
+    save_inputs = (0, 1)
+    samples = (Sample(lambda m, g, y: m.ops.sigmoid_backward(g, y), _two, low=0.05, high=0.95),)
+
+    @staticmethod
+    def forward(K, g, y):
+        return K.binary(K.SIGMOID_BWD, g, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        g, y = ctx.saved_tensors
+        need_g, need_y = ctx.needs_input_grad
+        grad_g = sigmoid_backward(grad, y) if need_g else None
+        grad_y = grad * g * (1 - 2 * y) if need_y else None
+        return grad_g, grad_y
+
+
+@register
+class ThresholdBackward(Op):
+    """``grad`` where the saved relu output is positive, else 0."""
+
+    name, node = "threshold_backward", "ThresholdBackwardBackward0"
+    save_inputs = (1,)
+    samples = (Sample(lambda m, g, y: m.ops.threshold_backward(g, y, 0), _two, gradgrad=False),)
+
+    @staticmethod
+    def forward(K, g, y):
+        return K.binary(K.RELU_BWD, g, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return threshold_backward(grad, y.detach()), None
+
+
+# ------------------------------------------------------------------ public functions
+def add(input, other, *, alpha=1) -> Tensor:
+    """``input + alpha * other``, with broadcasting."""
+    if alpha != 1:
+        other = other * alpha
+    a, b = binary_operands(input, other)
+    return apply(Add, (input, other), (a, b))
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    """``input - alpha * other``, with broadcasting."""
+    if alpha != 1:
+        other = other * alpha
+    if not isinstance(input, Tensor):
+        return rsub(other, input)
+    a, b = binary_operands(input, other)
+    return apply(Sub, (input, other), (a, b))
+
+
+def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+    """``other - alpha * input``."""
+    if alpha != 1:
+        input = input * alpha
+    if isinstance(other, Tensor):
+        return sub(other, input)
+    a, b = binary_operands(input, other)
+    return apply(Rsub, (input,), (a,), other=b)
+
+
+def mul(input, other) -> Tensor:
+    """``input * other``, with broadcasting."""
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    a, b = binary_operands(input, other)
+    return apply(Mul, (input, other), (a, b))
+
+
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    """True division ``input / other`` (integers give the default float dtype)."""
+    if rounding_mode is not None:
+        raise NotImplementedError("div with a rounding_mode is not supported yet")
+    if not isinstance(input, Tensor):
+        return mul(reciprocal(other), input)
+    a, b = binary_operands(input, other, floating=True)
+    return apply(Div, (input, other), (a, b))
+
+
+def neg(input: Tensor) -> Tensor:
+    """``-input``."""
+    return apply(Neg, (input,), (input._data,))
+
+
+def pow(input, exponent) -> Tensor:
+    """``input ** exponent``, where either may be a number."""
+    if isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        a, b = binary_operands(input, exponent)
+        return apply(PowTensor, (input, exponent), (a, b))
+    if isinstance(input, Tensor):
+        a, e = binary_operands(input, exponent)
+        return apply(PowScalar, (input,), (a,), exponent=exponent)
+    a, b = binary_operands(exponent, input)
+    return apply(RPow, (exponent,), (a,), base=input)
+
+
+def _unary(op):
+    def fn(input: Tensor) -> Tensor:
+        return apply(op, (input,), (floating_operand(input),))
+
+    fn.__name__ = fn.__qualname__ = op.name
+    return fn
+
+
+exp = _unary(Exp)
+exp.__doc__ = "The exponential of each element."
+log = _unary(Log)
+log.__doc__ = "The natural logarithm of each element."
+sqrt = _unary(Sqrt)
+sqrt.__doc__ = "The square root of each element."
+reciprocal = _unary(Reciprocal)
+reciprocal.__doc__ = "``1 / input``, elementwise."
+tanh = _unary(Tanh)
+tanh.__doc__ = "The hyperbolic tangent of each element."
+sigmoid = _unary(Sigmoid)
+sigmoid.__doc__ = "The logistic sigmoid ``1 / (1 + exp(-x))`` of each element."
+
+
+def relu(input: Tensor) -> Tensor:
+    """``max(input, 0)``, elementwise."""
+    return apply(Relu, (input,), (input._data,))
+
+
+def tanh_backward(grad: Tensor, output: Tensor) -> Tensor:
+    """``grad * (1 - output**2)``: tanh's backward from its saved output, in one pass."""
+    return _fused_backward(TanhBackward, grad, output)
+
+
+def sigmoid_backward(grad: Tensor, output: Tensor) -> Tensor:
+    """``grad * output * (1 - output)``: sigmoid's backward from its saved output."""
+    return _fused_backward(SigmoidBackward, grad, output)
+
+
+def threshold_backward(grad: Tensor, output: Tensor, threshold: float = 0) -> Tensor:
+    """``grad`` where ``output > threshold``, else 0 (relu's backward)."""
+    if threshold != 0:
+        raise NotImplementedError("threshold_backward supports threshold 0 only")
+    return _fused_backward(ThresholdBackward, grad, output)
+
+
+# ------------------------------------------------------------------ comparisons
+class _Compare(Op):
+    """A comparison: a bool tensor, never differentiable."""
+
+    differentiable = False
+    code: str = ""
+
+    @classmethod
+    def forward(cls, K, a, b):
+        return K.binary(getattr(K, cls.code), a, b, np.bool_)
+
+
+def _comparison(name: str, code: str, doc: str):
+    op = register(type(name.capitalize(), (_Compare,), {
+        "name": name, "node": "", "code": code, "__doc__": doc,
+        "samples": (
+            Sample(lambda m, a, b, f=name: getattr(m, f)(a, b.round()), ((3, 4), (4,)), grad=False),
+            Sample(lambda m, a, f=name: getattr(a, f)(0.5), ((5,),), grad=False),
+        ),
+    }))
+
+    def fn(input, other) -> Tensor:
+        a, b = binary_operands(input, other)
+        return apply(op, (input, other), (a, b))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+eq = _comparison("eq", "EQ", "``input == other``, elementwise, as a bool tensor.")
+ne = _comparison("ne", "NE", "``input != other``, elementwise, as a bool tensor.")
+lt = _comparison("lt", "LT", "``input < other``, elementwise, as a bool tensor.")
+le = _comparison("le", "LE", "``input <= other``, elementwise, as a bool tensor.")
+gt = _comparison("gt", "GT", "``input > other``, elementwise, as a bool tensor.")
+ge = _comparison("ge", "GE", "``input >= other``, elementwise, as a bool tensor.")

@@ -1,0 +1,137 @@
+"""Matrix products. The kernels are BLAS's (through NumPy): no JIT beats a tuned GEMM."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from .registry import Op, Sample, apply, register
+
+
+@register
+class Mm(Op):
+    name, node = "mm", "MmBackward0"
+    save_inputs = (0, 1)
+    samples = (
+        Sample(lambda m, a, b: a @ b, ((3, 4), (4, 5))),
+        Sample(lambda m, a, b: m.mm(a, b), ((2, 3), (3, 1))),
+        Sample(lambda m, a, b: m.matmul(a, b), ((1, 3), (3, 2))),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        return np.matmul(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (grad.mm(b.t()) if need_a else None), (a.t().mm(grad) if need_b else None)
+
+
+@register
+class Mv(Op):
+    name, node = "mv", "MvBackward0"
+    save_inputs = (0, 1)
+    samples = (Sample(lambda m, a, v: a @ v, ((3, 4), (4,))), Sample(lambda m, a, v: m.mv(a, v), ((2, 5), (5,))))
+
+    @staticmethod
+    def forward(K, a, v):
+        return np.matmul(a, v)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, v = ctx.saved_tensors
+        need_a, need_v = ctx.needs_input_grad
+        grad_a = grad.unsqueeze(1) * v if need_a else None
+        grad_v = a.t().mv(grad) if need_v else None
+        return grad_a, grad_v
+
+
+@register
+class Dot(Op):
+    name, node = "dot", "DotBackward0"
+    save_inputs = (0, 1)
+    samples = (Sample(lambda m, a, b: a @ b, ((4,), (4,))), Sample(lambda m, a, b: m.dot(a, b), ((6,), (6,))))
+
+    @staticmethod
+    def forward(K, a, b):
+        return np.asarray(np.dot(a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (grad * b if need_a else None), (grad * a if need_b else None)
+
+
+def _check_float_pair(a: Tensor, b: Tensor, what: str):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {a._data.dtype.name} != "
+            f"{b._data.dtype.name}" if what == "mm" else
+            f"{what}: expected both tensors to have the same dtype, but got {a._data.dtype.name} "
+            f"and {b._data.dtype.name}"
+        )
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """The matrix product of two 2-D tensors."""
+    a, b = input._data, mat2._data
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"{'self' if a.ndim != 2 else 'mat2'} must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+            f"{b.shape[0]}x{b.shape[1]})"
+        )
+    _check_float_pair(input, mat2, "mm")
+    return apply(Mm, (input, mat2), (a, b))
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """The product of a matrix and a vector."""
+    a, v = input._data, vec._data
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    if a.shape[1] != v.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec "
+            f"({v.shape[0]})"
+        )
+    _check_float_pair(input, vec, "mv")
+    return apply(Mv, (input, vec), (a, v))
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """The dot product of two 1-D tensors."""
+    a, b = input._data, tensor._data
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"
+        )
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(
+            "inconsistent tensor size, expected tensor [{0}] and src [{1}] to have the same number "
+            "of elements, but got {0} and {1} elements respectively".format(a.shape[0], b.shape[0])
+        )
+    _check_float_pair(input, tensor, "dot")
+    return apply(Dot, (input, tensor), (a, b))
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """The matrix product, by the dimensions of the operands as PyTorch: dot, mv, mm, and a 1-D
+    left operand as a row vector."""
+    da, db = input._data.ndim, other._data.ndim
+    if da == 0 or db == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )
+    if da == 1 and db == 1:
+        return dot(input, other)
+    if da == 2 and db == 1:
+        return mv(input, other)
+    if da == 1 and db == 2:
+        return mm(input.unsqueeze(0), other).squeeze(0)
+    if da == 2 and db == 2:
+        return mm(input, other)
+    raise NotImplementedError("batched matmul (more than 2 dimensions) is not supported yet")

@@ -1,0 +1,123 @@
+"""The op registry: every differentiable primitive is declared once, as a subclass of ``Op``.
+
+A declaration names the op and PyTorch's node name, gives its forward (arrays in, array out, via
+the kernels of the inputs' device), what it saves and its backward formula (tensors in, tensors
+out, so that with ``create_graph=True`` the backward pass is itself recorded), and sample inputs
+from which the test harness gradchecks it and compares it with PyTorch. ``register`` builds the
+node class and records the op; ``apply`` runs it and records the node.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from ..autograd import grad_mode
+from ..autograd.node import OpNode, SavedTensor
+from ..kernels import cpu as cpu_kernels
+from ..tensor import Tensor
+
+
+class Sample(NamedTuple):
+    """A test case: ``call(module, *tensors)`` must give the same on numgrad and PyTorch.
+
+    ``shapes`` gives the tensor arguments (float tensors drawn uniformly from [low, high]);
+    ``grad`` says whether they are gradchecked, ``gradgrad`` whether second derivatives are.
+    """
+
+    call: Callable
+    shapes: tuple
+    low: float = -2.0
+    high: float = 2.0
+    grad: bool = True
+    gradgrad: bool = True
+
+
+class Op:
+    """Declaration of one primitive. Subclass it and decorate with ``@register``."""
+
+    name: str = ""  # the public name, e.g. "mul"
+    node: str = ""  # PyTorch's node name, e.g. "MulBackward0"
+    save_inputs: tuple = ()  # indices of the inputs the backward formula needs
+    save_output: bool = False  # whether it needs the output
+    is_view: bool = False  # the output shares the first input's storage (and version counter)
+    differentiable: bool = True  # False: the output never requires grad (comparisons)
+    samples: tuple = ()  # Sample cases for the test harness
+    node_class: type = OpNode
+
+    @staticmethod
+    def forward(K, *arrays, **params):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, grad):
+        """Gradients of the inputs (tensors or None), given ``ctx`` (the node: ``saved_tensors``,
+        ``params``, ``needs_input_grad``) and the output's gradient."""
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, type[Op]] = {}
+
+
+def register(op: type[Op]) -> type[Op]:
+    if op.name in REGISTRY:
+        raise ValueError(f"op {op.name!r} is registered twice")
+    op.node_class = type(op.node, (OpNode,), {"__slots__": (), "op": op})
+    REGISTRY[op.name] = op
+    return op
+
+
+def kernels_for(inputs):
+    """The kernel module of the inputs' device (only the CPU exists so far)."""
+    return cpu_kernels
+
+
+def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
+    """Runs ``op`` on ``arrays`` (the data of ``inputs``, already promoted) and, if grad mode is
+    on and an input requires grad, records a node. ``inputs`` may hold non-tensor constants."""
+    out = op.forward(cpu_kernels, *arrays, **params)
+    result = None
+    if grad_mode.state.enabled and op.differentiable:
+        for t in inputs:
+            if isinstance(t, Tensor) and t._requires_grad:
+                result = _record(op, inputs, Tensor._wrap(out, True), params)
+                break
+    if result is None:
+        result = Tensor._wrap(out)
+    if op.is_view:
+        result._version_counter = inputs[0]._version_counter
+    return result
+
+
+def _record(op, inputs, result, params) -> Tensor:
+    node = op.node_class.__new__(op.node_class)
+    node._pre_hooks = None
+    node._retained = None
+    edges = []
+    needs = []
+    shapes = []
+    dtypes = []
+    for t in inputs:
+        if isinstance(t, Tensor):
+            shapes.append(t._data.shape)
+            dtypes.append(t.dtype)
+            if t._requires_grad:
+                edges.append((t._edge(), 0))
+                needs.append(True)
+                continue
+        else:
+            shapes.append(None)
+            dtypes.append(None)
+        edges.append((None, 0))
+        needs.append(False)
+    node.next_functions = tuple(edges)
+    node.needs_input_grad = tuple(needs)
+    node.input_shapes = tuple(shapes)
+    node.input_dtypes = tuple(dtypes)
+    node.params = params
+    saved = [SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
+             for i in op.save_inputs]
+    if op.save_output:
+        saved.append(SavedTensor(result, True))
+    node._saved = tuple(saved)
+    node._released = False
+    result.grad_fn = node
+    return result

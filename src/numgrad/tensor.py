@@ -1,0 +1,317 @@
+"""Tensor: an array with a dtype, a device and, for autograd, ``requires_grad``, ``grad`` and
+``grad_fn``. The arithmetic lives in ``numgrad.ops``; this class only binds it as methods."""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtype
+from ._dtype import CPU, from_numpy_dtype
+from ._tensor_str import format_tensor
+from .autograd import engine, grad_mode
+from .autograd.node import AccumulateGrad, RemovableHandle
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead."
+)
+_ONLY_FLOAT = "Only Tensors of floating point and complex dtype can require gradients"
+
+
+class _VersionCounter:
+    """Counts in-place modifications; shared by a tensor and every view of its storage."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = (
+        "_data", "_requires_grad", "_grad", "grad_fn", "_version_counter", "_hooks",
+        "_accumulator", "__weakref__",
+    )
+    __array_priority__ = 1000  # so that ndarray ⊕ Tensor defers to Tensor's reflected operators
+
+    def __init__(self, data=(), requires_grad: bool = False):
+        """``Tensor(data)``: like PyTorch's legacy constructor, a float32 tensor of ``data``."""
+        if isinstance(data, Tensor):
+            data = data._data
+        self._data = np.array(data, dtype=np.float32)
+        self._init_autograd(requires_grad)
+
+    @classmethod
+    def _wrap(cls, data: np.ndarray, requires_grad: bool = False) -> "Tensor":
+        """The fast constructor used by ops: wraps an array that the caller owns."""
+        t = object.__new__(cls)
+        t._data = data
+        t._requires_grad = requires_grad
+        t._grad = None
+        t.grad_fn = None
+        t._version_counter = _VersionCounter()
+        t._hooks = None
+        t._accumulator = None
+        return t
+
+    def _init_autograd(self, requires_grad: bool) -> None:
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._version_counter = _VersionCounter()
+        self._hooks = None
+        self._accumulator = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> _dtype.device:
+        return CPU
+
+    @property
+    def shape(self) -> "Size":
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    # ----------------------------------------------------------------- autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Sets ``requires_grad`` in place on a leaf."""
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(_ONLY_FLOAT)
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> "Tensor | None":
+        if self.grad_fn is not None and not self.retains_grad and self._grad is None:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        fn = self.grad_fn
+        return fn is not None and fn._retained is not None and fn._retained() is self
+
+    def retain_grad(self) -> None:
+        """Makes ``backward()`` fill this non-leaf tensor's ``.grad``; a no-op on leaves."""
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        self.grad_fn._retained = weakref.ref(self)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """Registers ``hook(grad)``, called with this tensor's gradient during backward; it may
+        return a replacement gradient. Returns a handle whose ``remove()`` unregisters it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.register_prehook(hook)
+        if self._hooks is None:
+            self._hooks = {}
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = hook
+        return handle
+
+    def _grad_accumulator(self) -> AccumulateGrad:
+        """This leaf's ``AccumulateGrad`` node; one per leaf while the graph holds it."""
+        node = self._accumulator() if self._accumulator is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulator = weakref.ref(node)
+        return node
+
+    def _edge(self):
+        return self.grad_fn if self.grad_fn is not None else self._grad_accumulator()
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Computes the gradient of this tensor with respect to the graph's leaves and
+        accumulates it into their ``.grad``. ``gradient`` is required unless this tensor holds a
+        single element; it is the vector of the vector-Jacobian product."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing this one's data, with no history."""
+        t = Tensor._wrap(self._data)
+        t._version_counter = self._version_counter
+        return t
+
+    def detach_(self) -> "Tensor":
+        """Detaches this tensor from the graph that created it, making it a leaf."""
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+
+    # ----------------------------------------------------------------- conversion
+    def numpy(self) -> np.ndarray:
+        """The data as a NumPy array, sharing memory."""
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        if dtype is not None and np.dtype(dtype) != self._data.dtype:
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __repr__(self) -> str:
+        suffixes = []
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        return format_tensor(self._data, self._data.dtype.name, device=str(self.device), suffixes=suffixes)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def _add_inplace_data(self, data: np.ndarray) -> None:
+        """``self += data`` on the raw data, bumping the version (used to accumulate ``.grad``)."""
+        from . import ops
+
+        ops.accumulate_into(self._data, data)
+        self._version_counter.value += 1
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``numgrad.Size([2, 3])``."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"numgrad.Size({list(self)})"
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """A dimension index made non-negative, with PyTorch's error for one out of range."""
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    return dim + ndim if dim < 0 else dim

@@ -357,7 +357,8 @@ class ThresholdBackward(Op):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return threshold_backward(grad, y.detach()), None
+        grad_y = Tensor._wrap(np.zeros_like(y._data)) if ctx.needs_input_grad[1] else None
+        return threshold_backward(grad, y), grad_y
 
 
 # ------------------------------------------------------------------ public functions
@@ -484,8 +485,9 @@ def _comparison(name: str, code: str, doc: str):
     op = register(type(name.capitalize(), (_Compare,), {
         "name": name, "node": "", "code": code, "__doc__": doc,
         "samples": (
-            Sample(lambda m, a, b, f=name: getattr(m, f)(a, b.round()), ((3, 4), (4,)), grad=False),
+            Sample(lambda m, a, b, f=name: getattr(m, f)(a, b), ((3, 4), (4,)), grad=False),
             Sample(lambda m, a, f=name: getattr(a, f)(0.5), ((5,),), grad=False),
+            Sample(lambda m, a, f=name: getattr(a, f)(a.detach() * 1), ((2, 3),), grad=False),
         ),
     }))
 

@@ -20,7 +20,8 @@ class Sample(NamedTuple):
     """A test case: ``call(module, *tensors)`` must give the same on numgrad and PyTorch.
 
     ``shapes`` gives the tensor arguments (float tensors drawn uniformly from [low, high]);
-    ``grad`` says whether they are gradchecked, ``gradgrad`` whether second derivatives are.
+    ``grad`` says whether they are gradchecked, ``gradgrad`` whether second derivatives are,
+    with step ``eps`` and tolerance ``atol``.
     """
 
     call: Callable
@@ -29,6 +30,8 @@ class Sample(NamedTuple):
     high: float = 2.0
     grad: bool = True
     gradgrad: bool = True
+    eps: float = 1e-6  # the finite-difference step; larger for ops that round (casts)
+    atol: float = 1e-5
 
 
 class Op:

@@ -128,8 +128,9 @@ def _binary_strided(op, a, a_strides, b, b_strides, shape, out):
 
 def unary(op: int, x: np.ndarray) -> np.ndarray:
     """``op`` applied to every element of ``x``; the result is a new C-contiguous array."""
-    x = np.ascontiguousarray(x)
     out = np.empty(x.shape, x.dtype)
+    if not x.flags.c_contiguous:
+        x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
     _unary_1d(op, x.reshape(-1), out.reshape(-1))
     return out
 

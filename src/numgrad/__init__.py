@@ -13,7 +13,7 @@ from .creation import (  # noqa: F401
     ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
 )
 from .ops import (  # noqa: F401
-    add, clone, div, dot, eq, exp, ge, gt, le, lt, ne, expand_as, flatten, log, matmul, mean, mm, mul, mv, neg, norm,
+    add, clamp, clip, clone, div, dot, maximum, minimum, eq, exp, ge, gt, le, lt, ne, expand_as, flatten, log, matmul, mean, mm, mul, mv, neg, norm,
     permute, pow, reciprocal, relu, reshape, rsub, sigmoid, sqrt, squeeze, sub, sum, t, tanh,
     transpose, unsqueeze,
 )
@@ -37,7 +37,8 @@ def _bind_methods() -> None:
         "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh",
         "sigmoid", "relu", "sum", "mean", "norm", "matmul", "mm", "mv", "dot", "reshape", "view",
         "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "expand", "expand_as",
-        "to", "clone", "contiguous", "eq", "ne", "lt", "le", "gt", "ge",
+        "to", "clone", "contiguous", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip",
+        "maximum", "minimum", "add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_",
     ):
         setattr(T, name, getattr(ops, name))
     T.subtract, T.multiply, T.divide, T.true_divide, T.negative = T.sub, T.mul, T.div, T.div, T.neg
@@ -50,6 +51,8 @@ def _bind_methods() -> None:
     T.__pow__ = ops.pow
     T.__rpow__ = lambda self, other: ops.pow(other, self)
     T.__neg__ = ops.neg
+    T.__iadd__, T.__isub__, T.__imul__, T.__itruediv__ = ops.add_, ops.sub_, ops.mul_, ops.div_
+    T.clip_ = ops.clamp_
     T.__pos__ = lambda self: self
     T.__eq__, T.__ne__, T.__lt__, T.__le__, T.__gt__, T.__ge__ = (
         ops.eq, ops.ne, ops.lt, ops.le, ops.gt, ops.ge)

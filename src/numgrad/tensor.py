@@ -36,7 +36,7 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "grad_fn", "_version_counter", "_hooks",
-        "_accumulator", "__weakref__",
+        "_accumulator", "_base", "__weakref__",
     )
     __array_priority__ = 1000  # so that ndarray ⊕ Tensor defers to Tensor's reflected operators
 
@@ -58,6 +58,7 @@ class Tensor:
         t._version_counter = _VersionCounter()
         t._hooks = None
         t._accumulator = None
+        t._base = None
         return t
 
     def _init_autograd(self, requires_grad: bool) -> None:
@@ -67,6 +68,7 @@ class Tensor:
         self._version_counter = _VersionCounter()
         self._hooks = None
         self._accumulator = None
+        self._base = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -215,7 +217,9 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        return self.detach()
+        """The values without history. Unlike ``detach()``, changes made through ``.data`` are not
+        seen by autograd's version checks (as in PyTorch)."""
+        return Tensor._wrap(self._data)
 
     @data.setter
     def data(self, value: "Tensor") -> None:

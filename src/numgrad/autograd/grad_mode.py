@@ -39,13 +39,22 @@ class _GradModeContext:
         return wrapper
 
 
-class no_grad(_GradModeContext):
+class _NoParamDecorator(_GradModeContext):
+    """Allows ``@no_grad`` as well as ``@no_grad()``, as PyTorch does."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecorator):
     """Context manager (and decorator) that disables gradient recording in this thread."""
 
     _mode = False
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_NoParamDecorator):
     """Context manager (and decorator) that enables gradient recording in this thread."""
 
     _mode = True

@@ -506,3 +506,101 @@ lt = _comparison("lt", "LT", "``input < other``, elementwise, as a bool tensor."
 le = _comparison("le", "LE", "``input <= other``, elementwise, as a bool tensor.")
 gt = _comparison("gt", "GT", "``input > other``, elementwise, as a bool tensor.")
 ge = _comparison("ge", "GE", "``input >= other``, elementwise, as a bool tensor.")
+
+
+# ------------------------------------------------------------------ clamp, maximum, minimum
+def _between(x: np.ndarray, low, high) -> np.ndarray:
+    """1 where ``low <= x <= high`` (either bound may be None), else 0: the clamp's gradient mask."""
+    from ..kernels import cpu as K
+
+    mask = np.ones(x.shape, np.bool_)
+    if low is not None:
+        mask &= K.binary(K.GE, x, np.asarray(low, x.dtype), np.bool_)
+    if high is not None:
+        mask &= K.binary(K.LE, x, np.asarray(high, x.dtype), np.bool_)
+    return mask.astype(x.dtype)
+
+
+@register
+class Clamp(Op):
+    """Clamp to number bounds (``min``/``max`` may be None)."""
+
+    name, node = "clamp", "ClampBackward1"
+    save_inputs = (0,)
+    samples = (
+        Sample(lambda m, a: m.clamp(a, -0.5, 0.7), ((3, 4),)),
+        Sample(lambda m, a: a.clamp(min=0.1), ((5,),)),
+        Sample(lambda m, a: a.clip(max=0.3), ((2, 3),)),
+    )
+
+    @staticmethod
+    def forward(K, a, *, min, max):
+        if min is not None:
+            a = K.binary(K.MAXIMUM, a, np.asarray(min, a.dtype))
+        if max is not None:
+            a = K.binary(K.MINIMUM, a, np.asarray(max, a.dtype))
+        return a
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * Tensor._wrap(_between(a._data, ctx.params["min"], ctx.params["max"])),)
+
+
+class _MaxMin(Op):
+    save_inputs = (0, 1)
+    code = ""
+
+    @classmethod
+    def forward(cls, K, a, b):
+        return K.binary(getattr(K, cls.code), a, b)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        # The gradient goes to the chosen operand; ties split it evenly, as PyTorch does.
+        from ..kernels import cpu as K
+
+        a, b = ctx.saved_tensors
+        ad, bd = binary_operands(a, b)
+        pick_a = K.binary(K.GT if cls.code == "MAXIMUM" else K.LT, ad, bd, np.bool_)
+        tie = K.binary(K.EQ, ad, bd, np.bool_)
+        weight_a = Tensor._wrap(pick_a.astype(ad.dtype) + tie.astype(ad.dtype) * 0.5)
+        need_a, need_b = ctx.needs_input_grad
+        return (grad * weight_a if need_a else None), (grad * (1 - weight_a) if need_b else None)
+
+
+@register
+class Maximum(_MaxMin):
+    name, node, code = "maximum", "MaximumBackward0", "MAXIMUM"
+    samples = (Sample(lambda m, a, b: m.maximum(a, b), _broadcast),)
+
+
+@register
+class Minimum(_MaxMin):
+    name, node, code = "minimum", "MinimumBackward0", "MINIMUM"
+    samples = (Sample(lambda m, a, b: m.minimum(a, b), _two),)
+
+
+def clamp(input: Tensor, min=None, max=None) -> Tensor:
+    """Each element limited to ``[min, max]`` (numbers; either may be None)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        raise NotImplementedError("clamp with tensor bounds is not supported yet; use maximum/minimum")
+    a, _ = binary_operands(input, min if min is not None else max)
+    return apply(Clamp, (input,), (a,), min=min, max=max)
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise maximum (NaN wins)."""
+    a, b = binary_operands(input, other)
+    return apply(Maximum, (input, other), (a, b))
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise minimum (NaN wins)."""
+    a, b = binary_operands(input, other)
+    return apply(Minimum, (input, other), (a, b))
+
+
+clip = clamp

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .registry import Op, Sample, apply, register
+from .shape import SqueezeInplace
 
 
 @register
@@ -131,7 +132,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if da == 2 and db == 1:
         return mv(input, other)
     if da == 1 and db == 2:
-        return mm(input.unsqueeze(0), other).squeeze(0)
+        out = mm(input.unsqueeze(0), other)
+        return apply(SqueezeInplace, (out,), (out._data,), dim=0)
     if da == 2 and db == 2:
         return mm(input, other)
     raise NotImplementedError("batched matmul (more than 2 dimensions) is not supported yet")

@@ -86,7 +86,9 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     if result is None:
         result = Tensor._wrap(out)
     if op.is_view:
-        result._version_counter = inputs[0]._version_counter
+        base = inputs[0]
+        result._version_counter = base._version_counter
+        result._base = base if base._base is None else base._base
     return result
 
 

@@ -147,6 +147,14 @@ class Squeeze(Op):
 
 
 @register
+class SqueezeInplace(Squeeze):
+    """``squeeze_(dim)`` on a fresh result, as PyTorch's matmul does for a 1-D left operand."""
+
+    name, node = "squeeze_", "SqueezeBackward4"
+    samples = (Sample(lambda m, v, a: v @ a, ((3,), (3, 4))),)
+
+
+@register
 class SqueezeAll(Op):
     name, node = "squeeze_all", "SqueezeBackward0"
     is_view = True

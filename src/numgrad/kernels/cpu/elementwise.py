@@ -19,6 +19,7 @@ NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL = range(8)
 ADD, SUB, MUL, DIV, POW, RSUB, RPOW, TANH_BWD, SIGMOID_BWD, RELU_BWD = range(10)
 # Comparisons: written to a bool output, so 1/0 become True/False.
 EQ, NE, LT, LE, GT, GE = range(10, 16)
+MAXIMUM, MINIMUM = range(16, 18)  # NaN-propagating, as torch.maximum/minimum
 
 
 @njit(inline="always")
@@ -76,6 +77,10 @@ def _binary(op, a, b):
         return 1 if a > b else 0
     if op == GE:
         return 1 if a >= b else 0
+    if op == MAXIMUM:
+        return a if (a > b or a != a) else b
+    if op == MINIMUM:
+        return a if (a < b or a != a) else b
     # RELU_BWD: grad where the saved output is positive
     return a if b > 0 else a * 0
 
@@ -178,7 +183,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
 # op(s, x) == swapped_op(x, s): lets a scalar on the left take the fast scalar path.
 _SWAPPED = {
     ADD: ADD, MUL: MUL, SUB: RSUB, RSUB: SUB, POW: RPOW, RPOW: POW,
-    EQ: EQ, NE: NE, LT: GT, GT: LT, LE: GE, GE: LE,
+    EQ: EQ, NE: NE, LT: GT, GT: LT, LE: GE, GE: LE, MAXIMUM: MAXIMUM, MINIMUM: MINIMUM,
 }
 
 __all__ = ["unary", "binary", "binary_into"]

@@ -1,0 +1,161 @@
+"""In-place ops (``add_``, ``mul_``, ``+=`` …), guarded by version counters.
+
+An in-place op computes its out-of-place twin, writes the result into the tensor's own storage,
+bumps the version counter shared by the tensor and its views, and makes the twin's node the
+tensor's ``grad_fn`` (so gradients flow through the old history). A node that saved the tensor
+before the write sees the new version and refuses to run backward.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtype import from_numpy_dtype
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from . import elementwise
+from .registry import Op, Sample, apply, register
+
+_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def _check_leaf(t: Tensor) -> None:
+    if t._requires_grad and t.grad_fn is None and grad_mode.state.enabled:
+        raise RuntimeError(_LEAF)
+
+
+def _write(t: Tensor, fn, *args, **kwargs) -> Tensor:
+    """Runs ``fn(t, *args)`` out of place and stores the result in ``t``, autograd state included."""
+    _check_leaf(t)
+    tracked = grad_mode.state.enabled and (
+        t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+    )
+    source = t
+    if tracked:
+        if t._base is not None:
+            raise NotImplementedError(
+                "an in-place operation on a view, recorded for autograd, is not supported yet "
+                "(PyTorch rebases the base's history); use the out-of-place op, or run it under "
+                "numgrad.no_grad()"
+            )
+        # The formula may save the old value: give it a snapshot with its own data and history.
+        source = Tensor._wrap(t._data.copy(), t._requires_grad)
+        source.grad_fn = t.grad_fn
+    result = fn(source, *args, **kwargs)
+    _store(t, result._data)
+    if tracked:
+        t.grad_fn = result.grad_fn
+        t._requires_grad = result._requires_grad
+    return t
+
+
+def _store(t: Tensor, data: np.ndarray) -> None:
+    if from_numpy_dtype(data.dtype)._category > t.dtype._category:
+        raise RuntimeError(
+            f"result type {_type_name(data.dtype)} can't be cast to the desired output type "
+            f"{_type_name(t._data.dtype)}"
+        )
+    if data.shape != t._data.shape and np.broadcast_shapes(data.shape, t._data.shape) != t._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
+            f"{list(np.broadcast_shapes(data.shape, t._data.shape))}"
+        )
+    np.copyto(t._data, data, casting="unsafe")
+    t._version_counter.value += 1
+
+
+def _type_name(np_dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
+        np.dtype(np_dtype).name, "Bool"
+    )
+
+
+def add_(input: Tensor, other, *, alpha=1) -> Tensor:
+    """In-place ``input += alpha * other``."""
+    return _write(input, elementwise.add, other, alpha=alpha)
+
+
+def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
+    """In-place ``input -= alpha * other``."""
+    return _write(input, elementwise.sub, other, alpha=alpha)
+
+
+def mul_(input: Tensor, other) -> Tensor:
+    """In-place ``input *= other``."""
+    return _write(input, elementwise.mul, other)
+
+
+def div_(input: Tensor, other) -> Tensor:
+    """In-place ``input /= other`` (true division)."""
+    return _write(input, elementwise.div, other)
+
+
+def clamp_(input: Tensor, min=None, max=None) -> Tensor:
+    """In-place clamp to ``[min, max]``."""
+    return _write(input, elementwise.clamp, min, max)
+
+
+@register
+class Fill(Op):
+    """The values replaced by a number: no gradient reaches the old values."""
+
+    name, node = "fill_", "FillBackward2"
+    samples = (Sample(lambda m, a: (a * 1).fill_(2.5) * a, ((3, 4),)),)
+
+    @staticmethod
+    def forward(K, a, *, value):
+        return np.full(a.shape, value, a.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * 0,)
+
+
+@register
+class Zero(Fill):
+    name, node = "zero_", "ZeroBackward0"
+    samples = (Sample(lambda m, a: (a * 1).zero_() + a, ((3, 4),)),)
+
+
+@register
+class Copy(Op):
+    """``src`` broadcast and cast into the tensor: the gradient goes to ``src`` alone."""
+
+    name, node = "copy_", "CopyBackwards"
+    samples = (
+        Sample(lambda m, a, b: (a * 1).copy_(b) * a, ((3, 4), (3, 4))),
+        Sample(lambda m, a, b: (a * 1).copy_(b) * a, ((3, 4), (4,))),
+    )
+
+    @staticmethod
+    def forward(K, a, src):
+        return np.array(np.broadcast_to(src, a.shape), dtype=a.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_self, need_src = ctx.needs_input_grad
+        return (grad * 0 if need_self else None), (grad if need_src else None)
+
+
+def fill_(input: Tensor, value) -> Tensor:
+    """Fills with ``value``, in place."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
+        value = value.item()
+    return _write(input, lambda t: apply(Fill, (t,), (t._data,), value=value))
+
+
+def zero_(input: Tensor) -> Tensor:
+    """Fills with zeros, in place."""
+    return _write(input, lambda t: apply(Zero, (t,), (t._data,), value=0))
+
+
+def copy_(input: Tensor, src: Tensor) -> Tensor:
+    """Copies ``src`` (broadcast to ``input``'s shape, cast to its dtype) into ``input``."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
+    np.broadcast_shapes(src._data.shape, input._data.shape)
+    return _write(input, lambda t, s: apply(Copy, (t, s), (t._data, s._data)), src)

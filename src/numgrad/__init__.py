@@ -12,11 +12,7 @@ from .creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, from_numpy, full, full_like, manual_seed, ones,
     ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
 )
-from .ops import (  # noqa: F401
-    add, clamp, clip, clone, div, dot, maximum, minimum, eq, exp, ge, gt, le, lt, ne, expand_as, flatten, log, matmul, mean, mm, mul, mv, neg, norm,
-    permute, pow, reciprocal, relu, reshape, rsub, sigmoid, sqrt, squeeze, sub, sum, t, tanh,
-    transpose, unsqueeze,
-)
+from .ops import *  # noqa: F401,F403  (the ops families' __all__)
 from .tensor import Size, Tensor  # noqa: F401
 
 __version__ = "0.1.0"
@@ -26,22 +22,12 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 
-# Aliases PyTorch also has.
-subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
-
 
 def _bind_methods() -> None:
     """Binds the ops as Tensor methods and operators (one definition, two spellings)."""
     T = Tensor
-    for name in (
-        "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh",
-        "sigmoid", "relu", "sum", "mean", "norm", "matmul", "mm", "mv", "dot", "reshape", "view",
-        "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "expand", "expand_as",
-        "to", "clone", "contiguous", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip",
-        "maximum", "minimum", "add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_",
-    ):
-        setattr(T, name, getattr(ops, name))
-    T.subtract, T.multiply, T.divide, T.true_divide, T.negative = T.sub, T.mul, T.div, T.div, T.neg
+    for name, fn in ops.METHODS.items():
+        setattr(T, name, fn)
     T.__add__ = T.__radd__ = ops.add
     T.__sub__ = ops.sub
     T.__rsub__ = ops.rsub
@@ -52,7 +38,6 @@ def _bind_methods() -> None:
     T.__rpow__ = lambda self, other: ops.pow(other, self)
     T.__neg__ = ops.neg
     T.__iadd__, T.__isub__, T.__imul__, T.__itruediv__ = ops.add_, ops.sub_, ops.mul_, ops.div_
-    T.clip_ = ops.clamp_
     T.__pos__ = lambda self: self
     T.__eq__, T.__ne__, T.__lt__, T.__le__, T.__gt__, T.__ge__ = (
         ops.eq, ops.ne, ops.lt, ops.le, ops.gt, ops.ge)

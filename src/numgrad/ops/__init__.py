@@ -1,17 +1,24 @@
-"""The ops, one file per family; each op is declared once (see ``registry``)."""
+"""The ops, one file per family; each op is declared once (see ``registry``).
+
+Each family module lists its public functions in ``__all__`` and the names Tensor gets as methods
+in ``METHODS``; a new family is one line in ``FAMILIES``.
+"""
 from ..kernels import cpu as _cpu
-from .convert import clone, contiguous, to  # noqa: F401
-from .elementwise import (  # noqa: F401
-    add, clamp, clip, div, eq, exp, ge, gt, le, log, lt, maximum, minimum, ne, mul, neg, pow, reciprocal, relu, rsub, sigmoid, sigmoid_backward, sqrt,
-    sub, tanh, tanh_backward, threshold_backward,
-)
-from .inplace import add_, clamp_, copy_, div_, fill_, mul_, sub_, zero_  # noqa: F401
-from .linalg import dot, matmul, mm, mv  # noqa: F401
-from .reduction import mean, norm, sum  # noqa: F401
+from . import convert, elementwise, inplace, linalg, reduction, shape
+from .elementwise import sigmoid_backward, tanh_backward, threshold_backward  # noqa: F401
 from .registry import REGISTRY, Op, Sample, apply, register  # noqa: F401
-from .shape import (  # noqa: F401
-    expand, expand_as, flatten, permute, reshape, squeeze, t, transpose, unsqueeze, view,
-)
+
+FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace)
+
+__all__ = []
+METHODS = {}
+for _family in FAMILIES:
+    for _name in _family.__all__:
+        globals()[_name] = getattr(_family, _name)
+        __all__.append(_name)
+    for _name in _family.METHODS:
+        METHODS[_name] = getattr(_family, _name)
+        globals().setdefault(_name, METHODS[_name])
 
 
 def accumulate_into(dst, src) -> None:

@@ -73,3 +73,7 @@ def clone(input: Tensor) -> Tensor:
 def contiguous(input: Tensor) -> Tensor:
     """``input`` if its data is C-contiguous, else a contiguous copy."""
     return input if input._data.flags.c_contiguous else clone(input)
+
+# What numgrad exports as functions, and what Tensor gets as methods.
+__all__ = ["clone"]
+METHODS = ("to", "clone", "contiguous")

@@ -604,3 +604,9 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 
 
 clip = clamp
+
+subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
+
+# What numgrad exports as functions, and what Tensor gets as methods.
+__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative"]
+METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative")

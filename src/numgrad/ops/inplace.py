@@ -159,3 +159,8 @@ def copy_(input: Tensor, src: Tensor) -> Tensor:
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
     np.broadcast_shapes(src._data.shape, input._data.shape)
     return _write(input, lambda t, s: apply(Copy, (t, s), (t._data, s._data)), src)
+
+# What numgrad exports as functions, and what Tensor gets as methods.
+__all__ = []
+METHODS = ("add_", "sub_", "mul_", "div_", "clamp_", "clip_", "zero_", "fill_", "copy_")
+clip_ = clamp_

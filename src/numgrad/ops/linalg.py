@@ -137,3 +137,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if da == 2 and db == 2:
         return mm(input, other)
     raise NotImplementedError("batched matmul (more than 2 dimensions) is not supported yet")
+
+# What numgrad exports as functions, and what Tensor gets as methods.
+__all__ = ["matmul", "mm", "mv", "dot"]
+METHODS = ("matmul", "mm", "mv", "dot")

@@ -152,3 +152,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     data = floating_operand(input)
     dims = normalize_dims(dim, data.ndim)
     return apply(VectorNorm, (input,), (data,), dims=dims, keepdim=keepdim if dim is not None else False)
+
+# What numgrad exports as functions, and what Tensor gets as methods.
+__all__ = ["sum", "mean", "norm"]
+METHODS = ("sum", "mean", "norm")

@@ -292,3 +292,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand(input, other._data.shape)
+
+# What numgrad exports as functions, and what Tensor gets as methods.
+__all__ = ["reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze"]
+METHODS = ("view", "reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "expand", "expand_as")

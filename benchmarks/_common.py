@@ -1,0 +1,62 @@
+"""Shared helpers for the asv suites (asv finds no benchmarks here: no ``time_``/``peakmem_`` names).
+
+Importing this module makes sure the right numgrad is imported:
+
+* under ``asv run --python=same`` (asv's "existing" environment, which installs nothing) and
+  outside asv, the checkout's ``src/`` goes first on ``sys.path`` and on ``PYTHONPATH`` (so that the
+  fresh processes of ``timeraw_`` benchmarks see it too): a fresh clone benchmarks its own code
+  without an install, and never a stale numgrad installed elsewhere;
+* in the environments asv builds itself (``virtualenv``, used by ``asv continuous`` and by runs over
+  commit ranges), the numgrad that asv installed for the commit under test is imported.
+
+Every benchmark module imports this one before numgrad.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def _use_checkout_source() -> bool:
+    return (os.environ.get("ASV_ENV_TYPE", "existing") == "existing"
+            and (SRC / "numgrad" / "__init__.py").is_file())
+
+
+if _use_checkout_source():
+    _src = str(SRC)
+    if _src not in sys.path:
+        sys.path.insert(0, _src)
+    _pythonpath = os.environ.get("PYTHONPATH", "")
+    if _src not in _pythonpath.split(os.pathsep):
+        os.environ["PYTHONPATH"] = _src + (os.pathsep + _pythonpath if _pythonpath else "")
+
+import numpy as np  # noqa: E402
+
+import numgrad  # noqa: E402
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def randn(shape, dtype: str = "float32", requires_grad: bool = True, seed: int = 0):
+    """A numgrad leaf of standard-normal values, built by NumPy (no numgrad kernel involved)."""
+    data = np.random.default_rng(seed).standard_normal(shape, dtype=DTYPES[dtype])
+    return numgrad.from_numpy(data).requires_grad_(requires_grad)
+
+
+class Memo:
+    """A one-entry cache. asv re-runs ``setup`` before every timed sample; inputs of 10,000,000
+    elements (and the warm-up call that compiles the kernels) are built once per parameter set."""
+
+    def __init__(self):
+        self.key = None
+        self.value = None
+
+    def get(self, key, build):
+        if key != self.key:
+            self.key, self.value = None, None  # free the previous inputs before building new ones
+            self.value = build()
+            self.key = key
+        return self.value

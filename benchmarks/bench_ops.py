@@ -1,0 +1,75 @@
+"""Per-op costs: forward alone, and forward + backward, across sizes and float dtypes.
+
+``size`` is the number of elements of each input (a 1-D tensor); for ``matmul`` both inputs are
+n×n with n = round(√size). Inputs require grad, so ``time_forward`` includes recording the graph
+(what a training step pays); ``time_forward_backward`` seeds the backward pass with a precomputed
+gradient of ones (or, for the scalar results of ``sum``/``mean``, with the implicit 1), so neither
+timing includes a reduction that the op itself does not do. ``setup`` builds the inputs and runs the
+op once, forward and backward, so the first call's Numba compilation (or cache load) is not timed.
+"""
+from __future__ import annotations
+
+import math
+
+from ._common import Memo, numgrad, randn
+
+UNARY = {
+    "exp": numgrad.exp,
+    "tanh": numgrad.tanh,
+    "sigmoid": numgrad.sigmoid,
+    "relu": numgrad.relu,
+    "sum": numgrad.sum,
+    "mean": numgrad.mean,
+}
+BINARY = {"add": numgrad.add, "mul": numgrad.mul, "matmul": numgrad.matmul}
+OPS = ["add", "mul", "exp", "tanh", "sigmoid", "relu", "sum", "mean", "matmul"]
+SIZES = [10, 1_000, 100_000, 10_000_000]
+# matmul of n×n at 10,000,000 elements (n = 3162) is ~190 GFLOP forward + backward: minutes per
+# run on a laptop-class CPU, for a number the 100,000-element case already tracks.
+MATMUL_MAX_SIZE = 100_000
+
+_memo = Memo()
+
+
+class Case:
+    def __init__(self, op: str, size: int, dtype: str):
+        if op == "matmul":
+            n = round(math.sqrt(size))
+            shapes = [(n, n), (n, n)]
+        else:
+            shapes = [(size,)] * (2 if op in BINARY else 1)
+        self.inputs = [randn(shape, dtype, seed=i) for i, shape in enumerate(shapes)]
+        self.fn = BINARY.get(op) or UNARY[op]
+        out = self.fn(*self.inputs)
+        self.grad_out = None if out.ndim == 0 else numgrad.ones_like(out)
+        self.forward_backward()  # compiles (or loads from the cache) every kernel involved
+        self.forward_backward()
+
+    def forward(self):
+        return self.fn(*self.inputs)
+
+    def forward_backward(self):
+        out = self.fn(*self.inputs)
+        if self.grad_out is None:
+            out.backward()
+        else:
+            out.backward(self.grad_out)
+        for t in self.inputs:
+            t.grad = None
+
+
+class Ops:
+    params = (OPS, SIZES, list(("float32", "float64")))
+    param_names = ["op", "size", "dtype"]
+    timeout = 300
+
+    def setup(self, op, size, dtype):
+        if op == "matmul" and size > MATMUL_MAX_SIZE:
+            raise NotImplementedError("matmul is benchmarked up to 100,000 elements per operand")
+        self.case = _memo.get((op, size, dtype), lambda: Case(op, size, dtype))
+
+    def time_forward(self, op, size, dtype):
+        self.case.forward()
+
+    def time_forward_backward(self, op, size, dtype):
+        self.case.forward_backward()

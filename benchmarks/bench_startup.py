@@ -1,0 +1,59 @@
+"""Fresh-process costs (``timeraw_``: each sample is a new ``python`` process, timed inside it).
+
+* ``import numgrad`` alone;
+* ``import numgrad`` + the seed walkthrough, with the Numba cache warm (what a user's script pays
+  after the first run), and the first call alone (the cache loads, import excluded);
+* the same with an empty Numba cache (``NUMBA_CACHE_DIR`` pointed at a new empty directory before
+  Numba is imported): the compile cost a first-time user pays.
+"""
+from __future__ import annotations
+
+from ._common import numgrad  # noqa: F401  (puts the checkout's src/ on PYTHONPATH when needed)
+from .bench_workloads import seed_walkthrough
+
+SEED = """
+import numgrad as torch
+x = torch.ones(2, 2, requires_grad=True)
+y = x + 2
+out = (y * y * 3).mean()
+out.backward()
+assert float(x.grad.sum()) == 18.0
+"""
+
+FIRST_CALL = """
+x = torch.ones(2, 2, requires_grad=True)
+y = x + 2
+out = (y * y * 3).mean()
+out.backward()
+assert float(x.grad.sum()) == 18.0
+"""
+
+EMPTY_CACHE = """
+import atexit, os, shutil, tempfile
+os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="numgrad-asv-cache-")
+atexit.register(shutil.rmtree, os.environ["NUMBA_CACHE_DIR"], True)
+"""
+
+
+def timeraw_import_numgrad():
+    return "import numgrad"
+
+
+class WarmCache:
+    def setup(self):
+        seed_walkthrough()  # compiles in this process if needed, which writes the on-disk cache
+
+    def timeraw_import_and_seed_walkthrough(self):
+        return SEED
+
+    def timeraw_first_call_seed_walkthrough(self):
+        return FIRST_CALL, "import numgrad as torch"
+
+
+class EmptyCache:
+    # Seconds per sample: at most 3 samples in each of 2 rounds, 40 s per round.
+    repeat = (1, 3, 40.0)
+    timeout = 600
+
+    def timeraw_import_and_seed_walkthrough_empty_cache(self):
+        return SEED, EMPTY_CACHE

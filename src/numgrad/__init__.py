@@ -8,10 +8,7 @@ from . import autograd, cuda, ops  # noqa: F401
 from ._dtype import bool_ as bool  # noqa: A001
 from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
-from .creation import (  # noqa: F401
-    arange, as_tensor, empty, empty_like, from_numpy, full, full_like, manual_seed, ones,
-    ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
-)
+from .creation import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403  (the ops families' __all__)
 from .tensor import Size, Tensor  # noqa: F401
 

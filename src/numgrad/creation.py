@@ -131,6 +131,24 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _finish(_rng.standard_normal(_shape(size), dtype=np_dtype), requires_grad, device)
 
 
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    return _finish(np.linspace(start, end, int(steps)).astype(_float_dtype(dtype)), requires_grad, device)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 2-D tensor with ones on the diagonal and zeros elsewhere."""
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Random integers in [low, high) (``randint(high, size)`` starts at 0)."""
+    if size is None:
+        low, high, size = 0, low, high
+    np_dtype = to_dtype(dtype).np if dtype is not None else np.int64
+    return _finish(_rng.integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad, device)
+
+
 def _like(fn):
     def like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         return fn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
@@ -156,5 +174,5 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_gr
 __all__ = [
     "manual_seed", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
     "rand", "randn", "zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
-    "full_like",
+    "full_like", "linspace", "eye", "randint",
 ]

@@ -297,6 +297,155 @@ class Relu(_Unary):
         return (_fused_backward(ThresholdBackward, grad, out),)
 
 
+@register
+class Log1p(_Unary):
+    name, node, code = "log1p", "Log1PBackward0", "LOG1P"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.log1p(a), ((3, 4),), low=-0.5, high=2.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / (a + 1),)
+
+
+@register
+class Expm1(_Unary):
+    name, node, code = "expm1", "Expm1Backward0", "EXPM1"
+    save_output = True
+    samples = (Sample(lambda m, a: a.expm1(), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * (out + 1),)
+
+
+@register
+class Rsqrt(_Unary):
+    name, node, code = "rsqrt", "RsqrtBackward0", "RSQRT"
+    save_output = True
+    samples = (Sample(lambda m, a: m.rsqrt(a), ((3, 4),), low=0.5, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * out * out * out * -0.5,)
+
+
+@register
+class Abs(_Unary):
+    name, node, code = "abs", "AbsBackward0", "ABS"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.abs(a), ((3, 4),)), Sample(lambda m, a: a.abs(), ((5,),)))
+
+    @classmethod
+    def forward(cls, K, a):
+        return K.unary(K.ABS, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * a.sign(),)
+
+
+@register
+class Sin(_Unary):
+    name, node, code = "sin", "SinBackward0", "SIN"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.sin(a), ((3, 4),), low=-4.0, high=4.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * a.cos(),)
+
+
+@register
+class Cos(_Unary):
+    name, node, code = "cos", "CosBackward0", "COS"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.cos(a), ((3, 4),), low=-4.0, high=4.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * -a.sin(),)
+
+
+@register
+class Tan(_Unary):
+    name, node, code = "tan", "TanBackward0", "TAN"
+    save_output = True
+    samples = (Sample(lambda m, a: m.tan(a), ((3, 4),), low=-1.2, high=1.2),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * (out * out + 1),)
+
+
+class _Piecewise(_Unary):
+    """Piecewise-constant functions: their gradient is zero (where it exists)."""
+
+    @classmethod
+    def forward(cls, K, a):
+        return K.unary(getattr(K, cls.code), a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (Tensor._wrap(np.zeros_like(grad._data)),)
+
+
+@register
+class Sign(_Piecewise):
+    name, node, code = "sign", "SignBackward0", "SIGN"
+    samples = (Sample(lambda m, a: m.sign(a) * a, ((3, 4),)),)
+
+
+@register
+class Floor(_Piecewise):
+    name, node, code = "floor", "FloorBackward0", "FLOOR"
+    samples = (Sample(lambda m, a: m.floor(a * 3) + a, ((3, 4),)),)
+
+
+@register
+class Ceil(_Piecewise):
+    name, node, code = "ceil", "CeilBackward0", "CEIL"
+    samples = (Sample(lambda m, a: a.ceil(), ((3, 4),)),)
+
+
+@register
+class Round(_Piecewise):
+    name, node, code = "round", "RoundBackward0", "ROUND"
+    samples = (Sample(lambda m, a: m.round(a * 4), ((3, 4),)),)
+
+
+@register
+class Where(Op):
+    """``input`` where ``condition`` else ``other``; the condition is a constant bool tensor."""
+
+    name, node = "where", "WhereBackward0"
+    save_inputs = (0,)
+    samples = (
+        Sample(lambda m, a, b: m.where(a > 0, a, b), _two),
+        Sample(lambda m, a, b: m.where(b > 0.5, a, b), _broadcast),
+        Sample(lambda m, a: m.where(a < 0, a, 0.5), ((2, 3),)),
+    )
+
+    @staticmethod
+    def forward(K, cond, a, b):
+        return K.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (cond,) = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[1:]
+        return (None,
+                where(cond, grad, 0.0) if need_a else None,
+                where(cond, 0.0, grad) if need_b else None)
+
+
 # Fused backward formulas: one pass over memory instead of three. Each is an op in its own right,
 # with its own derivative, so that second derivatives of tanh, sigmoid and relu work.
 def _fused_backward(op, grad, out):
@@ -362,6 +511,15 @@ class ThresholdBackward(Op):
 
 
 # ------------------------------------------------------------------ public functions
+def where(condition: Tensor, input, other) -> Tensor:
+    """Elements of ``input`` where ``condition`` is true, else of ``other`` (broadcast)."""
+    if condition.dtype.name != "bool":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name.capitalize()}")
+    a, b = binary_operands(input, other)
+    cond = condition._data
+    return apply(Where, (condition, input, other), (cond, a, b))
+
+
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, with broadcasting."""
     if alpha != 1:
@@ -445,6 +603,34 @@ tanh = _unary(Tanh)
 tanh.__doc__ = "The hyperbolic tangent of each element."
 sigmoid = _unary(Sigmoid)
 sigmoid.__doc__ = "The logistic sigmoid ``1 / (1 + exp(-x))`` of each element."
+log1p = _unary(Log1p)
+log1p.__doc__ = "``log(1 + x)``, accurate for small x."
+expm1 = _unary(Expm1)
+expm1.__doc__ = "``exp(x) - 1``, accurate for small x."
+rsqrt = _unary(Rsqrt)
+rsqrt.__doc__ = "``1 / sqrt(x)``, elementwise."
+sin = _unary(Sin)
+sin.__doc__ = "The sine of each element."
+cos = _unary(Cos)
+cos.__doc__ = "The cosine of each element."
+tan = _unary(Tan)
+tan.__doc__ = "The tangent of each element."
+
+
+def _same_dtype(op, doc):
+    def fn(input: Tensor) -> Tensor:
+        return apply(op, (input,), (input._data,))
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = doc
+    return fn
+
+
+abs = _same_dtype(Abs, "The absolute value of each element.")
+sign = _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient).")
+floor = _same_dtype(Floor, "Each element rounded down (zero gradient).")
+ceil = _same_dtype(Ceil, "Each element rounded up (zero gradient).")
+round = _same_dtype(Round, "Each element rounded to the nearest integer, half to even (zero gradient).")
 
 
 def relu(input: Tensor) -> Tensor:
@@ -608,5 +794,5 @@ clip = clamp
 subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative"]
-METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative")
+__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative"]
+METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative")

@@ -65,6 +65,30 @@ class Dot(Op):
         return (grad * b if need_a else None), (grad * a if need_b else None)
 
 
+@register
+class Bmm(Op):
+    name, node = "bmm", "BmmBackward0"
+    save_inputs = (0, 1)
+    samples = (
+        Sample(lambda m, a, b: m.bmm(a, b), ((2, 3, 4), (2, 4, 5))),
+        Sample(lambda m, a, b: a @ b, ((2, 3, 4), (2, 4, 5))),
+        Sample(lambda m, a, b: m.matmul(a, b), ((2, 1, 3, 4), (3, 4, 2))),
+        Sample(lambda m, a, b: a @ b, ((2, 3, 4), (4, 5))),
+        Sample(lambda m, a, v: a @ v, ((2, 3, 4), (4,))),
+        Sample(lambda m, v, b: v @ b, ((4,), (2, 4, 3))),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        return np.matmul(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (grad.bmm(b.mT) if need_a else None), (a.mT.bmm(grad) if need_b else None)
+
+
 def _check_float_pair(a: Tensor, b: Tensor, what: str):
     if a.dtype is not b.dtype:
         raise RuntimeError(
@@ -119,6 +143,47 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return apply(Dot, (input, tensor), (a, b))
 
 
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of two 3-D tensors with the same batch size."""
+    a, b = input._data, mat2._data
+    if a.ndim != 3 or b.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if a.ndim != 3 else "batch2 must be a 3D tensor")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, "
+            f"{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
+        )
+    _check_float_pair(input, mat2, "bmm")
+    return apply(Bmm, (input, mat2), (a, b))
+
+
+def _batched(input: Tensor, other: Tensor) -> Tensor:
+    """matmul with batch dimensions: broadcast them, fold them into one, ``bmm``, unfold."""
+    from .shape import UnsafeView
+
+    vector_left = input._data.ndim == 1
+    vector_right = other._data.ndim == 1
+    if vector_left:
+        input = input.unsqueeze(0)
+    if vector_right:
+        other = other.unsqueeze(1)
+    (n, k), (k2, m) = input._data.shape[-2:], other._data.shape[-2:]
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+    batch = _broadcast_batch(input._data.shape[:-2], other._data.shape[:-2])
+    a = input.expand(batch + (n, k)).reshape(-1, n, k)
+    b = other.expand(batch + (k, m)).reshape(-1, k, m)
+    out = bmm(a, b)
+    shape = batch + ((n,) if not vector_left else ()) + ((m,) if not vector_right else ())
+    return apply(UnsafeView, (out,), (out._data,), shape=shape)
+
+
+def _broadcast_batch(a: tuple, b: tuple) -> tuple:
+    from ._promote import broadcast_shapes
+
+    return tuple(broadcast_shapes(a, b))
+
+
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product, by the dimensions of the operands as PyTorch: dot, mv, mm, and a 1-D
     left operand as a row vector."""
@@ -136,8 +201,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return apply(SqueezeInplace, (out,), (out._data,), dim=0)
     if da == 2 and db == 2:
         return mm(input, other)
-    raise NotImplementedError("batched matmul (more than 2 dimensions) is not supported yet")
+    return _batched(input, other)
 
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["matmul", "mm", "mv", "dot"]
-METHODS = ("matmul", "mm", "mv", "dot")
+__all__ = ["matmul", "mm", "mv", "dot", "bmm"]
+METHODS = ("matmul", "mm", "mv", "dot", "bmm")

@@ -116,6 +116,255 @@ class VectorNorm(Op):
         return (a * (grad / (norm + at_zero)),)
 
 
+class _Prod(Op):
+    save_inputs = (0,)
+    save_output = True
+
+    @staticmethod
+    def forward(K, a, *, dims, keepdim):
+        return K.reduce_dims(K.PROD, a, dims, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        grad, out = _keep(grad, ctx), _keep(out, ctx)
+        if not (a._data == 0).any():
+            return (grad * out / a,)
+        # With zeros, out / a is 0/0: take the product of the other elements directly.
+        return (grad * Tensor._wrap(_product_of_others(a._data, ctx.params["dims"])),)
+
+
+def _product_of_others(x: np.ndarray, dims: tuple) -> np.ndarray:
+    """For each element, the product of the other elements of its reduced slice."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    moved = np.transpose(x, kept + list(dims))
+    flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,), x.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], -1), -1)[..., ::-1]
+    others = (left * right).reshape(moved.shape)
+    return np.transpose(others, np.argsort(kept + list(dims)))
+
+
+@register
+class ProdAll(_Prod):
+    name, node = "prod", "ProdBackward0"
+    samples = (Sample(lambda m, a: a.prod(), ((2, 3),), low=0.5, high=1.5),
+               Sample(lambda m, a: (a * (a > 0)).prod(), ((4,),), gradgrad=False))
+
+
+@register
+class ProdDim(_Prod):
+    name, node = "prod_dim", "ProdBackward1"
+    samples = (Sample(lambda m, a: a.prod(1), ((3, 4),), low=0.5, high=1.5),
+               Sample(lambda m, a: m.prod(a, 0, keepdim=True), ((3, 2),), low=0.5, high=1.5))
+
+
+def _keep(t: Tensor, ctx) -> Tensor:
+    """A reduction's result (or gradient) with the reduced dimensions kept as size 1."""
+    if ctx.params["keepdim"]:
+        return t
+    return t.reshape(_keepdim_shape(ctx.input_shapes[0], ctx.params["dims"]))
+
+
+class _Extreme(Op):
+    """amax/amin, and max()/min() of all elements: ties share the gradient evenly."""
+
+    save_inputs = (0,)
+    save_output = True
+    code = ""
+
+    @classmethod
+    def forward(cls, K, a, *, dims, keepdim):
+        return K.reduce_dims(getattr(K, cls.code), a, dims, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        grad, out = _keep(grad, ctx), _keep(out, ctx)
+        hit = (a == out.detach())._data.astype(a._data.dtype)
+        count = hit.sum(axis=ctx.params["dims"], keepdims=True)
+        return (grad * Tensor._wrap(hit / count),)
+
+
+@register
+class Amax(_Extreme):
+    name, node, code = "amax", "AmaxBackward0", "MAX"
+    samples = (Sample(lambda m, a: a.amax(1), ((3, 4),)),
+               Sample(lambda m, a: m.amax(a, (0, 2), keepdim=True), ((2, 3, 4),)),
+               Sample(lambda m, a: (a * 0).amax(0) + a, ((3,),)))
+
+
+@register
+class Amin(_Extreme):
+    name, node, code = "amin", "AminBackward0", "MIN"
+    samples = (Sample(lambda m, a: a.amin(0), ((3, 4),)),)
+
+
+@register
+class MaxAll(_Extreme):
+    name, node, code = "max_all", "MaxBackward1", "MAX"
+    samples = (Sample(lambda m, a: a.max(), ((3, 4),)), Sample(lambda m, a: m.max(a), ((5,),)))
+
+
+@register
+class MinAll(_Extreme):
+    name, node, code = "min_all", "MinBackward1", "MIN"
+    samples = (Sample(lambda m, a: a.min(), ((3, 4),)),)
+
+
+class _ExtremeDim(Op):
+    """max/min along one dimension: the gradient goes to the index that was returned."""
+
+    code = ""
+
+    @classmethod
+    def forward(cls, K, a, *, dims, keepdim, indices):
+        return K.reduce_dims(getattr(K, cls.code), a, dims, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (dim,) = ctx.params["dims"]
+        indices = ctx.params["indices"]
+        if not ctx.params["keepdim"]:
+            indices = np.expand_dims(indices, dim)
+        shape = ctx.input_shapes[0]
+        position = np.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
+        chosen = (position == indices).astype(grad._data.dtype)
+        return (_keep(grad, ctx) * Tensor._wrap(chosen),)
+
+
+@register
+class MaxDim(_ExtremeDim):
+    name, node, code = "max_dim", "MaxBackward0", "MAX"
+    samples = (Sample(lambda m, a: a.max(1).values, ((3, 4),)),
+               Sample(lambda m, a: m.max(a, 0, keepdim=True)[0], ((3, 4),)))
+
+
+@register
+class MinDim(_ExtremeDim):
+    name, node, code = "min_dim", "MinBackward0", "MIN"
+    samples = (Sample(lambda m, a: a.min(dim=-1).values, ((2, 3, 4),)),)
+
+
+class _Var(Op):
+    save_inputs = (0,)
+
+    @staticmethod
+    def forward(K, a, *, dims, keepdim, correction):
+        count = _count(a.shape, dims)
+        mean = K.binary(K.DIV, K.sum_dims(a, dims, True), np.array(count, a.dtype))
+        centred = K.binary(K.SUB, a, mean)
+        squares = K.sum_dims(K.binary(K.MUL, centred, centred), dims, keepdim)
+        return K.binary(K.DIV, squares, np.array(count - correction if count > correction else 0, a.dtype))
+
+
+def _count(shape, dims) -> int:
+    return int(np.prod([shape[d] for d in dims], dtype=np.int64))
+
+
+@register
+class Var(_Var):
+    name, node = "var", "VarBackward0"
+    samples = (Sample(lambda m, a: a.var(), ((3, 4),)),
+               Sample(lambda m, a: a.var(1, keepdim=True), ((3, 4),)),
+               Sample(lambda m, a: m.var(a, (0, 2), correction=0), ((2, 3, 4),)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        dims, correction = ctx.params["dims"], ctx.params["correction"]
+        scale = 2.0 / (_count(ctx.input_shapes[0], dims) - correction)
+        return (_keep(grad, ctx) * scale * (a - a.mean(dims, keepdim=True)),)
+
+
+@register
+class Std(_Var):
+    name, node = "std", "StdBackward0"
+    save_output = True
+    samples = (Sample(lambda m, a: a.std(), ((3, 4),)),
+               Sample(lambda m, a: m.std(a, 0, unbiased=False), ((3, 4),)))
+
+    @staticmethod
+    def forward(K, a, **params):
+        return K.unary(K.SQRT, _Var.forward(K, a, **params))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        dims, correction = ctx.params["dims"], ctx.params["correction"]
+        count = _count(ctx.input_shapes[0], dims) - correction
+        centred = a - a.mean(dims, keepdim=True)
+        return (_keep(grad, ctx) * centred / (_keep(out, ctx) * count),)
+
+
+def _stable_max(K, a: np.ndarray, dims) -> np.ndarray:
+    """The max over ``dims`` (kept), with infinities replaced by 0 so that ``a - max`` stays finite."""
+    m = K.reduce_dims(K.MAX, a, dims, True)
+    return np.where(np.isfinite(m), m, 0).astype(a.dtype)
+
+
+@register
+class Logsumexp(Op):
+    name, node = "logsumexp", "LogsumexpBackward0"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: a.logsumexp(1), ((3, 4),)),
+               Sample(lambda m, a: m.logsumexp(a * 100, (0, 1), keepdim=True), ((2, 3),)))
+
+    @staticmethod
+    def forward(K, a, *, dims, keepdim):
+        m = _stable_max(K, a, dims)
+        total = K.sum_dims(K.unary(K.EXP, K.binary(K.SUB, a, m)), dims, True)
+        out = K.binary(K.ADD, K.unary(K.LOG, total), m)
+        return out if keepdim else out.reshape([n for d, n in enumerate(out.shape) if d not in dims])
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        return (_keep(grad, ctx) * (a - _keep(out, ctx)).exp(),)
+
+
+@register
+class Softmax(Op):
+    name, node = "softmax", "SoftmaxBackward0"
+    save_output = True
+    samples = (Sample(lambda m, a: a.softmax(1), ((3, 4),)),
+               Sample(lambda m, a: m.softmax(a * 50, 0), ((3, 4),)),
+               Sample(lambda m, a: m.softmax(a, -1), ((2, 3, 4),)))
+
+    @staticmethod
+    def forward(K, a, *, dim):
+        e = K.unary(K.EXP, K.binary(K.SUB, a, _stable_max(K, a, (dim,))))
+        return K.binary(K.DIV, e, K.sum_dims(e, (dim,), True))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        dim = ctx.params["dim"]
+        return (y * (grad - (grad * y).sum(dim, keepdim=True)),)
+
+
+@register
+class LogSoftmax(Op):
+    name, node = "log_softmax", "LogSoftmaxBackward0"
+    save_output = True
+    samples = (Sample(lambda m, a: a.log_softmax(1), ((3, 4),)),
+               Sample(lambda m, a: m.log_softmax(a * 100, 0), ((3, 4),)))
+
+    @staticmethod
+    def forward(K, a, *, dim):
+        shifted = K.binary(K.SUB, a, _stable_max(K, a, (dim,)))
+        total = K.sum_dims(K.unary(K.EXP, shifted), (dim,), True)
+        return K.binary(K.SUB, shifted, K.unary(K.LOG, total))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        dim = ctx.params["dim"]
+        return (grad - out.exp() * grad.sum(dim, keepdim=True),)
+
+
 def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool) -> Tensor:
     data = input._data
     if dim is None:
@@ -153,6 +402,153 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     dims = normalize_dims(dim, data.ndim)
     return apply(VectorNorm, (input,), (data,), dims=dims, keepdim=keepdim if dim is not None else False)
 
+def _float_input(input: Tensor, dtype=None) -> Tensor:
+    if dtype is not None:
+        return input.to(dtype)
+    return input if input.dtype.is_floating_point else input.to(np.float32)
+
+
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The product of all elements, or over dimension ``dim``."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return _reduce(ProdAll, ProdDim, input, dim, keepdim)
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """The maximum over ``dim`` (an int or a tuple; all dimensions if empty)."""
+    dims = normalize_dims(dim if dim != () else None, input._data.ndim)
+    return apply(Amax, (input,), (input._data,), dims=dims, keepdim=keepdim)
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """The minimum over ``dim`` (an int or a tuple; all dimensions if empty)."""
+    dims = normalize_dims(dim if dim != () else None, input._data.ndim)
+    return apply(Amin, (input,), (input._data,), dims=dims, keepdim=keepdim)
+
+
+class _ValuesIndices(tuple):
+    """``(values, indices)``, as PyTorch's ``torch.return_types.max``."""
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    def __repr__(self) -> str:
+        return f"numgrad.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+class _MaxResult(_ValuesIndices):
+    _name = "max"
+
+
+class _MinResult(_ValuesIndices):
+    _name = "min"
+
+
+def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
+    from ..kernels import cpu as K
+
+    if isinstance(dim, Tensor):
+        return pairwise(input, dim)
+    data = input._data
+    if dim is None:
+        if data.size == 0:
+            raise RuntimeError(
+                f"{result._name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return apply(op_all, (input,), (data,), dims=tuple(range(data.ndim)), keepdim=False)
+    dims = normalize_dims(dim, data.ndim)
+    indices = K.arg_reduce_dims(getattr(K, arg_code), data, dims, keepdim)
+    values = apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim, indices=indices)
+    return result(values, Tensor._wrap(indices))
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False):
+    """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, the
+    elementwise maximum."""
+    from .elementwise import maximum
+
+    return _extreme(MaxAll, MaxDim, "ARGMAX", _MaxResult, maximum, input, dim, keepdim)
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False):
+    """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor, the
+    elementwise minimum."""
+    from .elementwise import minimum
+
+    return _extreme(MinAll, MinDim, "ARGMIN", _MinResult, minimum, input, dim, keepdim)
+
+
+def _arg(code: str, input: Tensor, dim, keepdim: bool) -> Tensor:
+    from ..kernels import cpu as K
+
+    data = input._data
+    if dim is None:
+        flat = data.reshape(-1)
+        index = K.arg_reduce_dims(getattr(K, code), flat, (0,), False)
+        return Tensor._wrap(index.reshape((1,) * data.ndim) if keepdim else index)
+    dims = normalize_dims(dim, data.ndim)
+    return Tensor._wrap(K.arg_reduce_dims(getattr(K, code), data, dims, keepdim))
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The index of the largest element (of the flattened tensor if ``dim`` is None)."""
+    return _arg("ARGMAX", input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The index of the smallest element (of the flattened tensor if ``dim`` is None)."""
+    return _arg("ARGMIN", input, dim, keepdim)
+
+
+def _var_args(input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(unbiased) in PyTorch's older overload
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    data = _float_input(input)
+    dims = normalize_dims(dim, data._data.ndim)
+    return data, dict(dims=dims, keepdim=keepdim if dim is not None else False, correction=correction)
+
+
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """The variance over ``dim``, unbiased (``correction=1``) by default."""
+    data, params = _var_args(input, dim, unbiased, keepdim, correction)
+    return apply(Var, (data,), (data._data,), **params)
+
+
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """The standard deviation over ``dim``, unbiased (``correction=1``) by default."""
+    data, params = _var_args(input, dim, unbiased, keepdim, correction)
+    return apply(Std, (data,), (data._data,), **params)
+
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input)))`` over ``dim``, computed without overflow."""
+    data = _float_input(input)
+    dims = normalize_dims(dim, data._data.ndim)
+    return apply(Logsumexp, (data,), (data._data,), dims=dims, keepdim=keepdim)
+
+
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed without overflow."""
+    data = _float_input(input, dtype)
+    d = _wrap_dim(dim, data._data.ndim) if data._data.ndim else 0
+    return apply(Softmax, (data,), (data._data,), dim=d)
+
+
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed stably."""
+    data = _float_input(input, dtype)
+    d = _wrap_dim(dim, data._data.ndim) if data._data.ndim else 0
+    return apply(LogSoftmax, (data,), (data._data,), dim=d)
+
+
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["sum", "mean", "norm"]
-METHODS = ("sum", "mean", "norm")
+__all__ = ["sum", "mean", "norm", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
+           "std", "logsumexp", "softmax", "log_softmax"]
+METHODS = tuple(__all__)

@@ -1,6 +1,8 @@
 """Shape ops. Those that PyTorch makes views share the input's storage and version counter."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
@@ -184,6 +186,105 @@ class Expand(Op):
         return (grad,)  # the engine sums it back to the input's shape
 
 
+@register
+class Narrow(Op):
+    """``length`` elements of dimension ``dim`` from ``start`` (a view)."""
+
+    name, node = "narrow", "SliceBackward0"
+    is_view = True
+    samples = (Sample(lambda m, a: a.narrow(0, 1, 2), ((3, 4),)), Sample(lambda m, a: m.narrow(a, -1, 0, 1), ((2, 3),)))
+
+    @staticmethod
+    def forward(K, a, *, dim, start, length):
+        index = (slice(None),) * dim + (slice(start, start + length),)
+        return a[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        dim, start = ctx.params["dim"], ctx.params["start"]
+        shape = ctx.input_shapes[0]
+        before = start
+        after = shape[dim] - start - ctx.params["length"]
+        return (_pad_dim(grad, dim, before, after),)
+
+
+def _pad_dim(grad: Tensor, dim: int, before: int, after: int) -> Tensor:
+    """``grad`` with zeros added before and after it along ``dim`` (recorded, via cat)."""
+    parts = []
+    for n in (before, None, after):
+        if n is None:
+            parts.append(grad)
+        elif n:
+            shape = list(grad._data.shape)
+            shape[dim] = n
+            parts.append(Tensor._wrap(np.zeros(shape, grad._data.dtype)))
+    return parts[0] if len(parts) == 1 else cat(parts, dim)
+
+
+@register
+class Cat(Op):
+    name, node = "cat", "CatBackward0"
+    samples = (
+        Sample(lambda m, a, b: m.cat([a, b]), ((2, 3), (4, 3))),
+        Sample(lambda m, a, b: m.cat((a, b, a), dim=1), ((2, 3), (2, 1))),
+    )
+
+    @staticmethod
+    def forward(K, *arrays, dim):
+        return np.concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dim = ctx.params["dim"]
+        grads, start = [], 0
+        for shape, needed in zip(ctx.input_shapes, ctx.needs_input_grad):
+            n = shape[dim]
+            grads.append(narrow(grad, dim, start, n) if needed else None)
+            start += n
+        return tuple(grads)
+
+
+@register
+class Stack(Op):
+    name, node = "stack", "StackBackward0"
+    samples = (
+        Sample(lambda m, a, b: m.stack([a, b]), ((2, 3), (2, 3))),
+        Sample(lambda m, a, b: m.stack((a, b), dim=-1), ((4,), (4,))),
+    )
+
+    @staticmethod
+    def forward(K, *arrays, dim):
+        return np.stack(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dim = ctx.params["dim"]
+        return tuple(narrow(grad, dim, i, 1).squeeze(dim) if needed else None
+                     for i, needed in enumerate(ctx.needs_input_grad))
+
+
+@register
+class Repeat(Op):
+    name, node = "repeat", "RepeatBackward0"
+    samples = (Sample(lambda m, a: a.repeat(2, 3), ((2, 3),)), Sample(lambda m, a: a.repeat(2, 1, 2), ((3,),)))
+
+    @staticmethod
+    def forward(K, a, *, repeats):
+        lead = len(repeats) - a.ndim
+        return np.tile(a.reshape((1,) * lead + a.shape), repeats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        repeats = ctx.params["repeats"]
+        shape = ctx.input_shapes[0]
+        padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+        split = []
+        for r, n in zip(repeats, padded):
+            split += [r, n]
+        summed = grad.reshape(split).sum(tuple(range(0, 2 * len(repeats), 2)))
+        return (summed.reshape(shape),)
+
+
 # ------------------------------------------------------------------ public functions
 def view(input: Tensor, *shape) -> Tensor:
     """The same data with another shape; never copies (raises where a copy would be needed)."""
@@ -293,6 +394,112 @@ def expand(input: Tensor, *sizes) -> Tensor:
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand(input, other._data.shape)
 
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``length`` elements along ``dim`` starting at ``start`` (a view)."""
+    nd = input._data.ndim
+    d = _wrap_dim(dim, nd)
+    size = input._data.shape[d]
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return apply(Narrow, (input,), (input._data,), dim=d, start=start, length=length)
+
+
+def _check_same_rank(tensors, what: str):
+    if not tensors:
+        raise RuntimeError(f"{what}(): expected a non-empty list of Tensors")
+    first = tensors[0]._data
+    for i, t in enumerate(tensors[1:], 1):
+        if t._data.ndim != first.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {first.ndim} and {t._data.ndim}"
+            )
+
+
+def _common(tensors):
+    from .._dtype import promote_types
+
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        dt = promote_types(dt, t.dtype)
+    return [t._data if t._data.dtype == dt.np else t._data.astype(dt.np) for t in tensors]
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Concatenates tensors along an existing dimension."""
+    tensors = list(tensors)
+    _check_same_rank(tensors, "cat")
+    d = _wrap_dim(dim, tensors[0]._data.ndim)
+    ref = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        shape = t._data.shape
+        for k, (x, y) in enumerate(zip(ref, shape)):
+            if k != d and x != y:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size {x} but "
+                    f"got size {y} for tensor number {i} in the list."
+                )
+    return apply(Cat, tuple(tensors), tuple(_common(tensors)), dim=d)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Stacks tensors of one shape along a new dimension."""
+    tensors = list(tensors)
+    _check_same_rank(tensors, "stack")
+    d = _wrap_dim(dim, tensors[0]._data.ndim + 1)
+    for i, t in enumerate(tensors):
+        if t._data.shape != tensors[0]._data.shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0]._data.shape)} "
+                f"at entry 0 and {list(t._data.shape)} at entry {i}"
+            )
+    return apply(Stack, tuple(tensors), tuple(_common(tensors)), dim=d)
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Splits into chunks of ``split_size`` (the last may be smaller) or of the given sizes."""
+    d = _wrap_dim(dim, tensor._data.ndim)
+    size = tensor._data.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        sizes = [min(step, size - s) for s in range(0, size, step)] if size else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != size:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={sizes}"
+            )
+    parts, start = [], 0
+    for n in sizes:
+        parts.append(narrow(tensor, d, start, n))
+        start += n
+    return tuple(parts)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """Splits into ``chunks`` pieces of (nearly) equal size along ``dim``."""
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    step = -(-size // chunks) if size else 1
+    return split(input, step, d)
+
+
+def repeat(input: Tensor, *repeats) -> Tensor:
+    """The tensor tiled ``repeats`` times along each dimension."""
+    if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)):
+        repeats = tuple(repeats[0])
+    if len(repeats) < input._data.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+            "tensor"
+        )
+    return apply(Repeat, (input,), (input._data,), repeats=tuple(int(r) for r in repeats))
+
+
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze"]
-METHODS = ("view", "reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "expand", "expand_as")
+__all__ = ["reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "narrow",
+           "cat", "stack", "split", "chunk"]
+METHODS = ("view", "reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze",
+           "expand", "expand_as", "narrow", "split", "chunk", "repeat")

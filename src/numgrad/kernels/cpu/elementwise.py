@@ -15,6 +15,7 @@ from numpy.lib.stride_tricks import as_strided
 
 # Unary op codes.
 NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL = range(8)
+LOG1P, EXPM1, RSQRT, ABS, SIN, COS, TAN, SIGN, FLOOR, CEIL, ROUND = range(8, 19)
 # Binary op codes; the *_BWD ones are fused backward formulas taking (grad, saved).
 ADD, SUB, MUL, DIV, POW, RSUB, RPOW, TANH_BWD, SIGMOID_BWD, RELU_BWD = range(10)
 # Comparisons: written to a bool output, so 1/0 become True/False.
@@ -42,7 +43,29 @@ def _unary(op, x):
         return x if x > 0 else x * 0
     if op == SQRT:
         return np.sqrt(x)
-    return 1 / x  # RECIPROCAL
+    if op == RECIPROCAL:
+        return 1 / x
+    if op == LOG1P:
+        return np.log1p(x)
+    if op == EXPM1:
+        return np.expm1(x)
+    if op == RSQRT:
+        return 1 / np.sqrt(x)
+    if op == ABS:
+        return abs(x)
+    if op == SIN:
+        return np.sin(x)
+    if op == COS:
+        return np.cos(x)
+    if op == TAN:
+        return np.tan(x)
+    if op == SIGN:
+        return np.sign(x)
+    if op == FLOOR:
+        return np.floor(x)
+    if op == CEIL:
+        return np.ceil(x)
+    return np.rint(x)  # ROUND: half to even, as PyTorch
 
 
 @njit(inline="always")
@@ -186,7 +209,21 @@ _SWAPPED = {
     EQ: EQ, NE: NE, LT: GT, GT: LT, LE: GE, GE: LE, MAXIMUM: MAXIMUM, MINIMUM: MINIMUM,
 }
 
-__all__ = ["unary", "binary", "binary_into"]
+
+
+@njit(cache=True)
+def _where_1d(cond, a, b, out):
+    for i in range(out.size):
+        out[i] = a[i] if cond[i] else b[i]
+
+
+def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a`` where ``cond`` else ``b``, all three broadcast together; ``a``, ``b`` share a dtype."""
+    shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
+    out = np.empty(shape, a.dtype)
+    flat = [np.ascontiguousarray(np.broadcast_to(x, shape)).reshape(-1) for x in (cond, a, b)]
+    _where_1d(flat[0], flat[1], flat[2], out.reshape(-1))
+    return out
 
 
 def binary_into(op: int, out: np.ndarray, b: np.ndarray) -> None:
@@ -197,3 +234,7 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray) -> None:
         _binary_1d(op, flat, b.reshape(-1), flat)
     else:
         out[...] = binary(op, out, np.asarray(b, out.dtype))
+
+
+OP_CODES = {name: value for name, value in globals().items() if name.isupper() and isinstance(value, int)}
+__all__ = ["unary", "binary", "binary_into", "where", *OP_CODES]

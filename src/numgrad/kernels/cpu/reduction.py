@@ -1,7 +1,9 @@
-"""Reduction CPU kernels: a tensor is viewed as (outer, reduced, inner) and summed over the middle.
+"""Reduction CPU kernels: a tensor is viewed as (outer, reduced, inner) and reduced over the middle.
 
-Accumulation is in float64 whatever the input's precision, so float32 sums of millions of elements
-stay accurate without pairwise summation.
+Sums accumulate in float64 whatever the input's precision, so float32 sums of millions of elements
+stay accurate without pairwise summation. ``PROD``, ``MAX`` and ``MIN`` share one op-coded kernel;
+``MAX``/``MIN`` propagate NaN, as PyTorch does. ``ARGMAX``/``ARGMIN`` give the first index of the
+extreme value (or of the first NaN).
 """
 from __future__ import annotations
 
@@ -37,8 +39,49 @@ def _sum_3d(x, out):
             out[a, i] = acc[i]
 
 
-def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
-    """Sum of ``x`` over ``dims`` (normalised, sorted, unique), keeping them as size 1 if asked."""
+PROD, MAX, MIN = range(3)
+ARGMAX, ARGMIN = range(2)
+
+
+@njit(cache=True)
+def _reduce_3d(op, x, out):
+    outer, k, inner = x.shape
+    for a in range(outer):
+        for i in range(inner):
+            acc = x[a, 0, i]
+            for j in range(1, k):
+                v = x[a, j, i]
+                if op == PROD:
+                    acc = acc * v
+                elif op == MAX:
+                    if v > acc or v != v:
+                        acc = v
+                elif v < acc or v != v:  # MIN
+                    acc = v
+                if op != PROD and acc != acc:
+                    break
+            out[a, i] = acc
+
+
+@njit(cache=True)
+def _arg_reduce_3d(op, x, out):
+    outer, k, inner = x.shape
+    for a in range(outer):
+        for i in range(inner):
+            best = x[a, 0, i]
+            index = 0
+            for j in range(1, k):
+                if best != best:
+                    break
+                v = x[a, j, i]
+                if v != v or (v > best if op == ARGMAX else v < best):
+                    best = v
+                    index = j
+            out[a, i] = index
+
+
+def _as_3d(x: np.ndarray, dims: tuple[int, ...], keepdim: bool):
+    """``x`` as a contiguous (outer, reduced, inner) array, and the shape of the result."""
     nd = x.ndim
     if keepdim:
         shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
@@ -56,7 +99,40 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     outer = int(np.prod(x.shape[:first], dtype=np.int64))
     k = int(np.prod(x.shape[first:last], dtype=np.int64))
     inner = int(np.prod(x.shape[last:], dtype=np.int64))
-    out = np.empty((outer, inner), x.dtype)
+    return x.reshape(outer, k, inner), shape
+
+
+def reduce_dims(op: int, x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    """``PROD``, ``MAX`` or ``MIN`` of ``x`` over ``dims`` (MAX/MIN need a non-empty slice)."""
+    x3, shape = _as_3d(x, dims, keepdim)
+    if x3.shape[1] == 0:
+        if op != PROD:
+            raise IndexError(
+                "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                "reduction dim with the 'dim' argument."
+            )
+        return np.ones(shape, x.dtype)
+    out = np.empty((x3.shape[0], x3.shape[2]), x.dtype)
     if out.size:
-        _sum_3d(x.reshape(outer, k, inner), out)
+        _reduce_3d(op, x3, out)
+    return out.reshape(shape)
+
+
+def arg_reduce_dims(op: int, x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    """Indices (int64) of the ``ARGMAX``/``ARGMIN`` over one dimension (or all, flattened)."""
+    x3, shape = _as_3d(x, dims, keepdim)
+    if x3.shape[1] == 0:
+        raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
+    out = np.empty((x3.shape[0], x3.shape[2]), np.int64)
+    if out.size:
+        _arg_reduce_3d(op, x3, out)
+    return out.reshape(shape)
+
+
+def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    """Sum of ``x`` over ``dims`` (normalised, sorted, unique), keeping them as size 1 if asked."""
+    x3, shape = _as_3d(x, dims, keepdim)
+    out = np.empty((x3.shape[0], x3.shape[2]), x.dtype)
+    if out.size:
+        _sum_3d(x3, out)
     return out.reshape(shape)

@@ -238,13 +238,15 @@ def test_grad_accumulates_in_place_into_the_same_grad_tensor():
 
 
 def test_first_grad_does_not_alias_the_incoming_gradient():
-    x = ng.tensor([1.0, 2.0], requires_grad=True)
-    seed = ng.tensor([1.0, 1.0])
-    y = x * 1.0
-    y.backward(seed)
-    (x * 1.0).backward(seed)
-    np.testing.assert_allclose(_np(x.grad), [2.0, 2.0])
-    np.testing.assert_allclose(_np(seed), [1.0, 1.0])  # the seed was not modified
+    # AddBackward0 passes the incoming gradient on unchanged, so without a copy .grad would be the
+    # seed itself and the second backward would accumulate into the caller's tensor.
+    for first, second in ((lambda x: x + 0.0, lambda x: x + 0.0), (lambda x: x, lambda x: x * 1.0)):
+        x = ng.tensor([1.0, 2.0], requires_grad=True)
+        seed = ng.tensor([1.0, 1.0])
+        first(x).backward(seed)
+        second(x).backward(seed)
+        np.testing.assert_allclose(_np(x.grad), [2.0, 2.0])
+        np.testing.assert_allclose(_np(seed), [1.0, 1.0])  # the seed was not modified
 
 
 def test_retain_grad_fills_a_non_leaf_grad():

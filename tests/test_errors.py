@@ -201,12 +201,13 @@ def test_autograd_grad_twice_raises():
 
 # --------------------------------------------------------------------------- in-place version check
 def _versioned_graph():
-    """out = u.sum() + (exp(x) * t).sum(): u's gradient is one step from the root, x's is deep,
-    and t (a constant) is saved by the multiplication."""
+    """out = (u * u).sum() + ((exp(x) * t) * 2).sum(): u's gradient is two steps from the root,
+    x's is deep, t (a constant) is saved by the multiplication by t, and the multiplication by 2
+    (which saves its inputs too) runs before the one that finds t modified."""
     u = ng.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
     x = ng.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], requires_grad=True)
     t = ng.tensor([[1.0, -1.0, 2.0], [0.5, 3.0, -2.0]])
-    out = u.sum() + (x.exp() * t).sum()
+    out = (u * u).sum() + ((x.exp() * t) * 2.0).sum()
     return u, x, t, out
 
 
@@ -239,10 +240,11 @@ def test_modified_saved_tensor_keeps_previous_grads_and_graph():
     # nothing in the graph was freed by the failed call: undo the "modification" and it runs
     t._version_counter.value -= 2
     out.backward()
-    np.testing.assert_allclose(_np(u.grad), np.full((2, 3), 2.0))
+    uv = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     xv = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
     tv = np.array([[1.0, -1.0, 2.0], [0.5, 3.0, -2.0]])
-    np.testing.assert_allclose(_np(x.grad), 2 * np.exp(xv) * tv, rtol=1e-5)
+    np.testing.assert_allclose(_np(u.grad), 2 * (2 * uv))  # two passes
+    np.testing.assert_allclose(_np(x.grad), 2 * (2 * np.exp(xv) * tv), rtol=1e-5)
 
 
 def test_modified_saved_output_names_the_node():

@@ -111,9 +111,13 @@ class VectorNorm(Op):
         if not ctx.params["keepdim"]:
             kshape = _keepdim_shape(ctx.input_shapes[0], ctx.params["dims"])
             grad, norm = grad.reshape(kshape), norm.reshape(kshape)
-        # x / ||x||, taken as 0 where the norm is 0 (dividing by +inf there instead of 0).
-        at_zero = Tensor._wrap(np.where(norm._data == 0, np.inf, 0).astype(norm._data.dtype))
-        return (a * (grad / (norm + at_zero)),)
+        # x / ||x||, taken as 0 where the norm is 0.
+        return (a * (grad / (norm + _inf_where_zero(norm))),)
+
+
+def _inf_where_zero(t: Tensor) -> Tensor:
+    """A constant, +inf where ``t`` is 0 and 0 elsewhere: ``x / (t + it)`` is 0 where ``t`` is 0."""
+    return Tensor._wrap(np.where(t._data == 0, np.inf, 0).astype(t._data.dtype))
 
 
 class _Prod(Op):
@@ -295,7 +299,9 @@ class Std(_Var):
         dims, correction = ctx.params["dims"], ctx.params["correction"]
         count = _count(ctx.input_shapes[0], dims) - correction
         centred = a - a.mean(dims, keepdim=True)
-        return (_keep(grad, ctx) * centred / (_keep(out, ctx) * count),)
+        out = _keep(out, ctx)
+        # Where the deviation is 0 the gradient is taken as 0, as PyTorch does.
+        return (_keep(grad, ctx) * centred / ((out + _inf_where_zero(out)) * count),)
 
 
 def _stable_max(K, a: np.ndarray, dims) -> np.ndarray:

@@ -108,25 +108,25 @@ def _binary(op, a, b):
     return a if b > 0 else a * 0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _unary_1d(op, x, out):
     for i in range(out.size):
         out[i] = _unary(op, x[i])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _binary_1d(op, a, b, out):
     for i in range(out.size):
         out[i] = _binary(op, a[i], b[i])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _binary_1d_scalar(op, a, b, out):
     for i in range(out.size):
         out[i] = _binary(op, a[i], b)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _binary_strided(op, a, a_strides, b, b_strides, shape, out):
     """The general path: ``a`` and ``b`` are 1-D views of their buffers, addressed through element
     strides (0 along broadcast dimensions); ``out`` is contiguous. Iterates the last dimension in
@@ -211,7 +211,7 @@ _SWAPPED = {
 
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _where_1d(cond, a, b, out):
     for i in range(out.size):
         out[i] = a[i] if cond[i] else b[i]

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sum_3d(x, out):
     outer, k, inner = x.shape
     acc = np.zeros(inner, np.float64)
@@ -43,7 +43,7 @@ PROD, MAX, MIN = range(3)
 ARGMAX, ARGMIN = range(2)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _reduce_3d(op, x, out):
     outer, k, inner = x.shape
     for a in range(outer):
@@ -63,7 +63,7 @@ def _reduce_3d(op, x, out):
             out[a, i] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _arg_reduce_3d(op, x, out):
     outer, k, inner = x.shape
     for a in range(outer):

@@ -45,7 +45,7 @@ def _peak_increase_mb(m, x) -> float:
     _reset_peak_rss()
     base = _status_kb("VmRSS")
     chain20(m, x)
-    return (_status_kb("VmHWM") - base) / 1024
+    return round((_status_kb("VmHWM") - base) / 1024, 1)
 
 
 class Chain20Numgrad:

@@ -1,8 +1,12 @@
-"""``numgrad.autograd``: running backward, ``grad``, and the tools to check gradients."""
+"""``numgrad.autograd``: running backward, ``grad``, custom ``Function``s, ``functional``
+(jacobian, hessian, vjp, jvp, hvp, vhp), anomaly detection, and the tools to check gradients."""
 from __future__ import annotations
 
 
 from . import engine
+from .anomaly_mode import (  # noqa: F401
+    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .node import AccumulateGrad, Node  # noqa: F401
 
@@ -103,9 +107,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     return tuple(result)
 
 
+from . import functional  # noqa: E402,F401
+from .function import Function  # noqa: E402,F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
 
 __all__ = [
     "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad",
+    "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad", "Function", "functional",
+    "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
 ]

@@ -5,10 +5,19 @@ after every node that feeds it a gradient has run; the gradients arriving at one
 a buffer. Gradients are reduced to each input's shape and dtype here, in one place, so op formulas
 never "unbroadcast" by hand. Everything that could fail is checked before any ``.grad`` changes,
 and the writes to ``.grad`` are applied together at the end, so an error leaves nothing half-updated.
+
+A node with several outputs (a custom ``Function`` returning a tuple) is reached through one
+single-output node per output whose edge carries the output's index; the engine gathers those
+gradients into one list per such node, so its backward runs once, with all of them.
+
+In anomaly mode a node that fails (NaN gradients included, with ``check_nan``) warns with the stack
+of the forward call that recorded it before the error propagates.
 """
 from __future__ import annotations
 
-from . import grad_mode
+import numpy as np
+
+from . import anomaly_mode, grad_mode
 from .node import AccumulateGrad
 
 
@@ -22,7 +31,12 @@ def _discover(roots):
             stack.append(node)
     while stack:
         node = stack.pop()
-        node.check_saved()
+        try:
+            node.check_saved()
+        except Exception:
+            if anomaly_mode.state.enabled:
+                anomaly_mode.warn_forward_trace(node)
+            raise
         for child, _ in node.next_functions:
             if child is None:
                 continue
@@ -92,6 +106,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     writes = []  # (tensor, gradient) pairs for .grad, applied at the end
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
+    node = None
     try:
         while ready:
             node = ready.pop()
@@ -109,6 +124,10 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
             else:
                 in_grads = _apply(node, grad, retain_graph)
             _propagate(node, in_grads, deps, buffers, ready)
+    except Exception:
+        if anomaly_mode.state.enabled and node is not None:
+            anomaly_mode.warn_forward_trace(node)
+        raise
     finally:
         grad_mode.state.enabled = prev_mode
     accumulate(writes, create_graph)
@@ -135,29 +154,53 @@ def _run_pre_hooks(node, grad, writes):
 
 
 def _apply(node, grad, retain_graph):
-    in_grads = node.apply(grad)
+    if anomaly_mode.state.enabled:
+        with anomaly_mode.running(node):  # nodes its backward records get it as their parent
+            in_grads = node.apply(grad)
+        if anomaly_mode.state.check_nan:
+            _check_nan(node, in_grads)
+    else:
+        in_grads = node.apply(grad)
     if not retain_graph:
         node.release()
     return in_grads
 
 
+def _check_nan(node, in_grads):
+    """Anomaly mode: a node may not return NaN for an input that receives a gradient."""
+    for i, (child, _) in enumerate(node.next_functions):
+        g = in_grads[i] if i < len(in_grads) else None
+        if child is not None and g is not None and np.isnan(g._data).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
 def _propagate(node, in_grads, deps, buffers, ready):
     edges = node.next_functions
     shapes = getattr(node, "input_shapes", None)
-    for i, (child, _) in enumerate(edges):
+    for i, (child, nr) in enumerate(edges):
         if child is None:
             continue
         g = in_grads[i] if i < len(in_grads) else None
         if g is not None:
             if shapes is not None:
                 g = _reduce_to(g, shapes[i], node.input_dtypes[i])
-            if child in buffers:
+            if child._num_outputs != 1:
+                _buffer_output(buffers, child, nr, g)
+            elif child in buffers:
                 buffers[child] = buffers[child] + g
             else:
                 buffers[child] = g
         deps[child] -= 1
         if deps[child] == 0:
             ready.append(child)
+
+
+def _buffer_output(buffers, node, nr, grad):
+    """Adds ``grad`` to the gradient of output ``nr`` of a node with several outputs."""
+    grads = buffers.get(node)
+    if grads is None:
+        grads = buffers[node] = [None] * node._num_outputs
+    grads[nr] = grad if grads[nr] is None else grads[nr] + grad
 
 
 def accumulate(writes, create_graph: bool) -> None:

@@ -9,11 +9,22 @@ from __future__ import annotations
 
 import itertools
 
+from . import anomaly_mode
+
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
     "they have already been freed). Saved intermediate values of the graph are freed when you call "
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+_HINT_ANOMALY_OFF = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with numgrad.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+_HINT_ANOMALY_ON = (
+    "Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+    "The variable in question was changed in there or anywhere later. Good luck!"
 )
 
 _handle_ids = itertools.count()
@@ -72,9 +83,8 @@ class SavedTensor:
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [numgrad.{kind}Tensor {list(data.shape)}]{made_by} is at version "
-            f"{self.counter.value}; expected version {self.version} instead. Hint: enable anomaly "
-            "detection to find the operation that failed to compute its gradient, with "
-            "numgrad.autograd.set_detect_anomaly(True)."
+            f"{self.counter.value}; expected version {self.version} instead. "
+            + (_HINT_ANOMALY_ON if anomaly_mode.state.enabled else _HINT_ANOMALY_OFF)
         )
 
     def unpack(self, node):
@@ -90,9 +100,13 @@ class SavedTensor:
 
 
 class Node:
-    """A backward function. ``name()`` is PyTorch's (``MulBackward0``)."""
+    """A backward function. ``name()`` is PyTorch's (``MulBackward0``).
 
-    __slots__ = ("next_functions", "_pre_hooks", "_retained", "__weakref__")
+    ``_anomaly`` is set only on nodes recorded in anomaly mode (``anomaly_mode.record``).
+    """
+
+    __slots__ = ("next_functions", "_pre_hooks", "_retained", "_anomaly", "__weakref__")
+    _num_outputs = 1  # a node with several outputs gets one gradient each (a list) in apply
 
     def __init__(self):
         self.next_functions = ()

@@ -1,6 +1,8 @@
 """Reductions over all elements or over ``dim`` (an int or a tuple), with ``keepdim``."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
@@ -63,14 +65,13 @@ class _Mean(Op):
     @staticmethod
     def forward(K, a, *, dims, keepdim):
         total = K.sum_dims(a, dims, keepdim)
-        count = int(np.prod([a.shape[d] for d in dims], dtype=np.int64))
+        count = _count(a.shape, dims)
         return K.binary(K.DIV, total, np.array(count, a.dtype))
 
     @staticmethod
     def backward(ctx, grad):
         shape = ctx.input_shapes[0]
-        count = int(np.prod([shape[d] for d in ctx.params["dims"]], dtype=np.int64))
-        return (_grad_to_input(grad / count, ctx),)
+        return (_grad_to_input(grad / _count(shape, ctx.params["dims"]), ctx),)
 
 
 @register
@@ -264,7 +265,8 @@ class _Var(Op):
 
 
 def _count(shape, dims) -> int:
-    return int(np.prod([shape[d] for d in dims], dtype=np.int64))
+    """The number of elements a reduction over ``dims`` combines."""
+    return math.prod(shape[d] for d in dims)
 
 
 @register

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from ..autograd import grad_mode
+from ..autograd import anomaly_mode, grad_mode
 from ..autograd.node import OpNode, SavedTensor
 from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
@@ -124,5 +124,7 @@ def _record(op, inputs, result, params) -> Tensor:
         saved.append(SavedTensor(result, True))
     node._saved = tuple(saved)
     node._released = False
+    if anomaly_mode.state.enabled:
+        anomaly_mode.record(node)
     result.grad_fn = node
     return result

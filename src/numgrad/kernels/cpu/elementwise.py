@@ -178,17 +178,21 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     """``op(a, b)`` with NumPy/PyTorch broadcasting. ``a`` and ``b`` share one dtype; the result
     has it too unless ``out_dtype`` is given (bool for comparisons)."""
     dt = a.dtype if out_dtype is None else out_dtype
-    if a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
+    a_flat = a.flags.c_contiguous
+    b_flat = b.flags.c_contiguous
+    if a.shape == b.shape and a_flat and b_flat:
         out = np.empty(a.shape, dt)
         _binary_1d(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
         return out
-    if b.size == 1 and b.ndim <= a.ndim and a.flags.c_contiguous:
+    # One operand holds a single value (a number, or a tensor broadcast from one element).
+    if b.ndim <= a.ndim and a_flat and _single_value(b, a.shape):
         out = np.empty(a.shape, dt)
-        _binary_1d_scalar(op, a.reshape(-1), b.reshape(-1)[0], out.reshape(-1))
+        _binary_1d_scalar(op, a.reshape(-1), b.reshape(-1)[0] if b_flat else b.flat[0], out.reshape(-1))
         return out
-    if a.size == 1 and a.ndim <= b.ndim and b.flags.c_contiguous and op in _SWAPPED:
+    if a.ndim <= b.ndim and b_flat and op in _SWAPPED and _single_value(a, b.shape):
         out = np.empty(b.shape, dt)
-        _binary_1d_scalar(_SWAPPED[op], b.reshape(-1), a.reshape(-1)[0], out.reshape(-1))
+        _binary_1d_scalar(_SWAPPED[op], b.reshape(-1), a.reshape(-1)[0] if a_flat else a.flat[0],
+                          out.reshape(-1))
         return out
     shape = np.broadcast_shapes(a.shape, b.shape)
     out = np.empty(shape, dt)
@@ -201,6 +205,13 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     b1, sb = _strided_view(b, shape)
     _binary_strided(op, a1, sa, b1, sb, np.array(shape, np.int64), out.reshape(-1))
     return out
+
+
+def _single_value(x: np.ndarray, other_shape: tuple) -> bool:
+    """Whether ``x`` is one value repeated (size 1, or all strides 0) broadcasting to the other."""
+    if x.size == 1:
+        return True
+    return x.shape == other_shape[len(other_shape) - x.ndim:] and not any(x.strides)
 
 
 # op(s, x) == swapped_op(x, s): lets a scalar on the left take the fast scalar path.

@@ -7,6 +7,8 @@ extreme value (or of the first NaN).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -87,6 +89,8 @@ def _as_3d(x: np.ndarray, dims: tuple[int, ...], keepdim: bool):
         shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
     else:
         shape = tuple(n for d, n in enumerate(x.shape) if d not in dims)
+    if len(dims) == nd and x.flags.c_contiguous:  # everything: the common case, made cheap
+        return x.reshape(1, x.size, 1), shape
     if dims and dims != tuple(range(dims[0], dims[-1] + 1)):
         # Make the reduced dimensions one contiguous block by moving them to the end.
         kept = [d for d in range(nd) if d not in dims]
@@ -96,9 +100,9 @@ def _as_3d(x: np.ndarray, dims: tuple[int, ...], keepdim: bool):
         first = dims[0] if dims else nd
     last = first + len(dims)
     x = np.ascontiguousarray(x)
-    outer = int(np.prod(x.shape[:first], dtype=np.int64))
-    k = int(np.prod(x.shape[first:last], dtype=np.int64))
-    inner = int(np.prod(x.shape[last:], dtype=np.int64))
+    outer = math.prod(x.shape[:first])
+    k = math.prod(x.shape[first:last])
+    inner = math.prod(x.shape[last:])
     return x.reshape(outer, k, inner), shape
 
 

@@ -1,0 +1,281 @@
+"""``autograd.Function``: differentiable operations whose forward and backward the user writes.
+
+A subclass defines ``forward(ctx, *args, **kwargs)``, which runs with grad mode off on the
+arguments as given, and ``backward(ctx, *grad_outputs)``, which returns one gradient per forward
+argument (None for non-tensors and for inputs that need none); ``Cls.apply(*args)`` runs it and,
+if an input requires grad, records a node. As in PyTorch the node *is* ``ctx``: its class is
+``<Cls>Backward``, it is the outputs' ``grad_fn``, and it keeps what ``forward`` put on it.
+Forward and backward may run any code, Numba kernels on ``t.detach().numpy()`` included; a
+backward written with tensor ops is itself differentiable (``create_graph=True``).
+
+Several outputs. A tensor knows its ``grad_fn`` but no output index, so a Function that returns
+several tensors gives each differentiable output a small node of its own (``FunctionOutput``),
+named like the Function's node, whose one edge points at the Function's node with the output's
+index. The engine gathers the gradients of all the outputs into one list for that node and runs
+the user's ``backward`` once, with all of them, as PyTorch does. (Giving each output a full node
+that runs ``backward`` with the other gradients zero would call it once per output: wrong for a
+``backward`` that is not linear in its gradients, slower, and it would free the saved tensors
+after the first call.) The one visible difference from PyTorch: ``out.grad_fn`` of such an output
+is that per-output node, and the Function's node is ``out.grad_fn.next_functions[0][0]``.
+"""
+from __future__ import annotations
+
+import inspect
+import weakref
+
+import numpy as np
+
+from . import anomaly_mode, grad_mode
+from .node import _FREED, Node, OpNode, SavedTensor
+
+
+class FunctionCtx:
+    """What ``forward`` (or ``setup_context``) uses to prepare ``backward``; any other attribute
+    may be set on ``ctx`` too."""
+
+    __slots__ = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        """Saves tensors (or None) for ``backward``, which reads them back as
+        ``ctx.saved_tensors``. Call it at most once, with inputs, outputs or intermediates; a
+        saved tensor modified in place before backward makes backward raise, and saved tensors
+        are freed by backward unless ``retain_graph=True``."""
+        from ..tensor import Tensor
+
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}"
+                )
+        self.to_save = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Marks outputs as non-differentiable: they do not require grad, and ``backward`` still
+        receives a gradient for each of them (zeros, or None without materialized grads)."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether the gradients of outputs that received none reach ``backward`` as zeros
+        (True, the default) or as None."""
+        self.materialize_grads = bool(value)
+
+
+class BackwardCFunction(FunctionCtx, OpNode):
+    """The node of one ``Function.apply`` call, and the ``ctx`` its forward and backward get.
+
+    Subclassed once per Function as ``<Cls>Backward``. Saved tensors, their version checks and
+    their release after backward are ``OpNode``'s. Instances have a ``__dict__`` for what users
+    put on ``ctx``.
+    """
+
+    _forward_cls = None  # the Function, set on each subclass
+    to_save = ()
+    non_differentiable = ()
+    materialize_grads = True
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward`` (outputs come back with this node, or
+        their per-output node, as ``grad_fn``)."""
+        if self._released:
+            raise RuntimeError(_FREED)
+        return tuple(s if s is None else s.unpack(self._output_node(k))
+                     for s, k in zip(self._saved, self._saved_outputs))
+
+    def _output_node(self, index):
+        """The ``grad_fn`` of output ``index`` (this node, unless there are several outputs)."""
+        if self._num_outputs == 1 or index is None:
+            return self
+        ref = self._output_refs[index]
+        node = ref() if ref is not None else None
+        if node is None:  # weakly held: the output tensor owns its node, this node does not
+            node = FunctionOutput(self, index)
+            self._output_refs[index] = weakref.ref(node)
+        return node
+
+    def apply(self, grad):
+        grads = list(grad) if self._num_outputs != 1 else [grad]
+        if self.materialize_grads:
+            grads = [_zeros(meta) if g is None and meta is not None else g
+                     for g, meta in zip(grads, self._output_meta)]
+        return self._input_gradients(self._forward_cls.backward(self, *grads))
+
+    def _input_gradients(self, result) -> tuple:
+        """The gradients ``backward`` returned (one per forward argument), checked as PyTorch
+        checks them, as one per edge (tensor argument)."""
+        from ..tensor import Tensor
+
+        grads = result if isinstance(result, tuple) else (result,)
+        n = len(self._is_tensor)
+        if len(grads) > n and all(g is None for g in grads[n:]):
+            grads = grads[:n]
+        if len(grads) != n:
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients (expected {n}, "
+                f"got {len(grads)})"
+            )
+        per_edge = []
+        for i, (g, is_tensor) in enumerate(zip(grads, self._is_tensor)):
+            if not is_tensor:
+                if g is not None:
+                    raise RuntimeError(
+                        f"function {self.name()} returned a gradient different than None at "
+                        f"position {i + 1}, but the corresponding forward input was not a Variable"
+                    )
+                continue
+            if g is not None and not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+            k = len(per_edge)
+            if g is not None and self.next_functions[k][0] is None:
+                g = None  # the input needs no gradient
+            if g is not None and not _expandable(self.input_shapes[k], g._data.shape):
+                raise RuntimeError(
+                    f"Function {self.name()} returned an invalid gradient at index {k} - got "
+                    f"{list(g._data.shape)} but expected shape compatible with "
+                    f"{list(self.input_shapes[k])}"
+                )
+            per_edge.append(g)  # the engine sums a broadcast gradient to the input's shape
+        return tuple(per_edge)
+
+
+class FunctionOutput(Node):
+    """The ``grad_fn`` of one output of a Function that returned several: it hands the output's
+    gradient to the Function's node, as that node's output ``index``."""
+
+    __slots__ = ()
+
+    def __init__(self, owner: BackwardCFunction, index: int):
+        super().__init__()
+        self.next_functions = ((owner, index),)
+
+    def name(self) -> str:
+        return self.next_functions[0][0].name()
+
+    def apply(self, grad):
+        return (grad,)
+
+
+def _zeros(meta):
+    """Zeros of an output's (shape, dtype): the gradient of an output that received none."""
+    from ..tensor import Tensor
+
+    shape, dtype = meta
+    return Tensor._wrap(np.zeros(shape, dtype))
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (a gradient of shape ``target`` sums back)."""
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(shape[::-1], target[::-1]))
+
+
+class Function:
+    """Base class for differentiable operations with a custom forward and backward.
+
+    Define ``forward(ctx, *args, **kwargs)`` and ``backward(ctx, *grad_outputs)`` as static
+    methods (or ``forward(*args, **kwargs)`` plus ``setup_context(ctx, inputs, output)``) and
+    call ``Cls.apply(*args)``. ``backward`` gets one gradient per output of ``forward`` and returns
+    one per input of it.
+    """
+
+    _backward_cls = BackwardCFunction
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(cls.__name__ + "Backward", (BackwardCFunction,),
+                                 {"_forward_cls": cls})
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        """Computes the outputs (tensors, or a tuple of them), with grad mode off."""
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        """Optional: prepares ``ctx`` from the inputs and output, for a ``forward`` without ctx."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """The gradients of the inputs, given those of the outputs."""
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Runs ``forward`` and, if grad mode is on and a tensor argument requires grad, records
+        ``backward`` for the outputs."""
+        from ..tensor import Tensor
+
+        separate = cls.setup_context is not Function.setup_context
+        if separate:
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        inputs = args + tuple(kwargs.values())
+        record = grad_mode.state.enabled and any(
+            isinstance(a, Tensor) and a._requires_grad for a in inputs)
+        ctx = cls._backward_cls()
+        ctx._saved = ()
+        ctx._released = False
+        ctx.needs_input_grad = tuple(  # as PyTorch: whatever the grad mode
+            isinstance(a, Tensor) and a._requires_grad for a in inputs)
+        prev = grad_mode.state.enabled
+        grad_mode.state.enabled = False
+        try:
+            if separate:
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
+        finally:
+            grad_mode.state.enabled = prev
+        if not record:
+            return outputs
+        return _record(ctx, inputs, outputs)
+
+
+def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
+    """Connects ``ctx`` to the inputs' nodes and makes it (or a per-output node) the outputs'
+    ``grad_fn``; then saves what ``forward`` asked to save."""
+    from ..tensor import Tensor
+
+    tensors = [a for a in inputs if isinstance(a, Tensor)]
+    ctx._is_tensor = tuple(isinstance(a, Tensor) for a in inputs)
+    ctx.next_functions = tuple((t._edge() if t._requires_grad else None, 0) for t in tensors)
+    ctx.input_shapes = tuple(t._data.shape for t in tensors)
+    ctx.input_dtypes = tuple(t.dtype for t in tensors)
+    is_tuple = isinstance(outputs, tuple)
+    outs = list(outputs) if is_tuple else [outputs]
+    if len(outs) > 1:
+        ctx._num_outputs = len(outs)
+        ctx._output_refs = [None] * len(outs)
+    non_differentiable = {id(t) for t in ctx.__dict__.pop("non_differentiable", ())}
+    seen = {id(t) for t in tensors}
+    meta = []
+    for k, out in enumerate(outs):
+        if not isinstance(out, Tensor):
+            meta.append(None)
+            continue
+        differentiable = id(out) not in non_differentiable and out.dtype.is_floating_point
+        if id(out) in seen:  # an input (or a repeated output) returned as is: a new tensor
+            out = outs[k] = out.detach()  # sharing its data, as PyTorch returns a view of it
+        seen.add(id(out))
+        meta.append((out._data.shape, out._data.dtype))
+        if differentiable:
+            out._requires_grad = True
+            out.grad_fn = ctx._output_node(k)
+    ctx._output_meta = tuple(meta)
+    index = {id(o): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
+    to_save = ctx.__dict__.pop("to_save", ())  # not kept: an output there would form a cycle
+    ctx._saved_outputs = tuple(None if t is None else index.get(id(t)) for t in to_save)
+    ctx._saved = tuple(None if t is None else SavedTensor(t, id(t) in index) for t in to_save)
+    if anomaly_mode.state.enabled:
+        anomaly_mode.record(ctx)
+    return tuple(outs) if is_tuple else outs[0]

@@ -1,0 +1,773 @@
+"""Indexing: ``tensor[index]`` (reading) and ``tensor[index] = value`` (writing, in place).
+
+An index expression is parsed once, as PyTorch parses it (``python_variable_indexing.cpp``), into
+a ``Key`` of two NumPy index tuples applied one after the other:
+
+* ``basic``: ints, slices and ``None`` (``...`` expanded), which give a *view*;
+* ``adv``: integer arrays and boolean masks (full slices elsewhere) on that view, which *copy*.
+
+The split follows PyTorch, not NumPy, where they differ: PyTorch applies ints (and 0-d integer
+tensors) as ``select`` before any advanced index, so ``x[0, :, [1, 2]]`` has shape (4, 2) for a
+(3, 4, 5) tensor where NumPy gives (2, 4); and a Python ``True`` is an unsqueeze indexed by [0].
+
+Reading with a basic key is one view op whose node carries PyTorch's name for the last view op it
+would record (``x[0]`` → SelectBackward0, ``x[1:, None]`` → UnsqueezeBackward0); one node instead
+of PyTorch's chain, with the same gradient. An advanced key is one ``index`` op (IndexBackward0),
+whose backward is a scatter-add (duplicates accumulate) recorded as an op, so double backward works.
+
+Writing is ``index_put`` (advanced keys) or ``CopySlices`` (basic ones) run in place on the
+tensor's storage; in grad mode the node becomes the tensor's ``grad_fn`` (its old history is an
+input), as ``ops/inplace.py`` does. A write through a view rebases the view's *base* and gives the
+view a fresh history from it, as PyTorch's ``CopySlices`` does.
+
+Known differences, all in node names off the common path: the fresh history of a view written
+through is an IndexBackward0 node (PyTorch: AsStridedBackward0); the double-backward node of an
+advanced index that also slices is IndexPutImplBackward0 (PyTorch chains a view backward after
+it); other views of the same base keep their old ``grad_fn`` (PyTorch regenerates it lazily on
+the version change, which needs support in ``Tensor``).
+"""
+from __future__ import annotations
+
+import numbers
+import operator
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from .registry import Op, Sample, apply, kernels_for, register
+
+_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_OF_LEAF = "a view of " + _LEAF
+_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+_NOT_AN_INDEX = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+    "indices (got {})"
+)
+_BAD_INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
+_TUPLE_SEQUENCE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+    "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+    "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result"
+)
+
+# The view ops PyTorch records for basic indexing; a key remembers its first and last one, which
+# name the node of the view (the last) and of its backward (the first).
+SELECT, SLICE, UNSQUEEZE, ALIAS = "select", "slice", "unsqueeze", "alias"
+
+
+class Key(NamedTuple):
+    """A parsed index: ``array[basic + (...,)][adv]`` (``adv`` None: a basic index, a view)."""
+
+    basic: tuple
+    adv: tuple | None
+    first: str = ALIAS
+    last: str = ALIAS
+
+
+# ------------------------------------------------------------------ parsing
+_INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _ARRAY, _MASK = range(7)
+
+
+def _index_array(obj) -> np.ndarray:
+    """An index tensor, array or (nested) list as an int64 or bool array."""
+    if isinstance(obj, Tensor):
+        arr = obj._data
+    elif isinstance(obj, np.ndarray):
+        arr = obj
+    else:
+        arr = np.array(obj)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.int64)  # [] is an empty long index, as in PyTorch
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    raise IndexError(_BAD_INDEX_DTYPE)
+
+
+def _classify(obj):
+    """One index item as (kind, value)."""
+    kind = type(obj)
+    if kind is int:
+        return _INT, obj
+    if kind is slice:
+        return _SLICE, obj
+    if obj is None:
+        return _NONE, None
+    if obj is Ellipsis:
+        return _ELLIPSIS, None
+    if isinstance(obj, (bool, np.bool_)):
+        return _BOOL, bool(obj)
+    if isinstance(obj, (numbers.Integral, np.integer)):
+        return _INT, int(obj)
+    if isinstance(obj, (Tensor, np.ndarray, list, tuple)):
+        arr = _index_array(obj)
+        if arr.ndim == 0 and isinstance(obj, (Tensor, np.ndarray)):
+            # A 0-d integer tensor is an int (select); a 0-d bool one is a Python bool.
+            return (_BOOL, bool(arr)) if arr.dtype.kind == "b" else (_INT, int(arr))
+        return (_MASK if arr.dtype.kind == "b" else _ARRAY), arr
+    if hasattr(type(obj), "__index__"):
+        return _INT, obj.__index__()
+    raise IndexError(_NOT_AN_INDEX.format(type(obj).__name__))
+
+
+def _sequence_is_tuple(seq: list) -> bool:
+    """PyTorch's (NumPy's old) rule: a list holding a tensor, sequence, slice, ``...`` or None
+    indexes several dimensions, as a tuple would; otherwise it is one index tensor."""
+    if len(seq) >= 32:
+        return False
+    return any(
+        isinstance(o, (Tensor, np.ndarray, list, tuple, slice, str)) or o is None or o is Ellipsis
+        for o in seq
+    )
+
+
+def parse_index(index, shape: tuple) -> Key:
+    """The ``Key`` of ``tensor[index]`` for a tensor of ``shape``, with PyTorch's errors."""
+    if type(index) is int and shape and -shape[0] <= index < shape[0]:
+        return Key((index,), None, SELECT, SELECT)  # the common x[i], without the general walk
+    single = not isinstance(index, tuple)
+    if single and isinstance(index, list) and _sequence_is_tuple(index):
+        warnings.warn(_TUPLE_SEQUENCE, UserWarning, stacklevel=3)
+        index, single = tuple(index), False
+    items = [_classify(obj) for obj in (index if not single else (index,))]
+    ndim = len(shape)
+    specified = sum(
+        1 if kind in (_INT, _SLICE, _ARRAY) else value.ndim if kind == _MASK else 0
+        for kind, value in items
+    )
+    if specified > ndim:
+        if ndim == 0 and single and items[0][0] == _INT:
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        if ndim == 0 and single and items[0][0] == _SLICE:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+
+    basic, adv, kinds = [], {}, []
+    cur = list(shape)  # the shape of the view built so far
+    dim = 0  # the view's next dimension
+    expanded = False
+    for pos, (kind, value) in enumerate(items):
+        if kind == _INT:
+            size = cur[dim]
+            if not -size <= value < size:
+                raise IndexError(
+                    f"index {value} is out of bounds for dimension {pos} with size {size}"
+                )
+            basic.append(value)
+            del cur[dim]
+            kinds.append(SELECT)
+        elif kind == _SLICE:
+            size = cur[dim]
+            start, stop, step = value.indices(size)  # raises for a zero step, as Python does
+            if step < 0:
+                raise ValueError("step must be greater than zero")
+            if single or not _is_full(value, size):
+                kinds.append(SLICE)
+            basic.append(slice(start, stop, step))
+            cur[dim] = len(range(start, stop, step))
+            dim += 1
+        elif kind == _NONE or kind == _BOOL:
+            basic.append(None)
+            cur.insert(dim, 1)
+            kinds.append(UNSQUEEZE)
+            if kind == _BOOL:  # x[True]: x[None] indexed by [0]; x[False]: by [] (PyTorch)
+                adv[dim] = np.zeros(1 if value else 0, np.int64)
+            dim += 1
+        elif kind == _ELLIPSIS:
+            if not expanded:  # PyTorch ignores a second ``...`` (NumPy rejects it)
+                free = ndim - specified
+                basic.extend([slice(None)] * free)
+                dim += free
+                expanded = True
+        else:  # an index array or a mask: full slices in the view, the array in ``adv``
+            n = value.ndim if kind == _MASK else 1
+            basic.extend([slice(None)] * n)
+            adv[dim] = value
+            dim += n
+    first, last = (kinds[0], kinds[-1]) if kinds else (ALIAS, ALIAS)
+    if not adv:
+        return Key(tuple(basic), None, first, last)
+    _check_advanced(adv, cur)
+    entries, d = [], 0
+    for p in sorted(adv):
+        entries.extend([slice(None)] * (p - d))
+        entries.append(adv[p])
+        d = p + (adv[p].ndim if adv[p].dtype.kind == "b" else 1)
+    return Key(tuple(basic), tuple(entries), first, last)
+
+
+def _is_full(s: slice, size: int) -> bool:
+    """Whether PyTorch skips the slice in a tuple index: it looks at the bounds as written
+    (``x[:, -9:]`` records a slice, ``x[:, 0:9]`` does not), before any clamping."""
+    start = 0 if s.start is None else operator.index(s.start)
+    stop = size if s.stop is None else operator.index(s.stop)
+    step = 1 if s.step is None else operator.index(s.step)
+    return start == 0 and stop >= size and step == 1
+
+
+def _check_advanced(adv: dict, shape: list) -> None:
+    """PyTorch's checks on the index tensors at dimensions ``adv`` of a view of ``shape``: masks
+    match the dimensions they cover, indices broadcast together and are in bounds."""
+    shape = list(shape)
+    tensors = []  # (shape, indexed dimension, int array or None), masks expanded as nonzero()
+    for p in sorted(adv):
+        a = adv[p]
+        if a.dtype.kind == "b":
+            for j in range(a.ndim):
+                if a.shape[j] != shape[p + j]:
+                    raise IndexError(
+                        f"The shape of the mask {list(a.shape)} at index {j} does not match the "
+                        f"shape of the indexed tensor {shape} at index {p + j}"
+                    )
+            count = int(np.count_nonzero(a))
+            tensors.extend(((count,), p + j, None) for j in range(a.ndim))
+        else:
+            tensors.append((a.shape, p, a))
+    try:
+        np.broadcast_shapes(*(s for s, _, _ in tensors))
+    except ValueError:
+        shapes = ", ".join(str(list(s)) for s, _, _ in tensors)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
+        ) from None
+    for k, (_, p, a) in enumerate(tensors):
+        if a is None or a.size == 0:
+            continue
+        size = shape[p]
+        bad = (a < -size) | (a >= size)
+        if bad.any():
+            raise IndexError(
+                f"index {a[bad].flat[0]} is out of bounds for dimension {k} with size {size}"
+            )
+
+
+def _indices_key(indices, shape: tuple) -> Key:
+    """The key of ``index_put``'s ``indices``: one tensor per leading dimension, every one an
+    advanced index (a 0-d one included)."""
+    if isinstance(indices, Tensor) or not isinstance(indices, (tuple, list)):
+        raise TypeError(
+            "index_put(): argument 'indices' must be tuple of Tensors, not "
+            f"{type(indices).__name__}"
+        )
+    entries, adv, d = [], {}, 0
+    for i, obj in enumerate(indices):
+        if not isinstance(obj, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(obj).__name__}")
+        arr = _index_array(obj)
+        entries.append(arr)
+        adv[d] = arr
+        d += arr.ndim if arr.dtype.kind == "b" else 1
+    if d > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    if adv:
+        _check_advanced(adv, shape)
+    return Key((), tuple(entries))
+
+
+# ------------------------------------------------------------------ array-level helpers
+def _basic(a: np.ndarray, key: Key) -> np.ndarray:
+    """The view ``a[key.basic]``, an array even when every entry is an int."""
+    return a[key.basic + (Ellipsis,)]
+
+
+def _gather(a: np.ndarray, key: Key) -> np.ndarray:
+    out = _basic(a, key)[key.adv]
+    return out if isinstance(out, np.ndarray) else np.asarray(out)  # 0-d results come as scalars
+
+
+def _indexed_shape(a: np.ndarray, key: Key) -> tuple:
+    """The shape of ``a[key]``, without copying ``a``."""
+    view = _basic(a, key)
+    if key.adv is None:
+        return view.shape
+    return np.broadcast_to(np.zeros((), np.int8), view.shape)[key.adv].shape
+
+
+def _flat_positions(shape: tuple, key: Key) -> np.ndarray:
+    """The flat (C-order) position in an array of ``shape`` of every element of ``array[key]``."""
+    ids = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    return _gather(ids, key) if key.adv is not None else _basic(ids, key)
+
+
+def _put_into(K, out: np.ndarray, key: Key, values: np.ndarray, accumulate: bool) -> None:
+    """``out[key] = values`` (or ``+=``, duplicates accumulating), in place."""
+    if np.may_share_memory(out, values):
+        values = values.copy()
+    if accumulate:
+        positions = _flat_positions(out.shape, key)
+        values = np.broadcast_to(values, positions.shape)
+        dest = out if out.flags.c_contiguous else np.ascontiguousarray(out)
+        K.index_add_flat(dest.reshape(-1), positions.reshape(-1), values.reshape(-1))
+        if dest is not out:
+            out[...] = dest
+    elif key.adv is None:
+        _basic(out, key)[...] = values
+    else:
+        _basic(out, key)[key.adv] = values
+
+
+def _positions_in(base: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """For each element of ``view`` (a NumPy view into ``base``'s memory), its flat C-order
+    position in ``base``: a table laid out like ``base``'s memory maps addresses to positions."""
+    if base.size == 0:
+        return np.zeros(view.shape, np.int64)
+    item = base.itemsize
+    steps = [s // item for s in base.strides]
+    lo = sum((n - 1) * s for n, s in zip(base.shape, steps) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(base.shape, steps) if s > 0)
+    table = np.full(hi - lo + 1, -1, np.int64)
+    wide = table.itemsize
+    as_strided(table[-lo:], base.shape, [s * wide for s in steps])[...] = np.arange(
+        base.size, dtype=np.int64
+    ).reshape(base.shape)
+    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item
+    return as_strided(
+        table[offset - lo:], view.shape, [s // item * wide for s in view.strides]
+    ).copy()
+
+
+# ------------------------------------------------------------------ ops: reading
+class _BasicView(Op):
+    """``a[key]`` for a basic key: a view. Subclassed once per PyTorch node name."""
+
+    is_view = True
+
+    @staticmethod
+    def forward(K, a, *, key):
+        return _basic(a, key)
+
+    @staticmethod
+    def backward(ctx, grad):
+        key = ctx.params["key"]
+        if key.first == ALIAS:
+            return (grad,)
+        return (_view_backward(grad, ctx.input_shapes[0], key),)
+
+
+@register
+class Select(_BasicView):
+    name, node = "getitem_select", "SelectBackward0"
+    samples = (
+        Sample(lambda m, a: a[1], ((3, 4),)),
+        Sample(lambda m, a: a[:, -1], ((3, 4),)),
+        Sample(lambda m, a: a[None, 2, 1:3, 0], ((3, 4, 5),)),
+        Sample(lambda m, a: a[m.tensor(1), ..., -2], ((3, 4, 5),)),
+    )
+
+
+@register
+class Slice(_BasicView):
+    name, node = "getitem_slice", "SliceBackward0"
+    samples = (
+        Sample(lambda m, a: a[1:, None, ::2], ((3, 4, 5),)),
+        Sample(lambda m, a: a[:], ((3, 4),)),
+        Sample(lambda m, a: a[0, :, -4:-1:2], ((3, 4, 5),)),
+        Sample(lambda m, a: a[-100:2, 1:], ((3, 4),)),
+    )
+
+
+@register
+class UnsqueezeView(_BasicView):
+    name, node = "getitem_unsqueeze", "UnsqueezeBackward0"
+    samples = (
+        Sample(lambda m, a: a[None], ((3, 4),)),
+        Sample(lambda m, a: a[0, None], ((3, 4),)),
+        Sample(lambda m, a: a[None, ..., 1:3, None], ((2, 3, 4),)),
+    )
+
+
+@register
+class Alias(_BasicView):
+    name, node = "getitem_alias", "AliasBackward0"
+    samples = (
+        Sample(lambda m, a: a[...], ((3, 4),)),
+        Sample(lambda m, a: a[:, 0:100], ((3, 4),)),
+    )
+
+
+_VIEWS = {SELECT: Select, SLICE: Slice, UNSQUEEZE: UnsqueezeView, ALIAS: Alias}
+
+
+class _ViewBackward(Op):
+    """The gradient of a basic view: zeros of the input's shape with ``grad`` at ``key``. Named
+    as PyTorch names the backward of the first view op of the key."""
+
+    @staticmethod
+    def forward(K, grad, *, shape, key):
+        out = np.zeros(shape, grad.dtype)
+        _basic(out, key)[...] = grad
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (take(grad, ctx.params["key"]),)
+
+
+@register
+class SelectBackward(_ViewBackward):
+    name, node = "getitem_select_backward", "SelectBackwardBackward0"
+    samples = (
+        Sample(lambda m, a, g: m.autograd.grad(a[1, ::2], a, g, create_graph=True)[0],
+               ((3, 4), (2,))),
+    )
+
+
+@register
+class SliceBackward(_ViewBackward):
+    name, node = "getitem_slice_backward", "SliceBackwardBackward0"
+    samples = (
+        Sample(lambda m, a, g: m.autograd.grad(a[1:, None, 2], a, g, create_graph=True)[0],
+               ((3, 4, 5), (2, 1, 5))),
+    )
+
+
+@register
+class UnsqueezeViewBackward(_ViewBackward):
+    name, node = "getitem_unsqueeze_backward", "SqueezeBackward1"
+    samples = (
+        Sample(lambda m, a, g: m.autograd.grad(a[None, 1:], a, g, create_graph=True)[0],
+               ((3, 4), (1, 2, 4))),
+    )
+
+
+_VIEW_BACKWARDS = {SELECT: SelectBackward, SLICE: SliceBackward, UNSQUEEZE: UnsqueezeViewBackward}
+
+
+def _view_backward(grad: Tensor, shape: tuple, key: Key) -> Tensor:
+    op = _VIEW_BACKWARDS[key.first]
+    return apply(op, (grad,), (grad._data,), shape=shape, key=key)
+
+
+@register
+class Index(Op):
+    """``a[key]`` for an advanced key (index tensors, masks): a copy."""
+
+    name, node = "index", "IndexBackward0"
+    samples = (
+        Sample(lambda m, a: a[m.tensor([0, 2, 2])], ((3, 4),)),
+        Sample(lambda m, a: a[:, m.tensor([[0, 1], [3, 3]])], ((3, 4),)),
+        Sample(lambda m, a: a[m.tensor([True, False, True])], ((3, 4),)),
+        Sample(lambda m, a: a[m.tensor([[True, False, True, True], [False] * 4, [True] * 4])],
+               ((3, 4),)),
+        Sample(lambda m, a: a[0, :, m.tensor([1, 4, 1])], ((2, 3, 5),)),
+        Sample(lambda m, a: a[m.tensor([1, 0, 1]), 1:, m.tensor([4, 4, 0])], ((2, 3, 5),)),
+        Sample(lambda m, a: a[[1, 1], None, m.tensor([[2], [0]])], ((2, 3),)),
+        Sample(lambda m, a: a[True, ..., m.tensor([2, 2])], ((2, 3),)),
+    )
+
+    @staticmethod
+    def forward(K, a, *, key):
+        return _gather(a, key)
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = Tensor._wrap(np.zeros(ctx.input_shapes[0], grad._data.dtype))
+        # ``zeros`` is ours: the scatter can run in it (``inplace``) instead of in a copy.
+        return (_put(IndexPutImpl, zeros, ctx.params["key"], grad, accumulate=True, inplace=True),)
+
+
+def take(input: Tensor, key: Key) -> Tensor:
+    """``input[key]`` for a parsed key: a view (basic key) or a copy (advanced key)."""
+    if key.adv is None:
+        return apply(_VIEWS[key.last], (input,), (input._data,), key=key)
+    return apply(Index, (input,), (input._data,), key=key)
+
+
+# ------------------------------------------------------------------ ops: writing
+class _Put(Op):
+    """``a`` with ``values`` written (or, with ``accumulate``, added) at ``key``.
+
+    Out of place unless ``inplace``, which writes into ``a`` itself: ``__setitem__`` and
+    ``index_put_`` use that, recording the node on the tensor they modify.
+    """
+
+    @staticmethod
+    def forward(K, a, values, *, key, accumulate=False, inplace=False):
+        out = a if inplace else a.copy()
+        _put_into(K, out, key, values, accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_self, need_values = ctx.needs_input_grad
+        key, accumulate = ctx.params["key"], ctx.params["accumulate"]
+        grad_self = grad_values = None
+        if need_self:
+            # What was overwritten gets no gradient; what was added to keeps it.
+            grad_self = grad if accumulate else _put(
+                ctx.op, grad, key, Tensor._wrap(np.zeros((), grad._data.dtype)))
+        if need_values:
+            grad_values = take(grad, key)  # the engine sums it to ``values``' shape
+        return grad_self, grad_values
+
+
+def _setitem(t, index, value):
+    """``t[index] = value; return t``: a setitem inside a sample's lambda."""
+    t[index] = value
+    return t
+
+
+def _setitem_in_view(t, view_index, index, value):
+    """``t[view_index][index] = value; return t``: a write through a view."""
+    t[view_index][index] = value
+    return t
+
+
+@register
+class IndexPut(_Put):
+    name, node = "index_put", "IndexPutBackward0"
+    samples = (
+        Sample(lambda m, a, v: m.index_put(a, (m.tensor([0, 2, 2]),), v, accumulate=True),
+               ((3, 4), (3, 4))),
+        Sample(lambda m, a, v: m.index_put(a, (m.tensor([2, 0]),), v), ((3, 4), (4,))),
+        Sample(lambda m, a, v: a.index_put((m.tensor([0, 1, 1]), m.tensor([3, 0, 0])), v, True),
+               ((3, 4), (1,))),
+        Sample(lambda m, a, v: a.index_put(
+            (m.tensor([[0], [2]]), m.tensor([True, False, True, True])), v), ((3, 4), (3,))),
+        Sample(lambda m, a, v: _setitem(a * 1, m.tensor([2, 0]), v), ((3, 4), (2, 1))),
+        Sample(lambda m, a, v: _setitem(a * 1, (..., m.tensor([True, False, True, True])), v),
+               ((3, 4), (3,))),
+        Sample(lambda m, a: _setitem(a * 1, (slice(None), [3, 1]), 0.5), ((3, 4),)),
+    )
+
+
+@register
+class IndexPutImpl(_Put):
+    """The backward of ``index``: a scatter-add into zeros (PyTorch's ``_index_put_impl_``)."""
+
+    name, node = "index_put_impl", "IndexPutImplBackward0"
+    samples = (
+        Sample(lambda m, a, g: m.autograd.grad(a[m.tensor([0, 2, 2])], a, g, create_graph=True)[0],
+               ((3, 4), (3, 4))),
+        Sample(lambda m, a, g: m.autograd.grad(a[:, m.tensor([[0], [0]])], a, g,
+                                               create_graph=True)[0], ((3, 4), (3, 2, 1))),
+    )
+
+
+@register
+class CopySlices(_Put):
+    """A write at a basic key, or through a view: PyTorch's CopySlices node on the base."""
+
+    name, node = "setitem", "torch::autograd::CopySlices"
+    samples = (
+        Sample(lambda m, a, v: _setitem(a * 1, (0, slice(1, 3)), v), ((3, 4), (2,))),
+        Sample(lambda m, a, v: _setitem(a * 1, (slice(None), None, 2), v), ((3, 4), (1, 1))),
+        Sample(lambda m, a: _setitem(a * 1, 1, 2.5), ((3, 4),)),
+        Sample(lambda m, v: _setitem(m.zeros(3, 4, dtype=v.dtype), (1, slice(None, None, 2)), v),
+               ((2,),)),
+        Sample(lambda m, a, v: _setitem_in_view(a * 1, 1, slice(0, 2), v), ((3, 4), (2,))),
+        Sample(lambda m, a, v: _setitem_in_view(a * 1, (slice(None), 2), m.tensor([2, 0]), v),
+               ((3, 4), (2,))),
+        Sample(lambda m, a, v: _setitem(a * 1, (m.tensor([True, False, True]), 1), v),
+               ((3, 4), (2,))),
+    )
+
+
+def _put(op, input: Tensor, key: Key, values: Tensor, accumulate=False, inplace=False) -> Tensor:
+    return apply(op, (input, values), (input._data, values._data), key=key,
+                 accumulate=accumulate, inplace=inplace)
+
+
+# ------------------------------------------------------------------ writing in place
+def _tensor_kind(t: Tensor) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
+        t._data.dtype.name, "Bool")
+
+
+def _as_value(value, t: Tensor) -> Tensor:
+    """A value to write into ``t``: a tensor, or a number as a 0-d tensor of ``t``'s dtype."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (numbers.Number, np.bool_, np.number)) and not isinstance(value, complex):
+        return Tensor._wrap(np.array(value).astype(t._data.dtype))
+    kind = type(value)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    raise TypeError(f"can't assign a {name} to a numgrad.{_tensor_kind(t)}Tensor")
+
+
+def _fit_value(values: Tensor, target: tuple, key: Key, t: Tensor) -> Tensor:
+    """``values`` without leading size-1 dimensions (as PyTorch strips them), checked to
+    broadcast to ``target``, the shape of ``t[key]``."""
+    shape = values._data.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    stripped = shape[lead:]
+    if key.adv is not None:
+        try:
+            ok = np.broadcast_shapes(stripped, target) == tuple(target)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(stripped)} cannot be broadcast to "
+                f"indexing result of shape {list(target)}"
+            )
+    else:
+        if len(stripped) > len(target):
+            raise RuntimeError(
+                f"expand(numgrad.{_tensor_kind(values)}Tensor{{{list(stripped)}}}, "
+                f"size={list(target)}): the number of sizes provided ({len(target)}) must be "
+                f"greater or equal to the number of dimensions in the tensor ({len(stripped)})"
+            )
+        offset = len(target) - len(stripped)
+        for i, n in enumerate(stripped):
+            if n != 1 and n != target[offset + i]:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target[offset + i]}) must match the "
+                    f"existing size ({n}) at non-singleton dimension {offset + i}.  Target sizes: "
+                    f"{list(target)}.  Tensor sizes: {list(stripped)}"
+                )
+    if not lead:
+        return values
+    if grad_mode.state.enabled and values._requires_grad:
+        return values.reshape(stripped)
+    return Tensor._wrap(values._data.reshape(stripped))
+
+
+def _check_leaf(t: Tensor, key: Key) -> None:
+    """PyTorch's error for writing, in grad mode, into a leaf that requires grad or a view of one
+    (indexing by a basic key writes through a view, so that is the message there)."""
+    if not grad_mode.state.enabled:
+        return
+    if t._requires_grad and t.grad_fn is None:
+        raise RuntimeError(_LEAF if t._base is None and key.adv is not None else _VIEW_OF_LEAF)
+    base = t._base
+    if base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError(_VIEW_OF_LEAF)
+
+
+def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
+    """``t[key] = value`` (or ``+=``) in place: the data, the version counter and, in grad mode,
+    the history (of ``t``'s base too when ``t`` is a view)."""
+    values = _as_value(value, t)
+    _check_leaf(t, key)
+    values = _fit_value(values, _indexed_shape(t._data, key), key, t)
+    _check_partial_overlap(_basic(t._data, key), values._data)
+    tracked = grad_mode.state.enabled and (t._requires_grad or values._requires_grad)
+    # An expanded view is a read-only NumPy array: its write goes to its base's storage.
+    if t._base is not None and (tracked or not t._data.flags.writeable):
+        _write_through_view(t, key, values, accumulate, tracked)
+    elif not t._data.flags.writeable:
+        raise RuntimeError(_OVERLAP)
+    elif tracked:
+        result = _put(op, t, key, values, accumulate, inplace=True)
+        t.grad_fn = result.grad_fn
+        t._requires_grad = True
+    else:
+        _put_into(kernels_for((t,)), t._data, key, values._data, accumulate)
+    t._version_counter.value += 1
+    return t
+
+
+def _check_partial_overlap(dest: np.ndarray, src: np.ndarray) -> None:
+    """PyTorch refuses to copy between dense blocks of memory that overlap without coinciding
+    (``y[1:] = y[:-1]``), rather than pick a copy order."""
+    a, b = _dense_range(dest), _dense_range(src)
+    if a is not None and b is not None and a != b and a[0] < b[1] and b[0] < a[1]:
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation."
+        )
+
+
+def _dense_range(a: np.ndarray):
+    """The (start, end) addresses of ``a``'s memory if its elements fill it without gaps or
+    repeats; else None (PyTorch does not look further at such tensors)."""
+    if a.size == 0:
+        return None
+    low = sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s < 0)
+    high = sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s > 0) + a.itemsize
+    if high - low != a.size * a.itemsize or any(s == 0 for n, s in zip(a.shape, a.strides) if n > 1):
+        return None
+    start = a.__array_interface__["data"][0] + low
+    return start, start + high - low
+
+
+def _write_through_view(view: Tensor, key: Key, values: Tensor, accumulate: bool,
+                        tracked: bool) -> None:
+    """Writes into the view's base at the positions ``view[key]`` occupies in it. Tracked, that
+    write becomes the base's history (CopySlices) and the view gets a history read off the base."""
+    base = view._base
+    positions = _positions_in(base._data, view._data)
+    region = _basic(positions, key)
+    if not view._data.flags.writeable and np.unique(region).size != region.size:
+        raise RuntimeError(_OVERLAP)  # the written-to elements of an expanded view repeat
+    written = _gather(positions, key) if key.adv is not None else region
+    if not tracked:
+        _put_into(kernels_for((base,)), base._data, _base_key(written, base), values._data,
+                  accumulate)
+        return
+    result = _put(CopySlices, base, _base_key(written, base), values, accumulate, inplace=True)
+    base.grad_fn = result.grad_fn
+    base._requires_grad = True
+    view.grad_fn = take(base, _base_key(positions, base)).grad_fn
+    view._requires_grad = True
+
+
+def _base_key(positions: np.ndarray, base: Tensor) -> Key:
+    """The advanced key reaching the flat ``positions`` of ``base``."""
+    if base._data.ndim == 0:
+        return Key((), None)
+    return Key((), np.unravel_index(positions, base._data.shape))
+
+
+# ------------------------------------------------------------------ public functions
+def __getitem__(self: Tensor, index) -> Tensor:
+    """``self[index]`` with ints, slices, None, ``...``, integer tensors (or lists) and boolean
+    masks, as in PyTorch: a view sharing storage for basic indexing, a copy for advanced."""
+    return take(self, parse_index(index, self._data.shape))
+
+
+def __setitem__(self: Tensor, index, value) -> None:
+    """``self[index] = value`` in place, ``value`` (a tensor or a number) broadcast to
+    ``self[index]``'s shape and cast to ``self``'s dtype."""
+    key = parse_index(index, self._data.shape)
+    # PyTorch writes through the view its basic ops make (CopySlices), if they make one.
+    _write(self, key, value, IndexPut if key.adv is not None and key.first == ALIAS else CopySlices)
+
+
+def _check_put(input: Tensor, values) -> None:
+    if not isinstance(values, Tensor):
+        raise TypeError(
+            f"index_put(): argument 'values' must be Tensor, not {type(values).__name__}")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_tensor_kind(input)} for the destination and {_tensor_kind(values)} for the source."
+        )
+
+
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` put at ``input[indices]`` (``indices``: a tuple of
+    index tensors, one per leading dimension); with ``accumulate``, added there instead, indices
+    that repeat adding up."""
+    _check_put(input, values)
+    key = _indices_key(indices, input._data.shape)
+    values = _fit_value(values, _indexed_shape(input._data, key), key, input)
+    return _put(IndexPut, input, key, values, bool(accumulate))
+
+
+def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """``index_put`` in place."""
+    _check_put(input, values)
+    return _write(input, _indices_key(indices, input._data.shape), values, IndexPut,
+                  bool(accumulate))
+
+
+# What numgrad exports as functions, and what Tensor gets as methods.
+__all__ = ["index_put"]
+METHODS = ("__getitem__", "__setitem__", "index_put", "index_put_")

@@ -11,6 +11,7 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  #
 from .creation import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403  (the ops families' __all__)
 from .tensor import Size, Tensor  # noqa: F401
+from . import nn, optim  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

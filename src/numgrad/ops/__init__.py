@@ -4,11 +4,12 @@ Each family module lists its public functions in ``__all__`` and the names Tenso
 in ``METHODS``; a new family is one line in ``FAMILIES``.
 """
 from ..kernels import cpu as _cpu
-from . import convert, elementwise, indexing, inplace, linalg, reduction, shape
+from . import convert, elementwise, indexing, inplace, linalg, loss, reduction, shape
 from .elementwise import sigmoid_backward, tanh_backward, threshold_backward  # noqa: F401
+from .loss import nll_loss_backward  # noqa: F401
 from .registry import REGISTRY, Op, Sample, apply, register  # noqa: F401
 
-FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing)
+FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing, loss)
 
 __all__ = []
 METHODS = {}

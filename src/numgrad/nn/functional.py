@@ -1,0 +1,177 @@
+"""``numgrad.nn.functional``: PyTorch's functional forms of the layers and losses, with its
+signatures (``import numgrad.nn.functional as F``)."""
+from __future__ import annotations
+
+import warnings
+
+from .. import ops
+from ..ops import loss as _loss
+from ..tensor import Tensor
+
+__all__ = [
+    "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "nll_loss",
+    "cross_entropy",
+]
+
+
+def _legacy_reduction(size_average, reduce, stacklevel: int = 3) -> str:
+    """The ``reduction`` meant by the deprecated ``size_average``/``reduce`` pair, with PyTorch's
+    warning."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+        "instead.", UserWarning, stacklevel=stacklevel)
+    return reduction
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(0, x)`` elementwise; with ``inplace``, written into ``input``."""
+    if inplace:
+        # copy_ records the relu as input's new history (CopyBackwards, then ReluBackward0).
+        return input.copy_(ops.relu(input))
+    return ops.relu(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """The logistic sigmoid ``1 / (1 + exp(-x))``, elementwise."""
+    return ops.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """The hyperbolic tangent, elementwise."""
+    return ops.tanh(input)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim`` (which, if omitted, is chosen as PyTorch's
+    deprecated rule does, with its warning)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    return ops.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed stably."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    return ops.log_softmax(input, dim, dtype=dtype)
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``.
+
+    PyTorch fuses the 2-D case with a bias into one ``addmm`` (node ``AddmmBackward0``); here it is
+    a matrix product and an add (``AddBackward0``), with the same values and gradients.
+    """
+    out = ops.matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """The mean (or sum, or each, by ``reduction``) of the squared differences, optionally
+    weighted per element."""
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", UserWarning, stacklevel=2)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if weight is None:
+        return _loss.mse_loss(input, target, reduction)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    weighted = (input - target) ** 2 * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.sum() / weight.sum()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for log-probabilities
+    ``input`` ((N, C) or (C,)) and int64 class indices ``target`` ((N,) or ()), reduced by
+    ``reduction``; 'mean' divides by the total weight of the targets that are not
+    ``ignore_index``."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    return _loss.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """The cross entropy of logits ``input`` and ``target``: int64 class indices
+    (``nll_loss(log_softmax(input, 1), target)``) or, when ``target`` has ``input``'s shape,
+    class probabilities. ``label_smoothing`` mixes the target with the uniform distribution."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    _loss.check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = ops.log_softmax(input, class_dim)
+    if isinstance(target, Tensor) and target.shape == input.shape:
+        return _cross_entropy_probabilities(logp, target, weight, reduction, label_smoothing,
+                                            class_dim)
+    loss = _loss.nll_loss(logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0.0:
+        return loss
+    smooth = _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim)
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / logp.shape[class_dim])
+
+
+def _class_weight(weight: Tensor, ndim: int) -> Tensor:
+    """``weight`` shaped to broadcast along the class dimension (1 for a batch)."""
+    return weight if ndim == 1 else weight.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _cross_entropy_probabilities(logp, target, weight, reduction, label_smoothing, class_dim):
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(
+            f"Expected floating point type for target with class probabilities, got "
+            f"{_loss._type_name(target)}")
+    n_classes = logp.shape[class_dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    terms = logp * target
+    if weight is not None:
+        terms = terms * _class_weight(weight, logp.ndim)
+    if reduction == "none":
+        return -terms.sum(class_dim)
+    total = -terms.sum()
+    if reduction == "sum":
+        return total
+    return total / (logp.numel() // n_classes) if logp.numel() else total * float("nan")
+
+
+def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
+    """PyTorch's smoothing loss for class-index targets: ``-sum_c weight[c] * logp[n, c]`` per
+    row, 0 on ignored rows, reduced as ``nll_loss`` reduces (so 'mean' divides by the same
+    total weight)."""
+    kept = target._data != ignore_index
+    per_class = logp if weight is None else logp * _class_weight(weight, logp.ndim)
+    smooth = -per_class.sum(class_dim) * Tensor._wrap(kept.astype(logp._data.dtype))
+    if reduction == "none":
+        return smooth
+    if reduction == "sum":
+        return smooth.sum()
+    if weight is None:
+        divisor = float(kept.sum())
+    else:
+        divisor = float(weight._data[target._data[kept]].sum())
+    return smooth.sum() / divisor if divisor else smooth.sum() * float("nan")

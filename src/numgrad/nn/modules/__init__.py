@@ -1,0 +1,12 @@
+"""The module classes, one file per kind, as in PyTorch."""
+from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .container import ModuleList, Sequential
+from .flatten import Flatten
+from .linear import Identity, Linear
+from .loss import CrossEntropyLoss, MSELoss, NLLLoss
+from .module import Module
+
+__all__ = [
+    "Module", "Linear", "Identity", "Sequential", "ModuleList", "Flatten", "ReLU", "Tanh",
+    "Sigmoid", "Softmax", "LogSoftmax", "MSELoss", "CrossEntropyLoss", "NLLLoss",
+]

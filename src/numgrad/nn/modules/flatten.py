@@ -1,0 +1,20 @@
+"""``Flatten``: flattens a contiguous range of dimensions."""
+from __future__ import annotations
+
+from ...tensor import Tensor
+from .module import Module
+
+
+class Flatten(Module):
+    """Flattens dimensions ``start_dim`` to ``end_dim`` (by default all but the batch one)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -1,0 +1,222 @@
+"""``Optimizer``: parameter groups, per-parameter state, ``zero_grad`` and ``state_dict``, as
+PyTorch's. Subclasses implement ``step``."""
+from __future__ import annotations
+
+import copy
+import functools
+import warnings
+from collections import defaultdict
+from itertools import chain
+from typing import Any
+
+from ..autograd import grad_mode
+from ..tensor import Tensor
+
+
+class _RequiredParameter:
+    """The default of an option that every parameter group must set."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj) -> str:
+    from ..nn.modules.module import _typename
+
+    return _typename(obj)
+
+
+def _no_grad_step(step):
+    """Runs ``step`` with grad mode off: the updates are not recorded."""
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        with grad_mode.no_grad():
+            return step(self, *args, **kwargs)
+
+    return wrapper
+
+
+class Optimizer:
+    """Base class of the optimizers.
+
+    ``params`` is an iterable of tensors (or of ``(name, tensor)`` pairs), or of dicts that each
+    define a parameter group: ``{"params": [...], "lr": ...}``; options a group does not set come
+    from ``defaults``. ``state`` maps each parameter to its state (momentum buffers …).
+    """
+
+    def __init__(self, params, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {_typename(params)}"
+            )
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(dict(group))
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Adds a group of parameters with its own options (e.g. to train a layer that was
+        frozen until now)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            param_group["param_names"] = names
+        param_group["params"] = params
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}"
+                )
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required optimization parameter "
+                    f"{name}"
+                )
+            param_group.setdefault(name, default)
+        if len(params) != len(set(params)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this "
+                "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more "
+                "information", stacklevel=3)
+        existing = set()
+        for group in self.param_groups:
+            existing.update(group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                kind = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. cannot add param "
+                    f"group {kind} to the optimizer"
+                )
+        if not existing.isdisjoint(params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of all optimized tensors: to None by default (a parameter whose
+        grad is None is then skipped by ``step``), else to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
+
+    def step(self, closure=None):
+        """Performs one optimization step (updates the parameters)."""
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- state
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state: ``{"state": {index: per-parameter state}, "param_groups": [...]}``
+        with each group's ``params`` as indices into the order of all parameters (the tensors are
+        the live state, not copies, as PyTorch)."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Loads a ``state_dict()``: its groups must match this optimizer's in number and size.
+        State tensors are copied (and cast to their parameter's dtype, except ``step``)."""
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of "
+                "optimizer's group"
+            )
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in id_map:
+                param = id_map[key]
+                state[param] = {k: _cast(param, v, k) for k, v in value.items()}
+            else:
+                state[key] = value
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+        self.__setstate__({"state": state, "param_groups": saved_groups})
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+
+def _cast(param: Tensor, value, key=None):
+    """A copy of a loaded state value, tensors cast to the parameter's dtype (but ``step``)."""
+    if isinstance(value, Tensor):
+        value = value.detach().clone()
+        if key != "step" and param.is_floating_point() and value.is_floating_point():
+            value = value.to(param.dtype)
+        return value
+    if isinstance(value, dict):
+        return {k: _cast(param, v, k) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
+def _unsupported(**flags) -> None:
+    """Raises for the options of PyTorch's fused, capturable (CUDA graphs) and differentiable
+    implementations, which numgrad does not have; ``foreach`` is accepted and changes nothing."""
+    for name, value in flags.items():
+        if value:
+            raise NotImplementedError(
+                f"{name}=True is not supported by numgrad's optimizers; leave it unset"
+            )

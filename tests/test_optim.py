@@ -1,0 +1,340 @@
+"""numgrad.optim against torch.optim: the same initial weights, data and hyperparameters give the
+same losses and weights, step for step; plus the Optimizer API (groups, zero_grad, state_dict,
+errors, repr)."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+from numgrad import nn
+
+STEPS = 50
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((32, 8))
+CLASSES = RNG.integers(0, 3, 32)
+TARGETS = RNG.standard_normal((32, 3))
+
+OPTIMIZERS = {
+    "sgd": lambda L, p: L.optim.SGD(p, lr=0.1),
+    "sgd_momentum": lambda L, p: L.optim.SGD(p, lr=0.1, momentum=0.9),
+    "sgd_nesterov": lambda L, p: L.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True),
+    "sgd_nesterov_weight_decay": lambda L, p: L.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True,
+                                                          weight_decay=1e-2),
+    "sgd_dampening_weight_decay": lambda L, p: L.optim.SGD(p, lr=0.05, momentum=0.5, dampening=0.3,
+                                                           weight_decay=1e-2),
+    "sgd_maximize": lambda L, p: L.optim.SGD(p, lr=1e-3, momentum=0.5, maximize=True),
+    "adam": lambda L, p: L.optim.Adam(p, lr=1e-2),
+    "adam_weight_decay": lambda L, p: L.optim.Adam(p, lr=1e-2, weight_decay=1e-2),
+    "adam_amsgrad": lambda L, p: L.optim.Adam(p, lr=1e-2, betas=(0.8, 0.99), amsgrad=True),
+    "adam_decoupled": lambda L, p: L.optim.Adam(p, lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True),
+    "adam_eps_maximize": lambda L, p: L.optim.Adam(p, lr=1e-3, eps=1e-3, maximize=True),
+}
+
+TASKS = {
+    # 8 -> 16 -> 3 with tanh and cross entropy on class indices
+    "cross_entropy": (lambda L: L.nn.Tanh(), lambda L: L.nn.CrossEntropyLoss(), CLASSES),
+    # 8 -> 16 -> 3 with relu and mean squared error on real targets
+    "mse": (lambda L: L.nn.ReLU(), lambda L: L.nn.MSELoss(), TARGETS),
+}
+
+
+def _mlp(lib, activation, dtype):
+    return lib.nn.Sequential(lib.nn.Linear(8, 16), activation(lib), lib.nn.Linear(16, 3)).to(
+        getattr(lib, dtype))
+
+
+def _models(activation, dtype="float64"):
+    """A torch model and a numgrad model with the same (torch-initialised) weights."""
+    theirs = _mlp(torch, activation, dtype)
+    ours = _mlp(numgrad, activation, dtype)
+    ours.load_state_dict({k: numgrad.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def _train(lib, model, optimizer, criterion, x, y, steps=STEPS):
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return np.array(losses)
+
+
+def _data(lib, target, dtype):
+    y = lib.tensor(target) if target.dtype.kind == "i" else lib.tensor(target.astype(dtype))
+    return lib.tensor(X.astype(dtype)), y
+
+
+def _run_both(task, make_optimizer, dtype="float64", steps=STEPS):
+    activation, criterion, target = TASKS[task]
+    ours, theirs = _models(activation, dtype)
+    opt_ours = make_optimizer(numgrad, ours.parameters())
+    opt_theirs = make_optimizer(torch, theirs.parameters())
+    ours_losses = _train(numgrad, ours, opt_ours, criterion(numgrad), *_data(numgrad, target, dtype), steps)
+    theirs_losses = _train(torch, theirs, opt_theirs, criterion(torch), *_data(torch, target, dtype), steps)
+    return (ours, opt_ours, ours_losses), (theirs, opt_theirs, theirs_losses)
+
+
+def _max_weight_difference(ours, theirs) -> float:
+    sd = ours.state_dict()
+    return max(float(np.abs(sd[k].numpy() - v.numpy()).max()) for k, v in theirs.state_dict().items())
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_training_matches_pytorch_float64(task, name):
+    """The acceptance check: 50 steps, the same losses (and final weights) to 1e-5 in float64."""
+    (ours, opt_ours, lo), (theirs, opt_theirs, lt) = _run_both(task, OPTIMIZERS[name])
+    assert len(lo) == STEPS
+    assert np.abs(lo - lt).max() < 1e-5, np.abs(lo - lt).max()
+    assert _max_weight_difference(ours, theirs) < 1e-5
+    assert np.isfinite(lt).all() and lt[-1] != lt[0]  # it trained, and did not diverge
+    # The optimizer state agrees too (momentum buffers, moments, step counts).
+    for po, pt in zip(ours.parameters(), theirs.parameters()):
+        so, st = opt_ours.state[po], opt_theirs.state[pt]
+        assert sorted(so) == sorted(st)
+        for key in st:
+            assert so[key].dtype.name == str(st[key].dtype).removeprefix("torch."), key
+            np.testing.assert_allclose(so[key].numpy(), st[key].numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sgd_momentum", "adam", "adam_amsgrad"])
+def test_training_matches_pytorch_float32(name):
+    (ours, _, lo), (theirs, _, lt) = _run_both("cross_entropy", OPTIMIZERS[name], dtype="float32")
+    assert np.abs(lo - lt).max() < 1e-5
+    assert _max_weight_difference(ours, theirs) < 1e-5
+
+
+def test_parameter_groups_with_their_own_options():
+    ours, theirs = _models(lambda L: L.nn.Tanh())
+
+    def groups(model, L):
+        return [{"params": model[0].parameters(), "lr": 0.2, "momentum": 0.5},
+                {"params": model[2].parameters(), "weight_decay": 0.1}]
+
+    opt_ours = numgrad.optim.SGD(groups(ours, numgrad), lr=0.05, momentum=0.9)
+    opt_theirs = torch.optim.SGD(groups(theirs, torch), lr=0.05, momentum=0.9)
+    assert [g["lr"] for g in opt_ours.param_groups] == [0.2, 0.05]
+    assert [g["momentum"] for g in opt_ours.param_groups] == [0.5, 0.9]
+    assert repr(opt_ours) == repr(opt_theirs)
+    lo = _train(numgrad, ours, opt_ours, numgrad.nn.CrossEntropyLoss(), *_data(numgrad, CLASSES, "float64"), 20)
+    lt = _train(torch, theirs, opt_theirs, torch.nn.CrossEntropyLoss(), *_data(torch, CLASSES, "float64"), 20)
+    assert np.abs(lo - lt).max() < 1e-12
+    # A group added later joins the next steps.
+    extra = nn.Parameter(numgrad.ones(2))
+    opt_ours.add_param_group({"params": extra, "lr": 1.0})
+    assert opt_ours.param_groups[-1]["momentum"] == 0.9 and opt_ours.param_groups[-1]["params"] == [extra]
+    (extra * extra).sum().backward()
+    opt_ours.step()
+    assert extra.tolist() == [-1.0, -1.0]
+
+
+def test_parameters_without_grad_are_skipped():
+    used, unused = nn.Parameter(numgrad.ones(2)), nn.Parameter(numgrad.ones(2))
+    for opt in (numgrad.optim.SGD([used, unused], lr=0.1, momentum=0.9),
+                numgrad.optim.Adam([used, unused], lr=0.1)):
+        (used * 3).sum().backward()
+        version = unused._version
+        opt.step()
+        assert unused.tolist() == [1.0, 1.0] and unused._version == version
+        assert unused not in opt.state and used in opt.state
+        opt.zero_grad()
+
+
+def test_step_is_in_place_and_not_recorded():
+    model = nn.Linear(3, 2)
+    params = list(model.parameters())
+    opt = numgrad.optim.Adam(params, lr=0.1)
+    model(numgrad.ones(4, 3)).sum().backward()
+    data = [p.detach().numpy() for p in params]  # views of the storage
+    versions = [p._version for p in params]
+    before = [d.copy() for d in data]
+    opt.step()
+    for p, d, b, v in zip(params, data, before, versions):
+        assert p.is_leaf and p.grad_fn is None and p.requires_grad
+        assert p._version > v  # bumped, as an in-place op does
+        assert np.shares_memory(p.detach().numpy(), d) and not (d == b).all()
+    assert numgrad.is_grad_enabled()
+
+
+def test_step_invalidates_tensors_saved_for_backward():
+    """As in PyTorch, stepping between forward and backward is caught by the version counter."""
+    for lib in (numgrad, torch):
+        w = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([w], lr=0.1)
+        w.grad = lib.ones(2)
+        loss = (w * w).sum()
+        opt.step()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
+
+
+def test_zero_grad():
+    w = nn.Parameter(numgrad.ones(3))
+    opt = numgrad.optim.SGD([w], lr=0.1)
+    (w * 2).sum().backward()
+    grad = w.grad
+    opt.zero_grad(set_to_none=False)
+    assert w.grad is grad and w.grad.tolist() == [0.0, 0.0, 0.0]
+    opt.zero_grad()
+    assert w.grad is None
+    opt.zero_grad()  # nothing to do
+
+
+def test_closure():
+    results = []
+    for lib in (numgrad, torch):
+        w = lib.nn.Parameter(lib.tensor([1.0, -2.0], dtype=lib.float64))
+        opt = lib.optim.Adam([w], lr=0.1)
+
+        def closure():
+            assert lib.is_grad_enabled()
+            opt.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+
+        losses = [opt.step(closure).item() for _ in range(3)]
+        results.append((losses, w.detach().numpy().copy()))
+    (lo, wo), (lt, wt) = results
+    np.testing.assert_allclose(lo, lt, rtol=1e-14)
+    np.testing.assert_allclose(wo, wt, rtol=1e-14)
+
+
+def test_named_parameters_and_state_dict_layout_match_pytorch():
+    ours, theirs = _models(lambda L: L.nn.Tanh())
+    opt_ours = numgrad.optim.SGD(ours.named_parameters(), lr=0.1, momentum=0.9)
+    opt_theirs = torch.optim.SGD(theirs.named_parameters(), lr=0.1, momentum=0.9)
+    _train(numgrad, ours, opt_ours, numgrad.nn.CrossEntropyLoss(), *_data(numgrad, CLASSES, "float64"), 2)
+    _train(torch, theirs, opt_theirs, torch.nn.CrossEntropyLoss(), *_data(torch, CLASSES, "float64"), 2)
+    so, st = opt_ours.state_dict(), opt_theirs.state_dict()
+    assert so["param_groups"] == st["param_groups"]
+    assert so["param_groups"][0]["param_names"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert sorted(so["state"]) == sorted(st["state"]) == [0, 1, 2, 3]
+    for k in st["state"]:
+        np.testing.assert_allclose(so["state"][k]["momentum_buffer"].numpy(),
+                                   st["state"][k]["momentum_buffer"].numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sgd_momentum", "adam_amsgrad"])
+def test_state_dict_round_trip_resumes_training(name):
+    """20 steps in one go equal 10 steps, a save and load into fresh objects, and 10 more."""
+    activation, criterion, target = TASKS["cross_entropy"]
+    make = OPTIMIZERS[name]
+    x, y = _data(numgrad, target, "float64")
+    straight, _ = _models(activation)
+    resumed = _mlp(numgrad, activation, "float64")
+    resumed.load_state_dict(straight.state_dict())
+    expected = _train(numgrad, straight, make(numgrad, straight.parameters()), criterion(numgrad), x, y, 20)
+
+    first = make(numgrad, resumed.parameters())
+    head = _train(numgrad, resumed, first, criterion(numgrad), x, y, 10)
+    model_state, opt_state = resumed.state_dict(), first.state_dict()
+    fresh = _mlp(numgrad, activation, "float64")
+    fresh.load_state_dict(model_state)
+    second = make(numgrad, fresh.parameters())
+    second.load_state_dict(opt_state)
+    tail = _train(numgrad, fresh, second, criterion(numgrad), x, y, 10)
+    np.testing.assert_array_equal(np.concatenate([head, tail]), expected)
+    # Loading copies the state: the two optimizers no longer share tensors.
+    for p_first, p_second in zip(first.state.values(), second.state.values()):
+        for key in p_first:
+            assert not np.shares_memory(p_first[key].numpy(), p_second[key].numpy())
+
+
+def test_load_state_dict_casts_to_the_parameter_dtype():
+    w32 = nn.Parameter(numgrad.ones(2))
+    w64 = nn.Parameter(numgrad.ones(2, dtype=numgrad.float64))
+    opt64 = numgrad.optim.Adam([w64])
+    w64.grad = numgrad.ones(2, dtype=numgrad.float64)
+    opt64.step()
+    opt32 = numgrad.optim.Adam([w32])
+    opt32.load_state_dict(opt64.state_dict())
+    state = opt32.state[w32]
+    assert state["exp_avg"].dtype is numgrad.float32 and state["step"].dtype is numgrad.float32
+    assert state["step"].item() == 1.0
+
+
+def test_load_state_dict_errors_match_pytorch():
+    def make(L):
+        a, b = L.nn.Parameter(L.ones(1)), L.nn.Parameter(L.ones(1))
+        return (L.optim.SGD([a, b], lr=0.1),
+                L.optim.SGD([{"params": [a]}, {"params": [b]}], lr=0.1),
+                L.optim.SGD([a], lr=0.1))
+
+    for i, j in [(0, 1), (0, 2)]:
+        with pytest.raises(ValueError) as want:
+            make(torch)[i].load_state_dict(make(torch)[j].state_dict())
+        with pytest.raises(ValueError) as got:
+            make(numgrad)[i].load_state_dict(make(numgrad)[j].state_dict())
+        assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.01),
+    lambda L: L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1, momentum=0.9, nesterov=True,
+                          weight_decay=1e-4),
+    lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))]),
+    lambda L: L.optim.Adam([{"params": [L.nn.Parameter(L.ones(1))], "lr": 0.1},
+                            {"params": [L.nn.Parameter(L.ones(1))]}], betas=(0.5, 0.9), amsgrad=True),
+])
+def test_repr_matches_pytorch(make):
+    assert repr(make(numgrad)) == repr(make(torch))
+
+
+ERRORS = {
+    "empty": lambda L: L.optim.SGD([], lr=0.1),
+    "tensor_not_iterable": lambda L: L.optim.SGD(L.nn.Parameter(L.ones(1)), lr=0.1),
+    "non_leaf": lambda L: L.optim.SGD([L.ones(1, requires_grad=True) * 2], lr=0.1),
+    "not_a_tensor": lambda L: L.optim.Adam([1.0]),
+    "set_of_params": lambda L: L.optim.SGD([{"params": {L.nn.Parameter(L.ones(1))}}], lr=0.1),
+    "twice": lambda L: (lambda p: L.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1))(
+        L.nn.Parameter(L.ones(1))),
+    "negative_lr": lambda L: L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=-1),
+    "negative_momentum": lambda L: L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1, momentum=-0.5),
+    "nesterov_without_momentum": lambda L: L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1, nesterov=True),
+    "nesterov_with_dampening": lambda L: L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1, momentum=0.9,
+                                                      dampening=0.1, nesterov=True),
+    "negative_weight_decay": lambda L: L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1, weight_decay=-1),
+    "adam_beta": lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))], betas=(1.0, 0.999)),
+    "adam_beta2": lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))], betas=(0.9, -0.1)),
+    "adam_eps": lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))], eps=-1e-8),
+    "adam_lr": lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))], lr=-1e-3),
+    "adam_weight_decay": lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))], weight_decay=-1),
+    "names_mixed": lambda L: L.optim.SGD(
+        [("a", L.nn.Parameter(L.ones(1))), L.nn.Parameter(L.ones(1))], lr=0.1),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_errors_match_pytorch(name):
+    with pytest.raises(Exception) as want:
+        ERRORS[name](torch)
+    with pytest.raises(type(want.value)) as got:
+        ERRORS[name](numgrad)
+    assert str(got.value) == str(want.value).replace("torch.", "numgrad.")
+
+
+def test_duplicate_parameters_warn():
+    p = nn.Parameter(numgrad.ones(1))
+    with pytest.warns(UserWarning, match="duplicate parameters"):
+        numgrad.optim.SGD([p, p], lr=0.1)
+
+
+def test_unsupported_implementations_raise():
+    p = [nn.Parameter(numgrad.ones(1))]
+    for make in (lambda: numgrad.optim.SGD(p, lr=0.1, fused=True),
+                 lambda: numgrad.optim.Adam(p, capturable=True),
+                 lambda: numgrad.optim.Adam(p, differentiable=True)):
+        with pytest.raises(NotImplementedError, match="is not supported by numgrad's optimizers"):
+            make()
+    numgrad.optim.SGD(p, lr=0.1, foreach=True)  # accepted: the same arithmetic
+
+
+def test_base_class_step_is_abstract():
+    opt = numgrad.optim.Optimizer([nn.Parameter(numgrad.ones(1))], {"lr": 0.1})
+    with pytest.raises(NotImplementedError):
+        opt.step()
+    assert opt.param_groups[0]["lr"] == 0.1 and not opt.state

@@ -54,8 +54,12 @@ def _infer(data) -> np.ndarray:
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, a nested sequence or an array)."""
-    a = _infer(data)
-    a = np.array(a, dtype=to_dtype(dtype).np if dtype is not None else a.dtype, copy=True)
+    if dtype is None:
+        a = np.array(_infer(data), copy=True)
+    elif isinstance(data, (Tensor, np.ndarray)):
+        a = np.array(_infer(data), dtype=to_dtype(dtype).np, copy=True)
+    else:  # straight from the Python numbers, not through float32
+        a = np.array(data, dtype=to_dtype(dtype).np)
     return _finish(a, requires_grad, device)
 
 

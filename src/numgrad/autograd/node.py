@@ -113,9 +113,11 @@ class Node:
         self._pre_hooks = None
         self._retained = None
 
+    _name = None  # the full name where it differs from the class name (torch::autograd::…)
+
     @classmethod
     def name(cls) -> str:
-        return cls.__name__
+        return cls._name or cls.__name__
 
     def apply(self, grad):
         """The gradients of the inputs, one per edge in ``next_functions`` (None where unused)."""
@@ -140,7 +142,7 @@ class Node:
         pass
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
 class AccumulateGrad(Node):

@@ -120,7 +120,7 @@ class Zero(Fill):
 class Copy(Op):
     """``src`` broadcast and cast into the tensor: the gradient goes to ``src`` alone."""
 
-    name, node = "copy_", "CopyBackwards"
+    name, node = "copy_", "torch::autograd::CopyBackwards"
     samples = (
         Sample(lambda m, a, b: (a * 1).copy_(b) * a, ((3, 4), (3, 4))),
         Sample(lambda m, a, b: (a * 1).copy_(b) * a, ((3, 4), (4,))),

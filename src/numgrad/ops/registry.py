@@ -63,7 +63,9 @@ REGISTRY: dict[str, type[Op]] = {}
 def register(op: type[Op]) -> type[Op]:
     if op.name in REGISTRY:
         raise ValueError(f"op {op.name!r} is registered twice")
-    op.node_class = type(op.node, (OpNode,), {"__slots__": (), "op": op})
+    # PyTorch's C++ nodes have a qualified name() (torch::autograd::CopySlices) but their Python
+    # type, which reprs show, has the last part only.
+    op.node_class = type(op.node.split("::")[-1], (OpNode,), {"__slots__": (), "op": op, "_name": op.node})
     REGISTRY[op.name] = op
     return op
 

@@ -1,0 +1,144 @@
+"""In-place ops: values and gradients against PyTorch, version counters, and the SPEC's errors."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+
+LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+SAVED_ERROR = ("one of the variables needed for gradient computation has been modified by an "
+               "inplace operation")
+
+INPLACE = {
+    "add_": lambda y, o: y.add_(o),
+    "add_alpha": lambda y, o: y.add_(o, alpha=-0.5),
+    "sub_": lambda y, o: y.sub_(o),
+    "mul_": lambda y, o: y.mul_(o),
+    "div_": lambda y, o: y.div_(o + 3),
+    "iadd": lambda y, o: y.__iadd__(o),
+    "isub": lambda y, o: y.__isub__(2.0),
+    "imul": lambda y, o: y.__imul__(o),
+    "itruediv": lambda y, o: y.__itruediv__(4.0),
+    "clamp_": lambda y, o: y.clamp_(-0.5, 0.5),
+    "zero_": lambda y, o: y.zero_(),
+    "fill_": lambda y, o: y.fill_(1.5),
+    "copy_": lambda y, o: y.copy_(o),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_on_a_non_leaf_matches_pytorch(name):
+    rng = np.random.default_rng(0)
+    x0, o0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    results = []
+    for m in (numgrad, torch):
+        x = m.tensor(x0, requires_grad=True)
+        o = m.tensor(o0, requires_grad=True)
+        y = x * 2
+        before = y._version
+        out = INPLACE[name](y, o)
+        assert out is y and y._version > before
+        (y * y).sum().backward()
+        results.append((y.detach().numpy().copy(), x.grad, o.grad, y.grad_fn.name()))
+    ours, theirs = results
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    np.testing.assert_allclose(ours[1].numpy(), theirs[1].numpy(), rtol=1e-12)
+    if theirs[2] is None:
+        assert ours[2] is None
+    else:
+        np.testing.assert_allclose(ours[2].numpy(), theirs[2].numpy(), rtol=1e-12)
+    assert ours[3] == theirs[3]
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_on_a_leaf_that_requires_grad_raises_and_changes_nothing(name):
+    x = numgrad.tensor([[1.0, -2.0], [3.0, 0.25]], requires_grad=True)
+    other = numgrad.ones(2, 2)
+    snapshot = x.detach().numpy().copy()
+    with pytest.raises(RuntimeError) as info:
+        INPLACE[name](x, other)
+    assert LEAF_ERROR in str(info.value)
+    np.testing.assert_array_equal(x.detach().numpy(), snapshot)
+    assert x._version == 0 and x.is_leaf and x.grad_fn is None and x.grad is None
+
+
+def test_inplace_on_a_leaf_works_under_no_grad_as_optimisers_do():
+    w = numgrad.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    with numgrad.no_grad():
+        w -= 0.1 * w.grad
+    np.testing.assert_allclose(w.detach().numpy(), [0.8, 1.6])
+    assert w.is_leaf and w.requires_grad and w._version == 1
+
+
+def test_saved_tensor_modified_in_place_raises_and_leaves_grads_alone():
+    a = numgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = numgrad.tensor([0.5, 0.5, 0.5], requires_grad=True)
+    e = (a * 1).exp()  # ExpBackward0 saves its output
+    z = (b * 3).sum() + e.sum()
+    e.mul_(2)  # now e is at version 1
+    with pytest.raises(RuntimeError) as info:
+        z.backward()
+    msg = str(info.value)
+    assert SAVED_ERROR in msg and "[3]" in msg and "version 1" in msg and "expected version 0" in msg
+    assert a.grad is None and b.grad is None
+
+
+def test_views_share_the_version_counter():
+    x = numgrad.zeros(2, 3)
+    v = x.view(6)
+    t = x.t()
+    v.add_(1)
+    assert x._version == v._version == t._version == 1
+    np.testing.assert_array_equal(t.numpy(), np.ones((3, 2)))
+
+
+def test_data_writes_are_not_seen_by_version_checks():
+    w = numgrad.tensor([1.0, 2.0], requires_grad=True)
+    y = w * w
+    w.data.mul_(2)  # like PyTorch's .data: no version bump on w
+    assert w._version == 0
+    y.sum().backward()  # the saved w is now [2, 4]: grad is 2 * w
+    np.testing.assert_allclose(w.grad.numpy(), [4.0, 8.0])
+
+
+def test_integer_tensor_refuses_a_float_result():
+    i = numgrad.ones(3, dtype=numgrad.int64)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i.add_(1.5)
+    np.testing.assert_array_equal(i.numpy(), [1, 1, 1])
+    assert i._version == 0
+
+
+def _two_layer_run(m, steps=20):
+    """A PyTorch user's program: two-layer net, log_softmax, integer indexing for the loss, manual
+    SGD with in-place updates under no_grad."""
+    rng = np.random.default_rng(42)
+    data = rng.standard_normal((32, 10))
+    labels = rng.integers(0, 4, size=32)
+    w1_0, w2_0 = rng.standard_normal((10, 16)) * 0.3, rng.standard_normal((16, 4)) * 0.3
+    x = m.tensor(data, dtype=m.float64)
+    y = m.tensor(labels)
+    w1 = m.tensor(w1_0, dtype=m.float64, requires_grad=True)
+    b1 = m.zeros(16, dtype=m.float64, requires_grad=True)
+    w2 = m.tensor(w2_0, dtype=m.float64, requires_grad=True)
+    b2 = m.zeros(4, dtype=m.float64, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        h = (x @ w1 + b1).relu()
+        logp = (h @ w2 + b2).log_softmax(dim=1)
+        loss = -logp[m.arange(32), y].mean()
+        loss.backward()
+        with m.no_grad():
+            for p in (w1, b1, w2, b2):
+                p -= 0.5 * p.grad
+                p.grad.zero_()
+        losses.append(loss.item())
+    return losses
+
+
+def test_two_layer_network_with_manual_sgd_gives_pytorchs_losses():
+    ours, theirs = _two_layer_run(numgrad), _two_layer_run(torch)
+    assert len(ours) == 20
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-6)
+    assert ours[-1] < ours[0] * 0.8  # it learns

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 
+import numpy as np
+
 from . import engine
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
@@ -21,7 +23,6 @@ def _as_tuple(x) -> tuple:
 
 def _seed_gradients(outputs: tuple, grad_outputs) -> list:
     """The gradient each output starts from: given, or 1 for a single-element output."""
-    from ..creation import ones_like
     from ..tensor import Tensor
 
     grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
@@ -40,10 +41,10 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = ones_like(out)
+            g = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-        elif g.shape != out.shape:
+        elif g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
                 f"a shape of {out.shape}."

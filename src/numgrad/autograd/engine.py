@@ -72,16 +72,18 @@ def _needed(roots, deps, targets):
 
 
 def _reduce_to(grad, shape, dtype):
-    """Sums a broadcast gradient back to an input's shape and casts it to the input's dtype."""
-    if grad.shape != shape:
-        lead = grad.ndim - len(shape)
+    """Sums a broadcast gradient back to an input's shape and casts it to the input's dtype
+    (a NumPy dtype)."""
+    data = grad._data
+    if data.shape != shape:
+        lead = data.ndim - len(shape)
         dims = tuple(range(lead)) + tuple(
-            lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
+            lead + i for i, n in enumerate(shape) if n == 1 and data.shape[lead + i] != 1
         )
         grad = grad.sum(dims, keepdim=True) if dims else grad
-        if lead or grad.shape != shape:
+        if lead or grad._data.shape != shape:
             grad = grad.reshape(shape)
-    if grad.dtype is not dtype:
+    if grad._data.dtype != dtype:
         grad = grad.to(dtype)
     return grad
 
@@ -177,13 +179,16 @@ def _check_nan(node, in_grads):
 def _propagate(node, in_grads, deps, buffers, ready):
     edges = node.next_functions
     shapes = getattr(node, "input_shapes", None)
+    n = len(in_grads)
     for i, (child, nr) in enumerate(edges):
         if child is None:
             continue
-        g = in_grads[i] if i < len(in_grads) else None
+        g = in_grads[i] if i < n else None
         if g is not None:
             if shapes is not None:
-                g = _reduce_to(g, shapes[i], node.input_dtypes[i])
+                data = g._data
+                if data.shape != shapes[i] or data.dtype != node.input_dtypes[i]:
+                    g = _reduce_to(g, shapes[i], node.input_dtypes[i])
             if child._num_outputs != 1:
                 _buffer_output(buffers, child, nr, g)
             elif child in buffers:

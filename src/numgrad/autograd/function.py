@@ -250,7 +250,7 @@ def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
     ctx._is_tensor = tuple(isinstance(a, Tensor) for a in inputs)
     ctx.next_functions = tuple((t._edge() if t._requires_grad else None, 0) for t in tensors)
     ctx.input_shapes = tuple(t._data.shape for t in tensors)
-    ctx.input_dtypes = tuple(t.dtype for t in tensors)
+    ctx.input_dtypes = tuple(t._data.dtype for t in tensors)
     is_tuple = isinstance(outputs, tuple)
     outs = list(outputs) if is_tuple else [outputs]
     if len(outs) > 1:

@@ -42,6 +42,11 @@ def binary_operands(a, b, floating: bool = False):
         dt = result_type(dims, zero, ())
     elif ta or tb:
         t, s = (a, b) if ta else (b, a)
+        data = t._data
+        if type(s) is float and data.dtype.kind == "f" and not floating:
+            # The most common mixed case (x * 0.5), decided without the general rules.
+            scalar = data.dtype.type(s)
+            return (data, scalar) if ta else (scalar, data)
         if not isinstance(s, _SCALARS):
             raise TypeError(f"unsupported operand type: {type(s).__name__}")
         dt = t.dtype
@@ -60,11 +65,12 @@ def floating_operand(t: Tensor) -> np.ndarray:
     return d if d.dtype.kind == "f" else d.astype(default_for_category(FLOAT).np)
 
 
-def _as(x, np_dtype) -> np.ndarray:
+def _as(x, np_dtype):
+    """A tensor's data in ``np_dtype``, or a number as a NumPy scalar of it."""
     if isinstance(x, Tensor):
         d = x._data
         return d if d.dtype == np_dtype else d.astype(np_dtype)
-    return np.array(x, np_dtype)
+    return np_dtype.type(x)
 
 
 def as_tensor_dtype(x, like: Tensor):

@@ -94,29 +94,31 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     return result
 
 
+_NO_EDGE = (None, 0)
+
+
 def _record(op, inputs, result, params) -> Tensor:
     node = op.node_class.__new__(op.node_class)
     node._pre_hooks = None
     node._retained = None
     edges = []
-    needs = []
     shapes = []
     dtypes = []
     for t in inputs:
         if isinstance(t, Tensor):
-            shapes.append(t._data.shape)
-            dtypes.append(t.dtype)
+            data = t._data
+            shapes.append(data.shape)
+            dtypes.append(data.dtype)
             if t._requires_grad:
-                edges.append((t._edge(), 0))
-                needs.append(True)
+                fn = t.grad_fn
+                edges.append((fn if fn is not None else t._grad_accumulator(), 0))
                 continue
         else:
             shapes.append(None)
             dtypes.append(None)
-        edges.append((None, 0))
-        needs.append(False)
-    node.next_functions = tuple(edges)
-    node.needs_input_grad = tuple(needs)
+        edges.append(_NO_EDGE)
+    node.next_functions = edges = tuple(edges)
+    node.needs_input_grad = tuple([e[0] is not None for e in edges])
     node.input_shapes = tuple(shapes)
     node.input_dtypes = tuple(dtypes)
     node.params = params

@@ -175,26 +175,33 @@ def _strided_view(a: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 
 def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
-    """``op(a, b)`` with NumPy/PyTorch broadcasting. ``a`` and ``b`` share one dtype; the result
-    has it too unless ``out_dtype`` is given (bool for comparisons)."""
+    """``op(a, b)`` with NumPy/PyTorch broadcasting. ``a`` and ``b`` (arrays or NumPy scalars)
+    share one dtype; the result has it too unless ``out_dtype`` is given (bool for comparisons)."""
     dt = a.dtype if out_dtype is None else out_dtype
     a_flat = a.flags.c_contiguous
+    if a_flat and b.ndim == 0:  # tensor ⊕ number: the commonest case after equal shapes
+        out = np.empty(a.shape, dt)
+        _binary_1d_scalar(op, a.reshape(-1), b[()], out.reshape(-1))
+        return out
     b_flat = b.flags.c_contiguous
     if a.shape == b.shape and a_flat and b_flat:
         out = np.empty(a.shape, dt)
         _binary_1d(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
         return out
-    # One operand holds a single value (a number, or a tensor broadcast from one element).
-    if b.ndim <= a.ndim and a_flat and _single_value(b, a.shape):
-        out = np.empty(a.shape, dt)
-        _binary_1d_scalar(op, a.reshape(-1), b.reshape(-1)[0] if b_flat else b.flat[0], out.reshape(-1))
+    shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+    one_a, one_b = _single_value(a, shape), _single_value(b, shape)
+    if one_a and one_b:  # e.g. an expanded gradient times a number: one value, filled
+        value = np.empty(1, dt)
+        _binary_1d(op, a.reshape(-1)[:1] if a_flat else a.flat[:1], b.reshape(-1)[:1] if b_flat else b.flat[:1], value)
+        return np.full(shape, value[0], dt)
+    if one_b and a_flat and a.shape == shape:
+        out = np.empty(shape, dt)
+        _binary_1d_scalar(op, a.reshape(-1), b.flat[0], out.reshape(-1))
         return out
-    if a.ndim <= b.ndim and b_flat and op in _SWAPPED and _single_value(a, b.shape):
-        out = np.empty(b.shape, dt)
-        _binary_1d_scalar(_SWAPPED[op], b.reshape(-1), a.reshape(-1)[0] if a_flat else a.flat[0],
-                          out.reshape(-1))
+    if one_a and b_flat and b.shape == shape and op in _SWAPPED:
+        out = np.empty(shape, dt)
+        _binary_1d_scalar(_SWAPPED[op], b.reshape(-1), a.flat[0], out.reshape(-1))
         return out
-    shape = np.broadcast_shapes(a.shape, b.shape)
     out = np.empty(shape, dt)
     if out.size == 0:
         return out
@@ -207,11 +214,9 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     return out
 
 
-def _single_value(x: np.ndarray, other_shape: tuple) -> bool:
-    """Whether ``x`` is one value repeated (size 1, or all strides 0) broadcasting to the other."""
-    if x.size == 1:
-        return True
-    return x.shape == other_shape[len(other_shape) - x.ndim:] and not any(x.strides)
+def _single_value(x: np.ndarray, shape: tuple) -> bool:
+    """Whether ``x`` is one value repeated (size 1, or all strides 0) broadcasting to ``shape``."""
+    return x.size == 1 or (x.size > 0 and not any(x.strides))
 
 
 # op(s, x) == swapped_op(x, s): lets a scalar on the left take the fast scalar path.

@@ -1,82 +1,61 @@
-"""The workloads of issue 4, timed forward + backward (the same code as benchmarks/compare.py).
-
-Left out for now: the MLP step (64×784 input, 784→256 relu → 10, log-softmax loss with an
-integer-index gather, backward, SGD update under ``no_grad``). It needs ``log_softmax``/
-``cross_entropy``, integer-tensor indexing, ``nn.Linear`` and ``optim.SGD``, which numgrad does not
-have yet; add ``time_mlp_step`` here when they land.
-"""
+"""The workloads of the speed issue, timed forward + backward: the same code as
+``benchmarks/compare.py`` runs, from ``workloads.py``."""
 from __future__ import annotations
 
-import numpy as np
-
-from ._common import Memo, numgrad, randn
-
-
-def seed_walkthrough():
-    x = numgrad.ones(2, 2, requires_grad=True)
-    y = x + 2
-    out = (y * y * 3).mean()
-    out.backward()
-    return x.grad
+from ._common import numgrad
+from .workloads import chain_200, elementwise_1m, matmul_512, mlp_step, seed_walkthrough
 
 
-class SeedWalkthrough:
-    """``ones(2, 2, requires_grad=True)``, ``+ 2``, ``* y * 3``, ``mean``, ``backward``."""
+class _Workload:
+    make = None
 
     def setup(self):
-        seed_walkthrough()  # first call compiles / loads the kernels
+        self.run = type(self).make(numgrad)
+        self.run()  # the first call compiles / loads the kernels
+
+
+class SeedWalkthrough(_Workload):
+    """``ones(2, 2, requires_grad=True)``, ``+ 2``, ``* y * 3``, ``mean``, ``backward``."""
+
+    make = staticmethod(seed_walkthrough)
 
     def time_seed_walkthrough(self):
-        seed_walkthrough()
+        self.run()
 
 
-class Chain200:
+class Chain200(_Workload):
     """200 × (``y = y * 1.001 + 0.001``) on 100 float64 elements, ``sum``, ``backward``:
     400 small ops, so this is the per-op Python overhead (dispatch, graph recording, engine)."""
 
-    def setup(self):
-        self.x = numgrad.tensor(np.linspace(-1, 1, 100), dtype=numgrad.float64, requires_grad=True)
-        self.time_chain_200_float64_100()
+    make = staticmethod(chain_200)
 
     def time_chain_200_float64_100(self):
-        y = self.x
-        for _ in range(200):
-            y = y * 1.001 + 0.001
-        y.sum().backward()
-        self.x.grad = None
+        self.run()
 
 
-_elementwise_memo = Memo()
-
-
-class Elementwise1M:
+class Elementwise1M(_Workload):
     """``(tanh(x * 1.5 + 0.5) * sigmoid(x)).sum().backward()``, x of 1,000,000 float32."""
 
-    def setup(self):
-        def build():
-            x = randn(1_000_000, "float32")
-            self._run(x)
-            return x
-
-        self.x = _elementwise_memo.get("x", build)
-
-    @staticmethod
-    def _run(x):
-        (numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x)).sum().backward()
-        x.grad = None
+    make = staticmethod(elementwise_1m)
 
     def time_tanh_sigmoid_1m_float32(self):
-        self._run(self.x)
+        self.run()
 
 
-class Matmul512:
+class Matmul512(_Workload):
     """``(a @ b).sum().backward()``, a and b 512×512 float32."""
 
-    def setup(self):
-        self.a = randn((512, 512), "float32", seed=0)
-        self.b = randn((512, 512), "float32", seed=1)
-        self.time_matmul_512_float32()
+    make = staticmethod(matmul_512)
 
     def time_matmul_512_float32(self):
-        (self.a @ self.b).sum().backward()
-        self.a.grad = self.b.grad = None
+        self.run()
+
+
+class MlpStep(_Workload):
+    """An MLP training step: 64×784 → 256 relu → 10, log-softmax loss gathered by integer
+    index, backward, SGD update."""
+
+    make = staticmethod(mlp_step)
+
+    def time_mlp_step(self):
+        self.run()

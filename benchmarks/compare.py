@@ -21,7 +21,10 @@ import timeit
 
 import numpy as np
 
-import numgrad
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads import WORKLOADS  # noqa: E402  (shared with the asv suite)
+
+import numgrad  # noqa: E402
 
 try:
     import torch
@@ -29,98 +32,6 @@ try:
     torch.set_num_threads(2)
 except ImportError:  # PyTorch is optional here
     torch = None
-
-
-def seed_walkthrough(m):
-    def run():
-        x = m.ones(2, 2, requires_grad=True)
-        y = x + 2
-        out = (y * y * 3).mean()
-        out.backward()
-        return x.grad
-
-    return run
-
-
-def seed_walkthrough_numpy():
-    def run():
-        x = np.ones((2, 2), np.float32)
-        y = x + 2
-        return (y * y * 3).mean()
-
-    return run
-
-
-def chain_200(m):
-    x = m.tensor(np.linspace(-1, 1, 100), dtype=m.float64, requires_grad=True)
-
-    def run():
-        y = x
-        for _ in range(200):
-            y = y * 1.001 + 0.001
-        y.sum().backward()
-        x.grad = None
-
-    return run
-
-
-def chain_200_numpy():
-    x = np.linspace(-1, 1, 100)
-
-    def run():
-        y = x
-        for _ in range(200):
-            y = y * 1.001 + 0.001
-        return y.sum()
-
-    return run
-
-
-def elementwise_1m(m):
-    x = m.tensor(np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32),
-                 requires_grad=True)
-
-    def run():
-        (m.tanh(x * 1.5 + 0.5) * m.sigmoid(x)).sum().backward()
-        x.grad = None
-
-    return run
-
-
-def elementwise_1m_numpy():
-    x = np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32)
-
-    def run():
-        return (np.tanh(x * np.float32(1.5) + np.float32(0.5)) / (1 + np.exp(-x))).sum()
-
-    return run
-
-
-def matmul_512(m):
-    rng = np.random.default_rng(0)
-    a = m.tensor(rng.standard_normal((512, 512)).astype(np.float32), requires_grad=True)
-    b = m.tensor(rng.standard_normal((512, 512)).astype(np.float32), requires_grad=True)
-
-    def run():
-        (a @ b).sum().backward()
-        a.grad = b.grad = None
-
-    return run
-
-
-def matmul_512_numpy():
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((512, 512)).astype(np.float32)
-    b = rng.standard_normal((512, 512)).astype(np.float32)
-    return lambda: (a @ b).sum()
-
-
-WORKLOADS = {
-    "seed walkthrough (fwd+bwd)": (seed_walkthrough, seed_walkthrough_numpy),
-    "200-op chain, 100 float64 (fwd+bwd)": (chain_200, chain_200_numpy),
-    "tanh(x*1.5+0.5)*sigmoid(x), 1M float32 (fwd+bwd)": (elementwise_1m, elementwise_1m_numpy),
-    "(a @ b).sum(), 512x512 float32 (fwd+bwd)": (matmul_512, matmul_512_numpy),
-}
 
 
 def median_us(fn, repeat: int) -> float:

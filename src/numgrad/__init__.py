@@ -8,10 +8,14 @@ from . import autograd, cuda, ops  # noqa: F401
 from ._dtype import bool_ as bool  # noqa: A001
 from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd.anomaly_mode import (  # noqa: F401
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+)
 from .creation import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403  (the ops families' __all__)
 from .tensor import Size, Tensor  # noqa: F401
 from . import nn, optim  # noqa: E402,F401
+from . import viz  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

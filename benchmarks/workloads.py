@@ -1,0 +1,134 @@
+"""The workloads numgrad is judged on, written once for any module with PyTorch's API (``numgrad``
+or ``torch``), with NumPy forward-only versions as the floor. ``compare.py`` and the asv suite
+(``bench_workloads.py``) both run these. Each ``make(m)`` builds the inputs and returns the
+function to time (forward + backward)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def seed_walkthrough(m):
+    def run():
+        x = m.ones(2, 2, requires_grad=True)
+        y = x + 2
+        out = (y * y * 3).mean()
+        out.backward()
+        return x.grad
+
+    return run
+
+
+def seed_walkthrough_numpy():
+    def run():
+        y = np.ones((2, 2), np.float32) + 2
+        return (y * y * 3).mean()
+
+    return run
+
+
+def chain_200(m):
+    x = m.tensor(np.linspace(-1, 1, 100), dtype=m.float64, requires_grad=True)
+
+    def run():
+        y = x
+        for _ in range(200):
+            y = y * 1.001 + 0.001
+        y.sum().backward()
+        x.grad = None
+
+    return run
+
+
+def chain_200_numpy():
+    x = np.linspace(-1, 1, 100)
+
+    def run():
+        y = x
+        for _ in range(200):
+            y = y * 1.001 + 0.001
+        return y.sum()
+
+    return run
+
+
+def _normal(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def elementwise_1m(m):
+    x = m.tensor(_normal(1_000_000), requires_grad=True)
+
+    def run():
+        (m.tanh(x * 1.5 + 0.5) * m.sigmoid(x)).sum().backward()
+        x.grad = None
+
+    return run
+
+
+def elementwise_1m_numpy():
+    x = _normal(1_000_000)
+
+    def run():
+        return (np.tanh(x * np.float32(1.5) + np.float32(0.5)) / (1 + np.exp(-x))).sum()
+
+    return run
+
+
+def matmul_512(m):
+    a = m.tensor(_normal((512, 512), 0), requires_grad=True)
+    b = m.tensor(_normal((512, 512), 1), requires_grad=True)
+
+    def run():
+        (a @ b).sum().backward()
+        a.grad = b.grad = None
+
+    return run
+
+
+def matmul_512_numpy():
+    a, b = _normal((512, 512), 0), _normal((512, 512), 1)
+    return lambda: (a @ b).sum()
+
+
+def mlp_step(m):
+    """64×784 input, 784→256 relu → 10, log-softmax loss with an integer-index gather, backward,
+    SGD update (which runs under no_grad)."""
+    m.manual_seed(0)
+    x = m.tensor(_normal((64, 784)))
+    target = m.tensor(np.random.default_rng(1).integers(0, 10, 64))
+    rows = m.arange(64)
+    model = m.nn.Sequential(m.nn.Linear(784, 256), m.nn.ReLU(), m.nn.Linear(256, 10))
+    opt = m.optim.SGD(model.parameters(), lr=0.01)
+
+    def run():
+        loss = -model(x).log_softmax(dim=1)[rows, target].mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    return run
+
+
+def mlp_step_numpy():
+    rng = np.random.default_rng(0)
+    x = _normal((64, 784))
+    w1, b1 = _normal((784, 256), 2) * 0.03, np.zeros(256, np.float32)
+    w2, b2 = _normal((256, 10), 3) * 0.06, np.zeros(10, np.float32)
+    target = rng.integers(0, 10, 64)
+
+    def run():
+        z = np.maximum(x @ w1 + b1, 0) @ w2 + b2
+        z = z - z.max(1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+        return -logp[np.arange(64), target].mean()
+
+    return run
+
+
+WORKLOADS = {
+    "seed walkthrough (fwd+bwd)": (seed_walkthrough, seed_walkthrough_numpy),
+    "200-op chain, 100 float64 (fwd+bwd)": (chain_200, chain_200_numpy),
+    "tanh(x*1.5+0.5)*sigmoid(x), 1M float32 (fwd+bwd)": (elementwise_1m, elementwise_1m_numpy),
+    "(a @ b).sum(), 512x512 float32 (fwd+bwd)": (matmul_512, matmul_512_numpy),
+    "MLP step 64x784 -> 256 -> 10, SGD (fwd+bwd+step)": (mlp_step, mlp_step_numpy),
+}

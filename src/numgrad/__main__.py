@@ -1,4 +1,5 @@
-"""``python -m numgrad``: versions, whether a CUDA GPU is usable, and the seed walkthroughs."""
+"""``python -m numgrad``: versions, whether a CUDA GPU is usable, and the seed walkthroughs.
+``python -m numgrad warmup``: compiles every kernel ahead of use and prints where the cache is."""
 from __future__ import annotations
 
 import sys
@@ -63,6 +64,13 @@ def walkthrough_vjp() -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["warmup"]:
+        from ._warmup import main as warmup
+
+        return warmup()
+    if argv:
+        print("usage: python -m numgrad [warmup]", file=sys.stderr)
+        return 2
     _versions()
     for walk in (walkthrough_basic, walkthrough_requires_grad, walkthrough_vjp):
         print(f"\n# {walk.__doc__}")

@@ -1,0 +1,87 @@
+"""``python -m numgrad warmup``: compile every kernel ahead of use and say where the cache is.
+
+Numba compiles a kernel for each signature on its first call and, with ``cache=True``, stores the
+machine code so later processes load it. Warming up runs every registered op's samples forward and
+backward in float32 and float64, which calls every kernel with the signatures real programs use.
+Where the package folder is not writable (a system-wide or read-only install), Numba keeps the
+cache in the user's cache folder instead (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba``), or in
+``NUMBA_CACHE_DIR`` if that is set.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+
+def _progress(items, desc: str):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is optional: plain lines instead of a bar
+        items = list(items)
+        for i, item in enumerate(items, 1):
+            if i == 1 or i == len(items) or i % 10 == 0:
+                print(f"{desc}: {i}/{len(items)}", flush=True)
+            yield item
+        return
+    yield from tqdm(items, desc=desc, unit="op")
+
+
+def kernels() -> list:
+    """Every Numba dispatcher in ``numgrad.kernels``."""
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+
+    from . import kernels as package
+
+    found = []
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        module = importlib.import_module(info.name)
+        found += [v for v in vars(module).values() if isinstance(v, CPUDispatcher)]
+    return found
+
+
+def cache_locations() -> list[str]:
+    """The folders the kernels' caches are in (one per kernel module)."""
+    paths = set()
+    for k in kernels():
+        cache = getattr(k, "_cache", None)
+        locator = getattr(cache, "_cache_path", None)
+        if locator:
+            paths.add(locator)
+    return sorted(paths)
+
+
+def warmup() -> float:
+    """Runs every registered op's samples forward and backward in float32 and float64."""
+    import numgrad
+    from numgrad.ops import REGISTRY
+
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in _progress(sorted(REGISTRY), "compiling kernels"):
+            for sample in REGISTRY[name].samples:
+                for dtype in ("float32", "float64"):
+                    args = [numgrad.tensor(rng.uniform(sample.low, sample.high, s).astype(dtype),
+                                           requires_grad=sample.grad) for s in sample.shapes]
+                    out = sample.call(numgrad, *args)
+                    outs = out if isinstance(out, tuple) else (out,)
+                    outs = [o for o in outs if o.requires_grad]
+                    if outs:
+                        numgrad.autograd.backward(outs, [numgrad.ones_like(o) for o in outs])
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    seconds = warmup()
+    signatures = sum(len(k.signatures) for k in kernels())
+    print(f"compiled or loaded {signatures} kernel signatures in {seconds:.1f} s")
+    print("kernel cache:")
+    for path in cache_locations():
+        print(f"  {path}")
+    return 0

@@ -1,0 +1,104 @@
+"""Kernel caching in a read-only install, the warmup command, and concurrent use from threads."""
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+
+PROBE = """
+import numgrad
+from numgrad.kernels.cpu import elementwise as E
+x = numgrad.ones(2, 2, requires_grad=True)
+out = ((x + 2) * (x + 2) * 3).mean()
+out.backward()
+assert float(x.grad.sum()) == 18.0
+stats = E._binary_1d.stats
+print("hits", sum(stats.cache_hits.values()), "misses", sum(stats.cache_misses.values()))
+print("path", E._binary_1d._cache._cache_path)
+"""
+
+
+def _read_only_copy(tmp_path: Path) -> Path:
+    """numgrad copied into a folder where no kernel cache can be written next to the source:
+    without write permission, and (since root ignores permissions) with a file where each
+    ``__pycache__`` folder would go."""
+    site = tmp_path / "site"
+    shutil.copytree(Path(numgrad.__file__).parent, site / "numgrad",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in (site / "numgrad").rglob("*"):
+        if folder.is_dir():
+            (folder / "__pycache__").write_text("not a folder")
+    (site / "numgrad" / "__pycache__").write_text("not a folder")
+    for path in sorted(site.rglob("*"), reverse=True):
+        path.chmod(path.stat().st_mode & ~0o222)
+    return site
+
+
+def _probe(site: Path, cache_home: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=str(site), XDG_CACHE_HOME=str(cache_home), HOME=str(cache_home))
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True,
+                         timeout=300, check=True).stdout.split()
+    return {"hits": int(out[1]), "misses": int(out[3]), "path": out[5]}
+
+
+def test_read_only_install_caches_in_the_user_cache_folder(tmp_path):
+    site = _read_only_copy(tmp_path)
+    cache_home = tmp_path / "cache"
+    first = _probe(site, cache_home)
+    second = _probe(site, cache_home)
+    assert Path(first["path"]).is_relative_to(cache_home / "numba")
+    assert first["misses"] > 0  # compiled, and written to the user cache
+    assert list((cache_home / "numba").rglob("*.nbi"))
+    assert second["misses"] == 0 and second["hits"] > 0  # loaded, not compiled again
+    assert not list(site.rglob("*.nbi"))
+
+
+def test_warmup_command_compiles_and_reports_the_cache(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-m", "numgrad", "warmup"], env=env,
+                         capture_output=True, text=True, timeout=600, check=True).stdout
+    assert "kernel signatures" in out
+    assert str(tmp_path / "cache") in out
+    assert list((tmp_path / "cache").rglob("*.nbi"))
+
+
+def _work(seed: int, size: int):
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal(size).astype(np.float32)
+    ours = numgrad.tensor(data, requires_grad=True)
+    (numgrad.tanh(ours * 1.5 + 0.5) * numgrad.sigmoid(ours)).sum().backward()
+    theirs = torch.tensor(data, requires_grad=True)
+    (torch.tanh(theirs * 1.5 + 0.5) * torch.sigmoid(theirs)).sum().backward()
+    return ours.grad.numpy(), theirs.grad.numpy()
+
+
+@pytest.mark.parametrize("size", [1_000, 300_000])
+def test_eight_threads_forward_and_backward_at_once(size):
+    results, errors = {}, []
+    barrier = threading.Barrier(8, timeout=60)
+
+    def run(i):
+        try:
+            barrier.wait()
+            for _ in range(3):
+                results[i] = _work(i, size)
+        except Exception as exc:  # collected and re-raised in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    assert len(results) == 8
+    for ours, theirs in results.values():
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)

@@ -1,4 +1,14 @@
 """CPU kernels (``numba.njit``, cached) and their array-level entry points."""
+import os
+
+import numba
+
+# Large kernels run with parallel=True. Numba's default layer (workqueue) aborts the process when
+# two Python threads enter parallel code at once; unless the user chose a layer, take a thread-safe
+# one (TBB if installed, else OpenMP).
+if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER == "default":
+    numba.config.THREADING_LAYER = "threadsafe"
+
 from .elementwise import *  # noqa: F401,F403  (op codes and entry points)
 from .reduction import (  # noqa: F401
     ARGMAX, ARGMIN, MAX, MIN, PROD, arg_reduce_dims, reduce_dims, sum_dims,

@@ -10,8 +10,18 @@ from __future__ import annotations
 
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from numpy.lib.stride_tricks import as_strided
+
+from .mathfuncs import fast_exp, fast_log, fast_sigmoid, fast_tanh
+
+# Numba's cache keys a kernel on its own file only; the kernels here inline mathfuncs.py, so this
+# digest of it (checked by tests/test_mathfuncs.py) changes this file, and the cache, with it.
+MATHFUNCS_DIGEST = "cb6511b6e2808e80"
+
+# From this many elements the binary kernels split their loop over threads (numba.prange); below
+# it, waking the threads costs more than it saves.
+PARALLEL_THRESHOLD = 1 << 23
 
 # Unary op codes.
 NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL = range(8)
@@ -24,33 +34,44 @@ MAXIMUM, MINIMUM = range(16, 18)  # NaN-propagating, as torch.maximum/minimum
 
 
 @njit(inline="always")
+def _one(x):
+    """1 in ``x``'s type: a bare ``1`` would make float32 arithmetic float64 (and unvectorised)."""
+    if isinstance(x, np.float32):
+        return np.float32(1)
+    return 1.0
+
+
+@njit(inline="always")
+def _zero(x):
+    if isinstance(x, np.float32):
+        return np.float32(0)
+    return 0.0
+
+
+@njit(inline="always")
 def _unary(op, x):
     if op == NEG:
         return -x
     if op == EXP:
-        return np.exp(x)
+        return fast_exp(x)
     if op == LOG:
-        return np.log(x)
+        return fast_log(x)
     if op == TANH:
-        return np.tanh(x)
+        return fast_tanh(x)
     if op == SIGMOID:
-        # Written so that neither branch overflows: exp of a non-positive number only.
-        if x >= 0:
-            return 1 / (1 + np.exp(-x))
-        e = np.exp(x)
-        return e / (1 + e)
+        return fast_sigmoid(x)
     if op == RELU:
-        return x if x > 0 else x * 0
+        return x if x > 0 else _zero(x)
     if op == SQRT:
         return np.sqrt(x)
     if op == RECIPROCAL:
-        return 1 / x
+        return _one(x) / x
     if op == LOG1P:
         return np.log1p(x)
     if op == EXPM1:
         return np.expm1(x)
     if op == RSQRT:
-        return 1 / np.sqrt(x)
+        return _one(x) / np.sqrt(x)
     if op == ABS:
         return abs(x)
     if op == SIN:
@@ -85,9 +106,9 @@ def _binary(op, a, b):
     if op == RPOW:
         return b**a
     if op == TANH_BWD:  # grad * (1 - tanh²), from the saved output
-        return a * (1 - b * b)
+        return a * (_one(b) - b * b)
     if op == SIGMOID_BWD:  # grad * σ (1 - σ), from the saved output
-        return a * (b * (1 - b))
+        return a * (b * (_one(b) - b))
     if op == EQ:
         return 1 if a == b else 0
     if op == NE:
@@ -105,25 +126,118 @@ def _binary(op, a, b):
     if op == MINIMUM:
         return a if (a < b or a != a) else b
     # RELU_BWD: grad where the saved output is positive
-    return a if b > 0 else a * 0
+    return a if b > 0 else _zero(a)
+
+
+@njit(inline="always")
+def _unary_loop(op, x, out, start, stop):
+    # The transcendental ops get loops of their own: LLVM does not split one loop over a switch
+    # of ~20 ops into one vectorised loop per op, so without this they would run scalar.
+    if op == EXP:
+        for i in range(start, stop):
+            out[i] = fast_exp(x[i])
+    elif op == LOG:
+        for i in range(start, stop):
+            out[i] = fast_log(x[i])
+    elif op == TANH:
+        for i in range(start, stop):
+            out[i] = fast_tanh(x[i])
+    elif op == SIGMOID:
+        for i in range(start, stop):
+            out[i] = fast_sigmoid(x[i])
+    else:
+        for i in range(start, stop):
+            out[i] = _unary(op, x[i])
 
 
 @njit(cache=True, error_model="numpy")
 def _unary_1d(op, x, out):
-    for i in range(out.size):
-        out[i] = _unary(op, x[i])
+    _unary_loop(op, x, out, 0, out.size)
+
+
+# The ops that carry most of the traffic get loops of their own, with the op code a constant in
+# each so that it folds away: one loop over the whole ~20-op switch is not unswitched by LLVM and
+# runs scalar (3x slower than NumPy). The other ops share the generic loop.
+@njit(inline="always")
+def _binary_loop(op, a, b, out, start, stop):
+    if op == ADD:
+        for i in range(start, stop):
+            out[i] = _binary(ADD, a[i], b[i])
+    elif op == SUB:
+        for i in range(start, stop):
+            out[i] = _binary(SUB, a[i], b[i])
+    elif op == MUL:
+        for i in range(start, stop):
+            out[i] = _binary(MUL, a[i], b[i])
+    elif op == DIV:
+        for i in range(start, stop):
+            out[i] = _binary(DIV, a[i], b[i])
+    elif op == TANH_BWD:
+        for i in range(start, stop):
+            out[i] = _binary(TANH_BWD, a[i], b[i])
+    elif op == SIGMOID_BWD:
+        for i in range(start, stop):
+            out[i] = _binary(SIGMOID_BWD, a[i], b[i])
+    elif op == RELU_BWD:
+        for i in range(start, stop):
+            out[i] = _binary(RELU_BWD, a[i], b[i])
+    else:
+        for i in range(start, stop):
+            out[i] = _binary(op, a[i], b[i])
+
+
+@njit(inline="always")
+def _binary_scalar_loop(op, a, b, out, start, stop):
+    """``_binary_loop`` with ``b`` one number."""
+    if op == ADD:
+        for i in range(start, stop):
+            out[i] = _binary(ADD, a[i], b)
+    elif op == SUB:
+        for i in range(start, stop):
+            out[i] = _binary(SUB, a[i], b)
+    elif op == MUL:
+        for i in range(start, stop):
+            out[i] = _binary(MUL, a[i], b)
+    elif op == DIV:
+        for i in range(start, stop):
+            out[i] = _binary(DIV, a[i], b)
+    elif op == RSUB:
+        for i in range(start, stop):
+            out[i] = _binary(RSUB, a[i], b)
+    else:
+        for i in range(start, stop):
+            out[i] = _binary(op, a[i], b)
 
 
 @njit(cache=True, error_model="numpy")
 def _binary_1d(op, a, b, out):
-    for i in range(out.size):
-        out[i] = _binary(op, a[i], b[i])
+    _binary_loop(op, a, b, out, 0, out.size)
 
 
 @njit(cache=True, error_model="numpy")
 def _binary_1d_scalar(op, a, b, out):
-    for i in range(out.size):
-        out[i] = _binary(op, a[i], b)
+    _binary_scalar_loop(op, a, b, out, 0, out.size)
+
+
+# The same loops split over threads in blocks, for large arrays (memory-bound binary ops gain;
+# the unary ones, compute-bound and already vectorised, measured slower in parallel here).
+_BLOCK = 1 << 16
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _binary_1d_parallel(op, a, b, out):
+    n = out.size
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        start = block * _BLOCK
+        _binary_loop(op, a, b, out, start, min(start + _BLOCK, n))
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _binary_1d_scalar_parallel(op, a, b, out):
+    n = out.size
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        start = block * _BLOCK
+        _binary_scalar_loop(op, a, b, out, start, min(start + _BLOCK, n))
 
 
 @njit(cache=True, error_model="numpy")
@@ -181,12 +295,14 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     a_flat = a.flags.c_contiguous
     if a_flat and b.ndim == 0:  # tensor ⊕ number: the commonest case after equal shapes
         out = np.empty(a.shape, dt)
-        _binary_1d_scalar(op, a.reshape(-1), b[()], out.reshape(-1))
+        kernel = _binary_1d_scalar if a.size < PARALLEL_THRESHOLD else _binary_1d_scalar_parallel
+        kernel(op, a.reshape(-1), b[()], out.reshape(-1))
         return out
     b_flat = b.flags.c_contiguous
     if a.shape == b.shape and a_flat and b_flat:
         out = np.empty(a.shape, dt)
-        _binary_1d(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        kernel = _binary_1d if a.size < PARALLEL_THRESHOLD else _binary_1d_parallel
+        kernel(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
         return out
     shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
     one_a, one_b = _single_value(a, shape), _single_value(b, shape)

@@ -29,8 +29,6 @@ from numgrad.kernels.cpu.mathfuncs import fast_exp, fast_log, fast_sigmoid, fast
 
 try:
     import torch
-
-    torch.set_num_threads(1)
 except ImportError:  # PyTorch is optional here
     torch = None
 
@@ -110,6 +108,8 @@ def medians_us(candidates, repeat, timer):
 
 
 def main():
+    if torch:
+        torch.set_num_threads(1)  # here, not at import: asv imports every file in benchmarks/
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=25)
     ap.add_argument("--n", type=int, default=1_000_000)

@@ -33,6 +33,9 @@ except ImportError:  # PyTorch is optional here
 
 
 def median_us(fn, repeat: int) -> float:
+    # PyTorch's OpenMP threads spin for a while after its last op; on a 2-core machine they would
+    # steal the CPU from whatever is timed next. Let them go to sleep first.
+    time.sleep(0.5)
     fn()  # warm up (compiles kernels on first use)
     number = 1
     while timeit.timeit(fn, number=number) < 0.02:

@@ -960,3 +960,22 @@ def test_seed_walkthrough_3():
     xn = np.linalg.norm(_np(x))
     assert xn * 2.0 ** (k + 1) >= 1000 * (1 - 1e-6)
     assert xn * 2.0 ** k < 1000 * (1 + 1e-6)
+
+
+def test_first_gradient_never_aliases_a_tensor_someone_else_holds():
+    """The engine takes a fresh gradient as .grad without copying it; anything shared is copied,
+    so later accumulation into .grad cannot change the caller's tensors."""
+    a = ng.ones(3, requires_grad=True)
+    b = ng.ones(3, requires_grad=True)
+    seed = ng.ones(3)
+    (a + b).backward(seed)  # the same seed flows, unchanged, to both leaves
+    assert a.grad._data is not seed._data and b.grad._data is not seed._data
+    assert a.grad._data is not b.grad._data
+    (a + b).backward(seed)
+    assert seed.tolist() == [1.0, 1.0, 1.0] and a.grad.tolist() == [2.0, 2.0, 2.0]
+    kept = []
+    c = ng.ones(3, requires_grad=True)
+    c.register_hook(lambda g: kept.append(g))
+    (c * 3).sum().backward()
+    (c * 3).sum().backward()
+    assert kept[0].tolist() == [3.0, 3.0, 3.0] and c.grad.tolist() == [6.0, 6.0, 6.0]

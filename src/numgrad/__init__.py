@@ -4,7 +4,11 @@
 """
 from __future__ import annotations
 
-from . import autograd, cuda, ops  # noqa: F401
+from . import _malloc
+
+_malloc.tune()
+
+from . import autograd, cuda, ops  # noqa: E402,F401
 from ._dtype import bool_ as bool  # noqa: A001
 from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401

@@ -15,6 +15,8 @@ of the forward call that recorded it before the error propagates.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import anomaly_mode, grad_mode
@@ -132,6 +134,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
         raise
     finally:
         grad_mode.state.enabled = prev_mode
+    grad = in_grads = None  # so that the gradients in ``writes`` are held there alone
     accumulate(writes, create_graph)
     if capture is not None:
         return [capture[node] for node, _ in inputs]
@@ -208,6 +211,18 @@ def _buffer_output(buffers, node, nr, grad):
     grads[nr] = grad if grads[nr] is None else grads[nr] + grad
 
 
+def _owned(grad) -> bool:
+    """Whether nothing but the engine's write list holds ``grad`` and its data (a fresh result of
+    a kernel): then it can become ``.grad`` as it is, without a copy, as PyTorch steals such
+    buffers. Anything shared (a seed the caller holds, a gradient passed to two leaves, one a hook
+    kept, a view) is copied. The references counted for ``grad`` are the write-list tuple, the
+    caller's loop variable, this parameter and getrefcount's argument; for its data, the tensor,
+    the local ``data`` and the argument."""
+    data = grad._data
+    return (sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3 and data.base is None
+            and data.flags.writeable and data.flags.c_contiguous)
+
+
 def accumulate(writes, create_graph: bool) -> None:
     """Applies gradient writes (tensor, gradient): into a leaf's ``.grad``, or a retained one's.
     A first gradient is copied so ``.grad`` never aliases another tensor's data."""
@@ -215,7 +230,10 @@ def accumulate(writes, create_graph: bool) -> None:
 
     for tensor, grad in writes:
         if tensor._grad is None:
-            tensor._grad = grad if create_graph else Tensor._wrap(grad._data.copy())
+            if create_graph or _owned(grad):
+                tensor._grad = grad
+            else:
+                tensor._grad = Tensor._wrap(grad._data.copy())
         elif create_graph:
             tensor._grad = tensor._grad + grad
         else:

@@ -12,6 +12,7 @@ import numpy as np
 from .._dtype import from_numpy_dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from ..kernels import cpu as kernels
 from . import elementwise
 from .registry import Op, Sample, apply, register
 
@@ -69,23 +70,60 @@ def _type_name(np_dtype) -> str:
     )
 
 
+def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
+    """``t = t ⊕ alpha * other`` straight into ``t``'s storage, one pass and no copies, where
+    nothing is recorded and no dtype or shape check can fail (what optimisers do under no_grad).
+    Returns False where the general path must run instead."""
+    if grad_mode.state.enabled and (
+        t._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        return False
+    data = t._data
+    if data.dtype.kind != "f" or not data.flags.c_contiguous or not data.flags.writeable:
+        return False
+    if isinstance(other, Tensor):
+        b = other._data
+        if b.dtype != data.dtype or (b.shape != data.shape and b.ndim != 0):
+            return False
+        if b is not data and np.may_share_memory(data, b):
+            return False  # overlapping storage: the general path copies first
+    elif isinstance(other, (int, float)) and not isinstance(other, bool):
+        b = data.dtype.type(other)
+    else:
+        return False
+    K = kernels
+    if alpha != 1:
+        b = K.binary(K.MUL, b, data.dtype.type(alpha)) if b.ndim else data.dtype.type(b * alpha)
+    K.binary_into(getattr(K, code), data, b)
+    t._version_counter.value += 1
+    return True
+
+
 def add_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input += alpha * other``."""
+    if _untracked_arithmetic("ADD", input, other, alpha):
+        return input
     return _write(input, elementwise.add, other, alpha=alpha)
 
 
 def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input -= alpha * other``."""
+    if _untracked_arithmetic("SUB", input, other, alpha):
+        return input
     return _write(input, elementwise.sub, other, alpha=alpha)
 
 
 def mul_(input: Tensor, other) -> Tensor:
     """In-place ``input *= other``."""
+    if _untracked_arithmetic("MUL", input, other):
+        return input
     return _write(input, elementwise.mul, other)
 
 
 def div_(input: Tensor, other) -> Tensor:
     """In-place ``input /= other`` (true division)."""
+    if _untracked_arithmetic("DIV", input, other):
+        return input
     return _write(input, elementwise.div, other)
 
 

@@ -359,8 +359,11 @@ def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def binary_into(op: int, out: np.ndarray, b: np.ndarray) -> None:
-    """``out = op(out, b)`` in place; ``b`` broadcasts to ``out``'s shape."""
-    if out.flags.c_contiguous and b.shape == out.shape:
+    """``out = op(out, b)`` in place; ``b`` (an array or a number) broadcasts to ``out``'s shape."""
+    if out.flags.c_contiguous and b.ndim == 0:
+        flat = out.reshape(-1)
+        _binary_1d_scalar(op, flat, out.dtype.type(b[()]), flat)
+    elif out.flags.c_contiguous and b.shape == out.shape:
         b = np.ascontiguousarray(b, out.dtype)
         flat = out.reshape(-1)
         _binary_1d(op, flat, b.reshape(-1), flat)

@@ -11,7 +11,6 @@ GLIBC_TUNABLES, on C libraries other than glibc, and with NUMGRAD_MALLOC_TUNING=
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import sys
 
@@ -28,8 +27,7 @@ def tune() -> bool:
     if any(k in os.environ for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(None).mallopt  # the C library already loaded (no library search)
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]

@@ -115,7 +115,9 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
-            if grad is not None and (needed is None or node in needed):
+            if (grad is not None and (needed is None or node in needed)
+                    and (node._pre_hooks or node._retained is not None
+                         or type(node) is AccumulateGrad)):
                 grad = _run_pre_hooks(node, grad, writes)
             if grad is None or (needed is not None and node not in needed):
                 in_grads = ()

@@ -29,7 +29,7 @@ def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
 def _grad_to_input(grad: Tensor, ctx) -> Tensor:
     """A reduction's gradient, reshaped to keep the reduced dimensions and expanded back."""
     shape = ctx.input_shapes[0]
-    if not ctx.params["keepdim"]:
+    if not ctx.params["keepdim"] and grad._data.ndim:  # (a 0-d gradient expands as it is)
         grad = grad.reshape(_keepdim_shape(shape, ctx.params["dims"]))
     return grad.expand(shape)
 
@@ -71,7 +71,7 @@ class _Mean(Op):
     @staticmethod
     def backward(ctx, grad):
         shape = ctx.input_shapes[0]
-        return (_grad_to_input(grad / _count(shape, ctx.params["dims"]), ctx),)
+        return (_grad_to_input(grad / float(_count(shape, ctx.params["dims"])), ctx),)
 
 
 @register

@@ -44,33 +44,27 @@ class Tensor:
         """``Tensor(data)``: like PyTorch's legacy constructor, a float32 tensor of ``data``."""
         if isinstance(data, Tensor):
             data = data._data
-        self._data = np.array(data, dtype=np.float32)
-        self._init_autograd(requires_grad)
+        self._adopt(np.array(data, dtype=np.float32), False)
+        if requires_grad:
+            self.requires_grad_(True)
 
     @classmethod
     def _wrap(cls, data: np.ndarray, requires_grad: bool = False) -> "Tensor":
         """The fast constructor used by ops: wraps an array that the caller owns."""
         t = object.__new__(cls)
-        t._data = data
-        t._requires_grad = requires_grad
-        t._grad = None
-        t.grad_fn = None
-        t._version_counter = _VersionCounter()
-        t._hooks = None
-        t._accumulator = None
-        t._base = None
+        t._adopt(data, requires_grad)
         return t
 
-    def _init_autograd(self, requires_grad: bool) -> None:
-        self._requires_grad = False
+    def _adopt(self, data: np.ndarray, requires_grad: bool) -> None:
+        """Sets every slot: ``data`` with a fresh autograd state."""
+        self._data = data
+        self._requires_grad = requires_grad
         self._grad = None
         self.grad_fn = None
         self._version_counter = _VersionCounter()
         self._hooks = None
         self._accumulator = None
         self._base = None
-        if requires_grad:
-            self.requires_grad_(True)
 
     # ----------------------------------------------------------------- metadata
     @property

@@ -16,3 +16,8 @@ except ImportError:  # pragma: no cover
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+# tests/cuda_sim needs Numba's CUDA simulator, chosen before numba-cuda is imported: it runs in a
+# subprocess started by tests/test_cuda.py (or by hand, with NUMBA_ENABLE_CUDASIM=1), never here.
+collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cuda_sim"]

@@ -56,7 +56,7 @@ def _bind_methods() -> None:
     T.double = lambda self: self.to(float64)
     T.long = lambda self: self.to(int64)
     T.int = lambda self: self.to(int32)
-    T.cpu = lambda self: self
+    T.cpu = lambda self: self.to("cpu")
     T.cuda = lambda self, *a, **k: self.to("cuda")
     for name in ("float", "double", "long", "int", "cpu", "cuda"):
         getattr(T, name).__name__ = name

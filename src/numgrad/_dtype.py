@@ -138,3 +138,4 @@ class device:
 
 
 CPU = device("cpu")
+CUDA = device("cuda", 0)

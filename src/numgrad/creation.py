@@ -5,6 +5,7 @@ import numbers
 
 import numpy as np
 
+from ._dtype import device as _device
 from ._dtype import FLOAT, default_for_category, float32, from_numpy_dtype, int64, to_dtype
 from .tensor import Tensor
 
@@ -18,16 +19,26 @@ def manual_seed(seed: int):
     return _rng
 
 
-def _check_device(device) -> None:
-    if device is not None and str(device).split(":")[0] != "cpu":
-        from .cuda import _unavailable
+def _is_cuda(device) -> bool:
+    """Whether ``device`` (None, a string or a ``numgrad.device``) names the GPU; the device
+    string is checked as PyTorch checks it."""
+    if device is None:
+        return False
+    kind = device.type if isinstance(device, _device) else _device(device).type
+    return kind == "cuda"
 
-        _unavailable()
+
+def _place(data: np.ndarray, device):
+    """``data`` on ``device``: itself for the CPU, a device copy for CUDA."""
+    if not _is_cuda(device):
+        return data
+    from . import cuda
+
+    return cuda.kernels().upload(data)
 
 
 def _finish(data: np.ndarray, requires_grad: bool, device=None) -> Tensor:
-    _check_device(device)
-    t = Tensor._wrap(data)
+    t = Tensor._wrap(data if device is None else _place(data, device))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -36,7 +47,7 @@ def _finish(data: np.ndarray, requires_grad: bool, device=None) -> Tensor:
 def _infer(data) -> np.ndarray:
     """An array from Python data, with PyTorch's dtype inference (floats → float32)."""
     if isinstance(data, Tensor):
-        return data._data
+        return data._host()
     if isinstance(data, np.ndarray):
         from_numpy_dtype(data.dtype)
         return data
@@ -54,6 +65,8 @@ def _infer(data) -> np.ndarray:
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, a nested sequence or an array)."""
+    if device is None and isinstance(data, Tensor):
+        device = data.device
     if dtype is None:
         a = np.array(_infer(data), copy=True)
     elif isinstance(data, (Tensor, np.ndarray)):
@@ -65,7 +78,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory with a NumPy array or tensor where dtypes agree."""
-    if isinstance(data, Tensor) and (dtype is None or to_dtype(dtype) is data.dtype):
+    if (isinstance(data, Tensor) and (dtype is None or to_dtype(dtype) is data.dtype)
+            and (device is None or _device(device).type == data.device.type)):
         return data
     a = _infer(data)
     if dtype is not None:
@@ -155,7 +169,8 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 
 def _like(fn):
     def like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-        return fn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+        return fn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                  requires_grad=requires_grad)
 
     like.__name__ = like.__qualname__ = fn.__name__ + "_like"
     like.__doc__ = f"``{fn.__name__}`` with the shape (and by default the dtype) of ``input``."
@@ -171,7 +186,7 @@ randn_like = _like(randn)
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``full`` with the shape (and by default the dtype) of ``input``."""
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 
 

@@ -1,14 +1,49 @@
-"""``numgrad.cuda``: the CUDA device. Not built yet; asking for it says so clearly."""
+"""``numgrad.cuda``: the CUDA device, on ``numba.cuda`` (the optional ``cuda`` extra, numba-cuda).
+
+Nothing here imports numba-cuda until CUDA is asked for, so ``import numgrad`` stays as fast as
+the CPU needs. Without numba-cuda or without a GPU (and outside Numba's CUDA simulator,
+``NUMBA_ENABLE_CUDASIM=1``), ``is_available()`` is False and using CUDA raises a clear error.
+"""
 from __future__ import annotations
+
+import numpy as np
+
+
+def _apply_numpy_shims() -> None:
+    """numba-cuda 0.30.4 registers an overload for ``np.row_stack`` when it compiles a kernel,
+    and numpy 2.5 removed ``np.row_stack`` (deprecated since 2.0 as an alias of ``np.vstack``):
+    without the alias every kernel compilation fails with an AttributeError. Restore the alias,
+    only when missing, before numba-cuda is imported. Remove once numba-cuda no longer needs it."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
+def _numba_cuda():
+    """``numba.cuda`` (with the shims applied first), or None when numba-cuda is not installed."""
+    _apply_numpy_shims()
+    try:
+        from numba import cuda
+    except ImportError:
+        return None
+    return cuda
 
 
 def is_available() -> bool:
-    """Whether a CUDA GPU can be used. The CUDA target is not built yet, so always False."""
-    return False
+    """Whether CUDA can be used: numba-cuda is installed and sees a GPU (or the simulator)."""
+    cuda = _numba_cuda()
+    if cuda is None:
+        return False
+    try:
+        return bool(cuda.is_available())
+    except Exception:  # a broken driver or toolkit counts as no GPU
+        return False
 
 
 def device_count() -> int:
-    return 0
+    """The number of CUDA devices (numgrad uses the first)."""
+    if not is_available():
+        return 0
+    return len(_numba_cuda().gpus)
 
 
 def _unavailable():
@@ -18,5 +53,25 @@ def _unavailable():
     )
 
 
+_KERNELS = None
+
+
+def kernels():
+    """The CUDA kernel module (``numgrad.kernels.cuda``), loaded on first use; raises the
+    'No CUDA GPUs are available' RuntimeError where CUDA cannot be used."""
+    global _KERNELS
+    if _KERNELS is None:
+        if not is_available():
+            _unavailable()
+        from .kernels import cuda as module
+        from .ops import registry
+
+        registry.enable_device_dispatch(module)
+        _KERNELS = module
+    return _KERNELS
+
+
 def synchronize() -> None:
-    _unavailable()
+    """Waits for every kernel launched on the GPU to finish."""
+    kernels()
+    _numba_cuda().synchronize()

@@ -8,7 +8,7 @@ import weakref
 import numpy as np
 
 from . import _dtype
-from ._dtype import CPU, from_numpy_dtype
+from ._dtype import CPU, CUDA, from_numpy_dtype
 from ._tensor_str import format_tensor
 from .autograd import engine, grad_mode
 from .autograd.node import AccumulateGrad, RemovableHandle
@@ -73,7 +73,23 @@ class Tensor:
 
     @property
     def device(self) -> _dtype.device:
-        return CPU
+        return CPU if isinstance(self._data, np.ndarray) else CUDA
+
+    @property
+    def is_cuda(self) -> bool:
+        return not isinstance(self._data, np.ndarray)
+
+    def _host(self) -> np.ndarray:
+        """The data as a NumPy array: itself on the CPU, a copy from a GPU."""
+        data = self._data
+        return data if isinstance(data, np.ndarray) else data.copy_to_host()
+
+    def _check_host(self) -> None:
+        if not isinstance(self._data, np.ndarray):
+            raise TypeError(
+                "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                "tensor to host memory first."
+            )
 
     @property
     def shape(self) -> "Size":
@@ -227,6 +243,7 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        self._check_host()
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -235,6 +252,7 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        self._check_host()
         if dtype is not None and np.dtype(dtype) != self._data.dtype:
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data
@@ -245,10 +263,10 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self._data.reshape(-1)[0].item()
+        return self._host().reshape(-1)[0].item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._host().tolist()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -274,7 +292,8 @@ class Tensor:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
-        return format_tensor(self._data, self._data.dtype.name, device=str(self.device), suffixes=suffixes)
+        data = self._host()
+        return format_tensor(data, data.dtype.name, device=str(self.device), suffixes=suffixes)
 
     def __hash__(self) -> int:
         return id(self)

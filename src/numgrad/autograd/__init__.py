@@ -41,7 +41,12 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
+            if isinstance(out._data, np.ndarray):
+                g = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
+            else:
+                from ..creation import ones_like
+
+                g = ones_like(out)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         elif g._data.shape != out._data.shape:

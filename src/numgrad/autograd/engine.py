@@ -177,7 +177,7 @@ def _check_nan(node, in_grads):
     """Anomaly mode: a node may not return NaN for an input that receives a gradient."""
     for i, (child, _) in enumerate(node.next_functions):
         g = in_grads[i] if i < len(in_grads) else None
-        if child is not None and g is not None and np.isnan(g._data).any():
+        if child is not None and g is not None and np.isnan(g._host()).any():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
@@ -221,8 +221,19 @@ def _owned(grad) -> bool:
     caller's loop variable, this parameter and getrefcount's argument; for its data, the tensor,
     the local ``data`` and the argument."""
     data = grad._data
+    if not isinstance(data, np.ndarray):  # device arrays: views are not told apart yet
+        return False
     return (sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3 and data.base is None
             and data.flags.writeable and data.flags.c_contiguous)
+
+
+def _copy(data):
+    """A copy of host or device array data."""
+    if isinstance(data, np.ndarray):
+        return data.copy()
+    from .. import cuda
+
+    return cuda.kernels().copy(data)
 
 
 def accumulate(writes, create_graph: bool) -> None:
@@ -235,7 +246,7 @@ def accumulate(writes, create_graph: bool) -> None:
             if create_graph or _owned(grad):
                 tensor._grad = grad
             else:
-                tensor._grad = Tensor._wrap(grad._data.copy())
+                tensor._grad = Tensor._wrap(_copy(grad._data))
         elif create_graph:
             tensor._grad = tensor._grad + grad
         else:

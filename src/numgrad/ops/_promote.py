@@ -62,14 +62,23 @@ def binary_operands(a, b, floating: bool = False):
 def floating_operand(t: Tensor) -> np.ndarray:
     """The data of ``t``, made the default float dtype if it is an integer or bool tensor."""
     d = t._data
-    return d if d.dtype.kind == "f" else d.astype(default_for_category(FLOAT).np)
+    return d if d.dtype.kind == "f" else cast_data(d, default_for_category(FLOAT).np)
+
+
+def cast_data(d, np_dtype):
+    """Array data (host or device) converted to ``np_dtype``."""
+    if isinstance(d, np.ndarray):
+        return d.astype(np_dtype)
+    from .. import cuda
+
+    return cuda.kernels().cast(d, np_dtype)
 
 
 def _as(x, np_dtype):
     """A tensor's data in ``np_dtype``, or a number as a NumPy scalar of it."""
     if isinstance(x, Tensor):
         d = x._data
-        return d if d.dtype == np_dtype else d.astype(np_dtype)
+        return d if d.dtype == np_dtype else cast_data(d, np_dtype)
     return np_dtype.type(x)
 
 

@@ -3,62 +3,87 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import device as _device
 from .._dtype import to_dtype
 from ..tensor import Tensor
-from .registry import Op, Sample, apply, register
+from .registry import Op, Sample, apply, kernels_for, register
 
 
 @register
 class ToCopy(Op):
-    name, node = "to_dtype", "ToCopyBackward0"
+    """A copy to another dtype and/or device (PyTorch's ``_to_copy``)."""
+
+    name, node = "to_copy", "ToCopyBackward0"
+    on_cuda = True
     # A float32 round trip is linear, so a large finite-difference step is exact up to rounding.
     samples = (
         Sample(lambda m, a: a.float(), ((3, 4),), eps=1e-2, atol=1e-4),
         Sample(lambda m, a: a.to(m.float32).double(), ((4,),), eps=1e-2, atol=1e-4),
+        Sample(lambda m, a: a.to("cpu", copy=True), ((2, 3),)),
+        Sample(lambda m, a: a.cpu() * 2, ((3,),)),
     )
 
     @staticmethod
-    def forward(K, a, *, dtype):
-        return a.astype(dtype)
+    def forward(K, a, *, dtype, device, source=None):
+        if device is not None and device != K.DEVICE:
+            if device == "cuda":  # host to GPU
+                from .. import cuda
+
+                K = cuda.kernels()
+                a = K.upload(a)
+            else:  # GPU to host
+                a = K.to_host(a)
+            return a if dtype is None else K.cast(a, dtype)
+        return K.copy(a) if dtype is None or dtype == a.dtype else K.cast(a, dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        return (grad,)  # the engine casts it back to the input's dtype
+        # The engine casts the gradient back to the input's dtype; the device is moved here.
+        source = ctx.params["source"]
+        return (grad if grad.device.type == source else to(grad, source),)
 
 
 def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
     """``to(dtype)``, ``to(device)``, ``to(other)``: the tensor converted, or itself if nothing
-    changes (unless ``copy``)."""
+    changes (unless ``copy``). A copy is recorded (``ToCopyBackward0``), so gradients flow back
+    across dtypes and devices."""
     for a in args:
         if isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, str) or type(a).__name__ == "device":
+            device = a.device
+        elif isinstance(a, (str, _device)):
             device = a
         else:
             dtype = a
-    if device is not None and str(device).split(":")[0] != "cpu":
-        from ..cuda import _unavailable
+    source = input.device.type
+    target = None if device is None else _device(device).type
+    if target == "cuda":
+        from .. import cuda
 
-        _unavailable()
-    if dtype is None:
-        return input.clone() if copy else input
-    dt = to_dtype(dtype)
-    if dt is input.dtype and not copy:
+        cuda.kernels()  # the clear error where CUDA cannot be used
+    if target == source:
+        target = None
+    dt = None if dtype is None else to_dtype(dtype)
+    if dt is input.dtype:
+        dt = None
+    if dt is None and target is None and not copy:
         return input
-    if input._requires_grad and not dt.is_floating_point:
+    if dt is not None and input._requires_grad and not dt.is_floating_point:
         # PyTorch returns an integer tensor with no history here.
-        return Tensor._wrap(input._data.astype(dt.np))
-    return apply(ToCopy, (input,), (input._data,), dtype=dt.np)
+        return Tensor._wrap(ToCopy.forward(kernels_for((input,)), input._data, dtype=dt.np, device=target))
+    return apply(ToCopy, (input,), (input._data,), dtype=None if dt is None else dt.np,
+                 device=target, source=source)
 
 
 @register
 class Clone(Op):
     name, node = "clone", "CloneBackward0"
+    on_cuda = True
     samples = (Sample(lambda m, a: a.clone(), ((3, 4),)), Sample(lambda m, a: a.t().contiguous(), ((3, 4),)))
 
     @staticmethod
     def forward(K, a):
-        return np.array(a, order="C", copy=True)
+        return K.copy(a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -72,7 +97,8 @@ def clone(input: Tensor) -> Tensor:
 
 def contiguous(input: Tensor) -> Tensor:
     """``input`` if its data is C-contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else clone(input)
+    data = input._data  # (CUDA data is always contiguous in this slice)
+    return input if not isinstance(data, np.ndarray) or data.flags.c_contiguous else clone(input)
 
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["clone"]

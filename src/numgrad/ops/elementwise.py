@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..creation import zeros_like
 from ..tensor import Tensor
 from ._promote import binary_operands, floating_operand
 from .registry import Op, Sample, apply, register
@@ -14,6 +15,7 @@ _broadcast = ((3, 1, 4), (5, 1))
 @register
 class Add(Op):
     name, node = "add", "AddBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.add(a, b), _two),
         Sample(lambda m, a, b: a + b, _broadcast),
@@ -33,6 +35,7 @@ class Add(Op):
 @register
 class Sub(Op):
     name, node = "sub", "SubBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.sub(a, b), _two),
         Sample(lambda m, a, b: a - b, _broadcast),
@@ -53,6 +56,7 @@ class Rsub(Op):
     """``scalar - tensor``."""
 
     name, node = "rsub", "RsubBackward1"
+    on_cuda = True
     samples = (Sample(lambda m, a: 2 - a, ((2, 3),)),)
 
     @staticmethod
@@ -67,6 +71,7 @@ class Rsub(Op):
 @register
 class Mul(Op):
     name, node = "mul", "MulBackward0"
+    on_cuda = True
     save_inputs = (0, 1)
     samples = (
         Sample(lambda m, a, b: m.mul(a, b), _two),
@@ -89,6 +94,7 @@ class Mul(Op):
 @register
 class Div(Op):
     name, node = "div", "DivBackward0"
+    on_cuda = True
     save_inputs = (0, 1)
     samples = (
         Sample(lambda m, a, b: m.div(a, b), _two, low=0.5, high=2.0),
@@ -113,6 +119,7 @@ class Div(Op):
 @register
 class Neg(Op):
     name, node = "neg", "NegBackward0"
+    on_cuda = True
     samples = (Sample(lambda m, a: -a, ((3, 2),)), Sample(lambda m, a: m.neg(a), ((4,),)))
 
     @staticmethod
@@ -129,6 +136,7 @@ class PowScalar(Op):
     """``tensor ** number``."""
 
     name, node = "pow_scalar", "PowBackward0"
+    on_cuda = True
     save_inputs = (0,)
     samples = (
         Sample(lambda m, a: a**2, ((3, 4),)),
@@ -155,6 +163,7 @@ class PowTensor(Op):
     """``tensor ** tensor``."""
 
     name, node = "pow", "PowBackward1"
+    on_cuda = True
     save_inputs = (0, 1)
     save_output = True
     samples = (
@@ -181,6 +190,7 @@ class RPow(Op):
     """``number ** tensor``."""
 
     name, node = "rpow", "PowBackward2"
+    on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: 2.0**a, ((3, 4),)), Sample(lambda m, a: m.pow(1.5, a), ((5,),)))
 
@@ -199,14 +209,14 @@ class RPow(Op):
 
 def _zero_base_mask(a: Tensor, b: Tensor) -> Tensor:
     """1 where ``a == 0 and b >= 0`` (so that log(a + mask) is 0 there), else 0; a constant."""
-    ad, bd = a._data, b._data
-    return Tensor._wrap(((ad == 0) & (bd >= 0)).astype(ad.dtype))
+    return (a.detach() == 0).to(a.dtype) * (b.detach() >= 0).to(a.dtype)
 
 
 class _Unary(Op):
     """A unary op computed by one op code of the unary kernel."""
 
     code: str = ""
+    on_cuda = True
 
     @classmethod
     def forward(cls, K, a):
@@ -394,7 +404,7 @@ class _Piecewise(_Unary):
 
     @staticmethod
     def backward(ctx, grad):
-        return (Tensor._wrap(np.zeros_like(grad._data)),)
+        return (zeros_like(grad),)
 
 
 @register
@@ -426,6 +436,7 @@ class Where(Op):
     """``input`` where ``condition`` else ``other``; the condition is a constant bool tensor."""
 
     name, node = "where", "WhereBackward0"
+    on_cuda = True
     save_inputs = (0,)
     samples = (
         Sample(lambda m, a, b: m.where(a > 0, a, b), _two),
@@ -456,6 +467,7 @@ def _fused_backward(op, grad, out):
 @register
 class TanhBackward(Op):
     name, node = "tanh_backward", "TanhBackwardBackward0"
+    on_cuda = True
     save_inputs = (0, 1)
     samples = (Sample(lambda m, g, y: m.ops.tanh_backward(g, y), _two, low=-0.9, high=0.9),)
 
@@ -475,6 +487,7 @@ class TanhBackward(Op):
 @register
 class SigmoidBackward(Op):
     name, node = "sigmoid_backward", "SigmoidBackwardBackward0"
+    on_cuda = True
     save_inputs = (0, 1)
     samples = (Sample(lambda m, g, y: m.ops.sigmoid_backward(g, y), _two, low=0.05, high=0.95),)
 
@@ -496,6 +509,7 @@ class ThresholdBackward(Op):
     """``grad`` where the saved relu output is positive, else 0."""
 
     name, node = "threshold_backward", "ThresholdBackwardBackward0"
+    on_cuda = True
     save_inputs = (1,)
     samples = (Sample(lambda m, g, y: m.ops.threshold_backward(g, y, 0), _two, gradgrad=False),)
 
@@ -506,7 +520,7 @@ class ThresholdBackward(Op):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        grad_y = Tensor._wrap(np.zeros_like(y._data)) if ctx.needs_input_grad[1] else None
+        grad_y = zeros_like(y) if ctx.needs_input_grad[1] else None
         return threshold_backward(grad, y), grad_y
 
 
@@ -660,6 +674,7 @@ class _Compare(Op):
     """A comparison: a bool tensor, never differentiable."""
 
     differentiable = False
+    on_cuda = True
     code: str = ""
 
     @classmethod
@@ -695,23 +710,12 @@ ge = _comparison("ge", "GE", "``input >= other``, elementwise, as a bool tensor.
 
 
 # ------------------------------------------------------------------ clamp, maximum, minimum
-def _between(x: np.ndarray, low, high) -> np.ndarray:
-    """1 where ``low <= x <= high`` (either bound may be None), else 0: the clamp's gradient mask."""
-    from ..kernels import cpu as K
-
-    mask = np.ones(x.shape, np.bool_)
-    if low is not None:
-        mask &= K.binary(K.GE, x, np.asarray(low, x.dtype), np.bool_)
-    if high is not None:
-        mask &= K.binary(K.LE, x, np.asarray(high, x.dtype), np.bool_)
-    return mask.astype(x.dtype)
-
-
 @register
 class Clamp(Op):
     """Clamp to number bounds (``min``/``max`` may be None)."""
 
     name, node = "clamp", "ClampBackward1"
+    on_cuda = True
     save_inputs = (0,)
     samples = (
         Sample(lambda m, a: m.clamp(a, -0.5, 0.7), ((3, 4),)),
@@ -729,12 +733,19 @@ class Clamp(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # The gradient passes where min <= a <= max (PyTorch's clamp_backward).
         (a,) = ctx.saved_tensors
-        return (grad * Tensor._wrap(_between(a._data, ctx.params["min"], ctx.params["max"])),)
+        low, high = ctx.params["min"], ctx.params["max"]
+        if high is not None:
+            grad = where(a.detach() <= high, grad, 0.0)
+        if low is not None:
+            grad = where(a.detach() >= low, grad, 0.0)
+        return (grad,)
 
 
 class _MaxMin(Op):
     save_inputs = (0, 1)
+    on_cuda = True
     code = ""
 
     @classmethod
@@ -744,13 +755,10 @@ class _MaxMin(Op):
     @classmethod
     def backward(cls, ctx, grad):
         # The gradient goes to the chosen operand; ties split it evenly, as PyTorch does.
-        from ..kernels import cpu as K
-
         a, b = ctx.saved_tensors
-        ad, bd = binary_operands(a, b)
-        pick_a = K.binary(K.GT if cls.code == "MAXIMUM" else K.LT, ad, bd, np.bool_)
-        tie = K.binary(K.EQ, ad, bd, np.bool_)
-        weight_a = Tensor._wrap(pick_a.astype(ad.dtype) + tie.astype(ad.dtype) * 0.5)
+        a, b = a.detach(), b.detach()
+        pick_a = (a > b) if cls.code == "MAXIMUM" else (a < b)
+        weight_a = pick_a.to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
         need_a, need_b = ctx.needs_input_grad
         return (grad * weight_a if need_a else None), (grad * (1 - weight_a) if need_b else None)
 

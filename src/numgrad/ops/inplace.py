@@ -19,6 +19,12 @@ from .registry import Op, Sample, apply, register
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
+def _check_host(t: Tensor, name: str) -> None:
+    """In-place ops write through NumPy: CPU tensors only in this slice of the CUDA target."""
+    if not isinstance(t._data, np.ndarray):
+        raise NotImplementedError(f"{name} is not implemented for CUDA tensors yet")
+
+
 def _check_leaf(t: Tensor) -> None:
     if t._requires_grad and t.grad_fn is None and grad_mode.state.enabled:
         raise RuntimeError(_LEAF)
@@ -101,6 +107,7 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
 
 def add_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input += alpha * other``."""
+    _check_host(input, "add_")
     if _untracked_arithmetic("ADD", input, other, alpha):
         return input
     return _write(input, elementwise.add, other, alpha=alpha)
@@ -108,6 +115,7 @@ def add_(input: Tensor, other, *, alpha=1) -> Tensor:
 
 def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input -= alpha * other``."""
+    _check_host(input, "sub_")
     if _untracked_arithmetic("SUB", input, other, alpha):
         return input
     return _write(input, elementwise.sub, other, alpha=alpha)
@@ -115,6 +123,7 @@ def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
 
 def mul_(input: Tensor, other) -> Tensor:
     """In-place ``input *= other``."""
+    _check_host(input, "mul_")
     if _untracked_arithmetic("MUL", input, other):
         return input
     return _write(input, elementwise.mul, other)
@@ -122,6 +131,7 @@ def mul_(input: Tensor, other) -> Tensor:
 
 def div_(input: Tensor, other) -> Tensor:
     """In-place ``input /= other`` (true division)."""
+    _check_host(input, "div_")
     if _untracked_arithmetic("DIV", input, other):
         return input
     return _write(input, elementwise.div, other)
@@ -129,6 +139,7 @@ def div_(input: Tensor, other) -> Tensor:
 
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
     """In-place clamp to ``[min, max]``."""
+    _check_host(input, "clamp_")
     return _write(input, elementwise.clamp, min, max)
 
 
@@ -176,6 +187,7 @@ class Copy(Op):
 
 def fill_(input: Tensor, value) -> Tensor:
     """Fills with ``value``, in place."""
+    _check_host(input, "fill_")
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(
@@ -188,11 +200,13 @@ def fill_(input: Tensor, value) -> Tensor:
 
 def zero_(input: Tensor) -> Tensor:
     """Fills with zeros, in place."""
+    _check_host(input, "zero_")
     return _write(input, lambda t: apply(Zero, (t,), (t._data,), value=0))
 
 
 def copy_(input: Tensor, src: Tensor) -> Tensor:
     """Copies ``src`` (broadcast to ``input``'s shape, cast to its dtype) into ``input``."""
+    _check_host(input, "copy_")
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
     np.broadcast_shapes(src._data.shape, input._data.shape)

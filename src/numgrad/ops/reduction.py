@@ -35,6 +35,7 @@ def _grad_to_input(grad: Tensor, ctx) -> Tensor:
 
 
 class _Sum(Op):
+    on_cuda = True
     @staticmethod
     def forward(K, a, *, dims, keepdim):
         return K.sum_dims(a, dims, keepdim)
@@ -62,6 +63,7 @@ class SumDim(_Sum):
 
 
 class _Mean(Op):
+    on_cuda = True
     @staticmethod
     def forward(K, a, *, dims, keepdim):
         total = K.sum_dims(a, dims, keepdim)

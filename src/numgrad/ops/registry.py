@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+import numpy as np
+
 from ..autograd import anomaly_mode, grad_mode
 from ..autograd.node import OpNode, SavedTensor
 from ..kernels import cpu as cpu_kernels
@@ -45,6 +47,9 @@ class Op:
     differentiable: bool = True  # False: the output never requires grad (comparisons)
     samples: tuple = ()  # Sample cases for the test harness
     node_class: type = OpNode
+    # Whether forward and backward run on CUDA tensors. An op whose forward or backward still
+    # calls NumPy directly says False, and CUDA inputs get a clear NotImplementedError.
+    on_cuda: bool = False
 
     @staticmethod
     def forward(K, *arrays, **params):
@@ -70,15 +75,46 @@ def register(op: type[Op]) -> type[Op]:
     return op
 
 
-def kernels_for(inputs):
-    """The kernel module of the inputs' device (only the CPU exists so far)."""
-    return cpu_kernels
+# The CUDA kernel module once CUDA has been used in this process (set by numgrad.cuda.kernels());
+# until then every op runs on the CPU without looking at devices.
+_cuda_kernels = None
+
+
+def enable_device_dispatch(cuda_kernels) -> None:
+    global _cuda_kernels
+    _cuda_kernels = cuda_kernels
+
+
+def kernels_for(inputs, op: type[Op] | None = None):
+    """The kernel module of the device of ``inputs`` (tensors and constants): PyTorch's error
+    for tensors on two devices, and a NotImplementedError for an op not yet ported to CUDA."""
+    if _cuda_kernels is None:
+        return cpu_kernels
+    on_cuda = on_cpu = False
+    for t in inputs:
+        if isinstance(t, Tensor):
+            if isinstance(t._data, np.ndarray):
+                on_cpu = True
+            else:
+                on_cuda = True
+    if not on_cuda:
+        return cpu_kernels
+    if on_cpu:
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu!"
+        )
+    if op is not None and not op.on_cuda:
+        raise NotImplementedError(f"{op.name} is not implemented for CUDA tensors yet")
+    return _cuda_kernels
 
 
 def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
-    """Runs ``op`` on ``arrays`` (the data of ``inputs``, already promoted) and, if grad mode is
-    on and an input requires grad, records a node. ``inputs`` may hold non-tensor constants."""
-    out = op.forward(cpu_kernels, *arrays, **params)
+    """Runs ``op`` on ``arrays`` (the data of ``inputs``, already promoted) with the kernels of
+    their device and, if grad mode is on and an input requires grad, records a node. ``inputs``
+    may hold non-tensor constants."""
+    K = cpu_kernels if _cuda_kernels is None else kernels_for(inputs, op)
+    out = op.forward(K, *arrays, **params)
     result = None
     if grad_mode.state.enabled and op.differentiable:
         for t in inputs:

@@ -33,6 +33,7 @@ def _infer_shape(shape, numel: int) -> tuple:
 class View(Op):
     name, node = "view", "ViewBackward0"
     is_view = True
+    on_cuda = True
     samples = (
         Sample(lambda m, a: a.view(4, 3), ((3, 4),)),
         Sample(lambda m, a: a.reshape(-1), ((2, 3, 2),)),
@@ -42,7 +43,7 @@ class View(Op):
     @staticmethod
     def forward(K, a, *, shape):
         try:
-            return np.reshape(a, shape, copy=False)
+            return K.reshape_view(a, shape)
         except ValueError:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
@@ -175,19 +176,12 @@ class SqueezeAll(Op):
 class Expand(Op):
     name, node = "expand", "ExpandBackward0"
     is_view = True
+    on_cuda = True  # (materialised on CUDA in this first slice)
     samples = (Sample(lambda m, a: a.expand(3, 4), ((1, 4),)), Sample(lambda m, a: a.expand(2, -1, 3), ((4, 1),)))
 
     @staticmethod
     def forward(K, a, *, shape):
-        if a.flags.c_contiguous and a.size:
-            # np.broadcast_to's checks cost 3x this: the shape is already checked by expand().
-            lead = len(shape) - a.ndim
-            strides = tuple(0 if i < lead or a.shape[i - lead] == 1 else a.strides[i - lead]
-                            for i in range(len(shape)))
-            out = np.ndarray(shape, a.dtype, buffer=a, strides=strides)
-            out.flags.writeable = False
-            return out
-        return np.broadcast_to(a, shape)
+        return K.broadcast_to(a, shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -306,10 +300,11 @@ def reshape(input: Tensor, *shape) -> Tensor:
     shape = _infer_shape(shape, data.size)
     if shape == data.shape:
         return apply(View, (input,), (data,), shape=shape)
-    try:
-        np.reshape(data, shape, copy=False)
-    except ValueError:
-        return apply(UnsafeView, (input,), (data,), shape=shape)
+    if isinstance(data, np.ndarray):  # (CUDA data is contiguous: always viewable)
+        try:
+            np.reshape(data, shape, copy=False)
+        except ValueError:
+            return apply(UnsafeView, (input,), (data,), shape=shape)
     return apply(View, (input,), (data,), shape=shape)
 
 

@@ -14,3 +14,5 @@ from .reduction import (  # noqa: F401
     ARGMAX, ARGMIN, MAX, MIN, PROD, arg_reduce_dims, reduce_dims, sum_dims,
 )
 from .indexing import index_add_flat  # noqa: F401
+
+DEVICE = "cpu"  # the device type whose kernels these are

@@ -4,7 +4,7 @@ Each family (unary, binary) is one compiled loop per dtype whose scalar body is 
 op code. The op code is a loop-invariant branch that LLVM hoists out of the loop, so each op still
 gets a tight, vectorised loop, while the number of Numba compilations stays at a handful: one per
 (kernel, dtype), not one per op, ndim or layout. Adding an op is one code below and one branch in
-``_unary``/``_binary``.
+``_unary``/``unary_portable``/``binary_scalar``.
 """
 from __future__ import annotations
 
@@ -50,8 +50,6 @@ def _zero(x):
 
 @njit(inline="always")
 def _unary(op, x):
-    if op == NEG:
-        return -x
     if op == EXP:
         return fast_exp(x)
     if op == LOG:
@@ -60,6 +58,18 @@ def _unary(op, x):
         return fast_tanh(x)
     if op == SIGMOID:
         return fast_sigmoid(x)
+    return unary_portable(op, x)
+
+
+# The scalar bodies below use nothing CPU-specific, so the CUDA kernels call these very functions
+# (numba-cuda compiles an ``njit`` function called from a kernel as a device function): one
+# formula per op for both devices. Only EXP/LOG/TANH/SIGMOID differ: their fast_* versions use
+# CPU LLVM intrinsics, so kernels/cuda gives them its own (libdevice) formulas.
+@njit(inline="always")
+def unary_portable(op, x):
+    """``op`` of one element, for every unary op but EXP, LOG, TANH and SIGMOID."""
+    if op == NEG:
+        return -x
     if op == RELU:
         return x if x > 0 else _zero(x)
     if op == SQRT:
@@ -90,7 +100,8 @@ def _unary(op, x):
 
 
 @njit(inline="always")
-def _binary(op, a, b):
+def binary_scalar(op, a, b):
+    """``op(a, b)`` of two elements (shared with the CUDA kernels)."""
     if op == ADD:
         return a + b
     if op == SUB:
@@ -162,28 +173,28 @@ def _unary_1d(op, x, out):
 def _binary_loop(op, a, b, out, start, stop):
     if op == ADD:
         for i in range(start, stop):
-            out[i] = _binary(ADD, a[i], b[i])
+            out[i] = binary_scalar(ADD, a[i], b[i])
     elif op == SUB:
         for i in range(start, stop):
-            out[i] = _binary(SUB, a[i], b[i])
+            out[i] = binary_scalar(SUB, a[i], b[i])
     elif op == MUL:
         for i in range(start, stop):
-            out[i] = _binary(MUL, a[i], b[i])
+            out[i] = binary_scalar(MUL, a[i], b[i])
     elif op == DIV:
         for i in range(start, stop):
-            out[i] = _binary(DIV, a[i], b[i])
+            out[i] = binary_scalar(DIV, a[i], b[i])
     elif op == TANH_BWD:
         for i in range(start, stop):
-            out[i] = _binary(TANH_BWD, a[i], b[i])
+            out[i] = binary_scalar(TANH_BWD, a[i], b[i])
     elif op == SIGMOID_BWD:
         for i in range(start, stop):
-            out[i] = _binary(SIGMOID_BWD, a[i], b[i])
+            out[i] = binary_scalar(SIGMOID_BWD, a[i], b[i])
     elif op == RELU_BWD:
         for i in range(start, stop):
-            out[i] = _binary(RELU_BWD, a[i], b[i])
+            out[i] = binary_scalar(RELU_BWD, a[i], b[i])
     else:
         for i in range(start, stop):
-            out[i] = _binary(op, a[i], b[i])
+            out[i] = binary_scalar(op, a[i], b[i])
 
 
 @njit(inline="always")
@@ -191,22 +202,22 @@ def _binary_scalar_loop(op, a, b, out, start, stop):
     """``_binary_loop`` with ``b`` one number."""
     if op == ADD:
         for i in range(start, stop):
-            out[i] = _binary(ADD, a[i], b)
+            out[i] = binary_scalar(ADD, a[i], b)
     elif op == SUB:
         for i in range(start, stop):
-            out[i] = _binary(SUB, a[i], b)
+            out[i] = binary_scalar(SUB, a[i], b)
     elif op == MUL:
         for i in range(start, stop):
-            out[i] = _binary(MUL, a[i], b)
+            out[i] = binary_scalar(MUL, a[i], b)
     elif op == DIV:
         for i in range(start, stop):
-            out[i] = _binary(DIV, a[i], b)
+            out[i] = binary_scalar(DIV, a[i], b)
     elif op == RSUB:
         for i in range(start, stop):
-            out[i] = _binary(RSUB, a[i], b)
+            out[i] = binary_scalar(RSUB, a[i], b)
     else:
         for i in range(start, stop):
-            out[i] = _binary(op, a[i], b)
+            out[i] = binary_scalar(op, a[i], b)
 
 
 @njit(cache=True, error_model="numpy")
@@ -254,7 +265,7 @@ def _binary_strided(op, a, a_strides, b, b_strides, shape, out):
     pb = 0
     for start in range(0, out.size, inner):
         for j in range(inner):
-            out[start + j] = _binary(op, a[pa + j * sa], b[pb + j * sb])
+            out[start + j] = binary_scalar(op, a[pa + j * sa], b[pb + j * sb])
         d = nd - 2
         while d >= 0:
             index[d] += 1
@@ -371,5 +382,39 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray) -> None:
         out[...] = binary(op, out, np.asarray(b, out.dtype))
 
 
+def cast(a: np.ndarray, dtype) -> np.ndarray:
+    """A copy of ``a`` in ``dtype``."""
+    return a.astype(dtype)
+
+
+def copy(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``a``."""
+    return np.array(a, order="C", copy=True)
+
+
+def reshape_view(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """``a`` viewed with ``shape``; ValueError where that needs a copy."""
+    return np.reshape(a, shape, copy=False)
+
+
+def broadcast_to(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """A read-only view of ``a`` broadcast to ``shape`` (already checked by the caller)."""
+    if a.flags.c_contiguous and a.size:
+        # np.broadcast_to's checks cost 3x this.
+        lead = len(shape) - a.ndim
+        strides = tuple(0 if i < lead or a.shape[i - lead] == 1 else a.strides[i - lead]
+                        for i in range(len(shape)))
+        out = np.ndarray(shape, a.dtype, buffer=a, strides=strides)
+        out.flags.writeable = False
+        return out
+    return np.broadcast_to(a, shape)
+
+
+def to_host(a: np.ndarray) -> np.ndarray:
+    """The data as a NumPy array (on the CPU: itself)."""
+    return a
+
+
 OP_CODES = {name: value for name, value in globals().items() if name.isupper() and isinstance(value, int)}
-__all__ = ["unary", "binary", "binary_into", "where", *OP_CODES]
+__all__ = ["unary", "binary", "binary_into", "where", "cast", "copy", "reshape_view", "broadcast_to",
+           "to_host", *OP_CODES]

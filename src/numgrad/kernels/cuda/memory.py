@@ -1,0 +1,40 @@
+"""Device memory and launch configuration for the CUDA kernels.
+
+Every output goes through ``empty`` so that a caching pool can replace ``cuda.device_array``
+there alone. Launch configurations are computed once per kernel and size class (a power of two)
+and kept with the kernel already configured, so a launch costs one dict lookup.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import config, cuda
+
+# The simulator runs every thread as a Python thread: keep its grids tiny. On a GPU, enough
+# blocks of 256 threads to fill it, each thread striding over the rest (grid-stride loops).
+_SIMULATOR = bool(config.ENABLE_CUDASIM)
+_THREADS = 32 if _SIMULATOR else 256
+_MAX_BLOCKS = 1 if _SIMULATOR else 32 * 132  # 32 blocks per SM on the largest GPUs
+
+_configured: dict = {}
+
+
+def empty(shape, dtype) -> "cuda.devicearray.DeviceNDArray":
+    """A new, uninitialised C-contiguous device array (the one place that allocates)."""
+    return cuda.device_array(shape, np.dtype(dtype))
+
+
+def launch(kernel, n: int):
+    """``kernel`` configured for ``n`` work items (grid-stride: any ``n`` up to its class)."""
+    size_class = n.bit_length()
+    key = (kernel, size_class)
+    configured = _configured.get(key)
+    if configured is None:
+        threads = min(_THREADS, 1 << size_class)
+        blocks = max(1, min(_MAX_BLOCKS, ((1 << size_class) + threads - 1) // threads))
+        configured = _configured[key] = kernel[blocks, threads]
+    return configured
+
+
+def flat(a):
+    """A 1-D view of a C-contiguous device array."""
+    return a.reshape(a.size) if a.ndim != 1 else a

@@ -1,0 +1,86 @@
+"""The CUDA target, tested in Numba's CUDA simulator.
+
+The simulator must be switched on (``NUMBA_ENABLE_CUDASIM=1``) before numba-cuda is imported, and
+the rest of this pytest process must keep compiling real CPU kernels, so the CUDA tests live in
+``tests/cuda_sim/`` (ignored by this process's collection, see conftest.py) and run once, in one
+subprocess, with the simulator on. Each registry-driven case is reported here under its own id,
+from that run's JUnit XML; the device-plumbing and numpy-shim tests are reported together.
+"""
+import importlib.util
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+SIM_DIR = HERE / "cuda_sim"
+
+_spec = importlib.util.spec_from_file_location("_cuda_cases", SIM_DIR / "_cases.py")
+cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cases)
+
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("numba_cuda") is None,
+                       reason="numba-cuda (the 'cuda' extra) is not installed"),
+    pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
+                       reason="the simulator is on in this process: tests/cuda_sim runs here"),
+]
+
+OP_CASES = [("test_op_matches_cpu", cases.case_id(*c)) for c in cases.cuda_cases()]
+CPU_ONLY_CASES = [("test_cpu_only_op_raises", cases.case_id(*c)) for c in cases.cpu_only_cases()]
+
+
+@pytest.fixture(scope="module")
+def sim_results(tmp_path_factory):
+    """{test name: (outcome, message)} of one simulator run of tests/cuda_sim."""
+    xml = tmp_path_factory.mktemp("cuda_sim") / "results.xml"
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    src = str(HERE.parent / "src")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(SIM_DIR),
+         f"--junitxml={xml}"],
+        cwd=HERE.parent, env=env, capture_output=True, text=True, timeout=900,
+    )
+    if not xml.exists():
+        pytest.fail(f"the simulator run did not report:\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}")
+    results = {}
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        name = case.get("name")
+        assert name not in results, f"{name} ran twice"
+        outcome, message = "passed", ""
+        for kind in ("failure", "error", "skipped"):
+            node = case.find(kind)
+            if node is not None:
+                outcome, message = kind, (node.get("message") or "") + "\n" + (node.text or "")
+        results[name] = (outcome, message)
+    return results
+
+
+def _check(results, name):
+    assert name in results, f"{name} did not run in the simulator"
+    outcome, message = results[name]
+    assert outcome == "passed", f"{name}: {outcome}\n{message}"
+
+
+@pytest.mark.parametrize("test, case", OP_CASES, ids=[c for _, c in OP_CASES])
+def test_op_on_cuda_matches_cpu(sim_results, test, case):
+    _check(sim_results, f"{test}[{case}]")
+
+
+@pytest.mark.parametrize("test, case", CPU_ONLY_CASES, ids=[c for _, c in CPU_ONLY_CASES])
+def test_cpu_only_op_says_so_on_cuda(sim_results, test, case):
+    _check(sim_results, f"{test}[{case}]")
+
+
+def test_device_plumbing_and_numpy_shim(sim_results):
+    """Every other simulator test (devices, transfers, errors, kernels, the numpy 2.5 shim)."""
+    registry_driven = {f"{t}[{c}]" for t, c in OP_CASES + CPU_ONLY_CASES}
+    assert registry_driven <= set(sim_results)
+    others = {n: r for n, r in sim_results.items() if n not in registry_driven}
+    assert len(others) >= 20
+    failed = {n: m for n, (o, m) in others.items() if o != "passed"}
+    assert not failed, "\n\n".join(f"{n}:\n{m}" for n, m in failed.items())

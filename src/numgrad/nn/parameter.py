@@ -45,3 +45,19 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(data, requires_grad: bool) -> Parameter:
     return Parameter(Tensor._wrap(data), requires_grad)
+
+
+def reset_grads(params, set_to_none: bool = True) -> None:
+    """``zero_grad`` for Module and Optimizer: each gradient set to None, or else detached and
+    zeroed in place."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if p.grad.grad_fn is not None:
+                p.grad.detach_()
+            else:
+                p.grad.requires_grad_(False)
+            p.grad.zero_()

@@ -10,6 +10,7 @@ from itertools import chain
 from typing import Any
 
 from ..autograd import grad_mode
+from ..nn.parameter import reset_grads
 from ..tensor import Tensor
 
 
@@ -124,18 +125,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of all optimized tensors: to None by default (a parameter whose
         grad is None is then skipped by ``step``), else to zeros in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        reset_grads(chain.from_iterable(group["params"] for group in self.param_groups), set_to_none)
 
     def step(self, closure=None):
         """Performs one optimization step (updates the parameters)."""

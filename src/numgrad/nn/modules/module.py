@@ -9,7 +9,7 @@ import numpy as np
 
 from ...autograd import grad_mode
 from ...tensor import Tensor
-from ..parameter import Parameter
+from ..parameter import Parameter, reset_grads
 
 
 def _addindent(s: str, spaces: int) -> str:
@@ -304,17 +304,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of all parameters: to None by default, else to zeros in place."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        reset_grads(self.parameters(), set_to_none)
 
     # ----------------------------------------------------------------- state
     def _local_state(self) -> dict:

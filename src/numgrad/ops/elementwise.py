@@ -349,10 +349,6 @@ class Abs(_Unary):
     save_inputs = (0,)
     samples = (Sample(lambda m, a: m.abs(a), ((3, 4),)), Sample(lambda m, a: a.abs(), ((5,),)))
 
-    @classmethod
-    def forward(cls, K, a):
-        return K.unary(K.ABS, a)
-
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
@@ -397,10 +393,6 @@ class Tan(_Unary):
 
 class _Piecewise(_Unary):
     """Piecewise-constant functions: their gradient is zero (where it exists)."""
-
-    @classmethod
-    def forward(cls, K, a):
-        return K.unary(getattr(K, cls.code), a)
 
     @staticmethod
     def backward(ctx, grad):

@@ -16,7 +16,29 @@ def _index(size: int, idx) -> int:
     return idx % size
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: length, iteration, deletion and appending."""
+
+    def __delitem__(self, idx) -> None:
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(len(self), idx)]]):
+            delattr(self, key)
+        # Renumber, as PyTorch does, so that indices stay 0, 1, ...
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module):
+        """Adds ``module`` at the end."""
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Modules applied in order, each to the output of the previous one. Built from modules
     (named ``0``, ``1`` …) or from an OrderedDict of named modules; indexable, sliceable,
     iterable."""
@@ -40,31 +62,13 @@ class Sequential(Module):
         key = list(self._modules)[_index(len(self), idx)]
         setattr(self, key, module)
 
-    def __delitem__(self, idx) -> None:
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(len(self), idx)]]):
-            delattr(self, key)
-        # Renumber, as PyTorch does, so that indices stay 0, 1, ...
-        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> "Sequential":
-        """Adds ``module`` at the end."""
-        self.add_module(str(len(self)), module)
-        return self
-
     def forward(self, input):
         for module in self:
             input = module(input)
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules, registered so that their parameters belong to the owner."""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -79,23 +83,6 @@ class ModuleList(Module):
 
     def __setitem__(self, idx: int, module: Module) -> None:
         setattr(self, str(_index(len(self), idx)), module)
-
-    def __delitem__(self, idx) -> None:
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [str(_index(len(self), idx))]):
-            delattr(self, key)
-        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> "ModuleList":
-        """Adds ``module`` at the end."""
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
         """Adds each of ``modules`` at the end."""

@@ -38,3 +38,12 @@ def launch(kernel, n: int):
 def flat(a):
     """A 1-D view of a C-contiguous device array."""
     return a.reshape(a.size) if a.ndim != 1 else a
+
+
+def ascontiguous(a):
+    """``a`` if it is C-contiguous, else a C-contiguous copy: every kernel reads flat arrays, so
+    each entry point calls this on device arrays that may be strided views."""
+    if a.is_c_contiguous():
+        return a
+    # Placeholder until strided device views land (they bring a strided copy kernel).
+    return cuda.to_device(np.ascontiguousarray(a.copy_to_host()))

@@ -223,8 +223,25 @@ def _owned(grad) -> bool:
     data = grad._data
     if not isinstance(data, np.ndarray):  # device arrays: views are not told apart yet
         return False
-    return (sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3 and data.base is None
-            and data.flags.writeable and data.flags.c_contiguous)
+    if not (sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3
+            and data.flags.writeable and data.flags.c_contiguous):
+        return False
+    base = data.base
+    if base is None:
+        return True
+    # A contiguous view of all of a fresh array (a transpose back of a column-major product, see
+    # Mm.backward; a reshape of a sum) is as good, if nothing else holds that array: its
+    # references are the view's ``base``, the local ``base``, getrefcount's argument and, where
+    # the view was made by a view op, the base tensor's ``_data`` (the base tensor being held by
+    # the view's ``_base`` alone).
+    if not (type(base) is np.ndarray and base.base is None and base.size == data.size
+            and base.ctypes.data == data.ctypes.data):
+        return False
+    base_tensor = grad._base
+    if base_tensor is None:
+        return sys.getrefcount(base) <= 3
+    return (base_tensor._data is base and sys.getrefcount(base_tensor) <= 3
+            and sys.getrefcount(base) <= 4)
 
 
 def _copy(data):

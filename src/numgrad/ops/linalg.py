@@ -25,9 +25,23 @@ class Mm(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # As PyTorch's mm_mat1/mat2_backward: an operand stored column-major (a transposed view,
+        # e.g. the weight.t() of F.linear) gets its gradient column-major too, computed as the
+        # transpose of a row-major product, so that the transpose back to the parameter's layout
+        # is contiguous and the engine can adopt it as .grad without a copy.
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (grad.mm(b.t()) if need_a else None), (a.t().mm(grad) if need_b else None)
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = b.mm(grad.t()).t() if _column_major(a._data) else grad.mm(b.t())
+        if need_b:
+            grad_b = grad.t().mm(a).t() if _column_major(b._data) else a.t().mm(grad)
+        return grad_a, grad_b
+
+
+def _column_major(x) -> bool:
+    """Whether a 2-D array is stored column by column (and not also row by row)."""
+    return x.strides[0] < x.strides[1] and x.shape[0] > 1 and x.shape[1] > 1
 
 
 @register

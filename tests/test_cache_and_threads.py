@@ -61,6 +61,35 @@ def test_read_only_install_caches_in_the_user_cache_folder(tmp_path):
     assert not list(site.rglob("*.nbi"))
 
 
+SCIPY_PROBE = """
+import importlib.util, sys
+import numpy as np
+import numgrad
+from numba import njit
+x = numgrad.ones(2, 2, requires_grad=True)
+((x + 2) * (x + 2) * 3).mean().backward()
+from numba.np import arraymath, linalg
+print("linalg_imported", "scipy.linalg" in sys.modules)
+print("have_blas", arraymath._HAVE_BLAS, importlib.util.find_spec("scipy") is not None)
+print("ensure_blas_restored", arraymath.ensure_blas is linalg.ensure_blas)
+print("user_dot", njit(lambda a: np.dot(a, a))(np.arange(3.0)))
+"""
+
+
+def test_start_up_skips_scipy_linalg_and_leaves_numba_blas_working():
+    """numgrad keeps Numba from importing scipy.linalg on the first kernel load (0.3 s of a fresh
+    process, see kernels/cpu/__init__.py); Numba's BLAS flag is what Numba itself would set, and
+    a user's own njit np.dot still works afterwards."""
+    run = subprocess.run([sys.executable, "-c", SCIPY_PROBE], capture_output=True, text=True,
+                         timeout=300, check=True)
+    result = {line.split()[0]: line.split()[1:] for line in run.stdout.splitlines()}
+    assert result["linalg_imported"] == ["False"]
+    have_blas, scipy_installed = result["have_blas"]
+    assert have_blas == scipy_installed
+    assert result["ensure_blas_restored"] == ["True"]
+    assert result["user_dot"] == ["5.0"]
+
+
 def test_warmup_command_compiles_and_reports_the_cache(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-m", "numgrad", "warmup"], env=env,

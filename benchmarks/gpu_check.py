@@ -49,7 +49,7 @@ numgrad.cuda._apply_numpy_shims()  # np.row_stack for numba-cuda on numpy 2.5, b
 from numgrad.ops import REGISTRY  # noqa: E402
 
 START = time.perf_counter()
-DEADLINE_S = 270  # parity, the last section, stops here (the run must end within 5 minutes)
+DEADLINE_S = 240  # parity, the last section, stops here (the run must end within 5 minutes)
 
 
 class _Tee:

@@ -4,7 +4,8 @@ The simulator must be switched on (``NUMBA_ENABLE_CUDASIM=1``) before numba-cuda
 the rest of this pytest process must keep compiling real CPU kernels, so the CUDA tests live in
 ``tests/cuda_sim/`` (ignored by this process's collection, see conftest.py) and run once, in one
 subprocess, with the simulator on. Each registry-driven case is reported here under its own id,
-from that run's JUnit XML; the device-plumbing and numpy-shim tests are reported together.
+from that run's JUnit XML; the memory pool and interop tests (test_cuda_memory.py) are reported
+as one group, and every other test (device plumbing, numpy shim) as another.
 """
 import importlib.util
 import os
@@ -33,6 +34,12 @@ OP_CASES = [("test_op_matches_cpu", cases.case_id(*c)) for c in cases.cuda_cases
 CPU_ONLY_CASES = [("test_cpu_only_op_raises", cases.case_id(*c)) for c in cases.cpu_only_cases()]
 
 
+class _Results(dict):
+    """{test name: (outcome, message)}, and ``modules``: {test name: its module's dotted name}."""
+
+    modules: dict
+
+
 @pytest.fixture(scope="module")
 def sim_results(tmp_path_factory):
     """{test name: (outcome, message)} of one simulator run of tests/cuda_sim."""
@@ -47,7 +54,8 @@ def sim_results(tmp_path_factory):
     )
     if not xml.exists():
         pytest.fail(f"the simulator run did not report:\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}")
-    results = {}
+    results = _Results()
+    results.modules = {}
     for case in ET.parse(xml).getroot().iter("testcase"):
         name = case.get("name")
         assert name not in results, f"{name} ran twice"
@@ -57,6 +65,7 @@ def sim_results(tmp_path_factory):
             if node is not None:
                 outcome, message = kind, (node.get("message") or "") + "\n" + (node.text or "")
         results[name] = (outcome, message)
+        results.modules[name] = case.get("classname") or ""
     return results
 
 
@@ -74,6 +83,15 @@ def test_op_on_cuda_matches_cpu(sim_results, test, case):
 @pytest.mark.parametrize("test, case", CPU_ONLY_CASES, ids=[c for _, c in CPU_ONLY_CASES])
 def test_cpu_only_op_says_so_on_cuda(sim_results, test, case):
     _check(sim_results, f"{test}[{case}]")
+
+
+def test_memory_pool_and_cuda_array_interface(sim_results):
+    """tests/cuda_sim/test_cuda_memory.py: the caching pool's bookkeeping (fake allocator), the
+    simulator's pool, numba-cuda's DeviceNDArray glue, ``__cuda_array_interface__`` interop."""
+    names = [n for n, m in sim_results.modules.items() if m.rpartition(".")[2] == "test_cuda_memory"]
+    assert len(names) >= 20, f"only {len(names)} memory tests ran in the simulator"
+    failed = {n: sim_results[n][1] for n in names if sim_results[n][0] != "passed"}
+    assert not failed, "\n\n".join(f"{n}:\n{m}" for n, m in failed.items())
 
 
 def test_device_plumbing_and_numpy_shim(sim_results):

@@ -63,8 +63,41 @@ def _infer(data) -> np.ndarray:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
+def _is_foreign_cuda(data) -> bool:
+    """Whether ``data`` is another library's CUDA array: it has ``__cuda_array_interface__``
+    (CuPy, PyTorch CUDA tensors, Numba device arrays, ...)."""
+    return (not isinstance(data, (Tensor, np.ndarray, numbers.Number, list, tuple, str))
+            and hasattr(data, "__cuda_array_interface__"))
+
+
+def _from_cuda_interface(data, dtype, device, copy: bool) -> Tensor:
+    """A CUDA tensor over the memory ``data`` exports through the CUDA Array Interface, without
+    a copy unless ``copy``, another ``dtype``, a non-contiguous layout (CUDA tensors are
+    C-contiguous for now) or the CPU ``device`` asks for one."""
+    from . import cuda
+
+    K = cuda.kernels()
+    from .kernels.cuda import interop, memory
+
+    a = interop.import_interface(data)
+    from_numpy_dtype(a.dtype)  # numgrad's error for a dtype it does not have
+    target = a.dtype if dtype is None else to_dtype(dtype).np
+    if device is not None and not _is_cuda(device):
+        return Tensor._wrap(K.to_host(a).astype(target, copy=False))
+    copied = not a.is_c_contiguous()
+    a = memory.ascontiguous(a)
+    if target != a.dtype:
+        a = K.cast(a, target)
+    elif copy and not copied:
+        a = K.copy(a)
+    return Tensor._wrap(a)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (a number, a nested sequence or an array)."""
+    """A new tensor holding a copy of ``data`` (a number, a nested sequence, an array, or
+    another library's CUDA array, which gives a CUDA tensor)."""
+    if _is_foreign_cuda(data):
+        return _finish(_from_cuda_interface(data, dtype, device, copy=True)._data, requires_grad)
     if device is None and isinstance(data, Tensor):
         device = data.device
     if dtype is None:
@@ -77,7 +110,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """``data`` as a tensor, sharing memory with a NumPy array or tensor where dtypes agree."""
+    """``data`` as a tensor, sharing memory with a NumPy array or tensor where dtypes agree,
+    and with another library's CUDA array (``__cuda_array_interface__``: CuPy, PyTorch, Numba
+    device arrays...) as a CUDA tensor."""
+    if _is_foreign_cuda(data):
+        return _from_cuda_interface(data, dtype, device, copy=False)
     if (isinstance(data, Tensor) and (dtype is None or to_dtype(dtype) is data.dtype)
             and (device is None or _device(device).type == data.device.type)):
         return data

@@ -75,3 +75,54 @@ def synchronize() -> None:
     """Waits for every kernel launched on the GPU to finish."""
     kernels()
     _numba_cuda().synchronize()
+
+
+# ---------------------------------------------------------------------- the caching allocator
+def _pool():
+    """numgrad's CUDA memory pool (``kernels/cuda/pool.py``), or None before CUDA memory has
+    been allocated in this process (then, as in PyTorch, the statistics are 0)."""
+    import sys
+
+    module = sys.modules.get(__name__.rpartition(".")[0] + ".kernels.cuda.pool")
+    return None if module is None else module.current()
+
+
+def empty_cache() -> None:
+    """Gives the memory that numgrad's pool holds for reuse, but no tensor uses, back to the GPU
+    (for other libraries and processes); tensors' memory is untouched."""
+    pool = _pool()
+    if pool is not None:
+        pool.empty_cache()
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes of GPU memory that tensors use now (counted by the pool's rounded block sizes)."""
+    pool = _pool()
+    return 0 if pool is None else pool.memory_allocated()
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes of GPU memory that numgrad's pool holds: in use plus cached for reuse."""
+    pool = _pool()
+    return 0 if pool is None else pool.memory_reserved()
+
+
+def max_memory_allocated(device=None) -> int:
+    """The peak of ``memory_allocated()`` since the start or ``reset_peak_memory_stats()``."""
+    pool = _pool()
+    return 0 if pool is None else pool.max_memory_allocated()
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Restarts ``max_memory_allocated()`` from the current ``memory_allocated()``."""
+    pool = _pool()
+    if pool is not None:
+        pool.reset_peak_memory_stats()
+
+
+def memory_stats(device=None) -> dict:
+    """The pool's statistics: bytes allocated, reserved, cached and the peak; counts of raw
+    allocations and frees, of requests served from the cache and of retries after a failed
+    allocation; blocks in use and cached. Empty before the first CUDA allocation."""
+    pool = _pool()
+    return {} if pool is None else pool.memory_stats()

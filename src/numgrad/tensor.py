@@ -84,6 +84,27 @@ class Tensor:
         data = self._data
         return data if isinstance(data, np.ndarray) else data.copy_to_host()
 
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA Array Interface of a CUDA tensor's memory, for CuPy, PyTorch, Numba and
+        others to use it without a copy; like PyTorch, an AttributeError on CPU tensors (so that
+        ``hasattr`` says no) and a RuntimeError on tensors that require grad."""
+        if isinstance(self._data, np.ndarray):
+            from .nn.modules.module import _typename
+
+            raise AttributeError(
+                f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {_typename(self)} "
+                "If CUDA data is required use tensor.cuda() to copy tensor to device memory."
+            )
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                "aren't required, use var.detach() to get Variable that doesn't require grad."
+            )
+        from .kernels.cuda import interop
+
+        return interop.export_interface(self._data)
+
     def _check_host(self) -> None:
         if not isinstance(self._data, np.ndarray):
             raise TypeError(

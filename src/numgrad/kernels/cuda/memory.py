@@ -19,8 +19,12 @@ _configured: dict = {}
 
 
 def empty(shape, dtype) -> "cuda.devicearray.DeviceNDArray":
-    """A new, uninitialised C-contiguous device array (the one place that allocates)."""
-    return cuda.device_array(shape, np.dtype(dtype))
+    """A new, uninitialised C-contiguous device array (the one place that allocates), from
+    numgrad's caching pool (``pool.py``): no ``cudaMalloc`` once a block of its size class has
+    been freed."""
+    from .pool import empty as pooled  # (a dict lookup once imported)
+
+    return pooled(shape, dtype)
 
 
 def launch(kernel, n: int):
@@ -31,8 +35,25 @@ def launch(kernel, n: int):
     if configured is None:
         threads = min(_THREADS, 1 << size_class)
         blocks = max(1, min(_MAX_BLOCKS, ((1 << size_class) + threads - 1) // threads))
-        configured = _configured[key] = kernel[blocks, threads]
+        configured = _configured[key] = _configure(kernel, blocks, threads)
     return configured
+
+
+def _configure(kernel, blocks: int, threads: int):
+    """``kernel[blocks, threads]`` without numba-cuda's low-occupancy warning (for grids under
+    128 blocks, which small arrays get on purpose): only that warning, only for our launches."""
+    import warnings
+
+    try:
+        from numba.cuda.core.errors import NumbaPerformanceWarning
+    except ImportError:  # numba-cuda before it vendored Numba's core
+        from numba.core.errors import NumbaPerformanceWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", r"Grid size \d+ will likely result in GPU under-utilization",
+            NumbaPerformanceWarning)
+        return kernel[blocks, threads]
 
 
 def flat(a):

@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..._dtype import device as _device
 from ...autograd import grad_mode
 from ...tensor import Tensor
 from ..parameter import Parameter, reset_grads
@@ -415,7 +416,7 @@ class Module:
             raise TypeError(f"to() got unexpected keyword arguments: {', '.join(kwargs)}")
         for a in args:
             if isinstance(a, Tensor):
-                dtype = a.dtype
+                dtype, device = a.dtype, a.device
             elif isinstance(a, str) or type(a).__name__ == "device":
                 device = a
             elif a is not None:
@@ -427,13 +428,21 @@ class Module:
                     "nn.Module.to only accepts floating point or complex dtypes, but got desired "
                     f"dtype={dtype}"
                 )
-        if device is not None and str(device).split(":")[0] != "cpu":
-            from ...cuda import _unavailable
+        if device is not None:
+            device = _device(device)
+            if device.type == "cuda":
+                from ... import cuda
 
-            _unavailable()
-        if dtype is None:
+                cuda.kernels()  # "No CUDA GPUs are available" before anything is converted
+        if dtype is None and device is None:
             return self
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+        def convert(t):
+            if dtype is not None and t.is_floating_point():
+                t = t.to(dtype)
+            return t if device is None else t.to(device)
+
+        return self._apply(convert)
 
     def double(self) -> "Module":
         """Casts floating-point parameters and buffers to float64."""
@@ -444,7 +453,7 @@ class Module:
         return self.to(np.float32)
 
     def cpu(self) -> "Module":
-        return self
+        return self.to("cpu")
 
     def cuda(self, device=None) -> "Module":
         return self.to("cuda")

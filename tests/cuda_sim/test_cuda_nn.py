@@ -1,0 +1,45 @@
+"""nn.Module on CUDA: ``Module.to("cuda")``, ``.cuda()`` and ``.cpu()`` move parameters (in place,
+with their gradients) and buffers, as PyTorch's do."""
+import numpy as np
+import pytest
+
+import numgrad
+from numgrad import nn
+
+
+def test_module_to_cuda_and_back_moves_parameters_in_place():
+    numgrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    params = list(model.parameters())
+    before = [p.detach().numpy().copy() for p in params]
+    params[0].grad = numgrad.ones(4, 3)
+    assert model.to("cuda") is model
+    after = list(model.parameters())
+    assert [id(p) for p in after] == [id(p) for p in params]  # the same Parameter objects
+    for p, values in zip(after, before):
+        assert p.is_cuda and p.device == numgrad.device("cuda", 0)
+        assert p.requires_grad and p.is_leaf
+        np.testing.assert_array_equal(p.detach().cpu().numpy(), values)
+    assert params[0].grad.is_cuda
+    model.cpu()
+    for p, values in zip(model.parameters(), before):
+        assert not p.is_cuda
+        np.testing.assert_array_equal(p.detach().numpy(), values)
+    assert not params[0].grad.is_cuda
+
+
+def test_module_cuda_with_dtype_and_like_a_tensor():
+    model = nn.Linear(2, 2)
+    model.cuda()
+    assert all(p.is_cuda for p in model.parameters())
+    model.to(numgrad.zeros(1, dtype=numgrad.float64))  # to(tensor): its dtype and its device (cpu)
+    assert all(not p.is_cuda and p.dtype is numgrad.float64 for p in model.parameters())
+    model.to("cuda", numgrad.float32)
+    assert all(p.is_cuda and p.dtype is numgrad.float32 for p in model.parameters())
+
+
+def test_module_to_a_bad_device_changes_nothing():
+    model = nn.Linear(2, 2)
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type"):
+        model.to("tpu")
+    assert all(not p.is_cuda for p in model.parameters())

@@ -212,7 +212,8 @@ def copy_(input: Tensor, src: Tensor) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
     np.broadcast_shapes(src._data.shape, input._data.shape)
-    if src.device != input.device:  # a copy across devices, recorded (as PyTorch's copy_ does)
+    if isinstance(src._data, np.ndarray) != isinstance(input._data, np.ndarray):
+        # a copy across devices, recorded (as PyTorch's copy_ does)
         src = src.to(input.device)
     return _write(input, lambda t, s: apply(Copy, (t, s), (t._data, s._data)), src)
 

@@ -14,16 +14,16 @@ def ascontiguous(a: np.ndarray) -> np.ndarray:
 
 
 def permute(a: np.ndarray, dims: tuple) -> np.ndarray:
-    return np.transpose(a, dims)
+    return a.transpose(dims)
 
 
 def transpose(a: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
-    return np.swapaxes(a, dim0, dim1)
+    return a.swapaxes(dim0, dim1)
 
 
 def squeeze(a: np.ndarray, dims: tuple) -> np.ndarray:
     """``a`` without its size-1 dimensions ``dims`` (a new view, also when ``dims`` is empty)."""
-    return np.squeeze(a, dims) if dims else a.view()
+    return a.squeeze(dims) if dims else a.view()
 
 
 def unsqueeze(a: np.ndarray, dim: int) -> np.ndarray:

@@ -36,7 +36,10 @@ def launch(kernel, n: int):
 
 
 def flat(a):
-    """A 1-D view of a C-contiguous device array."""
+    """A 1-D view of a C-contiguous device array; of a strided one (a view), a contiguous copy, so
+    a kernel that forgot ``ascontiguous`` still reads it right (but must not write to it)."""
+    if not a.is_c_contiguous():
+        a = ascontiguous(a)
     return a.reshape(a.size) if a.ndim != 1 else a
 
 

@@ -97,8 +97,9 @@ def clone(input: Tensor) -> Tensor:
 
 def contiguous(input: Tensor) -> Tensor:
     """``input`` if its data is C-contiguous, else a contiguous copy."""
-    data = input._data  # (CUDA data is always contiguous in this slice)
-    return input if not isinstance(data, np.ndarray) or data.flags.c_contiguous else clone(input)
+    data = input._data
+    contiguous = data.flags.c_contiguous if isinstance(data, np.ndarray) else data.is_c_contiguous()
+    return input if contiguous else clone(input)
 
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["clone"]

@@ -38,7 +38,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from .registry import Op, Sample, apply, kernels_for, register
+from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF = "a view of " + _LEAF
@@ -76,9 +76,12 @@ _INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _ARRAY, _MASK = range(7)
 
 
 def _index_array(obj) -> np.ndarray:
-    """An index tensor, array or (nested) list as an int64 or bool array."""
+    """An index tensor, array or (nested) list as an int64 or bool NumPy array (a CUDA index
+    tensor is copied to the host: indices are checked and resolved there)."""
     if isinstance(obj, Tensor):
         arr = obj._data
+        if not isinstance(arr, np.ndarray):
+            arr = kernels_of(arr).to_host(arr)
     elif isinstance(obj, np.ndarray):
         arr = obj
     else:
@@ -277,50 +280,40 @@ def _indices_key(indices, shape: tuple) -> Key:
 
 
 # ------------------------------------------------------------------ array-level helpers
-def _basic(a: np.ndarray, key: Key) -> np.ndarray:
-    """The view ``a[key.basic]``, an array even when every entry is an int."""
-    return a[key.basic + (Ellipsis,)]
+def _basic(a, key: Key):
+    """The view ``a[key.basic]``, an array even when every entry is an int (host or device)."""
+    if isinstance(a, np.ndarray):
+        return a[key.basic + (Ellipsis,)]
+    return kernels_of(a).view_index(a, key.basic + (Ellipsis,))
 
 
-def _gather(a: np.ndarray, key: Key) -> np.ndarray:
-    out = _basic(a, key)[key.adv]
-    return out if isinstance(out, np.ndarray) else np.asarray(out)  # 0-d results come as scalars
+def _gather(a, key: Key):
+    return kernels_of(a).index(a, key.basic, key.adv)
 
 
-def _indexed_shape(a: np.ndarray, key: Key) -> tuple:
+def _indexed_shape(a, key: Key) -> tuple:
     """The shape of ``a[key]``, without copying ``a``."""
+    if not isinstance(a, np.ndarray):  # (shapes only: a host stand-in of no memory)
+        a = np.broadcast_to(np.zeros((), np.int8), a.shape)
     view = _basic(a, key)
     if key.adv is None:
         return view.shape
     return np.broadcast_to(np.zeros((), np.int8), view.shape)[key.adv].shape
 
 
-def _flat_positions(shape: tuple, key: Key) -> np.ndarray:
-    """The flat (C-order) position in an array of ``shape`` of every element of ``array[key]``."""
-    ids = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
-    return _gather(ids, key) if key.adv is not None else _basic(ids, key)
-
-
-def _put_into(K, out: np.ndarray, key: Key, values: np.ndarray, accumulate: bool) -> None:
+def _put_into(K, out, key: Key, values, accumulate: bool) -> None:
     """``out[key] = values`` (or ``+=``, duplicates accumulating), in place."""
-    if np.may_share_memory(out, values):
-        values = values.copy()
-    if accumulate:
-        positions = _flat_positions(out.shape, key)
-        values = np.broadcast_to(values, positions.shape)
-        dest = out if out.flags.c_contiguous else np.ascontiguousarray(out)
-        K.index_add_flat(dest.reshape(-1), positions.reshape(-1), values.reshape(-1))
-        if dest is not out:
-            out[...] = dest
-    elif key.adv is None:
-        _basic(out, key)[...] = values
-    else:
-        _basic(out, key)[key.adv] = values
+    K.index_put(out, key.basic, key.adv, values, accumulate)
 
 
-def _positions_in(base: np.ndarray, view: np.ndarray) -> np.ndarray:
-    """For each element of ``view`` (a NumPy view into ``base``'s memory), its flat C-order
-    position in ``base``: a table laid out like ``base``'s memory maps addresses to positions."""
+def _address(a) -> int:
+    return kernels_of(a).address(a)
+
+
+def _positions_in(base, view) -> np.ndarray:
+    """For each element of ``view`` (a view into ``base``'s memory, host or device), its flat
+    C-order position in ``base``: a table laid out like ``base``'s memory maps addresses to
+    positions."""
     if base.size == 0:
         return np.zeros(view.shape, np.int64)
     item = base.itemsize
@@ -332,7 +325,7 @@ def _positions_in(base: np.ndarray, view: np.ndarray) -> np.ndarray:
     as_strided(table[-lo:], base.shape, [s * wide for s in steps])[...] = np.arange(
         base.size, dtype=np.int64
     ).reshape(base.shape)
-    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item
+    offset = (_address(view) - _address(base)) // item
     return as_strided(
         table[offset - lo:], view.shape, [s // item * wide for s in view.strides]
     ).copy()
@@ -346,7 +339,7 @@ class _BasicView(Op):
 
     @staticmethod
     def forward(K, a, *, key):
-        return _basic(a, key)
+        return K.view_index(a, key.basic + (Ellipsis,))
 
     @staticmethod
     def backward(ctx, grad):
@@ -359,6 +352,7 @@ class _BasicView(Op):
 @register
 class Select(_BasicView):
     name, node = "getitem_select", "SelectBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a: a[1], ((3, 4),)),
         Sample(lambda m, a: a[:, -1], ((3, 4),)),
@@ -370,6 +364,7 @@ class Select(_BasicView):
 @register
 class Slice(_BasicView):
     name, node = "getitem_slice", "SliceBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a: a[1:, None, ::2], ((3, 4, 5),)),
         Sample(lambda m, a: a[:], ((3, 4),)),
@@ -381,6 +376,7 @@ class Slice(_BasicView):
 @register
 class UnsqueezeView(_BasicView):
     name, node = "getitem_unsqueeze", "UnsqueezeBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a: a[None], ((3, 4),)),
         Sample(lambda m, a: a[0, None], ((3, 4),)),
@@ -391,6 +387,7 @@ class UnsqueezeView(_BasicView):
 @register
 class Alias(_BasicView):
     name, node = "getitem_alias", "AliasBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a: a[...], ((3, 4),)),
         Sample(lambda m, a: a[:, 0:100], ((3, 4),)),
@@ -406,8 +403,8 @@ class _ViewBackward(Op):
 
     @staticmethod
     def forward(K, grad, *, shape, key):
-        out = np.zeros(shape, grad.dtype)
-        _basic(out, key)[...] = grad
+        out = K.zeros(shape, grad.dtype)
+        K.assign(K.view_index(out, key.basic + (Ellipsis,)), grad)
         return out
 
     @staticmethod
@@ -418,6 +415,7 @@ class _ViewBackward(Op):
 @register
 class SelectBackward(_ViewBackward):
     name, node = "getitem_select_backward", "SelectBackwardBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, g: m.autograd.grad(a[1, ::2], a, g, create_graph=True)[0],
                ((3, 4), (2,))),
@@ -427,6 +425,7 @@ class SelectBackward(_ViewBackward):
 @register
 class SliceBackward(_ViewBackward):
     name, node = "getitem_slice_backward", "SliceBackwardBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, g: m.autograd.grad(a[1:, None, 2], a, g, create_graph=True)[0],
                ((3, 4, 5), (2, 1, 5))),
@@ -436,6 +435,7 @@ class SliceBackward(_ViewBackward):
 @register
 class UnsqueezeViewBackward(_ViewBackward):
     name, node = "getitem_unsqueeze_backward", "SqueezeBackward1"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, g: m.autograd.grad(a[None, 1:], a, g, create_graph=True)[0],
                ((3, 4), (1, 2, 4))),
@@ -455,6 +455,7 @@ class Index(Op):
     """``a[key]`` for an advanced key (index tensors, masks): a copy."""
 
     name, node = "index", "IndexBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a: a[m.tensor([0, 2, 2])], ((3, 4),)),
         Sample(lambda m, a: a[:, m.tensor([[0, 1], [3, 3]])], ((3, 4),)),
@@ -469,11 +470,11 @@ class Index(Op):
 
     @staticmethod
     def forward(K, a, *, key):
-        return _gather(a, key)
+        return K.index(a, key.basic, key.adv)
 
     @staticmethod
     def backward(ctx, grad):
-        zeros = Tensor._wrap(np.zeros(ctx.input_shapes[0], grad._data.dtype))
+        zeros = Tensor._wrap(kernels_of(grad._data).zeros(ctx.input_shapes[0], grad._data.dtype))
         # ``zeros`` is ours: the scatter can run in it (``inplace``) instead of in a copy.
         return (_put(IndexPutImpl, zeros, ctx.params["key"], grad, accumulate=True, inplace=True),)
 
@@ -495,7 +496,7 @@ class _Put(Op):
 
     @staticmethod
     def forward(K, a, values, *, key, accumulate=False, inplace=False):
-        out = a if inplace else a.copy()
+        out = a if inplace else K.copy(a)
         _put_into(K, out, key, values, accumulate)
         return out
 
@@ -507,7 +508,7 @@ class _Put(Op):
         if need_self:
             # What was overwritten gets no gradient; what was added to keeps it.
             grad_self = grad if accumulate else _put(
-                ctx.op, grad, key, Tensor._wrap(np.zeros((), grad._data.dtype)))
+                ctx.op, grad, key, Tensor._wrap(kernels_of(grad._data).zeros((), grad._data.dtype)))
         if need_values:
             grad_values = take(grad, key)  # the engine sums it to ``values``' shape
         return grad_self, grad_values
@@ -528,6 +529,7 @@ def _setitem_in_view(t, view_index, index, value):
 @register
 class IndexPut(_Put):
     name, node = "index_put", "IndexPutBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, v: m.index_put(a, (m.tensor([0, 2, 2]),), v, accumulate=True),
                ((3, 4), (3, 4))),
@@ -548,6 +550,7 @@ class IndexPutImpl(_Put):
     """The backward of ``index``: a scatter-add into zeros (PyTorch's ``_index_put_impl_``)."""
 
     name, node = "index_put_impl", "IndexPutImplBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, g: m.autograd.grad(a[m.tensor([0, 2, 2])], a, g, create_graph=True)[0],
                ((3, 4), (3, 4))),
@@ -561,6 +564,7 @@ class CopySlices(_Put):
     """A write at a basic key, or through a view: PyTorch's CopySlices node on the base."""
 
     name, node = "setitem", "torch::autograd::CopySlices"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, v: _setitem(a * 1, (0, slice(1, 3)), v), ((3, 4), (2,))),
         Sample(lambda m, a, v: _setitem(a * 1, (slice(None), None, 2), v), ((3, 4), (1, 1))),
@@ -591,7 +595,10 @@ def _as_value(value, t: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (numbers.Number, np.bool_, np.number)) and not isinstance(value, complex):
-        return Tensor._wrap(np.array(value).astype(t._data.dtype))
+        data = t._data
+        if isinstance(data, np.ndarray):
+            return Tensor._wrap(np.array(value).astype(data.dtype))
+        return Tensor._wrap(kernels_of(data).full((), np.array(value).astype(data.dtype)[()], data.dtype))
     kind = type(value)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
     raise TypeError(f"can't assign a {name} to a numgrad.{_tensor_kind(t)}Tensor")
@@ -634,7 +641,8 @@ def _fit_value(values: Tensor, target: tuple, key: Key, t: Tensor) -> Tensor:
         return values
     if grad_mode.state.enabled and values._requires_grad:
         return values.reshape(stripped)
-    return Tensor._wrap(values._data.reshape(stripped))
+    data = values._data
+    return Tensor._wrap(kernels_of(data).reshape_view(data, stripped))
 
 
 def _check_leaf(t: Tensor, key: Key) -> None:
@@ -653,14 +661,18 @@ def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
     """``t[key] = value`` (or ``+=``) in place: the data, the version counter and, in grad mode,
     the history (of ``t``'s base too when ``t`` is a view)."""
     values = _as_value(value, t)
+    if op is CopySlices and values.device != t.device:
+        # A write at a basic key is PyTorch's copy_, which copies across devices (recorded).
+        values = values.to(t.device)
     _check_leaf(t, key)
     values = _fit_value(values, _indexed_shape(t._data, key), key, t)
     _check_partial_overlap(_basic(t._data, key), values._data)
     tracked = grad_mode.state.enabled and (t._requires_grad or values._requires_grad)
     # An expanded view is a read-only NumPy array: its write goes to its base's storage.
-    if t._base is not None and (tracked or not t._data.flags.writeable):
+    writeable = kernels_of(t._data).is_writeable(t._data)
+    if t._base is not None and (tracked or not writeable):
         _write_through_view(t, key, values, accumulate, tracked)
-    elif not t._data.flags.writeable:
+    elif not writeable:
         raise RuntimeError(_OVERLAP)
     elif tracked:
         result = _put(op, t, key, values, accumulate, inplace=True)
@@ -684,7 +696,7 @@ def _check_partial_overlap(dest: np.ndarray, src: np.ndarray) -> None:
         )
 
 
-def _dense_range(a: np.ndarray):
+def _dense_range(a):
     """The (start, end) addresses of ``a``'s memory if its elements fill it without gaps or
     repeats; else None (PyTorch does not look further at such tensors)."""
     if a.size == 0:
@@ -693,7 +705,7 @@ def _dense_range(a: np.ndarray):
     high = sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s > 0) + a.itemsize
     if high - low != a.size * a.itemsize or any(s == 0 for n, s in zip(a.shape, a.strides) if n > 1):
         return None
-    start = a.__array_interface__["data"][0] + low
+    start = _address(a) + low
     return start, start + high - low
 
 
@@ -704,7 +716,8 @@ def _write_through_view(view: Tensor, key: Key, values: Tensor, accumulate: bool
     base = view._base
     positions = _positions_in(base._data, view._data)
     region = _basic(positions, key)
-    if not view._data.flags.writeable and np.unique(region).size != region.size:
+    if (not kernels_of(view._data).is_writeable(view._data)
+            and np.unique(region).size != region.size):
         raise RuntimeError(_OVERLAP)  # the written-to elements of an expanded view repeat
     written = _gather(positions, key) if key.adv is not None else region
     if not tracked:

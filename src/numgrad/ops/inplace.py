@@ -14,15 +14,13 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 from ..kernels import cpu as kernels
 from . import elementwise
-from .registry import Op, Sample, apply, register
+from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
+_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
-
-
-def _check_host(t: Tensor, name: str) -> None:
-    """In-place ops write through NumPy: CPU tensors only in this slice of the CUDA target."""
-    if not isinstance(t._data, np.ndarray):
-        raise NotImplementedError(f"{name} is not implemented for CUDA tensors yet")
 
 
 def _check_leaf(t: Tensor) -> None:
@@ -45,7 +43,7 @@ def _write(t: Tensor, fn, *args, **kwargs) -> Tensor:
                 "numgrad.no_grad()"
             )
         # The formula may save the old value: give it a snapshot with its own data and history.
-        source = Tensor._wrap(t._data.copy(), t._requires_grad)
+        source = Tensor._wrap(kernels_of(t._data).copy(t._data), t._requires_grad)
         source.grad_fn = t.grad_fn
     result = fn(source, *args, **kwargs)
     _store(t, result._data)
@@ -55,7 +53,7 @@ def _write(t: Tensor, fn, *args, **kwargs) -> Tensor:
     return t
 
 
-def _store(t: Tensor, data: np.ndarray) -> None:
+def _store(t: Tensor, data) -> None:
     if from_numpy_dtype(data.dtype)._category > t.dtype._category:
         raise RuntimeError(
             f"result type {_type_name(data.dtype)} can't be cast to the desired output type "
@@ -66,7 +64,10 @@ def _store(t: Tensor, data: np.ndarray) -> None:
             f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
             f"{list(np.broadcast_shapes(data.shape, t._data.shape))}"
         )
-    np.copyto(t._data, data, casting="unsafe")
+    K = kernels_of(t._data)
+    if not K.is_writeable(t._data):
+        raise RuntimeError(_OVERLAP)
+    K.assign(t._data, data)
     t._version_counter.value += 1
 
 
@@ -85,19 +86,26 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
     ):
         return False
     data = t._data
-    if data.dtype.kind != "f" or not data.flags.c_contiguous or not data.flags.writeable:
-        return False
+    if isinstance(data, np.ndarray):
+        if data.dtype.kind != "f" or not data.flags.c_contiguous or not data.flags.writeable:
+            return False
+        K = kernels
+    else:  # CUDA: any view (the kernel writes through its strides), not an expanded one
+        K = kernels_for((t, other))
+        if data.dtype.kind != "f" or not K.is_writeable(data):
+            return False
     if isinstance(other, Tensor):
         b = other._data
         if b.dtype != data.dtype or (b.shape != data.shape and b.ndim != 0):
             return False
-        if b is not data and np.may_share_memory(data, b):
+        if K is kernels and not isinstance(b, np.ndarray):
+            return False  # a device tensor into a host one: the general path's error
+        if b is not data and K.may_share_memory(data, b):
             return False  # overlapping storage: the general path copies first
     elif isinstance(other, (int, float)) and not isinstance(other, bool):
         b = data.dtype.type(other)
     else:
         return False
-    K = kernels
     if alpha != 1:
         b = K.binary(K.MUL, b, data.dtype.type(alpha)) if b.ndim else data.dtype.type(b * alpha)
     K.binary_into(getattr(K, code), data, b)
@@ -107,7 +115,6 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
 
 def add_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input += alpha * other``."""
-    _check_host(input, "add_")
     if _untracked_arithmetic("ADD", input, other, alpha):
         return input
     return _write(input, elementwise.add, other, alpha=alpha)
@@ -115,7 +122,6 @@ def add_(input: Tensor, other, *, alpha=1) -> Tensor:
 
 def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input -= alpha * other``."""
-    _check_host(input, "sub_")
     if _untracked_arithmetic("SUB", input, other, alpha):
         return input
     return _write(input, elementwise.sub, other, alpha=alpha)
@@ -123,7 +129,6 @@ def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
 
 def mul_(input: Tensor, other) -> Tensor:
     """In-place ``input *= other``."""
-    _check_host(input, "mul_")
     if _untracked_arithmetic("MUL", input, other):
         return input
     return _write(input, elementwise.mul, other)
@@ -131,7 +136,6 @@ def mul_(input: Tensor, other) -> Tensor:
 
 def div_(input: Tensor, other) -> Tensor:
     """In-place ``input /= other`` (true division)."""
-    _check_host(input, "div_")
     if _untracked_arithmetic("DIV", input, other):
         return input
     return _write(input, elementwise.div, other)
@@ -139,7 +143,6 @@ def div_(input: Tensor, other) -> Tensor:
 
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
     """In-place clamp to ``[min, max]``."""
-    _check_host(input, "clamp_")
     return _write(input, elementwise.clamp, min, max)
 
 
@@ -148,11 +151,12 @@ class Fill(Op):
     """The values replaced by a number: no gradient reaches the old values."""
 
     name, node = "fill_", "FillBackward2"
+    on_cuda = True
     samples = (Sample(lambda m, a: (a * 1).fill_(2.5) * a, ((3, 4),)),)
 
     @staticmethod
     def forward(K, a, *, value):
-        return np.full(a.shape, value, a.dtype)
+        return K.full(a.shape, value, a.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -170,6 +174,7 @@ class Copy(Op):
     """``src`` broadcast and cast into the tensor: the gradient goes to ``src`` alone."""
 
     name, node = "copy_", "torch::autograd::CopyBackwards"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, b: (a * 1).copy_(b) * a, ((3, 4), (3, 4))),
         Sample(lambda m, a, b: (a * 1).copy_(b) * a, ((3, 4), (4,))),
@@ -177,7 +182,7 @@ class Copy(Op):
 
     @staticmethod
     def forward(K, a, src):
-        return np.array(np.broadcast_to(src, a.shape), dtype=a.dtype)
+        return K.broadcast_copy(src, a.shape, a.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -187,7 +192,6 @@ class Copy(Op):
 
 def fill_(input: Tensor, value) -> Tensor:
     """Fills with ``value``, in place."""
-    _check_host(input, "fill_")
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(
@@ -200,16 +204,17 @@ def fill_(input: Tensor, value) -> Tensor:
 
 def zero_(input: Tensor) -> Tensor:
     """Fills with zeros, in place."""
-    _check_host(input, "zero_")
     return _write(input, lambda t: apply(Zero, (t,), (t._data,), value=0))
 
 
 def copy_(input: Tensor, src: Tensor) -> Tensor:
     """Copies ``src`` (broadcast to ``input``'s shape, cast to its dtype) into ``input``."""
-    _check_host(input, "copy_")
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
     np.broadcast_shapes(src._data.shape, input._data.shape)
+    if isinstance(src._data, np.ndarray) != isinstance(input._data, np.ndarray):
+        # a copy across devices, recorded (as PyTorch's copy_ does)
+        src = src.to(input.device)
     return _write(input, lambda t, s: apply(Copy, (t, s), (t._data, s._data)), src)
 
 # What numgrad exports as functions, and what Tensor gets as methods.

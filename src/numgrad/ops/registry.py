@@ -85,6 +85,11 @@ def enable_device_dispatch(cuda_kernels) -> None:
     _cuda_kernels = cuda_kernels
 
 
+def kernels_of(array):
+    """The kernel module of the device that holds ``array`` (a NumPy or a device array)."""
+    return cpu_kernels if isinstance(array, np.ndarray) else _cuda_kernels
+
+
 def kernels_for(inputs, op: type[Op] | None = None):
     """The kernel module of the device of ``inputs`` (tensors and constants): PyTorch's error
     for tensors on two devices, and a NotImplementedError for an op not yet ported to CUDA."""

@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
-from .registry import Op, Sample, apply, register
+from .registry import Op, Sample, apply, kernels_for, register
 
 
 def _infer_shape(shape, numel: int) -> tuple:
@@ -60,11 +60,12 @@ class UnsafeView(Op):
     """``reshape`` of a tensor whose layout needs a copy."""
 
     name, node = "reshape_copy", "UnsafeViewBackward0"
+    on_cuda = True
     samples = (Sample(lambda m, a: a.t().reshape(-1), ((3, 4),)),)
 
     @staticmethod
     def forward(K, a, *, shape):
-        return np.ascontiguousarray(a).reshape(shape)
+        return K.ascontiguous(a).reshape(shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -75,6 +76,7 @@ class UnsafeView(Op):
 class Transpose(Op):
     name, node = "transpose", "TransposeBackward0"
     is_view = True
+    on_cuda = True
     samples = (
         Sample(lambda m, a: a.transpose(0, 1), ((3, 4),)),
         Sample(lambda m, a: m.transpose(a, -1, 0), ((2, 3, 4),)),
@@ -82,7 +84,7 @@ class Transpose(Op):
 
     @staticmethod
     def forward(K, a, *, dim0, dim1):
-        return np.swapaxes(a, dim0, dim1)
+        return K.transpose(a, dim0, dim1)
 
     @staticmethod
     def backward(ctx, grad):
@@ -93,11 +95,12 @@ class Transpose(Op):
 class T(Op):
     name, node = "t", "TBackward0"
     is_view = True
+    on_cuda = True
     samples = (Sample(lambda m, a: a.t(), ((3, 4),)), Sample(lambda m, a: m.t(a), ((4,),)))
 
     @staticmethod
     def forward(K, a):
-        return a.T
+        return K.transpose(a, 0, 1) if a.ndim == 2 else K.squeeze(a, ())
 
     @staticmethod
     def backward(ctx, grad):
@@ -108,11 +111,12 @@ class T(Op):
 class Permute(Op):
     name, node = "permute", "PermuteBackward0"
     is_view = True
+    on_cuda = True
     samples = (Sample(lambda m, a: a.permute(2, 0, 1), ((2, 3, 4),)), Sample(lambda m, a: a.T, ((3, 4),)))
 
     @staticmethod
     def forward(K, a, *, dims):
-        return np.transpose(a, dims)
+        return K.permute(a, dims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -123,11 +127,12 @@ class Permute(Op):
 class Unsqueeze(Op):
     name, node = "unsqueeze", "UnsqueezeBackward0"
     is_view = True
+    on_cuda = True
     samples = (Sample(lambda m, a: a.unsqueeze(1), ((3, 4),)), Sample(lambda m, a: m.unsqueeze(a, -1), ((3,),)))
 
     @staticmethod
     def forward(K, a, *, dim):
-        return np.expand_dims(a, dim)
+        return K.unsqueeze(a, dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -138,11 +143,12 @@ class Unsqueeze(Op):
 class Squeeze(Op):
     name, node = "squeeze", "SqueezeBackward1"
     is_view = True
+    on_cuda = True
     samples = (Sample(lambda m, a: a.squeeze(0), ((1, 4),)), Sample(lambda m, a: m.squeeze(a, 1), ((3, 1),)))
 
     @staticmethod
     def forward(K, a, *, dim):
-        return np.squeeze(a, dim) if a.ndim and a.shape[dim] == 1 else a.view()
+        return K.squeeze(a, (dim,) if a.ndim and a.shape[dim] == 1 else ())
 
     @staticmethod
     def backward(ctx, grad):
@@ -161,11 +167,12 @@ class SqueezeInplace(Squeeze):
 class SqueezeAll(Op):
     name, node = "squeeze_all", "SqueezeBackward0"
     is_view = True
+    on_cuda = True
     samples = (Sample(lambda m, a: a.squeeze(), ((1, 4, 1),)),)
 
     @staticmethod
     def forward(K, a):
-        return np.squeeze(a)
+        return K.squeeze(a, tuple(d for d, n in enumerate(a.shape) if n == 1))
 
     @staticmethod
     def backward(ctx, grad):
@@ -176,7 +183,7 @@ class SqueezeAll(Op):
 class Expand(Op):
     name, node = "expand", "ExpandBackward0"
     is_view = True
-    on_cuda = True  # (materialised on CUDA in this first slice)
+    on_cuda = True
     samples = (Sample(lambda m, a: a.expand(3, 4), ((1, 4),)), Sample(lambda m, a: a.expand(2, -1, 3), ((4, 1),)))
 
     @staticmethod
@@ -194,12 +201,12 @@ class Narrow(Op):
 
     name, node = "narrow", "SliceBackward0"
     is_view = True
+    on_cuda = True
     samples = (Sample(lambda m, a: a.narrow(0, 1, 2), ((3, 4),)), Sample(lambda m, a: m.narrow(a, -1, 0, 1), ((2, 3),)))
 
     @staticmethod
     def forward(K, a, *, dim, start, length):
-        index = (slice(None),) * dim + (slice(start, start + length),)
-        return a[index]
+        return K.view_index(a, (slice(None),) * dim + (slice(start, start + length),))
 
     @staticmethod
     def backward(ctx, grad):
@@ -219,13 +226,14 @@ def _pad_dim(grad: Tensor, dim: int, before: int, after: int) -> Tensor:
         elif n:
             shape = list(grad._data.shape)
             shape[dim] = n
-            parts.append(Tensor._wrap(np.zeros(shape, grad._data.dtype)))
+            parts.append(Tensor._wrap(kernels_for((grad,)).zeros(tuple(shape), grad._data.dtype)))
     return parts[0] if len(parts) == 1 else cat(parts, dim)
 
 
 @register
 class Cat(Op):
     name, node = "cat", "CatBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.cat([a, b]), ((2, 3), (4, 3))),
         Sample(lambda m, a, b: m.cat((a, b, a), dim=1), ((2, 3), (2, 1))),
@@ -233,7 +241,7 @@ class Cat(Op):
 
     @staticmethod
     def forward(K, *arrays, dim):
-        return np.concatenate(arrays, axis=dim)
+        return K.cat(arrays, dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -249,6 +257,7 @@ class Cat(Op):
 @register
 class Stack(Op):
     name, node = "stack", "StackBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.stack([a, b]), ((2, 3), (2, 3))),
         Sample(lambda m, a, b: m.stack((a, b), dim=-1), ((4,), (4,))),
@@ -256,7 +265,7 @@ class Stack(Op):
 
     @staticmethod
     def forward(K, *arrays, dim):
-        return np.stack(arrays, axis=dim)
+        return K.stack(arrays, dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -268,12 +277,12 @@ class Stack(Op):
 @register
 class Repeat(Op):
     name, node = "repeat", "RepeatBackward0"
+    on_cuda = True
     samples = (Sample(lambda m, a: a.repeat(2, 3), ((2, 3),)), Sample(lambda m, a: a.repeat(2, 1, 2), ((3,),)))
 
     @staticmethod
     def forward(K, a, *, repeats):
-        lead = len(repeats) - a.ndim
-        return np.tile(a.reshape((1,) * lead + a.shape), repeats)
+        return K.repeat(a, repeats)
 
     @staticmethod
     def backward(ctx, grad):
@@ -300,11 +309,10 @@ def reshape(input: Tensor, *shape) -> Tensor:
     shape = _infer_shape(shape, data.size)
     if shape == data.shape:
         return apply(View, (input,), (data,), shape=shape)
-    if isinstance(data, np.ndarray):  # (CUDA data is contiguous: always viewable)
-        try:
-            np.reshape(data, shape, copy=False)
-        except ValueError:
-            return apply(UnsafeView, (input,), (data,), shape=shape)
+    try:
+        kernels_for((input,)).reshape_view(data, shape)
+    except ValueError:
+        return apply(UnsafeView, (input,), (data,), shape=shape)
     return apply(View, (input,), (data,), shape=shape)
 
 
@@ -426,7 +434,8 @@ def _common(tensors):
     dt = tensors[0].dtype
     for t in tensors[1:]:
         dt = promote_types(dt, t.dtype)
-    return [t._data if t._data.dtype == dt.np else t._data.astype(dt.np) for t in tensors]
+    K = kernels_for(tensors)
+    return [t._data if t._data.dtype == dt.np else K.cast(t._data, dt.np) for t in tensors]
 
 
 def cat(tensors, dim: int = 0) -> Tensor:

@@ -52,6 +52,7 @@ from .elementwise import *  # noqa: F401,F403,E402  (op codes and entry points)
 from .reduction import (  # noqa: F401,E402
     ARGMAX, ARGMIN, MAX, MIN, PROD, arg_reduce_dims, reduce_dims, sum_dims,
 )
-from .indexing import index_add_flat  # noqa: F401,E402
+from .indexing import index, index_add_flat, index_put  # noqa: F401,E402
+from .layout import *  # noqa: F401,F403,E402
 
 DEVICE = "cpu"  # the device type whose kernels these are

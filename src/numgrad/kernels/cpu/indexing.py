@@ -1,4 +1,5 @@
-"""Indexing CPU kernels: the scatter-add behind advanced indexing's backward.
+"""Indexing on the CPU: ``index`` (a gather) and ``index_put`` (a scatter), with the scatter-add
+behind advanced indexing's backward.
 
 Reading with an index (a gather) is NumPy's fancy indexing, already a tight C loop. Its backward
 must *accumulate*: an element read twice gets both gradients, which ``out[idx] += v`` (last write
@@ -30,4 +31,36 @@ def index_add_flat(out_flat: np.ndarray, flat_indices: np.ndarray, values_flat: 
     _index_add_1d(out_flat, positions, values)
 
 
-__all__ = ["index_add_flat"]
+def index(a: np.ndarray, basic: tuple, adv: tuple) -> np.ndarray:
+    """``a[basic + (...,)][adv]``: a new array (``adv``: NumPy index arrays, checked)."""
+    out = a[basic + (Ellipsis,)][adv]
+    return out if isinstance(out, np.ndarray) else np.asarray(out)  # 0-d results come as scalars
+
+
+def _flat_positions(shape: tuple, basic: tuple, adv) -> np.ndarray:
+    """The flat (C-order) position in an array of ``shape`` of every element of
+    ``array[basic + (...,)][adv]``."""
+    ids = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    view = ids[basic + (Ellipsis,)]
+    return index(ids, basic, adv) if adv is not None else view
+
+
+def index_put(out: np.ndarray, basic: tuple, adv, values: np.ndarray, accumulate: bool) -> None:
+    """``out[basic + (...,)][adv] = values`` in place (``+=`` with ``accumulate``, repeated
+    indices adding up); ``values`` broadcasts; ``adv`` None: a basic key."""
+    if np.may_share_memory(out, values):
+        values = values.copy()
+    if accumulate:
+        positions = _flat_positions(out.shape, basic, adv)
+        values = np.broadcast_to(values, positions.shape)
+        dest = out if out.flags.c_contiguous else np.ascontiguousarray(out)
+        index_add_flat(dest.reshape(-1), positions.reshape(-1), values.reshape(-1))
+        if dest is not out:
+            out[...] = dest
+    elif adv is None:
+        out[basic + (Ellipsis,)] = values
+    else:
+        out[basic + (Ellipsis,)][adv] = values
+
+
+__all__ = ["index_add_flat", "index", "index_put"]

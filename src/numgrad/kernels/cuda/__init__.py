@@ -1,6 +1,8 @@
 """CUDA kernels (``numba.cuda``) with the interface of ``kernels.cpu`` for the elementwise family
-and sums: ``unary``, ``binary``, ``where``, ``binary_into``, ``sum_dims``, plus the data movers
-(``cast``, ``copy``, ``reshape_view``, ``broadcast_to``, ``upload``, ``to_host``).
+and sums (``unary``, ``binary``, ``where``, ``binary_into``, ``sum_dims``), the data movers
+(``cast``, ``copy``, ``upload``, ``to_host``), layout (strided views: ``reshape_view``,
+``broadcast_to``, ``permute``, ``view_index`` …; ``cat``, ``stack``, ``repeat``, ``assign``,
+``full``) and indexing (``index``, ``index_put``).
 
 The op codes are the CPU's, and so are the scalar formulas: the kernels call the CPU module's
 ``binary_scalar`` and ``unary_portable`` (``numba.njit`` functions, which numba-cuda compiles as
@@ -8,8 +10,9 @@ device functions when a kernel calls them). Only exp, log, tanh and sigmoid have
 their own, on libdevice's ``math`` functions, because the CPU's fast_* versions are built on CPU
 LLVM intrinsics.
 
-CUDA data is always a C-contiguous device array in this first slice: ``broadcast_to`` (expand)
-materialises, so every kernel reads flat arrays and broadcasting needs only shapes.
+CUDA data is a device array that may be a strided view of another's memory, as on the CPU
+(``layout.py``): views share memory, ``broadcast_to`` (expand) is a view with stride 0, and
+every entry point reads strided operands through their strides or ``ascontiguous``.
 """
 from ... import cuda as _numgrad_cuda
 
@@ -18,6 +21,11 @@ _numgrad_cuda._apply_numpy_shims()  # before numba-cuda is imported (numpy 2.5)
 from ..cpu.elementwise import OP_CODES  # noqa: E402
 from .elementwise import (  # noqa: E402,F401
     binary, binary_into, broadcast_to, cast, copy, reshape_view, to_host, unary, upload, where,
+)
+from .indexing import index, index_put  # noqa: E402,F401
+from .layout import (  # noqa: E402,F401
+    address, ascontiguous, assign, broadcast_copy, cat, full, is_writeable, may_share_memory,
+    permute, repeat, squeeze, stack, strided, transpose, unsqueeze, view_index, zeros,
 )
 from .memory import empty  # noqa: E402,F401
 from .reduction import sum_dims  # noqa: E402,F401

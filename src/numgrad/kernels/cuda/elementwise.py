@@ -1,10 +1,11 @@
 """Elementwise CUDA kernels: one kernel per family, the op chosen by the CPU's op codes.
 
-Operands are flat C-contiguous device arrays. A host number (a NumPy scalar, or a 0-d NumPy array
-that ``binary_operands`` made of a Python number) is passed to the kernel by value. Broadcasting
-goes through one kernel that maps each output index to each operand's offset through a small
-int64 "meta" array [ndim, shape, strides of operand 0, 1, 2], uploaded once per shape
-combination and cached.
+Operands are device arrays of any layout (strided views included) or host numbers. A host
+number (a NumPy scalar, or a 0-d NumPy array that ``binary_operands`` made of a Python number) is
+passed to the kernel by value. Contiguous operands of one shape take the flat kernels; any other
+combination (broadcasting, strided views) goes through one kernel that reads each operand's
+buffer through a small int64 "meta" array [ndim, shape, strides of operand 0, 1, 2] (0 where it
+broadcasts; ``layout.meta``), uploaded once per combination and cached.
 """
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from numba import cuda
 from ..cpu.elementwise import (
     _SWAPPED, EXP, LOG, SIGMOID, TANH, _one, binary_scalar, unary_portable,
 )
+from .layout import _copy_k, _offset, ascontiguous, convert, meta, operand  # noqa: F401
+from .layout import address, may_share_memory
+from .layout import broadcast_to, reshape_view  # noqa: F401  (entry points)
 from .memory import empty, flat, launch
 
 
@@ -50,19 +54,6 @@ def _binary_scalar_k(op, a, b, out):
         out[i] = binary_scalar(op, a[i], b)
 
 
-@cuda.jit(device=True)
-def _offset(i, meta, operand):
-    """The element offset in operand ``operand`` of output element ``i``."""
-    nd = meta[0]
-    base = 1 + nd * (operand + 1)
-    offset = 0
-    for d in range(nd - 1, -1, -1):
-        n = meta[1 + d]
-        offset += (i % n) * meta[base + d]
-        i //= n
-    return offset
-
-
 @cuda.jit
 def _binary_bcast_k(op, a, b, meta, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -76,10 +67,11 @@ def _where_k(cond, a, b, meta, out):
 
 
 @cuda.jit
-def _copy_k(x, meta, out):
-    """``out`` = ``x`` broadcast (through ``meta``) and converted to ``out``'s dtype."""
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] = x[_offset(i, meta, 0)]
+def _binary_into_k(op, out, b, meta, n):
+    """``out = op(out, b)`` with ``out`` (operand 0) and ``b`` (operand 1) read through ``meta``."""
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        o = _offset(i, meta, 0)
+        out[o] = binary_scalar(op, out[o], b[_offset(i, meta, 1)])
 
 
 # ------------------------------------------------------------------ helpers
@@ -96,29 +88,9 @@ def _broadcast_shape(*shapes) -> tuple:
     return np.broadcast_shapes(*shapes)
 
 
-_META_CACHE: dict = {}
-
-
 def _meta(shape: tuple, *operand_shapes):
-    """The device meta array for operands of ``operand_shapes`` (C-contiguous) broadcast to
-    ``shape``: a broadcast dimension gets stride 0."""
-    key = (shape, operand_shapes)
-    meta = _META_CACHE.get(key)
-    if meta is None:
-        nd = max(len(shape), 1)
-        shape1 = tuple(shape) if shape else (1,)
-        rows = [[nd, *shape1]]
-        for s in operand_shapes:
-            s = (1,) * (nd - len(s)) + tuple(s)
-            strides, step = [0] * nd, 1
-            for d in range(nd - 1, -1, -1):
-                strides[d] = 0 if s[d] == 1 else step
-                step *= s[d]
-            rows.append(strides)
-        if len(_META_CACHE) > 1024:
-            _META_CACHE.clear()
-        meta = _META_CACHE[key] = cuda.to_device(np.array(sum(rows, []), np.int64))
-    return meta
+    """The meta array for C-contiguous operands of ``operand_shapes`` broadcast to ``shape``."""
+    return meta(tuple(shape), *((tuple(s), None) for s in operand_shapes))
 
 
 def upload(a: np.ndarray):
@@ -136,6 +108,7 @@ def _device_value(x, dtype):
 # ------------------------------------------------------------------ entry points
 def unary(op: int, x):
     """``op`` applied to every element of ``x``; a new array."""
+    x = ascontiguous(x)
     out = empty(x.shape, x.dtype)
     if out.size:
         launch(_unary_k, out.size)(op, flat(x), flat(out))
@@ -143,41 +116,57 @@ def unary(op: int, x):
 
 
 def binary(op: int, a, b, out_dtype=None):
-    """``op(a, b)`` with broadcasting; ``a``/``b`` are device arrays or host numbers of one
-    dtype; the result has it too unless ``out_dtype`` is given (bool for comparisons)."""
+    """``op(a, b)`` with broadcasting; ``a``/``b`` are device arrays (any layout) or host numbers
+    of one dtype; the result has it too unless ``out_dtype`` is given (bool for comparisons)."""
     if _is_host(a) and op in _SWAPPED and not _is_host(b):
         a, b, op = b, a, _SWAPPED[op]
     if _is_host(a):
         a = _device_value(a, b.dtype)
     dt = a.dtype if out_dtype is None else np.dtype(out_dtype)
     if _is_host(b):
+        a = ascontiguous(a)
         out = empty(a.shape, dt)
         if out.size:
             launch(_binary_scalar_k, out.size)(op, flat(a), _number(b, a.dtype), flat(out))
         return out
-    if a.shape == b.shape:
+    if a.shape == b.shape and a.is_c_contiguous() and b.is_c_contiguous():
         out = empty(a.shape, dt)
         if out.size:
             launch(_binary_k, out.size)(op, flat(a), flat(b), flat(out))
         return out
-    shape = _broadcast_shape(a.shape, b.shape)
+    shape = tuple(_broadcast_shape(a.shape, b.shape))
     out = empty(shape, dt)
     if out.size:
-        launch(_binary_bcast_k, out.size)(op, flat(a), flat(b), _meta(shape, a.shape, b.shape), flat(out))
+        (abuf, alay), (bbuf, blay) = operand(a), operand(b)
+        launch(_binary_bcast_k, out.size)(op, abuf, bbuf, meta(shape, alay, blay), flat(out))
     return out
 
 
 def binary_into(op: int, out, b) -> None:
-    """``out = op(out, b)`` in place; ``b`` (a device array or a host number) broadcasts."""
-    if not out.size:
+    """``out = op(out, b)`` in place; ``b`` (a device array or a host number) broadcasts. ``out``
+    may be a strided view: the result lands in the memory it shares."""
+    n = out.size
+    if not n:
+        return
+    if not _is_host(b):
+        b = cast(b, out.dtype)
+        if b is not out and may_share_memory(out, b) and not (
+                address(b) == address(out) and b.shape == out.shape and b.strides == out.strides):
+            b = copy(b)  # (each element of out read before written only where they coincide)
+    if out.is_c_contiguous():
+        if _is_host(b):
+            launch(_binary_scalar_k, n)(op, flat(out), _number(b, out.dtype), flat(out))
+        elif b.shape == out.shape and b.is_c_contiguous():
+            launch(_binary_k, n)(op, flat(out), flat(b), flat(out))
+        else:
+            bbuf, blay = operand(b)
+            m = meta(tuple(out.shape), (tuple(out.shape), None), blay)
+            launch(_binary_bcast_k, n)(op, flat(out), bbuf, m, flat(out))
         return
     if _is_host(b):
-        launch(_binary_scalar_k, out.size)(op, flat(out), _number(b, out.dtype), flat(out))
-    elif b.shape == out.shape:
-        launch(_binary_k, out.size)(op, flat(out), flat(cast(b, out.dtype)), flat(out))
-    else:
-        meta = _meta(out.shape, out.shape, b.shape)
-        launch(_binary_bcast_k, out.size)(op, flat(out), flat(cast(b, out.dtype)), meta, flat(out))
+        b = _device_value(b, out.dtype)
+    (obuf, olay), (bbuf, blay) = operand(out), operand(b)
+    launch(_binary_into_k, n)(op, obuf, bbuf, meta(tuple(out.shape), olay, blay), n)
 
 
 def where(cond, a, b):
@@ -185,18 +174,11 @@ def where(cond, a, b):
     dt = b.dtype if _is_host(a) else a.dtype
     a = _device_value(a, dt) if _is_host(a) else a
     b = _device_value(b, dt) if _is_host(b) else b
-    shape = _broadcast_shape(cond.shape, a.shape, b.shape)
+    shape = tuple(_broadcast_shape(cond.shape, a.shape, b.shape))
     out = empty(shape, dt)
     if out.size:
-        meta = _meta(shape, cond.shape, a.shape, b.shape)
-        launch(_where_k, out.size)(flat(cond), flat(a), flat(b), meta, flat(out))
-    return out
-
-
-def _convert(x, shape, dtype):
-    out = empty(shape, dtype)
-    if out.size:
-        launch(_copy_k, out.size)(flat(x), _meta(shape, x.shape), flat(out))
+        (cbuf, clay), (abuf, alay), (bbuf, blay) = operand(cond), operand(a), operand(b)
+        launch(_where_k, out.size)(cbuf, abuf, bbuf, meta(shape, clay, alay, blay), flat(out))
     return out
 
 
@@ -204,24 +186,14 @@ def cast(a, dtype):
     """A copy of ``a`` in ``dtype`` (``a`` itself if it has that dtype already)."""
     if a.dtype == np.dtype(dtype):
         return a
-    return _convert(a, a.shape, dtype)
+    return convert(a, tuple(a.shape), dtype)
 
 
 def copy(a):
-    """A copy of ``a`` in new memory."""
-    return _convert(a, a.shape, a.dtype)
-
-
-def reshape_view(a, shape: tuple):
-    """``a`` with another shape, sharing memory (CUDA data is always C-contiguous)."""
-    return a.reshape(shape)
-
-
-def broadcast_to(a, shape: tuple):
-    """``a`` broadcast to ``shape``: materialised in this first slice (no strided device views)."""
-    return _convert(a, shape, a.dtype)
+    """A C-contiguous copy of ``a`` in new memory."""
+    return convert(a, tuple(a.shape), a.dtype)
 
 
 def to_host(a) -> np.ndarray:
     """A host (NumPy) copy of the device array ``a``."""
-    return a.copy_to_host()
+    return ascontiguous(a).copy_to_host()

@@ -57,14 +57,19 @@ def _configure(kernel, blocks: int, threads: int):
 
 
 def flat(a):
-    """A 1-D view of a C-contiguous device array."""
+    """A 1-D view of a C-contiguous device array; of a strided one (a view), a contiguous copy, so
+    a kernel that forgot ``ascontiguous`` still reads it right (but must not write to it)."""
+    if not a.is_c_contiguous():
+        a = ascontiguous(a)
     return a.reshape(a.size) if a.ndim != 1 else a
 
 
 def ascontiguous(a):
     """``a`` if it is C-contiguous, else a C-contiguous copy: every kernel reads flat arrays, so
-    each entry point calls this on device arrays that may be strided views."""
+    each entry point calls this on device arrays that may be strided views. The copy is a
+    strided gather on the device (``layout.contiguous_copy``)."""
     if a.is_c_contiguous():
         return a
-    # Placeholder until strided device views land (they bring a strided copy kernel).
-    return cuda.to_device(np.ascontiguousarray(a.copy_to_host()))
+    from .layout import contiguous_copy  # (layout imports this module)
+
+    return contiguous_copy(a)

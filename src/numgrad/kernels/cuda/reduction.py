@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from .memory import empty, flat, launch
+from .memory import ascontiguous, empty, flat, launch
 
 
 @cuda.jit
@@ -35,6 +35,7 @@ def _runs(dims: tuple) -> list:
 
 def sum_dims(x, dims: tuple, keepdim: bool):
     """Sum of ``x`` over ``dims`` (normalised, sorted, unique), keeping them as size 1 if asked."""
+    x = ascontiguous(x)
     final = (tuple(1 if d in dims else n for d, n in enumerate(x.shape)) if keepdim
              else tuple(n for d, n in enumerate(x.shape) if d not in dims))
     shape = list(x.shape)

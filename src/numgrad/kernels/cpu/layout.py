@@ -1,0 +1,86 @@
+"""Layout and data movement on the CPU: views (NumPy's, sharing memory), copies, joins, fills.
+
+The CUDA module (``kernels/cuda/layout.py``) has the same functions on strided device arrays, so
+the ops call ``K.permute``, ``K.cat`` … and run on either device.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def ascontiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` if it is C-contiguous, else a C-contiguous copy."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def permute(a: np.ndarray, dims: tuple) -> np.ndarray:
+    return a.transpose(dims)
+
+
+def transpose(a: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
+    return a.swapaxes(dim0, dim1)
+
+
+def squeeze(a: np.ndarray, dims: tuple) -> np.ndarray:
+    """``a`` without its size-1 dimensions ``dims`` (a new view, also when ``dims`` is empty)."""
+    return a.squeeze(dims) if dims else a.view()
+
+
+def unsqueeze(a: np.ndarray, dim: int) -> np.ndarray:
+    return np.expand_dims(a, dim)
+
+
+def view_index(a: np.ndarray, index: tuple) -> np.ndarray:
+    """``a[index]`` for ints, slices, None and ``...`` (a view)."""
+    return a[index]
+
+
+def cat(arrays, dim: int) -> np.ndarray:
+    return np.concatenate(arrays, axis=dim)
+
+
+def stack(arrays, dim: int) -> np.ndarray:
+    return np.stack(arrays, axis=dim)
+
+
+def repeat(a: np.ndarray, repeats: tuple) -> np.ndarray:
+    """``a`` tiled ``repeats`` times along each dimension (leading ones added)."""
+    lead = len(repeats) - a.ndim
+    return np.tile(a.reshape((1,) * lead + a.shape), repeats)
+
+
+def zeros(shape: tuple, dtype) -> np.ndarray:
+    return np.zeros(shape, dtype)
+
+
+def full(shape: tuple, value, dtype) -> np.ndarray:
+    return np.full(shape, value, dtype)
+
+
+def broadcast_copy(a: np.ndarray, shape: tuple, dtype) -> np.ndarray:
+    """``a`` broadcast to ``shape`` and cast to ``dtype``, in new memory."""
+    return np.array(np.broadcast_to(a, shape), dtype=dtype)
+
+
+def assign(dst: np.ndarray, src) -> None:
+    """``dst[...] = src`` in place, ``src`` broadcast and cast (unsafely) to ``dst``'s dtype."""
+    np.copyto(dst, src, casting="unsafe")
+
+
+def address(a: np.ndarray) -> int:
+    """The address of ``a``'s first element."""
+    return a.__array_interface__["data"][0]
+
+
+def may_share_memory(a, b) -> bool:
+    return np.may_share_memory(a, b)
+
+
+def is_writeable(a: np.ndarray) -> bool:
+    """False for a broadcast (expanded) view, which NumPy marks read-only."""
+    return a.flags.writeable
+
+
+__all__ = ["ascontiguous", "permute", "transpose", "squeeze", "unsqueeze", "view_index", "cat",
+           "stack", "repeat", "zeros", "full", "broadcast_copy", "assign", "address",
+           "may_share_memory", "is_writeable"]

@@ -111,10 +111,19 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
     node = None
+    # The common case (no anomaly mode, no ``inputs``, a node without hooks) runs inline.
+    plain = needed is None and not anomaly_mode.state.enabled
     try:
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
+            if (plain and grad is not None and node._pre_hooks is None and node._retained is None
+                    and type(node) is not AccumulateGrad):
+                in_grads = node.apply(grad)
+                if not retain_graph:
+                    node.release()
+                _propagate(node, in_grads, deps, buffers, ready)
+                continue
             if (grad is not None and (needed is None or node in needed)
                     and (node._pre_hooks or node._retained is not None
                          or type(node) is AccumulateGrad)):
@@ -182,10 +191,11 @@ def _check_nan(node, in_grads):
 
 
 def _propagate(node, in_grads, deps, buffers, ready):
-    edges = node.next_functions
     shapes = getattr(node, "input_shapes", None)
     n = len(in_grads)
-    for i, (child, nr) in enumerate(edges):
+    i = -1
+    for child, nr in node.next_functions:
+        i += 1
         if child is None:
             continue
         g = in_grads[i] if i < n else None
@@ -196,12 +206,12 @@ def _propagate(node, in_grads, deps, buffers, ready):
                     g = _reduce_to(g, shapes[i], node.input_dtypes[i])
             if child._num_outputs != 1:
                 _buffer_output(buffers, child, nr, g)
-            elif child in buffers:
-                buffers[child] = buffers[child] + g
             else:
-                buffers[child] = g
-        deps[child] -= 1
-        if deps[child] == 0:
+                held = buffers.get(child)
+                buffers[child] = g if held is None else held + g
+        left = deps[child] - 1
+        deps[child] = left
+        if not left:
             ready.append(child)
 
 

@@ -178,7 +178,7 @@ class OpNode(Node):
     def saved_tensors(self) -> tuple:
         if self._released:
             raise RuntimeError(_FREED)
-        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in self._saved)
+        return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in self._saved])
 
     def release(self) -> None:
         if self._saved:

@@ -139,10 +139,12 @@ _NO_EDGE = (None, 0)
 
 
 def _record(op, inputs, result, params) -> Tensor:
-    node = op.node_class.__new__(op.node_class)
+    cls = op.node_class
+    node = cls.__new__(cls)
     node._pre_hooks = None
     node._retained = None
     edges = []
+    needs = []
     shapes = []
     dtypes = []
     for t in inputs:
@@ -153,21 +155,28 @@ def _record(op, inputs, result, params) -> Tensor:
             if t._requires_grad:
                 fn = t.grad_fn
                 edges.append((fn if fn is not None else t._grad_accumulator(), 0))
+                needs.append(True)
                 continue
         else:
             shapes.append(None)
             dtypes.append(None)
         edges.append(_NO_EDGE)
-    node.next_functions = edges = tuple(edges)
-    node.needs_input_grad = tuple([e[0] is not None for e in edges])
+        needs.append(False)
+    node.next_functions = tuple(edges)
+    node.needs_input_grad = tuple(needs)
     node.input_shapes = tuple(shapes)
     node.input_dtypes = tuple(dtypes)
     node.params = params
-    saved = [SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
-             for i in op.save_inputs]
     if op.save_output:
+        saved = [SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
+                 for i in op.save_inputs]
         saved.append(SavedTensor(result, True))
-    node._saved = tuple(saved)
+        node._saved = tuple(saved)
+    elif op.save_inputs:
+        node._saved = tuple([SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor)
+                             else inputs[i] for i in op.save_inputs])
+    else:
+        node._saved = ()
     node._released = False
     if anomaly_mode.state.enabled:
         anomaly_mode.record(node)

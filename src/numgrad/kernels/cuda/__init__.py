@@ -1,6 +1,8 @@
-"""CUDA kernels (``numba.cuda``) with the interface of ``kernels.cpu`` for the elementwise family
-and sums: ``unary``, ``binary``, ``where``, ``binary_into``, ``sum_dims``, plus the data movers
-(``cast``, ``copy``, ``reshape_view``, ``broadcast_to``, ``upload``, ``to_host``).
+"""CUDA kernels (``numba.cuda``) with the interface of ``kernels.cpu``: the elementwise family
+(``unary``, ``binary``, ``where``, ``binary_into``), reductions (``sum_dims``, ``reduce_dims``,
+``arg_reduce_dims`` and the helpers of their backward formulas), matrix products (``matmul``,
+``dot``), the losses' kernels (``loss``), plus the data movers (``cast``, ``copy``,
+``reshape_view``, ``broadcast_to``, ``upload``, ``to_host``).
 
 The op codes are the CPU's, and so are the scalar formulas: the kernels call the CPU module's
 ``binary_scalar`` and ``unary_portable`` (``numba.njit`` functions, which numba-cuda compiles as
@@ -20,7 +22,12 @@ from .elementwise import (  # noqa: E402,F401
     binary, binary_into, broadcast_to, cast, copy, reshape_view, to_host, unary, upload, where,
 )
 from .memory import empty  # noqa: E402,F401
-from .reduction import sum_dims  # noqa: E402,F401
+from .linalg import dot, matmul  # noqa: E402,F401
+from .reduction import (  # noqa: E402,F401
+    ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, arg_reduce_dims, finite_or_zero, inf_where_zero,
+    one_hot_dim, product_of_others, reduce_dims, sum_dims,
+)
+from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
 
 globals().update(OP_CODES)
 DEVICE = "cuda"  # the device type whose kernels these are

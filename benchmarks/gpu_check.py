@@ -10,6 +10,8 @@
    as bytes that its kernels move per second and as a fraction of the copy's.
 3. Small-op latency: ``(x * 2).sum().backward()`` on 1,000 elements, numgrad against PyTorch on the
    same GPU when PyTorch sees it.
+4. Compute: the tiled GEMM (float32 and float64, 2048 x 2048) in GFLOP/s, checked against NumPy,
+   and the block-parallel sum of N float32 (one output over many elements) in GB/s.
 Timings are medians of several runs, each closed by a synchronize.
 """
 from __future__ import annotations
@@ -130,6 +132,32 @@ def small_op() -> None:
     print(line)
 
 
+def compute(n_gemm: int, n_sum: int) -> int:
+    """GEMM throughput and accuracy, and the tree sum's bandwidth; returns the mismatches."""
+    K = numgrad.cuda.kernels()
+    sync = numgrad.cuda.synchronize
+    rng = np.random.default_rng(0)
+    failures = 0
+    for dtype, tol in (("float32", 1e-4), ("float64", 1e-10)):
+        a = rng.standard_normal((n_gemm, n_gemm)).astype(dtype)
+        b = rng.standard_normal((n_gemm, n_gemm)).astype(dtype)
+        da, db = K.upload(a), K.upload(b)
+        seconds = _median_seconds(lambda: K.matmul(da, db), sync, repeat=5)
+        rows = slice(0, min(n_gemm, 64))  # a band of rows against NumPy in float64
+        expected = a[rows].astype(np.float64) @ b.astype(np.float64)
+        got = K.to_host(K.matmul(da, db))[rows]
+        error = float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
+        ok = error < tol
+        failures += not ok
+        print(f"gemm {dtype} {n_gemm}x{n_gemm}: {seconds * 1e3:.2f} ms = "
+              f"{2 * n_gemm ** 3 / seconds / 1e9:.0f} GFLOP/s, max error {error:.1e} "
+              f"{'ok' if ok else 'MISMATCH'}")
+    x = K.upload(rng.standard_normal((1, n_sum)).astype(np.float32))
+    seconds = _median_seconds(lambda: K.sum_dims(x, (0, 1), False), sync)
+    print(f"tree sum of {n_sum:,} float32: {seconds * 1e3:.3f} ms = {4 * n_sum / seconds / 1e9:.0f} GB/s")
+    return failures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true",
@@ -142,6 +170,7 @@ def main() -> int:
     failures = parity()
     bandwidth(4096 if args.small else 64 * 2**20)
     small_op()
+    failures += compute(40 if args.small else 2048, 5000 if args.small else 64 * 2**20)
     print(f"done in {time.perf_counter() - start:.0f} s")
     return 1 if failures else 0
 

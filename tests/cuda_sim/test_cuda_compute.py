@@ -272,3 +272,29 @@ def test_cross_entropy_and_mse_on_cuda_match_cpu():
         results.append((_host(loss), _host(xi.grad)))
     for c, g in zip(*results):
         np.testing.assert_allclose(g, c, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ block-parallel extremes
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tree_extremes_of_a_wide_row_match_cpu(dtype):
+    rng = np.random.default_rng(11)
+    a = np.round(rng.standard_normal((2, 5000)), 1).astype(dtype)  # many ties
+    a[0, [100, 4000]] = a[0].max() + 1  # a tie for the max, in two parts of the row
+    a[1, 3000], a[1, 4500] = np.nan, np.nan  # the first NaN wins, in a later part
+    assert 5000 >= cuda_reduction._TREE_MIN_K
+    c, g = _pair(a)
+    for which in ("max", "min"):
+        cv, ci = getattr(c, which)(1)
+        gv, gi = getattr(g, which)(1)
+        np.testing.assert_array_equal(_host(gv), _host(cv))
+        np.testing.assert_array_equal(_host(gi), _host(ci))
+        np.testing.assert_array_equal(_host(getattr(numgrad, "arg" + which)(g, 1)),
+                                      _host(ci))
+    np.testing.assert_array_equal(_host(g.max(1).indices), [100, 3000])
+    assert math.isnan(g.amax().item()) and g.argmax().item() == 8000
+    finite = np.ascontiguousarray(a[:1])
+    cf, gf = _pair(finite)
+    assert gf.argmin().item() == cf.argmin().item() and gf.amin().item() == cf.amin().item()
+    near_one = (1 + 1e-3 * rng.standard_normal((1, 5000))).astype(dtype)
+    cp, gp = _pair(near_one)
+    np.testing.assert_allclose(_host(gp.prod(1)), _host(cp.prod(1)), rtol=1e-4 if dtype == "float32" else 1e-12)

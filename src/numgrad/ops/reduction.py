@@ -181,11 +181,8 @@ class _Extreme(Op):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         grad, out = _keep(grad, ctx), _keep(out, ctx)
-        K = kernels_for((a,))
-        x = a._data
-        hit = K.cast(K.binary(K.EQ, x, out._data, np.bool_), x.dtype)
-        count = K.sum_dims(hit, ctx.params["dims"], True)
-        return (grad * Tensor._wrap(K.binary(K.DIV, hit, count)),)
+        share = kernels_for((a,)).extreme_share(a._data, out._data, ctx.params["dims"])
+        return (grad * Tensor._wrap(share),)
 
 
 @register

@@ -11,8 +11,8 @@ if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER ==
 
 from .elementwise import *  # noqa: F401,F403  (op codes and entry points)
 from .reduction import (  # noqa: F401
-    ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, arg_reduce_dims, finite_or_zero, inf_where_zero,
-    one_hot_dim, product_of_others, reduce_dims, sum_dims,
+    ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, arg_reduce_dims, extreme_share, finite_or_zero,
+    inf_where_zero, one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
 from .linalg import dot, matmul  # noqa: F401
 from . import loss  # noqa: F401  (``K.loss``: nll_loss's kernels)

@@ -151,6 +151,13 @@ def one_hot_dim(indices: np.ndarray, shape: tuple, dim: int, dtype) -> np.ndarra
     return (position == indices).astype(dtype)
 
 
+def extreme_share(x: np.ndarray, extreme: np.ndarray, dims: tuple) -> np.ndarray:
+    """``1 / count`` where ``x`` equals its slice's ``extreme`` (kept dims), ``count`` the ties in
+    the slice, else 0: how amax/amin share their gradient."""
+    hit = (x == extreme).astype(x.dtype)
+    return hit / hit.sum(axis=dims, keepdims=True)
+
+
 def any_equal(x: np.ndarray, value) -> bool:
     """Whether an element of ``x`` equals ``value``."""
     return bool((x == value).any())

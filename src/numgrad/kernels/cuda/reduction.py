@@ -5,7 +5,7 @@ As on the CPU, the input is seen as (outer, reduced, inner): reduced dimensions 
 adjacent are first gathered into one block at the end by a permuting copy (kept dimensions, then
 the reduced ones, in order), so every reduction visits a slice's elements in the CPU's order.
 
-Sums accumulate in float64 whatever the input's precision, as on the CPU. Two kernels:
+Sums accumulate in float64 whatever the input's precision, as on the CPU. Two kinds of kernel:
 
 - one thread per output element (many outputs: every thread has work, reads coalesce along
   ``inner``);
@@ -13,25 +13,27 @@ Sums accumulate in float64 whatever the input's precision, as on the CPU. Two ke
   matrix): each block's threads stride over a chunk of one slice, accumulate in float64 registers
   and combine through a shared-memory tree. A slice longer than a few blocks' worth is split
   across ``parts`` blocks writing float64 partial sums, which a second launch of the same kernel
-  adds up.
+  adds up. ``PROD``/``MAX``/``MIN`` and the arg reductions of float arrays do the same, the tree
+  carrying (value, index) pairs so that the first index of the extreme wins.
 
 ``MAX``/``MIN`` propagate NaN and ``ARGMAX``/``ARGMIN`` give the first index of the extreme (or of
-the first NaN), as the CPU kernels and PyTorch. ``PROD`` multiplies in the input's dtype in
-order, as the CPU.
+the first NaN), as the CPU kernels and PyTorch. ``PROD`` multiplies in the input's dtype (in
+order, as the CPU, except in the trees).
 
 The other entry points serve the reductions' backward formulas and stable forms, so that the ops
-call no NumPy on device data: ``one_hot_dim``, ``any_equal``, ``product_of_others``,
-``finite_or_zero``, ``inf_where_zero``.
+call no NumPy on device data: ``extreme_share``, ``one_hot_dim``, ``any_equal``,
+``product_of_others``, ``finite_or_zero``, ``inf_where_zero``.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numba import cuda, float64
+from numba import cuda, float32, float64, int64
 
+from ..cpu.elementwise import DIV, EQ
 from ..cpu.reduction import ARGMAX, ARGMIN, MAX, MIN, PROD  # noqa: F401  (the CPU's op codes)
-from .elementwise import _offset
+from .elementwise import _offset, binary, cast
 from .memory import _SIMULATOR, ascontiguous, empty, flat, launch
 
 # Block-parallel trees: threads per block (a power of two: the tree halves it), the smallest
@@ -82,6 +84,74 @@ def _sum_tree_k(x, k, inner, parts, chunk, out):
         if tid == 0:
             out[w] = partial[0]
         cuda.syncthreads()  # partial[0] is read before the next slice overwrites it
+
+
+@cuda.jit(device=True)
+def _better(op, v, i, best, best_i):
+    """Whether (value ``v``, index ``i``) beats (``best``, ``best_i``) for ``MAX``/``MIN``: NaN
+    beats any number, then the extreme value, then (ties, or two NaNs) the smaller index."""
+    v_nan = v != v
+    best_nan = best != best
+    if v_nan or best_nan:
+        return v_nan and (not best_nan or i < best_i)
+    if v == best:
+        return i < best_i
+    return v > best if op == MAX else v < best
+
+
+def _make_extreme_tree(dtype):
+    @cuda.jit
+    def tree(op, x, index, use_index, k, inner, parts, chunk, out, out_index):
+        """Block-parallel ``PROD``/``MAX``/``MIN`` with the index of the extreme (or first NaN):
+        ``out[o * parts + p]`` and ``out_index[...]`` for chunk ``p`` of slice ``o``. A second
+        pass over the partials reads their indices from ``index`` (``use_index``)."""
+        tid = cuda.threadIdx.x
+        values = cuda.shared.array(_TREE_THREADS, dtype)
+        indices = cuda.shared.array(_TREE_THREADS, int64)
+        for w in range(cuda.blockIdx.x, out.size, cuda.gridDim.x):  # uniform across the block
+            o = w // parts
+            start = (w % parts) * chunk
+            stop = min(k, start + chunk)
+            base = (o // inner) * k * inner + o % inner
+            best_i = -1  # -1: nothing yet
+            best = x[base] * 0
+            for j in range(start + tid, stop, _TREE_THREADS):
+                v = x[base + j * inner]
+                i = index[base + j * inner] if use_index else j
+                if best_i < 0:
+                    best, best_i = v, i
+                elif op == PROD:
+                    best = best * v
+                elif _better(op, v, i, best, best_i):
+                    best, best_i = v, i
+            values[tid] = best
+            indices[tid] = best_i
+            cuda.syncthreads()
+            step = _TREE_THREADS // 2
+            while step > 0:
+                if tid < step and indices[tid + step] >= 0:
+                    v = values[tid + step]
+                    i = indices[tid + step]
+                    if indices[tid] < 0:
+                        values[tid] = v
+                        indices[tid] = i
+                    elif op == PROD:
+                        values[tid] = values[tid] * v
+                    elif _better(op, v, i, values[tid], indices[tid]):
+                        values[tid] = v
+                        indices[tid] = i
+                cuda.syncthreads()
+                step //= 2
+            if tid == 0:
+                out[w] = values[0]
+                out_index[w] = indices[0]
+            cuda.syncthreads()
+
+    return tree
+
+
+_EXTREME_TREE = {np.dtype(np.float32): _make_extreme_tree(float32),
+                 np.dtype(np.float64): _make_extreme_tree(float64)}
 
 
 @cuda.jit
@@ -244,18 +314,56 @@ def _tree(x, k, inner, parts, chunk, out):
     configured(x, k, inner, parts, chunk, out)
 
 
+def _parts(k: int, n_out: int):
+    """How many blocks share a slice of ``k`` elements, and the chunk each takes."""
+    parts = max(1, min(-(-k // (_TREE_THREADS * _TREE_PER_THREAD)), _TREE_BLOCKS // n_out))
+    chunk = -(-k // parts)
+    return -(-k // chunk), chunk
+
+
+def _use_tree(k: int, n_out: int) -> bool:
+    return k >= _TREE_MIN_K and n_out <= _TREE_MAX_OUT
+
+
+def _extreme_tree(op: int, x, k: int, inner: int, n_out: int):
+    """``PROD``/``MAX``/``MIN`` over the middle of flat float ``x`` seen as (outer, k, inner), by
+    block-parallel trees: the (n_out,) values and the (n_out,) indices of the extremes."""
+    kernel = _EXTREME_TREE[x.dtype]
+    parts, chunk = _parts(k, n_out)
+    blocks = min(n_out * parts, _MAX_GRID)
+    no_index = _no_index()
+    if parts == 1:
+        values, indices = empty((n_out,), x.dtype), empty((n_out,), np.int64)
+        kernel[blocks, _TREE_THREADS](op, x, no_index, False, k, inner, 1, k, values, indices)
+        return values, indices
+    values, indices = empty((n_out * parts,), x.dtype), empty((n_out * parts,), np.int64)
+    kernel[blocks, _TREE_THREADS](op, x, no_index, False, k, inner, parts, chunk, values, indices)
+    final, final_indices = empty((n_out,), x.dtype), empty((n_out,), np.int64)
+    kernel[min(n_out, _MAX_GRID), _TREE_THREADS](op, values, indices, True, parts, 1, 1, parts,
+                                                 final, final_indices)
+    return final, final_indices
+
+
+_NO_INDEX_ARRAY = []
+
+
+def _no_index():
+    """A 1-element int64 device array standing for "no index array" (first passes)."""
+    if not _NO_INDEX_ARRAY:
+        _NO_INDEX_ARRAY.append(empty((1,), np.int64))
+    return _NO_INDEX_ARRAY[0]
+
+
 def _sum_3d(x, outer: int, k: int, inner: int, dtype):
     """The (outer * inner,) sums over the middle of flat ``x`` seen as (outer, k, inner)."""
     n_out = outer * inner
     out = empty((n_out,), dtype)
     if not n_out:
         return out
-    if k < _TREE_MIN_K or n_out > _TREE_MAX_OUT:
+    if not _use_tree(k, n_out):
         launch(_sum_k, n_out)(x, k, inner, out)
         return out
-    parts = max(1, min(-(-k // (_TREE_THREADS * _TREE_PER_THREAD)), _TREE_BLOCKS // n_out))
-    chunk = -(-k // parts)
-    parts = -(-k // chunk)
+    parts, chunk = _parts(k, n_out)
     if parts == 1:
         _tree(x, k, inner, 1, k, out)
         return out
@@ -284,7 +392,10 @@ def reduce_dims(op: int, x, dims: tuple, keepdim: bool):
                 "reduction dim with the 'dim' argument."
             )
         return full(shape, x.dtype, 1)
-    out = empty((outer * inner,), x.dtype)
+    n_out = outer * inner
+    if n_out and x.dtype in _EXTREME_TREE and _use_tree(k, n_out):
+        return _extreme_tree(op, x3, k, inner, n_out)[0].reshape(shape)
+    out = empty((n_out,), x.dtype)
     if out.size:
         launch(_reduce_k, out.size)(op, x3, k, inner, out)
     return out.reshape(shape)
@@ -296,7 +407,10 @@ def arg_reduce_dims(op: int, x, dims: tuple, keepdim: bool):
     x3, outer, k, inner = _as_3d(x, dims)
     if k == 0:
         raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
-    out = empty((outer * inner,), np.int64)
+    n_out = outer * inner
+    if n_out and x.dtype in _EXTREME_TREE and _use_tree(k, n_out):
+        return _extreme_tree(MAX if op == ARGMAX else MIN, x3, k, inner, n_out)[1].reshape(shape)
+    out = empty((n_out,), np.int64)
     if out.size:
         launch(_arg_reduce_k, out.size)(op, x3, k, inner, out)
     return out.reshape(shape)
@@ -311,6 +425,13 @@ def one_hot_dim(indices, shape: tuple, dim: int, dtype):
         inner = math.prod(shape[dim + 1:])
         launch(_one_hot_k, out.size)(flat(indices), shape[dim], inner, flat(out))
     return out
+
+
+def extreme_share(x, extreme, dims: tuple):
+    """``1 / count`` where ``x`` equals its slice's ``extreme`` (kept dims), ``count`` the ties in
+    the slice, else 0: how amax/amin share their gradient."""
+    hit = cast(binary(EQ, ascontiguous(x), ascontiguous(extreme), np.bool_), x.dtype)
+    return binary(DIV, hit, sum_dims(hit, dims, True))
 
 
 def any_equal(x, value) -> bool:

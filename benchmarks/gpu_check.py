@@ -20,7 +20,9 @@ the next section runs; ops not on CUDA yet (NotImplementedError) are reported as
 5. Bandwidth: a device-to-device copy of N float32 (N = 64M; the floor), and numgrad's elementwise
    forward+backward ``(tanh(x * 1.5 + 0.5) * sigmoid(x)).sum().backward()`` on N float32, reported
    as bytes that its kernels move per second and as a fraction of the copy's.
-6. Parity: every registered op that runs on CUDA (``Op.on_cuda``), each of its samples, float32 and
+6. Compute: the tiled GEMM (float32 and float64, 2048 x 2048) in GFLOP/s, checked against NumPy,
+   and the block-parallel sum of N float32 (one output over many elements) in GB/s.
+7. Parity: every registered op that runs on CUDA (``Op.on_cuda``), each of its samples, float32 and
    float64: values and input gradients on "cuda" equal the CPU's (stopped at a deadline, so that
    the whole run stays within its time).
 Timings are medians of several runs, each closed by a synchronize.
@@ -494,6 +496,32 @@ def _section(title: str, fn, *args):
         sys.stdout.flush()
 
 
+def compute(n_gemm: int, n_sum: int) -> int:
+    """GEMM throughput and accuracy, and the tree sum's bandwidth; returns the mismatches."""
+    K = numgrad.cuda.kernels()
+    sync = numgrad.cuda.synchronize
+    rng = np.random.default_rng(0)
+    failures = 0
+    for dtype, tol in (("float32", 1e-4), ("float64", 1e-10)):
+        a = rng.standard_normal((n_gemm, n_gemm)).astype(dtype)
+        b = rng.standard_normal((n_gemm, n_gemm)).astype(dtype)
+        da, db = K.upload(a), K.upload(b)
+        seconds = _median_seconds(lambda: K.matmul(da, db), sync, repeat=5)
+        rows = slice(0, min(n_gemm, 64))  # a band of rows against NumPy in float64
+        expected = a[rows].astype(np.float64) @ b.astype(np.float64)
+        got = K.to_host(K.matmul(da, db))[rows]
+        error = float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
+        ok = error < tol
+        failures += not ok
+        print(f"gemm {dtype} {n_gemm}x{n_gemm}: {seconds * 1e3:.2f} ms = "
+              f"{2 * n_gemm ** 3 / seconds / 1e9:.0f} GFLOP/s, max error {error:.1e} "
+              f"{'ok' if ok else 'MISMATCH'}")
+    x = K.upload(rng.standard_normal((1, n_sum)).astype(np.float32))
+    seconds = _median_seconds(lambda: K.sum_dims(x, (0, 1), False), sync)
+    print(f"tree sum of {n_sum:,} float32: {seconds * 1e3:.3f} ms = {4 * n_sum / seconds / 1e9:.0f} GB/s")
+    return failures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true",
@@ -528,6 +556,7 @@ def main() -> int:
     failures += _section("workloads", workloads_check, small)
     failures += _section("small op", small_op)
     failures += _section("bandwidth", bandwidth, 4096 if small else 64 * 2**20)
+    failures += _section("compute", compute, 40 if small else 2048, 5000 if small else 64 * 2**20)
     failures += _section("parity", parity)
     print(f"\ndone in {_elapsed():.0f} s; {failures} failure(s)")
     sys.stdout.flush()

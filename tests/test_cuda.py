@@ -31,7 +31,6 @@ pytestmark = [
 ]
 
 OP_CASES = [("test_op_matches_cpu", cases.case_id(*c)) for c in cases.cuda_cases()]
-CPU_ONLY_CASES = [("test_cpu_only_op_raises", cases.case_id(*c)) for c in cases.cpu_only_cases()]
 
 
 class _Results(dict):
@@ -80,11 +79,6 @@ def test_op_on_cuda_matches_cpu(sim_results, test, case):
     _check(sim_results, f"{test}[{case}]")
 
 
-@pytest.mark.parametrize("test, case", CPU_ONLY_CASES, ids=[c for _, c in CPU_ONLY_CASES])
-def test_cpu_only_op_says_so_on_cuda(sim_results, test, case):
-    _check(sim_results, f"{test}[{case}]")
-
-
 def test_memory_pool_and_cuda_array_interface(sim_results):
     """tests/cuda_sim/test_cuda_memory.py: the caching pool's bookkeeping (fake allocator), the
     simulator's pool, numba-cuda's DeviceNDArray glue, ``__cuda_array_interface__`` interop."""
@@ -96,7 +90,7 @@ def test_memory_pool_and_cuda_array_interface(sim_results):
 
 def test_device_plumbing_and_numpy_shim(sim_results):
     """Every other simulator test (devices, transfers, errors, kernels, the numpy 2.5 shim)."""
-    registry_driven = {f"{t}[{c}]" for t, c in OP_CASES + CPU_ONLY_CASES}
+    registry_driven = {f"{t}[{c}]" for t, c in OP_CASES}
     assert registry_driven <= set(sim_results)
     others = {n: r for n, r in sim_results.items() if n not in registry_driven}
     assert len(others) >= 20

@@ -2,37 +2,17 @@
 so that each case is reported once by the main pytest run)."""
 from numgrad.ops import REGISTRY
 
-# Ops whose forward or backward still calls NumPy directly: on CUDA inputs they raise
-# NotImplementedError. Porting an op to CUDA means setting ``on_cuda = True`` in its declaration
-# and moving it out of this list.
-CPU_ONLY = {
-    "amax", "amin", "bmm", "dot", "log_softmax", "logsumexp", "max_all", "max_dim", "min_all",
-    "min_dim", "mm", "mse_loss", "mv", "nll_loss", "nll_loss_backward", "norm", "prod",
-    "prod_dim", "softmax", "std", "var",
-}
-
-# Samples of CUDA ops that also call a CPU-only op (so they raise NotImplementedError on CUDA).
-SAMPLES_WITH_CPU_ONLY_OPS = {
-    ("squeeze_", 0),  # v @ a (mm)
-}
-
 DTYPES = ("float32", "float64")
 
 
 def cuda_cases():
-    """(op name, sample index, dtype) of every sample of every CUDA op that runs on CUDA."""
+    """(op name, sample index, dtype) of every sample of every op (each runs on CUDA)."""
     return [
         (name, i, dtype)
-        for name, op in sorted(REGISTRY.items()) if op.on_cuda
-        for i in range(len(op.samples)) if (name, i) not in SAMPLES_WITH_CPU_ONLY_OPS
+        for name, op in sorted(REGISTRY.items())
+        for i in range(len(op.samples))
         for dtype in DTYPES
     ]
-
-
-def cpu_only_cases():
-    """(op name, sample index) of the samples expected to raise NotImplementedError on CUDA."""
-    return sorted({(name, 0) for name in REGISTRY if not REGISTRY[name].on_cuda}
-                  | SAMPLES_WITH_CPU_ONLY_OPS)
 
 
 def case_id(*parts) -> str:

@@ -1,7 +1,12 @@
-"""Matrix products. The kernels are BLAS's (through NumPy): no JIT beats a tuned GEMM."""
-from __future__ import annotations
+"""Matrix products, through the kernel module's ``matmul`` (BLAS through NumPy on the CPU: no JIT
+beats a tuned GEMM; a shared-memory tiled GEMM on CUDA) and ``dot``.
 
-import numpy as np
+``mm``, ``bmm`` and ``mv`` carry ``trans_a``/``trans_b`` flags (False from the public functions):
+their backward formulas (``grad @ b.T``, ``a.T @ grad``) are the same ops with flags flipped, so
+the kernels read a transposed operand where it lies, on every device, and the formulas stay
+closed under differentiation (second derivatives are again flagged products).
+"""
+from __future__ import annotations
 
 from ..tensor import Tensor
 from .elementwise import Mul
@@ -9,33 +14,45 @@ from .registry import Op, Sample, apply, register
 from .shape import SqueezeInplace
 
 
-@register
-class Mm(Op):
-    name, node = "mm", "MmBackward0"
+def _mm(op, a: Tensor, b: Tensor, trans_a: bool, trans_b: bool) -> Tensor:
+    return apply(op, (a, b), (a._data, b._data), trans_a=trans_a, trans_b=trans_b)
+
+
+class _MatrixProduct(Op):
+    """``op(a) @ op(b)`` (``mm`` and ``bmm``), ``op`` transposing the last two dimensions where
+    the flags say."""
+
+    on_cuda = True
     save_inputs = (0, 1)
-    samples = (
-        Sample(lambda m, a, b: a @ b, ((3, 4), (4, 5))),
-        Sample(lambda m, a, b: m.mm(a, b), ((2, 3), (3, 1))),
-        Sample(lambda m, a, b: m.matmul(a, b), ((1, 3), (3, 2))),
-    )
 
     @staticmethod
-    def forward(K, a, b):
-        return np.matmul(a, b)
+    def forward(K, a, b, *, trans_a, trans_b):
+        return K.matmul(a, b, trans_a, trans_b)
 
-    @staticmethod
-    def backward(ctx, grad):
-        # As PyTorch's mm_mat1/mat2_backward: an operand stored column-major (a transposed view,
-        # e.g. the weight.t() of F.linear) gets its gradient column-major too, computed as the
-        # transpose of a row-major product, so that the transpose back to the parameter's layout
-        # is contiguous and the engine can adopt it as .grad without a copy.
+    @classmethod
+    def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        ta, tb = ctx.params["trans_a"], ctx.params["trans_b"]
         grad_a = grad_b = None
-        if need_a:
-            grad_a = b.mm(grad.t()).t() if _column_major(a._data) else grad.mm(b.t())
-        if need_b:
-            grad_b = grad.t().mm(a).t() if _column_major(b._data) else a.t().mm(grad)
+        # As PyTorch's mm_mat1/mat2_backward, an unflagged 2-D operand stored column-major (a
+        # transposed view, e.g. the weight.t() of F.linear) gets its gradient column-major too:
+        # the transpose of a row-major product, so that the transpose back to the parameter is
+        # contiguous and the engine adopts it as .grad without a copy.
+        if need_a:  # d op(a) = grad @ op(b).T
+            if ta:
+                grad_a = _mm(cls, b, grad, tb, True)
+            elif cls is Mm and _column_major(a._data):
+                grad_a = _mm(cls, b, grad, tb, True).t()
+            else:
+                grad_a = _mm(cls, grad, b, False, not tb)
+        if need_b:  # d op(b) = op(a).T @ grad
+            if tb:
+                grad_b = _mm(cls, grad, a, True, ta)
+            elif cls is Mm and _column_major(b._data):
+                grad_b = _mm(cls, grad, a, True, ta).t()
+            else:
+                grad_b = _mm(cls, a, grad, not ta, False)
         return grad_a, grad_b
 
 
@@ -45,41 +62,57 @@ def _column_major(x) -> bool:
 
 
 @register
+class Mm(_MatrixProduct):
+    name, node = "mm", "MmBackward0"
+    samples = (
+        Sample(lambda m, a, b: a @ b, ((3, 4), (4, 5))),
+        Sample(lambda m, a, b: m.mm(a, b), ((2, 3), (3, 1))),
+        Sample(lambda m, a, b: m.matmul(a, b), ((1, 3), (3, 2))),
+    )
+
+
+
+@register
 class Mv(Op):
     name, node = "mv", "MvBackward0"
+    on_cuda = True
     save_inputs = (0, 1)
     samples = (Sample(lambda m, a, v: a @ v, ((3, 4), (4,))), Sample(lambda m, a, v: m.mv(a, v), ((2, 5), (5,))))
 
     @staticmethod
-    def forward(K, a, v):
-        return np.matmul(a, v)
+    def forward(K, a, v, *, trans_a):
+        return K.matmul(a, v, trans_a)
 
     @staticmethod
     def backward(ctx, grad):
         a, v = ctx.saved_tensors
         need_a, need_v = ctx.needs_input_grad
-        grad_a = grad.unsqueeze(1) * v if need_a else None
-        grad_v = a.t().mv(grad) if need_v else None
+        ta = ctx.params["trans_a"]
+        grad_a = grad_v = None
+        if need_a:  # the outer product grad v^T (v grad^T for a transposed a)
+            grad_a = grad.reshape(grad.shape[0], 1) * v if not ta else v.reshape(v.shape[0], 1) * grad
+        if need_v:  # op(a).T @ grad
+            grad_v = apply(Mv, (a, grad), (a._data, grad._data), trans_a=not ta)
         return grad_a, grad_v
 
 
 @register
 class Dot(Op):
     name, node = "dot", "DotBackward0"
+    on_cuda = True
     save_inputs = (0, 1)
     samples = (Sample(lambda m, a, b: a @ b, ((4,), (4,))), Sample(lambda m, a, b: m.dot(a, b), ((6,), (6,))))
 
     @staticmethod
     def forward(K, a, b):
-        return np.asarray(np.dot(a, b))
+        return K.dot(a, b)
 
     backward = Mul.backward  # d(a·b) = (grad * b, grad * a), with a 0-d grad
 
 
 @register
-class Bmm(Op):
+class Bmm(_MatrixProduct):
     name, node = "bmm", "BmmBackward0"
-    save_inputs = (0, 1)
     samples = (
         Sample(lambda m, a, b: m.bmm(a, b), ((2, 3, 4), (2, 4, 5))),
         Sample(lambda m, a, b: a @ b, ((2, 3, 4), (2, 4, 5))),
@@ -89,15 +122,6 @@ class Bmm(Op):
         Sample(lambda m, v, b: v @ b, ((4,), (2, 4, 3))),
     )
 
-    @staticmethod
-    def forward(K, a, b):
-        return np.matmul(a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return (grad.bmm(b.mT) if need_a else None), (a.mT.bmm(grad) if need_b else None)
 
 
 def _check_float_pair(a: Tensor, b: Tensor, what: str):
@@ -121,7 +145,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
             f"{b.shape[0]}x{b.shape[1]})"
         )
     _check_float_pair(input, mat2, "mm")
-    return apply(Mm, (input, mat2), (a, b))
+    return apply(Mm, (input, mat2), (a, b), trans_a=False, trans_b=False)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
@@ -135,7 +159,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
             f"({v.shape[0]})"
         )
     _check_float_pair(input, vec, "mv")
-    return apply(Mv, (input, vec), (a, v))
+    return apply(Mv, (input, vec), (a, v), trans_a=False)
 
 
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
@@ -165,7 +189,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
             f"{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
     _check_float_pair(input, mat2, "bmm")
-    return apply(Bmm, (input, mat2), (a, b))
+    return apply(Bmm, (input, mat2), (a, b), trans_a=False, trans_b=False)
 
 
 def _batched(input: Tensor, other: Tensor) -> Tensor:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import grad_mode
-from ..kernels.cpu import loss as _loss_kernels  # noqa: F401  (binds the kernels as ``K.loss``)
 from ..tensor import Tensor
 from ._promote import binary_operands
-from .registry import Op, Sample, apply, register
+from .registry import Op, Sample, apply, kernels_for, register
 
 REDUCTIONS = ("none", "mean", "sum")
 _ATEN_REDUCTION = {0: "none", 1: "mean", 2: "sum"}  # at::Reduction::Reduction
@@ -27,7 +26,12 @@ def _F(m):
 
 
 def _weights(m, x, n):
-    return m.linspace(0.5, 2.0, n, dtype=x.dtype)
+    return m.linspace(0.5, 2.0, n, dtype=x.dtype, device=x.device)
+
+
+def _t(m, x, values):
+    """Class-index targets on ``x``'s device."""
+    return m.tensor(values, device=x.device)
 
 
 def _total_weight(x, value):
@@ -41,17 +45,18 @@ class NllLoss(Op):
     for nothing (and 'mean' divides by the weights of the rows that count)."""
 
     name, node = "nll_loss", "NllLossBackward0"
+    on_cuda = True
     samples = (
-        Sample(lambda m, x: _F(m).nll_loss(x, m.tensor([0, 2, 1, 4])), ((4, 5),)),
-        Sample(lambda m, x: _F(m).nll_loss(x, m.tensor([3, 3, 0]), reduction="sum"), ((3, 4),)),
-        Sample(lambda m, x: _F(m).nll_loss(x, m.tensor([1, 0, 2]), reduction="none"), ((3, 4),)),
-        Sample(lambda m, x: _F(m).nll_loss(x, m.tensor([0, 2, 1, 4]), weight=_weights(m, x, 5),
+        Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, [0, 2, 1, 4])), ((4, 5),)),
+        Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, [3, 3, 0]), reduction="sum"), ((3, 4),)),
+        Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, [1, 0, 2]), reduction="none"), ((3, 4),)),
+        Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, [0, 2, 1, 4]), weight=_weights(m, x, 5),
                                            ignore_index=2), ((4, 5),)),
-        Sample(lambda m, x: _F(m).nll_loss(x, m.tensor([0, 2, 1, 4]), weight=_weights(m, x, 5),
+        Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, [0, 2, 1, 4]), weight=_weights(m, x, 5),
                                            reduction="none"), ((4, 5),)),
-        Sample(lambda m, x: _F(m).nll_loss(x, m.tensor(3)), ((5,),)),
-        Sample(lambda m, x: _F(m).cross_entropy(x, m.tensor([0, 2, 1, 2])), ((4, 3),)),
-        Sample(lambda m, x: _F(m).cross_entropy(x * 30, m.tensor([1, 0, 1]), reduction="sum"),
+        Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, 3)), ((5,),)),
+        Sample(lambda m, x: _F(m).cross_entropy(x, _t(m, x, [0, 2, 1, 2])), ((4, 3),)),
+        Sample(lambda m, x: _F(m).cross_entropy(x * 30, _t(m, x, [1, 0, 1]), reduction="sum"),
                ((3, 2),)),
     )
 
@@ -72,14 +77,15 @@ class NllLossBackward(Op):
     in ``grad`` and its adjoint is ``nll_loss``; ``self`` (the loss's input) gives only a shape."""
 
     name, node = "nll_loss_backward", "NllLossBackwardBackward0"
+    on_cuda = True
     samples = (
         Sample(lambda m, g, x: m.ops.nll_loss_backward(
-            g, x, m.tensor([0, 2, 1]), None, 0, -100, _total_weight(x, 0.0)), ((3,), (3, 4))),
+            g, x, _t(m, x, [0, 2, 1]), None, 0, -100, _total_weight(x, 0.0)), ((3,), (3, 4))),
         Sample(lambda m, g, x: m.ops.nll_loss_backward(
-            g.sum(), x, m.tensor([0, 2, 1]), _weights(m, x, 4), 1, -100, _total_weight(x, 3.0)),
+            g.sum(), x, _t(m, x, [0, 2, 1]), _weights(m, x, 4), 1, -100, _total_weight(x, 3.0)),
             ((2,), (3, 4))),
         Sample(lambda m, g, x: m.ops.nll_loss_backward(
-            g.sum(), x, m.tensor([3, 1, 1]), None, 2, 1, _total_weight(x, 1.0)), ((2,), (3, 4))),
+            g.sum(), x, _t(m, x, [3, 1, 1]), None, 2, 1, _total_weight(x, 1.0)), ((2,), (3, 4))),
     )
 
     @staticmethod
@@ -97,7 +103,11 @@ class NllLossBackward(Op):
                               weight=p["weight"], ignore_index=p["ignore_index"],
                               reduction=p["reduction"])
         # PyTorch's derivative for ``self`` is zeros: the gradient does not depend on the input.
-        grad_self = Tensor._wrap(np.zeros(p["shape"], grad._data.dtype)) if need_self else None
+        grad_self = None
+        if need_self:
+            from ..creation import _place
+
+            grad_self = Tensor._wrap(_place(np.zeros(p["shape"], grad._data.dtype), grad.device))
         return grad_grad, grad_self
 
 
@@ -144,7 +154,7 @@ def _check_nll_args(input: Tensor, target: Tensor, weight) -> None:
     elif t.ndim != 1:
         raise RuntimeError("1D target tensor expected, multi-target not supported")
     if weight is not None:
-        n_classes = x.shape[-1]
+        n_classes = x.shape[x.ndim - 1]
         if weight._data.ndim != 1 or weight._data.shape[0] != n_classes:
             raise RuntimeError(
                 f"weight tensor should be defined either for all {n_classes} classes or no classes "
@@ -167,8 +177,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     indices ``target`` (int64, () or (N,)), optionally weighted per class."""
     check_reduction(reduction)
     _check_nll_args(input, target, weight)
-    return apply(NllLoss, (input,), (input._data,), target=target._data.copy(),
-                 weight=None if weight is None else weight._data.copy(),
+    K = kernels_for((input, target, weight), NllLoss)  # (one device for the three)
+    return apply(NllLoss, (input,), (input._data,), target=K.copy(target._data),
+                 weight=None if weight is None else K.copy(weight._data),
                  ignore_index=int(ignore_index), reduction=reduction)
 
 
@@ -176,9 +187,10 @@ def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight,
                       ignore_index: int, total_weight: Tensor) -> Tensor:
     """ATen's ``nll_loss_backward`` (``reduction`` as ATen's integer: 0 none, 1 mean, 2 sum): the
     gradient of ``nll_loss`` with respect to its input ``self``, from the loss's gradient."""
+    K = kernels_for((grad_output, self, target, weight), NllLossBackward)
     return _nll_loss_backward(
-        grad_output, self, self._data.shape, target._data.copy(),
-        None if weight is None else weight._data.copy(), int(ignore_index),
+        grad_output, self, self._data.shape, K.copy(target._data),
+        None if weight is None else K.copy(weight._data), int(ignore_index),
         _ATEN_REDUCTION[int(reduction)], float(total_weight.item()),
     )
 
@@ -188,12 +200,13 @@ class MseLoss(Op):
     """The squared differences ``(input - target)**2``, reduced; both operands broadcast."""
 
     name, node = "mse_loss", "MseLossBackward0"
+    on_cuda = True
     save_inputs = (0, 1)
     samples = (
         Sample(lambda m, x, y: _F(m).mse_loss(x, y), ((3, 4), (3, 4))),
         Sample(lambda m, x, y: _F(m).mse_loss(x, y, reduction="sum"), ((5,), (5,))),
         Sample(lambda m, x, y: _F(m).mse_loss(x, y, reduction="none"), ((2, 3), (2, 3))),
-        Sample(lambda m, x: _F(m).mse_loss(x, m.zeros(2, 3, dtype=x.dtype) + 0.5), ((2, 3),)),
+        Sample(lambda m, x: _F(m).mse_loss(x, m.zeros(2, 3, dtype=x.dtype, device=x.device) + 0.5), ((2, 3),)),
         Sample(lambda m, x: m.nn.MSELoss(reduction="sum")(x.sum(1), x.mean(1).exp()), ((3, 4),)),
     )
 

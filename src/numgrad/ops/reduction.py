@@ -7,7 +7,7 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
 from ._promote import floating_operand
-from .registry import Op, Sample, apply, register
+from .registry import Op, Sample, apply, kernels_for, register
 
 
 def normalize_dims(dim, ndim: int) -> tuple[int, ...]:
@@ -96,6 +96,7 @@ class VectorNorm(Op):
     """The 2-norm over all elements or over ``dim``."""
 
     name, node = "norm", "LinalgVectorNormBackward0"
+    on_cuda = True
     save_inputs = (0,)
     save_output = True
     samples = (
@@ -120,10 +121,11 @@ class VectorNorm(Op):
 
 def _inf_where_zero(t: Tensor) -> Tensor:
     """A constant, +inf where ``t`` is 0 and 0 elsewhere: ``x / (t + it)`` is 0 where ``t`` is 0."""
-    return Tensor._wrap(np.where(t._data == 0, np.inf, 0).astype(t._data.dtype))
+    return Tensor._wrap(kernels_for((t,)).inf_where_zero(t._data))
 
 
 class _Prod(Op):
+    on_cuda = True
     save_inputs = (0,)
     save_output = True
 
@@ -135,22 +137,11 @@ class _Prod(Op):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         grad, out = _keep(grad, ctx), _keep(out, ctx)
-        if not (a._data == 0).any():
+        K = kernels_for((a,))
+        if not K.any_equal(a._data, 0):
             return (grad * out / a,)
         # With zeros, out / a is 0/0: take the product of the other elements directly.
-        return (grad * Tensor._wrap(_product_of_others(a._data, ctx.params["dims"])),)
-
-
-def _product_of_others(x: np.ndarray, dims: tuple) -> np.ndarray:
-    """For each element, the product of the other elements of its reduced slice."""
-    kept = [d for d in range(x.ndim) if d not in dims]
-    moved = np.transpose(x, kept + list(dims))
-    flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
-    ones = np.ones(flat.shape[:-1] + (1,), x.dtype)
-    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
-    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], -1), -1)[..., ::-1]
-    others = (left * right).reshape(moved.shape)
-    return np.transpose(others, np.argsort(kept + list(dims)))
+        return (grad * Tensor._wrap(K.product_of_others(a._data, ctx.params["dims"])),)
 
 
 @register
@@ -177,6 +168,7 @@ def _keep(t: Tensor, ctx) -> Tensor:
 class _Extreme(Op):
     """amax/amin, and max()/min() of all elements: ties share the gradient evenly."""
 
+    on_cuda = True
     save_inputs = (0,)
     save_output = True
     code = ""
@@ -189,9 +181,8 @@ class _Extreme(Op):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         grad, out = _keep(grad, ctx), _keep(out, ctx)
-        hit = (a == out.detach())._data.astype(a._data.dtype)
-        count = hit.sum(axis=ctx.params["dims"], keepdims=True)
-        return (grad * Tensor._wrap(hit / count),)
+        share = kernels_for((a,)).extreme_share(a._data, out._data, ctx.params["dims"])
+        return (grad * Tensor._wrap(share),)
 
 
 @register
@@ -223,6 +214,7 @@ class MinAll(_Extreme):
 class _ExtremeDim(Op):
     """max/min along one dimension: the gradient goes to the index that was returned."""
 
+    on_cuda = True
     code = ""
 
     @classmethod
@@ -233,11 +225,11 @@ class _ExtremeDim(Op):
     def backward(ctx, grad):
         (dim,) = ctx.params["dims"]
         indices = ctx.params["indices"]
-        if not ctx.params["keepdim"]:
-            indices = np.expand_dims(indices, dim)
         shape = ctx.input_shapes[0]
-        position = np.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
-        chosen = (position == indices).astype(grad._data.dtype)
+        K = kernels_for((grad,))
+        if not ctx.params["keepdim"]:
+            indices = K.reshape_view(indices, _keepdim_shape(shape, (dim,)))
+        chosen = K.one_hot_dim(indices, shape, dim, grad._data.dtype)
         return (_keep(grad, ctx) * Tensor._wrap(chosen),)
 
 
@@ -255,6 +247,7 @@ class MinDim(_ExtremeDim):
 
 
 class _Var(Op):
+    on_cuda = True
     save_inputs = (0,)
 
     @staticmethod
@@ -310,13 +303,13 @@ class Std(_Var):
 
 def _stable_max(K, a: np.ndarray, dims) -> np.ndarray:
     """The max over ``dims`` (kept), with infinities replaced by 0 so that ``a - max`` stays finite."""
-    m = K.reduce_dims(K.MAX, a, dims, True)
-    return np.where(np.isfinite(m), m, 0).astype(a.dtype)
+    return K.finite_or_zero(K.reduce_dims(K.MAX, a, dims, True))
 
 
 @register
 class Logsumexp(Op):
     name, node = "logsumexp", "LogsumexpBackward0"
+    on_cuda = True
     save_inputs = (0,)
     save_output = True
     samples = (Sample(lambda m, a: a.logsumexp(1), ((3, 4),)),
@@ -338,6 +331,7 @@ class Logsumexp(Op):
 @register
 class Softmax(Op):
     name, node = "softmax", "SoftmaxBackward0"
+    on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: a.softmax(1), ((3, 4),)),
                Sample(lambda m, a: m.softmax(a * 50, 0), ((3, 4),)),
@@ -358,6 +352,7 @@ class Softmax(Op):
 @register
 class LogSoftmax(Op):
     name, node = "log_softmax", "LogSoftmaxBackward0"
+    on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: a.log_softmax(1), ((3, 4),)),
                Sample(lambda m, a: m.log_softmax(a * 100, 0), ((3, 4),)))
@@ -459,8 +454,6 @@ class _MinResult(_ValuesIndices):
 
 
 def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
-    from ..kernels import cpu as K
-
     if isinstance(dim, Tensor):
         return pairwise(input, dim)
     data = input._data
@@ -472,6 +465,7 @@ def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
             )
         return apply(op_all, (input,), (data,), dims=tuple(range(data.ndim)), keepdim=False)
     dims = normalize_dims(dim, data.ndim)
+    K = kernels_for((input,), op_dim)
     indices = K.arg_reduce_dims(getattr(K, arg_code), data, dims, keepdim)
     values = apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim, indices=indices)
     return result(values, Tensor._wrap(indices))
@@ -494,12 +488,11 @@ def min(input: Tensor, dim=None, keepdim: bool = False):
 
 
 def _arg(code: str, input: Tensor, dim, keepdim: bool) -> Tensor:
-    from ..kernels import cpu as K
-
+    K = kernels_for((input,))
     data = input._data
     if dim is None:
-        flat = data.reshape(-1)
-        index = K.arg_reduce_dims(getattr(K, code), flat, (0,), False)
+        # Over every dimension: the index into the flattened (C-order) tensor.
+        index = K.arg_reduce_dims(getattr(K, code), data, tuple(range(data.ndim)), False)
         return Tensor._wrap(index.reshape((1,) * data.ndim) if keepdim else index)
     dims = normalize_dims(dim, data.ndim)
     return Tensor._wrap(K.arg_reduce_dims(getattr(K, code), data, dims, keepdim))

@@ -50,8 +50,11 @@ _defer_scipy_linalg()
 
 from .elementwise import *  # noqa: F401,F403,E402  (op codes and entry points)
 from .reduction import (  # noqa: F401,E402
-    ARGMAX, ARGMIN, MAX, MIN, PROD, arg_reduce_dims, reduce_dims, sum_dims,
+    ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, arg_reduce_dims, extreme_share, finite_or_zero,
+    inf_where_zero, one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
+from .linalg import dot, matmul  # noqa: F401,E402
+from . import loss  # noqa: F401,E402  (``K.loss``: nll_loss's kernels)
 from .indexing import index, index_add_flat, index_put  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403,E402
 

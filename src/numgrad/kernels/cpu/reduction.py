@@ -160,3 +160,46 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         else:
             _sum_3d(x3, out)
     return out.reshape(shape)
+
+
+# ------------------------------------------------------------------ for backward formulas and
+# stable forms (the CUDA module has the same functions, so the ops call no NumPy on device data)
+def one_hot_dim(indices: np.ndarray, shape: tuple, dim: int, dtype) -> np.ndarray:
+    """An array of ``shape`` and ``dtype``: 1 where the position along ``dim`` equals
+    ``indices`` (``shape`` with ``dim`` of size 1), else 0 (max/min's gradient mask)."""
+    position = np.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
+    return (position == indices).astype(dtype)
+
+
+def extreme_share(x: np.ndarray, extreme: np.ndarray, dims: tuple) -> np.ndarray:
+    """``1 / count`` where ``x`` equals its slice's ``extreme`` (kept dims), ``count`` the ties in
+    the slice, else 0: how amax/amin share their gradient."""
+    hit = (x == extreme).astype(x.dtype)
+    return hit / hit.sum(axis=dims, keepdims=True)
+
+
+def any_equal(x: np.ndarray, value) -> bool:
+    """Whether an element of ``x`` equals ``value``."""
+    return bool((x == value).any())
+
+
+def product_of_others(x: np.ndarray, dims: tuple) -> np.ndarray:
+    """For each element, the product of the other elements of its slice over ``dims``."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    moved = np.transpose(x, kept + list(dims))
+    flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,), x.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], -1), -1)[..., ::-1]
+    others = (left * right).reshape(moved.shape)
+    return np.transpose(others, np.argsort(kept + list(dims)))
+
+
+def finite_or_zero(x: np.ndarray) -> np.ndarray:
+    """``x`` with every infinity and NaN replaced by 0."""
+    return np.where(np.isfinite(x), x, 0).astype(x.dtype)
+
+
+def inf_where_zero(x: np.ndarray) -> np.ndarray:
+    """+inf where ``x`` is 0 and 0 elsewhere, in ``x``'s dtype."""
+    return np.where(x == 0, np.inf, 0).astype(x.dtype)

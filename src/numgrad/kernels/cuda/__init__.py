@@ -1,8 +1,10 @@
-"""CUDA kernels (``numba.cuda``) with the interface of ``kernels.cpu`` for the elementwise family
-and sums (``unary``, ``binary``, ``where``, ``binary_into``, ``sum_dims``), the data movers
-(``cast``, ``copy``, ``upload``, ``to_host``), layout (strided views: ``reshape_view``,
-``broadcast_to``, ``permute``, ``view_index`` …; ``cat``, ``stack``, ``repeat``, ``assign``,
-``full``) and indexing (``index``, ``index_put``).
+"""CUDA kernels (``numba.cuda``) with the interface of ``kernels.cpu``: the elementwise family
+(``unary``, ``binary``, ``where``, ``binary_into``), reductions (``sum_dims``, ``reduce_dims``,
+``arg_reduce_dims`` and the helpers of their backward formulas), matrix products (``matmul``,
+``dot``), the losses' kernels (``loss``), the data movers (``cast``, ``copy``, ``upload``,
+``to_host``), layout (strided views: ``reshape_view``, ``broadcast_to``, ``permute``,
+``view_index`` …; ``cat``, ``stack``, ``repeat``, ``assign``, ``full``) and indexing (``index``,
+``index_put``).
 
 The op codes are the CPU's, and so are the scalar formulas: the kernels call the CPU module's
 ``binary_scalar`` and ``unary_portable`` (``numba.njit`` functions, which numba-cuda compiles as
@@ -28,7 +30,12 @@ from .layout import (  # noqa: E402,F401
     permute, repeat, squeeze, stack, strided, transpose, unsqueeze, view_index, zeros,
 )
 from .memory import empty  # noqa: E402,F401
-from .reduction import sum_dims  # noqa: E402,F401
+from .linalg import dot, matmul  # noqa: E402,F401
+from .reduction import (  # noqa: E402,F401
+    ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, arg_reduce_dims, extreme_share, finite_or_zero,
+    inf_where_zero, one_hot_dim, product_of_others, reduce_dims, sum_dims,
+)
+from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
 
 globals().update(OP_CODES)
 DEVICE = "cuda"  # the device type whose kernels these are

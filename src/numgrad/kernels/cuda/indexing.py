@@ -147,7 +147,9 @@ def _int_meta(rows: tuple):
     if m is None:
         if len(_META_CACHE) > 1024:
             _META_CACHE.clear()
-        m = _META_CACHE[rows] = cuda.to_device(np.array(rows, np.int64))  # cached, small
+        # (small and cached, so outside the pool: an upload on the first use of a layout only;
+        # a mask's count, part of its layout, makes a new one per count)
+        m = _META_CACHE[rows] = cuda.to_device(np.array(rows, np.int64))
     return m
 
 

@@ -142,26 +142,43 @@ def _float_dtype(dtype) -> np.dtype:
     return (to_dtype(dtype) if dtype is not None else float32).np
 
 
+def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tensor:
+    """A tensor of ``shape`` filled with ``value`` (None: uninitialised). On CUDA it is filled
+    by a kernel, not uploaded: an upload from pageable host memory would wait for the GPU (the
+    backward makes its seed gradient, ``ones_like``, this way)."""
+    if device is None or not _is_cuda(device):
+        data = np.empty(shape, np_dtype) if value is None else np.full(shape, value, np_dtype)
+        return _finish(data, requires_grad)
+    from . import cuda
+
+    K = cuda.kernels()
+    if value is None:
+        data = K.empty(shape, np_dtype)
+    else:
+        data = K.full(shape, np.full((), value, np_dtype)[()], np_dtype)
+    return _finish(data, requires_grad)
+
+
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
-    return _finish(np.zeros(_shape(size), _float_dtype(dtype)), requires_grad, device)
+    return _filled(_shape(size), 0, _float_dtype(dtype), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
-    return _finish(np.ones(_shape(size), _float_dtype(dtype)), requires_grad, device)
+    return _filled(_shape(size), 1, _float_dtype(dtype), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor whose values are not initialised."""
-    return _finish(np.empty(_shape(size), _float_dtype(dtype)), requires_grad, device)
+    return _filled(_shape(size), None, _float_dtype(dtype), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value if not given)."""
     if dtype is None:
         dtype = _infer(fill_value).dtype
-    return _finish(np.full(_shape((size,)), fill_value, to_dtype(dtype).np), requires_grad, device)
+    return _filled(_shape((size,)), fill_value, to_dtype(dtype).np, requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

@@ -72,9 +72,11 @@ def kernels():
 
 
 def synchronize() -> None:
-    """Waits for every kernel launched on the GPU to finish."""
-    kernels()
+    """Waits for every kernel launched on the GPU to finish; raises an index that one of them
+    found out of range (a device-side check, as PyTorch's device-side assert surfaces here)."""
+    K = kernels()
     _numba_cuda().synchronize()
+    K.check_errors()
 
 
 # ---------------------------------------------------------------------- the caching allocator

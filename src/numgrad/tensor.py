@@ -80,9 +80,14 @@ class Tensor:
         return not isinstance(self._data, np.ndarray)
 
     def _host(self) -> np.ndarray:
-        """The data as a NumPy array: itself on the CPU, a copy from a GPU."""
+        """The data as a NumPy array: itself on the CPU, a copy from a GPU (a sync, which raises
+        an index that an earlier kernel found out of range)."""
         data = self._data
-        return data if isinstance(data, np.ndarray) else data.copy_to_host()
+        if isinstance(data, np.ndarray):
+            return data
+        from .kernels.cuda import to_host  # (loaded: the data is on the GPU)
+
+        return to_host(data)
 
     @property
     def __cuda_array_interface__(self) -> dict:

@@ -183,7 +183,9 @@ def _apply(node, grad, retain_graph):
 
 
 def _check_nan(node, in_grads):
-    """Anomaly mode: a node may not return NaN for an input that receives a gradient."""
+    """Anomaly mode: a node may not return NaN for an input that receives a gradient. (On CUDA
+    each gradient is read back: a sync per node, which the user asked for by turning anomaly
+    detection on; PyTorch's check syncs too.)"""
     for i, (child, _) in enumerate(node.next_functions):
         g = in_grads[i] if i < len(in_grads) else None
         if child is not None and g is not None and np.isnan(g._host()).any():

@@ -75,13 +75,23 @@ class Key(NamedTuple):
 _INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _ARRAY, _MASK = range(7)
 
 
-def _index_array(obj) -> np.ndarray:
-    """An index tensor, array or (nested) list as an int64 or bool NumPy array (a CUDA index
-    tensor is copied to the host: indices are checked and resolved there)."""
+def _index_array(obj, cuda: bool = False):
+    """An index tensor, array or (nested) list as an int64 or bool array: a NumPy array, or, for
+    a CUDA index tensor indexing a CUDA tensor (``cuda``), a device array, which stays on the
+    device (its indices are checked there, by the kernel). A CUDA index tensor indexing a CPU
+    tensor is copied to the host (a sync the user chose by mixing devices)."""
     if isinstance(obj, Tensor):
         arr = obj._data
         if not isinstance(arr, np.ndarray):
-            arr = kernels_of(arr).to_host(arr)
+            K = kernels_of(arr)
+            if not cuda:
+                arr = K.to_host(arr)
+            elif arr.dtype.kind == "b" or arr.dtype == np.int64:
+                return arr
+            elif arr.dtype.kind in "iu":
+                return K.cast(arr, np.int64)
+            else:
+                raise IndexError(_BAD_INDEX_DTYPE)
     elif isinstance(obj, np.ndarray):
         arr = obj
     else:
@@ -95,7 +105,13 @@ def _index_array(obj) -> np.ndarray:
     raise IndexError(_BAD_INDEX_DTYPE)
 
 
-def _classify(obj):
+def _scalar(arr):
+    """The value of a 0-d index array; of a device one, read back: a sync (PyTorch reads a 0-d
+    integer index tensor with ``item()`` too, to select)."""
+    return arr[()] if isinstance(arr, np.ndarray) else kernels_of(arr).to_host(arr)[()]
+
+
+def _classify(obj, cuda: bool = False):
     """One index item as (kind, value)."""
     kind = type(obj)
     if kind is int:
@@ -111,10 +127,11 @@ def _classify(obj):
     if isinstance(obj, (numbers.Integral, np.integer)):
         return _INT, int(obj)
     if isinstance(obj, (Tensor, np.ndarray, list, tuple)):
-        arr = _index_array(obj)
+        arr = _index_array(obj, cuda)
         if arr.ndim == 0 and isinstance(obj, (Tensor, np.ndarray)):
             # A 0-d integer tensor is an int (select); a 0-d bool one is a Python bool.
-            return (_BOOL, bool(arr)) if arr.dtype.kind == "b" else (_INT, int(arr))
+            value = _scalar(arr)
+            return (_BOOL, bool(value)) if arr.dtype.kind == "b" else (_INT, int(value))
         return (_MASK if arr.dtype.kind == "b" else _ARRAY), arr
     if hasattr(type(obj), "__index__"):
         return _INT, obj.__index__()
@@ -132,15 +149,16 @@ def _sequence_is_tuple(seq: list) -> bool:
     )
 
 
-def parse_index(index, shape: tuple) -> Key:
-    """The ``Key`` of ``tensor[index]`` for a tensor of ``shape``, with PyTorch's errors."""
+def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
+    """The ``Key`` of ``tensor[index]`` for a tensor of ``shape``, with PyTorch's errors. For a
+    CUDA tensor (``cuda``) the key's index arrays are device int64 arrays (``_to_device``)."""
     if type(index) is int and shape and -shape[0] <= index < shape[0]:
         return Key((index,), None, SELECT, SELECT)  # the common x[i], without the general walk
     single = not isinstance(index, tuple)
     if single and isinstance(index, list) and _sequence_is_tuple(index):
         warnings.warn(_TUPLE_SEQUENCE, UserWarning, stacklevel=3)
         index, single = tuple(index), False
-    items = [_classify(obj) for obj in (index if not single else (index,))]
+    items = [_classify(obj, cuda) for obj in (index if not single else (index,))]
     ndim = len(shape)
     specified = sum(
         1 if kind in (_INT, _SLICE, _ARRAY) else value.ndim if kind == _MASK else 0
@@ -201,13 +219,35 @@ def parse_index(index, shape: tuple) -> Key:
     first, last = (kinds[0], kinds[-1]) if kinds else (ALIAS, ALIAS)
     if not adv:
         return Key(tuple(basic), None, first, last)
-    _check_advanced(adv, cur)
+    resolved = _check_advanced(adv, cur)
     entries, d = [], 0
     for p in sorted(adv):
         entries.extend([slice(None)] * (p - d))
-        entries.append(adv[p])
+        entries.extend(resolved.get(p, (adv[p],)))
         d = p + (adv[p].ndim if adv[p].dtype.kind == "b" else 1)
-    return Key(tuple(basic), tuple(entries), first, last)
+    entries = tuple(entries)
+    return Key(tuple(basic), _to_device(entries) if cuda else entries, first, last)
+
+
+def _is_host(a) -> bool:
+    return isinstance(a, np.ndarray)
+
+
+def _to_device(entries: tuple) -> tuple:
+    """The entries of an advanced key for a CUDA tensor: full slices and device int64 arrays (a
+    host index array is uploaded once, here, after its check on the host; a host mask becomes its
+    coordinates). The key is kept by the op's node, so the backward reuses them."""
+    out, K = [], None
+    for e in entries:
+        if isinstance(e, slice) or not _is_host(e):
+            out.append(e)
+            continue
+        if K is None:
+            from .. import cuda
+
+            K = cuda.kernels()
+        out.extend(K.upload(c) for c in (np.nonzero(e) if e.dtype.kind == "b" else (e,)))
+    return tuple(out)
 
 
 def _is_full(s: slice, size: int) -> bool:
@@ -219,10 +259,13 @@ def _is_full(s: slice, size: int) -> bool:
     return start == 0 and stop >= size and step == 1
 
 
-def _check_advanced(adv: dict, shape: list) -> None:
+def _check_advanced(adv: dict, shape: list) -> dict:
     """PyTorch's checks on the index tensors at dimensions ``adv`` of a view of ``shape``: masks
-    match the dimensions they cover, indices broadcast together and are in bounds."""
+    match the dimensions they cover, indices broadcast together and are in bounds (host index
+    arrays here; device ones in the kernel, which reports at the next sync). Returns the
+    coordinates of the device masks (their ``nonzero``, by position), computed for the count."""
     shape = list(shape)
+    resolved = {}
     tensors = []  # (shape, indexed dimension, int array or None), masks expanded as nonzero()
     for p in sorted(adv):
         a = adv[p]
@@ -233,7 +276,11 @@ def _check_advanced(adv: dict, shape: list) -> None:
                         f"The shape of the mask {list(a.shape)} at index {j} does not match the "
                         f"shape of the indexed tensor {shape} at index {p + j}"
                     )
-            count = int(np.count_nonzero(a))
+            if _is_host(a):
+                count = int(np.count_nonzero(a))
+            else:  # on the device: one int64 read back, the count (PyTorch syncs there too)
+                resolved[p] = kernels_of(a).nonzero(a)
+                count = resolved[p][0].shape[0]
             tensors.extend(((count,), p + j, None) for j in range(a.ndim))
         else:
             tensors.append((a.shape, p, a))
@@ -245,7 +292,7 @@ def _check_advanced(adv: dict, shape: list) -> None:
             f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
         ) from None
     for k, (_, p, a) in enumerate(tensors):
-        if a is None or a.size == 0:
+        if a is None or a.size == 0 or not _is_host(a):
             continue
         size = shape[p]
         bad = (a < -size) | (a >= size)
@@ -253,9 +300,10 @@ def _check_advanced(adv: dict, shape: list) -> None:
             raise IndexError(
                 f"index {a[bad].flat[0]} is out of bounds for dimension {k} with size {size}"
             )
+    return resolved
 
 
-def _indices_key(indices, shape: tuple) -> Key:
+def _indices_key(indices, shape: tuple, cuda: bool = False) -> Key:
     """The key of ``index_put``'s ``indices``: one tensor per leading dimension, every one an
     advanced index (a 0-d one included)."""
     if isinstance(indices, Tensor) or not isinstance(indices, (tuple, list)):
@@ -263,20 +311,19 @@ def _indices_key(indices, shape: tuple) -> Key:
             "index_put(): argument 'indices' must be tuple of Tensors, not "
             f"{type(indices).__name__}"
         )
-    entries, adv, d = [], {}, 0
+    adv, d = {}, 0
     for i, obj in enumerate(indices):
         if not isinstance(obj, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(obj).__name__}")
-        arr = _index_array(obj)
-        entries.append(arr)
+        arr = _index_array(obj, cuda)
         adv[d] = arr
         d += arr.ndim if arr.dtype.kind == "b" else 1
     if d > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-    if adv:
-        _check_advanced(adv, shape)
-    return Key((), tuple(entries))
+    resolved = _check_advanced(adv, shape) if adv else {}
+    entries = tuple(e for p in adv for e in resolved.get(p, (adv[p],)))
+    return Key((), _to_device(entries) if cuda else entries)
 
 
 # ------------------------------------------------------------------ array-level helpers
@@ -295,6 +342,12 @@ def _indexed_shape(a, key: Key) -> tuple:
     """The shape of ``a[key]``, without copying ``a``."""
     if not isinstance(a, np.ndarray):  # (shapes only: a host stand-in of no memory)
         a = np.broadcast_to(np.zeros((), np.int8), a.shape)
+        view = _basic(a, key)
+        if key.adv is None:
+            return view.shape
+        from .. import cuda  # (device index arrays: their shapes, by NumPy's rules)
+
+        return cuda.kernels().result_shape(view.shape, key.adv)
     view = _basic(a, key)
     if key.adv is None:
         return view.shape
@@ -719,6 +772,10 @@ def _write_through_view(view: Tensor, key: Key, values: Tensor, accumulate: bool
     if (not kernels_of(view._data).is_writeable(view._data)
             and np.unique(region).size != region.size):
         raise RuntimeError(_OVERLAP)  # the written-to elements of an expanded view repeat
+    if not _is_host(base._data):
+        # The key's index arrays are on the device: so go the positions (an upload, no sync).
+        positions = kernels_of(base._data).upload(positions)
+        region = _basic(positions, key)
     written = _gather(positions, key) if key.adv is not None else region
     if not tracked:
         _put_into(kernels_for((base,)), base._data, _base_key(written, base), values._data,
@@ -731,24 +788,31 @@ def _write_through_view(view: Tensor, key: Key, values: Tensor, accumulate: bool
     view._requires_grad = True
 
 
-def _base_key(positions: np.ndarray, base: Tensor) -> Key:
-    """The advanced key reaching the flat ``positions`` of ``base``."""
+def _base_key(positions, base: Tensor) -> Key:
+    """The advanced key reaching the flat ``positions`` of ``base`` (host or device arrays, as
+    ``positions``)."""
     if base._data.ndim == 0:
         return Key((), None)
-    return Key((), np.unravel_index(positions, base._data.shape))
+    if _is_host(positions):
+        return Key((), np.unravel_index(positions, base._data.shape))
+    return Key((), kernels_of(positions).unravel_index(positions, base._data.shape))
 
 
 # ------------------------------------------------------------------ public functions
+def _on_cuda(t: Tensor) -> bool:
+    return not isinstance(t._data, np.ndarray)
+
+
 def __getitem__(self: Tensor, index) -> Tensor:
     """``self[index]`` with ints, slices, None, ``...``, integer tensors (or lists) and boolean
     masks, as in PyTorch: a view sharing storage for basic indexing, a copy for advanced."""
-    return take(self, parse_index(index, self._data.shape))
+    return take(self, parse_index(index, self._data.shape, _on_cuda(self)))
 
 
 def __setitem__(self: Tensor, index, value) -> None:
     """``self[index] = value`` in place, ``value`` (a tensor or a number) broadcast to
     ``self[index]``'s shape and cast to ``self``'s dtype."""
-    key = parse_index(index, self._data.shape)
+    key = parse_index(index, self._data.shape, _on_cuda(self))
     # PyTorch writes through the view its basic ops make (CopySlices), if they make one.
     _write(self, key, value, IndexPut if key.adv is not None and key.first == ALIAS else CopySlices)
 
@@ -769,7 +833,7 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     index tensors, one per leading dimension); with ``accumulate``, added there instead, indices
     that repeat adding up."""
     _check_put(input, values)
-    key = _indices_key(indices, input._data.shape)
+    key = _indices_key(indices, input._data.shape, _on_cuda(input))
     values = _fit_value(values, _indexed_shape(input._data, key), key, input)
     return _put(IndexPut, input, key, values, bool(accumulate))
 
@@ -777,7 +841,7 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
 def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """``index_put`` in place."""
     _check_put(input, values)
-    return _write(input, _indices_key(indices, input._data.shape), values, IndexPut,
+    return _write(input, _indices_key(indices, input._data.shape, _on_cuda(input)), values, IndexPut,
                   bool(accumulate))
 
 

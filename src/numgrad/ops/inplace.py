@@ -198,6 +198,10 @@ def fill_(input: Tensor, value) -> Tensor:
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value._data.ndim} dimensions."
             )
+        if not isinstance(value._data, np.ndarray) and not isinstance(input._data, np.ndarray):
+            # A CUDA value stays on the device (``item()`` would wait for the GPU): PyTorch's
+            # fill_ copies it too. (The node is then CopyBackwards, not FillBackward3.)
+            return copy_(input, value)
         value = value.item()
     return _write(input, lambda t: apply(Fill, (t,), (t._data,), value=value))
 

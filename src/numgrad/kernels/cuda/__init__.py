@@ -4,7 +4,8 @@
 ``dot``), the losses' kernels (``loss``), the data movers (``cast``, ``copy``, ``upload``,
 ``to_host``), layout (strided views: ``reshape_view``, ``broadcast_to``, ``permute``,
 ``view_index`` …; ``cat``, ``stack``, ``repeat``, ``assign``, ``full``) and indexing (``index``,
-``index_put``).
+``index_put``, ``nonzero``, ``unravel_index``; index arrays stay on the device, bounds checked
+there and reported by ``check_errors`` at the next sync).
 
 The op codes are the CPU's, and so are the scalar formulas: the kernels call the CPU module's
 ``binary_scalar`` and ``unary_portable`` (``numba.njit`` functions, which numba-cuda compiles as
@@ -24,7 +25,9 @@ from ..cpu.elementwise import OP_CODES  # noqa: E402
 from .elementwise import (  # noqa: E402,F401
     binary, binary_into, broadcast_to, cast, copy, reshape_view, to_host, unary, upload, where,
 )
-from .indexing import index, index_put  # noqa: E402,F401
+from .indexing import (  # noqa: E402,F401
+    check_errors, index, index_put, nonzero, result_shape, unravel_index,
+)
 from .layout import (  # noqa: E402,F401
     address, ascontiguous, assign, broadcast_copy, cat, full, is_writeable, may_share_memory,
     permute, repeat, squeeze, stack, strided, transpose, unsqueeze, view_index, zeros,

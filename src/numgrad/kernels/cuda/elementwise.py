@@ -94,15 +94,22 @@ def _meta(shape: tuple, *operand_shapes):
 
 
 def upload(a: np.ndarray):
-    """A device copy of a host array."""
+    """A device copy of a host array, in memory from numgrad's pool (``memory.empty``): counted
+    by ``numgrad.cuda.memory_allocated()`` and reused once freed, as kernel outputs are."""
     if not a.flags.c_contiguous:
         a = a.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
-    return cuda.to_device(a)
+    out = empty(a.shape, a.dtype)
+    if out.size:
+        out.copy_to_device(a)
+    return out
 
 
 def _device_value(x, dtype):
-    """A host number as a 0-d device array of ``dtype``."""
-    return upload(np.array(_number(x, dtype)))
+    """A host number as a 0-d device array of ``dtype``: filled by a kernel that gets the number
+    by value (an upload from pageable host memory would wait for the GPU)."""
+    from .layout import full
+
+    return full((), _number(x, dtype), dtype)
 
 
 # ------------------------------------------------------------------ entry points
@@ -195,5 +202,9 @@ def copy(a):
 
 
 def to_host(a) -> np.ndarray:
-    """A host (NumPy) copy of the device array ``a``."""
+    """A host (NumPy) copy of the device array ``a``: a sync, where an index found out of range
+    by an earlier kernel is raised (``indexing.check_errors``)."""
+    from .indexing import check_errors
+
+    check_errors()
     return ascontiguous(a).copy_to_host()

@@ -264,6 +264,8 @@ def meta(shape: tuple, *layouts):
             rows.extend(0 if s[d] == 1 else own[d] for d in range(nd))
         if len(_META_CACHE) > 1024:
             _META_CACHE.clear()
+        # (small and cached, so outside the pool; the upload, which waits for the GPU, happens
+        # only on the first use of a layout)
         m = _META_CACHE[key] = cuda.to_device(np.array(rows, np.int64))
     return m
 

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import numgrad
+from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
 
 PROBE = """
 import numgrad
@@ -109,7 +110,7 @@ def _work(seed: int, size: int):
     return ours.grad.numpy(), theirs.grad.numpy()
 
 
-@pytest.mark.parametrize("size", [1_000, 300_000])
+@pytest.mark.parametrize("size", [1_000, PARALLEL_THRESHOLD + 1_000])  # serial and parallel kernels
 def test_eight_threads_forward_and_backward_at_once(size):
     results, errors = {}, []
     barrier = threading.Barrier(8, timeout=60)

@@ -140,6 +140,13 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in memory in row-major order without gaps."""
+        data = self._data
+        if isinstance(data, np.ndarray):
+            return bool(data.flags.c_contiguous)
+        return bool(data.is_c_contiguous())
+
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

@@ -8,6 +8,9 @@ closed under differentiation (second derivatives are again flagged products).
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..autograd import grad_mode
 from ..tensor import Tensor
 from .elementwise import Mul
 from .registry import Op, Sample, apply, register
@@ -35,6 +38,10 @@ class _MatrixProduct(Op):
         need_a, need_b = ctx.needs_input_grad
         ta, tb = ctx.params["trans_a"], ctx.params["trans_b"]
         grad_a = grad_b = None
+        if cls is Mm and not grad_mode.state.enabled:
+            c = _uniform_value(grad._data)
+            if c is not None:
+                return _uniform_grad_backward(a._data, b._data, c, grad.shape, ta, tb, need_a, need_b)
         # As PyTorch's mm_mat1/mat2_backward, an unflagged 2-D operand stored column-major (a
         # transposed view, e.g. the weight.t() of F.linear) gets its gradient column-major too:
         # the transpose of a row-major product, so that the transpose back to the parameter is
@@ -54,6 +61,36 @@ class _MatrixProduct(Op):
             else:
                 grad_b = _mm(cls, a, grad, not ta, False)
         return grad_a, grad_b
+
+
+def _uniform_value(g):
+    """The value of a 2-D gradient that is one number broadcast (the gradient of a sum or a mean
+    of the product), or None. Host arrays only: reading a device value would sync."""
+    if isinstance(g, np.ndarray) and g.ndim == 2 and g.size > 1 and g.strides == (0, 0):
+        return g[0, 0]
+    return None
+
+
+def _uniform_grad_backward(a, b, c, shape, ta, tb, need_a, need_b):
+    """Mm's backward when the output's gradient is ``c`` everywhere: ``grad @ op(b).T`` has every
+    row equal to ``c`` times the row sums of ``op(b)``, and ``op(a).T @ grad`` every column equal to
+    ``c`` times the column sums of ``op(a)``, so two reductions replace two matrix products
+    (O(n^2) for O(n^3)). The results are broadcast views, which the engine makes contiguous when
+    it stores them."""
+    from ..kernels import cpu as K
+
+    m, n = shape
+    value = np.asarray(c)
+    grad_a = grad_b = None
+    if need_a:  # d op(a)[i, k] = c * sum_j op(b)[k, j]
+        v = K.binary(K.MUL, K.sum_dims(b, (0,) if tb else (1,), False), value)
+        d = K.broadcast_to(v, (m, v.shape[0]))
+        grad_a = Tensor._wrap(d.T if ta else d)
+    if need_b:  # d op(b)[k, j] = c * sum_i op(a)[i, k]
+        u = K.binary(K.MUL, K.sum_dims(a, (1,) if ta else (0,), False), value)
+        d = K.broadcast_to(u.reshape(u.shape[0], 1), (u.shape[0], n))
+        grad_b = Tensor._wrap(d.T if tb else d)
+    return grad_a, grad_b
 
 
 def _column_major(x) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 from numpy.lib.stride_tricks import as_strided
 
 from .mathfuncs import fast_exp, fast_log, fast_sigmoid, fast_tanh
@@ -19,9 +19,15 @@ from .mathfuncs import fast_exp, fast_log, fast_sigmoid, fast_tanh
 # digest of it (checked by tests/test_mathfuncs.py) changes this file, and the cache, with it.
 MATHFUNCS_DIGEST = "cb6511b6e2808e80"
 
-# From this many elements the binary kernels split their loop over threads (numba.prange); below
-# it, waking the threads costs more than it saves.
-PARALLEL_THRESHOLD = 1 << 23
+# From this many elements the kernels split their loop over threads (numba.prange), one
+# contiguous chunk per thread: on this 2-core machine a 1M-element float32 tanh or mul then runs
+# in about half the time. They would gain from 64K elements already, but after each parallel
+# region OpenMP's threads spin for a while, and BLAS's threads (NumPy's matmul) spin too: mixed
+# with matrix products (an MLP's 200K-element weights, a 512x512 sum), smaller parallel kernels
+# made those workloads 2-5x slower. Making OpenMP wait passively costs ~80 us per region, and its
+# settings (OMP_WAIT_POLICY, GOMP_SPINCOUNT) are process-wide, PyTorch's too; so only large
+# arrays, where the work dwarfs that, go parallel.
+PARALLEL_THRESHOLD = 1 << 19
 
 # Unary op codes.
 NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL = range(8)
@@ -236,25 +242,34 @@ def _binary_1d_scalar(op, a, b, out):
     _binary_scalar_loop(op, a, b, out, 0, out.size)
 
 
-# The same loops split over threads in blocks, for large arrays (memory-bound binary ops gain;
-# the unary ones, compute-bound and already vectorised, measured slower in parallel here).
-_BLOCK = 1 << 16
+# The same loops split over threads, one contiguous chunk each (the chunk count is the number of
+# threads). Each chunk is sliced and its loop runs from 0: a loop over ``range(start, stop)``
+# indexes with a possibly negative number, which Numba wraps around, and that keeps LLVM from
+# vectorising it (it then ran slower on two threads than on one).
+@njit(cache=True, error_model="numpy", parallel=True)
+def _unary_1d_parallel(op, x, out, chunks):
+    n = out.size
+    for c in prange(chunks):
+        part = out[c * n // chunks:(c + 1) * n // chunks]
+        _unary_loop(op, x[c * n // chunks:(c + 1) * n // chunks], part, 0, part.size)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def _binary_1d_parallel(op, a, b, out):
+def _binary_1d_parallel(op, a, b, out, chunks):
     n = out.size
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        start = block * _BLOCK
-        _binary_loop(op, a, b, out, start, min(start + _BLOCK, n))
+    for c in prange(chunks):
+        start, stop = c * n // chunks, (c + 1) * n // chunks
+        part = out[start:stop]
+        _binary_loop(op, a[start:stop], b[start:stop], part, 0, part.size)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def _binary_1d_scalar_parallel(op, a, b, out):
+def _binary_1d_scalar_parallel(op, a, b, out, chunks):
     n = out.size
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        start = block * _BLOCK
-        _binary_scalar_loop(op, a, b, out, start, min(start + _BLOCK, n))
+    for c in prange(chunks):
+        start, stop = c * n // chunks, (c + 1) * n // chunks
+        part = out[start:stop]
+        _binary_scalar_loop(op, a[start:stop], b, part, 0, part.size)
 
 
 @njit(cache=True, error_model="numpy")
@@ -297,7 +312,10 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     out = np.empty(x.shape, x.dtype)
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
-    _unary_1d(op, x.reshape(-1), out.reshape(-1))
+    if out.size < PARALLEL_THRESHOLD:
+        _unary_1d(op, x.reshape(-1), out.reshape(-1))
+    else:
+        _unary_1d_parallel(op, x.reshape(-1), out.reshape(-1), get_num_threads())
     return out
 
 
@@ -323,14 +341,18 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     a_flat = a.flags.c_contiguous
     if a_flat and b.ndim == 0:  # tensor ⊕ number: the commonest case after equal shapes
         out = np.empty(a.shape, dt)
-        kernel = _binary_1d_scalar if a.size < PARALLEL_THRESHOLD else _binary_1d_scalar_parallel
-        kernel(op, a.reshape(-1), b[()], out.reshape(-1))
+        if a.size < PARALLEL_THRESHOLD:
+            _binary_1d_scalar(op, a.reshape(-1), b[()], out.reshape(-1))
+        else:
+            _binary_1d_scalar_parallel(op, a.reshape(-1), b[()], out.reshape(-1), get_num_threads())
         return out
     b_flat = b.flags.c_contiguous
     if a.shape == b.shape and a_flat and b_flat:
         out = np.empty(a.shape, dt)
-        kernel = _binary_1d if a.size < PARALLEL_THRESHOLD else _binary_1d_parallel
-        kernel(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        if a.size < PARALLEL_THRESHOLD:
+            _binary_1d(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        else:
+            _binary_1d_parallel(op, a.reshape(-1), b.reshape(-1), out.reshape(-1), get_num_threads())
         return out
     shape = a.shape if a.shape == b.shape else _broadcast_shape(a.shape, b.shape)
     one_a, one_b = _single_value(a, shape), _single_value(b, shape)
@@ -339,13 +361,9 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
         _binary_1d(op, a.reshape(-1)[:1] if a_flat else a.flat[:1], b.reshape(-1)[:1] if b_flat else b.flat[:1], value)
         return np.full(shape, value[0], dt)
     if one_b and a_flat and a.shape == shape:
-        out = np.empty(shape, dt)
-        _binary_1d_scalar(op, a.reshape(-1), b.flat[0], out.reshape(-1))
-        return out
+        return binary(op, a, b.reshape(-1)[:1].reshape(()) if b_flat else b[(0,) * b.ndim], out_dtype)
     if one_a and b_flat and b.shape == shape and op in _SWAPPED:
-        out = np.empty(shape, dt)
-        _binary_1d_scalar(_SWAPPED[op], b.reshape(-1), a.flat[0], out.reshape(-1))
-        return out
+        return binary(_SWAPPED[op], b, a.reshape(-1)[:1].reshape(()) if a_flat else a[(0,) * a.ndim], out_dtype)
     out = np.empty(shape, dt)
     if out.size == 0:
         return out

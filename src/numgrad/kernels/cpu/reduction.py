@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
+
+from .elementwise import PARALLEL_THRESHOLD
 
 
 @njit(inline="always")
@@ -38,6 +40,24 @@ def _sum_rows(x, out):
         for j in range(k):
             acc += row[j]
         out[a] = acc
+
+
+@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS, parallel=True)
+def _sum_flat_parallel(x, chunks):
+    """The sum of the long contiguous 1-D ``x``: one partial sum per thread over a contiguous
+    chunk (sliced, so that each loop vectorises), then the partials in order."""
+    n = x.size
+    partials = np.full(chunks, _accumulator(x[0]))
+    for c in prange(chunks):
+        part = x[c * n // chunks:(c + 1) * n // chunks]
+        acc = _accumulator(x[0])
+        for j in range(part.size):
+            acc += part[j]
+        partials[c] = acc
+    total = _accumulator(x[0])
+    for c in range(chunks):
+        total += partials[c]
+    return total
 
 
 @njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)
@@ -155,7 +175,9 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if k == 0:
         out.fill(0)
     elif out.size:
-        if inner == 1:
+        if outer == 1 and inner == 1 and k >= PARALLEL_THRESHOLD:
+            out[0, 0] = _sum_flat_parallel(x3.reshape(k), get_num_threads())
+        elif inner == 1:
             _sum_rows(x3.reshape(outer, k), out.reshape(outer))
         else:
             _sum_3d(x3, out)

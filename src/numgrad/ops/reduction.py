@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
 from ._promote import floating_operand
 from .registry import Op, Sample, apply, kernels_for, register
@@ -359,7 +360,10 @@ class LogSoftmax(Op):
 
     @staticmethod
     def forward(K, a, *, dim):
-        shifted = K.binary(K.SUB, a, _stable_max(K, a, (dim,)))
+        if K.DEVICE == "cpu" and dim == a.ndim - 1 and a.size and a.flags.c_contiguous:
+            return K.log_softmax_last(a)  # one fused kernel (kernels/cpu/softmax.py)
+        # Shifted by the plain max, as PyTorch: rows with NaN, +inf or only -inf give NaN.
+        shifted = K.binary(K.SUB, a, K.reduce_dims(K.MAX, a, (dim,), True))
         total = K.sum_dims(K.unary(K.EXP, shifted), (dim,), True)
         return K.binary(K.SUB, shifted, K.unary(K.LOG, total))
 
@@ -367,6 +371,12 @@ class LogSoftmax(Op):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         dim = ctx.params["dim"]
+        g, o = grad._data, out._data
+        if (not grad_mode.state.enabled and isinstance(g, np.ndarray) and dim == o.ndim - 1
+                and o.size and g.dtype == o.dtype and g.flags.c_contiguous and o.flags.c_contiguous):
+            from ..kernels import cpu
+
+            return (Tensor._wrap(cpu.log_softmax_backward_last(g, o)),)
         return (grad - out.exp() * grad.sum(dim, keepdim=True),)
 
 

@@ -54,6 +54,7 @@ from .reduction import (  # noqa: F401,E402
     inf_where_zero, one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
 from .linalg import dot, matmul  # noqa: F401,E402
+from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401,E402
 from . import loss  # noqa: F401,E402  (``K.loss``: nll_loss's kernels)
 from .indexing import index, index_add_flat, index_put  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403,E402

@@ -1,0 +1,67 @@
+"""Fused log-softmax kernels for the CPU: rows along the last, contiguous dimension, one pass to
+find each row's max and one to sum and write (the composite takes six kernels and five
+temporaries). The op falls back to the composite for other dimensions and on CUDA.
+
+As PyTorch's: each row is shifted by its max, so a row holding NaN or ``+inf``, or only ``-inf``,
+comes out NaN; the sum of exponentials accumulates in float64.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .mathfuncs import fast_exp
+
+# Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
+# it (checked by tests/test_mathfuncs.py, like elementwise.py's) invalidates the cache with it.
+MATHFUNCS_DIGEST = "cb6511b6e2808e80"
+
+
+@njit(cache=True, error_model="numpy")
+def _log_softmax_rows(x, out):
+    rows, n = x.shape
+    for r in range(rows):
+        row = x[r]
+        m = row[0]
+        for j in range(1, n):
+            v = row[j]
+            if v > m or v != v:
+                m = v
+        total = 0.0
+        for j in range(n):
+            total += fast_exp(row[j] - m)
+        shift = m + np.log(total)
+        for j in range(n):
+            out[r, j] = row[j] - shift
+
+
+@njit(cache=True, error_model="numpy")
+def _log_softmax_backward_rows(grad, out, result):
+    """``grad - exp(out) * grad.sum(-1, keepdim=True)`` row by row."""
+    rows, n = grad.shape
+    for r in range(rows):
+        g = grad[r]
+        total = 0.0
+        for j in range(n):
+            total += g[j]
+        for j in range(n):
+            result[r, j] = g[j] - fast_exp(out[r, j]) * total
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    return a.reshape(-1, a.shape[-1])
+
+
+def log_softmax_last(a: np.ndarray) -> np.ndarray:
+    """log_softmax over the last dimension of a C-contiguous, non-empty array."""
+    out = np.empty(a.shape, a.dtype)
+    _log_softmax_rows(_rows(a), _rows(out))
+    return out
+
+
+def log_softmax_backward_last(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The gradient of log_softmax over the last dimension, from its output (both C-contiguous,
+    one dtype)."""
+    result = np.empty(out.shape, out.dtype)
+    _log_softmax_backward_rows(_rows(grad), _rows(out), _rows(result))
+    return result

@@ -163,15 +163,18 @@ def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
     """PyTorch's smoothing loss for class-index targets: ``-sum_c weight[c] * logp[n, c]`` per
     row, 0 on ignored rows, reduced as ``nll_loss`` reduces (so 'mean' divides by the same
     total weight)."""
-    kept = target._data != ignore_index
+    kept = (target != ignore_index).detach()  # tensor ops: on the target's device, no sync
+    kept_f = kept.to(logp.dtype)
     per_class = logp if weight is None else logp * _class_weight(weight, logp.ndim)
-    smooth = -per_class.sum(class_dim) * Tensor._wrap(kept.astype(logp._data.dtype))
+    smooth = -per_class.sum(class_dim) * kept_f
     if reduction == "none":
         return smooth
     if reduction == "sum":
         return smooth.sum()
     if weight is None:
-        divisor = float(kept.sum())
-    else:
-        divisor = float(weight._data[target._data[kept]].sum())
-    return smooth.sum() / divisor if divisor else smooth.sum() * float("nan")
+        divisor = kept_f.sum()
+    else:  # (an ignored row's target may be out of range: index with class 0, weighted by 0)
+        divisor = (weight.detach()[target * kept.to(target.dtype)] * kept_f).sum()
+    # nan when the divisor is 0 (every row ignored), chosen on the device
+    divisor = ops.where(divisor == 0, float("nan"), divisor)
+    return smooth.sum() / divisor

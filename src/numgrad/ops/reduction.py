@@ -139,10 +139,21 @@ class _Prod(Op):
         a, out = ctx.saved_tensors
         grad, out = _keep(grad, ctx), _keep(out, ctx)
         K = kernels_for((a,))
-        if not K.any_equal(a._data, 0):
-            return (grad * out / a,)
-        # With zeros, out / a is 0/0: take the product of the other elements directly.
-        return (grad * Tensor._wrap(K.product_of_others(a._data, ctx.params["dims"])),)
+        if K.DEVICE != "cuda":
+            if not K.any_equal(a._data, 0):
+                return (grad * out / a,)
+            # With zeros, out / a is 0/0: take the product of the other elements directly.
+            return (grad * Tensor._wrap(K.product_of_others(a._data, ctx.params["dims"])),)
+        # On CUDA, no flag is read back to choose: both formulas, selected on the device by
+        # whether ``a`` holds a zero (the CPU's choice, so the same values). ``out / a`` is
+        # taken with a zero's divisor made +inf (0 there, not 0/0: no nan for a second
+        # derivative), which adds 0 everywhere when there is no zero.
+        from .elementwise import where
+
+        others = Tensor._wrap(K.product_of_others(a._data, ctx.params["dims"]))
+        has_zero = Tensor._wrap(K.any_equal_device(a._data, 0))
+        ratio = grad * out / (a + _inf_where_zero(a))
+        return (where(has_zero, grad * others, ratio),)
 
 
 @register

@@ -35,8 +35,8 @@ from .layout import (  # noqa: E402,F401
 from .memory import empty  # noqa: E402,F401
 from .linalg import dot, matmul  # noqa: E402,F401
 from .reduction import (  # noqa: E402,F401
-    ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, arg_reduce_dims, extreme_share, finite_or_zero,
-    inf_where_zero, one_hot_dim, product_of_others, reduce_dims, sum_dims,
+    ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, any_equal_device, arg_reduce_dims, extreme_share,
+    finite_or_zero, inf_where_zero, one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
 from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
 

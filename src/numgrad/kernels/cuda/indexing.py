@@ -32,7 +32,11 @@ from .layout import _offset, assign, broadcast_copy, buffer, meta, operand, stri
 from .memory import _SIMULATOR, empty, flat, launch
 
 # ------------------------------------------------------------------ the device error flag
-_ERRORS = None  # device int64 [flag, bad index, its index tensor's number, the dimension's size]
+# device int64 [flag, bad index, its index tensor's number, the dimension's size]; the flag is
+# _INDEX for an index out of range, _TARGET for nll_loss's class target out of range (the
+# target's value in [1]); the first error recorded wins until it is reported.
+_ERRORS = None
+_INDEX, _TARGET = 1, 2
 _pending = False  # a bounds-checking kernel ran since the last check
 _NO_ERROR = np.zeros(4, np.int64)
 
@@ -50,6 +54,14 @@ class DeviceIndexError(IndexError, RuntimeError):
     raises its device-side assert there as a RuntimeError; an IndexError as on the CPU too)."""
 
 
+def device_errors():
+    """The device error array, for a kernel that records errors into it (``record_target``);
+    the next ``check_errors`` reads it back."""
+    global _pending
+    _pending = True
+    return _errors()
+
+
 def check_errors() -> None:
     """Raises the out-of-range index that a kernel recorded since the last check, if any. Costs a
     32-byte copy from the device only when a bounds-checking kernel has run since then; the
@@ -61,6 +73,8 @@ def check_errors() -> None:
     err = _ERRORS.copy_to_host()
     if err[0]:
         _ERRORS.copy_to_device(_NO_ERROR)
+        if err[0] == _TARGET:  # the CPU's (and PyTorch's) message for nll_loss
+            raise DeviceIndexError(f"Target {err[1]} is out of bounds.")
         raise DeviceIndexError(
             f"index {err[1]} is out of bounds for dimension {err[2]} with size {err[3]} "
             "(CUDA device-side check: an index tensor on the GPU was out of range in an earlier "
@@ -70,10 +84,17 @@ def check_errors() -> None:
 @cuda.jit(device=True)
 def _record(err, value, k, size):
     """Keeps the first out-of-range index (``cas`` on the flag picks one thread)."""
-    if cuda.atomic.cas(err, 0, 0, 1) == 0:
+    if cuda.atomic.cas(err, 0, 0, _INDEX) == 0:
         err[1] = value
         err[2] = k
         err[3] = size
+
+
+@cuda.jit(device=True)
+def record_target(err, value):
+    """Keeps a class target out of range (nll_loss), unless an error is already recorded."""
+    if cuda.atomic.cas(err, 0, 0, _TARGET) == 0:
+        err[1] = value
 
 
 # ------------------------------------------------------------------ gather / scatter kernels

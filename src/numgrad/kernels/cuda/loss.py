@@ -4,8 +4,12 @@ row), the gradient scattered back the same way; rows whose target is ``ignore_in
 nothing; 'sum' and 'mean' reduce in float64 (one block, a shared-memory tree over the rows'
 losses and weights), 'mean' dividing by the weights of the rows that count.
 
-A target outside ``[0, C)`` raises the CPU's IndexError: the kernels record the first such row
-(an atomic min) and the host reads that one number back before returning.
+A target outside ``[0, C)`` cannot raise inside a kernel: as for an index out of range
+(``indexing.py``), the kernel counts that row for nothing and records the target in the device
+error array, and the next sync that the user asks for (``synchronize()``, ``.item()``, ``.cpu()``,
+printing) raises the CPU's IndexError ("Target 7 is out of bounds."). Nothing is read back in
+forward or backward; 'mean''s total weight, when given (ATen's ``nll_loss_backward``), may be a
+device array.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import numpy as np
 from numba import cuda, float64
 
 from .elementwise import cast, upload
+from .indexing import device_errors, record_target
 from .memory import _SIMULATOR, ascontiguous, empty, flat, launch
 from .reduction import full
 
@@ -22,9 +27,9 @@ _THREADS = 32 if _SIMULATOR else 256
 
 
 @cuda.jit
-def _gather_k(x, n_classes, target, weight, ignore_index, losses, used, bad):
+def _gather_k(x, n_classes, target, weight, ignore_index, losses, used, err):
     """``losses[n] = -weight[t] * x[n, t]`` and ``used[n] = weight[t]`` (both 0 where ``t`` is
-    ignored); the first row with an out-of-range target in ``bad[0]``."""
+    ignored or out of range; an out-of-range target recorded in ``err``)."""
     for n in range(cuda.grid(1), losses.size, cuda.gridsize(1)):
         t = target[n]
         if t == ignore_index:
@@ -33,7 +38,7 @@ def _gather_k(x, n_classes, target, weight, ignore_index, losses, used, bad):
         elif t < 0 or t >= n_classes:
             losses[n] = 0
             used[n] = 0
-            cuda.atomic.min(bad, 0, n)
+            record_target(err, t)
         else:
             w = weight[t]
             losses[n] = -w * x[n * n_classes + t]
@@ -75,7 +80,7 @@ def _reduce_k(losses, used, mean, out):
 
 
 @cuda.jit
-def _total_weight_k(target, weight, ignore_index, out, bad):
+def _total_weight_k(target, weight, ignore_index, out, err):
     """One block: ``out[0]`` = the float64 sum of the weights of the targets not ignored."""
     tid = cuda.threadIdx.x
     s = cuda.shared.array(_THREADS, float64)
@@ -84,7 +89,7 @@ def _total_weight_k(target, weight, ignore_index, out, bad):
         t = target[n]
         if t != ignore_index:
             if t < 0 or t >= weight.size:
-                cuda.atomic.min(bad, 0, n)
+                record_target(err, t)
             else:
                 acc += weight[t]
     s[tid] = acc
@@ -100,21 +105,19 @@ def _total_weight_k(target, weight, ignore_index, out, bad):
 
 
 @cuda.jit
-def _scatter_k(grad, grad_stride, target, weight, ignore_index, divisor, n_classes, out, bad):
+def _scatter_k(grad, grad_stride, target, weight, ignore_index, divisor, n_classes, out, err):
     """``out[n, t] = weight[t] * -(grad[n] / divisor)`` (PyTorch's order of operations; ``out``
     arrives zeroed, ``divisor`` is a 1-element array of ``grad``'s dtype)."""
     for n in range(cuda.grid(1), target.size, cuda.gridsize(1)):
         t = target[n]
         if t != ignore_index:
             if t < 0 or t >= n_classes:
-                cuda.atomic.min(bad, 0, n)
+                record_target(err, t)
             else:
                 out[n * n_classes + t] = weight[t] * -(grad[n * grad_stride] / divisor[0])
 
 
 # ------------------------------------------------------------------ helpers
-_NO_ROW = np.iinfo(np.int64).max
-_ONES: dict = {}
 
 
 def _device(x):
@@ -141,11 +144,17 @@ def _weights(weight, n_classes: int, dtype):
     return w
 
 
-def _raise_if_bad(bad, target) -> None:
-    row = int(bad.copy_to_host()[0])
-    if row != _NO_ROW:
-        value = int(target[row:row + 1].copy_to_host()[0])
-        raise IndexError(f"Target {value} is out of bounds.")
+def _divisor(total_weight, dtype):
+    """ATen's ``total_weight`` (a number, or a 0-d or 1-element device array) as a 1-element
+    device array of ``dtype``, with no copy to the host."""
+    if isinstance(total_weight, (int, float, np.number)):
+        return full((1,), dtype, total_weight)
+    if isinstance(total_weight, np.ndarray):
+        return full((1,), dtype, total_weight.reshape(-1)[0])
+    d = ascontiguous(total_weight).reshape(1)
+    if d.dtype != np.dtype(dtype):
+        d = cast(d, dtype)
+    return d
 
 
 def _one_block(kernel):
@@ -162,10 +171,9 @@ def nll_loss_forward(x, target, weight, ignore_index: int, reduction: str):
     w = _weights(weight, n_classes, x.dtype)
     losses = empty((t.size,), x.dtype)
     used = empty((t.size,), x.dtype)
-    bad = full((1,), np.int64, _NO_ROW)
     if t.size:
-        launch(_gather_k, t.size)(flat(x), n_classes, t, w, ignore_index, losses, used, bad)
-    _raise_if_bad(bad, t)
+        launch(_gather_k, t.size)(flat(x), n_classes, t, w, ignore_index, losses, used,
+                                  device_errors())
     if reduction == "none":
         return losses.reshape(tuple(target.shape))
     out = empty((1,), x.dtype)
@@ -183,15 +191,16 @@ def nll_loss_backward(grad, shape: tuple, target, weight, ignore_index: int, red
     out = full((rows, n_classes), grad.dtype, 0)
     t = _targets(target)
     w = _weights(weight, n_classes, grad.dtype)
-    bad = full((1,), np.int64, _NO_ROW)
+    err = device_errors()
     if reduction == "mean" and total_weight is None:
         divisor = empty((1,), grad.dtype)
-        _one_block(_total_weight_k)(t, w, ignore_index, divisor, bad)
+        _one_block(_total_weight_k)(t, w, ignore_index, divisor, err)
+    elif reduction == "mean":
+        divisor = _divisor(total_weight, grad.dtype)
     else:
-        divisor = full((1,), grad.dtype, 1.0 if reduction != "mean" else total_weight)
+        divisor = full((1,), grad.dtype, 1.0)
     if t.size:
         stride = 0 if reduction != "none" else 1
         launch(_scatter_k, t.size)(flat(grad), stride, t, w, ignore_index, divisor, n_classes,
-                                   flat(out), bad)
-    _raise_if_bad(bad, t)
+                                   flat(out), err)
     return out.reshape(tuple(shape))

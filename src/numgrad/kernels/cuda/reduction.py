@@ -22,7 +22,7 @@ order, as the CPU, except in the trees).
 
 The other entry points serve the reductions' backward formulas and stable forms, so that the ops
 call no NumPy on device data: ``extreme_share``, ``one_hot_dim``, ``any_equal``,
-``product_of_others``, ``finite_or_zero``, ``inf_where_zero``.
+``any_equal_device``, ``product_of_others``, ``finite_or_zero``, ``inf_where_zero``.
 """
 from __future__ import annotations
 
@@ -442,6 +442,16 @@ def any_equal(x, value) -> bool:
     flag = full((1,), np.int32, 0)
     launch(_any_equal_k, x.size)(flat(x), x.dtype.type(value), flag)
     return bool(flag.copy_to_host()[0])
+
+
+def any_equal_device(x, value):
+    """Whether an element of ``x`` equals ``value``, as a 0-d bool device array (nothing is
+    copied back: a kernel can select with it)."""
+    x = ascontiguous(x)
+    flag = full((1,), np.bool_, False)
+    if x.size:
+        launch(_any_equal_k, x.size)(flat(x), x.dtype.type(value), flag)
+    return flag.reshape(())
 
 
 def product_of_others(x, dims: tuple):

@@ -18,6 +18,7 @@ the kernel skips that element and records the first bad index in a small device 
 (``numgrad.cuda.synchronize()``, ``.cpu()``, ``.item()``, ``.tolist()``, printing): PyTorch's
 device-side assert, with PyTorch's message for an index out of range. (Index arrays that come
 from the host are still checked on the host before the upload, raising at once, as on the CPU.)
+The losses' kernels record a class target out of range in the same array (``kernels/cuda/loss.py``).
 """
 from __future__ import annotations
 

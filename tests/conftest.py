@@ -21,3 +21,24 @@ def rng():
 # tests/cuda_sim needs Numba's CUDA simulator, chosen before numba-cuda is imported: it runs in a
 # subprocess started by tests/test_cuda.py (or by hand, with NUMBA_ENABLE_CUDASIM=1), never here.
 collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cuda_sim"]
+
+
+def pytest_collection_finish(session):
+    """Starts tests/test_cuda.py's simulator run in the background as soon as any of its tests is
+    selected, so that it overlaps with the rest of the suite (see ``start_simulator_run``)."""
+    for item in session.items:
+        if item.path.name == "test_cuda.py":
+            start = getattr(item.module, "start_simulator_run", None)
+            if start is not None and not any(m.name == "skipif" and m.args and m.args[0]
+                                             for m in item.iter_markers()):
+                start()
+            return
+
+
+def pytest_sessionfinish(session):
+    for item in session.items:
+        if item.path.name == "test_cuda.py":
+            stop = getattr(item.module, "stop_simulator_run", None)
+            if stop is not None:
+                stop()
+            return

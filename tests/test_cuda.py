@@ -11,6 +11,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -39,20 +40,51 @@ class _Results(dict):
     modules: dict
 
 
-@pytest.fixture(scope="module")
-def sim_results(tmp_path_factory):
-    """{test name: (outcome, message)} of one simulator run of tests/cuda_sim."""
-    xml = tmp_path_factory.mktemp("cuda_sim") / "results.xml"
+_RUN: dict = {}  # the one simulator run of this session: its process, XML report and output
+
+
+def start_simulator_run() -> None:
+    """Starts the simulator run of tests/cuda_sim in a background process, once. conftest.py
+    calls this as soon as collection has picked any test here, so that the simulator (one core)
+    runs while the rest of the suite does (the other): CI's wall time is the longer of the two,
+    not their sum."""
+    if _RUN:
+        return
+    folder = Path(tempfile.mkdtemp(prefix="numgrad-cuda-sim-"))
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     src = str(HERE.parent / "src")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    run = subprocess.run(
+    output = open(folder / "output.txt", "w+")
+    _RUN["xml"] = folder / "results.xml"
+    _RUN["output"] = output
+    _RUN["process"] = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(SIM_DIR),
-         f"--junitxml={xml}"],
-        cwd=HERE.parent, env=env, capture_output=True, text=True, timeout=900,
+         f"--junitxml={_RUN['xml']}"],
+        cwd=HERE.parent, env=env, stdout=output, stderr=subprocess.STDOUT, text=True,
     )
+
+
+def stop_simulator_run() -> None:
+    """Ends a simulator run still going when the session ends (an interrupted session)."""
+    process = _RUN.get("process")
+    if process is not None and process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="module")
+def sim_results():
+    """{test name: (outcome, message)} of one simulator run of tests/cuda_sim."""
+    start_simulator_run()
+    process, xml, output = _RUN["process"], _RUN["xml"], _RUN["output"]
+    try:
+        process.wait(timeout=1200)
+    except subprocess.TimeoutExpired:
+        stop_simulator_run()
+    output.seek(0)
+    text = output.read()
     if not xml.exists():
-        pytest.fail(f"the simulator run did not report:\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}")
+        pytest.fail(f"the simulator run did not report:\n{text[-8000:]}")
     results = _Results()
     results.modules = {}
     for case in ET.parse(xml).getroot().iter("testcase"):

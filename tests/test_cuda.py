@@ -70,6 +70,8 @@ def stop_simulator_run() -> None:
     if process is not None and process.poll() is None:
         process.kill()
         process.wait()
+    if _RUN.get("output") is not None and not _RUN["output"].closed:
+        _RUN["output"].close()
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +85,7 @@ def sim_results():
         stop_simulator_run()
     output.seek(0)
     text = output.read()
+    output.close()
     if not xml.exists():
         pytest.fail(f"the simulator run did not report:\n{text[-8000:]}")
     results = _Results()

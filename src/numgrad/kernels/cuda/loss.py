@@ -21,7 +21,7 @@ from numba import cuda, float64
 from .elementwise import cast, upload
 from .indexing import device_errors, record_target
 from .memory import _SIMULATOR, ascontiguous, empty, flat, launch
-from .reduction import full
+from .reduction import block_sum, full
 
 _THREADS = 32 if _SIMULATOR else 256
 
@@ -60,13 +60,8 @@ def _reduce_k(losses, used, mean, out):
     s[tid] = acc
     w[tid] = acc_w
     cuda.syncthreads()
-    step = _THREADS // 2
-    while step > 0:
-        if tid < step:
-            s[tid] += s[tid + step]
-            w[tid] += w[tid + step]
-        cuda.syncthreads()
-        step //= 2
+    block_sum(s, tid, _THREADS)
+    block_sum(w, tid, _THREADS)
     if tid == 0:
         if mean:
             if w[0] != 0:
@@ -94,12 +89,7 @@ def _total_weight_k(target, weight, ignore_index, out, err):
                 acc += weight[t]
     s[tid] = acc
     cuda.syncthreads()
-    step = _THREADS // 2
-    while step > 0:
-        if tid < step:
-            s[tid] += s[tid + step]
-        cuda.syncthreads()
-        step //= 2
+    block_sum(s, tid, _THREADS)
     if tid == 0:
         out[0] = s[0]
 

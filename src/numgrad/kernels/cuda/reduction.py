@@ -49,6 +49,18 @@ _MAX_GRID = 1 if _SIMULATOR else 65535
 
 
 # ------------------------------------------------------------------ kernels
+@cuda.jit(device=True)
+def block_sum(s, tid, threads):
+    """Adds ``s[0:threads]`` (shared memory, ``threads`` a power of two) into ``s[0]`` by halving;
+    every thread of the block calls it, after the block has written ``s``."""
+    step = threads // 2
+    while step > 0:
+        if tid < step:
+            s[tid] += s[tid + step]
+        cuda.syncthreads()
+        step //= 2
+
+
 @cuda.jit
 def _sum_k(x, k, inner, out):
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -75,12 +87,7 @@ def _sum_tree_k(x, k, inner, parts, chunk, out):
             acc += x[base + j * inner]
         partial[tid] = acc
         cuda.syncthreads()
-        step = _TREE_THREADS // 2
-        while step > 0:
-            if tid < step:
-                partial[tid] += partial[tid + step]
-            cuda.syncthreads()
-            step //= 2
+        block_sum(partial, tid, _TREE_THREADS)
         if tid == 0:
             out[w] = partial[0]
         cuda.syncthreads()  # partial[0] is read before the next slice overwrites it
@@ -471,19 +478,20 @@ def product_of_others(x, dims: tuple):
     return permute_copy(moved, tuple(int(i) for i in np.argsort(perm)))
 
 
-def finite_or_zero(x):
-    """``x`` with every infinity and NaN replaced by 0."""
+def _map(kernel, x):
+    """A new array of ``x``'s shape and dtype, ``kernel(flat x, flat out)`` filling it."""
     x = ascontiguous(x)
     out = empty(x.shape, x.dtype)
     if out.size:
-        launch(_finite_or_zero_k, out.size)(flat(x), flat(out))
+        launch(kernel, out.size)(flat(x), flat(out))
     return out
+
+
+def finite_or_zero(x):
+    """``x`` with every infinity and NaN replaced by 0."""
+    return _map(_finite_or_zero_k, x)
 
 
 def inf_where_zero(x):
     """+inf where ``x`` is 0 and 0 elsewhere, in ``x``'s dtype."""
-    x = ascontiguous(x)
-    out = empty(x.shape, x.dtype)
-    if out.size:
-        launch(_inf_where_zero_k, out.size)(flat(x), flat(out))
-    return out
+    return _map(_inf_where_zero_k, x)

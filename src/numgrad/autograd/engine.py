@@ -258,11 +258,9 @@ def _owned(grad) -> bool:
 
 def _copy(data):
     """A copy of host or device array data."""
-    if isinstance(data, np.ndarray):
-        return data.copy()
-    from .. import cuda
+    from ..ops.registry import kernels_of
 
-    return cuda.kernels().copy(data)
+    return kernels_of(data).copy(data)
 
 
 def accumulate(writes, create_graph: bool) -> None:

@@ -3,13 +3,11 @@
 Each family module lists its public functions in ``__all__`` and the names Tensor gets as methods
 in ``METHODS``; a new family is one line in ``FAMILIES``.
 """
-import numpy as _np
 
-from ..kernels import cpu as _cpu
 from . import convert, elementwise, indexing, inplace, linalg, loss, reduction, shape
 from .elementwise import sigmoid_backward, tanh_backward, threshold_backward  # noqa: F401
 from .loss import nll_loss_backward  # noqa: F401
-from .registry import REGISTRY, Op, Sample, apply, register  # noqa: F401
+from .registry import REGISTRY, Op, Sample, apply, kernels_of, register  # noqa: F401
 
 FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing, loss)
 
@@ -26,10 +24,5 @@ for _family in FAMILIES:
 
 def accumulate_into(dst, src) -> None:
     """``dst += src`` on arrays (host or device), in place (gradient accumulation)."""
-    if isinstance(dst, _np.ndarray):
-        _cpu.binary_into(_cpu.ADD, dst, src)
-    else:
-        from .. import cuda
-
-        K = cuda.kernels()
-        K.binary_into(K.ADD, dst, src)
+    K = kernels_of(dst)
+    K.binary_into(K.ADD, dst, src)

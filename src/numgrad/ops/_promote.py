@@ -5,6 +5,7 @@ import numpy as np
 
 from .._dtype import FLOAT, default_for_category, from_numpy_dtype, result_type, scalar_category
 from ..tensor import Tensor
+from .registry import kernels_of
 
 _SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 
@@ -67,11 +68,7 @@ def floating_operand(t: Tensor) -> np.ndarray:
 
 def cast_data(d, np_dtype):
     """Array data (host or device) converted to ``np_dtype``."""
-    if isinstance(d, np.ndarray):
-        return d.astype(np_dtype)
-    from .. import cuda
-
-    return cuda.kernels().cast(d, np_dtype)
+    return kernels_of(d).cast(d, np_dtype)
 
 
 def _as(x, np_dtype):

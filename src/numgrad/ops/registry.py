@@ -167,16 +167,11 @@ def _record(op, inputs, result, params) -> Tensor:
     node.input_shapes = tuple(shapes)
     node.input_dtypes = tuple(dtypes)
     node.params = params
+    saved = [SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
+             for i in op.save_inputs]
     if op.save_output:
-        saved = [SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
-                 for i in op.save_inputs]
         saved.append(SavedTensor(result, True))
-        node._saved = tuple(saved)
-    elif op.save_inputs:
-        node._saved = tuple([SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor)
-                             else inputs[i] for i in op.save_inputs])
-    else:
-        node._saved = ()
+    node._saved = tuple(saved)
     node._released = False
     if anomaly_mode.state.enabled:
         anomaly_mode.record(node)

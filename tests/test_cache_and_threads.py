@@ -69,26 +69,61 @@ import numgrad
 from numba import njit
 x = numgrad.ones(2, 2, requires_grad=True)
 ((x + 2) * (x + 2) * 3).mean().backward()
-from numba.np import arraymath, linalg
+print("grad", float(x.grad.sum()))
 print("linalg_imported", "scipy.linalg" in sys.modules)
+print("arraymath_imported", "numba.np.arraymath" in sys.modules)
+from numba.np import arraymath, linalg
 print("have_blas", arraymath._HAVE_BLAS, importlib.util.find_spec("scipy") is not None)
 print("ensure_blas_restored", arraymath.ensure_blas is linalg.ensure_blas)
 print("user_dot", njit(lambda a: np.dot(a, a))(np.arange(3.0)))
 """
 
 
-def test_start_up_skips_scipy_linalg_and_leaves_numba_blas_working():
-    """numgrad keeps Numba from importing scipy.linalg on the first kernel load (0.3 s of a fresh
-    process, see kernels/cpu/__init__.py); Numba's BLAS flag is what Numba itself would set, and
-    a user's own njit np.dot still works afterwards."""
-    run = subprocess.run([sys.executable, "-c", SCIPY_PROBE], capture_output=True, text=True,
-                         timeout=300, check=True)
-    result = {line.split()[0]: line.split()[1:] for line in run.stdout.splitlines()}
-    assert result["linalg_imported"] == ["False"]
-    have_blas, scipy_installed = result["have_blas"]
-    assert have_blas == scipy_installed
-    assert result["ensure_blas_restored"] == ["True"]
-    assert result["user_dot"] == ["5.0"]
+def test_start_up_skips_scipy_linalg_and_leaves_numba_blas_working(tmp_path):
+    """A fresh process never imports scipy.linalg for numgrad (0.3 s, see kernels/cpu/__init__.py):
+    with an empty cache Numba compiles the kernels with its BLAS flag set without importing it;
+    with a warm cache the kernels load without Numba's full target set-up, so not even
+    numba.np.arraymath is imported. Either way Numba's flag is what Numba itself would set, and a
+    user's own njit np.dot still compiles and works afterwards."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    results = []
+    for _ in ("cold", "warm"):
+        run = subprocess.run([sys.executable, "-c", SCIPY_PROBE], capture_output=True, text=True,
+                             timeout=300, check=True, env=env)
+        results.append({line.split()[0]: line.split()[1:] for line in run.stdout.splitlines()})
+    for result in results:
+        assert result["grad"] == ["18.0"]
+        assert result["linalg_imported"] == ["False"]
+        have_blas, scipy_installed = result["have_blas"]
+        assert have_blas == scipy_installed
+        assert result["ensure_blas_restored"] == ["True"]
+        assert result["user_dot"] == ["5.0"]
+    assert results[0]["arraymath_imported"] == ["True"]  # compiled: Numba's target was set up
+    assert results[1]["arraymath_imported"] == ["False"]  # loaded: it was not
+
+
+WARM_PROBE = """
+import sys
+import numpy as np
+import numgrad
+from numba import njit
+from numgrad import _warmup
+from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
+
+_warmup.warmup()
+kernels = _warmup.kernels()
+print("misses", sum(sum(k.stats.cache_misses.values()) for k in kernels))
+print("hits", sum(sum(k.stats.cache_hits.values()) for k in kernels))
+print("signatures", sum(len(k.signatures) for k in kernels))
+print("arraymath_imported", "numba.np.arraymath" in sys.modules)
+data = np.random.default_rng(0).standard_normal(PARALLEL_THRESHOLD + 1000)
+x = numgrad.tensor(data, requires_grad=True)
+(numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x)).sum().backward()
+t, s = np.tanh(data * 1.5 + 0.5), 1 / (1 + np.exp(-data))
+want = 1.5 * (1 - t * t) * s + t * s * (1 - s)
+print("parallel_grad_error", float(np.abs(x.grad.numpy() - want).max()))
+print("user_kernel", njit(lambda a: np.dot(a, a) + a.sum())(np.arange(3.0)))
+"""
 
 
 def test_warmup_command_compiles_and_reports_the_cache(tmp_path):
@@ -98,6 +133,17 @@ def test_warmup_command_compiles_and_reports_the_cache(tmp_path):
     assert "kernel signatures" in out
     assert str(tmp_path / "cache") in out
     assert list((tmp_path / "cache").rglob("*.nbi"))
+    # A second process with that cache loads every kernel (the lighter way numgrad loads them,
+    # see kernels/cpu/__init__.py), compiles none, and the loaded kernels, the parallel ones
+    # included, and a user's own Numba function compiled afterwards all work.
+    probe = subprocess.run([sys.executable, "-c", WARM_PROBE], env=env, capture_output=True,
+                           text=True, timeout=600, check=True).stdout
+    result = {line.split()[0]: line.split()[1] for line in probe.splitlines() if line[:1].isalpha()}
+    assert result["misses"] == "0"
+    assert result["hits"] == result["signatures"] and int(result["hits"]) > 0
+    assert result["arraymath_imported"] == "False"
+    assert float(result["parallel_grad_error"]) < 1e-12
+    assert result["user_kernel"] == "8.0"
 
 
 def _work(seed: int, size: int):

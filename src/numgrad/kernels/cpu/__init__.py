@@ -2,6 +2,8 @@
 import os
 
 import numba
+from numba.core import caching
+from numba.core.runtime import rtsys
 
 # Large kernels run with parallel=True. Numba's default layer (workqueue) aborts the process when
 # two Python threads enter parallel code at once; unless the user chose a layer, take a thread-safe
@@ -12,9 +14,9 @@ if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER ==
 
 
 def _defer_scipy_linalg() -> None:
-    """Keeps Numba from importing scipy.linalg (~0.3 s) when it loads its CPU target.
+    """Keeps Numba from importing scipy.linalg (~0.3 s) when it first compiles a kernel.
 
-    On the first kernel load Numba imports ``numba.np.arraymath``, which calls ``ensure_blas()``
+    Before compiling, Numba refreshes its CPU target and imports ``numba.np.arraymath``, which calls ``ensure_blas()``
     only to set a flag, ``_HAVE_BLAS`` (whether np.correlate/np.convolve may call np.dot), and
     ``ensure_blas`` imports ``scipy.linalg.cython_blas`` and with it all of scipy.linalg. numgrad's
     kernels use no BLAS, so during that one import the flag is computed from whether SciPy is
@@ -46,8 +48,6 @@ def _defer_scipy_linalg() -> None:
         arraymath.ensure_blas = real
 
 
-_defer_scipy_linalg()
-
 from .elementwise import *  # noqa: F401,F403,E402  (op codes and entry points)
 from .reduction import (  # noqa: F401,E402
     ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, arg_reduce_dims, extreme_share, finite_or_zero,
@@ -60,3 +60,40 @@ from .indexing import index, index_add_flat, index_put  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403,E402
 
 DEVICE = "cpu"  # the device type whose kernels these are
+
+
+class _KernelCache(caching.FunctionCache):
+    """numgrad's kernels load from Numba's cache without initialising the whole CPU target.
+
+    Before it loads a cached function, Numba refreshes its CPU target: it imports and installs
+    every typing and lowering registry (arrays, linalg, typed containers, jitclass, random, ...).
+    Compiling needs them; loading machine code does not. That refresh is most of the ~115 ms a
+    fresh process spent on its first kernel call. Loading needs Numba's runtime (NRT), which the
+    kernels link against, and each cached function's own ``reload_init`` hooks (the threading
+    layer of the parallel kernels), which ``_load_overload`` runs. On a miss nothing is skipped:
+    Numba's compiler refreshes the target itself before it compiles. Only numgrad's own
+    dispatchers use this class; every other Numba function in the process loads as before."""
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            cres = self._load_overload(sig, target_context)
+        if cres is None:  # about to compile: the target refresh will import numba.np.arraymath
+            _defer_scipy_linalg()
+        return cres
+
+
+def _load_kernels_lightly() -> None:
+    from numba.core.registry import CPUDispatcher
+
+    from . import elementwise, indexing, loss, reduction, softmax
+
+    for module in (elementwise, indexing, loss, reduction, softmax):
+        for value in vars(module).values():
+            if isinstance(value, CPUDispatcher) and type(value._cache) is caching.FunctionCache:
+                value._cache.__class__ = _KernelCache
+
+
+if all(hasattr(caching.FunctionCache, name)
+       for name in ("_load_overload", "_guard_against_spurious_io_errors")):
+    _load_kernels_lightly()  # else Numba's internals differ: its own loading, unchanged

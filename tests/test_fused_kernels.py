@@ -1,5 +1,7 @@
 """The fused CPU log-softmax (kernels/cpu/softmax.py) against PyTorch: values and gradients along
-the last dimension (fused) and others (composite), long rows, and PyTorch's special values."""
+the last dimension (fused) and others (composite), long rows, and PyTorch's special values. And
+the product's backward under a gradient of ones (``ops.elementwise._times``), which passes the
+other factor on without a pass over memory: right values, and never visible as an alias."""
 import numpy as np
 import pytest
 import torch
@@ -42,3 +44,83 @@ def test_log_softmax_second_derivative_uses_the_composite_backward():
     (gg,) = numgrad.autograd.grad(g.sum(), x)
     (tgg,) = torch.autograd.grad(tg.sum(), t)
     np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _mul_kernel_calls(monkeypatch):
+    """Counts the MUL kernel calls made through ``numgrad.kernels.cpu.binary``."""
+    from numgrad import kernels
+
+    calls = []
+    real = kernels.cpu.binary
+
+    def counting(op, a, b, *args):
+        if op == kernels.cpu.MUL:
+            calls.append(np.shape(a))
+        return real(op, a, b, *args)
+
+    monkeypatch.setattr(kernels.cpu, "binary", counting)
+    return calls
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_product_under_a_sum_passes_the_other_factor_on(monkeypatch, dtype):
+    data = np.random.default_rng(0).standard_normal(1000).astype(dtype)
+    x = numgrad.tensor(data, requires_grad=True)
+    t = torch.tensor(data, requires_grad=True)
+    out = (numgrad.tanh(x) * numgrad.sigmoid(x)).sum()
+    calls = _mul_kernel_calls(monkeypatch)
+    out.backward()
+    assert calls == []  # MulBackward0 multiplied nothing: 1 * v is v
+    (torch.tanh(t) * torch.sigmoid(t)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-7)
+    # A gradient that is not all ones is multiplied as before.
+    x.grad = None
+    out = (numgrad.tanh(x) * numgrad.sigmoid(x)).mean()
+    calls.clear()
+    out.backward()
+    assert len(calls) == 2
+    t.grad = None
+    (torch.tanh(t) * torch.sigmoid(t)).mean().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-9)
+
+
+def test_a_passed_on_factor_never_reaches_the_user_as_an_alias():
+    a = numgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = numgrad.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    hooked = []
+    (a * b).sum().backward()  # a.grad would be b's data, b.grad a's
+    (ga,) = numgrad.autograd.grad((a * b).sum(), a)
+    c = a * 1.0
+    c.register_hook(lambda g: hooked.append(g))
+    c.retain_grad()
+    (c * b).sum().backward()
+    for grad in (a.grad, b.grad, ga, hooked[0], c.grad):
+        data = grad.numpy()
+        assert not np.shares_memory(data, a.detach().numpy())
+        assert not np.shares_memory(data, b.detach().numpy())
+    a.grad.zero_()  # the leaves' gradients are their own, writable
+    np.testing.assert_array_equal(b.detach().numpy(), [4.0, 5.0, 6.0])
+    with numgrad.no_grad():
+        b.mul_(10)  # a later write to b changes none of the gradients taken before
+    np.testing.assert_array_equal(ga.numpy(), [4.0, 5.0, 6.0])
+    np.testing.assert_array_equal(hooked[0].numpy(), [4.0, 5.0, 6.0])
+    np.testing.assert_array_equal(c.grad.numpy(), [4.0, 5.0, 6.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0, 3.0] + np.array([1.0, 2.0, 3.0]))
+
+
+def test_a_custom_function_may_write_into_its_gradient_under_a_sum():
+    class Scale(numgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            grad.mul_(2)  # in place: allowed, the gradient is its own
+            return grad
+
+    a = numgrad.tensor([1.0, 2.0], requires_grad=True)
+    b = numgrad.tensor([3.0, 4.0], requires_grad=True)
+    (Scale.apply(a) * b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [6.0, 8.0])
+    np.testing.assert_array_equal(b.detach().numpy(), [3.0, 4.0])

@@ -142,3 +142,29 @@ def test_two_layer_network_with_manual_sgd_gives_pytorchs_losses():
     assert len(ours) == 20
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-6)
     assert ours[-1] < ours[0] * 0.8  # it learns
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("size", [1000, "parallel"])
+@pytest.mark.parametrize("method, alpha", [("add_", -0.01), ("sub_", 0.3), ("add_", 2.5)])
+def test_untracked_scaled_update_is_one_pass_with_two_pass_values(dtype, size, method, alpha):
+    """``p.add_(g, alpha=a)`` under no_grad (an optimiser's update) runs one fused kernel with
+    the values of ``p + (a * g)`` rounded twice, as before the fusion; PyTorch agrees to an ulp
+    of the operands (its vector path fuses the multiply-add, rounding once)."""
+    from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
+
+    n = PARALLEL_THRESHOLD + 10 if size == "parallel" else size
+    rng = np.random.default_rng(0)
+    p0, g = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    ours = numgrad.tensor(p0.copy(), requires_grad=True)
+    version = ours._version
+    with numgrad.no_grad():
+        assert getattr(ours, method)(numgrad.tensor(g), alpha=alpha) is ours
+    scaled = (np.asarray(alpha, dtype) * g).astype(dtype)
+    want = p0 + scaled if method == "add_" else p0 - scaled
+    np.testing.assert_array_equal(ours.detach().numpy(), want)
+    assert ours._version == version + 1
+    theirs = torch.tensor(p0.copy())
+    getattr(theirs, method)(torch.tensor(g), alpha=alpha)
+    eps = np.finfo(dtype).eps * 16  # a few ulps of the operands (|alpha * g| up to ~12)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=eps, atol=eps)

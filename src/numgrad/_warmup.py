@@ -2,7 +2,8 @@
 
 Numba compiles a kernel for each signature on its first call and, with ``cache=True``, stores the
 machine code so later processes load it. Warming up runs every registered op's samples forward and
-backward in float32 and float64, which calls every kernel with the signatures real programs use.
+backward in float32 and float64, which calls every kernel with the signatures real programs use,
+then large arrays (the multi-threaded kernels) and an optimiser step.
 Where the package folder is not writable (a system-wide or read-only install), Numba keeps the
 cache in the user's cache folder instead (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba``), or in
 ``NUMBA_CACHE_DIR`` if that is set.
@@ -74,7 +75,28 @@ def warmup() -> float:
                     outs = [o for o in outs if o.requires_grad]
                     if outs:
                         numgrad.autograd.backward(outs, [numgrad.ones_like(o) for o in outs])
+        _large_and_optimiser_kernels(numgrad, rng)
     return time.perf_counter() - start
+
+
+def _large_and_optimiser_kernels(numgrad, rng) -> None:
+    """The kernels the samples (all small) do not reach: the multi-threaded variants that float
+    arrays of ``PARALLEL_THRESHOLD`` elements or more use (unary, binary, with a number, sum, the
+    optimisers' fused update), in float32 and float64, and the large integer sum."""
+    from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
+
+    n = PARALLEL_THRESHOLD
+    for dtype in ("float32", "float64"):
+        x = numgrad.tensor(rng.uniform(-1, 1, n).astype(dtype), requires_grad=True)
+        y = numgrad.tensor(rng.uniform(-1, 1, n).astype(dtype))
+        out = (numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x) + x / y - x.relu()).sum()
+        out.backward()
+        optimiser = numgrad.optim.SGD([x], lr=0.1)
+        optimiser.step()
+        small = numgrad.tensor(rng.uniform(-1, 1, 8).astype(dtype), requires_grad=True)
+        small.grad = numgrad.ones_like(small)
+        numgrad.optim.SGD([small], lr=0.1).step()
+    numgrad.tensor(rng.integers(-5, 5, n)).sum()
 
 
 def main() -> int:

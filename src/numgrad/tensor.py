@@ -39,6 +39,7 @@ class Tensor:
         "_accumulator", "_base", "__weakref__",
     )
     __array_priority__ = 1000  # so that ndarray ⊕ Tensor defers to Tensor's reflected operators
+    _shares_data = False  # True for a SharedGrad
 
     def __init__(self, data=(), requires_grad: bool = False):
         """``Tensor(data)``: like PyTorch's legacy constructor, a float32 tensor of ``data``."""
@@ -365,3 +366,13 @@ def _wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
         )
     return dim + ndim if dim < 0 else dim
+
+
+class SharedGrad(Tensor):
+    """A gradient inside the backward engine that is another tensor's data, passed on without a
+    copy (``1 * other`` in ``ops.elementwise._times``). The engine only reads it: it never adopts
+    it as ``.grad`` nor writes into it, and ``engine._private`` gives user code (hooks, custom
+    Functions' backward, ``autograd.grad``'s results) a copy instead."""
+
+    __slots__ = ()
+    _shares_data = True

@@ -148,8 +148,20 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     grad = in_grads = None  # so that the gradients in ``writes`` are held there alone
     accumulate(writes, create_graph)
     if capture is not None:
-        return [capture[node] for node, _ in inputs]
+        return [_private(capture[node]) for node, _ in inputs]
     return None
+
+
+def _private(grad):
+    """``grad``, or a copy of it where it is a ``SharedGrad`` (another tensor's data, passed on by
+    ``ops.elementwise._times`` for ``1 * other``). Such a gradient lives inside the engine only:
+    hooks, custom Functions, ``autograd.grad``'s results and ``.grad`` get a copy, as PyTorch's
+    would be a fresh tensor."""
+    if grad is not None and grad._shares_data:
+        from ..tensor import Tensor
+
+        return Tensor._wrap(_copy(grad._data))
+    return grad
 
 
 def _run_pre_hooks(node, grad, writes):
@@ -158,6 +170,7 @@ def _run_pre_hooks(node, grad, writes):
     else:
         hooks = node._pre_hooks
     if hooks:
+        grad = _private(grad)
         for hook in tuple(hooks.values()):
             result = hook(grad)
             if result is not None:
@@ -233,8 +246,8 @@ def _owned(grad) -> bool:
     caller's loop variable, this parameter and getrefcount's argument; for its data, the tensor,
     the local ``data`` and the argument."""
     data = grad._data
-    if not isinstance(data, np.ndarray):  # device arrays: views are not told apart yet
-        return False
+    if not isinstance(data, np.ndarray) or grad._shares_data:  # (device arrays: views are not
+        return False  # told apart yet; a SharedGrad is another tensor's data)
     if not (sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3
             and data.flags.writeable and data.flags.c_contiguous):
         return False

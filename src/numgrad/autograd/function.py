@@ -26,6 +26,7 @@ import weakref
 import numpy as np
 
 from . import anomaly_mode, grad_mode
+from .engine import _private
 from .node import _FREED, Node, OpNode, SavedTensor
 
 
@@ -95,7 +96,7 @@ class BackwardCFunction(FunctionCtx, OpNode):
         return node
 
     def apply(self, grad):
-        grads = list(grad) if self._num_outputs != 1 else [grad]
+        grads = [_private(g) for g in grad] if self._num_outputs != 1 else [_private(grad)]
         if self.materialize_grads:
             grads = [_zeros(meta) if g is None and meta is not None else g
                      for g, meta in zip(grads, self._output_meta)]

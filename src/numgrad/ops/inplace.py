@@ -106,9 +106,13 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
         b = data.dtype.type(other)
     else:
         return False
+    scale = None
     if alpha != 1:
-        b = K.binary(K.MUL, b, data.dtype.type(alpha)) if b.ndim else data.dtype.type(b * alpha)
-    K.binary_into(getattr(K, code), data, b)
+        if b.ndim:
+            scale = data.dtype.type(alpha)  # one pass: data ⊕= alpha * b
+        else:
+            b = data.dtype.type(b * alpha)
+    K.binary_into(getattr(K, code), data, b, scale)
     t._version_counter.value += 1
     return True
 

@@ -26,8 +26,16 @@ MATHFUNCS_DIGEST = "cb6511b6e2808e80"
 # with matrix products (an MLP's 200K-element weights, a 512x512 sum), smaller parallel kernels
 # made those workloads 2-5x slower. Making OpenMP wait passively costs ~80 us per region, and its
 # settings (OMP_WAIT_POLICY, GOMP_SPINCOUNT) are process-wide, PyTorch's too; so only large
-# arrays, where the work dwarfs that, go parallel.
+# arrays, where the work dwarfs that, go parallel. Only float arrays (with a float result) do:
+# each multi-threaded variant of the op-switch loops takes 5-9 s to compile per signature, and
+# integer, boolean and comparison kernels at this size are rare enough not to pay for that in
+# every cold start and in ``python -m numgrad warmup``.
 PARALLEL_THRESHOLD = 1 << 19
+
+
+def _serial(n: int, dtype, out_dtype) -> bool:
+    """Whether an elementwise kernel over ``n`` elements of ``dtype`` runs on one thread."""
+    return n < PARALLEL_THRESHOLD or dtype.kind != "f" or out_dtype != dtype
 
 # Unary op codes.
 NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL = range(8)
@@ -312,7 +320,7 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     out = np.empty(x.shape, x.dtype)
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
-    if out.size < PARALLEL_THRESHOLD:
+    if out.size < PARALLEL_THRESHOLD or _serial(out.size, x.dtype, x.dtype):
         _unary_1d(op, x.reshape(-1), out.reshape(-1))
     else:
         _unary_1d_parallel(op, x.reshape(-1), out.reshape(-1), get_num_threads())
@@ -341,7 +349,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     a_flat = a.flags.c_contiguous
     if a_flat and b.ndim == 0:  # tensor ⊕ number: the commonest case after equal shapes
         out = np.empty(a.shape, dt)
-        if a.size < PARALLEL_THRESHOLD:
+        if a.size < PARALLEL_THRESHOLD or _serial(a.size, a.dtype, dt):
             _binary_1d_scalar(op, a.reshape(-1), b[()], out.reshape(-1))
         else:
             _binary_1d_scalar_parallel(op, a.reshape(-1), b[()], out.reshape(-1), get_num_threads())
@@ -349,7 +357,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     b_flat = b.flags.c_contiguous
     if a.shape == b.shape and a_flat and b_flat:
         out = np.empty(a.shape, dt)
-        if a.size < PARALLEL_THRESHOLD:
+        if a.size < PARALLEL_THRESHOLD or _serial(a.size, a.dtype, dt):
             _binary_1d(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
         else:
             _binary_1d_parallel(op, a.reshape(-1), b.reshape(-1), out.reshape(-1), get_num_threads())
@@ -419,8 +427,39 @@ def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def binary_into(op: int, out: np.ndarray, b: np.ndarray) -> None:
-    """``out = op(out, b)`` in place; ``b`` (an array or a number) broadcasts to ``out``'s shape."""
+@njit(cache=True, error_model="numpy")
+def _add_scaled_1d(out, b, alpha):
+    for i in range(out.size):
+        out[i] = out[i] + alpha * b[i]
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _add_scaled_1d_parallel(out, b, alpha, chunks):
+    n = out.size
+    for c in prange(chunks):
+        start, stop = c * n // chunks, (c + 1) * n // chunks
+        part, other = out[start:stop], b[start:stop]
+        for i in range(part.size):
+            part[i] = part[i] + alpha * other[i]
+
+
+def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
+    """``out = op(out, b)`` in place; ``b`` (an array or a number) broadcasts to ``out``'s shape.
+    With ``alpha`` (a number of ``out``'s dtype; ``op`` ADD or SUB), ``out = op(out, alpha * b)``:
+    one pass where the shapes match (an optimiser's ``p.add_(grad, alpha=-lr)``), with the
+    values of the two passes (``alpha * b`` rounded, then added)."""
+    if alpha is not None:
+        if op == SUB:
+            op, alpha = ADD, -alpha  # (exact: a - x*b is a + (-x)*b, bit for bit)
+        if (out.flags.c_contiguous and b.ndim and b.shape == out.shape and b.dtype == out.dtype
+                and b.flags.c_contiguous):
+            flat = out.reshape(-1)
+            if _serial(out.size, out.dtype, out.dtype):
+                _add_scaled_1d(flat, b.reshape(-1), alpha)
+            else:
+                _add_scaled_1d_parallel(flat, b.reshape(-1), alpha, get_num_threads())
+            return
+        b = binary(MUL, np.asarray(b, out.dtype), out.dtype.type(alpha))
     if out.flags.c_contiguous and b.ndim == 0:
         flat = out.reshape(-1)
         _binary_1d_scalar(op, flat, out.dtype.type(b[()]), flat)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import cuda
 
 from ..cpu.elementwise import (
-    _SWAPPED, EXP, LOG, SIGMOID, TANH, _one, binary_scalar, unary_portable,
+    _SWAPPED, EXP, LOG, MUL, SIGMOID, TANH, _one, binary_scalar, unary_portable,
 )
 from .layout import _copy_k, _offset, ascontiguous, convert, meta, operand  # noqa: F401
 from .layout import address, may_share_memory
@@ -149,12 +149,15 @@ def binary(op: int, a, b, out_dtype=None):
     return out
 
 
-def binary_into(op: int, out, b) -> None:
+def binary_into(op: int, out, b, alpha=None) -> None:
     """``out = op(out, b)`` in place; ``b`` (a device array or a host number) broadcasts. ``out``
-    may be a strided view: the result lands in the memory it shares."""
+    may be a strided view: the result lands in the memory it shares. With ``alpha`` (ADD or SUB),
+    ``out = op(out, alpha * b)``."""
     n = out.size
     if not n:
         return
+    if alpha is not None:
+        b = out.dtype.type(_number(b, out.dtype) * alpha) if _is_host(b) else binary(MUL, b, _number(alpha, out.dtype))
     if not _is_host(b):
         b = cast(b, out.dtype)
         if b is not out and may_share_memory(out, b) and not (

@@ -357,6 +357,20 @@ def test_matmul_size_mismatch(call, sa, sb):
     assert a.grad is None and b.grad is None
 
 
+@pytest.mark.parametrize("shapes", [
+    ((3,), (2, 3), (3, 4)), ((3, 4), (2, 3), (3, 4)), ((2, 5), (2, 3), (3, 4)),
+    ((4,), (2, 3), (4, 4)), ((4,), (3,), (3, 4)),
+], ids=["bias_row", "bias_rows", "bias_cols", "product", "mat1_1d"])
+def test_addmm_errors_as_pytorch(shapes):
+    tensors = [ng.ones(*s, requires_grad=True) for s in shapes]
+    with pytest.raises(RuntimeError) as info:
+        ng.addmm(*tensors)
+    with pytest.raises(RuntimeError) as tinfo:
+        torch.addmm(*[torch.ones(*s) for s in shapes])
+    assert str(info.value) == str(tinfo.value)
+    assert all(t.grad is None for t in tensors)
+
+
 def test_mm_message_names_both_shapes():
     with pytest.raises(RuntimeError) as info:
         ng.mm(ng.ones(2, 3), ng.ones(4, 5))

@@ -67,11 +67,10 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias``.
-
-    PyTorch fuses the 2-D case with a bias into one ``addmm`` (node ``AddmmBackward0``); here it is
-    a matrix product and an add (``AddBackward0``), with the same values and gradients.
-    """
+    """``input @ weight.T + bias``: for a 2-D input with a bias one ``addmm`` (node
+    ``AddmmBackward0``), as PyTorch; else a matrix product, plus the bias."""
+    if bias is not None and input.dim() == 2 and bias.dim() <= 2:
+        return ops.addmm(bias, input, weight.t())
     out = ops.matmul(input, weight.t())
     return out if bias is None else out + bias
 

@@ -36,31 +36,36 @@ class _MatrixProduct(Op):
     def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        ta, tb = ctx.params["trans_a"], ctx.params["trans_b"]
-        grad_a = grad_b = None
-        if cls is Mm and not grad_mode.state.enabled:
-            c = _uniform_value(grad._data)
-            if c is not None:
-                return _uniform_grad_backward(a._data, b._data, c, grad.shape, ta, tb, need_a, need_b)
-        # As PyTorch's mm_mat1/mat2_backward, an unflagged 2-D operand stored column-major (a
-        # transposed view, e.g. the weight.t() of F.linear) gets its gradient column-major too:
-        # the transpose of a row-major product, so that the transpose back to the parameter is
-        # contiguous and the engine adopts it as .grad without a copy.
-        if need_a:  # d op(a) = grad @ op(b).T
-            if ta:
-                grad_a = _mm(cls, b, grad, tb, True)
-            elif cls is Mm and _column_major(a._data):
-                grad_a = _mm(cls, b, grad, tb, True).t()
-            else:
-                grad_a = _mm(cls, grad, b, False, not tb)
-        if need_b:  # d op(b) = op(a).T @ grad
-            if tb:
-                grad_b = _mm(cls, grad, a, True, ta)
-            elif cls is Mm and _column_major(b._data):
-                grad_b = _mm(cls, grad, a, True, ta).t()
-            else:
-                grad_b = _mm(cls, a, grad, not ta, False)
-        return grad_a, grad_b
+        return _product_backward(cls, a, b, grad, need_a, need_b, ctx.params["trans_a"],
+                                 ctx.params["trans_b"])
+
+
+def _product_backward(cls, a, b, grad, need_a, need_b, ta, tb):
+    """The gradients of ``op(a) @ op(b)`` (``cls`` Mm or Bmm, which records them)."""
+    grad_a = grad_b = None
+    if cls is Mm and not grad_mode.state.enabled:
+        c = _uniform_value(grad._data)
+        if c is not None:
+            return _uniform_grad_backward(a._data, b._data, c, grad.shape, ta, tb, need_a, need_b)
+    # As PyTorch's mm_mat1/mat2_backward, an unflagged 2-D operand stored column-major (a
+    # transposed view, e.g. the weight.t() of F.linear) gets its gradient column-major too:
+    # the transpose of a row-major product, so that the transpose back to the parameter is
+    # contiguous and the engine adopts it as .grad without a copy.
+    if need_a:  # d op(a) = grad @ op(b).T
+        if ta:
+            grad_a = _mm(cls, b, grad, tb, True)
+        elif cls is Mm and _column_major(a._data):
+            grad_a = _mm(cls, b, grad, tb, True).t()
+        else:
+            grad_a = _mm(cls, grad, b, False, not tb)
+    if need_b:  # d op(b) = op(a).T @ grad
+        if tb:
+            grad_b = _mm(cls, grad, a, True, ta)
+        elif cls is Mm and _column_major(b._data):
+            grad_b = _mm(cls, grad, a, True, ta).t()
+        else:
+            grad_b = _mm(cls, a, grad, not ta, False)
+    return grad_a, grad_b
 
 
 def _uniform_value(g):
@@ -107,6 +112,35 @@ class Mm(_MatrixProduct):
         Sample(lambda m, a, b: m.matmul(a, b), ((1, 3), (3, 2))),
     )
 
+
+
+@register
+class Addmm(Op):
+    """``input + mat1 @ mat2`` (``beta = alpha = 1``), ``input`` broadcast to the product's shape:
+    F.linear with a bias, as one node, as in PyTorch. The bias is added by the row-broadcast
+    kernel; the products of the backward are Mm's (so are its second derivatives)."""
+
+    name, node = "addmm", "AddmmBackward0"
+    on_cuda = True
+    save_inputs = (1, 2)
+    samples = (
+        Sample(lambda m, c, a, b: m.addmm(c, a, b), ((5,), (3, 4), (4, 5))),
+        Sample(lambda m, c, a, b: m.addmm(c, a, b), ((3, 5), (3, 4), (4, 5))),
+        Sample(lambda m, c, a, b: m.addmm(c, a, b), ((1, 1), (2, 3), (3, 4))),
+        Sample(lambda m, x, w, b: m.nn.functional.linear(x, w, b), ((3, 4), (5, 4), (5,))),
+    )
+
+    @staticmethod
+    def forward(K, c, a, b, *, trans_a, trans_b):
+        return K.binary(K.ADD, K.matmul(a, b, trans_a, trans_b), c)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_c, need_a, need_b = ctx.needs_input_grad
+        grad_a, grad_b = _product_backward(Mm, a, b, grad, need_a, need_b, ctx.params["trans_a"],
+                                           ctx.params["trans_b"])
+        return (grad if need_c else None), grad_a, grad_b  # (the engine sums grad to c's shape)
 
 
 @register
@@ -183,6 +217,41 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
         )
     _check_float_pair(input, mat2, "mm")
     return apply(Mm, (input, mat2), (a, b), trans_a=False, trans_b=False)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
+    if beta != 1 or alpha != 1:
+        product = mm(mat1, mat2)
+        return (input * beta if beta != 1 else input) + (product * alpha if alpha != 1 else product)
+    a, b = mat1._data, mat2._data
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"{'mat1' if a.ndim != 2 else 'mat2'} must be a matrix, got {a.ndim if a.ndim != 2 else b.ndim}-D tensor")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+            f"{b.shape[0]}x{b.shape[1]})"
+        )
+    _check_float_pair(mat1, mat2, "mm")
+    c = input._data
+    if c.dtype != a.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {input.dtype.name.capitalize()} and {mat2.dtype.name.capitalize()}")
+    target = (a.shape[0], b.shape[1])
+    if c.ndim > 2:
+        raise RuntimeError(
+            f"expand(numgrad.{input.dtype.name}{{{list(c.shape)}}}, size={list(target)}): the "
+            f"number of sizes provided (2) must be greater or equal to the number of dimensions "
+            f"in the tensor ({c.ndim})"
+        )
+    for dim in (1, 0)[:c.ndim]:
+        n = c.shape[dim - 2 + c.ndim]
+        if n != target[dim] and n != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[dim]}) must match the existing size "
+                f"({n}) at non-singleton dimension {dim}.  Target sizes: {list(target)}.  "
+                f"Tensor sizes: {list(c.shape)}"
+            )
+    return apply(Addmm, (input, mat1, mat2), (c, a, b), trans_a=False, trans_b=False)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
@@ -276,5 +345,5 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return _batched(input, other)
 
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["matmul", "mm", "mv", "dot", "bmm"]
-METHODS = ("matmul", "mm", "mv", "dot", "bmm")
+__all__ = ["matmul", "mm", "mv", "dot", "bmm", "addmm"]
+METHODS = ("matmul", "mm", "mv", "dot", "bmm", "addmm")

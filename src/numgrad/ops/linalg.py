@@ -205,17 +205,26 @@ def _check_float_pair(a: Tensor, b: Tensor, what: str):
         )
 
 
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    """The matrix product of two 2-D tensors."""
-    a, b = input._data, mat2._data
+def _matrices(mat1: Tensor, mat2: Tensor, first: str, dims: bool):
+    """The arrays of two matrices that multiply, with PyTorch's errors (``mm`` names the first
+    ``self``, ``addmm`` names it ``mat1`` and says the dimensions, ``dims``)."""
+    a, b = mat1._data, mat2._data
     if a.ndim != 2 or b.ndim != 2:
-        raise RuntimeError(f"{'self' if a.ndim != 2 else 'mat2'} must be a matrix")
+        bad = a if a.ndim != 2 else b
+        raise RuntimeError(f"{first if bad is a else 'mat2'} must be a matrix"
+                           + (f", got {bad.ndim}-D tensor" if dims else ""))
     if a.shape[1] != b.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
             f"{b.shape[0]}x{b.shape[1]})"
         )
-    _check_float_pair(input, mat2, "mm")
+    _check_float_pair(mat1, mat2, "mm")
+    return a, b
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """The matrix product of two 2-D tensors."""
+    a, b = _matrices(input, mat2, "self", False)
     return apply(Mm, (input, mat2), (a, b), trans_a=False, trans_b=False)
 
 
@@ -224,15 +233,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     if beta != 1 or alpha != 1:
         product = mm(mat1, mat2)
         return (input * beta if beta != 1 else input) + (product * alpha if alpha != 1 else product)
-    a, b = mat1._data, mat2._data
-    if a.ndim != 2 or b.ndim != 2:
-        raise RuntimeError(f"{'mat1' if a.ndim != 2 else 'mat2'} must be a matrix, got {a.ndim if a.ndim != 2 else b.ndim}-D tensor")
-    if a.shape[1] != b.shape[0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
-            f"{b.shape[0]}x{b.shape[1]})"
-        )
-    _check_float_pair(mat1, mat2, "mm")
+    a, b = _matrices(mat1, mat2, "mat1", True)
     c = input._data
     if c.dtype != a.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {input.dtype.name.capitalize()} and {mat2.dtype.name.capitalize()}")

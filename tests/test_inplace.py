@@ -168,3 +168,31 @@ def test_untracked_scaled_update_is_one_pass_with_two_pass_values(dtype, size, m
     getattr(theirs, method)(torch.tensor(g), alpha=alpha)
     eps = np.finfo(dtype).eps * 16  # a few ulps of the operands (|alpha * g| up to ~12)
     np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=eps, atol=eps)
+
+
+@pytest.mark.parametrize("case", [
+    lambda m, y, c: y * 2, lambda m, y, c: 2 * y, lambda m, y, c: y * c, lambda m, y, c: c * y,
+    lambda m, y, c: y / 2, lambda m, y, c: y / c, lambda m, y, c: c / y, lambda m, y, c: y * y,
+    lambda m, y, c: m.dot(y, c), lambda m, y, c: m.mv(c.reshape(1, 3), y),
+    lambda m, y, c: m.mv(y.reshape(1, 3), c),
+], ids=["mul_number", "rmul_number", "mul_constant", "constant_mul", "div_number",
+        "div_constant", "constant_div", "square", "dot", "mv_vector", "mv_matrix"])
+@pytest.mark.parametrize("write", ["y", "c"])
+def test_writing_an_input_backward_does_not_need_is_allowed_as_in_pytorch(case, write):
+    """An op saves an input only for the gradients that need it (PyTorch's rule: mul saves
+    ``self`` only when ``other`` requires grad), so writing to the other input afterwards is
+    reported by backward exactly where PyTorch reports it."""
+    results = []
+    for m in (numgrad, torch):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        c = m.tensor([4.0, 5.0, 6.0])
+        y = x * 1.0
+        out = case(m, y, c)
+        with m.no_grad():
+            (y if write == "y" else c).add_(1)
+        try:
+            out.sum().backward()
+            results.append(("ok", x.grad.tolist()))
+        except RuntimeError as e:
+            results.append(("error", "modified by an inplace operation" in str(e)))
+    assert results[0] == results[1]

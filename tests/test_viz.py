@@ -185,7 +185,8 @@ def test_show_attrs_and_show_saved():
 def test_saved_intermediates_and_outputs():
     x = numgrad.ones(3, requires_grad=True)
     e = x.exp()  # saves its output, as bare data
-    y = e * 3.0  # saves its input e
+    w = numgrad.ones(3, requires_grad=True)
+    y = e * w  # saves its input e (for w's gradient; ``e * 3.0`` would not, as in PyTorch)
     nodes, edges = parse(make_dot(y, show_saved=True))
     (saved,) = [k for k, (_, colour) in nodes.items() if colour == "orange"]
     assert nodes[saved][0][1] == "(3)"
@@ -203,7 +204,7 @@ def test_saved_intermediates_and_outputs():
     nodes, _ = parse(make_dot(y, show_saved=True))
     assert [lines for lines, colour in nodes.values() if colour == "gold"] == [
         ["saved", "(3)", "retains_grad"]]
-    assert len(nodes) == 5
+    assert len(nodes) == 6  # y, MulBackward0, e, ExpBackward0, the leaves x and w
 
 
 def test_custom_function_nodes():

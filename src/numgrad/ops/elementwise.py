@@ -74,6 +74,7 @@ class Mul(Op):
     name, node = "mul", "MulBackward0"
     on_cuda = True
     save_inputs = (0, 1)
+    save_only_for = {0: 1, 1: 0}  # a serves b's gradient, b serves a's
     samples = (
         Sample(lambda m, a, b: m.mul(a, b), _two),
         Sample(lambda m, a, b: a * b, _broadcast),
@@ -124,6 +125,7 @@ class Div(Op):
     name, node = "div", "DivBackward0"
     on_cuda = True
     save_inputs = (0, 1)
+    save_only_for = {0: 1}  # a serves b's gradient only; b serves both
     samples = (
         Sample(lambda m, a, b: m.div(a, b), _two, low=0.5, high=2.0),
         Sample(lambda m, a, b: a / b, _broadcast, low=0.5, high=2.0),

@@ -148,6 +148,7 @@ class Mv(Op):
     name, node = "mv", "MvBackward0"
     on_cuda = True
     save_inputs = (0, 1)
+    save_only_for = {0: 1, 1: 0}
     samples = (Sample(lambda m, a, v: a @ v, ((3, 4), (4,))), Sample(lambda m, a, v: m.mv(a, v), ((2, 5), (5,))))
 
     @staticmethod
@@ -172,6 +173,7 @@ class Dot(Op):
     name, node = "dot", "DotBackward0"
     on_cuda = True
     save_inputs = (0, 1)
+    save_only_for = Mul.save_only_for
     samples = (Sample(lambda m, a, b: a @ b, ((4,), (4,))), Sample(lambda m, a, b: m.dot(a, b), ((6,), (6,))))
 
     @staticmethod

@@ -43,6 +43,11 @@ class Op:
     node: str = ""  # PyTorch's node name, e.g. "MulBackward0"
     save_inputs: tuple = ()  # indices of the inputs the backward formula needs
     save_output: bool = False  # whether it needs the output
+    # {saved input: the input whose gradient alone needs it}: that input is saved only when that
+    # gradient is needed (else its slot holds None), as PyTorch saves ``self`` for mul only when
+    # ``other`` requires grad. Besides the work, this decides which in-place writes backward
+    # reports: writing to ``x`` after ``x * 2`` is allowed, as in PyTorch.
+    save_only_for: dict | None = None
     is_view: bool = False  # the output shares the first input's storage (and version counter)
     differentiable: bool = True  # False: the output never requires grad (comparisons)
     samples: tuple = ()  # Sample cases for the test harness
@@ -167,7 +172,9 @@ def _record(op, inputs, result, params) -> Tensor:
     node.input_shapes = tuple(shapes)
     node.input_dtypes = tuple(dtypes)
     node.params = params
-    saved = [SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
+    only_for = op.save_only_for
+    saved = [None if only_for is not None and i in only_for and not needs[only_for[i]] else
+             SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
              for i in op.save_inputs]
     if op.save_output:
         saved.append(SavedTensor(result, True))

@@ -16,14 +16,14 @@ if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER ==
 def _defer_scipy_linalg() -> None:
     """Keeps Numba from importing scipy.linalg (~0.3 s) when it first compiles a kernel.
 
-    Before compiling, Numba refreshes its CPU target and imports ``numba.np.arraymath``, which calls ``ensure_blas()``
-    only to set a flag, ``_HAVE_BLAS`` (whether np.correlate/np.convolve may call np.dot), and
-    ``ensure_blas`` imports ``scipy.linalg.cython_blas`` and with it all of scipy.linalg. numgrad's
-    kernels use no BLAS, so during that one import the flag is computed from whether SciPy is
-    installed, without importing it; ``ensure_blas`` is the real one again right after, and
-    every Numba function that does use BLAS (np.dot in the user's own kernels) calls it, and
-    imports scipy.linalg, at its own compilation, as before. Skipped where arraymath is already
-    imported or Numba's internals differ."""
+    Before compiling, Numba refreshes its CPU target and imports ``numba.np.arraymath``, which
+    calls ``ensure_blas()`` only to set a flag, ``_HAVE_BLAS`` (whether np.correlate/np.convolve
+    may call np.dot), and ``ensure_blas`` imports ``scipy.linalg.cython_blas`` and with it all of
+    scipy.linalg. numgrad's kernels use no BLAS, so during that one import the flag is computed
+    from whether SciPy is installed, without importing it; ``ensure_blas`` is the real one again
+    right after, and every Numba function that does use BLAS (np.dot in the user's own kernels)
+    calls it, and imports scipy.linalg, at its own compilation, as before. Skipped where
+    arraymath is already imported or Numba's internals differ."""
     import importlib.util
     import sys
 
@@ -84,11 +84,14 @@ class _KernelCache(caching.FunctionCache):
 
 
 def _load_kernels_lightly() -> None:
+    """Gives every cached dispatcher of this package's modules (all imported above) a
+    ``_KernelCache``."""
+    import sys
+
     from numba.core.registry import CPUDispatcher
 
-    from . import elementwise, indexing, loss, reduction, softmax
-
-    for module in (elementwise, indexing, loss, reduction, softmax):
+    modules = [m for name, m in list(sys.modules.items()) if name.startswith(__name__ + ".")]
+    for module in modules:
         for value in vars(module).values():
             if isinstance(value, CPUDispatcher) and type(value._cache) is caching.FunctionCache:
                 value._cache.__class__ = _KernelCache

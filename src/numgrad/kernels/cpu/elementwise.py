@@ -37,6 +37,7 @@ def _serial(n: int, dtype, out_dtype) -> bool:
     """Whether an elementwise kernel over ``n`` elements of ``dtype`` runs on one thread."""
     return n < PARALLEL_THRESHOLD or dtype.kind != "f" or out_dtype != dtype
 
+
 # Unary op codes.
 NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL = range(8)
 LOG1P, EXPM1, RSQRT, ABS, SIN, COS, TAN, SIGN, FLOOR, CEIL, ROUND = range(8, 19)

@@ -157,7 +157,10 @@ def binary_into(op: int, out, b, alpha=None) -> None:
     if not n:
         return
     if alpha is not None:
-        b = out.dtype.type(_number(b, out.dtype) * alpha) if _is_host(b) else binary(MUL, b, _number(alpha, out.dtype))
+        if _is_host(b):
+            b = out.dtype.type(_number(b, out.dtype) * alpha)
+        else:
+            b = binary(MUL, b, _number(alpha, out.dtype))
     if not _is_host(b):
         b = cast(b, out.dtype)
         if b is not out and may_share_memory(out, b) and not (

@@ -93,6 +93,14 @@ class Mul(Op):
         return (_times(grad, b) if need_a else None), (_times(grad, a) if need_b else None)
 
 
+def uniform_value(g):
+    """The value of a gradient that is one number broadcast (the gradient of a sum or a mean),
+    or None. Host arrays only: reading a device value would sync."""
+    if isinstance(g, np.ndarray) and g.size > 1 and not any(g.strides):
+        return g[(0,) * g.ndim]
+    return None
+
+
 def _times(grad: Tensor, other) -> Tensor:
     """``grad * other`` in a backward formula. In a plain backward (no graph recorded) with
     operands of one float dtype, or a Python float, it goes straight to the kernel: the same
@@ -112,8 +120,7 @@ def _times(grad: Tensor, other) -> Tensor:
                 return Tensor._wrap(K.binary(K.MUL, g, g.dtype.type(other)))
             if isinstance(other, Tensor) and other._data.dtype == g.dtype:
                 o = other._data
-                if (isinstance(g, np.ndarray) and g.size > 1 and o.shape == g.shape
-                        and not any(g.strides) and g[(0,) * g.ndim] == 1):
+                if o.shape == g.shape and uniform_value(g) == 1:
                     return SharedGrad._wrap(o)
                 K = kernels_for((grad, other))
                 return Tensor._wrap(K.binary(K.MUL, g, o))

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from .elementwise import Mul
+from .elementwise import Mul, uniform_value
 from .registry import Op, Sample, apply, register
 from .shape import SqueezeInplace
 
@@ -44,7 +44,7 @@ def _product_backward(cls, a, b, grad, need_a, need_b, ta, tb):
     """The gradients of ``op(a) @ op(b)`` (``cls`` Mm or Bmm, which records them)."""
     grad_a = grad_b = None
     if cls is Mm and not grad_mode.state.enabled:
-        c = _uniform_value(grad._data)
+        c = uniform_value(grad._data)  # (a 2-D product's gradient)
         if c is not None:
             return _uniform_grad_backward(a._data, b._data, c, grad.shape, ta, tb, need_a, need_b)
     # As PyTorch's mm_mat1/mat2_backward, an unflagged 2-D operand stored column-major (a
@@ -66,14 +66,6 @@ def _product_backward(cls, a, b, grad, need_a, need_b, ta, tb):
         else:
             grad_b = _mm(cls, a, grad, not ta, False)
     return grad_a, grad_b
-
-
-def _uniform_value(g):
-    """The value of a 2-D gradient that is one number broadcast (the gradient of a sum or a mean
-    of the product), or None. Host arrays only: reading a device value would sync."""
-    if isinstance(g, np.ndarray) and g.ndim == 2 and g.size > 1 and g.strides == (0, 0):
-        return g[0, 0]
-    return None
 
 
 def _uniform_grad_backward(a, b, c, shape, ta, tb, need_a, need_b):

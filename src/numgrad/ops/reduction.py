@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ..autograd import grad_mode
+from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor, _wrap_dim
 from ._promote import floating_operand
 from .registry import Op, Sample, apply, kernels_for, register
@@ -385,9 +386,7 @@ class LogSoftmax(Op):
         g, o = grad._data, out._data
         if (not grad_mode.state.enabled and isinstance(g, np.ndarray) and dim == o.ndim - 1
                 and o.size and g.dtype == o.dtype and g.flags.c_contiguous and o.flags.c_contiguous):
-            from ..kernels import cpu
-
-            return (Tensor._wrap(cpu.log_softmax_backward_last(g, o)),)
+            return (Tensor._wrap(cpu_kernels.log_softmax_backward_last(g, o)),)
         return (grad - out.exp() * grad.sum(dim, keepdim=True),)
 
 

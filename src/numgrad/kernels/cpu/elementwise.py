@@ -33,9 +33,10 @@ MATHFUNCS_DIGEST = "cb6511b6e2808e80"
 PARALLEL_THRESHOLD = 1 << 19
 
 
-def _serial(n: int, dtype, out_dtype) -> bool:
-    """Whether an elementwise kernel over ``n`` elements of ``dtype`` runs on one thread."""
-    return n < PARALLEL_THRESHOLD or dtype.kind != "f" or out_dtype != dtype
+def _threaded(dtype, out_dtype) -> bool:
+    """Whether elementwise kernels of ``dtype`` have multi-threaded variants (float in, the same
+    float out); the caller tests the size against ``PARALLEL_THRESHOLD`` first."""
+    return dtype.kind == "f" and out_dtype == dtype
 
 
 # Unary op codes.
@@ -321,7 +322,7 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     out = np.empty(x.shape, x.dtype)
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
-    if out.size < PARALLEL_THRESHOLD or _serial(out.size, x.dtype, x.dtype):
+    if out.size < PARALLEL_THRESHOLD or not _threaded(x.dtype, x.dtype):
         _unary_1d(op, x.reshape(-1), out.reshape(-1))
     else:
         _unary_1d_parallel(op, x.reshape(-1), out.reshape(-1), get_num_threads())
@@ -350,7 +351,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     a_flat = a.flags.c_contiguous
     if a_flat and b.ndim == 0:  # tensor ⊕ number: the commonest case after equal shapes
         out = np.empty(a.shape, dt)
-        if a.size < PARALLEL_THRESHOLD or _serial(a.size, a.dtype, dt):
+        if a.size < PARALLEL_THRESHOLD or not _threaded(a.dtype, dt):
             _binary_1d_scalar(op, a.reshape(-1), b[()], out.reshape(-1))
         else:
             _binary_1d_scalar_parallel(op, a.reshape(-1), b[()], out.reshape(-1), get_num_threads())
@@ -358,7 +359,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     b_flat = b.flags.c_contiguous
     if a.shape == b.shape and a_flat and b_flat:
         out = np.empty(a.shape, dt)
-        if a.size < PARALLEL_THRESHOLD or _serial(a.size, a.dtype, dt):
+        if a.size < PARALLEL_THRESHOLD or not _threaded(a.dtype, dt):
             _binary_1d(op, a.reshape(-1), b.reshape(-1), out.reshape(-1))
         else:
             _binary_1d_parallel(op, a.reshape(-1), b.reshape(-1), out.reshape(-1), get_num_threads())
@@ -455,7 +456,7 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
         if (out.flags.c_contiguous and b.ndim and b.shape == out.shape and b.dtype == out.dtype
                 and b.flags.c_contiguous):
             flat = out.reshape(-1)
-            if _serial(out.size, out.dtype, out.dtype):
+            if out.size < PARALLEL_THRESHOLD or not _threaded(out.dtype, out.dtype):
                 _add_scaled_1d(flat, b.reshape(-1), alpha)
             else:
                 _add_scaled_1d_parallel(flat, b.reshape(-1), alpha, get_num_threads())

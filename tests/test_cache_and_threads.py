@@ -14,15 +14,18 @@ import numgrad
 from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
 
 PROBE = """
+import numpy as np
 import numgrad
+from numgrad.kernels import formulas
 from numgrad.kernels.cpu import elementwise as E
 x = numgrad.ones(2, 2, requires_grad=True)
 out = ((x + 2) * (x + 2) * 3).mean()
 out.backward()
 assert float(x.grad.sum()) == 18.0
-stats = E._binary_1d.stats
+kernel = E._kernels(formulas.Binary.ADD, np.dtype("float32")).zip_1d_scalar
+stats = kernel.stats
 print("hits", sum(stats.cache_hits.values()), "misses", sum(stats.cache_misses.values()))
-print("path", E._binary_1d._cache._cache_path)
+print("path", kernel._cache._cache_path)
 """
 
 
@@ -55,7 +58,7 @@ def test_read_only_install_caches_in_the_user_cache_folder(tmp_path):
     cache_home = tmp_path / "cache"
     first = _probe(site, cache_home)
     second = _probe(site, cache_home)
-    assert Path(first["path"]).is_relative_to(cache_home / "numba")
+    assert Path(first["path"]).is_relative_to(cache_home)
     assert first["misses"] > 0  # compiled, and written to the user cache
     assert list((cache_home / "numba").rglob("*.nbi"))
     assert second["misses"] == 0 and second["hits"] > 0  # loaded, not compiled again

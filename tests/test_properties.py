@@ -4,7 +4,6 @@ Each test draws inputs with hypothesis, runs the same expression in numgrad and 
 compares values, dtypes and the gradients of a random vector-Jacobian product.
 """
 import numpy as np
-import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st

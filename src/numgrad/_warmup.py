@@ -30,19 +30,22 @@ def _progress(items, desc: str):
 
 
 def kernels() -> list:
-    """Every Numba dispatcher in ``numgrad.kernels``."""
+    """Every CPU Numba dispatcher of ``numgrad.kernels`` and of the kernel modules generated so
+    far in this process (``kernels/codegen.py``; templates are not kernels)."""
     import importlib
     import pkgutil
+    import sys
 
     from numba.core.registry import CPUDispatcher
 
     from . import kernels as package
 
-    found = []
-    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        module = importlib.import_module(info.name)
-        found += [v for v in vars(module).values() if isinstance(v, CPUDispatcher)]
-    return found
+    modules = [importlib.import_module(info.name)
+               for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+               if ".templates" not in info.name]
+    modules += [m for name, m in list(sys.modules.items())
+                if name.startswith("numgrad.kernels.generated.cpu_")]
+    return [v for m in modules for v in vars(m).values() if isinstance(v, CPUDispatcher)]
 
 
 def cache_locations() -> list[str]:

@@ -10,7 +10,6 @@ import numpy as np
 from . import _dtype
 from ._dtype import CPU, CUDA, from_numpy_dtype
 from ._tensor_str import format_tensor
-from .autograd import engine, grad_mode
 from .autograd.node import AccumulateGrad, RemovableHandle
 
 _NONLEAF_GRAD_WARNING = (
@@ -311,7 +310,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
             )
         return bool(self.item())
 

@@ -25,7 +25,6 @@ import pytest
 from numba import cuda
 
 import numgrad
-from numgrad.kernels import cuda as K
 from numgrad.kernels.cuda import memory, pool as P
 
 SRC = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "src")

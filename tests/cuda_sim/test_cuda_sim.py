@@ -16,7 +16,7 @@ import pytest
 import numgrad
 from numgrad.ops import REGISTRY
 
-from _cases import DTYPES, case_id, cuda_cases
+from _cases import case_id, cuda_cases
 
 TOL = {"float64": dict(rtol=1e-7, atol=1e-9), "float32": dict(rtol=2e-5, atol=2e-6)}
 

@@ -28,7 +28,7 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
     grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(
-            f"grad can be implicitly created only for scalar outputs"
+            "grad can be implicitly created only for scalar outputs"
             if not grads else
             f"Mismatch in number of tensors: got {len(grads)} gradients for {len(outputs)} outputs"
         )

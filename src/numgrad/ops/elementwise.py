@@ -571,8 +571,27 @@ def add(input, other, *, alpha=1) -> Tensor:
     return apply(Add, (input, other), (a, b))
 
 
+_SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+              "or `logical_xor()` operator instead.")
+_SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+             "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, Tensor) and x._data.dtype == np.bool_)
+
+
+def _check_sub(a, b) -> None:
+    """PyTorch refuses ``-`` on bools (``^``, ``~`` say what is meant)."""
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(_SUB_BOOLS if _is_bool(a) and _is_bool(b) else _SUB_BOOL)
+
+
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other``, with broadcasting."""
+    _check_sub(input, other)
     if alpha != 1:
         other = other * alpha
     if not isinstance(input, Tensor):
@@ -583,6 +602,7 @@ def sub(input, other, *, alpha=1) -> Tensor:
 
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     """``other - alpha * input``."""
+    _check_sub(input, other)
     if alpha != 1:
         input = input * alpha
     if isinstance(other, Tensor):
@@ -611,6 +631,8 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
 
 def neg(input: Tensor) -> Tensor:
     """``-input``."""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError(_NEG_BOOL)
     return apply(Neg, (input,), (input._data,))
 
 
@@ -677,7 +699,9 @@ round = _same_dtype(Round, "Each element rounded to the nearest integer, half to
 
 
 def relu(input: Tensor) -> Tensor:
-    """``max(input, 0)``, elementwise."""
+    """``max(input, 0)``, elementwise (NaN stays NaN)."""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return apply(Relu, (input,), (input._data,))
 
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from ..formulas import ArgReduce, Reduce
 from .elementwise import PARALLEL_THRESHOLD
 
 
@@ -75,8 +76,9 @@ def _sum_3d(x, out):
             out[a, i] = acc[i]
 
 
-PROD, MAX, MIN = range(3)
-ARGMAX, ARGMIN = range(2)
+# The kernels take the op as a plain int (an IntEnum member would be a type of its own to Numba).
+PROD, MAX, MIN = (int(op) for op in Reduce)
+ARGMAX, ARGMIN = (int(op) for op in ArgReduce)
 
 
 @njit(cache=True, error_model="numpy")
@@ -152,7 +154,7 @@ def reduce_dims(op: int, x: np.ndarray, dims: tuple[int, ...], keepdim: bool) ->
         return np.ones(shape, x.dtype)
     out = np.empty((x3.shape[0], x3.shape[2]), x.dtype)
     if out.size:
-        _reduce_3d(op, x3, out)
+        _reduce_3d(int(op), x3, out)
     return out.reshape(shape)
 
 
@@ -163,7 +165,7 @@ def arg_reduce_dims(op: int, x: np.ndarray, dims: tuple[int, ...], keepdim: bool
         raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
     out = np.empty((x3.shape[0], x3.shape[2]), np.int64)
     if out.size:
-        _arg_reduce_3d(op, x3, out)
+        _arg_reduce_3d(int(op), x3, out)
     return out.reshape(shape)
 
 

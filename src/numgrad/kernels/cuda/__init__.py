@@ -7,11 +7,12 @@
 ``index_put``, ``nonzero``, ``unravel_index``; index arrays stay on the device, bounds checked
 there and reported by ``check_errors`` at the next sync).
 
-The op codes are the CPU's, and so are the scalar formulas: the kernels call the CPU module's
-``binary_scalar`` and ``unary_portable`` (``numba.njit`` functions, which numba-cuda compiles as
-device functions when a kernel calls them). Only exp, log, tanh and sigmoid have CUDA bodies of
-their own, on libdevice's ``math`` functions, because the CPU's fast_* versions are built on CPU
-LLVM intrinsics.
+The op ids and the scalar formulas are the CPU's: each elementwise op's kernels are generated
+from its row of the formula table (``kernels/formulas.py``), which names the function the CUDA
+kernels call: the CPU's own where it compiles for both devices (``kernels/scalar.py``, ``numba.njit``
+functions that numba-cuda compiles as device functions), else a CUDA variant (``math``'s exp, log
+and tanh for the CPU's vectorisable fast_* versions, which are built on CPU LLVM intrinsics;
+libdevice's rounding in ``cuda/scalar.py``).
 
 CUDA data is a device array that may be a strided view of another's memory, as on the CPU
 (``layout.py``): views share memory, ``broadcast_to`` (expand) is a view with stride 0, and
@@ -21,7 +22,7 @@ from ... import cuda as _numgrad_cuda
 
 _numgrad_cuda._apply_numpy_shims()  # before numba-cuda is imported (numpy 2.5)
 
-from ..cpu.elementwise import OP_CODES  # noqa: E402
+from ..formulas import OP_CODES  # noqa: E402
 from .elementwise import (  # noqa: E402,F401
     binary, binary_into, broadcast_to, cast, copy, reshape_view, to_host, unary, upload, where,
 )
@@ -35,8 +36,8 @@ from .layout import (  # noqa: E402,F401
 from .memory import empty  # noqa: E402,F401
 from .linalg import dot, matmul  # noqa: E402,F401
 from .reduction import (  # noqa: E402,F401
-    ARGMAX, ARGMIN, MAX, MIN, PROD, any_equal, any_equal_device, arg_reduce_dims, extreme_share,
-    finite_or_zero, inf_where_zero, one_hot_dim, product_of_others, reduce_dims, sum_dims,
+    any_equal, any_equal_device, arg_reduce_dims, extreme_share, finite_or_zero, inf_where_zero,
+    one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
 from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
 

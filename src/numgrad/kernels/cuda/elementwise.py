@@ -1,4 +1,6 @@
-"""Elementwise CUDA kernels: one kernel per family, the op chosen by the CPU's op codes.
+"""Elementwise CUDA kernels, generated per formula from the formula table (``kernels/formulas.py``,
+``kernels/codegen.py``), as on the CPU: each op's kernels call its CUDA scalar function, and a
+first use compiles that op's kernel for that dtype only.
 
 Operands are device arrays of any layout (strided views included) or host numbers. A host
 number (a NumPy scalar, or a 0-d NumPy array that ``binary_operands`` made of a Python number) is
@@ -9,69 +11,39 @@ broadcasts; ``layout.meta``), uploaded once per combination and cached.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import cuda
 
-from ..cpu.elementwise import (
-    _SWAPPED, EXP, LOG, MUL, SIGMOID, TANH, _one, binary_scalar, unary_portable,
-)
+from .. import codegen, formulas
+from ..formulas import SWAPPED, Binary
 from .layout import _copy_k, _offset, ascontiguous, convert, meta, operand  # noqa: F401
 from .layout import address, may_share_memory
 from .layout import broadcast_to, reshape_view  # noqa: F401  (entry points)
 from .memory import empty, flat, launch
 
 
-@cuda.jit(device=True)
-def _unary_device(op, x):
-    if op == EXP:
-        return math.exp(x)
-    if op == LOG:
-        return math.log(x)
-    if op == TANH:
-        return math.tanh(x)
-    if op == SIGMOID:
-        return _one(x) / (_one(x) + math.exp(-x))
-    return unary_portable(op, x)
+def _kernels(op, dtype, unary: bool = False):
+    """The generated kernels of ``op`` (unary if ``unary``, else binary or a comparison) for
+    ``dtype``, from the CUDA function of its formula (``kernels/codegen.py``), as on the CPU."""
+    key = (op, dtype, unary)
+    module = _LOADED.get(key)
+    if module is None:
+        row = formulas.formula(op, dtype)
+        if isinstance(row.op, formulas.Unary) != unary:
+            raise ValueError(f"{row.op!r} is not a {'unary' if unary else 'binary'} op")
+        module = codegen.load("cuda/unary" if unary else "cuda/binary", row.cuda)
+        _LOADED[key] = module
+    return module
 
 
-@cuda.jit
-def _unary_k(op, x, out):
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] = _unary_device(op, x[i])
-
-
-@cuda.jit
-def _binary_k(op, a, b, out):
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] = binary_scalar(op, a[i], b[i])
-
-
-@cuda.jit
-def _binary_scalar_k(op, a, b, out):
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] = binary_scalar(op, a[i], b)
-
-
-@cuda.jit
-def _binary_bcast_k(op, a, b, meta, out):
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] = binary_scalar(op, a[_offset(i, meta, 0)], b[_offset(i, meta, 1)])
+_LOADED: dict = {}
 
 
 @cuda.jit
 def _where_k(cond, a, b, meta, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         out[i] = a[_offset(i, meta, 1)] if cond[_offset(i, meta, 0)] else b[_offset(i, meta, 2)]
-
-
-@cuda.jit
-def _binary_into_k(op, out, b, meta, n):
-    """``out = op(out, b)`` with ``out`` (operand 0) and ``b`` (operand 1) read through ``meta``."""
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        o = _offset(i, meta, 0)
-        out[o] = binary_scalar(op, out[o], b[_offset(i, meta, 1)])
 
 
 # ------------------------------------------------------------------ helpers
@@ -116,36 +88,38 @@ def _device_value(x, dtype):
 def unary(op: int, x):
     """``op`` applied to every element of ``x``; a new array."""
     x = ascontiguous(x)
+    kernel = _kernels(op, x.dtype, True).map_k
     out = empty(x.shape, x.dtype)
     if out.size:
-        launch(_unary_k, out.size)(op, flat(x), flat(out))
+        launch(kernel, out.size)(flat(x), flat(out))
     return out
 
 
 def binary(op: int, a, b, out_dtype=None):
     """``op(a, b)`` with broadcasting; ``a``/``b`` are device arrays (any layout) or host numbers
     of one dtype; the result has it too unless ``out_dtype`` is given (bool for comparisons)."""
-    if _is_host(a) and op in _SWAPPED and not _is_host(b):
-        a, b, op = b, a, _SWAPPED[op]
+    if _is_host(a) and op in SWAPPED and not _is_host(b):
+        a, b, op = b, a, SWAPPED[op]
     if _is_host(a):
         a = _device_value(a, b.dtype)
+    kernels = _kernels(op, a.dtype)
     dt = a.dtype if out_dtype is None else np.dtype(out_dtype)
     if _is_host(b):
         a = ascontiguous(a)
         out = empty(a.shape, dt)
         if out.size:
-            launch(_binary_scalar_k, out.size)(op, flat(a), _number(b, a.dtype), flat(out))
+            launch(kernels.zip_scalar_k, out.size)(flat(a), _number(b, a.dtype), flat(out))
         return out
     if a.shape == b.shape and a.is_c_contiguous() and b.is_c_contiguous():
         out = empty(a.shape, dt)
         if out.size:
-            launch(_binary_k, out.size)(op, flat(a), flat(b), flat(out))
+            launch(kernels.zip_k, out.size)(flat(a), flat(b), flat(out))
         return out
     shape = tuple(_broadcast_shape(a.shape, b.shape))
     out = empty(shape, dt)
     if out.size:
         (abuf, alay), (bbuf, blay) = operand(a), operand(b)
-        launch(_binary_bcast_k, out.size)(op, abuf, bbuf, meta(shape, alay, blay), flat(out))
+        launch(kernels.zip_bcast_k, out.size)(abuf, bbuf, meta(shape, alay, blay), flat(out))
     return out
 
 
@@ -160,26 +134,27 @@ def binary_into(op: int, out, b, alpha=None) -> None:
         if _is_host(b):
             b = out.dtype.type(_number(b, out.dtype) * alpha)
         else:
-            b = binary(MUL, b, _number(alpha, out.dtype))
+            b = binary(Binary.MUL, b, _number(alpha, out.dtype))
     if not _is_host(b):
         b = cast(b, out.dtype)
         if b is not out and may_share_memory(out, b) and not (
                 address(b) == address(out) and b.shape == out.shape and b.strides == out.strides):
             b = copy(b)  # (each element of out read before written only where they coincide)
+    kernels = _kernels(op, out.dtype)
     if out.is_c_contiguous():
         if _is_host(b):
-            launch(_binary_scalar_k, n)(op, flat(out), _number(b, out.dtype), flat(out))
+            launch(kernels.zip_scalar_k, n)(flat(out), _number(b, out.dtype), flat(out))
         elif b.shape == out.shape and b.is_c_contiguous():
-            launch(_binary_k, n)(op, flat(out), flat(b), flat(out))
+            launch(kernels.zip_k, n)(flat(out), flat(b), flat(out))
         else:
             bbuf, blay = operand(b)
             m = meta(tuple(out.shape), (tuple(out.shape), None), blay)
-            launch(_binary_bcast_k, n)(op, flat(out), bbuf, m, flat(out))
+            launch(kernels.zip_bcast_k, n)(flat(out), bbuf, m, flat(out))
         return
     if _is_host(b):
         b = _device_value(b, out.dtype)
     (obuf, olay), (bbuf, blay) = operand(out), operand(b)
-    launch(_binary_into_k, n)(op, obuf, bbuf, meta(tuple(out.shape), olay, blay), n)
+    launch(kernels.zip_into_k, n)(obuf, bbuf, meta(tuple(out.shape), olay, blay), n)
 
 
 def where(cond, a, b):

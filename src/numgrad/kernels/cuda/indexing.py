@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from ..cpu.elementwise import ADD
+from ..formulas import Binary
 from .elementwise import binary_into
 from .layout import _offset, assign, broadcast_copy, buffer, meta, operand, strides_of, view_index
 from .memory import _SIMULATOR, empty, flat, launch
@@ -266,7 +266,7 @@ def index_put(out, basic: tuple, adv, values, accumulate: bool) -> None:
     view = view_index(out, basic + (Ellipsis,))
     if adv is None:
         if accumulate:
-            binary_into(ADD, view, values)
+            binary_into(Binary.ADD, view, values)
         else:
             assign(view, values)
         return

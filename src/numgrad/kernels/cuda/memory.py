@@ -6,7 +6,6 @@ and kept with the kernel already configured, so a launch costs one dict lookup.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import config, cuda
 
 # The simulator runs every thread as a Python thread: keep its grids tiny. On a GPU, enough

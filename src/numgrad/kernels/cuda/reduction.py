@@ -31,8 +31,8 @@ import math
 import numpy as np
 from numba import cuda, float32, float64, int64
 
-from ..cpu.elementwise import DIV, EQ
 from ..cpu.reduction import ARGMAX, ARGMIN, MAX, MIN, PROD  # noqa: F401  (the CPU's op codes)
+from ..formulas import Binary, Compare
 from .elementwise import _offset, binary, cast
 from .memory import _SIMULATOR, ascontiguous, empty, flat, launch
 
@@ -401,10 +401,10 @@ def reduce_dims(op: int, x, dims: tuple, keepdim: bool):
         return full(shape, x.dtype, 1)
     n_out = outer * inner
     if n_out and x.dtype in _EXTREME_TREE and _use_tree(k, n_out):
-        return _extreme_tree(op, x3, k, inner, n_out)[0].reshape(shape)
+        return _extreme_tree(int(op), x3, k, inner, n_out)[0].reshape(shape)
     out = empty((n_out,), x.dtype)
     if out.size:
-        launch(_reduce_k, out.size)(op, x3, k, inner, out)
+        launch(_reduce_k, out.size)(int(op), x3, k, inner, out)
     return out.reshape(shape)
 
 
@@ -419,7 +419,7 @@ def arg_reduce_dims(op: int, x, dims: tuple, keepdim: bool):
         return _extreme_tree(MAX if op == ARGMAX else MIN, x3, k, inner, n_out)[1].reshape(shape)
     out = empty((n_out,), np.int64)
     if out.size:
-        launch(_arg_reduce_k, out.size)(op, x3, k, inner, out)
+        launch(_arg_reduce_k, out.size)(int(op), x3, k, inner, out)
     return out.reshape(shape)
 
 
@@ -437,8 +437,8 @@ def one_hot_dim(indices, shape: tuple, dim: int, dtype):
 def extreme_share(x, extreme, dims: tuple):
     """``1 / count`` where ``x`` equals its slice's ``extreme`` (kept dims), ``count`` the ties in
     the slice, else 0: how amax/amin share their gradient."""
-    hit = cast(binary(EQ, ascontiguous(x), ascontiguous(extreme), np.bool_), x.dtype)
-    return binary(DIV, hit, sum_dims(hit, dims, True))
+    hit = cast(binary(Compare.EQ, ascontiguous(x), ascontiguous(extreme), np.bool_), x.dtype)
+    return binary(Binary.DIV, hit, sum_dims(hit, dims, True))
 
 
 def any_equal(x, value) -> bool:

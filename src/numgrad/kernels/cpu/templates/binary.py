@@ -1,0 +1,81 @@
+"""The CPU kernels of one binary formula ``f(a, b)``: over two contiguous arrays of one shape
+(``zip_1d``), an array and one number (``zip_1d_scalar``), the general broadcast or strided case
+(``zip_strided``), and the first two split over threads for large arrays."""
+import numpy as np
+from numba import njit, prange
+
+from numgrad.kernels.scalar import add as f  # the formula (codegen.py replaces this line)
+
+
+@njit(inline="always")
+def _loop(a, b, out):
+    for i in range(out.size):
+        out[i] = f(a[i], b[i])
+
+
+@njit(inline="always")
+def _loop_scalar(a, b, out):
+    for i in range(out.size):
+        out[i] = f(a[i], b)
+
+
+@njit(cache=True, error_model="numpy")
+def zip_1d(a, b, out):
+    _loop(a, b, out)
+
+
+@njit(cache=True, error_model="numpy")
+def zip_1d_scalar(a, b, out):
+    _loop_scalar(a, b, out)
+
+
+@njit(cache=True, error_model="numpy")
+def zip_strided(a, a_strides, b, b_strides, shape, out):
+    """``a`` and ``b`` are 1-D views of their buffers, addressed through element strides (0 along
+    broadcast dimensions); ``out`` is contiguous. Iterates the last dimension in the inner loop
+    and advances an odometer over the others."""
+    nd = shape.size
+    inner = shape[nd - 1]
+    sa = a_strides[nd - 1]
+    sb = b_strides[nd - 1]
+    index = np.zeros(nd, np.int64)
+    pa = 0
+    pb = 0
+    for start in range(0, out.size, inner):
+        # Rows contiguous in both operands (a bias added to each row), or contiguous in ``a``
+        # against one value of ``b`` (a per-row max subtracted), take the vectorised loops.
+        if sa == 1 and sb == 1:
+            _loop(a[pa:pa + inner], b[pb:pb + inner], out[start:start + inner])
+        elif sa == 1 and sb == 0:
+            _loop_scalar(a[pa:pa + inner], b[pb], out[start:start + inner])
+        else:
+            for j in range(inner):
+                out[start + j] = f(a[pa + j * sa], b[pb + j * sb])
+        d = nd - 2
+        while d >= 0:
+            index[d] += 1
+            pa += a_strides[d]
+            pb += b_strides[d]
+            if index[d] < shape[d]:
+                break
+            pa -= a_strides[d] * shape[d]
+            pb -= b_strides[d] * shape[d]
+            index[d] = 0
+            d -= 1
+
+
+# One contiguous chunk per thread, each sliced so that its loop runs from 0 (see unary.py).
+@njit(cache=True, error_model="numpy", parallel=True)
+def zip_1d_parallel(a, b, out, chunks):
+    n = out.size
+    for c in prange(chunks):
+        start, stop = c * n // chunks, (c + 1) * n // chunks
+        _loop(a[start:stop], b[start:stop], out[start:stop])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def zip_1d_scalar_parallel(a, b, out, chunks):
+    n = out.size
+    for c in prange(chunks):
+        start, stop = c * n // chunks, (c + 1) * n // chunks
+        _loop_scalar(a[start:stop], b, out[start:stop])

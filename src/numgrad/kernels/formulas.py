@@ -1,0 +1,160 @@
+"""The formula table: every elementwise op's scalar formula, declared once for both devices.
+
+Each op has an id in the enum of its family (``Unary``, ``Binary``, ``Compare``; the reductions'
+op codes live here too, so that no two families share an id), and one or more ``Formula`` rows:
+the scalar function its CPU kernels call, the one its CUDA kernels call (the same function where
+it compiles for both, as most of ``kernels/scalar.py`` does), and the dtypes the row serves.
+Integer and bool inputs have rows of their own where their formula differs (``floor`` of an
+integer is the integer).
+
+The kernels are generated from these rows (``codegen.py``): one small module per formula and
+device, holding that formula's loops, so the first use of an op compiles that op's loop for that
+dtype and nothing else. The whole-step compiler will fuse the same functions.
+
+A function is named ``"module:function"`` with the module relative to ``numgrad.kernels``, so
+that the CPU never imports the CUDA variants.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Unary(IntEnum):
+    NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL, LOG1P, EXPM1 = range(100, 110)
+    RSQRT, ABS, SIN, COS, TAN, SIGN, FLOOR, CEIL, ROUND = range(110, 119)
+
+
+class Binary(IntEnum):
+    ADD, SUB, MUL, DIV, POW, RSUB, RPOW, MAXIMUM, MINIMUM = range(200, 209)
+    # Fused backward formulas, taking (grad, saved output).
+    TANH_BWD, SIGMOID_BWD, RELU_BWD = range(209, 212)
+
+
+class Compare(IntEnum):
+    """Binary ops with a bool result."""
+
+    EQ, NE, LT, LE, GT, GE = range(300, 306)
+
+
+class Reduce(IntEnum):
+    """Op codes of the reduction kernels (``cpu/reduction.py``, ``cuda/reduction.py``)."""
+
+    PROD, MAX, MIN = range(400, 403)
+
+
+class ArgReduce(IntEnum):
+    ARGMAX, ARGMIN = range(500, 502)
+
+
+FAMILIES = (Unary, Binary, Compare, Reduce, ArgReduce)
+
+FLOAT = ("float32", "float64")
+INT = ("int64", "int32")
+NUMBER = FLOAT + INT
+ALL = NUMBER + ("bool",)
+
+
+class Formula(NamedTuple):
+    """One row of the table: ``op`` on ``dtypes``, computed by ``cpu`` and ``cuda``."""
+
+    op: IntEnum
+    cpu: str
+    cuda: str
+    dtypes: tuple
+
+
+def _rows(op, cpu, cuda=None, dtypes=FLOAT, *more):
+    """``op``'s rows: (cpu, cuda, dtypes), then further (function for both, dtypes) pairs."""
+    rows = [Formula(op, cpu, cuda or cpu, dtypes)]
+    for i in range(0, len(more), 2):
+        rows.append(Formula(op, more[i], more[i], more[i + 1]))
+    return op, tuple(rows)
+
+
+_S = "scalar:"
+TABLE: dict = dict((
+    _rows(Unary.NEG, _S + "neg", None, NUMBER),
+    _rows(Unary.EXP, "cpu.mathfuncs:fast_exp", _S + "exp_portable"),
+    _rows(Unary.LOG, "cpu.mathfuncs:fast_log", _S + "log_portable"),
+    _rows(Unary.TANH, "cpu.mathfuncs:fast_tanh", _S + "tanh_portable"),
+    _rows(Unary.SIGMOID, "cpu.mathfuncs:fast_sigmoid", _S + "sigmoid_portable"),
+    _rows(Unary.RELU, _S + "relu", None, FLOAT, _S + "relu_int", INT),
+    _rows(Unary.SQRT, _S + "sqrt"),
+    _rows(Unary.RECIPROCAL, _S + "reciprocal"),
+    _rows(Unary.LOG1P, _S + "log1p"),
+    _rows(Unary.EXPM1, _S + "expm1"),
+    _rows(Unary.RSQRT, _S + "rsqrt"),
+    _rows(Unary.ABS, _S + "absolute", None, NUMBER),
+    _rows(Unary.SIN, _S + "sin"),
+    _rows(Unary.COS, _S + "cos"),
+    _rows(Unary.TAN, _S + "tan"),
+    _rows(Unary.SIGN, _S + "sign", None, FLOAT, _S + "sign_int", INT, _S + "identity", ("bool",)),
+    _rows(Unary.FLOOR, "cpu.scalar:floor", "cuda.scalar:floor", FLOAT, _S + "identity", INT),
+    _rows(Unary.CEIL, "cpu.scalar:ceil", "cuda.scalar:ceil", FLOAT, _S + "identity", INT),
+    _rows(Unary.ROUND, "cpu.scalar:rint", "cuda.scalar:rint", FLOAT, _S + "identity", INT),
+    _rows(Binary.ADD, _S + "add", None, ALL),
+    _rows(Binary.SUB, _S + "sub", None, NUMBER),
+    _rows(Binary.MUL, _S + "mul", None, ALL),
+    _rows(Binary.DIV, _S + "div"),
+    _rows(Binary.POW, _S + "power", None, NUMBER),
+    _rows(Binary.RSUB, _S + "rsub", None, NUMBER),
+    _rows(Binary.RPOW, _S + "rpow", None, NUMBER),
+    _rows(Binary.MAXIMUM, _S + "maximum", None, ALL),
+    _rows(Binary.MINIMUM, _S + "minimum", None, ALL),
+    _rows(Binary.TANH_BWD, _S + "tanh_backward"),
+    _rows(Binary.SIGMOID_BWD, _S + "sigmoid_backward"),
+    _rows(Binary.RELU_BWD, _S + "relu_backward"),
+    _rows(Compare.EQ, _S + "eq", None, ALL),
+    _rows(Compare.NE, _S + "ne", None, ALL),
+    _rows(Compare.LT, _S + "lt", None, ALL),
+    _rows(Compare.LE, _S + "le", None, ALL),
+    _rows(Compare.GT, _S + "gt", None, ALL),
+    _rows(Compare.GE, _S + "ge", None, ALL),
+))
+
+# op(s, x) == SWAPPED[op](x, s): lets a number on the left take the kernels for a number on the
+# right.
+SWAPPED = {
+    Binary.ADD: Binary.ADD, Binary.MUL: Binary.MUL, Binary.SUB: Binary.RSUB,
+    Binary.RSUB: Binary.SUB, Binary.POW: Binary.RPOW, Binary.RPOW: Binary.POW,
+    Binary.MAXIMUM: Binary.MAXIMUM, Binary.MINIMUM: Binary.MINIMUM,
+    Compare.EQ: Compare.EQ, Compare.NE: Compare.NE, Compare.LT: Compare.GT,
+    Compare.GT: Compare.LT, Compare.LE: Compare.GE, Compare.GE: Compare.LE,
+}
+
+# Every op id by its name (``K.EXP``, ``K.ADD``, ``K.MAX`` …): the kernel modules export these.
+OP_CODES = {member.name: member for fam in FAMILIES for member in fam}
+assert len(OP_CODES) == sum(len(fam) for fam in FAMILIES), "two families share an op name"
+
+# PyTorch's names of the dtypes, for "not implemented for 'Bool'".
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+                "bool": "Bool", "float16": "Half", "int16": "Short", "int8": "Char",
+                "uint8": "Byte"}
+
+
+def rows(op) -> tuple:
+    """Every formula row of ``op``; ValueError for an id no family has."""
+    try:
+        return TABLE[op]
+    except (KeyError, TypeError):
+        raise ValueError(f"no elementwise formula has the op id {op!r}") from None
+
+
+def formula(op, dtype) -> Formula:
+    """The row of ``op`` serving ``dtype`` (a NumPy dtype); PyTorch's error where none does
+    (NotImplementedError, a RuntimeError: ``"abs" not implemented for 'Bool'``)."""
+    name = np.dtype(dtype).name
+    found = rows(op)
+    for row in found:
+        if name in row.dtypes:
+            return row
+    raise NotImplementedError(f'"{found[0].op.name.lower()}" not implemented for '
+                              f"'{_TORCH_NAMES.get(name, name)}'")
+
+
+def family(op) -> type:
+    """The enum ``op`` belongs to (``Unary``, ``Binary`` or ``Compare``)."""
+    return type(rows(op)[0].op)

@@ -1,0 +1,243 @@
+"""Scalar formulas that compile for both devices: ``numba.njit`` functions of one or two elements.
+
+Numba inlines them into the CPU loops, and numba-cuda compiles an ``njit`` function called from a
+kernel as a device function, so the formula written here is the one both devices run. Everything
+here uses only arithmetic, comparisons, ``abs`` and the ``math`` module, which numba-cuda documents
+as supported in kernels and lowers through libdevice; NumPy's ufuncs are avoided because the CUDA
+target supports only some of them, and which ones changes between numba-cuda releases (0.30.4
+lowers ``np.sin`` but not ``np.sqrt``, ``np.log1p``, ``np.expm1``, ``np.sign``, ``np.floor``,
+``np.ceil`` or ``np.rint``). A formula that needs something else on one device (a vectorisable
+CPU exp, libdevice's ``rint``) has a variant in ``cpu/mathfuncs.py`` or ``cuda/scalar.py``; the
+table in ``formulas.py`` says which function each op runs on each device.
+
+Each takes and returns elements of one dtype: ``_one``/``_zero`` give constants of the argument's
+float type, since a bare ``1.0`` would make float32 arithmetic float64 (and unvectorised).
+Special values follow PyTorch 2.13 on the CPU.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(inline="always")
+def _one(x):
+    """1 in ``x``'s float type."""
+    if isinstance(x, np.float32):
+        return np.float32(1)
+    return 1.0
+
+
+@njit(inline="always")
+def _zero(x):
+    if isinstance(x, np.float32):
+        return np.float32(0)
+    return 0.0
+
+
+# ------------------------------------------------------------------ unary
+@njit(inline="always")
+def neg(x):
+    return -x
+
+
+@njit(inline="always")
+def relu(x):
+    """``x`` unless it is below 0: NaN passes, and so does -0.0 (PyTorch's clamp_min)."""
+    return _zero(x) if x < 0 else x
+
+
+@njit(inline="always")
+def relu_int(x):
+    return x if x > 0 else x - x
+
+
+@njit(inline="always")
+def sqrt(x):
+    return math.sqrt(x)
+
+
+@njit(inline="always")
+def rsqrt(x):
+    return _one(x) / math.sqrt(x)
+
+
+@njit(inline="always")
+def reciprocal(x):
+    return _one(x) / x
+
+
+@njit(inline="always")
+def log1p(x):
+    return math.log1p(x)
+
+
+@njit(inline="always")
+def expm1(x):
+    return math.expm1(x)
+
+
+@njit(inline="always")
+def absolute(x):
+    return abs(x)
+
+
+@njit(inline="always")
+def sin(x):
+    return math.sin(x)
+
+
+@njit(inline="always")
+def cos(x):
+    return math.cos(x)
+
+
+@njit(inline="always")
+def tan(x):
+    return math.tan(x)
+
+
+@njit(inline="always")
+def sign(x):
+    """1, -1, or 0 for ±0 and NaN (PyTorch's ``(0 < x) - (x < 0)``)."""
+    if x > 0:
+        return _one(x)
+    if x < 0:
+        return -_one(x)
+    return _zero(x)
+
+
+@njit(inline="always")
+def sign_int(x):
+    if x > 0:
+        return x - x + 1
+    if x < 0:
+        return x - x - 1
+    return x - x
+
+
+@njit(inline="always")
+def identity(x):
+    """floor, ceil and round of an integer, sign of a bool."""
+    return x
+
+
+@njit(inline="always")
+def exp_portable(x):
+    return math.exp(x)
+
+
+@njit(inline="always")
+def log_portable(x):
+    return math.log(x)
+
+
+@njit(inline="always")
+def tanh_portable(x):
+    return math.tanh(x)
+
+
+@njit(inline="always")
+def sigmoid_portable(x):
+    """1 / (1 + e**-x); for large negative ``x`` e**-x overflows to inf and the result is 0."""
+    return _one(x) / (_one(x) + math.exp(-x))
+
+
+# ------------------------------------------------------------------ binary
+@njit(inline="always")
+def add(a, b):
+    return a + b
+
+
+@njit(inline="always")
+def sub(a, b):
+    return a - b
+
+
+@njit(inline="always")
+def mul(a, b):
+    return a * b
+
+
+@njit(inline="always")
+def div(a, b):
+    return a / b
+
+
+@njit(inline="always")
+def power(a, b):
+    return a**b
+
+
+@njit(inline="always")
+def rsub(a, b):
+    """``b - a``: a number on the left (``2 - x``) taken as the second operand."""
+    return b - a
+
+
+@njit(inline="always")
+def rpow(a, b):
+    return b**a
+
+
+@njit(inline="always")
+def maximum(a, b):
+    """NaN-propagating, as torch.maximum."""
+    return a if (a > b or a != a) else b
+
+
+@njit(inline="always")
+def minimum(a, b):
+    return a if (a < b or a != a) else b
+
+
+@njit(inline="always")
+def tanh_backward(grad, y):
+    """``grad * (1 - y²)``, from tanh's saved output ``y``."""
+    return grad * (_one(y) - y * y)
+
+
+@njit(inline="always")
+def sigmoid_backward(grad, y):
+    """``grad * y (1 - y)``, from sigmoid's saved output ``y``."""
+    return grad * (y * (_one(y) - y))
+
+
+@njit(inline="always")
+def relu_backward(grad, y):
+    """``grad`` where relu's saved output ``y`` is not ``<= 0`` (a NaN output passes it), as
+    PyTorch's threshold_backward."""
+    return _zero(grad) if y <= 0 else grad
+
+
+# ------------------------------------------------------------------ comparisons (bool results)
+@njit(inline="always")
+def eq(a, b):
+    return a == b
+
+
+@njit(inline="always")
+def ne(a, b):
+    return a != b
+
+
+@njit(inline="always")
+def lt(a, b):
+    return a < b
+
+
+@njit(inline="always")
+def le(a, b):
+    return a <= b
+
+
+@njit(inline="always")
+def gt(a, b):
+    return a > b
+
+
+@njit(inline="always")
+def ge(a, b):
+    return a >= b

@@ -1,0 +1,108 @@
+"""Kernels generated from the formula table (kernels/codegen.py): content-addressed source files
+that Numba caches across processes, a first use that compiles only what it runs, and a cache
+folder that heals, falls back when it cannot be written, and never runs a file it did not write."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from numgrad.kernels import codegen
+
+RUN = """
+import os, sys
+import numpy as np
+import numgrad
+from numgrad.kernels import codegen, formulas
+from numgrad.kernels.cpu import elementwise as E
+x = numgrad.tensor(np.linspace(-1, 1, 7, dtype=np.float32))
+y = x.exp()
+assert np.allclose(y.numpy(), np.exp(x.numpy()), rtol=1e-6)
+kernel = E._kernels(formulas.Unary.EXP, np.dtype("float32"), True).map_1d
+print("hits", sum(kernel.stats.cache_hits.values()), "misses", sum(kernel.stats.cache_misses.values()))
+print("file", kernel.py_func.__code__.co_filename)
+print("generated", sorted(m.rpartition(".")[2].rsplit("_", 1)[0] for m in sys.modules
+                          if m.startswith("numgrad.kernels.generated.")))
+"""
+
+
+def _run(env_updates: dict) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMGRAD_CACHE_DIR")}
+    env.update(env_updates)
+    done = subprocess.run([sys.executable, "-c", RUN], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = {}
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        result[key] = value
+    result["stderr"] = done.stderr
+    return result
+
+
+def test_a_first_use_compiles_only_its_op_and_a_second_process_loads_it(tmp_path):
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    first = _run(env)
+    assert first["hits"].split()[0] == "0" and first["hits"].split()[2] == "1"
+    # exp of a float32 tensor made the generated module of exp, and of no other op
+    assert first["generated"] == "['cpu_unary_fast_exp']"
+    folder = tmp_path / "cache" / "numgrad" / "generated"
+    assert Path(first["file"]).parent == folder
+    assert [p.name.rsplit("_", 1)[0] for p in folder.glob("*.py")] == ["cpu_unary_fast_exp"]
+    assert (folder.stat().st_mode & 0o777) == 0o700
+    second = _run(env)
+    assert second["hits"] == "1 misses 0"  # loaded from the cache, not compiled
+    assert second["file"] == first["file"]
+
+
+def test_file_names_change_with_the_text_and_with_the_formula_sources(monkeypatch):
+    text = codegen.source("cpu/unary", "scalar:neg")
+    assert "from numgrad.kernels.scalar import neg as f" in text
+    assert codegen.sources_digest("cpu")[:16] in text
+    other = codegen.source("cpu/unary", "scalar:sqrt")
+    assert "import sqrt as f" in other and other != text
+    monkeypatch.setitem(codegen._state, "cpu", "0" * 64)  # as if a formula source changed
+    assert codegen.source("cpu/unary", "scalar:neg") != text
+
+
+def test_a_damaged_or_planted_file_is_never_run_and_is_rewritten(tmp_path):
+    env = {"NUMGRAD_CACHE_DIR": str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(tmp_path / "nb")}
+    first = _run(env)
+    path = Path(first["file"])
+    good = path.read_text()
+    path.write_text("raise SystemExit('planted code ran')\n")  # what another user could write
+    second = _run(env)  # (the planted text would have ended the process)
+    assert path.read_text() == good
+    assert second["hits"] == "1 misses 0"  # the machine code of the right text, from the cache
+    path.write_text(good[: len(good) // 2])  # truncated
+    assert _run(env)["file"] == first["file"]
+    assert path.read_text() == good
+
+
+def test_a_cache_folder_that_cannot_be_written_falls_back_with_one_warning(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")  # (root ignores permissions: a file where the folder should be)
+    result = _run({"NUMGRAD_CACHE_DIR": str(blocker / "kernels"),
+                   "NUMBA_CACHE_DIR": str(tmp_path / "nb")})
+    assert "cannot write its kernel cache" in result["stderr"]
+    assert result["stderr"].count("cannot write its kernel cache") == 1
+    assert not Path(result["file"]).is_relative_to(blocker)
+
+
+def test_the_templates_generate_what_they_hold_for_their_own_formula():
+    """A template is the module it generates for the formula it imports (its marked line)."""
+    for template, ref in (("cpu/unary", "scalar:neg"), ("cpu/binary", "scalar:add"),
+                          ("cuda/unary", "scalar:neg"), ("cuda/binary", "scalar:add")):
+        device, _, family = template.partition("/")
+        path = Path(codegen.__file__).parent / device / "templates" / f"{family}.py"
+        generated = codegen.source(template, ref)
+        assert generated.split("\n", 1)[1] == path.read_text()
+
+
+def test_the_first_compile_says_so_once_and_a_warm_cache_says_nothing(tmp_path):
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    cold = _run(env)["stderr"]
+    assert cold.count("numgrad: compiling kernels for their first use") == 1
+    assert "python -m numgrad warmup" in cold and "NUMGRAD_QUIET=1" in cold
+    assert "compiling" not in _run(env)["stderr"]
+    quiet = _run({"NUMBA_CACHE_DIR": str(tmp_path / "other"), "NUMGRAD_QUIET": "1"})["stderr"]
+    assert "compiling" not in quiet

@@ -1,0 +1,132 @@
+"""The formula table (kernels/formulas.py): op ids, rows, dtypes, and PyTorch's results for the hard
+values of every elementwise op, computed by the kernels generated from it."""
+import importlib
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+from numgrad.kernels import cpu as K
+from numgrad.kernels import formulas
+from numgrad.kernels.formulas import Binary, Compare, Unary
+
+
+def test_op_ids_are_unique_across_families_and_an_unknown_id_raises():
+    ids = [int(member) for family in formulas.FAMILIES for member in family]
+    assert len(ids) == len(set(ids))
+    ranges = [(min(map(int, f)), max(map(int, f))) for f in formulas.FAMILIES]
+    for (lo, hi), (lo2, hi2) in zip(sorted(ranges), sorted(ranges)[1:]):
+        assert hi < lo2  # each family its own range
+    assert set(formulas.TABLE) == set(Unary) | set(Binary) | set(Compare)
+    x = np.ones(3, np.float32)
+    for bad in (0, 999, formulas.Reduce.MAX):
+        with pytest.raises(ValueError, match="no elementwise formula"):
+            formulas.rows(bad)
+        with pytest.raises(ValueError, match="no elementwise formula"):
+            K.unary(bad, x)
+        with pytest.raises(ValueError, match="no elementwise formula"):
+            K.binary(bad, x, x)
+    with pytest.raises(ValueError, match="is not a unary op"):
+        K.unary(Binary.ADD, x)
+    with pytest.raises(ValueError, match="is not a binary op"):
+        K.binary(Unary.EXP, x, x)
+
+
+def test_every_row_names_functions_that_exist_and_dtypes_numgrad_has():
+    from numba.core.registry import CPUDispatcher
+
+    known = set(formulas.ALL)
+    for op, rows in formulas.TABLE.items():
+        served = [d for row in rows for d in row.dtypes]
+        assert len(served) == len(set(served)), f"{op!r}: two rows serve one dtype"
+        for row in rows:
+            assert set(row.dtypes) <= known
+            module, _, name = row.cpu.partition(":")
+            assert isinstance(getattr(importlib.import_module(f"numgrad.kernels.{module}"), name),
+                              CPUDispatcher)
+            module, _, name = row.cuda.partition(":")
+            path = importlib.util.find_spec(f"numgrad.kernels.{module}").origin
+            assert f"def {name}(" in open(path).read()  # (importing cuda.* needs numba-cuda)
+
+
+def test_a_dtype_no_row_serves_gets_pytorchs_error():
+    with pytest.raises(NotImplementedError, match="\"abs\" not implemented for 'Bool'"):
+        numgrad.tensor([True, False]).abs()
+    with pytest.raises(NotImplementedError, match="\"floor\" not implemented for 'Bool'"):
+        numgrad.tensor([True]).floor()
+    for name, call in [("neg", lambda t: -t), ("relu", lambda t: t.relu()),
+                       ("sub", lambda t: t - t), ("rsub", lambda t: 1 - t),
+                       ("sub int", lambda t: t - 1)]:
+        ours, theirs = numgrad.tensor([True, False]), torch.tensor([True, False])
+        with pytest.raises(RuntimeError) as caught:
+            call(theirs)
+        with pytest.raises(type(caught.value), match=caught.value.args[0][:40].replace("(", ".")):
+            call(ours)
+
+
+SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1.0, -1.0,
+           3.0, 1e-30, -1e-30, 1e-300, 100.0, -100.0, 1e30, -1e30, 89.0, -89.0, 710.0, -710.0]
+UNARY = ["neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sin", "cos", "tan",
+         "tanh", "sigmoid", "relu", "sign", "floor", "ceil", "round", "reciprocal"]
+
+
+def _same(ours: np.ndarray, theirs: np.ndarray, ulps: int) -> np.ndarray:
+    """Equal, NaN for NaN, the sign of zero kept; within ``ulps`` for finite results, and within
+    the smallest normal number where PyTorch flushes a subnormal result to 0 (sigmoid of -89
+    in float32: 1 / (1 + inf))."""
+    same_nan = np.isnan(ours) & np.isnan(theirs)
+    exact = (ours == theirs) & (np.signbit(ours) == np.signbit(theirs))
+    tiny = np.finfo(theirs.dtype).tiny
+    with np.errstate(invalid="ignore"):  # (inf - inf where both are inf: caught by ``exact``)
+        close = np.isfinite(theirs) & np.isfinite(ours) & (
+            np.abs(ours - theirs) <= np.maximum(ulps * np.spacing(np.abs(theirs)), tiny))
+    return same_nan | exact | (close & (theirs != 0)) | (close & (np.abs(ours) < tiny))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_unary_op_gives_pytorchs_special_values(dtype):
+    """NaN, ±inf, ±0, halves (rounding), tiny and huge values, on the CPU against PyTorch 2.13
+    (``sign(nan)`` is 0 and ``relu(nan)`` NaN there). benchmarks/gpu_check.py checks the same
+    values on a GPU."""
+    data = np.array(SPECIAL, dtype)
+    bad = {}
+    for name in UNARY:
+        ours = getattr(numgrad, name)(numgrad.tensor(data)).numpy()
+        theirs = getattr(torch, name)(torch.tensor(data)).numpy()
+        assert ours.dtype == theirs.dtype
+        wrong = ~_same(ours, theirs, ulps=4)
+        if wrong.any():
+            bad[name] = [(v, o, t) for v, o, t in zip(data[wrong], ours[wrong], theirs[wrong])]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_integer_unary_ops_are_exact_in_their_own_dtype(dtype):
+    info = np.iinfo(dtype)
+    data = np.array([info.min, info.min + 1, -(2**53) - 1, -3, -1, 0, 1, 2, 2**31 - 1, 2**53 + 1,
+                     info.max] if dtype == "int64" else [info.min, -3, 0, 5, info.max], dtype)
+    for name in ("neg", "abs", "sign", "floor", "ceil", "round", "relu"):
+        ours = getattr(numgrad, name)(numgrad.tensor(data))
+        theirs = getattr(torch, name)(torch.tensor(data))
+        assert ours.dtype.name == str(theirs.dtype).split(".")[1], name
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=name)
+
+
+def test_comparisons_and_maximum_on_nan_and_signed_zero_match_pytorch():
+    a = np.array([math.nan, 0.0, -0.0, 1.0, math.inf, math.nan], np.float32)
+    b = np.array([1.0, -0.0, 0.0, math.nan, math.inf, math.nan], np.float32)
+    for name in ("eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum"):
+        ours = getattr(numgrad, name)(numgrad.tensor(a), numgrad.tensor(b)).numpy()
+        theirs = getattr(torch, name)(torch.tensor(a), torch.tensor(b)).numpy()
+        np.testing.assert_array_equal(ours, theirs, err_msg=name)
+
+
+def test_relu_passes_nan_in_its_gradient_as_pytorch():
+    data = [math.nan, -1.0, 2.0, -0.0]
+    ours = numgrad.tensor(data, requires_grad=True)
+    theirs = torch.tensor(data, requires_grad=True)
+    ours.relu().sum().backward()
+    theirs.relu().sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())

@@ -24,21 +24,20 @@ collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cuda
 
 
 def pytest_collection_finish(session):
-    """Starts tests/test_cuda.py's simulator run in the background as soon as any of its tests is
-    selected, so that it overlaps with the rest of the suite (see ``start_simulator_run``)."""
+    """Starts the background run of each selected test module that has one (the CUDA simulator
+    suite, the CUDA compile check: tests/_background.py) as soon as collection has picked any of
+    its tests, so that it overlaps with the rest of the suite."""
+    started = set()
     for item in session.items:
-        if item.path.name == "test_cuda.py":
-            start = getattr(item.module, "start_simulator_run", None)
-            if start is not None and not any(m.name == "skipif" and m.args and m.args[0]
-                                             for m in item.iter_markers()):
-                start()
-            return
+        start = getattr(item.module, "start_background_run", None)
+        if start is None or item.module in started:
+            continue
+        started.add(item.module)
+        if not any(m.name == "skipif" and m.args and m.args[0] for m in item.iter_markers()):
+            start()
 
 
 def pytest_sessionfinish(session):
-    for item in session.items:
-        if item.path.name == "test_cuda.py":
-            stop = getattr(item.module, "stop_simulator_run", None)
-            if stop is not None:
-                stop()
-            return
+    import _background
+
+    _background.stop_all()

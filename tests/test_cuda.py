@@ -8,14 +8,14 @@ from that run's JUnit XML; the memory pool and interop tests (test_cuda_memory.p
 as one group, and every other test (device plumbing, numpy shim) as another.
 """
 import importlib.util
+import json
 import os
-import subprocess
-import sys
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+import _background
 
 HERE = Path(__file__).parent
 SIM_DIR = HERE / "cuda_sim"
@@ -40,57 +40,31 @@ class _Results(dict):
     modules: dict
 
 
-_RUN: dict = {}  # the one simulator run of this session: its process, XML report and output
-
-
-def start_simulator_run() -> None:
-    """Starts the simulator run of tests/cuda_sim in a background process, once. conftest.py
-    calls this as soon as collection has picked any test here, so that the simulator (one core)
-    runs while the rest of the suite does (the other): CI's wall time is the longer of the two,
-    not their sum."""
-    if _RUN:
-        return
-    folder = Path(tempfile.mkdtemp(prefix="numgrad-cuda-sim-"))
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    src = str(HERE.parent / "src")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    output = open(folder / "output.txt", "w+")
-    _RUN["xml"] = folder / "results.xml"
-    _RUN["output"] = output
-    _RUN["process"] = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(SIM_DIR),
-         f"--junitxml={_RUN['xml']}"],
-        cwd=HERE.parent, env=env, stdout=output, stderr=subprocess.STDOUT, text=True,
-    )
-
-
-def stop_simulator_run() -> None:
-    """Ends a simulator run still going when the session ends (an interrupted session)."""
-    process = _RUN.get("process")
-    if process is not None and process.poll() is None:
-        process.kill()
-        process.wait()
-    if _RUN.get("output") is not None and not _RUN["output"].closed:
-        _RUN["output"].close()
+def start_background_run():
+    """The one simulator run of this session, in a background process (see _background.py),
+    recording every kernel launch (tests/cuda_sim/conftest.py)."""
+    return _background.start(
+        "cuda-sim",
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(SIM_DIR),
+         "--junitxml={folder}/results.xml"],
+        {"NUMBA_ENABLE_CUDASIM": "1", "NUMGRAD_RECORD_LAUNCHES": "{folder}/launches.json"})
 
 
 @pytest.fixture(scope="module")
-def sim_results():
-    """{test name: (outcome, message)} of one simulator run of tests/cuda_sim."""
-    start_simulator_run()
-    process, xml, output = _RUN["process"], _RUN["xml"], _RUN["output"]
-    try:
-        process.wait(timeout=1200)
-    except subprocess.TimeoutExpired:
-        stop_simulator_run()
-    output.seek(0)
-    text = output.read()
-    output.close()
-    if not xml.exists():
+def sim_run():
+    run = start_background_run()
+    text = run.wait(timeout=1200)
+    if not (run.folder / "results.xml").exists():
         pytest.fail(f"the simulator run did not report:\n{text[-8000:]}")
+    return run
+
+
+@pytest.fixture(scope="module")
+def sim_results(sim_run):
+    """{test name: (outcome, message)} of one simulator run of tests/cuda_sim."""
     results = _Results()
     results.modules = {}
-    for case in ET.parse(xml).getroot().iter("testcase"):
+    for case in ET.parse(sim_run.folder / "results.xml").getroot().iter("testcase"):
         name = case.get("name")
         assert name not in results, f"{name} ran twice"
         outcome, message = "passed", ""
@@ -131,3 +105,20 @@ def test_device_plumbing_and_numpy_shim(sim_results):
     assert len(others) >= 20
     failed = {n: m for n, (o, m) in others.items() if o != "passed"}
     assert not failed, "\n\n".join(f"{n}:\n{m}" for n, m in failed.items())
+
+
+def test_every_kernel_launch_is_in_the_compile_checks_catalogue(sim_run):
+    """Each kernel the simulator suite launched, with its argument types, is among the
+    signatures that the compile check compiles for real GPUs (tests/test_cuda_compile.py), so no
+    launched kernel escapes it."""
+    from numgrad.kernels.cuda import signatures
+
+    launched = json.loads((sim_run.folder / "launches.json").read_text())
+    declared: dict = {}
+    for _, kernel, sigs in signatures.catalogue():
+        name = f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
+        declared.setdefault(name, set()).update(tuple(str(t) for t in sig) for sig in sigs)
+    missing = [f"{name}{tuple(sig)}" for name, sigs in launched.items() for sig in sigs
+               if tuple(sig) not in declared.get(name, ())]
+    assert len(launched) >= 30
+    assert not missing, "launched but not in kernels/cuda/signatures.py:\n" + "\n".join(missing)

@@ -1,0 +1,140 @@
+"""Every CUDA kernel of numgrad with the argument types it can be launched with, in one place.
+
+The compile check (``compile_check.py``, run by tests/test_cuda_compile.py) compiles each kernel
+for each signature listed here to PTX and a linked cubin for real GPUs, without one. The lists
+cover what users can reach, not only what the tests launch: each kernel family takes every dtype
+that numgrad's ops can pass it (the formula table's dtypes for the generated elementwise kernels),
+and every layout path (contiguous, strided and broadcast operands all reach a kernel as flat
+C-contiguous arrays plus an int64 meta array, so the layout paths are kernels of their own, each
+listed). The simulator suite records every launch and fails on one whose signature is not here
+(tests/cuda_sim/conftest.py), and a test fails on a kernel of the package missing here, so a
+kernel or dtype added later joins the check.
+
+The argument types are Numba's types of what the entry points pass: device arrays are flat, C
+contiguous (``Array(dtype, 1, "C")``), host numbers NumPy scalars of the operands' dtype, Python
+ints ``int64`` and Python bools ``boolean``.
+"""
+from __future__ import annotations
+
+from numba import types
+
+from .. import formulas
+
+F32, F64, I64, I32, BOOL = types.float32, types.float64, types.int64, types.int32, types.boolean
+FLOAT = (F32, F64)
+NUMBER = FLOAT + (I64, I32)
+ALL = NUMBER + (BOOL,)
+_BY_NAME = {"float32": F32, "float64": F64, "int64": I64, "int32": I32, "bool": BOOL}
+
+
+def A(dtype) -> types.Array:
+    """A flat, C-contiguous device array of ``dtype``."""
+    return types.Array(dtype, 1, "C")
+
+
+META = A(I64)  # layout meta arrays, index arrays and error flags
+
+# The generated kernels of each template (``cuda/templates/*.py``), as functions of the operands'
+# dtype ``t`` and the result's ``r`` (bool for comparisons, else ``t``).
+TEMPLATES = {
+    "cuda/unary": {
+        "map_k": lambda t, r: (A(t), A(r)),
+    },
+    "cuda/binary": {
+        "zip_k": lambda t, r: (A(t), A(t), A(r)),
+        "zip_scalar_k": lambda t, r: (A(t), t, A(r)),
+        "zip_bcast_k": lambda t, r: (A(t), A(t), META, A(r)),
+        "zip_into_k": lambda t, r: (A(t), A(t), META, I64),  # in place: not for comparisons
+    },
+}
+
+
+def generated() -> list:
+    """(name, dispatcher, signatures) of every generated elementwise kernel: each formula row of
+    the table, for each dtype it serves, through its family's template (``codegen.load`` makes
+    the modules). Rows that share a function share its module, and their signatures merge."""
+    from .. import codegen
+
+    found: dict = {}
+    for op, rows in formulas.TABLE.items():
+        template = "cuda/unary" if isinstance(op, formulas.Unary) else "cuda/binary"
+        result = BOOL if isinstance(op, formulas.Compare) else None
+        for row in rows:
+            module = codegen.load(template, row.cuda)
+            for kernel, pattern in TEMPLATES[template].items():
+                if kernel == "zip_into_k" and result is BOOL:
+                    continue
+                name = f"{template}[{row.cuda}].{kernel}"
+                _, _, sigs = found.setdefault(name, (name, getattr(module, kernel), []))
+                for dtype in row.dtypes:
+                    t = _BY_NAME[dtype]
+                    sig = pattern(t, result or t)
+                    if sig not in sigs:
+                        sigs.append(sig)
+    return list(found.values())
+
+
+# (input, output) of the sum trees: one pass into the result, or into float64 partial sums and a
+# second pass from those.
+_SUM_TREE = [(F32, F32), (F32, F64), (F64, F32), (F64, F64), (I64, I64), (I64, F64), (F64, I64)]
+
+
+def hand_written() -> list:
+    """(module, kernel name, signatures) of every kernel written out in ``kernels/cuda``; a
+    factory-built kernel is named ``"DICT[dtype]"`` after the module dict that holds it."""
+    from . import elementwise, indexing, layout, linalg, loss, reduction
+
+    table = [
+        (elementwise, "_where_k", [(A(BOOL), A(t), A(t), META, A(t)) for t in ALL]),
+        (layout, "_copy_k", [(A(s), META, A(d)) for s in ALL for d in ALL]),
+        (layout, "_assign_k", [(A(d), A(s), META, I64) for d in ALL for s in ALL]),
+        (layout, "_fill_k", [(A(t), t) for t in ALL]),
+        (indexing, "_gather_k", [(A(t), META, META, META, A(t)) for t in ALL]),
+        (indexing, "_scatter_k", [(A(t), META, META, META, A(t)) for t in ALL]),
+        (indexing, "_scatter_add_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
+        (indexing, "_count_k", [(A(BOOL), META, I64, I64, META)]),
+        (indexing, "_scan_k", [(META, META)]),
+        (indexing, "_nonzero_k", [(A(BOOL), META, I64, I64, META, I64, META)]),
+        (indexing, "_unravel_k", [(META, META, META)]),
+        (loss, "_gather_k", [(A(t), I64, META, A(t), I64, A(t), A(t), META) for t in FLOAT]),
+        (loss, "_reduce_k", [(A(t), A(t), BOOL, A(t)) for t in FLOAT]),
+        (loss, "_total_weight_k", [(META, A(t), I64, A(t), META) for t in FLOAT]),
+        (loss, "_scatter_k", [(A(t), I64, META, A(t), I64, A(t), I64, A(t), META)
+                              for t in FLOAT]),
+        # Sums: floats, and integers (made int64 by the op); the trees' partial sums are float64.
+        (reduction, "_sum_k", [(A(t), I64, I64, A(t)) for t in FLOAT + (I64,)]),
+        (reduction, "_sum_tree_k", [(A(s), I64, I64, I64, I64, A(d)) for s, d in _SUM_TREE]),
+        (reduction, "_reduce_k", [(I64, A(t), I64, I64, A(t)) for t in ALL]),
+        (reduction, "_arg_reduce_k", [(I64, A(t), I64, I64, META) for t in NUMBER]),
+        (reduction, "_permute_k", [(A(t), META, A(t)) for t in ALL]),
+        (reduction, "_fill_k", [(A(t), t) for t in ALL]),
+        (reduction, "_one_hot_k", [(META, I64, I64, A(t)) for t in FLOAT]),
+        (reduction, "_any_equal_k", [(A(t), t, A(flag)) for t in FLOAT for flag in (I32, BOOL)]),
+        (reduction, "_others_k", [(A(t), I64, I64, I64, t, A(t)) for t in FLOAT]),
+        (reduction, "_finite_or_zero_k", [(A(t), A(t)) for t in FLOAT]),
+        (reduction, "_inf_where_zero_k", [(A(t), A(t)) for t in FLOAT]),
+    ]
+    for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
+        t = _BY_NAME[dtype.name]
+        table.append((linalg, f"_GEMM[{dtype.name}]",
+                      [(A(t), A(t), A(t), I64, I64, I64, I64, BOOL, BOOL, I64, I64)]))
+    for dtype, kernel in reduction._EXTREME_TREE.items():
+        t = _BY_NAME[dtype.name]
+        table.append((reduction, f"_EXTREME_TREE[{dtype.name}]",
+                      [(I64, A(t), META, BOOL, I64, I64, I64, I64, A(t), META)]))
+    return table
+
+
+def kernel_of(module, name: str):
+    """The dispatcher that ``(module, name)`` of the tables above names."""
+    if name.endswith("]"):
+        holder, _, key = name[:-1].partition("[")
+        return {d.name: k for d, k in getattr(module, holder).items()}[key]
+    return getattr(module, name)
+
+
+def catalogue() -> list:
+    """[(name, dispatcher, signatures)] of every kernel, hand-written and generated."""
+    prefix = len("numgrad.kernels.")
+    return [(f"{module.__name__[prefix:]}.{name}", kernel_of(module, name), sigs)
+            for module, name, sigs in hand_written()] + generated()

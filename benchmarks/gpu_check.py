@@ -22,7 +22,11 @@ the next section runs; ops not on CUDA yet (NotImplementedError) are reported as
    as bytes that its kernels move per second and as a fraction of the copy's.
 6. Compute: the tiled GEMM (float32 and float64, 2048 x 2048) in GFLOP/s, checked against NumPy,
    and the block-parallel sum of N float32 (one output over many elements) in GB/s.
-7. Parity: every registered op that runs on CUDA (``Op.on_cuda``), each of its samples, float32 and
+7. Special values: every unary op of the formula table on NaN, ±inf, ±0, halves (rounding), tiny
+   and huge values, float32 and float64, and the integer ones on int64/int32 extremes, against
+   PyTorch (on the GPU if PyTorch sees it, else on the CPU): what the CUDA simulator cannot tell,
+   since it runs device functions as Python's ``math`` (tests/test_formulas.py checks the CPU).
+8. Parity: every registered op that runs on CUDA (``Op.on_cuda``), each of its samples, float32 and
    float64: values and input gradients on "cuda" equal the CPU's (stopped at a deadline, so that
    the whole run stays within its time).
 Timings are medians of several runs, each closed by a synchronize.
@@ -423,7 +427,64 @@ def bandwidth(n: int) -> None:
           f"traffic, {rate / copy_rate:.0%} of the copy's bandwidth")
 
 
-# ---------------------------------------------------------------------- 6. parity
+# ---------------------------------------------------------------------- 7. special values
+SPECIAL = [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5,
+           1.0, -1.0, 3.0, 1e-30, -1e-30, 1e-300, 100.0, -100.0, 1e30, -1e30, 89.0, -89.0, 710.0,
+           -710.0]
+INTEGER_OPS = ("neg", "abs", "sign", "floor", "ceil", "round", "relu")
+
+
+def _matches(ours: np.ndarray, theirs: np.ndarray, ulps: int = 4) -> np.ndarray:
+    """Equal (NaN for NaN, the sign of zero kept), or within ``ulps`` where finite, or both
+    below the smallest normal number (a flushed subnormal)."""
+    tiny = np.finfo(theirs.dtype).tiny if theirs.dtype.kind == "f" else 0
+    with np.errstate(invalid="ignore"):
+        exact = (ours == theirs) & (np.signbit(ours) == np.signbit(theirs))
+        if theirs.dtype.kind != "f":
+            return ours == theirs
+        close = np.isfinite(ours) & np.isfinite(theirs) & (
+            np.abs(ours - theirs) <= np.maximum(ulps * np.spacing(np.abs(theirs)), tiny))
+    return exact | (np.isnan(ours) & np.isnan(theirs)) | (close & ((theirs != 0) | (np.abs(ours) < tiny)))
+
+
+def special_values() -> int:
+    """Every unary op on special values on the GPU against PyTorch; returns the mismatches."""
+    from numba import config
+
+    from numgrad.kernels.formulas import Unary
+
+    if config.ENABLE_CUDASIM:
+        print("special values: skipped in the simulator (it runs device functions as Python's "
+              "math, where log(0) raises): they need a GPU")
+        return 0
+    import torch
+
+    device = "cuda" if _torch_cuda() is not None else "cpu"
+    names = [op.name.lower() for op in Unary]
+    failures = checked = 0
+    cases = [(name, dtype, np.array(SPECIAL, dtype)) for name in names
+             for dtype in ("float32", "float64")]
+    for dtype in ("int64", "int32"):
+        info = np.iinfo(dtype)
+        data = np.array([info.min, info.min + 1, -3, -1, 0, 1, 2, info.max - 1, info.max], dtype)
+        cases += [(name, dtype, data) for name in INTEGER_OPS]
+    for name, dtype, data in cases:
+        checked += 1
+        ours = getattr(numgrad, name)(numgrad.tensor(data, device="cuda")).cpu().numpy()
+        theirs = getattr(torch, name)(torch.tensor(data, device=device)).cpu().numpy()
+        good = _matches(ours, theirs) if ours.dtype == theirs.dtype else np.zeros(len(data), bool)
+        if not good.all():
+            failures += 1
+            wrong = [(float(v), o.item(), t.item()) for v, o, t, g in zip(data, ours, theirs, good)
+                     if not g]
+            print(f"  MISMATCH {name} {dtype} ({ours.dtype} vs {theirs.dtype}): "
+                  f"(input, numgrad, PyTorch) {wrong[:6]}")
+    print(f"special values: {checked - failures}/{checked} (op, dtype) cases match PyTorch "
+          f"({device}) on {len(SPECIAL)} float values and the int64/int32 extremes")
+    return failures
+
+
+# ---------------------------------------------------------------------- 8. parity
 def _run_sample(sample, arrays, device):
     xs = [numgrad.tensor(a, device=device, requires_grad=sample.grad) for a in arrays]
     out = sample.call(numgrad, *xs)
@@ -557,6 +618,7 @@ def main() -> int:
     failures += _section("small op", small_op)
     failures += _section("bandwidth", bandwidth, 4096 if small else 64 * 2**20)
     failures += _section("compute", compute, 40 if small else 2048, 5000 if small else 64 * 2**20)
+    failures += _section("special values", special_values)
     failures += _section("parity", parity)
     print(f"\ndone in {_elapsed():.0f} s; {failures} failure(s)")
     sys.stdout.flush()

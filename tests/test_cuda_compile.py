@@ -18,12 +18,13 @@ import numpy as np
 import pytest
 
 import _background
+import numgrad
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("numba_cuda") is None or importlib.util.find_spec("cuda.core") is None,
     reason="numba-cuda[cu12] (NVVM, nvJitLink) is not installed")
 
-PACKAGE = Path(__file__).parent.parent / "src" / "numgrad"
+PACKAGE = Path(numgrad.__file__).parent  # (installed or in the checkout: the one imported)
 
 
 def start_background_run():

@@ -25,14 +25,8 @@ class ToCopy(Op):
 
     @staticmethod
     def forward(K, a, *, dtype, device, source=None):
-        if device is not None and device != K.DEVICE:
-            if device == "cuda":  # host to GPU
-                from .. import cuda
-
-                K = cuda.kernels()
-                a = K.upload(a)
-            else:  # GPU to host
-                a = K.to_host(a)
+        if device is not None:  # (``to`` passes another device than the data's, or None)
+            a, K = K.to_device(a, device)
             return a if dtype is None else K.cast(a, dtype)
         return K.copy(a) if dtype is None or dtype == a.dtype else K.cast(a, dtype)
 

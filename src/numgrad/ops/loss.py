@@ -187,15 +187,11 @@ def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight,
                       ignore_index: int, total_weight: Tensor) -> Tensor:
     """ATen's ``nll_loss_backward`` (``reduction`` as ATen's integer: 0 none, 1 mean, 2 sum): the
     gradient of ``nll_loss`` with respect to its input ``self``, from the loss's gradient."""
-    K = kernels_for((grad_output, self, target, weight), NllLossBackward)
-    if K.DEVICE == "cuda" and total_weight.device.type == "cuda":
-        tw = K.copy(total_weight._data)  # stays on the device: no sync inside the backward
-    else:
-        tw = float(total_weight.item())  # a host number (on the CPU, no sync to make)
-    return _nll_loss_backward(
+    K = kernels_for((grad_output, self, target, weight, total_weight), NllLossBackward)
+    return _nll_loss_backward(  # (total_weight's data on its device: no sync in the backward)
         grad_output, self, self._data.shape, K.copy(target._data),
         None if weight is None else K.copy(weight._data), int(ignore_index),
-        _ATEN_REDUCTION[int(reduction)], tw,
+        _ATEN_REDUCTION[int(reduction)], K.copy(total_weight._data),
     )
 
 

@@ -6,7 +6,6 @@ import math
 import numpy as np
 
 from ..autograd import grad_mode
-from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor, _wrap_dim
 from ._promote import floating_operand
 from .registry import Op, Sample, apply, kernels_for, register
@@ -140,15 +139,11 @@ class _Prod(Op):
         a, out = ctx.saved_tensors
         grad, out = _keep(grad, ctx), _keep(out, ctx)
         K = kernels_for((a,))
-        if K.DEVICE != "cuda":
-            if not K.any_equal(a._data, 0):
-                return (grad * out / a,)
-            # With zeros, out / a is 0/0: take the product of the other elements directly.
-            return (grad * Tensor._wrap(K.product_of_others(a._data, ctx.params["dims"])),)
-        # On CUDA, no flag is read back to choose: both formulas, selected on the device by
-        # whether ``a`` holds a zero (the CPU's choice, so the same values). ``out / a`` is
-        # taken with a zero's divisor made +inf (0 there, not 0/0: no nan for a second
-        # derivative), which adds 0 everywhere when there is no zero.
+        # No flag is read back to choose (on CUDA that would be a sync): both formulas, selected
+        # elementwise by whether ``a`` holds a zero. Without a zero, ``grad * out / a``; with
+        # one, out / a would be 0/0, so the product of the other elements is taken directly.
+        # ``out / a`` is taken with a zero's divisor made +inf (0 there, not 0/0: no nan for a
+        # second derivative), which adds 0 everywhere when there is no zero.
         from .elementwise import where
 
         others = Tensor._wrap(K.product_of_others(a._data, ctx.params["dims"]))
@@ -372,8 +367,8 @@ class LogSoftmax(Op):
 
     @staticmethod
     def forward(K, a, *, dim):
-        if K.DEVICE == "cpu" and dim == a.ndim - 1 and a.size and a.flags.c_contiguous:
-            return K.log_softmax_last(a)  # one fused kernel (kernels/cpu/softmax.py)
+        if dim == a.ndim - 1 and a.size and K.is_contiguous(a):
+            return K.log_softmax_last(a)  # (one fused kernel on the CPU: kernels/cpu/softmax.py)
         # Shifted by the plain max, as PyTorch: rows with NaN, +inf or only -inf give NaN.
         shifted = K.binary(K.SUB, a, K.reduce_dims(K.MAX, a, (dim,), True))
         total = K.sum_dims(K.unary(K.EXP, shifted), (dim,), True)
@@ -384,9 +379,10 @@ class LogSoftmax(Op):
         (out,) = ctx.saved_tensors
         dim = ctx.params["dim"]
         g, o = grad._data, out._data
-        if (not grad_mode.state.enabled and isinstance(g, np.ndarray) and dim == o.ndim - 1
-                and o.size and g.dtype == o.dtype and g.flags.c_contiguous and o.flags.c_contiguous):
-            return (Tensor._wrap(cpu_kernels.log_softmax_backward_last(g, o)),)
+        K = kernels_for((grad, out))
+        if (not grad_mode.state.enabled and dim == o.ndim - 1 and o.size and g.dtype == o.dtype
+                and K.is_contiguous(g) and K.is_contiguous(o)):
+            return (Tensor._wrap(K.log_softmax_backward_last(g, o)),)
         return (grad - out.exp() * grad.sum(dim, keepdim=True),)
 
 

@@ -64,3 +64,13 @@ def index_put(out: np.ndarray, basic: tuple, adv, values: np.ndarray, accumulate
 
 
 __all__ = ["index_add_flat", "index", "index_put"]
+
+
+def nonzero(mask: np.ndarray) -> tuple:
+    """The coordinates of ``mask``'s True elements (C order), one int64 array per dimension."""
+    return tuple(c.astype(np.int64, copy=False) for c in np.nonzero(mask))
+
+
+def unravel_index(positions: np.ndarray, shape: tuple) -> tuple:
+    """Flat (C-order) positions as one int64 array of coordinates per dimension of ``shape``."""
+    return tuple(c.astype(np.int64, copy=False) for c in np.unravel_index(positions, shape))

@@ -13,6 +13,35 @@ def ascontiguous(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
+def is_contiguous(a: np.ndarray) -> bool:
+    return a.flags.c_contiguous
+
+
+def empty(shape: tuple, dtype) -> np.ndarray:
+    return np.empty(shape, dtype)
+
+
+def upload(a: np.ndarray) -> np.ndarray:
+    """A copy of the host array ``a`` (on the CPU, a plain C-contiguous copy)."""
+    return np.array(a, order="C", copy=True)
+
+
+def to_device(a: np.ndarray, device: str):
+    """A copy of ``a`` on ``device`` ("cpu" or "cuda"), and that device's kernel module."""
+    if device == "cuda":
+        from ... import cuda
+
+        K = cuda.kernels()
+        return K.upload(a), K
+    from .. import cpu
+
+    return upload(a), cpu
+
+
+def check_errors() -> None:
+    """Nothing to check: the CPU kernels raise an index out of range at once."""
+
+
 def permute(a: np.ndarray, dims: tuple) -> np.ndarray:
     return a.transpose(dims)
 
@@ -81,6 +110,6 @@ def is_writeable(a: np.ndarray) -> bool:
     return a.flags.writeable
 
 
-__all__ = ["ascontiguous", "permute", "transpose", "squeeze", "unsqueeze", "view_index", "cat",
+__all__ = ["ascontiguous", "is_contiguous", "empty", "upload", "to_device", "check_errors", "permute", "transpose", "squeeze", "unsqueeze", "view_index", "cat",
            "stack", "repeat", "zeros", "full", "broadcast_copy", "assign", "address",
            "may_share_memory", "is_writeable"]

@@ -105,8 +105,8 @@ def nll_loss_backward(grad: np.ndarray, shape: tuple, target: np.ndarray, weight
     divisor, bad = 1.0, -1
     if reduction == "mean" and total_weight is None:
         divisor, bad = _total_weight(t1, w, ignore_index)
-    elif reduction == "mean":
-        divisor = total_weight
+    elif reduction == "mean":  # (a number or a 0-d array, ATen's total_weight)
+        divisor = float(np.asarray(total_weight).reshape(-1)[0])
     g = np.ascontiguousarray(grad.reshape(-1))
     stride = 0 if reduction != "none" else 1
     if bad < 0:

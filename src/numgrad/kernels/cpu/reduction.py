@@ -207,6 +207,12 @@ def any_equal(x: np.ndarray, value) -> bool:
     return bool((x == value).any())
 
 
+def any_equal_device(x: np.ndarray, value) -> np.ndarray:
+    """Whether an element of ``x`` equals ``value``, as a 0-d bool array (the CUDA module's
+    interface, where the answer stays on the device)."""
+    return np.array(any_equal(x, value))
+
+
 def product_of_others(x: np.ndarray, dims: tuple) -> np.ndarray:
     """For each element, the product of the other elements of its slice over ``dims``."""
     kept = [d for d in range(x.ndim) if d not in dims]

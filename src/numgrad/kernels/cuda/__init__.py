@@ -24,14 +24,16 @@ _numgrad_cuda._apply_numpy_shims()  # before numba-cuda is imported (numpy 2.5)
 
 from ..formulas import OP_CODES  # noqa: E402
 from .elementwise import (  # noqa: E402,F401
-    binary, binary_into, broadcast_to, cast, copy, reshape_view, to_host, unary, upload, where,
+    binary, binary_into, broadcast_to, cast, copy, reshape_view, to_device, to_host, unary, upload,
+    where,
 )
 from .indexing import (  # noqa: E402,F401
     check_errors, index, index_put, nonzero, result_shape, unravel_index,
 )
 from .layout import (  # noqa: E402,F401
-    address, ascontiguous, assign, broadcast_copy, cat, full, is_writeable, may_share_memory,
-    permute, repeat, squeeze, stack, strided, transpose, unsqueeze, view_index, zeros,
+    address, ascontiguous, assign, broadcast_copy, cat, full, is_contiguous, is_writeable,
+    may_share_memory, permute, repeat, squeeze, stack, strided, transpose, unsqueeze, view_index,
+    zeros,
 )
 from .memory import empty  # noqa: E402,F401
 from .linalg import dot, matmul  # noqa: E402,F401
@@ -39,6 +41,7 @@ from .reduction import (  # noqa: E402,F401
     any_equal, any_equal_device, arg_reduce_dims, extreme_share, finite_or_zero, inf_where_zero,
     one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
+from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: E402,F401
 from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
 
 globals().update(OP_CODES)

@@ -182,6 +182,17 @@ def copy(a):
     return convert(a, tuple(a.shape), a.dtype)
 
 
+def to_device(a, device: str):
+    """A copy of ``a`` on ``device`` ("cpu" or "cuda"), and that device's kernel module."""
+    if device == "cpu":
+        from .. import cpu
+
+        return to_host(a), cpu
+    from .. import cuda
+
+    return copy(a), cuda
+
+
 def to_host(a) -> np.ndarray:
     """A host (NumPy) copy of the device array ``a``: a sync, where an index found out of range
     by an earlier kernel is raised (``indexing.check_errors``)."""

@@ -132,7 +132,7 @@ print("user_kernel", njit(lambda a: np.dot(a, a) + a.sum())(np.arange(3.0)))
 def test_warmup_command_compiles_and_reports_the_cache(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-m", "numgrad", "warmup"], env=env,
-                         capture_output=True, text=True, timeout=600, check=True).stdout
+                         capture_output=True, text=True, timeout=1800, check=True).stdout
     assert "kernel signatures" in out
     assert str(tmp_path / "cache") in out
     assert list((tmp_path / "cache").rglob("*.nbi"))
@@ -140,7 +140,7 @@ def test_warmup_command_compiles_and_reports_the_cache(tmp_path):
     # see kernels/cpu/__init__.py), compiles none, and the loaded kernels, the parallel ones
     # included, and a user's own Numba function compiled afterwards all work.
     probe = subprocess.run([sys.executable, "-c", WARM_PROBE], env=env, capture_output=True,
-                           text=True, timeout=600, check=True).stdout
+                           text=True, timeout=1800, check=True).stdout
     result = {line.split()[0]: line.split()[1] for line in probe.splitlines() if line[:1].isalpha()}
     assert result["misses"] == "0"
     assert result["hits"] == result["signatures"] and int(result["hits"]) > 0

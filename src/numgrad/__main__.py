@@ -67,9 +67,9 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["warmup"]:
         from ._warmup import main as warmup
 
-        return warmup()
+        return warmup(argv[1:])
     if argv:
-        print("usage: python -m numgrad [warmup]", file=sys.stderr)
+        print("usage: python -m numgrad [warmup [--jobs N]]", file=sys.stderr)
         return 2
     _versions()
     for walk in (walkthrough_basic, walkthrough_requires_grad, walkthrough_vjp):

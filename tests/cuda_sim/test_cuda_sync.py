@@ -73,6 +73,13 @@ def test_index_put_with_cuda_indices_matches_the_cpu():
     expected = np.zeros((3, 4))
     np.add.at(expected, (np.array([[0], [2], [0]]), np.array([1, -1])), 1.0)
     np.testing.assert_array_equal(x.cpu().numpy(), expected)
+    # bools accumulate as "or" (the CPU's and PyTorch's result), repeated indices included
+    for device in ("cuda", "cpu"):
+        b = numgrad.zeros(4, dtype=numgrad.bool, device=device)
+        b.index_put_((numgrad.tensor([0, 0, 2, 3, 3], device=device),),
+                     numgrad.tensor([True, False, True, False, False], device=device),
+                     accumulate=True)
+        assert b.cpu().tolist() == [True, False, True, False]
     # setitem with a CUDA mask and with CUDA indices through a view
     y = numgrad.tensor(A.copy(), device="cuda")
     y[_dev(A > 0)] = 0.0

@@ -160,6 +160,16 @@ def _scatter_add_k(out, idx, meta, err, values):
             cuda.atomic.add(out, o, values[i])
 
 
+@cuda.jit
+def _scatter_or_k(out, idx, meta, err, values):
+    """Accumulation into bools (``+`` of bools is ``or``, as on the CPU and in PyTorch): only
+    True is written, so repeated indices need no atomics."""
+    for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
+        o = _source(i, meta, idx, err)
+        if o >= 0 and values[i]:
+            out[o] = True
+
+
 # ------------------------------------------------------------------ the key's meta
 _META_CACHE: dict = {}
 
@@ -275,7 +285,10 @@ def index_put(out, basic: tuple, adv, values, accumulate: bool) -> None:
         return
     # (a new array: safe where ``values`` shares memory with ``out``)
     values = broadcast_copy(values, shape, out.dtype)
-    kernel = _scatter_add_k if accumulate else _scatter_k
+    if not accumulate:
+        kernel = _scatter_k
+    else:  # (atomic adds take numbers only)
+        kernel = _scatter_or_k if out.dtype == np.bool_ else _scatter_add_k
     _pending = True
     launch(kernel, values.size)(buffer(view), idx, m, _errors(), flat(values))
 

@@ -92,6 +92,7 @@ def hand_written() -> list:
         (indexing, "_gather_k", [(A(t), META, META, META, A(t)) for t in ALL]),
         (indexing, "_scatter_k", [(A(t), META, META, META, A(t)) for t in ALL]),
         (indexing, "_scatter_add_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
+        (indexing, "_scatter_or_k", [(A(BOOL), META, META, META, A(BOOL))]),
         (indexing, "_count_k", [(A(BOOL), META, I64, I64, META)]),
         (indexing, "_scan_k", [(META, META)]),
         (indexing, "_nonzero_k", [(A(BOOL), META, I64, I64, META, I64, META)]),

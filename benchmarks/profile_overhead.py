@@ -18,6 +18,7 @@ import timeit
 
 import numpy as np
 
+os.environ.setdefault("NUMGRAD_QUIET", "1")  # (no first-compile line inside the tables)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from workloads import _normal, chain_200, mlp_step, seed_walkthrough  # noqa: E402
 

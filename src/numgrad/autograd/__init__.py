@@ -42,7 +42,9 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if isinstance(out._data, np.ndarray):
-                g = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
+                g = np.empty(out._data.shape, out._data.dtype)
+                g.fill(1)
+                g = Tensor._wrap(g)
             else:
                 from ..creation import ones_like
 

@@ -19,6 +19,8 @@ import sys
 
 import numpy as np
 
+from ..ops.registry import kernels_of
+from ..tensor import Tensor
 from . import anomaly_mode, grad_mode
 from .node import AccumulateGrad
 
@@ -158,8 +160,6 @@ def _private(grad):
     hooks, custom Functions, ``autograd.grad``'s results and ``.grad`` get a copy, as PyTorch's
     would be a fresh tensor."""
     if grad is not None and grad._shares_data:
-        from ..tensor import Tensor
-
         return Tensor._wrap(_copy(grad._data))
     return grad
 
@@ -223,11 +223,22 @@ def _propagate(node, in_grads, deps, buffers, ready):
                 _buffer_output(buffers, child, nr, g)
             else:
                 held = buffers.get(child)
-                buffers[child] = g if held is None else held + g
+                buffers[child] = g if held is None else _sum(held, g)
         left = deps[child] - 1
         deps[child] = left
         if not left:
             ready.append(child)
+
+
+def _sum(held, grad):
+    """Two gradients of one node's output added: in a plain backward (no graph recorded) on one
+    dtype and shape, straight to the kernel (the same values as ``held + grad``)."""
+    a, b = held._data, grad._data
+    if not grad_mode.state.enabled and a.dtype == b.dtype and a.shape == b.shape:
+        K = kernels_of(a)
+        if K is kernels_of(b):
+            return Tensor._wrap(K.binary(K.ADD, a, b))
+    return held + grad
 
 
 def _buffer_output(buffers, node, nr, grad):
@@ -235,7 +246,7 @@ def _buffer_output(buffers, node, nr, grad):
     grads = buffers.get(node)
     if grads is None:
         grads = buffers[node] = [None] * node._num_outputs
-    grads[nr] = grad if grads[nr] is None else grads[nr] + grad
+    grads[nr] = grad if grads[nr] is None else _sum(grads[nr], grad)
 
 
 def _owned(grad) -> bool:
@@ -271,16 +282,12 @@ def _owned(grad) -> bool:
 
 def _copy(data):
     """A copy of host or device array data."""
-    from ..ops.registry import kernels_of
-
     return kernels_of(data).copy(data)
 
 
 def accumulate(writes, create_graph: bool) -> None:
     """Applies gradient writes (tensor, gradient): into a leaf's ``.grad``, or a retained one's.
     A first gradient is copied so ``.grad`` never aliases another tensor's data."""
-    from ..tensor import Tensor
-
     for tensor, grad in writes:
         if tensor._grad is None:
             if create_graph or _owned(grad):

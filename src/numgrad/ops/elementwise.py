@@ -103,7 +103,7 @@ def uniform_value(g):
 
 def _times(grad: Tensor, other) -> Tensor:
     """``grad * other`` in a backward formula. In a plain backward (no graph recorded) with
-    operands of one float dtype, or a Python float, it goes straight to the kernel: the same
+    operands of one float dtype, or a Python float or int, it goes straight to the kernel: the same
     values as the ``mul`` op, without the operand promotion and dispatch (a third of a backward
     node's cost in long chains of small tensors).
 
@@ -115,7 +115,7 @@ def _times(grad: Tensor, other) -> Tensor:
     if not grad_mode.state.enabled:
         g = grad._data
         if g.dtype.kind == "f":
-            if type(other) is float:
+            if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
                 K = kernels_for((grad,))
                 return Tensor._wrap(K.binary(K.MUL, g, g.dtype.type(other)))
             if isinstance(other, Tensor) and other._data.dtype == g.dtype:

@@ -8,7 +8,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
 from ._promote import floating_operand
-from .registry import Op, Sample, apply, kernels_for, register
+from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 
 def normalize_dims(dim, ndim: int) -> tuple[int, ...]:
@@ -27,10 +27,25 @@ def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if d in dims else n for d, n in enumerate(shape))
 
 
-def _grad_to_input(grad: Tensor, ctx) -> Tensor:
-    """A reduction's gradient, reshaped to keep the reduced dimensions and expanded back."""
+def _grad_to_input(grad: Tensor, ctx, count: int = 1) -> Tensor:
+    """A reduction's gradient (divided by ``count``, for a mean), reshaped to keep the reduced
+    dimensions and expanded back. In a plain backward (no graph recorded) on a contiguous float
+    gradient, at the array level: the same values and views as the ops (``grad / count``, a
+    reshape, an expand), without three ops' dispatch."""
     shape = ctx.input_shapes[0]
-    if not ctx.params["keepdim"] and grad._data.ndim:  # (a 0-d gradient expands as it is)
+    keep = not ctx.params["keepdim"] and grad._data.ndim  # (a 0-d gradient expands as it is)
+    g = grad._data
+    if not grad_mode.state.enabled and g.dtype.kind == "f":
+        K = kernels_of(g)
+        if K.is_contiguous(g):
+            if count != 1:
+                g = K.binary(K.DIV, g, g.dtype.type(count))
+            if keep:
+                g = K.reshape_view(g, _keepdim_shape(shape, ctx.params["dims"]))
+            return Tensor._wrap(K.broadcast_to(g, shape))
+    if count != 1:
+        grad = grad / float(count)
+    if keep:
         grad = grad.reshape(_keepdim_shape(shape, ctx.params["dims"]))
     return grad.expand(shape)
 
@@ -74,7 +89,7 @@ class _Mean(Op):
     @staticmethod
     def backward(ctx, grad):
         shape = ctx.input_shapes[0]
-        return (_grad_to_input(grad / float(_count(shape, ctx.params["dims"])), ctx),)
+        return (_grad_to_input(grad, ctx, _count(shape, ctx.params["dims"])),)
 
 
 @register

@@ -58,15 +58,17 @@ _LOADED: dict = {}
 
 def unary(op: int, x: np.ndarray) -> np.ndarray:
     """``op`` applied to every element of ``x``; the result is a new C-contiguous array."""
-    out = np.empty(x.shape, x.dtype)
+    kernels = _LOADED.get((op, x.dtype, True)) or _kernels(op, x.dtype, True)
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
-    kernels = _kernels(op, x.dtype, True)
-    if out.size < PARALLEL_THRESHOLD or not _threaded(x.dtype, x.dtype):
-        kernels.map_1d(x.reshape(-1), out.reshape(-1))
+    n = x.size
+    out = np.empty(n, x.dtype)
+    flat = x if x.ndim == 1 else x.reshape(-1)
+    if n < PARALLEL_THRESHOLD or not _threaded(x.dtype, x.dtype):
+        kernels.map_1d(flat, out)
     else:
-        kernels.map_1d_parallel(x.reshape(-1), out.reshape(-1), get_num_threads())
-    return out
+        kernels.map_1d_parallel(flat, out, get_num_threads())
+    return out if x.ndim == 1 else out.reshape(x.shape)
 
 
 def _strided_view(a: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -87,33 +89,40 @@ def _strided_view(a: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
 def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     """``op(a, b)`` with NumPy/PyTorch broadcasting. ``a`` and ``b`` (arrays or NumPy scalars)
     share one dtype; the result has it too unless ``out_dtype`` is given (bool for comparisons)."""
-    dt = a.dtype if out_dtype is None else out_dtype
-    kernels = _kernels(op, a.dtype)
+    da = a.dtype
+    kernels = _LOADED.get((op, da, False)) or _kernels(op, da)
+    dt = da if out_dtype is None else out_dtype
     a_flat = a.flags.c_contiguous
-    if a_flat and b.ndim == 0:  # tensor ⊕ number: the commonest case after equal shapes
-        out = np.empty(a.shape, dt)
-        if a.size < PARALLEL_THRESHOLD or not _threaded(a.dtype, dt):
-            kernels.zip_1d_scalar(a.reshape(-1), b[()], out.reshape(-1))
+    # The two commonest cases, an array and a number and two arrays of one shape, flat (the
+    # kernels take 1-D arrays; a reshape costs as much as the kernel call on small arrays).
+    if a_flat and (b.ndim == 0 or (a.shape == b.shape and b.flags.c_contiguous)):
+        n = a.size
+        out = np.empty(n, dt)
+        one_d = a.ndim == 1
+        fa = a if one_d else a.reshape(-1)
+        serial = n < PARALLEL_THRESHOLD or not _threaded(da, dt)
+        if b.ndim == 0:
+            if serial:
+                kernels.zip_1d_scalar(fa, b[()], out)
+            else:
+                kernels.zip_1d_scalar_parallel(fa, b[()], out, get_num_threads())
         else:
-            kernels.zip_1d_scalar_parallel(a.reshape(-1), b[()], out.reshape(-1),
-                                           get_num_threads())
-        return out
+            fb = b if one_d else b.reshape(-1)
+            if serial:
+                kernels.zip_1d(fa, fb, out)
+            else:
+                kernels.zip_1d_parallel(fa, fb, out, get_num_threads())
+        return out if one_d else out.reshape(a.shape)
     b_flat = b.flags.c_contiguous
-    if a.shape == b.shape and a_flat and b_flat:
-        out = np.empty(a.shape, dt)
-        if a.size < PARALLEL_THRESHOLD or not _threaded(a.dtype, dt):
-            kernels.zip_1d(a.reshape(-1), b.reshape(-1), out.reshape(-1))
-        else:
-            kernels.zip_1d_parallel(a.reshape(-1), b.reshape(-1), out.reshape(-1),
-                                    get_num_threads())
-        return out
     shape = a.shape if a.shape == b.shape else _broadcast_shape(a.shape, b.shape)
     one_a, one_b = _single_value(a, shape), _single_value(b, shape)
     if one_a and one_b:  # e.g. an expanded gradient times a number: one value, filled
         value = np.empty(1, dt)
         kernels.zip_1d(a.reshape(-1)[:1] if a_flat else a.flat[:1],
                        b.reshape(-1)[:1] if b_flat else b.flat[:1], value)
-        return np.full(shape, value[0], dt)
+        out = np.empty(shape, dt)
+        out.fill(value[0])  # (np.full's Python layers cost more than the fill)
+        return out
     if one_b and a_flat and a.shape == shape:
         return binary(op, a, b.reshape(-1)[:1].reshape(()) if b_flat else b[(0,) * b.ndim],
                       out_dtype)

@@ -19,22 +19,35 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 
-@njit(inline="always")
 def _one(x):
-    """1 in ``x``'s float type."""
-    if isinstance(x, np.float32):
-        return np.float32(1)
-    return 1.0
+    """1 in ``x``'s float type. (In Python, as Numba's CUDA simulator runs the formulas: this
+    body; in compiled code, the overload below, chosen by ``x``'s type. An ``isinstance`` test in
+    the body would do only where Numba knows the type before inlining, which it does not for the
+    result of another inlined formula, in a fused loop: float32 then came out float64.)"""
+    return type(x)(1)
 
 
-@njit(inline="always")
 def _zero(x):
-    if isinstance(x, np.float32):
-        return np.float32(0)
-    return 0.0
+    """0 in ``x``'s float type."""
+    return type(x)(0)
+
+
+@overload(_one, inline="always")
+def _one_typed(x):
+    if x == types.float32:
+        return lambda x: np.float32(1)
+    return lambda x: 1.0
+
+
+@overload(_zero, inline="always")
+def _zero_typed(x):
+    if x == types.float32:
+        return lambda x: np.float32(0)
+    return lambda x: 0.0
 
 
 # ------------------------------------------------------------------ unary

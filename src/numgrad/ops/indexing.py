@@ -38,6 +38,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from ..compiler.traced import note_created
+from ..kernels.cpu.indexing import check_index
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -219,7 +221,7 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
     first, last = (kinds[0], kinds[-1]) if kinds else (ALIAS, ALIAS)
     if not adv:
         return Key(tuple(basic), None, first, last)
-    resolved = _check_advanced(adv, cur)
+    resolved = _check_advanced(adv, cur, cuda)
     entries, d = [], 0
     for p in sorted(adv):
         entries.extend([slice(None)] * (p - d))
@@ -259,10 +261,12 @@ def _is_full(s: slice, size: int) -> bool:
     return start == 0 and stop >= size and step == 1
 
 
-def _check_advanced(adv: dict, shape: list) -> dict:
+def _check_advanced(adv: dict, shape: list, cuda: bool = False) -> dict:
     """PyTorch's checks on the index tensors at dimensions ``adv`` of a view of ``shape``: masks
-    match the dimensions they cover, indices broadcast together and are in bounds (host index
-    arrays here; device ones in the kernel, which reports at the next sync). Returns the
+    match the dimensions they cover, indices broadcast together and are in bounds. The bounds of
+    a tensor's own device's index arrays are checked by the kernel (K.index, K.index_put: at
+    once on the CPU, at the next sync on CUDA, so that a compiled replay raises as eager does);
+    host index arrays for a CUDA tensor here, before they are uploaded (``cuda``). Returns the
     coordinates of the device masks (their ``nonzero``, by position), computed for the count."""
     shape = list(shape)
     resolved = {}
@@ -291,15 +295,10 @@ def _check_advanced(adv: dict, shape: list) -> dict:
         raise IndexError(
             f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
         ) from None
-    for k, (_, p, a) in enumerate(tensors):
-        if a is None or a.size == 0 or not _is_host(a):
-            continue
-        size = shape[p]
-        bad = (a < -size) | (a >= size)
-        if bad.any():
-            raise IndexError(
-                f"index {a[bad].flat[0]} is out of bounds for dimension {k} with size {size}"
-            )
+    if cuda:
+        for k, (_, p, a) in enumerate(tensors):
+            if a is not None and _is_host(a):
+                check_index(a, shape[p], k)
     return resolved
 
 
@@ -321,7 +320,7 @@ def _indices_key(indices, shape: tuple, cuda: bool = False) -> Key:
         d += arr.ndim if arr.dtype.kind == "b" else 1
     if d > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-    resolved = _check_advanced(adv, shape) if adv else {}
+    resolved = _check_advanced(adv, shape, cuda) if adv else {}
     entries = tuple(e for p in adv for e in resolved.get(p, (adv[p],)))
     return Key((), _to_device(entries) if cuda else entries)
 
@@ -650,7 +649,9 @@ def _as_value(value, t: Tensor) -> Tensor:
     if isinstance(value, (numbers.Number, np.bool_, np.number)) and not isinstance(value, complex):
         data = t._data
         if isinstance(data, np.ndarray):
-            return Tensor._wrap(np.array(value).astype(data.dtype))
+            number = np.array(value).astype(data.dtype)
+            note_created(number)
+            return Tensor._wrap(number)
         return Tensor._wrap(kernels_of(data).full((), np.array(value).astype(data.dtype)[()], data.dtype))
     kind = type(value)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"

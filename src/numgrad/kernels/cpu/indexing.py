@@ -31,9 +31,39 @@ def index_add_flat(out_flat: np.ndarray, flat_indices: np.ndarray, values_flat: 
     _index_add_1d(out_flat, positions, values)
 
 
+def check_bounds(shape: tuple, adv: tuple) -> None:
+    """PyTorch's IndexError for an index out of range in ``adv`` (full slices, int64 index
+    arrays and bool masks, from the first dimension of a view of ``shape``). The kernels check,
+    not the ops, so that a compiled replay (numgrad.compile) raises as eager does."""
+    d = k = 0
+    for entry in adv:
+        if isinstance(entry, slice):
+            d += 1
+            continue
+        if entry.dtype.kind == "b":
+            d += entry.ndim
+            k += entry.ndim
+            continue
+        check_index(entry, shape[d], k)
+        d += 1
+        k += 1
+
+
+def check_index(entry: np.ndarray, size: int, k: int) -> None:
+    """PyTorch's IndexError where the host index array ``entry`` (the ``k``-th index tensor)
+    has an index out of range for a dimension of ``size``."""
+    if entry.size:
+        bad = (entry < -size) | (entry >= size)
+        if bad.any():
+            raise IndexError(f"index {entry[bad].flat[0]} is out of bounds for dimension {k} "
+                             f"with size {size}")
+
+
 def index(a: np.ndarray, basic: tuple, adv: tuple) -> np.ndarray:
-    """``a[basic + (...,)][adv]``: a new array (``adv``: NumPy index arrays, checked)."""
-    out = a[basic + (Ellipsis,)][adv]
+    """``a[basic + (...,)][adv]``: a new array (``adv``: NumPy index arrays, checked here)."""
+    view = a[basic + (Ellipsis,)]
+    check_bounds(view.shape, adv)
+    out = view[adv]
     return out if isinstance(out, np.ndarray) else np.asarray(out)  # 0-d results come as scalars
 
 
@@ -48,6 +78,8 @@ def _flat_positions(shape: tuple, basic: tuple, adv) -> np.ndarray:
 def index_put(out: np.ndarray, basic: tuple, adv, values: np.ndarray, accumulate: bool) -> None:
     """``out[basic + (...,)][adv] = values`` in place (``+=`` with ``accumulate``, repeated
     indices adding up); ``values`` broadcasts; ``adv`` None: a basic key."""
+    if adv is not None:
+        check_bounds(out[basic + (Ellipsis,)].shape, adv)
     if np.may_share_memory(out, values):
         values = values.copy()
     if accumulate:

@@ -1,7 +1,8 @@
 """Adam (and AMSGrad), with L2 or decoupled weight decay."""
 from __future__ import annotations
 
-from ..creation import tensor, zeros_like
+from .._dtype import float64
+from ..creation import full, tensor, zeros_like
 from ..ops import maximum
 from .optimizer import Optimizer, _no_grad_step, _unsupported
 from .sgd import _call_closure
@@ -75,10 +76,14 @@ class Adam(Optimizer):
                 # weight under 0.5 is ``m + w * (g - m)``, addcmul ``v + (c * g) * g``.
                 exp_avg.add_(grad - exp_avg, alpha=1 - beta1)
                 exp_avg_sq.mul_(beta2).add_(grad * (1 - beta2) * grad)
-                step = state["step"].item()
+                # PyTorch reads the step count to the host and takes the bias corrections in
+                # Python floats; here they are 0-d float64 tensors (the same IEEE operations:
+                # pow, a subtraction, a division), so that no value is read back and the step
+                # traces (numgrad.compile) as it runs.
+                step = state["step"].to(float64)
                 bias_correction1 = 1 - beta1**step
                 bias_correction2 = 1 - beta2**step
-                step_size = lr / bias_correction1
+                step_size = full((), lr, dtype=float64) / bias_correction1
                 bias_correction2_sqrt = bias_correction2**0.5
                 if amsgrad:
                     max_sq = state["max_exp_avg_sq"]

@@ -20,6 +20,8 @@ from .ops import *  # noqa: F401,F403  (the ops families' __all__)
 from .tensor import Size, Tensor  # noqa: F401
 from . import nn, optim  # noqa: E402,F401
 from . import viz  # noqa: E402,F401
+from . import compiler  # noqa: E402,F401
+from .compiler import compile  # noqa: E402,F401,A001
 
 __version__ = "0.1.0"
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ._dtype import device as _device
 from ._dtype import FLOAT, default_for_category, float32, from_numpy_dtype, int64, to_dtype
+from .compiler.traced import active_trace, graph_break
 from .tensor import Tensor
 
 _rng = np.random.default_rng()
@@ -38,6 +39,9 @@ def _place(data: np.ndarray, device):
 
 
 def _finish(data: np.ndarray, requires_grad: bool, device=None) -> Tensor:
+    trace = active_trace()
+    if trace is not None:  # made from Python data in a compiled function: a constant of it
+        trace.created[id(data)] = data
     t = Tensor._wrap(data if device is None else _place(data, device))
     if requires_grad:
         t.requires_grad_(True)
@@ -98,6 +102,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     another library's CUDA array, which gives a CUDA tensor)."""
     if _is_foreign_cuda(data):
         return _finish(_from_cuda_interface(data, dtype, device, copy=True)._data, requires_grad)
+    if active_trace() is not None and isinstance(data, (Tensor, np.ndarray)):
+        traced = _traced_copy(data, dtype, requires_grad)
+        if traced is not None:
+            return traced
     if device is None and isinstance(data, Tensor):
         device = data.device
     if dtype is None:
@@ -118,10 +126,33 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if (isinstance(data, Tensor) and (dtype is None or to_dtype(dtype) is data.dtype)
             and (device is None or _device(device).type == data.device.type)):
         return data
+    if active_trace() is not None and isinstance(data, (Tensor, np.ndarray)):
+        traced = _traced_copy(data, dtype, False)
+        if traced is not None:
+            return traced
     a = _infer(data)
     if dtype is not None:
         a = a.astype(to_dtype(dtype).np, copy=False)
     return _finish(a, False, device)
+
+
+def _traced_copy(data, dtype, requires_grad: bool):
+    """``tensor(data)`` in a compiled function: a tensor's data is copied by a recorded kernel;
+    a NumPy array made outside the trace cannot be (its values would be frozen into it): a
+    break, after which the caller goes on eagerly (None)."""
+    from .compiler.traced import TracedArray
+
+    array = data._data if isinstance(data, Tensor) else data
+    if not isinstance(array, TracedArray):
+        graph_break("a tensor made from a NumPy array inside the compiled function (make it "
+                    "outside and pass it in as an argument)")
+        return None
+    K = active_trace().kernels
+    out = K.copy(array) if dtype is None else K.cast(array, to_dtype(dtype).np)
+    t = Tensor._wrap(out)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
@@ -129,6 +160,9 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     from_numpy_dtype(ndarray.dtype)
+    if active_trace() is not None:
+        graph_break("from_numpy inside the compiled function (make the tensor outside and pass it "
+                    "in as an argument)")
     return Tensor._wrap(ndarray)
 
 
@@ -147,7 +181,11 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
     by a kernel, not uploaded: an upload from pageable host memory would wait for the GPU (the
     backward makes its seed gradient, ``ones_like``, this way)."""
     if device is None or not _is_cuda(device):
-        data = np.empty(shape, np_dtype) if value is None else np.full(shape, value, np_dtype)
+        if active_trace() is None:
+            data = np.empty(shape, np_dtype) if value is None else np.full(shape, value, np_dtype)
+        else:  # (numgrad.compile records the fill, so that each replay makes a new array)
+            K = active_trace().kernels
+            data = K.empty(shape, np_dtype) if value is None else K.full(shape, value, np_dtype)
         return _finish(data, requires_grad)
     from . import cuda
 
@@ -194,12 +232,14 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
 def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform random values in [0, 1)."""
     np_dtype = _float_dtype(dtype)
+    graph_break("random numbers (rand)")
     return _finish(_rng.random(_shape(size), dtype=np_dtype), requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal random values."""
     np_dtype = _float_dtype(dtype)
+    graph_break("random numbers (randn)")
     return _finish(_rng.standard_normal(_shape(size), dtype=np_dtype), requires_grad, device)
 
 
@@ -218,6 +258,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
     if size is None:
         low, high, size = 0, low, high
     np_dtype = to_dtype(dtype).np if dtype is not None else np.int64
+    graph_break("random numbers (randint)")
     return _finish(_rng.integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad, device)
 
 

@@ -11,6 +11,7 @@ from . import _dtype
 from ._dtype import CPU, CUDA, from_numpy_dtype
 from ._tensor_str import format_tensor
 from .autograd.node import AccumulateGrad, RemovableHandle
+from .compiler.traced import TracedArray, graph_break
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -277,6 +278,7 @@ class Tensor:
                 "instead."
             )
         self._check_host()
+        self._value_read("Tensor.numpy() (the values leave the trace)")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -290,8 +292,14 @@ class Tensor:
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data
 
+    def _value_read(self, what: str) -> None:
+        """While numgrad.compile traces, reading values out of a traced tensor is a break."""
+        if isinstance(self._data, TracedArray):
+            graph_break(what)
+
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        self._value_read("Tensor.item() (a value read from a tensor)")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -299,15 +307,19 @@ class Tensor:
         return self._host().reshape(-1)[0].item()
 
     def tolist(self):
+        self._value_read("Tensor.tolist() (a value read from a tensor)")
         return self._host().tolist()
 
     def __float__(self) -> float:
+        self._value_read("float() of a tensor (a value read from a tensor)")
         return float(self.item())
 
     def __int__(self) -> int:
+        self._value_read("int() of a tensor (a value read from a tensor)")
         return int(self.item())
 
     def __bool__(self) -> bool:
+        self._value_read("bool() of a tensor (Python control flow on a tensor's value)")
         if self._data.size != 1:
             raise RuntimeError(
                 "Boolean value of Tensor with more than one value is ambiguous"
@@ -320,6 +332,7 @@ class Tensor:
         return int(self.item())
 
     def __repr__(self) -> str:
+        self._value_read("printing a tensor (its values are read)")
         suffixes = []
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compiler.traced import note_created
 from . import engine
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
@@ -44,6 +45,7 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
             if isinstance(out._data, np.ndarray):
                 g = np.empty(out._data.shape, out._data.dtype)
                 g.fill(1)
+                note_created(g)
                 g = Tensor._wrap(g)
             else:
                 from ..creation import ones_like

@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 
+from ..compiler.traced import graph_break
 from ..ops.registry import kernels_of
 from ..tensor import Tensor
 from . import anomaly_mode, grad_mode
@@ -169,6 +170,8 @@ def _run_pre_hooks(node, grad, writes):
         hooks = node.variable._hooks
     else:
         hooks = node._pre_hooks
+    if hooks or node._retained is not None:  # (their Python runs at each backward)
+        graph_break("a hook or retain_grad() (Python code that runs in the backward)")
     if hooks:
         grad = _private(grad)
         for hook in tuple(hooks.values()):

@@ -25,6 +25,7 @@ import weakref
 
 import numpy as np
 
+from ..compiler.traced import note_created
 from . import anomaly_mode, grad_mode
 from .engine import _private
 from .node import _FREED, Node, OpNode, SavedTensor
@@ -162,7 +163,9 @@ def _zeros(meta):
     from ..tensor import Tensor
 
     shape, dtype = meta
-    return Tensor._wrap(np.zeros(shape, dtype))
+    zeros = np.zeros(shape, dtype)
+    note_created(zeros)
+    return Tensor._wrap(zeros)
 
 
 def _expandable(shape: tuple, target: tuple) -> bool:

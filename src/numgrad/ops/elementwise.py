@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
+from ..compiler.traced import TracedArray
 from ..creation import zeros_like
 from ..tensor import SharedGrad, Tensor
 from ._promote import binary_operands, floating_operand
@@ -95,10 +97,22 @@ class Mul(Op):
 
 def uniform_value(g):
     """The value of a gradient that is one number broadcast (the gradient of a sum or a mean),
-    or None. Host arrays only: reading a device value would sync."""
-    if isinstance(g, np.ndarray) and g.size > 1 and not any(g.strides):
+    or None. Host arrays only: reading a device value would sync (and a traced one is not read,
+    see ``uniform_element``)."""
+    if type(g) is np.ndarray and g.size > 1 and not any(g.strides):
         return g[(0,) * g.ndim]
     return None
+
+
+def uniform_element(g):
+    """Where ``g`` is one number broadcast: that number, as ``uniform_value`` gives it, or, while
+    numgrad.compile traces, its element as a 0-d view (a value of the trace, not read: the
+    kernels take it as they take a number). Else None."""
+    if isinstance(g, TracedArray):
+        if g.size > 1 and not any(g.strides):
+            return as_strided(g.view(np.ndarray), (), ())
+        return None
+    return uniform_value(g)
 
 
 def _times(grad: Tensor, other) -> Tensor:

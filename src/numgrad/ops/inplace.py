@@ -12,7 +12,6 @@ import numpy as np
 from .._dtype import from_numpy_dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from ..kernels import cpu as kernels
 from . import elementwise
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
@@ -86,10 +85,11 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
     ):
         return False
     data = t._data
-    if isinstance(data, np.ndarray):
+    host = isinstance(data, np.ndarray)
+    if host:
         if data.dtype.kind != "f" or not data.flags.c_contiguous or not data.flags.writeable:
             return False
-        K = kernels
+        K = kernels_of(data)
     else:  # CUDA: any view (the kernel writes through its strides), not an expanded one
         K = kernels_for((t, other))
         if data.dtype.kind != "f" or not K.is_writeable(data):
@@ -98,7 +98,7 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
         b = other._data
         if b.dtype != data.dtype or (b.shape != data.shape and b.ndim != 0):
             return False
-        if K is kernels and not isinstance(b, np.ndarray):
+        if host and not isinstance(b, np.ndarray):
             return False  # a device tensor into a host one: the general path's error
         if b is not data and K.may_share_memory(data, b):
             return False  # overlapping storage: the general path copies first

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from .elementwise import Mul, uniform_value
-from .registry import Op, Sample, apply, register
+from .elementwise import Mul, uniform_element
+from .registry import Op, Sample, apply, kernels_of, register
 from .shape import SqueezeInplace
 
 
@@ -44,7 +44,7 @@ def _product_backward(cls, a, b, grad, need_a, need_b, ta, tb):
     """The gradients of ``op(a) @ op(b)`` (``cls`` Mm or Bmm, which records them)."""
     grad_a = grad_b = None
     if cls is Mm and not grad_mode.state.enabled:
-        c = uniform_value(grad._data)  # (a 2-D product's gradient)
+        c = uniform_element(grad._data)  # (a 2-D product's gradient)
         if c is not None:
             return _uniform_grad_backward(a._data, b._data, c, grad.shape, ta, tb, need_a, need_b)
     # As PyTorch's mm_mat1/mat2_backward, an unflagged 2-D operand stored column-major (a
@@ -74,8 +74,7 @@ def _uniform_grad_backward(a, b, c, shape, ta, tb, need_a, need_b):
     ``c`` times the column sums of ``op(a)``, so two reductions replace two matrix products
     (O(n^2) for O(n^3)). The results are broadcast views, which the engine makes contiguous when
     it stores them."""
-    from ..kernels import cpu as K
-
+    K = kernels_of(a)
     m, n = shape
     value = np.asarray(c)
     grad_a = grad_b = None

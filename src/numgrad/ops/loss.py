@@ -10,7 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import grad_mode
+from ..compiler.traced import note_created
 from ..tensor import Tensor
+
+
+def _created(array):
+    note_created(array)
+    return array
 from ._promote import binary_operands
 from .registry import Op, Sample, apply, kernels_for, register
 
@@ -107,7 +113,8 @@ class NllLossBackward(Op):
         if need_self:
             from ..creation import _place
 
-            grad_self = Tensor._wrap(_place(np.zeros(p["shape"], grad._data.dtype), grad.device))
+            grad_self = Tensor._wrap(_place(_created(np.zeros(p["shape"], grad._data.dtype)),
+                                            grad.device))
         return grad_grad, grad_self
 
 

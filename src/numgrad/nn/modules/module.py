@@ -79,7 +79,18 @@ class Module:
         )
 
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
         return self.forward(*args, **kwargs)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compiles this module's call with ``numgrad.compile`` (the arguments are its own): as
+        PyTorch's, the module is changed in place and its calls go through the compiled
+        function from now on."""
+        from ...compiler import compile
+
+        object.__setattr__(self, "_compiled_call", compile(self.forward, *args, **kwargs))
 
     # ----------------------------------------------------------------- registration
     def _check_name(self, name, kind: str) -> None:

@@ -1,0 +1,146 @@
+"""``numgrad.compile``: trace a function (a training step, forward and backward and the optimizer's
+update) once per guard key, and replay the recorded kernel calls on later calls.
+
+The first call with a new key runs the function eagerly while recording (``tracer.py``); its
+results and effects are eager's. A later call whose guard holds (``program.py``: the arguments'
+shapes, dtypes, layouts and requires_grad, grad mode, the tensors it reads from outside, the
+optimizers' hyperparameters and state, the modules' training flags, the Python values it reads)
+replays the record: the kernels alone, without the op registry, the autograd engine or any tensor
+in between, and then leaves the same effects (``.grad``, parameters, optimizer state, version
+counters) and returns the same kind of value.
+
+What a trace cannot hold (a value read from a tensor, printing, hooks, random numbers, an op that
+computes outside the kernels): with ``fullgraph=True`` a ``GraphBreak`` naming it and the user's
+line; otherwise one warning, and that key runs eagerly from then on. A call whose guard holds for
+no recorded key traces again, up to ``cache_size_limit`` keys; then it runs eagerly, with one
+warning. Python side effects other than those on tensors, modules and optimizers (appending to a
+list, a counter in another object) happen in traced calls only, as under ``jax.jit``.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+from .traced import GraphBreak
+
+__all__ = ["compile", "GraphBreak"]
+
+cache_size_limit = 8  # keys traced per function before it runs eagerly (torch.compile's limit)
+_TRACING = threading.Lock()  # one trace at a time: it swaps the registry's CPU kernels
+
+
+class _Eager:
+    """The replay of a key that cannot be replayed: the function itself, eagerly."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+class CompiledFunction:
+    """``fn`` compiled: called like it, with the same results and effects."""
+
+    def __init__(self, fn, fullgraph: bool = False):
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self._entries: list = []  # [(guard, replay or _Eager)]
+        self._warned = False
+        self.traces = 0  # how many keys have been traced
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        from ..autograd import anomaly_mode
+
+        for guard, replay in self._entries:
+            if guard(args, kwargs):
+                if isinstance(replay, _Eager):
+                    return self._fn(*args, **kwargs)
+                return replay(args, kwargs)
+        if anomaly_mode.state.enabled:
+            self._warn("anomaly mode is on (it needs every op's Python frames)")
+            return self._fn(*args, **kwargs)
+        if self.traces >= cache_size_limit:
+            self._warn(f"it was traced for {cache_size_limit} keys already "
+                       "(numgrad.compiler.cache_size_limit)")
+            return self._fn(*args, **kwargs)
+        return self._trace(args, kwargs)
+
+    def _warn(self, why: str) -> None:
+        if not self._warned:
+            self._warned = True
+            name = getattr(self._fn, "__qualname__", repr(self._fn))
+            warnings.warn(f"numgrad.compile runs {name} eagerly: {why}", RuntimeWarning,
+                          stacklevel=3)
+
+    def _trace(self, args, kwargs):
+        from ..ops import registry
+        from . import program, tracer
+
+        with _TRACING:
+            found = tracer.discover(self._fn, args, kwargs)
+            guard, refs, namespace = program.guard_for(self._fn, found, args, kwargs)
+            trace, before = tracer.begin(found)
+            trace.fullgraph = self._fullgraph
+            kernels, registry.cpu_kernels = registry.cpu_kernels, trace.kernels
+            try:
+                result = self._fn(*args, **kwargs)
+            finally:
+                registry.cpu_kernels = kernels
+                tracer.end(trace)
+            self.traces += 1
+            try:
+                if trace.broken is not None:
+                    raise program.NotReplayable(str(trace.broken))
+                if not tracer.stable(trace, found):
+                    return _finish(found, result)  # a first step made state: trace again next
+                replay, _ = program.replay_for(self._fn, trace, found, before, refs, namespace,
+                                               result)
+                self._entries.append((guard, replay))
+            except program.NotReplayable as why:
+                if self._fullgraph:
+                    raise GraphBreak(str(why)) from None
+                self._warn(str(why))
+                self._entries.append((guard, _Eager(str(why))))
+            return _finish(found, result)
+
+
+def _finish(found, result):
+    """The tensors the trace touched get plain arrays back; so does the result."""
+    from . import tracer
+
+    for t in found["tensors"].values():
+        tracer.untrace(t)
+    for extra in tracer.discover_state(found):
+        tracer.untrace(extra)
+    return _plain_result(result)
+
+
+def _plain_result(result):
+    from ..tensor import Tensor
+    from . import tracer
+
+    if isinstance(result, Tensor):
+        tracer.untrace(result)
+    elif isinstance(result, (tuple, list)):
+        for r in result:
+            _plain_result(r)
+    elif isinstance(result, dict):
+        for r in result.values():
+            _plain_result(r)
+    return result
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="numgrad", mode=None,
+            options=None, disable: bool = False):
+    """Compiles ``model`` (a function or a module) as ``torch.compile`` does: traced on its
+    first call per guard key, its kernel calls replayed after. Usable as ``numgrad.compile(fn)``,
+    ``@numgrad.compile`` and ``@numgrad.compile(fullgraph=True)``. ``dynamic``, ``backend``,
+    ``mode`` and ``options`` are accepted for PyTorch's signature; ``disable=True`` returns
+    ``model`` itself."""
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    return CompiledFunction(model, fullgraph=fullgraph)
+

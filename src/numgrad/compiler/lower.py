@@ -1,0 +1,499 @@
+"""Lowering a trace to fused Numba loops.
+
+The trace is a tape of kernel calls (``tracer.py``). Here the calls whose results nothing needs
+are dropped, and every run of calls that Numba code can compute (elementwise formulas of the
+table, fills, copies and casts, views, sums over a block of dimensions, in-place updates) becomes
+one generated ``njit`` function; what is left (matrix products through BLAS, losses, softmax,
+indexing) stays a call of the kernel it was, between them. A program with nothing left over is one
+Numba call.
+
+Inside a function, each value is an element layout over the memory of a root value (its own
+array, or the array it views: a broadcast, a reshape, a transpose, a slice), known from the
+arrays the trace saw; the guard makes every later call see the same layouts. A value that only
+elementwise consumers of the same shape read is not stored: its formula is computed in their
+loop (fusion); the others are stored, in loops that compute together every stored value of one
+shape whose inputs allow it. Each formula is the table's own function (``kernels/formulas.py``),
+so a fused loop computes the values the eager kernels compute, operation for operation.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..kernels import formulas
+from ..kernels.cpu.elementwise import PARALLEL_THRESHOLD
+from .tracer import VIEWS, WRITES
+
+ELEMENTWISE = frozenset({"unary", "binary", "full", "copy", "upload", "cast", "where"})
+LOWERED = ELEMENTWISE | {"binary_into", "assign", "sum_dims", "empty"}
+
+
+class Layout:
+    """Where a value's elements are: ``root`` (the value owning the memory), an offset and
+    strides in elements, and the shape."""
+
+    __slots__ = ("root", "offset", "shape", "strides")
+
+    def __init__(self, root, offset, shape, strides):
+        self.root, self.offset, self.shape, self.strides = root, offset, tuple(shape), tuple(strides)
+
+    def is_whole(self) -> bool:
+        """Whether it is its root's memory itself, in C order."""
+        return self.offset == 0 and self.strides == _c_strides(self.shape) and \
+            math.prod(self.shape) == self.root.array.size
+
+
+def _c_strides(shape) -> tuple:
+    strides, step = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = step if shape[d] != 1 else 0
+        step *= shape[d]
+    return tuple(strides)
+
+
+def _root(v):
+    while v.base is not None:
+        v = v.base
+    return v
+
+
+def _layout(v) -> Layout | None:
+    """The layout of ``v`` over its root's memory, from the arrays the trace saw (None if it
+    cannot be described: a negative stride, another dtype)."""
+    root = _root(v)
+    a, r = v.array, root.array
+    item = r.itemsize
+    if a.dtype != r.dtype or any(s % item for s in a.strides) or any(s < 0 for s in a.strides):
+        return None
+    offset = a.__array_interface__["data"][0] - r.__array_interface__["data"][0]
+    if offset % item:
+        return None
+    strides = tuple(0 if n == 1 else s // item for n, s in zip(a.shape, a.strides))
+    return Layout(root, offset // item, a.shape, strides)
+
+
+def _values(spec):
+    """The trace values a spec refers to."""
+    kind = spec[0]
+    if kind == "v":
+        yield spec[1]
+    elif kind in ("t", "l"):
+        for s in spec[1]:
+            yield from _values(s)
+    elif kind == "kw":
+        yield from _values(spec[2])
+
+
+def _constant(spec):
+    """The Python value of a constant spec (tuples of constants included)."""
+    if spec[0] == "c":
+        return spec[1]
+    if spec[0] in ("t", "l"):
+        values = [_constant(s) for s in spec[1]]
+        return tuple(values) if spec[0] == "t" else values
+    raise ValueError(spec)
+
+
+def live_nodes(trace, needed: set) -> list:
+    """The nodes whose results (or writes) something needs, in their order."""
+    live = set(needed)
+    live_roots = {_root(v) for v in live}
+    keep = []
+    for index in range(len(trace.nodes) - 1, -1, -1):
+        name, specs, out = trace.nodes[index]
+        outs = set(_values(out))
+        wanted = bool(outs & live) or any(_root(v) in live_roots for v in outs if
+                                          name in VIEWS or name == "view")
+        if name in WRITES:
+            target = next(_values(specs[WRITES[name]]))
+            root = _root(target)
+            wanted = wanted or root.kind in ("input",) or root in live_roots
+        if wanted:
+            keep.append(index)
+            for s in specs:
+                for v in _values(s):
+                    live.add(v)
+                    live_roots.add(_root(v))
+    return sorted(keep)
+
+
+# ---------------------------------------------------------------------- planning
+class Segment:
+    """A run of lowered nodes: one generated function."""
+
+    def __init__(self):
+        self.nodes: list = []
+        self.inputs: list = []  # root values read from outside the segment
+        self.outputs: list = []  # values it returns (roots made in it)
+
+    def __repr__(self):
+        return f"Segment({len(self.nodes)} nodes, {len(self.inputs)} in, {len(self.outputs)} out)"
+
+
+def _lowerable(trace, node) -> bool:
+    name, specs, out = node
+    if name not in LOWERED:
+        return False
+    outs = list(_values(out))
+    for v in outs:
+        lay = _layout(v)
+        if lay is None:
+            return False
+        if _root(v) is v and not v.array.flags.c_contiguous:
+            return False
+    for s in specs:
+        for v in _values(s):
+            lay = _layout(v)
+            if lay is None or not lay.root.array.flags.c_contiguous:
+                return False
+    if name == "unary" or name == "binary":
+        op = specs[0][1]
+        if formulas.rows(op) is None:
+            return False
+    if name == "sum_dims":
+        x = next(_values(specs[0]))
+        dims = _constant(specs[1])
+        if not dims or dims != tuple(range(dims[0], dims[-1] + 1)):
+            return False
+        if not _layout(x).is_whole() or x.array.size >= PARALLEL_THRESHOLD:
+            return False
+        if x.array.dtype.kind not in "fi":
+            return False
+    if name == "binary_into":
+        out_v = next(_values(specs[1]))
+        if _layout(out_v) is None:
+            return False
+    if name == "where":
+        return all(_layout(v) is not None for s in specs for v in _values(s))
+    return True
+
+
+def plan(trace, needed: set) -> list:
+    """Steps for the replay: ("call", node) for a kernel call kept as it is, ("segment",
+    Segment) for a run of lowered ones, ("view", node) for a view (the segments read views
+    through their layouts, so a view does not end a segment; the driver makes it only where a
+    call or the end needs it)."""
+    steps = []
+    current = None
+    for index in live_nodes(trace, needed):
+        node = trace.nodes[index]
+        if node[0] in VIEWS or node[0] == "view":
+            steps.append(("view", node))
+        elif _lowerable(trace, node):
+            if current is None:
+                current = Segment()
+                steps.append(("segment", current))
+            current.nodes.append(node)
+        else:
+            current = None
+            steps.append(("call", node))
+    # Each segment's inputs (roots made before it or outside) and outputs (roots made in it that
+    # later steps or the end need).
+    later_needed = set(needed)
+    for kind, step in reversed(steps):
+        if kind in ("call", "view"):
+            for s in step[1]:
+                for v in _values(s):
+                    later_needed.add(_root(v))
+            continue
+        made = set()
+        for name, specs, out in step.nodes:
+            for v in _values(out):
+                if _root(v) is v:
+                    made.add(v)
+        step.outputs = [v for v in sorted(made, key=lambda v: v.index)
+                        if v in later_needed or _root(v) in later_needed]
+        used = []
+        for name, specs, out in step.nodes:
+            for s in specs:
+                for v in _values(s):
+                    r = _root(v)
+                    if r not in made and r not in used:
+                        used.append(r)
+        step.inputs = used
+        later_needed.update(used)
+        for v in list(later_needed):
+            later_needed.add(_root(v))
+    # views only where the driver needs them: for a call, the end, or another such view
+    driver = set(needed)
+    for kind, step in reversed(steps):
+        if kind == "call" or (kind == "view" and set(_values(step[2])) & driver):
+            for s in step[1]:
+                driver.update(_values(s))
+    return [(kind, step) for kind, step in steps
+            if kind != "view" or set(_values(step[2])) & driver]
+
+
+# ---------------------------------------------------------------------- code
+_DTYPES = {"float32": "np.float32", "float64": "np.float64", "int64": "np.int64",
+           "int32": "np.int32", "bool": "np.bool_"}
+
+
+def _float(value: float) -> str:
+    """Exact source text for a float (Python's repr round-trips)."""
+    if value != value:
+        return "np.nan"
+    if value in (float("inf"), -float("inf")):
+        return "np.inf" if value > 0 else "-np.inf"
+    return repr(float(value))
+
+
+def _literal(value) -> str:
+    """Exact source text for a number (a NumPy scalar keeps its type)."""
+    if isinstance(value, np.generic):
+        name = _DTYPES[value.dtype.name]
+        if value.dtype.kind == "f":
+            return f"{name}({_float(float(value))})"
+        if value.dtype.kind == "b":
+            return repr(bool(value))
+        return f"{name}({int(value)})"
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, (bool, int)):
+        return repr(value)
+    raise TypeError(value)
+
+
+class _Code:
+    def __init__(self):
+        self.imports: dict[str, str] = {}  # "module:function" -> local name
+        self.lines: list[str] = []
+
+    def formula(self, ref: str) -> str:
+        name = self.imports.get(ref)
+        if name is None:
+            name = self.imports[ref] = f"f{len(self.imports)}_{ref.rpartition(':')[2]}"
+        return name
+
+    def emit(self, text: str, indent: int) -> None:
+        self.lines.append("    " * indent + text)
+
+
+def _is_identity(lay: Layout, shape: tuple) -> bool:
+    return lay.shape == tuple(shape) and lay.is_whole()
+
+
+def _is_scalar(lay: Layout) -> bool:
+    return lay.root.array.size == 1
+
+
+def segment_source(seg: Segment, index: int) -> tuple[str, str]:
+    """(the generated module's text, the function's name) of a segment."""
+    code = _Code()
+    made = {}  # root value -> its variable (a flat array), for stored roots
+    virtual = {}  # value -> (node) computed in consumer loops
+    consumers: dict = {}
+    phase_of: dict = {}
+    phase = 0
+    for node in seg.nodes:
+        name, specs, out = node
+        if name in ("sum_dims", "binary_into", "assign", "empty"):
+            phase += 1
+        for s in specs:
+            for v in _values(s):
+                consumers.setdefault(_root(v), []).append((node, v, phase))
+        for v in _values(out):
+            phase_of[v] = phase
+        if name in ("sum_dims", "binary_into", "assign"):
+            phase += 1
+    outputs = set(seg.outputs)
+
+    def must_store(v) -> bool:
+        """Whether ``v`` (a root made by an elementwise node) is stored; else its formula is
+        computed in its consumers' loops."""
+        if v in outputs or v.written:
+            return True
+        node = None
+        for n in seg.nodes:
+            if v in set(_values(n[2])):
+                node = n
+        if node is not None and node[0] == "full":
+            return False  # (a fill's value is a literal wherever it is read)
+        if v.array.size == 1:
+            return True  # (one element: stored once rather than computed in every iteration)
+        for node, read, at in consumers.get(v, ()):
+            name, specs, out = node
+            if name not in ELEMENTWISE or at != phase_of.get(v):
+                return True
+            if not _is_identity(_layout(read), next(_values(out)).array.shape):
+                return True
+        return False
+
+    function = f"segment{index}"
+    params = [f"in{i}" for i in range(len(seg.inputs))]
+    code.emit(f"def {function}({', '.join(params)}):", 0)
+    for i, v in enumerate(seg.inputs):
+        made[v] = f"in{i}"
+    for node in seg.nodes:
+        name, specs, out = node
+        if name in ELEMENTWISE:
+            v = next(_values(out))
+            if must_store(v):
+                made[v] = f"r{v.index}"
+                code.emit(f"r{v.index} = np.empty({v.array.size}, {_DTYPES[v.array.dtype.name]})", 1)
+            else:
+                virtual[v] = node
+        elif name == "empty":
+            v = next(_values(out))
+            made[v] = f"r{v.index}"
+            code.emit(f"r{v.index} = np.empty({v.array.size}, {_DTYPES[v.array.dtype.name]})", 1)
+
+    def access(v, loop_shape, indices, body) -> str:
+        """The expression of ``v``'s element at the loop's indices: a stored array's element, a
+        fill's literal, or a fused value's temporary (computed once in this loop body)."""
+        lay = _layout(v)
+        root = lay.root
+        if root in virtual:
+            node = virtual[root]
+            if node[0] == "full":
+                return expression(node, loop_shape, indices, body)
+            name = body.get(root)
+            if name is None:
+                name = f"t{root.index}"
+                text = expression(node, loop_shape, indices, body)
+                code.emit(f"{name} = {text}", body["indent"])
+                body[root] = name
+            return name
+        return f"{made[root]}[{root_index(lay, loop_shape, indices)}]"
+
+    def root_index(lay, loop_shape, indices) -> str:
+        lead = len(loop_shape) - len(lay.shape)
+        terms = [str(lay.offset)] if lay.offset else []
+        for d, n in enumerate(loop_shape):
+            k = d - lead
+            stride = lay.strides[k] if k >= 0 and lay.shape[k] != 1 else 0
+            if stride:
+                terms.append(indices[d] if stride == 1 else f"{indices[d]} * {stride}")
+        return " + ".join(terms) or "0"
+
+    def operand(spec, loop_shape, indices, body) -> str:
+        if spec[0] == "v":
+            return access(spec[1], loop_shape, indices, body)
+        return _literal(spec[1])
+
+    def expression(node, loop_shape, indices, body) -> str:
+        name, specs, out = node
+        v = next(_values(out))
+        dt = _DTYPES[v.array.dtype.name]
+        if name == "full":
+            return f"{dt}({_literal(specs[1][1])})"
+        if name in ("copy", "upload"):
+            return operand(specs[0], loop_shape, indices, body)
+        if name == "cast":
+            return f"{dt}({operand(specs[0], loop_shape, indices, body)})"
+        if name == "where":
+            c, a, b = (operand(s, loop_shape, indices, body) for s in specs[:3])
+            return f"({a} if {c} else {b})"
+        op = specs[0][1]
+        x = next(_values(specs[1]))
+        f = code.formula(formulas.formula(op, x.array.dtype).cpu)
+        if name == "unary":
+            return f"{f}({operand(specs[1], loop_shape, indices, body)})"
+        a = operand(specs[1], loop_shape, indices, body)
+        b = operand(specs[2], loop_shape, indices, body)
+        return f"{f}({a}, {b})"
+
+    def loop(shape, body_of) -> None:
+        """A loop nest over ``shape`` (C order); ``body_of(indices, flat, indent)`` emits the
+        body."""
+        shape = tuple(shape)
+        if not shape:
+            body_of((), "0", 1)
+            return
+        n = math.prod(shape)
+        if n == 0:
+            return
+        indices = []
+        for d, size in enumerate(shape):
+            code.emit(f"for i{d} in range({size}):", 1 + d)
+            indices.append(f"i{d}")
+        flat = root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
+        body_of(tuple(indices), flat, 1 + len(shape))
+
+    for node in seg.nodes:
+        name, specs, out = node
+        if name in ELEMENTWISE:
+            v = next(_values(out))
+            if v in virtual:
+                continue
+            shape = v.array.shape
+
+            def body(indices, flat, indent, node=node, v=v, shape=shape):
+                text = expression(node, shape, indices, {"indent": indent})
+                code.emit(f"{made[v]}[{flat}] = {text}", indent)
+
+            loop(shape, body)
+        elif name == "sum_dims":
+            x = next(_values(specs[0]))
+            dims = _constant(specs[1])
+            v = next(_values(out))
+            shape = x.array.shape
+            first, last = dims[0], dims[-1] + 1
+            outer, k, inner = (math.prod(shape[:first]), math.prod(shape[first:last]),
+                               math.prod(shape[last:]))
+            src = made[_layout(x).root]
+            made[v] = f"r{v.index}"
+            dt = _DTYPES[v.array.dtype.name]
+            code.emit(f"r{v.index} = np.empty({outer * inner}, {dt})", 1)
+            if k == 0:
+                code.emit(f"r{v.index}[:] = 0", 1)
+            elif outer * inner:
+                code.imports.setdefault("cpu.reduction:_sum_rows", "_sum_rows")
+                code.imports.setdefault("cpu.reduction:_sum_3d", "_sum_3d")
+                if inner == 1:
+                    code.emit(f"_sum_rows({src}.reshape({outer}, {k}), r{v.index})", 1)
+                else:
+                    code.emit(f"_sum_3d({src}.reshape({outer}, {k}, {inner}), "
+                              f"r{v.index}.reshape({outer}, {inner}))", 1)
+        elif name == "binary_into":
+            op, target, b = specs[0][1], next(_values(specs[1])), specs[2]
+            alpha = dict((s[1], s[2]) for s in specs if s[0] == "kw").get("alpha")
+            if alpha is None and len(specs) > 3 and specs[3][0] == "c":
+                alpha = specs[3]
+            lay = _layout(target)
+            dtype = target.array.dtype
+            dt = _DTYPES[dtype.name]
+            row_op = op
+            scale = None
+            if alpha is not None and alpha[1] is not None:
+                scale = float(alpha[1])
+                if op == formulas.Binary.SUB:
+                    row_op, scale = formulas.Binary.ADD, -scale
+            f = code.formula(formulas.formula(row_op, dtype).cpu)
+            shape = target.array.shape
+
+            def body(indices, flat, indent, lay=lay, b=b, dt=dt, f=f, scale=scale,
+                     shape=shape):
+                where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
+                other = f"{dt}({operand(b, shape, indices, {'indent': indent})})"
+                if scale is not None:
+                    other = f"{_literal(dtype.type(scale))} * {other}"
+                    code.emit(f"{where} = {where} + {other}", indent)
+                else:
+                    code.emit(f"{where} = {f}({where}, {other})", indent)
+
+            loop(shape, body)
+        elif name == "assign":
+            target, src = next(_values(specs[0])), specs[1]
+            lay = _layout(target)
+            dt = _DTYPES[target.array.dtype.name]
+            shape = target.array.shape
+
+            def body(indices, flat, indent, lay=lay, src=src, dt=dt, shape=shape):
+                where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
+                code.emit(f"{where} = {dt}({operand(src, shape, indices, {'indent': indent})})",
+                          indent)
+
+            loop(shape, body)
+        # views compute nothing: their consumers read through their layouts
+    outs = [made[v] for v in seg.outputs]
+    code.emit(f"return ({', '.join(outs)}{',' if outs else ''})", 1)
+
+    head = ["import numpy as np", "from numba import njit"]
+    for ref, local in sorted(code.imports.items()):
+        module, _, imported = ref.partition(":")
+        head.append(f"from numgrad.kernels.{module} import {imported} as {local}")
+    text = "\n".join(head) + "\n\n\n@njit(cache=True, error_model=\"numpy\")\n" + \
+        "\n".join(code.lines) + "\n"
+    return text, function

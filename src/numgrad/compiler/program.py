@@ -1,0 +1,375 @@
+"""A finished trace as a program: a guard that says whether a call may replay it, and the replay.
+
+Both are generated Python source. The guard compares what the trace depended on with the call's:
+each argument's type, shape, dtype, strides, requires_grad and gradient; grad mode; each tensor
+read from outside (by identity, with the same checks); the optimizers' hyperparameters and the
+structure of their state; the modules' training flags; the Python values of the closure and the
+globals the function names. The replay reads the inputs (the arguments' data, the outside
+tensors' data and gradients), runs the program ``lower.py`` made of the recorded kernel calls
+(fused Numba functions, and the kernels kept as calls between them), then leaves every effect
+eager would have left: ``.grad`` set, replaced or cleared, data replaced, version counters
+advanced, and the return value rebuilt (a tensor whose graph the function ran backward through
+gets a node in the same freed state). The sources stay in the functions' globals
+(``replay.__globals__["__replay_source__"]``) for whoever wants to read what runs.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..autograd import grad_mode
+from ..kernels import cpu as cpu_kernels
+from ..tensor import Tensor
+from . import lower
+from .traced import TracedArray, plain
+from .tracer import structure_of
+
+
+class NotReplayable(Exception):
+    """The trace holds an effect a replay cannot reproduce (said in the message)."""
+
+
+def _view(root, offset, shape, strides, writeable):
+    """A view of ``root``'s memory ``offset`` bytes from its first element."""
+    item = root.itemsize
+    start = as_strided(root, (offset // item + 1,), (item,))[offset // item:]
+    return as_strided(start, shape, strides, writeable=writeable)
+
+
+class _Emitter:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.names: dict[str, object] = {}
+
+    def const(self, value, prefix="c") -> str:
+        name = f"{prefix}{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def line(self, text: str, indent: int = 1) -> None:
+        self.lines.append("    " * indent + text)
+
+
+def _tensor_check(e: _Emitter, expr: str, t: Tensor, indent: int = 1) -> None:
+    """Lines returning False unless ``expr`` is a tensor laid out as ``t`` is now."""
+    d = t._data
+    e.line(f"t = {expr}", indent)
+    e.line(f"if type(t) is not {e.const(type(t), 'T')}: return False", indent)
+    e.line("d = t._data", indent)
+    e.line(f"if not isinstance(d, ndarray) or d.shape != {tuple(d.shape)!r} or d.dtype "
+           f"!= {e.const(d.dtype, 'dt')} or d.strides != {tuple(d.strides)!r}: return False",
+           indent)
+    e.line(f"if t._requires_grad is not {bool(t._requires_grad)} or "
+           f"(t.grad_fn is None) is not {t.grad_fn is None}: return False", indent)
+    g = t._grad
+    if g is None:
+        e.line("if t._grad is not None: return False", indent)
+    else:
+        gd = g._data
+        e.line("g = t._grad", indent)
+        e.line(f"if g is None or not isinstance(g._data, ndarray) or "
+               f"g._data.shape != {tuple(gd.shape)!r} or g._data.dtype != "
+               f"{e.const(gd.dtype, 'dt')} or g._data.strides != {tuple(gd.strides)!r}: "
+               "return False", indent)
+
+
+def guard_for(fn, found, args: tuple, kwargs: dict):
+    """The guard of a call about to be traced, from the state everything has now (before the
+    call): (guard function, {id(tensor): the expression that reaches it at replay}, the
+    namespace the replay shares)."""
+    g = _Emitter()
+    refs: dict[int, str] = {}
+    g.line(f"if grad_mode.state.enabled is not {bool(grad_mode.state.enabled)}: return False")
+    g.line(f"if len(args) != {len(args)} or len(kwargs) != {len(kwargs)}: return False")
+    for key in kwargs:
+        g.line(f"if {key!r} not in kwargs: return False")
+    for i, value in enumerate(args):
+        _guard_structure(g, f"args[{i}]", value, refs)
+    for key, value in kwargs.items():
+        _guard_structure(g, f"kwargs[{key!r}]", value, refs)
+    for t in found["tensors"].values():
+        if id(t) in refs:
+            continue
+        name = g.const(weakref.ref(t), "R")
+        refs[id(t)] = f"{name}()"
+        g.line(f"if {name}() is None: return False")
+        _tensor_check(g, f"{name}()", t)
+    scalars = found["scalars"]
+    for i, (where, value) in enumerate(scalars):
+        g.line(f"if scalar_values[{i}]() != {g.const(_scalar(value), 's')}: return False")
+    g.line(f"if structure() != {g.const(structure_of(found), 'S')}: return False")
+    g.line("return True")
+    namespace = dict(g.names, K=cpu_kernels, Tensor=Tensor, grad_mode=grad_mode, _view=_view,
+                     np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,
+                     scalar_values=[_scalar_getter(fn, where) for where, _ in scalars],
+                     structure=lambda: structure_of(found))
+    source = "def guard(args, kwargs):\n" + "\n".join(g.lines) + "\n"
+    namespace["__source__"] = source
+    exec(compile(source, f"<guard of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
+    return namespace["guard"], refs, namespace
+
+
+def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, result):
+    """The replay of a finished trace (NotReplayable where an effect cannot be reproduced)."""
+    body = _Emitter()
+    body.names = namespace
+
+    def expr_of(spec) -> str:
+        kind = spec[0]
+        if kind == "v":
+            return f"v{spec[1].index}"
+        if kind == "c":
+            value = spec[1]
+            if value is None or type(value) in (bool, int, str):
+                return repr(value)
+            return body.const(value)
+        if kind in ("t", "l"):
+            inner = ", ".join(expr_of(s) for s in spec[1])
+            return f"({inner},)" if kind == "t" else f"[{inner}]"
+        raise AssertionError(spec)
+
+    # The end first: what the effects and the return value need.
+    needed: set = set()
+    epilogue = _Emitter()
+    epilogue.names = namespace
+
+    def array_expr(array) -> str:
+        text = _array_expr(array, trace)
+        needed.add(trace._array_value(array))
+        return text
+
+    for t in found["tensors"].values():
+        start = before[id(t)]
+        ref = refs[id(t)]
+        if not _same_data(t._data, start[0], trace):
+            epilogue.line(f"{ref}._data = {array_expr(t._data)}")
+        g_after = t._grad
+        if g_after is not start[1]:
+            if g_after is None:
+                epilogue.line(f"{ref}._grad = None")
+            elif id(g_after) in refs:
+                epilogue.line(f"{ref}._grad = {refs[id(g_after)]}")
+            else:
+                epilogue.line(f"{ref}._grad = Tensor._wrap({array_expr(g_after._data)})")
+        elif g_after is not None and not _same_data(g_after._data, start[2], trace):
+            epilogue.line(f"{ref}._grad._data = {array_expr(g_after._data)}")
+        delta = t._version_counter.value - start[3]
+        if delta:
+            epilogue.line(f"{ref}._version_counter.value += {delta}")
+        if g_after is not None and g_after is start[1]:
+            delta = g_after._version_counter.value - start[4]
+            if delta:
+                epilogue.line(f"{ref}._grad._version_counter.value += {delta}")
+    epilogue.line(f"return {_result_expr(result, trace, epilogue, refs, array_expr)}")
+
+    steps = lower.plan(trace, needed)
+    # the inputs and constants the kept steps read
+    read = set(needed)
+    for kind, step in steps:
+        nodes = step.nodes if kind == "segment" else [step]
+        for name, specs, out in nodes:
+            for spec in specs:
+                read.update(lower._values(spec))
+    read_roots = {lower._root(v) for v in read}
+    for v in trace.values:
+        if v not in read_roots:
+            continue
+        if v.kind == "input":
+            holder, field = v.source
+            tensor = holder() if isinstance(holder, weakref.ref) else holder
+            ref = refs.get(id(tensor))
+            if ref is None:
+                raise NotReplayable("it reads a tensor found only while it ran")
+            body.line(f"v{v.index} = {ref}._data" if field == "data" else
+                      f"v{v.index} = {ref}._grad._data")
+        elif v.kind == "const":
+            name = body.const(v.source)
+            body.line(f"v{v.index} = {name}.copy()" if v.written else f"v{v.index} = {name}")
+    for position, (kind, step) in enumerate(steps):
+        if kind in ("call", "view"):
+            name, specs, out = step
+            if name == "view":
+                root, offset, shape, strides, writeable = (expr_of(s) for s in specs)
+                body.line(f"{expr_of(out)} = _view({root}, {offset}, {shape}, {strides}, "
+                          f"{writeable})")
+                continue
+            positional = [expr_of(s) for s in specs if s[0] != "kw"]
+            keywords = [f"{s[1]}={expr_of(s[2])}" for s in specs if s[0] == "kw"]
+            call = f"K.{name}({', '.join(positional + keywords)})"
+            body.line(call if out == ("c", None) else f"{_target(out)} = {call}")
+            continue
+        _emit_segment(body, step, position, steps, needed, fn)
+    body.lines.extend(epilogue.lines)
+    source = "def replay(args, kwargs):\n" + "\n".join(body.lines) + "\n"
+    namespace["__replay_source__"] = source
+    exec(compile(source, f"<replay of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
+    return namespace["replay"], source
+
+
+def _leaf(data, grad):
+    """A leaf made in the function (requires grad), with the gradient backward gave it."""
+    t = Tensor._wrap(data, True)
+    t._grad = grad
+    return t
+
+
+def _freed(data, node_class):
+    """A tensor whose graph the function ran backward through: its node is there, as eager's,
+    with its saved values freed (a second backward raises PyTorch's error)."""
+    t = Tensor._wrap(data, True)
+    node = node_class.__new__(node_class)
+    node._pre_hooks = node._retained = None
+    node.next_functions = node.needs_input_grad = node.input_shapes = node.input_dtypes = ()
+    node.params = {}
+    node._saved = ()
+    node._released = True
+    t.grad_fn = node
+    return t
+
+
+def _target(spec) -> str:
+    if spec[0] == "v":
+        return f"v{spec[1].index}"
+    if spec[0] == "t":
+        return "(" + ", ".join(_target(s) for s in spec[1]) + ",)"
+    return "_"
+
+
+def _same_data(after, start, trace) -> bool:
+    """Whether a tensor's data at the end is its data at the start (the input view of it)."""
+    if after is start:
+        return True
+    if isinstance(after, TracedArray) and after._trace is trace:
+        root = after._root
+        return (root.kind == "input" and root.array is plain(start)
+                and after.shape == start.shape and after.strides == start.strides)
+    return False
+
+
+def _array_expr(array, trace) -> str:
+    if isinstance(array, TracedArray) and array._trace is trace:
+        return f"v{trace._array_value(array).index}"
+    raise NotReplayable("a tensor's data set to an array the trace did not compute")
+
+
+def _result_expr(result, trace, e: _Emitter, refs: dict, array_expr) -> str:
+    """The expression that rebuilds the function's return value at replay."""
+    if result is None or isinstance(result, (bool, int, float, str)):
+        return repr(result)
+    if isinstance(result, (tuple, list)):
+        inner = ", ".join(_result_expr(r, trace, e, refs, array_expr) for r in result)
+        return f"({inner},)" if isinstance(result, tuple) else f"[{inner}]"
+    if isinstance(result, dict):
+        return "{" + ", ".join(f"{k!r}: {_result_expr(v, trace, e, refs, array_expr)}"
+                               for k, v in result.items()) + "}"
+    if isinstance(result, Tensor):
+        if id(result) in refs:
+            return refs[id(result)]
+        data = array_expr(result._data)
+        if not result._requires_grad:
+            return f"Tensor._wrap({data})"
+        node = result.grad_fn
+        if node is None:  # a leaf made in the function, with the gradient backward gave it
+            grad = result._grad
+            grad_expr = "None" if grad is None else \
+                f"Tensor._wrap({array_expr(grad._data)})"
+            return f"_leaf({data}, {grad_expr})"
+        from ..autograd.node import OpNode
+
+        if not isinstance(node, OpNode) or not _freed_graph(node):
+            raise NotReplayable("it returns a tensor whose graph is still alive (its backward "
+                                "would run outside the compiled function)")
+        return f"_freed({data}, {e.const(type(node), 'N')})"
+    raise NotReplayable(f"it returns a {type(result).__name__}")
+
+
+def _freed_graph(node) -> bool:
+    """Whether a backward already ran through ``node``'s graph (a node in it released its saved
+    values): a second backward through it raises, before it does anything, in eager as in the
+    replay's freed node."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.released():
+            return True
+        stack.extend(child for child, _ in n.next_functions)
+    return False
+
+
+def _scalar_getter(fn, where: str):
+    """A function reading the Python value ``where`` (a closure or global name) now."""
+    kind, _, name = where.partition(" ")
+    target = getattr(fn, "__func__", fn)
+    if kind == "closure":
+        index = target.__code__.co_freevars.index(name)
+        cell = target.__closure__[index]
+        return lambda: _scalar(cell.cell_contents)
+    return lambda: _scalar(target.__globals__.get(name, _MISSING))
+
+
+_MISSING = object()
+
+
+def _scalar(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _guard_structure(g: _Emitter, expr: str, value, refs: dict):
+    """Guard lines for an argument (or a container of them) at ``expr``."""
+    if isinstance(value, Tensor):
+        refs[id(value)] = expr
+        _tensor_check(g, expr, value)
+    elif isinstance(value, np.ndarray):
+        g.line(f"a = {expr}")
+        g.line(f"if type(a) is not np.ndarray or a.shape != {tuple(value.shape)!r} or a.dtype != "
+               f"{g.const(value.dtype, 'dt')}: return False")
+    elif isinstance(value, (list, tuple)):
+        g.line(f"if type({expr}) is not {type(value).__name__} or len({expr}) != {len(value)}: "
+               "return False")
+        for i, item in enumerate(value):
+            _guard_structure(g, f"{expr}[{i}]", item, refs)
+    elif isinstance(value, dict):
+        g.line(f"if type({expr}) is not dict or len({expr}) != {len(value)}: return False")
+        for key, item in value.items():
+            g.line(f"if {key!r} not in {expr}: return False")
+            _guard_structure(g, f"{expr}[{key!r}]", item, refs)
+    elif value is None or isinstance(value, (bool, int, float, str)):
+        g.line(f"if type({expr}) is not {type(value).__name__} or {expr} != "
+               f"{g.const(value, 's')}: return False")
+    else:  # any other object: the very same one
+        name = g.const(weakref.ref(value) if _weakrefable(value) else value, "O")
+        call = f"{name}()" if _weakrefable(value) else name
+        g.line(f"if {expr} is not {call}: return False")
+
+
+def _weakrefable(value) -> bool:
+    try:
+        weakref.ref(value)
+        return True
+    except TypeError:
+        return False
+
+
+
+def _emit_segment(body: _Emitter, segment, position: int, steps: list, needed: set, fn) -> None:
+    """The driver's call of a segment's generated function, its results reshaped."""
+    from ..kernels import codegen
+    from ..kernels.cpu._cache import light_cache
+
+    text, function = lower.segment_source(segment, position)
+    module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text)
+    light_cache(module)
+    name = body.const(getattr(module, function), "SEG")
+    args = [f"v{v.index}" if v.array.ndim == 1 else f"v{v.index}.reshape(-1)"
+            for v in segment.inputs]
+    outs = [f"o{v.index}" for v in segment.outputs]
+    body.line(f"({', '.join(outs)}{',' if outs else ''}) = {name}({', '.join(args)})")
+    for v in segment.outputs:
+        body.line(f"v{v.index} = o{v.index}" if v.array.ndim == 1 else
+                  f"v{v.index} = o{v.index}.reshape({tuple(v.array.shape)!r})")
+

@@ -1,0 +1,471 @@
+"""Tracing: running a function once on real data while recording every array computation numgrad
+makes for it.
+
+Every array numgrad computes goes through a device's kernel module (``kernels/interface.py``):
+the ops' forward, the backward formulas the engine runs, the engine's accumulation into
+``.grad``, the optimizers' updates. While a trace is active in this thread the registry hands
+out ``TracingKernels`` instead of ``kernels.cpu``: each call runs the real kernel and is appended
+to the trace as a node, its arguments named by the trace's values. So the recorded program is
+exactly what eager execution computed, forward and backward as one joint program, from the same
+op registry and backward rules, and replaying it computes the same values.
+
+A value is an input (the data or ``.grad`` of a tensor the function reads from outside: its
+arguments, and the tensors reachable from its closure, globals, modules and optimizers), a
+constant (made by the function from Python data, or by an op from a number), or a kernel's
+result. ``TracedArray`` (traced.py) stops anything that would read values behind the tracer's
+back.
+"""
+from __future__ import annotations
+
+import gc
+import threading
+import types
+
+import numpy as np
+
+from ..kernels import cpu as cpu_kernels
+from .traced import GraphBreak, TracedArray, _state, graph_break, plain
+
+# Kernel functions that only describe their arguments: called directly, not recorded.
+STRUCTURAL = frozenset({"is_contiguous", "is_writeable", "may_share_memory", "address",
+                        "check_errors"})
+# Those that give back values read from the data: a trace cannot hold them.
+READS = {
+    "any_equal": "a test of a tensor's values (any_equal)",
+    "to_host": "a copy of a tensor to the host",
+    "nonzero": "indexing by a boolean mask (its result's shape depends on the values)",
+}
+# Those that write into an argument (the index of that argument).
+WRITES = {"binary_into": 1, "assign": 0, "index_put": 0}
+# Those whose result may view their first argument's memory.
+VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
+                   "unsqueeze", "view_index", "ascontiguous"})
+
+
+class Value:
+    """A value of the trace: ``kind`` "input" (``source``: (holder, field) it is read from),
+    "const" (``source``: a copy of its data when first seen) or "node" (a kernel's result)."""
+
+    __slots__ = ("index", "kind", "array", "source", "written", "base")
+
+    def __init__(self, index: int, kind: str, array, source=None, base=None):
+        self.index = index
+        self.kind = kind
+        self.array = array  # the plain array it had while tracing
+        self.source = source
+        self.written = False  # whether a kernel writes into its memory
+        self.base = base  # the value whose memory this one views (None: its own)
+
+    def __repr__(self) -> str:
+        return f"v{self.index}<{self.kind}>"
+
+
+class Trace:
+    """The values and nodes recorded while the function ran once."""
+
+    def __init__(self):
+        self.values: list[Value] = []
+        self.nodes: list[tuple] = []  # (kernel name, args spec, result spec)
+        self.by_id: dict[int, Value] = {}  # id of a plain array -> its value
+        self.external: dict[int, tuple] = {}  # id of a discovered array -> (holder, field)
+        self.created: dict = {}  # arrays made by creation functions in the trace, by id
+        self.views: dict[tuple, Value] = {}
+        self.thread = threading.get_ident()
+        self.active = True
+        self.fullgraph = False
+        self.broken: GraphBreak | None = None  # the first break, if any
+        self.kernels = TracingKernels(self)
+
+    def stop(self, error: GraphBreak) -> None:
+        """Stops recording at a break; the function goes on eagerly."""
+        if self.broken is None:
+            self.broken = error
+        self.active = False
+
+    # ------------------------------------------------------------------ values
+    def _value(self, kind: str, array: np.ndarray, source=None, base=None) -> Value:
+        v = Value(len(self.values), kind, array, source, base)
+        self.values.append(v)
+        self.by_id[id(array)] = v
+        return v
+
+    def traced(self, array: np.ndarray, value: Value) -> TracedArray:
+        out = array.view(TracedArray)
+        out._trace = self
+        out._root = value
+        return out
+
+    def input(self, array: np.ndarray, source) -> TracedArray:
+        """``array`` (a tensor's data or gradient, read from outside) as an input value."""
+        array = plain(array)
+        v = self.by_id.get(id(array))
+        if v is None:
+            v = self._value("input", array, source)
+        return self.traced(array, v)
+
+    def result(self, array, specs=None):
+        """A kernel's result: a new value (and the arrays of a tuple of results). A view-making
+        kernel's result views its first argument's memory (``specs``: the call's arguments)."""
+        if isinstance(array, tuple):
+            return tuple(self.result(a) for a in array)
+        if not isinstance(array, np.ndarray):
+            return array
+        array = plain(array)
+        base = None
+        if specs and specs[0][0] == "v":
+            base = specs[0][1]
+            while base.base is not None:
+                base = base.base
+        return self.traced(array, self._value("node", array, base=base))
+
+    def ref(self, x) -> tuple:
+        """The spec of a kernel argument: ("v", value), ("c", constant), ("t"/"l", specs)."""
+        if isinstance(x, np.ndarray):
+            return ("v", self._array_value(x))
+        if isinstance(x, (tuple, list)):
+            return ("t" if isinstance(x, tuple) else "l", tuple(self.ref(a) for a in x))
+        if isinstance(x, np.generic) or x is None or isinstance(x, (bool, int, float, str,
+                                                                     np.dtype, type)):
+            return ("c", x)
+        if isinstance(x, slice) or x is Ellipsis:
+            return ("c", x)
+        raise GraphBreak(f"a kernel argument of type {type(x).__name__}")
+
+    def _array_value(self, x: np.ndarray) -> Value:
+        if isinstance(x, TracedArray) and x._trace is self:
+            root = x._root
+            p = x.view(np.ndarray)
+            if p.shape == root.array.shape and p.strides == root.array.strides and \
+                    _address(p) == _address(root.array):
+                return root
+            return self._view(root, p)
+        p = plain(x)
+        v = self.by_id.get(id(p))
+        if v is not None:
+            return v
+        base = p.base
+        while base is not None:  # a NumPy view of a known array
+            if isinstance(base, np.ndarray):
+                known = self.by_id.get(id(base))
+                if known is not None:
+                    return self._view(known, p)
+            base = getattr(base, "base", None)
+        source = self.external.get(id(p))
+        if source is not None:
+            return self._value("input", p, source)
+        if id(p) in self.created:
+            # made from Python data in this call (a creation function, a seed gradient): the
+            # replay uses a copy of its values now (``source``)
+            return self._value("const", p, p.copy())
+        owner = _owner(p)
+        if owner is not None:  # a tensor from outside that the discovery did not reach
+            return self._value("input", p, (owner, "data"))
+        if p.ndim == 0:  # a number an op made an array of
+            return self._value("const", p, p.copy())
+        raise GraphBreak("an array computed outside the kernels (from a tensor's values, by "
+                         "NumPy)")
+
+    def _view(self, root: Value, p: np.ndarray) -> Value:
+        """A view of ``root``'s memory made by NumPy (a reshape, a slice, a transpose)."""
+        base = root.array
+        offset = _address(p) - _address(base)
+        span = sum((n - 1) * abs(s) for n, s in zip(p.shape, p.strides) if n) + p.itemsize
+        if p.size and (offset < 0 or offset + span > base.nbytes or p.dtype != base.dtype
+                       or any(s < 0 for s in p.strides)):
+            raise GraphBreak("a copy of a tensor's data made outside the kernels")
+        key = (root.index, offset, p.shape, p.strides, p.flags.writeable)
+        v = self.views.get(key)
+        if v is None:
+            v = self.views[key] = self._value("node", p, base=root)
+            self.nodes.append(("view", (("v", root), ("c", offset), ("c", p.shape),
+                                        ("c", p.strides), ("c", p.flags.writeable)), ("v", v)))
+        return v
+
+    # ------------------------------------------------------------------ calls
+    def call(self, name: str, function, args: tuple, kwargs: dict):
+        specs = tuple(self.ref(a) for a in args)
+        kspecs = tuple((k, self.ref(v)) for k, v in kwargs.items())
+        out = function(*[_plain_deep(a) for a in args],
+                       **{k: _plain_deep(v) for k, v in kwargs.items()})
+        if name in WRITES:
+            written = specs[WRITES[name]]
+            if written[0] == "v":
+                root = written[1]
+                while root.base is not None:
+                    root = root.base
+                root.written = True
+        result = self.result(out, specs if name in VIEWS else None)
+        self.nodes.append((name, specs + tuple(("kw", k, s) for k, s in kspecs),
+                           _result_spec(result)))
+        return result
+
+
+
+def _result_spec(result):
+    if isinstance(result, TracedArray):
+        return ("v", result._root)
+    if isinstance(result, tuple):
+        return ("t", tuple(_result_spec(r) for r in result))
+    if result is None:
+        return ("c", None)
+    raise GraphBreak(f"a kernel result of type {type(result).__name__}")
+
+
+def _plain_deep(x):
+    if isinstance(x, TracedArray):
+        return x.view(np.ndarray)
+    if isinstance(x, tuple):
+        return tuple(_plain_deep(a) for a in x)
+    if isinstance(x, list):
+        return [_plain_deep(a) for a in x]
+    return x
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _owner(array: np.ndarray):
+    """The Tensor holding ``array``, if one does (found by the garbage collector's referrers,
+    only for arrays the trace does not know: a tensor read from outside that the discovery
+    missed; its replay cannot reach it, so the key runs eagerly)."""
+    from ..tensor import Tensor
+
+    for r in gc.get_referrers(array):
+        if isinstance(r, Tensor) and r._data is array:
+            return r
+    return None
+
+
+class _RecordedModule:
+    """Records the calls of a kernel submodule (``K.loss``)."""
+
+    def __init__(self, trace: Trace, module, prefix: str):
+        self._trace, self._module, self._prefix = trace, module, prefix
+
+    def __getattr__(self, name):
+        function = getattr(self._module, name)
+        trace, label = self._trace, f"{self._prefix}.{name}"
+
+        def recorded(*args, **kwargs):
+            if threading.get_ident() == trace.thread and trace.active:
+                try:
+                    return trace.call(label, function, args, kwargs)
+                except GraphBreak as error:
+                    if trace.fullgraph:
+                        raise
+                    trace.stop(error)
+            return function(*[_plain_deep(a) for a in args],
+                            **{k: _plain_deep(v) for k, v in kwargs.items()})
+
+        return recorded
+
+
+class TracingKernels:
+    """``kernels.cpu`` with every call recorded into ``trace`` (calls from other threads pass
+    through unrecorded)."""
+
+    DEVICE = "cpu"
+
+    def __init__(self, trace: Trace):
+        self._trace = trace
+        self.loss = _RecordedModule(trace, cpu_kernels.loss, "loss")
+
+    def __getattr__(self, name):
+        real = getattr(cpu_kernels, name)
+        if not callable(real) or name.isupper():
+            return real
+        trace = self._trace
+
+        def recorded(*args, **kwargs):
+            if threading.get_ident() == trace.thread and trace.active and name not in STRUCTURAL:
+                if name in READS:
+                    graph_break(READS[name], trace)
+                else:
+                    try:
+                        return trace.call(name, real, args, kwargs)
+                    except GraphBreak as error:
+                        if trace.fullgraph:
+                            raise
+                        trace.stop(error)
+            return real(*[_plain_deep(a) for a in args],
+                        **{k: _plain_deep(v) for k, v in kwargs.items()})
+
+        recorded.__name__ = name
+        return recorded
+
+    def to_device(self, a, device: str):
+        if device != "cpu":
+            graph_break("a copy to another device", self._trace)
+            return cpu_kernels.to_device(_plain_deep(a), device)
+        return self.upload(a), self
+
+
+# ---------------------------------------------------------------------- discovery
+def discover(fn, args: tuple, kwargs: dict) -> dict:
+    """What the function can read from outside: {"tensors": [...], "modules": [...],
+    "optimizers": [...], "scalars": [(where, value)]}, from its arguments, closure, the globals
+    its code names (and its ``__self__``), through containers, modules and optimizers."""
+    from ..nn.modules.module import Module
+    from ..optim.optimizer import Optimizer
+    from ..tensor import Tensor
+
+    found = {"tensors": {}, "modules": {}, "optimizers": {}, "scalars": []}
+    seen: set[int] = set()
+
+    def walk(obj, depth: int, where: str):
+        if id(obj) in seen or depth > 5:
+            return
+        if isinstance(obj, Tensor):
+            seen.add(id(obj))
+            found["tensors"][id(obj)] = obj
+        elif isinstance(obj, Module):
+            seen.add(id(obj))
+            found["modules"][id(obj)] = obj
+            for t in obj.parameters():
+                walk(t, depth + 1, where)
+            for t in obj.buffers():
+                walk(t, depth + 1, where)
+        elif isinstance(obj, Optimizer):
+            seen.add(id(obj))
+            found["optimizers"][id(obj)] = obj
+            for group in obj.param_groups:
+                for p in group["params"]:
+                    walk(p, depth + 1, where)
+            for state in obj.state.values():
+                for value in state.values():
+                    walk(value, depth + 1, where)
+        elif isinstance(obj, (list, tuple)):
+            seen.add(id(obj))
+            for i, item in enumerate(obj):
+                walk(item, depth + 1, f"{where}[{i}]")
+        elif isinstance(obj, dict):
+            seen.add(id(obj))
+            for key, item in list(obj.items()):
+                walk(item, depth + 1, f"{where}[{key!r}]")
+        elif isinstance(obj, types.MethodType):
+            walk(obj.__self__, depth + 1, where)
+
+    def scalars(obj, where: str):
+        if isinstance(obj, (bool, int, float, str, type(None), complex)):
+            found["scalars"].append((where, obj))
+        elif isinstance(obj, (tuple, list)) and len(obj) < 64 and all(
+                isinstance(x, (bool, int, float, str, type(None))) for x in obj):
+            found["scalars"].append((where, tuple(obj)))
+
+    walk(list(args), 0, "args")
+    walk(dict(kwargs), 0, "kwargs")
+    target = getattr(fn, "__func__", fn)
+    if isinstance(fn, types.MethodType):
+        walk(fn.__self__, 1, "self")
+    code = getattr(target, "__code__", None)
+    if code is not None:
+        for name, cell in zip(code.co_freevars, target.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            walk(value, 1, name)
+            scalars(value, f"closure {name}")
+        names = set(code.co_names)
+        for const in code.co_consts:  # nested code (comprehensions, inner functions)
+            if isinstance(const, types.CodeType):
+                names.update(const.co_names)
+        for name in sorted(names):
+            if name in target.__globals__:
+                value = target.__globals__[name]
+                if not isinstance(value, types.ModuleType):
+                    walk(value, 1, name)
+                    scalars(value, f"global {name}")
+    return found
+
+
+def begin(found: dict):
+    """Starts a trace in this thread, of a call that may read the tensors ``found``: their data
+    (and gradients) become traced views. Returns (trace, {id: the tensor's state now})."""
+    trace = Trace()
+    trace.structure = structure_of(found)
+    before = {}
+    for t in found["tensors"].values():
+        before[id(t)] = snapshot(t)
+        _wrap_tensor(trace, t)
+    _state.trace = trace
+    return trace, before
+
+
+def stable(trace: Trace, found: dict) -> bool:
+    """Whether the call left the structure it ran on as it found it: no optimizer state made or
+    dropped, no hyperparameter changed, no module switched between training and evaluation. (A
+    first optimizer step makes its state: that trace is not kept, and the next call traces the
+    steady step.)"""
+    return structure_of(found) == trace.structure
+
+
+def structure_of(found: dict) -> tuple:
+    """What the trace's Python control flow may have depended on beside tensors: each
+    optimizer's hyperparameters and which state each of its parameters has, and each module's
+    training flag."""
+    parts = []
+    for opt in found["optimizers"].values():
+        for group in opt.param_groups:
+            parts.append(tuple(sorted((k, _freeze(v)) for k, v in group.items()
+                                      if k != "params")))
+            parts.append(tuple(id(p) for p in group["params"]))
+            parts.append(tuple(tuple(sorted(opt.state[p])) if p in opt.state else ()
+                               for p in group["params"]))
+    for module in found["modules"].values():
+        parts.append(module.training)
+    return tuple(parts)
+
+
+def _freeze(value):
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    return value
+
+
+def discover_state(found: dict) -> list:
+    """The tensors in the optimizers' state now (a first step makes them)."""
+    from ..tensor import Tensor
+
+    return [v for opt in found["optimizers"].values() for state in opt.state.values()
+            for v in state.values() if isinstance(v, Tensor)]
+
+
+def snapshot(t) -> tuple:
+    """(data, grad tensor, grad's data, version, grad's version) of a tensor."""
+    g = t._grad
+    return (plain(t._data), g, None if g is None else plain(g._data), t._version_counter.value,
+            None if g is None else g._version_counter.value)
+
+
+def _wrap_tensor(trace: Trace, t) -> None:
+    import weakref
+
+    ref = weakref.ref(t)
+    if isinstance(t._data, np.ndarray) and t._data.size:
+        data = plain(t._data)
+        trace.external[id(data)] = (ref, "data")
+        t._data = trace.input(data, (ref, "data"))
+    g = t._grad
+    if g is not None and isinstance(g._data, np.ndarray) and g._data.size:
+        data = plain(g._data)
+        trace.external[id(data)] = (ref, "grad")
+        g._data = trace.input(data, (ref, "grad"))
+
+
+def end(trace: Trace) -> None:
+    trace.active = False
+    _state.trace = None
+
+
+def untrace(t) -> None:
+    """Makes a tensor's data and gradient plain arrays again after a trace."""
+    if isinstance(t._data, TracedArray):
+        t._data = t._data.view(np.ndarray)
+    g = t._grad
+    if g is not None and isinstance(g._data, TracedArray):
+        g._data = g._data.view(np.ndarray)
+

@@ -1,0 +1,360 @@
+"""numgrad.compile: a traced function replays with eager's results and effects, in few Numba calls;
+guards retrace where the call differs; what cannot be traced breaks clearly (fullgraph) or runs
+eagerly with one warning."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import numgrad
+from numgrad.compiler import GraphBreak
+
+# Kernel functions whose work is a Numba call (the others are NumPy views, fills, BLAS).
+NUMBA_KERNELS = {"unary", "binary", "binary_into", "where", "sum_dims", "reduce_dims",
+                 "arg_reduce_dims", "log_softmax_last", "log_softmax_backward_last",
+                 "index_put"}
+
+
+class _Counting:
+    """The CPU kernel module, counting the calls of its Numba kernels."""
+
+    def __init__(self, module, counts):
+        self._module, self._counts = module, counts
+        self.loss = module.loss
+
+    def __getattr__(self, name):
+        value = getattr(self._module, name)
+        if name in NUMBA_KERNELS:
+            def counted(*args, **kwargs):
+                self._counts["numba"] += 1
+                return value(*args, **kwargs)
+            return counted
+        if name == "matmul":
+            def blas(*args, **kwargs):
+                self._counts["blas"] += 1
+                return value(*args, **kwargs)
+            return blas
+        return value
+
+
+def dispatches(compiled, *args) -> dict:
+    """Numba and BLAS calls of one replay of ``compiled`` (warmed up), and op-registry calls."""
+    from numgrad.ops import registry
+
+    (guard, replay), = [e for e in compiled._entries if guard_holds(e, args)]
+    counts = {"numba": 0, "blas": 0, "registry": 0}
+    namespace = replay.__globals__
+    real_kernels, real_apply = namespace["K"], registry.apply
+    namespace["K"] = _Counting(real_kernels, counts)
+    segments = {k: v for k, v in namespace.items() if k.startswith("SEG")}
+    for k, v in segments.items():
+        namespace[k] = _segment_counter(v, counts)
+
+    def apply(*a, **k):
+        counts["registry"] += 1
+        return real_apply(*a, **k)
+
+    registry.apply = apply
+    try:
+        compiled(*args)
+    finally:
+        namespace["K"] = real_kernels
+        namespace.update(segments)
+        registry.apply = real_apply
+    return counts
+
+
+def guard_holds(entry, args) -> bool:
+    return entry[0](args, {})
+
+
+def _segment_counter(segment, counts):
+    def counted(*args):
+        counts["numba"] += 1
+        return segment(*args)
+    return counted
+
+
+def seed():
+    x = numgrad.ones(2, 2, requires_grad=True)
+    y = x + 2
+    out = (y * y * 3).mean()
+    out.backward()
+    return x.grad
+
+
+def test_the_seed_walkthrough_replays_as_one_numba_call():
+    compiled = numgrad.compile(seed)
+    results = [compiled() for _ in range(3)]
+    assert compiled.traces == 1
+    for r in results:
+        np.testing.assert_array_equal(r.numpy(), seed().numpy())
+        assert r.dtype is numgrad.float32 and not r.requires_grad
+    assert dispatches(compiled) == {"numba": 1, "blas": 0, "registry": 0}
+
+
+def test_decorator_forms_and_module_compile():
+    @numgrad.compile
+    def f(x):
+        return (x * 2).sum()
+
+    @numgrad.compile(fullgraph=True)
+    def g(x):
+        return (x * 3).sum()
+
+    x = numgrad.arange(6.0)
+    assert f(x).item() == 30.0 and f(x).item() == 30.0 and g(x).item() == 45.0
+    assert numgrad.compile(f, disable=True) is f
+    model = numgrad.nn.Linear(3, 2)
+    with numgrad.no_grad():
+        want = model(numgrad.ones(4, 3))
+        model.compile()
+        got = [model(numgrad.ones(4, 3)) for _ in range(3)]
+    for r in got:
+        np.testing.assert_array_equal(r.numpy(), want.numpy())
+
+
+def _chain(x):
+    def run():
+        y = x
+        for _ in range(200):
+            y = y * 1.001 + 0.001
+        y.sum().backward()
+        grad, x.grad = x.grad, None
+        return grad
+    return run
+
+
+def test_the_200_op_chain_replays_as_one_numba_call_with_eager_values():
+    x = numgrad.tensor(np.linspace(-1, 1, 100), requires_grad=True)
+    eager, compiled = _chain(x), numgrad.compile(_chain(x))
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled().numpy(), eager().numpy())
+    assert x.grad is None
+    assert dispatches(compiled) == {"numba": 1, "blas": 0, "registry": 0}
+
+
+def test_tanh_sigmoid_replays_in_two_numba_calls_at_most():
+    x = numgrad.tensor(np.random.default_rng(0).standard_normal(5000).astype(np.float32),
+                       requires_grad=True)
+
+    def run():
+        (numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x)).sum().backward()
+        grad, x.grad = x.grad, None
+        return grad
+
+    compiled = numgrad.compile(run)
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled().numpy(), run().numpy())
+    counts = dispatches(compiled)
+    assert counts["numba"] <= 2 and counts["registry"] == 0
+
+
+def _mlp(seed=0, dtype=numgrad.float32, features=20, hidden=16):
+    numgrad.manual_seed(seed)
+    model = numgrad.nn.Sequential(numgrad.nn.Linear(features, hidden), numgrad.nn.ReLU(),
+                                  numgrad.nn.Linear(hidden, 10)).to(dtype)
+    return model
+
+
+def test_an_mlp_step_with_sgd_replays_in_ten_numba_calls_at_most():
+    rng = np.random.default_rng(1)
+    x = numgrad.tensor(rng.standard_normal((8, 20)).astype(np.float32))
+    target = numgrad.tensor(rng.integers(0, 10, 8))
+    rows = numgrad.arange(8)
+    states = []
+    for compile_it in (False, True):
+        model = _mlp()
+        opt = numgrad.optim.SGD(model.parameters(), lr=0.01)
+
+        def step():
+            loss = -model(x).log_softmax(dim=1)[rows, target].mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        run = numgrad.compile(step) if compile_it else step
+        for _ in range(4):
+            run()
+        states.append([p.detach().numpy().copy() for p in model.parameters()])
+        if compile_it:
+            counts = dispatches(run)
+            assert counts["numba"] <= 10 and counts["blas"] == 5 and counts["registry"] == 0
+    for a, b in zip(*states):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd-momentum"])
+def test_training_on_digits_compiled_equals_eager(optimizer):
+    """50 steps of a digits MLP in float64: losses, final weights and optimizer state equal."""
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    X = numgrad.tensor(digits.data[:640] / 16.0)
+    y = numgrad.tensor(digits.target[:640])
+    batches = [(X[i:i + 64], y[i:i + 64]) for i in range(0, 640, 64)]
+    runs = []
+    for compile_it in (False, True):
+        model = _mlp(dtype=numgrad.float64, features=64, hidden=32)
+        if optimizer == "adam":
+            opt = numgrad.optim.Adam(model.parameters(), lr=1e-2)
+        else:
+            opt = numgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        loss_fn = numgrad.nn.CrossEntropyLoss()
+
+        def step(xb, yb):
+            opt.zero_grad()
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = numgrad.compile(step) if compile_it else step
+        losses = [run(*batches[i % len(batches)]).item() for i in range(50)]
+        state = [v.numpy().copy() for s in opt.state.values() for v in s.values()]
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()], state))
+        if compile_it:
+            assert run.traces == 2  # the first step makes the optimizer's state
+            assert all(not hasattr(replay, "reason") for _, replay in run._entries)
+    (l0, p0, s0), (l1, p1, s1) = runs
+    np.testing.assert_allclose(l1, l0, rtol=0, atol=1e-10)
+    for a, b in zip(p0 + s0, p1 + s1):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+
+
+def _vjp_walkthrough(x):
+    y = x * 2
+    while y.data.norm() < 1000:
+        y = y * 2
+    y.backward(numgrad.tensor([0.1, 1.0, 0.0001]))
+    return x.grad
+
+
+def test_data_dependent_control_flow_breaks_clearly_or_runs_eagerly():
+    x = numgrad.tensor([0.5, -0.3, 0.8], requires_grad=True)
+    strict = numgrad.compile(_vjp_walkthrough, fullgraph=True)
+    with pytest.raises(GraphBreak, match=r"bool\(\) of a tensor .*test_compile.py:\d+"):
+        strict(x)
+    x.grad = None
+    want = _vjp_walkthrough(x).numpy().copy()
+    x.grad = None
+    lenient = numgrad.compile(_vjp_walkthrough)
+    with pytest.warns(RuntimeWarning, match="runs _vjp_walkthrough eagerly.*bool"):
+        got = lenient(x).numpy().copy()
+    np.testing.assert_array_equal(got, want)
+    x.grad = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (one warning only: this key now runs eagerly)
+        np.testing.assert_array_equal(lenient(x).numpy(), want)
+
+
+def test_guards_retrace_for_new_shapes_dtypes_requires_grad_and_grad_mode():
+    def f(x, w):
+        out = (x @ w).tanh().sum()
+        if out.requires_grad:
+            out.backward()
+        return out.detach(), None if w.grad is None else w.grad
+
+    compiled = numgrad.compile(f)
+    rng = np.random.default_rng(2)
+
+    def check(x, w):
+        w2 = numgrad.tensor(w.detach().numpy().copy(), requires_grad=w.requires_grad)
+        want = f(x, w2)
+        got = compiled(x, w)
+        np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-12)
+        if want[1] is None:
+            assert got[1] is None
+        else:
+            np.testing.assert_allclose(got[1].numpy(), want[1].numpy(), rtol=1e-12)
+        w.grad = None
+
+    w = numgrad.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    check(numgrad.tensor(rng.standard_normal((8, 4))), w)
+    check(numgrad.tensor(rng.standard_normal((8, 4))), w)
+    assert compiled.traces == 1
+    check(numgrad.tensor(rng.standard_normal((5, 4))), w)  # a smaller last batch
+    assert compiled.traces == 2
+    check(numgrad.tensor(rng.standard_normal((8, 4)).astype(np.float32)),
+          numgrad.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True))
+    check(numgrad.tensor(rng.standard_normal((8, 4))), w.detach())  # requires_grad flipped
+    with numgrad.no_grad():
+        check(numgrad.tensor(rng.standard_normal((8, 4))), w)  # grad mode
+    assert compiled.traces == 5
+
+
+def test_python_values_it_reads_are_guarded():
+    scale = {"value": 2.0}
+    state = [3.0]
+
+    def f(x, n):
+        return x * n * state[0]
+
+    compiled = numgrad.compile(f)
+    x = numgrad.arange(4.0)
+    assert compiled(x, 2).tolist() == [0.0, 6.0, 12.0, 18.0]
+    assert compiled(x, 3).tolist() == [0.0, 9.0, 18.0, 27.0]  # another Python argument
+    state[0] = 1.0  # a global list the function reads
+    assert compiled(x, 3).tolist() == [0.0, 3.0, 6.0, 9.0]
+    assert compiled.traces == 3 and scale
+
+
+def test_a_returned_live_graph_is_replayed_eagerly_or_refused_under_fullgraph():
+    w = numgrad.ones(3, requires_grad=True)
+
+    def forward(x):
+        return (x * w).sum()  # backward runs outside: the graph must be eager's
+
+    x = numgrad.arange(3.0)
+    with pytest.warns(RuntimeWarning, match="graph is still alive"):
+        out = numgrad.compile(forward)(x)
+    out.backward()
+    assert w.grad.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(GraphBreak, match="graph is still alive"):
+        numgrad.compile(forward, fullgraph=True)(x)
+
+
+def test_a_loss_returned_after_its_backward_has_eagers_freed_node():
+    w = numgrad.ones(3, requires_grad=True)
+
+    def step(x):
+        loss = (x * w).pow(2).sum()
+        loss.backward()
+        return loss
+
+    compiled = numgrad.compile(step)
+    x = numgrad.arange(3.0)
+    for _ in range(2):
+        loss = compiled(x)
+    assert loss.requires_grad and loss.grad_fn.name() == "SumBackward0"
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    assert math.isclose(loss.item(), 5.0)
+
+
+def test_random_numbers_inside_break_the_trace():
+    def noisy(x):
+        return x + numgrad.randn(3)
+
+    with pytest.raises(GraphBreak, match="random numbers"):
+        numgrad.compile(noisy, fullgraph=True)(numgrad.zeros(3))
+
+
+def test_hooks_break_the_trace_and_run_eagerly():
+    w = numgrad.ones(3, requires_grad=True)
+    seen = []
+    w.register_hook(lambda g: seen.append(g.tolist()))
+
+    def f():
+        (w * 2).sum().backward()
+
+    with pytest.raises(GraphBreak, match="hook"):
+        numgrad.compile(f, fullgraph=True)()
+    w.grad = None
+    seen.clear()
+    lenient = numgrad.compile(f)
+    with pytest.warns(RuntimeWarning, match="hook"):
+        lenient()
+    lenient()
+    assert seen == [[2.0, 2.0, 2.0]] * 2  # the hook ran at each call, as in eager

@@ -2,6 +2,8 @@
 ``benchmarks/compare.py`` runs, from ``workloads.py``."""
 from __future__ import annotations
 
+import os
+
 from ._common import numgrad
 from .workloads import chain_200, elementwise_1m, matmul_512, mlp_step, seed_walkthrough
 
@@ -59,3 +61,48 @@ class MlpStep(_Workload):
 
     def time_mlp_step(self):
         self.run()
+
+
+class Compiled:
+    """The same workloads through ``numgrad.compile``: a call is a guard check and the replay of
+    the traced program (fused Numba functions, BLAS for the products)."""
+
+    params = ["seed", "chain", "elementwise_1m", "matmul_512", "mlp_step"]
+    param_names = ["workload"]
+    _makes = {"seed": seed_walkthrough, "chain": chain_200, "elementwise_1m": elementwise_1m,
+              "matmul_512": matmul_512, "mlp_step": mlp_step}
+
+    def setup(self, workload):
+        self.run = numgrad.compile(self._makes[workload](numgrad))
+        for _ in range(3):  # trace (twice where a first step makes optimizer state), compile
+            self.run()
+
+    def time_compiled(self, workload):
+        self.run()
+
+
+class CompileCost:
+    """What compiling costs a fresh process: the first compiled result of the seed walkthrough
+    and of the MLP step, with the program cache empty (``timeraw_``: a new process each)."""
+
+    repeat = (1, 3, 60.0)
+    timeout = 300
+
+    def timeraw_compile_seed_empty_program_cache(self):
+        return _COMPILE.format(here=_HERE, make="seed_walkthrough")
+
+    def timeraw_compile_mlp_step_empty_program_cache(self):
+        return _COMPILE.format(here=_HERE, make="mlp_step")
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_COMPILE = """
+import os, sys, tempfile
+os.environ["NUMGRAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="numgrad-asv-programs-")
+sys.path.insert(0, {here!r})
+import numgrad
+from workloads import {make}
+run = numgrad.compile({make}(numgrad))
+for _ in range(3):
+    run()
+"""

@@ -1,11 +1,16 @@
-"""Side-by-side timings: numgrad against PyTorch (when installed) and NumPy, in one process.
+"""Side-by-side timings: numgrad eager and compiled against PyTorch, JAX (each when installed) and
+NumPy, in one process.
 
     python benchmarks/compare.py [--repeat N]
 
-Prints, for each workload, the median microseconds of numgrad, PyTorch (two threads, as the issue
-measures it) and NumPy forward-only (the floor), and the ratio numgrad/PyTorch. Also times fresh
-processes that import numgrad and run the seed walkthrough, with an empty and with a warm Numba
-cache. Machines are noisy: read medians and ratios, not single runs.
+Prints, for each workload, the median microseconds of numgrad eager, numgrad compiled
+(``numgrad.compile`` of the same function), PyTorch eager (two threads, as the issues measure
+it), JAX ``jit(grad)`` and NumPy forward-only (the floor), with the ratios eager/PyTorch,
+compiled/PyTorch and compiled/JAX. Then, per workload, what compiling costs in fresh processes:
+the first compiled result with an empty cache for the compiled program (the eager kernels warm)
+and with a warm one (re-traced, the generated code loaded). Also times fresh processes that
+import numgrad and run the seed walkthrough, with an empty and with a warm Numba cache. Machines
+are noisy: read medians and ratios, not single runs.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ import numpy as np
 
 os.environ.setdefault("NUMGRAD_QUIET", "1")  # (no first-compile line inside the tables)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workloads import WORKLOADS  # noqa: E402  (shared with the asv suite)
+from workloads import WORKLOADS, jax_workloads  # noqa: E402  (shared with the asv suite)
 
 import numgrad  # noqa: E402
 
@@ -72,6 +77,45 @@ def torch_fresh_process_seconds(runs: int) -> list[float]:
     return times
 
 
+COMPILE_SCRIPT = """
+import sys, time
+sys.path.insert(0, {here!r})
+start = time.perf_counter()
+import numgrad
+import workloads
+imported = time.perf_counter()
+make = dict((n, m) for n, (m, _) in workloads.WORKLOADS.items())[{name!r}]
+if {warm_eager}:
+    make(numgrad)()  # the eager kernels' cache, warm (not timed)
+run = numgrad.compile(make(numgrad))
+begin = time.perf_counter()
+while True:
+    run()
+    if run._entries and not isinstance(run._entries[-1][1], numgrad.compiler._Eager):
+        break
+run()  # the first compiled result
+print(time.perf_counter() - begin, begin - imported)
+"""
+
+
+def compile_seconds(name: str) -> tuple[float, float]:
+    """(first compiled result with an empty program cache and warm eager kernels, the same in
+    a second process with the program cache warm: from just after ``import numgrad``)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    folder = tempfile.mkdtemp(prefix="numgrad-compile-")
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=folder, NUMBA_CACHE_DIR=folder, NUMGRAD_QUIET="1")
+    try:
+        results = []
+        for warm_eager in (True, False):
+            script = COMPILE_SCRIPT.format(here=here, name=name, warm_eager=warm_eager)
+            out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                                 capture_output=True, text=True).stdout.split()
+            results.append(float(out[0]))
+        return results[0], results[1]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -82,12 +126,23 @@ def main() -> None:
         # imports every file in benchmarks/)
     print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}, "
           f"numpy {np.__version__}; medians of {args.repeat} repeats, µs")
-    print(f"{'workload':52s} {'numgrad':>10s} {'PyTorch':>10s} {'NumPy fwd':>10s} {'ng/PT':>7s}")
+    jax = jax_workloads()
+    print(f"{'workload':52s} {'eager':>9s} {'compiled':>9s} {'PyTorch':>9s} {'JAX jit':>9s} "
+          f"{'NumPy':>9s} {'eager/PT':>8s} {'comp/PT':>8s} {'comp/JAX':>8s}")
+    nan = float("nan")
     for name, (make, make_numpy) in WORKLOADS.items():
         ours = median_us(make(numgrad), args.repeat)
-        theirs = median_us(make(torch), args.repeat) if torch else float("nan")
+        compiled = median_us(numgrad.compile(make(numgrad)), args.repeat)
+        theirs = median_us(make(torch), args.repeat) if torch else nan
+        anchor = median_us(jax[name](), args.repeat) if name in jax else nan
         floor = median_us(make_numpy(), args.repeat)
-        print(f"{name:52s} {ours:10.1f} {theirs:10.1f} {floor:10.1f} {ours / theirs:7.2f}")
+        print(f"{name:52s} {ours:9.1f} {compiled:9.1f} {theirs:9.1f} {anchor:9.1f} {floor:9.1f} "
+              f"{ours / theirs:8.2f} {compiled / theirs:8.3f} {compiled / anchor:8.2f}")
+    print("compiling, first compiled result of a fresh process (s): empty program cache with the "
+          "eager kernels warm / warm program cache, after import")
+    for name in WORKLOADS:
+        cold, warm = compile_seconds(name)
+        print(f"  {name:52s} {cold:6.2f} / {warm:6.2f}")
     cache = tempfile.mkdtemp(prefix="numgrad-cache-")
     try:
         cold = fresh_process_seconds(cache, 1)[0]

@@ -137,3 +137,68 @@ WORKLOADS = {
     "(a @ b).sum(), 512x512 float32 (fwd+bwd)": (matmul_512, matmul_512_numpy),
     "MLP step 64x784 -> 256 -> 10, SGD (fwd+bwd+step)": (mlp_step, mlp_step_numpy),
 }
+
+
+# ---------------------------------------------------------------------- JAX, jit(grad)
+# The same workloads for JAX (where installed): each a jitted function of the gradient (and, for
+# the MLP, the SGD update), so that a call is one compiled XLA program, the anchor that
+# numgrad.compile is compared with.
+def jax_workloads():
+    """{name: make()} for JAX, or {} where JAX is not installed."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return {}
+    jax.config.update("jax_enable_x64", True)
+
+    def seed():
+        f = jax.jit(jax.grad(lambda x: ((x + 2) * (x + 2) * 3).mean()))
+        return lambda: f(jnp.ones((2, 2), jnp.float32)).block_until_ready()
+
+    def chain():
+        def loss(x):
+            for _ in range(200):
+                x = x * 1.001 + 0.001
+            return x.sum()
+
+        f, x = jax.jit(jax.grad(loss)), jnp.asarray(np.linspace(-1, 1, 100))
+        return lambda: f(x).block_until_ready()
+
+    def elementwise():
+        f = jax.jit(jax.grad(lambda x: (jnp.tanh(x * 1.5 + 0.5) * jax.nn.sigmoid(x)).sum()))
+        x = jnp.asarray(_normal(1_000_000))
+        return lambda: f(x).block_until_ready()
+
+    def matmul():
+        f = jax.jit(jax.grad(lambda a, b: (a @ b).sum(), argnums=(0, 1)))
+        a, b = jnp.asarray(_normal((512, 512), 0)), jnp.asarray(_normal((512, 512), 1))
+        return lambda: jax.block_until_ready(f(a, b))
+
+    def mlp():
+        rng = np.random.default_rng(1)
+        x = jnp.asarray(_normal((64, 784)))
+        target = jnp.asarray(rng.integers(0, 10, 64))
+        params = [jnp.asarray(_normal(s, i) * 0.03) for i, s in
+                  enumerate([(256, 784), (256,), (10, 256), (10,)], 2)]
+
+        def loss(p):
+            h = jnp.maximum(x @ p[0].T + p[1], 0)
+            z = jax.nn.log_softmax(h @ p[2].T + p[3], axis=1)
+            return -z[jnp.arange(64), target].mean()
+
+        @jax.jit
+        def step(p):
+            g = jax.grad(loss)(p)
+            return [w - 0.01 * gw for w, gw in zip(p, g)]
+
+        state = [params]
+
+        def run():
+            state[0] = step(state[0])
+            jax.block_until_ready(state[0])
+
+        return run
+
+    names = list(WORKLOADS)
+    return dict(zip(names, (seed, chain, elementwise, matmul, mlp)))

@@ -358,3 +358,15 @@ def test_hooks_break_the_trace_and_run_eagerly():
         lenient()
     lenient()
     assert seen == [[2.0, 2.0, 2.0]] * 2  # the hook ran at each call, as in eager
+
+
+def test_an_error_inside_leaves_the_tensors_as_they_were():
+    w = numgrad.ones(3, requires_grad=True)
+
+    def bad(x):
+        return (x * w) + numgrad.ones(4)  # shapes (3,) and (4,) do not broadcast
+
+    with pytest.raises(RuntimeError, match="must match the size"):
+        numgrad.compile(bad)(numgrad.ones(3))
+    assert type(w._data) is np.ndarray  # not a traced view any more
+    assert (w * 2).tolist() == [2.0, 2.0, 2.0]

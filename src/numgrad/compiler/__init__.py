@@ -84,9 +84,13 @@ class CompiledFunction:
             kernels, registry.cpu_kernels = registry.cpu_kernels, trace.kernels
             try:
                 result = self._fn(*args, **kwargs)
-            finally:
+            except BaseException:
                 registry.cpu_kernels = kernels
                 tracer.end(trace)
+                _finish(found, None)  # (the tensors get their plain arrays back)
+                raise
+            registry.cpu_kernels = kernels
+            tracer.end(trace)
             self.traces += 1
             try:
                 if trace.broken is not None:

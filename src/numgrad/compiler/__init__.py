@@ -33,8 +33,11 @@ _TRACING = threading.Lock()  # one trace at a time: it swaps the registry's CPU 
 class _Eager:
     """The replay of a key that cannot be replayed: the function itself, eagerly."""
 
-    def __init__(self, reason: str):
-        self.reason = reason
+    def __init__(self, fn, reason: str):
+        self.fn, self.reason = fn, reason
+
+    def __call__(self, args, kwargs):
+        return self.fn(*args, **kwargs)
 
 
 class CompiledFunction:
@@ -53,8 +56,6 @@ class CompiledFunction:
 
         for guard, replay in self._entries:
             if guard(args, kwargs):
-                if isinstance(replay, _Eager):
-                    return self._fn(*args, **kwargs)
                 return replay(args, kwargs)
         if anomaly_mode.state.enabled:
             self._warn("anomaly mode is on (it needs every op's Python frames)")
@@ -104,7 +105,7 @@ class CompiledFunction:
                 if self._fullgraph:
                     raise GraphBreak(str(why)) from None
                 self._warn(str(why))
-                self._entries.append((guard, _Eager(str(why))))
+                self._entries.append((guard, _Eager(self._fn, str(why))))
             return _finish(found, result)
 
 

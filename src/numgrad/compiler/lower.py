@@ -339,6 +339,15 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
             made[v] = f"r{v.index}"
             code.emit(f"r{v.index} = np.empty({v.array.size}, {_DTYPES[v.array.dtype.name]})", 1)
 
+    def stored(root) -> str:
+        """The variable of a stored root: in a chunk of a parallel loop, its chunk's slice."""
+        if not flat["on"]:
+            return made[root]
+        name = flat["slices"].get(root)
+        if name is None:
+            name = flat["slices"][root] = f"s{root.index}"
+        return name
+
     def access(v, loop_shape, indices, body) -> str:
         """The expression of ``v``'s element at the loop's indices: a stored array's element, a
         fill's literal, or a fused value's temporary (computed once in this loop body)."""
@@ -355,6 +364,13 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
                 code.emit(f"{name} = {text}", body["indent"])
                 body[root] = name
             return name
+        if flat["on"]:  # a parallel loop's chunk: flat operands only (else it runs serially)
+            if _is_identity(lay, flat["shape"]):
+                return f"{stored(root)}[j]"
+            if _is_scalar(lay):
+                return f"{made[root]}[0]"
+            flat["ok"] = False
+            return "0"
         return f"{made[root]}[{root_index(lay, loop_shape, indices)}]"
 
     def root_index(lay, loop_shape, indices) -> str:
@@ -394,9 +410,14 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
         b = operand(specs[2], loop_shape, indices, body)
         return f"{f}({a}, {b})"
 
-    def loop(shape, body_of) -> None:
-        """A loop nest over ``shape`` (C order); ``body_of(indices, flat, indent)`` emits the
-        body."""
+    flat = {"on": False, "ok": True, "slices": {}, "shape": ()}
+    parallel = []
+
+    def loop(shape, body_of, can_split=False) -> None:
+        """A loop nest over ``shape`` (C order); ``body_of(indices, index, indent)`` emits the
+        body (``index``: the flat position in ``shape``). A large one whose operands are all flat (``can_split``) runs one contiguous chunk
+        per thread, each array sliced to its chunk so that the loop vectorises, as the eager
+        kernels' parallel variants do."""
         shape = tuple(shape)
         if not shape:
             body_of((), "0", 1)
@@ -404,12 +425,28 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
         n = math.prod(shape)
         if n == 0:
             return
+        if can_split and n >= PARALLEL_THRESHOLD:
+            start = len(code.lines)
+            flat.update(on=True, ok=True, slices={}, shape=shape)
+            body_of(("j",), "j", 3)
+            flat["on"] = False
+            lines = code.lines[start:]
+            del code.lines[start:]
+            if flat["ok"]:
+                parallel.append(True)
+                code.emit("for c in prange(chunks):", 1)
+                code.emit(f"start, stop = c * {n} // chunks, (c + 1) * {n} // chunks", 2)
+                for root, name in flat["slices"].items():
+                    code.emit(f"{name} = {made[root]}[start:stop]", 2)
+                code.emit("for j in range(stop - start):", 2)
+                code.lines.extend(lines)
+                return
         indices = []
         for d, size in enumerate(shape):
             code.emit(f"for i{d} in range({size}):", 1 + d)
             indices.append(f"i{d}")
-        flat = root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
-        body_of(tuple(indices), flat, 1 + len(shape))
+        index = root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
+        body_of(tuple(indices), index, 1 + len(shape))
 
     for node in seg.nodes:
         name, specs, out = node
@@ -419,11 +456,11 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
                 continue
             shape = v.array.shape
 
-            def body(indices, flat, indent, node=node, v=v, shape=shape):
+            def body(indices, index, indent, node=node, v=v, shape=shape):
                 text = expression(node, shape, indices, {"indent": indent})
-                code.emit(f"{made[v]}[{flat}] = {text}", indent)
+                code.emit(f"{stored(v)}[{index}] = {text}", indent)
 
-            loop(shape, body)
+            loop(shape, body, can_split=v.array.dtype.kind == "f")
         elif name == "sum_dims":
             x = next(_values(specs[0]))
             dims = _constant(specs[1])
@@ -463,7 +500,7 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
             f = code.formula(formulas.formula(row_op, dtype).cpu)
             shape = target.array.shape
 
-            def body(indices, flat, indent, lay=lay, b=b, dt=dt, f=f, scale=scale,
+            def body(indices, index, indent, lay=lay, b=b, dt=dt, f=f, scale=scale,
                      shape=shape):
                 where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
                 other = f"{dt}({operand(b, shape, indices, {'indent': indent})})"
@@ -480,7 +517,7 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
             dt = _DTYPES[target.array.dtype.name]
             shape = target.array.shape
 
-            def body(indices, flat, indent, lay=lay, src=src, dt=dt, shape=shape):
+            def body(indices, index, indent, lay=lay, src=src, dt=dt, shape=shape):
                 where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
                 code.emit(f"{where} = {dt}({operand(src, shape, indices, {'indent': indent})})",
                           indent)
@@ -490,10 +527,12 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
     outs = [made[v] for v in seg.outputs]
     code.emit(f"return ({', '.join(outs)}{',' if outs else ''})", 1)
 
-    head = ["import numpy as np", "from numba import njit"]
+    head = ["import numpy as np", "from numba import njit, prange"]
     for ref, local in sorted(code.imports.items()):
         module, _, imported = ref.partition(":")
         head.append(f"from numgrad.kernels.{module} import {imported} as {local}")
-    text = "\n".join(head) + "\n\n\n@njit(cache=True, error_model=\"numpy\")\n" + \
-        "\n".join(code.lines) + "\n"
-    return text, function
+    options = 'cache=True, error_model="numpy"' + (", parallel=True" if parallel else "")
+    if parallel:  # (the thread count is an argument: read inside, it keeps Numba from caching)
+        code.lines[0] = code.lines[0].replace("):", ", chunks):" if params else "chunks):", 1)
+    text = "\n".join(head) + f"\n\n\n@njit({options})\n" + "\n".join(code.lines) + "\n"
+    return text, function, bool(parallel)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
+from numba import get_num_threads
 from numpy.lib.stride_tricks import as_strided
 
 from ..autograd import grad_mode
@@ -99,9 +100,11 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
     scalars = found["scalars"]
     for i, (where, value) in enumerate(scalars):
         g.line(f"if scalar_values[{i}]() != {g.const(_scalar(value), 's')}: return False")
-    g.line(f"if structure() != {g.const(structure_of(found), 'S')}: return False")
+    if found["optimizers"] or found["modules"]:
+        g.line(f"if structure() != {g.const(structure_of(found), 'S')}: return False")
     g.line("return True")
     namespace = dict(g.names, K=cpu_kernels, Tensor=Tensor, grad_mode=grad_mode, _view=_view,
+                     get_num_threads=get_num_threads,
                      np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,
                      scalar_values=[_scalar_getter(fn, where) for where, _ in scalars],
                      structure=lambda: structure_of(found))
@@ -173,6 +176,7 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
             for spec in specs:
                 read.update(lower._values(spec))
     read_roots = {lower._root(v) for v in read}
+    flat: dict = {}  # constants passed to segments flat, made once
     for v in trace.values:
         if v not in read_roots:
             continue
@@ -186,7 +190,14 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
                       f"v{v.index} = {ref}._grad._data")
         elif v.kind == "const":
             name = body.const(v.source)
-            body.line(f"v{v.index} = {name}.copy()" if v.written else f"v{v.index} = {name}")
+            if v.written:
+                body.line(f"v{v.index} = {name}.copy()")
+            elif v not in needed and not any(v in set(lower._values(spec)) for k, st in steps
+                                             if k != "segment" for spec in st[1]):
+                # read by segments only: handed to them flat, as it is (made once, here)
+                flat[v] = body.const(v.source.reshape(-1))
+            else:
+                body.line(f"v{v.index} = {name}")
     for position, (kind, step) in enumerate(steps):
         if kind in ("call", "view"):
             name, specs, out = step
@@ -200,7 +211,7 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
             call = f"K.{name}({', '.join(positional + keywords)})"
             body.line(call if out == ("c", None) else f"{_target(out)} = {call}")
             continue
-        _emit_segment(body, step, position, steps, needed, fn)
+        _emit_segment(body, step, position, steps, needed, fn, flat)
     body.lines.extend(epilogue.lines)
     source = "def replay(args, kwargs):\n" + "\n".join(body.lines) + "\n"
     namespace["__replay_source__"] = source
@@ -356,17 +367,20 @@ def _weakrefable(value) -> bool:
 
 
 
-def _emit_segment(body: _Emitter, segment, position: int, steps: list, needed: set, fn) -> None:
+def _emit_segment(body: _Emitter, segment, position: int, steps: list, needed: set, fn,
+                  flat: dict) -> None:
     """The driver's call of a segment's generated function, its results reshaped."""
     from ..kernels import codegen
     from ..kernels.cpu._cache import light_cache
 
-    text, function = lower.segment_source(segment, position)
+    text, function, parallel = lower.segment_source(segment, position)
     module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text)
     light_cache(module)
     name = body.const(getattr(module, function), "SEG")
-    args = [f"v{v.index}" if v.array.ndim == 1 else f"v{v.index}.reshape(-1)"
-            for v in segment.inputs]
+    args = [flat[v] if v in flat else f"v{v.index}" if v.array.ndim == 1 else
+            f"v{v.index}.reshape(-1)" for v in segment.inputs]
+    if parallel:
+        args.append("get_num_threads()")
     outs = [f"o{v.index}" for v in segment.outputs]
     body.line(f"({', '.join(outs)}{',' if outs else ''}) = {name}({', '.join(args)})")
     for v in segment.outputs:

@@ -370,3 +370,43 @@ def test_an_error_inside_leaves_the_tensors_as_they_were():
         numgrad.compile(bad)(numgrad.ones(3))
     assert type(w._data) is np.ndarray  # not a traced view any more
     assert (w * 2).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_hard_inputs_replay_as_eager():
+    """Empty, 0-d, non-contiguous, NaN/inf/-0.0 and large int64 inputs; an eager thread beside
+    a compiled one."""
+    f = numgrad.compile(lambda x: (x * 2 + 1).sum())
+    for x in (numgrad.zeros(0), numgrad.tensor(3.0), numgrad.ones(2, 3).t(),
+              numgrad.tensor([np.nan, np.inf, -0.0])):
+        want = (x * 2 + 1).sum().numpy()
+        for _ in range(2):
+            np.testing.assert_array_equal(f(x).numpy(), want)
+    g = numgrad.compile(lambda x: x * 3 + 1)
+    big = numgrad.tensor([2**61 + 1, -(2**62)], dtype=numgrad.int64)
+    assert g(big).tolist() == g(big).tolist() == (big * 3 + 1).tolist()
+
+    import threading
+
+    w = numgrad.ones(1000, requires_grad=True)
+
+    def step():
+        (w * 3).sum().backward()
+        grad, w.grad = w.grad, None
+        return grad
+
+    compiled, errors = numgrad.compile(step), []
+
+    def eager():
+        try:
+            for _ in range(100):
+                v = numgrad.ones(100, requires_grad=True)
+                (v.tanh() * 2).sum().backward()
+                np.testing.assert_allclose(v.grad.numpy(), 2 * (1 - np.tanh(1.0) ** 2), rtol=1e-6)
+        except Exception as error:  # (re-raised below, in the test's thread)
+            errors.append(error)
+
+    thread = threading.Thread(target=eager)
+    thread.start()
+    results = {compiled().tolist()[0] for _ in range(100)}
+    thread.join()
+    assert not errors and results == {3.0} and compiled.traces == 1

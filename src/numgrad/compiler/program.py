@@ -130,7 +130,9 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
             return body.const(value)
         if kind in ("t", "l"):
             inner = ", ".join(expr_of(s) for s in spec[1])
-            return f"({inner},)" if kind == "t" else f"[{inner}]"
+            if kind == "l":
+                return f"[{inner}]"
+            return f"({inner},)" if inner else "()"
         raise AssertionError(spec)
 
     # The end first: what the effects and the return value need.
@@ -271,7 +273,9 @@ def _result_expr(result, trace, e: _Emitter, refs: dict, array_expr) -> str:
         return repr(result)
     if isinstance(result, (tuple, list)):
         inner = ", ".join(_result_expr(r, trace, e, refs, array_expr) for r in result)
-        return f"({inner},)" if isinstance(result, tuple) else f"[{inner}]"
+        if isinstance(result, list):
+            return f"[{inner}]"
+        return f"({inner},)" if inner else "()"
     if isinstance(result, dict):
         return "{" + ", ".join(f"{k!r}: {_result_expr(v, trace, e, refs, array_expr)}"
                                for k, v in result.items()) + "}"

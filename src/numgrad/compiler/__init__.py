@@ -88,7 +88,7 @@ class CompiledFunction:
             except BaseException:
                 registry.cpu_kernels = kernels
                 tracer.end(trace)
-                _finish(found, None)  # (the tensors get their plain arrays back)
+                _finish(found, None, before)  # (the tensors get their plain arrays back)
                 raise
             registry.cpu_kernels = kernels
             tracer.end(trace)
@@ -96,8 +96,8 @@ class CompiledFunction:
             try:
                 if trace.broken is not None:
                     raise program.NotReplayable(str(trace.broken))
-                if not tracer.stable(trace, found):
-                    return _finish(found, result)  # a first step made state: trace again next
+                if not tracer.stable(trace, found):  # a first step made state: trace again next
+                    return _finish(found, result, before)
                 replay, _ = program.replay_for(self._fn, trace, found, before, refs, namespace,
                                                result)
                 self._entries.append((guard, replay))
@@ -106,15 +106,16 @@ class CompiledFunction:
                     raise GraphBreak(str(why)) from None
                 self._warn(str(why))
                 self._entries.append((guard, _Eager(self._fn, str(why))))
-            return _finish(found, result)
+            return _finish(found, result, before)
 
 
-def _finish(found, result):
-    """The tensors the trace touched get plain arrays back; so does the result."""
+def _finish(found, result, before):
+    """The tensors the trace touched get plain arrays back (their own, where unchanged); so
+    does the result."""
     from . import tracer
 
     for t in found["tensors"].values():
-        tracer.untrace(t)
+        tracer.untrace(t, before.get(id(t)))
     for extra in tracer.discover_state(found):
         tracer.untrace(extra)
     return _plain_result(result)

@@ -237,6 +237,28 @@ def _owner(array: np.ndarray):
     return None
 
 
+def _recorded(trace: Trace, name: str, function):
+    """``function`` (a kernel), recorded into ``trace`` as ``name`` when called from the trace's
+    thread while it records; else called as it is (another thread, or after a break)."""
+
+    def recorded(*args, **kwargs):
+        if threading.get_ident() == trace.thread and trace.active and name not in STRUCTURAL:
+            if name in READS:
+                graph_break(READS[name], trace)
+            else:
+                try:
+                    return trace.call(name, function, args, kwargs)
+                except GraphBreak as error:
+                    if trace.fullgraph:
+                        raise
+                    trace.stop(error)
+        return function(*[_plain_deep(a) for a in args],
+                        **{k: _plain_deep(v) for k, v in kwargs.items()})
+
+    recorded.__name__ = name
+    return recorded
+
+
 class _RecordedModule:
     """Records the calls of a kernel submodule (``K.loss``)."""
 
@@ -244,21 +266,7 @@ class _RecordedModule:
         self._trace, self._module, self._prefix = trace, module, prefix
 
     def __getattr__(self, name):
-        function = getattr(self._module, name)
-        trace, label = self._trace, f"{self._prefix}.{name}"
-
-        def recorded(*args, **kwargs):
-            if threading.get_ident() == trace.thread and trace.active:
-                try:
-                    return trace.call(label, function, args, kwargs)
-                except GraphBreak as error:
-                    if trace.fullgraph:
-                        raise
-                    trace.stop(error)
-            return function(*[_plain_deep(a) for a in args],
-                            **{k: _plain_deep(v) for k, v in kwargs.items()})
-
-        return recorded
+        return _recorded(self._trace, f"{self._prefix}.{name}", getattr(self._module, name))
 
 
 class TracingKernels:
@@ -275,24 +283,7 @@ class TracingKernels:
         real = getattr(cpu_kernels, name)
         if not callable(real) or name.isupper():
             return real
-        trace = self._trace
-
-        def recorded(*args, **kwargs):
-            if threading.get_ident() == trace.thread and trace.active and name not in STRUCTURAL:
-                if name in READS:
-                    graph_break(READS[name], trace)
-                else:
-                    try:
-                        return trace.call(name, real, args, kwargs)
-                    except GraphBreak as error:
-                        if trace.fullgraph:
-                            raise
-                        trace.stop(error)
-            return real(*[_plain_deep(a) for a in args],
-                        **{k: _plain_deep(v) for k, v in kwargs.items()})
-
-        recorded.__name__ = name
-        return recorded
+        return _recorded(self._trace, name, real)
 
     def to_device(self, a, device: str):
         if device != "cpu":
@@ -461,11 +452,21 @@ def end(trace: Trace) -> None:
     _state.trace = None
 
 
-def untrace(t) -> None:
-    """Makes a tensor's data and gradient plain arrays again after a trace."""
-    if isinstance(t._data, TracedArray):
-        t._data = t._data.view(np.ndarray)
+def untrace(t, start=None) -> None:
+    """Makes a tensor's data and gradient plain arrays again after a trace: the very arrays it
+    had before (``start``, its ``snapshot``) where they are still the ones it holds."""
+    data = t._data
+    if isinstance(data, TracedArray):
+        t._data = _original(data, start[0] if start else None)
     g = t._grad
     if g is not None and isinstance(g._data, TracedArray):
-        g._data = g._data.view(np.ndarray)
+        g._data = _original(g._data, start[2] if start and g is start[1] else None)
+
+
+def _original(traced: TracedArray, original):
+    plain_view = traced.view(np.ndarray)
+    if original is not None and plain_view.shape == original.shape and \
+            plain_view.strides == original.strides and _address(plain_view) == _address(original):
+        return original
+    return plain_view
 

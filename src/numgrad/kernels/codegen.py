@@ -103,6 +103,19 @@ def load(template: str, ref: str) -> types.ModuleType:
     return module
 
 
+def formula_kernels(device: str, op, dtype, unary: bool) -> types.ModuleType:
+    """The generated kernels of ``op`` on ``device`` ("cpu" or "cuda") for ``dtype``, from the
+    formula table's row for them (the unary template if ``unary``, else the binary one, which
+    comparisons share). ValueError for an id of the other family; PyTorch's error where no row
+    of ``op`` takes ``dtype``."""
+    from . import formulas
+
+    row = formulas.formula(op, dtype)
+    if isinstance(row.op, formulas.Unary) != unary:
+        raise ValueError(f"{row.op!r} is not a {'unary' if unary else 'binary'} op")
+    return load(f"{device}/{'unary' if unary else 'binary'}", getattr(row, device))
+
+
 def _import(template: str, ref: str) -> types.ModuleType:
     text = source(template, ref)
     return _module(f"{template.replace('/', '_')}_{ref.rpartition(':')[2]}", text)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 from numpy.lib.stride_tricks import as_strided
 
-from .. import codegen, formulas
+from .. import codegen
 from ..formulas import SWAPPED, Binary
 from ._cache import light_cache as _light_cache
 
@@ -44,10 +44,7 @@ def _kernels(op, dtype, unary: bool = False):
     key = (op, dtype, unary)
     module = _LOADED.get(key)
     if module is None:
-        row = formulas.formula(op, dtype)
-        if isinstance(row.op, formulas.Unary) != unary:
-            raise ValueError(f"{row.op!r} is not a {'unary' if unary else 'binary'} op")
-        module = codegen.load("cpu/unary" if unary else "cpu/binary", row.cpu)
+        module = codegen.formula_kernels("cpu", op, dtype, unary)
         _light_cache(module)
         _LOADED[key] = module
     return module

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .. import codegen, formulas
+from .. import codegen
 from ..formulas import SWAPPED, Binary
 from .layout import _copy_k, _offset, ascontiguous, convert, meta, operand  # noqa: F401
 from .layout import address, may_share_memory
@@ -29,11 +29,7 @@ def _kernels(op, dtype, unary: bool = False):
     key = (op, dtype, unary)
     module = _LOADED.get(key)
     if module is None:
-        row = formulas.formula(op, dtype)
-        if isinstance(row.op, formulas.Unary) != unary:
-            raise ValueError(f"{row.op!r} is not a {'unary' if unary else 'binary'} op")
-        module = codegen.load("cuda/unary" if unary else "cuda/binary", row.cuda)
-        _LOADED[key] = module
+        module = _LOADED[key] = codegen.formula_kernels("cuda", op, dtype, unary)
     return module
 
 

@@ -354,8 +354,6 @@ def test_write_through_view_in_grad_mode_rebases_the_base():
     assert nv.grad.item() == tv.grad.item()
 
 
-@pytest.mark.xfail(strict=True, reason="a view made before a write to its base keeps its old "
-                   "grad_fn; PyTorch regenerates it on the version change (needs Tensor support)")
 def test_view_made_before_a_write_to_its_base_sees_the_write_in_backward():
     grads = []
     for m in (torch, ng):

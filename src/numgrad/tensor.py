@@ -35,8 +35,8 @@ class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
-        "_data", "_requires_grad", "_grad", "grad_fn", "_version_counter", "_hooks",
-        "_accumulator", "_base", "__weakref__",
+        "_data", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_hooks",
+        "_accumulator", "_base", "_view_version", "__weakref__",
     )
     __array_priority__ = 1000  # so that ndarray ⊕ Tensor defers to Tensor's reflected operators
     _shares_data = False  # True for a SharedGrad
@@ -61,7 +61,7 @@ class Tensor:
         self._data = data
         self._requires_grad = requires_grad
         self._grad = None
-        self.grad_fn = None
+        self._grad_fn = None
         self._version_counter = _VersionCounter()
         self._hooks = None
         self._accumulator = None
@@ -237,15 +237,36 @@ class Tensor:
         return node
 
     def _edge(self):
-        return self.grad_fn if self.grad_fn is not None else self._grad_accumulator()
+        fn = self.grad_fn
+        return fn if fn is not None else self._grad_accumulator()
+
+    @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf). A view (``_base`` set: its root
+        base, whose storage and version counter it shares) whose base was written in place after
+        its history was recorded (by an op on the base or on another of its views) gets a fresh
+        one, ``AsStridedBackward0`` of the base's current history, as PyTorch regenerates it: no
+        stale history is ever used."""
+        fn = self._grad_fn
+        if self._base is not None and self._view_version != self._version_counter.value:
+            from .ops.indexing import regenerate_view
+
+            fn = regenerate_view(self)
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn) -> None:
+        self._grad_fn = fn
+        if self._base is not None:
+            self._view_version = self._version_counter.value
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Computes the gradient of this tensor with respect to the graph's leaves and
         accumulates it into their ``.grad``. ``gradient`` is required unless this tensor holds a
         single element; it is the vector of the vector-Jacobian product."""
-        from .autograd import backward
+        from . import autograd
 
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's data, with no history."""
@@ -255,7 +276,7 @@ class Tensor:
 
     def detach_(self) -> "Tensor":
         """Detaches this tensor from the graph that created it, making it a leaf."""
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         return self
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiler.traced import note_created
+from ..tensor import Tensor
 from . import engine
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
@@ -17,15 +18,11 @@ from .node import AccumulateGrad, Node  # noqa: F401
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
-    from ..tensor import Tensor
-
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
 def _seed_gradients(outputs: tuple, grad_outputs) -> list:
     """The gradient each output starts from: given, or 1 for a single-element output."""
-    from ..tensor import Tensor
-
     grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(
@@ -42,15 +39,7 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if isinstance(out._data, np.ndarray):
-                g = np.empty(out._data.shape, out._data.dtype)
-                g.fill(1)
-                note_created(g)
-                g = Tensor._wrap(g)
-            else:
-                from ..creation import ones_like
-
-                g = ones_like(out)
+            g = _one_like(out)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         elif g._data.shape != out._data.shape:
@@ -62,10 +51,28 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
     return seeds
 
 
+def _one_like(out):
+    """The implicit seed of a single-element output: a fresh 1 of its shape, dtype and device."""
+    data = out._data
+    if isinstance(data, np.ndarray):
+        g = np.ones(data.shape, data.dtype)
+        note_created(g)
+        return Tensor._wrap(g)
+    from ..creation import ones_like
+
+    return ones_like(out)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
              inputs=None) -> None:
     """Computes the sum of gradients of ``tensors`` with respect to the graph's leaves and
     accumulates them into the leaves' ``.grad`` (or only into ``inputs``' if given)."""
+    if (grad_tensors is None and inputs is None and type(tensors) is Tensor
+            and tensors.grad_fn is not None and tensors._data.size == 1):
+        # The common call, ``loss.backward()``: one output of a graph, seeded with 1.
+        engine.run_backward([tensors.grad_fn], [_one_like(tensors)],
+                            create_graph if retain_graph is None else retain_graph, create_graph)
+        return
     outputs = _as_tuple(tensors)
     seeds = _seed_gradients(outputs, grad_tensors)
     if retain_graph is None:

@@ -2,28 +2,41 @@
 
 Iterative, with dependency counts (a 100,000-node chain needs no recursion). Each node runs once,
 after every node that feeds it a gradient has run; the gradients arriving at one node are summed in
-a buffer. Gradients are reduced to each input's shape and dtype here, in one place, so op formulas
-never "unbroadcast" by hand. Everything that could fail is checked before any ``.grad`` changes,
-and the writes to ``.grad`` are applied together at the end, so an error leaves nothing half-updated.
+a buffer. Gradients are checked and reduced to each input's shape and dtype here, in one place, as
+PyTorch's ``validate_outputs`` does (so op formulas never "unbroadcast" by hand): a node must return
+one gradient per input, each of a shape the input broadcasts to and on the input's device.
+Everything that could fail is checked before any ``.grad`` changes: the writes to ``.grad`` are
+applied together at the end, under one lock, so an error leaves nothing half-updated and threads
+running backward into one shared leaf lose nothing.
 
 A node with several outputs (a custom ``Function`` returning a tuple) is reached through one
 single-output node per output whose edge carries the output's index; the engine gathers those
 gradients into one list per such node, so its backward runs once, with all of them.
+
+A first gradient becomes ``.grad`` without a copy where the engine knows it made it and nothing
+else holds it (``_adoptable``): a fresh buffer from a registered op's backward formula or from the
+engine's own sums, not a seed, nothing user code (a hook, a custom ``Function``) returned or was
+given, and not one already adopted in this backward. Everything else is copied.
 
 In anomaly mode a node that fails (NaN gradients included, with ``check_nan``) warns with the stack
 of the forward call that recorded it before the error propagates.
 """
 from __future__ import annotations
 
-import sys
+import threading
 
 import numpy as np
 
 from ..compiler.traced import graph_break
+from ..ops import registry
 from ..ops.registry import kernels_of
 from ..tensor import Tensor
 from . import anomaly_mode, grad_mode
-from .node import AccumulateGrad
+from .node import AccumulateGrad, OpNode, SavedTensor
+
+# Guards every write into ``.grad`` (a leaf's, a retained one's): two threads running backward
+# into one shared leaf must both be added, as PyTorch guarantees.
+_GRAD_LOCK = threading.Lock()
 
 
 def _discover(roots):
@@ -36,12 +49,19 @@ def _discover(roots):
             stack.append(node)
     while stack:
         node = stack.pop()
-        try:
-            node.check_saved()
-        except Exception:
-            if anomaly_mode.state.enabled:
-                anomaly_mode.warn_forward_trace(node)
-            raise
+        if isinstance(node, OpNode):  # (OpNode.check_saved, inline: most nodes are OpNodes)
+            if node._released:
+                node.check_saved()  # raises the "backward through the graph a second time" error
+            for s in node._saved:
+                if type(s) is SavedTensor and s.counter.value != s.version:
+                    _check_saved(node)
+        else:
+            try:
+                node.check_saved()
+            except Exception:
+                if anomaly_mode.state.enabled:
+                    anomaly_mode.warn_forward_trace(node)
+                raise
         for child, _ in node.next_functions:
             if child is None:
                 continue
@@ -51,6 +71,15 @@ def _discover(roots):
                 deps[child] = 1
                 stack.append(child)
     return deps
+
+
+def _check_saved(node):
+    try:
+        node.check_saved()
+    except Exception:
+        if anomaly_mode.state.enabled:
+            anomaly_mode.warn_forward_trace(node)
+        raise
 
 
 def _needed(roots, deps, targets):
@@ -76,9 +105,19 @@ def _needed(roots, deps, targets):
     return needed
 
 
+def _expandable(shape: tuple, to: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``to`` (PyTorch's ``is_expandable_to``)."""
+    if len(shape) > len(to):
+        return False
+    for n, m in zip(reversed(shape), reversed(to)):
+        if n != m and n != 1:
+            return False
+    return True
+
+
 def _reduce_to(grad, shape, dtype):
     """Sums a broadcast gradient back to an input's shape and casts it to the input's dtype
-    (a NumPy dtype)."""
+    (a NumPy dtype); the caller has checked that ``shape`` broadcasts to the gradient's."""
     data = grad._data
     if data.shape != shape:
         lead = data.ndim - len(shape)
@@ -86,11 +125,57 @@ def _reduce_to(grad, shape, dtype):
             lead + i for i, n in enumerate(shape) if n == 1 and data.shape[lead + i] != 1
         )
         grad = grad.sum(dims, keepdim=True) if dims else grad
-        if lead or grad._data.shape != shape:
+        if lead:
             grad = grad.reshape(shape)
     if grad._data.dtype != dtype:
         grad = grad.to(dtype)
     return grad
+
+
+def _fit(node, i, grad, shape, dtype):
+    """Gradient ``i`` of ``node`` checked against its input (PyTorch's messages), summed to the
+    input's shape and cast to its dtype."""
+    data = grad._data
+    if data.shape != shape and not _expandable(shape, data.shape):
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - got "
+            f"{list(data.shape)} but expected shape compatible with {list(shape)}"
+        )
+    if data.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - expected a "
+            f"floating point gradient, got {data.dtype.name}"
+        )
+    return _reduce_to(grad, shape, dtype)
+
+
+def _device_name(data) -> str:
+    return "cpu" if isinstance(data, np.ndarray) else "cuda:0"
+
+
+def _check_devices(node, in_grads):
+    """On a process that uses CUDA: each gradient on its input's device."""
+    devices = node.input_devices
+    if devices is None:
+        return
+    for i, g in enumerate(in_grads):
+        if g is not None and devices[i] is not None and isinstance(g._data, np.ndarray) != devices[i]:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - expected "
+                f"device {'cpu' if devices[i] else 'cuda:0'} but got {_device_name(g._data)}"
+            )
+
+
+def _wrong_count(node, in_grads):
+    """PyTorch's error for a node that returned a gradient too many, or none for an input that
+    needs one; None where the missing ones are for inputs that need none (constants)."""
+    edges = node.next_functions
+    if len(in_grads) < len(edges) and all(c is None for c, _ in edges[len(in_grads):]):
+        return None
+    return RuntimeError(
+        f"Function {node.name()} returned an invalid number of gradients - expected "
+        f"{len(edges)}, but got {len(in_grads)}"
+    )
 
 
 def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=None):
@@ -107,51 +192,93 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
         capture = {node: None for node, _ in inputs}
         needed = _needed(roots, deps, capture)
     buffers = {}
+    # What user code holds or may hold: the seeds, whatever hooks and custom Functions were given
+    # or returned (tensors and their arrays, by id; each is alive while it matters). Never adopted.
+    foreign = set()
     for node, grad in zip(roots, grads):
+        foreign.add(id(grad))
+        foreign.add(id(grad._data))
         buffers[node] = buffers[node] + grad if node in buffers else grad
     ready = [n for n in dict.fromkeys(roots) if deps[n] == 0]
     writes = []  # (tensor, gradient) pairs for .grad, applied at the end
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
+    anomaly = anomaly_mode.state.enabled
+    cuda = registry._cuda_kernels is not None
     node = None
-    # The common case (no anomaly mode, no ``inputs``, a node without hooks) runs inline.
-    plain = needed is None and not anomaly_mode.state.enabled
     try:
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
-            if (plain and grad is not None and node._pre_hooks is None and node._retained is None
-                    and type(node) is not AccumulateGrad):
-                in_grads = node.apply(grad)
+            acc = type(node) is AccumulateGrad
+            if grad is None or (needed is not None and node not in needed):
+                in_grads = None  # (not run: its children still count it as done)
+            else:
+                if node._pre_hooks is not None or node._retained is not None or (
+                        acc and node.variable._hooks):
+                    grad = _run_pre_hooks(node, grad, writes, foreign)
+                if acc:
+                    if capture is not None:
+                        if node in capture:
+                            capture[node] = grad
+                    else:
+                        writes.append((node.variable, grad))
+                    continue
+                if capture is not None and node in capture:
+                    capture[node] = grad
+                if anomaly:
+                    in_grads = _apply_anomaly(node, grad)
+                else:
+                    in_grads = node.apply(grad)
                 if not retain_graph:
                     node.release()
-                _propagate(node, in_grads, deps, buffers, ready)
-                continue
-            if (grad is not None and (needed is None or node in needed)
-                    and (node._pre_hooks or node._retained is not None
-                         or type(node) is AccumulateGrad)):
-                grad = _run_pre_hooks(node, grad, writes)
-            if grad is None or (needed is not None and node not in needed):
-                in_grads = ()
-            elif capture is not None and node in capture:
-                capture[node] = grad
-                in_grads = () if type(node) is AccumulateGrad else _apply(node, grad, retain_graph)
-            elif type(node) is AccumulateGrad:
-                writes.append((node.variable, grad))
-                in_grads = ()
-            else:
-                in_grads = _apply(node, grad, retain_graph)
-            _propagate(node, in_grads, deps, buffers, ready)
+            # The gradients checked and handed to the children (``_propagate``, inline).
+            edges = node.next_functions
+            n = 0 if in_grads is None else len(in_grads)
+            if in_grads is not None and n != len(edges):
+                error = _wrong_count(node, in_grads)
+                if error is not None:
+                    raise error
+                in_grads = tuple(in_grads) + (None,) * (len(edges) - n)
+                n = len(edges)
+            if n:
+                if node.op is None:  # user code made these (a custom Function's backward)
+                    for g in in_grads:
+                        if g is not None:
+                            foreign.add(id(g))
+                            foreign.add(id(g._data))
+                elif cuda:
+                    _check_devices(node, in_grads)
+                shapes = node.input_shapes
+                dtypes = node.input_dtypes
+            i = 0
+            for child, nr in edges:
+                if child is not None:
+                    g = in_grads[i] if n else None
+                    if g is not None:
+                        data = g._data
+                        if shapes is not None and (data.shape != shapes[i] or data.dtype != dtypes[i]):
+                            g = _fit(node, i, g, shapes[i], dtypes[i])
+                        if child._num_outputs != 1:
+                            _buffer_output(buffers, child, nr, g)
+                        else:
+                            held = buffers.get(child)
+                            buffers[child] = g if held is None else _sum(held, g)
+                    left = deps[child] - 1
+                    deps[child] = left
+                    if not left:
+                        ready.append(child)
+                i += 1
     except Exception:
-        if anomaly_mode.state.enabled and node is not None:
+        if anomaly and node is not None:
             anomaly_mode.warn_forward_trace(node)
         raise
     finally:
         grad_mode.state.enabled = prev_mode
-    grad = in_grads = None  # so that the gradients in ``writes`` are held there alone
-    accumulate(writes, create_graph)
+    grad = g = held = in_grads = None
     if capture is not None:
         return [_private(capture[node]) for node, _ in inputs]
+    accumulate(writes, create_graph, foreign)
     return None
 
 
@@ -165,7 +292,27 @@ def _private(grad):
     return grad
 
 
-def _run_pre_hooks(node, grad, writes):
+def _typename(t) -> str:
+    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
+        t._data.dtype.name, "Bool")
+    return f"numgrad.{kind}Tensor" if isinstance(t._data, np.ndarray) else \
+        f"numgrad.cuda.{kind}Tensor"
+
+
+def _check_hook_result(hook, original, result):
+    """PyTorch's checks of what a hook returned in place of a gradient."""
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    a, b = original._data, result._data
+    if a.dtype != b.dtype or isinstance(a, np.ndarray) != isinstance(b, np.ndarray):
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"{_typename(original)} got {_typename(result)})")
+    if a.shape != b.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+
+
+def _run_pre_hooks(node, grad, writes, foreign):
     if type(node) is AccumulateGrad:
         hooks = node.variable._hooks
     else:
@@ -175,9 +322,14 @@ def _run_pre_hooks(node, grad, writes):
     if hooks:
         grad = _private(grad)
         for hook in tuple(hooks.values()):
+            foreign.add(id(grad))  # (the hook may keep what it was given)
+            foreign.add(id(grad._data))
             result = hook(grad)
             if result is not None:
+                _check_hook_result(hook, grad, result)
                 grad = result
+        foreign.add(id(grad))
+        foreign.add(id(grad._data))
     if node._retained is not None:
         tensor = node._retained()
         if tensor is not None:
@@ -185,16 +337,11 @@ def _run_pre_hooks(node, grad, writes):
     return grad
 
 
-def _apply(node, grad, retain_graph):
-    if anomaly_mode.state.enabled:
-        with anomaly_mode.running(node):  # nodes its backward records get it as their parent
-            in_grads = node.apply(grad)
-        if anomaly_mode.state.check_nan:
-            _check_nan(node, in_grads)
-    else:
+def _apply_anomaly(node, grad):
+    with anomaly_mode.running(node):  # nodes its backward records get it as their parent
         in_grads = node.apply(grad)
-    if not retain_graph:
-        node.release()
+    if anomaly_mode.state.check_nan:
+        _check_nan(node, in_grads)
     return in_grads
 
 
@@ -206,31 +353,6 @@ def _check_nan(node, in_grads):
         g = in_grads[i] if i < len(in_grads) else None
         if child is not None and g is not None and np.isnan(g._host()).any():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
-
-
-def _propagate(node, in_grads, deps, buffers, ready):
-    shapes = getattr(node, "input_shapes", None)
-    n = len(in_grads)
-    i = -1
-    for child, nr in node.next_functions:
-        i += 1
-        if child is None:
-            continue
-        g = in_grads[i] if i < n else None
-        if g is not None:
-            if shapes is not None:
-                data = g._data
-                if data.shape != shapes[i] or data.dtype != node.input_dtypes[i]:
-                    g = _reduce_to(g, shapes[i], node.input_dtypes[i])
-            if child._num_outputs != 1:
-                _buffer_output(buffers, child, nr, g)
-            else:
-                held = buffers.get(child)
-                buffers[child] = g if held is None else _sum(held, g)
-        left = deps[child] - 1
-        deps[child] = left
-        if not left:
-            ready.append(child)
 
 
 def _sum(held, grad):
@@ -252,35 +374,29 @@ def _buffer_output(buffers, node, nr, grad):
     grads[nr] = grad if grads[nr] is None else _sum(grads[nr], grad)
 
 
-def _owned(grad) -> bool:
-    """Whether nothing but the engine's write list holds ``grad`` and its data (a fresh result of
-    a kernel): then it can become ``.grad`` as it is, without a copy, as PyTorch steals such
-    buffers. Anything shared (a seed the caller holds, a gradient passed to two leaves, one a hook
-    kept, a view) is copied. The references counted for ``grad`` are the write-list tuple, the
-    caller's loop variable, this parameter and getrefcount's argument; for its data, the tensor,
-    the local ``data`` and the argument."""
+def _adoptable(grad, foreign, adopted) -> bool:
+    """Whether ``grad`` can become ``.grad`` as it is, without a copy, as PyTorch steals such
+    buffers: a host array that owns its memory (or a contiguous view of all of such an array: a
+    transpose back of a column-major product, see Mm.backward; a reshape of a sum), made in this
+    backward by a registered formula or the engine (not ``foreign``), not adopted already
+    (``adopted``: ids of the arrays given away in this backward) and not a ``SharedGrad``."""
     data = grad._data
-    if not isinstance(data, np.ndarray) or grad._shares_data:  # (device arrays: views are not
-        return False  # told apart yet; a SharedGrad is another tensor's data)
-    if not (sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3
-            and data.flags.writeable and data.flags.c_contiguous):
+    if (not isinstance(data, np.ndarray) or grad._shares_data or id(grad) in foreign
+            or not data.flags.c_contiguous or not data.flags.writeable):
         return False
     base = data.base
     if base is None:
-        return True
-    # A contiguous view of all of a fresh array (a transpose back of a column-major product, see
-    # Mm.backward; a reshape of a sum) is as good, if nothing else holds that array: its
-    # references are the view's ``base``, the local ``base``, getrefcount's argument and, where
-    # the view was made by a view op, the base tensor's ``_data`` (the base tensor being held by
-    # the view's ``_base`` alone).
-    if not (type(base) is np.ndarray and base.base is None and base.size == data.size
+        owner = data
+    elif (type(base) is np.ndarray and base.base is None and base.size == data.size
             and base.ctypes.data == data.ctypes.data):
+        owner = base
+    else:
         return False
-    base_tensor = grad._base
-    if base_tensor is None:
-        return sys.getrefcount(base) <= 3
-    return (base_tensor._data is base and sys.getrefcount(base_tensor) <= 3
-            and sys.getrefcount(base) <= 4)
+    key = id(owner)
+    if key in foreign or key in adopted or id(data) in foreign:
+        return False
+    adopted.add(key)
+    return True
 
 
 def _copy(data):
@@ -288,16 +404,20 @@ def _copy(data):
     return kernels_of(data).copy(data)
 
 
-def accumulate(writes, create_graph: bool) -> None:
-    """Applies gradient writes (tensor, gradient): into a leaf's ``.grad``, or a retained one's.
-    A first gradient is copied so ``.grad`` never aliases another tensor's data."""
-    for tensor, grad in writes:
-        if tensor._grad is None:
-            if create_graph or _owned(grad):
-                tensor._grad = grad
+def accumulate(writes, create_graph: bool, foreign=None) -> None:
+    """Applies gradient writes (tensor, gradient): into a leaf's ``.grad``, or a retained one's,
+    under the lock that makes concurrent backward passes into one leaf add up. A first gradient
+    is adopted where ``_adoptable`` says so (``foreign`` given: the engine's own run), else
+    copied, so ``.grad`` never aliases another tensor's data."""
+    adopted = set()
+    with _GRAD_LOCK:
+        for tensor, grad in writes:
+            if tensor._grad is None:
+                if create_graph or (foreign is not None and _adoptable(grad, foreign, adopted)):
+                    tensor._grad = grad
+                else:
+                    tensor._grad = Tensor._wrap(_copy(grad._data))
+            elif create_graph:
+                tensor._grad = tensor._grad + grad
             else:
-                tensor._grad = Tensor._wrap(_copy(grad._data))
-        elif create_graph:
-            tensor._grad = tensor._grad + grad
-        else:
-            tensor._grad._add_inplace_data(grad._data)
+                tensor._grad._add_inplace_data(grad._data)

@@ -107,6 +107,10 @@ class Node:
 
     __slots__ = ("next_functions", "_pre_hooks", "_retained", "_anomaly", "__weakref__")
     _num_outputs = 1  # a node with several outputs gets one gradient each (a list) in apply
+    # What the engine checks each input's gradient against (None: nothing; OpNode and custom
+    # Functions' nodes set them per node).
+    input_shapes = input_dtypes = None
+    op = None  # the op declaration of a registered op's node (``ops.registry``); None: user code
 
     def __init__(self):
         self.next_functions = ()
@@ -161,7 +165,8 @@ class AccumulateGrad(Node):
 class OpNode(Node):
     """The node recorded by a registered op; subclassed once per op under PyTorch's node name."""
 
-    __slots__ = ("_saved", "_released", "params", "input_shapes", "input_dtypes", "needs_input_grad")
+    __slots__ = ("_saved", "_released", "params", "input_shapes", "input_dtypes", "needs_input_grad",
+                 "input_devices")
     op = None  # the op declaration, set on each subclass
 
     def released(self) -> bool:

@@ -236,6 +236,7 @@ def _freed(data, node_class):
     node._pre_hooks = node._retained = None
     node.next_functions = node.needs_input_grad = node.input_shapes = node.input_dtypes = ()
     node.params = {}
+    node.input_devices = None
     node._saved = ()
     node._released = True
     t.grad_fn = node

@@ -29,8 +29,7 @@ def _legacy_reduction(size_average, reduce, stacklevel: int = 3) -> str:
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(0, x)`` elementwise; with ``inplace``, written into ``input``."""
     if inplace:
-        # copy_ records the relu as input's new history (CopyBackwards, then ReluBackward0).
-        return input.copy_(ops.relu(input))
+        return input.relu_()
     return ops.relu(input)
 
 

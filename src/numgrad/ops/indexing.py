@@ -20,11 +20,14 @@ tensor's storage; in grad mode the node becomes the tensor's ``grad_fn`` (its ol
 input), as ``ops/inplace.py`` does. A write through a view rebases the view's *base* and gives the
 view a fresh history from it, as PyTorch's ``CopySlices`` does.
 
-Known differences, all in node names off the common path: the fresh history of a view written
-through is an IndexBackward0 node (PyTorch: AsStridedBackward0); the double-backward node of an
-advanced index that also slices is IndexPutImplBackward0 (PyTorch chains a view backward after
-it); other views of the same base keep their old ``grad_fn`` (PyTorch regenerates it lazily on
-the version change, which needs support in ``Tensor``).
+Every view of that base (the one written through included) then regenerates its history on
+next use, as PyTorch does: its version counter moved on since its ``grad_fn`` was recorded, so
+``Tensor.grad_fn`` asks ``regenerate_view`` for an ``AsStridedBackward0`` node reading the view's
+elements off the base's current history. The in-place ops of ``ops/inplace.py`` write through
+views the same way (``write_view``).
+
+Known difference, a node name off the common path: the double-backward node of an advanced index
+that also slices is IndexPutImplBackward0 (PyTorch chains a view backward after it).
 """
 from __future__ import annotations
 
@@ -531,6 +534,63 @@ class Index(Op):
         return (_put(IndexPutImpl, zeros, ctx.params["key"], grad, accumulate=True, inplace=True),)
 
 
+@register
+class AsStrided(Index):
+    """The regenerated history of a view whose base was written in place after the view was made
+    (``regenerate_view``): the view's elements read off the base at their flat positions, whose
+    backward scatters the gradient into zeros of the base's shape (positions that repeat, in an
+    expanded view, adding up)."""
+
+    name, node = "as_strided_view", "AsStridedBackward0"
+    samples = (
+        Sample(lambda m, a: _stale_view(a * 1, lambda y: y[1:3], lambda y: y.mul_(2)), ((4,),)),
+        Sample(lambda m, a: _stale_view(a * 1, lambda y: y.t()[1], lambda y: y.add_(y)),
+               ((3, 2),)),
+        Sample(lambda m, a: _stale_view(a * 1, lambda y: y.expand(2, 3), lambda y: y.mul_(3)),
+               ((3,),)),
+    )
+
+
+def _stale_view(y, make_view, write):
+    """A view of ``y`` made, then ``y`` written in place: the view's history is regenerated."""
+    view = make_view(y)
+    write(y)
+    return view
+
+
+def regenerate_view(view: Tensor):
+    """A fresh history for ``view``, read off its base's current one (``Tensor.grad_fn`` calls
+    this once the version counter they share has moved on since the view's history was
+    recorded). A view of a base that does not require grad keeps what it has."""
+    base = view._base
+    view._view_version = view._version_counter.value
+    if not base._requires_grad:
+        return view._grad_fn
+    from .registry import _record
+
+    positions = _positions_in(base._data, view._data)
+    if not _is_host(base._data):
+        positions = kernels_of(base._data).upload(positions)
+    view._requires_grad = True
+    _record(AsStrided, (base,), view, {"key": _base_key(positions, base)})
+    return view._grad_fn
+
+
+def write_view(view: Tensor, key, values: Tensor, accumulate: bool = False) -> None:
+    """Writes ``values`` into ``view[key]`` (``key`` None: all of the view) through its base,
+    recorded: the base's history becomes a ``CopySlices`` node over its old one, and every view
+    of the base regenerates its history on next use (the version counter moves on)."""
+    base = view._base
+    positions = _positions_in(base._data, view._data)
+    if not _is_host(base._data):
+        positions = kernels_of(base._data).upload(positions)
+    written = positions if key is None else (
+        _gather(positions, key) if key.adv is not None else _basic(positions, key))
+    result = _put(CopySlices, base, _base_key(written, base), values, accumulate, inplace=True)
+    base.grad_fn = result.grad_fn
+    base._requires_grad = True
+
+
 def take(input: Tensor, key: Key) -> Tensor:
     """``input[key]`` for a parsed key: a view (basic key) or a copy (advanced key)."""
     if key.adv is None:
@@ -735,6 +795,8 @@ def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
     else:
         _put_into(kernels_for((t,)), t._data, key, values._data, accumulate)
     t._version_counter.value += 1
+    if tracked and t._base is not None:
+        t.grad_fn  # noqa: B018 (the view's history, regenerated now: it requires grad from here)
     return t
 
 
@@ -777,16 +839,12 @@ def _write_through_view(view: Tensor, key: Key, values: Tensor, accumulate: bool
         # The key's index arrays are on the device: so go the positions (an upload, no sync).
         positions = kernels_of(base._data).upload(positions)
         region = _basic(positions, key)
-    written = _gather(positions, key) if key.adv is not None else region
     if not tracked:
+        written = _gather(positions, key) if key.adv is not None else region
         _put_into(kernels_for((base,)), base._data, _base_key(written, base), values._data,
                   accumulate)
         return
-    result = _put(CopySlices, base, _base_key(written, base), values, accumulate, inplace=True)
-    base.grad_fn = result.grad_fn
-    base._requires_grad = True
-    view.grad_fn = take(base, _base_key(positions, base)).grad_fn
-    view._requires_grad = True
+    write_view(view, key, values, accumulate)
 
 
 def _base_key(positions, base: Tensor) -> Key:

@@ -22,29 +22,52 @@ _OVERLAP = (
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
+_VIEW_OF_LEAF = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+
+
 def _check_leaf(t: Tensor) -> None:
-    if t._requires_grad and t.grad_fn is None and grad_mode.state.enabled:
-        raise RuntimeError(_LEAF)
+    if not grad_mode.state.enabled:
+        return
+    if t._requires_grad and t.grad_fn is None:
+        raise RuntimeError(_LEAF if t._base is None else _VIEW_OF_LEAF)
+    base = t._base
+    if base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError(_VIEW_OF_LEAF)
 
 
 def _write(t: Tensor, fn, *args, **kwargs) -> Tensor:
-    """Runs ``fn(t, *args)`` out of place and stores the result in ``t``, autograd state included."""
+    """Runs ``fn(t, *args)`` out of place and stores the result in ``t``, autograd state included.
+
+    Recorded on a view (``t._base`` set), the write goes through the base, as PyTorch's
+    CopySlices: the base's history becomes a node routing the gradient of the view's elements
+    through ``fn``'s backward and the rest straight through, and the view (every view of the
+    base) gets a history read off the base's new one on next use (``indexing.regenerate_view``).
+    """
     _check_leaf(t)
     tracked = grad_mode.state.enabled and (
         t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        or (t._base is not None and t._base._requires_grad)
     )
     source = t
     if tracked:
-        if t._base is not None:
-            raise NotImplementedError(
-                "an in-place operation on a view, recorded for autograd, is not supported yet "
-                "(PyTorch rebases the base's history); use the out-of-place op, or run it under "
-                "numgrad.no_grad()"
-            )
         # The formula may save the old value: give it a snapshot with its own data and history.
         source = Tensor._wrap(kernels_of(t._data).copy(t._data), t._requires_grad)
         source.grad_fn = t.grad_fn
     result = fn(source, *args, **kwargs)
+    if tracked and t._base is not None:
+        _check_store(t, result._data)
+        if result._data.shape != t._data.shape:
+            result = result.expand(t._data.shape)
+        if result._data.dtype != t._data.dtype:
+            result = result.to(t.dtype)
+        from .indexing import write_view
+
+        write_view(t, None, result)
+        t._version_counter.value += 1
+        t.grad_fn  # noqa: B018 (the view's history, regenerated now: it requires grad from here)
+        return t
     _store(t, result._data)
     if tracked:
         t.grad_fn = result.grad_fn
@@ -53,6 +76,14 @@ def _write(t: Tensor, fn, *args, **kwargs) -> Tensor:
 
 
 def _store(t: Tensor, data) -> None:
+    _check_store(t, data)
+    K = kernels_of(t._data)
+    K.assign(t._data, data)
+    t._version_counter.value += 1
+
+
+def _check_store(t: Tensor, data) -> None:
+    """PyTorch's errors for a result that cannot be written into ``t``."""
     if from_numpy_dtype(data.dtype)._category > t.dtype._category:
         raise RuntimeError(
             f"result type {_type_name(data.dtype)} can't be cast to the desired output type "
@@ -63,11 +94,8 @@ def _store(t: Tensor, data) -> None:
             f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
             f"{list(np.broadcast_shapes(data.shape, t._data.shape))}"
         )
-    K = kernels_of(t._data)
-    if not K.is_writeable(t._data):
+    if not kernels_of(t._data).is_writeable(t._data):
         raise RuntimeError(_OVERLAP)
-    K.assign(t._data, data)
-    t._version_counter.value += 1
 
 
 def _type_name(np_dtype) -> str:
@@ -225,7 +253,82 @@ def copy_(input: Tensor, src: Tensor) -> Tensor:
         src = src.to(input.device)
     return _write(input, lambda t, s: apply(Copy, (t, s), (t._data, s._data)), src)
 
+def _inplace_form(name: str):
+    """``name_``: the op ``name`` computed out of place and written into the tensor (``_write``),
+    its node PyTorch's (``ReluBackward0`` for ``relu_``), through a view's base where it is one."""
+    op = getattr(elementwise, name)
+
+    def inplace(input: Tensor, *args, **kwargs) -> Tensor:
+        return _write(input, op, *args, **kwargs)
+
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    inplace.__doc__ = f"``{name}`` in place: the result is written into ``input``."
+    return inplace
+
+
+# Every elementwise op's in-place form that PyTorch has (the arithmetic ones above take the
+# one-pass path of ``_untracked_arithmetic`` where nothing is recorded).
+_UNARY_FORMS = ("abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
+                "tan", "tanh", "sigmoid", "relu", "sign", "floor", "ceil", "round", "reciprocal",
+                "pow", "negative")
+(abs_, neg_, exp_, log_, log1p_, expm1_, sqrt_, rsqrt_, sin_, cos_, tan_, tanh_, sigmoid_, relu_,
+ sign_, floor_, ceil_, round_, reciprocal_, pow_, negative_) = map(_inplace_form, _UNARY_FORMS)
+
+
+def clamp_min_(input: Tensor, min) -> Tensor:
+    """In-place clamp from below."""
+    return _write(input, elementwise.clamp, min, None)
+
+
+def clamp_max_(input: Tensor, max) -> Tensor:
+    """In-place clamp from above."""
+    return _write(input, elementwise.clamp, None, max)
+
+
+@register
+class MaskedFill(Op):
+    """``value`` where ``mask`` (a bool tensor broadcasting to the input's shape) is True: the
+    gradient reaches the input where it is False."""
+
+    name, node = "masked_fill", "MaskedFillBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, a: a.masked_fill(m.tensor([True, False, True, False]), 2.5), ((3, 4),)),
+        Sample(lambda m, a: (a * 1).masked_fill_(a > 0, 0.0), ((2, 3),)),
+    )
+
+    @staticmethod
+    def forward(K, a, mask_data, *, value, mask):
+        return K.where(mask_data, K.full((), value, a.dtype), a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (masked_fill(grad, ctx.params["mask"], 0.0), None)
+
+
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    """A copy of ``input`` with ``value`` where ``mask`` is True."""
+    if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value._data.ndim} dimension(s).")
+        value = value.item()
+    np.broadcast_shapes(mask._data.shape, input._data.shape)
+    return apply(MaskedFill, (input, mask), (input._data, mask._data), value=value, mask=mask)
+
+
+def masked_fill_(input: Tensor, mask: Tensor, value) -> Tensor:
+    """``value`` written where ``mask`` is True, in place."""
+    return _write(input, masked_fill, mask, value)
+
+
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = []
-METHODS = ("add_", "sub_", "mul_", "div_", "clamp_", "clip_", "zero_", "fill_", "copy_")
+__all__ = ["masked_fill", "relu_", "sigmoid_", "tanh_", "exp_", "sqrt_", "abs_", "neg_", "sin_", "cos_",
+           "log_", "clamp_", "clamp_min_", "clamp_max_", "negative_", "reciprocal_", "rsqrt_",
+           "floor_", "ceil_", "round_", "log1p_", "expm1_", "tan_", "clip_"]
+METHODS = ("add_", "sub_", "mul_", "div_", "clamp_", "clip_", "zero_", "fill_", "copy_",
+           "clamp_min_", "clamp_max_", "masked_fill", "masked_fill_") + tuple(n + "_" for n in _UNARY_FORMS)
 clip_ = clamp_

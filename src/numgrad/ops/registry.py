@@ -135,8 +135,9 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
         result = Tensor._wrap(out)
     if op.is_view:
         base = inputs[0]
-        result._version_counter = base._version_counter
+        counter = result._version_counter = base._version_counter
         result._base = base if base._base is None else base._base
+        result._view_version = counter.value  # (its history is current as of this version)
     return result
 
 
@@ -158,7 +159,7 @@ def _record(op, inputs, result, params) -> Tensor:
             shapes.append(data.shape)
             dtypes.append(data.dtype)
             if t._requires_grad:
-                fn = t.grad_fn
+                fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
                 edges.append((fn if fn is not None else t._grad_accumulator(), 0))
                 needs.append(True)
                 continue
@@ -171,6 +172,9 @@ def _record(op, inputs, result, params) -> Tensor:
     node.needs_input_grad = tuple(needs)
     node.input_shapes = tuple(shapes)
     node.input_dtypes = tuple(dtypes)
+    # Where CUDA is in use, whether each input is on the host, for the engine's device check.
+    node.input_devices = None if _cuda_kernels is None else tuple(
+        isinstance(t._data, np.ndarray) if isinstance(t, Tensor) else None for t in inputs)
     node.params = params
     only_for = op.save_only_for
     saved = [None if only_for is not None and i in only_for and not needs[only_for[i]] else

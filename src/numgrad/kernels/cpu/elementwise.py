@@ -89,43 +89,50 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     da = a.dtype
     kernels = _LOADED.get((op, da, False)) or _kernels(op, da)
     dt = da if out_dtype is None else out_dtype
-    a_flat = a.flags.c_contiguous
     # The two commonest cases, an array and a number and two arrays of one shape, flat (the
     # kernels take 1-D arrays; a reshape costs as much as the kernel call on small arrays).
-    if a_flat and (b.ndim == 0 or (a.shape == b.shape and b.flags.c_contiguous)):
+    if a.flags.c_contiguous:
         n = a.size
-        out = np.empty(n, dt)
-        one_d = a.ndim == 1
-        fa = a if one_d else a.reshape(-1)
-        serial = n < PARALLEL_THRESHOLD or not _threaded(da, dt)
         if b.ndim == 0:
-            if serial:
-                kernels.zip_1d_scalar(fa, b[()], out)
+            out = np.empty(n, dt)
+            if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
+                kernels.zip_1d_scalar(a if a.ndim == 1 else a.reshape(-1), b[()], out)
             else:
-                kernels.zip_1d_scalar_parallel(fa, b[()], out, get_num_threads())
-        else:
-            fb = b if one_d else b.reshape(-1)
-            if serial:
-                kernels.zip_1d(fa, fb, out)
+                kernels.zip_1d_scalar_parallel(a.reshape(-1), b[()], out, get_num_threads())
+            return out if a.ndim == 1 else out.reshape(a.shape)
+        if a.shape == b.shape and b.flags.c_contiguous:
+            out = np.empty(n, dt)
+            shape = a.shape
+            if a.ndim != 1:
+                a, b = a.reshape(-1), b.reshape(-1)
+            if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
+                kernels.zip_1d(a, b, out)
             else:
-                kernels.zip_1d_parallel(fa, fb, out, get_num_threads())
-        return out if one_d else out.reshape(a.shape)
-    b_flat = b.flags.c_contiguous
+                kernels.zip_1d_parallel(a, b, out, get_num_threads())
+            return out if len(shape) == 1 else out.reshape(shape)
+    return _binary_general(op, kernels, a, b, dt, out_dtype)
+
+
+def _first(x: np.ndarray) -> np.ndarray:
+    """A 1-element, 1-D view of ``x``'s first element."""
+    return x.reshape(1) if x.ndim == 0 else x[(slice(0, 1),) * x.ndim].reshape(1)
+
+
+def _binary_general(op, kernels, a, b, dt, out_dtype):
+    """``binary`` where the operands broadcast, are strided, or are one value repeated."""
     shape = a.shape if a.shape == b.shape else _broadcast_shape(a.shape, b.shape)
     one_a, one_b = _single_value(a, shape), _single_value(b, shape)
     if one_a and one_b:  # e.g. an expanded gradient times a number: one value, filled
         value = np.empty(1, dt)
-        kernels.zip_1d(a.reshape(-1)[:1] if a_flat else a.flat[:1],
-                       b.reshape(-1)[:1] if b_flat else b.flat[:1], value)
+        kernels.zip_1d(_first(a), _first(b), value)
         out = np.empty(shape, dt)
         out.fill(value[0])  # (np.full's Python layers cost more than the fill)
         return out
+    a_flat, b_flat = a.flags.c_contiguous, b.flags.c_contiguous
     if one_b and a_flat and a.shape == shape:
-        return binary(op, a, b.reshape(-1)[:1].reshape(()) if b_flat else b[(0,) * b.ndim],
-                      out_dtype)
+        return binary(op, a, _first(b).reshape(()), out_dtype)
     if one_a and b_flat and b.shape == shape and op in SWAPPED:
-        return binary(SWAPPED[op], b, a.reshape(-1)[:1].reshape(()) if a_flat else
-                      a[(0,) * a.ndim], out_dtype)
+        return binary(SWAPPED[op], b, _first(a).reshape(()), out_dtype)
     out = np.empty(shape, dt)
     if out.size == 0:
         return out

@@ -57,14 +57,65 @@ def _infer(data) -> np.ndarray:
         return data
     if isinstance(data, (list, tuple)):
         data = [_infer(d) if isinstance(d, Tensor) else d for d in data]
-    a = np.asarray(data)
-    if a.dtype.kind == "f":
-        return a.astype(default_for_category(FLOAT).np)
-    if a.dtype.kind in "iu":
-        return a.astype(np.int64)
-    if a.dtype.kind == "b":
-        return a
+    a = np.asarray(data) if not isinstance(data, int) or _INT64_MIN <= data <= _INT64_MAX else None
+    if a is None or a.dtype.kind in "uO" or (
+            a.dtype.kind == "f" and isinstance(data, (list, tuple)) and _large(a)):
+        # NumPy's answer for Python ints beyond int64 (uint64, object, or float64 when mixed with
+        # smaller ints): PyTorch infers float if any element is a float, else raises.
+        kinds = _kinds(data)
+        if kinds is not None and "f" in kinds:
+            return np.array(data, dtype=np.float64).astype(default_for_category(FLOAT).np)
+        if kinds is not None and "i" in kinds:
+            raise ValueError("Overflow when unpacking long long")
+    if a is not None:
+        if a.dtype.kind == "f":
+            return a.astype(default_for_category(FLOAT).np)
+        if a.dtype.kind in "iu":
+            return a.astype(np.int64)
+        if a.dtype.kind == "b":
+            return a
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _large(a: np.ndarray) -> bool:
+    """Whether a float array holds a value of magnitude 2**63 or more (which may have come from a
+    Python int out of int64's range)."""
+    return bool((np.abs(a) >= 2.0**63).any())
+
+
+def _kinds(data):
+    """The kinds of the numbers in nested Python data: "f" (a float), "i" (an int out of int64's
+    range) and "n" (other numbers); None if something else is there."""
+    found = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, (bool, np.bool_)):
+            found.add("n")
+        elif isinstance(item, numbers.Integral):
+            found.add("n" if _INT64_MIN <= int(item) <= _INT64_MAX else "i")
+        elif isinstance(item, numbers.Real):
+            found.add("f")
+        elif isinstance(item, np.ndarray):
+            found.add("f" if item.dtype.kind == "f" else "n")
+        else:
+            return None
+    return found
+
+
+def _int_overflow(data, np_dtype) -> Exception:
+    """PyTorch's error for Python data holding an int that ``np_dtype`` (an integer dtype) cannot
+    hold: ValueError beyond int64's range, else RuntimeError."""
+    kinds = _kinds(data)
+    if kinds is not None and "i" in kinds:
+        return ValueError("Overflow when unpacking long long")
+    return RuntimeError(f"value cannot be converted to type {np.dtype(np_dtype).name} without "
+                        "overflow")
 
 
 def _is_foreign_cuda(data) -> bool:
@@ -113,7 +164,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     elif isinstance(data, (Tensor, np.ndarray)):
         a = np.array(_infer(data), dtype=to_dtype(dtype).np, copy=True)
     else:  # straight from the Python numbers, not through float32
-        a = np.array(data, dtype=to_dtype(dtype).np)
+        np_dtype = to_dtype(dtype).np
+        try:
+            a = np.array(data, dtype=np_dtype)
+        except OverflowError:
+            if np.dtype(np_dtype).kind != "i":
+                raise
+            raise _int_overflow(data, np_dtype) from None
     return _finish(a, requires_grad, device)
 
 
@@ -215,8 +272,28 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value if not given)."""
     if dtype is None:
-        dtype = _infer(fill_value).dtype
-    return _filled(_shape((size,)), fill_value, to_dtype(dtype).np, requires_grad, device)
+        if isinstance(fill_value, int) and not isinstance(fill_value, bool):
+            dtype = int64  # (not through _infer: PyTorch's errors for an int out of range differ)
+        else:
+            dtype = _infer(fill_value).dtype
+    np_dtype = to_dtype(dtype).np
+    if np_dtype.kind == "i" and isinstance(fill_value, numbers.Integral):
+        _check_fill(int(fill_value), np_dtype)
+    elif np_dtype.kind == "b" and isinstance(fill_value, numbers.Number):
+        fill_value = bool(fill_value)
+    return _filled(_shape((size,)), fill_value, np_dtype, requires_grad, device)
+
+
+def _check_fill(value: int, np_dtype) -> None:
+    """PyTorch's errors for an integer fill value out of the range of ``np_dtype``."""
+    if value >= 2**64:
+        raise OverflowError("int too big to convert")
+    if value < _INT64_MIN:
+        raise OverflowError("can't convert negative int to unsigned")
+    info = np.iinfo(np_dtype)
+    if not info.min <= value <= info.max:
+        name = "int64_t" if np_dtype == np.int64 else "int"
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

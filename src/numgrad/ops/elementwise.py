@@ -821,13 +821,16 @@ class _MaxMin(Op):
 
     @classmethod
     def backward(cls, ctx, grad):
-        # The gradient goes to the chosen operand; ties split it evenly, as PyTorch does.
+        # As PyTorch: the gradient goes to the chosen operand, ties split it evenly, and where
+        # either is NaN (neither wins a comparison) each operand gets all of it.
         a, b = ctx.saved_tensors
         a, b = a.detach(), b.detach()
-        pick_a = (a > b) if cls.code == "MAXIMUM" else (a < b)
-        weight_a = pick_a.to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
+        keep = 1 - (a == b).to(grad.dtype) * 0.5  # (1, or 1/2 at a tie)
+        maximum = cls.code == "MAXIMUM"
         need_a, need_b = ctx.needs_input_grad
-        return (grad * weight_a if need_a else None), (grad * (1 - weight_a) if need_b else None)
+        grad_a = grad * (keep - ((a < b) if maximum else (a > b)).to(grad.dtype)) if need_a else None
+        grad_b = grad * (keep - ((a > b) if maximum else (a < b)).to(grad.dtype)) if need_b else None
+        return grad_a, grad_b
 
 
 @register

@@ -8,6 +8,8 @@ closed under differentiation (second derivatives are again flagged products).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..autograd import grad_mode
@@ -306,8 +308,9 @@ def _batched(input: Tensor, other: Tensor) -> Tensor:
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     batch = _broadcast_batch(input._data.shape[:-2], other._data.shape[:-2])
-    a = input.expand(batch + (n, k)).reshape(-1, n, k)
-    b = other.expand(batch + (k, m)).reshape(-1, k, m)
+    count = math.prod(batch)  # (not -1: with a size 0 among n, k, m it could not be inferred)
+    a = input.expand(batch + (n, k)).reshape(count, n, k)
+    b = other.expand(batch + (k, m)).reshape(count, k, m)
     out = bmm(a, b)
     shape = batch + ((n,) if not vector_left else ()) + ((m,) if not vector_right else ())
     return apply(UnsafeView, (out,), (out._data,), shape=shape)

@@ -23,6 +23,12 @@ for _family in FAMILIES:
 
 
 def accumulate_into(dst, src) -> None:
-    """``dst += src`` on arrays (host or device), in place (gradient accumulation)."""
+    """``dst += src`` on arrays (host or device), in place (gradient accumulation). An expanded
+    ``.grad`` (set by the user to a broadcast view) is refused with PyTorch's error, before
+    anything is written."""
     K = kernels_of(dst)
+    if not K.is_writeable(dst):
+        from .inplace import _OVERLAP
+
+        raise RuntimeError(_OVERLAP)
     K.binary_into(K.ADD, dst, src)

@@ -52,8 +52,8 @@ def _bind_methods() -> None:
     T.__hash__ = object.__hash__
     T.__matmul__ = ops.matmul
     T.__rmatmul__ = lambda self, other: ops.matmul(other, self)
-    T.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
-    T.mT = property(lambda self: self.transpose(-2, -1))
+    T.T = property(_reversed_dims)
+    T.mT = property(_matrix_transpose)
     T.float = lambda self: self.to(float32)
     T.double = lambda self: self.to(float64)
     T.long = lambda self: self.to(int64)
@@ -62,6 +62,31 @@ def _bind_methods() -> None:
     T.cuda = lambda self, *a, **k: self.to("cuda")
     for name in ("float", "double", "long", "int", "cpu", "cuda"):
         getattr(T, name).__name__ = name
+
+
+def _reversed_dims(self):
+    """``x.T``: the dimensions reversed (the identity on a 0-d tensor, with PyTorch's warning)."""
+    if not self.ndim:
+        import warnings
+
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                      "these cases.", UserWarning, stacklevel=2)
+    return self.permute(tuple(reversed(range(self.ndim))))
+
+
+def _matrix_transpose(self):
+    """``x.mT``: the last two dimensions swapped; PyTorch's warning and identity on a 0-d tensor,
+    its error on a 1-D one."""
+    if self.ndim < 2:
+        if self.ndim:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        import warnings
+
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                      "these cases.", UserWarning, stacklevel=2)
+        return self
+    return self.transpose(-2, -1)
 
 
 _bind_methods()

@@ -84,6 +84,8 @@ class Transpose(Op):
 
     @staticmethod
     def forward(K, a, *, dim0, dim1):
+        if dim0 == dim1:  # (also a 0-d tensor's transpose(0, -1)): a view of the same layout
+            return K.permute(a, tuple(range(a.ndim)))
         return K.transpose(a, dim0, dim1)
 
     @staticmethod
@@ -120,7 +122,7 @@ class Permute(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return (grad.permute(*np.argsort(ctx.params["dims"]).tolist()),)
+        return (grad.permute(tuple(np.argsort(ctx.params["dims"]).tolist())),)
 
 
 @register
@@ -333,6 +335,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swaps dimensions ``dim0`` and ``dim1`` (a view)."""
     nd = input._data.ndim
     d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    if not nd:  # (0 and -1 both name a 0-d tensor's one pseudo-dimension)
+        d0 = d1 = 0
     return apply(Transpose, (input,), (input._data,), dim0=d0, dim1=d1)
 
 
@@ -345,6 +349,8 @@ def t(input: Tensor) -> Tensor:
 
 def permute(input: Tensor, *dims) -> Tensor:
     """Reorders the dimensions (a view)."""
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     nd = input._data.ndim
@@ -408,6 +414,8 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` elements along ``dim`` starting at ``start`` (a view)."""
     nd = input._data.ndim
+    if not nd:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, nd)
     size = input._data.shape[d]
     if start < 0:
@@ -441,6 +449,9 @@ def _common(tensors):
 def cat(tensors, dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension."""
     tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not t._data.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     _check_same_rank(tensors, "cat")
     d = _wrap_dim(dim, tensors[0]._data.ndim)
     ref = tensors[0]._data.shape
@@ -471,13 +482,23 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Splits into chunks of ``split_size`` (the last may be smaller) or of the given sizes."""
+    if not tensor._data.ndim:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor._data.ndim)
     size = tensor._data.shape[d]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        step = int(split_size_or_sections)
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and size:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
+                               f"size of {size}")
         sizes = [min(step, size - s) for s in range(0, size, step)] if size else [0]
     else:
-        sizes = list(split_size_or_sections)
+        sizes = [int(n) for n in split_size_or_sections]
+        if builtins.any(n < 0 for n in sizes):
+            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
+                               f"but got split_sizes={sizes}")
         if builtins.sum(sizes) != size:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
@@ -492,10 +513,15 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Splits into ``chunks`` pieces of (nearly) equal size along ``dim``."""
+    if not input._data.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
-    step = -(-size // chunks) if size else 1
-    return split(input, step, d)
+    if not size:  # ``chunks`` empty pieces, as PyTorch (split would give one)
+        return split(input, [0] * chunks, d)
+    return split(input, -(-size // chunks), d)
 
 
 def repeat(input: Tensor, *repeats) -> Tensor:

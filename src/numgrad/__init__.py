@@ -18,6 +18,9 @@ from .autograd.anomaly_mode import (  # noqa: F401
 from .creation import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403  (the ops families' __all__)
 from .tensor import Size, Tensor  # noqa: F401
+from .tensor import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor  # noqa: F401
+from . import random  # noqa: E402,F401
+from .random import *  # noqa: E402,F401,F403
 from . import nn, optim  # noqa: E402,F401
 from . import viz  # noqa: E402,F401
 from . import compiler  # noqa: E402,F401
@@ -36,6 +39,8 @@ def _bind_methods() -> None:
     T = Tensor
     for name, fn in ops.METHODS.items():
         setattr(T, name, fn)
+    for name in random.METHODS:
+        setattr(T, name, getattr(random, name))
     T.__add__ = T.__radd__ = ops.add
     T.__sub__ = ops.sub
     T.__rsub__ = ops.rsub

@@ -22,6 +22,25 @@ _NONLEAF_GRAD_WARNING = (
 _ONLY_FLOAT = "Only Tensors of floating point and complex dtype can require gradients"
 
 
+def _legacy_data(args: tuple, np_dtype) -> np.ndarray:
+    """The data of a legacy constructor call (``Tensor(...)``, ``FloatTensor(...)``)."""
+    if not args:
+        return np.empty(0, np_dtype)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        if any(a < 0 for a in args):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(args)}: "
+                               f"{list(args)}")
+        return np.empty(tuple(int(a) for a in args), np_dtype)
+    if len(args) == 1 and isinstance(args[0], Size):
+        return np.empty(tuple(args[0]), np_dtype)
+    if len(args) != 1:
+        raise TypeError("new(): invalid data type: expected sizes or a single sequence")
+    data = args[0]
+    if isinstance(data, Tensor):
+        data = data._host()
+    return np.array(data, dtype=np_dtype)
+
+
 class _VersionCounter:
     """Counts in-place modifications; shared by a tensor and every view of its storage."""
 
@@ -41,13 +60,36 @@ class Tensor:
     __array_priority__ = 1000  # so that ndarray ⊕ Tensor defers to Tensor's reflected operators
     _shares_data = False  # True for a SharedGrad
 
-    def __init__(self, data=(), requires_grad: bool = False):
-        """``Tensor(data)``: like PyTorch's legacy constructor, a float32 tensor of ``data``."""
-        if isinstance(data, Tensor):
-            data = data._data
-        self._adopt(np.array(data, dtype=np.float32), False)
+    def __init__(self, *args, requires_grad: bool = False):
+        """PyTorch's legacy constructor, a float32 tensor: ``Tensor()`` (empty), ``Tensor(2, 3)``
+        (uninitialised, of that size), ``Tensor(data)`` (a copy of a sequence, an array or a
+        tensor's values)."""
+        self._adopt(_legacy_data(args, np.float32), False)
         if requires_grad:
             self.requires_grad_(True)
+
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its value, as in PyTorch; any other tensor
+        as its ``str`` (with an empty spec)."""
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
+    def type(self, dtype=None, non_blocking: bool = False):
+        """With no argument, the legacy type name (``'numgrad.FloatTensor'``); else this tensor
+        cast to ``dtype`` (a dtype, a legacy type such as ``numgrad.LongTensor``, or its name)."""
+        if dtype is None:
+            return _legacy_name(self)
+        if isinstance(dtype, str):
+            name = dtype.replace("torch.", "numgrad.")
+            cuda = ".cuda." in name
+            kind = name.rsplit(".", 1)[-1]
+            if kind not in _LEGACY_KINDS:
+                raise ValueError(f"invalid type: '{dtype}'")
+            out = self.to(from_numpy_dtype(np.dtype(_LEGACY_KINDS[kind])))
+            return out.cuda() if cuda and not out.is_cuda else out
+        legacy = getattr(dtype, "_legacy_dtype", None)
+        return self.to(from_numpy_dtype(np.dtype(legacy)) if legacy is not None else dtype)
 
     @classmethod
     def _wrap(cls, data: np.ndarray, requires_grad: bool = False) -> "Tensor":
@@ -409,3 +451,39 @@ class SharedGrad(Tensor):
 
     __slots__ = ()
     _shares_data = True
+
+
+_LEGACY_KINDS = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
+                 "IntTensor": "int32", "BoolTensor": "bool"}
+_LEGACY_BY_DTYPE = {v: k for k, v in _LEGACY_KINDS.items()}
+
+
+def _legacy_name(t: Tensor) -> str:
+    kind = _LEGACY_BY_DTYPE.get(t._data.dtype.name, "FloatTensor")
+    return f"numgrad.{kind}" if isinstance(t._data, np.ndarray) else f"numgrad.cuda.{kind}"
+
+
+class _LegacyType(type):
+    """The metaclass of the legacy typed constructors: ``isinstance(t, numgrad.LongTensor)``
+    asks whether ``t`` is a host tensor of that dtype, as in PyTorch."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return (isinstance(obj, Tensor) and isinstance(obj._data, np.ndarray)
+                and obj._data.dtype.name == cls._legacy_dtype)
+
+    def __repr__(cls) -> str:
+        return f"<class 'numgrad.{cls.__name__}'>"
+
+
+def _legacy_class(name: str, np_name: str):
+    def __new__(cls, *args, device=None):
+        t = Tensor._wrap(_legacy_data(args, np.dtype(np_name)))
+        return t if device is None else t.to(device)
+
+    doc = (f"``numgrad.{name}(...)``: PyTorch's legacy constructor of {np_name} tensors (sizes, "
+           "or data); ``isinstance`` checks the dtype.")
+    return _LegacyType(name, (), {"__new__": __new__, "_legacy_dtype": np_name, "__doc__": doc})
+
+
+FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor = (
+    _legacy_class(name, np_name) for name, np_name in _LEGACY_KINDS.items())

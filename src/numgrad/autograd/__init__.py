@@ -127,9 +127,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
 from . import functional  # noqa: E402,F401
 from .function import Function  # noqa: E402,F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
+from .variable import Variable  # noqa: E402,F401
 
 __all__ = [
     "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad", "Function", "functional",
     "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "Variable",
 ]

@@ -293,7 +293,7 @@ class MaskedFill(Op):
     name, node = "masked_fill", "MaskedFillBackward0"
     on_cuda = True
     samples = (
-        Sample(lambda m, a: a.masked_fill(m.tensor([True, False, True, False]), 2.5), ((3, 4),)),
+        Sample(lambda m, a, b: a.masked_fill(b > 0, 2.5), ((3, 4), (4,))),
         Sample(lambda m, a: (a * 1).masked_fill_(a > 0, 0.0), ((2, 3),)),
     )
 

@@ -1,0 +1,233 @@
+"""Random sampling with PyTorch's names: ``Generator`` objects, ``normal`` (its overloads),
+``randperm``, ``bernoulli``, ``multinomial``, and the in-place fills ``uniform_``, ``normal_``,
+``random_``, ``bernoulli_``, ``exponential_``.
+
+The numbers come from NumPy's PCG64 generator (``numgrad.manual_seed`` seeds the default one), so a
+seed reproduces numgrad's own draws, not PyTorch's stream (a PyTorch program's random numbers differ
+from numgrad's for the same seed). Samples are drawn on the host and uploaded for CUDA tensors.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import creation
+from .autograd import grad_mode
+from .tensor import Tensor
+
+
+class Generator:
+    """A random number generator: ``Generator().manual_seed(0)``, passed as ``generator=``."""
+
+    def __init__(self, device="cpu"):
+        self.device = device
+        self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self._rng = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed) -> Generator:
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        """Seeds from fresh entropy; returns the seed."""
+        return self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self):
+        return self._rng.bit_generator.state
+
+    def set_state(self, state) -> Generator:
+        self._rng.bit_generator.state = state
+        return self
+
+
+def _rng(generator):
+    """NumPy's generator behind ``generator`` (None: the default one, which ``manual_seed``
+    replaces)."""
+    if generator is None:
+        return creation._rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"expected a numgrad.Generator, but got {type(generator).__name__}")
+    return generator._rng
+
+
+def _float_dtype(*values, dtype=None) -> np.dtype:
+    if dtype is not None:
+        return creation._float_dtype(dtype)
+    for v in values:
+        if isinstance(v, Tensor):
+            if v._data.dtype.kind != "f":
+                raise NotImplementedError(
+                    f'"normal_kernel_cpu" not implemented for \'{_kind(v)}\'')
+            return v._data.dtype
+    return creation._float_dtype(None)
+
+
+def _kind(t: Tensor) -> str:
+    return {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(t._data.dtype.name, "Float")
+
+
+def _device_of(*values):
+    for v in values:
+        if isinstance(v, Tensor):
+            return v.device
+    return None
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """Samples of N(mean, std²): ``mean`` and ``std`` tensors (broadcast together) or numbers
+    (then ``size`` is needed, as in PyTorch)."""
+    tensors = isinstance(mean, Tensor) or isinstance(std, Tensor)
+    if not tensors and size is None:
+        raise TypeError("normal() received an invalid combination of arguments: with a float "
+                        "mean and std, size is required")
+    np_dtype = _float_dtype(mean, std, dtype=dtype)
+    m = mean._host() if isinstance(mean, Tensor) else mean
+    s = std._host() if isinstance(std, Tensor) else std
+    if isinstance(std, Tensor):
+        if (s < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    shape = creation._shape((size,)) if size is not None else np.broadcast_shapes(
+        np.shape(m), np.shape(s))
+    draws = _rng(generator).standard_normal(shape).astype(np_dtype, copy=False)
+    out = (draws * np.asarray(s, np_dtype) + np.asarray(m, np_dtype)).astype(np_dtype, copy=False)
+    return creation._finish(np.ascontiguousarray(out), requires_grad,
+                            device if device is not None else _device_of(mean, std))
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    np_dtype = np.dtype("int64") if dtype is None else np.dtype(dtype.name)
+    return creation._finish(_rng(generator).permutation(int(n)).astype(np_dtype), requires_grad,
+                            device)
+
+
+def _probabilities(input: Tensor, what: str) -> np.ndarray:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{what}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"{what}" not implemented for \'{_kind(input)}\'')
+    return input._host()
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    """1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype."""
+    probs = _probabilities(input, "bernoulli")
+    if p is not None:
+        probs = np.full(probs.shape, p, probs.dtype)
+    if ((probs < 0) | (probs > 1)).any() or np.isnan(probs).any():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    out = (_rng(generator).random(probs.shape) < probs).astype(probs.dtype)
+    return creation._finish(out, False, input.device)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator=None) -> Tensor:
+    """``num_samples`` indices drawn per row of ``input`` (weights, not necessarily
+    normalised), with or without replacement; int64."""
+    weights = _probabilities(input, "multinomial").astype(np.float64)
+    if weights.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    rows = weights.reshape(1, -1) if weights.ndim == 1 else weights
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if (rows < 0).any() or not np.isfinite(rows).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    rng = _rng(generator)
+    out = np.empty((rows.shape[0], num_samples), np.int64)
+    for i, row in enumerate(rows):
+        total = row.sum()
+        if total <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if not replacement and np.count_nonzero(row) < num_samples:
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
+                               "enough non-negative category to sample)")
+        out[i] = rng.choice(row.size, num_samples, replace=replacement, p=row / total)
+    return creation._finish(out.reshape(-1) if weights.ndim == 1 else out, False, input.device)
+
+
+# ------------------------------------------------------------------ in-place fills
+def _fill(t: Tensor, values: np.ndarray) -> Tensor:
+    """Writes fresh samples into ``t`` (a leaf that requires grad only under no_grad, as
+    PyTorch's in-place rules say)."""
+    from .ops import inplace
+
+    inplace._check_leaf(t)
+    values = np.ascontiguousarray(values.astype(t._data.dtype, copy=False))
+    if grad_mode.state.enabled and (t._requires_grad or
+                                    (t._base is not None and t._base._requires_grad)):
+        # recorded as a copy of constants: no gradient reaches the old values
+        return inplace.copy_(t, creation._finish(values, False, t.device))
+    from .ops.registry import kernels_of
+
+    K = kernels_of(t._data)
+    if not K.is_writeable(t._data):
+        raise RuntimeError(inplace._OVERLAP)
+    K.assign(t._data, values if isinstance(t._data, np.ndarray) else K.upload(values))
+    t._version_counter.value += 1
+    return t
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    """Fills with samples of U(a, b), in place."""
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a} > to={b}")
+    return _fill(self, _rng(generator).uniform(a, b, self._data.shape))
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fills with samples of N(mean, std²), in place."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _fill(self, _rng(generator).standard_normal(self._data.shape) * std + mean)
+
+
+def random_(self: Tensor, from_=None, to=None, *, generator=None) -> Tensor:
+    """Fills with integers drawn uniformly from ``[from, to)`` (``random_(to)``: ``[0, to)``;
+    no bounds: ``[0, 2**mantissa]`` for floats, the dtype's range for integers), in place."""
+    if to is None and from_ is not None:
+        from_, to = 0, from_
+    low = 0 if from_ is None else int(from_)
+    if to is None:
+        kind = self._data.dtype
+        to = (1 << (np.finfo(kind).nmant + 1)) + 1 if kind.kind == "f" else (
+            2 if kind.kind == "b" else int(np.iinfo(kind).max) + 1)
+    if low >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={to}")
+    return _fill(self, _rng(generator).integers(low, to, self._data.shape))
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fills with 1 with probability ``p`` (a number or a tensor of probabilities), else 0."""
+    probs = p._host() if isinstance(p, Tensor) else p
+    if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return _fill(self, _rng(generator).random(self._data.shape) < probs)
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Fills with samples of the exponential distribution of rate ``lambd``, in place."""
+    if not isinstance(lambd, numbers.Real) or lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _fill(self, _rng(generator).exponential(1.0 / lambd, self._data.shape))
+
+
+__all__ = ["Generator", "normal", "randperm", "bernoulli", "multinomial"]
+METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_", "bernoulli",
+           "multinomial")

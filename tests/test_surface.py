@@ -1,0 +1,152 @@
+"""The everyday PyTorch surface tutorials use: formatting, the legacy constructors and
+``.type()``, ``autograd.Variable``, and random sampling (``normal``, ``randperm``, ``bernoulli``,
+``multinomial``, the in-place fills, ``Generator``). Compared with PyTorch where the result is
+not random; random draws are checked for their distribution and their reproducibility."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+
+
+def _both(fn):
+    return fn(numgrad), fn(torch)
+
+
+@pytest.mark.parametrize("spec", [".4f", "+.2f", "", ">10.3e", "g"])
+def test_zero_dim_tensor_formats_as_its_value(spec):
+    ours, theirs = _both(lambda m: format(m.tensor(3.14159), spec))
+    assert ours == theirs
+
+
+def test_format_of_a_non_scalar_tensor_is_its_str_and_a_spec_is_refused():
+    assert f"{numgrad.ones(2)}" == str(numgrad.ones(2))
+    with pytest.raises(TypeError):
+        format(numgrad.ones(2), ".2f")
+    with pytest.raises(TypeError):
+        format(torch.ones(2), ".2f")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.Tensor(2, 3), lambda m: m.Tensor([1, 2]), lambda m: m.Tensor(),
+    lambda m: m.FloatTensor([1.5, 2]), lambda m: m.LongTensor([1, 2]), lambda m: m.IntTensor(3),
+    lambda m: m.DoubleTensor(2, 2), lambda m: m.BoolTensor([1, 0]),
+    lambda m: m.Tensor(m.Size([2, 4])),
+])
+def test_legacy_constructors_give_pytorch_shapes_and_dtypes(call):
+    ours, theirs = _both(call)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+
+
+def test_legacy_constructor_values_and_isinstance():
+    np.testing.assert_array_equal(numgrad.LongTensor([3, 4]).numpy(), [3, 4])
+    for m in (numgrad, torch):
+        assert isinstance(m.ones(2), m.FloatTensor)
+        assert not isinstance(m.ones(2), m.LongTensor)
+        assert isinstance(m.arange(3), m.LongTensor)
+
+
+@pytest.mark.parametrize("arg", [None, "torch.LongTensor", "torch.DoubleTensor", "LongTensor",
+                                 "float64"])
+def test_type_names_and_casts_as_pytorch(arg):
+    def call(m):
+        x = m.tensor([1.5, -2.0])
+        if arg is None:
+            return x.type()
+        if arg == "LongTensor":
+            return x.type(m.LongTensor)
+        if arg == "float64":
+            return x.type(m.float64)
+        return x.type(arg)
+
+    ours, theirs = _both(call)
+    if arg is None:
+        assert ours == theirs.replace("torch", "numgrad")
+    else:
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_variable_returns_a_tensor_as_pytorch():
+    for m in (numgrad, torch):
+        x = m.ones(2)
+        v = m.autograd.Variable(x, requires_grad=True)
+        assert type(v) is m.Tensor and v is not x
+        assert v.requires_grad and not x.requires_grad and v.grad_fn is None
+        assert isinstance(x, m.autograd.Variable)
+        (v * 3).sum().backward()
+        assert v.grad.tolist() == [3.0, 3.0]
+    with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+        numgrad.autograd.Variable([1, 2])
+
+
+# ------------------------------------------------------------------ random
+def test_normal_overloads_give_pytorch_shapes_and_dtypes():
+    calls = [
+        lambda m: m.normal(0.0, 1.0, (2, 3)),
+        lambda m: m.normal(m.zeros(3), 1.0),
+        lambda m: m.normal(2.0, m.ones(4, dtype=m.float64)),
+        lambda m: m.normal(m.zeros(2, 1), m.ones(3)),
+        lambda m: m.normal(0.0, 1.0, size=(5,)),
+    ]
+    for call in calls:
+        ours, theirs = _both(call)
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+
+
+def test_samples_follow_their_distributions():
+    numgrad.manual_seed(0)
+    n = 20000
+    x = numgrad.normal(2.0, 3.0, (n,)).numpy()
+    assert abs(x.mean() - 2) < 0.1 and abs(x.std() - 3) < 0.1
+    e = numgrad.empty(n).exponential_(2.0).numpy()
+    assert abs(e.mean() - 0.5) < 0.02 and e.min() >= 0
+    u = numgrad.empty(n, dtype=numgrad.float64).uniform_(-1, 3).numpy()
+    assert u.min() >= -1 and u.max() < 3 and abs(u.mean() - 1) < 0.05
+    b = numgrad.empty(n).bernoulli_(0.25).numpy()
+    assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.25) < 0.02
+    r = numgrad.empty(n, dtype=numgrad.int64).random_(3, 7).numpy()
+    assert set(np.unique(r)) == {3, 4, 5, 6}
+    p = numgrad.bernoulli(numgrad.tensor([0.0, 1.0] * 100)).numpy()
+    np.testing.assert_array_equal(p, [0.0, 1.0] * 100)
+
+
+def test_randperm_and_multinomial():
+    numgrad.manual_seed(1)
+    perm = numgrad.randperm(50)
+    assert perm.dtype is numgrad.int64 and sorted(perm.tolist()) == list(range(50))
+    draws = numgrad.multinomial(numgrad.tensor([0.0, 1.0, 3.0, 0.0]), 2)
+    assert draws.dtype is numgrad.int64 and sorted(draws.tolist()) == [1, 2]
+    rows = numgrad.multinomial(numgrad.tensor([[1.0, 0.0], [0.0, 1.0]]), 5, replacement=True)
+    assert rows.tolist() == [[0] * 5, [1] * 5]
+    for m in (numgrad, torch):
+        with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist"):
+            m.multinomial(m.ones(3), 4)
+
+
+def test_seeds_and_generators_reproduce_their_draws():
+    numgrad.manual_seed(7)
+    a = numgrad.randperm(10).tolist(), numgrad.empty(3).normal_().tolist()
+    numgrad.manual_seed(7)
+    assert (numgrad.randperm(10).tolist(), numgrad.empty(3).normal_().tolist()) == a
+    g = numgrad.Generator().manual_seed(3)
+    first = numgrad.normal(0.0, 1.0, (4,), generator=g).tolist()
+    g.manual_seed(3)
+    assert numgrad.normal(0.0, 1.0, (4,), generator=g).tolist() == first
+    assert g.initial_seed() == 3
+
+
+def test_in_place_fills_follow_pytorch_leaf_rules():
+    for m in (numgrad, torch):
+        w = m.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            w.uniform_()
+        with m.no_grad():
+            w.normal_()
+        assert w.requires_grad and w.grad_fn is None
+        y = w * 1
+        y.uniform_()  # a non-leaf: recorded, no gradient reaches the old values
+        (y * w).sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), y.detach().numpy(), rtol=1e-6)

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
-from ._promote import floating_operand
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 
@@ -25,6 +25,20 @@ def normalize_dims(dim, ndim: int) -> tuple[int, ...]:
 
 def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if d in dims else n for d, n in enumerate(shape))
+
+
+def _result_shape(shape: tuple, dims: tuple, keepdim: bool) -> tuple:
+    if keepdim:
+        return _keepdim_shape(shape, dims)
+    return tuple(n for d, n in enumerate(shape) if d not in dims)
+
+
+def _torch_name(dtype) -> str:
+    """PyTorch's name of a dtype (``Long``, ``Int``, ``Bool``...), for its error messages."""
+    from ..kernels.formulas import _TORCH_NAMES
+
+    name = np.dtype(dtype).name
+    return _TORCH_NAMES.get(name, name)
 
 
 def _grad_to_input(grad: Tensor, ctx, count: int = 1) -> Tensor:
@@ -123,6 +137,11 @@ class VectorNorm(Op):
 
     @staticmethod
     def forward(K, a, *, dims, keepdim):
+        if _count(a.shape, dims) == 1:
+            # One element per slice: its absolute value, not sqrt(x * x), as PyTorch (so 1e30 in
+            # float32 does not overflow); the backward's x / ||x|| is then sign(x).
+            out = K.unary(K.ABS, a)
+            return K.reshape_view(out, _result_shape(a.shape, dims, keepdim))
         return K.unary(K.SQRT, K.sum_dims(K.binary(K.MUL, a, a), dims, keepdim))
 
     @staticmethod
@@ -189,7 +208,8 @@ def _keep(t: Tensor, ctx) -> Tensor:
 
 
 class _Extreme(Op):
-    """amax/amin, and max()/min() of all elements: ties share the gradient evenly."""
+    """amax/amin: ties share the gradient evenly; a slice whose extreme is NaN matches no
+    element, so its gradient is NaN throughout (PyTorch's ``grad / count * mask``)."""
 
     on_cuda = True
     save_inputs = (0,)
@@ -204,8 +224,23 @@ class _Extreme(Op):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         grad, out = _keep(grad, ctx), _keep(out, ctx)
-        share = kernels_for((a,)).extreme_share(a._data, out._data, ctx.params["dims"])
+        share = kernels_for((a,)).extreme_share(a._data, out._data, ctx.params["dims"], False)
         return (grad * Tensor._wrap(share),)
+
+
+class _ExtremeAll(_Extreme):
+    """max()/min() of all elements: PyTorch's ``evenly_distribute_backward``: the gradient is
+    shared by the elements equal to the result, NaN matching NaN (one-hot at a single NaN), and
+    is 0 elsewhere whatever the gradient (a fill, not a product)."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .elementwise import where
+
+        a, out = ctx.saved_tensors
+        share = Tensor._wrap(kernels_for((a,)).extreme_share(a._data, out._data,
+                                                             ctx.params["dims"], True))
+        return (where(share != 0, grad * share, 0.0),)
 
 
 @register
@@ -223,13 +258,13 @@ class Amin(_Extreme):
 
 
 @register
-class MaxAll(_Extreme):
+class MaxAll(_ExtremeAll):
     name, node, code = "max_all", "MaxBackward1", "MAX"
     samples = (Sample(lambda m, a: a.max(), ((3, 4),)), Sample(lambda m, a: m.max(a), ((5,),)))
 
 
 @register
-class MinAll(_Extreme):
+class MinAll(_ExtremeAll):
     name, node, code = "min_all", "MinBackward1", "MIN"
     samples = (Sample(lambda m, a: a.min(), ((3, 4),)),)
 
@@ -246,6 +281,8 @@ class _ExtremeDim(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        if not ctx.params["dims"]:  # a 0-d input (its dim 0 or -1): the one element was chosen
+            return (grad,)
         (dim,) = ctx.params["dims"]
         indices = ctx.params["indices"]
         shape = ctx.input_shapes[0]
@@ -274,7 +311,7 @@ class _Var(Op):
     save_inputs = (0,)
 
     @staticmethod
-    def forward(K, a, *, dims, keepdim, correction):
+    def forward(K, a, *, dims, keepdim, correction, whole):
         count = _count(a.shape, dims)
         mean = K.binary(K.DIV, K.sum_dims(a, dims, True), np.array(count, a.dtype))
         centred = K.binary(K.SUB, a, mean)
@@ -287,6 +324,22 @@ def _count(shape, dims) -> int:
     return math.prod(shape[d] for d in dims)
 
 
+def _var_backward(grad: Tensor, a: Tensor, ctx) -> Tensor:
+    """PyTorch's var_backward, ``grad`` with the reduced dimensions kept: ``2 / dof * grad *
+    (a - mean)``. Over every element (no ``dim`` given) with ``dof <= 0`` it is ``grad`` times NaN
+    where ``a`` equals the mean and +inf elsewhere; with a ``dim``, 2 / 0 is +inf (so NaN where
+    the deviation is 0) and a negative ``dof`` gives a finite negative scale."""
+    dims = ctx.params["dims"]
+    dof = _count(ctx.input_shapes[0], dims) - ctx.params["correction"]
+    mean = a.mean(dims, keepdim=True)
+    if dof <= 0 and ctx.params["whole"]:
+        from ..creation import full_like
+        from .elementwise import where
+
+        return grad * where(a == mean, math.nan, full_like(a, math.inf))
+    return grad * (2.0 / dof if dof else math.inf) * (a - mean)
+
+
 @register
 class Var(_Var):
     name, node = "var", "VarBackward0"
@@ -297,9 +350,7 @@ class Var(_Var):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        dims, correction = ctx.params["dims"], ctx.params["correction"]
-        scale = 2.0 / (_count(ctx.input_shapes[0], dims) - correction)
-        return (_keep(grad, ctx) * scale * (a - a.mean(dims, keepdim=True)),)
+        return (_var_backward(_keep(grad, ctx), a, ctx),)
 
 
 @register
@@ -316,12 +367,14 @@ class Std(_Var):
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
-        dims, correction = ctx.params["dims"], ctx.params["correction"]
-        count = _count(ctx.input_shapes[0], dims) - correction
-        centred = a - a.mean(dims, keepdim=True)
         out = _keep(out, ctx)
-        # Where the deviation is 0 the gradient is taken as 0, as PyTorch does.
-        return (_keep(grad, ctx) * centred / ((out + _inf_where_zero(out)) * count),)
+        dof = _count(ctx.input_shapes[0], ctx.params["dims"]) - ctx.params["correction"]
+        if dof > 0:
+            # grad * centred / (std * dof), 0 where the deviation is 0 (as PyTorch).
+            centred = a - a.mean(ctx.params["dims"], keepdim=True)
+            return (_keep(grad, ctx) * centred / ((out + _inf_where_zero(out)) * dof),)
+        # PyTorch's std_backward: var's backward of grad / (2 std), 0 where std is 0.
+        return (_var_backward(_keep(grad, ctx) / ((out + _inf_where_zero(out)) * 2), a, ctx),)
 
 
 def _stable_max(K, a: np.ndarray, dims) -> np.ndarray:
@@ -340,6 +393,8 @@ class Logsumexp(Op):
 
     @staticmethod
     def forward(K, a, *, dims, keepdim):
+        if _count(a.shape, dims) == 0:  # the sum of no exponentials: log(0) = -inf
+            return K.full(_result_shape(a.shape, dims, keepdim), -np.inf, a.dtype)
         m = _stable_max(K, a, dims)
         total = K.sum_dims(K.unary(K.EXP, K.binary(K.SUB, a, m)), dims, True)
         out = K.binary(K.ADD, K.unary(K.LOG, total), m)
@@ -362,7 +417,10 @@ class Softmax(Op):
 
     @staticmethod
     def forward(K, a, *, dim):
-        e = K.unary(K.EXP, K.binary(K.SUB, a, _stable_max(K, a, (dim,))))
+        if a.ndim and not a.shape[dim]:
+            return K.empty(a.shape, a.dtype)
+        # Shifted by the plain max, as PyTorch: rows with NaN, +inf or only -inf give NaN.
+        e = K.unary(K.EXP, K.binary(K.SUB, a, K.reduce_dims(K.MAX, a, (dim,), True)))
         return K.binary(K.DIV, e, K.sum_dims(e, (dim,), True))
 
     @staticmethod
@@ -384,6 +442,8 @@ class LogSoftmax(Op):
     def forward(K, a, *, dim):
         if dim == a.ndim - 1 and a.size and K.is_contiguous(a):
             return K.log_softmax_last(a)  # (one fused kernel on the CPU: kernels/cpu/softmax.py)
+        if a.ndim and not a.shape[dim]:
+            return K.empty(a.shape, a.dtype)
         # Shifted by the plain max, as PyTorch: rows with NaN, +inf or only -inf give NaN.
         shifted = K.binary(K.SUB, a, K.reduce_dims(K.MAX, a, (dim,), True))
         total = K.sum_dims(K.unary(K.EXP, shifted), (dim,), True)
@@ -425,16 +485,19 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {input._data.dtype.name.capitalize()}"
+            f"complex dtype. Got: {_torch_name(input._data.dtype)}"
         )
     return _reduce(MeanAll, MeanDim, input, dim, keepdim)
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     """The 2-norm (``p='fro'`` or 2) of all elements, or of each slice along ``dim``."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_torch_name(input._data.dtype)}")
     if p not in ("fro", 2, 2.0):
         raise NotImplementedError("norm supports p=2 only so far")
-    data = floating_operand(input)
+    data = input._data
     dims = normalize_dims(dim, data.ndim)
     return apply(VectorNorm, (input,), (data,), dims=dims, keepdim=keepdim if dim is not None else False)
 
@@ -444,22 +507,59 @@ def _float_input(input: Tensor, dtype=None) -> Tensor:
     return input if input.dtype.is_floating_point else input.to(np.float32)
 
 
+def _softmax_input(name: str, input: Tensor, dim: int, dtype):
+    """The input of softmax/log_softmax (converted to ``dtype`` if given) and the dimension,
+    wrapped; PyTorch's refusal of an integer or bool input (its kernel's name in the message)."""
+    data = input if dtype is None else input.to(dtype)
+    nd = data._data.ndim
+    d = _wrap_dim(dim, nd) if nd else 0
+    if not data.dtype.is_floating_point and data._data.size:
+        kernel = f"{name}_lastdim_kernel_impl" if d >= nd - 1 else f"{name}_kernel_impl"
+        raise NotImplementedError(
+            f'"{kernel}" not implemented for \'{_torch_name(data._data.dtype)}\'')
+    return data, d
+
+
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product of all elements, or over dimension ``dim``."""
     if dtype is not None:
         input = input.to(dtype)
+    elif not input.dtype.is_floating_point and input._data.dtype != np.int64:
+        input = input.to(np.int64)  # integers and bools multiply in int64, as PyTorch
     return _reduce(ProdAll, ProdDim, input, dim, keepdim)
+
+
+def _no_empty_slice(name: str, shape: tuple, dim, dims: tuple) -> None:
+    """PyTorch's errors for a max/min-like reduction with nothing to reduce: over every dimension
+    of an empty tensor (RuntimeError; IndexError for argmax/argmin), or over a dimension of size 0
+    (IndexError, naming it as given for amax/amin, wrapped for max/min/argmax/argmin)."""
+    if dim is None or dim == ():
+        if math.prod(shape) == 0:
+            error = IndexError if name.startswith("arg") else RuntimeError
+            tail = "" if name.startswith("arg") else (
+                " Specify the reduction dim with the 'dim' argument.")
+            raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                        + tail)
+        return
+    given = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    for raw in given if name in ("amax", "amin") else dims:
+        if shape and not shape[_wrap_dim(int(raw), len(shape))]:
+            raise IndexError(f"{name}(): Expected reduction dim {raw} to have non-zero size.")
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The maximum over ``dim`` (an int or a tuple; all dimensions if empty)."""
     dims = normalize_dims(dim if dim != () else None, input._data.ndim)
+    if not input._data.size:
+        _no_empty_slice("amax", input._data.shape, dim, dims)
     return apply(Amax, (input,), (input._data,), dims=dims, keepdim=keepdim)
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The minimum over ``dim`` (an int or a tuple; all dimensions if empty)."""
     dims = normalize_dims(dim if dim != () else None, input._data.ndim)
+    if not input._data.size:
+        _no_empty_slice("amin", input._data.shape, dim, dims)
     return apply(Amin, (input,), (input._data,), dims=dims, keepdim=keepdim)
 
 
@@ -496,6 +596,8 @@ def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
             )
         return apply(op_all, (input,), (data,), dims=tuple(range(data.ndim)), keepdim=False)
     dims = normalize_dims(dim, data.ndim)
+    if not data.size:
+        _no_empty_slice(result._name, data.shape, dim, dims)
     K = kernels_for((input,), op_dim)
     indices = K.arg_reduce_dims(getattr(K, arg_code), data, dims, keepdim)
     values = apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim, indices=indices)
@@ -521,6 +623,8 @@ def min(input: Tensor, dim=None, keepdim: bool = False):
 def _arg(code: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     K = kernels_for((input,))
     data = input._data
+    if not data.size:
+        _no_empty_slice(code.lower(), data.shape, dim, normalize_dims(dim, data.ndim))
     if dim is None:
         # Over every dimension: the index into the flattened (C-order) tensor.
         index = K.arg_reduce_dims(getattr(K, code), data, tuple(range(data.ndim)), False)
@@ -539,26 +643,35 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _arg("ARGMIN", input, dim, keepdim)
 
 
-def _var_args(input, dim, unbiased, keepdim, correction):
+def _var_args(name, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(unbiased) in PyTorch's older overload
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    data = _float_input(input)
-    dims = normalize_dims(dim, data._data.ndim)
-    return data, dict(dims=dims, keepdim=keepdim if dim is not None else False, correction=correction)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    shape = input._data.shape
+    dims = normalize_dims(dim, len(shape))
+    out_numel = math.prod(n for d, n in enumerate(shape) if d not in dims)
+    if (_count(shape, dims) if out_numel else 0) - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    # ``whole``: no ``dim`` given (or a 0-d input), which selects PyTorch's backward formula.
+    return dict(dims=dims, keepdim=keepdim if dim is not None else False, correction=correction,
+                whole=dim is None or not shape)
 
 
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The variance over ``dim``, unbiased (``correction=1``) by default."""
-    data, params = _var_args(input, dim, unbiased, keepdim, correction)
-    return apply(Var, (data,), (data._data,), **params)
+    params = _var_args("var", input, dim, unbiased, keepdim, correction)
+    return apply(Var, (input,), (input._data,), **params)
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The standard deviation over ``dim``, unbiased (``correction=1``) by default."""
-    data, params = _var_args(input, dim, unbiased, keepdim, correction)
-    return apply(Std, (data,), (data._data,), **params)
+    params = _var_args("std", input, dim, unbiased, keepdim, correction)
+    return apply(Std, (input,), (input._data,), **params)
 
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
@@ -570,15 +683,17 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, computed without overflow."""
-    data = _float_input(input, dtype)
-    d = _wrap_dim(dim, data._data.ndim) if data._data.ndim else 0
+    data, d = _softmax_input("softmax", input, dim, dtype)
+    if not data.dtype.is_floating_point:  # (empty: PyTorch returns it, runs no kernel)
+        return Tensor._wrap(kernels_for((data,)).empty(data._data.shape, data._data.dtype))
     return apply(Softmax, (data,), (data._data,), dim=d)
 
 
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed stably."""
-    data = _float_input(input, dtype)
-    d = _wrap_dim(dim, data._data.ndim) if data._data.ndim else 0
+    data, d = _softmax_input("log_softmax", input, dim, dtype)
+    if not data.dtype.is_floating_point:  # (empty: PyTorch returns it, runs no kernel)
+        return Tensor._wrap(kernels_for((data,)).empty(data._data.shape, data._data.dtype))
     return apply(LogSoftmax, (data,), (data._data,), dim=d)
 
 

@@ -195,11 +195,16 @@ def one_hot_dim(indices: np.ndarray, shape: tuple, dim: int, dtype) -> np.ndarra
     return (position == indices).astype(dtype)
 
 
-def extreme_share(x: np.ndarray, extreme: np.ndarray, dims: tuple) -> np.ndarray:
+def extreme_share(x: np.ndarray, extreme: np.ndarray, dims: tuple, nan_equal: bool) -> np.ndarray:
     """``1 / count`` where ``x`` equals its slice's ``extreme`` (kept dims), ``count`` the ties in
-    the slice, else 0: how amax/amin share their gradient."""
-    hit = (x == extreme).astype(x.dtype)
-    return hit / hit.sum(axis=dims, keepdims=True)
+    the slice, else 0: how amax/amin share their gradient. A NaN extreme matches nothing (the
+    slice is NaN throughout, 0 / 0), or, with ``nan_equal`` (max()/min()), the NaNs."""
+    hit = x == extreme
+    if nan_equal:
+        hit |= np.isnan(x) & np.isnan(extreme)
+    hit = hit.astype(x.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return hit / hit.sum(axis=dims, keepdims=True)
 
 
 def any_equal(x: np.ndarray, value) -> bool:

@@ -434,10 +434,16 @@ def one_hot_dim(indices, shape: tuple, dim: int, dtype):
     return out
 
 
-def extreme_share(x, extreme, dims: tuple):
+def extreme_share(x, extreme, dims: tuple, nan_equal: bool):
     """``1 / count`` where ``x`` equals its slice's ``extreme`` (kept dims), ``count`` the ties in
-    the slice, else 0: how amax/amin share their gradient."""
-    hit = cast(binary(Compare.EQ, ascontiguous(x), ascontiguous(extreme), np.bool_), x.dtype)
+    the slice, else 0: how amax/amin share their gradient. A NaN extreme matches nothing (the
+    slice is NaN throughout, 0 / 0), or, with ``nan_equal`` (max()/min()), the NaNs."""
+    x, extreme = ascontiguous(x), ascontiguous(extreme)
+    hit = cast(binary(Compare.EQ, x, extreme, np.bool_), x.dtype)
+    if nan_equal:  # + isnan(x) * isnan(extreme): a NaN never also equals
+        x_nan = cast(binary(Compare.NE, x, x, np.bool_), x.dtype)
+        extreme_nan = cast(binary(Compare.NE, extreme, extreme, np.bool_), x.dtype)
+        hit = binary(Binary.ADD, hit, binary(Binary.MUL, x_nan, extreme_nan))
     return binary(Binary.DIV, hit, sum_dims(hit, dims, True))
 
 

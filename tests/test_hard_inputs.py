@@ -1,0 +1,319 @@
+"""Hard inputs, each compared with PyTorch at test time (issue 14, items 3, 4 and 7): NaN and inf
+forward and backward, empty and 0-d tensors, integers out of range, and PyTorch's own errors and
+refusals where NumPy's used to leak through. Each case runs the same function on ``torch`` and on
+``numgrad`` and compares values, dtypes, shapes, gradients and warnings, or the exception's class
+and message."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import numgrad as ng
+
+INF, NAN = math.inf, math.nan
+
+
+def _dtype_name(dtype) -> str:
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def _array(t) -> np.ndarray:
+    return np.array(t.detach().tolist(), dtype=np.float64)
+
+
+def _same(got, want, what: str) -> None:
+    """Values, dtype and shape of a numgrad tensor against a torch tensor (NaN equals NaN)."""
+    assert (got is None) == (want is None), what
+    if want is None:
+        return
+    assert tuple(got.shape) == tuple(want.shape), what
+    assert _dtype_name(got.dtype) == _dtype_name(want.dtype), what
+    np.testing.assert_allclose(_array(got), _array(want), rtol=1e-6, atol=0, equal_nan=True,
+                               err_msg=what)
+
+
+def _messages(caught) -> list:
+    # PyTorch's C++ warnings end with where they were triggered; the words before are compared.
+    return [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+
+def _run(m, fn, arrays, grad, seed):
+    xs = [m.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = fn(m, *xs)
+        outs = list(y) if isinstance(y, (tuple, list)) else [y]
+        if grad and any(o.requires_grad for o in outs):
+            roots = [o for o in outs if o.requires_grad]
+            m.autograd.backward(roots, [m.full(tuple(o.shape), seed, dtype=o.dtype) for o in roots])
+    return outs, [x.grad for x in xs], caught
+
+
+def check(fn, *arrays, grad=True, seed=1.0):
+    """``fn(module, *tensors)`` on torch and numgrad: the outputs, the inputs' gradients (after a
+    backward seeded with ``seed``) and the warnings are PyTorch's; numgrad leaks no NumPy
+    RuntimeWarning."""
+    arrays = [np.asarray(a, dtype=np.float32) if not isinstance(a, np.ndarray) else a
+              for a in arrays]
+    want, want_grads, want_warned = _run(torch, fn, arrays, grad, seed)
+    got, got_grads, got_warned = _run(ng, fn, arrays, grad, seed)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        _same(g, w, f"output {i}")
+    for i, (g, w) in enumerate(zip(got_grads, want_grads)):
+        _same(g, w, f"gradient of input {i}")
+    assert not [w for w in got_warned if issubclass(w.category, RuntimeWarning)]
+    user = [w for w in want_warned if issubclass(w.category, UserWarning)]
+    assert _messages([w for w in got_warned if issubclass(w.category, UserWarning)]) == \
+        _messages(user)
+
+
+def check_raises(fn, *arrays):
+    """``fn`` raises the same exception class with the same message (its first line) on both."""
+    with pytest.raises(Exception) as want:
+        fn(torch, *[torch.tensor(a) for a in arrays])
+    with pytest.raises(Exception) as got:
+        fn(ng, *[ng.tensor(a) for a in arrays])
+    assert type(got.value) is type(want.value), (got.value, want.value)
+    assert str(got.value).splitlines()[0] == str(want.value).splitlines()[0]
+
+
+def _i32(values):
+    return np.array(values, dtype=np.int32)
+
+
+# --------------------------------------------------------------------------- integers
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.prod(), lambda m, x: x.prod(0), lambda m, x: m.prod(x, 0, keepdim=True),
+    lambda m, x: x.sum(),
+], ids=["prod", "prod_dim", "prod_keepdim", "sum"])
+@pytest.mark.parametrize("values", [_i32([65536, 65536]), _i32([2**31 - 1, 1]),
+                                    np.array([True, True]), np.array([True, False])],
+                         ids=["int32_wraps", "int32_max", "bools", "bool_false"])
+def test_integer_and_bool_products_and_sums_are_int64(fn, values):
+    check(fn, values, grad=False)
+
+
+@pytest.mark.parametrize("data, dtype", [
+    ([2**63], None), (2**63, None), ([-2**63 - 1], None), ([[1], [2**63]], None),
+    ([1, 2**63], None), ([2**64, True], None), ([2**63], "int32"), ([2**40], "int32"),
+    (2**31, "int32"), ([[1], [-2**31 - 1]], "int32"),
+], ids=str)
+def test_python_ints_out_of_range_raise(data, dtype):
+    check_raises(lambda m: m.tensor(data, dtype=None if dtype is None else getattr(m, dtype)))
+
+
+@pytest.mark.parametrize("data, dtype", [
+    ([-2**63], None), ([2.0, 2**64], None), ([2**63], "float32"), ([2**64], "float64"),
+    ([2**63], "bool"),
+], ids=str)
+def test_python_ints_beyond_int64_in_float_or_bool_data(data, dtype):
+    check(lambda m: m.tensor(data, dtype=None if dtype is None else getattr(m, dtype)), grad=False)
+
+
+@pytest.mark.parametrize("value, dtype", [(2**63, None), (2**63, "int64"), (2**40, "int32"),
+                                          (2**64, None), (-2**63 - 1, None)], ids=str)
+def test_full_with_an_int_out_of_range_raises(value, dtype):
+    check_raises(lambda m: m.full((2,), value, dtype=None if dtype is None else getattr(m, dtype)))
+
+
+# --------------------------------------------------------------------------- NaN and inf
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.softmax(x, 0), lambda m, x: m.log_softmax(x, 0),
+    lambda m, x: m.logsumexp(x, 0), lambda m, x: m.softmax(x.reshape(3, 1), 0),
+    lambda m, x: m.log_softmax(x.reshape(3, 1), 0),
+], ids=["softmax", "log_softmax", "logsumexp", "softmax_dim0", "log_softmax_dim0"])
+@pytest.mark.parametrize("values", [[0.0, INF, 1.0], [0.0, -INF, 1.0], [-INF, -INF, -INF],
+                                    [NAN, 1.0, 2.0], [INF, -INF, 0.0]], ids=str)
+def test_softmax_family_with_infinities_and_nan(fn, values):
+    check(fn, values)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.max(), lambda m, x: x.min(), lambda m, x: m.max(x),
+    lambda m, x: x.amax(), lambda m, x: x.amin(0), lambda m, x: x.reshape(1, 4).amax(1),
+    lambda m, x: x.reshape(2, 2).max(1).values, lambda m, x: x.reshape(2, 2).min(0)[0],
+    lambda m, x: x.reshape(2, 2).max(1).indices,
+], ids=["max", "min", "torch.max", "amax", "amin_dim", "amax_2d", "max_dim", "min_dim",
+        "max_dim_indices"])
+@pytest.mark.parametrize("values", [[1.0, NAN, 2.0, 0.0], [1.0, NAN, NAN, 0.0],
+                                    [2.0, 1.0, 2.0, 2.0], [NAN, NAN, NAN, NAN]], ids=str)
+def test_max_and_min_gradients_at_nan(fn, values):
+    check(fn, values)
+
+
+def test_max_of_all_is_zero_off_the_extreme_whatever_the_gradient():
+    check(lambda m, x: x.max(), [1.0, NAN, 2.0], seed=NAN)
+
+
+@pytest.mark.parametrize("fn", [lambda m, a, b: m.maximum(a, b), lambda m, a, b: m.minimum(a, b),
+                                lambda m, a, b: m.max(a, b)], ids=["maximum", "minimum", "max"])
+def test_maximum_and_minimum_gradients_at_nan_and_ties(fn):
+    check(fn, [NAN, 1.0, NAN, 1.0, 2.0, 0.0], [1.0, NAN, NAN, 1.0, 0.0, 2.0])
+
+
+def test_clamp_gradient_at_nan():
+    check(lambda m, x: x.clamp(0.0, 1.0), [NAN, 2.0, -1.0, 0.5])
+
+
+@pytest.mark.parametrize("fn, values", [
+    (lambda m, x: x.norm(), [1e30]), (lambda m, x: x.norm(), [-1e30]),
+    (lambda m, x: x.norm(), [[1e30]]), (lambda m, x: x.norm(), [1e-30]),
+    (lambda m, x: x.norm(), [1e30, 1e30]), (lambda m, x: x.norm(dim=1), [[1e30], [2.0]]),
+    (lambda m, x: x.norm(dim=1, keepdim=True), [[-1e30], [0.0]]),
+    (lambda m, x: x.norm(), [INF]), (lambda m, x: x.norm(), [NAN]),
+    (lambda m, x: x.norm(), [0.0]), (lambda m, x: x.norm(dim=0), [[3.0, 1e30], [4.0, 0.0]]),
+], ids=str)
+def test_norm_of_one_element_is_its_absolute_value(fn, values):
+    check(fn, values)
+
+
+def test_norm_of_one_element_float64():
+    check(lambda m, x: x.norm(), np.array([1e200]))
+
+
+@pytest.mark.parametrize("fn, values", [
+    (lambda m, x: x.var(), [1.0]), (lambda m, x: x.std(), [1.0]),
+    (lambda m, x: x.var(0), [[1.0, 2.0]]), (lambda m, x: x.std(0), [[1.0, 2.0]]),
+    (lambda m, x: x.var(correction=2), [1.0]), (lambda m, x: x.var(correction=3), [1.0, 3.0]),
+    (lambda m, x: x.var(0, correction=3), [1.0, 3.0]),
+    (lambda m, x: x.std(correction=3), [1.0, 3.0]), (lambda m, x: m.var(x), np.float32(2.0)),
+    (lambda m, x: x.var(), [1.0, 2.0]), (lambda m, x: x.var(correction=0), [1.0]),
+    (lambda m, x: x.reshape(2, 0).var(0), np.zeros(0, np.float32)),
+    (lambda m, x: x.reshape(0, 2).var(0), np.zeros(0, np.float32)),
+], ids=str)
+def test_var_and_std_without_degrees_of_freedom(fn, values):
+    check(fn, values)
+
+
+# --------------------------------------------------------------------------- empty tensors
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.softmax(x, 1), lambda m, x: m.log_softmax(x, 1), lambda m, x: m.logsumexp(x, 1),
+    lambda m, x: m.logsumexp(x, (0, 1)), lambda m, x: m.logsumexp(x, 1, keepdim=True),
+    lambda m, x: m.softmax(x, 0), lambda m, x: m.logsumexp(x, 0),
+    lambda m, x: m.softmax(x.t(), 1), lambda m, x: m.log_softmax(x.t(), 1),
+], ids=["softmax", "log_softmax", "logsumexp", "logsumexp_all", "logsumexp_keepdim",
+        "softmax_dim0", "logsumexp_dim0", "softmax_other_empty", "log_softmax_other_empty"])
+def test_softmax_family_over_an_empty_dim(fn):
+    check(fn, np.zeros((2, 0), np.float32))
+
+
+@pytest.mark.parametrize("a, b", [
+    ((2, 3, 0), (0, 4)), ((0,), (0,)), ((2, 0), (0,)), ((0,), (0, 3)), ((0, 3), (3, 4)),
+    ((2, 3), (3, 0)), ((0, 2, 3), (3, 4)), ((2, 0), (5, 0, 3)), ((2, 3, 0), (2, 0, 4)),
+    ((3, 0), (0, 4)), ((0,), (2, 0, 3)), ((2, 3, 0), (0,)),
+], ids=str)
+def test_matmul_with_empty_dims(a, b):
+    check(lambda m, x, y: x @ y, np.zeros(a, np.float32), np.ones(b, np.float32))
+
+
+@pytest.mark.parametrize("fn", [lambda m, a, b: m.mm(a, b), lambda m, a, b: m.bmm(a.unsqueeze(0), b.unsqueeze(0))],
+                         ids=["mm", "bmm"])
+def test_mm_and_bmm_with_an_empty_inner_dim(fn):
+    check(fn, np.zeros((3, 0), np.float32), np.zeros((0, 4), np.float32))
+
+
+@pytest.mark.parametrize("fn, shape", [
+    (lambda m, x: x.chunk(2), (0,)), (lambda m, x: x.chunk(3), (0,)),
+    (lambda m, x: x.chunk(2, 1), (2, 0)), (lambda m, x: m.chunk(x, 3), (1,)),
+    (lambda m, x: x.split(2), (0,)), (lambda m, x: x.split([0, 0]), (0,)),
+], ids=str)
+def test_chunk_and_split_of_empty_tensors(fn, shape):
+    check(fn, np.zeros(shape, np.float32))
+
+
+@pytest.mark.parametrize("fn, shape", [
+    (lambda m, x: x.chunk(0), (0,)), (lambda m, x: x.chunk(-1), (3,)),
+    (lambda m, x: x.split(0), (3,)), (lambda m, x: x.split(-1), (3,)),
+    (lambda m, x: x.split([4, -1]), (3,)),
+], ids=str)
+def test_chunk_and_split_refuse_bad_sizes(fn, shape):
+    check_raises(fn, np.zeros(shape, np.float32))
+
+
+@pytest.mark.parametrize("fn, shape", [
+    (lambda m, x: x.amax(), (0,)), (lambda m, x: x.amin(), (2, 0)), (lambda m, x: x.max(), (0,)),
+    (lambda m, x: x.amax(1), (2, 0)), (lambda m, x: x.amin(-1), (2, 0)),
+    (lambda m, x: x.amax((2, 1)), (2, 0, 0)), (lambda m, x: x.max(1), (2, 0)),
+    (lambda m, x: x.min(-1), (2, 0)), (lambda m, x: x.argmax(), (0,)),
+    (lambda m, x: x.argmin(), (2, 0)), (lambda m, x: x.argmax(1), (2, 0)),
+    (lambda m, x: x.argmin(-1), (2, 0)), (lambda m, x: x.max(0), (0, 2)),
+], ids=str)
+def test_extremes_of_nothing_raise(fn, shape):
+    check_raises(fn, np.zeros(shape, np.float32))
+
+
+@pytest.mark.parametrize("fn", [lambda m, x: x.amax(0), lambda m, x: x.max(0).values,
+                                lambda m, x: x.argmax(0), lambda m, x: x.amin((0,), keepdim=True)],
+                         ids=["amax", "max", "argmax", "amin_keepdim"])
+def test_extremes_over_a_non_empty_dim_of_an_empty_tensor(fn):
+    check(fn, np.zeros((2, 0), np.float32))
+
+
+# --------------------------------------------------------------------------- 0-d tensors
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.transpose(0, -1), lambda m, x: m.transpose(x, 0, 0), lambda m, x: x.t(),
+    lambda m, x: x.T, lambda m, x: x.mT, lambda m, x: x.permute(()), lambda m, x: x.max(0).values,
+    lambda m, x: x.softmax(0),
+], ids=["transpose", "transpose_00", "t", "T", "mT", "permute", "max_dim", "softmax"])
+def test_zero_dim_shape_ops(fn):
+    check(fn, np.float32(3.0))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.cat([x, x]), lambda m, x: m.cat([x.reshape(1), x]), lambda m, x: x.split(1),
+    lambda m, x: x.split([1]), lambda m, x: x.narrow(0, 0, 1), lambda m, x: x.chunk(1),
+    lambda m, x: x.transpose(0, 1), lambda m, x: x.permute(), lambda m, x: m.permute(x),
+], ids=["cat", "cat_position_1", "split", "split_sizes", "narrow", "chunk", "transpose_01",
+        "permute_no_dims", "torch.permute"])
+def test_zero_dim_refusals(fn):
+    check_raises(fn, np.float32(2.0))
+
+
+@pytest.mark.parametrize("fn", [lambda m, x: x.permute(), lambda m, x: x.mT],
+                         ids=["permute_no_dims", "mT"])
+def test_one_dim_refusals(fn):
+    check_raises(fn, np.zeros(2, np.float32))
+
+
+# --------------------------------------------------------------------------- refusals
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.softmax(x, 0), lambda m, x: x.softmax(-1), lambda m, x: m.log_softmax(x, 0),
+    lambda m, x: m.softmax(x.reshape(1, -1), 0), lambda m, x: m.log_softmax(x.reshape(1, -1), 0),
+    lambda m, x: m.nn.functional.softmax(x, 0), lambda m, x: m.nn.functional.log_softmax(x, 0),
+    lambda m, x: x.var(), lambda m, x: x.std(0), lambda m, x: m.var(x, correction=0),
+    lambda m, x: x.norm(), lambda m, x: x.norm(dim=0), lambda m, x: x.mean(),
+], ids=["softmax", "softmax_method", "log_softmax", "softmax_dim0", "log_softmax_dim0",
+        "F.softmax", "F.log_softmax", "var", "std", "var_correction", "norm", "norm_dim", "mean"])
+@pytest.mark.parametrize("values", [np.array([1, 2, 3]), _i32([1, 2]), np.array([True, False])],
+                         ids=["long", "int", "bool"])
+def test_integer_and_bool_refusals(fn, values):
+    check_raises(fn, values)
+
+
+@pytest.mark.parametrize("fn, values", [
+    (lambda m, x: m.softmax(x, 1), np.zeros((2, 0), np.int64)),
+    (lambda m, x: m.log_softmax(x.t(), 1), np.zeros((2, 0), np.int64)),
+    (lambda m, x: m.softmax(x, 1, dtype=m.float64), np.array([[1, 2, 3]])),
+    (lambda m, x: m.logsumexp(x, 1), np.array([[1, 2, 3]])),
+], ids=["softmax_empty", "log_softmax_empty", "softmax_dtype", "logsumexp"])
+def test_integer_softmax_that_pytorch_runs(fn, values):
+    check(fn, values, grad=False)
+
+
+# --------------------------------------------------------------------------- an expanded .grad
+def test_accumulating_into_an_expanded_grad_raises_pytorchs_error_and_writes_nothing():
+    def attempt(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        x.grad = m.zeros(1).expand(3)
+        with pytest.raises(Exception) as info:
+            (x * 2).sum().backward()
+        return x, info.value
+
+    (tx, want), (nx, got) = attempt(torch), attempt(ng)
+    assert type(got) is type(want)
+    assert str(got) == str(want)
+    _same(nx.grad, tx.grad, "the .grad")

@@ -22,13 +22,21 @@ for _family in FAMILIES:
         globals().setdefault(_name, METHODS[_name])
 
 
-def accumulate_into(dst, src) -> None:
-    """``dst += src`` on arrays (host or device), in place (gradient accumulation). An expanded
-    ``.grad`` (set by the user to a broadcast view) is refused with PyTorch's error, before
-    anything is written."""
+def check_accumulable(dst) -> None:
+    """PyTorch's error if ``dst`` (a ``.grad``'s array) cannot be accumulated into in place: an
+    expanded ``.grad`` (set by the user to a broadcast view), whose elements share memory. The
+    engine can call it on every destination of a backward pass before writing any."""
     K = kernels_of(dst)
     if not K.is_writeable(dst):
         from .inplace import _OVERLAP
 
         raise RuntimeError(_OVERLAP)
+
+
+def accumulate_into(dst, src) -> None:
+    """``dst += src`` on arrays (host or device), in place (gradient accumulation). An expanded
+    ``.grad`` is refused with PyTorch's error (``check_accumulable``), before anything is
+    written."""
+    check_accumulable(dst)
+    K = kernels_of(dst)
     K.binary_into(K.ADD, dst, src)

@@ -25,6 +25,8 @@ from . import nn, optim  # noqa: E402,F401
 from . import viz  # noqa: E402,F401
 from . import compiler  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401,A001
+from . import utils  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

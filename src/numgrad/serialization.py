@@ -1,0 +1,485 @@
+"""``numgrad.save`` and ``numgrad.load``: checkpoints of tensors, state dicts and plain data that
+are safe to load.
+
+The format is a zip archive (stored, not compressed) holding
+
+- ``numgrad/checkpoint.json``: ``{"format": "numgrad-checkpoint", "version": 1, "root": ...,
+  "tensors": [...], "pickled": [...]}``, where ``root`` describes the saved object: JSON's
+  ``null``, booleans, integers, floats, strings and lists stand for themselves, and every JSON
+  object is a tagged node (``{"$": "tuple" | "dict" | "OrderedDict" | "tensor" | "ndarray" |
+  "numpy_scalar" | "float" | "complex" | "bytes" | "dtype" | "device" | "size" | "pickle", ...}``;
+  dict keys are nodes too, so integer keys stay integers); each entry of ``tensors`` gives an
+  array's index, the dtype, shape, ``requires_grad``, whether it is an ``nn.Parameter``, and the
+  device it was saved from;
+- ``numgrad/data/<i>.npy``: the arrays, in NumPy's ``.npy`` format, read back with
+  ``allow_pickle=False``;
+- ``numgrad/objects.pkl``, only when the saved object holds something else (an instance of a
+  user's class, a set, ...): those objects, pickled, with their tensors stored as arrays beside
+  them. Only ``numgrad.load(..., weights_only=False)`` unpickles it; the default refuses.
+
+So loading with the default ``weights_only=True`` runs no code from the file: it parses JSON and
+reads raw arrays. Each tensor is saved as a plain copy of its values: views of one tensor saved
+together load as independent tensors (PyTorch keeps their shared storage), and ``.grad`` and the
+autograd history are not saved. The same tensor object saved twice in one call loads as one object.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import pickle
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+
+from ._dtype import device as _device
+from ._dtype import dtype as _dtype_cls
+from ._dtype import from_numpy_dtype
+from .tensor import Size, Tensor
+
+__all__ = ["load", "save"]
+
+FORMAT = "numgrad-checkpoint"
+VERSION = 1
+_HEADER = "numgrad/checkpoint.json"
+_ARRAY = "numgrad/data/{}.npy"
+_PICKLE = "numgrad/objects.pkl"
+_TENSOR_PID = "numgrad.tensor"
+
+UNSAFE_MESSAGE = (
+    "Re-running `numgrad.load` with `weights_only` set to `False` will likely succeed, "
+    "but it can result in arbitrary code execution. Do it only if you got the file from a "
+    "trusted source."
+)
+
+_DTYPES = {"float32", "float64", "int64", "int32", "bool"}
+
+
+# ----------------------------------------------------------------------------------------- save
+class _Writer:
+    """Turns an object into the JSON description, the tensors' table and the arrays."""
+
+    def __init__(self):
+        self.arrays: list[np.ndarray] = []
+        self.tensors: list[dict] = []
+        self.tensor_index: dict[int, int] = {}
+        self.keep: list = []  # (keeps the memoised objects alive, so their ids stay theirs)
+        self.pickled: list = []
+        self.open: set[int] = set()
+
+    def array(self, a: np.ndarray) -> int:
+        self.arrays.append(a)
+        return len(self.arrays) - 1
+
+    def tensor(self, t: Tensor) -> int:
+        index = self.tensor_index.get(id(t))
+        if index is None:
+            from .nn.parameter import Parameter
+
+            data = t._host()
+            index = len(self.tensors)
+            self.tensors.append({
+                "array": self.array(data), "dtype": t.dtype.name, "shape": list(data.shape),
+                "requires_grad": bool(t.requires_grad), "parameter": isinstance(t, Parameter),
+                "device": str(t.device),
+            })
+            self.tensor_index[id(t)] = index
+            self.keep.append(t)
+        return index
+
+    def encode(self, obj):
+        kind = type(obj)
+        if obj is None or kind in (bool, int, str):
+            return obj
+        if kind is float:
+            return obj if math.isfinite(obj) else {"$": "float", "value": repr(obj)}
+        if isinstance(obj, Tensor):
+            return {"$": "tensor", "index": self.tensor(obj)}
+        if kind is np.ndarray and obj.dtype.kind in "biufc":
+            return {"$": "ndarray", "array": self.array(obj)}
+        if isinstance(obj, (np.bool_, np.number)):
+            return {"$": "numpy_scalar", "array": self.array(np.asarray(obj))}
+        if kind is complex:
+            return {"$": "complex", "real": self.encode(obj.real), "imag": self.encode(obj.imag)}
+        if kind is bytes:
+            return {"$": "bytes", "hex": obj.hex()}
+        if kind is _dtype_cls:
+            return {"$": "dtype", "name": obj.name}
+        if kind is _device:
+            return {"$": "device", "name": str(obj)}
+        if kind is Size:
+            return {"$": "size", "items": list(obj)}
+        if kind in (list, tuple, dict, OrderedDict):
+            if id(obj) in self.open:
+                raise ValueError("numgrad.save: a container that contains itself cannot be saved")
+            self.open.add(id(obj))
+            try:
+                if kind is list:
+                    return [self.encode(v) for v in obj]
+                if kind is tuple:
+                    return {"$": "tuple", "items": [self.encode(v) for v in obj]}
+                return {"$": kind.__name__,
+                        "items": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+            finally:
+                self.open.discard(id(obj))
+        self.pickled.append(obj)
+        return {"$": "pickle", "index": len(self.pickled) - 1}
+
+    def pickle_objects(self, pickle_module, protocol) -> bytes | None:
+        """The objects JSON cannot describe, pickled, their tensors stored as arrays."""
+        if not self.pickled:
+            return None
+        writer = self
+        buffer = io.BytesIO()
+
+        class _Pickler(pickle_module.Pickler):
+            def persistent_id(self, obj):
+                if isinstance(obj, Tensor):
+                    return (_TENSOR_PID, writer.tensor(obj))
+                return None
+
+        _Pickler(buffer, protocol=protocol).dump(self.pickled)
+        return buffer.getvalue()
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False):
+    """Saves ``obj`` to ``f`` (a path, ``str`` or ``os.PathLike``, or a binary file object).
+
+    ``obj`` may be a tensor (its dtype, shape, ``requires_grad``, ``nn.Parameter`` type and
+    device are kept), a NumPy array, a number, a string, bytes, None, a numgrad dtype or device,
+    or dicts (``OrderedDict`` too), lists and tuples of these: a module's or an optimizer's
+    ``state_dict()``. Those load with the default ``numgrad.load(f)`` and no code is run. Anything
+    else (an instance of another class) is pickled into the file and loads only with
+    ``weights_only=False``, as in PyTorch. See ``numgrad.serialization`` for the format.
+    """
+    writer = _Writer()
+    root = writer.encode(obj)
+    pickled = writer.pickle_objects(pickle_module, pickle_protocol)
+    header = {
+        "format": FORMAT, "version": VERSION, "root": root, "tensors": writer.tensors,
+        "pickled": [f"{type(o).__module__}.{type(o).__qualname__}" for o in writer.pickled],
+    }
+    text = json.dumps(header, allow_nan=False, separators=(",", ":")).encode()
+    with _open_write(f) as fileobj, zipfile.ZipFile(fileobj, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(_HEADER, text)
+        if pickled is not None:
+            zf.writestr(_PICKLE, pickled)
+        for i, a in enumerate(writer.arrays):
+            if not a.flags.c_contiguous:  # (np.ascontiguousarray would make 0-d 1-d)
+                a = a.copy(order="C")
+            with zf.open(_ARRAY.format(i), "w", force_zip64=a.nbytes > 2**30) as out:
+                np.lib.format.write_array(out, a, allow_pickle=False)
+
+
+class _open_write:
+    def __init__(self, f):
+        self.f, self.opened = f, None
+
+    def __enter__(self):
+        f = self.f
+        if isinstance(f, (str, os.PathLike)):
+            self.opened = open(os.fspath(f), "wb")
+            return self.opened
+        if isinstance(f, io.TextIOBase):
+            raise TypeError("numgrad.save needs a binary file object (opened with 'wb'), got a "
+                            "text file")
+        if not callable(getattr(f, "write", None)):
+            raise TypeError("f must be a path (str or os.PathLike) or a binary file object with "
+                            f"write(), but got {type(f).__name__}")
+        return f
+
+    def __exit__(self, *exc):
+        if self.opened is not None:
+            self.opened.close()
+
+
+# ----------------------------------------------------------------------------------------- load
+class _Reader:
+    """Rebuilds the saved object from an open archive and its JSON description."""
+
+    def __init__(self, zf: zipfile.ZipFile, header: dict, map_location, weights_only: bool,
+                 pickle_module, pickle_load_args, name: str):
+        self.zf, self.header, self.name = zf, header, name
+        self.map_location = map_location
+        self.weights_only = weights_only
+        self.pickle_module = pickle_module or pickle
+        self.pickle_load_args = pickle_load_args
+        self.tensors: dict[int, Tensor] = {}
+        self.pickled = None
+        entries = header.get("tensors")
+        if not isinstance(entries, list):
+            raise self.corrupt("its tensor table is missing")
+        self.entries = entries
+
+    def corrupt(self, why: str) -> RuntimeError:
+        return RuntimeError(f"{self.name} is a damaged numgrad checkpoint: {why}")
+
+    def array(self, index) -> np.ndarray:
+        if type(index) is not int or index < 0:
+            raise self.corrupt(f"bad array reference {index!r}")
+        name = _ARRAY.format(index)
+        try:
+            with self.zf.open(name) as stream:
+                a = np.lib.format.read_array(stream, allow_pickle=False)
+        except KeyError:
+            raise self.corrupt(f"{name} is missing") from None
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+            raise self.corrupt(f"{name} cannot be read ({e})") from None
+        if not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+        return a
+
+    def tensor(self, index) -> Tensor:
+        if type(index) is not int or not 0 <= index < len(self.entries):
+            raise self.corrupt(f"bad tensor reference {index!r}")
+        t = self.tensors.get(index)
+        if t is None:
+            t = self.tensors[index] = self.build_tensor(self.entries[index])
+        return t
+
+    def build_tensor(self, entry) -> Tensor:
+        if not isinstance(entry, dict) or entry.get("dtype") not in _DTYPES:
+            raise self.corrupt(f"bad tensor entry {entry!r}")
+        a = self.array(entry.get("array"))
+        if a.dtype.name != entry["dtype"] or list(a.shape) != entry.get("shape"):
+            raise self.corrupt(f"an array is {a.dtype.name}{list(a.shape)} where the table says "
+                               f"{entry['dtype']}{entry.get('shape')}")
+        from_numpy_dtype(a.dtype)
+        from .creation import from_numpy
+
+        t = from_numpy(a)
+        location = str(entry.get("device", "cpu"))
+        t = self.place(t, location)
+        requires_grad = bool(entry.get("requires_grad", False))
+        if entry.get("parameter"):
+            from .nn.parameter import Parameter
+
+            return Parameter(t, requires_grad=requires_grad)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def place(self, t: Tensor, location: str) -> Tensor:
+        """``t`` (on the CPU) moved where ``map_location`` says for a tensor saved on
+        ``location``."""
+        m = self.map_location
+        if callable(m) and not isinstance(m, (str, _device, dict)):
+            out = m(t, location)
+            if isinstance(out, Tensor):
+                return out
+            target = location
+        elif m is None:
+            target = location
+        elif isinstance(m, dict):
+            target = m.get(location, location)
+        else:
+            target = m
+        target = _device(target)
+        if target.type == "cuda":
+            from . import cuda
+
+            if not cuda.is_available():
+                raise RuntimeError(
+                    "Attempting to deserialize object on a CUDA device but "
+                    "numgrad.cuda.is_available() is False. If you are running on a CPU-only "
+                    "machine, please use numgrad.load with map_location=numgrad.device('cpu') to "
+                    "map your storages to the CPU.")
+            return t.to(target)
+        return t
+
+    def objects(self) -> list:
+        if self.weights_only:
+            raise pickle.UnpicklingError(_weights_only_message(self.header.get("pickled")))
+        if self.pickled is None:
+            reader = self
+            try:
+                data = self.zf.read(_PICKLE)
+            except KeyError:
+                raise self.corrupt(f"{_PICKLE} is missing") from None
+
+            class _Unpickler(self.pickle_module.Unpickler):
+                def persistent_load(self, pid):
+                    if (isinstance(pid, tuple) and len(pid) == 2 and pid[0] == _TENSOR_PID):
+                        return reader.tensor(pid[1])
+                    raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+            self.pickled = _Unpickler(io.BytesIO(data), **self.pickle_load_args).load()
+        return self.pickled
+
+    def decode(self, node):
+        if node is None or type(node) in (bool, int, float, str):
+            return node
+        if type(node) is list:
+            return [self.decode(v) for v in node]
+        if type(node) is not dict:
+            raise self.corrupt(f"unexpected {type(node).__name__} in its description")
+        tag = node.get("$")
+        if tag == "tensor":
+            return self.tensor(node.get("index"))
+        if tag == "tuple":
+            return tuple(self.decode(v) for v in self.items(node))
+        if tag in ("dict", "OrderedDict"):
+            out = {} if tag == "dict" else OrderedDict()
+            for pair in self.items(node):
+                if type(pair) is not list or len(pair) != 2:
+                    raise self.corrupt("bad dict entry")
+                out[self.decode(pair[0])] = self.decode(pair[1])
+            return out
+        if tag == "ndarray":
+            return self.array(node.get("array"))
+        if tag == "numpy_scalar":
+            a = self.array(node.get("array"))
+            if a.ndim:
+                raise self.corrupt("a NumPy scalar with dimensions")
+            return a[()]
+        if tag == "float":
+            if node.get("value") not in ("nan", "inf", "-inf"):
+                raise self.corrupt(f"bad float {node.get('value')!r}")
+            return float(node["value"])
+        if tag == "complex":
+            return complex(self.decode(node.get("real")), self.decode(node.get("imag")))
+        if tag == "bytes":
+            return bytes.fromhex(str(node.get("hex")))
+        if tag == "dtype":
+            import numgrad
+
+            name = node.get("name")
+            if name not in _DTYPES:
+                raise self.corrupt(f"unknown dtype {name!r}")
+            return getattr(numgrad, name)
+        if tag == "device":
+            return _device(str(node.get("name")))
+        if tag == "size":
+            return Size(int(v) for v in self.items(node))
+        if tag == "pickle":
+            objects = self.objects()
+            index = node.get("index")
+            if type(index) is not int or not 0 <= index < len(objects):
+                raise self.corrupt(f"bad object reference {index!r}")
+            return objects[index]
+        raise self.corrupt(f"unknown node {tag!r}")
+
+    def items(self, node) -> list:
+        items = node.get("items")
+        if type(items) is not list:
+            raise self.corrupt(f"a {node.get('$')} node without items")
+        return items
+
+
+def _weights_only_message(types) -> str:
+    listed = ", ".join(str(t) for t in types) if isinstance(types, list) and types else "objects"
+    return (
+        f"Weights only load failed. {UNSAFE_MESSAGE}\n\n"
+        f"The checkpoint holds objects that only unpickling can rebuild ({listed}); with "
+        "weights_only=True numgrad.load reads tensors, NumPy arrays, numbers, strings, bytes, "
+        "None, dtypes, devices, and dicts, lists and tuples of them."
+    )
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **pickle_load_args):
+    """Loads an object saved by ``numgrad.save`` from ``f`` (a path or a binary file object).
+
+    With ``weights_only=True`` (the default, None, as in PyTorch ≥ 2.6) no code from the file is
+    run: tensors, arrays, numbers, strings, None, dtypes, devices and containers of them load,
+    and a checkpoint that holds other (pickled) objects is refused with a
+    ``pickle.UnpicklingError``. ``weights_only=False`` unpickles those too (with
+    ``pickle_module``, by default ``pickle``, and ``pickle_load_args``): only for trusted files.
+
+    ``map_location`` puts the tensors where they should go: None (where they were saved), a
+    device or its name (all of them there), a dict from saved location names to new ones
+    (``{"cuda:0": "cpu"}``), or a callable ``fn(tensor, location)`` given each tensor on the CPU
+    and its saved location name, returning the tensor to use (or None for the default). ``mmap``
+    is accepted and has no effect (the arrays are read into memory).
+
+    A file that ``numgrad.save`` did not write (a PyTorch checkpoint, a pickle, anything else) is
+    refused with a RuntimeError that says what it looks like; it is never unpickled.
+    """
+    if weights_only is None:
+        weights_only = True
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if pickle_load_args and weights_only:
+        import warnings
+
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+    with _open_read(f) as (fileobj, name):
+        start = fileobj.tell()
+        head = fileobj.read(8)
+        fileobj.seek(start)
+        if head[:4] != b"PK\x03\x04" or not zipfile.is_zipfile(fileobj):
+            raise _not_a_checkpoint(name, head)
+        fileobj.seek(start)
+        with zipfile.ZipFile(fileobj) as zf:
+            names = zf.namelist()
+            if _HEADER not in names:
+                raise _not_a_checkpoint(name, head, names)
+            try:
+                header = json.loads(zf.read(_HEADER))
+            except (ValueError, UnicodeDecodeError) as e:
+                raise RuntimeError(f"{name} is a damaged numgrad checkpoint: its {_HEADER} is "
+                                   f"not JSON ({e})") from None
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                raise _not_a_checkpoint(name, head, names)
+            version = header.get("version")
+            if type(version) is not int or version > VERSION:
+                raise RuntimeError(f"{name} was written by a newer numgrad (checkpoint format "
+                                   f"version {version!r}); this numgrad reads version {VERSION}")
+            if weights_only and header.get("pickled"):
+                raise pickle.UnpicklingError(_weights_only_message(header["pickled"]))
+            reader = _Reader(zf, header, map_location, weights_only, pickle_module,
+                             pickle_load_args, name)
+            return reader.decode(header.get("root"))
+
+
+class _open_read:
+    def __init__(self, f):
+        self.f, self.opened = f, None
+
+    def __enter__(self):
+        f = self.f
+        if isinstance(f, (str, os.PathLike)):
+            self.opened = open(os.fspath(f), "rb")
+            return self.opened, repr(os.fspath(f))
+        if isinstance(f, io.TextIOBase):
+            raise TypeError("numgrad.load needs a binary file object (opened with 'rb'), got a "
+                            "text file")
+        if not callable(getattr(f, "read", None)):
+            raise TypeError("f must be a path (str or os.PathLike) or a binary file object with "
+                            f"read(), but got {type(f).__name__}")
+        seekable = getattr(f, "seekable", None)
+        if not (callable(seekable) and seekable()):
+            f = io.BytesIO(f.read())
+        name = getattr(self.f, "name", None)
+        return f, (repr(name) if isinstance(name, str) else "the file")
+
+    def __exit__(self, *exc):
+        if self.opened is not None:
+            self.opened.close()
+
+
+def _not_a_checkpoint(name: str, head: bytes, names=None) -> RuntimeError:
+    """The error for a file numgrad.save did not write, saying what it looks like."""
+    hint = ""
+    if names is not None:
+        if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names):
+            what = "a PyTorch checkpoint (written by torch.save)"
+            hint = (" Load it with PyTorch and convert it, e.g. {k: numgrad.tensor(v.numpy()) "
+                    "for k, v in torch.load(path).items()} (Module.load_state_dict also accepts "
+                    "PyTorch CPU tensors as they are).")
+        else:
+            what = "a zip archive without " + _HEADER
+    elif not head:
+        what = "empty"
+    elif head[:1] == b"\x80" or head[:1] in (b"(", b"]", b"}"):
+        what = "a pickle (perhaps an old-format torch.save file)"
+    elif head.startswith(b"\x93NUMPY"):
+        what = "a NumPy .npy file (load it with numpy.load)"
+    else:
+        what = f"not a zip archive (it starts with {head!r})"
+    return RuntimeError(f"{name} is not a numgrad checkpoint (a file written by numgrad.save): it "
+                        f"is {what}. numgrad.load never unpickles a file numgrad.save did not "
+                        f"write.{hint}")

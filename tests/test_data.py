@@ -137,6 +137,10 @@ def test_loader_batches_match_torch(n, batch_size, drop_last):
     assert len(a) == len(b)
     got, want = [_describe(x) for x in a], [_describe(x) for x in b]
     assert got == want and len(got) == len(a)
+    it = iter(a)
+    assert iter(it) is it and len(it) == len(a)
+    if len(a):
+        assert _describe(next(it)) == want[0]
 
 
 def test_loader_defaults_and_attributes_match_torch():

@@ -304,10 +304,9 @@ class DataLoader(Generic[T_co]):
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
-    def __iter__(self) -> Iterator[Any]:
-        if self._iterable:
-            return self._iterate_stream()
-        return self._iterate_map()
+    def __iter__(self) -> _SingleProcessDataLoaderIter:
+        return _SingleProcessDataLoaderIter(
+            self, self._iterate_stream() if self._iterable else self._iterate_map())
 
     def _iterate_map(self):
         dataset, collate_fn = self.dataset, self.collate_fn
@@ -352,3 +351,24 @@ class DataLoader(Generic[T_co]):
                 return (length + self.batch_size - 1) // self.batch_size
             return length
         return len(self._index_sampler)
+
+
+class _SingleProcessDataLoaderIter:
+    """One pass over a ``DataLoader`` (``iter(loader)``): ``next()`` gives the next batch and
+    ``len()`` the loader's length, as PyTorch's iterator."""
+
+    def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
+        self._loader = loader
+        self._batches = batches
+        self._num_yielded = 0
+
+    def __iter__(self) -> _SingleProcessDataLoaderIter:
+        return self
+
+    def __next__(self) -> Any:
+        batch = next(self._batches)
+        self._num_yielded += 1
+        return batch
+
+    def __len__(self) -> int:
+        return len(self._loader)

@@ -408,3 +408,36 @@ def test_map_location():
             "numgrad.cuda.is_available() is False. If you are running on a CPU-only machine, "
             "please use numgrad.load with map_location=numgrad.device('cpu') to map your storages "
             "to the CPU.")
+
+
+_CUDA_SCRIPT = """
+import io, numgrad
+t = numgrad.tensor([1.0, 2.0], device="cuda").requires_grad_()
+p = numgrad.nn.Parameter(numgrad.ones(2, device="cuda"))
+buffer = io.BytesIO()
+numgrad.save({"t": t, "p": p}, buffer)
+buffer.seek(0)
+out = numgrad.load(buffer)
+assert out["t"].is_cuda and out["t"].requires_grad and out["t"].tolist() == [1.0, 2.0]
+assert out["p"].is_cuda and type(out["p"]) is numgrad.nn.Parameter
+buffer.seek(0)
+out = numgrad.load(buffer, map_location="cpu")
+assert not out["t"].is_cuda and not out["p"].is_cuda and type(out["p"]) is numgrad.nn.Parameter
+buffer = io.BytesIO()
+numgrad.save(numgrad.arange(3.0), buffer)
+buffer.seek(0)
+assert numgrad.load(buffer, map_location={"cpu": "cuda"}).is_cuda
+print("ok")
+"""
+
+
+def test_cuda_tensors_under_the_simulator():
+    """CUDA tensors save from the device and load back onto it (or where map_location says),
+    run under Numba's CUDA simulator in a subprocess (it must be chosen before numba-cuda loads)."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", NUMGRAD_QUIET="1")
+    done = subprocess.run([sys.executable, "-c", _CUDA_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -146,3 +146,15 @@ def test_seeds_and_what_hooks_were_given_are_never_adopted():
     (y * 3).sum().backward()  # accumulates into y.grad in place
     np.testing.assert_array_equal(kept[0].numpy(), [3, 3, 3])
     np.testing.assert_array_equal(y.grad.numpy(), [6, 6, 6])
+
+
+def test_a_grad_that_cannot_accumulate_refuses_before_any_grad_is_written():
+    # b.grad is an expanded view (one element repeated): adding into it is PyTorch's overlap
+    # error, raised before a.grad, written first, changes.
+    a = numgrad.ones(3, requires_grad=True)
+    b = numgrad.ones(3, requires_grad=True)
+    a.grad = numgrad.ones(3)
+    b.grad = numgrad.zeros(1).expand(3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        (a * b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [1, 1, 1])

@@ -28,7 +28,7 @@ import threading
 import numpy as np
 
 from ..compiler.traced import graph_break
-from ..ops import registry
+from ..ops import check_accumulable, registry
 from ..ops.registry import kernels_of
 from ..tensor import Tensor
 from . import anomaly_mode, grad_mode
@@ -411,6 +411,10 @@ def accumulate(writes, create_graph: bool, foreign=None) -> None:
     copied, so ``.grad`` never aliases another tensor's data."""
     adopted = set()
     with _GRAD_LOCK:
+        if not create_graph:  # (a .grad that cannot take the sum refuses before any is written)
+            for tensor, _ in writes:
+                if tensor._grad is not None:
+                    check_accumulable(tensor._grad._data)
         for tensor, grad in writes:
             if tensor._grad is None:
                 if create_graph or (foreign is not None and _adoptable(grad, foreign, adopted)):

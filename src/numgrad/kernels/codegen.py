@@ -17,9 +17,13 @@ in numgrad's cache folder named after a digest of its text, of the sources its k
   is ever loaded.
 
 The text executed is the text generated in this process, compiled from memory with the file's
-name (for Numba's cache and for tracebacks): a file someone else put in the folder is never run.
-The folder is created private to the user (0700). Where it cannot be written, a warm copy is still
-used when its content is right, and missing ones go to a temporary folder of this process.
+name (for Numba's cache and for tracebacks): a file someone else put in the folder is never run,
+and one whose text is not what it should be (damaged, or planted) is rewritten, with one warning.
+The folders are created private to the user (0700), its files writable by no one else; a folder
+another user could write is refused (``cpu/_cache.py``: its Numba cache would be too), with one
+warning, for a private temporary one. Where the folder cannot be written, a warm copy is still
+used when its content is right, and missing ones go to a temporary folder of this process; where
+there is none either, the kernel is compiled from memory, not cached.
 """
 from __future__ import annotations
 
@@ -29,7 +33,6 @@ import sys
 import tempfile
 import threading
 import types
-import warnings
 from pathlib import Path
 
 import numba
@@ -142,7 +145,7 @@ def _module(stem: str, text: str) -> types.ModuleType:
     module.__file__ = str(path)
     sys.modules[name] = module
     try:
-        exec(compile(text, str(path), "exec"), module.__dict__)
+        exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102  (our own text)
     except BaseException:
         del sys.modules[name]
         raise
@@ -151,53 +154,90 @@ def _module(stem: str, text: str) -> types.ModuleType:
 
 def _materialise(filename: str, text: str) -> Path:
     """The path of a file holding ``text``: in the cache folder, written there if missing or
-    different; in this process's temporary folder where the cache folder cannot be written."""
+    different; in this process's temporary folder where the cache folder cannot be written; the
+    cache folder's path, with no file, where no folder can be written (the kernel is then
+    compiled from memory and not cached)."""
     folder = _folder()
     path = folder / filename
     try:
         if path.read_text() == text:
             return path
-    except (OSError, UnicodeDecodeError):
+        _said("damaged", f"numgrad found a damaged kernel source file, {path} (its text is not "
+                         f"what numgrad generates); it is never run, and is replaced where the folder can be written")
+    except FileNotFoundError:
         pass
+    except (OSError, UnicodeDecodeError) as error:
+        _said("damaged", f"numgrad found a damaged kernel source file, {path} "
+                         f"({getattr(error, 'strerror', None) or error}); it is never run, and is "
+                         f"replaced where the folder can be written")
     try:
         _write(path, text)
         return path
     except OSError as error:
         fallback = _fallback_folder(folder, error)
-        path = fallback / filename
-        _write(path, text)
-        return path
+        if fallback is None:
+            return path
+        try:
+            _write(fallback / filename, text)
+        except OSError:
+            return path
+        return fallback / filename
+
+
+def _said(key, message: str) -> None:
+    from .cpu._cache import warn_once
+
+    warn_once(key, message, stacklevel=4)
 
 
 def _write(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` atomically (other processes see the whole file or none)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        temporary.write_text(text)
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    """Writes ``text`` to ``path`` atomically (other processes see the whole file or none), as a
+    file no other user can write."""
+    from .cpu._cache import write_private
+
+    write_private(str(path), text.encode())
 
 
 def _folder() -> Path:
     folder = _state.get("folder")
     if folder is None:
+        from .cpu._cache import make_private_folder, unsafe_reason
+
         folder = cache_folder() / "generated"
         try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_folder(str(folder))
+            reason = unsafe_reason(folder.stat())
         except OSError as error:
-            folder = _fallback_folder(folder, error)
+            folder = _fallback_folder(folder, error) or folder
+        else:
+            if reason is not None:
+                _said(("unsafe", str(folder)), f"numgrad refuses to use its kernel cache folder "
+                      f"{folder}: it is {reason}, so another user could plant files there. "
+                      f"Kernels are generated in a private temporary folder instead; make the "
+                      f"folder private (chmod 700 {folder}) or set NUMGRAD_CACHE_DIR to a "
+                      f"private folder.")
+                folder = _private_temporary() or folder
         _state["folder"] = folder
     return folder
 
 
-def _fallback_folder(folder: Path, error: OSError) -> Path:
-    """A private temporary folder for this process's generated kernels, said once."""
-    fallback = _state.get("fallback")
-    if fallback is None:
-        fallback = _state["fallback"] = Path(tempfile.mkdtemp(prefix="numgrad-kernels-"))
-        warnings.warn(f"numgrad cannot write its kernel cache in {folder} ({error.strerror}); "
-                      f"kernels this process compiles are not kept for the next one (set "
-                      f"NUMGRAD_CACHE_DIR to a writable folder)", RuntimeWarning, stacklevel=4)
-    return fallback
+def _fallback_folder(folder: Path, error: OSError) -> Path | None:
+    """A private temporary folder for this process's generated kernels (None where none can be
+    made), said once."""
+    if "fallback" not in _state:
+        _private_temporary()
+        variable = ("NUMGRAD_CACHE_DIR" if os.environ.get("NUMGRAD_CACHE_DIR") or
+                    not os.environ.get("NUMBA_CACHE_DIR") else "NUMBA_CACHE_DIR")
+        _said("unwritable", f"numgrad cannot write its kernel cache in {folder} "
+                            f"({error.strerror or error}); kernels this process compiles are not "
+                            f"kept for the next one (set {variable} to a writable folder)")
+    return _state.get("fallback")
+
+
+def _private_temporary() -> Path | None:
+    if "fallback" not in _state:
+        try:
+            _state["fallback"] = Path(tempfile.mkdtemp(prefix="numgrad-kernels-"))
+        except OSError:
+            _state["fallback"] = None
+    return _state["fallback"]

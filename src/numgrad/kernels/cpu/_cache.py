@@ -1,12 +1,586 @@
-"""numgrad's kernels load from Numba's cache without initialising Numba's whole CPU target."""
+"""numgrad's kernel cache: Numba's on-disk cache for numgrad's kernels, made to heal, to work
+read-only, and to refuse files someone else could have planted.
+
+Numba's ``cache=True`` stores each compiled kernel as pickles (an index per function, a data file
+per signature) and trusts them: a truncated or garbled file crashes every later process (EOFError,
+UnpicklingError, LLVM parse errors, aborts), a folder where nothing can be written makes
+``@njit(cache=True)`` itself raise at import ("no locator available"), a read-only
+``NUMBA_CACHE_DIR`` is silently skipped, and a pickle planted in a folder others can write runs
+code as the next user who loads it. For numgrad's own kernels (functions of ``numgrad.*`` modules)
+``_KernelCache`` replaces Numba's cache, installed when ``njit(cache=True)`` enables caching
+(``_enable_caching``); every other Numba function in the process is cached by Numba, unchanged.
+
+- **Where.** The folders Numba would use, in its order: ``$NUMBA_CACHE_DIR/<folder>_<hash>``, the
+  source's ``__pycache__``, ``~/.cache/numba/<folder>_<hash>`` (same names as Numba's). The first
+  that can be written is where new kernels go; folders before it that can only be read (a warm,
+  read-only cache: a system install, a container image) are still read. Folders numgrad creates
+  are private (0700), and its files are never writable by group or others (0644), whatever the
+  umask. With no writable folder, kernels missing from the cache are compiled in memory.
+- **Whose.** A folder or file that another user could have written (owned by someone other than
+  this user or root, or writable by group or others, except a group that is the user's own
+  private group) is never loaded from: one warning names it, and its kernels are compiled.
+- **Intact.** Each file starts with a header (format, Numba version), a SHA-256 of its contents
+  and, for a data file, a digest of what it was written for (index key, function, source), all
+  checked before a byte is unpickled or handed to LLVM: a truncated, garbled, emptied, swapped or
+  unreadable file is never loaded but recompiled, and replaced where the folder can be written. The files have names
+  of their own (``numgrad-*.nbi``, ``numgrad-*.nbc``), so Numba never reads them, nor numgrad
+  Numba's.
+- **Said once.** One ``KernelCacheWarning`` (a RuntimeWarning) per process for a damaged entry
+  (``codegen``'s generated sources included), one where the cache cannot be written (a read-only
+  ``NUMBA_CACHE_DIR`` included, once a kernel had to be compiled), one for each folder or file
+  refused.
+- **Light loading.** Loading a kernel does not refresh Numba's CPU target (see
+  ``_KernelCache.load_overload``).
+
+numgrad replaces and relies on Numba internals (``NUMBA_INTERNALS``): they are pinned to the
+Numba versions tested, in ``pyproject.toml`` and by ``tests/test_cache_faults.py``, which fails
+naming each internal that changed. Where they are missing, numgrad leaves Numba's cache alone.
+"""
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import pickle
+import stat
 import sys
+import threading
+import uuid
+import warnings
 
-from numba.core import caching
+import numba
+from numba.core import caching, compiler, config, serialize
+from numba.core.errors import NumbaWarning
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
+
+# The Numba functions numgrad's cache replaces or mirrors, and a digest of their source in the
+# Numba versions tested (``TESTED_NUMBA``); tests/test_cache_faults.py recomputes them
+# (``numba_internals()`` there).
+TESTED_NUMBA = ("0.68.1",)
+NUMBA_INTERNALS = {
+    # replaced, for numgrad's functions: Numba's version makes a FunctionCache
+    "numba.core.dispatcher.Dispatcher.enable_caching": "8c75d787fa6845ba",
+    # the caller: load_overload(sig, targetctx), then save_overload(sig, cres) after a miss
+    "numba.core.dispatcher.Dispatcher.compile": "0ab4aee15e79bb1d",
+    # mirrored: what loading, saving and keying an entry do
+    "numba.core.caching.Cache.load_overload": "49a98e578d710b9b",
+    "numba.core.caching.Cache._load_overload": "8cb8c1d9749fda3d",
+    "numba.core.caching.Cache._save_overload": "cfe1bb44a31657d2",
+    "numba.core.caching.Cache._index_key": "c861935e10096c3c",
+    "numba.core.caching.CompileResultCacheImpl.check_cachable": "7646f78cf22ab4bf",
+    "numba.core.caching.CompileResultCacheImpl.reduce": "8402910bbc243fb7",
+    "numba.core.caching.CompileResultCacheImpl.rebuild": "f787ffdd965d1e79",
+    "numba.core.caching.CacheImpl.__init__": "4d692ab2c1a932a3",
+    "numba.core.caching.CacheImpl.get_filename_base": "3814d4542b4b98de",
+    # mirrored: where Numba puts a function's cache, in its order
+    "numba.core.caching._CacheLocator.get_suitable_cache_subpath": "de960e9da7384f5f",
+    "numba.core.caching.UserProvidedCacheLocator.__init__": "4b00c7d709c4bee2",
+    "numba.core.caching.InTreeCacheLocator.__init__": "1370a36e885e5cb1",
+    "numba.core.caching.UserWideCacheLocator.__init__": "454542693bc10413",
+    "numba.core.caching._SourceFileBackedLocatorMixin.get_source_stamp": "2bdbc1e9cb7eb464",
+    # used: how a cached CompileResult is written and rebuilt
+    "numba.core.compiler.CompileResult._reduce": "5f86eacfa5202c20",
+    "numba.core.compiler.CompileResult._rebuild": "44fa9dc2255883ab",
+    # skipped when loading (light loading), run by Numba's compiler before it compiles
+    "numba.core.base.BaseContext.refresh": "83e8f5cc63a7fee8",
+    # replaced for one import (_defer_scipy_linalg)
+    "numba.np.linalg.ensure_blas": "8eb05e44427d5eb8",
+}
+
+
+class KernelCacheWarning(RuntimeWarning):
+    """numgrad's kernel cache could not be used as it is: a damaged entry was recompiled, a
+    folder could not be written, or a folder or file others could write was refused."""
+
+
+_said: set = set()
+_said_lock = threading.Lock()
+
+
+def warn_once(key, message: str, stacklevel: int = 3) -> None:
+    """``message`` as a KernelCacheWarning, the first time this process says ``key``."""
+    with _said_lock:
+        if key in _said:
+            return
+        _said.add(key)
+    warnings.warn(message, KernelCacheWarning, stacklevel=stacklevel)
+
+
+# -- whose: folders and files another user could have written ---------------------------------
+
+def unsafe_reason(st: os.stat_result) -> str | None:
+    """Why a folder or file with status ``st`` could have been written by another user (owned by
+    someone other than this user or root, or writable by group or others), or None. A group that
+    is this user's own private group (named after the user, no other member: the convention of
+    Debian and others, whose default umask leaves folders group-writable) is not another user.
+    (Not checked where there are no POSIX owners and modes: Windows.)"""
+    if not hasattr(os, "geteuid"):
+        return None
+    uid = os.geteuid()
+    if st.st_uid not in (uid, 0):
+        return f"owned by another user (uid {st.st_uid})"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o002:
+        return f"writable by every user (mode {mode:o})"
+    if mode & 0o020 and not _private_group(st.st_gid):
+        return f"writable by its group (mode {mode:o})"
+    return None
+
+
+@functools.cache
+def _private_group(gid: int) -> bool:
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(os.geteuid()).pw_name
+        group = grp.getgrgid(gid)
+    except (ImportError, KeyError):
+        return False
+    return gid == os.getegid() and group.gr_name == user and set(group.gr_mem) <= {user}
+
+
+def make_private_folder(path: str) -> None:
+    """Creates ``path`` and any missing parents, each private to the user (0700)."""
+    missing = []
+    while path and not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+
+
+def write_private(path: str, data: bytes) -> None:
+    """Writes ``data`` to ``path`` atomically (readers see the whole file or the old one), as a
+    file no other user can write (0644 at most)."""
+    temporary = f"{path}.tmp.{uuid.uuid4().hex[:16]}"
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+# -- where: the folders a function's cache is read from and written to ------------------------
+
+class _Plan:
+    """The folders of one source folder's kernels: ``readers`` (the writer first, then the
+    folders that can only be read), ``writer`` (or None) and ``problems``: (folder, why it
+    cannot be written, whether that is NUMBA_CACHE_DIR's and still to be said)."""
+
+    def __init__(self, readers, writer, problems):
+        self.readers, self.writer, self.problems = readers, writer, problems
+
+
+_plans: dict = {}
+_user_cache_dir: list = []
+
+
+def _candidates(source_folder: str) -> list:
+    """Numba's folders for functions of files in ``source_folder``, in Numba's order."""
+    sub = caching._CacheLocator.get_suitable_cache_subpath(os.path.join(source_folder, "x.py"))
+    if not _user_cache_dir:
+        from numba.misc.appdirs import AppDirs
+
+        _user_cache_dir.append(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+    folders = [(os.path.join(config.CACHE_DIR, sub), True)] if config.CACHE_DIR else []
+    folders.append((os.path.join(source_folder, "__pycache__"), False))
+    folders.append((os.path.join(_user_cache_dir[0], sub), False))
+    return folders
+
+
+def _plan(source_folder: str) -> _Plan:
+    plan = _plans.get((source_folder, config.CACHE_DIR))
+    if plan is None:
+        plan = _plans[(source_folder, config.CACHE_DIR)] = _make_plan(source_folder)
+    return plan
+
+
+def _make_plan(source_folder: str) -> _Plan:
+    readers, problems = [], []
+    for folder, from_env in _candidates(source_folder):
+        try:
+            if not os.path.isdir(folder):
+                make_private_folder(folder)
+            st = os.stat(folder)
+        except OSError as error:
+            problems.append((folder, error.strerror or str(error), from_env))
+            continue
+        reason = unsafe_reason(st)
+        if reason is not None:
+            warn_once(("unsafe", folder), _refused_folder(folder, reason))
+            problems.append((folder, f"refused: {reason}", False))  # (said just now)
+            continue
+        if os.access(folder, os.W_OK | os.X_OK):
+            return _Plan([folder] + readers, folder, problems)
+        if os.access(folder, os.R_OK | os.X_OK):
+            readers.append(folder)
+        problems.append((folder, "read-only" if folder in readers else "not accessible",
+                         from_env))
+    return _Plan(readers, None, problems)
+
+
+def _refused_folder(folder: str, reason: str) -> str:
+    return (f"numgrad refuses to load cached kernels from {folder}: the folder is {reason}, so "
+            f"another user could plant a file there, and cache files are pickles that run as "
+            f"code when loaded. Its kernels are compiled instead; make the folder private "
+            f"(chmod 700 {folder}) or point NUMBA_CACHE_DIR or NUMGRAD_CACHE_DIR at a private "
+            f"folder.")
+
+
+def _unwritable(plan: _Plan, error: OSError | None = None) -> str:
+    if error is not None:
+        return (f"numgrad cannot write its kernel cache in {plan.writer} "
+                f"({error.strerror or error}); "
+                f"kernels compiled in this process are kept in memory only (set "
+                f"NUMBA_CACHE_DIR to a writable folder)")
+    if plan.writer is not None:  # NUMBA_CACHE_DIR could not be written, another folder was
+        folder, why, _ = next(p for p in plan.problems if p[2])
+        return (f"numgrad cannot write its kernel cache in NUMBA_CACHE_DIR ({folder}: {why}); "
+                f"kernels compiled in this process are cached in {plan.writer} instead")
+    tried = ("; ".join(f"{folder}: {why}" for folder, why, _ in plan.problems)
+             or "the kernel's generated source could not be written anywhere")
+    return (f"numgrad cannot write its kernel cache in any folder ({tried}); kernels compiled "
+            f"in this process are kept in memory only (set NUMBA_CACHE_DIR to a writable "
+            f"folder)")
+
+
+_NO_PLAN = _Plan([], None, [])
+
+
+# -- intact: numgrad's cache files --------------------------------------------------------------
+
+_MAGIC = b"numgrad kernel cache "
+_HEADER = _MAGIC + f"1, numba {numba.__version__}\n".encode()
+_DIGEST = 32  # bytes of SHA-256
+
+
+class _Damaged(Exception):
+    """A cache file that must not be loaded: damaged (or refused, with ``refused`` set)."""
+
+    def __init__(self, reason: str, refused: bool = False):
+        super().__init__(reason)
+        self.refused = refused
+        self.path = None  # (the file's, set where it is known)
+
+
+class _Stale(Exception):
+    """A cache file of another format or Numba version, or for other source: not an error."""
+
+
+def _pack(body: bytes) -> bytes:
+    return _HEADER + hashlib.sha256(body).digest() + body
+
+
+def _read(path: str) -> bytes | None:
+    """The checked contents of the cache file ``path`` (after header and checksum), None if it
+    does not exist. _Damaged where it cannot be read, is not whole or others could write it;
+    _Stale for another format or Numba version."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise _Damaged(f"it cannot be read: {error.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Damaged("it is not a file")
+        reason = unsafe_reason(st)
+        if reason is not None:
+            raise _Damaged(reason, refused=True)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            raw = f.read()
+    except OSError as error:
+        raise _Damaged(f"it cannot be read: {error.strerror}") from None
+    finally:
+        os.close(fd)
+    if not raw.startswith(_HEADER):
+        end = raw.find(b"\n", 0, 100)
+        if raw.startswith(_MAGIC) and end > 0 and raw[:end + 1].isascii():
+            raise _Stale()
+        raise _Damaged("it is empty" if not raw else "it does not start with numgrad's header")
+    body = raw[len(_HEADER) + _DIGEST:]
+    if hashlib.sha256(body).digest() != raw[len(_HEADER):len(_HEADER) + _DIGEST]:
+        raise _Damaged("its checksum does not match its contents: truncated or garbled")
+    return body
+
+
+def _key_digest(key, base: str, stamp: bytes) -> bytes:
+    """What a data file is for: its index key, its function (``base``) and the source's stamp.
+    (Numba's key alone does not tell apart two functions of the same bytecode, say ones that
+    differ in a constant: a data file of one, copied over the other's, would run.)"""
+    return hashlib.sha256(repr(key).encode() + b"\0" + base.encode() + b"\0" + stamp).digest()
+
+
+class _EntryFile:
+    """One folder's files of one function: ``<base>.nbi``, its index (the source's stamp and a
+    data file name per key), and ``<base>.<n>.nbc``, one compiled signature each."""
+
+    def __init__(self, folder: str, base: str, stamp: bytes):
+        self.folder, self.base, self.stamp = folder, base, stamp
+        self.index_path = os.path.join(folder, base + ".nbi")
+
+    def _index(self) -> dict:
+        """The index's overloads; {} where there is none or it is stale; _Damaged."""
+        body = _read(self.index_path)
+        if body is None:
+            return {}
+        try:
+            stamp, overloads = pickle.loads(body)
+        except Exception as error:  # noqa: BLE001  (checksummed: a bug, or a changed Numba)
+            raise _Damaged(f"it cannot be unpickled: {error!r}") from None
+        if not isinstance(overloads, dict):
+            raise _Damaged("it holds no index")
+        return overloads if stamp == self.stamp else {}
+
+    def load(self, key):
+        """The reduced CompileResult stored for ``key`` and its file's path, or None;
+        _Damaged, with the path."""
+        try:
+            name = self._index().get(key)
+        except _Stale:
+            return None
+        except _Damaged as damage:
+            damage.path = self.index_path
+            raise
+        if name is None:
+            return None
+        path = os.path.join(self.folder, name)
+        try:
+            if not (isinstance(name, str) and os.path.basename(name) == name
+                    and name.startswith(self.base)):
+                raise _Damaged("the index names no data file of its function")
+            body = _read(path)
+            if body is None:
+                raise _Damaged("the index names it but it does not exist")
+            if body[:_DIGEST] != _key_digest(key, self.base, self.stamp):
+                return None  # written for another key, function or source: a miss
+            try:
+                return pickle.loads(body[_DIGEST:]), path
+            except Exception as error:  # noqa: BLE001  (as the index's)
+                raise _Damaged(f"it cannot be unpickled: {error!r}") from None
+        except _Stale:
+            return None
+        except _Damaged as damage:
+            damage.path = path
+            raise
+
+    def save(self, key, payload) -> None:
+        """Stores ``payload`` (a reduced CompileResult) for ``key``: the data file first, then the
+        index, so an index never names a data file not yet written. A data file is never shared
+        by two keys (processes saving at once could make an index name one file for both: the
+        next save of either gives it a file of its own, rather than take the other's)."""
+        data = _pack(_key_digest(key, self.base, self.stamp) + serialize.dumps(payload))
+        overloads = self._quiet_index()
+        name = self._name_for(key, overloads)
+        try:
+            write_private(os.path.join(self.folder, name), data)
+        except FileNotFoundError:  # the folder was removed since: make it again
+            make_private_folder(self.folder)
+            write_private(os.path.join(self.folder, name), data)
+        except IsADirectoryError:  # something else took the name: another one
+            overloads[key] = None
+            name = self._name_for(key, overloads)
+            write_private(os.path.join(self.folder, name), data)
+        fresh = self._quiet_index()  # (another process may have saved since)
+        if fresh.get(key) != name or self._shared(key, name, fresh):
+            if self._shared(key, name, fresh):
+                fresh[key] = None
+                name = self._name_for(key, fresh)
+                write_private(os.path.join(self.folder, name), data)
+            fresh[key] = name
+            write_private(self.index_path, _pack(serialize.dumps((self.stamp, fresh))))
+
+    @staticmethod
+    def _shared(key, name: str, overloads: dict) -> bool:
+        return any(other != key and used == name for other, used in overloads.items())
+
+    def _name_for(self, key, overloads: dict) -> str:
+        """``key``'s data file name in ``overloads`` unless another key uses it too; else one no
+        key uses and nothing on disk but a file has."""
+        name = overloads.get(key)
+        if name is not None and not self._shared(key, name, overloads):
+            return name
+        taken = set(overloads.values())
+        n = 1
+        while (f"{self.base}.{n}.nbc" in taken
+               or (os.path.lexists(path := os.path.join(self.folder, f"{self.base}.{n}.nbc"))
+                   and not os.path.isfile(path))):
+            n += 1
+        return f"{self.base}.{n}.nbc"
+
+    def flush(self) -> None:
+        write_private(self.index_path, _pack(serialize.dumps((self.stamp, {}))))
+
+    def _quiet_index(self) -> dict:
+        try:
+            return self._index()
+        except (_Damaged, _Stale):
+            return {}  # (replaced by the write that follows)
+
+
+@functools.cache
+def _hash_source(path: str, mtime_ns: int, size: int) -> bytes:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).digest()
+
+
+def _source_stamp(path: str) -> bytes | None:
+    """A digest of the source file's contents (what Numba 0.68 stamps its index with), or None
+    where the file is not on disk."""
+    try:
+        st = os.stat(path)
+        return _hash_source(path, st.st_mtime_ns, st.st_size)
+    except OSError:
+        return None
+
+
+# -- the cache ---------------------------------------------------------------------------------
+
+class _KernelCache(caching._Cache):
+    """The on-disk cache of one numgrad kernel (see the module's docstring).
+
+    Light loading: before it loads a cached function, Numba refreshes its CPU target: it imports
+    and installs every typing and lowering registry (arrays, linalg, typed containers, jitclass,
+    random, ...). Compiling needs them; loading machine code does not. That refresh was most of
+    the ~115 ms a fresh process spent on its first kernel call. Loading needs Numba's runtime
+    (NRT), which the kernels link against, and each cached function's own ``reload_init`` hooks
+    (the threading layer of the parallel kernels), which ``CompileResult._rebuild`` runs. On a
+    miss nothing is skipped: Numba's compiler refreshes the target itself before it compiles."""
+
+    def __init__(self, py_func):
+        self._name = repr(py_func)
+        self._py_func = py_func
+        self._lineno = py_func.__code__.co_firstlineno
+        py_file = os.path.abspath(py_func.__code__.co_filename)
+        self._py_file = py_file
+        modname = os.path.splitext(os.path.basename(py_file))[0]
+        qualname = getattr(py_func, "__qualname__", py_func.__name__)
+        fullname = f"{modname}.{qualname}".replace("<", "").replace(">", "")
+        base = (f"numgrad-{fullname}-{self._lineno}.py{sys.version_info[0]}"
+                f"{sys.version_info[1]}{getattr(sys, 'abiflags', '')}")
+        stamp = _source_stamp(py_file)
+        self._plan = _plan(os.path.dirname(py_file)) if stamp is not None else _NO_PLAN
+        self._files = [_EntryFile(folder, base, stamp) for folder in self._plan.readers]
+        self._writer = self._files[0] if self._plan.writer is not None else None
+        self._cache_path = self._plan.writer or (self._plan.readers or [None])[0]
+        self._enabled = True
+
+    def __repr__(self):
+        return f"<{type(self).__name__} py_func={self._name}>"
+
+    @property
+    def cache_path(self):
+        return self._cache_path
+
+    def enable(self):
+        self._enabled = True
+
+    def disable(self):
+        self._enabled = False
+
+    def flush(self):
+        if self._writer is not None:
+            try:
+                self._writer.flush()
+            except OSError:
+                pass
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)
+        cres = self._load_overload(sig, target_context) if self._enabled else None
+        if cres is None:  # about to compile: the target refresh will import numba.np.arraymath
+            _defer_scipy_linalg()
+            say_compiling()
+        return cres
+
+    def _load_overload(self, sig, target_context):
+        key = self._index_key(sig, target_context.codegen())
+        for entry in self._files:
+            try:
+                found = entry.load(key)
+            except _Damaged as damage:
+                self._report(damage, damage.path, entry is self._writer)
+                continue
+            if found is None:
+                continue
+            payload, path = found
+            try:
+                return compiler.CompileResult._rebuild(target_context, *payload)
+            except Exception as error:  # noqa: BLE001  (whole and ours, yet not loadable)
+                self._report(_Damaged(f"Numba could not load it: {error!r}"), path,
+                             entry is self._writer)
+        return None
+
+    def _report(self, damage: _Damaged, path: str, writable: bool) -> None:
+        then = ("compiled again and the file replaced" if writable else
+                "compiled again (the folder cannot be written, so the file stays)")
+        if damage.refused:
+            warn_once(("unsafe", path), f"numgrad refuses to load the cached kernel {path}: the "
+                      f"file is {damage}, so another user could have planted it, and cache files "
+                      f"are pickles that run as code when loaded. The kernel is {then}.")
+        else:
+            warn_once("damaged", f"numgrad found a damaged kernel cache file, {path} ({damage}); "
+                      f"the kernel is {then}. (Other damaged files this process meets are "
+                      f"handled alike, without a warning.)")
+
+    def save_overload(self, sig, cres):
+        if not self._enabled or not self._cachable(cres):
+            return
+        if self._writer is None:
+            warn_once("unwritable", _unwritable(self._plan))
+            return
+        key = self._index_key(sig, cres.codegen)
+        try:
+            self._writer.save(key, cres._reduce())
+        except OSError as error:
+            warn_once("unwritable", _unwritable(self._plan, error))
+            self._writer = None
+            return
+        if any(from_env for _, _, from_env in self._plan.problems):
+            warn_once("unwritable", _unwritable(self._plan))
+
+    def _cachable(self, cres) -> bool:
+        """Numba's check (CompileResultCacheImpl.check_cachable): no lifted loops, no dynamic
+        globals."""
+        reason = None
+        if any(not x.can_cache for x in cres.lifted):
+            reason = "as it uses lifted code"
+        elif cres.library.has_dynamic_globals:
+            reason = ("as it uses dynamic globals (such as ctypes pointers and large global "
+                      "arrays)")
+        if reason:
+            warnings.warn_explicit(f'Cannot cache compiled function '
+                                   f'"{cres.fndesc.qualname.split(".")[-1]}" {reason}',
+                                   NumbaWarning, self._py_file, self._lineno)
+            return False
+        return True
+
+    def _index_key(self, sig, codegen):
+        """Numba's key (Cache._index_key): the signature, the target (triple, CPU, features) and
+        digests of the function's bytecode and closure variables."""
+        codebytes = self._py_func.__code__.co_code
+        if self._py_func.__closure__ is not None:
+            cvarbytes = serialize.dumps(tuple(c.cell_contents for c in self._py_func.__closure__))
+        else:
+            cvarbytes = b""
+        return (sig, codegen.magic_tuple(), (hashlib.sha256(codebytes).hexdigest(),
+                                             hashlib.sha256(cvarbytes).hexdigest()))
 
 
 def _defer_scipy_linalg() -> None:
@@ -21,7 +595,6 @@ def _defer_scipy_linalg() -> None:
     calls it, and imports scipy.linalg, at its own compilation, as before. Skipped where
     arraymath is already imported or Numba's internals differ."""
     import importlib.util
-    import sys
 
     if "numba.np.arraymath" in sys.modules:
         return
@@ -44,52 +617,55 @@ def _defer_scipy_linalg() -> None:
         arraymath.ensure_blas = real
 
 
-class _KernelCache(caching.FunctionCache):
-    """numgrad's kernels load from Numba's cache without initialising the whole CPU target.
-
-    Before it loads a cached function, Numba refreshes its CPU target: it imports and installs
-    every typing and lowering registry (arrays, linalg, typed containers, jitclass, random, ...).
-    Compiling needs them; loading machine code does not. That refresh is most of the ~115 ms a
-    fresh process spent on its first kernel call. Loading needs Numba's runtime (NRT), which the
-    kernels link against, and each cached function's own ``reload_init`` hooks (the threading
-    layer of the parallel kernels), which ``_load_overload`` runs. On a miss nothing is skipped:
-    Numba's compiler refreshes the target itself before it compiles. Only numgrad's own
-    dispatchers use this class; every other Numba function in the process loads as before."""
-
-    def load_overload(self, sig, target_context):
-        rtsys.initialize(target_context)
-        with self._guard_against_spurious_io_errors():
-            cres = self._load_overload(sig, target_context)
-        if cres is None:  # about to compile: the target refresh will import numba.np.arraymath
-            _defer_scipy_linalg()
-            say_compiling()
-        return cres
-
-
-_said: list = []
+_said_compiling: list = []
 
 
 def say_compiling() -> None:
     """The first time this process compiles a kernel: one line on stderr saying so (a new user's
     first run would otherwise sit silent for seconds). Never on a warm cache; ``NUMGRAD_QUIET=1``
     silences it."""
-    if _said or os.environ.get("NUMGRAD_QUIET", "") not in ("", "0"):
+    if _said_compiling or os.environ.get("NUMGRAD_QUIET", "") not in ("", "0"):
         return
-    _said.append(True)
+    _said_compiling.append(True)
     print("numgrad: compiling kernels for their first use; they are cached on disk, so this "
           "happens once (`python -m numgrad warmup` compiles them all ahead of time; "
           "NUMGRAD_QUIET=1 hides this line)", file=sys.stderr, flush=True)
 
 
-_SUPPORTED = all(hasattr(caching.FunctionCache, name)
-                 for name in ("_load_overload", "_guard_against_spurious_io_errors"))
+# -- installing it -----------------------------------------------------------------------------
+
+def _numgrad_function(py_func) -> bool:
+    return (getattr(py_func, "__module__", None) or "").startswith("numgrad.")
+
+
+_SUPPORTED = (hasattr(CPUDispatcher, "enable_caching") and hasattr(caching, "_Cache")
+              and hasattr(caching._CacheLocator, "get_suitable_cache_subpath")
+              and hasattr(compiler.CompileResult, "_rebuild")
+              and hasattr(compiler.CompileResult, "_reduce") and hasattr(config, "CACHE_DIR")
+              and hasattr(serialize, "dumps") and hasattr(rtsys, "initialize"))
+_numba_enable_caching = CPUDispatcher.enable_caching
+
+
+def _enable_caching(self) -> None:
+    """``njit(cache=True)``: numgrad's cache for numgrad's functions (unless the user chose
+    Numba's cache locators, NUMBA_CACHE_LOCATOR_CLASSES), Numba's for every other."""
+    if _numgrad_function(self.py_func) and not getattr(config, "CACHE_LOCATOR_CLASSES", None):
+        self._cache = _KernelCache(self.py_func)
+    else:
+        _numba_enable_caching(self)
+
+
+if _SUPPORTED:
+    CPUDispatcher.enable_caching = _enable_caching
 
 
 def light_cache(module) -> None:
-    """Gives every cached dispatcher of ``module`` a ``_KernelCache`` (where Numba's internals
-    are the ones it was written for; else Numba's own loading, unchanged)."""
+    """Gives every dispatcher of ``module`` that Numba cached (one decorated before this module
+    was imported) numgrad's cache instead; those decorated since have it already."""
     if not _SUPPORTED:
         return
     for value in vars(module).values():
-        if isinstance(value, CPUDispatcher) and type(value._cache) is caching.FunctionCache:
-            value._cache.__class__ = _KernelCache
+        if (isinstance(value, CPUDispatcher) and type(value._cache) is caching.FunctionCache
+                and not getattr(config, "CACHE_LOCATOR_CLASSES", None)):
+            value._cache = _KernelCache(value.py_func)
+

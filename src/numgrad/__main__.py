@@ -1,5 +1,7 @@
 """``python -m numgrad``: versions, whether a CUDA GPU is usable, and the seed walkthroughs.
-``python -m numgrad warmup``: compiles every kernel ahead of use and prints where the cache is."""
+``python -m numgrad warmup``: compiles every kernel ahead of use and prints where the cache is.
+``python -m numgrad run script.py [args]``: runs a PyTorch script with ``import torch`` giving
+numgrad."""
 from __future__ import annotations
 
 import sys
@@ -68,8 +70,13 @@ def main(argv: list[str]) -> int:
         from ._warmup import main as warmup
 
         return warmup(argv[1:])
+    if argv[:1] == ["run"]:
+        from ._as_torch import run
+
+        return run(argv[1:])
     if argv:
-        print("usage: python -m numgrad [warmup [--jobs N]]", file=sys.stderr)
+        print("usage: python -m numgrad [warmup [--jobs N] | run script.py [args]]",
+              file=sys.stderr)
         return 2
     _versions()
     for walk in (walkthrough_basic, walkthrough_requires_grad, walkthrough_vjp):

@@ -1,0 +1,62 @@
+"""PyTorch code run as it is: ``python -m numgrad run script.py`` and
+``numgrad.install_as_torch()`` make ``import torch`` (and ``torch.X``) give numgrad."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import numgrad
+
+SCRIPT = '''
+import sys
+import torch
+from torch import nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+torch.manual_seed(0)
+x = Variable(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), requires_grad=True)
+layer = nn.Linear(2, 1)
+with torch.no_grad():
+    layer.weight.copy_(torch.tensor([[0.5, -0.25]]))
+    layer.bias.fill_(0.1)
+loss = F.mse_loss(layer(x).squeeze(1), torch.tensor([1.0, 2.0]))
+loss.backward()
+print(f"{loss:.6f}", sys.argv[1:])
+print([round(v, 6) for v in x.grad.reshape(-1).tolist()])
+print([round(v, 6) for v in layer.weight.grad.reshape(-1).tolist()], type(torch.ones(1)).__module__.split(".")[0])
+'''
+
+
+def test_run_gives_a_pytorch_script_numgrad_and_the_same_numbers(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, NUMGRAD_QUIET="1")
+    ours = subprocess.run([sys.executable, "-m", "numgrad", "run", str(script), "--lr", "1"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert ours.returncode == 0, ours.stderr
+    theirs = subprocess.run([sys.executable, str(script), "--lr", "1"], capture_output=True,
+                            text=True, env=env, timeout=300)
+    assert theirs.returncode == 0, theirs.stderr
+    ours_lines, theirs_lines = ours.stdout.splitlines(), theirs.stdout.splitlines()
+    assert ours_lines[:2] == theirs_lines[:2]
+    assert ours_lines[2].rsplit(" ", 1) == [theirs_lines[2].rsplit(" ", 1)[0], "numgrad"]
+    assert theirs_lines[2].endswith(" torch")
+
+
+def test_install_refuses_once_the_real_pytorch_is_imported():
+    import torch  # noqa: F401 (the real one, imported by this test process)
+
+    with pytest.raises(RuntimeError, match="the real PyTorch is already imported"):
+        numgrad.install_as_torch()
+
+
+def test_a_torch_module_numgrad_lacks_is_named(tmp_path):
+    script = tmp_path / "dist.py"
+    script.write_text("import torch.distributed\n")
+    run = subprocess.run([sys.executable, "-m", "numgrad", "run", str(script)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "No module named 'torch.distributed': numgrad, standing in for PyTorch" in run.stderr
+    assert "stands in for PyTorch" in run.stderr  # (what it did, said once)

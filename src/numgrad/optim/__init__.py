@@ -1,4 +1,6 @@
-"""``numgrad.optim``: optimizers with PyTorch's names, options and update rules."""
+"""``numgrad.optim``: optimizers with PyTorch's names, options and update rules, and
+``numgrad.optim.lr_scheduler``."""
+from . import lr_scheduler
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
@@ -6,4 +8,4 @@ from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

@@ -1,4 +1,5 @@
-"""Loss modules: ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``."""
+"""Loss modules: ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``, ``SmoothL1Loss``,
+``BCEWithLogitsLoss``."""
 from __future__ import annotations
 
 from ...tensor import Tensor
@@ -54,3 +55,31 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class SmoothL1Loss(_Loss):
+    """The smooth L1 loss (``F.smooth_l1_loss``): quadratic below ``beta``, linear above."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """The binary cross entropy of logits (``F.binary_cross_entropy_with_logits``), with an
+    elementwise ``weight`` and a ``pos_weight`` for the positive class, both buffers."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)

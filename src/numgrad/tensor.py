@@ -95,7 +95,10 @@ class Tensor:
     def _wrap(cls, data: np.ndarray, requires_grad: bool = False) -> "Tensor":
         """The fast constructor used by ops: wraps an array that the caller owns."""
         t = object.__new__(cls)
-        t._adopt(data, requires_grad)
+        t._data = data  # (``_adopt``, inline: this runs for every op's result)
+        t._requires_grad = requires_grad
+        t._grad = t._grad_fn = t._hooks = t._accumulator = t._base = None
+        t._version_counter = _VersionCounter()
         return t
 
     def _adopt(self, data: np.ndarray, requires_grad: bool) -> None:

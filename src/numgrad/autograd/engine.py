@@ -204,16 +204,22 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
     anomaly = anomaly_mode.state.enabled
+    plain = capture is None and not anomaly  # (no hooks to check per node but the nodes')
     cuda = registry._cuda_kernels is not None
     node = None
     try:
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
-            acc = type(node) is AccumulateGrad
             if grad is None or (needed is not None and node not in needed):
                 in_grads = None  # (not run: its children still count it as done)
+            elif (plain and node._pre_hooks is None and node._retained is None
+                    and type(node) is not AccumulateGrad):  # (the common case, first)
+                in_grads = node.apply(grad)
+                if not retain_graph:
+                    node.release()
             else:
+                acc = type(node) is AccumulateGrad
                 if node._pre_hooks is not None or node._retained is not None or (
                         acc and node.variable._hooks):
                     grad = _run_pre_hooks(node, grad, writes, foreign)
@@ -234,41 +240,45 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                     node.release()
             # The gradients checked and handed to the children (``_propagate``, inline).
             edges = node.next_functions
-            n = 0 if in_grads is None else len(in_grads)
-            if in_grads is not None and n != len(edges):
+            if in_grads is None:
+                for child, _ in edges:
+                    if child is not None:
+                        left = deps[child] - 1
+                        deps[child] = left
+                        if not left:
+                            ready.append(child)
+                continue
+            if len(in_grads) != len(edges):
                 error = _wrong_count(node, in_grads)
                 if error is not None:
                     raise error
-                in_grads = tuple(in_grads) + (None,) * (len(edges) - n)
-                n = len(edges)
-            if n:
-                if node.op is None:  # user code made these (a custom Function's backward)
-                    for g in in_grads:
-                        if g is not None:
-                            foreign.add(id(g))
-                            foreign.add(id(g._data))
-                elif cuda:
-                    _check_devices(node, in_grads)
-                shapes = node.input_shapes
-                dtypes = node.input_dtypes
-            i = 0
-            for child, nr in edges:
-                if child is not None:
-                    g = in_grads[i] if n else None
+                in_grads = tuple(in_grads) + (None,) * (len(edges) - len(in_grads))
+            if node.op is None:  # user code made these (a custom Function's backward)
+                for g in in_grads:
                     if g is not None:
-                        data = g._data
-                        if shapes is not None and (data.shape != shapes[i] or data.dtype != dtypes[i]):
-                            g = _fit(node, i, g, shapes[i], dtypes[i])
-                        if child._num_outputs != 1:
-                            _buffer_output(buffers, child, nr, g)
-                        else:
-                            held = buffers.get(child)
-                            buffers[child] = g if held is None else _sum(held, g)
-                    left = deps[child] - 1
-                    deps[child] = left
-                    if not left:
-                        ready.append(child)
-                i += 1
+                        foreign.add(id(g))
+                        foreign.add(id(g._data))
+            elif cuda:
+                _check_devices(node, in_grads)
+            shapes = node.input_shapes
+            dtypes = node.input_dtypes
+            for i, (child, nr) in enumerate(edges):
+                if child is None:
+                    continue
+                g = in_grads[i]
+                if g is not None:
+                    data = g._data
+                    if shapes is not None and (data.shape != shapes[i] or data.dtype != dtypes[i]):
+                        g = _fit(node, i, g, shapes[i], dtypes[i])
+                    if child._num_outputs != 1:
+                        _buffer_output(buffers, child, nr, g)
+                    else:
+                        held = buffers.get(child)
+                        buffers[child] = g if held is None else _sum(held, g)
+                left = deps[child] - 1
+                deps[child] = left
+                if not left:
+                    ready.append(child)
     except Exception:
         if anomaly and node is not None:
             anomaly_mode.warn_forward_trace(node)

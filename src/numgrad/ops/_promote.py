@@ -44,7 +44,7 @@ def binary_operands(a, b, floating: bool = False):
     elif ta or tb:
         t, s = (a, b) if ta else (b, a)
         data = t._data
-        if type(s) is float and data.dtype.kind == "f" and not floating:
+        if (type(s) is float or type(s) is int) and data.dtype.kind == "f" and not floating:
             # The most common mixed case (x * 0.5), decided without the general rules.
             scalar = data.dtype.type(s)
             return (data, scalar) if ta else (scalar, data)

@@ -144,47 +144,58 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
 _NO_EDGE = (None, 0)
 
 
+def _meta(t):
+    """(edge, needs grad, shape, dtype) of one input of a recorded op."""
+    if isinstance(t, Tensor):
+        data = t._data
+        if t._requires_grad:
+            fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
+            return (fn if fn is not None else t._grad_accumulator(), 0), True, data.shape, \
+                data.dtype
+        return _NO_EDGE, False, data.shape, data.dtype
+    return _NO_EDGE, False, None, None
+
+
 def _record(op, inputs, result, params) -> Tensor:
     cls = op.node_class
     node = cls.__new__(cls)
     node._pre_hooks = None
     node._retained = None
-    edges = []
-    needs = []
-    shapes = []
-    dtypes = []
-    for t in inputs:
-        if isinstance(t, Tensor):
-            data = t._data
-            shapes.append(data.shape)
-            dtypes.append(data.dtype)
-            if t._requires_grad:
-                fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
-                edges.append((fn if fn is not None else t._grad_accumulator(), 0))
-                needs.append(True)
-                continue
-        else:
-            shapes.append(None)
-            dtypes.append(None)
-        edges.append(_NO_EDGE)
-        needs.append(False)
-    node.next_functions = tuple(edges)
-    node.needs_input_grad = tuple(needs)
-    node.input_shapes = tuple(shapes)
-    node.input_dtypes = tuple(dtypes)
+    if len(inputs) == 2:  # (most ops: unrolled)
+        ea, na, sa, ta = _meta(inputs[0])
+        eb, nb, sb, tb = _meta(inputs[1])
+        node.next_functions = (ea, eb)
+        needs = node.needs_input_grad = (na, nb)
+        node.input_shapes = (sa, sb)
+        node.input_dtypes = (ta, tb)
+    elif len(inputs) == 1:
+        ea, na, sa, ta = _meta(inputs[0])
+        node.next_functions = (ea,)
+        needs = node.needs_input_grad = (na,)
+        node.input_shapes = (sa,)
+        node.input_dtypes = (ta,)
+    else:
+        edges, needs, shapes, dtypes = zip(*map(_meta, inputs)) if inputs else ((),) * 4
+        node.next_functions = edges
+        node.needs_input_grad = needs
+        node.input_shapes = shapes
+        node.input_dtypes = dtypes
     # Where CUDA is in use, whether each input is on the host, for the engine's device check.
     node.input_devices = None if _cuda_kernels is None else tuple(
         isinstance(t._data, np.ndarray) if isinstance(t, Tensor) else None for t in inputs)
     node.params = params
-    only_for = op.save_only_for
-    saved = [None if only_for is not None and i in only_for and not needs[only_for[i]] else
-             SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
-             for i in op.save_inputs]
-    if op.save_output:
-        saved.append(SavedTensor(result, True))
-    node._saved = tuple(saved)
+    if op.save_inputs:
+        only_for = op.save_only_for
+        saved = [None if only_for is not None and i in only_for and not needs[only_for[i]] else
+                 SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
+                 for i in op.save_inputs]
+        if op.save_output:
+            saved.append(SavedTensor(result, True))
+        node._saved = tuple(saved)
+    else:
+        node._saved = (SavedTensor(result, True),) if op.save_output else ()
     node._released = False
     if anomaly_mode.state.enabled:
         anomaly_mode.record(node)
-    result.grad_fn = node
+    result._grad_fn = node  # (a fresh result: not a view yet, so no version to note)
     return result

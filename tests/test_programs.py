@@ -106,8 +106,7 @@ PROGRAMS = [
     Program("tensorqs_tutorial.py",
             xfail="the out= keyword is missing: torch.matmul(tensor, tensor.T, out=y3) raises "
                   "TypeError (and torch.mul(..., out=z3) next)"),
-    Program("autogradyt_tutorial.py", masks=(PROFILER_TABLE,),
-            xfail="torch.autograd.profiler is missing (torch.autograd.profiler.profile)"),
+    Program("autogradyt_tutorial.py", masks=(PROFILER_TABLE,)),
     Program("deep_learning_tutorial.py"),
     # pytorch/examples regression/main.py
     Program("regression_main.py", loose=(

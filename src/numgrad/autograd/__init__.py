@@ -128,6 +128,7 @@ from . import functional  # noqa: E402,F401
 from .function import Function  # noqa: E402,F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
 from .variable import Variable  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401
 
 __all__ = [
     "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad",

@@ -190,6 +190,14 @@ class Bmm(_MatrixProduct):
 
 
 
+def _refuse_bool(kernel: str, data, out_size: int, inner: int) -> None:
+    """PyTorch's refusal of a bool product (``"addmm_impl_cpu_" not implemented for 'Bool'``,
+    named after the kernel it reaches), which comes only where that kernel would run: a product
+    with no output elements, or with an empty inner dimension (a fill with zeros), is made."""
+    if data.dtype.kind == "b" and out_size and inner:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def _check_float_pair(a: Tensor, b: Tensor, what: str):
     if a.dtype is not b.dtype:
         raise RuntimeError(
@@ -220,6 +228,8 @@ def _matrices(mat1: Tensor, mat2: Tensor, first: str, dims: bool):
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """The matrix product of two 2-D tensors."""
     a, b = _matrices(input, mat2, "self", False)
+    if a.dtype.kind == "b":
+        _refuse_bool("addmm_impl_cpu_", a, a.shape[0] * b.shape[1], a.shape[1])
     return apply(Mm, (input, mat2), (a, b), trans_a=False, trans_b=False)
 
 
@@ -233,6 +243,11 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     if c.dtype != a.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {input.dtype.name.capitalize()} and {mat2.dtype.name.capitalize()}")
     target = (a.shape[0], b.shape[1])
+    if a.dtype.kind == "b":
+        if not a.shape[1] and target[0] * target[1]:
+            # (PyTorch fills with beta * input, beta an integer: a result type its cast refuses)
+            raise RuntimeError("result type Long can't be cast to the desired output type Bool")
+        _refuse_bool("addmm_impl_cpu_", a, target[0] * target[1], a.shape[1])
     if c.ndim > 2:
         raise RuntimeError(
             f"expand(numgrad.{input.dtype.name}{{{list(c.shape)}}}, size={list(target)}): the "
@@ -253,6 +268,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """The product of a matrix and a vector."""
     a, v = input._data, vec._data
+    if a.ndim == 0:  # (PyTorch sizes the result by the matrix's first dimension first)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if a.ndim != 2 or v.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     if a.shape[1] != v.shape[0]:
@@ -261,6 +278,8 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
             f"({v.shape[0]})"
         )
     _check_float_pair(input, vec, "mv")
+    if a.dtype.kind == "b":
+        _refuse_bool("addmv_impl_cpu", a, a.shape[0], a.shape[1])
     return apply(Mv, (input, vec), (a, v), trans_a=False)
 
 
@@ -277,6 +296,8 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
             "of elements, but got {0} and {1} elements respectively".format(a.shape[0], b.shape[0])
         )
     _check_float_pair(input, tensor, "dot")
+    if a.dtype.kind == "b":
+        _refuse_bool("dot", a, 1, 1)
     return apply(Dot, (input, tensor), (a, b))
 
 
@@ -290,6 +311,8 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
             f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, "
             f"{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
+    if a.dtype.kind == "b":
+        _refuse_bool("bmm", a, a.shape[0] * a.shape[1] * b.shape[2], a.shape[2])
     _check_float_pair(input, mat2, "bmm")
     return apply(Bmm, (input, mat2), (a, b), trans_a=False, trans_b=False)
 
@@ -309,11 +332,43 @@ def _batched(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     batch = _broadcast_batch(input._data.shape[:-2], other._data.shape[:-2])
     count = math.prod(batch)  # (not -1: with a size 0 among n, k, m it could not be inferred)
+    if input._data.dtype.kind == "b":
+        _refuse_bool_batched(input._data, other._data, vector_left, vector_right, count * n * m, k)
     a = input.expand(batch + (n, k)).reshape(count, n, k)
     b = other.expand(batch + (k, m)).reshape(count, k, m)
     out = bmm(a, b)
     shape = batch + ((n,) if not vector_left else ()) + ((m,) if not vector_right else ())
     return apply(UnsafeView, (out,), (out._data,), shape=shape)
+
+
+def _refuse_bool_batched(a, b, vector_left: bool, vector_right: bool, out_size: int, k: int):
+    """The refusal of a bool batched product, named as PyTorch's matmul names it: it folds the
+    batch of the operand with more dimensions into rows (``mm``, or ``mv`` for a vector) where
+    that needs no copy (``should_fold``: never for a matrix on the left, whose folded product
+    would need a transpose), else it runs ``bmm``. (``a`` and ``b`` as given: ``a`` unsqueezed
+    to a row, ``b`` to a column where they were vectors.)"""
+    da = 1 if vector_left else a.ndim
+    db = 1 if vector_right else b.ndim
+    fold = False
+    if da >= 3 and db <= 2:
+        fold = _rows_fold(a.shape, a.strides)
+    elif db >= 3 and da == 1:  # the transposed right operand folds
+        n = b.ndim  # (device shapes refuse negative indices)
+        shape = tuple(b.shape[:n - 2]) + (b.shape[n - 1], b.shape[n - 2])
+        strides = tuple(b.strides[:n - 2]) + (b.strides[n - 1], b.strides[n - 2])
+        fold = _rows_fold(shape, strides)
+    if fold:
+        vector = (db if da >= db else da) == 1
+        _refuse_bool("addmv_impl_cpu" if vector else "addmm_impl_cpu_", a, out_size, k)
+    _refuse_bool("bmm", a, out_size, k)
+
+
+def _rows_fold(shape: tuple, strides: tuple) -> bool:
+    """Whether the leading dimensions of an array of ``shape`` and ``strides`` fold into its
+    rows without a copy (PyTorch's test; an empty array always folds)."""
+    if math.prod(shape) == 0:
+        return True
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 def _broadcast_batch(a: tuple, b: tuple) -> tuple:

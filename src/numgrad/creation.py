@@ -322,7 +322,20 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    return _finish(np.linspace(start, end, int(steps)).astype(_float_dtype(dtype)), requires_grad, device)
+    np_dtype = _float_dtype(dtype)
+    steps = int(steps)
+    if np_dtype.kind == "b" and steps:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if np_dtype.kind in "iu" and steps > 1:
+        # PyTorch's integer rule: the ends cast first, the first half counted up from the start
+        # and the second half down from the end, each value one fused multiply-add (rounded
+        # once: computed exactly in long double, then rounded to double) and truncated.
+        lo, hi = int(start), int(end)
+        step = np.longdouble((hi - lo) / (steps - 1))
+        i = np.arange(steps)
+        values = np.where(i < steps // 2, lo + step * i, hi - step * (steps - 1 - i))
+        return _finish(np.trunc(values.astype(np.float64)).astype(np_dtype), requires_grad, device)
+    return _finish(np.linspace(start, end, steps).astype(np_dtype), requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

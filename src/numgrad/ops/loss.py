@@ -134,17 +134,18 @@ def check_reduction(reduction: str) -> None:
 
 
 def _check_nll_args(input: Tensor, target: Tensor, weight) -> None:
-    """PyTorch's checks, with its exception classes and messages."""
+    """PyTorch's checks, in its order (the shapes, then the input's dtype, as its kernel
+    dispatches on it), with its exception classes and messages."""
     if not isinstance(target, Tensor):
         raise TypeError(
             f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"nll_loss\" not implemented for '{_type_name(input)}'")
+    x, t = input._data, target._data
+    if x.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
     if target._data.dtype != np.int64:
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {_type_name(target)}")
-    x, t = input._data, target._data
-    if x.ndim == 0 or x.ndim > 2:
+    if x.ndim > 2:
         raise NotImplementedError(
             f"nll_loss supports a (C,) or (N, C) input so far, got {x.ndim} dimensions; for "
             "(N, C, d1, ...) inputs, move the class dimension last and flatten to (N*d1*..., C)"
@@ -167,6 +168,10 @@ def _check_nll_args(input: Tensor, target: Tensor, weight) -> None:
                 f"weight tensor should be defined either for all {n_classes} classes or no classes "
                 f"but got weight tensor of shape: {list(weight._data.shape)}"
             )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"nll_loss_out_frame\" not implemented for '{_type_name(input)}'")
+    if weight is not None:
         if weight.dtype is not input.dtype:
             raise RuntimeError(
                 f"expected scalar type {_type_name(input)} but found {_type_name(weight)}"
@@ -176,6 +181,44 @@ def _check_nll_args(input: Tensor, target: Tensor, weight) -> None:
                 "The function 'nll_loss_forward' is not differentiable with respect to argument "
                 "'weight'. This input cannot have requires_grad True."
             )
+
+
+def _check_nll_backward_args(grad: Tensor, self: Tensor, target: Tensor, weight, reduction: str,
+                             total_weight: Tensor) -> None:
+    """PyTorch's checks of ``nll_loss_backward``'s arguments (its meta function's, then its
+    kernel's dtypes), with its messages."""
+    x, t = self._data, target._data
+    if x.ndim == 0 or x.ndim > 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if t.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if not (x.ndim == 1 and t.ndim == 0) and (t.ndim == 0 or x.shape[0] != t.shape[0]):
+        raise RuntimeError(
+            f"size mismatch (got input: {list(x.shape)}, target: {list(t.shape)})")
+    if total_weight._data.size != 1:
+        raise RuntimeError(
+            "expected total_weight to be a  single element tensor, got: "
+            f"{list(total_weight._data.shape)} ({total_weight._data.size} elements)")
+    if weight is not None and weight._data.size != x.shape[x.ndim - 1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    g = grad._data
+    if reduction == "none" and x.ndim == 2:
+        if g.ndim != 1 or g.shape[0] != x.shape[0]:
+            raise RuntimeError(
+                f"Expected a tensor of dimension 1 and tensor.size[0] == {x.shape[0]} but got: "
+                f"dimension {g.ndim} and tensor.size[0] = {g.shape[0] if g.ndim else 1}")
+    elif g.ndim > 1 or g.size != 1:
+        raise RuntimeError(
+            f"Expected a single element grad_output tensor, but got: {list(g.shape)}")
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"nll_loss_backward_out_frame\" not implemented for '{_type_name(self)}'")
+    if t.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_type_name(target)}")
+    for other in (grad, weight, total_weight):
+        if other is not None and other.dtype is not self.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_type_name(self)} but found {_type_name(other)}")
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
@@ -194,6 +237,8 @@ def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight,
                       ignore_index: int, total_weight: Tensor) -> Tensor:
     """ATen's ``nll_loss_backward`` (``reduction`` as ATen's integer: 0 none, 1 mean, 2 sum): the
     gradient of ``nll_loss`` with respect to its input ``self``, from the loss's gradient."""
+    _check_nll_backward_args(grad_output, self, target, weight, _ATEN_REDUCTION[int(reduction)],
+                             total_weight)
     K = kernels_for((grad_output, self, target, weight, total_weight), NllLossBackward)
     return _nll_loss_backward(  # (total_weight's data on its device: no sync in the backward)
         grad_output, self, self._data.shape, K.copy(target._data),
@@ -247,7 +292,9 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     check_reduction(reduction)
     a, b = binary_operands(input, target)
     if a.dtype.kind != "f":
-        raise RuntimeError(f"\"mse_loss\" not implemented for '{_type_name(Tensor._wrap(a))}'")
+        kernel = "mse_cpu" if isinstance(a, np.ndarray) else "mse_cuda"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_type_name(Tensor._wrap(a))}'")
     return apply(MseLoss, (input, target), (a, b), reduction=reduction)
 
 

@@ -68,12 +68,15 @@ SELECT, SLICE, UNSQUEEZE, ALIAS = "select", "slice", "unsqueeze", "alias"
 
 
 class Key(NamedTuple):
-    """A parsed index: ``array[basic + (...,)][adv]`` (``adv`` None: a basic index, a view)."""
+    """A parsed index: ``array[basic + (...,)][adv]`` (``adv`` None: a basic index, a view).
+    ``mask``: the advanced part is one boolean mask (a write of one element there is PyTorch's
+    masked_fill, which casts the value; other advanced writes need the tensor's dtype)."""
 
     basic: tuple
     adv: tuple | None
     first: str = ALIAS
     last: str = ALIAS
+    mask: bool = False
 
 
 # ------------------------------------------------------------------ parsing
@@ -231,7 +234,8 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
         entries.extend(resolved.get(p, (adv[p],)))
         d = p + (adv[p].ndim if adv[p].dtype.kind == "b" else 1)
     entries = tuple(entries)
-    return Key(tuple(basic), _to_device(entries) if cuda else entries, first, last)
+    mask = len(adv) == 1 and next(iter(adv.values())).dtype.kind == "b"
+    return Key(tuple(basic), _to_device(entries) if cuda else entries, first, last, mask)
 
 
 def _is_host(a) -> bool:
@@ -325,7 +329,8 @@ def _indices_key(indices, shape: tuple, cuda: bool = False) -> Key:
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     resolved = _check_advanced(adv, shape, cuda) if adv else {}
     entries = tuple(e for p in adv for e in resolved.get(p, (adv[p],)))
-    return Key((), _to_device(entries) if cuda else entries)
+    mask = len(adv) == 1 and adv[0].dtype.kind == "b"
+    return Key((), _to_device(entries) if cuda else entries, mask=mask)
 
 
 # ------------------------------------------------------------------ array-level helpers
@@ -774,10 +779,11 @@ def _check_leaf(t: Tensor, key: Key) -> None:
 def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
     """``t[key] = value`` (or ``+=``) in place: the data, the version counter and, in grad mode,
     the history (of ``t``'s base too when ``t`` is a view)."""
+    if key.adv is not None and isinstance(value, Tensor):
+        _check_put_dtype(t, value, key, accumulate)
     values = _as_value(value, t)
-    if op is CopySlices and values.device != t.device:
-        # A write at a basic key is PyTorch's copy_, which copies across devices (recorded).
-        values = values.to(t.device)
+    if values.device != t.device:
+        values = _on_device_of(t, values, key, op is CopySlices, accumulate)
     _check_leaf(t, key)
     values = _fit_value(values, _indexed_shape(t._data, key), key, t)
     _check_partial_overlap(_basic(t._data, key), values._data)
@@ -798,6 +804,20 @@ def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
     if tracked and t._base is not None:
         t.grad_fn  # noqa: B018 (the view's history, regenerated now: it requires grad from here)
     return t
+
+
+def _on_device_of(t: Tensor, values: Tensor, key: Key, copy: bool, accumulate: bool) -> Tensor:
+    """``values`` moved to ``t``'s device where PyTorch moves them: a write at a basic key (its
+    copy_, recorded), a 0-d value (index_put_ moves it), one value for a boolean mask (its
+    masked_fill reads it); else PyTorch's error for two devices."""
+    data = values._data
+    if copy or data.ndim == 0 or (key.mask and not accumulate and data.size == 1):
+        return values.to(t.device)
+    raise RuntimeError(
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        f"{'cpu' if isinstance(data, np.ndarray) else 'cuda:0'} and "
+        f"{'cpu' if isinstance(t._data, np.ndarray) else 'cuda:0'}!"
+    )
 
 
 def _check_partial_overlap(dest: np.ndarray, src: np.ndarray) -> None:
@@ -850,8 +870,8 @@ def _write_through_view(view: Tensor, key: Key, values: Tensor, accumulate: bool
 def _base_key(positions, base: Tensor) -> Key:
     """The advanced key reaching the flat ``positions`` of ``base`` (host or device arrays, as
     ``positions``)."""
-    if base._data.ndim == 0:
-        return Key((), None)
+    if base._data.ndim == 0:  # (every position is 0: the base unsqueezed, indexed by them)
+        return Key((None,), (positions,))
     if _is_host(positions):
         return Key((), np.unravel_index(positions, base._data.shape))
     return Key((), kernels_of(positions).unravel_index(positions, base._data.shape))
@@ -880,11 +900,20 @@ def _check_put(input: Tensor, values) -> None:
     if not isinstance(values, Tensor):
         raise TypeError(
             f"index_put(): argument 'values' must be Tensor, not {type(values).__name__}")
-    if values.dtype is not input.dtype:
-        raise RuntimeError(
-            "Index put requires the source and destination dtypes match, got "
-            f"{_tensor_kind(input)} for the destination and {_tensor_kind(values)} for the source."
-        )
+
+
+def _check_put_dtype(t: Tensor, values: Tensor, key: Key, accumulate: bool) -> None:
+    """PyTorch's index_put_ needs ``values`` in ``t``'s dtype, except where it becomes a
+    masked_fill (no accumulation, one boolean mask, one value on the host), which casts it."""
+    if values._data.dtype == t._data.dtype:
+        return
+    if (key.mask and not accumulate and values._data.size == 1
+            and isinstance(values._data, np.ndarray)):
+        return
+    raise RuntimeError(
+        "Index put requires the source and destination dtypes match, got "
+        f"{_tensor_kind(t)} for the destination and {_tensor_kind(values)} for the source."
+    )
 
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
@@ -893,6 +922,9 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     that repeat adding up."""
     _check_put(input, values)
     key = _indices_key(indices, input._data.shape, _on_cuda(input))
+    _check_put_dtype(input, values, key, bool(accumulate))
+    if values.device != input.device:
+        values = _on_device_of(input, values, key, False, bool(accumulate))
     values = _fit_value(values, _indexed_shape(input._data, key), key, input)
     return _put(IndexPut, input, key, values, bool(accumulate))
 

@@ -11,8 +11,10 @@ import numpy as np
 
 from .._dtype import from_numpy_dtype
 from ..autograd import grad_mode
+from ..creation import zeros_like
 from ..tensor import Tensor
 from . import elementwise
+from ._promote import broadcast_shapes
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 _OVERLAP = (
@@ -192,7 +194,7 @@ class Fill(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return (grad * 0,)
+        return (zeros_like(grad),)  # (not grad * 0: that is NaN where grad is inf or NaN)
 
 
 @register
@@ -219,7 +221,7 @@ class Copy(Op):
     @staticmethod
     def backward(ctx, grad):
         need_self, need_src = ctx.needs_input_grad
-        return (grad * 0 if need_self else None), (grad if need_src else None)
+        return (zeros_like(grad) if need_self else None), (grad if need_src else None)
 
 
 def fill_(input: Tensor, value) -> Tensor:
@@ -247,7 +249,7 @@ def copy_(input: Tensor, src: Tensor) -> Tensor:
     """Copies ``src`` (broadcast to ``input``'s shape, cast to its dtype) into ``input``."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
-    np.broadcast_shapes(src._data.shape, input._data.shape)
+    broadcast_shapes(input._data.shape, src._data.shape)  # (PyTorch's error: the write checks)
     if isinstance(src._data, np.ndarray) != isinstance(input._data, np.ndarray):
         # a copy across devices, recorded (as PyTorch's copy_ does)
         src = src.to(input.device)
@@ -316,7 +318,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
         value = value.item()
-    np.broadcast_shapes(mask._data.shape, input._data.shape)
+    broadcast_shapes(mask._data.shape, input._data.shape)
     return apply(MaskedFill, (input, mask), (input._data, mask._data), value=value, mask=mask)
 
 

@@ -150,8 +150,9 @@ class VectorNorm(Op):
         if not ctx.params["keepdim"]:
             kshape = _keepdim_shape(ctx.input_shapes[0], ctx.params["dims"])
             grad, norm = grad.reshape(kshape), norm.reshape(kshape)
-        # x / ||x||, taken as 0 where the norm is 0.
-        return (a * (grad / (norm + _inf_where_zero(norm))),)
+        # PyTorch's grad * (x / ||x||), the ratio taken as 0 where the norm is 0 (x / ||x|| first:
+        # grad / ||x|| overflows for a subnormal norm).
+        return (grad * (a / (norm + _inf_where_zero(norm))),)
 
 
 def _inf_where_zero(t: Tensor) -> Tensor:
@@ -222,10 +223,13 @@ class _Extreme(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # PyTorch's scale_grad_by_count: (grad / count) * mask (not grad * (mask / count),
+        # which rounds differently).
         a, out = ctx.saved_tensors
         grad, out = _keep(grad, ctx), _keep(out, ctx)
-        share = kernels_for((a,)).extreme_share(a._data, out._data, ctx.params["dims"], False)
-        return (grad * Tensor._wrap(share),)
+        mask = (a.detach() == out.detach()).to(grad.dtype)
+        count = mask.sum(ctx.params["dims"], keepdim=True)
+        return ((grad / count) * mask,)
 
 
 class _ExtremeAll(_Extreme):
@@ -240,7 +244,8 @@ class _ExtremeAll(_Extreme):
         a, out = ctx.saved_tensors
         share = Tensor._wrap(kernels_for((a,)).extreme_share(a._data, out._data,
                                                              ctx.params["dims"], True))
-        return (where(share != 0, grad * share, 0.0),)
+        hit = share != 0
+        return (where(hit, grad / hit.sum().to(grad.dtype), 0.0),)
 
 
 @register
@@ -512,7 +517,7 @@ def _softmax_input(name: str, input: Tensor, dim: int, dtype):
     wrapped; PyTorch's refusal of an integer or bool input (its kernel's name in the message)."""
     data = input if dtype is None else input.to(dtype)
     nd = data._data.ndim
-    d = _wrap_dim(dim, nd) if nd else 0
+    d = _wrap_dim(dim, nd) if nd else _wrap_dim(dim, 0) * 0  # (a 0-d tensor takes 0 and -1)
     if not data.dtype.is_floating_point and data._data.size:
         kernel = f"{name}_lastdim_kernel_impl" if d >= nd - 1 else f"{name}_kernel_impl"
         raise NotImplementedError(

@@ -377,7 +377,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     if dim is None:
         return apply(SqueezeAll, (input,), (input._data,))
     nd = input._data.ndim
-    d = _wrap_dim(dim, nd) if nd else 0
+    d = _wrap_dim(dim, nd) if nd else _wrap_dim(dim, 0) * 0  # (a 0-d tensor takes 0 and -1)
     return apply(Squeeze, (input,), (input._data,), dim=d)
 
 
@@ -416,11 +416,16 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     nd = input._data.ndim
     if not nd:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _wrap_dim(dim, nd)
     size = input._data.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return apply(Narrow, (input,), (input._data,), dim=d, start=start, length=length)
 

@@ -220,6 +220,8 @@ def any_equal_device(x: np.ndarray, value) -> np.ndarray:
 
 def product_of_others(x: np.ndarray, dims: tuple) -> np.ndarray:
     """For each element, the product of the other elements of its slice over ``dims``."""
+    if x.size == 0:
+        return np.zeros(x.shape, x.dtype)
     kept = [d for d in range(x.ndim) if d not in dims]
     moved = np.transpose(x, kept + list(dims))
     flat = moved.reshape(moved.shape[:len(kept)] + (-1,))

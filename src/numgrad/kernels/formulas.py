@@ -106,7 +106,7 @@ TABLE: dict = dict((
     _rows(Binary.MINIMUM, _S + "minimum", None, ALL),
     _rows(Binary.TANH_BWD, _S + "tanh_backward"),
     _rows(Binary.SIGMOID_BWD, _S + "sigmoid_backward"),
-    _rows(Binary.RELU_BWD, _S + "relu_backward"),
+    _rows(Binary.RELU_BWD, _S + "relu_backward", None, FLOAT, _S + "relu_backward_int", INT),
     _rows(Compare.EQ, _S + "eq", None, ALL),
     _rows(Compare.NE, _S + "ne", None, ALL),
     _rows(Compare.LT, _S + "lt", None, ALL),

@@ -197,13 +197,14 @@ def rpow(a, b):
 
 @njit(inline="always")
 def maximum(a, b):
-    """NaN-propagating, as torch.maximum."""
-    return a if (a > b or a != a) else b
+    """NaN-propagating, as torch.maximum; a tie (0.0 and -0.0) gives ``a``, as PyTorch's scalar
+    loop does (which its small tensors and the tails of large ones take)."""
+    return a if (a >= b or a != a) else b
 
 
 @njit(inline="always")
 def minimum(a, b):
-    return a if (a < b or a != a) else b
+    return a if (a <= b or a != a) else b
 
 
 @njit(inline="always")
@@ -214,8 +215,8 @@ def tanh_backward(grad, y):
 
 @njit(inline="always")
 def sigmoid_backward(grad, y):
-    """``grad * y (1 - y)``, from sigmoid's saved output ``y``."""
-    return grad * (y * (_one(y) - y))
+    """``grad * (1 - y) * y``, from sigmoid's saved output ``y`` (PyTorch's order)."""
+    return grad * (_one(y) - y) * y
 
 
 @njit(inline="always")
@@ -223,6 +224,11 @@ def relu_backward(grad, y):
     """``grad`` where relu's saved output ``y`` is not ``<= 0`` (a NaN output passes it), as
     PyTorch's threshold_backward."""
     return _zero(grad) if y <= 0 else grad
+
+
+@njit(inline="always")
+def relu_backward_int(grad, y):
+    return grad - grad if y <= 0 else grad
 
 
 # ------------------------------------------------------------------ comparisons (bool results)

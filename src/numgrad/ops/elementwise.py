@@ -163,7 +163,8 @@ class Div(Op):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad / b if need_a else None
-        grad_b = -grad * a / (b * b) if need_b else None
+        # PyTorch's -grad * ((a / b) / b): no b * b to overflow, and its rounding (x / x gets 0)
+        grad_b = -grad * ((a / b) / b) if need_b else None
         return grad_a, grad_b
 
 
@@ -198,6 +199,8 @@ class PowScalar(Op):
 
     @staticmethod
     def forward(K, a, *, exponent):
+        if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
+            return _POW_SPECIAL[exponent](K, a)
         return K.binary(K.POW, a, np.array(exponent, a.dtype))
 
     @staticmethod
@@ -205,8 +208,22 @@ class PowScalar(Op):
         (a,) = ctx.saved_tensors
         e = ctx.params["exponent"]
         if e == 0:
-            return (grad * 0,)
-        return (grad * e * a ** (e - 1),)
+            return (zeros_like(grad),)  # (PyTorch's zeros, not grad * 0: NaN for an inf grad)
+        return (grad * (a ** (e - 1) * e),)  # (PyTorch's grad * (e * a**(e-1)), its rounding)
+
+
+# PyTorch's float tensor ** number for these exponents (pow_tensor_scalar_optimized_kernel):
+# products and roots, not pow, whose rounding and special values differ (x * x * x is not
+# pow(x, 3) in the last bit; sqrt(-inf) is NaN where pow(-inf, 0.5) is inf; 1 / (x * x) is 0
+# where x * x overflows, where pow(x, -2) may be subnormal).
+_POW_SPECIAL = {
+    0.5: lambda K, a: K.unary(K.SQRT, a),
+    -0.5: lambda K, a: K.unary(K.RSQRT, a),
+    2: lambda K, a: K.binary(K.MUL, a, a),
+    3: lambda K, a: K.binary(K.MUL, K.binary(K.MUL, a, a), a),
+    -1: lambda K, a: K.unary(K.RECIPROCAL, a),
+    -2: lambda K, a: K.unary(K.RECIPROCAL, K.binary(K.MUL, a, a)),
+}
 
 
 @register
@@ -230,9 +247,12 @@ class PowTensor(Op):
     def backward(ctx, grad):
         a, b, out = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        grad_a = grad * b * a ** (b - 1) if need_a else None
-        # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention).
-        grad_b = grad * out * log(a + _zero_base_mask(a, b)) if need_b else None
+        grad_a = grad_b = None
+        if need_a:  # b a**(b-1), and 0 where b == 0 whatever grad is (PyTorch's where)
+            grad_a = where(b.detach() != 0, grad * (b * a ** (b - 1)), 0.0)
+        if need_b:  # a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
+            t = out * log(a)
+            grad_b = grad * where(a.detach() != 0, t, where(b.detach() >= 0, 0.0, t))
         return grad_a, grad_b
 
 
@@ -254,13 +274,12 @@ class RPow(Op):
         (out,) = ctx.saved_tensors
         base = ctx.params["base"]
         if base == 0:
-            return (grad * 0,)
-        return (grad * out * float(np.log(base)),)
-
-
-def _zero_base_mask(a: Tensor, b: Tensor) -> Tensor:
-    """1 where ``a == 0 and b >= 0`` (so that log(a + mask) is 0 there), else 0; a constant."""
-    return (a.detach() == 0).to(a.dtype) * (b.detach() >= 0).to(a.dtype)
+            # PyTorch's where(exponent >= 0, 0, result * log(0)): 0 ** x is 0 or 1 exactly
+            # where x >= 0 (inf for x < 0, NaN for NaN), so the output tells the exponent's sign.
+            return (grad * where(out.detach() <= 1, 0.0, out * float("-inf")),)
+        with np.errstate(invalid="ignore", divide="ignore"):  # (log of a negative base: NaN)
+            log_base = float(np.log(base))
+        return (grad * (out * log_base),)
 
 
 class _Unary(Op):
@@ -319,7 +338,7 @@ class Reciprocal(_Unary):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return (-grad * out * out,)
+        return (-grad * (out * out),)  # (PyTorch's grouping: out * out may overflow first)
 
 
 @register
@@ -391,7 +410,7 @@ class Rsqrt(_Unary):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return (grad * out * out * out * -0.5,)
+        return ((grad * -0.5) * (out * out * out),)  # (PyTorch's grouping)
 
 
 @register
@@ -822,14 +841,15 @@ class _MaxMin(Op):
     @classmethod
     def backward(cls, ctx, grad):
         # As PyTorch: the gradient goes to the chosen operand, ties split it evenly, and where
-        # either is NaN (neither wins a comparison) each operand gets all of it.
+        # either is NaN (neither wins a comparison) each operand gets all of it. The losing
+        # operand gets 0 whatever the gradient is (a fill, PyTorch's masked_fill: not grad * 0).
         a, b = ctx.saved_tensors
         a, b = a.detach(), b.detach()
-        keep = 1 - (a == b).to(grad.dtype) * 0.5  # (1, or 1/2 at a tie)
+        shared = where(a == b, grad * 0.5, grad)
         maximum = cls.code == "MAXIMUM"
         need_a, need_b = ctx.needs_input_grad
-        grad_a = grad * (keep - ((a < b) if maximum else (a > b)).to(grad.dtype)) if need_a else None
-        grad_b = grad * (keep - ((a > b) if maximum else (a < b)).to(grad.dtype)) if need_b else None
+        grad_a = where((a < b) if maximum else (a > b), 0.0, shared) if need_a else None
+        grad_b = where((a > b) if maximum else (a < b), 0.0, shared) if need_b else None
         return grad_a, grad_b
 
 
@@ -855,14 +875,26 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     return apply(Clamp, (input,), (a,), min=min, max=max)
 
 
+def _not_tensors(name: str, input, other):
+    """PyTorch's error for a ``maximum``/``minimum`` operand that is not a tensor (a number too:
+    these take tensors only)."""
+    bad, which, pos = (input, "input", 1) if not isinstance(input, Tensor) else (other, "other", 2)
+    raise TypeError(f"{name}(): argument '{which}' (position {pos}) must be Tensor, not "
+                    f"{type(bad).__name__}")
+
+
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum (NaN wins)."""
+    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
+        _not_tensors("maximum", input, other)
     a, b = binary_operands(input, other)
     return apply(Maximum, (input, other), (a, b))
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum (NaN wins)."""
+    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
+        _not_tensors("minimum", input, other)
     a, b = binary_operands(input, other)
     return apply(Minimum, (input, other), (a, b))
 

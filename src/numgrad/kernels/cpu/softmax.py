@@ -30,9 +30,9 @@ def _log_softmax_rows(x, out):
         total = 0.0
         for j in range(n):
             total += fast_exp(row[j] - m)
-        shift = m + np.log(total)
+        lse = np.log(total)
         for j in range(n):
-            out[r, j] = row[j] - shift
+            out[r, j] = (row[j] - m) - lse  # (PyTorch's order: -0.0 - -0.0 - 0 is 0.0)
 
 
 @njit(cache=True, error_model="numpy")

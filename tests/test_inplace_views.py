@@ -279,3 +279,45 @@ def test_compiled_in_place_writes_through_views_give_eager_results():
         for a, b, c in ((xc, xe, xt), (wc, we, wt)):
             np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
             np.testing.assert_allclose(b.grad.numpy(), c.grad.numpy(), rtol=1e-10)
+
+
+def _peak_bytes(fn):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_unrecorded_in_place_forms_write_in_one_pass_without_a_copy():
+    n = 1 << 20  # 4 MiB of float32
+    x = numgrad.rand(n)
+    want = np.exp(x.numpy().astype(np.float64)).astype(np.float32)
+    address = x.numpy().ctypes.data
+    numgrad.rand(n).exp_()  # (kernels loaded before the measure)
+    with numgrad.no_grad():
+        peak = _peak_bytes(x.exp_)
+    assert x.numpy().ctypes.data == address and peak < n  # (no second array)
+    np.testing.assert_allclose(x.numpy(), want, rtol=1e-6)
+    v = numgrad.ones(4, 4)[:, ::2]  # a strided view: written back through its strides
+    v.neg_()
+    assert v.tolist() == [[-1.0, -1.0]] * 4
+
+
+def test_a_recorded_in_place_form_snapshots_its_input_only_where_backward_keeps_it():
+    n = 1 << 20
+    x = numgrad.rand(n, requires_grad=True)
+    for warm in ((x * 1).relu_, (x * 1).sin_):  # (kernels loaded before the measure)
+        warm()
+    y = x * 1
+    relu_peak = _peak_bytes(y.relu_)  # keeps its output: the result only
+    z = x * 1
+    sin_peak = _peak_bytes(z.sin_)  # keeps its input: a snapshot too
+    assert relu_peak < 6 * n <= sin_peak
+    (y.sum() + z.sum()).backward()
+    expected = (x.detach().numpy() > 0) + np.cos(x.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)

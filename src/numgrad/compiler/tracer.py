@@ -36,7 +36,7 @@ READS = {
     "nonzero": "indexing by a boolean mask (its result's shape depends on the values)",
 }
 # Those that write into an argument (the index of that argument).
-WRITES = {"binary_into": 1, "assign": 0, "index_put": 0}
+WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0}
 # Those whose result may view their first argument's memory.
 VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
                    "unsqueeze", "view_index", "ascontiguous"})

@@ -24,6 +24,9 @@ class Kernels(Protocol):
     def unary(self, op: int, x: Array) -> Array:
         """``op`` of every element, a new C-contiguous array."""
 
+    def unary_into(self, op: int, x: Array) -> None:
+        """``x = op(x)`` in place (one pass over a contiguous ``x``)."""
+
     def binary(self, op: int, a: Array, b: Array, out_dtype=None) -> Array:
         """``op(a, b)`` broadcast; ``b`` may be a host number of ``a``'s dtype."""
 

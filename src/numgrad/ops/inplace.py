@@ -15,7 +15,7 @@ from ..creation import zeros_like
 from ..tensor import Tensor
 from . import elementwise
 from ._promote import broadcast_shapes
-from .registry import Op, Sample, apply, kernels_for, kernels_of, register
+from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
 
 _OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -29,6 +29,10 @@ _VIEW_OF_LEAF = (
 )
 
 
+def _requires_grad(x) -> bool:
+    return isinstance(x, Tensor) and x._requires_grad
+
+
 def _check_leaf(t: Tensor) -> None:
     if not grad_mode.state.enabled:
         return
@@ -39,8 +43,11 @@ def _check_leaf(t: Tensor) -> None:
         raise RuntimeError(_VIEW_OF_LEAF)
 
 
-def _write(t: Tensor, fn, *args, **kwargs) -> Tensor:
+def _write(t: Tensor, fn, *args, saves_self: bool = True, **kwargs) -> Tensor:
     """Runs ``fn(t, *args)`` out of place and stores the result in ``t``, autograd state included.
+    Recorded, ``fn`` gets a snapshot of ``t`` (its own data, ``t``'s history) where its backward
+    keeps its input (``saves_self``: ``sin_`` keeps it, ``relu_`` keeps its output, ``add_``
+    nothing), else ``t`` itself: as PyTorch, what the backward needs is saved and nothing else.
 
     Recorded on a view (``t._base`` set), the write goes through the base, as PyTorch's
     CopySlices: the base's history becomes a node routing the gradient of the view's elements
@@ -53,8 +60,8 @@ def _write(t: Tensor, fn, *args, **kwargs) -> Tensor:
         or (t._base is not None and t._base._requires_grad)
     )
     source = t
-    if tracked:
-        # The formula may save the old value: give it a snapshot with its own data and history.
+    if tracked and saves_self:
+        # The formula saves the old value: give it a snapshot with its own data and history.
         source = Tensor._wrap(kernels_of(t._data).copy(t._data), t._requires_grad)
         source.grad_fn = t.grad_fn
     result = fn(source, *args, **kwargs)
@@ -151,28 +158,28 @@ def add_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input += alpha * other``."""
     if _untracked_arithmetic("ADD", input, other, alpha):
         return input
-    return _write(input, elementwise.add, other, alpha=alpha)
+    return _write(input, elementwise.add, other, alpha=alpha, saves_self=False)
 
 
 def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input -= alpha * other``."""
     if _untracked_arithmetic("SUB", input, other, alpha):
         return input
-    return _write(input, elementwise.sub, other, alpha=alpha)
+    return _write(input, elementwise.sub, other, alpha=alpha, saves_self=False)
 
 
 def mul_(input: Tensor, other) -> Tensor:
     """In-place ``input *= other``."""
     if _untracked_arithmetic("MUL", input, other):
         return input
-    return _write(input, elementwise.mul, other)
+    return _write(input, elementwise.mul, other, saves_self=_requires_grad(other))
 
 
 def div_(input: Tensor, other) -> Tensor:
     """In-place ``input /= other`` (true division)."""
     if _untracked_arithmetic("DIV", input, other):
         return input
-    return _write(input, elementwise.div, other)
+    return _write(input, elementwise.div, other, saves_self=_requires_grad(other))
 
 
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
@@ -237,12 +244,12 @@ def fill_(input: Tensor, value) -> Tensor:
             # fill_ copies it too. (The node is then CopyBackwards, not FillBackward3.)
             return copy_(input, value)
         value = value.item()
-    return _write(input, lambda t: apply(Fill, (t,), (t._data,), value=value))
+    return _write(input, lambda t: apply(Fill, (t,), (t._data,), value=value), saves_self=False)
 
 
 def zero_(input: Tensor) -> Tensor:
     """Fills with zeros, in place."""
-    return _write(input, lambda t: apply(Zero, (t,), (t._data,), value=0))
+    return _write(input, lambda t: apply(Zero, (t,), (t._data,), value=0), saves_self=False)
 
 
 def copy_(input: Tensor, src: Tensor) -> Tensor:
@@ -253,15 +260,36 @@ def copy_(input: Tensor, src: Tensor) -> Tensor:
     if isinstance(src._data, np.ndarray) != isinstance(input._data, np.ndarray):
         # a copy across devices, recorded (as PyTorch's copy_ does)
         src = src.to(input.device)
-    return _write(input, lambda t, s: apply(Copy, (t, s), (t._data, s._data)), src)
+    return _write(input, lambda t, s: apply(Copy, (t, s), (t._data, s._data)), src,
+                  saves_self=False)
+
+def _unrecorded(t: Tensor) -> bool:
+    """Whether an in-place op on ``t`` records nothing (no grad mode, or nothing requires grad)."""
+    return not grad_mode.state.enabled or not (
+        t._requires_grad or (t._base is not None and t._base._requires_grad))
+
 
 def _inplace_form(name: str):
     """``name_``: the op ``name`` computed out of place and written into the tensor (``_write``),
-    its node PyTorch's (``ReluBackward0`` for ``relu_``), through a view's base where it is one."""
-    op = getattr(elementwise, name)
+    its node PyTorch's (``ReluBackward0`` for ``relu_``), through a view's base where it is one.
+    Where nothing is recorded, a float tensor is written in one pass by the op's own kernel
+    (``unary_into``)."""
+    fn = getattr(elementwise, name)
+    op = REGISTRY.get("neg" if name == "negative" else name)
+    saves_self = op is None or 0 in op.save_inputs
+    code = op.code if isinstance(op, type) and issubclass(op, elementwise._Unary) else None
 
     def inplace(input: Tensor, *args, **kwargs) -> Tensor:
-        return _write(input, op, *args, **kwargs)
+        if code is not None and not args and not kwargs and isinstance(input, Tensor):
+            data = input._data
+            if data.dtype.kind == "f" and _unrecorded(input):
+                K = kernels_of(data)
+                if not K.is_writeable(data):
+                    raise RuntimeError(_OVERLAP)
+                K.unary_into(getattr(K, code), data)
+                input._version_counter.value += 1
+                return input
+        return _write(input, fn, *args, saves_self=saves_self, **kwargs)
 
     inplace.__name__ = inplace.__qualname__ = name + "_"
     inplace.__doc__ = f"``{name}`` in place: the result is written into ``input``."
@@ -324,7 +352,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 
 def masked_fill_(input: Tensor, mask: Tensor, value) -> Tensor:
     """``value`` written where ``mask`` is True, in place."""
-    return _write(input, masked_fill, mask, value)
+    return _write(input, masked_fill, mask, value, saves_self=False)
 
 
 # What numgrad exports as functions, and what Tensor gets as methods.

@@ -68,6 +68,20 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     return out if x.ndim == 1 else out.reshape(x.shape)
 
 
+def unary_into(op: int, x: np.ndarray) -> None:
+    """``x = op(x)`` in place, in one pass where ``x`` is contiguous (the loop reads and writes
+    each element at one index); else computed out of place and written back."""
+    kernels = _LOADED.get((op, x.dtype, True)) or _kernels(op, x.dtype, True)
+    if not x.flags.c_contiguous:
+        x[...] = unary(op, x)
+        return
+    flat = x.reshape(-1)
+    if flat.size < PARALLEL_THRESHOLD or not _threaded(x.dtype, x.dtype):
+        kernels.map_1d(flat, flat)
+    else:
+        kernels.map_1d_parallel(flat, flat, get_num_threads())
+
+
 def _strided_view(a: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     """A 1-D view of ``a``'s buffer and its element strides once broadcast to ``shape`` (which
     the caller has checked ``a`` broadcasts to)."""
@@ -257,5 +271,5 @@ def to_host(a: np.ndarray) -> np.ndarray:
     return a
 
 
-__all__ = ["unary", "binary", "binary_into", "where", "cast", "copy", "reshape_view", "broadcast_to",
+__all__ = ["unary", "unary_into", "binary", "binary_into", "where", "cast", "copy", "reshape_view", "broadcast_to",
            "to_host"]

@@ -24,8 +24,8 @@ _numgrad_cuda._apply_numpy_shims()  # before numba-cuda is imported (numpy 2.5)
 
 from ..formulas import OP_CODES  # noqa: E402
 from .elementwise import (  # noqa: E402,F401
-    binary, binary_into, broadcast_to, cast, copy, reshape_view, to_device, to_host, unary, upload,
-    where,
+    binary, binary_into, broadcast_to, cast, copy, reshape_view, to_device, to_host, unary,
+    unary_into, upload, where,
 )
 from .indexing import (  # noqa: E402,F401
     check_errors, index, index_put, nonzero, result_shape, unravel_index,

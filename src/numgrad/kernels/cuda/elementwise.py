@@ -18,7 +18,7 @@ from numba import cuda
 from .. import codegen
 from ..formulas import SWAPPED, Binary
 from .layout import _copy_k, _offset, ascontiguous, convert, meta, operand  # noqa: F401
-from .layout import address, may_share_memory
+from .layout import address, assign, may_share_memory
 from .layout import broadcast_to, reshape_view  # noqa: F401  (entry points)
 from .memory import empty, flat, launch
 
@@ -89,6 +89,16 @@ def unary(op: int, x):
     if out.size:
         launch(kernel, out.size)(flat(x), flat(out))
     return out
+
+
+def unary_into(op: int, x) -> None:
+    """``x = op(x)`` in place: one pass where ``x`` is contiguous, else out of place and
+    copied back (``layout.assign``)."""
+    if x.is_c_contiguous():
+        if x.size:
+            launch(_kernels(op, x.dtype, True).map_k, x.size)(flat(x), flat(x))
+        return
+    assign(x, unary(op, x))
 
 
 def binary(op: int, a, b, out_dtype=None):

@@ -86,8 +86,7 @@ PROGRAMS = [
     Program("polynomial_numpy.py"),
     Program("polynomial_tensor.py"),
     # beginner_source/examples_autograd/
-    Program("polynomial_autograd.py",
-            xfail="torch.set_default_device is missing (numgrad has no set_default_device)"),
+    Program("polynomial_autograd.py"),
     Program("polynomial_custom_function.py"),
     # beginner_source/examples_nn/
     Program("dynamic_net.py"),

@@ -150,3 +150,39 @@ def test_in_place_fills_follow_pytorch_leaf_rules():
         y.uniform_()  # a non-leaf: recorded, no gradient reaches the old values
         (y * w).sum().backward()
         np.testing.assert_allclose(w.grad.numpy(), y.detach().numpy(), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ defaults
+DEFAULT_DTYPE_CALLS = [
+    lambda m: m.tensor([1.5]), lambda m: m.zeros(2), lambda m: m.arange(3) / 2,
+    lambda m: m.arange(0, 1, 0.5), lambda m: m.Tensor([1]), lambda m: m.rand(2),
+    lambda m: m.nn.Linear(2, 2).weight, lambda m: m.ones(2, dtype=m.int64) * 0.5,
+    lambda m: m.FloatTensor([1.0]),
+]
+
+
+@pytest.mark.parametrize("default", ["float64", "float32"])
+def test_set_default_dtype_as_pytorch(default):
+    def run(m):
+        m.set_default_dtype(getattr(m, default))
+        try:
+            return [str(call(m).dtype).split(".")[-1] for call in DEFAULT_DTYPE_CALLS] + [
+                str(m.get_default_dtype()).split(".")[-1]]
+        finally:
+            m.set_default_dtype(m.float32)
+
+    ours, theirs = _both(run)
+    assert ours == theirs
+    for m in (numgrad, torch):
+        with pytest.raises(TypeError, match="only floating-point types are supported"):
+            m.set_default_dtype(m.int64)
+
+
+def test_set_default_device_to_the_cpu_and_back():
+    numgrad.set_default_device("cpu")
+    try:
+        assert numgrad.get_default_device() == numgrad.device("cpu")
+        assert numgrad.zeros(2).device.type == "cpu"
+    finally:
+        numgrad.set_default_device(None)
+    assert numgrad.get_default_device().type == "cpu"

@@ -104,6 +104,20 @@ def default_for_category(category: int) -> dtype:
     return _DEFAULT_FOR_CATEGORY[category]
 
 
+def set_default_dtype(d) -> None:
+    """The dtype of floating-point tensors made without one (``tensor([1.5])``, ``zeros(2)``,
+    ``int_tensor / 2``): ``float32`` unless set, as in PyTorch."""
+    d = to_dtype(d)
+    if d._category != FLOAT:
+        raise TypeError("only floating-point types are supported as the default type")
+    _DEFAULT_FOR_CATEGORY[FLOAT] = d
+
+
+def get_default_dtype() -> dtype:
+    """The default floating-point dtype (``set_default_dtype``)."""
+    return _DEFAULT_FOR_CATEGORY[FLOAT]
+
+
 class device:
     """Where a tensor's data lives: ``device('cpu')`` or ``device('cuda', 0)``."""
 

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from ._dtype import device as _device
-from ._dtype import FLOAT, default_for_category, float32, from_numpy_dtype, int64, to_dtype
+from ._dtype import FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
 from .compiler.traced import active_trace, graph_break
 from .tensor import Tensor
 
@@ -38,7 +38,24 @@ def _place(data: np.ndarray, device):
     return cuda.kernels().upload(data)
 
 
+_default_device = None  # set_default_device's, or None: the CPU
+
+
+def set_default_device(device) -> None:
+    """Where the creation functions put tensors made without a ``device`` (None: the CPU), as
+    PyTorch's ``set_default_device``."""
+    global _default_device
+    _default_device = None if device is None else _device(device)
+
+
+def get_default_device() -> _device:
+    """The device of tensors made without one (``set_default_device``)."""
+    return _default_device if _default_device is not None else _device("cpu")
+
+
 def _finish(data: np.ndarray, requires_grad: bool, device=None) -> Tensor:
+    if device is None:
+        device = _default_device
     trace = active_trace()
     if trace is not None:  # made from Python data in a compiled function: a constant of it
         trace.created[id(data)] = data
@@ -230,13 +247,15 @@ def _shape(size) -> tuple:
 
 
 def _float_dtype(dtype) -> np.dtype:
-    return (to_dtype(dtype) if dtype is not None else float32).np
+    return (to_dtype(dtype) if dtype is not None else default_for_category(FLOAT)).np
 
 
 def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tensor:
     """A tensor of ``shape`` filled with ``value`` (None: uninitialised). On CUDA it is filled
     by a kernel, not uploaded: an upload from pageable host memory would wait for the GPU (the
     backward makes its seed gradient, ``ones_like``, this way)."""
+    if device is None:
+        device = _default_device
     if device is None or not _is_cuda(device):
         if active_trace() is None:
             data = np.empty(shape, np_dtype) if value is None else np.full(shape, value, np_dtype)
@@ -302,7 +321,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         start, end = 0, start
     if dtype is None:
         is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-        dtype = int64 if is_int else float32
+        dtype = int64 if is_int else default_for_category(FLOAT)
     return _finish(np.arange(start, end, step).astype(to_dtype(dtype).np), requires_grad, device)
 
 
@@ -378,5 +397,5 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_gr
 __all__ = [
     "manual_seed", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
     "rand", "randn", "zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
-    "full_like", "linspace", "eye", "randint",
+    "full_like", "linspace", "eye", "randint", "set_default_device", "get_default_device",
 ]

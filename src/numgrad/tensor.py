@@ -61,10 +61,10 @@ class Tensor:
     _shares_data = False  # True for a SharedGrad
 
     def __init__(self, *args, requires_grad: bool = False):
-        """PyTorch's legacy constructor, a float32 tensor: ``Tensor()`` (empty), ``Tensor(2, 3)``
-        (uninitialised, of that size), ``Tensor(data)`` (a copy of a sequence, an array or a
-        tensor's values)."""
-        self._adopt(_legacy_data(args, np.float32), False)
+        """PyTorch's legacy constructor, a tensor of the default float dtype: ``Tensor()``
+        (empty), ``Tensor(2, 3)`` (uninitialised, of that size), ``Tensor(data)`` (a copy of a
+        sequence, an array or a tensor's values)."""
+        self._adopt(_legacy_data(args, _dtype.default_for_category(_dtype.FLOAT).np), False)
         if requires_grad:
             self.requires_grad_(True)
 

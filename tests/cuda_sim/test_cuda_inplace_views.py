@@ -63,3 +63,15 @@ def test_in_place_form_on_a_view_matches_cpu(name, view):
 @pytest.mark.parametrize("program", PROGRAMS, ids=list(PROGRAMS))
 def test_writes_through_views_match_cpu(program):
     _same(PROGRAMS[program])
+
+
+def test_set_default_device_puts_new_tensors_on_the_gpu():
+    numgrad.set_default_device("cuda")
+    try:
+        made = [numgrad.zeros(2), numgrad.ones(2, 3), numgrad.tensor([1.0, 2.0]), numgrad.rand(3),
+                numgrad.arange(4), numgrad.nn.Linear(2, 2).weight]
+        assert all(t.is_cuda for t in made)
+        assert numgrad.get_default_device().type == "cuda"
+    finally:
+        numgrad.set_default_device(None)
+    assert not numgrad.zeros(2).is_cuda

@@ -102,9 +102,7 @@ PROGRAMS = [
     Program("neural_networks_tutorial.py",
             xfail="nn.Conv2d is missing (and F.max_pool2d, which its forward calls next)"),
     Program("autogradqs_tutorial.py"),
-    Program("tensorqs_tutorial.py",
-            xfail="the out= keyword is missing: torch.matmul(tensor, tensor.T, out=y3) raises "
-                  "TypeError (and torch.mul(..., out=z3) next)"),
+    Program("tensorqs_tutorial.py"),
     Program("autogradyt_tutorial.py", masks=(PROFILER_TABLE,)),
     Program("deep_learning_tutorial.py"),
     # pytorch/examples regression/main.py

@@ -186,3 +186,44 @@ def test_set_default_device_to_the_cpu_and_back():
     finally:
         numgrad.set_default_device(None)
     assert numgrad.get_default_device().type == "cpu"
+
+
+# ------------------------------------------------------------------ out=
+OUT_CALLS = [
+    ("matmul", lambda m, out: m.matmul(m.ones(2, 3), m.ones(3, 2), out=out), (2, 2), "float32"),
+    ("mul", lambda m, out: m.mul(m.arange(4.0), 3, out=out), (4,), "float32"),
+    ("add", lambda m, out: m.add(m.ones(2), 1, out=out), (0,), "float32"),
+    ("sum", lambda m, out: m.sum(m.ones(2, 3), 1, out=out), (2,), "float64"),
+    ("exp", lambda m, out: m.exp(m.zeros(3), out=out), (3,), "float32"),
+    ("cat", lambda m, out: m.cat([m.ones(2), m.zeros(1)], out=out), (3,), "float32"),
+    ("lt", lambda m, out: m.lt(m.arange(3.0), 1.5, out=out), (3,), "bool"),
+    ("resized", lambda m, out: m.add(m.ones(2, 2), 1, out=out), (3,), "float32"),
+    ("cast refused", lambda m, out: m.add(m.ones(2), 1.5, out=out), (2,), "int64"),
+    ("requires grad", lambda m, out: m.mul(m.ones(2, requires_grad=True), 2, out=out), (2,),
+     "float32"),
+]
+
+
+@pytest.mark.parametrize("name, call, shape, dtype", OUT_CALLS, ids=[c[0] for c in OUT_CALLS])
+def test_out_keyword_as_pytorch(name, call, shape, dtype):
+    import warnings
+
+    def run(m):
+        out = m.zeros(shape, dtype=getattr(m, dtype))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = call(m, out)
+            except Exception as e:  # noqa: BLE001 (compared)
+                return type(e).__name__, str(e)
+        return (result is out, tuple(out.shape), str(out.dtype).split(".")[-1],
+                out.tolist(), [str(w.message).split(" (Triggered")[0] for w in caught])
+
+    ours, theirs = _both(run)
+    assert ours == theirs
+
+
+def test_tensor_methods_take_no_out_keyword_as_pytorch():
+    for m in (numgrad, torch):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+            m.ones(2).add(1, out=m.zeros(2))

@@ -18,6 +18,9 @@ from .autograd.anomaly_mode import (  # noqa: F401
 )
 from .creation import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403  (the ops families' __all__)
+from . import _out  # noqa: E402
+
+_out.install(globals())  # (numgrad.add(..., out=t) …; the Tensor methods stay as they are)
 from .tensor import Size, Tensor  # noqa: F401
 from .tensor import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor  # noqa: F401
 from . import random  # noqa: E402,F401

@@ -1,0 +1,87 @@
+"""The ``out=`` keyword of PyTorch's functions (``numgrad.matmul(a, b, out=c)``): the result is
+written into ``out`` (resized, with PyTorch's warning, where its shape differs; cast where its
+dtype can hold the result) and ``out`` is returned. As in PyTorch, it refuses to run when autograd
+would have to record it (an argument that requires grad, in grad mode). Only the module-level
+functions take it; Tensor methods do not, as in PyTorch."""
+from __future__ import annotations
+
+import functools
+import warnings
+
+from ._dtype import from_numpy_dtype
+from .autograd import grad_mode
+from .tensor import Tensor
+
+# The functions of PyTorch's that take ``out=`` and numgrad has (the module-level names).
+FUNCTIONS = (
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
+    "negative", "pow", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "abs",
+    "sin", "cos", "tan", "tanh", "sigmoid", "sign", "floor", "ceil", "round", "clamp", "clip",
+    "maximum", "minimum", "where", "eq", "ne", "lt", "le", "gt", "ge", "matmul", "mm", "bmm",
+    "mv", "dot", "sum", "mean", "prod", "amax", "amin", "logsumexp", "cat", "stack",
+)
+
+_RESIZED = (
+    "An output with one or more elements was resized since it had shape {}, which does not "
+    "match the required output shape {}. This behavior is deprecated, and in a future PyTorch "
+    "release outputs will not be resized unless they have zero elements. You can explicitly "
+    "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0)."
+)
+
+
+def _tensors(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (t for t in a if isinstance(t, Tensor))
+
+
+def with_out(fn, name: str):
+    """``fn`` taking ``out=`` as well."""
+
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if grad_mode.state.enabled and (
+                out._requires_grad or any(t._requires_grad for t in _tensors(args, kwargs))):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad.")
+        result = fn(*args, **kwargs)
+        write(out, result)
+        return out
+
+    return call
+
+
+def write(out: Tensor, result: Tensor) -> None:
+    """``result``'s values into ``out``, as PyTorch's out= functions leave it."""
+    from .ops.registry import kernels_of
+
+    data = result._data
+    if from_numpy_dtype(data.dtype)._category > out.dtype._category:
+        kinds = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}
+        raise RuntimeError(
+            f"result type {kinds.get(data.dtype.name, 'Bool')} can't be cast to the desired "
+            f"output type {kinds.get(out._data.dtype.name, 'Bool')}")
+    K = kernels_of(out._data)
+    if out._data.shape != data.shape:
+        if out._data.size:
+            warnings.warn(_RESIZED.format(list(out._data.shape), list(data.shape)), UserWarning,
+                          stacklevel=3)
+        out._data = K.empty(data.shape, out._data.dtype)
+    K.assign(out._data, data if data.dtype == out._data.dtype else K.cast(data, out._data.dtype))
+    out._version_counter.value += 1
+
+
+def install(namespace: dict) -> None:
+    """Replaces each of ``FUNCTIONS`` in ``namespace`` (numgrad's) by its out= form."""
+    for name in FUNCTIONS:
+        fn = namespace.get(name)
+        if fn is not None:
+            namespace[name] = with_out(fn, name)
+

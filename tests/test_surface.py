@@ -227,3 +227,28 @@ def test_tensor_methods_take_no_out_keyword_as_pytorch():
     for m in (numgrad, torch):
         with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
             m.ones(2).add(1, out=m.zeros(2))
+
+
+def test_inference_mode_forms_as_pytorch():
+    def run(m):
+        x = m.ones(2, requires_grad=True)
+        seen = []
+        with m.inference_mode():
+            seen.append(((x * 2).requires_grad, m.is_grad_enabled(),
+                         m.is_inference_mode_enabled()))
+        with m.inference_mode(False):
+            seen.append(((x * 2).requires_grad, m.is_inference_mode_enabled()))
+
+        @m.inference_mode()
+        def f(t):
+            return (t * 2).requires_grad
+
+        @m.inference_mode
+        def g(t):
+            return (t * 2).requires_grad
+
+        seen.append((f(x), g(x), m.is_grad_enabled(), m.is_inference_mode_enabled()))
+        return seen
+
+    ours, theirs = _both(run)
+    assert ours == theirs

@@ -13,6 +13,7 @@ from ._dtype import bool_ as bool  # noqa: A001
 from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
 from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .autograd.anomaly_mode import (  # noqa: F401
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )

@@ -12,6 +12,7 @@ from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
 )
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .grad_mode import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .node import AccumulateGrad, Node  # noqa: F401
 
 

@@ -84,3 +84,52 @@ class set_grad_enabled(_GradModeContext):
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+class _InferenceState(threading.local):
+    enabled = False
+
+
+inference_state = _InferenceState()
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether ``inference_mode`` is on in this thread."""
+    return inference_state.enabled
+
+
+class inference_mode(_GradModeContext):
+    """``with inference_mode():`` (or ``@inference_mode()``, ``@inference_mode``): no gradient
+    recording in this thread, as ``no_grad``; ``inference_mode(False)`` leaves grad mode as
+    it is. (PyTorch's inference tensors also refuse later use in autograd; numgrad's tensors
+    made inside are plain tensors that do not require grad.)"""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):  # @inference_mode
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True):
+        if callable(mode) and not isinstance(mode, bool):
+            return
+        self._on = bool(mode)
+
+    def __enter__(self):
+        self._prev = state.enabled, inference_state.enabled
+        if self._on:
+            state.enabled = False
+            inference_state.enabled = True
+
+    def __exit__(self, *exc):
+        state.enabled, inference_state.enabled = self._prev
+        return False
+
+    def __call__(self, fn):
+        on = self._on
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(on):
+                return fn(*args, **kwargs)
+
+        return wrapper

@@ -2,16 +2,21 @@
 signatures (``import numgrad.nn.functional as F``)."""
 from __future__ import annotations
 
+import math
 import warnings
 
 from .. import ops
+from .._dtype import bool_ as _bool
+from ..creation import empty_like as _empty_like
 from ..creation import zeros_like as _zeros_like
 from ..ops import loss as _loss
 from ..tensor import Tensor
 
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "nll_loss",
-    "cross_entropy", "smooth_l1_loss", "binary_cross_entropy_with_logits",
+    "cross_entropy", "smooth_l1_loss", "binary_cross_entropy_with_logits", "leaky_relu", "elu",
+    "silu", "softplus", "hardtanh", "relu6", "gelu", "dropout", "embedding", "layer_norm",
+    "batch_norm",
 ]
 
 
@@ -239,3 +244,275 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if weight is not None:
         loss = loss * weight
     return _reduced(loss, reduction)
+
+
+# ----------------------------------------------------------------------------------- activations
+# Composites of elementwise ops, each written so that a branch ``where`` does not select sees a
+# safe input (its gradient is then an exact 0, never 0 * inf), and with PyTorch's gradient at the
+# kinks. Their nodes are the composites' (``WhereBackward0`` …), not PyTorch's fused ones.
+
+def _in_place(input: Tensor, fn, *args) -> Tensor:
+    """``inplace=True``: ``fn`` of (a clone of) ``input`` written into ``input``, recorded as a
+    copy (the composite's nodes keep the clone, which the write leaves as it was)."""
+    return input.copy_(fn(input.clone(), *args))
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x``; the gradient at 0 is
+    ``negative_slope``, as PyTorch's."""
+    if inplace:
+        return _in_place(input, leaky_relu, negative_slope)
+    out = ops.where(input > 0, input, input * negative_slope)
+    return out
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)`` (``expm1`` of the non-positive part,
+    so large ``x`` never overflows the unselected branch); the gradient at 0 is ``alpha``."""
+    if inplace:
+        return _in_place(input, elu, alpha)
+    positive = input > 0
+    negative_part = ops.where(positive, 0.0, input)
+    out = ops.where(positive, input, ops.expm1(negative_part) * alpha)
+    return out
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)``, elementwise."""
+    if inplace:
+        return _in_place(input, silu)
+    out = input * ops.sigmoid(input)
+    return out
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``, as
+    PyTorch. Computed as ``max(z, 0) + log1p(exp(-|z|))`` (``z = beta * x``), which never
+    overflows; its gradient is ``sigmoid(z)`` (0.5 at 0, as PyTorch's)."""
+    z = input * beta
+    positive_part = ops.where(z > 0, z, 0.0)
+    negative_part = z - positive_part
+    soft = (positive_part + ops.log1p(ops.exp(negative_part - positive_part))) / beta
+    return ops.where(z > threshold, input, soft)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]``; the gradient is 1 strictly inside and 0 at
+    and beyond the bounds, as PyTorch's ``hardtanh_backward``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return _in_place(input, hardtanh, min_val, max_val)
+    out = ops.where(input <= min_val, min_val, ops.where(input >= max_val, max_val, input))
+    return out
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``hardtanh(input, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """The Gaussian error linear unit: ``approximate='tanh'`` is
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``, as PyTorch. The exact form,
+    ``x * Phi(x)``, needs ``erf``, which numgrad does not have yet: ``approximate='none'``
+    raises ``NotImplementedError``."""
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (ops.tanh(inner) + 1.0)
+    if approximate == "none":
+        raise NotImplementedError(
+            "gelu(approximate='none') needs erf, which numgrad does not have yet; use "
+            "approximate='tanh'")
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+# ----------------------------------------------------------------------------------- layers
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``, as
+    PyTorch: ``input * noise`` with ``noise = bernoulli(1 - p) / (1 - p)``, so the gradient is
+    ``noise``. Identity (the input itself) when not ``training`` or ``p == 0``; zeros for
+    ``p == 1``."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        noise = _zeros_like(input)
+    else:
+        noise = _empty_like(input).bernoulli_(1 - p)
+        noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """The rows of ``weight`` picked by the int64 indices ``input`` (``weight[input]``); the
+    entries at ``padding_idx`` contribute no gradient; with ``max_norm``, the picked rows whose
+    ``norm_type``-norm exceeds it are first renormalised in place (PyTorch's
+    ``embedding_renorm_``); ``scale_grad_by_freq`` divides each row's gradient by its count in
+    ``input``."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    if sparse:
+        raise NotImplementedError("embedding(sparse=True): numgrad has no sparse gradients")
+    if input.dtype.is_floating_point or input.dtype == _bool:
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {_loss._type_name(input)} instead (while checking "
+            "arguments for embedding)")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    out = weight[input]
+    if scale_grad_by_freq:
+        counts = _bincount(input, weight.size(0), weight.dtype, weight.device)
+        scale = counts[input].unsqueeze(-1)
+        live = out - out.detach()  # 0, carrying the gradient
+        out = out.detach() + live / scale
+    if padding_idx is not None:
+        pad = (input == padding_idx).unsqueeze(-1)
+        out = ops.where(pad, out.detach(), out)
+    return out
+
+
+def _bincount(input: Tensor, n: int, dtype, device) -> Tensor:
+    import numpy as np
+
+    from ..creation import tensor
+
+    counts = np.bincount(input.detach().cpu().numpy().reshape(-1), minlength=n)
+    return tensor(counts, dtype=dtype, device=device)
+
+
+def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
+    """PyTorch's ``embedding_renorm_``: each distinct row of ``weight`` in ``input`` whose norm
+    exceeds ``max_norm`` is scaled by ``max_norm / (norm + 1e-7)``, in place, unrecorded."""
+    import numpy as np
+
+    from ..autograd import grad_mode
+    from ..creation import tensor
+
+    rows = np.unique(input.detach().cpu().numpy().reshape(-1))
+    with grad_mode.no_grad():
+        index = tensor(rows, device=weight.device)
+        picked = weight[index]
+        norms = _vector_norm(picked, norm_type, dim=1)
+        scale = ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[index] = picked * scale.unsqueeze(1)
+
+
+def _vector_norm(x: Tensor, ord: float, dim=None) -> Tensor:
+    """``linalg.vector_norm(x, ord, dim)`` from numgrad's ops."""
+    ord = float(ord)
+    a = x.abs()
+    if ord == 2.0:
+        return (a * a).sum(dim).sqrt() if dim is not None else x.norm()
+    if ord == math.inf:
+        return a.amax(dim) if dim is not None else a.max()
+    if ord == -math.inf:
+        return a.amin(dim) if dim is not None else a.min()
+    if ord == 0.0:
+        return (a != 0).to(x.dtype).sum(dim)
+    if ord == 1.0:
+        return a.sum(dim)
+    return (a ** ord).sum(dim) ** (1.0 / ord)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalises over the last ``len(normalized_shape)`` dimensions: ``(x - mean) /
+    sqrt(var + eps)`` with the biased variance, then ``* weight + bias`` (elementwise).
+    A composite (its node is not PyTorch's ``NativeLayerNormBackward0``)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    n = len(shape)
+    listed = list(shape)
+    if n == 0 or input.ndim < n or tuple(input.shape[input.ndim - n:]) != shape:
+        star = ", ".join(["*"] + [str(s) for s in shape])
+        raise RuntimeError(
+            f"Given normalized_shape={listed}, expected input with shape [{star}], but got "
+            f"input of size{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {list(t.shape)} and normalized_shape = {listed}")
+    dims = tuple(range(input.ndim - n, input.ndim))
+    mean = input.mean(dims, keepdim=True)
+    centred = input - mean
+    var = (centred * centred).mean(dims, keepdim=True)
+    out = centred * ops.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _verify_batch_size(size) -> None:
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalises each channel (dimension 1) over the batch and spatial dimensions. In
+    ``training`` (or without running statistics) with the batch's mean and biased variance,
+    updating ``running_mean``/``running_var`` in place (if given) as
+    ``(1 - momentum) * running + momentum * batch``, with the unbiased variance; otherwise with
+    the running statistics. Then ``* weight + bias`` per channel. A composite (its node is not
+    PyTorch's ``NativeBatchNormBackward0``)."""
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.ndim < 2:
+        raise ValueError(f"Expected 2D or higher input to batch_norm (got {input.ndim}D input)")
+    channels = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(
+                f"{name} should contain {channels} elements not {t.numel()}")
+    view = (1, channels) + (1,) * (input.ndim - 2)
+    dims = (0,) + tuple(range(2, input.ndim))
+    if training or running_mean is None or running_var is None:
+        mean = input.mean(dims, keepdim=True)
+        centred = input - mean
+        var = (centred * centred).mean(dims, keepdim=True)
+        if training and (running_mean is not None or running_var is not None):
+            from ..autograd import grad_mode
+
+            count = input.numel() // channels
+            with grad_mode.no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(
+                        mean.detach().reshape(channels).to(running_mean.dtype) * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(channels) * (count / max(count - 1, 1))
+                    running_var.mul_(1 - momentum).add_(
+                        unbiased.to(running_var.dtype) * momentum)
+    else:
+        mean = running_mean.reshape(view)
+        centred = input - mean
+        var = running_var.reshape(view)
+    out = centred * ops.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(view)
+    if bias is not None:
+        out = out + bias.reshape(view)
+    return out

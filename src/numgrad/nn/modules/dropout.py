@@ -1,0 +1,24 @@
+"""``Dropout``: zeroes elements with probability ``p`` in training, the identity in eval."""
+from __future__ import annotations
+
+from ...tensor import Tensor
+from .. import functional as F
+from .module import Module
+
+
+class Dropout(Module):
+    """In training, zeroes each element with probability ``p`` (drawn with numgrad's
+    generator) and scales the others by ``1 / (1 - p)``; in eval mode, returns the input."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"

@@ -185,6 +185,26 @@ def power(a, b):
 
 
 @njit(inline="always")
+def power_int(a, b):
+    """Integer ``a ** b``, PyTorch's: wrapping around for large results, and for a negative
+    exponent 1 (a == 1), +-1 (a == -1, by the exponent's parity) or 0 (what 1 / a**-b
+    truncates to)."""
+    if b < 0:
+        if a == 1:
+            return a
+        if a == -1:
+            return a if b & 1 else -a
+        return a - a
+    return a**b
+
+
+@njit(inline="always")
+def rpow_int(a, b):
+    """Integer ``b ** a`` (a number on the left)."""
+    return power_int(b, a)
+
+
+@njit(inline="always")
 def rsub(a, b):
     """``b - a``: a number on the left (``2 - x``) taken as the second operand."""
     return b - a

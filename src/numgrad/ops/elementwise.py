@@ -676,6 +676,8 @@ def pow(input, exponent) -> Tensor:
         return apply(PowTensor, (input, exponent), (a, b))
     if isinstance(input, Tensor):
         a, e = binary_operands(input, exponent)
+        if a.dtype.kind in "iu" and not isinstance(exponent, bool) and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
         return apply(PowScalar, (input,), (a,), exponent=exponent)
     a, b = binary_operands(exponent, input)
     return apply(RPow, (exponent,), (a,), base=input)

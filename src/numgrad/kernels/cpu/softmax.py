@@ -3,18 +3,37 @@ find each row's max and one to sum and write (the composite takes six kernels an
 temporaries). The op falls back to the composite for other dimensions and on CUDA.
 
 As PyTorch's: each row is shifted by its max, so a row holding NaN or ``+inf``, or only ``-inf``,
-comes out NaN; the sum of exponentials accumulates in float64.
+comes out NaN. The sums of a row shorter than PyTorch's vector loop (16 elements) accumulate in
+the input's dtype one by one, as PyTorch's scalar loop does (a float32 log(1 + 2e-3) then rounds
+as PyTorch's, 3e-5 off a float64 sum's); longer rows accumulate in float64, which PyTorch's SIMD
+lanes come closer to than a float32 sum in order would.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .mathfuncs import fast_exp
 
 # Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
 # it (checked by tests/test_mathfuncs.py, like elementwise.py's) invalidates the cache with it.
 MATHFUNCS_DIGEST = "98f1b4e1c3468961"
+
+
+def _zero_of(v):
+    """0 in ``v``'s float type (the overload below, in compiled code; here, in Python)."""
+    return type(v)(0)
+
+
+@overload(_zero_of, inline="always")
+def _zero_of_typed(v):
+    if v == types.float32:
+        return lambda v: np.float32(0)
+    return lambda v: 0.0
+
+
+_SHORT = 16  # rows shorter than this are summed in their own dtype, in order
 
 
 @njit(cache=True, error_model="numpy")
@@ -27,10 +46,16 @@ def _log_softmax_rows(x, out):
             v = row[j]
             if v > m or v != v:
                 m = v
-        total = 0.0
-        for j in range(n):
-            total += fast_exp(row[j] - m)
-        lse = np.log(total)
+        if n < _SHORT:
+            short = _zero_of(m)
+            for j in range(n):
+                short += fast_exp(row[j] - m)
+            lse = np.log(short)
+        else:
+            total = 0.0
+            for j in range(n):
+                total += fast_exp(row[j] - m)
+            lse = np.log(total)
         for j in range(n):
             out[r, j] = (row[j] - m) - lse  # (PyTorch's order: -0.0 - -0.0 - 0 is 0.0)
 
@@ -41,9 +66,15 @@ def _log_softmax_backward_rows(grad, out, result):
     rows, n = grad.shape
     for r in range(rows):
         g = grad[r]
-        total = 0.0
-        for j in range(n):
-            total += g[j]
+        if n < _SHORT:
+            short = _zero_of(g[0])
+            for j in range(n):
+                short += g[j]
+            total = short
+        else:
+            total = 0.0
+            for j in range(n):
+                total += g[j]
         for j in range(n):
             result[r, j] = g[j] - fast_exp(out[r, j]) * total
 

@@ -40,6 +40,11 @@ def _messages(caught) -> list:
     return [str(w.message).split(" (Triggered internally")[0] for w in caught]
 
 
+# Warnings PyTorch gives once per process (TORCH_WARN_ONCE), which numgrad gives every time: once an
+# earlier test (tests/test_op_variants.py's 0-d variants) has set one off, torch is silent there.
+_WARN_ONCE = ("Tensor.T is deprecated on 0-D tensors", "Tensor.mT is deprecated on 0-D tensors")
+
+
 def _run(m, fn, arrays, grad, seed):
     xs = [m.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
     with warnings.catch_warnings(record=True) as caught:
@@ -66,9 +71,10 @@ def check(fn, *arrays, grad=True, seed=1.0):
     for i, (g, w) in enumerate(zip(got_grads, want_grads)):
         _same(g, w, f"gradient of input {i}")
     assert not [w for w in got_warned if issubclass(w.category, RuntimeWarning)]
-    user = [w for w in want_warned if issubclass(w.category, UserWarning)]
-    assert _messages([w for w in got_warned if issubclass(w.category, UserWarning)]) == \
-        _messages(user)
+    want_user = _messages([w for w in want_warned if issubclass(w.category, UserWarning)])
+    got_user = _messages([w for w in got_warned if issubclass(w.category, UserWarning)])
+    got_user = [m for m in got_user if m in want_user or not m.startswith(_WARN_ONCE)]
+    assert got_user == want_user
 
 
 def check_raises(fn, *arrays):

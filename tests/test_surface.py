@@ -252,3 +252,17 @@ def test_inference_mode_forms_as_pytorch():
 
     ours, theirs = _both(run)
     assert ours == theirs
+
+
+def test_the_zero_dim_transpose_warning_is_given_once_per_process():
+    import subprocess
+    import sys
+
+    script = ("import warnings, numgrad\n"
+              "with warnings.catch_warnings(record=True) as w:\n"
+              "    warnings.simplefilter('always')\n"
+              "    x = numgrad.tensor(1.0); x.T; x.T; x.mT; x.mT\n"
+              "print([str(m.message)[:10] for m in w])\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert out.strip() == "['Tensor.T i', 'Tensor.mT ']"

@@ -77,13 +77,23 @@ def _bind_methods() -> None:
         getattr(T, name).__name__ = name
 
 
-def _reversed_dims(self):
-    """``x.T``: the dimensions reversed (the identity on a 0-d tensor, with PyTorch's warning)."""
-    if not self.ndim:
+_WARNED_ONCE: set = set()  # PyTorch's TORCH_WARN_ONCE: these warn once per process
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED_ONCE:
+        _WARNED_ONCE.add(message)
         import warnings
 
-        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
-                      "these cases.", UserWarning, stacklevel=2)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _reversed_dims(self):
+    """``x.T``: the dimensions reversed (the identity on a 0-d tensor, with PyTorch's warning,
+    once)."""
+    if not self.ndim:
+        _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                   "these cases.")
     return self.permute(tuple(reversed(range(self.ndim))))
 
 
@@ -94,10 +104,8 @@ def _matrix_transpose(self):
         if self.ndim:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                                f"Got {self.ndim}-D tensor.")
-        import warnings
-
-        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
-                      "these cases.", UserWarning, stacklevel=2)
+        _warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                   "these cases.")
         return self
     return self.transpose(-2, -1)
 

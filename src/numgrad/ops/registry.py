@@ -161,7 +161,13 @@ def _record(op, inputs, result, params) -> Tensor:
     node = cls.__new__(cls)
     node._pre_hooks = None
     node._retained = None
-    if len(inputs) == 2:  # (most ops: unrolled)
+    if len(inputs) == 2 and not isinstance(inputs[1], Tensor):  # (a tensor and a number)
+        ea, na, sa, ta = _meta(inputs[0])
+        node.next_functions = (ea, _NO_EDGE)
+        needs = node.needs_input_grad = (na, False)
+        node.input_shapes = (sa, None)
+        node.input_dtypes = (ta, None)
+    elif len(inputs) == 2:  # (most ops: unrolled)
         ea, na, sa, ta = _meta(inputs[0])
         eb, nb, sb, tb = _meta(inputs[1])
         node.next_functions = (ea, eb)

@@ -122,6 +122,39 @@ def test_no_growth_with_hooks_and_retain_grad():
     np.testing.assert_allclose(x.grad.tolist(), [1000 * 8 * 0.5, 1000 * 8 * 1.5], rtol=1e-5)
 
 
+def test_no_growth_over_an_adam_training_loop():
+    ng.manual_seed(0)
+    model = ng.nn.Sequential(ng.nn.Linear(4, 8), ng.nn.ReLU(), ng.nn.Linear(8, 1))
+    opt = ng.optim.Adam(model.parameters(), lr=1e-2)
+    x, y = ng.randn(16, 4), ng.randn(16, 1)
+
+    def step():
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    first = [step() for _ in range(3)]  # (warm: Adam's state exists from here)
+    before = _live_numgrad_objects()
+    last = [step() for _ in range(300)]
+    assert _live_numgrad_objects() == before
+    assert last[-1] < first[0]
+
+
+def test_no_growth_over_create_graph_loops():
+    x = ng.tensor([0.3, -0.7], requires_grad=True)
+    ng.autograd.grad((x ** 3).sum(), x, create_graph=True)[0].sum().backward()
+    x.grad = None
+    before = _live_numgrad_objects()
+    for _ in range(300):
+        (g,) = ng.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        x.grad = None
+        del g
+    assert _live_numgrad_objects() == before
+
+
 def test_graph_freed_by_reference_counting_alone():
     x = ng.tensor([0.1, -0.2, 0.3], requires_grad=True)
     w = ng.tensor([1.0, 2.0, -1.0], requires_grad=True)

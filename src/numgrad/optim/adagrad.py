@@ -4,7 +4,7 @@ from __future__ import annotations
 from .._dtype import float64
 from ..creation import full, full_like, tensor
 from ..tensor import Tensor
-from .optimizer import Optimizer, _no_grad_step, _unsupported
+from .optimizer import Optimizer, _check_nonnegative, _no_grad_step, _unsupported
 from .sgd import _call_closure
 
 
@@ -27,17 +27,8 @@ class Adagrad(Optimizer):
                  differentiable: bool = False, fused: bool | None = None) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value, eps=eps)
         _unsupported(differentiable=differentiable, fused=fused)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,

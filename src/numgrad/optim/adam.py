@@ -4,7 +4,7 @@ from __future__ import annotations
 from .._dtype import float64
 from ..creation import full, tensor, zeros_like
 from ..ops import maximum
-from .optimizer import Optimizer, _no_grad_step, _unsupported
+from .optimizer import Optimizer, _check_nonnegative, _no_grad_step, _unsupported
 from .sgd import _call_closure
 
 
@@ -25,16 +25,12 @@ class Adam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(lr=lr, eps=eps)
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(weight_decay=weight_decay)
         _unsupported(capturable=capturable, differentiable=differentiable, fused=fused)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach, capturable=capturable,

@@ -202,6 +202,18 @@ def _cast(param: Tensor, value, key=None):
     return copy.deepcopy(value)
 
 
+_HYPERPARAMETER_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def _check_nonnegative(**values) -> None:
+    """PyTorch's ValueError for the first of ``values`` below 0 (``Invalid learning rate: -1.0``,
+    ``Invalid weight_decay value: -1``), in the order given, as each optimizer checks them."""
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES.get(name, name + ' value')}: "
+                             f"{value}")
+
+
 def _unsupported(**flags) -> None:
     """Raises for the options of PyTorch's fused, capturable (CUDA graphs) and differentiable
     implementations, which numgrad does not have; ``foreach`` is accepted and changes nothing."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..creation import tensor, zeros_like
 from ..tensor import Tensor
-from .optimizer import Optimizer, _no_grad_step, _unsupported
+from .optimizer import Optimizer, _check_nonnegative, _no_grad_step, _unsupported
 from .sgd import _call_closure
 
 
@@ -27,16 +27,8 @@ class RMSprop(Optimizer):
                  differentiable: bool = False) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_nonnegative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                           alpha=alpha)
         _unsupported(capturable=capturable, differentiable=differentiable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,

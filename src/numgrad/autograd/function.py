@@ -27,7 +27,7 @@ import numpy as np
 
 from ..compiler.traced import note_created
 from . import anomaly_mode, grad_mode
-from .engine import _private
+from .engine import _expandable, _private
 from .node import _FREED, Node, OpNode, SavedTensor
 
 
@@ -166,13 +166,6 @@ def _zeros(meta):
     zeros = np.zeros(shape, dtype)
     note_created(zeros)
     return Tensor._wrap(zeros)
-
-
-def _expandable(shape: tuple, target: tuple) -> bool:
-    """Whether ``shape`` broadcasts to ``target`` (a gradient of shape ``target`` sums back)."""
-    if len(shape) > len(target):
-        return False
-    return all(s == t or s == 1 for s, t in zip(shape[::-1], target[::-1]))
 
 
 class Function:

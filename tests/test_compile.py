@@ -411,3 +411,30 @@ def test_hard_inputs_replay_as_eager():
     results = {compiled().tolist()[0] for _ in range(100)}
     thread.join()
     assert not errors and results == {3.0} and compiled.traces == 1
+
+
+SCALE = 2.0  # a module global the compiled function below reads
+step = 0  # a module global that only shares its name with an attribute the function reads
+
+
+class _Schedule:
+    step = 0.5  # (an attribute named like the global ``step``)
+
+
+def _reads_a_global(x, schedule):
+    return x * SCALE + schedule.step
+
+
+def test_a_global_it_reads_is_guarded_and_a_global_named_like_an_attribute_is_not():
+    global SCALE, step
+    compiled = numgrad.compile(_reads_a_global)
+    x, schedule = numgrad.arange(3.0), _Schedule()
+    try:
+        for step in range(5):  # a training loop's counter, as scripts name it
+            assert compiled(x, schedule).tolist() == [0.5, 2.5, 4.5]
+        assert compiled.traces == 1
+        SCALE = 3.0
+        assert compiled(x, schedule).tolist() == [0.5, 3.5, 6.5]
+        assert compiled.traces == 2
+    finally:
+        SCALE, step = 2.0, 0

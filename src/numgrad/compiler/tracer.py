@@ -17,6 +17,7 @@ back.
 """
 from __future__ import annotations
 
+import dis
 import gc
 import threading
 import types
@@ -358,17 +359,25 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
                 continue
             walk(value, 1, name)
             scalars(value, f"closure {name}")
-        names = set(code.co_names)
-        for const in code.co_consts:  # nested code (comprehensions, inner functions)
-            if isinstance(const, types.CodeType):
-                names.update(const.co_names)
-        for name in sorted(names):
+        for name in sorted(_global_names(code)):
             if name in target.__globals__:
                 value = target.__globals__[name]
                 if not isinstance(value, types.ModuleType):
                     walk(value, 1, name)
                     scalars(value, f"global {name}")
     return found
+
+
+def _global_names(code) -> set:
+    """The global names ``code`` reads (its nested code too: comprehensions, inner functions).
+    Not ``co_names``, which also holds attribute names: a global ``step`` beside ``opt.step()``
+    is no input of the function."""
+    names = {ins.argval for ins in dis.get_instructions(code)
+             if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
 
 
 def begin(found: dict):

@@ -113,16 +113,23 @@ def collate(batch, *, collate_fn_map: dict | None = None):
         collated = [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
         if isinstance(elem, tuple):
             return collated
-        try:
-            if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
-                for i, c in enumerate(collated):
-                    clone[i] = c
-                return clone
-            return elem_type(collated)
-        except TypeError:
-            return collated
+        return _same_sequence(elem, collated)
     raise TypeError(default_collate_err_msg_format.format(elem_type))
+
+
+def _same_sequence(original, items: list):
+    """``items`` in a sequence of ``original``'s type, as PyTorch's collation rebuilds one: a
+    mutable sequence is copied and filled in, others are built from the list; where the type
+    cannot be built that way, the list itself."""
+    try:
+        if isinstance(original, collections.abc.MutableSequence):
+            clone = copy.copy(original)
+            for i, item in enumerate(items):
+                clone[i] = item
+            return clone
+        return type(original)(items)
+    except TypeError:
+        return items
 
 
 def default_collate(batch):
@@ -163,16 +170,7 @@ def default_convert(data):
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        converted = [default_convert(d) for d in data]
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, c in enumerate(converted):
-                    clone[i] = c
-                return clone
-            return elem_type(converted)
-        except TypeError:
-            return converted
+        return _same_sequence(data, [default_convert(d) for d in data])
     return data
 
 

@@ -396,6 +396,59 @@ def test_index_put_and_index_put_(accumulate):
     assert nx.tolist() == tx.tolist() and nx._version == tx._version
 
 
+
+@pytest.mark.parametrize("case", ["two", "one-3d", "scalar", "int", "negative", "empty"])
+def test_row_scatter_add_matches_pytorch(case):
+    """``index_put_(accumulate=True)`` with one or two index tensors on leading dimensions (the
+    compiled row scatter behind ``z[rows, target]``'s backward): duplicates add up, negative
+    indices count from the end, values broadcast, integer tensors too."""
+    shape, dtype = (4, 5), "float64"
+    idx = ([0, 3, 3, -1, 2], [1, 4, 4, 0, -5])
+    values = np.arange(1.0, 6.0)
+    if case == "one-3d":
+        shape, idx, values = (4, 2, 3), ([1, -4, 1],), np.arange(18.0).reshape(3, 2, 3)
+    elif case == "scalar":
+        values = np.array(2.5)
+    elif case == "int":
+        dtype, values = "int64", np.arange(5)
+    elif case == "negative":
+        idx = ([-4, -1, -1], [-5, -1, 3])
+        values = np.array([1.0, 2.0, 3.0])
+    elif case == "empty":
+        idx, values = ([], []), np.zeros(0)
+    outs = []
+    for m in (torch, ng):
+        x = m.zeros(*shape, dtype=getattr(m, dtype))
+        indices = tuple(m.tensor(i, dtype=m.int64) for i in idx)
+        x.index_put_(indices, m.tensor(values, dtype=getattr(m, dtype)), accumulate=True)
+        outs.append(x.tolist())
+    assert outs[1] == outs[0]
+
+
+def test_row_scatter_add_out_of_range_raises_before_writing():
+    """PyTorch's IndexError; unlike PyTorch's CPU kernel (which has added the rows before the bad
+    one by then), nothing is written."""
+    messages = []
+    for m in (torch, ng):
+        x = m.zeros(3, 4)
+        with pytest.raises(IndexError) as info:
+            x.index_put_((m.tensor([0, 1, 2]), m.tensor([1, 4, 0])), m.ones(3), accumulate=True)
+        messages.append(str(info.value))
+    assert x.tolist() == [[0.0] * 4] * 3
+    assert messages[1] == messages[0]
+
+
+def test_gather_by_rows_and_targets_backward_matches_pytorch():
+    """The log-likelihood pick of a classifier, ``logp[rows, target]``: its gradient."""
+    z = np.random.default_rng(0).standard_normal((6, 4))
+    target = [3, 0, 0, 2, 1, 3]
+    grads = []
+    for m in (torch, ng):
+        x = m.tensor(z, requires_grad=True)
+        (-x.log_softmax(1)[m.arange(6), m.tensor(target)].mean()).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-15)
+
 def test_setitem_casts_to_the_tensor_dtype():
     for dtype, value in ((torch.int64, 2.7), (torch.bool, 2), (torch.float32, True)):
         t = torch.zeros(3, dtype=dtype)

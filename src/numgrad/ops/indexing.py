@@ -42,7 +42,7 @@ from numpy.lib.stride_tricks import as_strided
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from ..compiler.traced import note_created
-from ..kernels.cpu.indexing import check_index
+from ..kernels.cpu.indexing import check_bounds, check_index
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -130,10 +130,11 @@ def _classify(obj, cuda: bool = False):
         return _NONE, None
     if obj is Ellipsis:
         return _ELLIPSIS, None
-    if isinstance(obj, (bool, np.bool_)):
-        return _BOOL, bool(obj)
-    if isinstance(obj, (numbers.Integral, np.integer)):
-        return _INT, int(obj)
+    if kind is not Tensor:  # (an index tensor, the common case, skips the number checks)
+        if isinstance(obj, (bool, np.bool_)):
+            return _BOOL, bool(obj)
+        if isinstance(obj, (numbers.Integral, np.integer)):
+            return _INT, int(obj)
     if isinstance(obj, (Tensor, np.ndarray, list, tuple)):
         arr = _index_array(obj, cuda)
         if arr.ndim == 0 and isinstance(obj, (Tensor, np.ndarray)):
@@ -296,7 +297,9 @@ def _check_advanced(adv: dict, shape: list, cuda: bool = False) -> dict:
         else:
             tensors.append((a.shape, p, a))
     try:
-        np.broadcast_shapes(*(s for s, _, _ in tensors))
+        first = tensors[0][0]
+        if any(s != first for s, _, _ in tensors):  # (index arrays of one shape: the common case)
+            np.broadcast_shapes(*(s for s, _, _ in tensors))
     except ValueError:
         shapes = ", ".join(str(list(s)) for s, _, _ in tensors)
         raise IndexError(
@@ -358,7 +361,11 @@ def _indexed_shape(a, key: Key) -> tuple:
     view = _basic(a, key)
     if key.adv is None:
         return view.shape
-    return np.broadcast_to(np.zeros((), np.int8), view.shape)[key.adv].shape
+    try:
+        return np.broadcast_to(np.zeros((), np.int8), view.shape)[key.adv].shape
+    except IndexError:
+        check_bounds(view.shape, key.adv)  # PyTorch's message for the index out of range
+        raise
 
 
 def _put_into(K, out, key: Key, values, accumulate: bool) -> None:

@@ -53,17 +53,31 @@ def check_index(entry: np.ndarray, size: int, k: int) -> None:
     """PyTorch's IndexError where the host index array ``entry`` (the ``k``-th index tensor)
     has an index out of range for a dimension of ``size``."""
     if entry.size:
-        bad = (entry < -size) | (entry >= size)
-        if bad.any():
-            raise IndexError(f"index {entry[bad].flat[0]} is out of bounds for dimension {k} "
+        flat = entry.reshape(-1) if entry.flags.c_contiguous else entry.ravel()
+        bad = _first_out_of_bounds(flat, size)
+        if bad >= 0:
+            raise IndexError(f"index {flat[bad]} is out of bounds for dimension {k} "
                              f"with size {size}")
+
+
+@njit(cache=True)
+def _first_out_of_bounds(flat, size):
+    """The position of the first index of ``flat`` (int64) outside [-size, size), or -1."""
+    for i in range(flat.size):
+        j = flat[i]
+        if j < -size or j >= size:
+            return i
+    return -1
 
 
 def index(a: np.ndarray, basic: tuple, adv: tuple) -> np.ndarray:
     """``a[basic + (...,)][adv]``: a new array (``adv``: NumPy index arrays, checked here)."""
     view = a[basic + (Ellipsis,)]
-    check_bounds(view.shape, adv)
-    out = view[adv]
+    try:
+        out = view[adv]  # (NumPy checks the bounds as it reads: nothing to undo)
+    except IndexError:
+        check_bounds(view.shape, adv)  # PyTorch's message for the index out of range
+        raise
     return out if isinstance(out, np.ndarray) else np.asarray(out)  # 0-d results come as scalars
 
 
@@ -78,10 +92,14 @@ def _flat_positions(shape: tuple, basic: tuple, adv) -> np.ndarray:
 def index_put(out: np.ndarray, basic: tuple, adv, values: np.ndarray, accumulate: bool) -> None:
     """``out[basic + (...,)][adv] = values`` in place (``+=`` with ``accumulate``, repeated
     indices adding up); ``values`` broadcasts; ``adv`` None: a basic key."""
-    if adv is not None:
-        check_bounds(out[basic + (Ellipsis,)].shape, adv)
+    rows = accumulate and _rows_key(out, basic, adv) and values.dtype == out.dtype
+    if adv is not None and not rows:
+        check_bounds(out[basic + (Ellipsis,)].shape, adv)  # (the row scatter checks its own)
     if np.may_share_memory(out, values):
         values = values.copy()
+    if rows:
+        _scatter_add_rows(out, adv, values)
+        return
     if accumulate:
         positions = _flat_positions(out.shape, basic, adv)
         values = np.broadcast_to(values, positions.shape)
@@ -93,6 +111,85 @@ def index_put(out: np.ndarray, basic: tuple, adv, values: np.ndarray, accumulate
         out[basic + (Ellipsis,)] = values
     else:
         out[basic + (Ellipsis,)][adv] = values
+
+
+def _rows_key(out: np.ndarray, basic: tuple, adv) -> bool:
+    """Whether ``out[adv] += values`` is a scatter of whole rows, done by ``_scatter_add_rows``:
+    ``out`` a C-contiguous float or integer array, the basic part full slices, and ``adv`` one or
+    two int64 index arrays of one shape, C-contiguous, for ``out``'s leading dimensions
+    (``z[rows, target]``'s backward, an embedding's)."""
+    n = len(adv)
+    if not 0 < n <= 2 or not out.flags.c_contiguous or out.ndim < n or out.dtype.kind not in "fiu":
+        return False
+    for s in basic:
+        if s != _FULL:
+            return False
+    first = adv[0]
+    for e in adv:
+        if (type(e) is not np.ndarray or e.dtype != np.int64 or e.shape != first.shape
+                or not e.flags.c_contiguous):
+            return False
+    return True
+
+
+_FULL = slice(None)
+
+
+def _scatter_add_rows(out: np.ndarray, adv, values: np.ndarray) -> None:
+    """``out[adv] += values`` in one compiled pass, where ``_rows_key`` holds and ``values`` has
+    ``out``'s dtype and broadcasts to the indexed shape. PyTorch's IndexError, before anything is
+    written, for an index out of range."""
+    n = len(adv)
+    inner = 1
+    for size in out.shape[n:]:
+        inner *= size
+    shape = adv[0].shape + out.shape[n:]
+    if values.size == 1 or (values.size and not any(values.strides)):  # one value repeated
+        values = values[(slice(0, 1),) * values.ndim].reshape(1)
+        step = 0
+    else:
+        if values.shape != shape or not values.flags.c_contiguous:
+            values = np.ascontiguousarray(np.broadcast_to(values, shape))
+        values = values.reshape(-1)
+        step = 1
+    i0 = adv[0].reshape(-1)
+    two = n == 2
+    i1 = adv[1].reshape(-1) if two else i0
+    n1 = out.shape[1] if two else 1
+    bad = _scatter_add_1or2(out.reshape(-1), i0, out.shape[0], i1, n1, two, inner, values, step)
+    if bad >= 0:  # (nothing was written: the kernel checks every index first)
+        k = bad % 2
+        raise IndexError(f"index {adv[k].reshape(-1)[bad // 2]} is out of bounds for dimension "
+                         f"{k} with size {out.shape[k]}")
+
+
+@njit(cache=True)
+def _scatter_add_1or2(out, i0, n0, i1, n1, two, inner, values, step):
+    """``out[(i0[i] * n1 + i1[i]) * inner + t] += values[(i * inner + t) * step]`` (``two``;
+    else ``out[i0[i] * inner + t]``), negative indices counted from the end; every index checked
+    before any write: returns ``2 * i + k`` for index ``k`` of row ``i`` out of range, else -1."""
+    for i in range(i0.size):
+        j = i0[i]
+        if j < -n0 or j >= n0:
+            return 2 * i
+        if two:
+            j = i1[i]
+            if j < -n1 or j >= n1:
+                return 2 * i + 1
+    for i in range(i0.size):
+        j = i0[i]
+        if j < 0:
+            j += n0
+        if two:
+            k = i1[i]
+            if k < 0:
+                k += n1
+            j = j * n1 + k
+        base = j * inner
+        src = i * inner
+        for t in range(inner):
+            out[base + t] += values[(src + t) * step]
+    return -1
 
 
 __all__ = ["index_add_flat", "index", "index_put"]

@@ -58,6 +58,8 @@ def _bind_methods() -> None:
     T.__pow__ = ops.pow
     T.__rpow__ = lambda self, other: ops.pow(other, self)
     T.__neg__ = ops.neg
+    T.__floordiv__ = ops.floor_divide
+    T.__rfloordiv__ = lambda self, other: ops.floor_divide(other, self)
     T.__iadd__, T.__isub__, T.__imul__, T.__itruediv__ = ops.add_, ops.sub_, ops.mul_, ops.div_
     T.__pos__ = lambda self: self
     T.__eq__, T.__ne__, T.__lt__, T.__le__, T.__gt__, T.__ge__ = (

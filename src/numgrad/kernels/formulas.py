@@ -25,12 +25,14 @@ import numpy as np
 class Unary(IntEnum):
     NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL, LOG1P, EXPM1 = range(100, 110)
     RSQRT, ABS, SIN, COS, TAN, SIGN, FLOOR, CEIL, ROUND = range(110, 119)
+    ERF, ERFC = range(119, 121)
 
 
 class Binary(IntEnum):
     ADD, SUB, MUL, DIV, POW, RSUB, RPOW, MAXIMUM, MINIMUM = range(200, 209)
     # Fused backward formulas, taking (grad, saved output).
     TANH_BWD, SIGMOID_BWD, RELU_BWD = range(209, 212)
+    ATAN2, LOGADDEXP, LOGADDEXP2, DIV_TRUNC, DIV_FLOOR = range(212, 217)
 
 
 class Compare(IntEnum):
@@ -95,6 +97,8 @@ TABLE: dict = dict((
     _rows(Unary.FLOOR, "cpu.scalar:floor", "cuda.scalar:floor", FLOAT, _S + "identity", INT),
     _rows(Unary.CEIL, "cpu.scalar:ceil", "cuda.scalar:ceil", FLOAT, _S + "identity", INT),
     _rows(Unary.ROUND, "cpu.scalar:rint", "cuda.scalar:rint", FLOAT, _S + "identity", INT),
+    _rows(Unary.ERF, _S + "erf"),
+    _rows(Unary.ERFC, _S + "erfc"),
     _rows(Binary.ADD, _S + "add", None, ALL),
     _rows(Binary.SUB, _S + "sub", None, NUMBER),
     _rows(Binary.MUL, _S + "mul", None, ALL),
@@ -107,6 +111,11 @@ TABLE: dict = dict((
     _rows(Binary.TANH_BWD, _S + "tanh_backward"),
     _rows(Binary.SIGMOID_BWD, _S + "sigmoid_backward"),
     _rows(Binary.RELU_BWD, _S + "relu_backward", None, FLOAT, _S + "relu_backward_int", INT),
+    _rows(Binary.ATAN2, _S + "atan2"),
+    _rows(Binary.LOGADDEXP, _S + "logaddexp"),
+    _rows(Binary.LOGADDEXP2, _S + "logaddexp2"),
+    _rows(Binary.DIV_TRUNC, _S + "div_trunc", None, FLOAT, _S + "div_trunc_int", INT),
+    _rows(Binary.DIV_FLOOR, _S + "div_floor", None, FLOAT, _S + "div_floor_int", INT),
     _rows(Compare.EQ, _S + "eq", None, ALL),
     _rows(Compare.NE, _S + "ne", None, ALL),
     _rows(Compare.LT, _S + "lt", None, ALL),

@@ -50,6 +50,54 @@ def _zero_typed(x):
     return lambda x: 0.0
 
 
+def _big(x):
+    """2**52 (float64) or 2**23 (float32): from there on every float of ``x``'s type is an
+    integer, and below it ``(x + big) - big`` rounds ``x`` to an integer."""
+    return type(x)(2.0 ** 52 if type(x) is not np.float32 else 2.0 ** 23)
+
+
+def _inv_ln2(x):
+    """1 / ln 2 in ``x``'s float type (PyTorch's ``inv_log_2`` of logaddexp2)."""
+    return type(x)(1.4426950408889634)
+
+
+@overload(_big, inline="always")
+def _big_typed(x):
+    if x == types.float32:
+        return lambda x: np.float32(8388608.0)
+    return lambda x: 4503599627370496.0
+
+
+@overload(_inv_ln2, inline="always")
+def _inv_ln2_typed(x):
+    if x == types.float32:
+        return lambda x: np.float32(1.4426950408889634)
+    return lambda x: 1.4426950408889634
+
+
+@njit(inline="always")
+def _floor(x):
+    """``floor(x)`` in ``x``'s float type with arithmetic alone (``math.floor`` gives an integer on
+    Numba's CPU target, a float on CUDA): huge values, inf and NaN are their own floor; below
+    ``_big`` adding and removing it rounds to an integer, which is one too large where it passed
+    ``x``. (The sign of a zero is not kept: the callers handle zeros.)"""
+    big = _big(x)
+    if not abs(x) < big:
+        return x
+    t = (x + big) - big if x >= _zero(x) else (x - big) + big
+    return t - _one(x) if t > x else t
+
+
+@njit(inline="always")
+def _trunc(x):
+    """``trunc(x)``, keeping the sign of a zero result (``trunc(-0.5)`` is -0.0)."""
+    if x == _zero(x):
+        return x
+    if x < _zero(x):
+        return -_floor(-x)
+    return _floor(x)
+
+
 # ------------------------------------------------------------------ unary
 @njit(inline="always")
 def neg(x):
@@ -135,6 +183,16 @@ def sign_int(x):
 def identity(x):
     """floor, ceil and round of an integer, sign of a bool."""
     return x
+
+
+@njit(inline="always")
+def erf(x):
+    return math.erf(x)
+
+
+@njit(inline="always")
+def erfc(x):
+    return math.erfc(x)
 
 
 @njit(inline="always")
@@ -225,6 +283,73 @@ def maximum(a, b):
 @njit(inline="always")
 def minimum(a, b):
     return a if (a <= b or a != a) else b
+
+
+@njit(inline="always")
+def atan2(a, b):
+    return math.atan2(a, b)
+
+
+@njit(inline="always")
+def logaddexp(a, b):
+    """``log(exp(a) + exp(b))`` as PyTorch computes it: ``a`` where both are the same infinity,
+    else ``max + log1p(exp(-|a - b|))`` (NaN in either gives NaN)."""
+    if math.isinf(a) and a == b:
+        return a
+    m = b if a < b else a
+    return m + math.log1p(math.exp(-abs(a - b)))
+
+
+@njit(inline="always")
+def logaddexp2(a, b):
+    """``log2(2**a + 2**b)``: ``max + log1p(2**-|a - b|) / ln 2`` (PyTorch's)."""
+    if math.isinf(a) and a == b:
+        return a
+    m = b if a < b else a
+    two = _one(a) + _one(a)
+    return m + math.log1p(math.pow(two, -abs(a - b))) * _inv_ln2(a)
+
+
+@njit(inline="always")
+def div_trunc(a, b):
+    """``trunc(a / b)`` (``div(rounding_mode='trunc')``)."""
+    return _trunc(a / b)
+
+
+@njit(inline="always")
+def div_floor(a, b):
+    """PyTorch's floor division of floats (``div_floor_floating``), which is CPython's float
+    ``//``, as Numba compiles it for both devices (from ``fmod``, so that ``a - b * result`` has
+    ``b``'s sign; a zero result signed as ``a / b``; NaN for an infinite ``a``), and ``a / b``
+    where ``b`` is zero."""
+    if b == _zero(b):
+        return a / b
+    return a // b
+
+
+@njit(inline="always")
+def div_floor_int(a, b):
+    """Integer floor division; ``min // -1`` wraps to ``min`` (PyTorch's CPU traps there). A zero
+    divisor is refused before the kernel on the CPU (PyTorch's ZeroDivisionError); a kernel
+    that meets one (on CUDA, where nothing can raise) gives -1."""
+    if b == 0:
+        return a - a - 1
+    if b == -1:
+        return -a
+    return a // b  # (Python's floor semantics, as Numba compiles them)
+
+
+@njit(inline="always")
+def div_trunc_int(a, b):
+    """Integer division rounded toward zero (C's), with ``div_floor_int``'s special cases."""
+    if b == 0:
+        return a - a - 1
+    if b == -1:
+        return -a
+    q = a // b
+    if q < 0 and q * b != a:
+        q += 1
+    return q
 
 
 @njit(inline="always")

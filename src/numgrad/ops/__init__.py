@@ -4,12 +4,13 @@ Each family module lists its public functions in ``__all__`` and the names Tenso
 in ``METHODS``; a new family is one line in ``FAMILIES``.
 """
 
-from . import convert, elementwise, indexing, inplace, linalg, loss, reduction, shape
+from . import convert, elementwise, elementwise_more, indexing, inplace, linalg, loss, reduction, shape
 from .elementwise import sigmoid_backward, tanh_backward, threshold_backward  # noqa: F401
 from .loss import nll_loss_backward  # noqa: F401
 from .registry import REGISTRY, Op, Sample, apply, kernels_of, register  # noqa: F401
 
-FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing, loss)
+FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing, loss,
+            elementwise_more)
 
 __all__ = []
 METHODS = {}

@@ -655,7 +655,9 @@ def mul(input, other) -> Tensor:
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division ``input / other`` (integers give the default float dtype)."""
     if rounding_mode is not None:
-        raise NotImplementedError("div with a rounding_mode is not supported yet")
+        from .elementwise_more import div_mode
+
+        return div_mode(input, other, rounding_mode)
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
     a, b = binary_operands(input, other, floating=True)
@@ -872,7 +874,9 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        raise NotImplementedError("clamp with tensor bounds is not supported yet; use maximum/minimum")
+        from .elementwise_more import clamp_tensor
+
+        return clamp_tensor(input, min, max)
     a, _ = binary_operands(input, min if min is not None else max)
     return apply(Clamp, (input,), (a,), min=min, max=max)
 

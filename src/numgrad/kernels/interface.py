@@ -105,6 +105,23 @@ class Kernels(Protocol):
     def index(self, a: Array, basic: tuple, adv: tuple) -> Array: ...
     def index_put(self, out: Array, basic: tuple, adv, values: Array, accumulate: bool) -> None: ...
 
+    # -- along one dimension: scans, sorting, gather/scatter (kernels/*/scan.py, sorting.py,
+    # gather.py)
+    def cumulative(self, x: Array, dim: int, mul: bool, reverse: bool) -> Array:
+        """The running sum (``mul``: product) along ``dim`` (from the end with ``reverse``)."""
+
+    def cumprod_backward(self, x: Array, out: Array, grad: Array, dim: int) -> Array:
+        """cumprod's gradient, exact where ``x`` holds zeros."""
+
+    def sort_dim(self, x: Array, dim: int, descending: bool) -> tuple:
+        """``(values, int64 indices)`` sorted along ``dim``: stable, NaN largest."""
+
+    def gather_dim(self, x: Array, dim: int, index: Array) -> Array: ...
+    def index_select_dim(self, x: Array, dim: int, index: Array) -> Array: ...
+
+    def scatter_dim(self, x: Array, dim: int, index: Array, src: Array, mode: int) -> Array:
+        """A copy of ``x`` with ``src`` written (mode 1: added, 2: multiplied) at ``index``."""
+
     def nonzero(self, mask: Array) -> tuple:
         """The coordinates of ``mask``'s True elements, one int64 array per dimension."""
 

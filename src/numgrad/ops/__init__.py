@@ -12,6 +12,10 @@ from .registry import REGISTRY, Op, Sample, apply, kernels_of, register  # noqa:
 FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing, loss,
             elementwise_more)
 
+from . import einsum, gather, scan, sorting  # noqa: E402  (scans, sorting, gather/scatter, einsum)
+
+FAMILIES += (scan, sorting, gather, einsum)
+
 __all__ = []
 METHODS = {}
 for _family in FAMILIES:

@@ -20,6 +20,9 @@ from .linalg import dot, matmul  # noqa: F401,E402
 from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401,E402
 from . import loss  # noqa: F401,E402  (``K.loss``: nll_loss's kernels)
 from .indexing import index, index_add_flat, index_put, nonzero, unravel_index  # noqa: F401,E402
+from .scan import cumprod_backward, cumulative  # noqa: F401,E402
+from .sorting import sort_dim  # noqa: F401,E402
+from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403,E402
 
 globals().update(OP_CODES)  # K.EXP, K.ADD, K.MAX …

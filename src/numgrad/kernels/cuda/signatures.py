@@ -115,6 +115,18 @@ def hand_written() -> list:
         (reduction, "_finite_or_zero_k", [(A(t), A(t)) for t in FLOAT]),
         (reduction, "_inf_where_zero_k", [(A(t), A(t)) for t in FLOAT]),
     ]
+    from . import gather, scan, sorting  # (scans, sorting, gather/scatter along one dimension)
+
+    table += [
+        (scan, "_scan_k", [(A(t), A(t), I64, I64, BOOL, BOOL, F64 if t in FLOAT else I64)
+                           for t in FLOAT + (I64,)]),
+        (scan, "_cumprod_grad_k", [(A(t), A(t), A(t), A(t), I64, I64) for t in FLOAT]),
+        (sorting, "_rank_sort_k", [(A(t), I64, BOOL, A(t), META) for t in ALL]),
+        (gather, "_gather_k", [(A(t), META, META, META, A(t)) for t in ALL]),
+        (gather, "_scatter_k", [(A(t), META, META, META, A(t)) for t in ALL]),
+        (gather, "_scatter_add_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
+        (gather, "_scatter_mul_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
+    ]
     for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
         t = _BY_NAME[dtype.name]
         table.append((linalg, f"_GEMM[{dtype.name}]",

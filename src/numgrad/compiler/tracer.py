@@ -279,6 +279,7 @@ class TracingKernels:
     def __init__(self, trace: Trace):
         self._trace = trace
         self.loss = _RecordedModule(trace, cpu_kernels.loss, "loss")
+        self.pooling = _RecordedModule(trace, cpu_kernels.pooling, "pooling")
 
     def __getattr__(self, name):
         real = getattr(cpu_kernels, name)

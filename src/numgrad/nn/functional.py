@@ -18,6 +18,9 @@ __all__ = [
     "silu", "softplus", "hardtanh", "relu6", "gelu", "dropout", "embedding", "layer_norm",
     "batch_norm",
 ]
+__all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+            "adaptive_max_pool1d", "adaptive_max_pool2d", "pad"]
 
 
 def _legacy_reduction(size_average, reduce, stacklevel: int = 3) -> str:
@@ -516,3 +519,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if bias is not None:
         out = out + bias.reshape(view)
     return out
+
+
+from ..ops.padding import pad  # noqa: E402,F401
+from ..ops.pooling import (  # noqa: E402,F401
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+    avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
+    max_pool2d_with_indices,
+)

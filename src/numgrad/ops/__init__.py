@@ -7,6 +7,15 @@ in ``METHODS``; a new family is one line in ``FAMILIES``.
 from . import convert, elementwise, elementwise_more, indexing, inplace, linalg, loss, reduction, shape
 from .elementwise import sigmoid_backward, tanh_backward, threshold_backward  # noqa: F401
 from .loss import nll_loss_backward  # noqa: F401
+from . import padding, pooling  # noqa: E402,F401  (pooling and padding, nn.functional's)
+from .padding import (  # noqa: F401  (ATen's backward ops)
+    reflection_pad1d_backward, reflection_pad2d_backward, replication_pad1d_backward,
+    replication_pad2d_backward,
+)
+from .pooling import (  # noqa: F401  (ATen's backward ops)
+    _adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d_backward,
+    max_pool2d_with_indices_backward,
+)
 from .registry import REGISTRY, Op, Sample, apply, kernels_of, register  # noqa: F401
 
 FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing, loss,

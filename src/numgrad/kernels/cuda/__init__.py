@@ -46,6 +46,7 @@ from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
 from .scan import cumprod_backward, cumulative  # noqa: E402,F401
 from .sorting import sort_dim  # noqa: E402,F401
 from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: E402,F401
+from . import pooling  # noqa: E402,F401  (``K.pooling``: pooling's and padding's kernels)
 
 globals().update(OP_CODES)
 DEVICE = "cuda"  # the device type whose kernels these are

@@ -127,6 +127,23 @@ def hand_written() -> list:
         (gather, "_scatter_add_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
         (gather, "_scatter_mul_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
     ]
+    from . import pooling  # (pooling and padding of the last two dimensions)
+
+    table += [
+        (pooling, "_max_pool_k", [(A(t),) + (I64,) * 13 + (t, A(t), META) for t in NUMBER]),
+        (pooling, "_adaptive_max_k", [(A(t),) + (I64,) * 5 + (A(t), META) for t in FLOAT]),
+        (pooling, "_avg_pool_k", [(A(t),) + (I64,) * 11 + (BOOL, I64, A(t)) for t in FLOAT]),
+        (pooling, "_avg_pool_int_k", [(A(t),) + (I64,) * 11 + (BOOL, I64, A(t))
+                                      for t in (I64, I32)]),
+        (pooling, "_avg_pool_backward_k", [(A(t),) + (I64,) * 11 + (BOOL, I64, A(t))
+                                           for t in FLOAT]),
+        (pooling, "_adaptive_avg_k", [(A(t),) + (I64,) * 5 + (A(t),) for t in FLOAT]),
+        (pooling, "_adaptive_avg_backward_k", [(A(t),) + (I64,) * 5 + (A(t),) for t in FLOAT]),
+        (pooling, "_scatter_k", [(A(t), META, I64, I64, A(t)) for t in FLOAT]),
+        (pooling, "_gather_k", [(A(t), META, I64, I64, A(t)) for t in FLOAT]),
+        (pooling, "_pad_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in NUMBER]),
+        (pooling, "_pad_backward_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in FLOAT]),
+    ]
     for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
         t = _BY_NAME[dtype.name]
         table.append((linalg, f"_GEMM[{dtype.name}]",

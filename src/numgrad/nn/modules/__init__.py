@@ -19,3 +19,16 @@ __all__ = [
     "BCEWithLogitsLoss", "LeakyReLU", "ELU", "SiLU", "Softplus", "Hardtanh", "ReLU6", "GELU",
     "Dropout", "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
 ]
+from .padding import (  # noqa: E402
+    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
+    ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d,
+)
+from .pooling import (  # noqa: E402
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d,
+    AvgPool2d, MaxPool1d, MaxPool2d,
+)
+
+__all__ += ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "ZeroPad1d",
+            "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
+            "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]

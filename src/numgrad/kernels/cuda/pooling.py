@@ -1,0 +1,388 @@
+"""Pooling and padding kernels on CUDA, with the CPU module's interface (``kernels/cpu/pooling.py``)
+and semantics: the last two dimensions are pooled or padded, the leading ones are planes.
+
+One thread per output element for the forwards (max pooling's ties and NaN as PyTorch's: the
+first maximum of a window, a NaN over everything). The average poolings' backwards are gathers,
+one thread per input element summing the windows that cover it (as PyTorch's CUDA kernels), so
+they are deterministic; max pooling's backward (a scatter by the saved indices, where windows may
+share a maximum) and the paddings' backwards (edges copied more than once) add with atomics.
+Nothing is read back to the host.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from .memory import ascontiguous, empty, flat, launch
+from .reduction import full
+
+REFLECT, REPLICATE = 0, 1
+
+
+@cuda.jit
+def _max_pool_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, pw, dh, dw,
+                lowest, out, idx):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        p = i // (owidth * oheight)
+        h0 = oh * sh - ph
+        w0 = ow * sw - pw
+        h1 = min(h0 + (kh - 1) * dh + 1, height)
+        w1 = min(w0 + (kw - 1) * dw + 1, width)
+        while h0 < 0:
+            h0 += dh
+        while w0 < 0:
+            w0 += dw
+        best = h0 * width + w0
+        value = lowest
+        base = p * height * width
+        for h in range(h0, h1, dh):
+            for w in range(w0, w1, dw):
+                v = x[base + h * width + w]
+                if v > value or v != v:
+                    value = v
+                    best = h * width + w
+        out[i] = value
+        idx[i] = best
+
+
+@cuda.jit
+def _adaptive_max_k(x, planes, height, width, oheight, owidth, out, idx):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        p = i // (owidth * oheight)
+        h0 = (oh * height) // oheight
+        h1 = -((-(oh + 1) * height) // oheight)
+        w0 = (ow * width) // owidth
+        w1 = -((-(ow + 1) * width) // owidth)
+        base = p * height * width
+        best = h0 * width + w0
+        value = x[base + best]
+        for h in range(h0, h1):
+            for w in range(w0, w1):
+                v = x[base + h * width + w]
+                if v > value or v != v:
+                    value = v
+                    best = h * width + w
+        out[i] = value
+        idx[i] = best
+
+
+@cuda.jit(device=True)
+def _window(o, stride, pad, kernel, size):
+    """(first, end, padded size) of window ``o`` along one dimension: clipped to the input, and
+    its size clipped to the padded input."""
+    start = o * stride - pad
+    end = min(start + kernel, size + pad)
+    padded = end - start
+    return max(start, 0), min(end, size), padded
+
+
+@cuda.jit(device=True)
+def _divisor(h0, h1, w0, w1, padded, count_include_pad, divisor_override):
+    if divisor_override != 0:
+        return divisor_override
+    if count_include_pad:
+        return padded
+    return (h1 - h0) * (w1 - w0)
+
+
+@cuda.jit
+def _avg_pool_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, pw,
+                count_include_pad, divisor_override, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        p = i // (owidth * oheight)
+        h0, h1, hp = _window(oh, sh, ph, kh, height)
+        w0, w1, wp = _window(ow, sw, pw, kw, width)
+        if h0 >= h1 or w0 >= w1:
+            out[i] = 0
+            continue
+        divisor = _divisor(h0, h1, w0, w1, hp * wp, count_include_pad, divisor_override)
+        base = p * height * width
+        total = x.dtype.type(0)
+        for h in range(h0, h1):
+            for w in range(w0, w1):
+                total += x[base + h * width + w]
+        out[i] = total / x.dtype.type(divisor)
+
+
+@cuda.jit
+def _avg_pool_int_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, pw,
+                    count_include_pad, divisor_override, out):
+    """``_avg_pool_k`` for integers: the sum in int64, divided as C++ (truncating)."""
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        p = i // (owidth * oheight)
+        h0, h1, hp = _window(oh, sh, ph, kh, height)
+        w0, w1, wp = _window(ow, sw, pw, kw, width)
+        if h0 >= h1 or w0 >= w1:
+            out[i] = 0
+            continue
+        divisor = _divisor(h0, h1, w0, w1, hp * wp, count_include_pad, divisor_override)
+        base = p * height * width
+        total = 0
+        for h in range(h0, h1):
+            for w in range(w0, w1):
+                total += x[base + h * width + w]
+        q = abs(total) // abs(divisor)
+        out[i] = q if (total >= 0) == (divisor >= 0) else -q
+
+
+@cuda.jit
+def _avg_pool_backward_k(grad, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, pw,
+                         count_include_pad, divisor_override, out):
+    """One thread per input element: the sum over the windows that hold it of each window's
+    gradient divided by its divisor."""
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        w = i % width
+        h = (i // width) % height
+        p = i // (width * height)
+        oh0 = max((h + ph - kh) // sh + 1, 0)
+        oh1 = min((h + ph) // sh + 1, oheight)
+        ow0 = max((w + pw - kw) // sw + 1, 0)
+        ow1 = min((w + pw) // sw + 1, owidth)
+        total = grad.dtype.type(0)
+        base = p * oheight * owidth
+        for oh in range(oh0, oh1):
+            h0, h1, hp = _window(oh, sh, ph, kh, height)
+            for ow in range(ow0, ow1):
+                w0, w1, wp = _window(ow, sw, pw, kw, width)
+                divisor = _divisor(h0, h1, w0, w1, hp * wp, count_include_pad, divisor_override)
+                total += grad[base + oh * owidth + ow] / grad.dtype.type(divisor)
+        out[i] = total
+
+
+@cuda.jit
+def _adaptive_avg_k(x, planes, height, width, oheight, owidth, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        p = i // (owidth * oheight)
+        h0 = (oh * height) // oheight
+        h1 = -((-(oh + 1) * height) // oheight)
+        w0 = (ow * width) // owidth
+        w1 = -((-(ow + 1) * width) // owidth)
+        base = p * height * width
+        total = x.dtype.type(0)
+        for h in range(h0, h1):
+            for w in range(w0, w1):
+                total += x[base + h * width + w]
+        out[i] = total / x.dtype.type(h1 - h0) / x.dtype.type(w1 - w0)
+
+
+@cuda.jit
+def _adaptive_avg_backward_k(grad, planes, height, width, oheight, owidth, out):
+    """One thread per input element: the windows that hold row ``h`` are
+    ``[floor(h*OH/H), ceil((h+1)*OH/H))``."""
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        w = i % width
+        h = (i // width) % height
+        p = i // (width * height)
+        oh0 = (h * oheight) // height
+        oh1 = -((-(h + 1) * oheight) // height)
+        ow0 = (w * owidth) // width
+        ow1 = -((-(w + 1) * owidth) // width)
+        total = grad.dtype.type(0)
+        base = p * oheight * owidth
+        for oh in range(oh0, oh1):
+            h0 = (oh * height) // oheight
+            h1 = -((-(oh + 1) * height) // oheight)
+            if h < h0 or h >= h1:
+                continue
+            for ow in range(ow0, ow1):
+                w0 = (ow * width) // owidth
+                w1 = -((-(ow + 1) * width) // owidth)
+                if w < w0 or w >= w1:
+                    continue
+                total += (grad[base + oh * owidth + ow] / grad.dtype.type(h1 - h0)
+                          / grad.dtype.type(w1 - w0))
+        out[i] = total
+
+
+@cuda.jit
+def _scatter_k(grad, idx, per_plane, plane_size, out):
+    """``out[p, idx[p, j]] += grad[p, j]`` (atomically; an index outside the plane adds
+    nothing)."""
+    for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
+        k = idx[i]
+        if k >= 0 and k < plane_size:
+            cuda.atomic.add(out, (i // per_plane) * plane_size + k, grad[i])
+
+
+@cuda.jit
+def _gather_k(x, idx, per_plane, plane_size, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        k = idx[i]
+        if k >= 0 and k < plane_size:
+            out[i] = x[(i // per_plane) * plane_size + k]
+        else:
+            out[i] = 0
+
+
+@cuda.jit(device=True)
+def _source(j, size, pad, mode):
+    if j < pad:
+        i = pad * 2 - j if mode == 0 else pad
+    elif j < size + pad:
+        i = j
+    else:
+        i = (size + pad - 1) * 2 - j if mode == 0 else size + pad - 1
+    return i - max(pad, 0) + max(-pad, 0)
+
+
+@cuda.jit
+def _pad_k(x, height, width, oheight, owidth, top, left, mode, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        p = i // (owidth * oheight)
+        h = _source(oh, height, top, mode)
+        w = _source(ow, width, left, mode)
+        out[i] = x[(p * height + h) * width + w]
+
+
+@cuda.jit
+def _pad_backward_k(grad, height, width, oheight, owidth, top, left, mode, out):
+    for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        p = i // (owidth * oheight)
+        h = _source(oh, height, top, mode)
+        w = _source(ow, width, left, mode)
+        cuda.atomic.add(out, (p * height + h) * width + w, grad[i])
+
+
+# ---------------------------------------------------------------------- entry points
+def _lowest(dtype):
+    dtype = np.dtype(dtype)
+    return dtype.type(-np.inf) if dtype.kind == "f" else dtype.type(np.iinfo(dtype).min)
+
+
+def _planes_of(shape) -> int:
+    planes = 1
+    for s in shape[:-2]:
+        planes *= s
+    return planes
+
+
+def max_pool2d(x, kernel, stride, padding, dilation, out_size):
+    """(values, int64 indices into each plane) of max pooling ``x`` (..., H, W)."""
+    x = ascontiguous(x)
+    height, width = tuple(x.shape)[-2], tuple(x.shape)[-1]
+    shape = tuple(x.shape[:-2]) + tuple(out_size)
+    out = empty(shape, x.dtype)
+    idx = empty(shape, np.int64)
+    if out.size:
+        launch(_max_pool_k, out.size)(
+            flat(x), _planes_of(tuple(x.shape)), height, width, out_size[0], out_size[1], kernel[0],
+            kernel[1], stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
+            _lowest(x.dtype), flat(out), flat(idx))
+    return out, idx
+
+
+def adaptive_max_pool2d(x, out_size):
+    x = ascontiguous(x)
+    shape = tuple(x.shape[:-2]) + tuple(out_size)
+    out = empty(shape, x.dtype)
+    idx = empty(shape, np.int64)
+    if out.size:
+        launch(_adaptive_max_k, out.size)(flat(x), _planes_of(tuple(x.shape)), tuple(x.shape)[-2],
+                                           tuple(x.shape)[-1], out_size[0], out_size[1], flat(out),
+                                           flat(idx))
+    return out, idx
+
+
+def avg_pool2d(x, kernel, stride, padding, out_size, count_include_pad, divisor_override):
+    x = ascontiguous(x)
+    shape = tuple(x.shape[:-2]) + tuple(out_size)
+    out = empty(shape, x.dtype)
+    if out.size:
+        kernel_fn = _avg_pool_k if np.dtype(x.dtype).kind == "f" else _avg_pool_int_k
+        launch(kernel_fn, out.size)(
+            flat(x), _planes_of(tuple(x.shape)), tuple(x.shape)[-2], tuple(x.shape)[-1], out_size[0], out_size[1],
+            kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
+            bool(count_include_pad), int(divisor_override), flat(out))
+    return out
+
+
+def avg_pool2d_backward(grad, in_size, kernel, stride, padding, count_include_pad,
+                        divisor_override):
+    grad = ascontiguous(grad)
+    shape = tuple(grad.shape[:-2]) + tuple(in_size)
+    out = full(shape, grad.dtype, 0) if not grad.size else empty(shape, grad.dtype)
+    if grad.size and out.size:
+        launch(_avg_pool_backward_k, out.size)(
+            flat(grad), _planes_of(tuple(grad.shape)), in_size[0], in_size[1], tuple(grad.shape)[-2],
+            tuple(grad.shape)[-1], kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
+            bool(count_include_pad), int(divisor_override), flat(out))
+    return out
+
+
+def adaptive_avg_pool2d(x, out_size):
+    x = ascontiguous(x)
+    shape = tuple(x.shape[:-2]) + tuple(out_size)
+    out = empty(shape, x.dtype)
+    if out.size:
+        launch(_adaptive_avg_k, out.size)(flat(x), _planes_of(tuple(x.shape)), tuple(x.shape)[-2],
+                                          tuple(x.shape)[-1], out_size[0], out_size[1], flat(out))
+    return out
+
+
+def adaptive_avg_pool2d_backward(grad, in_size):
+    grad = ascontiguous(grad)
+    shape = tuple(grad.shape[:-2]) + tuple(in_size)
+    out = full(shape, grad.dtype, 0) if not grad.size else empty(shape, grad.dtype)
+    if grad.size and out.size:
+        launch(_adaptive_avg_backward_k, out.size)(
+            flat(grad), _planes_of(tuple(grad.shape)), in_size[0], in_size[1], tuple(grad.shape)[-2],
+            tuple(grad.shape)[-1], flat(out))
+    return out
+
+
+def max_pool_scatter(grad, indices, in_size):
+    grad = ascontiguous(grad)
+    indices = ascontiguous(indices)
+    shape = tuple(grad.shape[:-2]) + tuple(in_size)
+    out = full(shape, grad.dtype, 0)
+    if grad.size and out.size:
+        per_plane = tuple(grad.shape)[-2] * tuple(grad.shape)[-1]
+        launch(_scatter_k, grad.size)(flat(grad), flat(indices), per_plane,
+                                      in_size[0] * in_size[1], flat(out))
+    return out
+
+
+def max_pool_gather(x, indices):
+    x = ascontiguous(x)
+    indices = ascontiguous(indices)
+    out = empty(tuple(indices.shape), x.dtype)
+    if out.size:
+        per_plane = tuple(indices.shape)[-2] * tuple(indices.shape)[-1]
+        launch(_gather_k, out.size)(flat(x), flat(indices), per_plane,
+                                    tuple(x.shape)[-2] * tuple(x.shape)[-1], flat(out))
+    return out
+
+
+def pad2d(x, pads, mode: int):
+    left, right, top, bottom = pads
+    x = ascontiguous(x)
+    height, width = tuple(x.shape)[-2], tuple(x.shape)[-1]
+    oh, ow = height + top + bottom, width + left + right
+    out = empty(tuple(x.shape[:-2]) + (oh, ow), x.dtype)
+    if out.size:
+        launch(_pad_k, out.size)(flat(x), height, width, oh, ow, top, left, int(mode), flat(out))
+    return out
+
+
+def pad2d_backward(grad, in_size, pads, mode: int):
+    left, right, top, bottom = pads
+    grad = ascontiguous(grad)
+    out = full(tuple(grad.shape[:-2]) + tuple(in_size), grad.dtype, 0)
+    if grad.size:
+        launch(_pad_backward_k, grad.size)(flat(grad), in_size[0], in_size[1], tuple(grad.shape)[-2],
+                                           tuple(grad.shape)[-1], top, left, int(mode), flat(out))
+    return out

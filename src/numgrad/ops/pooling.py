@@ -1,0 +1,691 @@
+"""Pooling as ops: max pooling (with its indices), average pooling and the adaptive forms, over
+the last two dimensions of a (C, H, W) or (N, C, H, W) input; the 1-D forms are the 2-D ops on a
+height of 1 (``unsqueeze(-2)``, then ``squeeze(-2)``), as PyTorch's, so their nodes are PyTorch's
+(``SqueezeBackward1`` over ``MaxPool2DWithIndicesBackward0`` over ``UnsqueezeBackward0``).
+
+Each backward is an op of its own, as ATen's, so second derivatives work:
+
+- max pooling's gradient is a scatter of ``grad`` by the saved indices
+  (``max_pool2d_with_indices_backward``, ``adaptive_max_pool2d_backward``); its derivative with
+  respect to ``grad`` is the gather by the same indices (``max_pool_gather``, node
+  ``GatherBackward0``, viewed as PyTorch's ``max_pool_double_backward`` does), whose derivative is
+  the scatter again;
+- average pooling's gradient (``avg_pool2d_backward``, ``_adaptive_avg_pool2d_backward``) is
+  linear in ``grad``, and its derivative with respect to ``grad`` is the pooling itself.
+
+The derivative of a backward op with respect to its ``self`` (which gives only a shape) is zeros,
+as PyTorch's. ``numgrad.nn.functional`` has PyTorch's signatures and checks (``max_pool1d``,
+``max_pool2d``, ``avg_pool1d``, ``avg_pool2d``, ``adaptive_avg_pool1d/2d``,
+``adaptive_max_pool1d/2d``); they are defined here.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .registry import Op, Sample, apply, kernels_for, register
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+               "bool": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "float16": "Half"}
+
+
+def _F(m):
+    return m.nn.functional
+
+
+def _type_name(t: Tensor) -> str:
+    name = t._data.dtype.name
+    return _TYPE_NAMES.get(name, name)
+
+
+def _sizes(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _zeros_like_input(grad: Tensor, shape) -> Tensor:
+    """PyTorch's derivative of a backward op with respect to ``self``: zeros of its shape."""
+    K = kernels_for((grad,))
+    return Tensor._wrap(K.zeros(tuple(shape), grad._data.dtype))
+
+
+# ---------------------------------------------------------------------- max pooling
+@register
+class MaxPool2dWithIndices(Op):
+    """The largest element of each window (its index saved); ties go to the first, NaN wins."""
+
+    name, node = "max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, x: _F(m).max_pool2d(x, 2), ((2, 3, 4, 5),)),
+        Sample(lambda m, x: _F(m).max_pool2d(x, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2),
+                                             ceil_mode=True), ((2, 5, 6),)),
+        Sample(lambda m, x: _F(m).max_pool1d(x, 3, stride=2, padding=1,
+                                             return_indices=True)[0], ((2, 3, 7),)),
+    )
+
+    @staticmethod
+    def forward(K, out, *, indices, kernel, stride, padding, dilation, ceil_mode):
+        return out  # (computed with its indices in one kernel call, by ``_max_pool2d``)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        return (_index_scatter(MaxPool2dWithIndicesBackward, grad, None, tuple(ctx.input_shapes[0]),
+                               p["indices"], dict(kernel=p["kernel"], stride=p["stride"],
+                                                  padding=p["padding"], dilation=p["dilation"],
+                                                  ceil_mode=p["ceil_mode"])),)
+
+
+@register
+class AdaptiveMaxPool2d(Op):
+    """The largest element of each adaptive window (``[floor(i*H/OH), ceil((i+1)*H/OH))``)."""
+
+    name, node = "adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, x: _F(m).adaptive_max_pool2d(x, (2, 3)), ((2, 2, 5, 7),)),
+        Sample(lambda m, x: _F(m).adaptive_max_pool1d(x, 3, return_indices=True)[0], ((2, 5),)),
+    )
+
+    @staticmethod
+    def forward(K, out, *, indices):
+        return out  # (computed with its indices in one kernel call)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (_index_scatter(AdaptiveMaxPool2dBackward, grad, None, tuple(ctx.input_shapes[0]),
+                               ctx.params["indices"], {}),)
+
+
+class _IndexScatter(Op):
+    """``grad`` added at the saved indices into zeroed planes of ``shape``: the gradient of max
+    pooling. Linear in ``grad``; its adjoint is the gather by the same indices."""
+
+    on_cuda = True
+
+    @staticmethod
+    def forward(K, grad, *, shape, indices, **pool):
+        return K.pooling.max_pool_scatter(grad, indices, tuple(shape[-2:]))
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        need_grad, need_self = ctx.needs_input_grad
+        return (_max_pool_gather(grad, p["indices"]) if need_grad else None,
+                _zeros_like_input(grad, p["shape"]) if need_self else None)
+
+
+def _mp_backward(m, g, x):
+    """``max_pool2d_with_indices_backward`` of a (2, 2) pooling of ``x`` (for the samples)."""
+    idx = _F(m).max_pool2d(x.detach(), 2, stride=1, return_indices=True)[1]
+    return m.ops.max_pool2d_with_indices_backward(g, x, [2, 2], [1, 1], [0, 0], [1, 1], False,
+                                                  idx)
+
+
+def _mp_double(m, g, x, v):
+    """The derivative of max pooling's backward with respect to its ``grad`` (a gather)."""
+    return m.autograd.grad(_mp_backward(m, g, x), g, v, create_graph=True)[0]
+
+
+@register
+class MaxPool2dWithIndicesBackward(_IndexScatter):
+    name, node = "max_pool2d_with_indices_backward", "MaxPool2DWithIndicesBackwardBackward0"
+    samples = (
+        Sample(_mp_backward, ((2, 2, 3), (2, 3, 4))),
+        Sample(lambda m, g, x: m.ops.max_pool2d_with_indices_backward(
+            g, x, [2, 2], [2, 2], [1, 0], [1, 1], True,
+            _F(m).max_pool2d(x.detach(), 2, padding=(1, 0), ceil_mode=True,
+                             return_indices=True)[1]), ((1, 2, 2, 3), (1, 2, 3, 5))),
+    )
+
+
+@register
+class AdaptiveMaxPool2dBackward(_IndexScatter):
+    name, node = "adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0"
+    samples = (
+        Sample(lambda m, g, x: m.ops.adaptive_max_pool2d_backward(
+            g, x, _F(m).adaptive_max_pool2d(x.detach(), (2, 3), return_indices=True)[1]),
+            ((2, 2, 3), (2, 3, 5))),
+    )
+
+
+@register
+class MaxPoolGather(Op):
+    """``x`` (..., P) read at ``indices`` (..., Q) of each row: the derivative of max pooling's
+    backward with respect to its ``grad`` (PyTorch's ``max_pool_double_backward`` gathers the
+    same way). Its adjoint is the scatter by the same indices."""
+
+    name, node = "max_pool_gather", "GatherBackward0"
+    on_cuda = True
+    samples = (
+        Sample(_mp_double, ((2, 2, 3), (2, 3, 4), (2, 3, 4))),
+    )
+
+    @staticmethod
+    def forward(K, x, *, indices):
+        return K.pooling.max_pool_gather(x, indices)
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape = tuple(ctx.input_shapes[0])
+        return (_index_scatter(MaxPool2dWithIndicesBackward, grad, None,
+                               shape[:-1] + (1, shape[-1]), ctx.params["indices"],
+                               {}).reshape(shape),)
+
+
+def _index_scatter(op, grad: Tensor, self, shape, indices, pool: dict) -> Tensor:
+    return apply(op, (grad, self), (grad._data,), shape=tuple(shape), indices=indices, **pool)
+
+
+def _max_pool_gather(grad: Tensor, indices) -> Tensor:
+    """``grad`` (..., H, W) gathered at ``indices`` (..., OH, OW) of each plane, as PyTorch's
+    ``max_pool_double_backward``: a gather of rows, viewed as the indices."""
+    K = kernels_for((grad,))
+    lead = tuple(tuple(indices.shape)[:-2])
+    count = tuple(indices.shape)[-2] * tuple(indices.shape)[-1]
+    size = tuple(grad._data.shape)[-2] * tuple(grad._data.shape)[-1]
+    rows = K.reshape_view(K.ascontiguous(indices), lead + (1, count))
+    flat = grad.contiguous().reshape(lead + (size,))
+    gathered = apply(MaxPoolGather, (flat,), (K.reshape_view(flat._data, lead + (1, size)),),
+                     indices=rows)
+    return gathered.reshape(lead + (count,)).view(tuple(indices.shape))
+
+
+def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_size, stride,
+                                     padding, dilation, ceil_mode: bool, indices: Tensor) -> Tensor:
+    """ATen's ``max_pool2d_with_indices_backward``: ``grad_output`` scattered by ``indices``
+    into zeros of ``self``'s shape."""
+    K = kernels_for((grad_output, self, indices), MaxPool2dWithIndicesBackward)
+    kernel, stride_, pad, dil = _pool_args("max_pool2d", kernel_size, stride, padding, dilation)
+    return _index_scatter(MaxPool2dWithIndicesBackward, grad_output, self, tuple(self._data.shape),
+                          K.copy(indices._data),
+                          dict(kernel=kernel, stride=stride_, padding=pad, dilation=dil,
+                               ceil_mode=bool(ceil_mode)))
+
+
+def adaptive_max_pool2d_backward(grad_output: Tensor, self: Tensor, indices: Tensor) -> Tensor:
+    """ATen's ``adaptive_max_pool2d_backward``."""
+    K = kernels_for((grad_output, self, indices), AdaptiveMaxPool2dBackward)
+    return _index_scatter(AdaptiveMaxPool2dBackward, grad_output, self, tuple(self._data.shape),
+                          K.copy(indices._data), {})
+
+
+# ---------------------------------------------------------------------- average pooling
+@register
+class AvgPool2d(Op):
+    """The mean of each window (PyTorch's divisors: ``count_include_pad``,
+    ``divisor_override``)."""
+
+    name, node = "avg_pool2d", "AvgPool2DBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, x: _F(m).avg_pool2d(x, 2), ((2, 3, 4, 5),)),
+        Sample(lambda m, x: _F(m).avg_pool2d(x, (3, 2), stride=(2, 1), padding=1, ceil_mode=True,
+                                             count_include_pad=False), ((2, 5, 6),)),
+        Sample(lambda m, x: _F(m).avg_pool2d(x, 3, stride=2, padding=1, divisor_override=5),
+               ((1, 2, 5, 4),)),
+        Sample(lambda m, x: _F(m).avg_pool1d(x, 3, stride=2, padding=1, ceil_mode=True),
+               ((2, 3, 6),)),
+    )
+
+    @staticmethod
+    def forward(K, x, *, kernel, stride, padding, out_size, ceil_mode, count_include_pad,
+                divisor_override):
+        return K.pooling.avg_pool2d(x, kernel, stride, padding, out_size, count_include_pad,
+                                    divisor_override or 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        return (_avg_pool2d_backward(grad, None, tuple(ctx.input_shapes[0]), p),)
+
+
+@register
+class AvgPool2dBackward(Op):
+    """The gradient of ``avg_pool2d``: each output's gradient spread over its window. Linear in
+    ``grad``; its adjoint is ``avg_pool2d`` with the same arguments."""
+
+    name, node = "avg_pool2d_backward", "AvgPool2DBackwardBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, g, x: m.ops.avg_pool2d_backward(g, x, [2, 2], [1, 2], [1, 0], True,
+                                                         False, None), ((2, 4, 2), (2, 3, 4))),
+        Sample(lambda m, g, x: m.ops.avg_pool2d_backward(g, x, [3, 3], [2, 2], [1, 1], False,
+                                                         True, 4), ((1, 2, 2, 2), (1, 2, 4, 3))),
+    )
+
+    @staticmethod
+    def forward(K, grad, *, shape, kernel, stride, padding, out_size, ceil_mode,
+                count_include_pad, divisor_override):
+        return K.pooling.avg_pool2d_backward(grad, tuple(shape[-2:]), kernel, stride, padding,
+                                             count_include_pad, divisor_override or 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        need_grad, need_self = ctx.needs_input_grad
+        pooled = None
+        if need_grad:
+            pooled = apply(AvgPool2d, (grad,), (grad._data,), kernel=p["kernel"],
+                           stride=p["stride"], padding=p["padding"], out_size=p["out_size"],
+                           ceil_mode=p["ceil_mode"], count_include_pad=p["count_include_pad"],
+                           divisor_override=p["divisor_override"])
+        return pooled, (_zeros_like_input(grad, p["shape"]) if need_self else None)
+
+
+def _avg_pool2d_backward(grad: Tensor, self, shape, p: dict) -> Tensor:
+    return apply(AvgPool2dBackward, (grad, self), (grad._data,), shape=tuple(shape),
+                 kernel=p["kernel"], stride=p["stride"], padding=p["padding"],
+                 out_size=p["out_size"], ceil_mode=p["ceil_mode"],
+                 count_include_pad=p["count_include_pad"], divisor_override=p["divisor_override"])
+
+
+def avg_pool2d_backward(grad_output: Tensor, self: Tensor, kernel_size, stride, padding,
+                        ceil_mode: bool, count_include_pad: bool, divisor_override) -> Tensor:
+    """ATen's ``avg_pool2d_backward``: the gradient of ``avg_pool2d`` for the input ``self``."""
+    kernel, stride_, pad, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    out_size = tuple(grad_output._data.shape[-2:])
+    return _avg_pool2d_backward(grad_output, self, tuple(self._data.shape), dict(
+        kernel=kernel, stride=stride_, padding=pad, out_size=out_size, ceil_mode=bool(ceil_mode),
+        count_include_pad=bool(count_include_pad), divisor_override=divisor_override))
+
+
+@register
+class AdaptiveAvgPool2d(Op):
+    """The mean of each adaptive window: its sum divided by its height, then by its width."""
+
+    name, node = "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, x: _F(m).adaptive_avg_pool2d(x, (2, 3)), ((2, 2, 5, 7),)),
+        Sample(lambda m, x: _F(m).adaptive_avg_pool2d(x, (None, 4)), ((3, 3, 6),)),
+        Sample(lambda m, x: _F(m).adaptive_avg_pool1d(x, 3), ((2, 2, 7),)),
+    )
+
+    @staticmethod
+    def forward(K, x, *, out_size):
+        return K.pooling.adaptive_avg_pool2d(x, tuple(out_size))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (_adaptive_avg_backward(grad, None, tuple(ctx.input_shapes[0])),)
+
+
+@register
+class AdaptiveAvgPool2dBackward(Op):
+    """The gradient of ``adaptive_avg_pool2d``; its adjoint is ``adaptive_avg_pool2d``."""
+
+    name, node = "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, g, x: m.ops._adaptive_avg_pool2d_backward(g, x), ((2, 2, 3), (2, 5, 7))),
+    )
+
+    @staticmethod
+    def forward(K, grad, *, shape):
+        return K.pooling.adaptive_avg_pool2d_backward(grad, tuple(shape[-2:]))
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        need_grad, need_self = ctx.needs_input_grad
+        pooled = None
+        if need_grad:
+            out_size = tuple(tuple(ctx.input_shapes[0])[-2:])
+            pooled = apply(AdaptiveAvgPool2d, (grad,), (grad._data,), out_size=out_size)
+        return pooled, (_zeros_like_input(grad, p["shape"]) if need_self else None)
+
+
+def _adaptive_avg_backward(grad: Tensor, self, shape) -> Tensor:
+    return apply(AdaptiveAvgPool2dBackward, (grad, self), (grad._data,), shape=tuple(shape))
+
+
+def _adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
+    """ATen's ``_adaptive_avg_pool2d_backward``."""
+    kernels_for((grad_output, self), AdaptiveAvgPool2dBackward)
+    return _adaptive_avg_backward(grad_output, self, tuple(self._data.shape))
+
+
+# ---------------------------------------------------------------------- arguments and checks
+def _tuple(value) -> tuple:
+    if isinstance(value, (list, tuple)):
+        return tuple(int(v) for v in value)
+    return (int(value),)
+
+
+def _pool_args(name: str, kernel_size, stride, padding, dilation):
+    """PyTorch's checks of the 2-D pooling arguments' lengths, in its order, and the pairs."""
+    k = _tuple(kernel_size)
+    if len(k) not in (1, 2):
+        raise RuntimeError(f"{name}: kernel_size must either be a single int, or a tuple of two "
+                           "ints")
+    kernel = (k[0], k[-1])
+    s = () if stride is None else _tuple(stride)
+    if len(s) not in (0, 1, 2):
+        raise RuntimeError(f"{name}: stride must either be omitted, a single int, or a tuple of "
+                           "two ints")
+    strides = kernel if not s else (s[0], s[-1])
+    p = _tuple(padding)
+    if len(p) not in (1, 2):
+        raise RuntimeError(f"{name}: padding must either be a single int, or a tuple of two ints")
+    d = _tuple(dilation)
+    if len(d) not in (1, 2):
+        raise RuntimeError(f"{name}: dilation must be either a single int, or a tuple of two "
+                           "ints")
+    return kernel, strides, (p[0], p[-1]), (d[0], d[-1])
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C++'s integer division (truncating)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _output_size(size: int, kernel: int, pad: int, stride: int, dilation: int,
+                 ceil_mode: bool) -> int:
+    """ATen's ``pooling_output_shape``, with its checks."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    if pad > _cdiv((kernel - 1) * dilation + 1, 2):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={kernel} and dilation={dilation}")
+    out = (size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)) \
+        // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _shape_check(x: Tensor, kernel, stride, padding, dilation, out_size) -> None:
+    """ATen's ``pool2d_shape_check``."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    shape = tuple(x._data.shape)
+    if kw <= 0 or kh <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
+    if sw <= 0 or sh <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {sh} dW: {sw}")
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError("dilation should be greater than zero, but got dilationH: "
+                           f"{dh} dilationW: {dw}")
+    ndim = len(shape)
+    valid = ndim >= 3 and shape[1] != 0 and shape[2] != 0
+    if not ((ndim == 3 and shape[0] != 0 and valid) or (ndim == 4 and valid and shape[3] != 0)):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{_sizes(shape)}")
+    if kw // 2 < pw or kh // 2 < ph:
+        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")
+    oh, ow = out_size
+    if ow < 1 or oh < 1:
+        planes, h, w = shape[-3], shape[-2], shape[-1]
+        raise RuntimeError(f"Given input size: ({planes}x{h}x{w}). Calculated output size: "
+                           f"({planes}x{oh}x{ow}). Output size is too small")
+
+
+def _not_implemented(kernel: str, x: Tensor) -> None:
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(x)}'")
+
+
+def _max_pool2d(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool):
+    """(output, indices) of 2-D max pooling, with ATen's checks (``max_pool2d_with_indices``)."""
+    kernel, strides, pads, dils = _pool_args("max_pool2d", kernel_size, stride, padding,
+                                             dilation)
+    shape = tuple(input._data.shape)
+    if len(shape) not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    out_size = tuple(_output_size(shape[-2 + i], kernel[i], pads[i], strides[i], dils[i],
+                                  bool(ceil_mode)) for i in range(2))
+    _shape_check(input, kernel, strides, pads, dils, out_size)
+    kind = input._data.dtype.kind
+    if kind not in "fiu":
+        _not_implemented("max_pool2d", input)
+    K = kernels_for((input,), MaxPool2dWithIndices)
+    out, indices = K.pooling.max_pool2d(input._data, kernel, strides, pads, dils, out_size)
+    result = apply(MaxPool2dWithIndices, (input,), (out,), indices=indices, kernel=kernel,
+                   stride=strides, padding=pads, dilation=dils, ceil_mode=bool(ceil_mode))
+    return result, Tensor._wrap(indices)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    """``(output, indices)`` of 2-D max pooling (``torch.nn.functional.max_pool2d_with_indices``)."""
+    return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """The largest element of each ``kernel_size`` window of the last two dimensions of a
+    (C, H, W) or (N, C, H, W) input, windows ``stride`` apart (default ``kernel_size``) over the
+    input padded by ``padding`` (-inf) on each side, their elements ``dilation`` apart;
+    ``ceil_mode`` rounds the output size up. With ``return_indices``, also the index of each
+    maximum in its plane (``h * W + w``)."""
+    out, indices = _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+def _check_dim_range(name: str, x: Tensor, low: int, high: int) -> None:
+    """ATen's ``checkDimRange`` (``high`` exclusive)."""
+    ndim = x._data.ndim
+    if not low <= ndim < high:
+        raise RuntimeError(f"Expected {low} to {high - 1} dimensions, but got {ndim}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for {name})")
+
+
+def _check1d(name: str, arg: str, values: tuple) -> None:
+    if len(values) != 1:
+        raise RuntimeError(f"{name}() argument '{arg}' should contain one int (got "
+                           f"{len(values)})")
+
+
+def _check_max_pool1d(input: Tensor, kernel, stride, padding, dilation, ceil_mode) -> None:
+    """ATen's ``max_pool1d`` checks (``check_max_pool1d``)."""
+    shape = tuple(input._data.shape)
+    if not ((len(shape) == 2 and shape[0] != 0 and shape[1] != 0)
+            or (len(shape) == 3 and shape[1] != 0 and shape[2] != 0)):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
+                           f"batch size for input, but got:{_sizes(shape)}")
+    if len(kernel) != 1:
+        raise RuntimeError("max_pool1d() kernel_size must be an int, list of ints or tuple of "
+                           f"ints of size 1 but got size {len(kernel)}")
+    if len(stride) not in (0, 1):
+        raise RuntimeError("max_pool1d() stride must be None, an int, list of ints, or tuple of "
+                           f"ints of size 1 but got size {len(stride)}")
+    if len(padding) != 1:
+        raise RuntimeError("max_pool1d() padding must be an int, list of ints, or tuple of ints "
+                           f"of size 1 but got size {len(padding)}")
+    if len(dilation) != 1:
+        raise RuntimeError("max_pool1d() dilation must be an int, list of ints or tuple of ints "
+                           f"of size 1 but got size {len(dilation)}")
+    stride = stride or kernel
+    (k,), (s,), (p,), (d,) = kernel, stride, padding, dilation
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError("max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = _output_size(shape[-1], k, p, s, d, bool(ceil_mode))
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """1-D max pooling of a (C, L) or (N, C, L) input: ``max_pool2d`` on a height of 1."""
+    kernel = _tuple(kernel_size)
+    strides = () if stride is None else _tuple(stride)
+    pads, dils = _tuple(padding), _tuple(dilation)
+    if return_indices:
+        _check_dim_range("max_pool1d", input, 2, 4)
+        for arg, values in (("kernel_size", kernel), ("stride", strides or kernel),
+                            ("padding", pads), ("dilation", dils)):
+            _check1d("max_pool1d", arg, values)
+    else:
+        _check_max_pool1d(input, kernel, strides, pads, dils, ceil_mode)
+        if input._data.dtype.kind != "f":
+            _not_implemented("max_pool1d_impl", input)
+    strides = strides or kernel
+    out, indices = _max_pool2d(input.unsqueeze(-2), (1, kernel[0]), (1, strides[0]),
+                               (0, pads[0]), (1, dils[0]), ceil_mode)
+    out = out.squeeze(-2)
+    return (out, indices.squeeze(-2)) if return_indices else out
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    """The mean of each ``kernel_size`` window of the last two dimensions of a (C, H, W) or
+    (N, C, H, W) input, windows ``stride`` apart (default ``kernel_size``), over the input padded
+    by ``padding`` zeros; the divisor is the window's size within the padded input
+    (``count_include_pad``), within the input (without it), or ``divisor_override``."""
+    kernel, strides, pads, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("divisor must be not zero")
+    shape = tuple(input._data.shape)
+    for dim in (-3, -2, -1):
+        if len(shape) < -dim:
+            raise IndexError("Dimension out of range (expected to be in range of "
+                             f"[{-max(len(shape), 1)}, {max(len(shape), 1) - 1}], but got {dim})")
+    out_size = tuple(_output_size(shape[-2 + i], kernel[i], pads[i], strides[i], 1,
+                                  bool(ceil_mode)) for i in range(2))
+    _shape_check(input, kernel, strides, pads, (1, 1), out_size)
+    if input._data.dtype.kind not in "fiu":
+        _not_implemented("avg_pool2d", input)
+    return apply(AvgPool2d, (input,), (input._data,), kernel=kernel, stride=strides,
+                 padding=pads, out_size=out_size, ceil_mode=bool(ceil_mode),
+                 count_include_pad=bool(count_include_pad),
+                 divisor_override=None if divisor_override is None else int(divisor_override))
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """1-D average pooling of a (C, L) or (N, C, L) input: ``avg_pool2d`` on a height of 1."""
+    kernel = _tuple(kernel_size)
+    strides = kernel if stride is None or not _tuple(stride) else _tuple(stride)
+    pads = _tuple(padding)
+    _check_dim_range("avg_pool1d", input, 2, 4)
+    for arg, values in (("kernel_size", kernel), ("stride", strides), ("padding", pads)):
+        _check1d("avg_pool1d", arg, values)
+    out = avg_pool2d(input.unsqueeze(-2), (1, kernel[0]), (1, strides[0]), (0, pads[0]),
+                     ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def _output_size_arg(output_size, shape) -> tuple:
+    """``output_size`` (an int, or a tuple whose None entries keep the input's size), as
+    ``torch.nn.functional``'s ``_list_with_default``."""
+    if isinstance(output_size, (list, tuple)):
+        if len(shape) <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        defaults = shape[len(shape) - len(output_size):]
+        return tuple(d if v is None else int(v) for v, d in zip(output_size, defaults))
+    if output_size is None:
+        raise TypeError("object of type 'NoneType' has no len()")
+    return (int(output_size),) * 2
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """The mean of each of ``output_size`` windows that tile the last two dimensions (window
+    ``i`` of ``n`` over a size ``L``: ``[floor(i*L/n), ceil((i+1)*L/n))``); an output of (1, 1)
+    is the mean over those dimensions, as PyTorch's."""
+    out_size = _output_size_arg(output_size, tuple(input._data.shape))
+    return _adaptive_avg_pool2d(input, out_size)
+
+
+def _adaptive_avg_pool2d(input: Tensor, out_size: tuple) -> Tensor:
+    if len(out_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if out_size[0] < 0 or out_size[1] < 0:
+        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or "
+                           f"equal to 0 but received {{{out_size[0]}, {out_size[1]}}}")
+    if out_size == (1, 1):
+        return input.mean((-1, -2), keepdim=True)
+    shape = tuple(input._data.shape)
+    ndim = len(shape)
+    if ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{_sizes(shape)}")
+    for dim in (-2, -1):
+        if shape[dim] <= 0:
+            raise RuntimeError("adaptive_avg_pool2d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {_sizes(shape)} with "
+                               f"dimension {dim + ndim} being empty")
+    if input._data.dtype.kind != "f":
+        _not_implemented("adaptive_avg_pool2d", input)
+    return apply(AdaptiveAvgPool2d, (input,), (input._data,), out_size=tuple(out_size))
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """1-D adaptive average pooling of a (C, L) or (N, C, L) input."""
+    _check_dim_range("adaptive_avg_pool1d", input, 2, 4)
+    size = _tuple(output_size)
+    _check1d("adaptive_avg_pool1d", "output_size", size)
+    return _adaptive_avg_pool2d(input.unsqueeze(-2), (1, size[0])).squeeze(-2)
+
+
+def _adaptive_max_pool2d(input: Tensor, out_size: tuple, name: str = "adaptive_max_pool2d"):
+    shape = tuple(input._data.shape)
+    ndim = len(shape)
+    if ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{_sizes(shape)}")
+    for dim in range(1, ndim):
+        if shape[dim] <= 0:
+            raise RuntimeError("adaptive_max_pool2d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {_sizes(shape)} with "
+                               f"dimension {dim} being empty")
+    if len(out_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    if out_size[0] < 0 or out_size[1] < 0:
+        bad = next(s for s in out_size if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                           f"{_sizes(shape[:-2] + tuple(out_size))}")
+    if input._data.dtype.kind != "f":
+        _not_implemented(name, input)
+    K = kernels_for((input,), AdaptiveMaxPool2d)
+    out, indices = K.pooling.adaptive_max_pool2d(input._data, tuple(out_size))
+    return apply(AdaptiveMaxPool2d, (input,), (out,), indices=indices), Tensor._wrap(indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """The largest element of each of ``output_size`` windows that tile the last two
+    dimensions (as ``adaptive_avg_pool2d``'s); with ``return_indices``, also its index in its
+    plane."""
+    out, indices = _adaptive_max_pool2d(input, _output_size_arg(output_size, tuple(input._data.shape)))
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """1-D adaptive max pooling of a (C, L) or (N, C, L) input."""
+    _check_dim_range("adaptive_max_pool1d", input, 2, 4)
+    size = _tuple(output_size)
+    _check1d("adaptive_max_pool1d", "output_size", size)
+    shape = tuple(input._data.shape)
+    for dim in range(1, len(shape)):
+        if shape[dim] <= 0:
+            raise RuntimeError("adaptive_max_pool1d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {_sizes(shape)} with "
+                               f"dimension {dim} being empty")
+    out, indices = _adaptive_max_pool2d(input.unsqueeze(-2), (1, size[0]))
+    out = out.squeeze(-2)
+    return (out, indices.squeeze(-2)) if return_indices else out
+
+
+FUNCTIONAL = [
+    "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d",
+]
+# Nothing here joins the top-level namespace (``numgrad.nn.functional`` takes FUNCTIONAL).
+__all__ = []
+METHODS = ()

@@ -1,5 +1,7 @@
 """Hard-input variants of the op registry's samples (issue 14): the same calls on 0-d, empty,
-non-contiguous, integer and bool inputs and on NaN, ±inf and ±0, run on numgrad and on PyTorch.
+non-contiguous, integer and bool inputs, on NaN, ±inf and ±0, and on one value expanded (every
+input a 0-d leaf expanded to its shape, and the backward seeded with an expanded 1, as a ``sum``'s
+or ``mean``'s gradient is), run on numgrad and on PyTorch.
 
 A variant's outcome is what the call gave (shapes, dtypes, values, the input gradients of a
 backward seeded with ones) or the class of the exception it raised; numgrad's must be PyTorch's.
@@ -11,7 +13,7 @@ import builtins
 
 import numpy as np
 
-VARIANTS = ("zero-dim", "empty", "non-contiguous", "special-values", "int64", "bool")
+VARIANTS = ("zero-dim", "empty", "non-contiguous", "special-values", "int64", "bool", "expanded")
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0])
 
 
@@ -50,6 +52,9 @@ def _tensors(m, arrays, grad: bool, variant: str):
                 wide = np.repeat(a, 2)
                 leaf = m.tensor(wide, requires_grad=grad)
                 inputs.append(leaf[::2])
+        elif variant == "expanded" and a.size:  # one value, broadcast (strides 0)
+            leaf = m.tensor(a.reshape(-1)[0], requires_grad=grad)
+            inputs.append(leaf.expand(tuple(a.shape)))
         else:
             leaf = m.tensor(a, requires_grad=grad)
             inputs.append(leaf)
@@ -82,7 +87,11 @@ def outcome(m, call, sample, variant: str, seed: int):
             grads = None
             differentiable = [o for o in outs if o.requires_grad]
             if grad and differentiable:
-                m.autograd.backward(differentiable, [m.ones_like(o) for o in differentiable])
+                if variant == "expanded":  # (a seed of one value, as a mean's gradient)
+                    seeds = [m.ones((), dtype=o.dtype).expand(tuple(o.shape)) for o in differentiable]
+                else:
+                    seeds = [m.ones_like(o) for o in differentiable]
+                m.autograd.backward(differentiable, seeds)
                 grads = [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
         except Exception as e:  # noqa: BLE001 (the class is the outcome)
             return ("error", _exception_class(e), str(e).split("\n")[0][:160])

@@ -121,6 +121,17 @@ def test_python_ints_beyond_int64_in_float_or_bool_data(data, dtype):
     check(lambda m: m.tensor(data, dtype=None if dtype is None else getattr(m, dtype)), grad=False)
 
 
+
+
+@pytest.mark.parametrize("data", [
+    np.float64(1.5), np.float32(1.5), np.int32(3), np.int64(3), np.bool_(True),
+    [np.float64(1.5), 2.0], [1.0, np.float64(2.0)], [[np.float64(1.0)], [2.0]],
+    [np.float32(1.5), 2.0], [np.int32(1)], [np.int32(1), 5], [np.int32(1), 2.0], [1.5, 2.5],
+], ids=repr)
+def test_numpy_scalars_keep_their_dtype_in_inference(data):
+    """``tensor(np.float64(x))`` is float64 in PyTorch, as is a list holding one (Python floats
+    alone give the default float32); NumPy int32 scalars alone give int32."""
+    check(lambda m: m.tensor(data), grad=False)
 @pytest.mark.parametrize("value, dtype", [(2**63, None), (2**63, "int64"), (2**40, "int32"),
                                           (2**64, None), (-2**63 - 1, None)], ids=str)
 def test_full_with_an_int_out_of_range_raises(value, dtype):

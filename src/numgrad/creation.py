@@ -69,9 +69,9 @@ def _infer(data) -> np.ndarray:
     """An array from Python data, with PyTorch's dtype inference (floats → float32)."""
     if isinstance(data, Tensor):
         return data._host()
-    if isinstance(data, np.ndarray):
+    if isinstance(data, (np.ndarray, np.generic)):  # (a NumPy scalar keeps its dtype too)
         from_numpy_dtype(data.dtype)
-        return data
+        return np.asarray(data)
     if isinstance(data, (list, tuple)):
         data = [_infer(d) if isinstance(d, Tensor) else d for d in data]
     a = np.asarray(data) if not isinstance(data, int) or _INT64_MIN <= data <= _INT64_MAX else None
@@ -86,15 +86,30 @@ def _infer(data) -> np.ndarray:
             raise ValueError("Overflow when unpacking long long")
     if a is not None:
         if a.dtype.kind == "f":
+            if a.dtype == np.float64 and _holds_float64_scalar(data):
+                return a  # PyTorch infers a NumPy scalar's own dtype: float64 wins
             return a.astype(default_for_category(FLOAT).np)
         if a.dtype.kind in "iu":
-            return a.astype(np.int64)
+            return a if a.dtype == np.int32 else a.astype(np.int64)  # (int32: NumPy int32s only)
         if a.dtype.kind == "b":
             return a
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _holds_float64_scalar(data) -> bool:
+    """Whether nested Python data holds a NumPy float64 scalar (or 0-d array), which makes
+    PyTorch infer float64 for the whole tensor, where Python floats alone give the default."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, (np.generic, np.ndarray)) and item.dtype == np.float64:
+            return True
+    return False
 
 
 def _large(a: np.ndarray) -> bool:

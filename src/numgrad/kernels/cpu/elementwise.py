@@ -145,8 +145,13 @@ def _binary_general(op, kernels, a, b, dt, out_dtype):
     a_flat, b_flat = a.flags.c_contiguous, b.flags.c_contiguous
     if one_b and a_flat and a.shape == shape:
         return binary(op, a, _first(b).reshape(()), out_dtype)
-    if one_a and b_flat and b.shape == shape and op in SWAPPED:
-        return binary(SWAPPED[op], b, _first(a).reshape(()), out_dtype)
+    if one_a and b_flat and b.shape == shape:  # (one value against an array: a broadcast
+        # gradient times or through a saved tensor, in a backward)
+        if op in SWAPPED:
+            return binary(SWAPPED[op], b, _first(a).reshape(()), out_dtype)
+        out = np.empty(b.size, dt)
+        kernels.zip_1d_scalar_first(_first(a)[0], b.reshape(-1), out)
+        return out.reshape(shape)
     out = np.empty(shape, dt)
     if out.size == 0:
         return out

@@ -1,6 +1,7 @@
 """The CPU kernels of one binary formula ``f(a, b)``: over two contiguous arrays of one shape
-(``zip_1d``), an array and one number (``zip_1d_scalar``), the general broadcast or strided case
-(``zip_strided``), and the first two split over threads for large arrays."""
+(``zip_1d``), an array and one number (``zip_1d_scalar``, or ``zip_1d_scalar_first`` with the
+number first), the general broadcast or strided case
+(``zip_strided``, whose rows take the contiguous loops where they can), and the first two split over threads for large arrays."""
 import numpy as np
 from numba import njit, prange
 
@@ -19,6 +20,12 @@ def _loop_scalar(a, b, out):
         out[i] = f(a[i], b)
 
 
+@njit(inline="always")
+def _loop_scalar_first(a, b, out):
+    for i in range(out.size):
+        out[i] = f(a, b[i])
+
+
 @njit(cache=True, error_model="numpy")
 def zip_1d(a, b, out):
     _loop(a, b, out)
@@ -27,6 +34,11 @@ def zip_1d(a, b, out):
 @njit(cache=True, error_model="numpy")
 def zip_1d_scalar(a, b, out):
     _loop_scalar(a, b, out)
+
+
+@njit(cache=True, error_model="numpy")
+def zip_1d_scalar_first(a, b, out):
+    _loop_scalar_first(a, b, out)
 
 
 @njit(cache=True, error_model="numpy")
@@ -48,6 +60,8 @@ def zip_strided(a, a_strides, b, b_strides, shape, out):
             _loop(a[pa:pa + inner], b[pb:pb + inner], out[start:start + inner])
         elif sa == 1 and sb == 0:
             _loop_scalar(a[pa:pa + inner], b[pb], out[start:start + inner])
+        elif sa == 0 and sb == 1:  # (one value against rows: a broadcast gradient's backward)
+            _loop_scalar_first(a[pa], b[pb:pb + inner], out[start:start + inner])
         else:
             for j in range(inner):
                 out[start + j] = f(a[pa + j * sa], b[pb + j * sb])

@@ -279,6 +279,7 @@ class TracingKernels:
     def __init__(self, trace: Trace):
         self._trace = trace
         self.loss = _RecordedModule(trace, cpu_kernels.loss, "loss")
+        self.conv = _RecordedModule(trace, cpu_kernels.conv, "conv")
         self.pooling = _RecordedModule(trace, cpu_kernels.pooling, "pooling")
 
     def __getattr__(self, name):

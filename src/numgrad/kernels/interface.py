@@ -19,6 +19,7 @@ Array = Any
 class Kernels(Protocol):
     DEVICE: str  # the device type of these kernels' arrays: "cpu" or "cuda"
     loss: ModuleType  # nll_loss_forward(x, target, weight, ignore_index, reduction) and backward
+    conv: ModuleType  # conv_forward, conv_backward_input, conv_backward_weight (kernels/cpu/conv.py)
     pooling: ModuleType  # max/avg/adaptive pooling, reflection/replication padding (cpu/pooling.py)
 
     # -- elementwise (kernels generated from the formula table)

@@ -18,6 +18,7 @@ __all__ = [
     "silu", "softplus", "hardtanh", "relu6", "gelu", "dropout", "embedding", "layer_norm",
     "batch_norm",
 ]
+__all__ += ["conv1d", "conv2d"]
 __all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
             "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "pad"]
@@ -527,3 +528,6 @@ from ..ops.pooling import (  # noqa: E402,F401
     avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
     max_pool2d_with_indices,
 )
+
+
+from ..ops.conv import conv1d, conv2d  # noqa: E402,F401  (ATen's convolution ops)

@@ -7,6 +7,8 @@ in ``METHODS``; a new family is one line in ``FAMILIES``.
 from . import convert, elementwise, elementwise_more, indexing, inplace, linalg, loss, reduction, shape
 from .elementwise import sigmoid_backward, tanh_backward, threshold_backward  # noqa: F401
 from .loss import nll_loss_backward  # noqa: F401
+from . import conv  # noqa: E402
+from .conv import convolution_backward  # noqa: F401
 from . import padding, pooling  # noqa: E402,F401  (pooling and padding, nn.functional's)
 from .padding import (  # noqa: F401  (ATen's backward ops)
     reflection_pad1d_backward, reflection_pad2d_backward, replication_pad1d_backward,
@@ -20,6 +22,7 @@ from .registry import REGISTRY, Op, Sample, apply, kernels_of, register  # noqa:
 
 FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing, loss,
             elementwise_more)
+FAMILIES += (conv,)
 
 from . import einsum, gather, scan, sorting  # noqa: E402  (scans, sorting, gather/scatter, einsum)
 

@@ -144,6 +144,14 @@ def hand_written() -> list:
         (pooling, "_pad_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in NUMBER]),
         (pooling, "_pad_backward_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in FLOAT]),
     ]
+    from . import conv  # (convolution: im2col, col2im and the layout passes around the GEMM)
+
+    table += [
+        (conv, "_im2col_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
+        (conv, "_col2im_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
+        (conv, "_to_batch_major_k", [(A(t), A(t), BOOL, I64, I64, I64, A(t)) for t in FLOAT]),
+        (conv, "_to_channel_major_k", [(A(t), I64, I64, I64, A(t)) for t in FLOAT]),
+    ]
     for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
         t = _BY_NAME[dtype.name]
         table.append((linalg, f"_GEMM[{dtype.name}]",

@@ -5,6 +5,7 @@ from .activation import (
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import ModuleList, Sequential
+from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Identity, Linear
@@ -19,6 +20,7 @@ __all__ = [
     "BCEWithLogitsLoss", "LeakyReLU", "ELU", "SiLU", "Softplus", "Hardtanh", "ReLU6", "GELU",
     "Dropout", "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
 ]
+__all__ += ["Conv1d", "Conv2d"]
 from .padding import (  # noqa: E402
     CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
     ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d,

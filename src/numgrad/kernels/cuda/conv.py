@@ -1,0 +1,199 @@
+"""Convolution kernels on CUDA (``K.conv``), with the CPU module's interface and layout: im2col
+(one thread per column entry) into the tiled GEMM of ``linalg.py``, the product's ``(O, N, L)``
+rewritten as ``(N, O, L)`` with the bias added; the weight's gradient is ``grad @ cols.T`` per
+group (the GEMM reads the transpose in place), the input's ``W.T @ grad`` folded back by col2im.
+
+col2im gathers instead of scattering: one thread per input element sums the column entries that
+read it (those ``(i, y)`` with ``y * s - p + i * d`` at its row, and the same along the width),
+so there are no atomics and the sums come in one fixed order.
+
+Shapes as on the CPU: input ``(N, C, H, W)``, weight ``(O, C/G, kh, kw)``, padding ``(top,
+bottom, left, right)``, stride and dilation ``(h, w)``. Floats only (the GEMM's dtypes).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from .linalg import matmul
+from .memory import ascontiguous, empty, flat, launch
+from .reduction import full
+
+_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
+               "uint8": "Byte"}
+
+
+@cuda.jit
+def _im2col_k(x, n_batch, channels, height, width, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow,
+              cols):
+    """``cols[(c*kh + i)*kw + j, n*oh*ow + y*ow + z] = x[n, c, y*sh - pt + i*dh, z*sw - pl +
+    j*dw]`` (0 outside ``x``), all flat and C-contiguous."""
+    length = oh * ow
+    columns = n_batch * length
+    for e in range(cuda.grid(1), cols.size, cuda.gridsize(1)):
+        row = e // columns
+        col = e - row * columns
+        j = row % kw
+        i = (row // kw) % kh
+        c = row // (kw * kh)
+        n = col // length
+        rest = col - n * length
+        y = rest // ow
+        z = rest - y * ow
+        iy = y * sh - pt + i * dh
+        ix = z * sw - pl + j * dw
+        if 0 <= iy < height and 0 <= ix < width:
+            cols[e] = x[((n * channels + c) * height + iy) * width + ix]
+        else:
+            cols[e] = 0
+
+
+@cuda.jit
+def _col2im_k(cols, n_batch, channels, height, width, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow,
+              out):
+    """The adjoint of ``_im2col_k``: ``out[n, c, iy, ix]`` (flat) is the sum of the column
+    entries read from there."""
+    length = oh * ow
+    columns = n_batch * length
+    for e in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ix = e % width
+        iy = (e // width) % height
+        c = (e // (width * height)) % channels
+        n = e // (width * height * channels)
+        acc = cols[0] * 0
+        for i in range(kh):
+            ty = iy + pt - i * dh
+            if ty < 0 or ty % sh != 0:
+                continue
+            y = ty // sh
+            if y >= oh:
+                continue
+            for j in range(kw):
+                tz = ix + pl - j * dw
+                if tz < 0 or tz % sw != 0:
+                    continue
+                z = tz // sw
+                if z >= ow:
+                    continue
+                acc += cols[((c * kh + i) * kw + j) * columns + n * length + y * ow + z]
+        out[e] = acc
+
+
+@cuda.jit
+def _to_batch_major_k(src, bias, with_bias, n_out, n_batch, length, out):
+    """``out[n, o, l] = src[o, n, l] (+ bias[o])``, flat."""
+    for e in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        k = e % length
+        o = (e // length) % n_out
+        n = e // (length * n_out)
+        v = src[(o * n_batch + n) * length + k]
+        if with_bias:
+            v += bias[o]
+        out[e] = v
+
+
+@cuda.jit
+def _to_channel_major_k(src, n_out, n_batch, length, out):
+    """``out[o, n, l] = src[n, o, l]``, flat."""
+    for e in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        k = e % length
+        n = (e // length) % n_batch
+        o = e // (length * n_batch)
+        out[e] = src[(n * n_out + o) * length + k]
+
+
+def output_size(size: int, k: int, s: int, before: int, after: int, d: int) -> int:
+    return (size + before + after - d * (k - 1) - 1) // s + 1
+
+
+def _check_dtype(a) -> None:
+    if a.dtype not in (np.float32, np.float64):
+        name = _TYPE_NAMES.get(a.dtype.name, a.dtype.name)
+        raise NotImplementedError(
+            f"numgrad's CUDA convolution takes float32 and float64 tensors, not '{name}'")
+
+
+def _cols(x, kernel, stride, padding, dilation, oh, ow):
+    n, c, h, w = (int(v) for v in x.shape)
+    kh, kw = kernel
+    cols = empty((c * kh * kw, n * oh * ow), x.dtype)
+    if cols.size:
+        launch(_im2col_k, cols.size)(flat(x), n, c, h, w, kh, kw, stride[0], stride[1],
+                                     padding[0], padding[2], dilation[0], dilation[1], oh, ow,
+                                     cols.reshape(cols.size))
+    return cols
+
+
+def _grad_channel_major(grad):
+    """``grad`` ``(N, O, oh, ow)`` as ``(O, N * oh * ow)``."""
+    g = ascontiguous(grad)
+    n, o, oh, ow = (int(v) for v in g.shape)
+    out = empty((o, n * oh * ow), g.dtype)
+    if out.size:
+        launch(_to_channel_major_k, out.size)(flat(g), o, n, oh * ow, out.reshape(out.size))
+    return out
+
+
+def conv_forward(x, weight, bias, stride, padding, dilation, groups):
+    """The 2-D cross-correlation of ``x`` ``(N, C, H, W)`` with ``weight``
+    ``(O, C/groups, kh, kw)``, plus ``bias`` ``(O,)`` or None: ``(N, O, oh, ow)``."""
+    _check_dtype(x)
+    x, w = ascontiguous(x), ascontiguous(weight)
+    n, out_c = int(x.shape[0]), int(w.shape[0])
+    kernel = (int(w.shape[2]), int(w.shape[3]))
+    oh = output_size(int(x.shape[2]), kernel[0], stride[0], padding[0], padding[1], dilation[0])
+    ow = output_size(int(x.shape[3]), kernel[1], stride[1], padding[2], padding[3], dilation[1])
+    out = empty((n, out_c, oh, ow), x.dtype)
+    if not out.size:
+        return out
+    cols = _cols(x, kernel, stride, padding, dilation, oh, ow)
+    inner = cols.shape[0] // groups
+    if inner == 0:
+        prod = full((out_c, n * oh * ow), x.dtype, 0)
+    else:
+        prod = matmul(w.reshape(groups, out_c // groups, inner),
+                      cols.reshape(groups, inner, n * oh * ow))
+    b = full((1,), x.dtype, 0) if bias is None else flat(ascontiguous(bias))
+    launch(_to_batch_major_k, out.size)(prod.reshape(prod.size), b, bias is not None, out_c, n,
+                                        oh * ow, out.reshape(out.size))
+    return out
+
+
+def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, groups):
+    """The gradient of ``conv_forward`` with respect to its input (of shape ``input_shape``),
+    from the output's gradient ``grad``: ``weight.T @ grad`` per group, folded back."""
+    _check_dtype(grad)
+    w = ascontiguous(weight)
+    out_c, kh, kw = int(w.shape[0]), int(w.shape[2]), int(w.shape[3])
+    oh, ow = int(grad.shape[2]), int(grad.shape[3])
+    n, c, h, width = (int(v) for v in input_shape)
+    inner = (c // groups) * kh * kw
+    if n * c * h * width == 0 or out_c * n * oh * ow == 0 or inner == 0:
+        return full(tuple(input_shape), grad.dtype, 0)
+    g = _grad_channel_major(grad)
+    cols = matmul(w.reshape(groups, out_c // groups, inner),
+                  g.reshape(groups, out_c // groups, n * oh * ow), True, False)
+    out = empty(tuple(input_shape), grad.dtype)
+    launch(_col2im_k, out.size)(cols.reshape(cols.size), n, c, h, width, kh, kw, stride[0],
+                                stride[1], padding[0], padding[2], dilation[0], dilation[1], oh,
+                                ow, out.reshape(out.size))
+    return out
+
+
+def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, groups):
+    """The gradient of ``conv_forward`` with respect to its weight (of shape ``weight_shape``),
+    from the output's gradient ``grad`` and the input ``x``: ``grad @ cols.T`` per group."""
+    _check_dtype(grad)
+    x = ascontiguous(x)
+    out_c = int(weight_shape[0])
+    kernel = (int(weight_shape[2]), int(weight_shape[3]))
+    oh, ow = int(grad.shape[2]), int(grad.shape[3])
+    n = int(x.shape[0])
+    inner = int(weight_shape[1]) * kernel[0] * kernel[1]
+    if n * oh * ow == 0 or out_c * inner == 0:
+        return full(tuple(weight_shape), grad.dtype, 0)
+    cols = _cols(x, kernel, stride, padding, dilation, oh, ow)
+    g = _grad_channel_major(grad)
+    prod = matmul(g.reshape(groups, out_c // groups, n * oh * ow),
+                  cols.reshape(groups, inner, n * oh * ow), False, True)
+    return prod.reshape(tuple(weight_shape))

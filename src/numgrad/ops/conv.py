@@ -1,0 +1,421 @@
+"""Convolution: ``conv1d``, ``conv2d`` and ATen's ``convolution`` (non-transposed), with PyTorch's
+signatures, argument checks and messages, and its node names.
+
+Three ops, each bilinear, whose derivatives are one another, so that every order of derivative
+is recorded (``gradgradcheck`` passes, as PyTorch's convolution double backward):
+
+- ``convolution`` (node ``ConvolutionBackward0``): ``y = conv(x, w) + b``;
+- ``convolution_backward_input`` (``ConvolutionBackwardBackward0``, as the gradients PyTorch
+  records with ``create_graph=True``): ``dL/dx = conv_backward_input(g, w)``, the adjoint of
+  ``conv(., w)``; its derivative in ``g`` is ``conv(., w)``, in ``w`` the weight gradient;
+- ``convolution_backward_weight`` (``ConvolutionBackwardBackward0``): ``dL/dw =
+  conv_backward_weight(g, x)``; its derivative in ``g`` is ``conv(x, .)``, in ``x`` the input
+  gradient.
+
+The bias gradient is ``g.sum`` over the batch and the spatial dimensions. ``conv1d`` is the 2-D
+kernel on a unit height: the ops view a 1-D input as ``(N, C, 1, L)`` inside their forward (the
+node is the same ``ConvolutionBackward0``, the output ``(N, O, L)``). Padding is four numbers
+(top, bottom, left, right), so that PyTorch's ``padding='same'`` with an even dilated kernel,
+which needs one more on the far side, is computed in place (PyTorch pads a copy of the input).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from .registry import Op, Sample, apply, kernels_for, register
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "bool": "bool"}
+
+
+def _F(m):
+    return m.nn.functional
+
+
+def _params(p):
+    return dict(stride=p["stride"], padding=p["padding"], dilation=p["dilation"],
+                groups=p["groups"], one_d=p["one_d"])
+
+
+def _as_2d(K, a, one_d):
+    return K.unsqueeze(a, 2) if one_d else a
+
+
+def _shape_2d(shape, one_d):
+    shape = tuple(shape)
+    return shape[:2] + (1,) + shape[2:] if one_d else shape
+
+
+@register
+class Convolution(Op):
+    """``out[n, o] = bias[o] + sum_c,i,j weight[o, c, i, j] * x[n, g*C/G + c, y*s - p + i*d,
+    ...]``: PyTorch's (non-transposed) convolution, 1-D or 2-D."""
+
+    name, node = "convolution", "ConvolutionBackward0"
+    on_cuda = True
+    save_inputs = (0, 1)
+    save_only_for = {0: 1, 1: 0}  # x only for the weight's gradient, w only for the input's
+    samples = (
+        Sample(lambda m, x, w, b: _F(m).conv2d(x, w, b, stride=(2, 1), padding=1,
+                                               dilation=(1, 2)), ((2, 2, 5, 5), (3, 2, 3, 2), (3,))),
+        Sample(lambda m, x, w: _F(m).conv2d(x, w, groups=2, padding="same"),
+               ((1, 4, 3, 4), (4, 2, 2, 3))),
+        Sample(lambda m, x, w, b: _F(m).conv1d(x, w, b, stride=2, padding=1, dilation=2),
+               ((2, 2, 7), (4, 2, 3), (4,))),
+    )
+
+    @staticmethod
+    def forward(K, x, w, b, *, stride, padding, dilation, groups, one_d):
+        out = K.conv.conv_forward(_as_2d(K, x, one_d), _as_2d(K, w, one_d), b, stride, padding,
+                                  dilation, groups)
+        return K.squeeze(out, (2,)) if one_d else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors[:2]
+        need_x, need_w, need_b = ctx.needs_input_grad
+        p = _params(ctx.params)
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            grad_x = _backward_input(grad, w, ctx.input_shapes[0], p)
+        if need_w:
+            grad_w = _backward_weight(grad, x, ctx.input_shapes[1], p)
+        if need_b:
+            grad_b = grad.sum((0, 2) if p["one_d"] else (0, 2, 3))
+        return grad_x, grad_w, grad_b
+
+
+@register
+class ConvolutionBackwardInput(Op):
+    """The input's gradient of ``convolution``, from the output's gradient and the weight (the
+    transposed convolution of ``grad`` with ``weight``)."""
+
+    name, node = "convolution_backward_input", "ConvolutionBackwardBackward0"
+    on_cuda = True
+    save_inputs = (0, 1)
+    save_only_for = {0: 1, 1: 0}
+    samples = (
+        Sample(lambda m, g, w: m.ops.convolution_backward(
+            g, m.zeros(2, 4, 5, 5, dtype=g.dtype, device=g.device), w, None, [2, 1], [1, 0],
+            [1, 2], False, [0, 0], 2, [True, False, False])[0], ((2, 6, 3, 3), (6, 2, 2, 2))),
+    )
+
+    @staticmethod
+    def forward(K, grad, w, *, input_shape, stride, padding, dilation, groups, one_d):
+        out = K.conv.conv_backward_input(_as_2d(K, grad, one_d), _as_2d(K, w, one_d),
+                                         _shape_2d(input_shape, one_d), stride, padding,
+                                         dilation, groups)
+        return K.squeeze(out, (2,)) if one_d else out
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, w = ctx.saved_tensors
+        need_grad, need_w = ctx.needs_input_grad
+        p = _params(ctx.params)
+        return (_convolution(gg, w, None, p) if need_grad else None,
+                _backward_weight(grad, gg, ctx.input_shapes[1], p) if need_w else None)
+
+
+@register
+class ConvolutionBackwardWeight(Op):
+    """The weight's gradient of ``convolution``, from the output's gradient and the input (the
+    correlation of ``x`` with ``grad``, summed over the batch)."""
+
+    name, node = "convolution_backward_weight", "ConvolutionBackwardBackward0"
+    on_cuda = True
+    save_inputs = (0, 1)
+    save_only_for = {0: 1, 1: 0}
+    samples = (
+        Sample(lambda m, g, x: m.ops.convolution_backward(
+            g, x, m.zeros(4, 1, 2, 3, dtype=g.dtype, device=g.device), None, [1, 2], [1, 1],
+            [2, 1], False, [0, 0], 2, [False, True, False])[1], ((2, 4, 4, 2), (2, 2, 4, 3))),
+    )
+
+    @staticmethod
+    def forward(K, grad, x, *, weight_shape, stride, padding, dilation, groups, one_d):
+        out = K.conv.conv_backward_weight(_as_2d(K, grad, one_d), _as_2d(K, x, one_d),
+                                          _shape_2d(weight_shape, one_d), stride, padding,
+                                          dilation, groups)
+        return K.squeeze(out, (2,)) if one_d else out
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, x = ctx.saved_tensors
+        need_grad, need_x = ctx.needs_input_grad
+        p = _params(ctx.params)
+        return (_convolution(x, gg, None, p) if need_grad else None,
+                _backward_input(grad, gg, ctx.input_shapes[1], p) if need_x else None)
+
+
+def _convolution(x, w, b, p):
+    return apply(Convolution, (x, w, b), (x._data, w._data, None if b is None else b._data), **p)
+
+
+def _backward_input(grad, w, input_shape, p):
+    return apply(ConvolutionBackwardInput, (grad, w), (grad._data, w._data),
+                 input_shape=tuple(input_shape), **p)
+
+
+def _backward_weight(grad, x, weight_shape, p):
+    return apply(ConvolutionBackwardWeight, (grad, x), (grad._data, x._data),
+                 weight_shape=tuple(weight_shape), **p)
+
+
+# ---------------------------------------------------------------------- arguments and checks
+def _type_name(t: Tensor) -> str:
+    return _TYPE_NAMES.get(t._data.dtype.name, t._data.dtype.name)
+
+
+def _ints(value, name: str):
+    """An int or a sequence of ints as a list (PyTorch's ``IntArrayRef``)."""
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, str):
+        raise TypeError(f"{name} must be an int or a tuple of ints, not {type(value).__name__}")
+    if isinstance(value, (int, np.integer)):
+        return [int(value)]
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be an int or a tuple of ints, not {type(value).__name__}") from None
+    for v in items:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(
+                f"{name} must be an int or a tuple of ints, not a sequence holding "
+                f"{type(v).__name__}")
+    return [int(v) for v in items]
+
+
+def _repeat_int(value, n: int):
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return [int(value)] * n
+    return value
+
+
+def _expand(values: list, name: str, dim: int) -> list:
+    """PyTorch's ``expand_param_if_needed``: one value broadcast to ``dim``, else ``dim`` of
+    them."""
+    if len(values) == 1:
+        return values * dim
+    if len(values) != dim:
+        shown = "[" + ", ".join(map(str, values)) + "]"
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {dim} values to match "
+            f"the convolution dimensions, but got {name}={shown}")
+    return values
+
+
+def _size(shape) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _check(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int) -> None:
+    """ATen's ``check_shape_forward`` and ``check_input_same_type_as_parameters``, in its order:
+    ``padding`` is (before, after) per spatial dimension."""
+    x, w = input._data, weight._data
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if any(d == 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if x.ndim != w.ndim:
+        raise RuntimeError(
+            f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight "
+            f"{_size(w.shape)}, but got {x.ndim}-dimensional input of size {_size(x.shape)} "
+            "instead")
+    if w.shape[0] < groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+            f"but got weight of size {_size(w.shape)} instead")
+    if w.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size [{_size(w.shape)}] instead")
+    if x.shape[1] != w.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {_size(w.shape)}, expected "
+            f"input{_size(x.shape)} to have {w.shape[1] * groups} channels, but got "
+            f"{x.shape[1]} channels instead")
+    if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != w.shape[0]):
+        raise RuntimeError(
+            f"Given weight of size {_size(w.shape)}, expected bias to be 1-dimensional with "
+            f"{w.shape[0]} elements, but got bias of size {_size(bias._data.shape)} instead")
+    spatial = range(2, x.ndim)
+    padded = [x.shape[i] + padding[2 * (i - 2)] + padding[2 * (i - 2) + 1] for i in spatial]
+    kernel = [dilation[i - 2] * (w.shape[i] - 1) + 1 for i in spatial]
+    if any(p < k for p, k in zip(padded, kernel)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater "
+            "than actual input size")
+    if x.dtype != w.dtype:
+        tx, tw = input.dtype, weight.dtype
+        if tx.is_floating_point and tw.is_floating_point:
+            raise RuntimeError(
+                f"Input type (torch.{_type_name(input)}Tensor) and weight type "
+                f"(torch.{_type_name(weight)}Tensor) should be the same or input should be a "
+                "MKLDNN tensor and weight is a dense tensor")
+        raise RuntimeError(
+            f"expected scalar type {_type_name(input)} but found {_type_name(weight)}")
+    if bias is not None and bias._data.dtype != x.dtype:
+        raise RuntimeError(
+            f"Input type ({_C_NAMES.get(x.dtype.name, x.dtype.name)}) and bias type "
+            f"({_C_NAMES.get(bias._data.dtype.name, bias._data.dtype.name)}) should be the same")
+    if x.dtype == np.bool_:
+        raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
+
+
+def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int,
+          dim: int, arity: int | None = None) -> Tensor:
+    """ATen's ``_convolution`` (and ``_convolution_same`` for ``padding='same'``) on a batched
+    input with ``dim`` spatial dimensions (1 or 2). With ``arity`` (conv1d's 1, conv2d's 2), an
+    int argument is first repeated that many times, as PyTorch's argument parser does for their
+    ``int[2]`` parameters (so a weight of the wrong rank is reported as a stride's length)."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"conv{dim}d(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
+    if bias is not None and not isinstance(bias, Tensor):
+        raise TypeError(f"conv{dim}d(): argument 'bias' (position 3) must be Tensor, not "
+                        f"{type(bias).__name__}")
+    groups = int(groups)
+    k = weight._data.ndim
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if k - 2 <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    wdim = k - 2
+    if arity is not None:
+        stride, dilation = _repeat_int(stride, arity), _repeat_int(dilation, arity)
+        if not isinstance(padding, str):
+            padding = _repeat_int(padding, arity)
+    stride = _ints(stride, "stride")
+    dilation = _ints(dilation, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = [0]
+        elif padding == "same":
+            pads = _same_padding(input, weight, stride, dilation, wdim)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    if not isinstance(padding, str) or padding == "valid":
+        stride = _expand(stride, "stride", wdim)
+        padding = _expand(_ints(padding, "padding"), "padding", wdim)
+        dilation = _expand(dilation, "dilation", wdim)
+        pads = [p for v in padding for p in (v, v)]
+    else:
+        stride = _expand(stride, "stride", wdim)
+        dilation = _expand(dilation, "dilation", wdim)
+    if wdim > 2:
+        raise NotImplementedError("numgrad has 1-D and 2-D convolutions only")
+    _check(input, weight, bias, stride, pads, dilation, groups)
+    kernels_for((input, weight, bias), Convolution)  # (one device for the three)
+    one_d = wdim == 1
+    if one_d:
+        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
+    return _convolution(input, weight, bias, dict(
+        stride=tuple(stride), padding=tuple(pads), dilation=tuple(dilation), groups=groups,
+        one_d=one_d))
+
+
+def _same_padding(input, weight, stride, dilation, dim):
+    """``padding='same'``: ``d * (k - 1)`` in all per dimension, half before (rounded down) and
+    the rest after, as ATen's ``_convolution_same``."""
+    k = weight._data.ndim
+    if k != input._data.ndim:
+        raise RuntimeError(
+            f"Expected {k}-dimensional input for {k}-dimensional weight{_size(weight.shape)}, "
+            f"but got {input._data.ndim}-dimensional input of size {_size(input.shape)} instead")
+    if len(stride) not in (1, dim):
+        raise RuntimeError(f"stride cannot broadcast to {dim} dimensions")
+    if len(dilation) not in (1, dim):
+        raise RuntimeError(f"dilation cannot broadcast to {dim} dimensions")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    pads = []
+    for i in range(dim):
+        d = dilation[0] if len(dilation) == 1 else dilation[i]
+        total = d * (weight._data.shape[i + 2] - 1)
+        pads += [total // 2, total - total // 2]
+    return pads
+
+
+def _batched(name: str, input: Tensor, dim: int, call):
+    """PyTorch's unbatched inputs: a ``(C, *spatial)`` input runs as a batch of one, and the
+    batch dimension is squeezed off the result (``SqueezeBackward1``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    ndim = input._data.ndim
+    if ndim not in (dim + 1, dim + 2):
+        raise RuntimeError(
+            f"Expected {dim + 1}D (unbatched) or {dim + 2}D (batched) input to {name}, but got "
+            f"input of size: {_size(input.shape)}")
+    if ndim == dim + 1:
+        return call(input.unsqueeze(0)).squeeze(0)
+    return call(input)
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """The 1-D cross-correlation of ``input`` ``(N, C, L)`` or ``(C, L)`` with ``weight``
+    ``(O, C / groups, k)``, plus ``bias`` ``(O,)``; ``padding`` an int, a 1-tuple, 'valid' or
+    'same' (stride 1 only)."""
+    return _batched("conv1d", input, 1, lambda x: _conv(x, weight, bias, stride, padding,
+                                                          dilation, groups, 1, 1))
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """The 2-D cross-correlation of ``input`` ``(N, C, H, W)`` or ``(C, H, W)`` with ``weight``
+    ``(O, C / groups, kh, kw)``, plus ``bias`` ``(O,)``; ``stride``, ``padding`` and
+    ``dilation`` ints or pairs, ``padding`` also 'valid' or 'same' (stride 1 only)."""
+    return _batched("conv2d", input, 2, lambda x: _conv(x, weight, bias, stride, padding,
+                                                          dilation, groups, 2, 2))
+
+
+def convolution(input: Tensor, weight: Tensor, bias, stride, padding, dilation, transposed: bool,
+                output_padding, groups: int) -> Tensor:
+    """ATen's ``convolution`` (a batched input; ``transposed`` convolutions are not built)."""
+    if transposed:
+        raise NotImplementedError("numgrad has no transposed convolution yet")
+    return _conv(input, weight, bias, stride, padding, dilation, groups,
+                 weight._data.ndim - 2)
+
+
+def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bias_sizes, stride,
+                         padding, dilation, transposed: bool, output_padding, groups: int,
+                         output_mask) -> tuple:
+    """ATen's ``convolution_backward``: the gradients of ``convolution`` with respect to its
+    input, weight and bias (None where ``output_mask`` says so), from the output's gradient;
+    recorded, so they can be differentiated again."""
+    if transposed:
+        raise NotImplementedError("numgrad has no transposed convolution yet")
+    dim = weight._data.ndim - 2
+    if dim not in (1, 2):
+        raise NotImplementedError("numgrad has 1-D and 2-D convolutions only")
+    stride = _expand(_ints(stride, "stride"), "stride", dim)
+    padding = _expand(_ints(padding, "padding"), "padding", dim)
+    dilation = _expand(_ints(dilation, "dilation"), "dilation", dim)
+    pads = [p for v in padding for p in (v, v)]
+    if dim == 1:
+        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
+    p = dict(stride=tuple(stride), padding=tuple(pads), dilation=tuple(dilation),
+             groups=int(groups), one_d=dim == 1)
+    kernels_for((grad_output, input, weight), Convolution)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = _backward_input(grad_output, weight, input.shape, p)
+    if output_mask[1]:
+        grad_weight = _backward_weight(grad_output, input, weight.shape, p)
+    if output_mask[2]:
+        grad_bias = grad_output.sum((0, 2) if dim == 1 else (0, 2, 3))
+    return grad_input, grad_weight, grad_bias
+
+
+__all__ = ["conv1d", "conv2d", "convolution"]
+METHODS = ()

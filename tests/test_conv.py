@@ -1,0 +1,358 @@
+"""Convolution (``F.conv1d``, ``F.conv2d``, ``nn.Conv1d``, ``nn.Conv2d``, ATen's ``convolution``
+and ``convolution_backward``) against PyTorch: values, node names and the gradients of input,
+weight and bias for stride, padding ('same', 'valid', ints, pairs), dilation, groups and bias, in
+1-D and 2-D, float32 and float64; second derivatives; PyTorch's error messages; non-contiguous,
+empty, unbatched and integer inputs; the modules' attributes, repr and initialisation."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import numgrad
+import numgrad.nn.functional as F
+
+TOL = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=1e-5, atol=1e-5)}
+
+# (dim, input shape, weight shape, bias, keyword arguments)
+CASES = [
+    (2, (2, 3, 6, 5), (4, 3, 3, 3), True, {}),
+    (2, (2, 3, 6, 5), (4, 3, 3, 3), True, dict(padding=1)),
+    (2, (1, 4, 7, 6), (6, 2, 3, 2), False, dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2),
+                                                groups=2)),
+    (2, (2, 2, 5, 5), (2, 1, 2, 2), True, dict(padding="same", groups=2)),
+    (2, (2, 2, 6, 5), (3, 2, 3, 3), True, dict(padding="same", dilation=2)),
+    (2, (2, 2, 5, 4), (3, 2, 2, 3), False, dict(padding="valid", stride=2)),
+    (2, (3, 1, 8, 8), (16, 1, 3, 3), True, dict(padding=1)),
+    (1, (2, 3, 9), (4, 3, 3), True, {}),
+    (1, (2, 4, 9), (6, 2, 3), True, dict(stride=2, padding=2, dilation=2, groups=2)),
+    (1, (2, 3, 8), (3, 3, 4), False, dict(padding="same")),
+    (1, (1, 2, 6), (2, 2, 2), True, dict(padding=(1,), stride=(3,))),
+]
+
+
+def _ids(case):
+    dim, xs, ws, bias, kw = case
+    return f"{dim}d-{'x'.join(map(str, xs))}-{'x'.join(map(str, ws))}-{bias}-" + ",".join(
+        f"{k}={v}" for k, v in kw.items())
+
+
+def _pair(shape_x, shape_w, bias, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-1, 1, shape_x), rng.uniform(-1, 1, shape_w)]
+    if bias:
+        arrays.append(rng.uniform(-1, 1, shape_w[0]))
+    arrays = [a.astype(dtype) for a in arrays]
+    ours = [numgrad.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    return ours, theirs
+
+
+def _call(m, F_, dim, tensors, kw):
+    x, w = tensors[:2]
+    b = tensors[2] if len(tensors) > 2 else None
+    fn = F_.conv1d if dim == 1 else F_.conv2d
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's warning for an even kernel with 'same')
+        return fn(x, w, b, **kw)
+
+
+def _close(ours, theirs, dtype, what=""):
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), err_msg=what,
+                               **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_values_gradients_and_node_match_pytorch(case, dtype):
+    dim, xs, ws, bias, kw = case
+    ours, theirs = _pair(xs, ws, bias, dtype)
+    o = _call(numgrad, F, dim, ours, kw)
+    t = _call(torch, TF, dim, theirs, kw)
+    assert tuple(o.shape) == tuple(t.shape)
+    assert o.dtype.name == dtype
+    assert o.grad_fn.name() == t.grad_fn.name() == "ConvolutionBackward0"
+    _close(o, t, dtype, "forward")
+    seed = np.random.default_rng(1).standard_normal(tuple(t.shape)).astype(dtype)
+    o.backward(numgrad.tensor(seed))
+    t.backward(torch.tensor(seed))
+    for a, b, name in zip(ours, theirs, ("input", "weight", "bias")):
+        _close(a.grad, b.grad, dtype, name)
+
+
+@pytest.mark.parametrize("case", [CASES[2], CASES[4], CASES[8], CASES[9]], ids=_ids)
+def test_gradcheck_and_gradgradcheck(case):
+    dim, xs, ws, bias, kw = case
+    ours, _ = _pair(xs, ws, bias, "float64", seed=3)
+    fn = lambda *ts: _call(numgrad, F, dim, ts, kw)  # noqa: E731
+    assert numgrad.autograd.gradcheck(fn, ours)
+    assert numgrad.autograd.gradgradcheck(fn, ours)
+
+
+def test_second_derivatives_match_pytorch_and_name_their_nodes():
+    ours, theirs = _pair((2, 4, 5, 5), (6, 2, 3, 3), True, "float64", seed=5)
+    kw = dict(stride=(1, 2), padding=1, groups=2)
+    results = []
+    for m, F_, ts in ((numgrad, F, ours), (torch, TF, theirs)):
+        y = F_.conv2d(*ts, **kw)
+        grads = m.autograd.grad((y * y).sum(), ts, create_graph=True)
+        nodes = [g.grad_fn.name() for g in grads[:2]]
+        total = sum((g * g).sum() for g in grads)
+        results.append((nodes, m.autograd.grad(total, ts)))
+    (n_ours, g_ours), (n_theirs, g_theirs) = results
+    assert n_ours == n_theirs == ["ConvolutionBackwardBackward0"] * 2
+    for a, b in zip(g_ours, g_theirs):
+        _close(a, b, "float64")
+
+
+def test_convolution_backward_matches_aten():
+    ours, theirs = _pair((2, 4, 6, 5), (6, 2, 3, 2), True, "float64", seed=7)
+    args = ([6], [2, 1], [1, 0], [1, 2], False, [0, 0], 2)
+    y = torch.ops.aten.convolution(*theirs, args[1], args[2], args[3], False, [0, 0], 2)
+    g = np.random.default_rng(8).standard_normal(tuple(y.shape))
+    mine = numgrad.ops.convolution_backward(numgrad.tensor(g), *ours[:2], *args,
+                                            [True, True, True])
+    want = torch.ops.aten.convolution_backward(torch.tensor(g), *theirs[:2], *args,
+                                               [True, True, True])
+    for a, b in zip(mine, want):
+        _close(a, b, "float64")
+    masked = numgrad.ops.convolution_backward(numgrad.tensor(g), *ours[:2], *args,
+                                              [False, True, False])
+    assert masked[0] is None and masked[2] is None and masked[1] is not None
+
+
+def test_top_level_functions_and_aten_convolution():
+    ours, theirs = _pair((2, 3, 5, 5), (4, 3, 2, 2), True, "float64")
+    for name in ("conv2d",):
+        _close(getattr(numgrad, name)(*ours, 1, 1), getattr(torch, name)(*theirs, 1, 1),
+               "float64")
+    _close(numgrad.convolution(*ours, [1, 2], [0, 1], [1, 1], False, [0, 0], 1),
+           torch.convolution(*theirs, [1, 2], [0, 1], [1, 1], False, [0, 0], 1), "float64")
+    ours1, theirs1 = _pair((2, 3, 7), (4, 3, 2), False, "float64")
+    _close(numgrad.conv1d(*ours1, None, 2), torch.conv1d(*theirs1, None, 2), "float64")
+
+
+def test_non_contiguous_input_and_weight():
+    ours, theirs = _pair((2, 6, 5, 3), (4, 3, 2, 2), True, "float64")
+    o = F.conv2d(ours[0].transpose(2, 3)[:, ::2], ours[1].transpose(2, 3), ours[2], padding=1)
+    t = TF.conv2d(theirs[0].transpose(2, 3)[:, ::2], theirs[1].transpose(2, 3), theirs[2],
+                  padding=1)
+    _close(o, t, "float64")
+    o.sum().backward()
+    t.sum().backward()
+    for a, b in zip(ours, theirs):
+        _close(a.grad, b.grad, "float64")
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+def test_empty_batch(dim):
+    xs, ws = ((0, 3, 6), (4, 3, 3)) if dim == 1 else ((0, 3, 5, 5), (4, 3, 3, 3))
+    ours, theirs = _pair(xs, ws, True, "float64")
+    o = _call(numgrad, F, dim, ours, dict(padding=1))
+    t = _call(torch, TF, dim, theirs, dict(padding=1))
+    assert tuple(o.shape) == tuple(t.shape)
+    o.sum().backward()
+    t.sum().backward()
+    for a, b in zip(ours, theirs):
+        assert tuple(a.grad.shape) == tuple(b.grad.shape)
+        _close(a.grad, b.grad, "float64")
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+def test_unbatched_input(dim):
+    xs, ws = ((3, 6), (4, 3, 3)) if dim == 1 else ((3, 5, 4), (4, 3, 3, 2))
+    ours, theirs = _pair(xs, ws, True, "float64")
+    o = _call(numgrad, F, dim, ours, dict(padding=1))
+    t = _call(torch, TF, dim, theirs, dict(padding=1))
+    assert o.grad_fn.name() == t.grad_fn.name()
+    _close(o, t, "float64")
+    o.sum().backward()
+    t.sum().backward()
+    for a, b in zip(ours, theirs):
+        _close(a.grad, b.grad, "float64")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_integer_inputs_as_pytorch(dtype):
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.integers(-5, 5, s).astype(dtype) for s in ((2, 3, 5, 5), (4, 3, 3, 3), (4,)))
+    o = F.conv2d(numgrad.tensor(x), numgrad.tensor(w), numgrad.tensor(b), padding=1)
+    t = TF.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), padding=1)
+    assert o.dtype.name == dtype
+    np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+def _message(fn):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    return None
+
+
+def _tensor(m, shape, dtype=None):
+    return m.zeros(*shape, dtype=dtype)
+
+
+ERRORS = {
+    "rank 2d": lambda m, F_: F_.conv2d(_tensor(m, (4, 5)), _tensor(m, (6, 4, 3, 3))),
+    "rank 5d": lambda m, F_: F_.conv2d(_tensor(m, (1, 2, 4, 5, 5)), _tensor(m, (6, 4, 3, 3))),
+    "rank 1d": lambda m, F_: F_.conv1d(_tensor(m, (2, 3, 4, 4)), _tensor(m, (6, 3, 5))),
+    "channels": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)), _tensor(m, (6, 3, 3, 3))),
+    "channels with groups": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                                    _tensor(m, (6, 4, 3, 3)), groups=2),
+    "groups divide": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)), _tensor(m, (5, 2, 3, 3)),
+                                             groups=2),
+    "groups at least": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                               _tensor(m, (0, 4, 3, 3))),
+    "kernel too large": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                                _tensor(m, (6, 4, 7, 3))),
+    "kernel too large dilated": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                                        _tensor(m, (6, 4, 3, 3)), dilation=3),
+    "kernel too large 1d": lambda m, F_: F_.conv1d(_tensor(m, (2, 3, 4)), _tensor(m, (6, 3, 5))),
+    "same strided": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)), _tensor(m, (6, 4, 3, 3)),
+                                            stride=(1, 2), padding="same"),
+    "padding string": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                              _tensor(m, (6, 4, 3, 3)), padding="foo"),
+    "negative padding": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                                _tensor(m, (6, 4, 3, 3)), padding=-1),
+    "zero stride": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)), _tensor(m, (6, 4, 3, 3)),
+                                           stride=0),
+    "zero dilation": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                             _tensor(m, (6, 4, 3, 3)), dilation=0),
+    "negative dilation": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                                 _tensor(m, (6, 4, 3, 3)), dilation=-1),
+    "zero groups": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)), _tensor(m, (6, 4, 3, 3)),
+                                           groups=0),
+    "bias size": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)), _tensor(m, (6, 4, 3, 3)),
+                                         _tensor(m, (5,))),
+    "stride length": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                             _tensor(m, (6, 4, 3, 3)), stride=(1, 1, 1)),
+    "padding length": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                              _tensor(m, (6, 4, 3, 3)), padding=(1, 1, 1)),
+    "weight rank": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)), _tensor(m, (6, 4, 3))),
+    "dtypes": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)),
+                                      _tensor(m, (6, 4, 3, 3), m.float64)),
+    "bias dtype": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5)), _tensor(m, (6, 4, 3, 3)),
+                                          _tensor(m, (6,), m.float64)),
+    "integer and float": lambda m, F_: F_.conv2d(_tensor(m, (2, 4, 5, 5), m.int64),
+                                                 _tensor(m, (6, 4, 3, 3))),
+    "module groups in": lambda m, F_: m.nn.Conv2d(4, 6, 3, groups=4),
+    "module groups out": lambda m, F_: m.nn.Conv2d(4, 6, 3, groups=3),
+    "module groups positive": lambda m, F_: m.nn.Conv2d(4, 6, 3, groups=0),
+    "module padding string": lambda m, F_: m.nn.Conv2d(4, 6, 3, padding="foo"),
+    "module same strided": lambda m, F_: m.nn.Conv1d(4, 6, 3, padding="same", stride=2),
+    "module padding mode": lambda m, F_: m.nn.Conv2d(4, 6, 3, padding_mode="foo"),
+    "module channels": lambda m, F_: m.nn.Conv2d(4, 6, 3)(_tensor(m, (2, 3, 5, 5))),
+    "module rank": lambda m, F_: m.nn.Conv2d(4, 6, 3)(_tensor(m, (5, 5))),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors_match_pytorch(name):
+    ours = _message(lambda: ERRORS[name](numgrad, F))
+    theirs = _message(lambda: ERRORS[name](torch, TF))
+    assert theirs is not None
+    assert ours == theirs
+
+
+MODULES = [
+    lambda m: m.nn.Conv2d(3, 4, 3),
+    lambda m: m.nn.Conv2d(3, 4, (3, 2), stride=2, padding=1, dilation=2, bias=False),
+    lambda m: m.nn.Conv2d(4, 4, 3, groups=2, stride=(1, 2)),
+    lambda m: m.nn.Conv2d(3, 4, 3, padding="valid"),
+    lambda m: m.nn.Conv2d(3, 4, 2, padding="same", dilation=(1, 2)),
+    lambda m: m.nn.Conv1d(2, 4, 3, padding="same"),
+    lambda m: m.nn.Conv1d(2, 4, 5, stride=2, padding=2, groups=2, bias=False),
+    lambda m: m.nn.Conv2d(2, 4, 3, padding=1, padding_mode="reflect"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(MODULES)))
+def test_module_repr_attributes_and_shapes(index):
+    ours, theirs = MODULES[index](numgrad), MODULES[index](torch)
+    assert repr(ours) == repr(theirs)
+    for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+                 "transposed", "output_padding", "groups", "padding_mode",
+                 "_reversed_padding_repeated_twice"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert tuple(ours.weight.shape) == tuple(theirs.weight.shape)
+    assert (ours.bias is None) == (theirs.bias is None)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 4, 5, 6])
+def test_module_forward_is_the_functional_with_its_parameters(index):
+    ours, theirs = MODULES[index](numgrad).double(), MODULES[index](torch).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
+        if theirs.bias is not None:
+            theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
+    shape = (2, ours.in_channels) + (7,) * (ours.weight.ndim - 2)
+    x = np.random.default_rng(0).uniform(-1, 1, shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = theirs(torch.tensor(x))
+    o = ours(numgrad.tensor(x))
+    _close(o, t, "float64")
+    assert o.grad_fn.name() == t.grad_fn.name()
+
+
+def test_padding_mode_other_than_zeros():
+    conv = numgrad.nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular")
+    x = numgrad.ones(1, 2, 4, 4)
+    if not hasattr(F, "pad"):
+        with pytest.raises(NotImplementedError, match="padding_mode='circular' needs F.pad"):
+            conv(x)
+        return
+    theirs = torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular")
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(conv.weight.detach().numpy()))
+        theirs.bias.copy_(torch.tensor(conv.bias.detach().numpy()))
+    _close(conv(x), theirs(torch.ones(1, 2, 4, 4)), "float32")
+
+
+def test_initialisation_statistics_and_reproducibility():
+    numgrad.manual_seed(0)
+    conv = numgrad.nn.Conv2d(16, 64, 3)
+    fan_in = 16 * 9
+    bound = 1 / math.sqrt(fan_in)  # kaiming_uniform_(a=sqrt(5)): gain sqrt(1/3) * sqrt(3/fan_in)
+    w = conv.weight.detach().numpy()
+    b = conv.bias.detach().numpy()
+    assert w.dtype == np.float32 and conv.weight.requires_grad
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert abs(w.mean()) < 0.05 * bound
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.03 * bound  # U(-a, a): std a/sqrt(3)
+    assert np.abs(w).max() > 0.99 * bound and np.abs(b).max() > 0.5 * bound
+    numgrad.manual_seed(0)
+    again = numgrad.nn.Conv2d(16, 64, 3)
+    np.testing.assert_array_equal(again.weight.detach().numpy(), w)
+    np.testing.assert_array_equal(again.bias.detach().numpy(), b)
+    again.reset_parameters()
+    assert not np.array_equal(again.weight.detach().numpy(), w)
+    one = numgrad.nn.Conv1d(3, 5, 4, dtype=numgrad.float64)
+    assert one.weight.dtype is numgrad.float64
+    assert np.abs(one.weight.detach().numpy()).max() <= 1 / math.sqrt(12)
+
+
+def test_a_small_cnn_trains():
+    numgrad.manual_seed(0)
+    nn = numgrad.nn
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3),
+                          nn.Flatten(), nn.Linear(2 * 4 * 4, 2))
+    rng = np.random.default_rng(0)
+    x = numgrad.tensor(rng.standard_normal((16, 1, 6, 6)).astype("float32"))
+    y = numgrad.tensor((x.numpy()[:, 0, :3].sum((1, 2)) > 0).astype("int64"))
+    opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]

@@ -270,8 +270,8 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     ``dim`` (repeated positions add up)."""
     K = kernels_for((input, index, src), ScatterAdd)
     d = _wrap_dim(int(dim), input._data.ndim)
-    idx = _index_of("scatter_add", index, K)
-    _scatter_checks("scatter_add", input, d, index, src)
+    idx = _index_of("scatter", index, K)
+    _scatter_checks("scatter", input, d, index, src)
     return apply(ScatterAdd, (input, src), (input._data, src._data), dim=d, index=idx)
 
 

@@ -1,0 +1,253 @@
+"""Convolution against PyTorch on a small CNN's shapes: batch 64, 1→16→32 channels, 8×8 images,
+3×3 kernels, padding 1 (the scikit-learn digits CNN's convolutions).
+
+    python benchmarks/conv.py [--repeat N] [--threads T] [--dtype float32|float64] [--direct]
+
+Prints the median process CPU time (``time.process_time``, all threads counted) of forward +
+backward for each layer and for the two-layer stack (``conv2(relu(conv1(x))).sum()``), numgrad's
+beside PyTorch's with the same thread count, and their ratio; then the first call of a fresh
+process with an empty kernel cache (numgrad compiles its kernels then; PyTorch's are built in),
+from just after the imports. ``--direct`` also times direct-loop Numba kernels (forward and
+backward, written out below) against the im2col + BLAS path that numgrad uses.
+
+The same workload is an asv benchmark (``Conv2dCNN``), found by ``asv run`` in this folder.
+
+Measured on the 2-core development machine (shared with other jobs, so noisy), ms per call:
+
+    --threads 1, float32       numgrad  PyTorch  ratio
+      conv1 (1→16)               0.18     0.17    1.1
+      conv2 (16→32)              2.3      0.74    3.2
+      conv1, relu, conv2         2.5      0.92    2.8
+      first call, fresh process  ~1000    ~180          (numgrad compiling its kernels)
+    --threads 1, float64: conv2 3.5 vs 3.7, the stack 3.7 vs 3.8 (ratio 0.95)
+    --threads 2, float32: the stack 6.0 vs 0.6: two BLAS threads on a busy 2-core machine spin
+      for each other, and process time counts the spinning (PyTorch's float32 path is oneDNN's
+      direct convolution).
+
+    im2col + BLAS against direct loops (--direct, float32, 1 thread):
+      conv1 (1→16)  forward  0.05 vs  0.5    backward  0.10 vs  1.0
+      conv2 (16→32) forward  0.75 vs 15.6    backward  1.5  vs 28.1
+    so the kernels are im2col into BLAS (kernels/cpu/conv.py). Of conv2's 2.3 ms, the three
+    GEMMs take about 1 ms, im2col (twice: forward and the weight's gradient) and col2im 0.35 ms
+    each.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    from ._common import numgrad
+except ImportError:  # run as a script
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _common import numgrad  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+BATCH, SIZE = 64, 8
+
+
+def make(m, dtype: str = "float32", layers: str = "stack", seed: int = 0):
+    """A forward + backward step of numgrad or PyTorch (``m``) on the CNN's convolutions:
+    ``layers`` 'conv1', 'conv2' or 'stack' (conv1, ReLU, conv2)."""
+    rng = np.random.default_rng(seed)
+    dt = getattr(m, dtype)
+    conv1 = m.nn.Conv2d(1, 16, 3, padding=1).to(dt)
+    conv2 = m.nn.Conv2d(16, 32, 3, padding=1).to(dt)
+    channels = 16 if layers == "conv2" else 1
+    x = m.tensor(rng.standard_normal((BATCH, channels, SIZE, SIZE)).astype(dtype),
+                 requires_grad=layers == "conv2")
+    params = list(conv1.parameters()) + list(conv2.parameters())
+
+    def step():
+        for p in params:
+            p.grad = None
+        if layers == "conv1":
+            y = conv1(x)
+        elif layers == "conv2":
+            y = conv2(x)
+        else:
+            y = conv2(m.nn.functional.relu(conv1(x)))
+        y.sum().backward()
+
+    return step
+
+
+def median_ms(fn, repeat: int) -> float:
+    time.sleep(0.3)  # (PyTorch's OpenMP threads spin a while after its last op)
+    fn()
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times) * 1e3
+
+
+FIRST_CALL = """
+import sys, time
+sys.path.insert(0, {here!r})
+import {module}
+import conv
+start = time.perf_counter()
+conv.make({module}, {dtype!r})()
+print(time.perf_counter() - start)
+"""
+
+
+def first_call_seconds(module: str, dtype: str) -> float:
+    """The first forward + backward of a fresh process, from after its imports; for numgrad with
+    an empty kernel cache (a temporary folder for both of its caches)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    folder = tempfile.mkdtemp(prefix="numgrad-conv-")
+    env = dict(os.environ, NUMBA_CACHE_DIR=folder, NUMGRAD_CACHE_DIR=folder, NUMGRAD_QUIET="1")
+    try:
+        out = subprocess.run([sys.executable, "-c", FIRST_CALL.format(
+            here=here, module=module, dtype=dtype)], env=env, check=True, capture_output=True,
+            text=True).stdout.split()
+        return float(out[-1])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------- direct loops (--direct)
+def _direct_kernels():
+    from numba import njit
+
+    @njit
+    def forward(x, w, b, pad, out):
+        n_batch, channels, height, width = x.shape
+        n_out, _, kh, kw = w.shape
+        for n in range(n_batch):
+            for o in range(n_out):
+                for y in range(out.shape[2]):
+                    for z in range(out.shape[3]):
+                        acc = b[o]
+                        for c in range(channels):
+                            for i in range(kh):
+                                iy = y - pad + i
+                                if iy < 0 or iy >= height:
+                                    continue
+                                for j in range(kw):
+                                    ix = z - pad + j
+                                    if 0 <= ix < width:
+                                        acc += x[n, c, iy, ix] * w[o, c, i, j]
+                        out[n, o, y, z] = acc
+
+    @njit
+    def backward(grad, x, w, pad, gx, gw):
+        n_batch, channels, height, width = x.shape
+        n_out, _, kh, kw = w.shape
+        for n in range(n_batch):
+            for o in range(n_out):
+                for y in range(grad.shape[2]):
+                    for z in range(grad.shape[3]):
+                        g = grad[n, o, y, z]
+                        for c in range(channels):
+                            for i in range(kh):
+                                iy = y - pad + i
+                                if iy < 0 or iy >= height:
+                                    continue
+                                for j in range(kw):
+                                    ix = z - pad + j
+                                    if 0 <= ix < width:
+                                        gx[n, c, iy, ix] += g * w[o, c, i, j]
+                                        gw[o, c, i, j] += g * x[n, c, iy, ix]
+
+    return forward, backward
+
+
+def direct_against_im2col(dtype: str, repeat: int) -> None:
+    from numgrad.kernels.cpu import conv as K
+
+    forward, backward = _direct_kernels()
+    rng = np.random.default_rng(0)
+    one, pads = (1, 1), (1, 1, 1, 1)
+    print(f"\nim2col + BLAS against direct loops, {dtype}, ms per call (median of {repeat})")
+    for cin, cout in ((1, 16), (16, 32)):
+        x = rng.standard_normal((BATCH, cin, SIZE, SIZE)).astype(dtype)
+        w = rng.standard_normal((cout, cin, 3, 3)).astype(dtype)
+        b = rng.standard_normal(cout).astype(dtype)
+        g = rng.standard_normal((BATCH, cout, SIZE, SIZE)).astype(dtype)
+        out = np.empty_like(g)
+        forward(x, w, b, 1, out)
+        np.testing.assert_allclose(out, K.conv_forward(x, w, b, one, pads, one, 1), rtol=1e-3,
+                                   atol=1e-3)
+
+        def direct_backward():
+            backward(g, x, w, 1, np.zeros_like(x), np.zeros_like(w))
+
+        def im2col_backward():
+            K.conv_backward_input(g, w, x.shape, one, pads, one, 1)
+            K.conv_backward_weight(g, x, w.shape, one, pads, one, 1)
+
+        rows = (median_ms(lambda: K.conv_forward(x, w, b, one, pads, one, 1), repeat),
+                median_ms(lambda: forward(x, w, b, 1, out), repeat),
+                median_ms(im2col_backward, repeat), median_ms(direct_backward, repeat))
+        print(f"  {cin:>2}→{cout:<2}  forward {rows[0]:7.3f} vs {rows[1]:7.3f}   "
+              f"backward {rows[2]:7.3f} vs {rows[3]:7.3f}")
+
+
+# ---------------------------------------------------------------------- asv
+class Conv2dCNN:
+    """Forward + backward of the CNN's convolutions (batch 64, 1→16→32 channels, 8×8, 3×3,
+    padding 1), one layer or the two-layer stack."""
+
+    params = (["conv1", "conv2", "stack"], ["float32", "float64"])
+    param_names = ["layers", "dtype"]
+
+    def setup(self, layers, dtype):
+        self.step = make(numgrad, dtype, layers)
+        self.step()  # (the first call compiles or loads the kernels)
+
+    def time_forward_backward(self, layers, dtype):
+        self.step()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=50)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads for PyTorch, Numba and NumPy's BLAS (default: Numba's)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    parser.add_argument("--direct", action="store_true",
+                        help="also time direct-loop kernels against im2col + BLAS")
+    args = parser.parse_args()
+    import numba
+    import torch
+
+    threads = args.threads or numba.get_num_threads()
+    torch.set_num_threads(threads)
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:  # numgrad's matrix products run in NumPy's BLAS: give its pool the same count
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads, user_api="blas")
+    except ImportError:
+        print("(threadpoolctl is not installed: NumPy's BLAS keeps its own thread count)")
+    print(f"convolution forward + backward, {args.dtype}, batch {BATCH}, {SIZE}x{SIZE}, "
+          f"{threads} threads; median process CPU ms of {args.repeat}")
+    print(f"{'layers':<28}{'numgrad':>10}{'PyTorch':>10}{'ratio':>8}")
+    labels = {"conv1": "conv1 (1→16)", "conv2": "conv2 (16→32)",
+              "stack": "conv1, relu, conv2"}
+    for layers, label in labels.items():
+        ours = median_ms(make(numgrad, args.dtype, layers), args.repeat)
+        theirs = median_ms(make(torch, args.dtype, layers), args.repeat)
+        print(f"{label:<28}{ours:>10.3f}{theirs:>10.3f}{ours / theirs:>8.2f}")
+    ours = first_call_seconds("numgrad", args.dtype)
+    theirs = first_call_seconds("torch", args.dtype)
+    print(f"{'first call, fresh process':<28}{ours * 1e3:>10.0f}{theirs * 1e3:>10.0f}"
+          f"{ours / theirs:>8.1f}   (ms; numgrad with an empty kernel cache)")
+    if args.direct:
+        direct_against_im2col(args.dtype, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -9,7 +9,7 @@ the order of the additions are PyTorch's:
   (the last NaN of the window); the index is into the plane (``h * W + w``), as PyTorch's;
 - average pooling: the sum of the window clipped to the input, divided by the window's size
   clipped to the padded input (``count_include_pad``), by the clipped window (without it), or by
-  ``divisor_override``; integer inputs divide as C++ (truncating);
+  ``divisor_override``; int64 inputs divide as C++ (truncating);
 - adaptive average pooling: window ``[floor(i * H / OH), ceil((i + 1) * H / OH))``, its sum divided
   by the window's height, then by its width;
 - the backward of each, a scatter of the output's gradient to the input (by the saved indices for
@@ -35,7 +35,10 @@ def _lowest(dtype):
 def _planes(x: np.ndarray) -> np.ndarray:
     """``x`` (..., H, W) as a C-contiguous (P, H, W) array."""
     h, w = x.shape[-2], x.shape[-1]
-    return np.ascontiguousarray(x).reshape(-1, h, w)
+    planes = 1
+    for s in x.shape[:-2]:
+        planes *= s
+    return np.ascontiguousarray(x).reshape(planes, h, w)
 
 
 @njit(cache=True)

@@ -133,8 +133,7 @@ def hand_written() -> list:
         (pooling, "_max_pool_k", [(A(t),) + (I64,) * 13 + (t, A(t), META) for t in NUMBER]),
         (pooling, "_adaptive_max_k", [(A(t),) + (I64,) * 5 + (A(t), META) for t in FLOAT]),
         (pooling, "_avg_pool_k", [(A(t),) + (I64,) * 11 + (BOOL, I64, A(t)) for t in FLOAT]),
-        (pooling, "_avg_pool_int_k", [(A(t),) + (I64,) * 11 + (BOOL, I64, A(t))
-                                      for t in (I64, I32)]),
+        (pooling, "_avg_pool_int_k", [(A(I64),) + (I64,) * 11 + (BOOL, I64, A(I64))]),
         (pooling, "_avg_pool_backward_k", [(A(t),) + (I64,) * 11 + (BOOL, I64, A(t))
                                            for t in FLOAT]),
         (pooling, "_adaptive_avg_k", [(A(t),) + (I64,) * 5 + (A(t),) for t in FLOAT]),

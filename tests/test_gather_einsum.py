@@ -203,6 +203,13 @@ def test_index_select_int32_empty_and_errors():
     for idx, dtype in (([5], "int64"), ([-1], "int64"), ([[1]], "int64"), ([1.0], "float32")):
         i, it = _pair(idx, dtype)
         _same_error(lambda: x.index_select(1, i), lambda: xt.index_select(1, it))
+    for shape, dim in (((3,), 0), ((3, 4), 0), ((2, 3, 4), 1), ((0,), 0), ((0, 3), 0), ((3, 0), 0),
+                       ((3, 0), 1), ((), 0)):
+        y, yt = _pair(np.zeros(shape))
+        i, it = _index([7])
+        _same_error(lambda: y.index_select(dim, i), lambda: yt.index_select(dim, it))
+        _same_error(lambda: y.t().index_select(0, i) if y.ndim == 2 else y.index_select(-1, i),
+                    lambda: yt.t().index_select(0, it) if yt.ndim == 2 else yt.index_select(-1, it))
     s, st = _pair(2.0)
     i, it = _index([0, 0])
     _same_error(lambda: s.index_select(0, i), lambda: st.index_select(0, it))

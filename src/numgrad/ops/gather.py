@@ -203,7 +203,7 @@ def _dims(t: Tensor) -> tuple:
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[i][index[i][j]]`` (for ``dim=1``), for every position of ``index``."""
     K = kernels_for((input, index), Gather)
-    d = _wrap_dim(int(dim), input._data.ndim)
+    d = (_wrap_dim(int(dim), input._data.ndim) % max(input._data.ndim, 1))
     idx = _index_of("gather", index, K)
     _same_ndim(index, input, "input")
     if index._data.size:
@@ -246,7 +246,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     if src is None:
         src = value
     K = kernels_for((input, index, src), Scatter)
-    d = _wrap_dim(int(dim), input._data.ndim)
+    d = (_wrap_dim(int(dim), input._data.ndim) % max(input._data.ndim, 1))
     idx = _index_of("scatter", index, K)
     if reduce is not None:
         if reduce not in ("add", "multiply"):
@@ -269,7 +269,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src``'s elements added at the positions ``index`` names along
     ``dim`` (repeated positions add up)."""
     K = kernels_for((input, index, src), ScatterAdd)
-    d = _wrap_dim(int(dim), input._data.ndim)
+    d = (_wrap_dim(int(dim), input._data.ndim) % max(input._data.ndim, 1))
     idx = _index_of("scatter", index, K)
     _scatter_checks("scatter", input, d, index, src)
     return apply(ScatterAdd, (input, src), (input._data, src._data), dim=d, index=idx)
@@ -293,7 +293,7 @@ def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` at the positions ``index`` (a vector) along ``dim``."""
     K = kernels_for((input, index), IndexSelect)
-    d = _wrap_dim(int(dim), input._data.ndim)
+    d = (_wrap_dim(int(dim), input._data.ndim) % max(input._data.ndim, 1))
     if not isinstance(index, Tensor):
         raise TypeError("index_select(): argument 'index' (position 3) must be Tensor, not "
                         f"{type(index).__name__}")

@@ -96,7 +96,7 @@ def _scan(op, input: Tensor, dim, dtype) -> Tensor:
         input = input.to(dtype)
     elif not input.dtype.is_floating_point and input._data.dtype != np.int64:
         input = input.to(np.int64)  # integers and bools accumulate in int64, as PyTorch
-    d = _wrap_dim(int(dim), input._data.ndim)
+    d = (_wrap_dim(int(dim), input._data.ndim) % max(input._data.ndim, 1))
     return apply(op, (input,), (input._data,), dim=d, reverse=False)
 
 

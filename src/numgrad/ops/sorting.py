@@ -74,7 +74,7 @@ class Topk(_Selecting):
 
 def _checked(input: Tensor, dim):
     data = input._data
-    d = _wrap_dim(int(dim), data.ndim)
+    d = (_wrap_dim(int(dim), data.ndim) % max(data.ndim, 1))
     return data, d
 
 

@@ -98,14 +98,26 @@ def index_select_dim(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
         view = x
     wide = np.broadcast_to(np.asarray(index, np.int64).reshape(
         (1,) * dim + (index.size,) + (1,) * (len(shape) - dim - 1)), shape)
-    try:
-        out = gather_dim(view, dim, wide)
-    except RuntimeError:
-        size = view.shape[dim]
-        bad = index.reshape(-1)[(index.reshape(-1) < 0) | (index.reshape(-1) >= size)][0]
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}") \
-            from None
+    flat = index.reshape(-1)
+    if flat.size and ((flat < 0) | (flat >= view.shape[dim])).any():  # (an empty result too)
+        raise _index_select_error(x, dim, index)
+    out = gather_dim(view, dim, wide)
     return out.reshape(shape if x.ndim else (index.size,) if index.ndim else ())
+
+
+def _index_select_error(x: np.ndarray, dim: int, index: np.ndarray) -> Exception:
+    """PyTorch's CPU error for an index out of range in ``index_select``, which depends on the
+    path its kernel takes: vectors, axes of size 0, ``dim=1`` and empty inputs, the rest."""
+    size = x.shape[dim] if x.ndim else 1
+    if x.ndim <= 1:
+        return IndexError("index out of range in self")
+    if size == 0:
+        return RuntimeError("index_select(): self indexing axis dim should be positive")
+    if dim != 1 and x.size:
+        return IndexError("index out of range in self")
+    flat = index.reshape(-1)
+    bad = flat[(flat < 0) | (flat >= size)][0]
+    return RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
 
 
 def scatter_dim(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, mode: int):

@@ -41,6 +41,17 @@ def _legacy_data(args: tuple, np_dtype) -> np.ndarray:
     return np.array(data, dtype=np_dtype)
 
 
+_autograd_backward = None  # numgrad.autograd.backward, once loaded (it imports this module)
+
+
+def _load_autograd_backward():
+    global _autograd_backward
+    from .autograd import backward
+
+    _autograd_backward = backward
+    return backward
+
+
 class _VersionCounter:
     """Counts in-place modifications; shared by a tensor and every view of its storage."""
 
@@ -309,9 +320,8 @@ class Tensor:
         """Computes the gradient of this tensor with respect to the graph's leaves and
         accumulates it into their ``.grad``. ``gradient`` is required unless this tensor holds a
         single element; it is the vector of the vector-Jacobian product."""
-        from . import autograd
-
-        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        backward = _autograd_backward or _load_autograd_backward()
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's data, with no history."""

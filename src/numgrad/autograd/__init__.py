@@ -52,11 +52,17 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
     return seeds
 
 
+_ONES: dict = {}  # dtype -> a 0-d 1, copied for each seed
+
+
 def _one_like(out):
     """The implicit seed of a single-element output: a fresh 1 of its shape, dtype and device."""
     data = out._data
     if isinstance(data, np.ndarray):
-        g = np.ones(data.shape, data.dtype)
+        one = _ONES.get(data.dtype)
+        if one is None:
+            one = _ONES[data.dtype] = np.ones((), data.dtype)
+        g = one.copy() if data.ndim == 0 else np.ones(data.shape, data.dtype)  # (np.ones: 0.6 us)
         note_created(g)
         return Tensor._wrap(g)
     from ..creation import ones_like

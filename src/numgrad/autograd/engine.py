@@ -215,9 +215,16 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                 in_grads = None  # (not run: its children still count it as done)
             elif (plain and node._pre_hooks is None and node._retained is None
                     and type(node) is not AccumulateGrad):  # (the common case, first)
-                in_grads = node.apply(grad)
-                if not retain_graph:
-                    node.release()
+                op = node.op
+                if op is not None:  # a registered op's node (OpNode.apply and .release, inline)
+                    in_grads = op.backward(node, grad)
+                    if not retain_graph and node._saved:
+                        node._saved = ()
+                        node._released = True
+                else:
+                    in_grads = node.apply(grad)
+                    if not retain_graph:
+                        node.release()
             else:
                 acc = type(node) is AccumulateGrad
                 if node._pre_hooks is not None or node._retained is not None or (

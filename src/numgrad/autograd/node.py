@@ -183,7 +183,9 @@ class OpNode(Node):
     def saved_tensors(self) -> tuple:
         if self._released:
             raise RuntimeError(_FREED)
-        return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in self._saved])
+        # (an input saved and not written since, the common case, without the call)
+        return tuple([(s.tensor if s.tensor is not None and s.counter.value == s.version
+                       else s.unpack(self)) if type(s) is SavedTensor else s for s in self._saved])
 
     def release(self) -> None:
         if self._saved:

@@ -6,6 +6,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..compiler.traced import TracedArray
 from ..creation import zeros_like
+from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor
 from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
@@ -131,11 +132,21 @@ def _times(grad: Tensor, other) -> Tensor:
         if g.dtype.kind == "f":
             if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
                 K = kernels_for((grad,))
+                if type(g) is np.ndarray and g.size > 1 and not any(g.strides):
+                    # One value broadcast (a mean's gradient) times a number is one value: the
+                    # product of the first element, broadcast again, not a pass over memory.
+                    first = g[(slice(0, 1),) * g.ndim].reshape(1)
+                    return Tensor._wrap(K.broadcast_to(K.binary(K.MUL, first, g.dtype.type(other)),
+                                                       g.shape))
                 return Tensor._wrap(K.binary(K.MUL, g, g.dtype.type(other)))
             if isinstance(other, Tensor) and other._data.dtype == g.dtype:
                 o = other._data
-                if o.shape == g.shape and uniform_value(g) == 1:
-                    return SharedGrad._wrap(o)
+                if (o.shape == g.shape and type(g) is np.ndarray and type(o) is np.ndarray
+                        and g.size > 1 and not any(g.strides)):
+                    first = g[(slice(0, 1),) * g.ndim].reshape(())  # (one value broadcast)
+                    if first[()] == 1:
+                        return SharedGrad._wrap(o)
+                    return Tensor._wrap(cpu_kernels.binary(cpu_kernels.MUL, o, first))
                 K = kernels_for((grad, other))
                 return Tensor._wrap(K.binary(K.MUL, g, o))
     return grad * other

@@ -134,7 +134,10 @@ def _first(x: np.ndarray) -> np.ndarray:
 
 def _binary_general(op, kernels, a, b, dt, out_dtype):
     """``binary`` where the operands broadcast, are strided, or are one value repeated."""
-    shape = a.shape if a.shape == b.shape else _broadcast_shape(a.shape, b.shape)
+    if a.shape == b.shape or b.ndim == 0:
+        shape = a.shape
+    else:
+        shape = b.shape if a.ndim == 0 else _broadcast_shape(a.shape, b.shape)
     one_a, one_b = _single_value(a, shape), _single_value(b, shape)
     if one_a and one_b:  # e.g. an expanded gradient times a number: one value, filled
         value = np.empty(1, dt)
@@ -263,8 +266,11 @@ def broadcast_to(a: np.ndarray, shape: tuple) -> np.ndarray:
     if a.flags.c_contiguous and a.size:
         # np.broadcast_to's checks cost 3x this.
         lead = len(shape) - a.ndim
-        strides = tuple(0 if i < lead or a.shape[i - lead] == 1 else a.strides[i - lead]
-                        for i in range(len(shape)))
+        if a.size == 1:  # (one value: every stride 0)
+            strides = (0,) * len(shape)
+        else:
+            strides = tuple(0 if i < lead or a.shape[i - lead] == 1 else a.strides[i - lead]
+                            for i in range(len(shape)))
         out = np.ndarray(shape, a.dtype, buffer=a, strides=strides)
         out.flags.writeable = False
         return out

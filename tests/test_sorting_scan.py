@@ -262,3 +262,23 @@ def test_topk_errors():
         _same_error(lambda: f(numgrad, x), lambda: f(torch, xt))
     b, bt = _pair([True, False], "bool")
     _same_error(lambda: b.topk(1), lambda: bt.topk(1))
+
+
+@pytest.mark.parametrize("k", [1, 5, 16, 17, 50])
+def test_topk_small_and_large_k_on_long_rows(k):
+    # small k keeps a buffer of k per row, larger k sorts: both give PyTorch's values and indices
+    a = np.random.default_rng(3).permutation(150).reshape(3, 50) / 7.0
+    x, xt = _pair(a)
+    for largest in (True, False):
+        for o, t in zip(x.topk(k, largest=largest), xt.topk(k, largest=largest)):
+            _same(o, t, exact=True)
+        for o, t in zip(x.t().topk(k, 0, largest), xt.t().topk(k, 0, largest)):
+            _same(o, t, exact=True)
+    # with ties and NaN, the first k of the stable sort
+    ties = numgrad.tensor(np.random.default_rng(4).integers(0, 3, (2, 40)).astype(float))
+    ties[0, ::7] = NAN
+    for largest in (True, False):
+        values, indices = ties.topk(min(k, 40), largest=largest)
+        want = ties.sort(descending=largest)
+        np.testing.assert_array_equal(values.numpy(), want.values.numpy()[:, :min(k, 40)])
+        np.testing.assert_array_equal(indices.numpy(), want.indices.numpy()[:, :min(k, 40)])

@@ -118,6 +118,9 @@ class Kernels(Protocol):
     def sort_dim(self, x: Array, dim: int, descending: bool) -> tuple:
         """``(values, int64 indices)`` sorted along ``dim``: stable, NaN largest."""
 
+    def topk_dim(self, x: Array, k: int, dim: int, largest: bool) -> tuple:
+        """The first ``k`` of ``sort_dim(x, dim, largest)``."""
+
     def gather_dim(self, x: Array, dim: int, index: Array) -> Array: ...
     def index_select_dim(self, x: Array, dim: int, index: Array) -> Array: ...
 

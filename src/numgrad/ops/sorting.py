@@ -113,11 +113,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         device = "CPU" if isinstance(data, np.ndarray) else "CUDA"
         raise RuntimeError(f"topk does not support bool dtypes on {device}")
     K = kernels_for((input,), Topk)
-    values, indices = K.sort_dim(data, d, bool(largest))
-    if data.ndim and k != size:
-        window = (slice(None),) * d + (slice(0, k),)
-        values = K.ascontiguous(K.view_index(values, window))
-        indices = K.ascontiguous(K.view_index(indices, window))
+    values, indices = K.topk_dim(data, k, d, bool(largest))
     out = apply(Topk, (input,), (values,), dim=d, indices=indices)
     return _TopkResult(out, Tensor._wrap(indices))
 

@@ -23,7 +23,7 @@ from . import conv  # noqa: F401,E402  (``K.conv``: convolution's kernels)
 from . import pooling  # noqa: F401,E402  (``K.pooling``: pooling's and padding's kernels)
 from .indexing import index, index_add_flat, index_put, nonzero, unravel_index  # noqa: F401,E402
 from .scan import cumprod_backward, cumulative  # noqa: F401,E402
-from .sorting import sort_dim  # noqa: F401,E402
+from .sorting import sort_dim, topk_dim  # noqa: F401,E402
 from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403,E402
 

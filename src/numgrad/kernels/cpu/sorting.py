@@ -1,6 +1,7 @@
 """Sorting along one dimension on the CPU (``sort``, ``argsort``, ``topk``): a stable merge sort of
 each line's indices, with PyTorch's order: NaN is the largest value (last ascending, first
-descending) and equal values keep their order (descending too: ties are not reversed).
+descending) and equal values keep their order (descending too: ties are not reversed). ``topk``
+with a small ``k`` keeps a sorted buffer of ``k`` per line instead of sorting it.
 """
 from __future__ import annotations
 
@@ -56,6 +57,55 @@ def _sort_rows_k(x, rows, n, descending, values, indices):
         for i in range(n):
             indices[base + i] = idx[i]
             values[base + i] = x[base + idx[i]]
+
+
+@njit(cache=True)
+def _topk_rows_k(x, rows, n, k, descending, values, indices):
+    """The first ``k`` of each row's stable order (``rows`` × ``n``, flat) into ``values`` and
+    ``indices`` (``rows`` × ``k``): an insertion into a sorted buffer of ``k``, for small ``k``
+    (an element enters only if it sorts strictly before the buffer's last: ties keep the first)."""
+    for r in range(rows):
+        base = r * n
+        out = r * k
+        filled = 0
+        for i in range(n):
+            v = x[base + i]
+            if filled == k and not _before(v, values[out + k - 1], descending):
+                continue
+            j = filled if filled < k else k - 1
+            while j > 0 and _before(v, values[out + j - 1], descending):
+                values[out + j] = values[out + j - 1]
+                indices[out + j] = indices[out + j - 1]
+                j -= 1
+            values[out + j] = v
+            indices[out + j] = i
+            if filled < k:
+                filled += 1
+
+
+_INSERTION_K = 16  # up to this k, topk inserts into a buffer of k; beyond it, it sorts
+
+
+def topk_dim(x: np.ndarray, k: int, dim: int, largest: bool) -> tuple:
+    """``(values, indices)`` of the first ``k`` elements along ``dim`` of the stable order
+    (descending if ``largest``; NaN largest), new C-contiguous arrays."""
+    if x.ndim == 0 or k > _INSERTION_K or k == 0:
+        values, indices = sort_dim(x, dim, largest)
+        if x.ndim:
+            window = (slice(None),) * dim + (slice(0, k),)
+            values = np.ascontiguousarray(values[window])
+            indices = np.ascontiguousarray(indices[window])
+        return values, indices
+    moved = np.ascontiguousarray(np.moveaxis(x, dim, -1))
+    n = moved.shape[-1]
+    shape = moved.shape[:-1] + (k,)
+    values = np.empty(shape, x.dtype)
+    indices = np.empty(shape, np.int64)
+    if values.size:
+        _topk_rows_k(moved.reshape(-1), values.size // k, n, k, largest, values.reshape(-1),
+                     indices.reshape(-1))
+    return (np.ascontiguousarray(np.moveaxis(values, -1, dim)),
+            np.ascontiguousarray(np.moveaxis(indices, -1, dim)))
 
 
 def sort_dim(x: np.ndarray, dim: int, descending: bool) -> tuple:

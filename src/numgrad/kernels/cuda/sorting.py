@@ -24,9 +24,12 @@ def _before(a, b, descending):
 
 
 @cuda.jit
-def _rank_sort_k(x, n, descending, values, indices):
+def _rank_sort_k(x, n, k, descending, values, indices):
+    """Each element's rank in its row of ``n``; those ranked under ``k`` are written to the
+    row's ``k`` slots of ``values`` and ``indices`` (``k = n``: the whole sort)."""
     for p in range(cuda.grid(1), x.size, cuda.gridsize(1)):
-        base = (p // n) * n
+        row = p // n
+        base = row * n
         i = p - base
         a = x[p]
         rank = 0
@@ -34,23 +37,36 @@ def _rank_sort_k(x, n, descending, values, indices):
             b = x[base + j]
             if _before(b, a, descending) or (j < i and not _before(a, b, descending)):
                 rank += 1
-        values[base + rank] = a
-        indices[base + rank] = i
+        if rank < k:
+            values[row * k + rank] = a
+            indices[row * k + rank] = i
 
 
-def sort_dim(x, dim: int, descending: bool) -> tuple:
-    """``(values, indices)`` of ``x`` sorted along ``dim`` (stable; NaN largest), new
-    C-contiguous arrays (indices int64)."""
+def _ranked(x, dim: int, k, descending: bool) -> tuple:
     if x.ndim == 0:
         return copy(x), zeros((), np.int64)
     nd = x.ndim
     order = tuple(d for d in range(nd) if d != dim) + (dim,)
     moved = ascontiguous(permute(x, order))
-    n = tuple(moved.shape)[nd - 1]
-    values = empty(tuple(moved.shape), x.dtype)
-    indices = empty(tuple(moved.shape), np.int64)
-    if moved.size:
-        launch(_rank_sort_k, moved.size)(flat(moved), n, bool(descending), flat(values),
+    shape = tuple(moved.shape)
+    n = shape[nd - 1]
+    k = n if k is None else k
+    values = empty(shape[:nd - 1] + (k,), x.dtype)
+    indices = empty(shape[:nd - 1] + (k,), np.int64)
+    if values.size:
+        launch(_rank_sort_k, moved.size)(flat(moved), n, k, bool(descending), flat(values),
                                          flat(indices))
     back = tuple(order.index(d) for d in range(nd))
     return ascontiguous(permute(values, back)), ascontiguous(permute(indices, back))
+
+
+def sort_dim(x, dim: int, descending: bool) -> tuple:
+    """``(values, indices)`` of ``x`` sorted along ``dim`` (stable; NaN largest), new
+    C-contiguous arrays (indices int64)."""
+    return _ranked(x, dim, None, descending)
+
+
+def topk_dim(x, k: int, dim: int, largest: bool) -> tuple:
+    """``(values, indices)`` of the first ``k`` elements along ``dim`` of the stable order
+    (descending if ``largest``), new C-contiguous arrays."""
+    return _ranked(x, dim, k, largest)

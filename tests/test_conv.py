@@ -123,6 +123,49 @@ def test_convolution_backward_matches_aten():
     assert masked[0] is None and masked[2] is None and masked[1] is not None
 
 
+def _backward_call(g_shape, x_shape, w_shape, mask=(True, True, True)):
+    def call(m, F_):
+        return m.ops.convolution_backward(
+            m.zeros(*g_shape, dtype=m.float64), m.zeros(*x_shape, dtype=m.float64),
+            m.zeros(*w_shape, dtype=m.float64), None, [2, 1], [1, 0], [1, 2], False, [0, 0], 2,
+            list(mask))
+    return call
+
+
+BACKWARD_ERRORS = {
+    "grad shape": _backward_call((2, 6, 3, 2), (2, 4, 5, 5), (6, 2, 2, 2)),
+    "weight rank": _backward_call((2, 6, 3, 3), (2, 4, 5, 5), (6, 2)),
+    "input rank": _backward_call((2, 6, 3, 3), (4, 5, 5), (6, 2, 2, 2)),
+    "groups": _backward_call((2, 5, 3, 3), (2, 4, 5, 5), (5, 2, 2, 2)),
+    "channels": _backward_call((2, 6, 3, 3), (2, 3, 5, 5), (6, 2, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(BACKWARD_ERRORS))
+def test_convolution_backward_errors_match_aten(name):
+    class _Torch:
+        ops = torch.ops.aten
+
+        def __getattr__(self, attr):
+            return getattr(torch, attr)
+
+    ours = _message(lambda: BACKWARD_ERRORS[name](numgrad, F))
+    theirs = _message(lambda: BACKWARD_ERRORS[name](_Torch(), TF))
+    assert theirs is not None and ours == theirs
+
+
+def test_double_backward_of_an_empty_batch_gives_no_gradient_as_aten():
+    grads = []
+    for m, F_ in ((numgrad, F), (torch, TF)):
+        x = m.zeros(0, 2, 4, 4, dtype=m.float64, requires_grad=True)
+        w = m.ones(3, 2, 3, 3, dtype=m.float64, requires_grad=True)
+        y = F_.conv2d(x, w, padding=1)
+        gx, gw = m.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+        gg = m.autograd.grad(gw.sum(), (x, w), allow_unused=True)
+        grads.append([None if g is None else tuple(g.shape) for g in gg])
+    assert grads[0] == grads[1]
+
+
 def test_top_level_functions_and_aten_convolution():
     ours, theirs = _pair((2, 3, 5, 5), (4, 3, 2, 2), True, "float64")
     for name in ("conv2d",):
@@ -302,18 +345,27 @@ def test_module_forward_is_the_functional_with_its_parameters(index):
     assert o.grad_fn.name() == t.grad_fn.name()
 
 
-def test_padding_mode_other_than_zeros():
-    conv = numgrad.nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular")
-    x = numgrad.ones(1, 2, 4, 4)
-    if not hasattr(F, "pad"):
-        with pytest.raises(NotImplementedError, match="padding_mode='circular' needs F.pad"):
-            conv(x)
-        return
-    theirs = torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular")
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("dim, padding", [(2, 1), (2, (1, 2)), (1, 2), (2, "same")])
+def test_padding_modes_other_than_zeros_pad_with_F_pad(mode, dim, padding):
+    """PyTorch's modules pad the input with ``F.pad(mode=padding_mode)``, then convolve without
+    padding; numgrad's do the same (values, gradients and the module's padding order)."""
+    make = (lambda m: m.nn.Conv1d(2, 3, 3, padding=padding, padding_mode=mode)) if dim == 1 \
+        else (lambda m: m.nn.Conv2d(2, 3, (3, 2), padding=padding, padding_mode=mode))
+    ours, theirs = make(numgrad).double(), make(torch).double()
+    assert ours._reversed_padding_repeated_twice == theirs._reversed_padding_repeated_twice
     with torch.no_grad():
-        theirs.weight.copy_(torch.tensor(conv.weight.detach().numpy()))
-        theirs.bias.copy_(torch.tensor(conv.bias.detach().numpy()))
-    _close(conv(x), theirs(torch.ones(1, 2, 4, 4)), "float32")
+        theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
+        theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 2) + (5,) * dim)
+    xo, xt = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    o, t = ours(xo), theirs(xt)
+    _close(o, t, "float64")
+    assert o.grad_fn.name() == t.grad_fn.name()
+    (o * o).sum().backward()
+    (t * t).sum().backward()
+    _close(xo.grad, xt.grad, "float64")
+    _close(ours.weight.grad, theirs.weight.grad, "float64")
 
 
 def test_initialisation_statistics_and_reproducibility():

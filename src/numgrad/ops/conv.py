@@ -115,7 +115,10 @@ class ConvolutionBackwardInput(Op):
         grad, w = ctx.saved_tensors
         need_grad, need_w = ctx.needs_input_grad
         p = _params(ctx.params)
-        return (_convolution(gg, w, None, p) if need_grad else None,
+        # (As ATen's _convolution_double_backward: no gradient for grad_output from an empty
+        # input.)
+        empty = 0 in ctx.params["input_shape"]
+        return (_convolution(gg, w, None, p) if need_grad and not empty else None,
                 _backward_weight(grad, gg, ctx.input_shapes[1], p) if need_w else None)
 
 
@@ -146,6 +149,8 @@ class ConvolutionBackwardWeight(Op):
         grad, x = ctx.saved_tensors
         need_grad, need_x = ctx.needs_input_grad
         p = _params(ctx.params)
+        if 0 in ctx.input_shapes[1]:  # (an empty input: none, as ATen's double backward)
+            return None, None
         return (_convolution(x, gg, None, p) if need_grad else None,
                 _backward_input(grad, gg, ctx.input_shapes[1], p) if need_x else None)
 
@@ -387,6 +392,26 @@ def convolution(input: Tensor, weight: Tensor, bias, stride, padding, dilation, 
                  weight._data.ndim - 2)
 
 
+def _check_backward(grad_output: Tensor, input: Tensor, weight: Tensor, stride, pads,
+                    dilation) -> None:
+    """ATen's checks of ``convolution_backward``'s gradient and dtypes (after the forward's)."""
+    g, x, w = grad_output._data, input._data, weight._data
+    expected = [(x.shape[i] + pads[2 * (i - 2)] + pads[2 * (i - 2) + 1]
+                 - dilation[i - 2] * (w.shape[i] - 1) - 1) // stride[i - 2] + 1
+                for i in range(2, x.ndim)]
+    if g.ndim != x.ndim or list(g.shape[2:]) != expected:
+        raise RuntimeError(
+            f"grad_output[2:] shape{_size(g.shape[2:])} must be equal to output size "
+            f"{' '.join(map(str, expected))}")
+    dtypes = {g.dtype, x.dtype, w.dtype}
+    if len(dtypes) > 1:
+        raise RuntimeError(
+            f"expected scalar type {_type_name(input)} but found "
+            f"{_type_name(grad_output if g.dtype != x.dtype else weight)}")
+    if x.dtype == np.bool_:
+        raise NotImplementedError("\"slow_conv_dilated<>\" not implemented for 'Bool'")
+
+
 def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bias_sizes, stride,
                          padding, dilation, transposed: bool, output_padding, groups: int,
                          output_mask) -> tuple:
@@ -395,13 +420,24 @@ def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bia
     recorded, so they can be differentiated again."""
     if transposed:
         raise NotImplementedError("numgrad has no transposed convolution yet")
+    for t, name in ((grad_output, "grad_output"), (input, "input"), (weight, "weight")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"convolution_backward(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    groups = int(groups)
+    if weight._data.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
     dim = weight._data.ndim - 2
-    if dim not in (1, 2):
-        raise NotImplementedError("numgrad has 1-D and 2-D convolutions only")
     stride = _expand(_ints(stride, "stride"), "stride", dim)
     padding = _expand(_ints(padding, "padding"), "padding", dim)
     dilation = _expand(_ints(dilation, "dilation"), "dilation", dim)
     pads = [p for v in padding for p in (v, v)]
+    _check(input, weight, None, stride, pads, dilation, groups)
+    if dim > 2:
+        raise NotImplementedError("numgrad has 1-D and 2-D convolutions only")
+    _check_backward(grad_output, input, weight, stride, pads, dilation)
     if dim == 1:
         stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
     p = dict(stride=tuple(stride), padding=tuple(pads), dilation=tuple(dilation),

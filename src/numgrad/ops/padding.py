@@ -321,6 +321,12 @@ def replication_pad2d(input: Tensor, padding) -> Tensor:
 
 def _pad_backward(op: type, grad_output: Tensor, self: Tensor, padding) -> Tensor:
     kernels_for((grad_output, self), op)
+    if self._data.ndim == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    _check_valid_input(self, op.forward_op.dims, tuple(padding))
+    if grad_output._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"{op.name}\" not implemented for "
+                                  f"'{_type_name(grad_output)}'")
     return apply(op, (grad_output, self), (grad_output._data,), shape=tuple(self._data.shape),
                  pad=tuple(int(p) for p in padding))
 

@@ -196,6 +196,7 @@ def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_s
     into zeros of ``self``'s shape."""
     K = kernels_for((grad_output, self, indices), MaxPool2dWithIndicesBackward)
     kernel, stride_, pad, dil = _pool_args("max_pool2d", kernel_size, stride, padding, dilation)
+    _float_only("max_pool2d_backward", grad_output)
     return _index_scatter(MaxPool2dWithIndicesBackward, grad_output, self, tuple(self._data.shape),
                           K.copy(indices._data),
                           dict(kernel=kernel, stride=stride_, padding=pad, dilation=dil,
@@ -205,6 +206,7 @@ def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_s
 def adaptive_max_pool2d_backward(grad_output: Tensor, self: Tensor, indices: Tensor) -> Tensor:
     """ATen's ``adaptive_max_pool2d_backward``."""
     K = kernels_for((grad_output, self, indices), AdaptiveMaxPool2dBackward)
+    _float_only("adaptive_max_pool2d_backward", grad_output)
     return _index_scatter(AdaptiveMaxPool2dBackward, grad_output, self, tuple(self._data.shape),
                           K.copy(indices._data), {})
 
@@ -284,6 +286,13 @@ def avg_pool2d_backward(grad_output: Tensor, self: Tensor, kernel_size, stride, 
     """ATen's ``avg_pool2d_backward``: the gradient of ``avg_pool2d`` for the input ``self``."""
     kernel, stride_, pad, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
     out_size = tuple(grad_output._data.shape[-2:])
+    shape = tuple(self._data.shape)
+    if len(shape) >= 2:
+        _shape_check(self, kernel, stride_, pad, (1, 1), tuple(
+            _output_size(shape[-2 + i], kernel[i], pad[i], stride_[i], 1, bool(ceil_mode))
+            for i in range(2)))
+    if grad_output._data.dtype.kind != "f" and grad_output._data.dtype.name != "int64":
+        _not_implemented("avg_pool2d_backward", grad_output)
     return _avg_pool2d_backward(grad_output, self, tuple(self._data.shape), dict(
         kernel=kernel, stride=stride_, padding=pad, out_size=out_size, ceil_mode=bool(ceil_mode),
         count_include_pad=bool(count_include_pad), divisor_override=divisor_override))
@@ -342,6 +351,7 @@ def _adaptive_avg_backward(grad: Tensor, self, shape) -> Tensor:
 def _adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
     """ATen's ``_adaptive_avg_pool2d_backward``."""
     kernels_for((grad_output, self), AdaptiveAvgPool2dBackward)
+    _float_only("adaptive_avg_pool2d_backward", grad_output)
     return _adaptive_avg_backward(grad_output, self, tuple(self._data.shape))
 
 
@@ -425,6 +435,11 @@ def _shape_check(x: Tensor, kernel, stride, padding, dilation, out_size) -> None
 
 def _not_implemented(kernel: str, x: Tensor) -> None:
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(x)}'")
+
+
+def _float_only(kernel: str, x: Tensor) -> None:
+    if x._data.dtype.kind != "f":
+        _not_implemented(kernel, x)
 
 
 def _max_pool2d(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool):

@@ -196,6 +196,36 @@ def _avg_pool_backward(grad, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_
 
 
 @njit(cache=True)
+def _avg_pool_backward_int(grad, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override,
+                           out):
+    """``_avg_pool_backward`` for int64 gradients (each share divided as C++, truncating)."""
+    height, width = out.shape[1], out.shape[2]
+    for p in range(grad.shape[0]):
+        for oh in range(grad.shape[1]):
+            for ow in range(grad.shape[2]):
+                h0 = oh * sh - ph
+                w0 = ow * sw - pw
+                h1 = min(h0 + kh, height + ph)
+                w1 = min(w0 + kw, width + pw)
+                pool_size = (h1 - h0) * (w1 - w0)
+                h0 = max(h0, 0)
+                w0 = max(w0, 0)
+                h1 = min(h1, height)
+                w1 = min(w1, width)
+                if divisor_override != 0:
+                    divisor = divisor_override
+                elif count_include_pad:
+                    divisor = pool_size
+                else:
+                    divisor = (h1 - h0) * (w1 - w0)
+                delta = _idivide(np.int64(grad[p, oh, ow]), np.int64(divisor))
+                for h in range(h0, h1):
+                    for w in range(w0, w1):
+                        out[p, h, w] += delta
+    return 0
+
+
+@njit(cache=True)
 def _adaptive_avg_pool(x, out):
     height, width = x.shape[1], x.shape[2]
     oheight, owidth = out.shape[1], out.shape[2]
@@ -336,8 +366,9 @@ def avg_pool2d_backward(grad, in_size, kernel, stride, padding, count_include_pa
     g3 = _planes(grad)
     out = np.zeros((g3.shape[0],) + tuple(in_size), grad.dtype)
     if g3.size:
-        _avg_pool_backward(g3, kernel[0], kernel[1], stride[0], stride[1], padding[0],
-                           padding[1], bool(count_include_pad), int(divisor_override), out)
+        kernel_fn = _avg_pool_backward if grad.dtype.kind == "f" else _avg_pool_backward_int
+        kernel_fn(g3, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
+                  bool(count_include_pad), int(divisor_override), out)
     return out.reshape(grad.shape[:-2] + tuple(in_size))
 
 

@@ -312,6 +312,9 @@ def avg_pool2d(x, kernel, stride, padding, out_size, count_include_pad, divisor_
 
 def avg_pool2d_backward(grad, in_size, kernel, stride, padding, count_include_pad,
                         divisor_override):
+    if np.dtype(grad.dtype).kind != "f":
+        raise NotImplementedError("avg_pool2d_backward of integers is not implemented for CUDA "
+                                  "tensors yet")
     grad = ascontiguous(grad)
     shape = tuple(grad.shape[:-2]) + tuple(in_size)
     out = full(shape, grad.dtype, 0) if not grad.size else empty(shape, grad.dtype)

@@ -151,7 +151,7 @@ def test_scatter_in_place():
         y, yt = a * 2, at * 2
         ours = getattr(y, name)(1, i, *(s if v == "src" else v for v in args))
         theirs = getattr(yt, name)(1, it, *(st if v == "src" else v for v in args))
-        assert ours is y
+        assert ours is y and theirs is yt
         _same(y, yt)
         _node(y, yt)
         (y * y).sum().backward()

@@ -130,7 +130,7 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
     lo = [d for d in range(nd) if d not in sum_dims and ls[d] != 1 and rs[d] == 1]
     ro = [d for d in range(nd) if d not in sum_dims and ls[d] == 1 and rs[d] != 1]
     ones = [d for d in range(nd) if d not in sum_dims and ls[d] == 1 and rs[d] == 1]
-    size = lambda shape, dims: math.prod(shape[d] for d in dims)  # noqa: E731
+    size = lambda shape, dims: math.prod(shape[d] for d in dims)
     b, nl, nr, ns = size(ls, lro), size(ls, lo), size(rs, ro), size(ls, sum_dims)
     a = left.permute(tuple(lro + lo + sum_dims + ro + ones)).reshape(b, nl, ns)
     c = right.permute(tuple(lro + sum_dims + ro + lo + ones)).reshape(b, ns, nr)

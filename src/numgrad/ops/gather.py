@@ -248,9 +248,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     K = kernels_for((input, index, src), Scatter)
     d = (_wrap_dim(int(dim), input._data.ndim) % max(input._data.ndim, 1))
     idx = _index_of("scatter", index, K)
-    if reduce is not None:
-        if reduce not in ("add", "multiply"):
-            raise RuntimeError("reduce argument must be either add or multiply.")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
     _scatter_checks("scatter", input, d, index, src)
     if reduce is not None:
         mode = ADD if reduce == "add" else MULTIPLY

@@ -13,8 +13,8 @@ from numba import njit
 def _before(a, b, descending):
     """Whether ``a`` sorts strictly before ``b`` (NaN largest)."""
     if descending:
-        return a > b or (a != a and b == b)
-    return a < b or (b != b and a == a)
+        return a > b or (a != a and b == b)  # noqa: PLR0124 (a NaN test that works for ints)
+    return a < b or (b != b and a == a)  # noqa: PLR0124
 
 
 @njit(cache=True)

@@ -12,7 +12,6 @@ advanced indexing.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import cuda
 
 from .elementwise import copy

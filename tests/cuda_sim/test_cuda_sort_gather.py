@@ -166,3 +166,28 @@ def test_einsum_on_cuda(equation, shapes):
     (g * g).sum().backward()
     for x, y in zip(cpus, gpus):
         _same(x.grad, y.grad, exact=False)
+
+
+NO_READ_BACK = {
+    "sort": lambda x, i: x.sort(1, descending=True).values,
+    "topk": lambda x, i: x.topk(2, 0).values,
+    "cumsum": lambda x, i: x.cumsum(1),
+    "cumprod": lambda x, i: x.cumprod(0),  # (its backward without a graph: one kernel)
+    "gather": lambda x, i: x.gather(1, i),
+    "scatter": lambda x, i: x.scatter(1, i[:, :1], x[:, :1] * 2),
+    "scatter_add": lambda x, i: x.scatter_add(1, i, x[:, :3]),
+    "index_select": lambda x, i: x.index_select(1, i[0]),
+    "einsum": lambda x, i: numgrad.einsum("ij,kj->ik", x, x),
+}
+
+
+@pytest.mark.parametrize("case", NO_READ_BACK)
+def test_forward_and_backward_read_nothing_back(case):
+    from test_cuda_sync import _count_transfers
+
+    x = numgrad.tensor(RNG.standard_normal((3, 4)), device="cuda", requires_grad=True)
+    i = numgrad.tensor(np.array([[0, 3, 3], [1, 0, 2], [2, 2, 1]]), device="cuda")
+    NO_READ_BACK[case](x, i).sum().backward()  # warm: launch configurations, layouts' meta
+    with _count_transfers() as counts:
+        NO_READ_BACK[case](x, i).sum().backward()
+    assert counts["d2h"] == 0

@@ -522,6 +522,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
+from ..ops.conv import conv1d, conv2d  # noqa: E402,F401  (ATen's convolution ops)
 from ..ops.padding import pad  # noqa: E402,F401
 from ..ops.pooling import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
@@ -530,4 +531,11 @@ from ..ops.pooling import (  # noqa: E402,F401
 )
 
 
-from ..ops.conv import conv1d, conv2d  # noqa: E402,F401  (ATen's convolution ops)
+# The losses as ops (one fused kernel each where PyTorch has a node of its own); these replace
+# the composites of smooth_l1_loss and binary_cross_entropy_with_logits above.
+from ..ops.loss import (  # noqa: E402,F401,F811
+    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss,
+    smooth_l1_loss,
+)
+
+__all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]

@@ -7,6 +7,9 @@ in ``METHODS``; a new family is one line in ``FAMILIES``.
 from . import convert, elementwise, elementwise_more, indexing, inplace, linalg, loss, reduction, shape
 from .elementwise import sigmoid_backward, tanh_backward, threshold_backward  # noqa: F401
 from .loss import nll_loss_backward  # noqa: F401
+from .loss import (  # noqa: F401
+    binary_cross_entropy_backward, huber_loss_backward, smooth_l1_loss_backward,
+)
 from . import conv  # noqa: E402
 from .conv import convolution_backward  # noqa: F401
 from . import padding, pooling  # noqa: E402,F401  (pooling and padding, nn.functional's)

@@ -18,6 +18,7 @@ def _created(array):
     note_created(array)
     return array
 from ._promote import binary_operands
+from .elementwise import where
 from .registry import Op, Sample, apply, kernels_for, register
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -296,6 +297,518 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_type_name(Tensor._wrap(a))}'")
     return apply(MseLoss, (input, target), (a, b), reduction=reduction)
+
+
+# ------------------------------------------------------------------ pointwise losses
+# huber_loss, smooth_l1_loss, binary_cross_entropy and binary_cross_entropy_with_logits: each one
+# fused kernel (``K.loss.pointwise_loss``) and PyTorch's node; the first three have backward ops
+# of their own (``*_backward``, one kernel each, as ATen's) whose derivatives are tensor
+# formulas, so second derivatives work; binary_cross_entropy_with_logits' backward is PyTorch's
+# composite formula.
+_HUBER, _SMOOTH_L1, _BCE, _BCE_LOGITS = 0, 1, 2, 3  # (the kernels' ``kind``)
+_ATEN_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+class _Pointwise(Op):
+    on_cuda = True
+    save_inputs = (0, 1)
+    kind = 0
+
+    @classmethod
+    def forward(cls, K, x, t, *, reduction, param=0.0, weight=None, pos_weight=None):
+        return K.loss.pointwise_loss(cls.kind, x, t, weight, pos_weight, param, reduction)
+
+
+class _PointwiseBackward(Op):
+    on_cuda = True
+    save_inputs = (0, 1, 2)
+    kind = 0
+
+    @classmethod
+    def forward(cls, K, g, x, t, *, reduction, param=0.0, weight=None):
+        return K.loss.pointwise_loss_backward(cls.kind, g, x, t, weight, param, reduction)
+
+
+def _pw_backward(op, grad, x, t, params):
+    """``op`` (a ``_PointwiseBackward``) of ``grad`` at ``x`` and ``t``."""
+    return apply(op, (grad, x, t), (grad._data, x._data, t._data),
+                 reduction=params["reduction"], param=params.get("param", 0.0),
+                 weight=params.get("weight"))
+
+
+def _grad_of_grad_output(op, gg, g, x, t, params):
+    """The derivative of a pointwise backward op with respect to its ``grad_output``: the op
+    again for 'none', else the sum of ``gg`` times its value at a gradient of one (PyTorch's
+    ``*_double_backward_grad_output``)."""
+    if params["reduction"] == "none":
+        return _pw_backward(op, gg, x, t, params)
+    from ..creation import ones_like
+
+    return (_pw_backward(op, ones_like(g), x, t, params) * gg).sum()
+
+
+def _weight_tensor(array):
+    return None if array is None else Tensor._wrap(array)
+
+
+@register
+class HuberLoss(_Pointwise):
+    """``0.5 z**2`` where ``z = |input - target| < delta``, else ``delta (z - 0.5 delta)``."""
+
+    name, node, kind = "huber_loss", "HuberLossBackward0", _HUBER
+    samples = (
+        Sample(lambda m, x, y: _F(m).huber_loss(x, y * 2), ((3, 4), (3, 4))),
+        Sample(lambda m, x: _F(m).huber_loss(x, _weights(m, x, 6) - 1.0, reduction="sum", delta=0.5),
+               ((6,),)),
+        Sample(lambda m, x, y: _F(m).huber_loss(x * 2, y, reduction="none", delta=1.5),
+               ((2, 3), (2, 3))),
+    )
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        need_x, need_t = ctx.needs_input_grad
+        p = ctx.params
+        return ((_pw_backward(HuberLossBackward, grad, x, t, p) if need_x else None),
+                (_pw_backward(HuberLossBackward, grad, t, x, p) if need_t else None))
+
+
+@register
+class HuberLossBackward(_PointwiseBackward):
+    name, node, kind = "huber_loss_backward", "HuberLossBackwardBackward0", _HUBER
+    samples = (
+        Sample(lambda m, g, x, y: m.ops.huber_loss_backward(g, x, y * 2, 0, 1.0),
+               ((3, 4), (3, 4), (3, 4))),
+        Sample(lambda m, g, x, y: m.ops.huber_loss_backward(g.sum(), x, y, 1, 0.5),
+               ((2,), (5,), (5,))),
+    )
+
+    @staticmethod
+    def backward(ctx, gg):
+        return _huber_like_double_backward(HuberLossBackward, ctx, gg, 1.0)
+
+
+def _huber_like_double_backward(op, ctx, gg, scale):
+    """PyTorch's ``huber_loss_double_backward`` (``smooth_l1_loss``'s divides by beta): ``gg *
+    grad`` where ``|x - t|`` is inside the quadratic part, 0 elsewhere."""
+    g, x, t = ctx.saved_tensors
+    p = ctx.params
+    need_g, need_x, need_t = ctx.needs_input_grad
+    grad_g = _grad_of_grad_output(op, gg, g, x, t, p) if need_g else None
+    grad_x = grad_t = None
+    if need_x or need_t:
+        inside = ((x - t).abs() < p["param"]).detach()
+        inner = where(inside, gg * g, 0.0)
+        if scale != 1.0:
+            inner = inner / scale
+        if p["reduction"] == "mean":
+            inner = inner / x.numel()
+        grad_x = inner if need_x else None
+        grad_t = -inner if need_t else None
+    return grad_g, grad_x, grad_t
+
+
+@register
+class SmoothL1Loss(_Pointwise):
+    """``0.5 z**2 / beta`` where ``z = |input - target| < beta``, else ``z - 0.5 beta``."""
+
+    name, node, kind = "smooth_l1_loss", "SmoothL1LossBackward0", _SMOOTH_L1
+    samples = (
+        Sample(lambda m, x, y: _F(m).smooth_l1_loss(x, y), ((3, 4), (3, 4))),
+        Sample(lambda m, x: _F(m).smooth_l1_loss(x, _weights(m, x, 6) - 1.0, reduction="sum",
+                                                 beta=0.5), ((6,),)),
+        Sample(lambda m, x, y: _F(m).smooth_l1_loss(x, y, reduction="none", beta=2.0),
+               ((2, 3), (2, 3))),
+    )
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        need_x, need_t = ctx.needs_input_grad
+        p = ctx.params
+        return ((_pw_backward(SmoothL1LossBackward, grad, x, t, p) if need_x else None),
+                (_pw_backward(SmoothL1LossBackward, grad, t, x, p) if need_t else None))
+
+
+@register
+class SmoothL1LossBackward(_PointwiseBackward):
+    name, node, kind = "smooth_l1_loss_backward", "SmoothL1LossBackwardBackward0", _SMOOTH_L1
+    samples = (
+        Sample(lambda m, g, x, y: m.ops.smooth_l1_loss_backward(g, x, y, 0, 0.7),
+               ((3, 4), (3, 4), (3, 4))),
+        Sample(lambda m, g, x, y: m.ops.smooth_l1_loss_backward(g.sum(), x, y, 1, 1.0),
+               ((2,), (5,), (5,))),
+    )
+
+    @staticmethod
+    def backward(ctx, gg):
+        return _huber_like_double_backward(SmoothL1LossBackward, ctx, gg, ctx.params["param"])
+
+
+@register
+class BinaryCrossEntropy(_Pointwise):
+    """``-w (t log x + (1 - t) log(1 - x))``, each log clamped to -100 (PyTorch's)."""
+
+    name, node, kind = "binary_cross_entropy", "BinaryCrossEntropyBackward0", _BCE
+    samples = (
+        Sample(lambda m, x, y: _F(m).binary_cross_entropy(x, y), ((3, 4), (3, 4)), low=0.05,
+               high=0.95),
+        Sample(lambda m, x, y: _F(m).binary_cross_entropy(x, y, weight=_weights(m, x, 5),
+                                                         reduction="sum"), ((5,), (5,)),
+               low=0.05, high=0.95),
+        Sample(lambda m, x, y: _F(m).binary_cross_entropy(
+            x, y, weight=_weights(m, x, 3), reduction="none"), ((2, 3), (2, 3)), low=0.05,
+            high=0.95),
+    )
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        need_x, need_t = ctx.needs_input_grad
+        p = ctx.params
+        grad_x = _pw_backward(BinaryCrossEntropyBackward, grad, x, t, p) if need_x else None
+        grad_t = None
+        if need_t:  # PyTorch's binary_cross_entropy_target_backward: -logit(x) * grad
+            grad_t = -(x / (1 - x)).log() * grad
+            if p["weight"] is not None:
+                grad_t = grad_t * _weight_tensor(p["weight"])
+            if p["reduction"] == "mean":
+                grad_t = grad_t / t.numel()
+        return grad_x, grad_t
+
+
+@register
+class BinaryCrossEntropyBackward(_PointwiseBackward):
+    name, node, kind = ("binary_cross_entropy_backward", "BinaryCrossEntropyBackwardBackward0",
+                        _BCE)
+    samples = (
+        Sample(lambda m, g, x, y: m.ops.binary_cross_entropy_backward(g, x, y, None, 0),
+               ((3, 4), (3, 4), (3, 4)), low=0.05, high=0.95),
+        Sample(lambda m, g, x, y: m.ops.binary_cross_entropy_backward(
+            g.sum(), x, y, _weights(m, x, 5), 1), ((2,), (5,), (5,)), low=0.05, high=0.95),
+    )
+
+    @staticmethod
+    def backward(ctx, gg):
+        # PyTorch's binary_cross_entropy_double_backward(_target) and _grad_output
+        g, x, t = ctx.saved_tensors
+        p = ctx.params
+        w = _weight_tensor(p["weight"])
+        need_g, need_x, need_t = ctx.needs_input_grad
+        mean = p["reduction"] == "mean"
+        grad_g = (_grad_of_grad_output(BinaryCrossEntropyBackward, gg, g, x, t, p)
+                  if need_g else None)
+        grad_x = grad_t = None
+        if need_x:
+            eps = 1e-12
+            grad_x = (x * x - 2 * x * t + t) / ((x + eps) ** 2 * (1 - x + eps) ** 2) * (g * gg)
+            if w is not None:
+                grad_x = grad_x * w
+            if mean:
+                grad_x = grad_x / x.numel()
+        if need_t:
+            grad_t = -gg * g
+            if w is not None:
+                grad_t = grad_t * w
+            grad_t = grad_t / ((1 - x) * x).clamp(min=1e-12)
+            if mean:
+                grad_t = grad_t / x.numel()
+        return grad_g, grad_x, grad_t
+
+
+@register
+class BinaryCrossEntropyWithLogits(_Pointwise):
+    """``(1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x)``, times ``weight``."""
+
+    name, node, kind = ("binary_cross_entropy_with_logits",
+                        "BinaryCrossEntropyWithLogitsBackward0", _BCE_LOGITS)
+    samples = (
+        Sample(lambda m, x: _F(m).binary_cross_entropy_with_logits(
+            x * 3, _weights(m, x, 12).reshape(3, 4) / 2), ((3, 4),)),
+        Sample(lambda m, x, y: _F(m).binary_cross_entropy_with_logits(
+            x, y, pos_weight=_weights(m, x, 3), reduction="sum"), ((2, 3), (2, 3)), low=0.0,
+            high=1.0),
+        Sample(lambda m, x, y: _F(m).binary_cross_entropy_with_logits(
+            x * 10, y, weight=_weights(m, x, 3), pos_weight=2.5 - _weights(m, x, 3),
+            reduction="none"), ((2, 3), (2, 3)), low=0.0, high=1.0),
+    )
+
+    @staticmethod
+    def backward(ctx, grad):
+        # PyTorch's binary_cross_entropy_with_logits_backward and its _target_backward
+        x, t = ctx.saved_tensors
+        need_x, need_t = ctx.needs_input_grad
+        p = ctx.params
+        w, pw = _weight_tensor(p["weight"]), _weight_tensor(p["pos_weight"])
+        mean = p["reduction"] == "mean"
+        grad_x = grad_t = None
+        if need_x:
+            if pw is not None:
+                tp = pw * t
+                grad_x = (tp + 1 - t) * x.sigmoid() - tp
+            else:
+                grad_x = x.sigmoid() - t
+            if w is not None:
+                grad_x = grad_x * w
+            grad_x = grad_x * grad
+            if mean:
+                grad_x = grad_x / x.numel()
+        if need_t:
+            if pw is not None:
+                grad_t = _log_sigmoid(-x) - _log_sigmoid(x) * pw
+            else:
+                grad_t = -x
+            grad_t = grad_t * grad
+            if w is not None:
+                grad_t = grad_t * w
+            if mean:
+                grad_t = grad_t / t.numel()
+        return grad_x, grad_t
+
+
+def _log_sigmoid(x: Tensor) -> Tensor:
+    """``min(x, 0) - log1p(exp(-|x|))`` (PyTorch's log_sigmoid), as tensor ops."""
+    return where(x < 0, x, 0.0) - (-x.abs()).exp().log1p()
+
+
+def huber_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduction: int,
+                        delta: float) -> Tensor:
+    """ATen's ``huber_loss_backward`` (``reduction`` as ATen's integer)."""
+    return _pw_backward(HuberLossBackward, grad_output, self, target,
+                        {"reduction": _ATEN_REDUCTION[int(reduction)], "param": float(delta)})
+
+
+def smooth_l1_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduction: int,
+                            beta: float) -> Tensor:
+    """ATen's ``smooth_l1_loss_backward``."""
+    return _pw_backward(SmoothL1LossBackward, grad_output, self, target,
+                        {"reduction": _ATEN_REDUCTION[int(reduction)], "param": float(beta)})
+
+
+def binary_cross_entropy_backward(grad_output: Tensor, self: Tensor, target: Tensor,
+                                  weight=None, reduction: int = 1) -> Tensor:
+    """ATen's ``binary_cross_entropy_backward``."""
+    K = kernels_for((grad_output, self, target, weight), BinaryCrossEntropyBackward)
+    return _pw_backward(BinaryCrossEntropyBackward, grad_output, self, target,
+                        {"reduction": _ATEN_REDUCTION[int(reduction)],
+                         "weight": None if weight is None else K.copy(weight._data)})
+
+
+# ------------------------------------------------------------------ the functional forms
+def _reduction_of(size_average, reduce, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        from ..nn.functional import _legacy_reduction
+
+        return _legacy_reduction(size_average, reduce, stacklevel=4)
+    return reduction
+
+
+def _size_warning(input: Tensor, target: Tensor) -> None:
+    if target.shape != input.shape:
+        import warnings
+
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", UserWarning, stacklevel=3)
+
+
+def _broadcast_pair(input: Tensor, target: Tensor, promote: bool = True):
+    """``torch.broadcast_tensors(input, target)``, both in their promoted dtype (``promote``) or
+    the target in the input's (``huber_loss``'s kernel casts it so)."""
+    from ._promote import broadcast_shapes
+
+    shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    if tuple(input.shape) != shape:
+        input = input.expand(shape)
+    if tuple(target.shape) != shape:
+        target = target.expand(shape)
+    if target.dtype is not input.dtype:
+        if not promote:
+            return input, target.to(input.dtype)
+        a, b = binary_operands(input, target)
+        input = input if a.dtype == input._data.dtype else input.to(Tensor._wrap(a).dtype)
+        target = target if b.dtype == target._data.dtype else target.to(Tensor._wrap(b).dtype)
+    return input, target
+
+
+def _not_float(input: Tensor, kernel: str) -> None:
+    if not input.dtype.is_floating_point:
+        device = "cpu" if isinstance(input._data, np.ndarray) else "cuda"
+        raise NotImplementedError(
+            f"\"{kernel.format(device)}\" not implemented for '{_type_name(input)}'")
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _weighted(loss: Tensor, input: Tensor, weight: Tensor, reduction: str, mean_by_weight: bool):
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = loss * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.sum() / weight.sum() if mean_by_weight else weighted.mean()
+    raise ValueError(
+        f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """The mean (or sum, or each) of ``|input - target|``: a composite, as PyTorch's (its node is
+    the reduction's, or ``AbsBackward0``); with ``weight``, 'mean' divides by the weights' sum."""
+    _size_warning(input, target)
+    reduction = _reduction_of(size_average, reduce, reduction)
+    x, t = _broadcast_pair(input, target)
+    if weight is not None:
+        return _weighted((x - t).abs(), input, weight, reduction, True)
+    check_reduction(reduction)
+    return _reduce((x - t).abs(), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """The Huber loss: ``0.5 z**2`` where ``z = |input - target| < delta``, else
+    ``delta (z - 0.5 delta)``, reduced; one fused kernel (``HuberLossBackward0``)."""
+    _size_warning(input, target)
+    x, t = _broadcast_pair(input, target, promote=False)
+    if weight is None:
+        check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _not_float(x, "huber_{}")
+    if weight is not None:
+        loss = apply(HuberLoss, (x, t), (x._data, t._data), reduction="none", param=float(delta))
+        return _weighted(loss, input, weight, reduction, False)
+    return apply(HuberLoss, (x, t), (x._data, t._data), reduction=reduction, param=float(delta))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """The smooth L1 loss: ``0.5 z**2 / beta`` where ``z = |input - target| < beta``, else
+    ``z - 0.5 beta`` (``beta=0``: ``l1_loss``), reduced; one fused kernel
+    (``SmoothL1LossBackward0``)."""
+    _size_warning(input, target)
+    reduction = _reduction_of(size_average, reduce, reduction)
+    check_reduction(reduction)
+    x, t = _broadcast_pair(input, target)
+    if beta == 0.0:
+        return _reduce((x - t).abs(), reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _not_float(x, "smooth_l1_{}")
+    return apply(SmoothL1Loss, (x, t), (x._data, t._data), reduction=reduction,
+                 param=float(beta))
+
+
+def _broadcast_error(shape: tuple, other: tuple) -> RuntimeError:
+    """``torch.broadcast_shapes(shape, other)``'s error."""
+    for i in range(1, min(len(shape), len(other)) + 1):
+        if other[-i] != 1 and shape[-i] != 1 and other[-i] != shape[-i]:
+            break
+    return RuntimeError(
+        f"Attempting to broadcast a dimension of length {other[-i]} at -{i}! Mismatching "
+        f"argument at index 1 had numgrad.Size({list(other)}); but expected shape should be "
+        f"broadcastable to {list(shape)}")
+
+
+def _const(K, t: Tensor | None, dtype):
+    """A weight tensor's data held as a parameter (a copy, in ``dtype``)."""
+    if t is None:
+        return None
+    return K.cast(t._data, dtype) if t._data.dtype != dtype else K.copy(t._data)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """The binary cross entropy of probabilities ``input`` and ``target`` (each in [0, 1]),
+    ``-w (t log x + (1 - t) log(1 - x))`` with each log clamped to -100 as PyTorch does,
+    reduced; one fused kernel (``BinaryCrossEntropyBackward0``)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        from ._promote import broadcast_shapes
+
+        try:
+            shape = broadcast_shapes(tuple(target.shape), tuple(weight.shape))
+        except RuntimeError:
+            raise _broadcast_error(tuple(target.shape), tuple(weight.shape)) from None
+        if shape != tuple(target.shape):
+            raise _broadcast_error(tuple(target.shape), tuple(weight.shape))
+    _not_float(input, "binary_cross_entropy")
+    for other in (target, weight):
+        if other is not None and other.dtype is not input.dtype:
+            raise RuntimeError(
+                f"Found dtype {_type_name(other)} but expected {_type_name(input)}")
+    K = kernels_for((input, target, weight), BinaryCrossEntropy)
+    return apply(BinaryCrossEntropy, (input, target), (input._data, target._data),
+                 reduction=reduction, weight=_const(K, weight, input._data.dtype))
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """The binary cross entropy of logits ``input`` and probabilities ``target``, as PyTorch
+    computes it: ``(1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x)``, times ``weight``
+    elementwise, reduced; one fused kernel (``BinaryCrossEntropyWithLogitsBackward0``)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    from ._promote import broadcast_shapes
+
+    shape = tuple(input.shape)
+    if pos_weight is not None:
+        broadcast_shapes(tuple(pos_weight.shape), shape)
+    if weight is not None:
+        broadcast_shapes(shape, tuple(weight.shape))
+    x, t = _broadcast_pair(input, target)
+    _not_float(x, "log_sigmoid_{}")
+    K = kernels_for((x, t, weight, pos_weight), BinaryCrossEntropyWithLogits)
+    dt = x._data.dtype
+    return apply(BinaryCrossEntropyWithLogits, (x, t), (x._data, t._data), reduction=reduction,
+                 weight=_const(K, weight, dt), pos_weight=_const(K, pos_weight, dt))
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """The Kullback-Leibler divergence of ``target`` from log-probabilities ``input``:
+    ``target (log target - input)`` (``exp(target) (target - input)`` with ``log_target``),
+    reduced; 'batchmean' divides the sum by the batch size (PyTorch's warning for 'mean'). A
+    composite, as PyTorch's."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction_of(size_average, reduce, reduction)
+    else:
+        if reduction == "mean":
+            import warnings
+
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support "
+                "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+                "major release.", UserWarning, stacklevel=2)
+    inner = "sum" if reduction == "batchmean" else reduction
+    check_reduction(inner)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:  # xlogy(target, target): 0 where target is 0
+        zero = (target == 0).detach()
+        loss = where(zero, 0.0, target * target.log()) - target * input  # (NaN grad at 0, too)
+    reduced = _reduce(loss, inner)
+    if reduction == "batchmean" and input.ndim != 0:
+        reduced = reduced / input.shape[0]
+    return reduced
 
 
 # Nothing here joins the top-level namespace (PyTorch has these only in ``nn.functional``).

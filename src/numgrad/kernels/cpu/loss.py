@@ -114,3 +114,140 @@ def nll_loss_backward(grad: np.ndarray, shape: tuple, target: np.ndarray, weight
     if bad >= 0:
         raise IndexError(f"Target {t1[bad]} is out of bounds.")
     return out.reshape(shape)
+
+
+# ------------------------------------------------------------------ pointwise losses
+# The losses PyTorch computes elementwise and then reduces, each one node there and here:
+# ``kind`` picks the formula (one compilation per dtype serves them all). ``x``, ``t`` and the
+# optional elementwise weights arrive flat, contiguous and of one length; ``w``/``pw`` of length
+# 0 mean none.
+HUBER, SMOOTH_L1, BCE, BCE_LOGITS = 0, 1, 2, 3
+_EPSILON = float(np.float32(1e-12))  # (PyTorch's BCE backward bound: a float, 1e-12 rounded)
+
+
+@njit(cache=True, error_model="numpy")
+def _pointwise(kind, x, t, w, pw, param, out):
+    """``out[i]`` = the loss of element ``i``, as PyTorch's CPU kernels compute it. Returns -1,
+    or for ``BCE`` the position of the first input (``i``) or target (``n + i``) outside
+    [0, 1]."""
+    n = out.size
+    zero = x.dtype.type(0)
+    one = x.dtype.type(1)
+    half = x.dtype.type(0.5)
+    p = x.dtype.type(param)
+    for i in range(n):
+        a = x[i]
+        b = t[i]
+        if kind == HUBER:
+            z = abs(a - b)
+            v = half * z * z if z < p else p * (z - half * p)
+        elif kind == SMOOTH_L1:
+            z = abs(a - b)
+            v = half * z * z / p if z < p else z - half * p
+        elif kind == BCE:
+            if not (a >= zero and a <= one):
+                return i
+            if not (b >= zero and b <= one):
+                return n + i
+            v = (b - one) * max(np.log1p(-a), x.dtype.type(-100)) - b * max(
+                np.log(a), x.dtype.type(-100))
+        else:  # BCE_LOGITS: (1 - t) x - log_weight * log_sigmoid(x)
+            log_sigmoid = min(zero, a) - np.log1p(np.exp(-abs(a)))
+            if pw.size:
+                log_sigmoid = log_sigmoid * ((pw[i] - one) * b + one)
+            v = (one - b) * a - log_sigmoid
+        if w.size:
+            v = v * w[i]
+        out[i] = v
+    return -1
+
+
+@njit(cache=True, error_model="numpy")
+def _pointwise_backward(kind, g, g_stride, x, t, w, param, norm, out):
+    """The gradient of ``_pointwise`` with respect to ``x`` for ``HUBER``, ``SMOOTH_L1`` and
+    ``BCE``, in PyTorch's order of operations (``norm`` is 1, or 1/N for 'mean'); ``g`` is one
+    value per element (``g_stride`` 1) or one for all (0)."""
+    one = x.dtype.type(1)
+    p = x.dtype.type(param)
+    nv = x.dtype.type(norm)
+    for i in range(out.size):
+        gi = g[i * g_stride]
+        d = x[i] - t[i]
+        if kind == HUBER:
+            if d <= -p:
+                v = -nv * gi * p
+            elif d >= p:
+                v = nv * gi * p
+            else:
+                v = nv * d * gi
+        elif kind == SMOOTH_L1:
+            if d <= -p:
+                v = -nv * gi
+            elif d >= p:
+                v = nv * gi
+            else:
+                v = nv * d * gi / p
+        else:  # BCE: grad (x - t) / max((1 - x) x, eps), times the weight, then the mean's 1/N
+            a = x[i]
+            v = gi * d / max((one - a) * a, x.dtype.type(_EPSILON))
+            if w.size:
+                v = v * w[i]
+            v = v * nv
+        out[i] = v
+
+
+@njit(cache=True)
+def _flat_sum(values):
+    total = 0.0
+    for i in range(values.size):
+        total += values[i]
+    return total
+
+
+def _flat(a, shape, dtype):
+    """``a`` (None, or an array broadcasting to ``shape``) flat and contiguous in ``dtype``."""
+    if a is None:
+        return np.empty(0, dtype)
+    a = np.asarray(a, dtype)
+    if a.shape != tuple(shape):
+        a = np.broadcast_to(a, shape)
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+_RANGE_ERROR = "all elements of {} should be between 0 and 1"
+
+
+def pointwise_loss(kind: int, x: np.ndarray, t: np.ndarray, w, pw, param: float,
+                   reduction: str) -> np.ndarray:
+    """The elementwise loss ``kind`` of ``x`` and ``t`` (one shape), weighted by ``w`` (BCE, BCE
+    with logits) and ``pw`` (BCE with logits' ``pos_weight``), both broadcasting to it, reduced
+    by ``reduction`` (the sum accumulates in float64)."""
+    shape = x.shape
+    out = np.empty(x.size, x.dtype)
+    bad = _pointwise(kind, _flat(x, shape, x.dtype), _flat(t, shape, x.dtype),
+                     _flat(w, shape, x.dtype), _flat(pw, shape, x.dtype), float(param), out)
+    if bad >= 0:
+        raise RuntimeError(_RANGE_ERROR.format("input" if bad < x.size else "target"))
+    if reduction == "none":
+        return out.reshape(shape)
+    total = _flat_sum(out)
+    if reduction == "sum":
+        return np.array(total, x.dtype)
+    return np.array(total / out.size if out.size else np.nan, x.dtype)
+
+
+def pointwise_loss_backward(kind: int, g: np.ndarray, x: np.ndarray, t: np.ndarray, w,
+                            param: float, reduction: str) -> np.ndarray:
+    """The gradient of ``pointwise_loss`` with respect to ``x`` (``HUBER``, ``SMOOTH_L1``,
+    ``BCE``), from ``g``: one value per element ('none'), else one."""
+    shape = x.shape
+    out = np.empty(x.size, x.dtype)
+    norm = 1.0 / x.size if reduction == "mean" and x.size else 1.0
+    if reduction == "none":
+        gf, stride = _flat(g, shape, x.dtype), 1
+    else:
+        gf, stride = np.ascontiguousarray(g, x.dtype).reshape(-1), 0
+    if out.size:
+        _pointwise_backward(kind, gf, stride, _flat(x, shape, x.dtype), _flat(t, shape, x.dtype),
+                            _flat(w, shape, x.dtype), float(param), norm, out)
+    return out.reshape(shape)

@@ -194,3 +194,133 @@ def nll_loss_backward(grad, shape: tuple, target, weight, ignore_index: int, red
         launch(_scatter_k, t.size)(flat(grad), stride, t, w, ignore_index, divisor, n_classes,
                                    flat(out), err)
     return out.reshape(tuple(shape))
+
+
+# ------------------------------------------------------------------ pointwise losses
+# The CPU module's ``pointwise_loss`` / ``pointwise_loss_backward``: one thread per element, the
+# formula picked by ``kind`` (the CPU's constants), 'sum'/'mean' reduced in float64 by one block.
+# A BCE input or target outside [0, 1] cannot raise inside a kernel (PyTorch's CUDA kernel
+# asserts on the device): its loss is computed as it comes (NaN below 0 or above 1).
+HUBER, SMOOTH_L1, BCE, BCE_LOGITS = 0, 1, 2, 3
+_EPSILON = float(np.float32(1e-12))  # (PyTorch's BCE backward bound: a float, 1e-12 rounded)
+
+
+@cuda.jit
+def _pointwise_k(kind, x, t, w, has_w, pw, has_pw, param, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        a = x[i]
+        b = t[i]
+        if kind == HUBER:
+            z = abs(a - b)
+            v = 0.5 * z * z if z < param else param * (z - 0.5 * param)
+        elif kind == SMOOTH_L1:
+            z = abs(a - b)
+            v = 0.5 * z * z / param if z < param else z - 0.5 * param
+        elif kind == BCE:
+            # (log(0) and log1p(-1) spelled out as -inf: the simulator's Python math raises)
+            log_a = math.log(a) if a > 0.0 else (-math.inf if a == 0.0 else math.nan)
+            log_1ma = math.log1p(-a) if a < 1.0 else (-math.inf if a == 1.0 else math.nan)
+            v = (b - 1.0) * max(log_1ma, -100.0) - b * max(log_a, -100.0)
+        else:
+            log_sigmoid = min(0.0, a) - math.log1p(math.exp(-abs(a)))
+            if has_pw:
+                log_sigmoid = log_sigmoid * ((pw[i] - 1.0) * b + 1.0)
+            v = (1.0 - b) * a - log_sigmoid
+        if has_w:
+            v = v * w[i]
+        out[i] = v
+
+
+@cuda.jit
+def _pointwise_backward_k(kind, g, g_stride, x, t, w, has_w, param, norm, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        gi = g[i * g_stride]
+        d = x[i] - t[i]
+        if kind == HUBER:
+            if d <= -param:
+                v = -norm * gi * param
+            elif d >= param:
+                v = norm * gi * param
+            else:
+                v = norm * d * gi
+        elif kind == SMOOTH_L1:
+            if d <= -param:
+                v = -norm * gi
+            elif d >= param:
+                v = norm * gi
+            else:
+                v = norm * d * gi / param
+        else:
+            a = x[i]
+            v = gi * d / max((1.0 - a) * a, _EPSILON)
+            if has_w:
+                v = v * w[i]
+            v = v * norm
+        out[i] = v
+
+
+@cuda.jit
+def _scaled_sum_k(values, scale, out):
+    """One block: ``out[0]`` = the float64 sum of ``values`` times ``scale``."""
+    tid = cuda.threadIdx.x
+    s = cuda.shared.array(_THREADS, float64)
+    acc = 0.0
+    for n in range(tid, values.size, _THREADS):
+        acc += values[n]
+    s[tid] = acc
+    cuda.syncthreads()
+    block_sum(s, tid, _THREADS)
+    if tid == 0:
+        out[0] = s[0] * scale
+
+
+def _flat_operand(a, shape, dtype):
+    """``a`` (None, a host array held as a parameter, or a device array broadcasting to
+    ``shape``) as a flat C-contiguous device array of ``dtype`` (a 1-element one for None), and
+    whether it was given."""
+    from .layout import broadcast_copy
+
+    if a is None:
+        return full((1,), dtype, 0), False
+    a = _device(a)
+    if tuple(a.shape) != tuple(shape) or a.dtype != np.dtype(dtype):
+        a = broadcast_copy(a, tuple(shape), dtype)
+    return flat(a), True
+
+
+def pointwise_loss(kind: int, x, t, w, pw, param: float, reduction: str):
+    """The CPU module's ``pointwise_loss`` on device arrays."""
+    shape = tuple(x.shape)
+    out = empty(shape, x.dtype)
+    xf, _ = _flat_operand(x, shape, x.dtype)
+    tf, _ = _flat_operand(t, shape, x.dtype)
+    wf, has_w = _flat_operand(w, shape, x.dtype)
+    pwf, has_pw = _flat_operand(pw, shape, x.dtype)
+    if out.size:
+        launch(_pointwise_k, out.size)(kind, xf, tf, wf, has_w, pwf, has_pw, float(param),
+                                       flat(out))
+    if reduction == "none":
+        return out
+    total = empty((1,), x.dtype)
+    scale = 1.0 if reduction == "sum" else (1.0 / out.size if out.size else math.nan)
+    _one_block(_scaled_sum_k)(flat(out), scale, total)
+    return total.reshape(())
+
+
+def pointwise_loss_backward(kind: int, g, x, t, w, param: float, reduction: str):
+    """The CPU module's ``pointwise_loss_backward`` on device arrays."""
+    shape = tuple(x.shape)
+    out = empty(shape, x.dtype)
+    norm = 1.0 / out.size if reduction == "mean" and out.size else 1.0
+    if reduction == "none":
+        gf, _ = _flat_operand(g, shape, x.dtype)
+        stride = 1
+    else:
+        gf, stride = flat(ascontiguous(_device(g)).reshape(1)), 0
+    xf, _ = _flat_operand(x, shape, x.dtype)
+    tf, _ = _flat_operand(t, shape, x.dtype)
+    wf, has_w = _flat_operand(w, shape, x.dtype)
+    if out.size:
+        launch(_pointwise_backward_k, out.size)(kind, gf, stride, xf, tf, wf, has_w,
+                                                float(param), norm, flat(out))
+    return out

@@ -102,6 +102,11 @@ def hand_written() -> list:
         (loss, "_total_weight_k", [(META, A(t), I64, A(t), META) for t in FLOAT]),
         (loss, "_scatter_k", [(A(t), I64, META, A(t), I64, A(t), I64, A(t), META)
                               for t in FLOAT]),
+        (loss, "_pointwise_k", [(I64, A(t), A(t), A(t), BOOL, A(t), BOOL, F64, A(t))
+                                for t in FLOAT]),
+        (loss, "_pointwise_backward_k", [(I64, A(t), I64, A(t), A(t), A(t), BOOL, F64, F64, A(t))
+                                         for t in FLOAT]),
+        (loss, "_scaled_sum_k", [(A(t), F64, A(t)) for t in FLOAT]),
         # Sums: floats, and integers (made int64 by the op); the trees' partial sums are float64.
         (reduction, "_sum_k", [(A(t), I64, I64, A(t)) for t in FLOAT + (I64,)]),
         (reduction, "_sum_tree_k", [(A(s), I64, I64, I64, I64, A(d)) for s, d in _SUM_TREE]),
@@ -114,6 +119,14 @@ def hand_written() -> list:
         (reduction, "_others_k", [(A(t), I64, I64, I64, t, A(t)) for t in FLOAT]),
         (reduction, "_finite_or_zero_k", [(A(t), A(t)) for t in FLOAT]),
         (reduction, "_inf_where_zero_k", [(A(t), A(t)) for t in FLOAT]),
+    ]
+    from . import conv  # (convolution: im2col, col2im and the layout passes around the GEMM)
+
+    table += [
+        (conv, "_im2col_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
+        (conv, "_col2im_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
+        (conv, "_to_batch_major_k", [(A(t), A(t), BOOL, I64, I64, I64, A(t)) for t in FLOAT]),
+        (conv, "_to_channel_major_k", [(A(t), I64, I64, I64, A(t)) for t in FLOAT]),
     ]
     from . import gather, scan, sorting  # (scans, sorting, gather/scatter along one dimension)
 
@@ -142,14 +155,6 @@ def hand_written() -> list:
         (pooling, "_gather_k", [(A(t), META, I64, I64, A(t)) for t in FLOAT]),
         (pooling, "_pad_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in NUMBER]),
         (pooling, "_pad_backward_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in FLOAT]),
-    ]
-    from . import conv  # (convolution: im2col, col2im and the layout passes around the GEMM)
-
-    table += [
-        (conv, "_im2col_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
-        (conv, "_col2im_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
-        (conv, "_to_batch_major_k", [(A(t), A(t), BOOL, I64, I64, I64, A(t)) for t in FLOAT]),
-        (conv, "_to_channel_major_k", [(A(t), I64, I64, I64, A(t)) for t in FLOAT]),
     ]
     for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
         t = _BY_NAME[dtype.name]

@@ -10,6 +10,7 @@ from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss, SmoothL1Loss
+from .loss import BCELoss, HuberLoss, KLDivLoss, L1Loss  # noqa: F401
 from .module import Module
 from .normalization import LayerNorm
 from .sparse import Embedding
@@ -21,6 +22,7 @@ __all__ = [
     "Dropout", "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
 ]
 __all__ += ["Conv1d", "Conv2d"]
+__all__ += ["L1Loss", "HuberLoss", "BCELoss", "KLDivLoss"]
 from .padding import (  # noqa: E402
     CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
     ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d,

@@ -1,5 +1,5 @@
-"""Loss modules: ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``, ``SmoothL1Loss``,
-``BCEWithLogitsLoss``."""
+"""Loss modules: ``MSELoss``, ``L1Loss``, ``CrossEntropyLoss``, ``NLLLoss``, ``SmoothL1Loss``,
+``HuberLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``KLDivLoss``."""
 from __future__ import annotations
 
 from ...tensor import Tensor
@@ -83,3 +83,42 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """The mean absolute error between input and target (``F.l1_loss``)."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class HuberLoss(_Loss):
+    """The Huber loss (``F.huber_loss``): quadratic below ``delta``, linear above."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class BCELoss(_WeightedLoss):
+    """The binary cross entropy of probabilities (``F.binary_cross_entropy``), with an elementwise
+    ``weight`` buffer."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """The Kullback-Leibler divergence loss (``F.kl_div``; ``reduction='batchmean'`` for the
+    mathematical definition, ``log_target`` for a target given as log-probabilities)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

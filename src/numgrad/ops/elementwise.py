@@ -116,6 +116,9 @@ def uniform_element(g):
     return uniform_value(g)
 
 
+_FILL_BELOW = 4096  # (elements: see _times)
+
+
 def _times(grad: Tensor, other) -> Tensor:
     """``grad * other`` in a backward formula. In a plain backward (no graph recorded) with
     operands of one float dtype, or a Python float or int, it goes straight to the kernel: the same
@@ -134,10 +137,16 @@ def _times(grad: Tensor, other) -> Tensor:
                 K = kernels_for((grad,))
                 if type(g) is np.ndarray and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the
-                    # product of the first element, broadcast again, not a pass over memory.
-                    first = g[(slice(0, 1),) * g.ndim].reshape(1)
-                    return Tensor._wrap(K.broadcast_to(K.binary(K.MUL, first, g.dtype.type(other)),
-                                                       g.shape))
+                    # product of the first element, broadcast again (large: no pass over
+                    # memory, and the formulas after it see one value too) or filled (small:
+                    # the kernels after it take contiguous arrays fastest).
+                    value = K.binary(K.MUL, g[(slice(0, 1),) * g.ndim].reshape(1),
+                                     g.dtype.type(other))
+                    if g.size >= _FILL_BELOW:
+                        return Tensor._wrap(K.broadcast_to(value, g.shape))
+                    out = np.empty(g.shape, g.dtype)
+                    out.fill(value[0])
+                    return Tensor._wrap(out)
                 return Tensor._wrap(K.binary(K.MUL, g, g.dtype.type(other)))
             if isinstance(other, Tensor) and other._data.dtype == g.dtype:
                 o = other._data

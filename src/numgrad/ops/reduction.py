@@ -98,7 +98,7 @@ class _Mean(Op):
     def forward(K, a, *, dims, keepdim):
         total = K.sum_dims(a, dims, keepdim)
         count = _count(a.shape, dims)
-        return K.binary(K.DIV, total, np.array(count, a.dtype))
+        return K.binary(K.DIV, total, a.dtype.type(count))
 
     @staticmethod
     def backward(ctx, grad):

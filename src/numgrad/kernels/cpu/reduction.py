@@ -171,6 +171,10 @@ def arg_reduce_dims(op: int, x: np.ndarray, dims: tuple[int, ...], keepdim: bool
 
 def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     """Sum of ``x`` over ``dims`` (normalised, sorted, unique), keeping them as size 1 if asked."""
+    if len(dims) == x.ndim and not keepdim and x.flags.c_contiguous and 0 < x.size < PARALLEL_THRESHOLD:
+        out = np.empty(1, x.dtype)  # (all of a contiguous array: the row loop, without _as_3d)
+        _sum_rows(x.reshape(1, x.size), out)
+        return out.reshape(())
     x3, shape = _as_3d(x, dims, keepdim)
     outer, k, inner = x3.shape
     out = np.empty((outer, inner), x.dtype)

@@ -300,21 +300,17 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
             padding = _repeat_int(padding, arity)
     stride = _ints(stride, "stride")
     dilation = _ints(dilation, "dilation")
-    if isinstance(padding, str):
-        if padding == "valid":
-            padding = [0]
-        elif padding == "same":
-            pads = _same_padding(input, weight, stride, dilation, wdim)
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    if not isinstance(padding, str) or padding == "valid":
-        stride = _expand(stride, "stride", wdim)
-        padding = _expand(_ints(padding, "padding"), "padding", wdim)
-        dilation = _expand(dilation, "dilation", wdim)
+    if isinstance(padding, str) and padding not in ("valid", "same"):
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    same = isinstance(padding, str) and padding == "same"
+    if same:  # (ATen's _convolution_same checks its arguments first)
+        pads = _same_padding(input, weight, stride, dilation, wdim)
+    stride = _expand(stride, "stride", wdim)  # (in ATen's order: stride, padding, dilation)
+    if not same:
+        padding = _expand(_ints(0 if padding == "valid" else padding, "padding"), "padding",
+                          wdim)
         pads = [p for v in padding for p in (v, v)]
-    else:
-        stride = _expand(stride, "stride", wdim)
-        dilation = _expand(dilation, "dilation", wdim)
+    dilation = _expand(dilation, "dilation", wdim)
     if wdim > 2:
         raise NotImplementedError("numgrad has 1-D and 2-D convolutions only")
     _check(input, weight, bias, stride, pads, dilation, groups)

@@ -52,11 +52,11 @@ class CompiledFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
-        from ..autograd import anomaly_mode
-
         for guard, replay in self._entries:
             if guard(args, kwargs):
                 return replay(args, kwargs)
+        from ..autograd import anomaly_mode  # (here: a replay needs no import statement)
+
         if anomaly_mode.state.enabled:
             self._warn("anomaly mode is on (it needs every op's Python frames)")
             return self._fn(*args, **kwargs)

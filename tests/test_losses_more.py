@@ -249,6 +249,12 @@ def test_errors_match_pytorch():
                 ValueError)
     _same_error(lambda m: _F(m).binary_cross_entropy_with_logits(
         t(m, x), t(m, q), pos_weight=t(m, q[:2])), RuntimeError)
+    w = lambda m: t(m, q, requires_grad=True)  # noqa: E731
+    _same_error(lambda m: _F(m).binary_cross_entropy(t(m, p), t(m, q), weight=w(m)), RuntimeError)
+    _same_error(lambda m: _F(m).binary_cross_entropy_with_logits(t(m, x), t(m, q), weight=w(m)),
+                RuntimeError)
+    _same_error(lambda m: _F(m).binary_cross_entropy_with_logits(t(m, x), t(m, q),
+                                                                 pos_weight=w(m)), RuntimeError)
     ints = lambda m: (t(m, [1, 0]), t(m, [1, 1]))  # noqa: E731
     for name in ("huber_loss", "smooth_l1_loss", "binary_cross_entropy",
                  "binary_cross_entropy_with_logits"):

@@ -718,6 +718,14 @@ def _broadcast_error(shape: tuple, other: tuple) -> RuntimeError:
         f"broadcastable to {list(shape)}")
 
 
+def _not_differentiable(function: str, name: str, t: Tensor | None) -> None:
+    """PyTorch's error for a weight that requires grad (these losses have no gradient for it)."""
+    if t is not None and t._requires_grad and grad_mode.state.enabled:
+        raise RuntimeError(
+            f"The function '{function}' is not differentiable with respect to argument '{name}'. "
+            "This input cannot have requires_grad True.")
+
+
 def _const(K, t: Tensor | None, dtype):
     """A weight tensor's data held as a parameter (a copy, in ``dtype``)."""
     if t is None:
@@ -750,6 +758,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         if other is not None and other.dtype is not input.dtype:
             raise RuntimeError(
                 f"Found dtype {_type_name(other)} but expected {_type_name(input)}")
+    _not_differentiable("binary_cross_entropy", "weight", weight)
     K = kernels_for((input, target, weight), BinaryCrossEntropy)
     return apply(BinaryCrossEntropy, (input, target), (input._data, target._data),
                  reduction=reduction, weight=_const(K, weight, input._data.dtype))
@@ -775,6 +784,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         broadcast_shapes(shape, tuple(weight.shape))
     x, t = _broadcast_pair(input, target)
     _not_float(x, "log_sigmoid_{}")
+    _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
+    _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     K = kernels_for((x, t, weight, pos_weight), BinaryCrossEntropyWithLogits)
     dt = x._data.dtype
     return apply(BinaryCrossEntropyWithLogits, (x, t), (x._data, t._data), reduction=reduction,

@@ -242,6 +242,8 @@ def test_pad_values_and_dtypes():
     _compare(lambda f, x: f.pad(x, (1, 2, 0, 1), value=-1.5), (2, 3, 4))
     _compare(lambda f, x: f.pad(x, [2, 1], "constant", 3), (2, 3))
     _compare(lambda f, x: f.pad(x, (1, 1), mode="reflect", value=0), (2, 3))
+    _compare(lambda f, x: f.pad(x, (np.int64(1), 2), mode="replicate"), (2, 3))
+    _compare(lambda f, x: f.max_pool2d(x, np.int64(2), [np.int32(1), 2]), (1, 3, 4))
     for dtype in ("int64", "int32"):
         a = np.arange(12).reshape(3, 4).astype(dtype)
         _compare(lambda f, x: f.pad(x, (1, 2), value=2.7), None, array=a, grad=False)
@@ -408,6 +410,14 @@ ERRORS = [
     (lambda f, x: f.pad(x, (-7, 3)), (2, 3, 5)),
     (lambda f, x: f.pad(x, (1, 1)), ()),
     (lambda f, x: f.pad(x, (1.5, 1)), (2, 3)),
+    (lambda f, x: f.pad(x, 2), (2, 3)),
+    (lambda f, x: f.max_pool2d(x, 2.0), (2, 3, 5, 5)),
+    (lambda f, x: f.max_pool2d(x, 2, (1.0, 1)), (2, 3, 5, 5)),
+    (lambda f, x: f.max_pool2d(x, 2, 1, 0, 1.5), (2, 3, 5, 5)),
+    (lambda f, x: f.avg_pool2d(x, (2, 2.5)), (2, 3, 5, 5)),
+    (lambda f, x: f.avg_pool2d(x, 2, 1, 0.5), (2, 3, 5, 5)),
+    (lambda f, x: f.max_pool1d(x, 2.0), (2, 3, 5)),
+    (lambda f, x: f.avg_pool1d(x, 2, 1.5), (2, 3, 5)),
 ]
 
 

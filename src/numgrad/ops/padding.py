@@ -13,6 +13,8 @@ whose derivative with respect to the gradient is the padding again.
 """
 from __future__ import annotations
 
+import numbers
+
 from ..tensor import Tensor
 from .pooling import _sizes, _type_name, _zeros_like_input
 from .registry import Op, Sample, apply, kernels_for, register
@@ -410,7 +412,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not "
                         f"{type(pad).__name__}")
     for i, p in enumerate(pad):
-        if isinstance(p, bool) or not isinstance(p, int):
+        if isinstance(p, bool) or not isinstance(p, numbers.Integral):
             raise TypeError("pad(): argument 'pad' (position 2) must be tuple of ints, but found "
                             f"element of type {type(p).__name__} at pos {i}")
     if mode not in _MODES:

@@ -20,6 +20,8 @@ as PyTorch's. ``numgrad.nn.functional`` has PyTorch's signatures and checks (``m
 """
 from __future__ import annotations
 
+import numbers
+
 from ..tensor import Tensor
 from .registry import Op, Sample, apply, kernels_for, register
 
@@ -356,28 +358,41 @@ def _adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- arguments and checks
-def _tuple(value) -> tuple:
+def _tuple(value, name: str = "", arg: str = "", position: int = 0) -> tuple:
+    """An int or a sequence of ints as a tuple; anything else raises PyTorch's TypeError."""
     if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            if not isinstance(v, numbers.Integral) and name == "avg_pool2d":  # (its parser's)
+                raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos "
+                                f"{position} with error \"type must be tuple of ints,but got "
+                                f"{type(v).__name__}\"")
+            if not isinstance(v, numbers.Integral):
+                raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be tuple "
+                                f"of ints, but found element of type {type(v).__name__} at pos "
+                                f"{i}")
         return tuple(int(v) for v in value)
+    if not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be tuple of ints, "
+                        f"not {type(value).__name__}")
     return (int(value),)
 
 
 def _pool_args(name: str, kernel_size, stride, padding, dilation):
     """PyTorch's checks of the 2-D pooling arguments' lengths, in its order, and the pairs."""
-    k = _tuple(kernel_size)
+    k = _tuple(kernel_size, name, "kernel_size", 2)
     if len(k) not in (1, 2):
         raise RuntimeError(f"{name}: kernel_size must either be a single int, or a tuple of two "
                            "ints")
     kernel = (k[0], k[-1])
-    s = () if stride is None else _tuple(stride)
+    s = () if stride is None else _tuple(stride, name, "stride", 3)
     if len(s) not in (0, 1, 2):
         raise RuntimeError(f"{name}: stride must either be omitted, a single int, or a tuple of "
                            "two ints")
     strides = kernel if not s else (s[0], s[-1])
-    p = _tuple(padding)
+    p = _tuple(padding, name, "padding", 4)
     if len(p) not in (1, 2):
         raise RuntimeError(f"{name}: padding must either be a single int, or a tuple of two ints")
-    d = _tuple(dilation)
+    d = _tuple(dilation, name, "dilation", 5)
     if len(d) not in (1, 2):
         raise RuntimeError(f"{name}: dilation must be either a single int, or a tuple of two "
                            "ints")
@@ -533,9 +548,10 @@ def _check_max_pool1d(input: Tensor, kernel, stride, padding, dilation, ceil_mod
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """1-D max pooling of a (C, L) or (N, C, L) input: ``max_pool2d`` on a height of 1."""
-    kernel = _tuple(kernel_size)
-    strides = () if stride is None else _tuple(stride)
-    pads, dils = _tuple(padding), _tuple(dilation)
+    kernel = _tuple(kernel_size, "max_pool1d", "kernel_size", 2)
+    strides = () if stride is None else _tuple(stride, "max_pool1d", "stride", 3)
+    pads = _tuple(padding, "max_pool1d", "padding", 4)
+    dils = _tuple(dilation, "max_pool1d", "dilation", 5)
     if return_indices:
         _check_dim_range("max_pool1d", input, 2, 4)
         for arg, values in (("kernel_size", kernel), ("stride", strides or kernel),
@@ -585,9 +601,10 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """1-D average pooling of a (C, L) or (N, C, L) input: ``avg_pool2d`` on a height of 1."""
-    kernel = _tuple(kernel_size)
-    strides = kernel if stride is None or not _tuple(stride) else _tuple(stride)
-    pads = _tuple(padding)
+    kernel = _tuple(kernel_size, "avg_pool1d", "kernel_size", 2)
+    strides = () if stride is None else _tuple(stride, "avg_pool1d", "stride", 3)
+    strides = strides or kernel
+    pads = _tuple(padding, "avg_pool1d", "padding", 4)
     _check_dim_range("avg_pool1d", input, 2, 4)
     for arg, values in (("kernel_size", kernel), ("stride", strides), ("padding", pads)):
         _check1d("avg_pool1d", arg, values)

@@ -255,6 +255,10 @@ def test_errors_match_pytorch():
                 RuntimeError)
     _same_error(lambda m: _F(m).binary_cross_entropy_with_logits(t(m, x), t(m, q),
                                                                  pos_weight=w(m)), RuntimeError)
+    _same_error(lambda m: _F(m).kl_div(t(m, p), t(m, [1, 0, 1, 1]), reduction="sum"),
+                RuntimeError)
+    _same_error(lambda m: _F(m).binary_cross_entropy_with_logits(t(m, x), t(m, [1, 0, 1, 1])),
+                RuntimeError)
     ints = lambda m: (t(m, [1, 0]), t(m, [1, 1]))  # noqa: E731
     for name in ("huber_loss", "smooth_l1_loss", "binary_cross_entropy",
                  "binary_cross_entropy_with_logits"):

@@ -782,8 +782,11 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         broadcast_shapes(tuple(pos_weight.shape), shape)
     if weight is not None:
         broadcast_shapes(shape, tuple(weight.shape))
+    _not_float(input, "log_sigmoid_{}")
+    if not target.dtype.is_floating_point:  # ((1 - target).mul_(input), in place, refuses it)
+        raise RuntimeError(f"result type {_type_name(input)} can't be cast to the desired output "
+                           f"type {_type_name(target)}")
     x, t = _broadcast_pair(input, target)
-    _not_float(x, "log_sigmoid_{}")
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     K = kernels_for((x, t, weight, pos_weight), BinaryCrossEntropyWithLogits)
@@ -811,6 +814,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
                 "major release.", UserWarning, stacklevel=2)
     inner = "sum" if reduction == "batchmean" else reduction
     check_reduction(inner)
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:  # xlogy(target, target): 0 where target is 0

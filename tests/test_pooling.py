@@ -473,3 +473,12 @@ def test_modules(name, args, kwargs):
     assert repr(ours) == repr(theirs)
     shape = (2, 3, 8) if name.endswith("1d") else (2, 3, 6, 7)
     _compare(lambda f, x: (ours if f is F else theirs)(x), shape)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.max_pool2d(x, 2, 1, 1), lambda m, x: m.max_pool1d(x[0], 3, 2),
+    lambda m, x: m.max_pool1d_with_indices(x[0], 2), lambda m, x: m.avg_pool1d(x[0], 3, 2, 1),
+    lambda m, x: m.adaptive_avg_pool1d(x[0], 4), lambda m, x: m.constant_pad_nd(x, (1, -1, 2, 0)),
+])
+def test_top_level_names_as_pytorch(call):
+    _compare(lambda f, x: call(numgrad if f is F else torch, x), (2, 3, 5, 6))

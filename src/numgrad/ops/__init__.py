@@ -30,6 +30,7 @@ FAMILIES += (conv,)
 from . import einsum, gather, scan, sorting  # noqa: E402  (scans, sorting, gather/scatter, einsum)
 
 FAMILIES += (scan, sorting, gather, einsum)
+FAMILIES += (pooling, padding)  # (torch.max_pool2d, torch.constant_pad_nd ...)
 
 __all__ = []
 METHODS = {}

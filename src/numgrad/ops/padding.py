@@ -446,5 +446,5 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
 
 
 FUNCTIONAL = ["pad"]
-__all__ = []
+__all__ = ["constant_pad_nd"]  # (a top-level name in PyTorch too)
 METHODS = ()

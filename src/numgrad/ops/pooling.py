@@ -718,6 +718,9 @@ FUNCTIONAL = [
     "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d",
 ]
-# Nothing here joins the top-level namespace (``numgrad.nn.functional`` takes FUNCTIONAL).
-__all__ = []
+# ``numgrad.nn.functional`` takes FUNCTIONAL; these are also top-level names in PyTorch
+# (``torch.max_pool2d`` ...; ``torch.adaptive_max_pool1d``, which always returns the indices, is
+# not among them).
+__all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "avg_pool1d",
+           "adaptive_avg_pool1d"]
 METHODS = ()

@@ -303,12 +303,14 @@ def _source(j, size, pad, mode):
 @njit(cache=True)
 def _pad(x, top, left, mode, out):
     height, width = x.shape[1], x.shape[2]
-    for oh in range(out.shape[1]):
-        h = _source(oh, height, top, mode)
-        for ow in range(out.shape[2]):
-            w = _source(ow, width, left, mode)
-            for p in range(x.shape[0]):
-                out[p, oh, ow] = x[p, h, w]
+    cols = np.empty(out.shape[2], np.int64)
+    for ow in range(out.shape[2]):
+        cols[ow] = _source(ow, width, left, mode)
+    for p in range(x.shape[0]):
+        for oh in range(out.shape[1]):
+            h = _source(oh, height, top, mode)
+            for ow in range(out.shape[2]):
+                out[p, oh, ow] = x[p, h, cols[ow]]
     return 0
 
 

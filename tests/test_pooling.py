@@ -482,3 +482,29 @@ def test_modules(name, args, kwargs):
 ])
 def test_top_level_names_as_pytorch(call):
     _compare(lambda f, x: call(numgrad if f is F else torch, x), (2, 3, 5, 6))
+
+
+@pytest.mark.parametrize("fn, refused", [
+    (lambda f, x: f.max_pool2d(x, 2), True), (lambda f, x: f.max_pool1d(x[0], 2), True),
+    (lambda f, x: f.avg_pool2d(x, 2), True), (lambda f, x: f.adaptive_avg_pool2d(x, 3), True),
+    (lambda f, x: f.adaptive_max_pool2d(x, 3), True),
+    (lambda f, x: f.pad(x, (1, 1, 1, 1), mode="reflect"), True),
+    (lambda f, x: f.pad(x[0], (1, 1), mode="replicate"), True),
+    (lambda f, x: f.pad(x, (1, 1, 1, 1)), False),
+    (lambda f, x: f.pad(x, (1, 1, 1, 1), mode="circular"), False),
+])
+def test_an_in_place_write_to_the_input_before_backward(fn, refused):
+    """Refused where PyTorch saves the input for backward, with its error."""
+    messages = []
+    for m, f in ((numgrad, F), (torch, TF)):
+        leaf = m.ones(1, 2, 4, 4, requires_grad=True)
+        x = leaf * 1
+        y = fn(f, x)
+        x.add_(1)
+        try:
+            y.sum().backward()
+            messages.append(None)
+        except RuntimeError as error:
+            messages.append(str(error).split(":")[0])  # (numgrad names its own tensor types)
+    assert (messages[1] is not None) == refused
+    assert messages[0] == messages[1]

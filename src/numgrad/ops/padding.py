@@ -106,6 +106,7 @@ class _Pad(Op):
     """Reflection or replication padding of the last ``dims`` dimensions."""
 
     on_cuda = True
+    save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     mode = REFLECT
     dims = 2
     backward_op: type = None

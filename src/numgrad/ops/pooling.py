@@ -56,6 +56,7 @@ class MaxPool2dWithIndices(Op):
 
     name, node = "max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"
     on_cuda = True
+    save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     samples = (
         Sample(lambda m, x: _F(m).max_pool2d(x, 2), ((2, 3, 4, 5),)),
         Sample(lambda m, x: _F(m).max_pool2d(x, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2),
@@ -83,6 +84,7 @@ class AdaptiveMaxPool2d(Op):
 
     name, node = "adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0"
     on_cuda = True
+    save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     samples = (
         Sample(lambda m, x: _F(m).adaptive_max_pool2d(x, (2, 3)), ((2, 2, 5, 7),)),
         Sample(lambda m, x: _F(m).adaptive_max_pool1d(x, 3, return_indices=True)[0], ((2, 5),)),
@@ -221,6 +223,7 @@ class AvgPool2d(Op):
 
     name, node = "avg_pool2d", "AvgPool2DBackward0"
     on_cuda = True
+    save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     samples = (
         Sample(lambda m, x: _F(m).avg_pool2d(x, 2), ((2, 3, 4, 5),)),
         Sample(lambda m, x: _F(m).avg_pool2d(x, (3, 2), stride=(2, 1), padding=1, ceil_mode=True,
@@ -306,6 +309,7 @@ class AdaptiveAvgPool2d(Op):
 
     name, node = "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"
     on_cuda = True
+    save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     samples = (
         Sample(lambda m, x: _F(m).adaptive_avg_pool2d(x, (2, 3)), ((2, 2, 5, 7),)),
         Sample(lambda m, x: _F(m).adaptive_avg_pool2d(x, (None, 4)), ((3, 3, 6),)),

@@ -463,6 +463,8 @@ MODULES = [
     ("ReflectionPad1d", (2,), {}), ("ReflectionPad2d", ((1, 0, 2, 1),), {}),
     ("ReplicationPad1d", ((1, 2),), {}), ("ReplicationPad2d", (2,), {}),
     ("CircularPad1d", (1,), {}), ("CircularPad2d", ((1, 2, 0, 1),), {}),
+    ("ConstantPad3d", ((1, 0, 2, 1, 0, 1), -2.0), {}), ("ZeroPad3d", (1,), {}),
+    ("CircularPad3d", ((1, 0, 1, 1, 0, 1),), {}),
 ]
 
 
@@ -471,7 +473,7 @@ def test_modules(name, args, kwargs):
     ours = getattr(numgrad.nn, name)(*args, **kwargs)
     theirs = getattr(torch.nn, name)(*args, **kwargs)
     assert repr(ours) == repr(theirs)
-    shape = (2, 3, 8) if name.endswith("1d") else (2, 3, 6, 7)
+    shape = {"1d": (2, 3, 8), "2d": (2, 3, 6, 7), "3d": (1, 2, 3, 4, 5)}[name[-2:]]
     _compare(lambda f, x: (ours if f is F else theirs)(x), shape)
 
 

@@ -1,5 +1,5 @@
-"""Padding layers, as PyTorch's: ``ConstantPad1d/2d``, ``ZeroPad1d/2d``, ``ReflectionPad1d/2d``,
-``ReplicationPad1d/2d`` and ``CircularPad1d/2d``, each ``numgrad.nn.functional.pad`` with its
+"""Padding layers, as PyTorch's: ``ConstantPad1d/2d/3d``, ``ZeroPad1d/2d/3d``,
+``ReflectionPad1d/2d``, ``ReplicationPad1d/2d`` and ``CircularPad1d/2d/3d``, each ``numgrad.nn.functional.pad`` with its
 mode, with PyTorch's ``padding`` tuples and ``extra_repr``."""
 from __future__ import annotations
 
@@ -39,6 +39,12 @@ class ConstantPad2d(_ConstantPadNd):
     n = 4
 
 
+class ConstantPad3d(_ConstantPadNd):
+    """Pads the last three dimensions with ``value``."""
+
+    n = 6
+
+
 class ZeroPad1d(ConstantPad1d):
     """Pads the last dimension with zeros."""
 
@@ -51,6 +57,16 @@ class ZeroPad1d(ConstantPad1d):
 
 class ZeroPad2d(ConstantPad2d):
     """Pads the last two dimensions with zeros."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pads the last three dimensions with zeros."""
 
     def __init__(self, padding) -> None:
         super().__init__(padding, 0.0)
@@ -108,3 +124,9 @@ class CircularPad2d(_ModePadNd):
     """Pads the last two dimensions by wrapping them around."""
 
     n, mode = 4, "circular"
+
+
+class CircularPad3d(_ModePadNd):
+    """Pads the last three dimensions by wrapping them around."""
+
+    n, mode = 6, "circular"

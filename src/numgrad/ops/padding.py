@@ -117,7 +117,8 @@ class _Pad(Op):
 
     @classmethod
     def backward(cls, ctx, grad):
-        return (apply(cls.backward_op, (grad, None), (grad._data,), shape=tuple(ctx.input_shapes[0]),
+        shape = tuple(ctx.input_shapes[0])
+        return (apply(cls.backward_op, (grad, None), (grad._data,), shape=shape,
                       pad=ctx.params["pad"]),)
 
 

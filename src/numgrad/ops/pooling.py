@@ -483,7 +483,7 @@ def _max_pool2d(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode
 
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
-    """``(output, indices)`` of 2-D max pooling (``torch.nn.functional.max_pool2d_with_indices``)."""
+    """``(output, indices)`` of 2-D max pooling (``F.max_pool2d_with_indices``)."""
     return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
@@ -697,7 +697,8 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     """The largest element of each of ``output_size`` windows that tile the last two
     dimensions (as ``adaptive_avg_pool2d``'s); with ``return_indices``, also its index in its
     plane."""
-    out, indices = _adaptive_max_pool2d(input, _output_size_arg(output_size, tuple(input._data.shape)))
+    size = _output_size_arg(output_size, tuple(input._data.shape))
+    out, indices = _adaptive_max_pool2d(input, size)
     return (out, indices) if return_indices else out
 
 

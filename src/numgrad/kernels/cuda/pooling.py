@@ -263,50 +263,49 @@ def _lowest(dtype):
     return dtype.type(-np.inf) if dtype.kind == "f" else dtype.type(np.iinfo(dtype).min)
 
 
-def _planes_of(shape) -> int:
+def _layout(a):
+    """``a`` C-contiguous, its shape as a tuple (the simulator's shapes refuse negative
+    indices), its number of planes, its height and its width."""
+    a = ascontiguous(a)
+    shape = tuple(a.shape)
     planes = 1
     for s in shape[:-2]:
         planes *= s
-    return planes
+    return a, shape, planes, shape[-2], shape[-1]
 
 
 def max_pool2d(x, kernel, stride, padding, dilation, out_size):
     """(values, int64 indices into each plane) of max pooling ``x`` (..., H, W)."""
-    x = ascontiguous(x)
-    height, width = tuple(x.shape)[-2], tuple(x.shape)[-1]
-    shape = tuple(x.shape[:-2]) + tuple(out_size)
-    out = empty(shape, x.dtype)
-    idx = empty(shape, np.int64)
+    x, shape, planes, height, width = _layout(x)
+    out = empty(shape[:-2] + tuple(out_size), x.dtype)
+    idx = empty(shape[:-2] + tuple(out_size), np.int64)
     if out.size:
         launch(_max_pool_k, out.size)(
-            flat(x), _planes_of(tuple(x.shape)), height, width, out_size[0], out_size[1], kernel[0],
-            kernel[1], stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
+            flat(x), planes, height, width, out_size[0], out_size[1], kernel[0], kernel[1],
+            stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
             _lowest(x.dtype), flat(out), flat(idx))
     return out, idx
 
 
 def adaptive_max_pool2d(x, out_size):
-    x = ascontiguous(x)
-    shape = tuple(x.shape[:-2]) + tuple(out_size)
-    out = empty(shape, x.dtype)
-    idx = empty(shape, np.int64)
+    x, shape, planes, height, width = _layout(x)
+    out = empty(shape[:-2] + tuple(out_size), x.dtype)
+    idx = empty(shape[:-2] + tuple(out_size), np.int64)
     if out.size:
-        launch(_adaptive_max_k, out.size)(flat(x), _planes_of(tuple(x.shape)), tuple(x.shape)[-2],
-                                           tuple(x.shape)[-1], out_size[0], out_size[1], flat(out),
-                                           flat(idx))
+        launch(_adaptive_max_k, out.size)(flat(x), planes, height, width, out_size[0],
+                                           out_size[1], flat(out), flat(idx))
     return out, idx
 
 
 def avg_pool2d(x, kernel, stride, padding, out_size, count_include_pad, divisor_override):
-    x = ascontiguous(x)
-    shape = tuple(x.shape[:-2]) + tuple(out_size)
-    out = empty(shape, x.dtype)
+    x, shape, planes, height, width = _layout(x)
+    out = empty(shape[:-2] + tuple(out_size), x.dtype)
     if out.size:
         kernel_fn = _avg_pool_k if np.dtype(x.dtype).kind == "f" else _avg_pool_int_k
         launch(kernel_fn, out.size)(
-            flat(x), _planes_of(tuple(x.shape)), tuple(x.shape)[-2], tuple(x.shape)[-1], out_size[0], out_size[1],
-            kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-            bool(count_include_pad), int(divisor_override), flat(out))
+            flat(x), planes, height, width, out_size[0], out_size[1], kernel[0], kernel[1],
+            stride[0], stride[1], padding[0], padding[1], bool(count_include_pad),
+            int(divisor_override), flat(out))
     return out
 
 
@@ -315,77 +314,81 @@ def avg_pool2d_backward(grad, in_size, kernel, stride, padding, count_include_pa
     if np.dtype(grad.dtype).kind != "f":
         raise NotImplementedError("avg_pool2d_backward of integers is not implemented for CUDA "
                                   "tensors yet")
-    grad = ascontiguous(grad)
-    shape = tuple(grad.shape[:-2]) + tuple(in_size)
-    out = full(shape, grad.dtype, 0) if not grad.size else empty(shape, grad.dtype)
-    if grad.size and out.size:
+    grad, shape, planes, oheight, owidth = _layout(grad)
+    out_shape = shape[:-2] + tuple(in_size)
+    if not grad.size:
+        return full(out_shape, grad.dtype, 0)
+    out = empty(out_shape, grad.dtype)
+    if out.size:
         launch(_avg_pool_backward_k, out.size)(
-            flat(grad), _planes_of(tuple(grad.shape)), in_size[0], in_size[1], tuple(grad.shape)[-2],
-            tuple(grad.shape)[-1], kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-            bool(count_include_pad), int(divisor_override), flat(out))
+            flat(grad), planes, in_size[0], in_size[1], oheight, owidth, kernel[0], kernel[1],
+            stride[0], stride[1], padding[0], padding[1], bool(count_include_pad),
+            int(divisor_override), flat(out))
     return out
 
 
 def adaptive_avg_pool2d(x, out_size):
-    x = ascontiguous(x)
-    shape = tuple(x.shape[:-2]) + tuple(out_size)
-    out = empty(shape, x.dtype)
+    x, shape, planes, height, width = _layout(x)
+    out = empty(shape[:-2] + tuple(out_size), x.dtype)
     if out.size:
-        launch(_adaptive_avg_k, out.size)(flat(x), _planes_of(tuple(x.shape)), tuple(x.shape)[-2],
-                                          tuple(x.shape)[-1], out_size[0], out_size[1], flat(out))
+        launch(_adaptive_avg_k, out.size)(flat(x), planes, height, width, out_size[0],
+                                          out_size[1], flat(out))
     return out
 
 
 def adaptive_avg_pool2d_backward(grad, in_size):
-    grad = ascontiguous(grad)
-    shape = tuple(grad.shape[:-2]) + tuple(in_size)
-    out = full(shape, grad.dtype, 0) if not grad.size else empty(shape, grad.dtype)
-    if grad.size and out.size:
-        launch(_adaptive_avg_backward_k, out.size)(
-            flat(grad), _planes_of(tuple(grad.shape)), in_size[0], in_size[1], tuple(grad.shape)[-2],
-            tuple(grad.shape)[-1], flat(out))
+    grad, shape, planes, oheight, owidth = _layout(grad)
+    out_shape = shape[:-2] + tuple(in_size)
+    if not grad.size:
+        return full(out_shape, grad.dtype, 0)
+    out = empty(out_shape, grad.dtype)
+    if out.size:
+        launch(_adaptive_avg_backward_k, out.size)(flat(grad), planes, in_size[0], in_size[1],
+                                                   oheight, owidth, flat(out))
     return out
 
 
 def max_pool_scatter(grad, indices, in_size):
-    grad = ascontiguous(grad)
+    """The gradient of max pooling: ``grad`` (..., OH, OW) added at ``indices`` into zeroed
+    planes of last dimensions ``in_size``."""
+    grad, shape, _, oheight, owidth = _layout(grad)
     indices = ascontiguous(indices)
-    shape = tuple(grad.shape[:-2]) + tuple(in_size)
-    out = full(shape, grad.dtype, 0)
+    out = full(shape[:-2] + tuple(in_size), grad.dtype, 0)
     if grad.size and out.size:
-        per_plane = tuple(grad.shape)[-2] * tuple(grad.shape)[-1]
-        launch(_scatter_k, grad.size)(flat(grad), flat(indices), per_plane,
+        launch(_scatter_k, grad.size)(flat(grad), flat(indices), oheight * owidth,
                                       in_size[0] * in_size[1], flat(out))
     return out
 
 
 def max_pool_gather(x, indices):
-    x = ascontiguous(x)
-    indices = ascontiguous(indices)
-    out = empty(tuple(indices.shape), x.dtype)
+    """``x`` (..., H, W) read at ``indices`` (..., OH, OW) of each plane."""
+    x, _, _, height, width = _layout(x)
+    indices, shape, _, oheight, owidth = _layout(indices)
+    out = empty(shape, x.dtype)
     if out.size:
-        per_plane = tuple(indices.shape)[-2] * tuple(indices.shape)[-1]
-        launch(_gather_k, out.size)(flat(x), flat(indices), per_plane,
-                                    tuple(x.shape)[-2] * tuple(x.shape)[-1], flat(out))
+        launch(_gather_k, out.size)(flat(x), flat(indices), oheight * owidth, height * width,
+                                    flat(out))
     return out
 
 
 def pad2d(x, pads, mode: int):
+    """``x`` (..., H, W) padded by ``pads`` = (left, right, top, bottom) by reflection or
+    replication."""
     left, right, top, bottom = pads
-    x = ascontiguous(x)
-    height, width = tuple(x.shape)[-2], tuple(x.shape)[-1]
-    oh, ow = height + top + bottom, width + left + right
-    out = empty(tuple(x.shape[:-2]) + (oh, ow), x.dtype)
+    x, shape, _, height, width = _layout(x)
+    oheight, owidth = height + top + bottom, width + left + right
+    out = empty(shape[:-2] + (oheight, owidth), x.dtype)
     if out.size:
-        launch(_pad_k, out.size)(flat(x), height, width, oh, ow, top, left, int(mode), flat(out))
+        launch(_pad_k, out.size)(flat(x), height, width, oheight, owidth, top, left, int(mode),
+                                 flat(out))
     return out
 
 
 def pad2d_backward(grad, in_size, pads, mode: int):
     left, right, top, bottom = pads
-    grad = ascontiguous(grad)
-    out = full(tuple(grad.shape[:-2]) + tuple(in_size), grad.dtype, 0)
+    grad, shape, _, oheight, owidth = _layout(grad)
+    out = full(shape[:-2] + tuple(in_size), grad.dtype, 0)
     if grad.size:
-        launch(_pad_backward_k, grad.size)(flat(grad), in_size[0], in_size[1], tuple(grad.shape)[-2],
-                                           tuple(grad.shape)[-1], top, left, int(mode), flat(out))
+        launch(_pad_backward_k, grad.size)(flat(grad), in_size[0], in_size[1], oheight, owidth,
+                                           top, left, int(mode), flat(out))
     return out

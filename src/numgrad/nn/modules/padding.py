@@ -1,6 +1,7 @@
 """Padding layers, as PyTorch's: ``ConstantPad1d/2d/3d``, ``ZeroPad1d/2d/3d``,
-``ReflectionPad1d/2d``, ``ReplicationPad1d/2d`` and ``CircularPad1d/2d/3d``, each ``numgrad.nn.functional.pad`` with its
-mode, with PyTorch's ``padding`` tuples and ``extra_repr``."""
+``ReflectionPad1d/2d``, ``ReplicationPad1d/2d`` and ``CircularPad1d/2d/3d``, each
+``numgrad.nn.functional.pad`` with its mode, with PyTorch's ``padding`` tuples and
+``extra_repr``."""
 from __future__ import annotations
 
 from ...tensor import Tensor

@@ -99,8 +99,7 @@ PROGRAMS = [
             "8.9215 instead of 8.9352 at step 1999 and a bias of -3.7e-4 instead of 3.2e-9"),)),
     # beginner_source/blitz, basics, introyt, nlp
     Program("autograd_tutorial.py"),
-    Program("neural_networks_tutorial.py",
-            xfail="nn.Conv2d is missing (and F.max_pool2d, which its forward calls next)"),
+    Program("neural_networks_tutorial.py"),
     Program("autogradqs_tutorial.py"),
     Program("tensorqs_tutorial.py"),
     Program("autogradyt_tutorial.py", masks=(PROFILER_TABLE,)),

@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from ..compiler.traced import graph_break
+from ..compiler.traced import TracedArray, graph_break
 from ..ops import check_accumulable, registry
 from ..ops.registry import kernels_of
 from ..tensor import Tensor
@@ -398,6 +398,10 @@ def _adoptable(grad, foreign, adopted) -> bool:
     backward by a registered formula or the engine (not ``foreign``), not adopted already
     (``adopted``: ids of the arrays given away in this backward) and not a ``SharedGrad``."""
     data = grad._data
+    if type(data) is TracedArray:  # (while numgrad.compile traces: the array it stands for,
+        data = data.base           # so that a replay adopts where eager does, without a copy)
+        if type(data) is not np.ndarray or data.shape != grad._data.shape:
+            return False
     if (not isinstance(data, np.ndarray) or grad._shares_data or id(grad) in foreign
             or not data.flags.c_contiguous or not data.flags.writeable):
         return False

@@ -50,7 +50,10 @@ class Atan2(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        recip = (a * a + b * b).reciprocal()  # (PyTorch's atan2_backward)
+        # PyTorch's atan2_backward: 1 / (a² + b²), taken as 0 where that is 0 (at the origin,
+        # or where the squares underflow)
+        denom = a * a + b * b
+        recip = where(denom.detach() == 0, 0.0, denom.reciprocal())
         return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
 
 

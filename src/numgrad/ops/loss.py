@@ -397,8 +397,8 @@ def _huber_like_double_backward(op, ctx, gg, scale):
     grad_g = _grad_of_grad_output(op, gg, g, x, t, p) if need_g else None
     grad_x = grad_t = None
     if need_x or need_t:
-        inside = ((x - t).abs() < p["param"]).detach()
-        inner = where(inside, gg * g, 0.0)
+        inside = ((x - t).abs() < p["param"]).detach().to(x.dtype)
+        inner = gg * g * inside  # (a product, as PyTorch's: NaN and inf pass)
         if scale != 1.0:
             inner = inner / scale
         if p["reduction"] == "mean":
@@ -434,7 +434,7 @@ class SmoothL1Loss(_Pointwise):
 class SmoothL1LossBackward(_PointwiseBackward):
     name, node, kind = "smooth_l1_loss_backward", "SmoothL1LossBackwardBackward0", _SMOOTH_L1
     samples = (
-        Sample(lambda m, g, x, y: m.ops.smooth_l1_loss_backward(g, x, y, 0, 0.7),
+        Sample(lambda m, g, x, y: m.ops.smooth_l1_loss_backward(g, x, y, 0, 1.5),
                ((3, 4), (3, 4), (3, 4))),
         Sample(lambda m, g, x, y: m.ops.smooth_l1_loss_backward(g.sum(), x, y, 1, 1.0),
                ((2,), (5,), (5,))),
@@ -571,16 +571,44 @@ def _log_sigmoid(x: Tensor) -> Tensor:
     return where(x < 0, x, 0.0) - (-x.abs()).exp().log1p()
 
 
+def _backward_dtype(self: Tensor, kernel: str, integers: bool, *others) -> None:
+    """PyTorch's errors for a backward op's operands: of another dtype than ``self``, or of a
+    type its kernel has no loop for."""
+    for other in others:
+        if other is not None and other.dtype is not self.dtype:
+            raise RuntimeError(
+                f"Found dtype {_type_name(other)} but expected {_type_name(self)}")
+    kind = self._data.dtype.kind
+    if kind == "b" or (kind in "iu" and not integers):
+        device = "cpu" if isinstance(self._data, np.ndarray) else "cuda"
+        raise NotImplementedError(
+            f"\"{kernel.format(device)}\" not implemented for '{_type_name(self)}'")
+
+
+def _in_place_broadcast(shape: tuple, other: tuple) -> None:
+    """PyTorch's error where an in-place product with ``other`` would change ``shape``."""
+    from ._promote import broadcast_shapes
+
+    result = broadcast_shapes(shape, other)
+    if result != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(result)}")
+
+
 def huber_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduction: int,
                         delta: float) -> Tensor:
     """ATen's ``huber_loss_backward`` (``reduction`` as ATen's integer)."""
+    _backward_dtype(self, "huber_backward_{}_out", False, grad_output, target)
     return _pw_backward(HuberLossBackward, grad_output, self, target,
                         {"reduction": _ATEN_REDUCTION[int(reduction)], "param": float(delta)})
 
 
 def smooth_l1_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduction: int,
                             beta: float) -> Tensor:
-    """ATen's ``smooth_l1_loss_backward``."""
+    """ATen's ``smooth_l1_loss_backward`` (integers too, as PyTorch's CPU kernel: compared with
+    and divided by ``beta`` as a float)."""
+    _backward_dtype(self, "smooth_l1_backward_{}_out",
+                    isinstance(self._data, np.ndarray), grad_output, target)  # (CUDA: floats)
     return _pw_backward(SmoothL1LossBackward, grad_output, self, target,
                         {"reduction": _ATEN_REDUCTION[int(reduction)], "param": float(beta)})
 
@@ -588,6 +616,9 @@ def smooth_l1_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, r
 def binary_cross_entropy_backward(grad_output: Tensor, self: Tensor, target: Tensor,
                                   weight=None, reduction: int = 1) -> Tensor:
     """ATen's ``binary_cross_entropy_backward``."""
+    _backward_dtype(self, "binary_cross_entropy_backward", False, grad_output, target)
+    if weight is not None:
+        _in_place_broadcast(tuple(self.shape), tuple(weight.shape))
     K = kernels_for((grad_output, self, target, weight), BinaryCrossEntropyBackward)
     return _pw_backward(BinaryCrossEntropyBackward, grad_output, self, target,
                         {"reduction": _ATEN_REDUCTION[int(reduction)],
@@ -630,6 +661,19 @@ def _broadcast_pair(input: Tensor, target: Tensor, promote: bool = True):
         input = input if a.dtype == input._data.dtype else input.to(Tensor._wrap(a).dtype)
         target = target if b.dtype == target._data.dtype else target.to(Tensor._wrap(b).dtype)
     return input, target
+
+
+def _castable(input: Tensor, target: Tensor) -> None:
+    """PyTorch's error where the promoted type of ``input`` and ``target`` cannot be cast to the
+    input's (a kernel writing its result in the input's type)."""
+    from .._dtype import result_type
+
+    both = (input, target)
+    promoted = result_type([t.dtype for t in both if t.ndim], [t.dtype for t in both if not t.ndim],
+                           ())
+    if promoted._category > input.dtype._category:
+        raise RuntimeError(f"result type {_TYPE_NAMES[promoted.name]} can't be cast to the "
+                           f"desired output type {_type_name(input)}")
 
 
 def _not_float(input: Tensor, kernel: str) -> None:
@@ -677,6 +721,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     """The Huber loss: ``0.5 z**2`` where ``z = |input - target| < delta``, else
     ``delta (z - 0.5 delta)``, reduced; one fused kernel (``HuberLossBackward0``)."""
     _size_warning(input, target)
+    _castable(input, target)
     x, t = _broadcast_pair(input, target, promote=False)
     if weight is None:
         check_reduction(reduction)
@@ -709,8 +754,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 
 def _broadcast_error(shape: tuple, other: tuple) -> RuntimeError:
     """``torch.broadcast_shapes(shape, other)``'s error."""
-    for i in range(1, min(len(shape), len(other)) + 1):
-        if other[-i] != 1 and shape[-i] != 1 and other[-i] != shape[-i]:
+    i = 1
+    for i in range(1, len(other) + 1):
+        if other[-i] != 1 and (i > len(shape) or other[-i] != shape[-i]):
             break
     return RuntimeError(
         f"Attempting to broadcast a dimension of length {other[-i]} at -{i}! Mismatching "
@@ -778,10 +824,12 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     from ._promote import broadcast_shapes
 
     shape = tuple(input.shape)
-    if pos_weight is not None:
+    if pos_weight is not None:  # (PyTorch multiplies by these in place)
         broadcast_shapes(tuple(pos_weight.shape), shape)
+        _in_place_broadcast(shape, tuple(pos_weight.shape))
     if weight is not None:
         broadcast_shapes(shape, tuple(weight.shape))
+        _in_place_broadcast(shape, tuple(weight.shape))
     _not_float(input, "log_sigmoid_{}")
     if not target.dtype.is_floating_point:  # ((1 - target).mul_(input), in place, refuses it)
         raise RuntimeError(f"result type {_type_name(input)} can't be cast to the desired output "

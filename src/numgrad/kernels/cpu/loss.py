@@ -168,7 +168,7 @@ def _pointwise_backward(kind, g, g_stride, x, t, w, param, norm, out):
     ``BCE``, in PyTorch's order of operations (``norm`` is 1, or 1/N for 'mean'); ``g`` is one
     value per element (``g_stride`` 1) or one for all (0)."""
     one = x.dtype.type(1)
-    p = x.dtype.type(param)
+    p = param
     nv = x.dtype.type(norm)
     for i in range(out.size):
         gi = g[i * g_stride]
@@ -248,6 +248,9 @@ def pointwise_loss_backward(kind: int, g: np.ndarray, x: np.ndarray, t: np.ndarr
     else:
         gf, stride = np.ascontiguousarray(g, x.dtype).reshape(-1), 0
     if out.size:
+        # (``param`` in the input's float type; for integers a float, as PyTorch's CPU kernel
+        # compares and divides by it)
+        p = x.dtype.type(param) if x.dtype.kind == "f" else float(param)
         _pointwise_backward(kind, gf, stride, _flat(x, shape, x.dtype), _flat(t, shape, x.dtype),
-                            _flat(w, shape, x.dtype), float(param), norm, out)
+                            _flat(w, shape, x.dtype), p, norm, out)
     return out.reshape(shape)

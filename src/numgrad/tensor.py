@@ -288,7 +288,10 @@ class Tensor:
         """This leaf's ``AccumulateGrad`` node; one per leaf while the graph holds it."""
         node = self._accumulator() if self._accumulator is not None else None
         if node is None:
-            node = AccumulateGrad(self)
+            node = AccumulateGrad.__new__(AccumulateGrad)  # (AccumulateGrad(self), inline:
+            node.next_functions = ()                        # made once per leaf and graph)
+            node._pre_hooks = node._retained = None
+            node.variable = self
             self._accumulator = weakref.ref(node)
         return node
 

@@ -76,6 +76,8 @@ def register(op: type[Op]) -> type[Op]:
     # PyTorch's C++ nodes have a qualified name() (torch::autograd::CopySlices) but their Python
     # type, which reprs show, has the last part only.
     op.node_class = type(op.node.split("::")[-1], (OpNode,), {"__slots__": (), "op": op, "_name": op.node})
+    only_for = op.save_only_for or {}
+    op._save_plan = tuple((i, only_for.get(i, -1)) for i in op.save_inputs)
     REGISTRY[op.name] = op
     return op
 
@@ -190,11 +192,12 @@ def _record(op, inputs, result, params) -> Tensor:
     node.input_devices = None if _cuda_kernels is None else tuple(
         isinstance(t._data, np.ndarray) if isinstance(t, Tensor) else None for t in inputs)
     node.params = params
-    if op.save_inputs:
-        only_for = op.save_only_for
-        saved = [None if only_for is not None and i in only_for and not needs[only_for[i]] else
+    plan = op._save_plan
+    if plan:
+        # (input, the input whose gradient alone needs it or -1), see ``register``
+        saved = [None if j >= 0 and not needs[j] else
                  SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
-                 for i in op.save_inputs]
+                 for i, j in plan]
         if op.save_output:
             saved.append(SavedTensor(result, True))
         node._saved = tuple(saved)

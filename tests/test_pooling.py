@@ -229,6 +229,12 @@ PADS = [
     ((4,), (3, 1), "constant"), ((0, 2, 3, 4), (1, 1, 1, 1), "reflect"),
     ((0, 2, 3), (1, 1), "replicate"), ((1, 2, 4, 5), (-3, -2, 0, 0), "reflect"),
     ((1, 2, 4, 5), (-3, -2, 0, 0), "replicate"), ((2, 3), (0, 0), "constant"),
+    ((1, 2, 3, 4, 5), (1, 2, 2, 0, 1, 2), "reflect"),
+    ((2, 3, 4, 3), (2, -1, 1, 2, -1, 2), "reflect"),
+    ((1, 2, 3, 4, 5), (4, 1, 0, 3, 2, 1), "replicate"),
+    ((2, 3, 4, 3), (0, 1, -1, 2, 3, 0), "replicate"),
+    ((1, 1, 3, 4, 5), (-2, -1, 0, 0, 0, 0), "reflect"),
+    ((1, 1, 3, 4, 5), (0, 0, 0, 0, -2, -1), "replicate"),
 ]
 
 
@@ -280,6 +286,8 @@ def test_non_contiguous_inputs(fn):
     (lambda x: F.pad(x, (2, 1), mode="replicate"), (2, 3)),
     (lambda x: F.pad(x, (2, -1, 1, 0), mode="circular"), (1, 3, 3)),
     (lambda x: F.pad(x, (2, -1, 1, 0)), (3, 3)),
+    (lambda x: F.pad(x, (1, 0, 1, 1, 0, 1), mode="reflect"), (1, 2, 2, 3)),
+    (lambda x: F.pad(x, (2, 0, -1, 1, 1, 0), mode="replicate"), (1, 2, 2, 3)),
 ])
 def test_gradgradcheck(fn, shape):
     x = numgrad.tensor(np.random.default_rng(7).uniform(-2, 2, size=shape), requires_grad=True)
@@ -410,6 +418,15 @@ ERRORS = [
     (lambda f, x: f.pad(x, (-7, 3)), (2, 3, 5)),
     (lambda f, x: f.pad(x, (1, 1)), ()),
     (lambda f, x: f.pad(x, (1.5, 1)), (2, 3)),
+    (lambda f, x: f.pad(x, (1, 1, 1, 1, 4, 1), mode="reflect"), (2, 3, 4, 5, 6)),
+    (lambda f, x: f.pad(x, (1, 1, 5, 1, 1, 1), mode="reflect"), (3, 4, 5, 6)),
+    (lambda f, x: f.pad(x, (6, 1, 1, 1, 1, 1), mode="reflect"), (2, 3, 4, 5, 6)),
+    (lambda f, x: f.pad(x, (-3,) * 6, mode="reflect"), (2, 3, 4, 5, 6)),
+    (lambda f, x: f.pad(x, (-3,) * 6, mode="replicate"), (2, 3, 4, 5, 6)),
+    (lambda f, x: f.pad(x, (-4, -4, 0, 0, 0, 0), mode="reflect"), (2, 3, 4, 5, 6)),
+    (lambda f, x: f.pad(x, (0, 0, 0, 0, -3, -3), mode="replicate"), (2, 3, 4, 5, 6)),
+    (lambda f, x: f.pad(x, (1,) * 6, mode="reflect"), (2, 0, 3, 3, 3)),
+    (lambda f, x: f.pad(x, (1,) * 6, mode="replicate"), (3, 3, 3)),
     (lambda f, x: f.pad(x, 2), (2, 3)),
     (lambda f, x: f.max_pool2d(x, 2.0), (2, 3, 5, 5)),
     (lambda f, x: f.max_pool2d(x, 2, (1.0, 1)), (2, 3, 5, 5)),
@@ -444,6 +461,8 @@ def test_errors_with_grad_as_pytorch(fn, shape):
     (lambda f, x: f.adaptive_max_pool2d(x, 2), "int64"),
     (lambda f, x: f.pad(x[0], (1, 1), mode="reflect"), "bool"),
     (lambda f, x: f.pad(x[0], (1, 1), mode="replicate"), "bool"),
+    (lambda f, x: f.pad(x, (1,) * 6, mode="reflect"), "bool"),
+    (lambda f, x: f.pad(x, (1,) * 6, mode="replicate"), "bool"),
 ])
 def test_dtype_errors_as_pytorch(fn, dtype):
     _same_error(fn, (2, 3, 4, 4), dtype)
@@ -464,7 +483,8 @@ MODULES = [
     ("ReplicationPad1d", ((1, 2),), {}), ("ReplicationPad2d", (2,), {}),
     ("CircularPad1d", (1,), {}), ("CircularPad2d", ((1, 2, 0, 1),), {}),
     ("ConstantPad3d", ((1, 0, 2, 1, 0, 1), -2.0), {}), ("ZeroPad3d", (1,), {}),
-    ("CircularPad3d", ((1, 0, 1, 1, 0, 1),), {}),
+    ("CircularPad3d", ((1, 0, 1, 1, 0, 1),), {}), ("ReflectionPad3d", (1,), {}),
+    ("ReplicationPad3d", ((2, 0, 1, 1, 0, 2),), {}),
 ]
 
 

@@ -69,6 +69,8 @@ CASES = [
     (lambda x: F.pad(x, (2, -1), mode="replicate"), (1, 2, 4)),
     (lambda x: F.pad(x, (1, 2, 2, -1), mode="circular"), (1, 2, 3, 4)),
     (lambda x: F.pad(x, (1, 2, -1, 1), value=0.5), (2, 3, 4)),
+    (lambda x: F.pad(x, (1, 0, 2, -1, 1, 1), mode="reflect"), (1, 2, 3, 3)),
+    (lambda x: F.pad(x, (2, 1, 0, 1, -1, 2), mode="replicate"), (1, 1, 2, 3, 2)),
 ]
 
 

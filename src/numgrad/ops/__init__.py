@@ -17,6 +17,7 @@ from .padding import (  # noqa: F401  (ATen's backward ops)
     reflection_pad1d_backward, reflection_pad2d_backward, replication_pad1d_backward,
     replication_pad2d_backward,
 )
+from .padding import reflection_pad3d_backward, replication_pad3d_backward  # noqa: F401
 from .pooling import (  # noqa: F401  (ATen's backward ops)
     _adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d_backward,
     max_pool2d_with_indices_backward,

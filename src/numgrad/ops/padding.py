@@ -1,7 +1,8 @@
 """Padding as ops: ``constant_pad_nd`` (any number of trailing dimensions, negative pads crop),
 reflection and replication padding of the last dimension (``reflection_pad1d``,
-``replication_pad1d``: (C, W) or (N, C, W)) or of the last two (``reflection_pad2d``,
-``replication_pad2d``: (C, H, W) or (N, C, H, W)), and ``pad``, ``torch.nn.functional.pad``'s
+``replication_pad1d``: (C, W) or (N, C, W)), of the last two (``reflection_pad2d``,
+``replication_pad2d``: (C, H, W) or (N, C, H, W)) or of the last three (``reflection_pad3d``,
+``replication_pad3d``: (C, D, H, W) or (N, C, D, H, W)), and ``pad``, ``torch.nn.functional.pad``'s
 dispatch among them with PyTorch's checks and messages; 'circular' is PyTorch's composite of
 slice copies (nodes ``CopySlices``).
 
@@ -122,21 +123,53 @@ class _Pad(Op):
                       pad=ctx.params["pad"]),)
 
 
-def _as_2d(K, x, dims: int):
-    """A 1-D padding's operand (..., W) as (..., 1, W)."""
-    x = K.ascontiguous(x)
-    return x if dims == 2 else K.reshape_view(x, tuple(x.shape[:-1]) + (1, tuple(x.shape)[-1]))
-
-
-def _pads4(pad, dims: int) -> tuple:
-    return tuple(pad) if dims == 2 else (pad[0], pad[1], 0, 0)
-
-
 def _pad_kernel(K, x, pad, mode: int, dims: int):
-    out = K.pooling.pad2d(_as_2d(K, x, dims), _pads4(pad, dims), mode)
+    """``x`` padded over its last ``dims`` dimensions through the kernels' 2-D padding: a 1-D
+    padding is a 2-D one of height 1; a 3-D one pads (H, W) of each depth slice, then the depth
+    (the padding is a product of one map per dimension, so the two passes make it exactly)."""
+    x = K.ascontiguous(x)
+    shape = tuple(x.shape)
     if dims == 1:
-        out = K.reshape_view(out, tuple(x.shape[:-1]) + (tuple(out.shape)[-1],))
-    return out
+        out = K.pooling.pad2d(K.reshape_view(x, shape[:-1] + (1, shape[-1])),
+                              (pad[0], pad[1], 0, 0), mode)
+        return K.reshape_view(out, shape[:-1] + (tuple(out.shape)[-1],))
+    if dims == 2:
+        return K.pooling.pad2d(x, tuple(pad), mode)
+    lead, (depth, height, width) = shape[:-3], shape[-3:]
+    planes = _prod(lead)
+    inner = K.pooling.pad2d(K.reshape_view(x, (planes * depth, height, width)), tuple(pad[:4]),
+                            mode)
+    oheight, owidth = tuple(inner.shape)[-2:]
+    out = K.pooling.pad2d(K.reshape_view(inner, (planes, depth, oheight * owidth)),
+                          (0, 0, pad[4], pad[5]), mode)
+    return K.reshape_view(out, lead + (depth + pad[4] + pad[5], oheight, owidth))
+
+
+def _pad_backward_kernel(K, grad, shape, pad, mode: int, dims: int):
+    """The gradient of ``_pad_kernel`` for an input of ``shape``."""
+    grad = K.ascontiguous(grad)
+    gshape = tuple(grad.shape)
+    if dims == 1:
+        g = K.reshape_view(grad, gshape[:-1] + (1, gshape[-1]))
+        out = K.pooling.pad2d_backward(g, (1, shape[-1]), (pad[0], pad[1], 0, 0), mode)
+        return K.reshape_view(out, shape)
+    if dims == 2:
+        return K.pooling.pad2d_backward(grad, shape[-2:], tuple(pad), mode)
+    lead, (depth, height, width) = shape[:-3], shape[-3:]
+    planes = _prod(lead)
+    odepth, oheight, owidth = gshape[-3:]
+    outer = K.pooling.pad2d_backward(K.reshape_view(grad, (planes, odepth, oheight * owidth)),
+                                     (depth, oheight * owidth), (0, 0, pad[4], pad[5]), mode)
+    inner = K.pooling.pad2d_backward(K.reshape_view(outer, (planes * depth, oheight, owidth)),
+                                     (height, width), tuple(pad[:4]), mode)
+    return K.reshape_view(inner, shape)
+
+
+def _prod(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
 
 
 class _PadBackward(Op):
@@ -149,11 +182,7 @@ class _PadBackward(Op):
     @classmethod
     def forward(cls, K, grad, *, shape, pad):
         op = cls.forward_op
-        shape = tuple(shape)
-        g = _as_2d(K, grad, op.dims)
-        in_size = (1, shape[-1]) if op.dims == 1 else tuple(shape[-2:])
-        out = K.pooling.pad2d_backward(g, in_size, _pads4(pad, op.dims), op.mode)
-        return K.reshape_view(out, tuple(shape)) if op.dims == 1 else out
+        return _pad_backward_kernel(K, grad, tuple(shape), pad, op.mode, op.dims)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -200,6 +229,22 @@ class ReplicationPad2d(_Pad):
     )
 
 
+@register
+class ReflectionPad3d(_Pad):
+    name, node, mode, dims = "reflection_pad3d", "ReflectionPad3DBackward0", REFLECT, 3
+    samples = (
+        Sample(lambda m, x: _F(m).pad(x, (1, 2, -1, 1, 2, 1), mode="reflect"), ((1, 1, 3, 3, 4),)),
+    )
+
+
+@register
+class ReplicationPad3d(_Pad):
+    name, node, mode, dims = "replication_pad3d", "ReplicationPad3DBackward0", REPLICATE, 3
+    samples = (
+        Sample(lambda m, x: m.nn.ReplicationPad3d((2, 0, 1, 1, 0, 2))(x), ((2, 2, 3, 2),)),
+    )
+
+
 def _backward_sample(name: str, pad, shapes):
     return Sample(lambda m, g, x: getattr(m.ops, name)(g, x, list(pad)), shapes)
 
@@ -234,11 +279,30 @@ class ReplicationPad2dBackward(_PadBackward):
                                 ((2, 5, 5), (2, 3, 3))),)
 
 
-for _op in (ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d):
+@register
+class ReflectionPad3dBackward(_PadBackward):
+    name, node = "reflection_pad3d_backward", "ReflectionPad3DBackwardBackward0"
+    forward_op = ReflectionPad3d
+    samples = (_backward_sample("reflection_pad3d_backward", (1, 0, 2, 1, 1, 1),
+                                ((1, 4, 6, 4), (1, 2, 3, 3))),)
+
+
+@register
+class ReplicationPad3dBackward(_PadBackward):
+    name, node = "replication_pad3d_backward", "ReplicationPad3DBackwardBackward0"
+    forward_op = ReplicationPad3d
+    samples = (_backward_sample("replication_pad3d_backward", (0, 2, 1, 0, 2, -1),
+                                ((1, 1, 3, 3, 4), (1, 1, 2, 2, 2))),)
+
+
+for _op in (ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
+            ReplicationPad2d, ReplicationPad3d):
     _op.backward_op = {ReflectionPad1d: ReflectionPad1dBackward,
                        ReflectionPad2d: ReflectionPad2dBackward,
+                       ReflectionPad3d: ReflectionPad3dBackward,
                        ReplicationPad1d: ReplicationPad1dBackward,
-                       ReplicationPad2d: ReplicationPad2dBackward}[_op]
+                       ReplicationPad2d: ReplicationPad2dBackward,
+                       ReplicationPad3d: ReplicationPad3dBackward}[_op]
 
 
 def _check_valid_input(x: Tensor, dims: int, pad) -> None:
@@ -273,6 +337,26 @@ def _check_pad(op: type, x: Tensor, pad) -> tuple:
                                f"dimension {ndim - 1} of input {_sizes(shape)}")
         if out_w < 1:
             raise RuntimeError(f"input (W: {width}) is too small. Calculated output W: {out_w}")
+    elif dims == 3:
+        height, depth = shape[-2], shape[-3]
+        out_h = height + pad[2] + pad[3]
+        out_d = depth + pad[4] + pad[5]
+        if op.mode == REFLECT:
+            for arg, (a, b), size, dim in ((4, pad[0:2], width, ndim - 1),
+                                           (6, pad[2:4], height, ndim - 2),
+                                           (8, pad[4:6], depth, ndim - 3)):
+                if not (a < size and b < size):
+                    raise RuntimeError(f"Argument #{arg}: Padding size should be less than the "
+                                       "corresponding input dimension, but got: padding "
+                                       f"({a}, {b}) at dimension {dim} of input "
+                                       f"{_sizes(shape)}")
+        if out_w < 1 and out_h < 1 and out_d < 1:
+            raise RuntimeError(f"input (D: {depth} H: {height}, W: {width}) is too small. "
+                               f"Calculated output D: {out_d} H: {out_h} W: {out_w}")
+        if out_w < 0 or out_h < 0 or out_d < 0:
+            bad = next(s for s in (out_d, out_h, out_w) if s < 0)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                               f"{_sizes(shape[:-3] + (out_d, out_h, out_w))}")
     else:
         height = shape[-2]
         out_h = height + pad[2] + pad[3]
@@ -307,6 +391,22 @@ def _padded(op: type, input: Tensor, pad) -> Tensor:
     return apply(op, (input,), (input._data,), pad=pad)
 
 
+def reflection_pad3d(input: Tensor, padding) -> Tensor:
+    return _padded(ReflectionPad3d, input, padding)
+
+
+def replication_pad3d(input: Tensor, padding) -> Tensor:
+    return _padded(ReplicationPad3d, input, padding)
+
+
+def reflection_pad3d_backward(grad_output: Tensor, self: Tensor, padding) -> Tensor:
+    return _pad_backward(ReflectionPad3dBackward, grad_output, self, padding)
+
+
+def replication_pad3d_backward(grad_output: Tensor, self: Tensor, padding) -> Tensor:
+    return _pad_backward(ReplicationPad3dBackward, grad_output, self, padding)
+
+
 def reflection_pad1d(input: Tensor, padding) -> Tensor:
     return _padded(ReflectionPad1d, input, padding)
 
@@ -326,7 +426,12 @@ def replication_pad2d(input: Tensor, padding) -> Tensor:
 def _pad_backward(op: type, grad_output: Tensor, self: Tensor, padding) -> Tensor:
     kernels_for((grad_output, self), op)
     if self._data.ndim == 0:
-        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+        if op is ReflectionPad3dBackward:
+            raise RuntimeError("Expected input.dim() > 3 to be true, but got false.  (Could this "
+                               "error message be improved?  If so, please report an enhancement "
+                               "request to PyTorch.)")
+        dim = 0 if op is ReplicationPad3dBackward else 1
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     _check_valid_input(self, op.forward_op.dims, tuple(padding))
     if grad_output._data.dtype.kind != "f":
         raise NotImplementedError(f"\"{op.name}\" not implemented for "
@@ -441,8 +546,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     if len(pad) == 6 and ndim in (4, 5):
         if mode == "circular":
             return _pad_circular(input, pad)
-        raise NotImplementedError(f"{mode} padding of 3 dimensions (reflection_pad3d, "
-                                  "replication_pad3d) is not implemented in numgrad yet")
+        return (reflection_pad3d if mode == "reflect" else replication_pad3d)(input, pad)
     raise NotImplementedError(f"Padding size {len(pad)} is not supported for {ndim}D input "
                               f"tensor.{_SUPPORTED}")
 

@@ -1,5 +1,5 @@
 """Padding layers, as PyTorch's: ``ConstantPad1d/2d/3d``, ``ZeroPad1d/2d/3d``,
-``ReflectionPad1d/2d``, ``ReplicationPad1d/2d`` and ``CircularPad1d/2d/3d``, each
+``ReflectionPad1d/2d/3d``, ``ReplicationPad1d/2d/3d`` and ``CircularPad1d/2d/3d``, each
 ``numgrad.nn.functional.pad`` with its mode, with PyTorch's ``padding`` tuples and
 ``extra_repr``."""
 from __future__ import annotations
@@ -103,6 +103,12 @@ class ReflectionPad2d(_ModePadNd):
     n, mode = 4, "reflect"
 
 
+class ReflectionPad3d(_ModePadNd):
+    """Pads the last three dimensions with the reflection of the input about its edges."""
+
+    n, mode = 6, "reflect"
+
+
 class ReplicationPad1d(_ModePadNd):
     """Pads the last dimension by repeating its edge elements."""
 
@@ -113,6 +119,12 @@ class ReplicationPad2d(_ModePadNd):
     """Pads the last two dimensions by repeating their edge elements."""
 
     n, mode = 4, "replicate"
+
+
+class ReplicationPad3d(_ModePadNd):
+    """Pads the last three dimensions by repeating their edge elements."""
+
+    n, mode = 6, "replicate"
 
 
 class CircularPad1d(_ModePadNd):

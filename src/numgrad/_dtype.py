@@ -36,6 +36,18 @@ int32 = dtype("int32", np.int32, INT)
 bool_ = dtype("bool", np.bool_, BOOL)
 
 _BY_NUMPY = {d.np: d for d in (float32, float64, int64, int32, bool_)}
+
+# PyTorch's names of the scalar types, in its messages and legacy tensor types (FloatTensor).
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+                "bool": "Bool", "float16": "Half", "int16": "Short", "int8": "Char",
+                "uint8": "Byte"}
+
+
+def torch_name(np_dtype) -> str:
+    """PyTorch's name of a NumPy dtype in messages: ``Float``, ``Long``...; NumPy's name for one
+    PyTorch has no name for."""
+    name = np.dtype(np_dtype).name
+    return _TORCH_NAMES.get(name, name)
 _DEFAULT_FOR_CATEGORY = {BOOL: bool_, INT: int64, FLOAT: float32}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ._dtype import from_numpy_dtype
+from ._dtype import from_numpy_dtype, torch_name
 from .autograd import grad_mode
 from .tensor import Tensor
 
@@ -64,10 +64,9 @@ def write(out: Tensor, result: Tensor) -> None:
 
     data = result._data
     if from_numpy_dtype(data.dtype)._category > out.dtype._category:
-        kinds = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}
         raise RuntimeError(
-            f"result type {kinds.get(data.dtype.name, 'Bool')} can't be cast to the desired "
-            f"output type {kinds.get(out._data.dtype.name, 'Bool')}")
+            f"result type {torch_name(data.dtype)} can't be cast to the desired "
+            f"output type {torch_name(out._data.dtype)}")
     K = kernels_of(out._data)
     if out._data.shape != data.shape:
         if out._data.size:

@@ -27,6 +27,7 @@ import threading
 
 import numpy as np
 
+from .._dtype import torch_name
 from ..compiler.traced import TracedArray, graph_break
 from ..ops import check_accumulable, registry
 from ..ops.registry import kernels_of
@@ -310,8 +311,7 @@ def _private(grad):
 
 
 def _typename(t) -> str:
-    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
-        t._data.dtype.name, "Bool")
+    kind = torch_name(t._data.dtype)
     return f"numgrad.{kind}Tensor" if isinstance(t._data, np.ndarray) else \
         f"numgrad.cuda.{kind}Tensor"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 
+from .._dtype import torch_name
 from . import anomaly_mode
 
 _FREED = (
@@ -75,9 +76,7 @@ class SavedTensor:
             return
         t = self.tensor
         data = t._data if t is not None else self.data
-        kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
-            data.dtype.name, "Bool"
-        )
+        kind = torch_name(data.dtype)
         owner = t.grad_fn if t is not None else node
         made_by = f", which is output 0 of {owner.name()}," if owner is not None else ""
         raise RuntimeError(

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import torch_name
 from ..tensor import Tensor
 from .registry import Op, Sample, apply, kernels_for, register
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
             "bool": "bool"}
 
@@ -171,7 +170,7 @@ def _backward_weight(grad, x, weight_shape, p):
 
 # ---------------------------------------------------------------------- arguments and checks
 def _type_name(t: Tensor) -> str:
-    return _TYPE_NAMES.get(t._data.dtype.name, t._data.dtype.name)
+    return torch_name(t._data.dtype)
 
 
 def _ints(value, name: str):

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..autograd import grad_mode
+from .._dtype import torch_name
 from ..tensor import Tensor
 from ..compiler.traced import note_created
 from ..kernels.cpu.indexing import check_bounds, check_index
@@ -710,8 +711,7 @@ def _put(op, input: Tensor, key: Key, values: Tensor, accumulate=False, inplace=
 
 # ------------------------------------------------------------------ writing in place
 def _tensor_kind(t: Tensor) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
-        t._data.dtype.name, "Bool")
+    return torch_name(t._data.dtype)
 
 
 def _as_value(value, t: Tensor) -> Tensor:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtype import from_numpy_dtype
+from .._dtype import from_numpy_dtype, torch_name
 from ..autograd import grad_mode
 from ..creation import zeros_like
 from ..tensor import Tensor
@@ -108,9 +108,7 @@ def _check_store(t: Tensor, data) -> None:
 
 
 def _type_name(np_dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
-        np.dtype(np_dtype).name, "Bool"
-    )
+    return torch_name(np_dtype)
 
 
 def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:

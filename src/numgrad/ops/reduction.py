@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from ..autograd import grad_mode
+from .._dtype import torch_name
 from ..tensor import Tensor, _wrap_dim
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
@@ -35,10 +36,7 @@ def _result_shape(shape: tuple, dims: tuple, keepdim: bool) -> tuple:
 
 def _torch_name(dtype) -> str:
     """PyTorch's name of a dtype (``Long``, ``Int``, ``Bool``...), for its error messages."""
-    from ..kernels.formulas import _TORCH_NAMES
-
-    name = np.dtype(dtype).name
-    return _TORCH_NAMES.get(name, name)
+    return torch_name(dtype)
 
 
 def _grad_to_input(grad: Tensor, ctx, count: int = 1) -> Tensor:

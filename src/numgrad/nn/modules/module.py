@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..._dtype import device as _device
+from ..._dtype import torch_name
 from ...autograd import grad_mode
 from ...tensor import Tensor
 from ..parameter import Parameter, reset_grads
@@ -25,9 +26,7 @@ def _addindent(s: str, spaces: int) -> str:
 def _typename(obj) -> str:
     """``torch.typename``: ``numgrad.FloatTensor`` for a tensor, else the qualified type name."""
     if isinstance(obj, Tensor):
-        kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int"}.get(
-            obj._data.dtype.name, "Bool")
-        return f"numgrad.{kind}Tensor"
+        return f"numgrad.{torch_name(obj._data.dtype)}Tensor"
     cls = type(obj)
     module = cls.__module__
     return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"

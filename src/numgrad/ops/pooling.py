@@ -66,14 +66,18 @@ class MaxPool2dWithIndices(Op):
     )
 
     @staticmethod
-    def forward(K, out, *, indices, kernel, stride, padding, dilation, ceil_mode):
-        return out  # (computed with its indices in one kernel call, by ``_max_pool2d``)
+    def forward(K, x, *, indices, kernel, stride, padding, dilation, out_size, ceil_mode):
+        # One kernel call gives both: the indices go to ``indices`` (a list, empty until now),
+        # which the caller returns and backward reads.
+        out, found = K.pooling.max_pool2d(x, kernel, stride, padding, dilation, out_size)
+        indices.append(found)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         p = ctx.params
         return (_index_scatter(MaxPool2dWithIndicesBackward, grad, None, tuple(ctx.input_shapes[0]),
-                               p["indices"], dict(kernel=p["kernel"], stride=p["stride"],
+                               p["indices"][0], dict(kernel=p["kernel"], stride=p["stride"],
                                                   padding=p["padding"], dilation=p["dilation"],
                                                   ceil_mode=p["ceil_mode"])),)
 
@@ -91,13 +95,15 @@ class AdaptiveMaxPool2d(Op):
     )
 
     @staticmethod
-    def forward(K, out, *, indices):
-        return out  # (computed with its indices in one kernel call)
+    def forward(K, x, *, indices, out_size):
+        out, found = K.pooling.adaptive_max_pool2d(x, out_size)
+        indices.append(found)  # (as max_pool2d_with_indices's)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         return (_index_scatter(AdaptiveMaxPool2dBackward, grad, None, tuple(ctx.input_shapes[0]),
-                               ctx.params["indices"], {}),)
+                               ctx.params["indices"][0], {}),)
 
 
 class _IndexScatter(Op):
@@ -474,11 +480,11 @@ def _max_pool2d(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode
     kind = input._data.dtype.kind
     if kind not in "fiu":
         _not_implemented("max_pool2d", input)
-    K = kernels_for((input,), MaxPool2dWithIndices)
-    out, indices = K.pooling.max_pool2d(input._data, kernel, strides, pads, dils, out_size)
-    result = apply(MaxPool2dWithIndices, (input,), (out,), indices=indices, kernel=kernel,
-                   stride=strides, padding=pads, dilation=dils, ceil_mode=bool(ceil_mode))
-    return result, Tensor._wrap(indices)
+    indices = []
+    result = apply(MaxPool2dWithIndices, (input,), (input._data,), indices=indices,
+                   kernel=kernel, stride=strides, padding=pads, dilation=dils, out_size=out_size,
+                   ceil_mode=bool(ceil_mode))
+    return result, Tensor._wrap(indices[0])
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
@@ -688,9 +694,10 @@ def _adaptive_max_pool2d(input: Tensor, out_size: tuple, name: str = "adaptive_m
                            f"{_sizes(shape[:-2] + tuple(out_size))}")
     if input._data.dtype.kind != "f":
         _not_implemented(name, input)
-    K = kernels_for((input,), AdaptiveMaxPool2d)
-    out, indices = K.pooling.adaptive_max_pool2d(input._data, tuple(out_size))
-    return apply(AdaptiveMaxPool2d, (input,), (out,), indices=indices), Tensor._wrap(indices)
+    indices = []
+    out = apply(AdaptiveMaxPool2d, (input,), (input._data,), indices=indices,
+                out_size=tuple(out_size))
+    return out, Tensor._wrap(indices[0])
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):

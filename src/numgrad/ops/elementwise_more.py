@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .._dtype import FLOAT, default_for_category, result_type, scalar_category
-from ..creation import zeros_like
+from ..creation import zeros
 from ..tensor import Tensor
 from ._promote import _as, binary_operands, broadcast_shapes, floating_operand
 from .elementwise import _Unary, where
@@ -252,8 +252,12 @@ class DivMode(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # (zeros at each input's shape: the same values as PyTorch's zeros at the gradient's,
+        # summed down, with no reduction to trace)
         need_a, need_b = ctx.needs_input_grad
-        return (zeros_like(grad) if need_a else None), (zeros_like(grad) if need_b else None)
+        shape_a, shape_b = ctx.input_shapes
+        return ((zeros(shape_a, dtype=grad.dtype, device=grad.device) if need_a else None),
+                (zeros(shape_b, dtype=grad.dtype, device=grad.device) if need_b else None))
 
 
 @register
@@ -294,6 +298,8 @@ def _divide_operands(input, other, kernel: str):
         zero = (b == 0) if not isinstance(b, np.ndarray) or b.ndim == 0 else K.any_equal(b, 0)
         if zero:
             raise RuntimeError("ZeroDivisionError")
+    if not isinstance(input, Tensor):  # (a number on the left, ``7 // t``: a 0-d fill, which
+        a = kernels_for((other,)).full((), a, b.dtype)  # these formulas take on either side)
     return a, b
 
 

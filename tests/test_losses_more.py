@@ -10,7 +10,7 @@ import torch
 
 import numgrad
 
-TOL = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=3e-5, atol=3e-6)}
+TOL = {"float64": {"rtol": 1e-10, "atol": 1e-12}, "float32": {"rtol": 3e-5, "atol": 3e-6}}
 
 
 def _F(m):
@@ -72,7 +72,7 @@ def test_regression_losses_match_pytorch(reduction, dtype):
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_weighted_l1_and_huber_follow_pytorch(reduction):
-    w = lambda m: m.tensor(W)  # noqa: E731
+    w = lambda m: m.tensor(W)
     _check(lambda m, x, y: _F(m).l1_loss(x, y, reduction=reduction, weight=w(m)), [X, Y])
     _check(lambda m, x, y: _F(m).huber_loss(x, y, reduction=reduction, weight=w(m)), [X, Y])
     for name in ("l1_loss", "huber_loss"):
@@ -181,8 +181,8 @@ def test_empty_and_0d_inputs_match_pytorch():
     for name in ("l1_loss", "huber_loss", "smooth_l1_loss", "binary_cross_entropy",
                  "binary_cross_entropy_with_logits"):
         for reduction in ("mean", "sum", "none"):
-            fn = lambda m, a, b, n=name, r=reduction: getattr(_F(m), n)(a, b, reduction=r)  # noqa
-            (yo, no, _), (yt, nt, _) = _run(fn, [empty, empty], "float32", grad=False)
+            fn = lambda m, a, b, n=name, r=reduction: getattr(_F(m), n)(a, b, reduction=r)
+            (yo, _, _), (yt, _, _) = _run(fn, [empty, empty], "float32", grad=False)
             np.testing.assert_array_equal(yo, yt)  # (nan for 'mean')
             assert yo.shape == yt.shape
             _check(fn, [np.array(0.3), np.array(0.6)], "float64")
@@ -249,7 +249,7 @@ def test_errors_match_pytorch():
                 ValueError)
     _same_error(lambda m: _F(m).binary_cross_entropy_with_logits(
         t(m, x), t(m, q), pos_weight=t(m, q[:2])), RuntimeError)
-    w = lambda m: t(m, q, requires_grad=True)  # noqa: E731
+    w = lambda m: t(m, q, requires_grad=True)
     _same_error(lambda m: _F(m).binary_cross_entropy(t(m, p), t(m, q), weight=w(m)), RuntimeError)
     _same_error(lambda m: _F(m).binary_cross_entropy_with_logits(t(m, x), t(m, q), weight=w(m)),
                 RuntimeError)
@@ -259,7 +259,7 @@ def test_errors_match_pytorch():
                 RuntimeError)
     _same_error(lambda m: _F(m).binary_cross_entropy_with_logits(t(m, x), t(m, [1, 0, 1, 1])),
                 RuntimeError)
-    ints = lambda m: (t(m, [1, 0]), t(m, [1, 1]))  # noqa: E731
+    ints = lambda m: (t(m, [1, 0]), t(m, [1, 1]))
     for name in ("huber_loss", "smooth_l1_loss", "binary_cross_entropy",
                  "binary_cross_entropy_with_logits"):
         _same_error(lambda m, n=name: getattr(_F(m), n)(*ints(m)), NotImplementedError)
@@ -277,8 +277,8 @@ def test_legacy_reduction_arguments_of_the_modules():
 
 
 def test_nll_and_cross_entropy_options_match_pytorch():
-    target = lambda m: m.tensor([0, 3, 1])  # noqa: E731
-    weight = lambda m: m.tensor([0.5, 1.0, 2.0, 1.5], dtype=m.float64)  # noqa: E731
+    target = lambda m: m.tensor([0, 3, 1])
+    weight = lambda m: m.tensor([0.5, 1.0, 2.0, 1.5], dtype=m.float64)
     x = X
     for fn in (
         lambda m, a: m.nn.CrossEntropyLoss(weight=weight(m), ignore_index=3)(a, target(m)),

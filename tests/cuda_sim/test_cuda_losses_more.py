@@ -16,7 +16,7 @@ Y = rng.uniform(-2, 2, (3, 4))
 P = rng.uniform(0.02, 0.98, (3, 4))
 Q = rng.uniform(0, 1, (3, 4))
 W = rng.uniform(0.5, 2, (4,))
-TOL = {"float64": dict(rtol=1e-9, atol=1e-12), "float32": dict(rtol=2e-5, atol=2e-6)}
+TOL = {"float64": {"rtol": 1e-9, "atol": 1e-12}, "float32": {"rtol": 2e-5, "atol": 2e-6}}
 
 
 def _host(t):

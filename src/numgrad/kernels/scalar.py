@@ -277,12 +277,12 @@ def rpow(a, b):
 def maximum(a, b):
     """NaN-propagating, as torch.maximum; a tie (0.0 and -0.0) gives ``a``, as PyTorch's scalar
     loop does (which its small tensors and the tails of large ones take)."""
-    return a if (a >= b or a != a) else b
+    return a if (a >= b or a != a) else b  # noqa: PLR0124  (a != a: a is NaN)
 
 
 @njit(inline="always")
 def minimum(a, b):
-    return a if (a <= b or a != a) else b
+    return a if (a <= b or a != a) else b  # noqa: PLR0124
 
 
 @njit(inline="always")
@@ -296,7 +296,7 @@ def logaddexp(a, b):
     else ``max + log1p(exp(-|a - b|))`` (NaN in either gives NaN)."""
     if math.isinf(a) and a == b:
         return a
-    m = b if a < b else a
+    m = b if a < b else a  # noqa: FURB136  (std::max's order: a NaN ``a`` is kept)
     return m + math.log1p(math.exp(-abs(a - b)))
 
 
@@ -305,7 +305,7 @@ def logaddexp2(a, b):
     """``log2(2**a + 2**b)``: ``max + log1p(2**-|a - b|) / ln 2`` (PyTorch's)."""
     if math.isinf(a) and a == b:
         return a
-    m = b if a < b else a
+    m = b if a < b else a  # noqa: FURB136
     two = _one(a) + _one(a)
     return m + math.log1p(math.pow(two, -abs(a - b))) * _inv_ln2(a)
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._dtype import FLOAT, default_for_category, result_type, scalar_category
+from .._dtype import result_type
 from ..creation import zeros
 from ..tensor import Tensor
 from ._promote import _as, binary_operands, broadcast_shapes, floating_operand
@@ -322,5 +322,5 @@ def floor_divide(input, other) -> Tensor:
 
 arctan2 = atan2
 
-__all__ = ["atan2", "arctan2", "logaddexp", "logaddexp2", "erf", "erfc", "floor_divide"]
+__all__ = ["arctan2", "atan2", "erf", "erfc", "floor_divide", "logaddexp", "logaddexp2"]
 METHODS = ("atan2", "arctan2", "logaddexp", "logaddexp2", "erf", "erfc", "floor_divide")

@@ -414,6 +414,8 @@ ERRORS = [
     (lambda f, x: f.pad(x, (6, 1), mode="circular"), (2, 3, 5)),
     (lambda f, x: f.pad(x, (-3, -3, 0, 0), mode="circular"), (2, 3, 5, 5)),
     (lambda f, x: f.pad(x, (1, 1), mode="circular"), (5,)),
+    (lambda f, x: f.pad(x, (-5, 4), mode="circular"), (1, 1, 7)),  # (wraps past the crop)
+    (lambda f, x: f.pad(x, (3, -5), mode="circular"), (1, 7)),
     (lambda f, x: f.pad(x, (-3, -3)), (2, 3, 5)),
     (lambda f, x: f.pad(x, (-7, 3)), (2, 3, 5)),
     (lambda f, x: f.pad(x, (1, 1)), ()),

@@ -487,18 +487,19 @@ def _pad_circular(input: Tensor, pad) -> Tensor:
         left, right = pad[2 * i], pad[2 * i + 1]
         dst[dim] = slice(max(left, 0), out_shape[dim] - max(right, 0))
         src[dim] = slice(max(-left, 0), shape[dim] - max(-right, 0))
-    out[tuple(dst)].copy_(input[tuple(src)])
+    # (assignments, which refuse a copy between overlapping blocks of memory as PyTorch's copy_)
+    out[tuple(dst)] = input[tuple(src)]
     for i in range(n_padded):
         dim = n_padded - i + n_kept - 1
         left, right = pad[2 * i], pad[2 * i + 1]
         before = (slice(None),) * dim
         if left > 0:
             far = out_shape[dim] - max(right, 0)
-            out[before + (slice(0, left),)].copy_(out[before + (slice(far - left, far),)])
+            out[before + (slice(0, left),)] = out[before + (slice(far - left, far),)]
         if right > 0:
             near = max(left, 0)
-            out[before + (slice(out_shape[dim] - right, out_shape[dim]),)].copy_(
-                out[before + (slice(near, near + right),)])
+            out[before + (slice(out_shape[dim] - right, out_shape[dim]),)] = \
+                out[before + (slice(near, near + right),)]
     return out
 
 

@@ -41,6 +41,7 @@ WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0}
 # Those whose result may view their first argument's memory.
 VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
                    "unsqueeze", "view_index", "ascontiguous"})
+VIEWS |= {"structure.diagonal"}
 
 
 class Value:
@@ -281,6 +282,7 @@ class TracingKernels:
         self.loss = _RecordedModule(trace, cpu_kernels.loss, "loss")
         self.conv = _RecordedModule(trace, cpu_kernels.conv, "conv")
         self.pooling = _RecordedModule(trace, cpu_kernels.pooling, "pooling")
+        self.structure = _RecordedModule(trace, cpu_kernels.structure, "structure")
 
     def __getattr__(self, name):
         real = getattr(cpu_kernels, name)

@@ -21,6 +21,7 @@ class Kernels(Protocol):
     loss: ModuleType  # nll_loss_forward(x, target, weight, ignore_index, reduction) and backward
     conv: ModuleType  # conv_forward, conv_backward_input, conv_backward_weight (kernels/cpu/conv.py)
     pooling: ModuleType  # max/avg/adaptive pooling, reflection/replication padding (cpu/pooling.py)
+    structure: ModuleType  # tri, remap (flip/roll), diagonal (a view), embed_diagonal (cpu/structure.py)
 
     # -- elementwise (kernels generated from the formula table)
     def unary(self, op: int, x: Array) -> Array:

@@ -32,6 +32,10 @@ from . import einsum, gather, scan, sorting  # noqa: E402  (scans, sorting, gath
 
 FAMILIES += (scan, sorting, gather, einsum)
 FAMILIES += (pooling, padding)  # (torch.max_pool2d, torch.constant_pad_nd ...)
+from . import structure  # noqa: E402  (tril, diagonal, flip, roll, the *stack family ...)
+from .structure import diagonal_backward  # noqa: E402,F401  (ATen's backward op)
+
+FAMILIES += (structure,)
 
 __all__ = []
 METHODS = {}

@@ -21,6 +21,7 @@ from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401,E
 from . import loss  # noqa: F401,E402  (``K.loss``: nll_loss's kernels)
 from . import conv  # noqa: F401,E402  (``K.conv``: convolution's kernels)
 from . import pooling  # noqa: F401,E402  (``K.pooling``: pooling's and padding's kernels)
+from . import structure  # noqa: F401,E402  (``K.structure``: tril/triu, diagonals, flip/roll)
 from .indexing import index, index_add_flat, index_put, nonzero, unravel_index  # noqa: F401,E402
 from .scan import cumprod_backward, cumulative  # noqa: F401,E402
 from .sorting import sort_dim, topk_dim  # noqa: F401,E402

@@ -48,6 +48,7 @@ from .scan import cumprod_backward, cumulative  # noqa: E402,F401
 from .sorting import sort_dim, topk_dim  # noqa: E402,F401
 from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: E402,F401
 from . import pooling  # noqa: E402,F401  (``K.pooling``: pooling's and padding's kernels)
+from . import structure  # noqa: E402,F401  (``K.structure``: tril/triu, diagonals, flip/roll)
 
 globals().update(OP_CODES)
 DEVICE = "cuda"  # the device type whose kernels these are

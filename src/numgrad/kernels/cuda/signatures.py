@@ -156,6 +156,12 @@ def hand_written() -> list:
         (pooling, "_pad_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in NUMBER]),
         (pooling, "_pad_backward_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in FLOAT]),
     ]
+    from . import structure  # (tril/triu, flip/roll)
+
+    table += [
+        (structure, "_tri_k", [(A(t), I64, I64, I64, BOOL, A(t)) for t in ALL]),
+        (structure, "_remap_k", [(A(t), META, A(t)) for t in ALL]),
+    ]
     for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
         t = _BY_NAME[dtype.name]
         table.append((linalg, f"_GEMM[{dtype.name}]",

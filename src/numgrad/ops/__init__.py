@@ -36,6 +36,9 @@ from . import structure  # noqa: E402  (tril, diagonal, flip, roll, the *stack f
 from .structure import diagonal_backward  # noqa: E402,F401  (ATen's backward op)
 
 FAMILIES += (structure,)
+from . import predicates  # noqa: E402  (predicates, nan-aware and order reductions)
+
+FAMILIES += (predicates,)
 
 __all__ = []
 METHODS = {}

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..compiler.traced import note_created
+from .._dtype import torch_name
 from ..tensor import Tensor
 
 
@@ -23,8 +24,6 @@ from .registry import Op, Sample, apply, kernels_for, register
 
 REDUCTIONS = ("none", "mean", "sum")
 _ATEN_REDUCTION = {0: "none", 1: "mean", 2: "sum"}  # at::Reduction::Reduction
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-               "bool": "Bool"}
 
 
 def _F(m):
@@ -126,7 +125,7 @@ def _nll_loss_backward(grad, self, shape, target, weight, ignore_index, reductio
 
 
 def _type_name(t: Tensor) -> str:
-    return _TYPE_NAMES[t._data.dtype.name]
+    return torch_name(t._data.dtype)
 
 
 def check_reduction(reduction: str) -> None:
@@ -672,7 +671,7 @@ def _castable(input: Tensor, target: Tensor) -> None:
     promoted = result_type([t.dtype for t in both if t.ndim], [t.dtype for t in both if not t.ndim],
                            ())
     if promoted._category > input.dtype._category:
-        raise RuntimeError(f"result type {_TYPE_NAMES[promoted.name]} can't be cast to the "
+        raise RuntimeError(f"result type {torch_name(promoted.name)} can't be cast to the "
                            f"desired output type {_type_name(input)}")
 
 

@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import numbers
 
+from .._dtype import torch_name
 from ..tensor import Tensor
 from .registry import Op, Sample, apply, kernels_for, register
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-               "bool": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "float16": "Half"}
 
 
 def _F(m):
@@ -35,8 +33,7 @@ def _F(m):
 
 
 def _type_name(t: Tensor) -> str:
-    name = t._data.dtype.name
-    return _TYPE_NAMES.get(name, name)
+    return torch_name(t._data.dtype)
 
 
 def _sizes(shape) -> str:

@@ -43,6 +43,17 @@ _TORCH_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32
                 "uint8": "Byte"}
 
 
+_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "bool": "bool"}
+
+
+def c_name(np_dtype) -> str:
+    """The C++ name of a NumPy dtype, as some of PyTorch's messages print it (``float``,
+    ``double``, ``long int``)."""
+    name = np.dtype(np_dtype).name
+    return _C_NAMES.get(name, name)
+
+
 def torch_name(np_dtype) -> str:
     """PyTorch's name of a NumPy dtype in messages: ``Float``, ``Long``...; NumPy's name for one
     PyTorch has no name for."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ._dtype import from_numpy_dtype, torch_name
+from ._dtype import c_name, from_numpy_dtype, torch_name
 from .autograd import grad_mode
 from .tensor import Tensor
 
@@ -19,7 +19,27 @@ FUNCTIONS = (
     "sin", "cos", "tan", "tanh", "sigmoid", "sign", "floor", "ceil", "round", "clamp", "clip",
     "maximum", "minimum", "where", "eq", "ne", "lt", "le", "gt", "ge", "matmul", "mm", "bmm",
     "mv", "dot", "sum", "mean", "prod", "amax", "amin", "logsumexp", "cat", "stack",
+    "cumsum", "cumprod", "gather", "scatter", "scatter_add", "index_select", "atan2", "arctan2",
+    "erf", "erfc", "logaddexp", "logaddexp2", "floor_divide", "norm", "std", "var", "softmax",
+    "log_softmax",
+    # (names numgrad may not have yet are skipped by ``install``)
+    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
+    "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "square", "trunc", "fix",
+    "frac", "fmod", "remainder", "hypot", "lerp", "xlogy", "sinc", "deg2rad", "outer", "ger",
+    "tril", "triu", "diag", "hstack", "vstack", "dstack", "column_stack", "concat", "concatenate",
+    "cross", "nan_to_num", "masked_select", "take_along_dim", "nansum", "nanmean",
 )
+
+# Those whose out= must have the result's dtype exactly (PyTorch casts for the others), with
+# PyTorch's message where it is not its common one.
+SAME_DTYPE = {
+    "gather": None, "scatter": None, "scatter_add": None, "norm": None, "softmax": None,
+    "log_softmax": None, "tril": None, "triu": None, "diag": None, "cross": None,
+    "take_along_dim": None,
+    "index_select": "index_select(): self and result must have the same scalar type",
+    "masked_select": "masked_select(): self and result must have the same scalar type",
+    "nan_to_num": "nan_to_num: dtype of out: {out} should be same as input: {result}",
+}
 
 _RESIZED = (
     "An output with one or more elements was resized since it had shape {}, which does not "
@@ -52,6 +72,12 @@ def with_out(fn, name: str):
                 f"{name}(): functions with out=... arguments don't support automatic "
                 "differentiation, but one of the arguments requires grad.")
         result = fn(*args, **kwargs)
+        if name in SAME_DTYPE and out._data.dtype != result._data.dtype:
+            message = SAME_DTYPE[name] or (
+                "Expected out tensor to have dtype {result_c}, but got {out_c} instead")
+            raise RuntimeError(message.format(
+                out=torch_name(out._data.dtype), result=torch_name(result._data.dtype),
+                out_c=c_name(out._data.dtype), result_c=c_name(result._data.dtype)))
         write(out, result)
         return out
 

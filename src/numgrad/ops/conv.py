@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtype import torch_name
+from .._dtype import c_name, torch_name
 from ..tensor import Tensor
 from .registry import Op, Sample, apply, kernels_for, register
 
-_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool"}
 
 
 def _F(m):
@@ -268,8 +266,8 @@ def _check(input: Tensor, weight: Tensor, bias, stride, padding, dilation, group
             f"expected scalar type {_type_name(input)} but found {_type_name(weight)}")
     if bias is not None and bias._data.dtype != x.dtype:
         raise RuntimeError(
-            f"Input type ({_C_NAMES.get(x.dtype.name, x.dtype.name)}) and bias type "
-            f"({_C_NAMES.get(bias._data.dtype.name, bias._data.dtype.name)}) should be the same")
+            f"Input type ({c_name(x.dtype)}) and bias type "
+            f"({c_name(bias._data.dtype)}) should be the same")
     if x.dtype == np.bool_:
         raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
 

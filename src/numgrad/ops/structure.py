@@ -324,6 +324,8 @@ class Roll(Op):
 def flip(input: Tensor, *args, dims=None) -> Tensor:
     """The elements in reverse order along ``dims`` (a copy)."""
     _tensor_arg("flip", input)
+    if not args and dims is None:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
     nd = input._data.ndim
     dims = tuple(_wrap_dim(d, nd) for d in _dims_of(args, dims))
     seen = set()
@@ -409,7 +411,7 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     if len(set(d)) != len(d):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
     if not nd:
-        return input.permute(())
+        return input[...]  # (PyTorch's alias of a 0-d tensor)
     order = [None] * nd
     for a, b in zip(s, d):
         order[b] = a
@@ -437,20 +439,23 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     shape = tuple(input._data.shape)
+    if not shape:
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as "
+                           f"{dim} but tensor has no dimensions")
     d = _wrap_dim(int(dim), len(shape))
     if sizes.count(-1) > 1:
         raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be "
                            "inferred")
-    n = shape[d] if shape else 1
+    n = shape[d]
     known = 1
     for s in sizes:
         if s != -1:
             known *= s
-    if -1 in sizes:
-        if known and n % known == 0:
-            sizes[sizes.index(-1)] = n // known
-    elif known != n:
-        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
+    given = list(sizes)
+    if -1 in sizes and known and n % known == 0:
+        sizes[sizes.index(-1)] = n // known
+    elif -1 in sizes or known != n:
+        raise RuntimeError(f"unflatten: Provided sizes {given} don't multiply up to the size of "
                            f"dim {dim} ({n}) in the input tensor")
     return input.view(shape[:d] + tuple(sizes) + shape[d + 1:])
 
@@ -467,9 +472,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
         input = input.reshape(-1)
         dim = 0
     nd = input._data.ndim
-    d = _wrap_dim(int(dim), nd) if nd else 0
+    d = _wrap_dim(int(dim), nd)
     if not nd:
-        input = input.reshape(1)
+        if not isinstance(repeats, Tensor):  # (PyTorch unsqueezes at dim + 1 first)
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             f"got {d + 1})")
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     if not isinstance(repeats, Tensor):
         r = _int_arg("repeat_interleave", "repeats", 2, repeats)
         if r < 0:
@@ -507,14 +515,19 @@ def _repeat_index(repeats: Tensor):
     return K.structure.repeat_index(data)
 
 
-def tile(input: Tensor, dims) -> Tensor:
+def tile(input: Tensor, *dims) -> Tensor:
     """``input`` repeated ``dims`` times along each dimension (``dims`` padded with leading 1s
     to the input's rank; ``Tensor.repeat`` otherwise)."""
     _tensor_arg("tile", input)
-    dims = (int(dims),) if isinstance(dims, (int, np.integer)) else tuple(int(d) for d in dims)
+    dims = _dims_of(dims)
     nd = input._data.ndim
     if len(dims) < nd:
         dims = (1,) * (nd - len(dims)) + dims
+    if builtins.any(r < 0 for r in dims):
+        shape = (1,) * (len(dims) - nd) + tuple(input._data.shape)
+        sizes = [n * r for n, r in zip(shape, dims)]
+        bad = next(x for x in sizes if x < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {sizes}")
     return input.repeat(dims)
 
 

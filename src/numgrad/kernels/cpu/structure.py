@@ -69,7 +69,7 @@ def _flat(a: np.ndarray) -> np.ndarray:
 def tri(x: np.ndarray, k: int, upper: bool) -> np.ndarray:
     """The lower (``upper``: upper) triangle of the last two dimensions of ``x``, from diagonal
     ``k`` on; the rest zeros. A new C-contiguous array of ``x``'s dtype."""
-    a = np.ascontiguousarray(x)
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (NumPy's makes 0-d 1-d)
     out = np.empty(a.shape, a.dtype)
     if a.size:
         n, m = a.shape[-2:]
@@ -80,7 +80,7 @@ def tri(x: np.ndarray, k: int, upper: bool) -> np.ndarray:
 def remap(x: np.ndarray, flip: tuple, shift: tuple) -> np.ndarray:
     """``x`` flipped along the dimensions where ``flip`` is set and rolled by ``shift`` (each in
     ``[0, size)``) along the others; a new C-contiguous array."""
-    a = np.ascontiguousarray(x)
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (NumPy's makes 0-d 1-d)
     out = np.empty(a.shape, a.dtype)
     if a.size:
         _remap_k(_flat(a), np.array(a.shape, np.int64), np.array(flip, np.bool_),
@@ -123,7 +123,7 @@ def embed_diagonal(x: np.ndarray, shape: tuple, offset: int, dim1: int, dim2: in
     if out.size:
         view, strides, start = diagonal_geometry(
             shape, tuple(s // out.itemsize for s in out.strides), offset, dim1, dim2)
-        a = np.ascontiguousarray(x)
+        a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
         if a.size:
             _embed_k(_flat(a), np.array(view, np.int64), np.array(strides, np.int64), start,
                      _flat(out))

@@ -8,6 +8,7 @@ from .container import ModuleList, Sequential
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .flatten import Flatten
+from .flatten import Unflatten  # noqa: F401
 from .linear import Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss, SmoothL1Loss
 from .loss import BCELoss, HuberLoss, KLDivLoss, L1Loss  # noqa: F401
@@ -40,3 +41,4 @@ __all__ += ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool
             "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
             "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
 __all__ += ["ConstantPad3d", "ZeroPad3d", "CircularPad3d", "ReflectionPad3d", "ReplicationPad3d"]
+__all__ += ["Unflatten"]

@@ -18,3 +18,28 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Splits dimension ``dim`` into ``unflattened_size`` (the inverse of ``Flatten``; a view)."""
+
+    def __init__(self, dim, unflattened_size) -> None:
+        super().__init__()
+        if isinstance(dim, str):
+            raise NotImplementedError("Unflatten of a named dimension: numgrad has no named "
+                                      "tensors")
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for i, s in enumerate(unflattened_size):
+            if not isinstance(s, int):
+                raise TypeError("unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(s).__name__} at pos {i}")
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

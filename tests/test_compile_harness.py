@@ -26,6 +26,8 @@ NOT_LOWERED = {
     ("index", 6): "an index given as a Python list becomes an array outside the kernels",
     ("index", 7): "a boolean scalar index becomes an array outside the kernels",
     ("index_put", 6): "its values' tensor is built from Python data inside the function",
+    ("masked_select", 0): "its result's shape depends on the mask's values (a read: a break)",
+    ("masked_select", 1): "its result's shape depends on the mask's values (a read: a break)",
     ("nll_loss_backward", 0): "the backward op's sample builds its target from Python data",
     ("nll_loss_backward", 1): "the backward op's sample builds its target from Python data",
     ("nll_loss_backward", 2): "the backward op's sample builds its target from Python data",

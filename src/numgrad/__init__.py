@@ -25,6 +25,7 @@ _out.install(globals())  # (numgrad.add(..., out=t) …; the Tensor methods stay
 from .tensor import Size, Tensor  # noqa: F401
 from .tensor import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor  # noqa: F401
 from . import random  # noqa: E402,F401
+from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from .random import *  # noqa: E402,F401,F403
 from . import nn, optim  # noqa: E402,F401
 from . import viz  # noqa: E402,F401

@@ -1,8 +1,9 @@
 """Format tensor values exactly like PyTorch's ``repr(tensor)``.
 
 This is a NumPy re-implementation of the parts of ``torch/_tensor_str.py``
-(PyTorch 2.13) that apply to dense, real-valued tensors, using PyTorch's
-default print options.  The only intended difference is that dtypes are
+(PyTorch 2.13) that apply to dense, real-valued tensors, with PyTorch's
+print options (``set_printoptions``: precision, threshold, edgeitems,
+linewidth, profile, sci_mode).  The only intended difference is that dtypes are
 spelled ``numgrad.float64`` where PyTorch prints ``torch.float64``.
 """
 
@@ -13,13 +14,56 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["format_tensor"]
+__all__ = ["format_tensor", "set_printoptions", "get_printoptions"]
 
-# PyTorch's default print options (torch.set_printoptions(profile="default")).
-PRECISION = 4
-THRESHOLD = 1000
-EDGEITEMS = 3
-LINEWIDTH = 80
+
+
+class _PrintOptions:
+    """PyTorch's ``PRINT_OPTS``: what ``set_printoptions`` changes (its defaults: the
+    "default" profile, scientific notation chosen per tensor)."""
+
+    def __init__(self) -> None:
+        self.precision = 4
+        self.threshold = 1000
+        self.edgeitems = 3
+        self.linewidth = 80
+        self.sci_mode = None
+
+
+OPTS = _PrintOptions()
+_PROFILES = {
+    "default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+    "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+    "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80),
+}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:
+    """PyTorch's print options: digits after the point (``precision``), the element count
+    beyond which a tensor is summarized (``threshold``) with ``edgeitems`` kept at each end,
+    the line width, a ``profile`` ("default", "short", "full") applied first, and ``sci_mode``
+    (True/False force scientific notation on or off; None, the default, chooses per tensor).
+    As in PyTorch, ``sci_mode`` is set by every call (omitted: back to None)."""
+    if profile is not None:
+        for key, value in _PROFILES.get(profile, {}).items():
+            setattr(OPTS, key, value)
+    if precision is not None:
+        OPTS.precision = precision
+    if threshold is not None:
+        OPTS.threshold = threshold
+    if edgeitems is not None:
+        OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        OPTS.linewidth = linewidth
+    OPTS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict:
+    """The current print options, as keyword arguments of ``set_printoptions``."""
+    return dict(precision=OPTS.precision, threshold=OPTS.threshold, edgeitems=OPTS.edgeitems,
+                linewidth=OPTS.linewidth, sci_mode=OPTS.sci_mode)
+
 
 _PREFIX = "tensor("
 _DEFAULT_DTYPE = "float32"
@@ -48,35 +92,36 @@ class _Formatter:
         magnitudes = np.abs(vals).astype(np.float64)
         vmin, vmax = float(magnitudes.min()), float(magnitudes.max())
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
-        self.sci_mode = vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4
+        self.sci_mode = (vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4
+                         if OPTS.sci_mode is None else bool(OPTS.sci_mode))
         self.max_width = max(self._width_of(v) for v in vals.tolist())
 
     def _width_of(self, value: float) -> int:
         if self.sci_mode:
-            return len(f"{value:.{PRECISION}e}")
+            return len(f"{value:.{OPTS.precision}e}")
         if self.int_mode:
             return len(f"{value:.0f}") + 1  # room for the trailing "."
-        return len(f"{value:.{PRECISION}f}")
+        return len(f"{value:.{OPTS.precision}f}")
 
     def format(self, value: float | int | bool) -> str:
         """Format one Python scalar, right-aligned to the common width."""
         if not self.floating:
             text = f"{value}"
         elif self.sci_mode:
-            text = f"{value:{self.max_width}.{PRECISION}e}"
+            text = f"{value:{self.max_width}.{OPTS.precision}e}"
         elif self.int_mode:
             text = f"{value:.0f}"
             if math.isfinite(value):
                 text += "."
         else:
-            text = f"{value:.{PRECISION}f}"
+            text = f"{value:.{OPTS.precision}f}"
         return text.rjust(self.max_width)
 
 
 def _edge_indices(size: int) -> np.ndarray:
     """Indices kept along one axis of a summarized tensor."""
-    if size > 2 * EDGEITEMS:
-        return np.r_[0:EDGEITEMS, size - EDGEITEMS : size]
+    if size > 2 * OPTS.edgeitems:
+        return np.r_[0:OPTS.edgeitems, size - OPTS.edgeitems : size]
     return np.arange(size)
 
 
@@ -89,10 +134,10 @@ def _summarized_data(values: np.ndarray) -> np.ndarray:
 
 def _vector_str(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
     element_length = fmt.max_width + 2  # value plus ", "
-    per_line = max(1, (LINEWIDTH - indent) // element_length)
-    if summarize and values.shape[0] > 2 * EDGEITEMS:
-        head = values[:EDGEITEMS].tolist()
-        tail = values[-EDGEITEMS:].tolist()
+    per_line = max(1, (OPTS.linewidth - indent) // element_length)
+    if summarize and values.shape[0] > 2 * OPTS.edgeitems:
+        head = values[:OPTS.edgeitems].tolist()
+        tail = values[-OPTS.edgeitems:].tolist()
         items = [fmt.format(v) for v in head] + [" ..."] + [fmt.format(v) for v in tail]
     else:
         items = [fmt.format(v) for v in values.tolist()]
@@ -106,8 +151,8 @@ def _nested_str(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatte
     if values.ndim == 1:
         return _vector_str(values, indent, summarize, fmt)
     n = values.shape[0]
-    if summarize and n > 2 * EDGEITEMS:
-        rows: list[int | None] = [*range(EDGEITEMS), None, *range(n - EDGEITEMS, n)]
+    if summarize and n > 2 * OPTS.edgeitems:
+        rows: list[int | None] = [*range(OPTS.edgeitems), None, *range(n - OPTS.edgeitems, n)]
     else:
         rows = list(range(n))
     parts = [
@@ -122,7 +167,7 @@ def _values_str(values: np.ndarray, indent: int) -> str:
     """The bracketed value listing (PyTorch's ``_tensor_str``)."""
     if values.size == 0:
         return "[]"
-    summarize = values.size > THRESHOLD
+    summarize = values.size > OPTS.threshold
     fmt = _Formatter(_summarized_data(values) if summarize else values)
     return _nested_str(values, indent, summarize, fmt)
 
@@ -132,7 +177,7 @@ def _add_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     pieces = [text]
     last_line_len = len(text) - text.rfind("\n") + 1  # mirrors PyTorch exactly
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+        if last_line_len + len(suffix) + 2 > OPTS.linewidth:
             pieces.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
         else:

@@ -1,6 +1,9 @@
 """Random sampling with PyTorch's names: ``Generator`` objects, ``normal`` (its overloads),
-``randperm``, ``bernoulli``, ``multinomial``, and the in-place fills ``uniform_``, ``normal_``,
-``random_``, ``bernoulli_``, ``exponential_``.
+``randperm``, ``bernoulli``, ``multinomial``, the in-place fills ``uniform_``, ``normal_``,
+``random_``, ``bernoulli_``, ``exponential_``, ``rand``/``randn``/``randint`` and their ``*_like``
+forms (all with ``generator=``), and the default generator's ``manual_seed``, ``seed``,
+``initial_seed``, ``get_rng_state`` / ``set_rng_state`` (a tensor of the state's bytes, numgrad's
+own format: a round trip reproduces the stream).
 
 The numbers come from NumPy's PCG64 generator (``numgrad.manual_seed`` seeds the default one), so a
 seed reproduces numgrad's own draws, not PyTorch's stream (a PyTorch program's random numbers differ
@@ -17,12 +20,43 @@ from .autograd import grad_mode
 from .tensor import Tensor
 
 
+_STATE_BYTES = 37  # PCG64: state (16 bytes), increment (16), has_uint32 (1), uinteger (4)
+
+
+def _fresh_seed() -> int:
+    return int(np.random.SeedSequence().entropy % (2 ** 63))
+
+
+def _encode_state(rng: np.random.Generator) -> Tensor:
+    """NumPy's PCG64 state as a tensor of bytes (numgrad's own format; int64 elements, numgrad
+    having no uint8), which ``_decode_state`` turns back into the same stream."""
+    st = rng.bit_generator.state
+    raw = (int(st["state"]["state"]).to_bytes(16, "little")
+           + int(st["state"]["inc"]).to_bytes(16, "little")
+           + bytes([int(st["has_uint32"])]) + int(st["uinteger"]).to_bytes(4, "little"))
+    return Tensor._wrap(np.frombuffer(raw, np.uint8).astype(np.int64))
+
+
+def _decode_state(new_state) -> dict:
+    if not isinstance(new_state, Tensor):
+        raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+    values = new_state._host().reshape(-1)
+    if values.size != _STATE_BYTES:
+        raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found "
+                           f"the input RNG state size to be {values.size}")
+    raw = bytes(int(v) & 0xFF for v in values.tolist())
+    return {"bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[0:16], "little"),
+                      "inc": int.from_bytes(raw[16:32], "little")},
+            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
+
+
 class Generator:
     """A random number generator: ``Generator().manual_seed(0)``, passed as ``generator=``."""
 
     def __init__(self, device="cpu"):
         self.device = device
-        self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self._seed = _fresh_seed()
         self._rng = np.random.default_rng(self._seed)
 
     def manual_seed(self, seed) -> Generator:
@@ -32,17 +66,66 @@ class Generator:
 
     def seed(self) -> int:
         """Seeds from fresh entropy; returns the seed."""
-        return self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed
+        return self.manual_seed(_fresh_seed())._seed
 
     def initial_seed(self) -> int:
         return self._seed
 
-    def get_state(self):
-        return self._rng.bit_generator.state
+    def get_state(self) -> Tensor:
+        """The generator's state as a tensor of bytes (``set_state`` restores it)."""
+        return _encode_state(self._rng)
 
-    def set_state(self, state) -> Generator:
+    def set_state(self, new_state) -> Generator:
+        state = new_state if isinstance(new_state, dict) else _decode_state(new_state)
         self._rng.bit_generator.state = state
         return self
+
+
+class _DefaultGenerator(Generator):
+    """``numgrad.default_generator``: the generator behind ``rand``, ``randn`` and the rest when
+    no ``generator=`` is given (NumPy's generator in ``creation``, which ``manual_seed``
+    replaces)."""
+
+    def __init__(self):
+        self.device = "cpu"
+        self._seed = _fresh_seed()
+        creation._rng = np.random.default_rng(self._seed)
+
+    @property
+    def _rng(self):
+        return creation._rng
+
+    @_rng.setter
+    def _rng(self, rng):
+        creation._rng = rng
+
+
+default_generator = _DefaultGenerator()
+
+
+def manual_seed(seed) -> Generator:
+    """Seeds the default generator (behind ``rand``, ``randn``, ``randperm`` ...)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    """Seeds the default generator from fresh entropy; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    """The default generator's seed (the last ``manual_seed``, or the one drawn at start)."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state as a tensor of bytes (numgrad's own format)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Restores the default generator's state from ``get_rng_state()``'s tensor."""
+    default_generator.set_state(new_state)
 
 
 def _rng(generator):
@@ -228,6 +311,96 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _fill(self, _rng(generator).exponential(1.0 / lambd, self._data.shape))
 
 
-__all__ = ["Generator", "normal", "randperm", "bernoulli", "multinomial"]
+# ------------------------------------------------------------------ rand, randn, randint, *_like
+def _size(size, keyword):
+    if keyword is not None:
+        if size:
+            raise TypeError("rand() received an invalid combination of arguments: size given "
+                            "twice")
+        size = (keyword,)
+    return creation._shape(size)
+
+
+def _checked_generator(generator, name: str):
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"generator={type(generator).__name__}, but expected a "
+                        "numgrad.Generator")
+    return _rng(generator)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
+         **kw) -> Tensor:
+    """Uniform random values in [0, 1)."""
+    shape = _size(size, kw.pop("size", None))
+    rng = _checked_generator(generator, "rand")
+    np_dtype = creation._float_dtype(dtype)
+    creation.graph_break("random numbers (rand)")
+    return creation._finish(rng.random(shape, dtype=np_dtype), requires_grad, device)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
+          **kw) -> Tensor:
+    """Standard normal random values."""
+    shape = _size(size, kw.pop("size", None))
+    rng = _checked_generator(generator, "randn")
+    np_dtype = creation._float_dtype(dtype)
+    creation.graph_break("random numbers (randn)")
+    return creation._finish(rng.standard_normal(shape, dtype=np_dtype), requires_grad, device)
+
+
+def _integers(rng, low: int, high: int, shape: tuple, np_dtype) -> np.ndarray:
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    if np_dtype == np.bool_ and (low < 0 or high > 2):
+        raise RuntimeError(f"to - 1 is out of bounds for bool")
+    return rng.integers(low, high, size=shape).astype(np_dtype)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """Random integers in [low, high) (``randint(high, size)`` starts at 0); int64 unless
+    ``dtype``."""
+    if size is None:
+        low, high, size = 0, low, high
+    rng = _checked_generator(generator, "randint")
+    np_dtype = creation.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
+    creation.graph_break("random numbers (randint)")
+    return creation._finish(_integers(rng, int(low), int(high), creation._shape((size,)),
+                                      np_dtype), requires_grad, device)
+
+
+def rand_like(input: Tensor, *, generator=None, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    """``rand`` with the shape (and by default the dtype and device) of ``input``."""
+    return rand(tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
+                device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, generator=None, dtype=None, device=None,
+               requires_grad: bool = False) -> Tensor:
+    """``randn`` with the shape (and by default the dtype and device) of ``input``."""
+    return randn(tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
+                 device=device or input.device, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad: bool = False) -> Tensor:
+    """``randint`` with the shape (and by default the dtype and device) of ``input``:
+    ``randint_like(x, high)`` or ``randint_like(x, low, high)``."""
+    if high is None:
+        low, high = 0, low
+    rng = _checked_generator(generator, "randint_like")
+    dt = dtype or input.dtype
+    np_dtype = creation.to_dtype(dt).np
+    creation.graph_break("random numbers (randint_like)")
+    return creation._finish(_integers(rng, int(low), int(high), tuple(input.shape), np_dtype),
+                            requires_grad, device or input.device)
+
+
+__all__ = ["Generator", "normal", "randperm", "bernoulli", "multinomial", "default_generator",
+           "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand",
+           "randn", "randint", "rand_like", "randn_like", "randint_like"]
 METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_", "bernoulli",
            "multinomial")

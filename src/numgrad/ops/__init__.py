@@ -37,8 +37,9 @@ from .structure import diagonal_backward  # noqa: E402,F401  (ATen's backward op
 
 FAMILIES += (structure,)
 from . import predicates  # noqa: E402  (predicates, nan-aware and order reductions)
+from . import data_dependent  # noqa: E402  (nonzero, masked_select, unique: shapes from values)
 
-FAMILIES += (predicates,)
+FAMILIES += (predicates, data_dependent)
 
 __all__ = []
 METHODS = {}

@@ -78,6 +78,13 @@ def test_notebook_runs_top_to_bottom(python3_kernel):
     assert float(accuracy[1]) >= 0.95
     assert re.search(r"^  numgrad: \d+\.\d+ s", text, re.M)
     assert re.search(r"^  PyTorch: \d+\.\d+ s", text, re.M) or "PyTorch is not installed" in text
+    # the CNN of examples/cnn_digits.py (issue 16's acceptance), timed beside PyTorch
+    cnn = re.search(r"^  numgrad: test accuracy (\d\.\d+), \d+\.\d+ ms per step \(median\)$", text,
+                    re.MULTILINE)
+    assert cnn, "the notebook prints the CNN's `  numgrad: test accuracy 0.xxxx, ...`"
+    assert float(cnn[1]) >= 0.97
+    assert (re.search(r"^  PyTorch: test accuracy \d\.\d+, \d+\.\d+ ms per step \(median\)$", text,
+                      re.MULTILINE) or "  PyTorch: not installed" in text)
 
     pictures = [out for cell in nb.cells if "make_dot(" in cell.source
                 for out in cell.outputs if out.output_type in ("display_data", "execute_result")]

@@ -42,6 +42,7 @@ WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0}
 VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
                    "unsqueeze", "view_index", "ascontiguous"})
 VIEWS |= {"structure.diagonal"}
+READS["structure.repeat_index"] = "repeat_interleave's counts (its result's size depends on them)"
 
 
 class Value:

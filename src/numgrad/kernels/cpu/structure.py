@@ -131,8 +131,11 @@ def embed_diagonal(x: np.ndarray, shape: tuple, offset: int, dim1: int, dim2: in
 
 
 def repeat_index(repeats: np.ndarray) -> np.ndarray:
-    """``[0] * repeats[0] + [1] * repeats[1] + …`` as int64 (``repeat_interleave``'s index)."""
+    """``[0] * repeats[0] + [1] * repeats[1] + …`` as int64 (``repeat_interleave``'s index);
+    PyTorch's error for a negative count."""
     r = np.ascontiguousarray(repeats, np.int64).reshape(-1)
+    if r.size and r.min() < 0:
+        raise RuntimeError("repeats can not be negative")
     return _repeat_index(r, int(r.sum()))
 
 

@@ -320,7 +320,8 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Te
     if not (input.dtype.is_floating_point or dtype is not None):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_torch_name(input._data.dtype)}")
-    factor = (~isnan(input)).sum(dim, keepdim)
+    factor = Tensor._wrap(_not(_kernels(input), _isnan(_kernels(input), input._data)))
+    factor = factor.sum(dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / factor
 
 
@@ -733,11 +734,11 @@ class Cdist(Op):
     @staticmethod
     def backward(ctx, grad):
         a, b, out = ctx.saved_tensors
-        nd = len(ctx.input_shapes[0])
-        diff = a.unsqueeze(nd - 1) - b.unsqueeze(nd - 2)
-        g = _p_norm_backward(diff, out.unsqueeze(-1), grad.unsqueeze(-1), ctx.params["p"], (nd,))
+        diff = a.unsqueeze(-2) - b.unsqueeze(-3)  # (..., P, R, M)
+        g = _p_norm_backward(diff, out.unsqueeze(-1), grad.unsqueeze(-1), ctx.params["p"],
+                             (diff.ndim - 1,))
         need_a, need_b = ctx.needs_input_grad
-        return (g.sum(nd - 1) if need_a else None, -g.sum(nd - 2) if need_b else None)
+        return (g.sum(-2) if need_a else None, -g.sum(-3) if need_b else None)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:

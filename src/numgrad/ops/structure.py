@@ -229,6 +229,13 @@ def diagonal_backward(grad_output: Tensor, input_sizes, offset: int, dim1: int,
     diagonal ``offset`` of ``dim1`` and ``dim2``."""
     sizes = tuple(int(s) for s in input_sizes)
     d1, d2 = _wrap_dim(int(dim1), len(sizes)), _wrap_dim(int(dim2), len(sizes))
+    from ..kernels.cpu.structure import diagonal_geometry
+
+    view = diagonal_geometry(sizes, (0,) * len(sizes), int(offset), d1, d2)[0]
+    given = tuple(grad_output._data.shape)
+    if broadcast_shapes(view, given) != view:  # (ATen's copy_ into the diagonal)
+        raise RuntimeError(f"output with shape {list(view)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(view, given))}")
     return apply(DiagonalBackward, (grad_output,), (grad_output._data,), input_sizes=sizes,
                  offset=int(offset), dim1=d1, dim2=d2)
 

@@ -123,6 +123,8 @@ def embed_diagonal(x: np.ndarray, shape: tuple, offset: int, dim1: int, dim2: in
     if out.size:
         view, strides, start = diagonal_geometry(
             shape, tuple(s // out.itemsize for s in out.strides), offset, dim1, dim2)
+        if x.shape != view:  # (broadcast to the diagonal's shape, as ATen's copy_)
+            x = np.broadcast_to(x, view)
         a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
         if a.size:
             _embed_k(_flat(a), np.array(view, np.int64), np.array(strides, np.int64), start,

@@ -18,18 +18,35 @@ from .reduction import (  # noqa: F401,E402
 )
 from .linalg import dot, matmul  # noqa: F401,E402
 from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401,E402
-from . import loss  # noqa: F401,E402  (``K.loss``: nll_loss's kernels)
-from . import conv  # noqa: F401,E402  (``K.conv``: convolution's kernels)
-from . import pooling  # noqa: F401,E402  (``K.pooling``: pooling's and padding's kernels)
 from . import structure  # noqa: F401,E402  (``K.structure``: tril/triu, diagonals, flip/roll)
 from .indexing import index, index_add_flat, index_put, nonzero, unravel_index  # noqa: F401,E402
-from .scan import cumprod_backward, cumulative  # noqa: F401,E402
-from .sorting import sort_dim, topk_dim  # noqa: F401,E402
-from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403,E402
 
 globals().update(OP_CODES)  # K.EXP, K.ADD, K.MAX …
 DEVICE = "cpu"  # the device type whose kernels these are
+
+
+# Kernel modules of the less common ops, imported on first use (each njit dispatcher costs
+# ~0.2 ms at import, and a fresh process should not pay for convolution to add two tensors):
+# ``K.<module>`` for these modules, and ``K.<function>`` for these functions.
+_LAZY_MODULES = ("loss", "conv", "pooling")  # K.loss: the losses', K.conv, K.pooling (+ padding)
+_LAZY_FUNCTIONS = {
+    "cumprod_backward": "scan", "cumulative": "scan", "sort_dim": "sorting", "topk_dim": "sorting",
+    "gather_dim": "gather", "index_select_dim": "gather", "scatter_dim": "gather",
+}
+
+
+def __getattr__(name: str):
+    module = name if name in _LAZY_MODULES else _LAZY_FUNCTIONS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    light_cache(loaded)
+    value = loaded if module == name else getattr(loaded, name)
+    globals()[name] = value
+    return value
 
 
 def _load_kernels_lightly() -> None:

@@ -146,6 +146,7 @@ CASES = [
     (lambda m, a: a.tile(2), [(2, 3)]),
     (lambda m, a: m.tile(a, (2, 1, 2)), [(3,)]),
     (lambda m, a: a.tile(()), [()]),
+    (lambda m, a: m.tile(a, dims=(2,)), [(2, 1)]),
     (lambda m, a, b: m.hstack([a, b]), [(2, 3), (2, 1)]),
     (lambda m, a, b: m.hstack((a, b)), [(), (3,)]),
     (lambda m, a, b: m.vstack([a, b]), [(3,), (2, 3)]),
@@ -419,3 +420,21 @@ ERRORS = [
 def test_errors_as_pytorch(index):
     f, arrays = ERRORS[index]
     _same_error(f, *arrays)
+
+
+def test_out_keyword_as_pytorch():
+    data = _data((3, 3))
+    for name, args in (("tril", (1,)), ("diag", ()), ("outer", None), ("hstack", None)):
+        results = []
+        for m in (numgrad, torch):
+            x = m.tensor(data)
+            out = m.empty(0, dtype=m.float64)
+            if name == "outer":
+                got = m.outer(x[0], x[1], out=out)
+            elif name == "hstack":
+                got = m.hstack([x, x], out=out)
+            else:
+                got = getattr(m, name)(x, *args, out=out)
+            assert got is out
+            results.append(out.numpy().copy())
+        np.testing.assert_array_equal(results[0], results[1])

@@ -519,11 +519,11 @@ def _repeat_index(repeats: Tensor):
     return kernels_for((repeats,)).structure.repeat_index(data)
 
 
-def tile(input: Tensor, *dims) -> Tensor:
+def tile(input: Tensor, *args, dims=None) -> Tensor:
     """``input`` repeated ``dims`` times along each dimension (``dims`` padded with leading 1s
     to the input's rank; ``Tensor.repeat`` otherwise)."""
     _tensor_arg("tile", input)
-    dims = _dims_of(dims)
+    dims = _dims_of(args, dims)
     nd = input._data.ndim
     if len(dims) < nd:
         dims = (1,) * (nd - len(dims)) + dims

@@ -85,13 +85,13 @@ CASES = [
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("index", range(len(CASES)))
-def test_matches_cpu(index, dtype):
+def test_structure_op_matches_cpu(index, dtype):
     fn, shape = CASES[index]
     _on_both(fn, _data(shape, dtype, index))
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
-def test_integers_and_bools_as_the_cpu(dtype):
+def test_structure_ops_on_integers_and_bools_as_the_cpu(dtype):
     a = _data((3, 4), dtype, 1)
     for fn in (lambda x, d: x.triu(1), lambda x, d: x.tril(-1), lambda x, d: x.flip(1),
                lambda x, d: x.roll((1, -1), (0, 1)), lambda x, d: x.diagonal(),
@@ -101,7 +101,7 @@ def test_integers_and_bools_as_the_cpu(dtype):
         _on_both(lambda x, d: x.trace(), a, grad=False)
 
 
-def test_zero_dim_and_empty_as_the_cpu():
+def test_structure_ops_on_zero_dim_and_empty_as_the_cpu():
     _on_both(lambda x, d: x.flip(0), _data(()))
     _on_both(lambda x, d: x.roll(3), _data(()))
     _on_both(lambda x, d: x.roll(1, 0), _data((0, 3)))
@@ -125,7 +125,7 @@ def test_the_diagonal_is_a_view_of_the_device_memory():
     (lambda x: numgrad.diag_embed(x), (2, 2)), (lambda x: x.trace() * x, (2, 2)),
     (lambda x: x.flip(1).roll(1, 0), (2, 3)),
 ])
-def test_second_derivatives_as_the_cpu(fn, shape):
+def test_structure_second_derivatives_as_the_cpu(fn, shape):
     a = _data(shape, seed=4)
     results = []
     for device in ("cpu", "cuda"):
@@ -140,7 +140,7 @@ def test_second_derivatives_as_the_cpu(fn, shape):
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12)
 
 
-def test_no_host_read_back_in_forward_and_backward(monkeypatch):
+def test_structure_ops_read_nothing_back_in_forward_and_backward(monkeypatch):
     """The kernels' ops run forward and backward with nothing copied to the host."""
     from numba.cuda.simulator.cudadrv import devicearray
 

@@ -227,12 +227,12 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
         from ..creation import tensor
 
         test_elements = tensor([test_elements], device=like.device)
-    a, b = binary_operands(elements, test_elements)
+    shape = tuple(elements.shape)
+    # every element against every test element: (n, 1) against (m,), in their common dtype
+    a, b = binary_operands(elements.reshape(-1, 1), test_elements.reshape(-1))
     K = _kernels(elements, test_elements)
-    shape = tuple(a.shape)
-    column = K.reshape_view(K.ascontiguous(a), shape + (1,))
-    row = K.reshape_view(K.ascontiguous(b), (b.size,))
-    hits = K.sum_dims(K.cast(K.binary(K.EQ, column, row, _BOOL), np.int64), (len(shape),), False)
+    hits = K.sum_dims(K.cast(K.binary(K.EQ, a, b, _BOOL), np.int64), (1,), False)
+    hits = K.reshape_view(hits, shape)
     return Tensor._wrap(K.binary(K.EQ if invert else K.GT, hits, np.int64(0), _BOOL))
 
 

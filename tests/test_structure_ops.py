@@ -438,3 +438,18 @@ def test_out_keyword_as_pytorch():
             assert got is out
             results.append(out.numpy().copy())
         np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_inplace_triangles_through_a_view_and_on_a_leaf():
+    data = _data((4, 3))
+    results = []
+    for m in (numgrad, torch):
+        x = m.tensor(data, requires_grad=True)
+        y = x * 1
+        y[1:].triu_(1)  # (written through the view into its base)
+        (y * y).sum().backward()
+        results.append((y.detach().numpy().copy(), y.grad_fn.name(), x.grad.numpy().copy()))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1]
+    np.testing.assert_allclose(results[0][2], results[1][2])
+    _same_error(lambda m, a: a.requires_grad_().tril_(), data)

@@ -164,6 +164,11 @@ CASES = [
     (lambda m, a: m.meshgrid(a, indexing="xy"), [(3,)]),
     (lambda m, a, b: m.broadcast_tensors(a, b), [(3, 1), (4,)]),
     (lambda m, a, b, c: m.broadcast_tensors(a, b, c), [(2, 3), (3,), ()]),
+    (lambda m, a: m.broadcast_to(a, (2, 3, 4)), [(3, 1)]),
+    (lambda m, a: a.broadcast_to((-1, 3)), [(2, 1)]),
+    (lambda m, a: m.ravel(a), [(2, 3)]),
+    (lambda m, a: _t(m, a).ravel(), [(2, 3)]),
+    (lambda m, a: m.ravel(a), [()]),
     (lambda m, a: m.take_along_dim(a, m.tensor([[0, 2], [1, 1], [3, 0]]), 1), [(3, 4)]),
     (lambda m, a: a.take_along_dim(m.tensor([[2, 0, 1, 1]]), dim=0), [(3, 4)]),
     (lambda m, a: m.take_along_dim(_t(m, a), m.tensor([[0], [2]]), -1), [(3, 2)]),
@@ -228,6 +233,7 @@ def test_gradcheck_and_gradgradcheck(index):
     lambda m, a: a.diagonal(), lambda m, a: m.diagonal(a, 1, 1, 0),
     lambda m, a: a.movedim(0, 1), lambda m, a: m.swapaxes(a, 0, 1), lambda m, a: a.swapdims(1, 0),
     lambda m, a: a.unflatten(1, (2, 2)), lambda m, a: m.moveaxis(a, 1, 0),
+    lambda m, a: a.ravel(),
 ])
 def test_views_share_storage_as_pytorch(f):
     data = _data((3, 4))

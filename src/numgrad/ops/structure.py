@@ -668,6 +668,18 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(t if tuple(t._data.shape) == shape else t.expand(shape) for t in ts)
 
 
+def broadcast_to(input: Tensor, size) -> Tensor:
+    """``input`` expanded to ``size`` (a view, as ``expand``)."""
+    _tensor_arg("broadcast_to", input)
+    return input.expand(tuple(size))
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a vector: a view of a contiguous tensor, else of a contiguous copy."""
+    _tensor_arg("ravel", input)
+    return input.contiguous().view(-1)
+
+
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     """The values of ``input`` at ``indices`` along ``dim`` (broadcast against each other);
     without ``dim``, of the flattened tensor."""
@@ -720,8 +732,10 @@ __all__ = ["tril", "triu", "diag", "diagonal", "diagonal_copy", "diag_embed", "t
            "fliplr", "flipud", "roll", "outer", "ger", "movedim", "moveaxis", "swapaxes",
            "swapdims", "unflatten", "repeat_interleave", "tile", "atleast_1d", "atleast_2d",
            "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack", "concat",
-           "concatenate", "meshgrid", "broadcast_tensors", "take_along_dim", "numel",
+           "concatenate", "meshgrid", "broadcast_tensors", "broadcast_to", "ravel",
+           "take_along_dim", "numel",
            "is_tensor", "is_floating_point"]
 METHODS = ("tril", "triu", "tril_", "triu_", "diag", "diagonal", "diag_embed", "trace", "flip",
            "fliplr", "flipud", "roll", "outer", "ger", "movedim", "moveaxis", "swapaxes",
-           "swapdims", "unflatten", "repeat_interleave", "tile", "take_along_dim")
+           "swapdims", "unflatten", "repeat_interleave", "tile", "take_along_dim", "broadcast_to",
+           "ravel")

@@ -278,3 +278,32 @@ def test_the_zero_dim_transpose_warning_is_given_once_per_process():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=120, check=True).stdout
     assert out.strip() == "['Tensor.T i', 'Tensor.mT ']"
+
+
+# ------------------------------------------------------------------ threads
+def test_set_num_threads_sets_numbas_and_blass_threads():
+    from threadpoolctl import threadpool_info  # (installed with scikit-learn, a test extra)
+
+    before = numgrad.get_num_threads()
+    try:
+        numgrad.set_num_threads(1)
+        assert numgrad.get_num_threads() == 1
+        import numba
+
+        assert numba.get_num_threads() == 1
+        assert [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"] == [1]
+    finally:
+        numgrad.set_num_threads(before)
+
+
+@pytest.mark.parametrize("value", [0, -2, 1.5, "2"], ids=repr)
+def test_set_num_threads_refuses_as_pytorch(value):
+    def run(m):
+        try:
+            m.set_num_threads(value)
+        except Exception as e:  # noqa: BLE001 (compared)
+            return type(e).__name__, str(e)
+        return "ok"
+
+    ours, theirs = _both(run)
+    assert ours == theirs

@@ -163,8 +163,31 @@ def _binary_general(op, kernels, a, b, dt, out_dtype):
         return out
     a1, sa = _strided_view(a, shape)
     b1, sb = _strided_view(b, shape)
-    kernels.zip_strided(a1, sa, b1, sb, np.array(shape, np.int64), out.reshape(-1))
+    dims, sa, sb = _coalesce(shape, sa, sb)
+    kernels.zip_strided(a1, sa, b1, sb, dims, out.reshape(-1))
     return out
+
+
+def _coalesce(shape: tuple, sa: np.ndarray, sb: np.ndarray):
+    """``shape`` and both operands' element strides with adjacent dimensions merged wherever
+    both operands step through them as through one (PyTorch's TensorIterator coalescing), and
+    dimensions of size 1 dropped: ``zip_strided`` then runs fewer, longer rows, in its vectorised
+    loops (``(32, 16, 8, 8) * (1, 16, 1, 1)``: rows of 64 instead of 8). The output's C order
+    is unchanged, as only neighbours merge."""
+    dims, ka, kb = [], [], []
+    for n, x, y in zip(shape, sa.tolist(), sb.tolist()):
+        if n == 1:
+            continue
+        if dims and ka[-1] == x * n and kb[-1] == y * n:
+            dims[-1] *= n
+            ka[-1], kb[-1] = x, y
+        else:
+            dims.append(n)
+            ka.append(x)
+            kb.append(y)
+    if not dims:  # (every dimension of size 1)
+        dims, ka, kb = [1], [0], [0]
+    return np.array(dims, np.int64), np.array(ka, np.int64), np.array(kb, np.int64)
 
 
 def _broadcast_shape(a: tuple, b: tuple) -> tuple:

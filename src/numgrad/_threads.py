@@ -1,0 +1,72 @@
+"""``torch.set_num_threads`` / ``get_num_threads``: the threads numgrad computes with.
+
+numgrad computes on two thread pools: Numba's (the parallel variants of the elementwise kernels,
+for large arrays) and NumPy's BLAS (matrix products, convolutions' im2col products). PyTorch's
+``set_num_threads`` sets its one intra-op pool; here it sets both. On a machine whose cores are
+busy with other work, ``set_num_threads(1)`` keeps BLAS's threads from waiting on each other
+(they spin), which can make small products many times slower.
+
+NumPy ships OpenBLAS (``scipy-openblas``); its thread count is set through the library's own
+``*_set_num_threads`` function, found among the libraries already loaded in the process (as
+threadpoolctl does, without depending on it). A BLAS without such a function is left alone.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+
+import numba
+import numpy as np
+
+_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+            "openblas_set_num_threads64_", "openblas_set_num_threads", "MKL_Set_Num_Threads")
+_blas_setter = None  # the BLAS's set_num_threads function, once looked up (False: none found)
+
+
+def _blas_set_num_threads():
+    """NumPy's BLAS's ``set_num_threads`` function, or None."""
+    global _blas_setter
+    if _blas_setter is None:
+        _blas_setter = False
+        folder = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+        for path in sorted(glob.glob(os.path.join(folder, "*blas*"))):
+            try:
+                library = ctypes.CDLL(path)  # (already loaded by NumPy: the same handle)
+            except OSError:
+                continue
+            for name in _SETTERS:
+                setter = getattr(library, name, None)
+                if setter is not None:
+                    setter.argtypes = [ctypes.c_int]
+                    _blas_setter = setter
+                    break
+            if _blas_setter:
+                break
+    return _blas_setter or None
+
+
+def set_num_threads(n) -> None:
+    """Sets the number of threads numgrad's parallel kernels and matrix products use (at most
+    the cores Numba found), as ``torch.set_num_threads``."""
+    if type(n) is not int:
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    setter = _blas_set_num_threads()
+    if setter is not None:
+        setter(n)
+    global _threads
+    _threads = n
+
+
+_threads = None  # what set_num_threads was given, if it was called
+
+
+def get_num_threads() -> int:
+    """The number of threads numgrad computes with (``torch.get_num_threads``)."""
+    return _threads if _threads is not None else numba.get_num_threads()
+
+
+__all__ = ["set_num_threads", "get_num_threads"]

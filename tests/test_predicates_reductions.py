@@ -286,6 +286,36 @@ def test_median_gradients():
         assert gradcheck(fn, (x,)) and gradgradcheck(fn, (x,))
 
 
+@pytest.mark.parametrize("case", ["ties", "matrix", "int", "int32", "bool", "scalar", "special"])
+def test_mode(case):
+    a = ARRAYS[case]
+    for v in _views(a):
+        for d in range(-v.ndim, v.ndim) if v.ndim else (0, -1):
+            o = numgrad.mode(numgrad.tensor(v), d)
+            t = torch.mode(torch.tensor(v), d)
+            _same(o.values, t.values)
+            if not np.isnan(v).any() if v.dtype.kind == "f" else True:
+                _same(o.indices, t.indices)  # (the last index of the value)
+            _same(numgrad.tensor(v).mode(d, keepdim=True)[0], t.values if False else
+                  torch.tensor(v).mode(d, keepdim=True)[0])
+    _both(lambda m, x: tuple(m.mode(x)), np.array([[1.0, 2, 2, 1, 3], [5, 5, 4, 4, 4]]))
+
+
+def test_mode_gradient_and_errors():
+    a = np.array([[1.0, 2.0, 2.0, 1.0, 3.0], [5.0, 5.0, 4.0, 4.0, 4.0]])
+    ours, theirs = _pair(a, requires_grad=True)
+    o, t = numgrad.mode(ours, 1), torch.mode(theirs, 1)
+    assert o.values.grad_fn.name() == t.values.grad_fn.name() == "ModeBackward0"
+    (o.values * numgrad.tensor([2.0, 3.0])).sum().backward()
+    (t.values * torch.tensor([2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    x = numgrad.tensor(RNG.standard_normal((3, 4)), requires_grad=True)
+    assert gradcheck(lambda v: v.mode(0)[0], (x,)) and gradgradcheck(lambda v: v.mode(1)[0], (x,))
+    _errors_alike(lambda m, x: m.mode(x), np.zeros(0), error=IndexError)
+    _errors_alike(lambda m, x: m.median(x), np.array([True, False]))
+    _errors_alike(lambda m, x: m.nanmedian(x, 0), np.array([True, False]))
+
+
 # ------------------------------------------------------------------ var_mean, std_mean, aminmax
 @pytest.mark.parametrize("name", ["var_mean", "std_mean"])
 def test_var_std_mean(name):

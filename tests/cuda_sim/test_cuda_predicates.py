@@ -110,9 +110,19 @@ def test_median(case):
                 _both(lambda x: tuple(getattr(numgrad, name)(x, d, keepdim=True)), v)
 
 
+@pytest.mark.parametrize("case", ["special", "matrix", "scalar", "int", "bool"])
+def test_mode(case):
+    a = DATA[case]
+    for v in _views(a):
+        for d in range(v.ndim) if v.ndim else (0,):
+            _both(lambda x: tuple(numgrad.mode(x, d)), v)
+            _both(lambda x: tuple(x.mode(d, keepdim=True)), v)
+
+
 def test_median_aminmax_var_mean_gradients():
     a = np.array([[1.0, 1.0, 2.0, 2.0], [3.0, 3.0, 3.0, 0.25], [0.5, -1.0, 4.0, 2.5]])
     calls = [lambda x: x.median(), lambda x: x.median(1).values, lambda x: x.nanmedian(0)[0],
+             lambda x: x.mode(1).values, lambda x: x.t().mode(1, keepdim=True)[0],
              lambda x: numgrad.aminmax(x, dim=1).max, lambda x: numgrad.aminmax(x).min,
              lambda x: numgrad.var_mean(x, 1)[0] + numgrad.var_mean(x, 1)[1],
              lambda x: numgrad.std_mean(x)[0] * numgrad.std_mean(x)[1],

@@ -122,6 +122,11 @@ class Kernels(Protocol):
     def topk_dim(self, x: Array, k: int, dim: int, largest: bool) -> tuple:
         """The first ``k`` of ``sort_dim(x, dim, largest)``."""
 
+    def mode_dim(self, x: Array, dim: int) -> tuple:
+        """``(values, int64 indices)``, ``dim`` kept as size 1: the most frequent value along
+        ``dim`` (the smallest of equally frequent ones; NaN equal to NaN) and the last index of
+        it (kernels/*/predicates.py)."""
+
     def gather_dim(self, x: Array, dim: int, index: Array) -> Array: ...
     def index_select_dim(self, x: Array, dim: int, index: Array) -> Array: ...
 

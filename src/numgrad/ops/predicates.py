@@ -6,7 +6,8 @@ Differentiable: ``nan_to_num`` (``NanToNumBackward0``), ``nansum`` (``NansumBack
 ``nanmean`` (PyTorch's composite: ``nansum / count``), ``median`` / ``nanmedian`` (all elements:
 ``MedianBackward0``, the gradient shared by the elements equal to the result; along ``dim``:
 ``(values, indices)``, ``MedianBackward1``, the gradient to the index returned; PyTorch's lower
-middle; a NaN makes ``median`` NaN, at the first NaN's index), ``std_mean`` / ``var_mean`` (both
+middle; a NaN makes ``median`` NaN, at the first NaN's index), ``mode`` (``ModeBackward0``: the
+most frequent value, the smallest of a tie, at its last index; ``K.mode_dim``), ``std_mean`` / ``var_mean`` (both
 results' node is ``StdMeanBackward0`` / ``VarMeanBackward0``), ``aminmax``, ``cross`` /
 ``linalg_cross`` (``LinalgCrossBackward0``), ``dist`` (``DistBackward0``) and ``cdist``
 (``CdistBackward0``).
@@ -420,7 +421,8 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     input = _tensor(input, name)
     data = input._data
     if data.dtype == _BOOL:
-        raise RuntimeError(f'"{name}_out" not implemented for \'Bool\'')
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     if dim is None:
         op = NanmedianAll if ignore_nan else MedianAll
         return apply(op, (input,), (data,), dims=tuple(range(data.ndim)), keepdim=False)
@@ -453,6 +455,37 @@ def median(input: Tensor, dim=None, keepdim: bool = False):
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
     """``median`` of the values that are not NaN."""
     return _median(input, dim, keepdim, True)
+
+
+class _ModeResult(_ValuesIndices):
+    _name = "mode"
+
+
+@register
+class Mode(_MedianDimOp):
+    name, node = "mode", "ModeBackward0"
+    samples = (Sample(lambda m, a: m.mode(a, 1).values, ((3, 4),)),
+               Sample(lambda m, a: a.t().mode(0, keepdim=True)[0], ((3, 2),)))
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
+    """``(values, indices)``: the most frequent value along ``dim`` (the smallest of equally
+    frequent ones; NaN counts as equal to NaN) and the last index where it occurs."""
+    input = _tensor(input, "mode")
+    data = input._data
+    nd = data.ndim
+    d = _wrap_dim(int(dim), nd) % builtins.max(nd, 1)
+    if nd and not data.shape[d]:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    K = kernels_for((input,), Mode)
+    values, indices = K.mode_dim(data, d)
+    if nd == 0:
+        out = apply(Mode, (input,), (values,), dim=0, indices=indices, keepdim=True)
+        return _ModeResult(out, Tensor._wrap(indices))
+    shape = _result_shape(data.shape, (d,), keepdim)
+    out = apply(Mode, (input,), (K.reshape_view(values, shape),), dim=d, indices=indices,
+                keepdim=keepdim)
+    return _ModeResult(out, Tensor._wrap(K.reshape_view(indices, shape)))
 
 
 # ------------------------------------------------------------------ var_mean, std_mean
@@ -770,7 +803,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
 
 __all__ = ["isnan", "isinf", "isposinf", "isneginf", "isfinite", "any", "all", "count_nonzero",
            "isclose", "allclose", "equal", "isin", "nan_to_num", "nansum", "nanmean", "median",
-           "nanmedian", "var_mean", "std_mean", "aminmax", "cross", "dist", "cdist"]
+           "nanmedian", "mode", "var_mean", "std_mean", "aminmax", "cross", "dist", "cdist"]
 METHODS = ("isnan", "isinf", "isposinf", "isneginf", "isfinite", "any", "all", "count_nonzero",
            "isclose", "allclose", "equal", "nan_to_num", "nansum", "nanmean", "median",
-           "nanmedian", "aminmax", "cross", "dist")
+           "nanmedian", "mode", "aminmax", "cross", "dist")

@@ -135,6 +135,11 @@ def hand_written() -> list:
                            for t in FLOAT + (I64,)]),
         (scan, "_cumprod_grad_k", [(A(t), A(t), A(t), A(t), I64, I64) for t in FLOAT]),
         (sorting, "_rank_sort_k", [(A(t), I64, I64, BOOL, A(t), META) for t in ALL]),
+    ]
+    from . import predicates  # (mode along one dimension)
+
+    table += [
+        (predicates, "_mode_rows_k", [(A(t), A(t), I64, A(t), META) for t in ALL]),
         (gather, "_gather_k", [(A(t), META, META, META, A(t)) for t in ALL]),
         (gather, "_scatter_k", [(A(t), META, META, META, A(t)) for t in ALL]),
         (gather, "_scatter_add_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),

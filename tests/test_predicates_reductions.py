@@ -487,6 +487,32 @@ def test_unique_nan_and_views():
     _both(lambda m, x: m.unique_consecutive(x, return_counts=True), np.array([1, 1, 2, 2, 3, 1]))
 
 
+UNIQUE_DIM = [np.array([[1, 2], [3, 4], [1, 2], [0, 9]]),
+              np.random.default_rng(3).integers(0, 2, (5, 3, 2)),
+              np.random.default_rng(4).integers(0, 2, (4, 6)).astype(np.float64),
+              np.array([[True, False], [True, False]]), np.zeros((0, 3)), np.zeros((3, 0))]
+
+
+@pytest.mark.parametrize("index", range(len(UNIQUE_DIM)))
+def test_unique_dim(index):
+    a = UNIQUE_DIM[index]
+    for d in range(-a.ndim, a.ndim):
+        for inverse in (False, True):
+            for counts in (False, True):
+                for name in ("unique", "unique_consecutive"):
+                    def fn(m, x):
+                        return getattr(m, name)(x, dim=d, return_inverse=inverse,
+                                                return_counts=counts)
+                    try:
+                        fn(torch, torch.tensor(a))
+                    except RuntimeError:
+                        _errors_alike(fn, a)
+                        continue
+                    _both(fn, a)
+    _errors_alike(lambda m, x: m.unique(x, dim=0), np.array(3.0), error=IndexError)
+    _errors_alike(lambda m, x: m.unique(x, dim=2), np.ones((2, 2)), error=IndexError)
+
+
 def test_compiled_data_dependent_ops_break_the_graph():
     def step(x):
         y = numgrad.masked_select(x, x > 0)

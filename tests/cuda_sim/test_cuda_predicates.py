@@ -187,3 +187,11 @@ def test_unique(index):
                 _both(lambda x: numgrad.unique(x, return_inverse=inverse, return_counts=counts), v)
                 _both(lambda x: x.unique_consecutive(return_inverse=inverse,
                                                      return_counts=counts), v)
+
+
+@pytest.mark.parametrize("index", [0, 1, 5])
+def test_unique_dim(index):
+    a = UNIQUE[index] if index != 5 else np.array([[1, 2], [3, 4], [1, 2], [0, 9]])
+    for d in range(a.ndim):
+        _both(lambda x: numgrad.unique(x, dim=d, return_inverse=True, return_counts=True), a)
+        _both(lambda x: x.unique_consecutive(dim=d, return_counts=True), a)

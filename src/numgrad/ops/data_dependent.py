@@ -1,6 +1,6 @@
 """Ops whose result's shape depends on the values: ``nonzero`` (``as_tuple``), ``argwhere``,
 ``masked_select`` (``MaskedSelectBackward0``), ``unique`` and ``unique_consecutive`` (with
-``return_inverse`` / ``return_counts``, over all elements).
+``return_inverse`` / ``return_counts``, over all elements or the slices along ``dim``).
 
 Each reads a count back from the data (``K.nonzero``: a sync on CUDA, as PyTorch's do; under
 ``numgrad.compile`` the tracer's ``READS`` breaks the graph there and the rest runs eagerly).
@@ -148,22 +148,91 @@ def _unique_flat(input: Tensor, sort: bool, return_inverse: bool, return_counts:
     return out[0] if len(out) == 1 else tuple(out)
 
 
+def _unique_dim(input: Tensor, dim, sort: bool, return_inverse: bool, return_counts: bool):
+    """``unique`` / ``unique_consecutive`` of the slices along ``dim``: the slices as rows of a
+    matrix, sorted lexicographically (stable sorts by each column, the last first), runs of equal
+    rows found as in the flat case, the distinct rows put back along ``dim``."""
+    from ..tensor import _wrap_dim
+
+    K, d = kernels_for((input,)), input._data
+    shape = tuple(d.shape)
+    if not shape:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    nd = len(shape)
+    dim = _wrap_dim(int(dim), nd)
+    n = shape[dim]
+    rest = tuple(x for i, x in enumerate(shape) if i != dim)
+    m = 1
+    for x in rest:
+        m *= x
+    if m == 0 and n:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    order_dims = (dim,) + tuple(i for i in range(nd) if i != dim)
+    rows = K.reshape_view(K.ascontiguous(K.permute(d, order_dims)), (n, m))
+    if n == 0:
+        out = [Tensor._wrap(K.empty(shape, d.dtype))]
+        if return_inverse:
+            out.append(Tensor._wrap(K.empty((0,), _INT64)))
+        if return_counts:
+            out.append(Tensor._wrap(K.empty((0,), _INT64)))
+        return out[0] if len(out) == 1 else tuple(out)
+    order = None
+    if sort:
+        for c in range(m - 1, -1, -1):
+            column = K.ascontiguous(K.view_index(rows, (slice(None), c)))
+            if order is not None:
+                column = K.index(column, (), (order,))
+            _, step = K.sort_dim(column, 0, False)
+            order = step if order is None else K.index(order, (), (step,))
+        rows = K.index(rows, (), (order,))
+    first = K.full((1,), True, np.bool_)
+    if n > 1:
+        differ = K.binary(K.NE, K.view_index(rows, (slice(1, None),)),
+                          K.view_index(rows, (slice(0, n - 1),)), np.bool_)
+        later = K.binary(K.GT, K.sum_dims(K.cast(differ, _INT64), (1,), False), np.int64(0),
+                         np.bool_)
+        starts = K.cat([first, later], 0)
+    else:
+        starts = first
+    positions = K.nonzero(starts)[0]
+    k = positions.shape[0]
+    picked = K.reshape_view(K.index(rows, (), (positions,)), (k,) + rest)
+    back = tuple(order_dims.index(i) for i in range(nd))
+    out = [Tensor._wrap(K.ascontiguous(K.permute(picked, back)))]
+    if return_inverse:
+        group = K.binary(K.SUB, K.cumulative(K.cast(starts, _INT64), 0, False, False),
+                         np.int64(1))
+        if order is not None:
+            inverse = K.empty((n,), _INT64)
+            K.index_put(inverse, (), (order,), group, False)
+        else:
+            inverse = group
+        out.append(Tensor._wrap(inverse))
+    if return_counts:
+        ends = K.cat([positions, K.full((1,), n, _INT64)], 0)
+        out.append(Tensor._wrap(K.binary(K.SUB, K.view_index(ends, (slice(1, k + 1),)),
+                                         K.view_index(ends, (slice(0, k),)))))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim=None):
     """The distinct elements (sorted), and with ``return_inverse`` the index of each input
-    element among them, with ``return_counts`` how often each occurs."""
+    element among them, with ``return_counts`` how often each occurs; with ``dim``, the distinct
+    slices along ``dim`` (sorted lexicographically)."""
     if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported yet; only dim=None")
+        return _unique_dim(_tensor(input, "unique"), dim, True, return_inverse, return_counts)
     return _unique_flat(input, True, return_inverse, return_counts, "unique")
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim=None):
-    """The first element of each run of equal consecutive elements (of the flattened tensor),
-    with the inverse and counts as ``unique``'s."""
+    """The first element of each run of equal consecutive elements (of the flattened tensor, or
+    slices along ``dim``), with the inverse and counts as ``unique``'s."""
     if dim is not None:
-        raise NotImplementedError("unique_consecutive(dim=...) is not supported yet; only "
-                                  "dim=None")
+        return _unique_dim(_tensor(input, "unique_consecutive"), dim, False, return_inverse,
+                           return_counts)
     return _unique_flat(input, False, return_inverse, return_counts, "unique_consecutive")
 
 

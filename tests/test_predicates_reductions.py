@@ -114,6 +114,19 @@ def test_count_nonzero(case):
         _both(lambda m, x: m.count_nonzero(x, dim=tuple(range(a.ndim))), a)
 
 
+def test_keepdim_without_dim_and_empty_dim_lists():
+    a = ARRAYS["with_nan"]
+    _both(lambda m, x: m.any(x, keepdim=True), a)
+    _both(lambda m, x: x.all(dim=None, keepdim=True), a)
+    _both(lambda m, x: m.any(x, dim=[]), a)
+    _both(lambda m, x: m.count_nonzero(x, dim=()), a)
+    _both(lambda m, x: m.count_nonzero(x, dim=[0, 1]), a)
+    _both(lambda m, x: m.nansum(x, keepdim=True), a)
+    _both(lambda m, x: m.nansum(x, dim=()), a)
+    _both(lambda m, x: m.nanmean(x, keepdim=True), a)
+    _errors_alike(lambda m, x: m.nanmean(x, dtype=m.float64), ARRAYS["int"])
+
+
 def test_any_all_count_errors():
     a = ARRAYS["matrix"]
     _errors_alike(lambda m, x: m.count_nonzero(x, dim=(0, 0)), a)

@@ -140,7 +140,7 @@ def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether any element (over ``dim``: an int or a tuple) is nonzero; bool."""
     input = _tensor(input, "any")
     dims = _dims_listed(dim, input._data.ndim)
-    K, count = _true_count(input, dims, keepdim and dim is not None)
+    K, count = _true_count(input, dims, keepdim)
     return Tensor._wrap(K.binary(K.GT, count, np.int64(0), _BOOL))
 
 
@@ -148,14 +148,14 @@ def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether every element (over ``dim``: an int or a tuple) is nonzero; bool."""
     input = _tensor(input, "all")
     dims = _dims_listed(dim, input._data.ndim)
-    K, count = _true_count(input, dims, keepdim and dim is not None)
+    K, count = _true_count(input, dims, keepdim)
     return Tensor._wrap(K.binary(K.EQ, count, np.int64(_count(input._data.shape, dims)), _BOOL))
 
 
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
     """The number of nonzero elements (over ``dim``: an int or a tuple); int64."""
     input = _tensor(input, "count_nonzero")
-    dims = _dims_listed(dim, input._data.ndim)
+    dims = _dims_listed(None if dim == () or dim == [] else dim, input._data.ndim)
     return Tensor._wrap(_true_count(input, dims, False)[1])
 
 
@@ -309,16 +309,15 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
         input = input.to(dtype)
     elif not input.dtype.is_floating_point and input._data.dtype != np.int64:
         input = input.to(np.int64)
-    dims = normalize_dims(dim, input._data.ndim)
-    return apply(Nansum, (input,), (input._data,), dims=dims,
-                 keepdim=keepdim and dim is not None)
+    dims = normalize_dims(None if dim == () or dim == [] else dim, input._data.ndim)
+    return apply(Nansum, (input,), (input._data,), dims=dims, keepdim=keepdim)
 
 
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The mean of the elements that are not NaN (over ``dim``): PyTorch's
     ``nansum(input) / (count of non-NaN)``."""
     input = _tensor(input, "nanmean")
-    if not (input.dtype.is_floating_point or dtype is not None):
+    if not input.dtype.is_floating_point:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_torch_name(input._data.dtype)}")
     factor = Tensor._wrap(_not(_kernels(input), _isnan(_kernels(input), input._data)))

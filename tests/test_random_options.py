@@ -102,6 +102,27 @@ def test_generator_state_round_trip():
     assert g.initial_seed() == 9
 
 
+def test_nn_init_and_data_loading_take_a_generator():
+    def init(seed):
+        w = numgrad.empty(3, 4)
+        g = numgrad.Generator().manual_seed(seed)
+        numgrad.nn.init.normal_(w, generator=g)
+        numgrad.nn.init.uniform_(w[0], generator=g)
+        numgrad.nn.init.kaiming_uniform_(w, generator=g)
+        return w.numpy()
+
+    np.testing.assert_array_equal(init(1), init(1))
+    assert not np.array_equal(init(1), init(2))
+    data = numgrad.utils.data.TensorDataset(numgrad.arange(10))
+
+    def order(seed):
+        loader = numgrad.utils.data.DataLoader(data, batch_size=3, shuffle=True,
+                                               generator=numgrad.Generator().manual_seed(seed))
+        return [b[0].tolist() for b in loader]
+
+    assert order(4) == order(4)
+
+
 def _same_error(fn, error=Exception):
     with pytest.raises(error) as theirs:
         fn(torch)

@@ -80,6 +80,13 @@ class Generator:
         self._rng.bit_generator.state = state
         return self
 
+    def __getattr__(self, name):
+        # NumPy's sampling methods (normal, uniform, permutation ...) of the generator behind,
+        # for numgrad code that draws from a generator= directly (nn.init's fills).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._rng, name)
+
 
 class _DefaultGenerator(Generator):
     """``numgrad.default_generator``: the generator behind ``rand``, ``randn`` and the rest when

@@ -1,15 +1,14 @@
 """numgrad.nn's layers against torch.nn: Dropout, Embedding, LayerNorm, BatchNorm1d/2d, the
-activations (leaky_relu, elu, silu, softplus, hardtanh, relu6, gelu) and nn.utils' gradient
+activations (leaky_relu, elu, selu, celu, silu, mish, softplus, hardtanh, relu6, hardswish,
+hardsigmoid, logsigmoid, softsign, tanhshrink, gelu exact and tanh) and nn.utils' gradient
 clipping: values, input and parameter gradients (float64 and float32), reprs, state_dict keys
 and error messages, with a gradcheck of each differentiable function.
 
-These are composites of numgrad's existing ops for now, so their nodes (``grad_fn``) are the
-composites' last ops (``WhereBackward0``, ``AddBackward0``, ``MulBackward0``, ``IndexBackward0``
-…), not PyTorch's fused nodes (``NativeLayerNormBackward0``, ``NativeBatchNormBackward0``,
-``EmbeddingBackward0``, ``LeakyReluBackward0``, ``EluBackward0``, ``SiluBackward0``,
-``SoftplusBackward0``, ``HardtanhBackward0``, ``GeluBackward0``, ``NativeDropoutBackward0`` /
-``MulBackward0``). numgrad has no ``erf`` yet, so ``gelu(approximate='none')`` raises
-``NotImplementedError``; ``approximate='tanh'`` is tested."""
+The activations are ops with PyTorch's fused nodes (``LeakyReluBackward0``, ``EluBackward0``,
+``SiluBackward0``, ``GeluBackward0`` …: ops/activation.py; tests/test_activations.py checks them
+further); the layers are composites of numgrad's ops for now, so their nodes are the composites'
+last ops (``AddBackward0``, ``MulBackward0``, ``IndexBackward0`` …), not PyTorch's
+(``NativeLayerNormBackward0``, ``NativeBatchNormBackward0``, ``EmbeddingBackward0``)."""
 import math
 
 import numpy as np
@@ -69,6 +68,15 @@ ACTIVATIONS = [
     ("hardtanh", dict(min_val=-0.5, max_val=2.0), (-0.5, 2.0)),
     ("relu6", {}, (0.0, 6.0)),
     ("gelu", dict(approximate="tanh"), (0.0,)),
+    ("gelu", {}, (0.0, -800.0, 800.0)),
+    ("mish", {}, (0.0, -800.0, 800.0)),
+    ("hardswish", {}, (-3.0, 3.0, 0.0)),
+    ("hardsigmoid", {}, (-3.0, 3.0, 0.0)),
+    ("selu", {}, (0.0, -800.0, 800.0)),
+    ("celu", dict(alpha=0.7), (0.0, -800.0)),
+    ("logsigmoid", {}, (0.0, -800.0, 800.0)),
+    ("softsign", {}, (0.0,)),
+    ("tanhshrink", {}, (0.0,)),
 ]
 
 
@@ -81,6 +89,7 @@ def test_activation_values_and_gradients(name, kwargs, kinks, dtype):
     a, b = _pair(_inputs((4, 6), dtype, kinks=kinks))
     ya, yb = getattr(F, name)(a, **kwargs), getattr(TF, name)(b, **kwargs)
     _close(ya, yb, dtype)
+    assert ya.grad_fn.name() == yb.grad_fn.name()
     g = np.random.default_rng(1).normal(size=(4, 6)).astype(dtype)
     ya.backward(numgrad.tensor(g))
     yb.backward(torch.tensor(g))
@@ -99,7 +108,10 @@ MODULES = [
     ("ELU", (), dict(alpha=0.5, inplace=True)), ("SiLU", (), {}), ("SiLU", (True,), {}),
     ("Softplus", (), {}), ("Softplus", (2, 5), {}), ("Hardtanh", (), {}),
     ("Hardtanh", (-2.0, 3.0, True), {}), ("ReLU6", (), {}), ("ReLU6", (True,), {}),
-    ("GELU", (), {}), ("GELU", ("tanh",), {}),
+    ("GELU", (), {}), ("GELU", ("tanh",), {}), ("Mish", (), {}), ("Mish", (True,), {}),
+    ("Hardswish", (), {}), ("Hardsigmoid", (True,), {}), ("SELU", (), {}), ("SELU", (True,), {}),
+    ("CELU", (0.5,), {}), ("CELU", (), dict(inplace=True)), ("LogSigmoid", (), {}),
+    ("Softsign", (), {}), ("Tanhshrink", (), {}),
 ]
 
 
@@ -107,14 +119,11 @@ MODULES = [
 def test_activation_modules(cls, args, kwargs):
     ours, theirs = getattr(nn, cls)(*args, **kwargs), getattr(torch.nn, cls)(*args, **kwargs)
     assert str(ours) == str(theirs)
-    if cls == "GELU" and not args:
-        with pytest.raises(NotImplementedError, match="erf"):
-            ours(numgrad.ones(2))
-        return
     x = _inputs((3, 5), np.float64, kinks=(0.0, 1.0, -1.0))
     a, b = _pair(x)
     ya, yb = ours(a * 1.0), theirs(b * 1.0)  # (a non-leaf, so inplace may write into it)
     _close(ya, yb)
+    assert ya.grad_fn.name() == yb.grad_fn.name()
     ya.sum().backward()
     yb.sum().backward()
     _close(a.grad, b.grad)

@@ -62,6 +62,9 @@ def _bind_methods() -> None:
     T.__neg__ = ops.neg
     T.__floordiv__ = ops.floor_divide
     T.__rfloordiv__ = lambda self, other: ops.floor_divide(other, self)
+    T.__mod__ = ops.remainder
+    T.__rmod__ = lambda self, other: ops.remainder(other, self)
+    T.__ifloordiv__, T.__imod__ = ops.floor_divide_, ops.remainder_
     T.__iadd__, T.__isub__, T.__imul__, T.__itruediv__ = ops.add_, ops.sub_, ops.mul_, ops.div_
     T.__pos__ = lambda self: self
     T.__eq__, T.__ne__, T.__lt__, T.__le__, T.__gt__, T.__ge__ = (

@@ -26,6 +26,11 @@ class Unary(IntEnum):
     NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL, LOG1P, EXPM1 = range(100, 110)
     RSQRT, ABS, SIN, COS, TAN, SIGN, FLOOR, CEIL, ROUND = range(110, 119)
     ERF, ERFC = range(119, 121)
+    ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH = range(121, 129)
+    LOG2, LOG10, EXP2, TRUNC, FRAC, SINC, DEG2RAD, RAD2DEG = range(129, 137)
+    # Activations (ops/activation.py)
+    SILU, GELU, GELU_TANH, MISH, HARDSWISH, HARDSIGMOID, SELU, SELU_GRAD, LOGSIGMOID = range(
+        137, 146)
 
 
 class Binary(IntEnum):
@@ -33,6 +38,11 @@ class Binary(IntEnum):
     # Fused backward formulas, taking (grad, saved output).
     TANH_BWD, SIGMOID_BWD, RELU_BWD = range(209, 212)
     ATAN2, LOGADDEXP, LOGADDEXP2, DIV_TRUNC, DIV_FLOOR = range(212, 217)
+    FMOD, REMAINDER, HYPOT, XLOGY = range(217, 221)
+    # Activations: fused backward formulas of (grad, input), and formulas of (input, parameter)
+    SILU_BWD, GELU_BWD, GELU_TANH_BWD, MISH_BWD, HARDSWISH_BWD, HARDSIGMOID_BWD = range(221, 227)
+    LOGSIGMOID_BWD, LEAKY_RELU, LEAKY_RELU_GRAD, ELU, ELU_GRAD, CELU, CELU_GRAD = range(227, 234)
+    SOFTPLUS, SOFTPLUS_GRAD = range(234, 236)
 
 
 class Compare(IntEnum):
@@ -77,6 +87,7 @@ def _rows(op, cpu, cuda=None, dtypes=FLOAT, *more):
 
 
 _S = "scalar:"
+_M = "cpu.mathfuncs:"
 TABLE: dict = dict((
     _rows(Unary.NEG, _S + "neg", None, NUMBER),
     _rows(Unary.EXP, "cpu.mathfuncs:fast_exp", _S + "exp_portable"),
@@ -99,6 +110,31 @@ TABLE: dict = dict((
     _rows(Unary.ROUND, "cpu.scalar:rint", "cuda.scalar:rint", FLOAT, _S + "identity", INT),
     _rows(Unary.ERF, _S + "erf"),
     _rows(Unary.ERFC, _S + "erfc"),
+    _rows(Unary.ASIN, _S + "asin"),
+    _rows(Unary.ACOS, _S + "acos"),
+    _rows(Unary.ATAN, _S + "atan"),
+    _rows(Unary.SINH, _S + "sinh"),
+    _rows(Unary.COSH, _S + "cosh"),
+    _rows(Unary.ASINH, _S + "asinh"),
+    _rows(Unary.ACOSH, _S + "acosh"),
+    _rows(Unary.ATANH, _S + "atanh"),
+    _rows(Unary.LOG2, _M + "log2", _S + "log2"),
+    _rows(Unary.LOG10, _S + "log10"),
+    _rows(Unary.EXP2, _M + "exp2", _S + "exp2"),
+    _rows(Unary.TRUNC, _M + "trunc", _S + "trunc", FLOAT, _S + "identity", INT),
+    _rows(Unary.FRAC, _M + "frac", _S + "frac"),
+    _rows(Unary.SINC, _S + "sinc"),
+    _rows(Unary.DEG2RAD, _S + "deg2rad"),
+    _rows(Unary.RAD2DEG, _S + "rad2deg"),
+    _rows(Unary.SILU, _M + "silu", _S + "silu"),
+    _rows(Unary.GELU, _S + "gelu"),
+    _rows(Unary.GELU_TANH, _M + "gelu_tanh", _S + "gelu_tanh"),
+    _rows(Unary.MISH, _S + "mish"),
+    _rows(Unary.HARDSWISH, _S + "hardswish"),
+    _rows(Unary.HARDSIGMOID, _S + "hardsigmoid"),
+    _rows(Unary.SELU, _S + "selu"),
+    _rows(Unary.SELU_GRAD, _S + "selu_grad"),
+    _rows(Unary.LOGSIGMOID, _S + "log_sigmoid"),
     _rows(Binary.ADD, _S + "add", None, ALL),
     _rows(Binary.SUB, _S + "sub", None, NUMBER),
     _rows(Binary.MUL, _S + "mul", None, ALL),
@@ -116,6 +152,26 @@ TABLE: dict = dict((
     _rows(Binary.LOGADDEXP2, _S + "logaddexp2"),
     _rows(Binary.DIV_TRUNC, _S + "div_trunc", None, FLOAT, _S + "div_trunc_int", INT),
     _rows(Binary.DIV_FLOOR, _S + "div_floor", None, FLOAT, _S + "div_floor_int", INT),
+    _rows(Binary.FMOD, _M + "fmod", _S + "fmod_math", FLOAT, _S + "fmod_int", INT),
+    _rows(Binary.REMAINDER, _M + "remainder", _S + "remainder_math", FLOAT,
+          _S + "remainder_int", INT),
+    _rows(Binary.HYPOT, _S + "hypot"),
+    _rows(Binary.XLOGY, _S + "xlogy"),
+    _rows(Binary.SILU_BWD, _M + "silu_backward", _S + "silu_backward"),
+    _rows(Binary.GELU_BWD, _S + "gelu_backward"),
+    _rows(Binary.GELU_TANH_BWD, _S + "gelu_tanh_backward"),
+    _rows(Binary.MISH_BWD, _S + "mish_backward"),
+    _rows(Binary.HARDSWISH_BWD, _S + "hardswish_backward"),
+    _rows(Binary.HARDSIGMOID_BWD, _S + "hardsigmoid_backward"),
+    _rows(Binary.LOGSIGMOID_BWD, _S + "log_sigmoid_backward"),
+    _rows(Binary.LEAKY_RELU, _S + "leaky_relu"),
+    _rows(Binary.LEAKY_RELU_GRAD, _S + "leaky_relu_grad"),
+    _rows(Binary.ELU, _S + "elu"),
+    _rows(Binary.ELU_GRAD, _S + "elu_grad"),
+    _rows(Binary.CELU, _S + "celu"),
+    _rows(Binary.CELU_GRAD, _S + "celu_grad"),
+    _rows(Binary.SOFTPLUS, _S + "softplus_z"),
+    _rows(Binary.SOFTPLUS_GRAD, _S + "softplus_grad"),
     _rows(Compare.EQ, _S + "eq", None, ALL),
     _rows(Compare.NE, _S + "ne", None, ALL),
     _rows(Compare.LT, _S + "lt", None, ALL),

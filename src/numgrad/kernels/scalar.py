@@ -405,3 +405,378 @@ def gt(a, b):
 @njit(inline="always")
 def ge(a, b):
     return a >= b
+
+
+# ------------------------------------------------------------------ more unary math (libm)
+def _constant(value: float, doc: str):
+    """A constant of ``x``'s float type (float32 stays float32), as ``_one``."""
+    def c(x):
+        return type(x)(value)
+
+    c.__doc__ = doc
+
+    @overload(c, inline="always")
+    def _typed(x):
+        if x == types.float32:
+            return lambda x: np.float32(value)
+        return lambda x: value
+
+    return c
+
+
+_pi = _constant(math.pi, "pi")
+_half = _constant(0.5, "1 / 2")
+_three = _constant(3.0, "3")
+_six = _constant(6.0, "6")
+_one_sixth = _constant(float(np.float32(1.0 / 6.0)), "PyTorch's ``1.0f / 6.0f`` (float32's 1/6)")
+_deg_rad = _constant(math.pi / 180.0, "pi / 180 (PyTorch's M_PI_180)")
+_rad_deg = _constant(180.0 / math.pi, "180 / pi")
+_sqrt1_2 = _constant(math.sqrt(0.5), "1 / sqrt(2) (M_SQRT1_2)")
+# gelu: PyTorch's kBeta = M_SQRT2 * M_2_SQRTPI * 0.5 and kKappa; the exact backward's kAlpha
+_gelu_beta = _constant(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, "sqrt(2 / pi)")
+_gelu_kappa = _constant(0.044715, "0.044715")
+_gelu_alpha = _constant((2.0 / math.sqrt(math.pi)) * math.sqrt(0.5) * 0.5, "1 / sqrt(2 pi)")
+_selu_alpha = _constant(1.6732632423543772848170429916717, "SELU's alpha")
+_selu_scale = _constant(1.0507009873554804934193349852946, "SELU's scale")
+
+
+@njit(inline="always")
+def asin(x):
+    return math.asin(x)
+
+
+@njit(inline="always")
+def acos(x):
+    return math.acos(x)
+
+
+@njit(inline="always")
+def atan(x):
+    return math.atan(x)
+
+
+@njit(inline="always")
+def sinh(x):
+    return math.sinh(x)
+
+
+@njit(inline="always")
+def cosh(x):
+    return math.cosh(x)
+
+
+@njit(inline="always")
+def asinh(x):
+    return math.asinh(x)
+
+
+@njit(inline="always")
+def acosh(x):
+    return math.acosh(x)
+
+
+@njit(inline="always")
+def atanh(x):
+    return math.atanh(x)
+
+
+@njit(inline="always")
+def log2(x):
+    return math.log2(x)
+
+
+@njit(inline="always")
+def log10(x):
+    return math.log10(x)
+
+
+@njit(inline="always")
+def exp2(x):
+    return math.pow(_one(x) + _one(x), x)
+
+
+@njit(inline="always")
+def trunc(x):
+    """Rounded toward zero, the sign of a zero kept (``trunc(-0.5)`` is -0.0)."""
+    return _trunc(x)
+
+
+@njit(inline="always")
+def frac(x):
+    """``x - trunc(x)`` (PyTorch's: NaN for an infinity)."""
+    return x - _trunc(x)
+
+
+@njit(inline="always")
+def sinc(x):
+    """``sin(pi x) / (pi x)``, 1 at 0 (PyTorch's)."""
+    if x == _zero(x):
+        return _one(x)
+    p = _pi(x) * x
+    return math.sin(p) / p
+
+
+@njit(inline="always")
+def deg2rad(x):
+    return x * _deg_rad(x)
+
+
+@njit(inline="always")
+def rad2deg(x):
+    return x * _rad_deg(x)
+
+
+# ------------------------------------------------------------------ more binary math
+@njit(inline="always")
+def _remainder_of(m, b):
+    """PyTorch's remainder from ``m = fmod(a, b)``: moved into ``b``'s sign where it is not 0."""
+    if m != _zero(m) and (b < _zero(b)) != (m < _zero(m)):
+        return m + b
+    return m
+
+
+def _fmod(a, b):
+    """C's ``fmod``: NumPy's on Numba's CPU target (which has no ``math.fmod``, and compiles the
+    formulas for the CUDA simulator too), libdevice's in CUDA kernels."""
+    return math.fmod(a, b)
+
+
+@overload(_fmod, target="cpu", inline="always")
+def _fmod_cpu(a, b):
+    return lambda a, b: np.fmod(a, b)
+
+
+@overload(_fmod, target="cuda", inline="always")
+def _fmod_cuda(a, b):
+    from numba.cuda import libdevice  # (imported only where a CUDA kernel is compiled)
+
+    if a == types.float32:
+        return lambda a, b: libdevice.fmodf(a, b)
+    return lambda a, b: libdevice.fmod(a, b)
+
+
+@njit(inline="always")
+def fmod_math(a, b):
+    """C's ``fmod``: the remainder with ``a``'s sign."""
+    return _fmod(a, b)
+
+
+@njit(inline="always")
+def remainder_math(a, b):
+    return _remainder_of(_fmod(a, b), b)
+
+
+@njit(inline="always")
+def fmod_int(a, b):
+    """C's ``%`` on integers (the sign of ``a``); a zero divisor (refused before the kernel on
+    the CPU) gives 0 here, ``min % -1`` 0."""
+    if b == 0 or b == -1:
+        return a - a
+    r = a % b  # (Python's floor semantics, as Numba compiles them)
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
+
+
+@njit(inline="always")
+def remainder_int(a, b):
+    """Python's (and PyTorch's) integer ``%``: the sign of ``b``."""
+    if b == 0 or b == -1:
+        return a - a
+    return a % b
+
+
+@njit(inline="always")
+def hypot(a, b):
+    return math.hypot(a, b)
+
+
+@njit(inline="always")
+def xlogy(a, b):
+    """``a * log(b)``, 0 where ``a`` is 0 unless ``b`` is NaN (PyTorch's)."""
+    if b != b:  # noqa: PLR0124
+        return b
+    if a == _zero(a):
+        return _zero(a)
+    return a * math.log(b)
+
+
+# ------------------------------------------------------------------ activations (PyTorch's)
+@njit(inline="always")
+def silu(x):
+    """``x / (1 + e**-x)``."""
+    return x / (_one(x) + math.exp(-x))
+
+
+@njit(inline="always")
+def silu_backward(grad, x):
+    """``grad * s * (1 + x (1 - s))`` with ``s = sigmoid(x)``."""
+    s = _one(x) / (_one(x) + math.exp(-x))
+    return grad * s * (_one(x) + x * (_one(x) - s))
+
+
+@njit(inline="always")
+def gelu(x):
+    """``x Phi(x) = x / 2 (1 + erf(x / sqrt 2))``."""
+    return x * _half(x) * (_one(x) + math.erf(x * _sqrt1_2(x)))
+
+
+@njit(inline="always")
+def gelu_backward(grad, x):
+    cdf = _half(x) * (_one(x) + math.erf(x * _sqrt1_2(x)))
+    pdf = math.exp(-_half(x) * x * x) * _gelu_alpha(x)
+    return grad * (cdf + x * pdf)
+
+
+@njit(inline="always")
+def gelu_tanh(x):
+    """``x / 2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x**3)))``."""
+    inner = _gelu_beta(x) * (x + _gelu_kappa(x) * (x * x * x))
+    return _half(x) * x * (_one(x) + math.tanh(inner))
+
+
+@njit(inline="always")
+def gelu_tanh_backward(grad, x):
+    """PyTorch's GeluBackward of ``approximate='tanh'``."""
+    x_sq = x * x
+    x_cube = x_sq * x
+    inner = _gelu_beta(x) * (x + _gelu_kappa(x) * x_cube)
+    t = math.tanh(inner)
+    left = _half(x) * x
+    right = _one(x) + t
+    left_derivative = _half(x) * right
+    right_derivative = left * (_one(x) - t * t) * _gelu_beta(x) * (
+        _one(x) + _three(x) * _gelu_kappa(x) * x_sq)
+    return grad * (left_derivative + right_derivative)
+
+
+@njit(inline="always")
+def mish(x):
+    """``x tanh(softplus(x))``, PyTorch's ``x * tanh(log1p(exp(x)))``."""
+    return x * math.tanh(math.log1p(math.exp(x)))
+
+
+@njit(inline="always")
+def mish_backward(grad, x):
+    s = _one(x) / (_one(x) + math.exp(-x))
+    t = math.tanh(math.log1p(math.exp(x)))
+    return grad * (t + x * s * (_one(x) - t * t))
+
+
+@njit(inline="always")
+def _relu6_shift(x):
+    """``min(max(x + 3, 0), 6)`` (NaN passes)."""
+    y = x + _three(x)
+    y = _zero(x) if y < _zero(x) else y
+    return _six(x) if y > _six(x) else y
+
+
+@njit(inline="always")
+def hardswish(x):
+    return x * _relu6_shift(x) / _six(x)
+
+
+@njit(inline="always")
+def hardswish_backward(grad, x):
+    """0 up to -3, ``grad`` from 3 on, ``grad (x / 3 + 1 / 2)`` between (PyTorch's)."""
+    if x <= -_three(x):
+        return _zero(x)
+    if x < _three(x):
+        return grad * (x / _three(x) + _half(x))
+    return grad
+
+
+@njit(inline="always")
+def hardsigmoid(x):
+    return _relu6_shift(x) / _six(x)
+
+
+@njit(inline="always")
+def hardsigmoid_backward(grad, x):
+    """``grad / 6`` strictly between -3 and 3, else 0."""
+    if x > -_three(x) and x < _three(x):
+        return grad * _one_sixth(x)
+    return _zero(x)
+
+
+@njit(inline="always")
+def selu(x):
+    if x <= _zero(x):
+        return math.expm1(x) * (_selu_alpha(x) * _selu_scale(x))
+    return x * _selu_scale(x)
+
+
+@njit(inline="always")
+def selu_grad(x):
+    """SELU's derivative at ``x``."""
+    if x <= _zero(x):
+        return math.exp(x) * (_selu_alpha(x) * _selu_scale(x))
+    return _selu_scale(x)
+
+
+@njit(inline="always")
+def log_sigmoid(x):
+    """``min(x, 0) - log1p(e**-|x|)``."""
+    m = x if x < _zero(x) else _zero(x)
+    return m - math.log1p(math.exp(-abs(x)))
+
+
+@njit(inline="always")
+def log_sigmoid_backward(grad, x):
+    """PyTorch's: ``grad (1 - sigmoid(x))`` written from ``z = e**-|x|``."""
+    z = math.exp(-abs(x))
+    if x < _zero(x):
+        return grad * (_one(x) - z / (_one(x) + z))
+    return grad * (z / (_one(x) + z))
+
+
+@njit(inline="always")
+def leaky_relu(x, slope):
+    return x if x > _zero(x) else x * slope
+
+
+@njit(inline="always")
+def leaky_relu_grad(x, slope):
+    """The factor of ``grad`` in leaky_relu's backward."""
+    return _one(x) if x > _zero(x) else slope
+
+
+@njit(inline="always")
+def elu(x, alpha):
+    return math.expm1(x) * alpha if x <= _zero(x) else x
+
+
+@njit(inline="always")
+def elu_grad(x, alpha):
+    return math.exp(x) * alpha if x <= _zero(x) else _one(x)
+
+
+@njit(inline="always")
+def celu(x, alpha):
+    """``elu(x, alpha, 1, 1 / alpha)``, PyTorch's celu."""
+    return math.expm1(x * (_one(x) / alpha)) * alpha if x <= _zero(x) else x
+
+
+@njit(inline="always")
+def celu_grad(x, alpha):
+    """As PyTorch's celu backward: ``elu_backward`` with ``input_scale = 1 / alpha.toFloat()``
+    (1 over ``alpha`` rounded to float32, also for float64 inputs)."""
+    if x <= _zero(x):
+        inv = _one(x) / np.float32(alpha)
+        return inv * alpha * math.exp(x * inv)
+    return _one(x)
+
+
+@njit(inline="always")
+def softplus_z(z, threshold):
+    """Softplus of ``z = beta x`` before the division by ``beta``: ``z`` above ``threshold``."""
+    return z if z > threshold else math.log1p(math.exp(z))
+
+
+@njit(inline="always")
+def softplus_grad(z, threshold):
+    """Softplus's derivative from ``z = beta x``: 1 above ``threshold``, else ``e / (e + 1)``."""
+    if z > threshold:
+        return _one(z)
+    e = math.exp(z)
+    return e / (e + _one(z))

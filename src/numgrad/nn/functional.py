@@ -18,6 +18,8 @@ __all__ = [
     "silu", "softplus", "hardtanh", "relu6", "gelu", "dropout", "embedding", "layer_norm",
     "batch_norm",
 ]
+__all__ += ["leaky_relu_", "elu_", "selu", "selu_", "celu", "celu_", "mish", "hardswish",
+            "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", "hardtanh_"]
 __all__ += ["conv1d", "conv2d"]
 __all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
             "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -188,116 +190,99 @@ def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
     return smooth.sum() / divisor
 
 
-def _reduced(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "none":
-        return loss
-    return loss.sum() if reduction == "sum" else loss.mean()
-
-
-def _size_warning(input: Tensor, target: Tensor) -> None:
-    if target.shape != input.shape:
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size "
-            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", UserWarning, stacklevel=3)
-
-
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
-    """PyTorch's smooth L1 loss: ``0.5 * z**2 / beta`` where ``z = |input - target| < beta``,
-    else ``z - 0.5 * beta`` (``beta=0``: the L1 loss), reduced by ``reduction``.
-
-    A composite of elementwise ops (its node is the reduction's, not PyTorch's
-    ``SmoothL1LossBackward0``); its gradient is PyTorch's: ``(input - target) / beta`` inside,
-    ``sign(input - target)`` outside."""
-    _size_warning(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    _loss.check_reduction(reduction)
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    z = (input - target).abs()
-    if beta == 0:
-        return _reduced(z, reduction)
-    return _reduced(ops.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
-
-
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     size_average=None, reduce=None, reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:
-    """The binary cross entropy of logits ``input`` and probabilities ``target``, computed as
-    PyTorch computes it: ``(1 - target) * input - log_weight * log_sigmoid(input)`` with
-    ``log_weight = (pos_weight - 1) * target + 1`` (1 without ``pos_weight``), times ``weight``
-    elementwise, reduced by ``reduction``; ``log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|))``.
-
-    A composite of elementwise ops (its node is the reduction's, not PyTorch's
-    ``BinaryCrossEntropyWithLogitsBackward0``); its gradient, ``sigmoid(input) - target``
-    (weighted), comes out as a difference of terms near 1, so it is PyTorch's to the rounding of
-    1 (about 6e-8 in float32), not relative to the tiny values of saturated logits (at -30 with
-    target 0: 0 here, 9.4e-14 from PyTorch's fused backward)."""
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    _loss.check_reduction(reduction)
-    if target.shape != input.shape:
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
-                         f"({input.shape})")
-    log_sigmoid = ops.minimum(input, _zeros_like(input)) - ops.log1p(ops.exp(-input.abs()))
-    if pos_weight is not None:
-        log_sigmoid = log_sigmoid * ((pos_weight - 1) * target + 1)
-    loss = (1 - target) * input - log_sigmoid
-    if weight is not None:
-        loss = loss * weight
-    return _reduced(loss, reduction)
-
-
 # ----------------------------------------------------------------------------------- activations
-# Composites of elementwise ops, each written so that a branch ``where`` does not select sees a
-# safe input (its gradient is then an exact 0, never 0 * inf), and with PyTorch's gradient at the
-# kinks. Their nodes are the composites' (``WhereBackward0`` …), not PyTorch's fused ones.
+# Each one op with PyTorch's node (ops/activation.py): one fused forward kernel and a backward op
+# of its own, so that second derivatives work.
+from ..ops import activation as _act  # noqa: E402
+
 
 def _in_place(input: Tensor, fn, *args) -> Tensor:
-    """``inplace=True``: ``fn`` of (a clone of) ``input`` written into ``input``, recorded as a
-    copy (the composite's nodes keep the clone, which the write leaves as it was)."""
-    return input.copy_(fn(input.clone(), *args))
+    """``inplace=True`` for the activations PyTorch writes through its out-of-place kernel
+    (``silu``, ``mish``, ``hardswish``, ``hardsigmoid``): computed, then written into ``input``
+    with the op's own node (``SiluBackward0`` ...)."""
+    from ..ops.inplace import _write
+
+    return _write(input, fn, *args)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``negative_slope * x``; the gradient at 0 is
-    ``negative_slope``, as PyTorch's."""
+    ``negative_slope``, as PyTorch's (``inplace``: ``LeakyReluBackward1``, saving the output)."""
     if inplace:
-        return _in_place(input, leaky_relu, negative_slope)
-    out = ops.where(input > 0, input, input * negative_slope)
-    return out
+        return _act.leaky_relu_(input, negative_slope)
+    return _act.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return _act.leaky_relu_(input, negative_slope)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)`` (``expm1`` of the non-positive part,
-    so large ``x`` never overflows the unselected branch); the gradient at 0 is ``alpha``."""
-    if inplace:
-        return _in_place(input, elu, alpha)
-    positive = input > 0
-    negative_part = ops.where(positive, 0.0, input)
-    out = ops.where(positive, input, ops.expm1(negative_part) * alpha)
-    return out
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``; the gradient at 0 is ``alpha``."""
+    return _act.elu_(input, alpha) if inplace else _act.elu(input, alpha)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return _act.elu_(input, alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with SELU's constants (node ``EluBackward0``, as PyTorch's)."""
+    return _act.selu_(input) if inplace else _act.selu(input)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return _act.selu_(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    return _act.celu_(input, alpha) if inplace else _act.celu(input, alpha)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return _act.celu_(input, alpha)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``, elementwise."""
-    if inplace:
-        return _in_place(input, silu)
-    out = input * ops.sigmoid(input)
-    return out
+    return _in_place(input, _act.silu) if inplace else _act.silu(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``, elementwise."""
+    return _in_place(input, _act.mish) if inplace else _act.mish(input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``, elementwise."""
+    return _in_place(input, _act.hardswish) if inplace else _act.hardswish(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``, elementwise (its second derivative raises, as PyTorch's)."""
+    return _in_place(input, _act.hardsigmoid) if inplace else _act.hardsigmoid(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed as ``min(x, 0) - log1p(exp(-|x|))``."""
+    return _act.log_sigmoid(input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)`` (a composite in PyTorch too: node ``DivBackward0``)."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)`` (a composite in PyTorch too: node ``SubBackward0``)."""
+    return input - input.tanh()
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``, as
-    PyTorch. Computed as ``max(z, 0) + log1p(exp(-|z|))`` (``z = beta * x``), which never
-    overflows; its gradient is ``sigmoid(z)`` (0.5 at 0, as PyTorch's)."""
-    z = input * beta
-    positive_part = ops.where(z > 0, z, 0.0)
-    negative_part = z - positive_part
-    soft = (positive_part + ops.log1p(ops.exp(negative_part - positive_part))) / beta
-    return ops.where(z > threshold, input, soft)
+    PyTorch; its gradient is ``sigmoid(beta * x)`` (0.5 at 0)."""
+    return _act.softplus(input, beta, threshold)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
@@ -307,9 +292,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
-        return _in_place(input, hardtanh, min_val, max_val)
-    out = ops.where(input <= min_val, min_val, ops.where(input >= max_val, max_val, input))
-    return out
+        return _act.hardtanh_(input, min_val, max_val)
+    return _act.hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, True)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -318,18 +306,9 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """The Gaussian error linear unit: ``approximate='tanh'`` is
-    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``, as PyTorch. The exact form,
-    ``x * Phi(x)``, needs ``erf``, which numgrad does not have yet: ``approximate='none'``
-    raises ``NotImplementedError``."""
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (ops.tanh(inner) + 1.0)
-    if approximate == "none":
-        raise NotImplementedError(
-            "gelu(approximate='none') needs erf, which numgrad does not have yet; use "
-            "approximate='tanh'")
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    """The Gaussian error linear unit ``x * Phi(x)`` (``approximate='tanh'``:
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``), as PyTorch."""
+    return _act.gelu(input, approximate)
 
 
 # ----------------------------------------------------------------------------------- layers
@@ -531,11 +510,13 @@ from ..ops.pooling import (  # noqa: E402,F401
 )
 
 
-# The losses as ops (one fused kernel each where PyTorch has a node of its own); these replace
-# the composites of smooth_l1_loss and binary_cross_entropy_with_logits above.
-from ..ops.loss import (  # noqa: E402,F401,F811
+# The losses as ops (one fused kernel each where PyTorch has a node of its own).
+from ..ops.loss import (  # noqa: E402,F401
     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss,
     smooth_l1_loss,
 )
 
 __all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
+
+# Batch normalisation as one op (PyTorch's NativeBatchNormBackward0), replacing the composite above.
+from ..ops.normalization import batch_norm  # noqa: E402,F401,F811

@@ -897,7 +897,9 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
         from .elementwise_more import clamp_tensor
 
         return clamp_tensor(input, min, max)
-    a, _ = binary_operands(input, min if min is not None else max)
+    # (the bound that promotes furthest: an integer tensor with a float max is clamped as floats)
+    bound = max if min is None or (isinstance(max, float) and not isinstance(min, float)) else min
+    a, _ = binary_operands(input, bound)
     return apply(Clamp, (input,), (a,), min=min, max=max)
 
 

@@ -1,5 +1,7 @@
 """More elementwise ops: ``atan2``, ``logaddexp``, ``logaddexp2``, ``erf``, ``erfc``, ``clamp`` with
-tensor bounds, ``div`` with a ``rounding_mode`` and ``floor_divide`` (``//``).
+tensor bounds, ``div`` with a ``rounding_mode`` and ``floor_divide`` (``//``); the inverse and
+hyperbolic trigonometric functions, ``log2 log10 exp2 trunc frac sinc deg2rad rad2deg square``,
+``fmod``, ``remainder`` (``%``), ``hypot``, ``xlogy`` and ``lerp``.
 
 Each formula is a row of the formula table (``kernels/formulas.py``), so both devices and the
 whole-step compiler get it from one place; the backward formulas are PyTorch's
@@ -12,7 +14,7 @@ import math
 import numpy as np
 
 from .._dtype import result_type
-from ..creation import zeros
+from ..creation import zeros, zeros_like
 from ..tensor import Tensor
 from ._promote import _as, binary_operands, broadcast_shapes, floating_operand
 from .elementwise import _Unary, where
@@ -212,7 +214,16 @@ class ClampTensor(Op):
 
 
 def clamp_tensor(input: Tensor, min=None, max=None) -> Tensor:
-    """``clamp`` where a bound is a tensor (``elementwise.clamp`` sends these here)."""
+    """``clamp`` where a bound is a tensor (``elementwise.clamp`` sends these here). A 0-d
+    tensor bound beside a number bound takes the numbers' overload, as PyTorch's argument parser
+    does (a 0-d tensor that requires grad is refused there)."""
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        bound = min if isinstance(min, Tensor) else max
+        if not bound._data.ndim and not bound.requires_grad:
+            from .elementwise import clamp
+
+            value = bound.item()
+            return clamp(input, value, max) if bound is min else clamp(input, min, value)
     for bound in (min, max):
         if bound is not None and not isinstance(bound, Tensor):
             raise TypeError(
@@ -322,5 +333,527 @@ def floor_divide(input, other) -> Tensor:
 
 arctan2 = atan2
 
+
+# ------------------------------------------------------------------ inverse and hyperbolic trig
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def _square(t):
+    return t * t
+
+
+@register
+class Asin(_Unary):
+    name, node, code = "asin", "AsinBackward0", "ASIN"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.asin(a), ((3, 4),), low=-0.9, high=0.9),
+               Sample(lambda m, a: a.arcsin(), ((5,),), low=-0.9, high=0.9))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * (-a * a + 1).rsqrt(),)
+
+
+@register
+class Acos(_Unary):
+    name, node, code = "acos", "AcosBackward0", "ACOS"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.acos(a), ((3, 4),), low=-0.9, high=0.9),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * -((-a * a + 1).rsqrt()),)
+
+
+@register
+class Atan(_Unary):
+    name, node, code = "atan", "AtanBackward0", "ATAN"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.arctan(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / (a * a + 1),)
+
+
+@register
+class Sinh(_Unary):
+    name, node, code = "sinh", "SinhBackward0", "SINH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.sinh(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * cosh(a),)
+
+
+@register
+class Cosh(_Unary):
+    name, node, code = "cosh", "CoshBackward0", "COSH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: a.cosh(), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * sinh(a),)
+
+
+@register
+class Asinh(_Unary):
+    name, node, code = "asinh", "AsinhBackward0", "ASINH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.arcsinh(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * (a * a + 1).rsqrt(),)
+
+
+@register
+class Acosh(_Unary):
+    name, node, code = "acosh", "AcoshBackward0", "ACOSH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.acosh(a), ((3, 4),), low=1.2, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * (a * a - 1).rsqrt(),)
+
+
+@register
+class Atanh(_Unary):
+    name, node, code = "atanh", "AtanhBackward0", "ATANH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: a.atanh(), ((3, 4),), low=-0.9, high=0.9),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * (1 / (1 - a * a)),)
+
+
+# ------------------------------------------------------------------ logs, powers, rounding
+@register
+class Log2(_Unary):
+    name, node, code = "log2", "Log2Backward0", "LOG2"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.log2(a), ((3, 4),), low=0.5, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / (a * _LN2),)
+
+
+@register
+class Log10(_Unary):
+    name, node, code = "log10", "Log10Backward0", "LOG10"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: a.log10(), ((3, 4),), low=0.5, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / (a * _LN10),)
+
+
+@register
+class Exp2(_Unary):
+    name, node, code = "exp2", "Exp2Backward0", "EXP2"
+    save_output = True
+    samples = (Sample(lambda m, a: m.exp2(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * (out * _LN2),)
+
+
+@register
+class Trunc(_Unary):
+    name, node, code = "trunc", "TruncBackward0", "TRUNC"
+    samples = (Sample(lambda m, a: m.trunc(a * 3) + a, ((3, 4),)),
+               Sample(lambda m, a: a.fix(), ((5,),)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (zeros_like(grad),)
+
+
+@register
+class Frac(_Unary):
+    name, node, code = "frac", "FracBackward0", "FRAC"
+    samples = (Sample(lambda m, a: m.frac(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad,)
+
+
+@register
+class Sinc(_Unary):
+    name, node, code = "sinc", "SincBackward0", "SINC"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.sinc(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        p = a * math.pi
+        d = (p * p.cos() - p.sin()) / (a * a * math.pi)
+        return (grad * where(a.detach() == 0, 0.0, d),)
+
+
+@register
+class Deg2Rad(_Unary):
+    name, node, code = "deg2rad", "Deg2RadBackward0", "DEG2RAD"
+    samples = (Sample(lambda m, a: m.deg2rad(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * (math.pi / 180.0),)
+
+
+@register
+class Rad2Deg(_Unary):
+    name, node, code = "rad2deg", "Rad2DegBackward0", "RAD2DEG"
+    samples = (Sample(lambda m, a: a.rad2deg(), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * (180.0 / math.pi),)
+
+
+def _float_unary(op, doc: str):
+    def fn(input: Tensor) -> Tensor:
+        return apply(op, (input,), (floating_operand(input),))
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = doc
+    return fn
+
+
+asin = _float_unary(Asin, "The arcsine of each element (integers give the default float dtype).")
+acos = _float_unary(Acos, "The arccosine of each element.")
+atan = _float_unary(Atan, "The arctangent of each element.")
+sinh = _float_unary(Sinh, "The hyperbolic sine of each element.")
+cosh = _float_unary(Cosh, "The hyperbolic cosine of each element.")
+asinh = _float_unary(Asinh, "The inverse hyperbolic sine of each element.")
+acosh = _float_unary(Acosh, "The inverse hyperbolic cosine of each element.")
+atanh = _float_unary(Atanh, "The inverse hyperbolic tangent of each element.")
+log2 = _float_unary(Log2, "The base-2 logarithm of each element.")
+log10 = _float_unary(Log10, "The base-10 logarithm of each element.")
+exp2 = _float_unary(Exp2, "``2 ** x``, elementwise.")
+sinc = _float_unary(Sinc, "``sin(pi x) / (pi x)``, 1 at 0, elementwise.")
+deg2rad = _float_unary(Deg2Rad, "Degrees to radians, elementwise.")
+rad2deg = _float_unary(Rad2Deg, "Radians to degrees, elementwise.")
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+
+def _not_for(name: str, input: Tensor, kinds: str) -> None:
+    """PyTorch's NotImplementedError for an operand dtype its kernel does not take."""
+    if input._data.dtype.kind in kinds:
+        device = "cpu" if isinstance(input._data, np.ndarray) else "cuda"
+        raise NotImplementedError(f"\"{name}_{device}\" not implemented for "
+                                  f"'{_type_name(input)}'")
+
+
+def trunc(input: Tensor) -> Tensor:
+    """Each element rounded toward zero (integers unchanged; zero gradient)."""
+    _not_for("trunc_vml", input, "b")
+    return apply(Trunc, (input,), (input._data,))
+
+
+def frac(input: Tensor) -> Tensor:
+    """``input - trunc(input)``, floats only."""
+    _not_for("frac", input, "biu")
+    return apply(Frac, (input,), (input._data,))
+
+
+fix = trunc
+
+
+def square(input: Tensor) -> Tensor:
+    """``input ** 2`` (PowBackward0, as PyTorch's; integers stay integers, bools become int64)."""
+    from .elementwise import pow as _pow
+
+    if input._data.dtype == np.bool_:
+        input = input.long()
+    return _pow(input, 2)
+
+
+# ------------------------------------------------------------------ fmod, remainder (%)
+class _Mod(Op):
+    on_cuda = True
+    code = ""
+    rounding = ""
+
+    @classmethod
+    def forward(cls, K, a, b):
+        return K.binary(getattr(K, cls.code), a, b)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        need_a, need_b = ctx.needs_input_grad
+        grad_b = None
+        if need_b:
+            a, b = ctx.saved_tensors
+            grad_b = -grad * div_mode(a, b, cls.rounding)
+        return grad, grad_b
+
+
+@register
+class Fmod(_Mod):
+    name, node, code, rounding = "fmod", "FmodBackward1", "FMOD", "trunc"
+    save_inputs = (0, 1)
+    save_only_for = {0: 1, 1: 1}
+    samples = (Sample(lambda m, a, b: m.fmod(a * 3, b), _two, low=0.5),
+               Sample(lambda m, a, b: a.fmod(b), _broadcast, low=-2.0))
+
+
+@register
+class Remainder(_Mod):
+    name, node, code, rounding = "remainder", "RemainderBackward1", "REMAINDER", "floor"
+    save_inputs = (0, 1)
+    save_only_for = {0: 1, 1: 1}
+    samples = (Sample(lambda m, a, b: m.remainder(a * 3, b), _two, low=0.5),
+               Sample(lambda m, a, b: (a * 3) % b, _broadcast, low=0.5))
+
+
+class _ModScalar(Op):
+    """``fmod``/``remainder`` by a number: the gradient passes to the tensor unchanged."""
+
+    on_cuda = True
+    code = ""
+
+    @classmethod
+    def forward(cls, K, a, *, other):
+        return K.binary(getattr(K, cls.code), a, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad,)
+
+
+@register
+class FmodScalar(_ModScalar):
+    name, node, code = "fmod_scalar", "FmodBackward0", "FMOD"
+    samples = (Sample(lambda m, a: m.fmod(a * 3, 1.5), ((3, 4),)),)
+
+
+@register
+class RemainderScalar(_ModScalar):
+    name, node, code = "remainder_scalar", "RemainderBackward0", "REMAINDER"
+    samples = (Sample(lambda m, a: (a * 3) % -1.5, ((3, 4),)),)
+
+
+@register
+class RemainderScalarTensor(Op):
+    """``number % tensor``: PyTorch's node has no derivative (backward raises)."""
+
+    name, node = "remainder_scalar_tensor", "torch::autograd::NotImplemented"
+    on_cuda = True
+    samples = (Sample(lambda m, a: 2.5 % a, ((4,),), low=0.5, grad=False),)
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.REMAINDER, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::remainder is not implemented")
+
+
+def _mod(input, other, kernel: str, tensor_op, scalar_op):
+    if not isinstance(input, Tensor) and kernel == "fmod":
+        raise TypeError(
+            f"fmod() received an invalid combination of arguments - got ({type(input).__name__}, "
+            "Tensor), but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Tensor input, Number other, *, Tensor out = None)\n")
+    a, b = _divide_operands(input, other, kernel)
+    if not isinstance(input, Tensor):
+        return apply(RemainderScalarTensor, (other,), (a, b))
+    if isinstance(other, Tensor):
+        return apply(tensor_op, (input, other), (a, b))
+    return apply(scalar_op, (input,), (a,), other=np.asarray(b, a.dtype))
+
+
+def fmod(input: Tensor, other) -> Tensor:
+    """C's ``fmod``: ``input - trunc(input / other) * other``, with ``input``'s sign (integers
+    exact; an integer division by zero raises)."""
+    return _mod(input, other, "fmod", Fmod, FmodScalar)
+
+
+def remainder(input, other) -> Tensor:
+    """Python's ``%``: ``input - floor(input / other) * other``, with ``other``'s sign."""
+    return _mod(input, other, "remainder", Remainder, RemainderScalar)
+
+
+# ------------------------------------------------------------------ hypot, xlogy
+@register
+class Hypot(Op):
+    name, node = "hypot", "HypotBackward0"
+    on_cuda = True
+    save_inputs = (0, 1)
+    save_output = True
+    samples = (Sample(lambda m, a, b: m.hypot(a, b), _two),
+               Sample(lambda m, a, b: a.hypot(b), _broadcast))
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.HYPOT, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return ((grad * a / out if need_a else None), (grad * b / out if need_b else None))
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)``, elementwise, without overflow (floats only)."""
+    _tensor_only("hypot", input, other)
+    a, b = binary_operands(input, other)
+    _not_for("hypot", Tensor._wrap(a), "biu")
+    return apply(Hypot, (input, other), (a, b))
+
+
+class _Xlogy(Op):
+    on_cuda = True
+    save_inputs = (0, 1)
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.XLOGY, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = grad * xlogy((a.detach() != 0).to(b.dtype), b)
+        if need_b:
+            grad_b = grad * a / b
+        return grad_a, grad_b
+
+
+@register
+class Xlogy(_Xlogy):
+    name, node = "xlogy", "XlogyBackward0"
+    samples = (Sample(lambda m, a, b: m.xlogy(a, b), _two, low=0.5),
+               Sample(lambda m, a, b: a.xlogy(b), _broadcast, low=0.5))
+
+
+@register
+class XlogyScalarSelf(_Xlogy):
+    name, node = "xlogy_scalar_self", "XlogyBackward1"
+    samples = (Sample(lambda m, b: m.xlogy(2.0, b), ((3, 4),), low=0.5),)
+
+
+@register
+class XlogyScalarOther(_Xlogy):
+    name, node = "xlogy_scalar_other", "XlogyBackward2"
+    samples = (Sample(lambda m, a: m.xlogy(a, 3.0), ((3, 4),)),)
+
+
+def xlogy(input, other) -> Tensor:
+    """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); integers give
+    the default float dtype."""
+    a, b = binary_operands(input, other, floating=True)
+    if not isinstance(input, Tensor):
+        t = Tensor._wrap(kernels_for((other,)).full((), a, b.dtype))
+        return apply(XlogyScalarSelf, (t, other), (t._data, b))
+    if not isinstance(other, Tensor):
+        t = Tensor._wrap(kernels_for((input,)).full((), b, a.dtype))
+        return apply(XlogyScalarOther, (input, t), (a, t._data))
+    return apply(Xlogy, (input, other), (a, b))
+
+
+# ------------------------------------------------------------------ lerp
+@register
+class Lerp(Op):
+    """``input + weight * (end - input)`` with a number ``weight`` (PyTorch's two formulas: from
+    ``end`` where ``|weight| >= 0.5``)."""
+
+    name, node = "lerp", "LerpBackward0"
+    on_cuda = True
+    samples = (Sample(lambda m, a, b: m.lerp(a, b, 0.3), _two),
+               Sample(lambda m, a, b: a.lerp(b, 0.75), _broadcast))
+
+    @staticmethod
+    def forward(K, a, b, *, weight):
+        diff = K.binary(K.SUB, b, a)
+        if abs(weight) < 0.5:
+            return K.binary(K.ADD, a, K.binary(K.MUL, diff, np.asarray(weight, a.dtype)))
+        return K.binary(K.SUB, b, K.binary(K.MUL, diff, np.asarray(1 - weight, a.dtype)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        w = ctx.params["weight"]
+        need_a, need_b = ctx.needs_input_grad
+        return (grad * (1 - w) if need_a else None), (grad * w if need_b else None)
+
+
+@register
+class LerpTensor(Op):
+    name, node = "lerp_tensor", "LerpBackward1"
+    on_cuda = True
+    save_inputs = (0, 1, 2)
+    samples = (Sample(lambda m, a, b, w: m.lerp(a, b, w), ((3, 4), (3, 4), (4,)), low=-0.5,
+                      high=1.5),)
+
+    @staticmethod
+    def forward(K, a, b, w):
+        diff = K.binary(K.SUB, b, a)
+        near = K.binary(K.ADD, a, K.binary(K.MUL, w, diff))
+        one = np.asarray(1, w.dtype)
+        far = K.binary(K.SUB, b, K.binary(K.MUL, diff, K.binary(K.RSUB, w, one)))
+        small = K.binary(K.LT, K.unary(K.ABS, w), np.asarray(0.5, w.dtype), np.bool_)
+        return K.where(small, near, far)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, w = ctx.saved_tensors
+        need_a, need_b, need_w = ctx.needs_input_grad
+        return ((grad * (1 - w) if need_a else None), (grad * w if need_b else None),
+                (grad * (b - a) if need_w else None))
+
+
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    """``input + weight * (end - input)``; ``weight`` a number or a tensor (all broadcast)."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype != input.dtype:
+            raise RuntimeError(f"expected dtype {_dtype_name(input)} for `{name}` but got dtype "
+                               f"{_dtype_name(t)}")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"lerp_kernel_{'tensor' if isinstance(weight, Tensor) else 'scalar'}\" "
+                                  f"not implemented for '{_type_name(input)}'")
+    if isinstance(weight, Tensor):
+        broadcast_shapes(broadcast_shapes(input._data.shape, end._data.shape), weight._data.shape)
+        return apply(LerpTensor, (input, end, weight), (input._data, end._data, weight._data))
+    a, b = binary_operands(input, end)
+    return apply(Lerp, (input, end), (a, b), weight=float(weight))
+
+
+def _dtype_name(t: Tensor) -> str:
+    """PyTorch's C++ name of a dtype in lerp's message ("double", "long int")."""
+    return {"float64": "double", "float32": "float", "int64": "long int", "int32": "int",
+            "bool": "bool"}.get(t.dtype.name, t.dtype.name)
+
+
 __all__ = ["arctan2", "atan2", "erf", "erfc", "floor_divide", "logaddexp", "logaddexp2"]
+__all__ += ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
+            "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "trunc",
+            "fix", "frac", "sinc", "deg2rad", "rad2deg", "square", "fmod", "remainder", "hypot",
+            "xlogy", "lerp"]
 METHODS = ("atan2", "arctan2", "logaddexp", "logaddexp2", "erf", "erfc", "floor_divide")
+METHODS += tuple(__all__[7:])

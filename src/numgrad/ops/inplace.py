@@ -13,7 +13,7 @@ from .._dtype import from_numpy_dtype, torch_name
 from ..autograd import grad_mode
 from ..creation import zeros_like
 from ..tensor import Tensor
-from . import elementwise
+from . import elementwise, elementwise_more
 from ._promote import broadcast_shapes
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
 
@@ -173,11 +173,29 @@ def mul_(input: Tensor, other) -> Tensor:
     return _write(input, elementwise.mul, other, saves_self=_requires_grad(other))
 
 
-def div_(input: Tensor, other) -> Tensor:
-    """In-place ``input /= other`` (true division)."""
+def div_(input: Tensor, other, *, rounding_mode=None) -> Tensor:
+    """In-place ``input /= other`` (true division, or rounded by ``rounding_mode``)."""
+    if rounding_mode is not None:
+        return _write(input, elementwise.div, other, rounding_mode=rounding_mode,
+                      saves_self=False)
     if _untracked_arithmetic("DIV", input, other):
         return input
     return _write(input, elementwise.div, other, saves_self=_requires_grad(other))
+
+
+def floor_divide_(input: Tensor, other) -> Tensor:
+    """In-place ``input //= other``."""
+    return _write(input, elementwise_more.floor_divide, other, saves_self=False)
+
+
+def remainder_(input: Tensor, other) -> Tensor:
+    """In-place ``input %= other``."""
+    return _write(input, elementwise_more.remainder, other, saves_self=_requires_grad(other))
+
+
+def fmod_(input: Tensor, other) -> Tensor:
+    """``fmod`` in place."""
+    return _write(input, elementwise_more.fmod, other, saves_self=_requires_grad(other))
 
 
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
@@ -272,8 +290,9 @@ def _inplace_form(name: str):
     its node PyTorch's (``ReluBackward0`` for ``relu_``), through a view's base where it is one.
     Where nothing is recorded, a float tensor is written in one pass by the op's own kernel
     (``unary_into``)."""
-    fn = getattr(elementwise, name)
-    op = REGISTRY.get("neg" if name == "negative" else name)
+    module = next(m for m in _FORM_MODULES if hasattr(m, name))
+    fn = getattr(module, name)
+    op = REGISTRY.get(fn.__name__)  # (``negative`` is ``neg``, ``arcsin`` is ``asin`` ...)
     saves_self = op is None or 0 in op.save_inputs
     code = op.code if isinstance(op, type) and issubclass(op, elementwise._Unary) else None
 
@@ -294,6 +313,9 @@ def _inplace_form(name: str):
     return inplace
 
 
+# Where the out-of-place twins are (ops/activation.py adds itself).
+_FORM_MODULES = [elementwise, elementwise_more]
+
 # Every elementwise op's in-place form that PyTorch has (the arithmetic ones above take the
 # one-pass path of ``_untracked_arithmetic`` where nothing is recorded).
 _UNARY_FORMS = ("abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
@@ -301,6 +323,14 @@ _UNARY_FORMS = ("abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "
                 "pow", "negative")
 (abs_, neg_, exp_, log_, log1p_, expm1_, sqrt_, rsqrt_, sin_, cos_, tan_, tanh_, sigmoid_, relu_,
  sign_, floor_, ceil_, round_, reciprocal_, pow_, negative_) = map(_inplace_form, _UNARY_FORMS)
+
+
+_MORE_FORMS = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
+               "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2",
+               "trunc", "fix", "frac", "sinc", "deg2rad", "rad2deg", "square", "hypot", "xlogy",
+               "lerp", "atan2", "arctan2", "erf", "erfc")
+for _name in _MORE_FORMS:
+    globals()[_name + "_"] = _inplace_form(_name)
 
 
 def clamp_min_(input: Tensor, min) -> Tensor:
@@ -357,6 +387,7 @@ def masked_fill_(input: Tensor, mask: Tensor, value) -> Tensor:
 __all__ = ["masked_fill", "relu_", "sigmoid_", "tanh_", "exp_", "sqrt_", "abs_", "neg_", "sin_", "cos_",
            "log_", "clamp_", "clamp_min_", "clamp_max_", "negative_", "reciprocal_", "rsqrt_",
            "floor_", "ceil_", "round_", "log1p_", "expm1_", "tan_", "clip_"]
-METHODS = ("add_", "sub_", "mul_", "div_", "clamp_", "clip_", "zero_", "fill_", "copy_",
-           "clamp_min_", "clamp_max_", "masked_fill", "masked_fill_") + tuple(n + "_" for n in _UNARY_FORMS)
+__all__ += [n + "_" for n in _MORE_FORMS]
+METHODS = ("add_", "sub_", "mul_", "div_", "floor_divide_", "remainder_", "fmod_", "clamp_", "clip_", "zero_", "fill_", "copy_",
+           "clamp_min_", "clamp_max_", "masked_fill", "masked_fill_") + tuple(n + "_" for n in _UNARY_FORMS + _MORE_FORMS)
 clip_ = clamp_

@@ -489,3 +489,124 @@ _python_calls = {
     "fast_tanh": njit(lambda x: fast_tanh(x)),
     "fast_sigmoid": njit(lambda x: fast_sigmoid(x)),
 }
+
+
+# --------------------------------------------------------------------------------------------
+# More CPU variants of the formula table's rows (kernels/formulas.py names them): log2 and exp2
+# with the pieces above (exact at powers of two, as PyTorch's), trunc, frac and fmod through
+# NumPy's functions, which lower to LLVM's ``trunc`` intrinsic (vectorised) and ``frem`` (a libm
+# call), and silu / gelu(approximate='tanh') through fast_exp / fast_tanh.
+
+from .. import scalar as _scalar  # noqa: E402
+
+_INV_LN2_F32 = _f32(1.4426950408889634)
+_INV_LN2_F64 = _f64(1.4426950408889634)
+
+
+@njit(inline="always")
+def _log2_f32(x):
+    tiny = x < _FLT_MIN
+    m, e = _split(x * _TWO23_F32 if tiny else x)
+    e = e - _f32(23.0) if tiny else e
+    f = m - _f32(1.0)
+    s = _div(f, _f32(2.0) + f)
+    z = s * s
+    c = _LOG_H_F32
+    h = _fma(c[2], z, c[1])
+    h = _fma(h, z, c[0])
+    y = _fma(-s, _fma(-z, h, f), f)  # log(1 + f), then log2 x = e + log(1 + f) / ln 2
+    y = _fma(y, _INV_LN2_F32, e)
+    y = y if x > _f32(0.0) else (_f32(-np.inf) if x == _f32(0.0) else _f32(np.nan))
+    return x if x == _f32(np.inf) else y
+
+
+@njit(inline="always")
+def _log2_f64(x):
+    tiny = x < _DBL_MIN
+    m, e = _split(x * _TWO54_F64 if tiny else x)
+    e = e - 54.0 if tiny else e
+    f = m - 1.0
+    s = _div(f, 2.0 + f)
+    z = s * s
+    c = _LOG_H_F64
+    h = _fma(c[6], z, c[5])
+    h = _fma(h, z, c[4])
+    h = _fma(h, z, c[3])
+    h = _fma(h, z, c[2])
+    h = _fma(h, z, c[1])
+    h = _fma(h, z, c[0])
+    y = _fma(-s, _fma(-z, h, f), f)
+    y = _fma(y, _INV_LN2_F64, e)
+    y = y if x > 0.0 else (-np.inf if x == 0.0 else np.nan)
+    return x if x == np.inf else y
+
+
+@njit(inline="always")
+def _exp2_f32(x):
+    # x = k + r, |r| <= 1/2 (k rounded by the shifter, r exact), 2**r = e**(r ln 2)
+    xc = _clamp(x, _f32(-155.0), _f32(130.0))
+    z = xc + _SHIFT_F32
+    r = xc - (z - _SHIFT_F32)
+    return _ldexp(_expm1_poly_f32(r * _LN2_F32) + _f32(1.0), _shifted_int(z))
+
+
+@njit(inline="always")
+def _exp2_f64(x):
+    xc = _clamp(x, _f64(-1080.0), _f64(1030.0))
+    z = xc + _SHIFT_F64
+    r = xc - (z - _SHIFT_F64)
+    return _ldexp(_expm1_poly_f64(r * _LN2_F64) + 1.0, _shifted_int(z))
+
+
+fast_log2 = _entry("fast_log2", "Base-2 logarithm (exact at powers of two).", _log2_f32,
+                   _log2_f64)
+fast_exp2 = _entry("fast_exp2", "2**x (exact at whole x).", _exp2_f32, _exp2_f64)
+_python_calls["fast_log2"] = njit(lambda x: fast_log2(x))
+_python_calls["fast_exp2"] = njit(lambda x: fast_exp2(x))
+
+
+@njit(inline="always")
+def trunc(x):
+    return np.trunc(x)
+
+
+@njit(inline="always")
+def frac(x):
+    return x - np.trunc(x)
+
+
+@njit(inline="always")
+def fmod(a, b):
+    return np.fmod(a, b)
+
+
+@njit(inline="always")
+def remainder(a, b):
+    return _scalar._remainder_of(np.fmod(a, b), b)
+
+
+@njit(inline="always")
+def silu(x):
+    return _div(x, _scalar._one(x) + fast_exp(-x))
+
+
+@njit(inline="always")
+def silu_backward(grad, x):
+    s = fast_sigmoid(x)
+    return grad * s * (_scalar._one(x) + x * (_scalar._one(x) - s))
+
+
+@njit(inline="always")
+def gelu_tanh(x):
+    inner = _scalar._gelu_beta(x) * (x + _scalar._gelu_kappa(x) * (x * x * x))
+    return _scalar._half(x) * x * (_scalar._one(x) + fast_tanh(inner))
+
+
+@njit(inline="always")
+def log2(x):
+    return fast_log2(x)
+
+
+@njit(inline="always")
+def exp2(x):
+    return fast_exp2(x)

@@ -24,6 +24,12 @@ __all__ = [
 ]
 __all__ += ["Conv1d", "Conv2d"]
 __all__ += ["L1Loss", "HuberLoss", "BCELoss", "KLDivLoss"]
+from .activation import (  # noqa: E402
+    CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softsign, Tanhshrink,
+)
+
+__all__ += ["Mish", "Hardswish", "Hardsigmoid", "SELU", "CELU", "LogSigmoid", "Softsign",
+            "Tanhshrink"]
 from .padding import (  # noqa: E402
     CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
     ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d,

@@ -1,5 +1,6 @@
 """Activation modules: ``ReLU``, ``Tanh``, ``Sigmoid``, ``Softmax``, ``LogSoftmax``, ``LeakyReLU``,
-``ELU``, ``SiLU``, ``Softplus``, ``Hardtanh``, ``ReLU6``, ``GELU``."""
+``ELU``, ``SiLU``, ``Softplus``, ``Hardtanh``, ``ReLU6``, ``GELU``, ``Mish``, ``Hardswish``,
+``Hardsigmoid``, ``SELU``, ``CELU``, ``LogSigmoid``, ``Softsign``, ``Tanhshrink``."""
 from __future__ import annotations
 
 from ...tensor import Tensor
@@ -155,8 +156,7 @@ class ReLU6(Hardtanh):
 
 
 class GELU(Module):
-    """The Gaussian error linear unit (``approximate='tanh'``; the exact ``'none'`` needs
-    ``erf``, not in numgrad yet, and raises ``NotImplementedError`` when called)."""
+    """The Gaussian error linear unit, exact (``'none'``) or PyTorch's tanh approximation."""
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
@@ -167,3 +167,82 @@ class GELU(Module):
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
+
+
+class _Inplace(Module):
+    """An activation with only ``inplace``."""
+
+    fn = ""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self.fn)(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Mish(_Inplace):
+    """``x * tanh(softplus(x))``."""
+
+    fn = "mish"
+
+
+class Hardswish(_Inplace):
+    """``x * relu6(x + 3) / 6`` (its repr never shows ``inplace``, as PyTorch's)."""
+
+    fn = "hardswish"
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class Hardsigmoid(Hardswish):
+    """``relu6(x + 3) / 6``."""
+
+    fn = "hardsigmoid"
+
+
+class SELU(_Inplace):
+    """``scale * elu(x, alpha)`` with SELU's constants."""
+
+    fn = "selu"
+
+
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)

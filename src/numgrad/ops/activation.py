@@ -1,0 +1,669 @@
+"""PyTorch's fused activation ops (``nn.functional``'s ``silu gelu leaky_relu elu selu celu softplus
+hardtanh mish hardswish hardsigmoid logsigmoid``), each one node with PyTorch's name.
+
+Each forward is one formula of the table (``kernels/formulas.py``); each backward is an op of its
+own (``silu_backward``, ``gelu_backward`` ..., as ATen's), so that second derivatives work and the
+node names are PyTorch's. Parameterless backward formulas are one fused kernel of ``(grad,
+input)``; those with a parameter (``leaky_relu``'s slope, ``elu``'s alpha, softplus's beta and
+threshold, hardtanh's bounds) compute the factor of ``grad`` in one kernel and multiply (two
+passes; ``numgrad.compile`` fuses them). The in-place forms of ``leaky_relu``, ``elu``, ``selu``
+and ``celu`` save their output, as PyTorch's (``LeakyReluBackward1`` ...).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..creation import zeros_like
+from ..tensor import Tensor
+from .elementwise import where
+from .loss import _type_name
+from .registry import Op, Sample, apply, register
+
+_one = ((3, 4),)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _float_only(kernel: str, input: Tensor) -> None:
+    """PyTorch's error for an integer or bool input (``"silu_cpu" not implemented for 'Long'``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{kernel}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input._data.dtype.kind != "f":
+        device = "cpu" if isinstance(input._data, np.ndarray) else "cuda"
+        name = kernel if kernel == "GeluKernelImpl" else f"{kernel}_{device}"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_type_name(input)}'")
+
+
+def _param(a, value):
+    return np.asarray(value, a.dtype)
+
+
+# ------------------------------------------------------------------ parameterless: one formula
+class _Act(Op):
+    """``code`` forward, saving the input; the backward is the op ``bwd`` of (grad, input)."""
+
+    on_cuda = True
+    save_inputs = (0,)
+    code = ""
+    bwd: type = None
+
+    @classmethod
+    def forward(cls, K, a):
+        return K.unary(getattr(K, cls.code), a)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (_fused(cls.bwd, grad, a),)
+
+
+class _ActBackward(Op):
+    """A fused backward formula of (grad, input)."""
+
+    on_cuda = True
+    save_inputs = (0, 1)
+    code = ""
+
+    @classmethod
+    def forward(cls, K, g, a):
+        return K.binary(getattr(K, cls.code), g, a)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        g, a = ctx.saved_tensors
+        need_g, need_a = ctx.needs_input_grad
+        grad_g = _fused(cls, grad, a) if need_g else None
+        grad_a = grad * g * cls.second(a) if need_a else None
+        return grad_g, grad_a
+
+
+def _fused(op, grad: Tensor, a: Tensor) -> Tensor:
+    return apply(op, (grad, a), (grad._data, a._data))
+
+
+def _sig(a):
+    return a.sigmoid()
+
+
+@register
+class SiluBackward(_ActBackward):
+    # (PyTorch's silu_backward has no derivative of its own: its double backward is a
+    # composite, whose last node is a MulBackward0)
+    name, node, code = "silu_backward", "MulBackward0", "SILU_BWD"
+    samples = (Sample(lambda m, g, a: m.ops.silu_backward(g, a), ((3, 4), (3, 4)), grad=False),)
+
+    @staticmethod
+    def second(a):
+        s = _sig(a)
+        return s * (1 - s) * (2 + a * (1 - 2 * s))
+
+
+@register
+class Silu(_Act):
+    name, node, code, bwd = "silu", "SiluBackward0", "SILU", SiluBackward
+    samples = (Sample(lambda m, a: m.nn.functional.silu(a), _one),)
+
+
+@register
+class GeluBackward(_ActBackward):
+    name, node, code = "gelu_backward", "GeluBackwardBackward0", "GELU_BWD"
+    samples = (Sample(lambda m, g, a: m.ops.gelu_backward(g, a), ((3, 4), (3, 4))),)
+
+    @staticmethod
+    def second(a):
+        pdf = (a * a * -0.5).exp() * 0.3989422804014327
+        return pdf * (2 - a * a)
+
+
+@register
+class Gelu(_Act):
+    name, node, code, bwd = "gelu", "GeluBackward0", "GELU", GeluBackward
+    samples = (Sample(lambda m, a: m.nn.functional.gelu(a), _one),)
+
+
+_BETA = 0.7978845608028654  # sqrt(2 / pi)
+_KAPPA = 0.044715
+
+
+@register
+class GeluTanhBackward(_ActBackward):
+    name, node, code = "gelu_tanh_backward", "GeluBackwardBackward0", "GELU_TANH_BWD"
+    samples = (Sample(lambda m, g, a: m.ops.gelu_backward(g, a, approximate="tanh"),
+                      ((3, 4), (3, 4))),)
+
+    @staticmethod
+    def second(a):
+        t = ((a + a * a * a * _KAPPA) * _BETA).tanh()
+        du = (a * a * (3 * _KAPPA) + 1) * _BETA
+        return (1 - t * t) * (du + a * 0.5 * (a * (6 * _BETA * _KAPPA) - 2 * t * du * du))
+
+
+@register
+class GeluTanh(_Act):
+    name, node, code, bwd = "gelu_tanh", "GeluBackward0", "GELU_TANH", GeluTanhBackward
+    samples = (Sample(lambda m, a: m.nn.functional.gelu(a, approximate="tanh"), _one),)
+
+
+@register
+class MishBackward(_ActBackward):
+    name, node, code = "mish_backward", "MulBackward0", "MISH_BWD"
+    samples = (Sample(lambda m, g, a: m.ops.mish_backward(g, a), ((3, 4), (3, 4)), grad=False),)
+
+    @staticmethod
+    def second(a):
+        s = _sig(a)
+        t = softplus(a).tanh()
+        return (1 - t * t) * s * (2 + a * ((1 - s) - 2 * t * s))
+
+
+@register
+class Mish(_Act):
+    name, node, code, bwd = "mish", "MishBackward0", "MISH", MishBackward
+    samples = (Sample(lambda m, a: m.nn.functional.mish(a), _one),)
+
+
+@register
+class HardswishBackward(_ActBackward):
+    name, node, code = "hardswish_backward", "HardswishBackwardBackward0", "HARDSWISH_BWD"
+    samples = (Sample(lambda m, g, a: m.ops.hardswish_backward(g, a), ((3, 4), (3, 4)),
+                      low=-4.0, high=4.0, gradgrad=False),)
+
+    @staticmethod
+    def second(a):
+        a = a.detach()
+        return (a > -3.0).to(a.dtype) * (a < 3.0).to(a.dtype) * (1.0 / 3.0)
+
+
+@register
+class Hardswish(_Act):
+    name, node, code, bwd = "hardswish", "HardswishBackward0", "HARDSWISH", HardswishBackward
+    samples = (Sample(lambda m, a: m.nn.functional.hardswish(a), _one, low=-4.0, high=4.0),)
+
+
+@register
+class HardsigmoidBackward(_ActBackward):
+    """Its derivative is PyTorch's ``NotImplemented`` (backward raises)."""
+
+    name, node, code = "hardsigmoid_backward", "torch::autograd::NotImplemented", "HARDSIGMOID_BWD"
+    samples = (Sample(lambda m, g, a: m.ops.hardsigmoid_backward(g, a), ((3, 4), (3, 4)),
+                      low=-4.0, high=4.0, grad=False),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
+
+
+@register
+class Hardsigmoid(_Act):
+    name, node, code, bwd = ("hardsigmoid", "HardsigmoidBackward0", "HARDSIGMOID",
+                             HardsigmoidBackward)
+    samples = (Sample(lambda m, a: m.nn.functional.hardsigmoid(a), _one, low=-4.0, high=4.0,
+                      gradgrad=False),)
+
+
+@register
+class LogSigmoidBackward(_ActBackward):
+    name, node, code = "log_sigmoid_backward", "LogSigmoidBackwardBackward0", "LOGSIGMOID_BWD"
+    samples = (Sample(lambda m, g, a: m.ops.log_sigmoid_backward(g, a, (-a.abs()).exp()),
+                      ((3, 4), (3, 4)), grad=False),)
+
+    @staticmethod
+    def second(a):
+        s = _sig(a)
+        return -(s * (1 - s))
+
+
+@register
+class LogSigmoid(_Act):
+    name, node, code, bwd = "log_sigmoid", "LogSigmoidBackward0", "LOGSIGMOID", LogSigmoidBackward
+    samples = (Sample(lambda m, a: m.nn.functional.logsigmoid(a), _one, low=-5.0, high=5.0),)
+
+
+# ------------------------------------------------------------------ leaky_relu
+@register
+class LeakyReluBackward(Op):
+    """``grad`` where the input is positive, else ``grad * negative_slope``."""
+
+    name, node = "leaky_relu_backward", "LeakyReluBackwardBackward0"
+    on_cuda = True
+    save_inputs = (1,)
+    samples = (Sample(lambda m, g, a: m.ops.leaky_relu_backward(g, a, 0.2, False),
+                      ((3, 4), (3, 4))),)
+
+    @staticmethod
+    def forward(K, g, a, *, slope, is_result=False):
+        return K.binary(K.MUL, g, K.binary(K.LEAKY_RELU_GRAD, a, _param(a, slope)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        need_g, need_a = ctx.needs_input_grad
+        slope = ctx.params["slope"]
+        return ((leaky_relu_backward(grad, a, slope) if need_g else None),
+                (zeros_like(a) if need_a else None))
+
+
+def leaky_relu_backward(grad: Tensor, input: Tensor, negative_slope: float,
+                        self_is_result: bool = False) -> Tensor:
+    """ATen's ``leaky_relu_backward``."""
+    if self_is_result and negative_slope <= 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which is "
+            "not supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead. File an issue at "
+            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+            "backward calculation with negative slope")
+    return apply(LeakyReluBackward, (grad, input), (grad._data, input._data),
+                 slope=float(negative_slope))
+
+
+@register
+class LeakyRelu(Op):
+    name, node = "leaky_relu", "LeakyReluBackward0"
+    on_cuda = True
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.nn.functional.leaky_relu(a), _one),
+               Sample(lambda m, a: m.nn.functional.leaky_relu(a, 0.3), ((5,),)))
+
+    @staticmethod
+    def forward(K, a, *, slope):
+        return K.binary(K.LEAKY_RELU, a, _param(a, slope))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (leaky_relu_backward(grad, a, ctx.params["slope"]),)
+
+
+@register
+class LeakyReluInplace(LeakyRelu):
+    """``leaky_relu_``: saves its output (PyTorch's ``LeakyReluBackward1``)."""
+
+    name, node = "leaky_relu_", "LeakyReluBackward1"
+    save_inputs = ()
+    save_output = True
+    samples = (Sample(lambda m, a: m.nn.functional.leaky_relu(a * 1, 0.2, inplace=True), _one),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (leaky_relu_backward(grad, out, ctx.params["slope"], True),)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x``."""
+    _float_only("leaky_relu", input)
+    return apply(LeakyRelu, (input,), (input._data,), slope=float(negative_slope))
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``leaky_relu`` written into ``input``."""
+    from .inplace import _write
+
+    _float_only("leaky_relu", input)
+    return _write(input, lambda t: apply(LeakyReluInplace, (t,), (t._data,),
+                                         slope=float(negative_slope)), saves_self=False)
+
+
+# ------------------------------------------------------------------ elu, selu, celu
+_ELU_KINDS = {"elu": ("ELU", "ELU_GRAD"), "celu": ("CELU", "CELU_GRAD"), "selu": ("SELU", "SELU_GRAD")}
+
+
+@register
+class EluBackward(Op):
+    """ATen's ``elu_backward`` from the input: ``grad`` times the derivative (one kernel), for
+    elu, celu (alpha) and selu."""
+
+    name, node = "elu_backward", "EluBackwardBackward0"
+    on_cuda = True
+    save_inputs = (0, 1)
+    samples = (Sample(lambda m, g, a: m.ops.elu_backward(g, 0.7, 1.0, 1.0, False, a),
+                      ((3, 4), (3, 4))),)
+
+    @staticmethod
+    def forward(K, g, a, *, kind, alpha):
+        code = getattr(K, _ELU_KINDS[kind][1])
+        factor = K.unary(code, a) if kind == "selu" else K.binary(code, a, _param(a, alpha))
+        return K.binary(K.MUL, g, factor)
+
+    @staticmethod
+    def backward(ctx, grad):
+        g, a = ctx.saved_tensors
+        need_g, need_a = ctx.needs_input_grad
+        kind, alpha = ctx.params["kind"], ctx.params["alpha"]
+        grad_g = _elu_backward(grad, a, kind, alpha) if need_g else None
+        grad_a = None
+        if need_a:
+            if kind == "elu":
+                second = a.exp() * alpha
+            elif kind == "celu":
+                second = (a / alpha).exp() / alpha
+            else:
+                second = a.exp() * (_SELU_ALPHA * _SELU_SCALE)
+            grad_a = where(a.detach() <= 0, grad * g * second, 0.0)
+        return grad_g, grad_a
+
+
+def _elu_backward(grad, a, kind, alpha):
+    return apply(EluBackward, (grad, a), (grad._data, a._data), kind=kind, alpha=alpha)
+
+
+class _EluOp(Op):
+    on_cuda = True
+    save_inputs = (0,)
+    kind = "elu"
+
+    @classmethod
+    def forward(cls, K, a, *, alpha):
+        code = getattr(K, _ELU_KINDS[cls.kind][0])
+        return K.unary(code, a) if cls.kind == "selu" else K.binary(code, a, _param(a, alpha))
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (_elu_backward(grad, a, cls.kind, ctx.params["alpha"]),)
+
+
+class _EluInplace(_EluOp):
+    """The in-place forms save their output; the backward is PyTorch's from the result
+    (``grad * input_scale * (result + alpha * scale)`` where it is not positive)."""
+
+    save_inputs = ()
+    save_output = True
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (out,) = ctx.saved_tensors
+        alpha = ctx.params["alpha"]
+        if cls.kind == "elu":
+            neg, pos = grad * (out + alpha), grad
+        elif cls.kind == "celu":
+            neg, pos = grad * (1.0 / float(np.float32(alpha))) * (out + alpha), grad
+        else:
+            neg, pos = grad * (out + _SELU_ALPHA * _SELU_SCALE), grad * _SELU_SCALE
+        return (where(out.detach() <= 0, neg, pos),)
+
+
+@register
+class Elu(_EluOp):
+    name, node, kind = "elu", "EluBackward0", "elu"
+    samples = (Sample(lambda m, a: m.nn.functional.elu(a), _one),
+               Sample(lambda m, a: m.nn.functional.elu(a, 0.5), ((5,),)))
+
+
+@register
+class Selu(_EluOp):
+    name, node, kind = "selu", "EluBackward0", "selu"
+    samples = (Sample(lambda m, a: m.selu(a), _one),)
+
+
+@register
+class Celu(_EluOp):
+    name, node, kind = "celu", "CeluBackward0", "celu"
+    samples = (Sample(lambda m, a: m.nn.functional.celu(a, 0.7), _one),)
+
+
+@register
+class EluInplace(_EluInplace):
+    name, node, kind = "elu_", "EluBackward1", "elu"
+    samples = (Sample(lambda m, a: m.nn.functional.elu(a * 1, 0.8, inplace=True), _one),)
+
+
+@register
+class SeluInplace(_EluInplace):
+    name, node, kind = "selu_", "EluBackward1", "selu"
+    samples = (Sample(lambda m, a: m.selu_(a * 1), _one),)
+
+
+@register
+class CeluInplace(_EluInplace):
+    name, node, kind = "celu_", "CeluBackward1", "celu"
+    samples = (Sample(lambda m, a: m.celu_(a * 1, 1.5), _one),)
+
+
+_ELU_OPS = {"elu": (Elu, EluInplace), "selu": (Selu, SeluInplace), "celu": (Celu, CeluInplace)}
+
+
+def _elu(kind: str, input: Tensor, alpha: float, inplace: bool) -> Tensor:
+    _float_only("elu", input)
+    if kind == "celu" and alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    op, op_ = _ELU_OPS[kind]
+    if not inplace:
+        return apply(op, (input,), (input._data,), alpha=float(alpha))
+    from .inplace import _write
+
+    return _write(input, lambda t: apply(op_, (t,), (t._data,), alpha=float(alpha)),
+                  saves_self=False)
+
+
+def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    return _elu("elu", input, alpha, False)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return _elu("elu", input, alpha, True)
+
+
+def selu(input: Tensor) -> Tensor:
+    """``scale * elu(x, alpha)`` with SELU's constants."""
+    return _elu("selu", input, _SELU_ALPHA, False)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return _elu("selu", input, _SELU_ALPHA, True)
+
+
+def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    return _elu("celu", input, alpha, False)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return _elu("celu", input, alpha, True)
+
+
+# ------------------------------------------------------------------ softplus
+@register
+class SoftplusBackward(Op):
+    name, node = "softplus_backward", "SoftplusBackwardBackward0"
+    on_cuda = True
+    save_inputs = (0, 1)
+    samples = (Sample(lambda m, g, a: m.ops.softplus_backward(g, a, 2.0, 1.5), ((3, 4), (3, 4))),)
+
+    @staticmethod
+    def forward(K, g, a, *, beta, threshold):
+        z = a if beta == 1 else K.binary(K.MUL, a, _param(a, beta))
+        return K.binary(K.MUL, g, K.binary(K.SOFTPLUS_GRAD, z, _param(a, threshold)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        g, a = ctx.saved_tensors
+        need_g, need_a = ctx.needs_input_grad
+        beta, threshold = ctx.params["beta"], ctx.params["threshold"]
+        grad_g = softplus_backward(grad, a, beta, threshold) if need_g else None
+        grad_a = None
+        if need_a:
+            z = a * beta
+            s = z.sigmoid()
+            grad_a = where(z.detach() > threshold, 0.0, grad * g * beta * s * (1 - s))
+        return grad_g, grad_a
+
+
+def softplus_backward(grad: Tensor, input: Tensor, beta: float, threshold: float) -> Tensor:
+    """ATen's ``softplus_backward``."""
+    return apply(SoftplusBackward, (grad, input), (grad._data, input._data), beta=float(beta),
+                 threshold=float(threshold))
+
+
+@register
+class Softplus(Op):
+    name, node = "softplus", "SoftplusBackward0"
+    on_cuda = True
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.nn.functional.softplus(a), _one),
+               Sample(lambda m, a: m.nn.functional.softplus(a, 2.0, 1.5), ((5,),)))
+
+    @staticmethod
+    def forward(K, a, *, beta, threshold):
+        if beta == 1:
+            return K.binary(K.SOFTPLUS, a, _param(a, threshold))
+        z = K.binary(K.MUL, a, _param(a, beta))
+        soft = K.binary(K.DIV, K.binary(K.SOFTPLUS, z, _param(a, np.inf)), _param(a, beta))
+        return K.where(K.binary(K.GT, z, _param(a, threshold), np.bool_), a, soft)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (softplus_backward(grad, a, ctx.params["beta"], ctx.params["threshold"]),)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta x)) / beta``, and ``x`` where ``beta x > threshold``."""
+    _float_only("softplus", input)
+    return apply(Softplus, (input,), (input._data,), beta=float(beta), threshold=float(threshold))
+
+
+# ------------------------------------------------------------------ hardtanh
+@register
+class HardtanhBackward(Op):
+    """``grad`` strictly inside ``(min_val, max_val)``, else 0 (NaN inputs pass it)."""
+
+    name, node = "hardtanh_backward", "HardtanhBackwardBackward0"
+    on_cuda = True
+    save_inputs = (1,)
+    samples = (Sample(lambda m, g, a: m.ops.hardtanh_backward(g, a, -0.5, 1.0), ((3, 4), (3, 4))),)
+
+    @staticmethod
+    def forward(K, g, a, *, lo, hi):
+        zero = _param(g, 0)
+        inside = K.where(K.binary(K.GE, a, _param(a, hi), np.bool_), zero, g)
+        return K.where(K.binary(K.LE, a, _param(a, lo), np.bool_), zero, inside)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        need_g, need_a = ctx.needs_input_grad
+        lo, hi = ctx.params["lo"], ctx.params["hi"]
+        return ((hardtanh_backward(grad, a, lo, hi) if need_g else None),
+                (zeros_like(a) if need_a else None))
+
+
+def hardtanh_backward(grad: Tensor, input: Tensor, min_val: float, max_val: float) -> Tensor:
+    """ATen's ``hardtanh_backward``."""
+    return apply(HardtanhBackward, (grad, input), (grad._data, input._data), lo=min_val,
+                 hi=max_val)
+
+
+@register
+class Hardtanh(Op):
+    name, node = "hardtanh", "HardtanhBackward0"
+    on_cuda = True
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.nn.functional.hardtanh(a), _one),
+               Sample(lambda m, a: m.nn.functional.relu6(a * 4), ((5,),)))
+
+    @staticmethod
+    def forward(K, a, *, lo, hi):
+        return K.binary(K.MINIMUM, K.binary(K.MAXIMUM, a, _param(a, lo)), _param(a, hi))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (hardtanh_backward(grad, a, ctx.params["lo"], ctx.params["hi"]),)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]`` (integers stay integers)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"hardtanh(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return apply(Hardtanh, (input,), (input._data,), lo=min_val, hi=max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``hardtanh`` written into ``input`` (PyTorch's node is still ``HardtanhBackward0``)."""
+    from .inplace import _write
+
+    return _write(input, hardtanh, min_val, max_val)
+
+
+# ------------------------------------------------------------------ public parameterless forms
+def _act(op, kernel: str, doc: str):
+    def fn(input: Tensor) -> Tensor:
+        _float_only(kernel, input)
+        return apply(op, (input,), (input._data,))
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = doc
+    return fn
+
+
+silu = _act(Silu, "silu", "``x * sigmoid(x)``.")
+mish = _act(Mish, "mish", "``x * tanh(softplus(x))``.")
+hardswish = _act(Hardswish, "hardswish", "``x * relu6(x + 3) / 6``.")
+hardsigmoid = _act(Hardsigmoid, "hardsigmoid", "``relu6(x + 3) / 6``.")
+log_sigmoid = _act(LogSigmoid, "log_sigmoid", "``log(sigmoid(x))``, without overflow.")
+_gelu = _act(Gelu, "GeluKernelImpl", "")
+_gelu_tanh = _act(GeluTanh, "GeluKernelImpl", "")
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)`` (``approximate='tanh'``: PyTorch's tanh approximation)."""
+    if approximate == "none":
+        return _gelu(input)
+    if approximate == "tanh":
+        return _gelu_tanh(input)
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def _backward_of(op, kernel):
+    def fn(grad: Tensor, input: Tensor) -> Tensor:
+        _float_only(kernel, input)
+        return _fused(op, grad, input)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    return fn
+
+
+silu_backward = _backward_of(SiluBackward, "silu_backward")
+mish_backward = _backward_of(MishBackward, "mish_backward")
+hardswish_backward = _backward_of(HardswishBackward, "hardswish_backward")
+hardsigmoid_backward = _backward_of(HardsigmoidBackward, "hardsigmoid_backward")
+
+
+def gelu_backward(grad: Tensor, input: Tensor, approximate: str = "none") -> Tensor:
+    """ATen's ``gelu_backward``."""
+    return _fused(GeluTanhBackward if approximate == "tanh" else GeluBackward, grad, input)
+
+
+def log_sigmoid_backward(grad: Tensor, input: Tensor, buffer=None) -> Tensor:
+    """ATen's ``log_sigmoid_backward`` (the buffer, ATen's scratch, is not used)."""
+    return _fused(LogSigmoidBackward, grad, input)
+
+
+def elu_backward(grad: Tensor, alpha: float, scale: float, input_scale: float,
+                 is_result: bool, self_or_result: Tensor) -> Tensor:
+    """ATen's ``elu_backward``, for elu (``scale = input_scale = 1``), celu (``input_scale = 1 /
+    alpha``) and selu's constants, from the input."""
+    if is_result:
+        raise NotImplementedError("elu_backward from the result: numgrad's in-place forms "
+                                  "record their own backward")
+    if scale == 1 and input_scale == 1:
+        kind = "elu"
+    elif scale == 1 and abs(input_scale * alpha - 1) < 1e-12:
+        kind = "celu"
+    elif abs(scale - _SELU_SCALE) < 1e-12 and abs(alpha - _SELU_ALPHA) < 1e-12 and input_scale == 1:
+        kind = "selu"
+    else:
+        raise NotImplementedError("elu_backward: numgrad takes elu's, celu's and selu's "
+                                  "scales only")
+    return _elu_backward(grad, self_or_result, kind, float(alpha))
+
+
+__all__ = ["selu", "celu", "selu_", "celu_"]
+METHODS = ()

@@ -127,6 +127,12 @@ class Kernels(Protocol):
         ``dim`` (the smallest of equally frequent ones; NaN equal to NaN) and the last index of
         it (kernels/*/predicates.py)."""
 
+    def nan_to_num(self, x: Array, nan, posinf, neginf) -> Array:
+        """A copy of the float array ``x`` with NaN, +inf and -inf replaced by these numbers."""
+
+    def isclose(self, a: Array, b: Array, rtol: float, atol: float, equal_nan: bool) -> Array:
+        """PyTorch's ``isclose`` of float arrays of one dtype, broadcast together; bool."""
+
     def gather_dim(self, x: Array, dim: int, index: Array) -> Array: ...
     def index_select_dim(self, x: Array, dim: int, index: Array) -> Array: ...
 

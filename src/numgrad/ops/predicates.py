@@ -174,16 +174,16 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     K = _kernels(input, other)
+    if a.dtype.kind == "f":  # one pass (kernels/*/predicates.py)
+        return Tensor._wrap(K.isclose(a, b, float(rtol), float(atol), bool(equal_nan)))
     close = K.binary(K.EQ, a, b, _BOOL)
-    if equal_nan and a.dtype.kind == "f":
-        close = _or(K, close, _and(K, _isnan(K, a), _isnan(K, b)))
     if rtol == 0 and atol == 0:
         return Tensor._wrap(close)
-    if a.dtype.kind != "f":  # integers and bools: the error in the default float dtype
-        from .._dtype import get_default_dtype
+    # integers and bools: the error in the default float dtype
+    from .._dtype import get_default_dtype
 
-        ft = np.dtype(get_default_dtype().name)
-        a, b = K.cast(a, ft), K.cast(b, ft)
+    ft = np.dtype(get_default_dtype().name)
+    a, b = K.cast(a, ft), K.cast(b, ft)
     t = a.dtype.type
     allowed = K.binary(K.ADD, K.unary(K.ABS, K.binary(K.MUL, b, t(rtol))), t(atol))
     actual = K.unary(K.ABS, K.binary(K.SUB, a, b))
@@ -252,10 +252,7 @@ class NanToNum(Op):
     def forward(K, a, *, nan, posinf, neginf):
         if a.dtype.kind != "f":
             return K.copy(a)
-        t = a.dtype.type
-        out = K.where(_isnan(K, a), K.full((), t(nan), a.dtype), a)
-        out = K.where(K.binary(K.EQ, a, t(math.inf), _BOOL), K.full((), t(posinf), a.dtype), out)
-        return K.where(K.binary(K.EQ, a, t(-math.inf), _BOOL), K.full((), t(neginf), a.dtype), out)
+        return K.nan_to_num(a, nan, posinf, neginf)  # (one pass: kernels/*/predicates.py)
 
     @staticmethod
     def backward(ctx, grad):

@@ -33,7 +33,7 @@ _LAZY_MODULES = ("loss", "conv", "pooling")  # K.loss: the losses', K.conv, K.po
 _LAZY_FUNCTIONS = {
     "cumprod_backward": "scan", "cumulative": "scan", "sort_dim": "sorting", "topk_dim": "sorting",
     "gather_dim": "gather", "index_select_dim": "gather", "scatter_dim": "gather",
-    "mode_dim": "predicates",
+    "mode_dim": "predicates", "nan_to_num": "predicates", "isclose": "predicates",
 }
 
 

@@ -1,8 +1,13 @@
-"""Kernels of the order statistics beyond sorting on the CPU: ``mode_dim`` (the most frequent
-value along a dimension, PyTorch's rules: among equally frequent values the smallest, NaN equal
-to NaN; its index the last position holding it). Each line is sorted by ``sort_dim`` (NaN
-largest), then one pass over the sorted line finds the longest run, and one pass from the end of
-the original line finds the index.
+"""Kernels of the predicates and order statistics on the CPU.
+
+``mode_dim``: the most frequent value along a dimension, PyTorch's rules (among equally frequent
+values the smallest, NaN equal to NaN; its index the last position holding it). Each line is
+sorted by ``sort_dim`` (NaN largest), then one pass over the sorted line finds the longest run,
+and one pass from the end of the original line finds the index.
+
+``nan_to_num`` and ``isclose`` (floating-point operands): one pass each, PyTorch's formulas
+(``isclose``: equal, or both NaN with ``equal_nan``, or a finite ``|a - b|`` within
+``atol + |rtol * b|``, computed in the operands' dtype).
 """
 from __future__ import annotations
 
@@ -60,3 +65,55 @@ def mode_dim(x: np.ndarray, dim: int) -> tuple:
         _mode_rows_k(ordered.reshape(-1), moved.reshape(-1), values.size, n, values.reshape(-1),
                      indices.reshape(-1))
     return np.expand_dims(values, dim), np.expand_dims(indices, dim)
+
+
+@njit(cache=True)
+def _nan_to_num_k(x, nan, posinf, neginf, out):
+    for i in range(x.size):
+        v = x[i]
+        if v != v:  # noqa: PLR0124
+            out[i] = nan
+        elif v == np.inf:
+            out[i] = posinf
+        elif v == -np.inf:
+            out[i] = neginf
+        else:
+            out[i] = v
+
+
+@njit(cache=True)
+def _isclose_k(a, b, rtol, atol, equal_nan, out):
+    for i in range(a.size):
+        x = a[i]
+        y = b[i]
+        if x == y:
+            out[i] = True
+        elif equal_nan and x != x and y != y:  # noqa: PLR0124
+            out[i] = True
+        else:
+            diff = abs(x - y)
+            out[i] = diff - diff == 0 and diff <= atol + abs(rtol * y)
+
+
+def nan_to_num(x: np.ndarray, nan, posinf, neginf) -> np.ndarray:
+    """A copy of the float array ``x`` with NaN, +inf and -inf replaced (C-contiguous)."""
+    a = np.array(x, order="C", copy=None)  # (ascontiguousarray makes a 0-d array 1-d)
+    out = np.empty(a.shape, a.dtype)
+    if a.size:
+        t = a.dtype.type
+        with np.errstate(over="ignore"):
+            _nan_to_num_k(a.reshape(-1), t(nan), t(posinf), t(neginf), out.reshape(-1))
+    return out
+
+
+def isclose(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:
+    """Whether ``a`` and ``b`` (float arrays of one dtype, broadcast together) are close, bool."""
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    x = np.array(np.broadcast_to(a, shape), order="C", copy=None)
+    y = np.array(np.broadcast_to(b, shape), order="C", copy=None)
+    out = np.empty(shape, np.bool_)
+    if out.size:
+        t = x.dtype.type
+        _isclose_k(x.reshape(-1), y.reshape(-1), t(rtol), t(atol), bool(equal_nan),
+                   out.reshape(-1))
+    return out

@@ -140,6 +140,8 @@ def hand_written() -> list:
 
     table += [
         (predicates, "_mode_rows_k", [(A(t), A(t), I64, A(t), META) for t in ALL]),
+        (predicates, "_nan_to_num_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
+        (predicates, "_isclose_k", [(A(t), A(t), t, t, BOOL, A(BOOL)) for t in FLOAT]),
         (gather, "_gather_k", [(A(t), META, META, META, A(t)) for t in ALL]),
         (gather, "_scatter_k", [(A(t), META, META, META, A(t)) for t in ALL]),
         (gather, "_scatter_add_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),

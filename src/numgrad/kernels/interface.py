@@ -56,6 +56,17 @@ class Kernels(Protocol):
     def finite_or_zero(self, x: Array) -> Array: ...
     def inf_where_zero(self, x: Array) -> Array: ...
 
+    # -- batch normalisation (x: (N, C, *); per-channel arrays (C,) of x's dtype)
+    def batch_norm_stats(self, x: Array, eps: float) -> tuple:
+        """(mean, biased variance, 1 / sqrt(var + eps)) of each channel over the others."""
+
+    def batch_norm_forward(self, x: Array, mean: Array, invstd: Array, weight: Array,
+                           bias: Array) -> Array: ...
+
+    def batch_norm_backward(self, grad: Array, x: Array, mean: Array, invstd: Array,
+                            weight: Array, training: bool) -> tuple:
+        """(grad of x, of weight, of bias); ``training``: the statistics are x's own."""
+
     def log_softmax_last(self, a: Array) -> Array:
         """log_softmax along the last dimension of a C-contiguous, non-empty array."""
 

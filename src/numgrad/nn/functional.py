@@ -520,3 +520,6 @@ __all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
 
 # Batch normalisation as one op (PyTorch's NativeBatchNormBackward0), replacing the composite above.
 from ..ops.normalization import batch_norm  # noqa: E402,F401,F811
+
+# Batch normalisation as one op (PyTorch's NativeBatchNormBackward0), replacing the composite above.
+from ..ops.normalization import batch_norm  # noqa: E402,F401,F811

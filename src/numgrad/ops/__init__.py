@@ -40,6 +40,7 @@ from . import predicates  # noqa: E402  (predicates, nan-aware and order reducti
 from . import data_dependent  # noqa: E402  (nonzero, masked_select, unique: shapes from values)
 
 FAMILIES += (predicates, data_dependent)
+from . import normalization  # noqa: E402,F401  (batch_norm: NativeBatchNormBackward0)
 from . import activation  # noqa: E402  (the fused activations, nn.functional's)
 from .activation import (  # noqa: E402,F401  (ATen's backward ops)
     elu_backward, gelu_backward, hardsigmoid_backward, hardswish_backward, hardtanh_backward,

@@ -43,11 +43,14 @@ from .reduction import (  # noqa: E402,F401
 )
 from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: E402,F401
 from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
-from . import conv  # noqa: E402,F401  (``K.conv``: convolution's kernels)
+from .normalization import (  # noqa: E402,F401
+    batch_norm_backward, batch_norm_forward, batch_norm_stats,
+)
 from .scan import cumprod_backward, cumulative  # noqa: E402,F401
 from .sorting import sort_dim, topk_dim  # noqa: E402,F401
 from .predicates import isclose, mode_dim, nan_to_num  # noqa: E402,F401
 from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: E402,F401
+from . import conv  # noqa: E402,F401  (``K.conv``: convolution's kernels)
 from . import pooling  # noqa: E402,F401  (``K.pooling``: pooling's and padding's kernels)
 from . import structure  # noqa: E402,F401  (``K.structure``: tril/triu, diagonals, flip/roll)
 

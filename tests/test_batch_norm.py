@@ -1,0 +1,115 @@
+"""Batch normalisation as one op (NativeBatchNormBackward0), against PyTorch: values, running
+statistics, gradients, second derivatives, the graph's edges and ATen's errors."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+
+RNG = np.random.default_rng(7)
+
+CASES = [  # (input shape, training, affine, running statistics)
+    ((8, 3, 4, 4), True, True, True),
+    ((8, 3), True, False, True),
+    ((6, 2, 5), True, True, False),
+    ((5, 2, 7), False, True, True),
+    ((6, 4, 3, 3), False, False, True),
+    ((0, 3, 2), True, True, True),
+]
+
+
+def _run(m, shape, training, affine, stats, X, W, B, G):
+    x = m.tensor(X, requires_grad=True)
+    w = m.tensor(W, requires_grad=True) if affine else None
+    b = m.tensor(B, requires_grad=True) if affine else None
+    rm = m.tensor(np.linspace(-0.5, 0.5, shape[1])) if stats else None
+    rv = m.tensor(np.linspace(0.5, 2.0, shape[1])) if stats else None
+    y = m.nn.functional.batch_norm(x, rm, rv, w, b, training=training, momentum=0.3, eps=1e-3)
+    y.backward(m.tensor(G))
+    out = [y.detach().numpy(), x.grad.numpy()]
+    if affine:
+        out += [w.grad.numpy(), b.grad.numpy()]
+    if stats:
+        out += [rm.numpy(), rv.numpy()]
+    edges = [None if f is None else type(f).__name__ for f, _ in y.grad_fn.next_functions]
+    return out, type(y.grad_fn).__name__, edges
+
+
+@pytest.mark.parametrize("shape, training, affine, stats", CASES, ids=str)
+def test_batch_norm_matches_pytorch(shape, training, affine, stats):
+    X, G = RNG.standard_normal(shape), RNG.standard_normal(shape)
+    W, B = RNG.standard_normal(shape[1]), RNG.standard_normal(shape[1])
+    ours = _run(numgrad, shape, training, affine, stats, X, W, B, G)
+    theirs = _run(torch, shape, training, affine, stats, X, W, B, G)
+    assert ours[1:] == theirs[1:]
+    for a, b in zip(ours[0], theirs[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_batch_norm_float32_and_modules_match_pytorch():
+    X = RNG.standard_normal((16, 4, 3, 3)).astype(np.float32)
+    results = []
+    for m in (numgrad, torch):
+        m.manual_seed(0)
+        bn = m.nn.BatchNorm2d(4, momentum=None)
+        x = m.tensor(X, requires_grad=True)
+        for _ in range(3):
+            bn(x).square().sum().backward()
+        bn.eval()
+        results.append([bn(x).detach().numpy(), x.grad.numpy(), bn.weight.grad.numpy(),
+                        bn.running_mean.numpy(), bn.running_var.numpy(),
+                        int(bn.num_batches_tracked)])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_second_derivatives(training):
+    x = numgrad.tensor(RNG.standard_normal((4, 3, 2)), requires_grad=True)
+    w = numgrad.tensor(RNG.standard_normal(3), requires_grad=True)
+    b = numgrad.tensor(RNG.standard_normal(3), requires_grad=True)
+    rm, rv = numgrad.zeros(3, dtype=numgrad.float64), numgrad.ones(3, dtype=numgrad.float64)
+
+    def fn(x, w, b):
+        return numgrad.nn.functional.batch_norm(x, rm.clone(), rv.clone(), w, b,
+                                                training=training)
+
+    assert numgrad.autograd.gradgradcheck(fn, (x, w, b))
+
+
+def test_batch_norm_refuses_a_saved_input_written_in_place():
+    for m in (numgrad, torch):
+        x = m.ones(4, 2, requires_grad=True) * m.arange(4.0).reshape(4, 1)
+        y = m.nn.functional.batch_norm(x, None, None, training=True)
+        x.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+ERRORS = [
+    lambda m: m.nn.functional.batch_norm(m.ones(4, 3, dtype=m.int64), None, None, training=True),
+    lambda m: m.nn.functional.batch_norm(m.ones(4, 3, dtype=m.bool), None, None, training=True),
+    lambda m: m.nn.functional.batch_norm(m.ones(4, 3), None, None),
+    lambda m: m.nn.functional.batch_norm(m.ones(3), m.zeros(3), m.ones(3)),
+    lambda m: m.nn.functional.batch_norm(m.ones(3), None, None, training=True),
+    lambda m: m.nn.functional.batch_norm(m.tensor(1.0), None, None, training=True),
+    lambda m: m.nn.functional.batch_norm(m.ones(4, 3), None, None, m.ones(2), training=True),
+    lambda m: m.nn.functional.batch_norm(m.ones(0, 3), None, None, m.ones(0), m.ones(0),
+                                         training=True),
+    lambda m: m.nn.functional.batch_norm(m.ones(1, 3), None, None, training=True),
+    lambda m: m.nn.functional.batch_norm(m.ones(4, 3), None, None, m.ones(3, dtype=m.float64),
+                                         training=True),
+    lambda m: m.nn.functional.batch_norm(m.ones(4, 3), None, None, training=True, eps=0.0),
+]
+
+
+@pytest.mark.parametrize("call", ERRORS, ids=range(len(ERRORS)))
+def test_batch_norm_errors_as_pytorch(call):
+    def outcome(m):
+        try:
+            call(m)
+        except Exception as e:  # noqa: BLE001 (compared)
+            return type(e).__name__, str(e).replace("torch", "numgrad")
+        return "ok"
+
+    assert outcome(numgrad) == outcome(torch)

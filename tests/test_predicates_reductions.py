@@ -206,6 +206,22 @@ def test_nan_to_num_gradient():
     assert gradgradcheck(lambda v: numgrad.nan_to_num(v * v * v), (x,))
 
 
+def test_nan_to_num_in_place():
+    for dtype in ("float64", "float32"):
+        _both(lambda m, x: x.nan_to_num_(posinf=5.0), SPECIAL.astype(dtype))
+        _both(lambda m, x: m.nan_to_num_(x.t(), nan=1.0), ARRAYS["with_nan"].astype(dtype))
+    ours, theirs = _pair(SPECIAL, requires_grad=True)
+    o, t = ours * 3, theirs * 3
+    version = o._version
+    assert o.nan_to_num_(neginf=-1.0) is o and o._version == version + 1
+    t.nan_to_num_(neginf=-1.0)
+    assert o.grad_fn.name() == t.grad_fn.name() == "NanToNumBackward0"
+    o.sum().backward()
+    t.sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    _errors_alike(lambda m, x: x.requires_grad_().nan_to_num_(), SPECIAL)
+
+
 @pytest.mark.parametrize("case", ["special", "with_nan", "matrix", "scalar_nan", "empty", "int",
                                   "int32", "bool"])
 def test_nansum(case):

@@ -274,6 +274,13 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
                  neginf=float(neginf))
 
 
+def nan_to_num_(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    """``nan_to_num`` in place (recorded as PyTorch's, ``NanToNumBackward0``)."""
+    from .inplace import _write
+
+    return _write(_tensor(input, "nan_to_num_"), nan_to_num, nan, posinf, neginf)
+
+
 @register
 class Nansum(Op):
     name, node = "nansum", "NansumBackward0"
@@ -798,8 +805,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
 
 
 __all__ = ["isnan", "isinf", "isposinf", "isneginf", "isfinite", "any", "all", "count_nonzero",
-           "isclose", "allclose", "equal", "isin", "nan_to_num", "nansum", "nanmean", "median",
+           "isclose", "allclose", "equal", "isin", "nan_to_num", "nan_to_num_", "nansum", "nanmean", "median",
            "nanmedian", "mode", "var_mean", "std_mean", "aminmax", "cross", "dist", "cdist"]
 METHODS = ("isnan", "isinf", "isposinf", "isneginf", "isfinite", "any", "all", "count_nonzero",
-           "isclose", "allclose", "equal", "nan_to_num", "nansum", "nanmean", "median",
-           "nanmedian", "mode", "aminmax", "cross", "dist")
+           "isclose", "allclose", "equal", "nan_to_num", "nan_to_num_", "nansum", "nanmean",
+           "median", "nanmedian", "mode", "aminmax", "cross", "dist")

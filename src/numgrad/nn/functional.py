@@ -271,6 +271,9 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)`` (a composite in PyTorch too: node ``DivBackward0``)."""
+    if input.dtype == _bool:
+        device = "cpu" if input.device.type == "cpu" else "cuda"
+        raise NotImplementedError(f"\"abs_{device}\" not implemented for 'Bool'")
     return input / (input.abs() + 1)
 
 
@@ -517,9 +520,6 @@ from ..ops.loss import (  # noqa: E402,F401
 )
 
 __all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
-
-# Batch normalisation as one op (PyTorch's NativeBatchNormBackward0), replacing the composite above.
-from ..ops.normalization import batch_norm  # noqa: E402,F401,F811
 
 # Batch normalisation as one op (PyTorch's NativeBatchNormBackward0), replacing the composite above.
 from ..ops.normalization import batch_norm  # noqa: E402,F401,F811

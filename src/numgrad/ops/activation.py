@@ -338,10 +338,12 @@ class EluBackward(Op):
             if kind == "elu":
                 second = a.exp() * alpha
             elif kind == "celu":
-                second = (a / alpha).exp() / alpha
+                inv = 1.0 / float(np.float32(alpha))  # (PyTorch's 1 / alpha.toFloat())
+                second = (a * inv).exp() * (inv * inv * alpha)
             else:
                 second = a.exp() * (_SELU_ALPHA * _SELU_SCALE)
-            grad_a = where(a.detach() <= 0, grad * g * second, 0.0)
+            # (PyTorch's elu_double_backward: strictly negative inputs, 0 at ±0)
+            grad_a = where(a.detach() < 0, grad * g * second, 0.0)
         return grad_g, grad_a
 
 
@@ -426,6 +428,9 @@ _ELU_OPS = {"elu": (Elu, EluInplace), "selu": (Selu, SeluInplace), "celu": (Celu
 
 
 def _elu(kind: str, input: Tensor, alpha: float, inplace: bool) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{kind}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     _float_only("elu", input)
     if kind == "celu" and alpha == 0:
         raise RuntimeError("ZeroDivisionError")
@@ -488,7 +493,8 @@ class SoftplusBackward(Op):
         if need_a:
             z = a * beta
             s = z.sigmoid()
-            grad_a = where(z.detach() > threshold, 0.0, grad * g * beta * s * (1 - s))
+            # (PyTorch's softplus_double_backward: 0 from the threshold on, itself included)
+            grad_a = where(z.detach() >= threshold, 0.0, grad * g * beta * s * (1 - s))
         return grad_g, grad_a
 
 

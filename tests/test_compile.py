@@ -438,3 +438,31 @@ def test_a_global_it_reads_is_guarded_and_a_global_named_like_an_attribute_is_no
         assert compiled.traces == 2
     finally:
         SCALE, step = 2.0, 0
+
+
+def test_a_replay_adopts_gradients_as_eager_does_and_copies_a_given_one():
+    """A gradient made by the step becomes .grad without a copy, in the replay as in eager (the
+    MLP's weight gradients); one the caller gave (passed straight through to a leaf) is copied,
+    as PyTorch copies it, so that .grad does not alias the caller's tensor."""
+    w = numgrad.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
+    x = numgrad.tensor(np.linspace(0, 1, 8).reshape(2, 4), requires_grad=True)
+
+    def step(g):
+        w.grad = x.grad = None
+        (x + 0.0).backward(g)  # x's gradient is g itself, passed through
+        (x.detach() @ w.t()).sum().backward()  # w's: a product, made here
+        return w.grad
+
+    compiled = numgrad.compile(step)
+    for call in range(3):
+        g = numgrad.tensor(np.full((2, 4), 1.5 + call))
+        eager_w = step(g).numpy().copy()
+        eager_x = x.grad.numpy().copy()
+        got = compiled(g)
+        np.testing.assert_array_equal(got.numpy(), eager_w)
+        np.testing.assert_array_equal(x.grad.numpy(), eager_x)
+        assert not np.shares_memory(x.grad.numpy(), g.numpy())
+        assert not np.shares_memory(w.grad.numpy(), w.detach().numpy())
+        g.add_(1.0)
+        np.testing.assert_array_equal(x.grad.numpy(), eager_x)
+    assert compiled.traces == 1

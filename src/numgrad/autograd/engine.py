@@ -399,7 +399,9 @@ def _adoptable(grad, foreign, adopted) -> bool:
     (``adopted``: ids of the arrays given away in this backward) and not a ``SharedGrad``."""
     data = grad._data
     if type(data) is TracedArray:  # (while numgrad.compile traces: the array it stands for,
-        data = data.base           # so that a replay adopts where eager does, without a copy)
+        if id(data) in foreign:    # so that a replay adopts where eager does, without a copy)
+            return False
+        data = data.base
         if type(data) is not np.ndarray or data.shape != grad._data.shape:
             return False
     if (not isinstance(data, np.ndarray) or grad._shares_data or id(grad) in foreign

@@ -449,12 +449,41 @@ def test_cdist(p):
     np.testing.assert_allclose(o2.grad.numpy(), t2.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("shapes, mode", [
+    (((30, 3), (4, 3)), "use_mm_for_euclid_dist_if_necessary"),
+    (((2, 3, 2), (1, 26, 2)), "use_mm_for_euclid_dist_if_necessary"),
+    (((3, 2), (4, 2)), "use_mm_for_euclid_dist"),
+    (((3, 2), (40, 2)), "donot_use_mm_for_euclid_dist"),
+])
+def test_cdist_matrix_product_form(shapes, mode):
+    a, b = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])
+    ours, theirs = _pair(a, requires_grad=True)
+    o2, t2 = _pair(b, requires_grad=True)
+    o = numgrad.cdist(ours, o2, compute_mode=mode)
+    t = torch.cdist(theirs, t2, compute_mode=mode)
+    np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert o.grad_fn.name() == t.grad_fn.name()
+    inner = [type(f).__name__ for f, _ in t.grad_fn.next_functions if f is not None]
+    assert [f.name() for f, _ in o.grad_fn.next_functions if f is not None] == inner
+    seed = RNG.standard_normal(tuple(t.shape))
+    o.backward(numgrad.tensor(seed))
+    t.backward(torch.tensor(seed))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(o2.grad.numpy(), t2.grad.numpy(), rtol=1e-10, atol=1e-12)
+    x = numgrad.tensor(a[..., :3, :], requires_grad=True)
+    y = numgrad.tensor(b[..., :2, :], requires_grad=True)
+    assert gradgradcheck(lambda p, q: numgrad.cdist(p, q, compute_mode="use_mm_for_euclid_dist"),
+                         (x, y))
+
+
 def test_cdist_gradgrad_and_errors():
     x = numgrad.tensor(RNG.standard_normal((3, 2)), requires_grad=True)
     y = numgrad.tensor(RNG.standard_normal((2, 2)), requires_grad=True)
     assert gradgradcheck(lambda p, q: numgrad.cdist(p, q), (x, y))
     _errors_alike(lambda m, p, q: m.cdist(p, q), np.ones(3), np.ones((2, 3)))
     _errors_alike(lambda m, p, q: m.cdist(p, q), np.ones((2, 3)), np.ones((2, 4)))
+    _errors_alike(lambda m, p, q: m.cdist(p, q, compute_mode="x"), np.ones((2, 3)),
+                  np.ones((2, 3)), error=ValueError)
 
 
 # ------------------------------------------------------------------ data-dependent shapes

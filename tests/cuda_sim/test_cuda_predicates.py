@@ -146,7 +146,8 @@ def test_cross_dist_cdist():
     calls = [lambda x, y: numgrad.cross(x, y, dim=1), lambda x, y: x.t().cross(y.t(), dim=0),
              lambda x, y: numgrad.dist(x, y), lambda x, y: numgrad.dist(x, y, 1),
              lambda x, y: numgrad.dist(x, y, INF), lambda x, y: numgrad.cdist(x, y),
-             lambda x, y: numgrad.cdist(x, y[:2], p=3.0)]
+             lambda x, y: numgrad.cdist(x, y[:2], p=3.0),
+             lambda x, y: numgrad.cdist(x, y, compute_mode="use_mm_for_euclid_dist")]
     for fn in calls:
         c1, g1 = _pair(a, requires_grad=True)
         c2, g2 = _pair(b, requires_grad=True)

@@ -10,7 +10,7 @@ middle; a NaN makes ``median`` NaN, at the first NaN's index), ``mode`` (``ModeB
 most frequent value, the smallest of a tie, at its last index; ``K.mode_dim``), ``std_mean`` / ``var_mean`` (both
 results' node is ``StdMeanBackward0`` / ``VarMeanBackward0``), ``aminmax``, ``cross`` /
 ``linalg_cross`` (``LinalgCrossBackward0``), ``dist`` (``DistBackward0``) and ``cdist``
-(``CdistBackward0``).
+(``CdistBackward0``; PyTorch's matrix-product form ``EuclideanDistBackward0`` where it uses it).
 
 Everything is computed by the device's kernel module ``K`` (comparisons, sums, the rank sort of
 ``sort_dim``, ``gather_dim``), so that CUDA tensors stay on the device (no value is read back:
@@ -777,9 +777,55 @@ class Cdist(Op):
         return (g.sum(-2) if need_a else None, -g.sum(-3) if need_b else None)
 
 
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
+@register
+class EuclideanDist(Op):
+    """PyTorch's ``_euclidean_dist``, the matrix-product form of ``cdist`` with p=2 (what
+    ``cdist`` uses for more than 25 rows on either side, or with
+    ``compute_mode='use_mm_for_euclid_dist'``): ``sqrt(max(|x|² - 2 x·y + |y|², 1e-30))`` of
+    batches (B, P, M) and (B, R, M)."""
+
+    name, node = "_euclidean_dist", "EuclideanDistBackward0"
+    on_cuda = True
+    save_inputs = (0, 1)
+    save_output = True
+    samples = (
+        Sample(lambda m, a, b: m.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+               ((3, 2), (4, 2))),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        def squares(x):
+            return K.sum_dims(K.binary(K.MUL, x, x), (2,), True)
+
+        ones_a = K.full(tuple(a.shape[:2]) + (1,), 1, a.dtype)
+        ones_b = K.full(tuple(b.shape[:2]) + (1,), 1, b.dtype)
+        left = K.cat([K.binary(K.MUL, a, a.dtype.type(-2)), squares(a), ones_a], 2)
+        right = K.cat([b, ones_b, squares(b)], 2)
+        product = K.matmul(left, right, False, True)
+        return K.unary(K.SQRT, K.binary(K.MAXIMUM, product, a.dtype.type(1e-30)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .elementwise import where
+
+        a, b, out = ctx.saved_tensors
+        ratio = where(out == 0, 0.0, grad / out)
+        need_a, need_b = ctx.needs_input_grad
+        return (a * ratio.sum(-1, keepdim=True) - ratio.matmul(b) if need_a else None,
+                b * ratio.sum(-2).unsqueeze(-1) - ratio.mT.matmul(a) if need_b else None)
+
+
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                  "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each pair of rows of ``x1`` (..., P, M) and ``x2``
-    (..., R, M): (..., P, R)."""
+    (..., R, M): (..., P, R). With p=2 and more than 25 rows on either side (or
+    ``compute_mode='use_mm_for_euclid_dist'``), PyTorch's matrix-product form
+    (``EuclideanDistBackward0``, then a view), else the direct one (``CdistBackward0``)."""
     a, b = x1._data, x2._data
     sa, sb = tuple(a.shape), tuple(b.shape)  # (the simulator's shapes take no negative index)
     if a.ndim < 2:
@@ -796,8 +842,19 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
         raise RuntimeError(f"X1 and X2 must have the same dtype, but got: "
                            f"{_torch_name(a.dtype)} and {_torch_name(b.dtype)}")
     if p < 0:
-        raise RuntimeError(f"cdist only supports non-negative p values")
+        raise RuntimeError("cdist only supports non-negative p values")
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
+    rows_a, rows_b, m = sa[-2], sb[-2], sa[-1]
+    if p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+            compute_mode == "use_mm_for_euclid_dist_if_necessary"
+            and (rows_a > 25 or rows_b > 25))):
+        # PyTorch's matrix-product form, on the batches flattened, viewed back
+        a3 = x1.expand(batch + (rows_a, m)).reshape(-1, rows_a, m)
+        b3 = x2.expand(batch + (rows_b, m)).reshape(-1, rows_b, m)
+        out = apply(EuclideanDist, (a3, b3), (a3._data, b3._data))
+        return out.view(batch + (rows_a, rows_b))
     K = kernels_for((x1, x2), Cdist)
     a = K.broadcast_to(a, batch + sa[-2:])
     b = K.broadcast_to(b, batch + sb[-2:])

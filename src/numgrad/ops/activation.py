@@ -170,9 +170,16 @@ class HardswishBackward(_ActBackward):
                       low=-4.0, high=4.0, gradgrad=False),)
 
     @staticmethod
-    def second(a):
-        a = a.detach()
-        return (a > -3.0).to(a.dtype) * (a < 3.0).to(a.dtype) * (1.0 / 3.0)
+    def backward(ctx, grad):
+        # PyTorch's: where(-3 < x < 3, grad * grad_output / 3, 0) (a fill outside: no NaN there)
+        g, a = ctx.saved_tensors
+        need_g, need_a = ctx.needs_input_grad
+        grad_g = _fused(HardswishBackward, grad, a) if need_g else None
+        grad_a = None
+        if need_a:
+            x = a.detach()
+            grad_a = where(x > -3.0, where(x < 3.0, grad * g / 3.0, 0.0), 0.0)
+        return grad_g, grad_a
 
 
 @register
@@ -247,6 +254,7 @@ class LeakyReluBackward(Op):
 def leaky_relu_backward(grad: Tensor, input: Tensor, negative_slope: float,
                         self_is_result: bool = False) -> Tensor:
     """ATen's ``leaky_relu_backward``."""
+    _float_only("leaky_relu_backward", grad)
     if self_is_result and negative_slope <= 0:
         raise RuntimeError(
             "In-place leakyReLu backward calculation is triggered with a negative slope which is "
@@ -335,15 +343,11 @@ class EluBackward(Op):
         grad_g = _elu_backward(grad, a, kind, alpha) if need_g else None
         grad_a = None
         if need_a:
-            if kind == "elu":
-                second = a.exp() * alpha
-            elif kind == "celu":
-                inv = 1.0 / float(np.float32(alpha))  # (PyTorch's 1 / alpha.toFloat())
-                second = (a * inv).exp() * (inv * inv * alpha)
-            else:
-                second = a.exp() * (_SELU_ALPHA * _SELU_SCALE)
-            # (PyTorch's elu_double_backward: strictly negative inputs, 0 at ±0)
-            grad_a = where(a.detach() < 0, grad * g * second, 0.0)
+            # PyTorch's elu_double_backward: elu_backward(grad * grad_output * input_scale) times
+            # the mask of strictly negative inputs (multiplied: a NaN stays NaN)
+            scale = 1.0 / float(np.float32(alpha)) if kind == "celu" else 1.0  # (1 / toFloat())
+            mask = (a.detach() < 0).to(a.dtype)
+            grad_a = _elu_backward(grad * g * scale, a, kind, alpha) * mask
         return grad_g, grad_a
 
 
@@ -491,15 +495,19 @@ class SoftplusBackward(Op):
         grad_g = softplus_backward(grad, a, beta, threshold) if need_g else None
         grad_a = None
         if need_a:
+            # PyTorch's softplus_double_backward: sigmoid_backward(grad * grad_output,
+            # sigmoid(z)) times the mask z < threshold (multiplied), times beta
+            from .elementwise import sigmoid_backward
+
             z = a * beta
-            s = z.sigmoid()
-            # (PyTorch's softplus_double_backward: 0 from the threshold on, itself included)
-            grad_a = where(z.detach() >= threshold, 0.0, grad * g * beta * s * (1 - s))
+            mask = (z.detach() < threshold).to(a.dtype)
+            grad_a = sigmoid_backward(grad * g, z.sigmoid()) * mask * beta
         return grad_g, grad_a
 
 
 def softplus_backward(grad: Tensor, input: Tensor, beta: float, threshold: float) -> Tensor:
     """ATen's ``softplus_backward``."""
+    _float_only("softplus_backward", grad)
     return apply(SoftplusBackward, (grad, input), (grad._data, input._data), beta=float(beta),
                  threshold=float(threshold))
 
@@ -535,7 +543,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 # ------------------------------------------------------------------ hardtanh
 @register
 class HardtanhBackward(Op):
-    """``grad`` strictly inside ``(min_val, max_val)``, else 0 (NaN inputs pass it)."""
+    """``grad`` strictly inside ``(min_val, max_val)``, else 0 (NaN inputs too, as PyTorch's)."""
 
     name, node = "hardtanh_backward", "HardtanhBackwardBackward0"
     on_cuda = True
@@ -545,8 +553,8 @@ class HardtanhBackward(Op):
     @staticmethod
     def forward(K, g, a, *, lo, hi):
         zero = _param(g, 0)
-        inside = K.where(K.binary(K.GE, a, _param(a, hi), np.bool_), zero, g)
-        return K.where(K.binary(K.LE, a, _param(a, lo), np.bool_), zero, inside)
+        inside = K.where(K.binary(K.LT, a, _param(a, hi), np.bool_), g, zero)
+        return K.where(K.binary(K.GT, a, _param(a, lo), np.bool_), inside, zero)
 
     @staticmethod
     def backward(ctx, grad):
@@ -559,6 +567,7 @@ class HardtanhBackward(Op):
 
 def hardtanh_backward(grad: Tensor, input: Tensor, min_val: float, max_val: float) -> Tensor:
     """ATen's ``hardtanh_backward``."""
+    _float_only("hardshrink_backward", grad)  # (PyTorch's kernel name)
     return apply(HardtanhBackward, (grad, input), (grad._data, input._data), lo=min_val,
                  hi=max_val)
 
@@ -569,7 +578,10 @@ class Hardtanh(Op):
     on_cuda = True
     save_inputs = (0,)
     samples = (Sample(lambda m, a: m.nn.functional.hardtanh(a), _one),
-               Sample(lambda m, a: m.nn.functional.relu6(a * 4), ((5,),)))
+               # (PyTorch's hardtanh_backward passes a NaN input's gradient in its scalar loop,
+               # which takes tensors of under 8 elements, and gives 0 in its vectorised one,
+               # which numgrad's follows: samples of 8 elements and more)
+               Sample(lambda m, a: m.nn.functional.relu6(a * 4), ((4, 5),)))
 
     @staticmethod
     def forward(K, a, *, lo, hi):
@@ -649,6 +661,9 @@ def gelu_backward(grad: Tensor, input: Tensor, approximate: str = "none") -> Ten
 
 def log_sigmoid_backward(grad: Tensor, input: Tensor, buffer=None) -> Tensor:
     """ATen's ``log_sigmoid_backward`` (the buffer, ATen's scratch, is not used)."""
+    if isinstance(buffer, Tensor) and buffer.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_type_name(buffer)} but expected {_type_name(input)}")
+    _float_only("log_sigmoid_backward", input)
     return _fused(LogSigmoidBackward, grad, input)
 
 
@@ -656,6 +671,7 @@ def elu_backward(grad: Tensor, alpha: float, scale: float, input_scale: float,
                  is_result: bool, self_or_result: Tensor) -> Tensor:
     """ATen's ``elu_backward``, for elu (``scale = input_scale = 1``), celu (``input_scale = 1 /
     alpha``) and selu's constants, from the input."""
+    _float_only("elu_backward", grad)
     if is_result:
         raise NotImplementedError("elu_backward from the result: numgrad's in-place forms "
                                   "record their own backward")

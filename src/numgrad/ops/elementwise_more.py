@@ -764,6 +764,18 @@ class XlogyScalarOther(_Xlogy):
     name, node = "xlogy_scalar_other", "XlogyBackward2"
     samples = (Sample(lambda m, a: m.xlogy(a, 3.0), ((3, 4),)),)
 
+    @staticmethod
+    def forward(K, a, b, *, other):
+        return K.binary(K.XLOGY, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # PyTorch's: grad * log(other) for a positive number ``other`` (where input is 0 too)
+        other = ctx.params["other"]
+        if other > 0:
+            return grad * math.log(other), None
+        return _Xlogy.backward(ctx, grad)
+
 
 def xlogy(input, other) -> Tensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); integers give
@@ -774,7 +786,7 @@ def xlogy(input, other) -> Tensor:
         return apply(XlogyScalarSelf, (t, other), (t._data, b))
     if not isinstance(other, Tensor):
         t = Tensor._wrap(kernels_for((input,)).full((), b, a.dtype))
-        return apply(XlogyScalarOther, (input, t), (a, t._data))
+        return apply(XlogyScalarOther, (input, t), (a, t._data), other=float(other))
     return apply(Xlogy, (input, other), (a, b))
 
 

@@ -198,3 +198,40 @@ def test_unique_dim(index):
     for d in range(a.ndim):
         _both(lambda x: numgrad.unique(x, dim=d, return_inverse=True, return_counts=True), a)
         _both(lambda x: x.unique_consecutive(dim=d, return_counts=True), a)
+
+
+@pytest.fixture
+def bitonic(monkeypatch):
+    """Long lines' bitonic sort from 5 elements on (1024 otherwise), so the simulator runs it."""
+    from numgrad.kernels.cuda import predicates
+
+    monkeypatch.setattr(predicates, "_BITONIC_FROM", 5)
+
+
+LONG = [RNG.standard_normal((3, 11)), RNG.integers(0, 4, (2, 9)).astype(np.float64),
+        np.array([[3.0, NAN, 1.0, 1.0, -INF, 3.0, 0.0, -0.0, NAN, 2.0, INF, 1.0, 3.0]]),
+        RNG.integers(0, 3, (4, 6)), np.array([[True, False, True, True, False, False, True, True]])]
+
+
+@pytest.mark.parametrize("index", range(len(LONG)))
+def test_long_lines_sort_by_the_bitonic_network(bitonic, index):
+    a = LONG[index]
+    from numgrad.kernels import cpu
+
+    for v in _views(a):
+        for d in range(v.ndim):
+            if v.shape[d] < 5:
+                continue
+            c, g = numgrad.tensor(v), numgrad.tensor(v, device="cuda")
+            want = cpu.order_dim(c._data, d)
+            got = numgrad.kernels.cuda.order_dim(g._data, d)
+            for w, h in zip(want, got):  # (the stable order: indices too)
+                np.testing.assert_array_equal(h.copy_to_host(), w)
+            if v.dtype != np.bool_:  # (median refuses bools)
+                _both(lambda x: tuple(x.median(d)), v)
+                _both(lambda x: tuple(x.nanmedian(d)), v)
+            _both(lambda x: tuple(x.mode(d)), v)
+        if v.dtype != np.bool_:
+            _both(lambda x: x.median(), v)
+        _both(lambda x: numgrad.unique(x, return_inverse=True, return_counts=True), v)
+        _both(lambda x: numgrad.unique(x, dim=0, return_inverse=True), v)

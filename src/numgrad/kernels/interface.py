@@ -138,6 +138,9 @@ class Kernels(Protocol):
         ``dim`` (the smallest of equally frequent ones; NaN equal to NaN) and the last index of
         it (kernels/*/predicates.py)."""
 
+    def order_dim(self, x: Array, dim: int) -> tuple:
+        """``sort_dim(x, dim, False)``'s result (CUDA sorts long lines by a bitonic network)."""
+
     def nan_to_num(self, x: Array, nan, posinf, neginf) -> Array:
         """A copy of the float array ``x`` with NaN, +inf and -inf replaced by these numbers."""
 

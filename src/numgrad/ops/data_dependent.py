@@ -4,7 +4,7 @@
 
 Each reads a count back from the data (``K.nonzero``: a sync on CUDA, as PyTorch's do; under
 ``numgrad.compile`` the tracer's ``READS`` breaks the graph there and the rest runs eagerly).
-Everything else stays on the device: ``unique`` sorts with ``K.sort_dim``, marks where a new value
+Everything else stays on the device: ``unique`` sorts with ``K.order_dim``, marks where a new value
 starts, takes those positions with ``K.nonzero`` (the one read), and computes counts and the
 inverse (a running sum of the marks, scattered back through the sort's indices) with kernels.
 ``unique`` always returns the values sorted (``sorted=False`` included: PyTorch leaves that order
@@ -125,7 +125,7 @@ def _unique_flat(input: Tensor, sort: bool, return_inverse: bool, return_counts:
             out.append(Tensor._wrap(K.empty((0,), _INT64)))
         return out[0] if len(out) == 1 else tuple(out)
     if sort:
-        values, order = K.sort_dim(flat, 0, False)
+        values, order = K.order_dim(flat, 0)
     else:
         values, order = flat, None
     positions, starts = _runs(K, values)
@@ -183,7 +183,7 @@ def _unique_dim(input: Tensor, dim, sort: bool, return_inverse: bool, return_cou
             column = K.ascontiguous(K.view_index(rows, (slice(None), c)))
             if order is not None:
                 column = K.index(column, (), (order,))
-            _, step = K.sort_dim(column, 0, False)
+            _, step = K.order_dim(column, 0)
             order = step if order is None else K.index(order, (), (step,))
         rows = K.index(rows, (), (order,))
     first = K.full((1,), True, np.bool_)

@@ -13,7 +13,7 @@ results' node is ``StdMeanBackward0`` / ``VarMeanBackward0``), ``aminmax``, ``cr
 (``CdistBackward0``; PyTorch's matrix-product form ``EuclideanDistBackward0`` where it uses it).
 
 Everything is computed by the device's kernel module ``K`` (comparisons, sums, the rank sort of
-``sort_dim``, ``gather_dim``), so that CUDA tensors stay on the device (no value is read back:
+``order_dim``, ``gather_dim``), so that CUDA tensors stay on the device (no value is read back:
 the median's position is chosen on the device) and ``numgrad.compile`` traces them. ``allclose``
 and ``equal`` return Python bools, a read of the values (a sync on CUDA, a graph break when
 compiled), as in PyTorch.
@@ -342,7 +342,7 @@ def _median_positions(K, x, dim: int, ignore_nan: bool):
     """Sorted values and indices of ``x`` along ``dim`` and, per slice (kept as size 1), the
     sorted position of its median: the lower middle; for ``median`` the first NaN where the
     slice holds one; for ``nanmedian`` the lower middle of the values that are not NaN."""
-    values, indices = K.sort_dim(x, dim, False)
+    values, indices = K.order_dim(x, dim)
     n = x.shape[dim]
     nans = K.sum_dims(K.cast(_isnan(K, x), np.int64), (dim,), True)
     if ignore_nan:

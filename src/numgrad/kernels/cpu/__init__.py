@@ -34,6 +34,7 @@ _LAZY_FUNCTIONS = {
     "cumprod_backward": "scan", "cumulative": "scan", "sort_dim": "sorting", "topk_dim": "sorting",
     "gather_dim": "gather", "index_select_dim": "gather", "scatter_dim": "gather",
     "mode_dim": "predicates", "nan_to_num": "predicates", "isclose": "predicates",
+    "order_dim": "predicates",
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
     "batch_norm_backward": "normalization",
 }

@@ -51,6 +51,12 @@ def _mode_rows_k(s, x, rows, n, values, indices):
         indices[r] = index
 
 
+def order_dim(x: np.ndarray, dim: int) -> tuple:
+    """``(values, int64 indices)`` of ``x`` sorted ascending along ``dim`` (stable; NaN largest):
+    ``sort_dim``'s (CUDA sorts long lines another way, with the same result)."""
+    return sort_dim(x, dim, False)
+
+
 def mode_dim(x: np.ndarray, dim: int) -> tuple:
     """``(values, int64 indices)`` of the most frequent value along ``dim`` (kept as size 1),
     new arrays; the dimension is not empty."""

@@ -48,7 +48,7 @@ from .normalization import (  # noqa: E402,F401
 )
 from .scan import cumprod_backward, cumulative  # noqa: E402,F401
 from .sorting import sort_dim, topk_dim  # noqa: E402,F401
-from .predicates import isclose, mode_dim, nan_to_num  # noqa: E402,F401
+from .predicates import isclose, mode_dim, nan_to_num, order_dim  # noqa: E402,F401
 from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: E402,F401
 from . import conv  # noqa: E402,F401  (``K.conv``: convolution's kernels)
 from . import pooling  # noqa: E402,F401  (``K.pooling``: pooling's and padding's kernels)

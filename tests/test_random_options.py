@@ -123,6 +123,27 @@ def test_nn_init_and_data_loading_take_a_generator():
     assert order(4) == order(4)
 
 
+def test_cuda_seeding_functions_and_fork_rng():
+    for name in ("manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+                 "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all"):
+        assert hasattr(torch.cuda, name) and callable(getattr(numgrad.cuda, name)), name
+    numgrad.cuda.manual_seed_all(21)
+    first = numgrad.randn(3).numpy()
+    numgrad.cuda.manual_seed(21)
+    np.testing.assert_array_equal(numgrad.randn(3).numpy(), first)
+    assert numgrad.cuda.initial_seed() == 21
+    states = numgrad.cuda.get_rng_state_all()
+    again = numgrad.rand(2).numpy()
+    numgrad.cuda.set_rng_state_all(states)
+    np.testing.assert_array_equal(numgrad.rand(2).numpy(), again)
+    numgrad.manual_seed(1)
+    with numgrad.random.fork_rng():
+        inside = numgrad.rand(4).numpy()
+    np.testing.assert_array_equal(numgrad.rand(4).numpy(), inside)  # (restored on exit)
+    with torch.random.fork_rng():  # (PyTorch's, for the API)
+        torch.rand(1)
+
+
 def _same_error(fn, error=Exception):
     with pytest.raises(error) as theirs:
         fn(torch)

@@ -318,6 +318,71 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _fill(self, _rng(generator).exponential(1.0 / lambd, self._data.shape))
 
 
+class fork_rng:
+    """``torch.random.fork_rng``: the default generator's state saved on entry and restored on
+    exit (``enabled=False``: nothing); ``devices`` is accepted (CUDA samples come from the same
+    generator)."""
+
+    def __init__(self, devices=None, enabled: bool = True, _caller="fork_rng",
+                 _devices_kw="devices", device_type="cuda"):
+        self.enabled = enabled
+
+    def __enter__(self):
+        if self.enabled:
+            self._state = get_rng_state()
+        return None
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            set_rng_state(self._state)
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with fork_rng(enabled=self.enabled):
+                return fn(*args, **kwargs)
+
+        return wrapped
+
+
+def _cuda_seeding() -> None:
+    """``numgrad.cuda``'s seeding functions (``manual_seed``, ``manual_seed_all``, ``seed``,
+    ``seed_all``, ``initial_seed``, ``get_rng_state[_all]``, ``set_rng_state[_all]``), which
+    programs call beside ``manual_seed`` for reproducibility: CUDA samples are drawn on the host
+    from the default generator, so they act on it."""
+    from . import cuda
+
+    def manual_seed_cuda(seed) -> None:
+        default_generator.manual_seed(seed)
+
+    def get_rng_state_cuda(device="cuda") -> Tensor:
+        return get_rng_state()
+
+    def set_rng_state_cuda(new_state, device="cuda") -> None:
+        set_rng_state(new_state)
+
+    def seed_cuda() -> None:
+        seed()
+
+    functions = {
+        "manual_seed": manual_seed_cuda, "manual_seed_all": manual_seed_cuda,
+        "seed": seed_cuda, "seed_all": seed_cuda,
+        "initial_seed": initial_seed, "get_rng_state": get_rng_state_cuda,
+        "set_rng_state": set_rng_state_cuda,
+        "get_rng_state_all": lambda: [get_rng_state()],
+        "set_rng_state_all": lambda new_states: set_rng_state(list(new_states)[0]),
+    }
+    for name, fn in functions.items():
+        if not hasattr(cuda, name):
+            setattr(cuda, name, fn)
+
+
+_cuda_seeding()
+
+
 # ------------------------------------------------------------------ rand, randn, randint, *_like
 def _size(size, keyword):
     if keyword is not None:

@@ -13,7 +13,11 @@ arrays the trace saw; the guard makes every later call see the same layouts. A v
 elementwise consumers of the same shape read is not stored: its formula is computed in their
 loop (fusion); the others are stored, in loops that compute together every stored value of one
 shape whose inputs allow it. Each formula is the table's own function (``kernels/formulas.py``),
-so a fused loop computes the values the eager kernels compute, operation for operation.
+so a fused loop computes the values the eager kernels compute, operation for operation: each
+fused value is converted to its dtype as the kernel's output array would store it, an operand
+the eager kernel swaps (one value against an array) is swapped, and float numbers (a fill's
+value, a number operand) reach the function as arguments, so that LLVM cannot compute or
+rewrite their formulas with other roundings when it compiles.
 """
 from __future__ import annotations
 
@@ -278,8 +282,42 @@ def _is_scalar(lay: Layout) -> bool:
     return lay.root.array.size == 1
 
 
-def segment_source(seg: Segment, index: int) -> tuple[str, str]:
-    """(the generated module's text, the function's name) of a segment."""
+def _dtype(spec) -> np.dtype:
+    """The dtype of a kernel operand: an array's, or a number's (a NumPy scalar)."""
+    if spec[0] == "v":
+        return spec[1].array.dtype
+    return np.asarray(spec[1]).dtype
+
+
+def _operand_array(spec):
+    """The array (or NumPy scalar) a kernel operand was while tracing."""
+    return spec[1].array if spec[0] == "v" else np.asarray(spec[1])
+
+
+def _swaps(op, a_spec, b_spec, shape) -> bool:
+    """Whether the eager ``binary`` kernel (``cpu/elementwise.py``) computes ``op(a, b)`` as
+    ``SWAPPED[op](b, a)``: where ``a`` is one value (a number, or one element repeated) against
+    a contiguous ``b`` of the result's shape, it takes the loop for a number on the right. The
+    two give the same values except where the formula's order matters: maximum and minimum of
+    0.0 and -0.0 give their first operand. The guard keeps these layouts, so this decision is
+    the eager kernel's on every replay."""
+    if op not in formulas.SWAPPED:
+        return False
+    a, b = _operand_array(a_spec), _operand_array(b_spec)
+    if a.flags.c_contiguous and (b.ndim == 0 or (a.shape == b.shape and b.flags.c_contiguous)):
+        return False  # (its flat loops: an array and a number, two arrays of one shape)
+    one_a = a.size == 1 or (a.size > 0 and not any(a.strides))
+    one_b = b.size == 1 or (b.size > 0 and not any(b.strides))
+    if one_a and one_b:
+        return False
+    if one_b and a.flags.c_contiguous and a.shape == tuple(shape):
+        return False
+    return one_a and b.flags.c_contiguous and b.shape == tuple(shape)
+
+
+def segment_source(seg: Segment, index: int) -> tuple:
+    """(the generated module's text, the function's name, whether it takes the thread count,
+    the arrays of float numbers it takes after its inputs) of a segment."""
     code = _Code()
     made = {}  # root value -> its variable (a flat array), for stored roots
     virtual = {}  # value -> (node) computed in consumer loops
@@ -308,11 +346,15 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
         for n in seg.nodes:
             if v in set(_values(n[2])):
                 node = n
+        readers = consumers.get(v, ())
         if node is not None and node[0] == "full":
-            return False  # (a fill's value is a literal wherever it is read)
+            # (a fill's value is a literal wherever an elementwise loop reads it, through any
+            # layout; a sum reads its operand's memory: ``zeros_like(grad)`` summed down to a
+            # broadcast input's shape)
+            return any(n[0] not in ELEMENTWISE for n, _, _ in readers)
         if v.array.size == 1:
             return True  # (one element: stored once rather than computed in every iteration)
-        for node, read, at in consumers.get(v, ()):
+        for node, read, at in readers:
             name, specs, out = node
             if name not in ELEMENTWISE or at != phase_of.get(v):
                 return True
@@ -322,7 +364,24 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
 
     function = f"segment{index}"
     params = [f"in{i}" for i in range(len(seg.inputs))]
-    code.emit(f"def {function}({', '.join(params)}):", 0)
+    code.emit(f"def {function}({', '.join(params)}):", 0)  # (its parameters: at the end)
+    # Float numbers are arguments, in one array per dtype, never literals: LLVM would compute
+    # what depends on literals only when it compiles, with other roundings than the kernels'
+    # (a fill's log1p folded by the compiler, float32 sin or cosh: one ulp off glibc's), and
+    # rewrite libm calls whose operand is known (pow(x, 0.5) as sqrt(x), 2.0 ** x as exp2(x)):
+    # the eager kernels get the same numbers at run time.
+    floats: dict = {}  # dtype name -> {bits: (variable, value)}
+
+    def number(value) -> str:
+        """The source text of a number: a float as a variable read from the arguments."""
+        if isinstance(value, (float, np.floating)):
+            value = np.asarray(value)[()]  # (a Python float: float64)
+            slots = floats.setdefault(value.dtype.name, {})
+            key = value.tobytes()
+            if key not in slots:
+                slots[key] = (f"k{value.dtype.itemsize * 8}_{len(slots)}", value)
+            return slots[key][0]
+        return _literal(value)
     for i, v in enumerate(seg.inputs):
         made[v] = f"in{i}"
     for node in seg.nodes:
@@ -386,29 +445,40 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
     def operand(spec, loop_shape, indices, body) -> str:
         if spec[0] == "v":
             return access(spec[1], loop_shape, indices, body)
-        return _literal(spec[1])
+        return number(spec[1])
 
     def expression(node, loop_shape, indices, body) -> str:
         name, specs, out = node
         v = next(_values(out))
         dt = _DTYPES[v.array.dtype.name]
         if name == "full":
-            return f"{dt}({_literal(specs[1][1])})"
+            value = specs[1][1]
+            if v.array.dtype.kind == "f":
+                return number(v.array.dtype.type(value))  # (converted as the fill converts it)
+            return f"{dt}({_literal(value)})"
         if name in ("copy", "upload"):
             return operand(specs[0], loop_shape, indices, body)
         if name == "cast":
             return f"{dt}({operand(specs[0], loop_shape, indices, body)})"
+        # Each value is its dtype's, as the eager kernel's output array makes it: Numba computes
+        # int32 and bool arithmetic in int64 (an int32 product that wraps, True + True = 2),
+        # and a fused value is not stored before its consumers read it.
         if name == "where":
             c, a, b = (operand(s, loop_shape, indices, body) for s in specs[:3])
-            return f"({a} if {c} else {b})"
+            return f"{dt}({a} if {c} else {b})"
         op = specs[0][1]
-        x = next(_values(specs[1]))
-        f = code.formula(formulas.formula(op, x.array.dtype).cpu)
+        if name == "binary" and _swaps(op, specs[1], specs[2], v.array.shape):
+            op, first, second = formulas.SWAPPED[op], specs[2], specs[1]
+        else:
+            first, second = specs[1], specs[2] if name == "binary" else None
+        # (the kernel's formula is its first operand's dtype's, that operand an array or a
+        # number: ``K.binary(K.DIV_FLOOR, np.float32(7.5), x)``)
+        f = code.formula(formulas.formula(op, _dtype(specs[1])).cpu)
         if name == "unary":
-            return f"{f}({operand(specs[1], loop_shape, indices, body)})"
-        a = operand(specs[1], loop_shape, indices, body)
-        b = operand(specs[2], loop_shape, indices, body)
-        return f"{f}({a}, {b})"
+            return f"{dt}({f}({operand(first, loop_shape, indices, body)}))"
+        a = operand(first, loop_shape, indices, body)
+        b = operand(second, loop_shape, indices, body)
+        return f"{dt}({f}({a}, {b}))"
 
     flat = {"on": False, "ok": True, "slices": {}, "shape": ()}
     parallel = []
@@ -505,7 +575,7 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
                 where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
                 other = f"{dt}({operand(b, shape, indices, {'indent': indent})})"
                 if scale is not None:
-                    other = f"{_literal(dtype.type(scale))} * {other}"
+                    other = f"{number(dtype.type(scale))} * {other}"
                     code.emit(f"{where} = {where} + {other}", indent)
                 else:
                     code.emit(f"{where} = {f}({where}, {other})", indent)
@@ -532,7 +602,15 @@ def segment_source(seg: Segment, index: int) -> tuple[str, str]:
         module, _, imported = ref.partition(":")
         head.append(f"from numgrad.kernels.{module} import {imported} as {local}")
     options = 'cache=True, error_model="numpy"' + (", parallel=True" if parallel else "")
+    constants = []
+    for name, slots in sorted(floats.items()):
+        param = f"k{np.dtype(name).itemsize * 8}"
+        params.append(param)
+        constants.append(np.array([value for _, value in slots.values()], name))
+        code.lines[1:1] = [f"    {variable} = {param}[{i}]"
+                           for i, (variable, _) in enumerate(slots.values())]
     if parallel:  # (the thread count is an argument: read inside, it keeps Numba from caching)
-        code.lines[0] = code.lines[0].replace("):", ", chunks):" if params else "chunks):", 1)
+        params.append("chunks")
+    code.lines[0] = f"def {function}({', '.join(params)}):"
     text = "\n".join(head) + f"\n\n\n@njit({options})\n" + "\n".join(code.lines) + "\n"
-    return text, function, bool(parallel)
+    return text, function, bool(parallel), constants

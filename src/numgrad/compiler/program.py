@@ -378,12 +378,13 @@ def _emit_segment(body: _Emitter, segment, position: int, steps: list, needed: s
     from ..kernels import codegen
     from ..kernels.cpu._cache import light_cache
 
-    text, function, parallel = lower.segment_source(segment, position)
+    text, function, parallel, constants = lower.segment_source(segment, position)
     module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text)
     light_cache(module)
     name = body.const(getattr(module, function), "SEG")
     args = [flat[v] if v in flat else f"v{v.index}" if v.array.ndim == 1 else
             f"v{v.index}.reshape(-1)" for v in segment.inputs]
+    args += [body.const(numbers, "k") for numbers in constants]
     if parallel:
         args.append("get_num_threads()")
     outs = [f"o{v.index}" for v in segment.outputs]

@@ -680,7 +680,7 @@ def _mod(input, other, kernel: str, tensor_op, scalar_op):
             " * (Tensor input, Number other, *, Tensor out = None)\n")
     a, b = _divide_operands(input, other, kernel)
     if not isinstance(input, Tensor):
-        return apply(RemainderScalarTensor, (other,), (a, b))
+        return apply(RemainderScalarTensor, (input, other), (a, b))
     if isinstance(other, Tensor):
         return apply(tensor_op, (input, other), (a, b))
     return apply(scalar_op, (input,), (a,), other=np.asarray(b, a.dtype))

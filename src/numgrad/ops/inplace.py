@@ -313,7 +313,7 @@ def _inplace_form(name: str):
     return inplace
 
 
-# Where the out-of-place twins are (ops/activation.py adds itself).
+# Where the out-of-place twins of the forms below are.
 _FORM_MODULES = [elementwise, elementwise_more]
 
 # Every elementwise op's in-place form that PyTorch has (the arithmetic ones above take the

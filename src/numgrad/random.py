@@ -19,7 +19,6 @@ from . import creation
 from .autograd import grad_mode
 from .tensor import Tensor
 
-
 _STATE_BYTES = 37  # PCG64: state (16 bytes), increment (16), has_uint32 (1), uinteger (4)
 
 
@@ -330,7 +329,6 @@ class fork_rng:
     def __enter__(self):
         if self.enabled:
             self._state = get_rng_state()
-        return None
 
     def __exit__(self, *exc):
         if self.enabled:
@@ -426,7 +424,7 @@ def _integers(rng, low: int, high: int, shape: tuple, np_dtype) -> np.ndarray:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     if np_dtype == np.bool_ and (low < 0 or high > 2):
-        raise RuntimeError(f"to - 1 is out of bounds for bool")
+        raise RuntimeError("to - 1 is out of bounds for bool")
     return rng.integers(low, high, size=shape).astype(np_dtype)
 
 

@@ -27,8 +27,18 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
 from .reduction import (
-    _ExtremeAll, _Extreme, _grad_to_input, _keep, _keepdim_shape, _result_shape, _torch_name,
-    _ValuesIndices, _Var, _var_args, _count, Var, Std, normalize_dims,
+    Std,
+    Var,
+    _count,
+    _Extreme,
+    _ExtremeAll,
+    _grad_to_input,
+    _result_shape,
+    _torch_name,
+    _ValuesIndices,
+    _Var,
+    _var_args,
+    normalize_dims,
 )
 from .registry import Op, Sample, apply, kernels_for, register
 

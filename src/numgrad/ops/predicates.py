@@ -747,16 +747,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     if a.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_torch_name(a.dtype)}")
-    _broadcastable(a.shape, b.shape)
-    return apply(Dist, (input, other), (a, b), p=float(p))
-
-
-def _broadcastable(s1, s2) -> bool:
-    for i, (x, y) in enumerate(zip(reversed(s1), reversed(s2))):
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                               f"at non-singleton dimension {len(builtins.max(s1, s2, key=len)) - 1 - i}")
-    return True
+    return apply(Dist, (input, other), (a, b), p=float(p))  # (binary_operands checked the shapes)
 
 
 @register

@@ -75,3 +75,18 @@ def test_set_default_device_puts_new_tensors_on_the_gpu():
     finally:
         numgrad.set_default_device(None)
     assert not numgrad.zeros(2).is_cuda
+
+
+@pytest.mark.parametrize("write", ["add_", "mul_", "zero_", "exp_", "fill_", "clamp_"])
+def test_in_place_ops_on_empty_cuda_tensors_run_as_on_the_cpu(write):
+    """An empty tensor has no elements that could share memory: writing it in place is allowed
+    (the CUDA layout check used to refuse it as an expanded view)."""
+    args = {"add_": (1.0,), "mul_": (2.0,), "zero_": (), "exp_": (), "fill_": (3.0,),
+            "clamp_": (0.0, 1.0)}[write]
+    shapes = []
+    for device in ("cpu", "cuda"):
+        x = numgrad.zeros(0, 3, device=device)
+        out = getattr(x, write)(*args)
+        assert out is x and x._version == 1
+        shapes.append(tuple(x.shape))
+    assert shapes[0] == shapes[1]

@@ -115,8 +115,8 @@ def may_share_memory(a, b) -> bool:
 
 def is_writeable(a) -> bool:
     """False for an expanded view (two of its elements share memory), as NumPy marks its
-    broadcast views read-only."""
-    return all(s or n <= 1 for n, s in zip(a.shape, a.strides))
+    broadcast views read-only. An empty array has no elements to share: writeable."""
+    return not a.size or all(s or n <= 1 for n, s in zip(a.shape, a.strides))
 
 
 def _reshape_strides(shape, strides, newshape):

@@ -610,3 +610,71 @@ def log2(x):
 @njit(inline="always")
 def exp2(x):
     return fast_exp2(x)
+
+
+# expm1 from exp's pieces: x = k ln2 + r, e**x - 1 = 2**k expm1(r) + (2**k - 1), one rounding
+# (an FMA), for x in [LO, HI]; below it e**x - 1 rounds to -1, above it to e**x (fast_exp, which
+# overflows where it should); -0.0 is kept. Vectorised elu, selu and celu use it.
+_EXPM1_LO_F32, _EXPM1_HI_F32 = _f32(-30.0), _f32(20.0)
+_EXPM1_LO_F64, _EXPM1_HI_F64 = _f64(-40.0), _f64(40.0)
+
+
+@njit(inline="always")
+def _expm1_f32(x):
+    r, k = _reduce_f32(_clamp(x, _EXPM1_LO_F32, _EXPM1_HI_F32))
+    s = _pow2(x, k)
+    em = _fma(s, _expm1_poly_f32(r), s - _f32(1.0))
+    em = _exp_f32(x) if x > _EXPM1_HI_F32 else em
+    return x if x == _f32(0.0) else em
+
+
+@njit(inline="always")
+def _expm1_f64(x):
+    r, k = _reduce_f64(_clamp(x, _EXPM1_LO_F64, _EXPM1_HI_F64))
+    s = _pow2(x, k)
+    em = _fma(s, _expm1_poly_f64(r), s - 1.0)
+    em = _exp_f64(x) if x > _EXPM1_HI_F64 else em
+    return x if x == 0.0 else em
+
+
+fast_expm1 = _entry("fast_expm1", "e**x - 1, accurate near 0.", _expm1_f32, _expm1_f64)
+_python_calls["fast_expm1"] = njit(lambda x: fast_expm1(x))
+
+
+@njit(inline="always")
+def elu(x, alpha):
+    return fast_expm1(x) * alpha if x <= _scalar._zero(x) else x
+
+
+@njit(inline="always")
+def elu_grad(x, alpha):
+    return fast_exp(x) * alpha if x <= _scalar._zero(x) else _scalar._one(x)
+
+
+@njit(inline="always")
+def selu(x):
+    if x <= _scalar._zero(x):
+        return fast_expm1(x) * (_scalar._selu_alpha(x) * _scalar._selu_scale(x))
+    return x * _scalar._selu_scale(x)
+
+
+@njit(inline="always")
+def selu_grad(x):
+    if x <= _scalar._zero(x):
+        return fast_exp(x) * (_scalar._selu_alpha(x) * _scalar._selu_scale(x))
+    return _scalar._selu_scale(x)
+
+
+@njit(inline="always")
+def celu(x, alpha):
+    if x <= _scalar._zero(x):
+        return fast_expm1(x * (_scalar._one(x) / alpha)) * alpha
+    return x
+
+
+@njit(inline="always")
+def celu_grad(x, alpha):
+    if x <= _scalar._zero(x):
+        inv = _scalar._one(x) / np.float32(alpha)
+        return inv * alpha * fast_exp(x * inv)
+    return _scalar._one(x)

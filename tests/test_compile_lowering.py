@@ -210,3 +210,22 @@ def test_float_numbers_are_not_folded_by_the_compiler(dtype):
         return m.cat(outs)
 
     _check(fn, _uniform((4,), dtype=dtype, grad=False))
+
+
+@_unregistered
+class _Numbers(Op):
+    """Kernel calls on numbers only: ``K.unary(op, s)``, ``K.binary(op, s, s2)``."""
+
+    name, node = "numbers_test", "NumbersBackward"
+    differentiable = False
+
+    @staticmethod
+    def forward(K, x):
+        s = K.unary(K.SIN, x.dtype.type(0.7))
+        both = K.binary(K.ATAN2, x.dtype.type(0.7), x.dtype.type(1.3))
+        return K.binary(K.ADD, K.binary(K.MUL, x, s), both)
+
+
+def test_kernel_calls_on_numbers_only_lower():
+    _check(lambda x: apply(_Numbers, (x,), (x._data,)),
+           _uniform((3, 4), dtype="float32", grad=False))

@@ -678,3 +678,69 @@ def celu_grad(x, alpha):
         inv = _scalar._one(x) / np.float32(alpha)
         return inv * alpha * fast_exp(x * inv)
     return _scalar._one(x)
+
+
+# log1p from fast_log: log(1 + x) = log(u) + (x - (u - 1)) / u with u = 1 + x rounded (the
+# correction restores what the rounding of u lost); x itself where u is 1, -inf at -1, inf at inf.
+# Vectorised softplus, mish and logsigmoid use it.
+@njit(inline="always")
+def fast_log1p(x):
+    """log(1 + x) for a float32 or float64 ``x`` (its type)."""
+    one = _scalar._one(x)
+    u = one + x
+    d = u - one
+    lu = fast_log(u)
+    y = lu + _div(x - d, u)
+    y = u if u == np.inf else y  # (x = inf)
+    y = lu if u == _scalar._zero(x) else y  # (x = -1: -inf)
+    return x if d == _scalar._zero(x) else y  # (tiny x, ±0)
+
+
+@njit(inline="always")
+def softplus_z(z, threshold):
+    return z if z > threshold else fast_log1p(fast_exp(z))
+
+
+@njit(inline="always")
+def mish(x):
+    return x * fast_tanh(fast_log1p(fast_exp(x)))
+
+
+@njit(inline="always")
+def log_sigmoid(x):
+    m = x if x < _scalar._zero(x) else _scalar._zero(x)
+    return m - fast_log1p(fast_exp(-abs(x)))
+
+
+@njit(inline="always")
+def softplus_grad(z, threshold):
+    if z > threshold:
+        return _scalar._one(z)
+    e = fast_exp(z)
+    return _div(e, e + _scalar._one(z))
+
+
+@njit(inline="always")
+def mish_backward(grad, x):
+    s = fast_sigmoid(x)
+    t = fast_tanh(fast_log1p(fast_exp(x)))
+    return grad * (t + x * s * (_scalar._one(x) - t * t))
+
+
+@njit(inline="always")
+def log_sigmoid_backward(grad, x):
+    z = fast_exp(-abs(x))
+    q = _div(z, _scalar._one(x) + z)
+    return grad * (_scalar._one(x) - q) if x < _scalar._zero(x) else grad * q
+
+
+@njit(inline="always")
+def gelu_tanh_backward(grad, x):
+    x_sq = x * x
+    inner = _scalar._gelu_beta(x) * (x + _scalar._gelu_kappa(x) * (x_sq * x))
+    t = fast_tanh(inner)
+    one = _scalar._one(x)
+    left = _scalar._half(x) * x
+    right_derivative = left * (one - t * t) * _scalar._gelu_beta(x) * (
+        one + _scalar._three(x) * _scalar._gelu_kappa(x) * x_sq)
+    return grad * (_scalar._half(x) * (one + t) + right_derivative)

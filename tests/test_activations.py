@@ -133,12 +133,20 @@ def test_in_place_forms(name, kwargs):
     np.testing.assert_allclose(c.numpy(), theirs.detach().numpy(), rtol=1e-12)
 
 
-def test_leaky_relu_in_place_with_a_negative_slope_refuses_backward():
+def test_in_place_forms_with_a_negative_slope_refuse_backward():
     for m, fn in ((numgrad, F), (torch, TF)):
         a = m.tensor([1.0, -2.0], requires_grad=True)
         out = fn.leaky_relu(a * 1, -0.1, inplace=True)
         with pytest.raises(RuntimeError, match="In-place leakyReLu backward calculation"):
             out.sum().backward()
+        for call in (lambda t: fn.elu(t, -1.0, inplace=True),
+                     lambda t: fn.celu(t, -0.5, inplace=True)):
+            out = call(a * 1)
+            with pytest.raises(RuntimeError, match="In-place elu backward calculation is "
+                               "triggered with a negative slope"):
+                out.sum().backward()
+        with pytest.raises(RuntimeError, match="ZeroDivisionError: alpha cannot be 0 for CELU"):
+            fn.celu(a, 0.0)
 
 
 def test_aten_backward_ops_match_pytorch():

@@ -382,6 +382,11 @@ class _EluInplace(_EluOp):
     def backward(cls, ctx, grad):
         (out,) = ctx.saved_tensors
         alpha = ctx.params["alpha"]
+        if alpha < 0:
+            raise RuntimeError(
+                "In-place elu backward calculation is triggered with a negative slope which is "
+                "not supported. This is caused by calling in-place forward function with a "
+                "negative slope, please call out-of-place version instead.")
         if cls.kind == "elu":
             neg, pos = grad * (out + alpha), grad
         elif cls.kind == "celu":
@@ -437,7 +442,7 @@ def _elu(kind: str, input: Tensor, alpha: float, inplace: bool) -> Tensor:
                         f"{type(input).__name__}")
     _float_only("elu", input)
     if kind == "celu" and alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     op, op_ = _ELU_OPS[kind]
     if not inplace:
         return apply(op, (input,), (input._data,), alpha=float(alpha))

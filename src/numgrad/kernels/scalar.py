@@ -667,8 +667,8 @@ def mish_backward(grad, x):
 def _relu6_shift(x):
     """``min(max(x + 3, 0), 6)`` (NaN passes)."""
     y = x + _three(x)
-    y = _zero(x) if y < _zero(x) else y
-    return _six(x) if y > _six(x) else y
+    y = _zero(x) if y < _zero(x) else y  # noqa: FURB136  (std::max's order: NaN passes)
+    return _six(x) if y > _six(x) else y  # noqa: FURB136
 
 
 @njit(inline="always")
@@ -717,7 +717,7 @@ def selu_grad(x):
 @njit(inline="always")
 def log_sigmoid(x):
     """``min(x, 0) - log1p(e**-|x|)``."""
-    m = x if x < _zero(x) else _zero(x)
+    m = x if x < _zero(x) else _zero(x)  # noqa: FURB136  (as PyTorch's, NaN kept)
     return m - math.log1p(math.exp(-abs(x)))
 
 

@@ -602,9 +602,8 @@ class _Mod(Op):
 
     @classmethod
     def backward(cls, ctx, grad):
-        need_a, need_b = ctx.needs_input_grad
         grad_b = None
-        if need_b:
+        if ctx.needs_input_grad[1]:
             a, b = ctx.saved_tensors
             grad_b = -grad * div_mode(a, b, cls.rounding)
         return grad, grad_b
@@ -661,7 +660,9 @@ class RemainderScalarTensor(Op):
 
     name, node = "remainder_scalar_tensor", "torch::autograd::NotImplemented"
     on_cuda = True
-    samples = (Sample(lambda m, a: 2.5 % a, ((4,),), low=0.5, grad=False),)
+    samples = (Sample(lambda m, a: 2.5 % a, ((4,),), low=0.5, grad=False),
+               # (the node's backward raises, so the gradient flows around it)
+               Sample(lambda m, a: 2.5 % (a.detach() * 4).ceil() + a, ((4,),), low=0.5))
 
     @staticmethod
     def forward(K, a, b):

@@ -497,7 +497,7 @@ _python_calls = {
 # NumPy's functions, which lower to LLVM's ``trunc`` intrinsic (vectorised) and ``frem`` (a libm
 # call), and silu / gelu(approximate='tanh') through fast_exp / fast_tanh.
 
-from .. import scalar as _scalar  # noqa: E402
+from .. import scalar as _scalar
 
 _INV_LN2_F32 = _f32(1.4426950408889634)
 _INV_LN2_F64 = _f64(1.4426950408889634)
@@ -615,7 +615,7 @@ def exp2(x):
 # expm1 from exp's pieces: x = k ln2 + r, e**x - 1 = 2**k expm1(r) + (2**k - 1), one rounding
 # (an FMA), for x in [LO, HI]; below it e**x - 1 rounds to -1, above it to e**x (fast_exp, which
 # overflows where it should); -0.0 is kept. Vectorised elu, selu and celu use it.
-_EXPM1_LO_F32, _EXPM1_HI_F32 = _f32(-30.0), _f32(20.0)
+_EXPM1_LO_F32, _EXPM1_HI_F32 = _f32(-30.0), _f32(20.0)  # (e**-30 < 2**-43)
 _EXPM1_LO_F64, _EXPM1_HI_F64 = _f64(-40.0), _f64(40.0)
 
 
@@ -623,8 +623,9 @@ _EXPM1_LO_F64, _EXPM1_HI_F64 = _f64(-40.0), _f64(40.0)
 def _expm1_f32(x):
     r, k = _reduce_f32(_clamp(x, _EXPM1_LO_F32, _EXPM1_HI_F32))
     s = _pow2(x, k)
-    em = _fma(s, _expm1_poly_f32(r), s - _f32(1.0))
-    em = _exp_f32(x) if x > _EXPM1_HI_F32 else em
+    small = _fma(s, _expm1_poly_f32(r), s - _f32(1.0))
+    big = _exp_f32(x)
+    em = big if x > _EXPM1_HI_F32 else small
     return x if x == _f32(0.0) else em
 
 
@@ -632,8 +633,9 @@ def _expm1_f32(x):
 def _expm1_f64(x):
     r, k = _reduce_f64(_clamp(x, _EXPM1_LO_F64, _EXPM1_HI_F64))
     s = _pow2(x, k)
-    em = _fma(s, _expm1_poly_f64(r), s - 1.0)
-    em = _exp_f64(x) if x > _EXPM1_HI_F64 else em
+    small = _fma(s, _expm1_poly_f64(r), s - 1.0)
+    big = _exp_f64(x)
+    em = big if x > _EXPM1_HI_F64 else small
     return x if x == 0.0 else em
 
 
@@ -708,7 +710,7 @@ def mish(x):
 
 @njit(inline="always")
 def log_sigmoid(x):
-    m = x if x < _scalar._zero(x) else _scalar._zero(x)
+    m = x if x < _scalar._zero(x) else _scalar._zero(x)  # noqa: FURB136  (NaN kept)
     return m - fast_log1p(fast_exp(-abs(x)))
 
 

@@ -442,68 +442,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     return out
 
 
-def _verify_batch_size(size) -> None:
-    size_prods = size[0]
-    for i in range(len(size) - 2):
-        size_prods *= size[i + 2]
-    if size_prods == 1:
-        raise ValueError(
-            f"Expected more than 1 value per channel when training, got input size {size}")
-
-
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
-               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalises each channel (dimension 1) over the batch and spatial dimensions. In
-    ``training`` (or without running statistics) with the batch's mean and biased variance,
-    updating ``running_mean``/``running_var`` in place (if given) as
-    ``(1 - momentum) * running + momentum * batch``, with the unbiased variance; otherwise with
-    the running statistics. Then ``* weight + bias`` per channel. A composite (its node is not
-    PyTorch's ``NativeBatchNormBackward0``)."""
-    if training:
-        _verify_batch_size(input.size())
-    if training and eps <= 0.0:
-        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
-    elif eps < 0.0:
-        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    if input.ndim < 2:
-        raise ValueError(f"Expected 2D or higher input to batch_norm (got {input.ndim}D input)")
-    channels = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        if t is not None and t.numel() != channels:
-            raise RuntimeError(
-                f"{name} should contain {channels} elements not {t.numel()}")
-    view = (1, channels) + (1,) * (input.ndim - 2)
-    dims = (0,) + tuple(range(2, input.ndim))
-    if training or running_mean is None or running_var is None:
-        mean = input.mean(dims, keepdim=True)
-        centred = input - mean
-        var = (centred * centred).mean(dims, keepdim=True)
-        if training and (running_mean is not None or running_var is not None):
-            from ..autograd import grad_mode
-
-            count = input.numel() // channels
-            with grad_mode.no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(
-                        mean.detach().reshape(channels).to(running_mean.dtype) * momentum)
-                if running_var is not None:
-                    unbiased = var.detach().reshape(channels) * (count / max(count - 1, 1))
-                    running_var.mul_(1 - momentum).add_(
-                        unbiased.to(running_var.dtype) * momentum)
-    else:
-        mean = running_mean.reshape(view)
-        centred = input - mean
-        var = running_var.reshape(view)
-    out = centred * ops.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight.reshape(view)
-    if bias is not None:
-        out = out + bias.reshape(view)
-    return out
-
-
+from ..ops.normalization import batch_norm  # noqa: E402,F401  (NativeBatchNormBackward0)
 from ..ops.conv import conv1d, conv2d  # noqa: E402,F401  (ATen's convolution ops)
 from ..ops.padding import pad  # noqa: E402,F401
 from ..ops.pooling import (  # noqa: E402,F401
@@ -520,6 +459,3 @@ from ..ops.loss import (  # noqa: E402,F401
 )
 
 __all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
-
-# Batch normalisation as one op (PyTorch's NativeBatchNormBackward0), replacing the composite above.
-from ..ops.normalization import batch_norm  # noqa: E402,F401,F811

@@ -229,3 +229,36 @@ class _Numbers(Op):
 def test_kernel_calls_on_numbers_only_lower():
     _check(lambda x: apply(_Numbers, (x,), (x._data,)),
            _uniform((3, 4), dtype="float32", grad=False))
+
+
+def test_a_view_kernel_that_copies_makes_a_value_of_its_own():
+    """``ascontiguous`` of a transposed array copies it: the trace must not take the copy for a
+    view of the argument's memory (its layout would be an offset between two unrelated
+    allocations, read out of bounds by the fused loops: wrong medians of a transposed input, and
+    segfaults, in the compile harness)."""
+    from numgrad.compiler import tracer
+
+    trace = tracer.Trace()  # (a trace of its own: nothing global is swapped)
+    t = trace.input(np.arange(6.0).reshape(2, 3).T, ("x", "data"))
+    copy = trace.kernels.ascontiguous(t)
+    assert copy._root.base is None
+    c = trace.input(np.arange(6.0), ("y", "data"))
+    same = trace.kernels.ascontiguous(c)  # (already contiguous: the same memory, a view)
+    assert same._root is c._root or same._root.base is c._root
+
+
+def test_median_of_a_transposed_input_replays_as_eager():
+    """The program of the compile harness's median samples, replayed on fresh values."""
+    def fn(a, b):
+        m1, m2 = numgrad.median(a.t()), numgrad.median(b.t())
+        (m1 * 1.5 + m2 * 2.5).sum().backward()
+        return m1.detach(), m2.detach()
+
+    compiled = numgrad.compile(fn, fullgraph=True)
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        x = rng.uniform(-2, 2, (2, 3))
+        got = compiled(numgrad.tensor(x, requires_grad=True),
+                       numgrad.tensor(x.astype(np.float32), requires_grad=True))
+        assert got[0].item() == np.sort(x.ravel())[2]
+        assert got[1].item() == np.sort(x.astype(np.float32).ravel())[2]

@@ -119,6 +119,8 @@ class Trace:
             base = specs[0][1]
             while base.base is not None:
                 base = base.base
+            if not _inside(array, base.array):
+                base = None  # (it made a new array: ascontiguous of a strided one copies)
         return self.traced(array, self._value("node", array, base=base))
 
     def ref(self, x) -> tuple:
@@ -226,6 +228,16 @@ def _plain_deep(x):
 
 def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
+
+
+def _inside(a: np.ndarray, base: np.ndarray) -> bool:
+    """Whether ``a``'s first element lies in ``base``'s memory: a view-making kernel's result
+    views its argument only then (the layouts of views are offsets into their root's memory,
+    so a copy taken for a view would read from an unrelated address)."""
+    if not a.size or not base.size:
+        return False
+    start = _address(base)
+    return start <= _address(a) < start + base.nbytes
 
 
 def _owner(array: np.ndarray):

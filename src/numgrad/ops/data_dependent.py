@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from ._promote import broadcast_shapes
 from .registry import Op, Sample, apply, kernels_for, register
 
 _INT64 = np.dtype(np.int64)
@@ -87,7 +88,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     K = kernels_for((input, mask), MaskedSelect)
     a, m = input._data, mask._data
-    shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(m.shape)))
+    shape = broadcast_shapes(tuple(m.shape), tuple(a.shape))  # (PyTorch's error, its order)
     if not shape:  # 0-d: the element as a 1-D tensor of one (or none)
         coords = (K.nonzero(K.reshape_view(m, (1,)))[0],)
         flat = input.reshape(1)

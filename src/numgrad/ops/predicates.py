@@ -852,8 +852,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
             compute_mode == "use_mm_for_euclid_dist_if_necessary"
             and (rows_a > 25 or rows_b > 25))):
         # PyTorch's matrix-product form, on the batches flattened, viewed back
-        a3 = x1.expand(batch + (rows_a, m)).reshape(-1, rows_a, m)
-        b3 = x2.expand(batch + (rows_b, m)).reshape(-1, rows_b, m)
+        count = int(np.prod(batch, dtype=np.int64))  # (not -1: ambiguous for empty batches)
+        a3 = x1.expand(batch + (rows_a, m)).reshape(count, rows_a, m)
+        b3 = x2.expand(batch + (rows_b, m)).reshape(count, rows_b, m)
         out = apply(EuclideanDist, (a3, b3), (a3._data, b3._data))
         return out.view(batch + (rows_a, rows_b))
     K = kernels_for((x1, x2), Cdist)

@@ -12,9 +12,6 @@ from _variants import VARIANTS, _TorchNamespace, cases, compare
 
 # (op, sample index, variant): why numgrad differs from PyTorch there, for now.
 OPT_OUT = {
-    ("median_dim", 0, "expanded"): "PyTorch 2.13's CPU median along a dim of an expanded "
-    "(stride-0) tensor returns zeros (a PyTorch bug: the median of -1.5 repeated is -1.5, which "
-    "numgrad returns)",
     ("mode", 0, "special-values"): "PyTorch's CPU mode returns NaN for a slice that holds a NaN "
     "and no repeated value (its sort compares NaN apart); numgrad returns the smallest value",
     ("mode", 1, "special-values"): "PyTorch's CPU mode returns NaN for a slice that holds a NaN "

@@ -459,3 +459,10 @@ from ..ops.loss import (  # noqa: E402,F401
 )
 
 __all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
+
+# Attention (composites of matmul, softmax, where and dropout: nn/functional_attention.py).
+from .functional_attention import (  # noqa: E402,F401
+    _canonical_mask, _none_or_dtype, multi_head_attention_forward, scaled_dot_product_attention,
+)
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]

@@ -48,3 +48,13 @@ __all__ += ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool
             "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
 __all__ += ["ConstantPad3d", "ZeroPad3d", "CircularPad3d", "ReflectionPad3d", "ReplicationPad3d"]
 __all__ += ["Unflatten"]
+from .attention import MultiheadAttention  # noqa: E402
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
+from .transformer import (  # noqa: E402
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+            "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+            "TransformerEncoderLayer", "TransformerDecoderLayer"]

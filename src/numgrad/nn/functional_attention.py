@@ -78,9 +78,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         else:
             scores = scores + attn_mask
         masked = (scores == float("-inf")).all(-1, keepdim=True)
-    weights = ops.softmax(scores, -1)
-    if masked is not None:
-        weights = ops.where(masked, 0.0, weights)
+    if masked is not None:  # PyTorch's safe softmax: 0 (and no gradient) for such rows
+        weights = ops.where(masked, 0.0, ops.softmax(ops.where(masked, 0.0, scores), -1))
+    else:
+        weights = ops.softmax(scores, -1)
     if dropout_p > 0.0:
         from .functional import dropout
 
@@ -98,7 +99,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         if check_other and other_type is not None and mask.dtype != other_type:
             warnings.warn(
                 f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same "
-                "type for both instead.", UserWarning, stacklevel=3)
+                "type for both instead.", UserWarning, stacklevel=2)
         if not is_float:
             mask = _zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
     return mask

@@ -21,6 +21,9 @@ __all__ = [
 __all__ += ["leaky_relu_", "elu_", "selu", "selu_", "celu", "celu_", "mish", "hardswish",
             "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", "hardtanh_"]
 __all__ += ["conv1d", "conv2d"]
+__all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+            "pixel_shuffle", "pixel_unshuffle"]
 __all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
             "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "pad"]
@@ -444,6 +447,12 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 
 from ..ops.normalization import batch_norm  # noqa: E402,F401  (NativeBatchNormBackward0)
 from ..ops.conv import conv1d, conv2d  # noqa: E402,F401  (ATen's convolution ops)
+from ..ops.conv import (  # noqa: E402,F401
+    conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
+from ..ops.upsample import (  # noqa: E402,F401
+    interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
+)
 from ..ops.padding import pad  # noqa: E402,F401
 from ..ops.pooling import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
@@ -460,9 +469,19 @@ from ..ops.loss import (  # noqa: E402,F401
 
 __all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
 
+# Round three: norms, distances, more activations, losses and dropouts (nn/functional_more.py).
+from .functional_more import *  # noqa: E402,F401,F403
+from .functional_more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all
+
 # Attention (composites of matmul, softmax, where and dropout: nn/functional_attention.py).
 from .functional_attention import (  # noqa: E402,F401
     _canonical_mask, _none_or_dtype, multi_head_attention_forward, scaled_dot_product_attention,
 )
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+from ..ops.indexing_more import one_hot  # noqa: E402,F401  (int64 one-hot encoding)
+
+__all__ += ["one_hot"]

@@ -16,6 +16,7 @@ from ..tensor import Tensor
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
     "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "orthogonal_", "trunc_normal_", "dirac_",
 ]
 
 
@@ -143,3 +144,82 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     if std is None:
         return tensor
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
+    """Fills ``tensor`` (2-D or more, flattened to ``(rows, rest)``) with a (semi-)orthogonal
+    matrix: the Q of a QR decomposition of a normal draw, its columns' signs fixed by R's
+    diagonal, as PyTorch, times ``gain``."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flattened = _generator(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)
+    q = q * np.sign(np.diag(r, 0))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tensor.shape))
+
+
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """The inverse error function, by Newton's method on ``math.erf`` from Giles' single
+    precision starting point (accurate to a few ulps in float64)."""
+    y = np.asarray(y, np.float64)
+    w = -np.log((1.0 - y) * (1.0 + y))
+    small = w < 5.0
+    ws = w - 2.5
+    wl = np.sqrt(np.where(small, 5.0, w)) - 3.0
+    ps = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+              -0.00417768164, 0.246640727, 1.50140941):
+        ps = c + ps * ws
+    pl = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+              0.00943887047, 1.00167406, 2.83297682):
+        pl = c + pl * wl
+    x = np.where(small, ps, pl) * y
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    for _ in range(3):
+        x = x - (erf(x) - y) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
+    return x
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator=None) -> Tensor:
+    """Fills ``tensor`` with values drawn from N(mean, std²) truncated to ``[a, b]`` (by
+    inverting the normal CDF on a uniform draw, as PyTorch)."""
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    lo = norm_cdf((a - mean) / std)
+    hi = norm_cdf((b - mean) / std)
+    u = _generator(generator).uniform(2 * lo - 1, 2 * hi - 1, tensor.shape)
+    values = _erfinv(u) * (std * math.sqrt(2.0)) + mean
+    return _fill(tensor, np.clip(values, a, b))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fills a 3-, 4- or 5-D ``tensor`` with the Dirac delta: a convolution with it keeps its
+    input's channels (per group of ``groups``)."""
+    dimensions = tensor.ndim
+    if dimensions not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    min_dim = min(out_chans_per_grp, sizes[1])
+    values = np.zeros(sizes)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min_dim):
+            values[(g * out_chans_per_grp + d, d) + centre] = 1
+    return _fill(tensor, values)

@@ -23,6 +23,18 @@ __all__ = [
     "Dropout", "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
 ]
 __all__ += ["Conv1d", "Conv2d"]
+from .conv import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: E402
+
+__all__ += ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+from .batchnorm import BatchNorm3d  # noqa: E402
+
+__all__ += ["BatchNorm3d"]
+from .upsampling import (  # noqa: E402
+    PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
+)
+
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+            "PixelUnshuffle"]
 __all__ += ["L1Loss", "HuberLoss", "BCELoss", "KLDivLoss"]
 from .activation import (  # noqa: E402
     CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softsign, Tanhshrink,
@@ -48,6 +60,28 @@ __all__ += ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool
             "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
 __all__ += ["ConstantPad3d", "ZeroPad3d", "CircularPad3d", "ReflectionPad3d", "ReplicationPad3d"]
 __all__ += ["Unflatten"]
+from .activation import (  # noqa: E402
+    GLU, PReLU, RReLU, Hardshrink, Softmax2d, Softmin, Softshrink, Threshold,
+)
+from .bilinear import Bilinear  # noqa: E402
+from .container import ModuleDict, ParameterDict, ParameterList  # noqa: E402
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from .dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d  # noqa: E402
+from .loss import (  # noqa: E402
+    CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+)
+from .normalization import (  # noqa: E402
+    GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm, RMSNorm,
+)
+
+__all__ += ["PReLU", "GLU", "Softmin", "Softmax2d", "Softshrink", "Hardshrink", "Threshold",
+            "RReLU", "Bilinear", "ModuleDict", "ParameterList", "ParameterDict",
+            "CosineSimilarity", "PairwiseDistance", "Dropout1d", "Dropout2d", "Dropout3d",
+            "AlphaDropout", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
+            "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss",
+            "MultiLabelSoftMarginLoss", "MultiMarginLoss", "GroupNorm", "InstanceNorm1d",
+            "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "RMSNorm"]
 from .attention import MultiheadAttention  # noqa: E402
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 from .transformer import (  # noqa: E402

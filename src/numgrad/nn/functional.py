@@ -21,6 +21,9 @@ __all__ = [
 __all__ += ["leaky_relu_", "elu_", "selu", "selu_", "celu", "celu_", "mish", "hardswish",
             "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", "hardtanh_"]
 __all__ += ["conv1d", "conv2d"]
+__all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+            "pixel_shuffle", "pixel_unshuffle"]
 __all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
             "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "pad"]
@@ -444,6 +447,12 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 
 from ..ops.normalization import batch_norm  # noqa: E402,F401  (NativeBatchNormBackward0)
 from ..ops.conv import conv1d, conv2d  # noqa: E402,F401  (ATen's convolution ops)
+from ..ops.conv import (  # noqa: E402,F401
+    conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
+from ..ops.upsample import (  # noqa: E402,F401
+    interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
+)
 from ..ops.padding import pad  # noqa: E402,F401
 from ..ops.pooling import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,

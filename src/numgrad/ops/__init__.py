@@ -48,6 +48,9 @@ from .activation import (  # noqa: E402,F401  (ATen's backward ops)
 )
 
 FAMILIES += (activation,)
+from . import upsample  # noqa: E402  (interpolate, pixel_shuffle: nn.functional's)
+
+FAMILIES += (upsample,)
 
 __all__ = []
 METHODS = {}

@@ -1,5 +1,13 @@
-"""Convolution: ``conv1d``, ``conv2d`` and ATen's ``convolution`` (non-transposed), with PyTorch's
-signatures, argument checks and messages, and its node names.
+"""Convolution: ``conv1d``, ``conv2d``, ``conv3d``, the transposed ``conv_transpose1d/2d/3d`` and
+ATen's ``convolution``, with PyTorch's signatures, argument checks and messages, and its node
+names.
+
+A transposed convolution is the adjoint of a convolution: its forward is the convolution's
+input gradient (``conv_backward_input``, the col2im of ``W.T @ x``), its input's gradient the
+convolution of ``grad`` with the same weight, its weight's gradient the convolution's weight
+gradient with the roles of ``x`` and ``grad`` swapped; so it reuses the three ops below (node
+``ConvolutionBackward0`` for its forward, ``ConvolutionBackwardBackward0`` for its gradients, as
+PyTorch's).
 
 Three ops, each bilinear, whose derivatives are one another, so that every order of derivative
 is recorded (``gradgradcheck`` passes, as PyTorch's convolution double backward):
@@ -81,8 +89,75 @@ class Convolution(Op):
         if need_w:
             grad_w = _backward_weight(grad, x, ctx.input_shapes[1], p)
         if need_b:
-            grad_b = grad.sum((0, 2) if p["one_d"] else (0, 2, 3))
+            grad_b = grad.sum(_bias_dims(grad))
         return grad_x, grad_w, grad_b
+
+
+def _bias_dims(grad: Tensor) -> tuple:
+    return (0,) + tuple(range(2, grad._data.ndim))
+
+
+@register
+class ConvolutionTranspose(Op):
+    """``out = conv_backward_input(x, weight) + bias``: PyTorch's transposed convolution, 1-D,
+    2-D or 3-D (weight ``(C_in, C_out / groups, *kernel)``), to an output of ``output_shape``
+    (its output padding decided there)."""
+
+    name, node = "convolution_transpose", "ConvolutionBackward0"
+    on_cuda = True
+    save_inputs = (0, 1)
+    save_only_for = {0: 1, 1: 0}
+    samples = (
+        Sample(lambda m, x, w, b: _F(m).conv_transpose2d(x, w, b, stride=(2, 1), padding=1,
+                                                         output_padding=(1, 0), dilation=(1, 2)),
+               ((2, 2, 3, 3), (2, 3, 3, 2), (3,))),
+        Sample(lambda m, x, w: _F(m).conv_transpose1d(x, w, stride=2, groups=2),
+               ((2, 4, 4), (4, 1, 3))),
+        Sample(lambda m, x, w, b: _F(m).conv_transpose3d(x, w, b, stride=2, padding=(1, 0, 0)),
+               ((1, 2, 2, 2, 2), (2, 2, 2, 2, 2), (2,)), gradgrad=False),
+    )
+
+    @staticmethod
+    def forward(K, x, w, b, *, output_shape, stride, padding, dilation, groups, one_d):
+        out = K.conv.conv_backward_input(_as_2d(K, x, one_d), _as_2d(K, w, one_d),
+                                         _shape_2d(output_shape, one_d), stride, padding,
+                                         dilation, groups)
+        if one_d:
+            out = K.squeeze(out, (2,))
+        if b is not None:
+            out = K.binary(K.ADD, out, K.reshape_view(b, (b.shape[0],) + (1,) * (out.ndim - 2)))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors[:2]
+        need_x, need_w, need_b = ctx.needs_input_grad
+        p = _params(ctx.params)
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            grad_x = apply(ConvolutionTransposeBackwardInput, (grad, w, None),
+                           (grad._data, w._data, None), **p)
+            shape = tuple(ctx.input_shapes[0])
+            if tuple(grad_x.shape) != shape:  # (an output padding not under the stride)
+                grad_x = grad_x[(slice(None),) * 2 + tuple(slice(0, s) for s in shape[2:])]
+        if need_w:
+            grad_w = _backward_weight(x, grad, ctx.input_shapes[1], p)
+        if need_b:
+            grad_b = grad.sum(_bias_dims(grad))
+        return grad_x, grad_w, grad_b
+
+
+@register
+class ConvolutionTransposeBackwardInput(Convolution):
+    """The input's gradient of ``convolution_transpose``: the convolution of ``grad`` with the
+    weight (``Convolution`` itself, under the node name PyTorch gives that gradient)."""
+
+    name, node = "convolution_transpose_backward_input", "ConvolutionBackwardBackward0"
+    samples = (
+        Sample(lambda m, x, w, v: m.autograd.grad(
+            _F(m).conv_transpose2d(x, w, stride=2, padding=1), x, v, create_graph=True)[0],
+            ((1, 2, 3, 2), (2, 2, 2, 3), (1, 2, 4, 3))),
+    )
 
 
 @register
@@ -269,7 +344,8 @@ def _check(input: Tensor, weight: Tensor, bias, stride, padding, dilation, group
             f"Input type ({c_name(x.dtype)}) and bias type "
             f"({c_name(bias._data.dtype)}) should be the same")
     if x.dtype == np.bool_:
-        raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
+        kernel = "slow_conv3d_cpu" if x.ndim == 5 else "slow_conv2d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int,
@@ -308,8 +384,8 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
                           wdim)
         pads = [p for v in padding for p in (v, v)]
     dilation = _expand(dilation, "dilation", wdim)
-    if wdim > 2:
-        raise NotImplementedError("numgrad has 1-D and 2-D convolutions only")
+    if wdim > 3:
+        raise NotImplementedError("numgrad has 1-D, 2-D and 3-D convolutions only")
     _check(input, weight, bias, stride, pads, dilation, groups)
     kernels_for((input, weight, bias), Convolution)  # (one device for the three)
     one_d = wdim == 1
@@ -358,6 +434,15 @@ def _batched(name: str, input: Tensor, dim: int, call):
     return call(input)
 
 
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """The 3-D cross-correlation of ``input`` ``(N, C, D, H, W)`` or ``(C, D, H, W)`` with
+    ``weight`` ``(O, C / groups, kd, kh, kw)``, plus ``bias`` ``(O,)``; ``stride``, ``padding``
+    and ``dilation`` ints or triples, ``padding`` also 'valid' or 'same' (stride 1 only)."""
+    return _batched("conv3d", input, 3, lambda x: _conv(x, weight, bias, stride, padding,
+                                                          dilation, groups, 3, 3))
+
+
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """The 1-D cross-correlation of ``input`` ``(N, C, L)`` or ``(C, L)`` with ``weight``
@@ -376,11 +461,154 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                                                           dilation, groups, 2, 2))
 
 
+def _check_transposed(input: Tensor, weight: Tensor, bias, stride, padding, output_padding,
+                      dilation, groups: int) -> None:
+    """ATen's ``check_shape_forward`` for ``transposed=True`` and the transposed kernels' own
+    checks (the output padding, the output size), in PyTorch's order."""
+    x, w = input._data, weight._data
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if any(d == 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if x.ndim != w.ndim:
+        raise RuntimeError(
+            f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight "
+            f"{_size(w.shape)}, but got {x.ndim}-dimensional input of size {_size(x.shape)} "
+            "instead")
+    if w.shape[0] < groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+            f"but got weight of size {_size(w.shape)} instead")
+    if w.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size [{_size(w.shape)}] instead")
+    if x.shape[1] != w.shape[0]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {_size(w.shape)}, expected input"
+            f"{_size(x.shape)} to have {w.shape[0]} channels, but got {x.shape[1]} channels "
+            "instead")
+    out_c = w.shape[1] * groups
+    if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != out_c):
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {_size(w.shape)}, expected bias to be "
+            f"1-dimensional with {out_c} elements, but got bias of size "
+            f"{_size(bias._data.shape)} instead")
+    if x.dtype != w.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_type_name(input)} but found {_type_name(weight)}")
+    if bias is not None and bias._data.dtype != x.dtype:
+        raise RuntimeError(
+            f"Input type (torch.{_type_name(input)}Tensor) and bias type "
+            f"(torch.{_type_name(bias)}Tensor) should be the same or input should be a MKLDNN "
+            "tensor and bias is a dense tensor")
+    if x.dtype == np.bool_:
+        raise NotImplementedError("\"slow_conv_transpose2d_out_cpu\" not implemented for 'Bool'")
+    names = ("depth", "height", "width")[3 - max(len(stride), 2):]
+    op2 = list(output_padding) if len(stride) > 1 else [0] + list(output_padding)
+    st2 = list(stride) if len(stride) > 1 else [1] + list(stride)
+    dl2 = list(dilation) if len(stride) > 1 else [1] + list(dilation)
+    if any(o >= s and o >= d for o, s, d in zip(op2, st2, dl2)):
+        parts = [f"output_padding_{n}: {v}" for n, v in zip(names, op2)]
+        parts += [f"stride_{n}: {v}" for n, v in zip(names, st2)]
+        parts += [f"dilation_{n}: {v}" for n, v in zip(names, dl2)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           f"got {' '.join(parts)}")
+    out = _transposed_size(x.shape, w.shape, stride, padding, output_padding, dilation)
+    if any(v < 1 for v in out):
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated "
+            f"output size per channel: ({' x '.join(map(str, out))}). Output size is too small")
+
+
+def _transposed_size(xshape, wshape, stride, padding, output_padding, dilation) -> list:
+    return [(xshape[i + 2] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (wshape[i + 2] - 1)
+            + output_padding[i] + 1 for i in range(len(stride))]
+
+
+def _conv_transposed(input: Tensor, weight: Tensor, bias, stride, padding, output_padding,
+                     groups: int, dilation, name: str, arity: int | None = None) -> Tensor:
+    """ATen's ``_convolution`` with ``transposed=True`` on a batched input."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"{name}(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
+    if bias is not None and not isinstance(bias, Tensor):
+        raise TypeError(f"{name}(): argument 'bias' (position 3) must be Tensor, not "
+                        f"{type(bias).__name__}")
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    groups = int(groups)
+    k = weight._data.ndim
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if k - 2 <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    wdim = k - 2
+    if arity is not None:
+        stride, padding, dilation = (_repeat_int(v, arity) for v in (stride, padding, dilation))
+        output_padding = _repeat_int(output_padding, arity)
+    stride = _expand(_ints(stride, "stride"), "stride", wdim)
+    padding = _expand(_ints(padding, "padding"), "padding", wdim)
+    dilation = _expand(_ints(dilation, "dilation"), "dilation", wdim)
+    output_padding = _expand(_ints(output_padding, "output_padding"), "output_padding", wdim)
+    if wdim > 3:
+        raise NotImplementedError("numgrad has 1-D, 2-D and 3-D convolutions only")
+    _check_transposed(input, weight, bias, stride, padding, output_padding, dilation, groups)
+    kernels_for((input, weight, bias), ConvolutionTranspose)
+    out_shape = [input._data.shape[0], weight._data.shape[1] * groups] + _transposed_size(
+        input._data.shape, weight._data.shape, stride, padding, output_padding, dilation)
+    pads = [p for v in padding for p in (v, v)]
+    one_d = wdim == 1
+    if one_d:
+        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
+    return apply(ConvolutionTranspose, (input, weight, bias),
+                 (input._data, weight._data, None if bias is None else bias._data),
+                 output_shape=tuple(out_shape), stride=tuple(stride), padding=tuple(pads),
+                 dilation=tuple(dilation), groups=groups, one_d=one_d)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The 1-D transposed convolution ("deconvolution") of ``input`` ``(N, C_in, L)`` or
+    ``(C_in, L)`` with ``weight`` ``(C_in, C_out / groups, k)``, plus ``bias`` ``(C_out,)``:
+    the adjoint of ``conv1d``; ``output_padding`` adds to one side of the output."""
+    return _batched("conv_transpose1d", input, 1, lambda x: _conv_transposed(
+        x, weight, bias, stride, padding, output_padding, groups, dilation, "conv_transpose1d",
+        1))
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The 2-D transposed convolution of ``input`` ``(N, C_in, H, W)`` or ``(C_in, H, W)`` with
+    ``weight`` ``(C_in, C_out / groups, kh, kw)``, plus ``bias`` ``(C_out,)``: the adjoint of
+    ``conv2d``."""
+    return _batched("conv_transpose2d", input, 2, lambda x: _conv_transposed(
+        x, weight, bias, stride, padding, output_padding, groups, dilation, "conv_transpose2d",
+        2))
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The 3-D transposed convolution of ``input`` ``(N, C_in, D, H, W)`` or
+    ``(C_in, D, H, W)`` with ``weight`` ``(C_in, C_out / groups, kd, kh, kw)``, plus ``bias``
+    ``(C_out,)``: the adjoint of ``conv3d``."""
+    return _batched("conv_transpose3d", input, 3, lambda x: _conv_transposed(
+        x, weight, bias, stride, padding, output_padding, groups, dilation, "conv_transpose3d",
+        3))
+
+
 def convolution(input: Tensor, weight: Tensor, bias, stride, padding, dilation, transposed: bool,
                 output_padding, groups: int) -> Tensor:
-    """ATen's ``convolution`` (a batched input; ``transposed`` convolutions are not built)."""
+    """ATen's ``convolution`` (a batched input), transposed or not."""
     if transposed:
-        raise NotImplementedError("numgrad has no transposed convolution yet")
+        return _conv_transposed(input, weight, bias, stride, padding, output_padding, groups,
+                                dilation, "convolution")
     return _conv(input, weight, bias, stride, padding, dilation, groups,
                  weight._data.ndim - 2)
 
@@ -412,7 +640,8 @@ def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bia
     input, weight and bias (None where ``output_mask`` says so), from the output's gradient;
     recorded, so they can be differentiated again."""
     if transposed:
-        raise NotImplementedError("numgrad has no transposed convolution yet")
+        return _convolution_backward_transposed(grad_output, input, weight, stride, padding,
+                                                dilation, output_padding, groups, output_mask)
     for t, name in ((grad_output, "grad_output"), (input, "input"), (weight, "weight")):
         if not isinstance(t, Tensor):
             raise TypeError(f"convolution_backward(): argument '{name}' must be Tensor, not "
@@ -428,8 +657,8 @@ def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bia
     dilation = _expand(_ints(dilation, "dilation"), "dilation", dim)
     pads = [p for v in padding for p in (v, v)]
     _check(input, weight, None, stride, pads, dilation, groups)
-    if dim > 2:
-        raise NotImplementedError("numgrad has 1-D and 2-D convolutions only")
+    if dim > 3:
+        raise NotImplementedError("numgrad has 1-D, 2-D and 3-D convolutions only")
     _check_backward(grad_output, input, weight, stride, pads, dilation)
     if dim == 1:
         stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
@@ -442,9 +671,49 @@ def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bia
     if output_mask[1]:
         grad_weight = _backward_weight(grad_output, input, weight.shape, p)
     if output_mask[2]:
-        grad_bias = grad_output.sum((0, 2) if dim == 1 else (0, 2, 3))
+        grad_bias = grad_output.sum(_bias_dims(grad_output))
     return grad_input, grad_weight, grad_bias
 
 
-__all__ = ["conv1d", "conv2d", "convolution"]
+def _convolution_backward_transposed(grad_output, input, weight, stride, padding, dilation,
+                                     output_padding, groups, output_mask) -> tuple:
+    """``convolution_backward`` with ``transposed=True``: the input's gradient is the
+    convolution of ``grad_output`` with the weight, the weight's the convolution's weight
+    gradient with ``input`` as the output's gradient."""
+    groups = int(groups)
+    dim = weight._data.ndim - 2
+    stride = _expand(_ints(stride, "stride"), "stride", dim)
+    padding = _expand(_ints(padding, "padding"), "padding", dim)
+    dilation = _expand(_ints(dilation, "dilation"), "dilation", dim)
+    output_padding = _expand(_ints(output_padding, "output_padding"), "output_padding", dim)
+    _check_transposed(input, weight, None, stride, padding, output_padding, dilation, groups)
+    expected = _transposed_size(input._data.shape, weight._data.shape, stride, padding,
+                                output_padding, dilation)
+    g = grad_output._data
+    if g.ndim != input._data.ndim or list(g.shape[2:]) != expected:
+        raise RuntimeError(
+            f"grad_output[2:] shape{_size(g.shape[2:])} must be equal to output size "
+            f"{' '.join(map(str, expected))}")
+    pads = [p for v in padding for p in (v, v)]
+    if dim == 1:
+        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
+    p = dict(stride=tuple(stride), padding=tuple(pads), dilation=tuple(dilation), groups=groups,
+             one_d=dim == 1)
+    kernels_for((grad_output, input, weight), ConvolutionTranspose)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = apply(ConvolutionTransposeBackwardInput, (grad_output, weight, None),
+                           (g, weight._data, None), **p)
+        shape = tuple(input._data.shape)
+        if tuple(grad_input.shape) != shape:
+            grad_input = grad_input[(slice(None),) * 2 + tuple(slice(0, v) for v in shape[2:])]
+    if output_mask[1]:
+        grad_weight = _backward_weight(input, grad_output, weight.shape, p)
+    if output_mask[2]:
+        grad_bias = grad_output.sum(_bias_dims(grad_output))
+    return grad_input, grad_weight, grad_bias
+
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "convolution"]
 METHODS = ()

@@ -1,5 +1,9 @@
 """Convolution CPU kernels (``K.conv``): im2col (unfold) into a BLAS matrix product, forward and
-backward, for 2-D convolutions (1-D ones arrive as 2-D on a unit height).
+backward, for 2-D and 3-D convolutions (1-D ones arrive as 2-D on a unit height). A 3-D
+convolution (5-D arrays, ``padding`` six numbers, ``stride`` and ``dilation`` triples) goes
+through ``_im2col3`` / ``_col2im3``, the same loops with a depth; transposed convolutions are
+``conv_backward_input`` (their forward) and the other two (their gradients), composed in
+``ops/conv.py``.
 
 Shapes: input ``(N, C, H, W)``, weight ``(O, C // groups, kh, kw)``, output ``(N, O, oh, ow)``;
 ``padding`` is ``(top, bottom, left, right)`` (PyTorch's 'same' can need one more on the far
@@ -80,6 +84,63 @@ def _col2im(cols, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, out):
 
 
 @njit(cache=True)
+def _im2col3(x, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, cols):
+    """``_im2col`` with a depth: ``cols[((c*kd + a)*kh + i)*kw + j, n*od*oh*ow + (t*oh + y)*ow
+    + z] = x[n, c, t*sd - pf + a*dd, y*sh - pt + i*dh, z*sw - pl + j*dw]`` (0 outside)."""
+    n_batch, channels, depth, height, width = x.shape
+    length = od * oh * ow
+    for c in range(channels):
+        for a in range(kd):
+            for i in range(kh):
+                for j in range(kw):
+                    row = cols[((c * kd + a) * kh + i) * kw + j]
+                    for n in range(n_batch):
+                        for t in range(od):
+                            it = t * sd - pf + a * dd
+                            for y in range(oh):
+                                iy = y * sh - pt + i * dh
+                                at = n * length + (t * oh + y) * ow
+                                if it < 0 or it >= depth or iy < 0 or iy >= height:
+                                    for z in range(ow):
+                                        row[at + z] = 0
+                                    continue
+                                src = x[n, c, it, iy]
+                                for z in range(ow):
+                                    ix = z * sw - pl + j * dw
+                                    if 0 <= ix < width:
+                                        row[at + z] = src[ix]
+                                    else:
+                                        row[at + z] = 0
+
+
+@njit(cache=True)
+def _col2im3(cols, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, out):
+    """The adjoint of ``_im2col3``: ``out`` (zeroed, ``(N, C, D, H, W)``) accumulates."""
+    n_batch, channels, depth, height, width = out.shape
+    length = od * oh * ow
+    for c in range(channels):
+        for a in range(kd):
+            for i in range(kh):
+                for j in range(kw):
+                    row = cols[((c * kd + a) * kh + i) * kw + j]
+                    for n in range(n_batch):
+                        for t in range(od):
+                            it = t * sd - pf + a * dd
+                            if it < 0 or it >= depth:
+                                continue
+                            for y in range(oh):
+                                iy = y * sh - pt + i * dh
+                                if iy < 0 or iy >= height:
+                                    continue
+                                dst = out[n, c, it, iy]
+                                at = n * length + (t * oh + y) * ow
+                                for z in range(ow):
+                                    ix = z * sw - pl + j * dw
+                                    if 0 <= ix < width:
+                                        dst[ix] += row[at + z]
+
+
+@njit(cache=True)
 def _to_batch_major(src, bias, out):
     """``out[n, o, l] = src[o, n, l] (+ bias[o])``; ``bias`` has 0 or O elements."""
     n_out, n_batch, length = src.shape
@@ -109,45 +170,60 @@ def output_size(size: int, k: int, s: int, before: int, after: int, d: int) -> i
     return (size + before + after - d * (k - 1) - 1) // s + 1
 
 
-def _cols(x, kernel, stride, padding, dilation, oh, ow):
+def _cols(x, kernel, stride, padding, dilation, out_sp):
     n, c = x.shape[0], x.shape[1]
-    kh, kw = kernel
-    cols = np.empty((c * kh * kw, n * oh * ow), x.dtype)
-    if cols.size:
-        _im2col(x, kh, kw, stride[0], stride[1], padding[0], padding[2], dilation[0],
-                dilation[1], oh, ow, cols)
+    length = 1
+    for v in out_sp:
+        length *= v
+    size = 1
+    for v in kernel:
+        size *= v
+    cols = np.empty((c * size, n * length), x.dtype)
+    if cols.size == 0:
+        return cols
+    if len(kernel) == 2:
+        _im2col(x, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[2],
+                dilation[0], dilation[1], out_sp[0], out_sp[1], cols)
+    else:
+        _im2col3(x, kernel[0], kernel[1], kernel[2], stride[0], stride[1], stride[2], padding[0],
+                 padding[2], padding[4], dilation[0], dilation[1], dilation[2], out_sp[0],
+                 out_sp[1], out_sp[2], cols)
     return cols
 
 
-def _out_hw(shape, kernel, stride, padding, dilation):
-    return (output_size(shape[2], kernel[0], stride[0], padding[0], padding[1], dilation[0]),
-            output_size(shape[3], kernel[1], stride[1], padding[2], padding[3], dilation[1]))
+def _out_sp(shape, kernel, stride, padding, dilation):
+    return tuple(output_size(shape[2 + i], kernel[i], stride[i], padding[2 * i],
+                             padding[2 * i + 1], dilation[i]) for i in range(len(kernel)))
 
 
 def conv_forward(x, weight, bias, stride, padding, dilation, groups):
-    """The 2-D cross-correlation of ``x`` ``(N, C, H, W)`` with ``weight``
-    ``(O, C/groups, kh, kw)``, plus ``bias`` ``(O,)`` or None: ``(N, O, oh, ow)``."""
+    """The cross-correlation of ``x`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) with ``weight``
+    ``(O, C/groups, kh, kw)`` (``(O, C/groups, kd, kh, kw)``), plus ``bias`` ``(O,)`` or None:
+    ``(N, O, oh, ow)`` (``(N, O, od, oh, ow)``)."""
     x = np.ascontiguousarray(x)
     w = np.ascontiguousarray(weight)
     n, out_c = x.shape[0], w.shape[0]
-    kernel = (w.shape[2], w.shape[3])
-    oh, ow = _out_hw(x.shape, kernel, stride, padding, dilation)
-    cols = _cols(x, kernel, stride, padding, dilation, oh, ow)
+    kernel = tuple(w.shape[2:])
+    out_sp = _out_sp(x.shape, kernel, stride, padding, dilation)
+    cols = _cols(x, kernel, stride, padding, dilation, out_sp)
     inner = cols.shape[0] // groups
     prod = np.matmul(w.reshape(groups, out_c // groups, inner),
                      cols.reshape(groups, inner, cols.shape[1]))
-    out = np.empty((n, out_c, oh, ow), x.dtype)
+    out = np.empty((n, out_c) + out_sp, x.dtype)
     b = np.zeros(0, x.dtype) if bias is None else np.ascontiguousarray(bias, x.dtype)
     if out.size:
-        _to_batch_major(prod.reshape(out_c, n, oh * ow), b, out.reshape(n, out_c, oh * ow))
+        length = cols.shape[1] // n
+        _to_batch_major(prod.reshape(out_c, n, length), b, out.reshape(n, out_c, length))
     return out
 
 
 def _grad_channel_major(grad):
-    """``grad`` ``(N, O, oh, ow)`` as ``(O, N * oh * ow)``."""
+    """``grad`` ``(N, O, *spatial)`` as ``(O, N * prod(spatial))``."""
     g = np.ascontiguousarray(grad)
     n, o = g.shape[0], g.shape[1]
-    length = g.shape[2] * g.shape[3]
+    length = 1
+    for v in g.shape[2:]:
+        length *= v
     out = np.empty((o, n, length), g.dtype)
     if out.size:
         _to_channel_major(g.reshape(n, o, length), out)
@@ -156,17 +232,28 @@ def _grad_channel_major(grad):
 
 def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, groups):
     """The gradient of ``conv_forward`` with respect to its input (of shape ``input_shape``),
-    from the output's gradient ``grad``: ``weight.T @ grad`` per group, folded back."""
+    from the output's gradient ``grad``: ``weight.T @ grad`` per group, folded back (also the
+    forward of a transposed convolution)."""
     w = np.ascontiguousarray(weight)
-    out_c, kh, kw = w.shape[0], w.shape[2], w.shape[3]
-    oh, ow = grad.shape[2], grad.shape[3]
+    out_c = w.shape[0]
+    kernel = tuple(w.shape[2:])
+    out_sp = tuple(grad.shape[2:])
     g = _grad_channel_major(grad)
-    wg = w.reshape(groups, out_c // groups, w.shape[1] * kh * kw)
+    inner = 1
+    for v in w.shape[1:]:
+        inner *= v
+    wg = w.reshape(groups, out_c // groups, inner)
     cols = np.matmul(wg.transpose(0, 2, 1), g.reshape(groups, out_c // groups, g.shape[1]))
     out = np.zeros(tuple(input_shape), g.dtype)
     if out.size and cols.size:
-        _col2im(cols.reshape(-1, g.shape[1]), kh, kw, stride[0], stride[1], padding[0],
-                padding[2], dilation[0], dilation[1], oh, ow, out)
+        cols = cols.reshape(-1, g.shape[1])
+        if len(kernel) == 2:
+            _col2im(cols, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[2],
+                    dilation[0], dilation[1], out_sp[0], out_sp[1], out)
+        else:
+            _col2im3(cols, kernel[0], kernel[1], kernel[2], stride[0], stride[1], stride[2],
+                     padding[0], padding[2], padding[4], dilation[0], dilation[1], dilation[2],
+                     out_sp[0], out_sp[1], out_sp[2], out)
     return out
 
 
@@ -175,9 +262,9 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
     from the output's gradient ``grad`` and the input ``x``: ``grad @ cols.T`` per group."""
     x = np.ascontiguousarray(x)
     out_c = weight_shape[0]
-    kernel = (weight_shape[2], weight_shape[3])
-    oh, ow = grad.shape[2], grad.shape[3]
-    cols = _cols(x, kernel, stride, padding, dilation, oh, ow)
+    kernel = tuple(weight_shape[2:])
+    out_sp = tuple(grad.shape[2:])
+    cols = _cols(x, kernel, stride, padding, dilation, out_sp)
     g = _grad_channel_major(grad)
     inner = cols.shape[0] // groups
     prod = np.matmul(g.reshape(groups, out_c // groups, g.shape[1]),

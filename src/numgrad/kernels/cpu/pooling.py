@@ -443,3 +443,8 @@ def pad2d_backward(grad, in_size, pads, mode: int):
     if g3.size:
         _pad_backward(g3, top, left, mode, out)
     return out.reshape(grad.shape[:-2] + tuple(in_size))
+
+
+# Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, the
+# module ``numgrad.compile``'s tracer records.
+from .upsample import interpolate, interpolate_backward  # noqa: E402,F401

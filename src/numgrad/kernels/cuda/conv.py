@@ -7,6 +7,10 @@ col2im gathers instead of scattering: one thread per input element sums the colu
 read it (those ``(i, y)`` with ``y * s - p + i * d`` at its row, and the same along the width),
 so there are no atomics and the sums come in one fixed order.
 
+A 3-D convolution (5-D arrays) runs through ``_im2col3_k`` / ``_col2im3_k``, the same index
+arithmetic with a depth; transposed convolutions are composed of these entry points in
+``ops/conv.py``, as on the CPU.
+
 Shapes as on the CPU: input ``(N, C, H, W)``, weight ``(O, C/G, kh, kw)``, padding ``(top,
 bottom, left, right)``, stride and dilation ``(h, w)``. Floats only (the GEMM's dtypes).
 """
@@ -80,6 +84,85 @@ def _col2im_k(cols, n_batch, channels, height, width, kh, kw, sh, sw, pt, pl, dh
 
 
 @cuda.jit
+def _im2col3_k(x, geometry, cols):
+    """``_im2col_k`` with a depth; ``geometry`` holds (N, C, D, H, W, kd, kh, kw, sd, sh, sw,
+    pf, pt, pl, dd, dh, dw, od, oh, ow)."""
+    n_batch, channels, depth, height, width = (geometry[0], geometry[1], geometry[2],
+                                               geometry[3], geometry[4])
+    kd, kh, kw = geometry[5], geometry[6], geometry[7]
+    sd, sh, sw = geometry[8], geometry[9], geometry[10]
+    pf, pt, pl = geometry[11], geometry[12], geometry[13]
+    dd, dh, dw = geometry[14], geometry[15], geometry[16]
+    od, oh, ow = geometry[17], geometry[18], geometry[19]
+    length = od * oh * ow
+    columns = n_batch * length
+    for e in range(cuda.grid(1), cols.size, cuda.gridsize(1)):
+        row = e // columns
+        col = e - row * columns
+        j = row % kw
+        i = (row // kw) % kh
+        a = (row // (kw * kh)) % kd
+        c = row // (kw * kh * kd)
+        n = col // length
+        rest = col - n * length
+        t = rest // (oh * ow)
+        y = (rest // ow) % oh
+        z = rest % ow
+        it = t * sd - pf + a * dd
+        iy = y * sh - pt + i * dh
+        ix = z * sw - pl + j * dw
+        if 0 <= it < depth and 0 <= iy < height and 0 <= ix < width:
+            cols[e] = x[(((n * channels + c) * depth + it) * height + iy) * width + ix]
+        else:
+            cols[e] = 0
+
+
+@cuda.jit
+def _col2im3_k(cols, geometry, out):
+    """The adjoint of ``_im2col3_k``, gathered: one thread per element of ``out`` (flat)."""
+    n_batch, channels, depth, height, width = (geometry[0], geometry[1], geometry[2],
+                                               geometry[3], geometry[4])
+    kd, kh, kw = geometry[5], geometry[6], geometry[7]
+    sd, sh, sw = geometry[8], geometry[9], geometry[10]
+    pf, pt, pl = geometry[11], geometry[12], geometry[13]
+    dd, dh, dw = geometry[14], geometry[15], geometry[16]
+    od, oh, ow = geometry[17], geometry[18], geometry[19]
+    length = od * oh * ow
+    columns = n_batch * length
+    for e in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ix = e % width
+        iy = (e // width) % height
+        it = (e // (width * height)) % depth
+        c = (e // (width * height * depth)) % channels
+        n = e // (width * height * depth * channels)
+        acc = cols[0] * 0
+        for a in range(kd):
+            tt = it + pf - a * dd
+            if tt < 0 or tt % sd != 0:
+                continue
+            t = tt // sd
+            if t >= od:
+                continue
+            for i in range(kh):
+                ty = iy + pt - i * dh
+                if ty < 0 or ty % sh != 0:
+                    continue
+                y = ty // sh
+                if y >= oh:
+                    continue
+                for j in range(kw):
+                    tz = ix + pl - j * dw
+                    if tz < 0 or tz % sw != 0:
+                        continue
+                    z = tz // sw
+                    if z >= ow:
+                        continue
+                    acc += cols[(((c * kd + a) * kh + i) * kw + j) * columns + n * length
+                                + (t * oh + y) * ow + z]
+        out[e] = acc
+
+
+@cuda.jit
 def _to_batch_major_k(src, bias, with_bias, n_out, n_batch, length, out):
     """``out[n, o, l] = src[o, n, l] (+ bias[o])``, flat."""
     for e in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -113,70 +196,111 @@ def _check_dtype(a) -> None:
             f"numgrad's CUDA convolution takes float32 and float64 tensors, not '{name}'")
 
 
-def _cols(x, kernel, stride, padding, dilation, oh, ow):
-    n, c, h, w = (int(v) for v in x.shape)
-    kh, kw = kernel
-    cols = empty((c * kh * kw, n * oh * ow), x.dtype)
-    if cols.size:
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= int(v)
+    return out
+
+
+_GEOMETRY: dict = {}
+
+
+def _geometry(shape, kernel, stride, padding, dilation, out_sp):
+    """The 3-D kernels' int64 geometry array, uploaded once per geometry (cached)."""
+    values = tuple(int(v) for v in tuple(shape) + tuple(kernel) + tuple(stride) + (
+        padding[0], padding[2], padding[4]) + tuple(dilation) + tuple(out_sp))
+    m = _GEOMETRY.get(values)
+    if m is None:
+        if len(_GEOMETRY) > 256:
+            _GEOMETRY.clear()
+        m = _GEOMETRY[values] = cuda.to_device(np.array(values, np.int64))
+    return m
+
+
+def _cols(x, kernel, stride, padding, dilation, out_sp):
+    n, c = int(x.shape[0]), int(x.shape[1])
+    cols = empty((c * _prod(kernel), n * _prod(out_sp)), x.dtype)
+    if not cols.size:
+        return cols
+    if len(kernel) == 2:
+        h, w = int(x.shape[2]), int(x.shape[3])
+        kh, kw = kernel
         launch(_im2col_k, cols.size)(flat(x), n, c, h, w, kh, kw, stride[0], stride[1],
-                                     padding[0], padding[2], dilation[0], dilation[1], oh, ow,
-                                     cols.reshape(cols.size))
+                                     padding[0], padding[2], dilation[0], dilation[1], out_sp[0],
+                                     out_sp[1], cols.reshape(cols.size))
+    else:
+        launch(_im2col3_k, cols.size)(flat(x), _geometry(x.shape, kernel, stride, padding,
+                                                         dilation, out_sp),
+                                      cols.reshape(cols.size))
     return cols
 
 
 def _grad_channel_major(grad):
-    """``grad`` ``(N, O, oh, ow)`` as ``(O, N * oh * ow)``."""
+    """``grad`` ``(N, O, *spatial)`` as ``(O, N * prod(spatial))``."""
     g = ascontiguous(grad)
-    n, o, oh, ow = (int(v) for v in g.shape)
-    out = empty((o, n * oh * ow), g.dtype)
+    n, o = int(g.shape[0]), int(g.shape[1])
+    length = _prod(g.shape[2:])
+    out = empty((o, n * length), g.dtype)
     if out.size:
-        launch(_to_channel_major_k, out.size)(flat(g), o, n, oh * ow, out.reshape(out.size))
+        launch(_to_channel_major_k, out.size)(flat(g), o, n, length, out.reshape(out.size))
     return out
 
 
 def conv_forward(x, weight, bias, stride, padding, dilation, groups):
-    """The 2-D cross-correlation of ``x`` ``(N, C, H, W)`` with ``weight``
-    ``(O, C/groups, kh, kw)``, plus ``bias`` ``(O,)`` or None: ``(N, O, oh, ow)``."""
+    """The cross-correlation of ``x`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) with ``weight``
+    ``(O, C/groups, *kernel)``, plus ``bias`` ``(O,)`` or None."""
     _check_dtype(x)
     x, w = ascontiguous(x), ascontiguous(weight)
     n, out_c = int(x.shape[0]), int(w.shape[0])
-    kernel = (int(w.shape[2]), int(w.shape[3]))
-    oh = output_size(int(x.shape[2]), kernel[0], stride[0], padding[0], padding[1], dilation[0])
-    ow = output_size(int(x.shape[3]), kernel[1], stride[1], padding[2], padding[3], dilation[1])
-    out = empty((n, out_c, oh, ow), x.dtype)
+    kernel = tuple(int(v) for v in w.shape[2:])
+    out_sp = tuple(output_size(int(x.shape[2 + i]), kernel[i], stride[i], padding[2 * i],
+                               padding[2 * i + 1], dilation[i]) for i in range(len(kernel)))
+    out = empty((n, out_c) + out_sp, x.dtype)
     if not out.size:
         return out
-    cols = _cols(x, kernel, stride, padding, dilation, oh, ow)
+    length = _prod(out_sp)
+    cols = _cols(x, kernel, stride, padding, dilation, out_sp)
     inner = cols.shape[0] // groups
     if inner == 0:
-        prod = full((out_c, n * oh * ow), x.dtype, 0)
+        prod = full((out_c, n * length), x.dtype, 0)
     else:
         prod = matmul(w.reshape(groups, out_c // groups, inner),
-                      cols.reshape(groups, inner, n * oh * ow))
+                      cols.reshape(groups, inner, n * length))
     b = full((1,), x.dtype, 0) if bias is None else flat(ascontiguous(bias))
     launch(_to_batch_major_k, out.size)(prod.reshape(prod.size), b, bias is not None, out_c, n,
-                                        oh * ow, out.reshape(out.size))
+                                        length, out.reshape(out.size))
     return out
 
 
 def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, groups):
     """The gradient of ``conv_forward`` with respect to its input (of shape ``input_shape``),
-    from the output's gradient ``grad``: ``weight.T @ grad`` per group, folded back."""
+    from the output's gradient ``grad``: ``weight.T @ grad`` per group, folded back (also the
+    forward of a transposed convolution)."""
     _check_dtype(grad)
     w = ascontiguous(weight)
-    out_c, kh, kw = int(w.shape[0]), int(w.shape[2]), int(w.shape[3])
-    oh, ow = int(grad.shape[2]), int(grad.shape[3])
-    n, c, h, width = (int(v) for v in input_shape)
-    inner = (c // groups) * kh * kw
-    if n * c * h * width == 0 or out_c * n * oh * ow == 0 or inner == 0:
+    out_c = int(w.shape[0])
+    kernel = tuple(int(v) for v in w.shape[2:])
+    out_sp = tuple(int(v) for v in grad.shape[2:])
+    n, c = int(input_shape[0]), int(input_shape[1])
+    length = _prod(out_sp)
+    inner = (c // groups) * _prod(kernel)
+    if _prod(input_shape) == 0 or out_c * n * length == 0 or inner == 0:
         return full(tuple(input_shape), grad.dtype, 0)
     g = _grad_channel_major(grad)
     cols = matmul(w.reshape(groups, out_c // groups, inner),
-                  g.reshape(groups, out_c // groups, n * oh * ow), True, False)
+                  g.reshape(groups, out_c // groups, n * length), True, False)
     out = empty(tuple(input_shape), grad.dtype)
-    launch(_col2im_k, out.size)(cols.reshape(cols.size), n, c, h, width, kh, kw, stride[0],
-                                stride[1], padding[0], padding[2], dilation[0], dilation[1], oh,
-                                ow, out.reshape(out.size))
+    if len(kernel) == 2:
+        h, width = int(input_shape[2]), int(input_shape[3])
+        kh, kw = kernel
+        launch(_col2im_k, out.size)(cols.reshape(cols.size), n, c, h, width, kh, kw, stride[0],
+                                    stride[1], padding[0], padding[2], dilation[0], dilation[1],
+                                    out_sp[0], out_sp[1], out.reshape(out.size))
+    else:
+        launch(_col2im3_k, out.size)(cols.reshape(cols.size),
+                                     _geometry(input_shape, kernel, stride, padding, dilation,
+                                               out_sp), out.reshape(out.size))
     return out
 
 
@@ -186,14 +310,15 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
     _check_dtype(grad)
     x = ascontiguous(x)
     out_c = int(weight_shape[0])
-    kernel = (int(weight_shape[2]), int(weight_shape[3]))
-    oh, ow = int(grad.shape[2]), int(grad.shape[3])
+    kernel = tuple(int(v) for v in weight_shape[2:])
+    out_sp = tuple(int(v) for v in grad.shape[2:])
     n = int(x.shape[0])
-    inner = int(weight_shape[1]) * kernel[0] * kernel[1]
-    if n * oh * ow == 0 or out_c * inner == 0:
+    length = _prod(out_sp)
+    inner = int(weight_shape[1]) * _prod(kernel)
+    if n * length == 0 or out_c * inner == 0:
         return full(tuple(weight_shape), grad.dtype, 0)
-    cols = _cols(x, kernel, stride, padding, dilation, oh, ow)
+    cols = _cols(x, kernel, stride, padding, dilation, out_sp)
     g = _grad_channel_major(grad)
-    prod = matmul(g.reshape(groups, out_c // groups, n * oh * ow),
-                  cols.reshape(groups, inner, n * oh * ow), False, True)
+    prod = matmul(g.reshape(groups, out_c // groups, n * length),
+                  cols.reshape(groups, inner, n * length), False, True)
     return prod.reshape(tuple(weight_shape))

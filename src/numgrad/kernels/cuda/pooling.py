@@ -392,3 +392,8 @@ def pad2d_backward(grad, in_size, pads, mode: int):
         launch(_pad_backward_k, grad.size)(flat(grad), in_size[0], in_size[1], oheight, owidth,
                                            top, left, int(mode), flat(out))
     return out
+
+
+# Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, as on
+# the CPU.
+from .upsample import interpolate, interpolate_backward  # noqa: E402,F401

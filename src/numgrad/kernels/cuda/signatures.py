@@ -127,6 +127,8 @@ def hand_written() -> list:
         (conv, "_col2im_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
         (conv, "_to_batch_major_k", [(A(t), A(t), BOOL, I64, I64, I64, A(t)) for t in FLOAT]),
         (conv, "_to_channel_major_k", [(A(t), I64, I64, I64, A(t)) for t in FLOAT]),
+        (conv, "_im2col3_k", [(A(t), META, A(t)) for t in FLOAT]),
+        (conv, "_col2im3_k", [(A(t), META, A(t)) for t in FLOAT]),
     ]
     from . import gather, scan, sorting  # (scans, sorting, gather/scatter along one dimension)
 
@@ -165,6 +167,14 @@ def hand_written() -> list:
         (pooling, "_gather_k", [(A(t), META, I64, I64, A(t)) for t in FLOAT]),
         (pooling, "_pad_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in NUMBER]),
         (pooling, "_pad_backward_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in FLOAT]),
+    ]
+    from . import upsample  # (interpolation: the taps of each output, and their adjoint)
+
+    table += [
+        (upsample, "_resample_k", [(A(t),) + (META, A(t), I64) * 3 + (I64,) * 6 + (A(t),)
+                                   for t in FLOAT]),
+        (upsample, "_resample_backward_k", [(A(t),) + (META, A(t), I64) * 3 + (I64,) * 6
+                                            + (A(t),) for t in FLOAT]),
     ]
     from . import structure  # (tril/triu, flip/roll)
 

@@ -23,6 +23,18 @@ __all__ = [
     "Dropout", "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
 ]
 __all__ += ["Conv1d", "Conv2d"]
+from .conv import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: E402
+
+__all__ += ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+from .batchnorm import BatchNorm3d  # noqa: E402
+
+__all__ += ["BatchNorm3d"]
+from .upsampling import (  # noqa: E402
+    PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
+)
+
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+            "PixelUnshuffle"]
 __all__ += ["L1Loss", "HuberLoss", "BCELoss", "KLDivLoss"]
 from .activation import (  # noqa: E402
     CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softsign, Tanhshrink,

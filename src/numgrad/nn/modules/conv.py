@@ -1,5 +1,6 @@
-"""``Conv1d`` and ``Conv2d``, as PyTorch's ``_ConvNd`` subclasses: the same arguments, checks and
-messages, attributes, initialisation and ``extra_repr``."""
+"""``Conv1d``, ``Conv2d``, ``Conv3d`` and ``ConvTranspose1d/2d/3d``, as PyTorch's ``_ConvNd``
+subclasses: the same arguments, checks and messages, attributes, initialisation and
+``extra_repr`` (the transposed ones' ``forward`` takes PyTorch's ``output_size``)."""
 from __future__ import annotations
 
 import collections.abc
@@ -26,6 +27,7 @@ def _ntuple(n: int, name: str):
 
 _single = _ntuple(1, "_single")
 _pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
 
 
 def _reverse_repeat_tuple(t, n: int) -> tuple:
@@ -178,3 +180,127 @@ class Conv2d(_ConvNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv3d(_ConvNd):
+    """A 3-D convolution over ``(N, C_in, D, H, W)`` (or ``(C_in, D, H, W)``) inputs: ``weight``
+    is ``(out_channels, in_channels / groups, kd, kh, kw)``, ``bias`` ``(out_channels,)``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        kernel_size_ = _triple(kernel_size)
+        stride_ = _triple(stride)
+        padding_ = padding if isinstance(padding, str) else _triple(padding)
+        dilation_ = _triple(dilation)
+        super().__init__(in_channels, out_channels, kernel_size_, stride_, padding_, dilation_,
+                         False, _triple(0), groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias) -> Tensor:
+        if self.padding_mode != "zeros":
+            return F.conv3d(self._padded(input), weight, bias, self.stride, _triple(0),
+                            self.dilation, self.groups)
+        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """The shared part of the transposed convolutions (PyTorch's ``_ConvTransposeNd``): only
+    zero padding, and the output padding that gives a requested ``output_size``."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                 transposed, output_padding, groups, bias, padding_mode, device=None,
+                 dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(
+                f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         transposed, output_padding, groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input: Tensor, output_size, stride, padding, kernel_size,
+                        num_spatial_dims: int, dilation=None) -> list:
+        if output_size is None:
+            return _single(self.output_padding)
+        has_batch_dim = input.dim() == num_spatial_dims + 2
+        num_non_spatial_dims = 2 if has_batch_dim else 1
+        output_size = list(output_size)
+        if len(output_size) == num_non_spatial_dims + num_spatial_dims:
+            output_size = output_size[num_non_spatial_dims:]
+        if len(output_size) != num_spatial_dims:
+            raise ValueError(
+                f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must "
+                f"have {num_spatial_dims} or {num_non_spatial_dims + num_spatial_dims} elements "
+                f"(got {len(output_size)})")
+        min_sizes, max_sizes = [], []
+        for d in range(num_spatial_dims):
+            dim_size = ((input.size(d + num_non_spatial_dims) - 1) * stride[d] - 2 * padding[d]
+                        + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1)
+                        + 1)
+            min_sizes.append(dim_size)
+            max_sizes.append(min_sizes[d] + stride[d] - 1)
+        for i, size in enumerate(output_size):
+            if size < min_sizes[i] or size > max_sizes[i]:
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from "
+                    f"{min_sizes} to {max_sizes} (for an input of "
+                    f"torch.Size({list(input.shape[2:])}))")
+        return [output_size[d] - min_sizes[d] for d in range(num_spatial_dims)]
+
+    def _transposed_forward(self, fn, input: Tensor, output_size, dims: int) -> Tensor:
+        if self.padding_mode != "zeros":
+            raise ValueError(
+                f"Only `zeros` padding mode is supported for ConvTranspose{dims}d")
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding,
+                                              self.kernel_size, dims, self.dilation)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                  self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """A 1-D transposed convolution over ``(N, C_in, L)`` (or ``(C_in, L)``) inputs: ``weight``
+    is ``(in_channels, out_channels / groups, kernel_size)``, ``bias`` ``(out_channels,)``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
+                         _single(padding), _single(dilation), True, _single(output_padding),
+                         groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        return self._transposed_forward(F.conv_transpose1d, input, output_size, 1)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """A 2-D transposed convolution over ``(N, C_in, H, W)`` (or ``(C_in, H, W)``) inputs:
+    ``weight`` is ``(in_channels, out_channels / groups, kh, kw)``, ``bias``
+    ``(out_channels,)``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
+                         _pair(padding), _pair(dilation), True, _pair(output_padding), groups,
+                         bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        return self._transposed_forward(F.conv_transpose2d, input, output_size, 2)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """A 3-D transposed convolution over ``(N, C_in, D, H, W)`` (or ``(C_in, D, H, W)``)
+    inputs: ``weight`` is ``(in_channels, out_channels / groups, kd, kh, kw)``, ``bias``
+    ``(out_channels,)``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
+                         _triple(padding), _triple(dilation), True, _triple(output_padding),
+                         groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        return self._transposed_forward(F.conv_transpose3d, input, output_size, 3)

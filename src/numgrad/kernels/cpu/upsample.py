@@ -1,0 +1,176 @@
+"""Interpolation CPU kernels (``K.upsample``): ``F.interpolate``'s nearest, nearest-exact,
+linear (linear, bilinear, trilinear) and bicubic modes, forward and backward, over the last one
+to three dimensions of an array whose leading dimensions are planes.
+
+Each mode is separable: for every spatial dimension, ``tables`` gives each output index its
+source indices and weights (one tap for the nearest modes, two for linear, four for cubic),
+computed as PyTorch's CPU kernels compute them (``area_pixel_compute_scale``,
+``area_pixel_compute_source_index``, the cubic convolution coefficients with ``A = -0.75``), in
+the input's precision (float32 for float32 inputs). The kernels then sum the taps, the last
+dimension innermost (PyTorch's order); the backward scatters each output's gradient, times the
+same weights, back to its sources. A 1-D or 2-D interpolation runs as 3-D on unit depth (and
+height), with one tap of weight 1 there.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+NEAREST, NEAREST_EXACT, LINEAR, CUBIC = 0, 1, 2, 3  # the modes (ops/upsample.py passes them)
+
+
+def _float(dtype):
+    dtype = np.dtype(dtype)
+    return dtype.type if dtype.kind == "f" else np.float32
+
+
+def tables(in_size: int, out_size: int, mode: int, align_corners: bool, scale, dtype):
+    """``(indices (out_size, taps) int64, weights (out_size, taps) of dtype)`` for one
+    dimension; ``scale`` is the user's scale factor for it (None or a number)."""
+    ft = _float(dtype)
+    i = np.arange(out_size)
+    if mode in (NEAREST, NEAREST_EXACT):
+        s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+            np.float32(in_size) / np.float32(out_size)
+        if mode == NEAREST:
+            if out_size == in_size:
+                src = i
+            elif out_size == 2 * in_size:
+                src = i >> 1
+            else:
+                src = np.floor(i.astype(np.float32) * s).astype(np.int64)
+        else:
+            src = np.floor(((i + 0.5) * np.float64(s)).astype(np.float32)).astype(np.int64)
+        src = np.minimum(src, in_size - 1)
+        return src.reshape(out_size, 1).astype(np.int64), np.ones((out_size, 1), dtype)
+    if align_corners:
+        ratio = ft(in_size - 1) / ft(out_size - 1) if out_size > 1 else ft(0)
+    else:
+        ratio = ft(1.0 / scale) if scale is not None and scale > 0 else \
+            ft(in_size) / ft(out_size)
+    f = i.astype(ft)
+    if align_corners:
+        real = ratio * f
+    else:
+        real = ratio * (f + ft(0.5)) - ft(0.5)
+        if mode == LINEAR:
+            real = np.maximum(real, ft(0))
+    real = real.astype(ft)
+    index = np.minimum(np.floor(real).astype(np.int64), in_size - 1)
+    lam = np.minimum(np.maximum(real - index.astype(ft), ft(0)), ft(1)).astype(ft)
+    if mode == LINEAR:
+        if out_size == in_size:
+            index, lam = i.astype(np.int64), np.zeros(out_size, ft)
+        idx = np.stack([index, index + (index < in_size - 1)], 1)
+        w = np.stack([ft(1) - lam, lam], 1)
+        return idx.astype(np.int64), w.astype(dtype)
+    a = ft(-0.75)
+
+    def cc1(x):
+        return ((a + ft(2)) * x - (a + ft(3))) * x * x + ft(1)
+
+    def cc2(x):
+        return ((a * x - ft(5) * a) * x + ft(8) * a) * x - ft(4) * a
+
+    w = np.stack([cc2(lam + ft(1)), cc1(lam), cc1(ft(1) - lam), cc2(ft(2) - lam)], 1)
+    idx = np.clip(index[:, None] - 1 + np.arange(4)[None, :], 0, in_size - 1)
+    return idx.astype(np.int64), w.astype(dtype)
+
+
+@njit(cache=True)
+def _resample(x, id0, w0, id1, w1, id2, w2, out):
+    """``out[p, i, j, k] = sum_a w0[i, a] * sum_b w1[j, b] * sum_c w2[k, c] * x[p, id0[i, a],
+    id1[j, b], id2[k, c]]``: ``x`` (P, D, H, W), ``out`` (P, OD, OH, OW)."""
+    for p in range(x.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                for k in range(out.shape[3]):
+                    acc = out.dtype.type(0)
+                    for a in range(id0.shape[1]):
+                        plane = out.dtype.type(0)
+                        for b in range(id1.shape[1]):
+                            row = out.dtype.type(0)
+                            src = x[p, id0[i, a], id1[j, b]]
+                            for c in range(id2.shape[1]):
+                                row += w2[k, c] * src[id2[k, c]]
+                            plane += w1[j, b] * row
+                        acc += w0[i, a] * plane
+                    out[p, i, j, k] = acc
+
+
+@njit(cache=True)
+def _nearest(x, id0, id1, id2, out):
+    """The one-tap case of ``_resample``: a copy of each output's source element."""
+    for p in range(x.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                src = x[p, id0[i, 0], id1[j, 0]]
+                dst = out[p, i, j]
+                for k in range(out.shape[3]):
+                    dst[k] = src[id2[k, 0]]
+
+
+@njit(cache=True)
+def _resample_backward(grad, id0, w0, id1, w1, id2, w2, out):
+    """The adjoint of ``_resample``: ``out`` (P, D, H, W) arrives zeroed."""
+    for p in range(grad.shape[0]):
+        for i in range(grad.shape[1]):
+            for j in range(grad.shape[2]):
+                for k in range(grad.shape[3]):
+                    g = grad[p, i, j, k]
+                    for a in range(id0.shape[1]):
+                        ga = w0[i, a] * g
+                        for b in range(id1.shape[1]):
+                            gb = w1[j, b] * ga
+                            dst = out[p, id0[i, a], id1[j, b]]
+                            for c in range(id2.shape[1]):
+                                dst[id2[k, c]] += w2[k, c] * gb
+
+
+def _as_3d(shape, dims: int):
+    """``shape`` (..., *spatial) as (P, D, H, W), the spatial sizes padded with ones."""
+    lead = tuple(shape[:len(shape) - dims])
+    planes = 1
+    for s in lead:
+        planes *= s
+    return lead, (planes,) + (1,) * (3 - dims) + tuple(shape[len(shape) - dims:])
+
+
+def _all_tables(in_sp, out_sp, mode, align_corners, scales, dtype):
+    dims = len(in_sp)
+    result = []
+    for d in range(3 - dims):
+        result += [np.zeros((1, 1), np.int64), np.ones((1, 1), dtype)]
+    for d in range(dims):
+        result += list(tables(in_sp[d], out_sp[d], mode, align_corners, scales[d], dtype))
+    return result
+
+
+def interpolate(x, out_size, mode, align_corners, scales):
+    """``x`` (..., *spatial) resampled to ``(..., *out_size)`` (1 to 3 spatial dimensions);
+    ``scales``: the user's scale factor per dimension (or None each)."""
+    dims = len(out_size)
+    lead, shape3 = _as_3d(x.shape, dims)
+    a = np.ascontiguousarray(x).reshape(shape3)
+    out = np.empty((shape3[0],) + (1,) * (3 - dims) + tuple(out_size), x.dtype)
+    t = _all_tables(tuple(x.shape[-dims:]), tuple(out_size), mode, align_corners, scales,
+                    x.dtype)
+    if out.size:
+        if mode in (NEAREST, NEAREST_EXACT):
+            _nearest(a, t[0], t[2], t[4], out)
+        else:
+            _resample(a, *t, out)
+    return out.reshape(lead + tuple(out_size))
+
+
+def interpolate_backward(grad, in_size, mode, align_corners, scales):
+    """The gradient of ``interpolate`` with respect to its input of spatial size ``in_size``."""
+    dims = len(in_size)
+    lead, shape3 = _as_3d(grad.shape, dims)
+    g = np.ascontiguousarray(grad).reshape(shape3)
+    out = np.zeros((shape3[0],) + (1,) * (3 - dims) + tuple(in_size), grad.dtype)
+    t = _all_tables(tuple(in_size), tuple(grad.shape[-dims:]), mode, align_corners, scales,
+                    grad.dtype)
+    if out.size and g.size:
+        _resample_backward(g, *t, out)
+    return out.reshape(lead + tuple(in_size))

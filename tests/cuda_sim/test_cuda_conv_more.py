@@ -1,0 +1,102 @@
+"""3-D and transposed convolution and interpolation on CUDA in the simulator: the same values,
+gradients and nodes as the CPU beyond the registry's samples (3-D im2col/col2im across groups
+and dilations, transposed convolutions with output padding, every interpolation mode forward
+and backward, pixel shuffling), second derivatives, a ``ConvTranspose2d`` and an ``Upsample``
+moved to CUDA, and integer tensors refused."""
+import numpy as np
+import pytest
+
+import numgrad
+import numgrad.nn.functional as F
+
+TOL = {"float64": dict(rtol=1e-7, atol=1e-9), "float32": dict(rtol=2e-5, atol=2e-5)}
+
+
+def _pair(shapes, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
+    return ([numgrad.tensor(a, requires_grad=True) for a in arrays],
+            [numgrad.tensor(a, device="cuda", requires_grad=True) for a in arrays])
+
+
+def _host(t):
+    return t.detach().cpu().numpy()
+
+
+def _same(cpu, gpu, dtype):
+    assert gpu.is_cuda and gpu.shape == cpu.shape and gpu.dtype is cpu.dtype
+    np.testing.assert_allclose(_host(gpu), _host(cpu), **TOL[dtype])
+
+
+CASES = [
+    ("conv3d", ((2, 4, 3, 4, 3), (4, 2, 2, 3, 2), (4,)), dict(stride=(2, 1, 1), padding=1,
+                                                              dilation=(1, 1, 2), groups=2)),
+    ("conv_transpose2d", ((2, 2, 3, 3), (2, 3, 3, 2), (3,)),
+     dict(stride=(2, 1), padding=1, output_padding=(1, 0), dilation=(1, 2))),
+    ("conv_transpose1d", ((2, 4, 5), (4, 1, 3)), dict(stride=3, groups=2, output_padding=2)),
+    ("conv_transpose3d", ((1, 2, 2, 3, 2), (2, 2, 2, 2, 2), (2,)),
+     dict(stride=2, padding=(1, 0, 0), output_padding=(0, 1, 0))),
+    ("interpolate", ((2, 2, 5),), dict(scale_factor=1.7, mode="linear")),
+    ("interpolate", ((2, 2, 3, 4),), dict(size=(5, 7), mode="bilinear", align_corners=True)),
+    ("interpolate", ((1, 2, 3, 4),), dict(scale_factor=2.5, mode="bicubic")),
+    ("interpolate", ((1, 2, 2, 3, 2),), dict(size=(3, 5, 3), mode="trilinear")),
+    ("interpolate", ((2, 2, 3, 4),), dict(scale_factor=(1.7, 0.6), mode="nearest")),
+    ("interpolate", ((1, 2, 2, 3, 4),), dict(size=(3, 2, 5), mode="nearest-exact")),
+    ("pixel_shuffle", ((2, 8, 2, 3),), dict(upscale_factor=2)),
+    ("pixel_unshuffle", ((2, 2, 4, 6),), dict(downscale_factor=2)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_values_and_gradients_match_the_cpu(case, dtype):
+    name, shapes, kw = CASES[case]
+    fn = getattr(F, name)
+    cpu, gpu = _pair(shapes, dtype)
+    c, g = fn(*cpu, **kw), fn(*gpu, **kw)
+    assert g.grad_fn.name() == c.grad_fn.name()
+    _same(c, g, dtype)
+    seed = np.random.default_rng(1).standard_normal(tuple(c.shape)).astype(dtype)
+    c.backward(numgrad.tensor(seed))
+    g.backward(numgrad.tensor(seed, device="cuda"))
+    for a, b in zip(cpu, gpu):
+        _same(a.grad, b.grad, dtype)
+
+
+def test_second_derivatives_match_the_cpu():
+    results = []
+    for ts in _pair(((1, 2, 3, 3), (2, 3, 2, 2), (3,)), "float64", seed=2):
+        y = F.conv_transpose2d(*ts, stride=2, padding=1, output_padding=1)
+        y = F.interpolate(y, scale_factor=1.5, mode="bilinear")
+        grads = numgrad.autograd.grad((y * y).sum(), ts, create_graph=True)
+        assert grads[0].grad_fn.name() == "ConvolutionBackwardBackward0"
+        total = sum((g * g).sum() for g in grads)
+        results.append(numgrad.autograd.grad(total, ts))
+    for c, g in zip(*results):
+        _same(c, g, "float64")
+
+
+def test_modules_on_cuda():
+    numgrad.manual_seed(0)
+    net = numgrad.nn.Sequential(numgrad.nn.ConvTranspose2d(2, 3, 3, stride=2),
+                                numgrad.nn.Upsample(scale_factor=2, mode="bilinear"))
+    x = numgrad.tensor(np.random.default_rng(4).uniform(-1, 1, (2, 2, 3, 3)).astype("float32"))
+    c = net(x)
+    c.sum().backward()
+    grads = [p.grad.numpy().copy() for p in net.parameters()]
+    net.zero_grad()
+    net.cuda()
+    g = net(x.cuda())
+    _same(c, g, "float32")
+    g.sum().backward()
+    for p, want in zip(net.parameters(), grads):
+        np.testing.assert_allclose(_host(p.grad), want, **TOL["float32"])
+
+
+def test_integer_tensors_are_refused_on_cuda():
+    x = numgrad.ones(1, 2, 3, 3, dtype=numgrad.int64, device="cuda")
+    with pytest.raises(NotImplementedError, match="float32 and float64"):
+        F.conv_transpose2d(x, numgrad.ones(2, 1, 2, 2, dtype=numgrad.int64, device="cuda"))
+    with pytest.raises(NotImplementedError, match="float32 and float64"):
+        F.conv3d(x.unsqueeze(0), numgrad.ones(1, 1, 2, 2, 2, dtype=numgrad.int64,
+                                               device="cuda"))

@@ -119,3 +119,7 @@ def _matrix_transpose(self):
 
 _bind_methods()
 del _bind_methods
+from . import overrides  # noqa: E402  (__torch_function__: Tensor's side, as_subclass)
+
+overrides._install()
+_C = overrides._C  # (torch._C.DisableTorchFunctionSubclass and its kin)

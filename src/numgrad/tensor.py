@@ -79,6 +79,13 @@ class Tensor:
         if requires_grad:
             self.requires_grad_(True)
 
+    def __init_subclass__(cls, **kwargs):
+        """A subclass defined outside numgrad switches ``__torch_function__`` dispatch on."""
+        super().__init_subclass__(**kwargs)
+        from .overrides import _class_defined
+
+        _class_defined(cls)
+
     def __format__(self, format_spec: str) -> str:
         """``f"{loss:.4f}"``: a 0-d tensor formats as its value, as in PyTorch; any other tensor
         as its ``str`` (with an empty spec)."""

@@ -20,7 +20,9 @@ is that per-output node, and the Function's node is ``out.grad_fn.next_functions
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import warnings
 import weakref
 
 import numpy as np
@@ -51,6 +53,12 @@ class FunctionCtx:
                     f"{type(t).__name__}"
                 )
         self.to_save = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Marks inputs that ``forward`` modified in place: each is returned as an output (the
+        same tensor object), whose history becomes this node, as PyTorch rebases it. Call it at
+        most once, from ``forward`` (or ``setup_context``)."""
+        self.dirty_tensors = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
         """Marks outputs as non-differentiable: they do not require grad, and ``backward`` still
@@ -101,7 +109,7 @@ class BackwardCFunction(FunctionCtx, OpNode):
         if self.materialize_grads:
             grads = [_zeros(meta) if g is None and meta is not None else g
                      for g, meta in zip(grads, self._output_meta)]
-        return self._input_gradients(self._forward_cls.backward(self, *grads))
+        return self._input_gradients(self._forward_cls._backward_fn(self, *grads))
 
     def _input_gradients(self, result) -> tuple:
         """The gradients ``backward`` returned (one per forward argument), checked as PyTorch
@@ -168,7 +176,7 @@ def _zeros(meta):
     return Tensor._wrap(zeros)
 
 
-class Function:
+class Function(FunctionCtx):
     """Base class for differentiable operations with a custom forward and backward.
 
     Define ``forward(ctx, *args, **kwargs)`` and ``backward(ctx, *grad_outputs)`` as static
@@ -183,6 +191,22 @@ class Function:
         super().__init_subclass__(**kwargs)
         cls._backward_cls = type(cls.__name__ + "Backward", (BackwardCFunction,),
                                  {"_forward_cls": cls})
+        # backward and vjp are one method under two names: whichever the subclass defines
+        overrides_vjp = cls.__dict__.get("vjp") is not None and cls.backward is Function.backward
+        cls._backward_fn = staticmethod(getattr(cls, "vjp" if overrides_vjp else "backward"))
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -202,6 +226,22 @@ class Function:
         raise NotImplementedError(
             "You must implement either the backward or vjp method for your custom "
             "autograd.Function to use it with backward mode AD."
+        )
+
+    @staticmethod
+    def vjp(ctx, *grad_outputs):
+        """``backward`` under its other name (define either)."""
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward-mode AD, which numgrad does not have."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
         )
 
     @classmethod
@@ -233,9 +273,34 @@ class Function:
                 outputs = cls.forward(ctx, *args, **kwargs)
         finally:
             grad_mode.state.enabled = prev
+        dirty = ctx.__dict__.get("dirty_tensors")
+        if dirty:
+            _check_dirty(dirty, outputs)
+            for t in dirty:  # (PyTorch bumps a dirty tensor's version once more)
+                t._version_counter.value += 1
         if not record:
+            ctx.__dict__.pop("dirty_tensors", None)
             return outputs
         return _record(ctx, inputs, outputs)
+
+
+def _check_dirty(dirty, outputs) -> None:
+    """PyTorch's checks of ``mark_dirty``: a leaf that requires grad must not be modified in
+    place (grad mode on), and each dirty tensor must be returned."""
+    from ..tensor import Tensor
+
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    for t in dirty:
+        if not isinstance(t, Tensor):
+            raise TypeError("mark_dirty can only accept variables, but argument 0 is of type "
+                            f"{type(t).__name__}")
+        if grad_mode.state.enabled and t._requires_grad and t.grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad has been used in an in-place operation.")
+        if not any(o is t for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                               "returned as output. The inputs that are modified inplace must "
+                               "all be outputs of the Function.")
 
 
 def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
@@ -254,20 +319,26 @@ def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
         ctx._num_outputs = len(outs)
         ctx._output_refs = [None] * len(outs)
     non_differentiable = {id(t) for t in ctx.__dict__.pop("non_differentiable", ())}
+    dirty = {id(t) for t in ctx.__dict__.pop("dirty_tensors", ())}
     seen = {id(t) for t in tensors}
+    seen_out = set()
     meta = []
     for k, out in enumerate(outs):
         if not isinstance(out, Tensor):
             meta.append(None)
             continue
         differentiable = id(out) not in non_differentiable and out.dtype.is_floating_point
-        if id(out) in seen:  # an input (or a repeated output) returned as is: a new tensor
+        if id(out) in dirty and id(out) not in seen_out:  # modified in place: the same tensor,
+            seen_out.add(id(out))  # its history rebased onto this node
+        elif id(out) in seen:  # an input (or a repeated output) returned as is: a new tensor
             out = outs[k] = out.detach()  # sharing its data, as PyTorch returns a view of it
         seen.add(id(out))
         meta.append((out._data.shape, out._data.dtype))
         if differentiable:
             out._requires_grad = True
             out.grad_fn = ctx._output_node(k)
+        elif id(out) in dirty:
+            out.grad_fn = None
     ctx._output_meta = tuple(meta)
     index = {id(o): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
     to_save = ctx.__dict__.pop("to_save", ())  # not kept: an output there would form a cycle
@@ -276,3 +347,54 @@ def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
     if anomaly_mode.state.enabled:
         anomaly_mode.record(ctx)
     return tuple(outs) if is_tuple else outs[0]
+
+
+_TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class Error(Node):
+    """The node ``once_differentiable`` puts after a backward that must not be differentiated
+    (PyTorch's ``DelayedError``, whose node is ``torch::autograd::Error``): running it raises."""
+
+    __slots__ = ("message",)
+    _name = "torch::autograd::Error"
+
+    def __init__(self, message: str, leaf):
+        super().__init__()
+        self.message = message
+        self.next_functions = ((leaf._edge(), 0),)
+
+    def apply(self, grad):
+        raise RuntimeError(self.message)
+
+
+def once_differentiable(fn):
+    """Decorates a ``backward`` that cannot itself be differentiated: it runs with grad mode
+    off, and where its gradients would be needed for a second derivative (``create_graph=True``
+    with a gradient output that requires grad) they get a node that raises PyTorch's error."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        from ..tensor import Tensor
+
+        with grad_mode.no_grad():
+            outputs = fn(ctx, *args)
+        if not grad_mode.state.enabled:
+            return outputs
+        if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            return outputs
+        is_tuple = isinstance(outputs, tuple)
+        outs = []
+        for g in (outputs if is_tuple else (outputs,)):
+            if isinstance(g, Tensor):
+                # As PyTorch's: the error node hangs off a fresh leaf, not off the graph, so
+                # that only a backward through it (not a grad w.r.t. the inputs) raises.
+                leaf = g.detach()
+                leaf._requires_grad = True
+                g = g.detach()
+                g._requires_grad = True
+                g.grad_fn = Error(_TWICE, leaf)
+            outs.append(g)
+        return tuple(outs) if is_tuple else outs[0]
+
+    return wrapper

@@ -1,0 +1,673 @@
+"""``numgrad.overrides``: PyTorch's ``__torch_function__`` protocol.
+
+A type that defines ``__torch_function__(cls, func, types, args=(), kwargs=None)``, a Tensor
+subclass or an unrelated ("duck") class, takes over numgrad's public functions (``numgrad.*``,
+``numgrad.nn.functional.*``, ``numgrad.linalg.*`` …) and Tensor methods and operators when one of
+its instances is among the arguments; a ``TorchFunctionMode`` takes them over inside its ``with``
+block. PyTorch's rules: the implementations of the distinct types among the arguments are called
+subclasses before superclasses and otherwise left to right, the first result other than
+``NotImplemented`` is the result, and PyTorch's ``TypeError`` when all of them return
+``NotImplemented`` (an operator returns ``NotImplemented`` itself then, so Python's reflected
+operators still run). The modes come first, the innermost first, each disabled while it runs.
+``Tensor.__torch_function__`` (what ``super().__torch_function__`` reaches) runs the function
+with subclass dispatch off and returns subclass instances (``as_subclass``), so that the results
+of ops on a ``Tensor`` subclass stay that subclass, as in PyTorch.
+
+What it costs. Until the process has such a type, numgrad's functions and methods are the plain
+ones: nothing is checked on any call. Dispatch is switched on (``_activate``) the first time a
+class with ``__torch_function__`` is defined outside numgrad (a ``class`` statement, seen through
+``builtins.__build_class__``, or a Tensor subclass made any way, through
+``Tensor.__init_subclass__``) or a mode is entered; it then rebinds the public names of
+numgrad's namespaces and Tensor's methods to dispatching forms of themselves, which look for
+arguments that are not plain Tensors and numbers (one pass over the arguments, only from then
+on). Classes of ``torch`` itself (the oracle of the tests, where it is imported beside numgrad)
+do not switch it on. A reference taken before (``add = numgrad.add``) keeps the plain function.
+
+What is not there: ``__torch_dispatch__`` and ``TorchDispatchMode`` (they act on ATen's C++
+operators); property getters (``Tensor.shape.__get__``, ``Tensor.grad.__get__``) are not
+dispatched; numgrad's backward pass runs with dispatch off (PyTorch's engine is C++, so its
+formulas are not seen either), which also covers a custom ``Function``'s Python ``backward``.
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import inspect
+import threading
+import types as _types
+import warnings
+
+__all__ = [
+    "BaseTorchFunctionMode", "TorchFunctionMode", "enable_reentrant_dispatch",
+    "get_default_nowrap_functions", "get_ignored_functions", "get_overridable_functions",
+    "get_testing_overrides", "handle_torch_function", "has_torch_function",
+    "has_torch_function_unary", "has_torch_function_variadic", "is_tensor_like",
+    "is_tensor_method_or_property", "resolve_name", "wrap_torch_function",
+]
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """The ``__torch_function__`` of a type that takes part in no dispatch (``nn.Parameter``):
+    the function runs as on a plain Tensor."""
+    with DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
+
+
+class _State(threading.local):
+    """Per thread, as PyTorch's: the mode stack and the two disabling context managers."""
+
+    def __init__(self):
+        self.modes = []
+        self.no_subclass = 0  # DisableTorchFunctionSubclass depth
+        self.no_all = 0  # DisableTorchFunction depth
+
+
+_state = _State()
+_active = False
+_originals = []  # (namespace, name, original value): what _activate replaced
+_names = {}  # dispatching public function -> PyTorch's name ("torch.add", "torch.Tensor.add")
+_python_style = set()  # the functions whose failure message is handle_torch_function's
+
+
+class DisableTorchFunctionSubclass:
+    """``torch._C.DisableTorchFunctionSubclass``: inside it, the ``__torch_function__`` of
+    arguments is not called (modes still are)."""
+
+    def __enter__(self):
+        _state.no_subclass += 1
+        return self
+
+    def __exit__(self, *exc):
+        _state.no_subclass -= 1
+        return False
+
+
+class DisableTorchFunction:
+    """``torch._C.DisableTorchFunction``: inside it, neither arguments' ``__torch_function__``
+    nor modes are called."""
+
+    def __enter__(self):
+        _state.no_all += 1
+        return self
+
+    def __exit__(self, *exc):
+        _state.no_all -= 1
+        return False
+
+
+# ------------------------------------------------------------------------------ which arguments
+_relevant_types: dict = {}  # type -> whether its instances take part in dispatch
+
+
+def _takes_part(t) -> bool:
+    known = _relevant_types.get(t)
+    if known is not None:
+        return known
+    from .tensor import Tensor
+
+    tf = getattr(t, "__torch_function__", None)
+    result = tf is not None and t is not Tensor and tf is not _disabled_torch_function_impl \
+        and getattr(tf, "__func__", None) is not _disabled_torch_function_impl
+    _relevant_types[t] = result
+    return result
+
+
+_PLAIN = {int, float, bool, complex, str, type(None), slice, type(Ellipsis)}
+
+
+def _add(found: list, arg) -> None:
+    """``arg`` among the overloaded arguments, PyTorch's order: one per type, a subclass before
+    its superclasses, otherwise in the order seen."""
+    t = type(arg)
+    for a in found:
+        if type(a) is t:
+            return
+    for i, a in enumerate(found):
+        if issubclass(t, type(a)):
+            found.insert(i, arg)
+            return
+    found.append(arg)
+
+
+def _overloaded(args, kwargs) -> list:
+    """The arguments (and the elements of list and tuple arguments, as PyTorch's tensor lists)
+    whose type takes part in dispatch."""
+    from .tensor import Tensor
+
+    found = []
+    for a in (args if not kwargs else args + tuple(kwargs.values())):
+        t = type(a)
+        if t is Tensor or t in _PLAIN:
+            continue
+        if t is list or t is tuple:
+            for b in a:
+                tb = type(b)
+                if tb is not Tensor and tb not in _PLAIN and _takes_part(tb):
+                    _add(found, b)
+        elif _takes_part(t):
+            _add(found, a)
+    return found
+
+
+def _get_overloaded_args(relevant_args, get_type_fn=type) -> list:
+    found = []
+    for a in relevant_args:
+        if _takes_part(get_type_fn(a)):
+            _add(found, a)
+    return found
+
+
+def is_tensor_like(inp) -> bool:
+    """Whether ``inp`` is a Tensor or an instance of a type with ``__torch_function__``."""
+    from .tensor import Tensor
+
+    return type(inp) is Tensor or hasattr(inp, "__torch_function__")
+
+
+def has_torch_function(relevant_args) -> bool:
+    """Whether any of ``relevant_args`` takes part in dispatch, or a mode is active."""
+    if _state.no_all:
+        return False
+    if _state.modes:
+        return True
+    return not _state.no_subclass and any(_takes_part(type(a)) for a in relevant_args)
+
+
+def has_torch_function_unary(arg) -> bool:
+    return has_torch_function((arg,))
+
+
+def has_torch_function_variadic(*args) -> bool:
+    return has_torch_function(args)
+
+
+# ------------------------------------------------------------------------------------ dispatch
+def _message(public_api, overloaded, mode) -> str:
+    name = resolve_name(public_api) or \
+        f"{getattr(public_api, '__module__', None)}.{getattr(public_api, '__name__', public_api)}"
+    if public_api not in _python_style and public_api in _names:
+        lines = [(f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers "
+                  "returned NotImplemented:"), ""]
+        if mode is not None:
+            lines.append(f"  - mode object {mode!r}")
+        lines += [f"  - tensor subclass {type(a)}" for a in overloaded]
+        lines += ["", "For more information, try re-running with TORCH_LOGS=not_implemented"]
+        return "\n".join(lines)
+    message = (f"no implementation found for '{name}' on types that implement "
+               f"__torch_function__: {[type(a) for a in overloaded]}")
+    if mode is not None:
+        message += f" nor in mode {mode}"
+    return message
+
+
+def _dispatch(public_api, overloaded: list, args: tuple, kwargs):
+    """Calls the modes' and the overloaded arguments' ``__torch_function__`` in PyTorch's order
+    until one returns something other than NotImplemented; PyTorch's TypeError if none does."""
+    types = tuple(type(a) for a in overloaded)
+    mode = None
+    if _state.modes:
+        with _pop_mode_temporarily() as mode:
+            result = mode.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    for arg in overloaded:
+        method = arg.__torch_function__
+        if getattr(method, "__self__", None) is arg and \
+                method is not _disabled_torch_function_impl:
+            warnings.warn("Defining your `__torch_function__ as a plain method is deprecated and "
+                          "will be an error in future, please define it as a classmethod.",
+                          DeprecationWarning, stacklevel=3)
+        result = method(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    raise TypeError(_message(public_api, overloaded, mode))
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Dispatches a call of ``public_api`` with ``args`` and ``kwargs`` to the
+    ``__torch_function__`` of ``relevant_args`` (and the modes): for functions written outside
+    numgrad that take part in the protocol, as in PyTorch."""
+    overloaded = [] if _state.no_subclass else _get_overloaded_args(relevant_args)
+    return _dispatch(public_api, overloaded, args, kwargs)
+
+
+def _dispatching(raw, operator: bool = False, shared=None):
+    """The public form of ``raw``: ``raw`` itself unless an argument takes part in dispatch or a
+    mode is active. An operator (``__add__``, ``__rsub__`` …) whose dispatch fails with a
+    TypeError returns NotImplemented, as PyTorch's, so that Python tries the reflected one;
+    ``shared``: the public form ``__torch_function__`` is given instead (``Tensor.add`` for
+    ``__add__``)."""
+
+    @functools.wraps(raw)
+    def public(*args, **kwargs):
+        state = _state
+        if state.no_all:
+            return raw(*args, **kwargs)
+        overloaded = () if state.no_subclass else _overloaded(args, kwargs)
+        if not overloaded and not state.modes:
+            return raw(*args, **kwargs)
+        if operator:
+            try:
+                return _dispatch(shared or public, overloaded, args, kwargs or None)
+            except TypeError:
+                return NotImplemented
+        return _dispatch(public, overloaded, args, kwargs or None)
+
+    public._numgrad_raw = raw
+    return public
+
+
+def _without_dispatch(raw):
+    """``raw`` run with dispatch off (the backward pass: PyTorch's engine is C++, none of its
+    work reaches ``__torch_function__``)."""
+
+    @functools.wraps(raw)
+    def run(*args, **kwargs):
+        with DisableTorchFunction():
+            return raw(*args, **kwargs)
+
+    return run
+
+
+def _unwrapped(f):
+    return getattr(f, "_numgrad_raw", f)
+
+
+# ------------------------------------------------------------------ what is rebound, and names
+# Names of numgrad's namespace that are no computation on tensors (PyTorch's ignored functions
+# among them: grad mode, seeds, printing, saving, the defaults), left as they are.
+_NOT_DISPATCHED = frozenset((
+    "compile", "enable_grad", "no_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled",
+    "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "set_anomaly_enabled", "manual_seed", "seed", "initial_seed", "get_rng_state",
+    "set_rng_state", "fork_rng", "save", "load", "set_printoptions", "get_printoptions",
+    "set_default_dtype", "get_default_dtype", "set_default_device", "get_default_device",
+    "set_num_threads", "get_num_threads", "install_as_torch", "typename", "is_tensor",
+    "is_storage", "can_cast", "promote_types", "result_type", "broadcast_shapes", "finfo",
+    "iinfo", "from_numpy", "use_deterministic_algorithms", "is_nonzero_",
+))
+# Tensor's attributes that are not dispatched (PyTorch's ignored methods and the protocol).
+_TENSOR_NOT_DISPATCHED = frozenset((
+    "__new__", "__init__", "__init_subclass__", "__torch_function__", "__getattribute__",
+    "__setattr__", "__delattr__", "__dir__", "__hash__", "__class__", "__subclasshook__",
+    "__iter__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__deepcopy__",
+    "__copy__", "__array__", "__array_priority__", "__weakref__", "__slots__", "__module__",
+    "__doc__", "__dict__", "as_subclass", "unflatten",
+))
+# Tensor's operators that reach __torch_function__ as themselves (PyTorch's Python-level ones and
+# __eq__), not as the method they share a function with (x * 2 reaches it as Tensor.mul).
+_OWN_NAMED = frozenset((
+    "__eq__", "__pow__", "__rpow__", "__floordiv__", "__rfloordiv__", "__rsub__", "__rtruediv__",
+    "__rmod__", "__rmatmul__", "__and__", "__or__", "__xor__", "__invert__", "__getitem__",
+    "__setitem__", "__len__", "__bool__", "__float__", "__int__", "__index__", "__format__",
+    "__repr__", "__contains__",
+))
+_OPERATORS = frozenset(
+    f"__{p}{n}__" for p in ("", "r", "i") for n in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+        "lshift", "rshift", "div"))
+
+
+def _namespaces():
+    """(module or class, PyTorch's prefix, the failure message's style) of each namespace whose
+    public functions dispatch."""
+    import importlib
+
+    from .tensor import Tensor
+
+    found = [("numgrad", "torch.", False), ("numgrad.nn.functional", "torch.nn.functional.", True),
+             ("numgrad.linalg", "torch.linalg.", False), ("numgrad.special", "torch.special.", False),
+             ("numgrad.fft", "torch.fft.", False)]
+    out = []
+    for module, prefix, python_style in found:
+        try:
+            out.append((importlib.import_module(module), prefix, python_style))
+        except ImportError:
+            continue
+    return out, Tensor
+
+
+def _is_function(value) -> bool:
+    return isinstance(value, (_types.FunctionType, _types.BuiltinFunctionType,
+                              functools.partial)) or hasattr(value, "_numgrad_raw")
+
+
+def _activate() -> None:
+    """Switches dispatch on: rebinds the public functions and Tensor's methods to their
+    dispatching forms (one per (namespace, function); a Tensor operator and the method it is
+    shares it, as ``x * 2`` reaches ``__torch_function__`` as ``Tensor.mul`` in PyTorch)."""
+    global _active
+    if _active:
+        return
+    _active = True
+    try:
+        from .nn.parameter import Parameter
+
+        if "__torch_function__" not in Parameter.__dict__:
+            Parameter.__torch_function__ = _disabled_torch_function_impl
+        _relevant_types.clear()
+        modules, Tensor = _namespaces()
+        for module, prefix, python_style in modules:
+            made = {}
+            for name, value in list(vars(module).items()):
+                if name.startswith("_") or name in _NOT_DISPATCHED or not _is_function(value):
+                    continue
+                public = made.get(id(value))
+                if public is None:
+                    public = made[id(value)] = _dispatching(value)
+                    _names[public] = prefix + name
+                    if python_style:
+                        _python_style.add(public)
+                _originals.append((module, name, value))
+                setattr(module, name, public)
+        made = {}
+        attrs = sorted(vars(Tensor).items(), key=lambda kv: kv[0].startswith("__"))
+        for name, value in attrs:  # (the plain names first: they name a shared form)
+            if name in _TENSOR_NOT_DISPATCHED or not isinstance(value, _types.FunctionType):
+                continue
+            if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+                continue
+            public = None if name in _OWN_NAMED else made.get(id(value))
+            raw = _without_dispatch(value) if name == "backward" else value
+            if public is None:
+                public = _dispatching(raw, operator=name in _OPERATORS)
+                made.setdefault(id(value), public)
+                _names[public] = "torch.Tensor." + name
+            elif name in _OPERATORS and not name.startswith("__i"):
+                # (the method's form given to __torch_function__, but an operator returns
+                # NotImplemented where that fails)
+                public = _dispatching(raw, operator=True, shared=public)
+            _originals.append((Tensor, name, value))
+            setattr(Tensor, name, public)
+    except BaseException:
+        _deactivate()
+        raise
+
+
+def _deactivate() -> None:
+    """Puts back what ``_activate`` replaced (for tests: the modes and types stay defined)."""
+    global _active
+    for namespace, name, value in reversed(_originals):
+        setattr(namespace, name, value)
+    _originals.clear()
+    _names.clear()
+    _python_style.clear()
+    _relevant_types.clear()
+    _active = False
+
+
+def resolve_name(f):
+    """PyTorch's name of a function passed to ``__torch_function__`` ("torch.add",
+    "torch.Tensor.mul", "torch.nn.functional.relu"), or None."""
+    name = _names.get(f)
+    if name is not None:
+        return name
+    for public, name in _names.items():
+        if _unwrapped(public) is f:
+            return name
+    return None
+
+
+def get_overridable_functions() -> dict:
+    """{namespace: [its functions that dispatch]}: ``numgrad``, ``numgrad.nn.functional`` (and
+    the others numgrad has) and ``numgrad.Tensor``."""
+    _activate()
+    out = {}
+    for public, name in _names.items():
+        prefix, _, _short = name.rpartition(".")
+        out.setdefault(prefix, []).append(public)
+    modules, Tensor = _namespaces()
+    by_prefix = {prefix[:-1]: module for module, prefix, _ in modules}
+    by_prefix["torch.Tensor"] = Tensor
+    return {by_prefix[p]: sorted(fs, key=lambda f: _names[f]) for p, fs in out.items()
+            if p in by_prefix}
+
+
+def get_ignored_functions() -> set:
+    """The public functions that take no part in dispatch."""
+    modules, _ = _namespaces()
+    return {getattr(module, name) for module, _, _ in modules for name in _NOT_DISPATCHED
+            if _is_function(getattr(module, name, None))}
+
+
+def get_default_nowrap_functions() -> set:
+    """The functions whose results ``Tensor.__torch_function__`` leaves as they are (PyTorch's
+    are property getters, which numgrad does not dispatch)."""
+    return set()
+
+
+def get_testing_overrides() -> dict:
+    """{dispatching function: a dummy of the same signature that returns -1}, for tests of
+    coverage."""
+    out = {}
+    for fs in get_overridable_functions().values():
+        for f in fs:
+            try:
+                signature = inspect.signature(_unwrapped(f))
+            except (TypeError, ValueError):
+                signature = inspect.Signature([inspect.Parameter(
+                    "args", inspect.Parameter.VAR_POSITIONAL), inspect.Parameter(
+                    "kwargs", inspect.Parameter.VAR_KEYWORD)])
+            out[f] = _dummy(signature)
+    return out
+
+
+def _dummy(signature):
+    def dummy(*args, **kwargs):
+        signature.bind(*args, **kwargs)
+        return -1
+
+    dummy.__signature__ = signature
+    return dummy
+
+
+def is_tensor_method_or_property(func) -> bool:
+    from .tensor import Tensor
+
+    return getattr(Tensor, getattr(func, "__name__", ""), None) is func
+
+
+def wrap_torch_function(dispatcher):
+    """A decorator: the function dispatches on the arguments ``dispatcher`` returns."""
+
+    def inner(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant):
+                return handle_torch_function(wrapped, relevant, *args, **kwargs)
+            return func(*args, **kwargs)
+
+        return wrapped
+
+    return inner
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch():
+    yield
+
+
+# ------------------------------------------------------------------------------ switching it on
+_TORCH_MODULES = ("torch", "functorch", "numgrad")
+
+
+def _outside(cls) -> bool:
+    module = getattr(cls, "__module__", None) or ""
+    return module.partition(".")[0] not in _TORCH_MODULES
+
+
+def _class_defined(cls) -> None:
+    """A class was defined: switches dispatch on if it has ``__torch_function__`` and is not
+    numgrad's or PyTorch's."""
+    if _active or not isinstance(cls, type) or not _outside(cls):
+        return
+    try:
+        tf = inspect.getattr_static(cls, "__torch_function__", None)
+    except Exception:  # noqa: BLE001  (a metaclass that refuses: not a tensor-like)
+        return
+    if tf is None or tf is _disabled_torch_function_impl:
+        return
+    from .nn.parameter import Parameter
+
+    if issubclass(cls, Parameter) and "__torch_function__" not in vars(cls):
+        return
+    _activate()
+
+
+_build_class = builtins.__build_class__
+
+
+def _build_class_seen(func, name, *bases, **kwds):
+    cls = _build_class(func, name, *bases, **kwds)
+    if not _active:
+        _class_defined(cls)
+    return cls
+
+
+def _install() -> None:
+    """Binds Tensor's side of the protocol and watches class definitions (once per process)."""
+    from .tensor import Tensor
+
+    Tensor.__torch_function__ = classmethod(_tensor_torch_function)
+    Tensor.as_subclass = as_subclass
+    if builtins.__build_class__ is _build_class:
+        builtins.__build_class__ = _build_class_seen
+
+
+# --------------------------------------------------------------------------------------- modes
+def _push_mode(mode) -> None:
+    _activate()
+    _state.modes.append(mode)
+
+
+def _pop_mode():
+    return _state.modes.pop()
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    mode = _state.modes.pop()
+    try:
+        yield mode
+    finally:
+        _state.modes.append(mode)
+
+
+def _get_current_function_mode():
+    return _state.modes[-1] if _state.modes else None
+
+
+def _get_current_function_mode_stack() -> list:
+    return list(_state.modes)
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    return bool(_state.modes) and not _state.no_all
+
+
+def _len_torch_function_stack() -> int:
+    return len(_state.modes)
+
+
+class TorchFunctionMode:
+    """Overrides every dispatching function inside a ``with`` block: ``__torch_function__(self,
+    func, types, args=(), kwargs=None)`` is called for each call (factory functions included),
+    the innermost mode first, with itself disabled while it runs (calling ``func`` inside it
+    reaches the next mode, or the function)."""
+
+    def __init__(self) -> None:
+        pass
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _class_defined(cls)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        _pop_mode()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just "
+                      "`with Mode()`", stacklevel=2)
+        return cls(*args, **kwargs)
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode that runs each function as it is (a base for modes that override a few)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+# ------------------------------------------------------------------------ Tensor's side of it
+def _convert(ret, cls):
+    from .tensor import Tensor
+
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return as_subclass(ret, cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        if type(ret) in (tuple, list):
+            return type(ret)(items)
+        try:  # (a named tuple: values, indices)
+            return type(ret)(*items)
+        except TypeError:
+            return type(ret)(items)
+    return ret
+
+
+def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
+    """``Tensor.__torch_function__``: runs ``func`` with subclass dispatch off and makes Tensor
+    results instances of ``cls`` (NotImplemented if ``cls`` is not a subclass of each of
+    ``types``)."""
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with DisableTorchFunctionSubclass():
+        ret = func(*args, **kwargs)
+        if func in get_default_nowrap_functions():
+            return ret
+        return _convert(ret, cls)
+
+
+_SLOTS = ("_data", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_hooks",
+          "_accumulator", "_base", "_view_version")
+
+
+def as_subclass(self, cls):
+    """``Tensor.as_subclass(cls)``: an instance of ``cls`` sharing this tensor's data and
+    attached to its graph (by an ``AliasBackward0`` node where it requires grad, as PyTorch's)."""
+    from .tensor import Tensor
+
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass: cls must be a subclass of torch.Tensor (got {cls!r})")
+    with DisableTorchFunction():
+        alias = Tensor.__getitem__(self, Ellipsis)
+    out = object.__new__(cls)
+    for slot in _SLOTS:
+        try:
+            setattr(out, slot, getattr(alias, slot))
+        except AttributeError:
+            pass
+    return out
+
+
+_C = _types.SimpleNamespace(
+    DisableTorchFunction=DisableTorchFunction,
+    DisableTorchFunctionSubclass=DisableTorchFunctionSubclass,
+    _disabled_torch_function_impl=_disabled_torch_function_impl,
+    _is_torch_function_mode_enabled=_is_torch_function_mode_enabled,
+    _len_torch_function_stack=_len_torch_function_stack,
+)

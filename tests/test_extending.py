@@ -310,6 +310,69 @@ def test_mark_non_differentiable():
     _close(g, tg)
 
 
+def _numpy_sort(m):
+    """A sort computed by NumPy inside forward (extending.func's first example): the indices are
+    returned as non-differentiable outputs to be saved, and backward is another Function, so
+    that it is differentiable again."""
+
+    class Take(m.autograd.Function):
+        @staticmethod
+        def forward(x, ind, ind_inv, dim):
+            return m.tensor(np.take_along_axis(x.numpy(), ind.numpy(), dim))
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[1], inputs[2])
+            ctx.dim = inputs[3]
+
+        @staticmethod
+        def backward(ctx, g):
+            ind, ind_inv = ctx.saved_tensors
+            return Take.apply(g, ind_inv, ind, ctx.dim), None, None, None
+
+    class Sort(m.autograd.Function):
+        @staticmethod
+        def forward(x, dim):
+            a = x.numpy()  # (allowed: forward runs in no_grad)
+            ind = np.argsort(a, axis=dim, kind="stable")
+            return (m.tensor(np.take_along_axis(a, ind, dim)), m.tensor(ind),
+                    m.tensor(np.argsort(ind, axis=dim, kind="stable")))
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            _, ind, ind_inv = output
+            ctx.mark_non_differentiable(ind, ind_inv)
+            ctx.save_for_backward(ind, ind_inv)
+            ctx.dim = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g, _ind, _inv):
+            ind, ind_inv = ctx.saved_tensors
+            return Take.apply(g, ind_inv, ind, ctx.dim), None
+
+    return Sort
+
+
+def test_numpy_inside_forward_and_backward_through_another_function():
+    def program(m):
+        sort = _numpy_sort(m)
+        x = m.tensor(_data((2, 4), 3), requires_grad=True)
+        w = m.tensor(_data((2, 4), 4), requires_grad=True)
+        values, ind, _ = sort.apply(x, 1)
+        g, = m.autograd.grad((values * w).sum(), x, create_graph=True)
+        gg, = m.autograd.grad((g * w).sum(), w)
+        check = m.autograd.gradcheck(lambda a: sort.apply(a, 0)[0], (x,))
+        return (values, ind, g, [t.requires_grad for t in (values, ind, g)], gg, check,
+                _error(lambda: x.numpy()))
+
+    ours, theirs = _both(program)
+    for a, b in zip(ours[:3], theirs[:3]):
+        _close(a, b)
+    assert ours[3] == theirs[3]
+    _close(ours[4], theirs[4])
+    assert ours[5:] == theirs[5:]
+
+
 def _square_once(m):
     class SquareOnce(m.autograd.Function):
         @staticmethod

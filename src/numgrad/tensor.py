@@ -44,6 +44,12 @@ def _legacy_data(args: tuple, np_dtype) -> np.ndarray:
 _autograd_backward = None  # numgrad.autograd.backward, once loaded (it imports this module)
 
 
+def _grad_enabled() -> bool:
+    from .autograd import grad_mode
+
+    return grad_mode.state.enabled
+
+
 def _load_autograd_backward():
     global _autograd_backward
     from .autograd import backward
@@ -358,7 +364,7 @@ class Tensor:
     # ----------------------------------------------------------------- conversion
     def numpy(self) -> np.ndarray:
         """The data as a NumPy array, sharing memory."""
-        if self._requires_grad:
+        if self._requires_grad and _grad_enabled():  # (in no_grad it is allowed, as in PyTorch)
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
@@ -368,7 +374,7 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if self._requires_grad:
+        if self._requires_grad and _grad_enabled():
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."

@@ -1,4 +1,4 @@
-"""3-D and transposed convolution and interpolation on CUDA in the simulator: the same values,
+"""3-D and transposed convolution, 3-D pooling and interpolation on CUDA in the simulator: the same values,
 gradients and nodes as the CPU beyond the registry's samples (3-D im2col/col2im across groups
 and dilations, transposed convolutions with output padding, every interpolation mode forward
 and backward, pixel shuffling), second derivatives, a ``ConvTranspose2d`` and an ``Upsample``
@@ -44,6 +44,13 @@ CASES = [
     ("interpolate", ((1, 2, 2, 3, 4),), dict(size=(3, 2, 5), mode="nearest-exact")),
     ("pixel_shuffle", ((2, 8, 2, 3),), dict(upscale_factor=2)),
     ("pixel_unshuffle", ((2, 2, 4, 6),), dict(downscale_factor=2)),
+    ("max_pool3d", ((2, 5, 4, 3),), dict(kernel_size=(3, 2, 2), stride=(2, 1, 2),
+                                         padding=(1, 0, 1), dilation=(1, 2, 1), ceil_mode=True)),
+    ("avg_pool3d", ((1, 2, 3, 4, 3),), dict(kernel_size=2, stride=1, padding=1,
+                                            count_include_pad=False)),
+    ("avg_pool3d", ((1, 1, 2, 3, 3),), dict(kernel_size=2, padding=(0, 1, 1),
+                                            divisor_override=3)),
+    ("adaptive_avg_pool3d", ((2, 2, 3, 5, 4),), dict(output_size=(2, 3, 2))),
 ]
 
 
@@ -100,3 +107,13 @@ def test_integer_tensors_are_refused_on_cuda():
     with pytest.raises(NotImplementedError, match="float32 and float64"):
         F.conv3d(x.unsqueeze(0), numgrad.ones(1, 1, 2, 2, 2, dtype=numgrad.int64,
                                                device="cuda"))
+    with pytest.raises(NotImplementedError, match="not implemented for CUDA"):
+        F.avg_pool3d(x, 2)
+
+
+def test_max_pool3d_of_integers_and_its_indices_on_cuda():
+    x = np.arange(2 * 3 * 4 * 5).reshape(1, 2, 3, 4, 5) * 7 % 11
+    c, ci = F.max_pool3d(numgrad.tensor(x), 2, padding=1, return_indices=True)
+    g, gi = F.max_pool3d(numgrad.tensor(x, device="cuda"), 2, padding=1, return_indices=True)
+    np.testing.assert_array_equal(_host(g), _host(c))
+    np.testing.assert_array_equal(_host(gi), _host(ci))

@@ -109,6 +109,8 @@ class _IndexScatter(Op):
 
     on_cuda = True
 
+    dims = 2  # (the pooled dimensions: 3 for max_pool3d's)
+
     @staticmethod
     def forward(K, grad, *, shape, indices, **pool):
         return K.pooling.max_pool_scatter(grad, indices, tuple(shape[-2:]))
@@ -117,7 +119,8 @@ class _IndexScatter(Op):
     def backward(ctx, grad):
         p = ctx.params
         need_grad, need_self = ctx.needs_input_grad
-        return (_max_pool_gather(grad, p["indices"]) if need_grad else None,
+        dims = getattr(ctx.op, "dims", 2)
+        return (_max_pool_gather(grad, p["indices"], dims) if need_grad else None,
                 _zeros_like_input(grad, p["shape"]) if need_self else None)
 
 
@@ -183,13 +186,17 @@ def _index_scatter(op, grad: Tensor, self, shape, indices, pool: dict) -> Tensor
     return apply(op, (grad, self), (grad._data,), shape=tuple(shape), indices=indices, **pool)
 
 
-def _max_pool_gather(grad: Tensor, indices) -> Tensor:
-    """``grad`` (..., H, W) gathered at ``indices`` (..., OH, OW) of each plane, as PyTorch's
-    ``max_pool_double_backward``: a gather of rows, viewed as the indices."""
+def _max_pool_gather(grad: Tensor, indices, dims: int = 2) -> Tensor:
+    """``grad`` (..., H, W) gathered at ``indices`` (..., OH, OW) of each plane (of each volume
+    for ``dims`` 3), as PyTorch's ``max_pool_double_backward``: a gather of rows, viewed as the
+    indices."""
     K = kernels_for((grad,))
-    lead = tuple(tuple(indices.shape)[:-2])
-    count = tuple(indices.shape)[-2] * tuple(indices.shape)[-1]
-    size = tuple(grad._data.shape)[-2] * tuple(grad._data.shape)[-1]
+    lead = tuple(tuple(indices.shape)[:-dims])
+    count = size = 1
+    for v in tuple(indices.shape)[-dims:]:
+        count *= int(v)
+    for v in tuple(grad._data.shape)[-dims:]:
+        size *= int(v)
     rows = K.reshape_view(K.ascontiguous(indices), lead + (1, count))
     flat = grad.contiguous().reshape(lead + (size,))
     gathered = apply(MaxPoolGather, (flat,), (K.reshape_view(flat._data, lead + (1, size)),),
@@ -722,14 +729,312 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     return (out, indices.squeeze(-2)) if return_indices else out
 
 
+# ---------------------------------------------------------------------- 3-D pooling
+@register
+class MaxPool3dWithIndices(Op):
+    """The largest element of each 3-D window (its index into the volume saved)."""
+
+    name, node = "max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0"
+    on_cuda = True
+    save_inputs = (0,)
+    samples = (
+        Sample(lambda m, x: _F(m).max_pool3d(x, 2), ((2, 2, 4, 4, 3),)),
+        Sample(lambda m, x: _F(m).max_pool3d(x, (3, 2, 2), stride=(2, 1, 2), padding=(1, 0, 1),
+                                             dilation=(1, 2, 1), ceil_mode=True),
+               ((2, 5, 4, 3),)),
+    )
+
+    @staticmethod
+    def forward(K, x, *, indices, kernel, stride, padding, dilation, out_size, ceil_mode):
+        out, found = K.pooling.max_pool3d(x, kernel, stride, padding, dilation, out_size)
+        indices.append(found)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        return (_index_scatter(MaxPool3dWithIndicesBackward, grad, ctx.saved_tensors[0],
+                               tuple(ctx.input_shapes[0]), p["indices"][0],
+                               dict(kernel=p["kernel"], stride=p["stride"],
+                                    padding=p["padding"], dilation=p["dilation"],
+                                    ceil_mode=p["ceil_mode"])),)
+
+
+@register
+class MaxPool3dWithIndicesBackward(_IndexScatter):
+    name, node = "max_pool3d_with_indices_backward", "MaxPool3DWithIndicesBackwardBackward0"
+    dims = 3
+    samples = (
+        Sample(lambda m, x, v: m.autograd.grad(_F(m).max_pool3d(x, 2, stride=1), x, v,
+                                               create_graph=True)[0],
+               ((1, 2, 3, 3, 2), (1, 2, 2, 2, 1))),
+    )
+
+    @staticmethod
+    def forward(K, grad, *, shape, indices, **pool):
+        return K.pooling.max_pool_scatter(grad, indices, tuple(shape[-3:]))
+
+
+@register
+class AvgPool3d(Op):
+    """The mean of each 3-D window (PyTorch's divisors)."""
+
+    name, node = "avg_pool3d", "AvgPool3DBackward0"
+    on_cuda = True
+    save_inputs = (0,)
+    samples = (
+        Sample(lambda m, x: _F(m).avg_pool3d(x, 2), ((2, 2, 4, 4, 3),)),
+        Sample(lambda m, x: _F(m).avg_pool3d(x, (3, 2, 2), stride=(2, 1, 2), padding=1,
+                                             ceil_mode=True, count_include_pad=False),
+               ((2, 5, 4, 3),)),
+        Sample(lambda m, x: _F(m).avg_pool3d(x, 2, padding=(0, 1, 1), divisor_override=3),
+               ((1, 1, 2, 3, 3),)),
+    )
+
+    @staticmethod
+    def forward(K, x, *, kernel, stride, padding, out_size, ceil_mode, count_include_pad,
+                divisor_override):
+        return K.pooling.avg_pool3d(x, kernel, stride, padding, out_size, count_include_pad,
+                                    divisor_override or 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (_pool3d_backward(AvgPool3dBackward, grad, ctx.saved_tensors[0],
+                                 tuple(ctx.input_shapes[0]), ctx.params),)
+
+
+@register
+class AvgPool3dBackward(Op):
+    """The gradient of ``avg_pool3d``; its adjoint is ``avg_pool3d``."""
+
+    name, node = "avg_pool3d_backward", "AvgPool3DBackwardBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, x, v: m.autograd.grad(_F(m).avg_pool3d(x, 2, stride=1, padding=1), x,
+                                               v, create_graph=True)[0],
+               ((1, 2, 2, 3, 2), (1, 2, 3, 4, 3))),
+    )
+
+    @staticmethod
+    def forward(K, grad, *, shape, kernel, stride, padding, out_size, ceil_mode,
+                count_include_pad, divisor_override):
+        return K.pooling.avg_pool3d_backward(grad, tuple(shape[-3:]), kernel, stride, padding,
+                                             count_include_pad, divisor_override or 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = dict(ctx.params)
+        shape = p.pop("shape")
+        need_grad, need_self = ctx.needs_input_grad
+        return (apply(AvgPool3d, (grad,), (grad._data,), **p) if need_grad else None,
+                _zeros_like_input(grad, shape) if need_self else None)
+
+
+@register
+class AdaptiveAvgPool3d(Op):
+    """The mean of each adaptive 3-D window (its sum divided by its depth, height, width)."""
+
+    name, node = "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0"
+    on_cuda = True
+    save_inputs = (0,)
+    samples = (
+        Sample(lambda m, x: _F(m).adaptive_avg_pool3d(x, (2, 3, 2)), ((2, 2, 3, 5, 4),)),
+        Sample(lambda m, x: _F(m).adaptive_avg_pool3d(x, (None, 2, 3)), ((2, 3, 4, 5),)),
+    )
+
+    @staticmethod
+    def forward(K, x, *, out_size):
+        return K.pooling.adaptive_avg_pool3d(x, tuple(out_size))
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape = tuple(ctx.input_shapes[0])
+        return (apply(AdaptiveAvgPool3dBackward, (grad, ctx.saved_tensors[0]), (grad._data,),
+                      shape=shape),)
+
+
+@register
+class AdaptiveAvgPool3dBackward(Op):
+    """The gradient of ``adaptive_avg_pool3d``; its adjoint is ``adaptive_avg_pool3d``."""
+
+    name, node = "adaptive_avg_pool3d_backward", "AdaptiveAvgPool3DBackwardBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, x, v: m.autograd.grad(_F(m).adaptive_avg_pool3d(x, (2, 2, 3)), x, v,
+                                               create_graph=True)[0],
+               ((1, 2, 3, 3, 4), (1, 2, 2, 2, 3))),
+    )
+
+    @staticmethod
+    def forward(K, grad, *, shape):
+        return K.pooling.adaptive_avg_pool3d_backward(grad, tuple(shape[-3:]))
+
+    @staticmethod
+    def backward(ctx, grad):
+        out_size = tuple(ctx.input_shapes[0])[-3:]
+        need_grad, need_self = ctx.needs_input_grad
+        return (apply(AdaptiveAvgPool3d, (grad,), (grad._data,), out_size=out_size)
+                if need_grad else None,
+                _zeros_like_input(grad, ctx.params["shape"]) if need_self else None)
+
+
+def _pool3d_backward(op, grad: Tensor, self, shape, p: dict) -> Tensor:
+    return apply(op, (grad, self), (grad._data,), shape=tuple(shape), **p)
+
+
+def _pool_args3d(name: str, kernel_size, stride, padding, dilation, avg: bool):
+    """PyTorch's checks of the 3-D pooling arguments' lengths, in its order, and the triples."""
+    must = "must be" if avg else "must either be"
+    k = _tuple(kernel_size, name, "kernel_size", 2)
+    if len(k) not in (1, 3):
+        raise RuntimeError(f"{name}: kernel_size {must} a single int, or a tuple of three ints")
+    kernel = k * 3 if len(k) == 1 else k
+    s = () if stride is None else _tuple(stride, name, "stride", 3)
+    if len(s) not in (0, 1, 3):
+        raise RuntimeError(f"{name}: stride {must} omitted, a single int, or a tuple of three "
+                           "ints")
+    strides = kernel if not s else (s * 3 if len(s) == 1 else s)
+    p = _tuple(padding, name, "padding", 4)
+    if len(p) not in (1, 3):
+        raise RuntimeError(f"{name}: padding {must} a single int, or a tuple of three ints")
+    pads = p * 3 if len(p) == 1 else p
+    d = _tuple(dilation, name, "dilation", 5)
+    if len(d) not in (1, 3):
+        raise RuntimeError(f"{name}: dilation must be either a single int, or a tuple of three "
+                           "ints")
+    return kernel, strides, pads, (d * 3 if len(d) == 1 else d)
+
+
+def _shape_check3d(x: Tensor, kernel, stride, padding, dilation, out_size, avg: bool) -> None:
+    """ATen's ``pool3d_shape_check``."""
+    shape = tuple(x._data.shape)
+    (kt, kh, kw), (st, sh, sw), (pt, ph, pw), (dt, dh, dw) = kernel, stride, padding, dilation
+    if kt <= 0 or kh <= 0 or kw <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kt} kH: {kh} "
+                           f"kW: {kw}")
+    if st <= 0 or sh <= 0 or sw <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dT: {st} dH: {sh} "
+                           f"dW: {sw}")
+    if dt <= 0 or dh <= 0 or dw <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {dt} "
+                           f"dilationH: {dh} dilationW: {dw}")
+    for dim in range(1, len(shape)):
+        if shape[dim] <= 0:
+            raise RuntimeError(f"{'avg_pool3d' if avg else 'max_pool3d'}: Expected input's "
+                               f"non-batch dimensions to have positive length, but input has a "
+                               f"shape of {_sizes(shape)} and non-batch dimension {dim} has "
+                               "length zero!")
+    it, ih, iw = shape[-3:]
+    if avg and (it < kt or ih < kh or iw < kw):
+        raise RuntimeError(f"input image (T: {it} H: {ih} W: {iw}) smaller than kernel size "
+                           f"(kT: {kt} kH: {kh} kW: {kw})")
+    if kt // 2 < pt or kw // 2 < pw or kh // 2 < ph:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"kT: {kt} kW: {kw} kH: {kh} padT: {pt} padW: {pw} padH: {ph}")
+    ot, oh, ow = out_size
+    if ot < 1 or oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input size: ({shape[-4]}x{it}x{ih}x{iw}). Calculated output "
+                           f"size: ({shape[-4]}x{ot}x{oh}x{ow}). Output size is too small")
+
+
+def _max_pool3d(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool):
+    kernel, strides, pads, dils = _pool_args3d("max_pool3d", kernel_size, stride, padding,
+                                               dilation, False)
+    shape = tuple(input._data.shape)
+    if len(shape) not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    out_size = tuple(_output_size(shape[-3 + i], kernel[i], pads[i], strides[i], dils[i],
+                                  bool(ceil_mode)) for i in range(3))
+    _shape_check3d(input, kernel, strides, pads, dils, out_size, False)
+    if input._data.dtype.kind not in "fiu":
+        _not_implemented("max_pool3d", input)
+    kernels_for((input,), MaxPool3dWithIndices)
+    indices = []
+    result = apply(MaxPool3dWithIndices, (input,), (input._data,), indices=indices,
+                   kernel=kernel, stride=strides, padding=pads, dilation=dils, out_size=out_size,
+                   ceil_mode=bool(ceil_mode))
+    return result, Tensor._wrap(indices[0])
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """The largest element of each ``kernel_size`` window of the last three dimensions of a
+    (C, D, H, W) or (N, C, D, H, W) input (as ``max_pool2d``'s, with a depth); with
+    ``return_indices``, also the index of each maximum in its volume (``(d*H + h)*W + w``)."""
+    out, indices = _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    """``(output, indices)`` of 3-D max pooling."""
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    """The mean of each ``kernel_size`` window of the last three dimensions of a (C, D, H, W)
+    or (N, C, D, H, W) input, with ``avg_pool2d``'s divisors."""
+    kernel, strides, pads, _ = _pool_args3d("avg_pool3d", kernel_size, stride, padding, 1, True)
+    shape = tuple(input._data.shape)
+    if len(shape) not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("divisor must be not zero")
+    out_size = tuple(_output_size(shape[-3 + i], kernel[i], pads[i], strides[i], 1,
+                                  bool(ceil_mode)) for i in range(3))
+    _shape_check3d(input, kernel, strides, pads, (1, 1, 1), out_size, True)
+    if input._data.dtype.kind not in "fiu":
+        _not_implemented("avg_pool3d_out_frame", input)
+    kernels_for((input,), AvgPool3d)
+    return apply(AvgPool3d, (input,), (input._data,), kernel=kernel, stride=strides,
+                 padding=pads, out_size=out_size, ceil_mode=bool(ceil_mode),
+                 count_include_pad=bool(count_include_pad),
+                 divisor_override=None if divisor_override is None else int(divisor_override))
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """The mean of each of ``output_size`` adaptive windows of the last three dimensions (an
+    int, or a triple whose None entries keep the input's size); (1, 1, 1) is the mean."""
+    shape = tuple(input._data.shape)
+    if isinstance(output_size, (list, tuple)):
+        out_size = _output_size_arg(output_size, shape)
+    elif output_size is None:
+        raise TypeError("object of type 'NoneType' has no len()")
+    else:
+        out_size = (int(output_size),) * 3
+    if len(out_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    if any(v < 0 for v in out_size):
+        raise RuntimeError("adaptive_avg_pool3d: elements of output_size must be greater than or "
+                           f"equal to 0 but received {{{out_size[0]}, {out_size[1]},"
+                           f"{out_size[2]}}}")
+    if out_size == (1, 1, 1):
+        return input.mean((-1, -2, -3), keepdim=True)
+    ndim = len(shape)
+    if ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
+                           f"{_sizes(shape)}")
+    for dim in range(1, ndim):
+        if shape[dim] <= 0:
+            raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {_sizes(shape)} with "
+                               f"dimension {dim} being empty")
+    if input._data.dtype.kind != "f":
+        _not_implemented("adaptive_avg_pool3d_cpu", input)
+    kernels_for((input,), AdaptiveAvgPool3d)
+    return apply(AdaptiveAvgPool3d, (input,), (input._data,), out_size=tuple(out_size))
+
+
 FUNCTIONAL = [
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d",
 ]
 # ``numgrad.nn.functional`` takes FUNCTIONAL; these are also top-level names in PyTorch
 # (``torch.max_pool2d`` ...; ``torch.adaptive_max_pool1d``, which always returns the indices, is
 # not among them).
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "avg_pool1d",
-           "adaptive_avg_pool1d"]
+           "adaptive_avg_pool1d", "max_pool3d"]
 METHODS = ()

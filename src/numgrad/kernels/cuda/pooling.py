@@ -257,6 +257,161 @@ def _pad_backward_k(grad, height, width, oheight, owidth, top, left, mode, out):
         cuda.atomic.add(out, (p * height + h) * width + w, grad[i])
 
 
+# ---------------------------------------------------------------------- 3-D pooling kernels
+# On flat (P, D, H, W) volumes; ``g`` (an uploaded int64 array) holds (P, D, H, W, OD, OH, OW,
+# kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw). The backward kernels add with atomics, one
+# thread per gradient element.
+@cuda.jit
+def _max_pool3d_k(x, g, lowest, out, idx):
+    depth, height, width = g[1], g[2], g[3]
+    odepth, oheight, owidth = g[4], g[5], g[6]
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        od = (i // (owidth * oheight)) % odepth
+        p = i // (owidth * oheight * odepth)
+        t0 = od * g[10] - g[13]
+        t1 = min(t0 + (g[7] - 1) * g[16] + 1, depth)
+        while t0 < 0:
+            t0 += g[16]
+        h0 = oh * g[11] - g[14]
+        h1 = min(h0 + (g[8] - 1) * g[17] + 1, height)
+        while h0 < 0:
+            h0 += g[17]
+        w0 = ow * g[12] - g[15]
+        w1 = min(w0 + (g[9] - 1) * g[18] + 1, width)
+        while w0 < 0:
+            w0 += g[18]
+        base = p * depth * height * width
+        best = (t0 * height + h0) * width + w0
+        value = lowest
+        for t in range(t0, t1, g[16]):
+            for h in range(h0, h1, g[17]):
+                for w in range(w0, w1, g[18]):
+                    k = (t * height + h) * width + w
+                    v = x[base + k]
+                    if v > value or v != v:
+                        value = v
+                        best = k
+        out[i] = value
+        idx[i] = best
+
+
+@cuda.jit(device=True)
+def _avg_window3d(od, oh, ow, g, count_include_pad, divisor_override):
+    depth, height, width = g[1], g[2], g[3]
+    t0 = od * g[10] - g[13]
+    h0 = oh * g[11] - g[14]
+    w0 = ow * g[12] - g[15]
+    t1 = min(t0 + g[7], depth + g[13])
+    h1 = min(h0 + g[8], height + g[14])
+    w1 = min(w0 + g[9], width + g[15])
+    pool_size = (t1 - t0) * (h1 - h0) * (w1 - w0)
+    t0 = max(t0, 0)
+    h0 = max(h0, 0)
+    w0 = max(w0, 0)
+    t1 = min(t1, depth)
+    h1 = min(h1, height)
+    w1 = min(w1, width)
+    if divisor_override != 0:
+        divisor = divisor_override
+    elif count_include_pad:
+        divisor = pool_size
+    else:
+        divisor = (t1 - t0) * (h1 - h0) * (w1 - w0)
+    return t0, t1, h0, h1, w0, w1, divisor
+
+
+@cuda.jit
+def _avg_pool3d_k(x, g, count_include_pad, divisor_override, out):
+    depth, height, width = g[1], g[2], g[3]
+    odepth, oheight, owidth = g[4], g[5], g[6]
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        od = (i // (owidth * oheight)) % odepth
+        p = i // (owidth * oheight * odepth)
+        t0, t1, h0, h1, w0, w1, divisor = _avg_window3d(od, oh, ow, g, count_include_pad,
+                                                        divisor_override)
+        total = x[0] * 0
+        base = p * depth * height * width
+        for t in range(t0, t1):
+            for h in range(h0, h1):
+                for w in range(w0, w1):
+                    total += x[base + (t * height + h) * width + w]
+        if t0 >= t1 or h0 >= h1 or w0 >= w1:
+            out[i] = 0
+        else:
+            out[i] = total / divisor
+
+
+@cuda.jit
+def _avg_pool3d_backward_k(grad, g, count_include_pad, divisor_override, out):
+    """``out`` (flat, zeroed) gets each gradient / its divisor over its window (atomics)."""
+    depth, height, width = g[1], g[2], g[3]
+    odepth, oheight, owidth = g[4], g[5], g[6]
+    for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        od = (i // (owidth * oheight)) % odepth
+        p = i // (owidth * oheight * odepth)
+        t0, t1, h0, h1, w0, w1, divisor = _avg_window3d(od, oh, ow, g, count_include_pad,
+                                                        divisor_override)
+        delta = grad[i] / divisor
+        base = p * depth * height * width
+        for t in range(t0, t1):
+            for h in range(h0, h1):
+                for w in range(w0, w1):
+                    cuda.atomic.add(out, base + (t * height + h) * width + w, delta)
+
+
+@cuda.jit
+def _adaptive_avg3d_k(x, g, out):
+    depth, height, width = g[1], g[2], g[3]
+    odepth, oheight, owidth = g[4], g[5], g[6]
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        od = (i // (owidth * oheight)) % odepth
+        p = i // (owidth * oheight * odepth)
+        t0 = (od * depth) // odepth
+        t1 = -((-(od + 1) * depth) // odepth)
+        h0 = (oh * height) // oheight
+        h1 = -((-(oh + 1) * height) // oheight)
+        w0 = (ow * width) // owidth
+        w1 = -((-(ow + 1) * width) // owidth)
+        total = x[0] * 0
+        base = p * depth * height * width
+        for t in range(t0, t1):
+            for h in range(h0, h1):
+                for w in range(w0, w1):
+                    total += x[base + (t * height + h) * width + w]
+        out[i] = total / (t1 - t0) / (h1 - h0) / (w1 - w0)
+
+
+@cuda.jit
+def _adaptive_avg3d_backward_k(grad, g, out):
+    depth, height, width = g[1], g[2], g[3]
+    odepth, oheight, owidth = g[4], g[5], g[6]
+    for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
+        ow = i % owidth
+        oh = (i // owidth) % oheight
+        od = (i // (owidth * oheight)) % odepth
+        p = i // (owidth * oheight * odepth)
+        t0 = (od * depth) // odepth
+        t1 = -((-(od + 1) * depth) // odepth)
+        h0 = (oh * height) // oheight
+        h1 = -((-(oh + 1) * height) // oheight)
+        w0 = (ow * width) // owidth
+        w1 = -((-(ow + 1) * width) // owidth)
+        delta = grad[i] / (t1 - t0) / (h1 - h0) / (w1 - w0)
+        base = p * depth * height * width
+        for t in range(t0, t1):
+            for h in range(h0, h1):
+                for w in range(w0, w1):
+                    cuda.atomic.add(out, base + (t * height + h) * width + w, delta)
+
+
 # ---------------------------------------------------------------------- entry points
 def _lowest(dtype):
     dtype = np.dtype(dtype)
@@ -349,14 +504,16 @@ def adaptive_avg_pool2d_backward(grad, in_size):
 
 
 def max_pool_scatter(grad, indices, in_size):
-    """The gradient of max pooling: ``grad`` (..., OH, OW) added at ``indices`` into zeroed
-    planes of last dimensions ``in_size``."""
-    grad, shape, _, oheight, owidth = _layout(grad)
+    """The gradient of max pooling: ``grad`` (..., OH, OW) (3-D: (..., OD, OH, OW)) added at
+    ``indices`` into zeroed planes of last dimensions ``in_size``."""
+    n = len(in_size)
+    grad = ascontiguous(grad)
+    shape = tuple(grad.shape)
     indices = ascontiguous(indices)
-    out = full(shape[:-2] + tuple(in_size), grad.dtype, 0)
+    out = full(shape[:-n] + tuple(in_size), grad.dtype, 0)
     if grad.size and out.size:
-        launch(_scatter_k, grad.size)(flat(grad), flat(indices), oheight * owidth,
-                                      in_size[0] * in_size[1], flat(out))
+        launch(_scatter_k, grad.size)(flat(grad), flat(indices), _prod(shape[-n:]),
+                                      _prod(in_size), flat(out))
     return out
 
 
@@ -391,6 +548,93 @@ def pad2d_backward(grad, in_size, pads, mode: int):
     if grad.size:
         launch(_pad_backward_k, grad.size)(flat(grad), in_size[0], in_size[1], oheight, owidth,
                                            top, left, int(mode), flat(out))
+    return out
+
+
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= int(v)
+    return out
+
+
+_GEOMETRY: dict = {}
+
+
+def _geometry3d(shape, out_size, kernel=(1, 1, 1), stride=(1, 1, 1), padding=(0, 0, 0),
+                dilation=(1, 1, 1)):
+    """The 3-D kernels' geometry, uploaded once per geometry (cached)."""
+    shape = tuple(int(v) for v in shape)
+    values = (_prod(shape[:-3]),) + shape[-3:] + tuple(int(v) for v in tuple(out_size) + tuple(
+        kernel) + tuple(stride) + tuple(padding) + tuple(dilation))
+    m = _GEOMETRY.get(values)
+    if m is None:
+        if len(_GEOMETRY) > 256:
+            _GEOMETRY.clear()
+        m = _GEOMETRY[values] = cuda.to_device(np.array(values, np.int64))
+    return m
+
+
+def _float_only(a, name: str) -> None:
+    if np.dtype(a.dtype).kind != "f":
+        raise NotImplementedError(f"{name} of integers is not implemented for CUDA tensors yet")
+
+
+def max_pool3d(x, kernel, stride, padding, dilation, out_size):
+    """(values, int64 indices into each volume) of max pooling ``x`` (..., D, H, W)."""
+    x = ascontiguous(x)
+    shape = tuple(x.shape)
+    out = empty(shape[:-3] + tuple(out_size), x.dtype)
+    idx = empty(shape[:-3] + tuple(out_size), np.int64)
+    if out.size:
+        launch(_max_pool3d_k, out.size)(
+            flat(x), _geometry3d(shape, out_size, kernel, stride, padding, dilation),
+            _lowest(x.dtype), flat(out), flat(idx))
+    return out, idx
+
+
+def avg_pool3d(x, kernel, stride, padding, out_size, count_include_pad, divisor_override):
+    _float_only(x, "avg_pool3d")
+    x = ascontiguous(x)
+    shape = tuple(x.shape)
+    out = empty(shape[:-3] + tuple(out_size), x.dtype)
+    if out.size:
+        launch(_avg_pool3d_k, out.size)(
+            flat(x), _geometry3d(shape, out_size, kernel, stride, padding),
+            bool(count_include_pad), int(divisor_override), flat(out))
+    return out
+
+
+def avg_pool3d_backward(grad, in_size, kernel, stride, padding, count_include_pad,
+                        divisor_override):
+    _float_only(grad, "avg_pool3d_backward")
+    grad = ascontiguous(grad)
+    shape = tuple(grad.shape)
+    out = full(shape[:-3] + tuple(in_size), grad.dtype, 0)
+    if grad.size and out.size:
+        launch(_avg_pool3d_backward_k, grad.size)(
+            flat(grad), _geometry3d(shape[:-3] + tuple(in_size), shape[-3:], kernel, stride,
+                                    padding), bool(count_include_pad), int(divisor_override),
+            flat(out))
+    return out
+
+
+def adaptive_avg_pool3d(x, out_size):
+    x = ascontiguous(x)
+    shape = tuple(x.shape)
+    out = empty(shape[:-3] + tuple(out_size), x.dtype)
+    if out.size:
+        launch(_adaptive_avg3d_k, out.size)(flat(x), _geometry3d(shape, out_size), flat(out))
+    return out
+
+
+def adaptive_avg_pool3d_backward(grad, in_size):
+    grad = ascontiguous(grad)
+    shape = tuple(grad.shape)
+    out = full(shape[:-3] + tuple(in_size), grad.dtype, 0)
+    if grad.size and out.size:
+        launch(_adaptive_avg3d_backward_k, grad.size)(
+            flat(grad), _geometry3d(shape[:-3] + tuple(in_size), shape[-3:]), flat(out))
     return out
 
 

@@ -167,6 +167,11 @@ def hand_written() -> list:
         (pooling, "_gather_k", [(A(t), META, I64, I64, A(t)) for t in FLOAT]),
         (pooling, "_pad_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in NUMBER]),
         (pooling, "_pad_backward_k", [(A(t),) + (I64,) * 7 + (A(t),) for t in FLOAT]),
+        (pooling, "_max_pool3d_k", [(A(t), META, t, A(t), META) for t in NUMBER]),
+        (pooling, "_avg_pool3d_k", [(A(t), META, BOOL, I64, A(t)) for t in FLOAT]),
+        (pooling, "_avg_pool3d_backward_k", [(A(t), META, BOOL, I64, A(t)) for t in FLOAT]),
+        (pooling, "_adaptive_avg3d_k", [(A(t), META, A(t)) for t in FLOAT]),
+        (pooling, "_adaptive_avg3d_backward_k", [(A(t), META, A(t)) for t in FLOAT]),
     ]
     from . import upsample  # (interpolation: the taps of each output, and their adjoint)
 

@@ -1,6 +1,6 @@
-"""Pooling layers, as PyTorch's: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` and
-``AdaptiveMaxPool1d/2d``, each calling its ``numgrad.nn.functional`` form, with PyTorch's
-attributes and ``extra_repr``."""
+"""Pooling layers, as PyTorch's: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``,
+``AdaptiveAvgPool1d/2d/3d`` and ``AdaptiveMaxPool1d/2d``, each calling its
+``numgrad.nn.functional`` form, with PyTorch's attributes and ``extra_repr``."""
 from __future__ import annotations
 
 from ...tensor import Tensor
@@ -130,3 +130,37 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input: Tensor):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over a (C, D, H, W) or (N, C, D, H, W) input."""
+
+    def forward(self, input: Tensor):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool3d(_AvgPoolNd):
+    """3-D average pooling over a (C, D, H, W) or (N, C, D, H, W) input."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override=None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Adaptive 3-D average pooling to ``output_size`` (an int, or a triple; None keeps that
+    dimension's size)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)

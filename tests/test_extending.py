@@ -840,6 +840,38 @@ def test_function_mode_logs_calls_factories_included():
     _close(d, td)
 
 
+def test_backward_and_grad_dispatch_as_pytorch_s():
+    def program(m):
+        log = []
+
+        class Log(m.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                log.append((m.overrides.resolve_name(func), kwargs))
+                return func(*args, **(kwargs or {}))
+
+        calls = []
+
+        class Logged(m.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                calls.append(m.overrides.resolve_name(func))
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        loss = (x * 3).sum()
+        with Log():
+            loss.backward()
+        y, w = x.as_subclass(Logged), m.tensor([3.0, 4.0]).as_subclass(Logged)
+        calls.clear()
+        g, = m.autograd.grad((y * w * y).sum(), x)
+        return log, x.grad, calls, g, type(g).__name__
+
+    ours, theirs = _both(program)
+    assert ours[0] == theirs[0] and ours[2] == theirs[2] and ours[4] == theirs[4]
+    _close(ours[1], theirs[1])
+    _close(ours[3], theirs[3])
+
+
 def test_nested_modes_innermost_first_and_notimplemented():
     def program(m):
         seen = []

@@ -232,7 +232,23 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     return _dispatch(public_api, overloaded, args, kwargs)
 
 
-def _dispatching(raw, operator: bool = False, shared=None):
+def _all_as_keywords(raw):
+    """(args, kwargs) -> the first argument alone positional and every other parameter a
+    keyword, defaults included: how PyTorch's Python-level ``Tensor.backward`` hands its call to
+    ``__torch_function__``."""
+    signature = inspect.signature(raw)
+
+    def bind(args, kwargs):
+        bound = signature.bind(*args, **(kwargs or {}))
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        first = values.pop(next(iter(signature.parameters)))
+        return (first,), values
+
+    return bind
+
+
+def _dispatching(raw, operator: bool = False, shared=None, bind=None):
     """The public form of ``raw``: ``raw`` itself unless an argument takes part in dispatch or a
     mode is active. An operator (``__add__``, ``__rsub__`` …) whose dispatch fails with a
     TypeError returns NotImplemented, as PyTorch's, so that Python tries the reflected one;
@@ -252,6 +268,8 @@ def _dispatching(raw, operator: bool = False, shared=None):
                 return _dispatch(shared or public, overloaded, args, kwargs or None)
             except TypeError:
                 return NotImplemented
+        if bind is not None:
+            args, kwargs = bind(args, kwargs)
         return _dispatch(public, overloaded, args, kwargs or None)
 
     public._numgrad_raw = raw
@@ -361,6 +379,14 @@ def _activate() -> None:
                         _python_style.add(public)
                 _originals.append((module, name, value))
                 setattr(module, name, public)
+        from . import autograd
+
+        for name in ("backward", "grad"):  # (dispatched, as PyTorch's, with no name of theirs)
+            value = getattr(autograd, name)
+            public = _dispatching(_without_dispatch(value))
+            _python_style.add(public)
+            _originals.append((autograd, name, value))
+            setattr(autograd, name, public)
         made = {}
         attrs = sorted(vars(Tensor).items(), key=lambda kv: kv[0].startswith("__"))
         for name, value in attrs:  # (the plain names first: they name a shared form)
@@ -371,7 +397,8 @@ def _activate() -> None:
             public = None if name in _OWN_NAMED else made.get(id(value))
             raw = _without_dispatch(value) if name == "backward" else value
             if public is None:
-                public = _dispatching(raw, operator=name in _OPERATORS)
+                public = _dispatching(raw, operator=name in _OPERATORS,
+                                      bind=_all_as_keywords(value) if name == "backward" else None)
                 made.setdefault(id(value), public)
                 _names[public] = "torch.Tensor." + name
             elif name in _OPERATORS and not name.startswith("__i"):

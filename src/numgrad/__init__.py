@@ -33,6 +33,7 @@ from . import compiler  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401,A001
 from ._as_torch import install_as_torch  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from ._threads import get_num_threads, set_num_threads  # noqa: E402,F401
 

@@ -48,6 +48,9 @@ from .activation import (  # noqa: E402,F401  (ATen's backward ops)
 )
 
 FAMILIES += (activation,)
+from . import linalg_more  # noqa: E402  (torch.linalg's ops and the top-level det, svd, qr ...)
+
+FAMILIES += (linalg_more,)
 from . import upsample  # noqa: E402  (interpolate, pixel_shuffle: nn.functional's)
 
 FAMILIES += (upsample,)

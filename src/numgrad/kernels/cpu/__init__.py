@@ -38,6 +38,9 @@ _LAZY_FUNCTIONS = {
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
     "batch_norm_backward": "normalization",
 }
+_LAZY_FUNCTIONS.update({f"linalg_{n}": "linalg_more" for n in (  # (K.linalg_det ...)
+    "det", "det_backward", "slogdet", "inv", "solve", "cholesky", "eigh", "svd", "qr", "pinv",
+    "lstsq")})
 
 
 def __getattr__(name: str):

@@ -377,3 +377,81 @@ def test_upsampling_modules_match_pytorch(index):
     assert repr(ours) == repr(theirs)
     x = np.random.default_rng(index).standard_normal((1, 4, 4, 6))
     _close(ours(numgrad.tensor(x)), theirs(torch.tensor(x)), "float64")
+
+
+# ---------------------------------------------------------------------- unfold and fold
+FOLDS = [
+    ("unfold", ((2, 3, 5, 6),), (2,), {}),
+    ("unfold", ((2, 3, 5, 6),), ((2, 3),), dict(dilation=(1, 2), padding=1, stride=(2, 1))),
+    ("unfold", ((3, 5, 6),), (2,), dict(stride=2)),  # unbatched
+    ("fold", ((2, 12, 20),), ((5, 6), 2), {}),
+    ("fold", ((12, 20),), ((5, 6), 2), {}),  # unbatched
+    ("fold", ((2, 18, 12),), ((5, 6), (2, 3)), dict(dilation=(1, 2), padding=1, stride=(2, 1))),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", range(len(FOLDS)))
+def test_unfold_and_fold_match_pytorch(case, dtype):
+    name, shapes, args, kw = FOLDS[case]
+    ours, theirs = _pair(shapes, dtype)
+    o, t = getattr(F, name)(ours[0], *args, **kw), getattr(TF, name)(theirs[0], *args, **kw)
+    _close(o, t, dtype)
+    assert o.grad_fn.name() == t.grad_fn.name()
+    g = np.random.default_rng(2).standard_normal(tuple(t.shape)).astype(dtype)
+    o.backward(numgrad.tensor(g))
+    t.backward(torch.tensor(g))
+    _close(ours[0].grad, theirs[0].grad, dtype)
+
+
+@pytest.mark.parametrize("case", [1, 5])
+def test_unfold_and_fold_gradcheck_and_gradgradcheck(case):
+    name, shapes, args, kw = FOLDS[case]
+    ours, _ = _pair(shapes, "float64", 3)
+    fn = lambda x: getattr(F, name)(x, *args, **kw)  # noqa: E731
+    assert numgrad.autograd.gradcheck(fn, ours)
+    assert numgrad.autograd.gradgradcheck(fn, ours)
+
+
+def _fold_errors(m, Fm, name):
+    x, c = m.ones(2, 3, 5, 6), m.ones(2, 12, 20)
+    calls = {
+        "kernel_length": lambda: Fm.unfold(x, (2, 3, 4)),
+        "kernel_zero": lambda: Fm.unfold(x, 0, dilation=0),
+        "stride_zero": lambda: Fm.unfold(x, 2, stride=0),
+        "padding": lambda: Fm.unfold(x, 2, padding=-1),
+        "too_big": lambda: Fm.unfold(x, 7),
+        "empty_channels": lambda: Fm.unfold(m.ones(2, 0, 5, 6), 2),
+        "long": lambda: Fm.unfold(m.ones(2, 3, 5, 6, dtype=m.int64), 2),
+        "fold_divisible": lambda: Fm.fold(c, (5, 6), 3),
+        "fold_blocks": lambda: Fm.fold(c, (5, 7), 2),
+        "fold_rank": lambda: Fm.fold(m.ones(2, 3, 12, 20), (5, 6), 2),
+        "fold_output_size": lambda: Fm.fold(c, (5, 6, 7), 2),
+        "fold_stride": lambda: Fm.fold(c, (5, 6), 2, stride=0, dilation=0),
+        "fold_small": lambda: Fm.fold(c, (1, 1), 2),
+    }
+    try:
+        calls[name]()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("name", [
+    "kernel_length", "kernel_zero", "stride_zero", "padding", "too_big", "empty_channels",
+    "long", "fold_divisible", "fold_blocks", "fold_rank", "fold_output_size", "fold_stride",
+    "fold_small"])
+def test_unfold_and_fold_errors_match_pytorch(name):
+    theirs = _fold_errors(torch, TF, name)
+    assert theirs is not None and _fold_errors(numgrad, F, name) == theirs
+
+
+def test_fold_and_unfold_modules_match_pytorch():
+    for make in (lambda m: m.nn.Unfold(2, padding=1), lambda m: m.nn.Fold((5, 6), 2, stride=1),
+                 lambda m: m.nn.Sequential(m.nn.Unfold((2, 3), stride=(1, 3)),
+                                           m.nn.Fold((4, 6), (2, 3), stride=(1, 3)))):
+        ours, theirs = make(numgrad), make(torch)
+        assert repr(ours) == repr(theirs)
+        shape = (2, 12, 20) if isinstance(theirs, torch.nn.Fold) else (2, 3, 4, 6)
+        x = np.random.default_rng(0).standard_normal(shape)
+        _close(ours(numgrad.tensor(x)), theirs(torch.tensor(x)), "float64")

@@ -117,3 +117,16 @@ def test_max_pool3d_of_integers_and_its_indices_on_cuda():
     g, gi = F.max_pool3d(numgrad.tensor(x, device="cuda"), 2, padding=1, return_indices=True)
     np.testing.assert_array_equal(_host(g), _host(c))
     np.testing.assert_array_equal(_host(gi), _host(ci))
+
+
+def test_unfold_and_fold_match_the_cpu():
+    for name, shape, args, kw in (("unfold", (2, 3, 5, 6), ((2, 3),),
+                                   dict(dilation=(1, 2), padding=1, stride=(2, 1))),
+                                  ("fold", (2, 18, 12), ((5, 6), (2, 3)),
+                                   dict(dilation=(1, 2), padding=1, stride=(2, 1)))):
+        cpu, gpu = _pair((shape,), "float64")
+        c, g = getattr(F, name)(cpu[0], *args, **kw), getattr(F, name)(gpu[0], *args, **kw)
+        _same(c, g, "float64")
+        c.sum().backward()
+        g.sum().backward()
+        _same(cpu[0].grad, gpu[0].grad, "float64")

@@ -25,6 +25,7 @@ __all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
             "pixel_shuffle", "pixel_unshuffle"]
 __all__ += ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d"]
+__all__ += ["unfold", "fold"]
 __all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
             "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "pad"]
@@ -457,6 +458,7 @@ from ..ops.upsample import (  # noqa: E402,F401
 from ..ops.pooling import (  # noqa: E402,F401
     adaptive_avg_pool3d, avg_pool3d, max_pool3d, max_pool3d_with_indices,
 )
+from ..ops.conv import fold, unfold  # noqa: E402,F401  (ATen's im2col and col2im)
 from ..ops.padding import pad  # noqa: E402,F401
 from ..ops.pooling import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,

@@ -714,6 +714,155 @@ def _convolution_backward_transposed(grad_output, input, weight, stride, padding
     return grad_input, grad_weight, grad_bias
 
 
+# ---------------------------------------------------------------------- unfold and fold
+@register
+class Im2Col(Op):
+    """``F.unfold``: the sliding ``kernel`` blocks of ``x`` (N, C, H, W) as columns,
+    (N, C*kh*kw, L). Linear; its adjoint is ``col2im`` with the same arguments."""
+
+    name, node = "im2col", "Im2ColBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, x: _F(m).unfold(x, 2), ((2, 2, 3, 4),)),
+        Sample(lambda m, x: _F(m).unfold(x, 2, stride=2), ((0, 1, 4, 4),), gradgrad=False),
+        Sample(lambda m, x: _F(m).unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+               ((2, 4, 5),)),
+    )
+
+    @staticmethod
+    def forward(K, x, *, kernel, dilation, padding, stride, size, batched):
+        out = K.conv.unfold(x if batched else K.unsqueeze(x, 0), kernel, dilation, padding,
+                            stride)
+        return out if batched else K.squeeze(out, (0,))
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        return (apply(Col2Im, (grad,), (grad._data,), **p),)
+
+
+@register
+class Col2Im(Op):
+    """``F.fold``: columns (N, C*kh*kw, L) summed back into (N, C, *size), the adjoint of
+    ``im2col``."""
+
+    name, node = "col2im", "Col2ImBackward0"
+    on_cuda = True
+    samples = (
+        Sample(lambda m, c: _F(m).fold(c, (3, 4), 2), ((2, 8, 6),)),
+        Sample(lambda m, c: _F(m).fold(c, (4, 5), (2, 3), dilation=(1, 2), padding=1,
+                                       stride=(2, 1)), ((12, 9),)),
+    )
+
+    @staticmethod
+    def forward(K, cols, *, kernel, dilation, padding, stride, size, batched):
+        out = K.conv.fold(cols if batched else K.unsqueeze(cols, 0), size, kernel, dilation,
+                          padding, stride)
+        return out if batched else K.squeeze(out, (0,))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (apply(Im2Col, (grad,), (grad._data,), **ctx.params),)
+
+
+def _pair_arg(value, name: str) -> tuple:
+    """PyTorch's ``_pair`` and ATen's length check of an ``int[2]`` argument."""
+    if isinstance(value, (list, tuple)):
+        values = tuple(int(v) for v in value)
+    else:
+        values = (int(value),) * 2
+    if len(values) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
+    return values
+
+
+def _block_checks(kernel, dilation, padding, stride, fold: bool) -> None:
+    checks = [("kernel size", "kernel", kernel, lambda v: v > 0, "greater than zero"),
+              ("dilation", "dilation", dilation, lambda v: v > 0, "greater than zero"),
+              ("padding", "pad", padding, lambda v: v >= 0, "non-negative"),
+              ("stride", "stride", stride, lambda v: v > 0, "greater than zero")]
+    if fold:
+        checks = [checks[0], checks[3], checks[1], checks[2]]
+    for what, short, values, ok, must in checks:
+        if not all(ok(v) for v in values):
+            raise RuntimeError(f"{what} should be {must}, but got {short}_height: {values[0]} "
+                               f"{short}_width: {values[1]}")
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """The sliding blocks of ``input`` (N, C, H, W) or (C, H, W) as columns: (N, C*kh*kw, L)
+    (``F.unfold``, ATen's ``im2col``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"im2col(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    kernel = _pair_arg(kernel_size, "kernel_size")
+    dil = _pair_arg(dilation, "dilation")
+    pad = _pair_arg(padding, "padding")
+    st = _pair_arg(stride, "stride")
+    _block_checks(kernel, dil, pad, st, False)
+    shape = tuple(input._data.shape)
+    if len(shape) not in (3, 4) or any(v == 0 for v in shape[-3:]):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: {_size(shape)}")
+    h, w = shape[-2:]
+    blocks = [(v + 2 * p - (d * (k - 1) + 1)) // s + 1
+              for v, k, d, p, s in zip((h, w), kernel, dil, pad, st)]
+    if blocks[0] < 1 or blocks[1] < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({h}, {w}), kernel_size=({kernel[0]}, {kernel[1]}), "
+            f"dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), calculated shape of "
+            f"the array of sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must "
+            "be at least one.")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"im2col_out_cpu\" not implemented for "
+                                  f"'{_type_name(input)}'")
+    kernels_for((input,), Im2Col)
+    return apply(Im2Col, (input,), (input._data,), kernel=kernel, dilation=dil, padding=pad,
+                 stride=st, size=(h, w), batched=len(shape) == 4)
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Columns (N, C*kh*kw, L) or (C*kh*kw, L) summed into (N, C, *output_size): the adjoint
+    of ``unfold`` (``F.fold``, ATen's ``col2im``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"col2im(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    size = _pair_arg(output_size, "output_size")
+    kernel = _pair_arg(kernel_size, "kernel_size")
+    dil = _pair_arg(dilation, "dilation")
+    pad = _pair_arg(padding, "padding")
+    st = _pair_arg(stride, "stride")
+    _block_checks(kernel, dil, pad, st, True)
+    shape = tuple(input._data.shape)
+    if len(shape) not in (2, 3) or any(v == 0 for v in shape[-2:]):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           "batch size and non-zero dimensions for input, but got: "
+                           f"{_size(shape)}")
+    rows, length = shape[-2:]
+    if rows % (kernel[0] * kernel[1]):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={rows} and "
+                           f"kernel_size=({kernel[0]}, {kernel[1]}).")
+    blocks = [(v + 2 * p - (d * (k - 1) + 1)) // s + 1
+              for v, k, d, p, s in zip(size, kernel, dil, pad, st)]
+    if blocks[0] < 1 or blocks[1] < 1:
+        blocks = [max(b, 0) for b in blocks]
+    if blocks[0] * blocks[1] != length:
+        raise RuntimeError(
+            f"Given output_size=({size[0]}, {size[1]}), kernel_size=({kernel[0]}, {kernel[1]}), "
+            f"dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), stride=({st[0]}, "
+            f"{st[1]}), expected size of input's dimension 2 to match the calculated number of "
+            f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+            f"input.size(2)={length}.")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"col2im_out_cpu\" not implemented for "
+                                  f"'{_type_name(input)}'")
+    kernels_for((input,), Col2Im)
+    return apply(Col2Im, (input,), (input._data,), kernel=kernel, dilation=dil, padding=pad,
+                 stride=st, size=size, batched=len(shape) == 3)
+
+
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "convolution"]
+FUNCTIONAL = ["unfold", "fold"]  # (nn.functional's; not top-level names in PyTorch)
 METHODS = ()

@@ -270,3 +270,33 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
     prod = np.matmul(g.reshape(groups, out_c // groups, g.shape[1]),
                      cols.reshape(groups, inner, cols.shape[1]).transpose(0, 2, 1))
     return np.ascontiguousarray(prod.reshape(tuple(weight_shape)))
+
+
+def unfold(x, kernel, dilation, padding, stride):
+    """``F.unfold``: ``x`` (N, C, H, W) as its sliding blocks, (N, C*kh*kw, L), channel-major
+    within a block (im2col, then each batch's columns gathered)."""
+    x = np.ascontiguousarray(x)
+    n = x.shape[0]
+    pads = (padding[0], padding[0], padding[1], padding[1])
+    out_sp = _out_sp(x.shape, kernel, stride, pads, dilation)
+    cols = _cols(x, kernel, stride, pads, dilation, out_sp)
+    length = out_sp[0] * out_sp[1]
+    out = np.empty((n, cols.shape[0], length), x.dtype)
+    if out.size:
+        _to_batch_major(cols.reshape(cols.shape[0], n, length), np.zeros(0, x.dtype), out)
+    return out
+
+
+def fold(cols, output_size, kernel, dilation, padding, stride):
+    """``F.fold``, the adjoint of ``unfold``: blocks (N, C*kh*kw, L) summed into
+    (N, C, *output_size)."""
+    n, rows = cols.shape[0], cols.shape[1]
+    kh, kw = kernel
+    pads = (padding[0], padding[0], padding[1], padding[1])
+    out_sp = _out_sp((n, 0) + tuple(output_size), kernel, stride, pads, dilation)
+    g = _grad_channel_major(cols)
+    out = np.zeros((n, rows // (kh * kw)) + tuple(output_size), cols.dtype)
+    if out.size and g.size:
+        _col2im(g, kh, kw, stride[0], stride[1], pads[0], pads[2], dilation[0], dilation[1],
+                out_sp[0], out_sp[1], out)
+    return out

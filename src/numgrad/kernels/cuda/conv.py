@@ -322,3 +322,42 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
     prod = matmul(g.reshape(groups, out_c // groups, n * length),
                   cols.reshape(groups, inner, n * length), False, True)
     return prod.reshape(tuple(weight_shape))
+
+
+def unfold(x, kernel, dilation, padding, stride):
+    """``F.unfold``: ``x`` (N, C, H, W) as its sliding blocks, (N, C*kh*kw, L)."""
+    _check_dtype(x)
+    x = ascontiguous(x)
+    n = int(x.shape[0])
+    pads = (padding[0], padding[0], padding[1], padding[1])
+    out_sp = tuple(output_size(int(x.shape[2 + i]), kernel[i], stride[i], pads[2 * i],
+                               pads[2 * i + 1], dilation[i]) for i in range(2))
+    cols = _cols(x, kernel, stride, pads, dilation, out_sp)
+    length = out_sp[0] * out_sp[1]
+    rows = int(cols.shape[0])
+    out = empty((n, rows, length), x.dtype)
+    if out.size:
+        launch(_to_batch_major_k, out.size)(cols.reshape(cols.size), full((1,), x.dtype, 0),
+                                            False, rows, n, length, out.reshape(out.size))
+    return out
+
+
+def fold(cols, output_size_, kernel, dilation, padding, stride):
+    """``F.fold``, the adjoint of ``unfold``: blocks (N, C*kh*kw, L) summed into
+    (N, C, *output_size)."""
+    _check_dtype(cols)
+    n, rows = int(cols.shape[0]), int(cols.shape[1])
+    kh, kw = kernel
+    h, w = (int(v) for v in output_size_)
+    pads = (padding[0], padding[0], padding[1], padding[1])
+    oh = output_size(h, kh, stride[0], pads[0], pads[1], dilation[0])
+    ow = output_size(w, kw, stride[1], pads[2], pads[3], dilation[1])
+    c = rows // (kh * kw)
+    if n * c * h * w == 0 or not cols.size:
+        return full((n, c, h, w), cols.dtype, 0)
+    g = _grad_channel_major(cols)
+    out = empty((n, c, h, w), cols.dtype)
+    launch(_col2im_k, out.size)(g.reshape(g.size), n, c, h, w, kh, kw, stride[0], stride[1],
+                                pads[0], pads[2], dilation[0], dilation[1], oh, ow,
+                                out.reshape(out.size))
+    return out

@@ -38,6 +38,9 @@ __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShu
 from .pooling import AdaptiveAvgPool3d, AvgPool3d, MaxPool3d  # noqa: E402
 
 __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d"]
+from .conv import Fold, Unfold  # noqa: E402
+
+__all__ += ["Fold", "Unfold"]
 __all__ += ["L1Loss", "HuberLoss", "BCELoss", "KLDivLoss"]
 from .activation import (  # noqa: E402
     CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softsign, Tanhshrink,

@@ -1,6 +1,7 @@
 """``Conv1d``, ``Conv2d``, ``Conv3d`` and ``ConvTranspose1d/2d/3d``, as PyTorch's ``_ConvNd``
 subclasses: the same arguments, checks and messages, attributes, initialisation and
-``extra_repr`` (the transposed ones' ``forward`` takes PyTorch's ``output_size``)."""
+``extra_repr`` (the transposed ones' ``forward`` takes PyTorch's ``output_size``); and ``Fold``
+and ``Unfold``."""
 from __future__ import annotations
 
 import collections.abc
@@ -304,3 +305,47 @@ class ConvTranspose3d(_ConvTransposeNd):
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
         return self._transposed_forward(F.conv_transpose3d, input, output_size, 3)
+
+
+class Fold(Module):
+    """Sums sliding blocks ``(N, C*prod(kernel_size), L)`` into ``(N, C, *output_size)``
+    (``F.fold``)."""
+
+    __constants__ = ["output_size", "kernel_size", "dilation", "padding", "stride"]
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+
+
+class Unfold(Module):
+    """The sliding blocks of ``(N, C, H, W)`` inputs as columns ``(N, C*prod(kernel_size), L)``
+    (``F.unfold``)."""
+
+    __constants__ = ["kernel_size", "dilation", "padding", "stride"]
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")

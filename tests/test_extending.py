@@ -754,6 +754,24 @@ def test_as_subclass_stays_on_the_graph():
     _close(ours[5], theirs[5])
 
 
+def test_subclass_leaf_that_requires_grad():
+    def program(m):
+        class Sub(m.Tensor):
+            pass
+
+        x = Sub([1.0, -2.0])
+        x.requires_grad_()
+        y = x * 3
+        (y * y).sum().backward()
+        made = m.Tensor._make_subclass(Sub, m.ones(2), True)
+        return (type(y).__name__, y.grad_fn.name(), x.is_leaf, type(x.grad).__name__, x.grad,
+                type(made).__name__, made.requires_grad, made.is_leaf)
+
+    ours, theirs = _both(program)
+    assert ours[:4] == theirs[:4] and ours[5:] == theirs[5:]
+    _close(ours[4], theirs[4])
+
+
 def test_logging_subclass_sees_functions_methods_and_operators():
     def program(m):
         calls = []

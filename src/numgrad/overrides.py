@@ -34,6 +34,7 @@ import builtins
 import contextlib
 import functools
 import inspect
+import sys
 import threading
 import types as _types
 import warnings
@@ -341,7 +342,7 @@ def _namespaces():
     for module, prefix, python_style in found:
         try:
             out.append((importlib.import_module(module), prefix, python_style))
-        except ImportError:
+        except ImportError:  # (a namespace numgrad does not have)
             continue
     return out, Tensor
 
@@ -516,6 +517,20 @@ def enable_reentrant_dispatch():
     yield
 
 
+def _make_subclass(cls, data, require_grad: bool = False, **_ignored):
+    """``Tensor._make_subclass(cls, data, require_grad=False)``: a leaf instance of ``cls``
+    sharing ``data``'s storage (and version counter), without its history."""
+    from .tensor import Tensor
+
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    out = cls._wrap(data._data)
+    out._version_counter = data._version_counter
+    if require_grad:
+        out.requires_grad_(True)
+    return out
+
+
 # ------------------------------------------------------------------------------ switching it on
 _TORCH_MODULES = ("torch", "functorch", "numgrad")
 
@@ -540,7 +555,11 @@ def _class_defined(cls) -> None:
 
     if issubclass(cls, Parameter) and "__torch_function__" not in vars(cls):
         return
-    _activate()
+    try:
+        _activate()
+    except Exception as e:  # noqa: BLE001  (a class statement must not fail for numgrad's sake)
+        warnings.warn(f"numgrad could not switch __torch_function__ dispatch on for {cls!r}: "
+                      f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
 
 
 _build_class = builtins.__build_class__
@@ -559,6 +578,8 @@ def _install() -> None:
 
     Tensor.__torch_function__ = classmethod(_tensor_torch_function)
     Tensor.as_subclass = as_subclass
+    Tensor._make_subclass = staticmethod(_make_subclass)
+    sys.modules.setdefault("numgrad._C", _C)
     if builtins.__build_class__ is _build_class:
         builtins.__build_class__ = _build_class_seen
 
@@ -691,10 +712,11 @@ def as_subclass(self, cls):
     return out
 
 
-_C = _types.SimpleNamespace(
-    DisableTorchFunction=DisableTorchFunction,
-    DisableTorchFunctionSubclass=DisableTorchFunctionSubclass,
-    _disabled_torch_function_impl=_disabled_torch_function_impl,
-    _is_torch_function_mode_enabled=_is_torch_function_mode_enabled,
-    _len_torch_function_stack=_len_torch_function_stack,
-)
+# ``numgrad._C`` (``torch._C`` under ``install_as_torch``): the protocol's names PyTorch keeps
+# there; a module, so that ``from torch._C import DisableTorchFunctionSubclass`` works too.
+_C = _types.ModuleType("numgrad._C", "The names of torch._C that numgrad has (its protocol's).")
+_C.DisableTorchFunction = DisableTorchFunction
+_C.DisableTorchFunctionSubclass = DisableTorchFunctionSubclass
+_C._disabled_torch_function_impl = _disabled_torch_function_impl
+_C._is_torch_function_mode_enabled = _is_torch_function_mode_enabled
+_C._len_torch_function_stack = _len_torch_function_stack

@@ -36,6 +36,7 @@ from . import utils  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from ._threads import get_num_threads, set_num_threads  # noqa: E402,F401
+from ._typeinfo import can_cast, finfo, iinfo, promote_types, result_type  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -150,6 +150,18 @@ class Kernels(Protocol):
     def gather_dim(self, x: Array, dim: int, index: Array) -> Array: ...
     def index_select_dim(self, x: Array, dim: int, index: Array) -> Array: ...
 
+    # -- scans with indices, searching and counting (kernels/*/indexing_more.py)
+    def cum_extreme(self, x: Array, dim: int, take_max: bool) -> tuple:
+        """``(values, int64 indices)`` of cummax (``take_max``) / cummin along ``dim``."""
+
+    def logcumsumexp_dim(self, x: Array, dim: int) -> Array: ...
+
+    def search_sorted(self, bounds: Array, values: Array, sorter, right: bool, out_dtype) -> Array:
+        """searchsorted's positions (``bounds`` 1-D or one line per leading position)."""
+
+    def bincount(self, x: Array, weights, length: int, out_dtype) -> Array: ...
+    def histc(self, x: Array, bins: int, lo, hi) -> Array: ...
+
     def scatter_dim(self, x: Array, dim: int, index: Array, src: Array, mode: int) -> Array:
         """A copy of ``x`` with ``src`` written (mode 1: added, 2: multiplied) at ``index``."""
 

@@ -54,6 +54,9 @@ FAMILIES += (linalg_more,)
 from . import upsample  # noqa: E402  (interpolate, pixel_shuffle: nn.functional's)
 
 FAMILIES += (upsample,)
+from . import indexing_more  # noqa: E402  (unbind, index_add, cummax, bincount, searchsorted ...)
+
+FAMILIES += (indexing_more,)
 
 __all__ = []
 METHODS = {}

@@ -35,6 +35,8 @@ _LAZY_FUNCTIONS = {
     "gather_dim": "gather", "index_select_dim": "gather", "scatter_dim": "gather",
     "mode_dim": "predicates", "nan_to_num": "predicates", "isclose": "predicates",
     "order_dim": "predicates",
+    "cum_extreme": "indexing_more", "logcumsumexp_dim": "indexing_more",
+    "search_sorted": "indexing_more", "bincount": "indexing_more", "histc": "indexing_more",
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
     "batch_norm_backward": "normalization",
 }

@@ -187,6 +187,16 @@ def hand_written() -> list:
         (structure, "_tri_k", [(A(t), I64, I64, I64, BOOL, A(t)) for t in ALL]),
         (structure, "_remap_k", [(A(t), META, A(t)) for t in ALL]),
     ]
+    from . import indexing_more  # (cummax/cummin, logcumsumexp, searchsorted, bincount, histc)
+
+    table += [
+        (indexing_more, "_cum_extreme_k", [(A(t), A(t), META, I64, I64, BOOL) for t in ALL]),
+        (indexing_more, "_logcumsumexp_k", [(A(t), A(t), I64, I64) for t in FLOAT]),
+        (indexing_more, "_search_k", [(A(t), A(t), META, BOOL, I64, I64, BOOL, A(r))
+                                      for t in NUMBER for r in (I64, I32)]),
+        (indexing_more, "_bincount_k", [(META, A(w), BOOL, A(w)) for w in (I64, F32, F64)]),
+        (indexing_more, "_histc_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
+    ]
     for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
         t = _BY_NAME[dtype.name]
         table.append((linalg, f"_GEMM[{dtype.name}]",

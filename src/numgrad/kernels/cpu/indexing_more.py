@@ -1,0 +1,177 @@
+"""Kernels of the scans with indices and the counting and searching ops on the CPU
+(``K.cum_extreme``, ``K.logcumsumexp_dim``, ``K.search_sorted``, ``K.bincount``,
+``K.histc``): ``cummax``/``cummin`` (values and the index of each running extreme),
+``logcumsumexp``, the binary search of ``searchsorted``/``bucketize``, ``bincount`` and
+``histc``. The CUDA module (``kernels/cuda/indexing_more.py``) has the same functions.
+
+Each kernel reads C-contiguous operands flat and writes a new C-contiguous array. The scans view
+their operand as ``(outer, n, inner)``, the scanned dimension in the middle, as ``scan.py``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _cum_extreme_k(x, values, indices, outer, n, inner, take_max):
+    """PyTorch's cummax (``take_max``) / cummin along the middle axis: the running extreme and
+    the index where it was last reached (ties take the later index); a NaN, once met, is the
+    extreme from there on, each later NaN taking its index."""
+    for o in range(outer):
+        for i in range(inner):
+            base = o * n * inner + i
+            best = x[base]
+            at = 0
+            for k in range(n):
+                p = base + k * inner
+                v = x[p]
+                if v != v:  # noqa: PLR0124  (a NaN test that works for ints)
+                    best = v
+                    at = k
+                elif best == best:  # noqa: PLR0124, SIM102
+                    if (v >= best) if take_max else (v <= best):
+                        best = v
+                        at = k
+                values[p] = best
+                indices[p] = at
+
+
+@njit(cache=True)
+def _logcumsumexp_k(x, out, outer, n, inner):
+    """The running ``log(sum(exp(x)))`` along the middle axis, kept in float64 (PyTorch's CPU
+    accumulation type), each element rounded to the result's dtype as it is written."""
+    for o in range(outer):
+        for i in range(inner):
+            base = o * n * inner + i
+            acc = -np.inf
+            for k in range(n):
+                p = base + k * inner
+                v = np.float64(x[p])
+                lo = min(acc, v)
+                hi = max(acc, v)
+                if v != v or acc != acc:  # noqa: PLR0124
+                    acc = np.nan
+                elif lo != hi or math.isfinite(lo):
+                    acc = hi + math.log1p(math.exp(lo - hi))
+                else:
+                    acc = v
+                out[p] = acc
+
+
+@njit(cache=True)
+def _search_k(bounds, values, sorter, use_sorter, m, per_line, right, out):
+    """For each value, the position in its line of ``bounds`` (lines of ``m``; one line for all
+    values when ``per_line`` is 0, else line ``j // per_line`` for value ``j``), read through
+    ``sorter`` with ``use_sorter``: the first position whose bound is ``>= value`` (``right``:
+    ``> value``), PyTorch's lower and upper bounds (a NaN value goes last)."""
+    for j in range(values.size):
+        line = 0 if per_line == 0 else j // per_line
+        first = line * m
+        v = values[j]
+        start = 0
+        end = m
+        while start < end:
+            mid = start + ((end - start) >> 1)
+            b = bounds[first + sorter[first + mid]] if use_sorter else bounds[first + mid]
+            if right:
+                go_right = not (b > v)
+            else:
+                go_right = not (b >= v)
+            if go_right:
+                start = mid + 1
+            else:
+                end = mid
+        out[j] = start
+
+
+@njit(cache=True)
+def _bincount_k(x, weights, use_weights, out):
+    for i in range(x.size):
+        if use_weights:
+            out[x[i]] += weights[i]
+        else:
+            out[x[i]] += 1
+
+
+@njit(cache=True)
+def _histc_k(x, lo, hi, bins, out):
+    """PyTorch's histc: each element in ``[lo, hi]`` counted in bin
+    ``(x - lo) * bins / (hi - lo)`` (computed in ``x``'s dtype), the right edge in the last bin;
+    others (NaN included) skipped."""
+    nb = out.size
+    for i in range(x.size):
+        v = x[i]
+        if v >= lo and v <= hi:
+            pos = int((v - lo) * bins / (hi - lo))
+            if pos >= nb:
+                pos = nb - 1
+            out[pos] += 1
+
+
+def _lines(shape: tuple, dim: int):
+    return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
+
+
+def cum_extreme(x: np.ndarray, dim: int, take_max: bool) -> tuple:
+    """``(values, int64 indices)`` of cummax (``take_max``) or cummin of ``x`` along ``dim``."""
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (NumPy's makes 0-d 1-d)
+    values = np.empty(a.shape, a.dtype)
+    indices = np.empty(a.shape, np.int64)
+    if a.ndim == 0:
+        values[...] = a
+        indices[...] = 0
+    elif a.size:
+        _cum_extreme_k(a.reshape(-1), values.reshape(-1), indices.reshape(-1),
+                       *_lines(a.shape, dim), bool(take_max))
+    return values, indices
+
+
+def logcumsumexp_dim(x: np.ndarray, dim: int) -> np.ndarray:
+    """The running ``log(sum(exp(x)))`` of the float array ``x`` along ``dim``."""
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    out = np.empty(a.shape, a.dtype)
+    if a.ndim == 0:
+        out[...] = a
+    elif a.size:
+        _logcumsumexp_k(a.reshape(-1), out.reshape(-1), *_lines(a.shape, dim))
+    return out
+
+
+def search_sorted(bounds: np.ndarray, values: np.ndarray, sorter, right: bool, out_dtype) -> np.ndarray:
+    """``searchsorted(bounds, values)`` of arrays of one dtype: ``bounds`` 1-D (one line for
+    all) or with ``values``' leading dimensions; ``sorter`` (int64, ``bounds``' shape) or None."""
+    b = np.ascontiguousarray(bounds).reshape(-1)
+    v = values if values.flags.c_contiguous else np.ascontiguousarray(values)
+    out = np.empty(v.shape, out_dtype)
+    m = tuple(bounds.shape)[-1] if bounds.ndim else 1
+    per_line = 0 if bounds.ndim <= 1 else (tuple(values.shape)[-1] if values.ndim else 1)
+    s = np.zeros(1, np.int64) if sorter is None else np.ascontiguousarray(sorter, np.int64).reshape(-1)
+    if v.size:
+        _search_k(b, v.reshape(-1), s, sorter is not None, m, per_line, bool(right),
+                  out.reshape(-1))
+    return out
+
+
+def bincount(x: np.ndarray, weights, length: int, out_dtype) -> np.ndarray:
+    """The count (with ``weights``: the sum of the weights) of each value of the non-negative
+    1-D integer array ``x``, in an array of ``length``."""
+    out = np.zeros(length, out_dtype)
+    a = np.ascontiguousarray(x, np.int64)
+    w = np.zeros(1, out_dtype) if weights is None else np.ascontiguousarray(weights, out_dtype)
+    if a.size:
+        _bincount_k(a, w, weights is not None, out)
+    return out
+
+
+def histc(x: np.ndarray, bins: int, lo, hi) -> np.ndarray:
+    """The histogram of the float array ``x`` in ``bins`` equal bins over ``[lo, hi]`` (numbers
+    of ``x``'s dtype, ``lo < hi``), of ``x``'s dtype."""
+    out = np.zeros(bins, x.dtype)
+    a = np.ascontiguousarray(x).reshape(-1)
+    if a.size:
+        t = x.dtype.type
+        _histc_k(a, t(lo), t(hi), t(bins), out)
+    return out

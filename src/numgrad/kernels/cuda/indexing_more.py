@@ -1,0 +1,182 @@
+"""The scans with indices and the counting and searching ops on CUDA (``K.cum_extreme``, ``K.logcumsumexp_dim``, ``K.search_sorted``, ``K.bincount``,
+``K.histc``), with
+the CPU module's interface and arithmetic (``kernels/cpu/indexing_more.py``): ``cum_extreme``
+(cummax/cummin) and ``logcumsumexp`` run one thread per line of the ``(outer, n, inner)`` view;
+``search`` (searchsorted/bucketize) one thread per value; ``bincount`` and ``histc`` one thread
+per element, adding with atomics. ``bincount``'s length comes from its caller (which reads the
+largest value back, a sync, as PyTorch's).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from .elementwise import copy as copy_of
+from .layout import full
+from .memory import ascontiguous, empty, flat, launch
+
+
+@cuda.jit
+def _cum_extreme_k(x, values, indices, n, inner, take_max):
+    """The CPU's ``_cum_extreme_k``, one thread per line."""
+    lines = x.size // n
+    for line in range(cuda.grid(1), lines, cuda.gridsize(1)):
+        base = (line // inner) * n * inner + line % inner
+        best = x[base]
+        at = 0
+        for k in range(n):
+            p = base + k * inner
+            v = x[p]
+            if v != v:  # noqa: PLR0124  (a NaN test that works for ints)
+                best = v
+                at = k
+            elif best == best:  # noqa: PLR0124
+                better = v <= best
+                if take_max:
+                    better = v >= best
+                if better:
+                    best = v
+                    at = k
+            values[p] = best
+            indices[p] = at
+
+
+@cuda.jit
+def _logcumsumexp_k(x, out, n, inner):
+    """The CPU's ``_logcumsumexp_k`` (float64 running value), one thread per line."""
+    lines = x.size // n
+    for line in range(cuda.grid(1), lines, cuda.gridsize(1)):
+        base = (line // inner) * n * inner + line % inner
+        acc = -math.inf
+        for k in range(n):
+            p = base + k * inner
+            v = np.float64(x[p])
+            lo = min(acc, v)
+            hi = max(acc, v)
+            if v != v or acc != acc:  # noqa: PLR0124
+                acc = math.nan
+            elif lo != hi or math.isfinite(lo):
+                acc = hi + math.log1p(math.exp(lo - hi))
+            else:
+                acc = v
+            out[p] = acc
+
+
+@cuda.jit
+def _search_k(bounds, values, sorter, use_sorter, m, per_line, right, out):
+    """The CPU's ``_search_k``, one thread per value."""
+    for j in range(cuda.grid(1), values.size, cuda.gridsize(1)):
+        line = 0
+        if per_line != 0:
+            line = j // per_line
+        first = line * m
+        v = values[j]
+        start = 0
+        end = m
+        while start < end:
+            mid = start + ((end - start) >> 1)
+            if use_sorter:
+                b = bounds[first + sorter[first + mid]]
+            else:
+                b = bounds[first + mid]
+            if right:
+                go_right = not (b > v)
+            else:
+                go_right = not (b >= v)
+            if go_right:
+                start = mid + 1
+            else:
+                end = mid
+        out[j] = start
+
+
+@cuda.jit
+def _bincount_k(x, weights, use_weights, out):
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        if use_weights:
+            cuda.atomic.add(out, x[i], weights[i])
+        else:
+            cuda.atomic.add(out, x[i], 1)
+
+
+@cuda.jit
+def _histc_k(x, lo, hi, bins, out):
+    """The CPU's ``_histc_k``, one thread per element, counted with atomics."""
+    nb = out.size
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        v = x[i]
+        if v >= lo and v <= hi:
+            pos = int((v - lo) * bins / (hi - lo))
+            if pos >= nb:
+                pos = nb - 1
+            cuda.atomic.add(out, pos, 1)
+
+
+def _lines(shape: tuple, dim: int):
+    return shape[dim], math.prod(shape[dim + 1:])
+
+
+def cum_extreme(x, dim: int, take_max: bool) -> tuple:
+    """``(values, int64 indices)`` of cummax (``take_max``) or cummin of ``x`` along ``dim``."""
+    if x.ndim == 0:
+        return copy_of(x), full((), 0, np.int64)
+    a = ascontiguous(x)
+    values = empty(tuple(a.shape), a.dtype)
+    indices = empty(tuple(a.shape), np.int64)
+    if a.size:
+        n, inner = _lines(tuple(a.shape), dim)
+        launch(_cum_extreme_k, a.size // n)(flat(a), flat(values), flat(indices), n, inner,
+                                            bool(take_max))
+    return values, indices
+
+
+def logcumsumexp_dim(x, dim: int):
+    """The running ``log(sum(exp(x)))`` of the float array ``x`` along ``dim``."""
+    if x.ndim == 0:
+        return copy_of(x)
+    a = ascontiguous(x)
+    out = empty(tuple(a.shape), a.dtype)
+    if a.size:
+        n, inner = _lines(tuple(a.shape), dim)
+        launch(_logcumsumexp_k, a.size // n)(flat(a), flat(out), n, inner)
+    return out
+
+
+def search_sorted(bounds, values, sorter, right: bool, out_dtype):
+    """``searchsorted(bounds, values)``, as the CPU's ``search_sorted``."""
+    b = flat(ascontiguous(bounds)) if bounds.ndim else ascontiguous(bounds).reshape(1)
+    v = ascontiguous(values)
+    out = empty(tuple(v.shape), out_dtype)
+    m = tuple(bounds.shape)[-1] if bounds.ndim else 1
+    per_line = 0 if bounds.ndim <= 1 else (tuple(values.shape)[-1] if values.ndim else 1)
+    if sorter is None:
+        s = full((1,), 0, np.int64)
+    else:
+        s = ascontiguous(sorter)
+        s = flat(s) if s.ndim else s.reshape(1)
+    if v.size:
+        launch(_search_k, v.size)(b, flat(v) if v.ndim else v.reshape(1), s, sorter is not None,
+                                  m, per_line, bool(right), flat(out) if v.ndim else out.reshape(1))
+    return out
+
+
+def bincount(x, weights, length: int, out_dtype):
+    """The count (with ``weights``: the sum of the weights) of each value of the non-negative
+    1-D int64 array ``x``, in an array of ``length``."""
+    out = full((length,), 0, out_dtype)
+    if x.size:
+        w = full((1,), 0, out_dtype) if weights is None else flat(ascontiguous(weights))
+        launch(_bincount_k, x.size)(flat(ascontiguous(x)), w, weights is not None, out)
+    return out
+
+
+def histc(x, bins: int, lo, hi):
+    """The histogram of the float array ``x`` in ``bins`` bins over ``[lo, hi]``, as the CPU's."""
+    out = full((bins,), 0, x.dtype)
+    if x.size:
+        a = ascontiguous(x)
+        t = np.dtype(x.dtype).type
+        launch(_histc_k, a.size)(flat(a) if a.ndim else a.reshape(1), t(lo), t(hi), t(bins), out)
+    return out

@@ -430,9 +430,11 @@ def test_gradcheck_of_cells_and_a_bidirectional_lstm():
     w = lstm_cell.weight_hh.detach().clone().requires_grad_(True)
 
     def with_weight(weight):
-        from numgrad.nn.modules.rnn import _step
+        from numgrad.nn.modules.rnn import _project, _step, _weights
 
-        gi = numgrad.nn.functional.linear(x.detach(), lstm_cell.weight_ih.detach())
-        return _step("LSTM", gi, h.detach(), c.detach(), weight, None)[1]
+        w_ih, biases, w_hh_t, _, _ = _weights("LSTM", lstm_cell.weight_ih.detach(), weight,
+                                              None, None)
+        return _step("LSTM", _project(x.detach(), w_ih, biases), h.detach(), c.detach(),
+                     w_hh_t)[1]
 
     assert gradcheck(with_weight, (w,))

@@ -5,9 +5,10 @@ PyTorch's parameter names (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr
 shapes, gate order (i, f, g, o for the LSTM; r, z, n for the GRU, whose ``b_hn`` sits inside
 the reset product), initialisation (U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))),
 ``batch_first``, ``bidirectional``, dropout between layers, unbatched inputs, ``PackedSequence``
-inputs and PyTorch's errors. Each step is composed from numgrad's ops (``linear``, ``sigmoid``,
-``tanh``, ``chunk``, ``cat``): the input projections of every step are one matrix product per
-layer and direction, the recurrent ones one ``addmm`` per step."""
+inputs and PyTorch's errors. Each step is composed from numgrad's ops (``addmm``, ``sigmoid``,
+``tanh``, ``cat``): the input projection of every step (with both biases, but the GRU's
+``b_hn``) is one matrix product per layer, direction and block of gates, the recurrent one an
+``addmm`` per step and block."""
 from __future__ import annotations
 
 import math
@@ -31,31 +32,68 @@ def _apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Ten
 
 
 # ------------------------------------------------------------------ one step of each cell
-def _step(mode: str, gi: Tensor, h: Tensor, c, w_hh, b_hh, w_hr=None):
-    """One step: ``gi`` is the input's projection ``x W_ih^T + b_ih``; returns ``(h', c')``
-    (``c'`` None but for the LSTM)."""
-    gh = F.linear(h, w_hh, b_hh)
-    if mode == "RNN_TANH":
-        return ops.tanh(gi + gh), None
-    if mode == "RNN_RELU":
-        return ops.relu(gi + gh), None
+# The blocks each weight is used in: the LSTM's four gates as one block (one addmm and one
+# sigmoid a step: fewer ops than four), the GRU's three (its n gate differs).
+_BLOCKS = {"LSTM": 1, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+def _weights(mode: str, w_ih, w_hh, b_ih, b_hh, w_hr=None):
+    """The blocks of a layer's weights (row blocks of ``weight_ih`` and ``weight_hh``;
+    ``weight_hh``'s transposed for the step's ``addmm``): ``(w_ih_blocks, input_biases,
+    w_hh_t_blocks, b_hn, w_hr_t)``. The input biases hold ``b_ih + b_hh`` (added once, not at
+    every step), but for the GRU's n gate, whose ``b_hn`` stays inside the reset product."""
+    n = _BLOCKS[mode]
+    w_ih_g = w_ih.chunk(n, 0) if n > 1 else (w_ih,)
+    w_hh_t = tuple(w.t() for w in (w_hh.chunk(n, 0) if n > 1 else (w_hh,)))
+    b_i = b_ih.chunk(n, 0) if b_ih is not None and n > 1 else (b_ih,) * n
+    b_h = b_hh.chunk(n, 0) if b_hh is not None and n > 1 else (b_hh,) * n
+    biases = []
+    for k in range(n):
+        if (mode == "GRU" and k == 2) or b_h[k] is None:
+            biases.append(b_i[k])
+        else:
+            biases.append(b_h[k] if b_i[k] is None else b_i[k] + b_h[k])
+    b_hn = b_h[2] if mode == "GRU" else None
+    return w_ih_g, biases, w_hh_t, b_hn, None if w_hr is None else w_hr.t()
+
+
+def _project(x: Tensor, w_ih_g, biases) -> list:
+    """Each block's input projection ``x W_ih_k^T + b_k``, for all steps at once."""
+    return [F.linear(x, w, b) for w, b in zip(w_ih_g, biases)]
+
+
+def _step(mode: str, gi, h: Tensor, c, w_hh_t, b_hn=None, w_hr_t=None):
+    """One step: ``gi`` holds this step's rows of each block's input projection, ``w_hh_t`` the
+    blocks' transposed recurrent weights; returns ``(h', c')`` (``c'`` None but for the LSTM).
+    Each block is one ``addmm``, then elementwise ops."""
+    if mode in ("RNN_TANH", "RNN_RELU"):
+        pre = ops.addmm(gi[0], h, w_hh_t[0])
+        return (ops.tanh(pre) if mode == "RNN_TANH" else ops.relu(pre)), None
     if mode == "LSTM":
-        i, f, g, o = (gi + gh).chunk(4, 1)
+        # the activations of the gates' column blocks are contiguous, so the rest is too
+        i, f, g, o = ops.addmm(gi[0], h, w_hh_t[0]).chunk(4, 1)
         c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
         h = ops.sigmoid(o) * ops.tanh(c)
-        if w_hr is not None:
-            h = F.linear(h, w_hr)
+        if w_hr_t is not None:
+            h = ops.mm(h, w_hr_t)
         return h, c
-    # GRU: n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = n + z * (h - n)
-    i_r, i_z, i_n = gi.chunk(3, 1)
-    h_r, h_z, h_n = gh.chunk(3, 1)
-    r = ops.sigmoid(i_r + h_r)
-    z = ops.sigmoid(i_z + h_z)
-    n = ops.tanh(i_n + r * h_n)
+    # GRU: r, z = sigmoid(W_i{r,z} x + b_i{r,z} + W_h{r,z} h + b_h{r,z}),
+    # n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = n + z * (h - n)
+    r = ops.sigmoid(ops.addmm(gi[0], h, w_hh_t[0]))
+    z = ops.sigmoid(ops.addmm(gi[1], h, w_hh_t[1]))
+    hn = ops.mm(h, w_hh_t[2]) if b_hn is None else ops.addmm(b_hn, h, w_hh_t[2])
+    n = ops.tanh(gi[2] + r * hn)
     return n + z * (h - n), None
 
 
-def _run_direction(mode, gis, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
+def _cell(mode: str, cell, input: Tensor, h: Tensor, c=None):
+    """One step of a cell module (``RNNCell``, ``LSTMCell``, ``GRUCell``)."""
+    w_ih_g, biases, w_hh_t, b_hn, _ = _weights(mode, cell.weight_ih, cell.weight_hh,
+                                               cell.bias_ih, cell.bias_hh)
+    return _step(mode, _project(input, w_ih_g, biases), h, c, w_hh_t, b_hn)
+
+
+def _run_direction(mode, gis, batch_sizes, h0, c0, w_hh_t, b_hn, w_hr_t, reverse):
     """Runs one layer in one direction over the steps' input projections ``gis`` (step ``t``
     has ``batch_sizes[t]`` rows, decreasing, as in a packed sequence); returns the steps'
     outputs and the final ``(h, c)`` of every sequence of the batch."""
@@ -72,7 +110,7 @@ def _run_direction(mode, gis, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
                 if c is not None:
                     done_c.append(c[bs:])
                     c = c[:bs]
-            h, c = _step(mode, gis[t], h, c, w_hh, b_hh, w_hr)
+            h, c = _step(mode, gis[t], h, c, w_hh_t, b_hn, w_hr_t)
             outs[t] = h
         if done_h:
             h = ops.cat([h] + done_h[::-1], 0)
@@ -87,7 +125,7 @@ def _run_direction(mode, gis, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
             h = ops.cat([h, h0[have:bs]], 0)
             if c is not None:
                 c = ops.cat([c, c0[have:bs]], 0)
-        h, c = _step(mode, gis[t], h, c, w_hh, b_hh, w_hr)
+        h, c = _step(mode, gis[t], h, c, w_hh_t, b_hn, w_hr_t)
         outs[t] = h
     return outs, h, c
 
@@ -262,13 +300,16 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 names = self._all_weights[layer * num_directions + direction]
                 params = {n.split("_l")[0]: getattr(self, n) for n in names}
-                gi = F.linear(data, params["weight_ih"], params.get("bias_ih"))
-                gis = gi.split(sizes, 0) if len(sizes) > 1 else [gi]
+                w_ih_g, biases, w_hh_t, b_hn, w_hr_t = _weights(
+                    self.mode, params["weight_ih"], params["weight_hh"], params.get("bias_ih"),
+                    params.get("bias_hh"), params.get("weight_hr"))
+                gates = [gi.split(sizes, 0) if len(sizes) > 1 else [gi]
+                         for gi in _project(data, w_ih_g, biases)]
+                gis = list(zip(*gates))  # per step, each gate's rows
                 k = layer * num_directions + direction
                 outs, h, c = _run_direction(
-                    self.mode, gis, sizes, hx[k], None if cx is None else cx[k],
-                    params["weight_hh"], params.get("bias_hh"), params.get("weight_hr"),
-                    reverse=direction == 1)
+                    self.mode, gis, sizes, hx[k], None if cx is None else cx[k], w_hh_t, b_hn,
+                    w_hr_t, reverse=direction == 1)
                 results.append(ops.cat(outs, 0) if len(outs) > 1 else outs[0])
                 h_n.append(h)
                 c_n.append(c)
@@ -543,8 +584,7 @@ class RNNCell(RNNCellBase):
         _check_cell_input(input, self.weight_ih.size(1))
         _check_cell_hidden(input, hx, self.weight_hh.size(1), 0)
         mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
-        gi = F.linear(input, self.weight_ih, self.bias_ih)
-        ret, _ = _step(mode, gi, hx, None, self.weight_hh, self.bias_hh)
+        ret, _ = _cell(mode, self, input, hx)
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -576,8 +616,7 @@ class LSTMCell(RNNCellBase):
         _check_cell_input(input, self.weight_ih.size(1))
         _check_cell_hidden(input, hx[0], self.weight_hh.size(1), 0)
         _check_cell_hidden(input, hx[1], self.weight_hh.size(1), 1)
-        gi = F.linear(input, self.weight_ih, self.bias_ih)
-        h, c = _step("LSTM", gi, hx[0], hx[1], self.weight_hh, self.bias_hh)
+        h, c = _cell("LSTM", self, input, hx[0], hx[1])
         if not is_batched:
             return h.squeeze(0), c.squeeze(0)
         return h, c
@@ -594,6 +633,5 @@ class GRUCell(RNNCellBase):
         input, hx, is_batched = self._prepare("GRUCell", input, hx)
         _check_cell_input(input, self.weight_ih.size(1))
         _check_cell_hidden(input, hx, self.weight_hh.size(1), 0)
-        gi = F.linear(input, self.weight_ih, self.bias_ih)
-        ret, _ = _step("GRU", gi, hx, None, self.weight_hh, self.bias_hh)
+        ret, _ = _cell("GRU", self, input, hx)
         return ret if is_batched else ret.squeeze(0)

@@ -294,6 +294,25 @@ def test_multihead_attention_unbatched_and_repr():
         _close(o_w, t_w)
 
 
+def test_non_contiguous_inputs():
+    rng = np.random.default_rng(11)
+    pairs = _pairs(rng, "float64", (2, 4, 3), (2, 4, 5), (2, 6, 5))
+    o = F.scaled_dot_product_attention(*(p[0].transpose(-2, -1) for p in pairs))
+    t = TF.scaled_dot_product_attention(*(p[1].transpose(-2, -1) for p in pairs))
+    _close(o, t)
+    torch.manual_seed(5)
+    theirs = torch.nn.MultiheadAttention(4, 2, batch_first=True, dtype=torch.float64)
+    ours = nn.MultiheadAttention(4, 2, batch_first=True, dtype=numgrad.float64)
+    _load(ours, theirs)
+    (oq, tq), = _pairs(rng, "float64", (3, 4, 2))
+    o_out, o_w = ours(oq.permute(2, 0, 1), oq.permute(2, 0, 1), oq.permute(2, 0, 1))
+    t_out, t_w = theirs(tq.permute(2, 0, 1), tq.permute(2, 0, 1), tq.permute(2, 0, 1))
+    _close(o_out, t_out)
+    _close(o_w, t_w)
+    _backward_both([o_out], [t_out])
+    _close(oq.grad, tq.grad)
+
+
 def test_multihead_attention_initialisation_and_names():
     ours = nn.MultiheadAttention(E, HEADS, add_bias_kv=True, kdim=5, vdim=3)
     theirs = torch.nn.MultiheadAttention(E, HEADS, add_bias_kv=True, kdim=5, vdim=3)

@@ -161,6 +161,19 @@ def test_unbatched_input(name):
 
 
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_non_contiguous_and_empty_batch_inputs(name):
+    ours, theirs = _modules(name, bidirectional=True)
+    x = np.random.default_rng(9).normal(size=(B, I, T))
+    ox, tx = _pair(x)
+    # (T, B, I) views of a (B, I, T) array: neither is contiguous
+    _check_run(ours, theirs, (ox.permute(2, 0, 1),), (tx.permute(2, 0, 1),), "float64",
+               [(ox, tx)])
+    for a, b in zip(_flat(ours(numgrad.zeros(T, 0, I, dtype=numgrad.float64))),
+                    _flat(theirs(torch.zeros(T, 0, I, dtype=torch.float64)))):
+        assert tuple(a.shape) == tuple(b.shape)
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
 def test_parameters_names_shapes_repr_and_initialisation(name):
     kw = dict(num_layers=2, bidirectional=True) if name != "LSTM" else dict(
         num_layers=2, bidirectional=True, proj_size=2)
@@ -346,6 +359,7 @@ def test_forward_errors_match_pytorch(name):
         lambda m, mod: mod(m.zeros(T, B, I), state(m, 1, B + 1, H)),
         lambda m, mod: mod(m.zeros(T, B, I), state(m, B, H)),
         lambda m, mod: mod(m.zeros(T, I), state(m, 1, 1, H)),
+        lambda m, mod: mod(m.zeros(0, B, I)),
     ]
     if lstm:
         calls.append(lambda m, mod: mod(m.zeros(T, B, I), (m.zeros(1, B, H), m.zeros(1, B, 2))))

@@ -291,6 +291,8 @@ class RNNBase(Module):
             if self.batch_first:
                 input = input.transpose(0, 1)
             steps, batch = input.size(0), input.size(1)
+            if steps == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             sizes = [batch] * steps
             data = input.reshape(steps * batch, input.size(2))
         num_directions = 2 if self.bidirectional else 1

@@ -2,6 +2,7 @@
 3×3 kernels, padding 1 (the scikit-learn digits CNN's convolutions).
 
     python benchmarks/conv.py [--repeat N] [--threads T] [--dtype float32|float64] [--direct]
+                              [--more] [--no-first-call]
 
 Prints the median process CPU time (``time.process_time``, all threads counted) of forward +
 backward for each layer and for the two-layer stack (``conv2(relu(conv1(x))).sum()``), numgrad's
@@ -30,6 +31,24 @@ Measured on the 2-core development machine (shared with other jobs, so noisy), m
     so the kernels are im2col into BLAS (kernels/cpu/conv.py). Of conv2's 2.3 ms, the three
     GEMMs take about 1 ms, im2col (twice: forward and the weight's gradient) and col2im 0.35 ms
     each.
+
+``--more`` times the layers of the second round (transposed and 3-D convolutions, 3-D pooling,
+interpolation, pixel shuffle; shapes in ``MORE``) the same way, and how much of a 3-D and of a
+transposed convolution's step is im2col / col2im. Measured with ``--threads 1 --more`` (float32;
+``numgrad.set_num_threads(1)``, ``torch.set_num_threads(1)``), ms:
+
+      layer                                   numgrad  PyTorch  ratio
+      conv_transpose2d 32→16, 8→16, k4 s2 p1    1.35     0.54    2.5
+      conv3d 4→8, 8³, k3 p1                     1.19     0.68    1.7
+      conv_transpose3d 8→4, 4→8, k2 s2          0.18     0.29    0.6
+      max_pool3d 2, 8×8³                        0.13     0.06    2.4
+      interpolate bilinear ×2, 16×16²           2.63     1.34    2.0
+      interpolate nearest ×2, 16×16²            0.91     0.67    1.4
+      pixel_shuffle 2, 64×16²                   0.48     0.68    0.7
+    im2col and col2im inside a step: conv3d 0.31 + 0.28 of 1.37 ms, conv_transpose2d 0.25 +
+    0.23 of 1.50 ms: about 40%, the GEMMs and the layout passes the rest, so im2col does not
+    dominate; recomputing the columns in the weight's gradient (instead of keeping the
+    forward's) is the one saving left there (about 15% of a step, at the columns' memory).
 """
 from __future__ import annotations
 
@@ -115,6 +134,89 @@ def first_call_seconds(module: str, dtype: str) -> float:
         return float(out[-1])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------- more layers (--more)
+# The layers of issue 16's second round, forward + backward on small but typical shapes: a
+# DCGAN generator's transposed convolution, a volume network's 3-D convolution and pooling, a
+# U-Net's bilinear upsampling, an ESPCN's pixel shuffle.
+MORE = {
+    "conv_transpose2d 32→16, 8→16, k4 s2 p1": (
+        ((16, 32, 8, 8), (32, 16, 4, 4), (16,)),
+        lambda F, x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1)),
+    "conv3d 4→8, 8³, k3 p1": (
+        ((8, 4, 8, 8, 8), (8, 4, 3, 3, 3), (8,)),
+        lambda F, x, w, b: F.conv3d(x, w, b, padding=1)),
+    "conv_transpose3d 8→4, 4→8, k2 s2": (
+        ((8, 8, 4, 4, 4), (8, 4, 2, 2, 2), (4,)),
+        lambda F, x, w, b: F.conv_transpose3d(x, w, b, stride=2)),
+    "max_pool3d 2, 8×8³": (((8, 8, 8, 8, 8),), lambda F, x: F.max_pool3d(x, 2)),
+    "interpolate bilinear ×2, 16×16²": (
+        ((16, 16, 16, 16),), lambda F, x: F.interpolate(x, scale_factor=2, mode="bilinear")),
+    "interpolate nearest ×2, 16×16²": (
+        ((16, 16, 16, 16),), lambda F, x: F.interpolate(x, scale_factor=2)),
+    "pixel_shuffle 2, 64×16²": (((16, 64, 16, 16),), lambda F, x: F.pixel_shuffle(x, 2)),
+}
+
+
+def make_more(m, name: str, dtype: str = "float32", seed: int = 0):
+    """A forward + backward step of numgrad or PyTorch (``m``) on ``MORE[name]``."""
+    shapes, fn = MORE[name]
+    rng = np.random.default_rng(seed)
+    ts = [m.tensor(rng.uniform(-1, 1, s).astype(dtype), requires_grad=True) for s in shapes]
+
+    def step():
+        for t in ts:
+            t.grad = None
+        fn(m.nn.functional, *ts).sum().backward()
+
+    return step
+
+
+def more_against_pytorch(dtype: str, repeat: int) -> None:
+    import torch
+
+    print(f"\nmore layers, forward + backward, {dtype}; median process CPU ms of {repeat}")
+    print(f"{'layer':<40}{'numgrad':>10}{'PyTorch':>10}{'ratio':>8}")
+    for name in MORE:
+        ours = median_ms(make_more(numgrad, name, dtype), repeat)
+        theirs = median_ms(make_more(torch, name, dtype), repeat)
+        print(f"{name:<40}{ours:>10.3f}{theirs:>10.3f}{ours / theirs:>8.2f}")
+
+
+def im2col_share(dtype: str, repeat: int) -> None:
+    """How much of a 3-D and a transposed convolution's forward + backward is im2col/col2im
+    (the kernels alone, timed on the layer's arrays) against the whole step."""
+    from numgrad.kernels.cpu import conv as K
+
+    print(f"\nim2col / col2im inside a step ({dtype}, ms)")
+    rng = np.random.default_rng(0)
+    for name, x_shape, w_shape, stride, pads in (
+            ("conv3d 4→8, 8³, k3 p1", (8, 4, 8, 8, 8), (8, 4, 3, 3, 3), (1, 1, 1), (1,) * 6),
+            ("conv_transpose2d 32→16 (col2im)", (16, 16, 16, 16), (32, 16, 4, 4), (2, 2),
+             (1,) * 4)):
+        x = rng.uniform(-1, 1, x_shape).astype(dtype)
+        kernel = w_shape[2:]
+        dil = (1,) * len(kernel)
+        out_sp = K._out_sp(x.shape, kernel, stride, pads, dil)
+        cols = K._cols(x, kernel, stride, pads, dil, out_sp)
+        t_im2col = median_ms(lambda: K._cols(x, kernel, stride, pads, dil, out_sp), repeat)
+        out = np.zeros(x_shape, dtype)
+
+        def fold():
+            out[...] = 0
+            if len(kernel) == 2:
+                K._col2im(cols, kernel[0], kernel[1], stride[0], stride[1], pads[0], pads[2],
+                          1, 1, out_sp[0], out_sp[1], out)
+            else:
+                K._col2im3(cols, *kernel, *stride, pads[0], pads[2], pads[4], 1, 1, 1, *out_sp,
+                           out)
+
+        t_col2im = median_ms(fold, repeat)
+        step = next(k for k in MORE if k.startswith(name.split(" (")[0]))
+        total = median_ms(make_more(numgrad, step, dtype), repeat)
+        print(f"  {name:<34} im2col {t_im2col:7.3f}  col2im {t_col2im:7.3f}  "
+              f"whole step {total:7.3f}")
 
 
 # ---------------------------------------------------------------------- direct loops (--direct)
@@ -219,13 +321,18 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     parser.add_argument("--direct", action="store_true",
                         help="also time direct-loop kernels against im2col + BLAS")
+    parser.add_argument("--more", action="store_true",
+                        help="also time the transposed and 3-D convolutions, 3-D pooling, "
+                             "interpolation and pixel shuffle against PyTorch")
+    parser.add_argument("--no-first-call", action="store_true",
+                        help="skip the fresh-process first calls")
     args = parser.parse_args()
     import numba
     import torch
 
     threads = args.threads or numba.get_num_threads()
     torch.set_num_threads(threads)
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    numgrad.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:  # numgrad's matrix products run in NumPy's BLAS: give its pool the same count
         from threadpoolctl import threadpool_limits
 
@@ -241,12 +348,16 @@ def main() -> None:
         ours = median_ms(make(numgrad, args.dtype, layers), args.repeat)
         theirs = median_ms(make(torch, args.dtype, layers), args.repeat)
         print(f"{label:<28}{ours:>10.3f}{theirs:>10.3f}{ours / theirs:>8.2f}")
-    ours = first_call_seconds("numgrad", args.dtype)
-    theirs = first_call_seconds("torch", args.dtype)
-    print(f"{'first call, fresh process':<28}{ours * 1e3:>10.0f}{theirs * 1e3:>10.0f}"
-          f"{ours / theirs:>8.1f}   (ms; numgrad with an empty kernel cache)")
+    if not args.no_first_call:
+        ours = first_call_seconds("numgrad", args.dtype)
+        theirs = first_call_seconds("torch", args.dtype)
+        print(f"{'first call, fresh process':<28}{ours * 1e3:>10.0f}{theirs * 1e3:>10.0f}"
+              f"{ours / theirs:>8.1f}   (ms; numgrad with an empty kernel cache)")
     if args.direct:
         direct_against_im2col(args.dtype, args.repeat)
+    if args.more:
+        more_against_pytorch(args.dtype, args.repeat)
+        im2col_share(args.dtype, args.repeat)
 
 
 if __name__ == "__main__":

@@ -225,18 +225,29 @@ def test_views_share_storage():
 
 def test_inplace_variants():
     cases = [
-        lambda m, a, s: a.index_add_(0, _i(m, [1, 1]), s, alpha=-1),
-        lambda m, a, s: a.index_copy_(0, _i(m, [2, 0]), s),
-        lambda m, a, s: a.index_fill_(1, _i(m, [0]), 2.5),
-        lambda m, a, s: a.masked_scatter_(a > 0, s.reshape(-1)),
+        (lambda m, a, s: a.index_add_(0, _i(m, [1, 1]), s, alpha=-1), [(3, 4), (2, 4)]),
+        (lambda m, a, s: a.index_copy_(0, _i(m, [2, 0]), s), [(3, 4), (2, 4)]),
+        (lambda m, a, s: a.index_fill_(1, _i(m, [0]), 2.5), [(3, 4), (2, 4)]),
+        (lambda m, a, s: a.masked_scatter_(a > 0, s.reshape(-1)), [(3, 4), (2, 6)]),
+        (lambda m, a, s: a.baddbmm_(s, s.transpose(1, 2)[:, :, :3], beta=0.5), [(2, 3, 3),
+                                                                               (2, 3, 4)]),
+        (lambda m, a, s: a.addmv_(s, s[0], alpha=-1), [(3,), (3, 3)]),
     ]
-    for f in cases:
-        a, s = _data((3, 4)), _data((2, 4))
+    for f, shapes in cases:
+        a, s = (_data(shape) for shape in shapes)
         x, tx = numgrad.tensor(a), torch.tensor(a)
         out, tout = f(numgrad, x, numgrad.tensor(s)), f(torch, tx, torch.tensor(s))
         assert out is x and tout is tx
         np.testing.assert_allclose(x.numpy(), tx.numpy())
         _compare(lambda m, a, s, f=f: f(m, a * 1, s), a, s)
+
+
+def test_tensordot_out():
+    a, b = _data((2, 3)), _data((3, 4))
+    out, tout = numgrad.empty(2, 4, dtype=numgrad.float64), torch.empty(2, 4, dtype=torch.float64)
+    assert numgrad.tensordot(numgrad.tensor(a), numgrad.tensor(b), 1, out=out) is out
+    torch.tensordot(torch.tensor(a), torch.tensor(b), 1, out=tout)
+    np.testing.assert_allclose(out.numpy(), tout.numpy())
 
 
 def test_gradcheck_composed():
@@ -264,6 +275,7 @@ def test_gradcheck_composed():
 
 
 # ------------------------------------------------------------------ counting and searching
+@pytest.mark.filterwarnings("ignore:torch.searchsorted")  # (PyTorch's, for a strided input)
 def test_counting_and_searching():
     x = _data((3, 4))
     bounds = np.array([-1.0, 0.0, 0.5, 1.0])

@@ -530,7 +530,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
     return out
 
 
-def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+def _tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     """The sum of products over the last ``dims`` dimensions of ``a`` and the first of ``b``,
     or over the pairs of dimensions ``dims = (dims_a, dims_b)``."""
     na, nb = a._data.ndim, b._data.ndim
@@ -567,11 +567,16 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     csize = math.prod(a._data.shape[x] for x in dims_a)
     ta = ops.permute(a, free_a + dims_a).reshape(math.prod(shape_a), csize)
     tb = ops.permute(b, dims_b + free_b).reshape(csize, math.prod(shape_b))
-    result = ops.mm(ta, tb).reshape(shape_a + shape_b)
-    if out is not None:
-        out.copy_(result) if hasattr(out, "copy_") else None
-        return out
-    return result
+    return ops.mm(ta, tb).reshape(shape_a + shape_b)
+
+
+def _with_out(fn, name: str):
+    from .._out import with_out
+
+    return with_out(fn, name)
+
+
+tensordot = _with_out(_tensordot, "tensordot")  # (not a Tensor method: out= as PyTorch's)
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:
@@ -742,6 +747,10 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
                            f"{torch_name(kinds[2])}")
     return apply(Addmv, (input, mat, vec), (input._data, mat._data, vec._data), beta=beta,
                  alpha=alpha)
+
+
+baddbmm_ = _inplace(baddbmm)
+addmv_ = _inplace(addmv)
 
 
 @register
@@ -1296,5 +1305,5 @@ __all__ = [
 ]
 METHODS = ("unbind", "select", "tensor_split", "index_add", "index_add_", "index_copy",
            "index_copy_", "index_fill", "index_fill_", "take", "masked_scatter",
-           "masked_scatter_", "diff", "kron", "baddbmm", "addmv", "cummax", "cummin",
-           "logcumsumexp", "bincount", "histc", "is_nonzero")
+           "masked_scatter_", "diff", "kron", "baddbmm", "baddbmm_", "addmv", "addmv_", "cummax",
+           "cummin", "logcumsumexp", "bincount", "histc", "is_nonzero")

@@ -7,8 +7,8 @@ Each is a composite of numgrad's ops, written as PyTorch writes it (ATen's compo
 composites, the ``grad_fn`` node are PyTorch's. Where PyTorch has a fused node of its own
 (``NativeGroupNormBackward0``, ``PreluKernelBackward0``, ``GluBackward0``,
 ``SoftshrinkBackward0``, ``HardshrinkBackward0``, ``ThresholdBackward0``,
-``RreluWithNoiseBackward0``, ``SoftMarginLossBackward0``, ``MultiMarginLossBackward0``) the
-values and gradients are PyTorch's but the node is the last op of the composite.
+``RreluWithNoiseBackward0``, ``SoftMarginLossBackward0``, ``MultiMarginLossBackward0``) it is
+one op of ``ops/nn_more.py`` with that node, its forward a few existing kernels.
 """
 from __future__ import annotations
 
@@ -16,11 +16,14 @@ import math
 import warnings
 
 from .. import ops
+from .._dtype import bool_ as _bool
 from .._dtype import float64 as _float64
 from ..creation import empty_like as _empty_like
 from ..creation import ones_like as _ones_like
 from ..creation import zeros as _zeros
 from ..creation import zeros_like as _zeros_like
+from ..ops import nn_more as _nn
+from ..ops.loss import _type_name
 from ..tensor import Tensor
 
 __all__ = [
@@ -139,6 +142,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
             "Expected more than 1 value per channel when training, got input size "
             f"{[size[0] * size[1] // num_groups, num_groups] + size[2:]}")
     n, c = size[0], size[1]
+    _check_float("GroupNormKernelImpl", input, suffix=False)
     if c % num_groups:
         raise RuntimeError(
             "Expected number of channels in input to be divisible by num_groups, but got input "
@@ -149,7 +153,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                 f"Expected {name} to be a vector of size equal to the number of channels in "
                 f"input, but got {name} of shape {_sizes(t.shape)} and input of shape "
                 f"{_sizes(input.shape)}")
-    x = input.reshape(n, num_groups, -1)
+    if input.numel():
+        return _nn.native_group_norm(input, weight, bias, num_groups, eps)
+    x = input.reshape(n, num_groups, (input.numel() // n if n else 0) // num_groups
+                      if n else _prod(size[1:]) // num_groups)  # (no elements: the composite)
     mean = x.mean(-1, keepdim=True)
     centred = x - mean
     var = (centred * centred).mean(-1, keepdim=True)
@@ -159,6 +166,13 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         out = out * weight.reshape(channel)
     if bias is not None:
         out = out + bias.reshape(channel)
+    return out
+
+
+def _prod(sizes) -> int:
+    out = 1
+    for s in sizes:
+        out *= s
     return out
 
 
@@ -256,6 +270,10 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where ``x > 0``, else ``weight * x``, with one weight or one per channel
     (dimension 1)."""
+    _check_float("prelu", input)
+    if weight.dtype != input.dtype:
+        raise RuntimeError("prelu: Type promoting not supported. Got "
+                           f"{_type_name(input)} and {_type_name(weight)}")
     channels = input.shape[1] if input.ndim >= 2 else 1
     if weight.numel() != 1 and weight.numel() != channels:
         raise RuntimeError(
@@ -268,7 +286,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         w = weight.reshape((1, channels) + (1,) * (input.ndim - 2))
     else:
         w = weight.reshape(()) if input.ndim == 0 or weight.numel() == 1 else weight
-    return ops.where(input > 0, input, w * input)
+    return _nn.prelu(input, w)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -276,11 +294,11 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     d = _dim(dim, input.ndim)
+    _check_float("glu", input)
     if input.shape[d] % 2:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
-    a, b = input.chunk(2, d)
-    return a * b.sigmoid()
+    return _nn.glu(input, d)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
@@ -311,21 +329,22 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
                            f"{_type_name(input)}, but found {lambd:g}")
-    return ops.where(input > lambd, input - lambd,
-                     ops.where(input < -lambd, input + lambd, input * 0))
+    return _nn.softshrink(input, lambd)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0 (NaN kept)."""
     _check_float("hardshrink", input)
-    return ops.where(input.abs() <= lambd, 0.0, input)
+    return _nn.hardshrink(input, lambd)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value`` (NaN kept)."""
+    if input.dtype == _bool:
+        _check_float("threshold", input)
     if inplace:
         return threshold_(input, threshold, value)
-    return ops.where(input <= threshold, value, input)
+    return _nn.threshold(input, threshold, value)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
@@ -339,18 +358,16 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if lower > upper:
         raise RuntimeError(
             "Lower bound should be less than or equal to the upper bound")
-    _check_float("leaky_relu" if not training else "rrelu_with_noise", input)
-    if not training:
-        from ..ops import activation as _act
-
-        slope = (lower + upper) / 2
-        return _act.leaky_relu_(input, slope) if inplace else _act.leaky_relu(input, slope)
-    noise = _empty_like(input.detach()).uniform_(lower, upper)
+    _check_float("leaky_relu" if not training else "rrelu_with_noise_out", input)
+    if training:
+        noise = _empty_like(input.detach()).uniform_(lower, upper)
+    else:
+        noise = (lower + upper) / 2
     if inplace:
         from ..ops.inplace import _write
 
-        return _write(input, lambda x: ops.where(x <= 0, x * noise, x))
-    return ops.where(input <= 0, input * noise, input)
+        return _write(input, _nn.rrelu_with_noise, noise)
+    return _nn.rrelu_with_noise(input, noise)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
@@ -476,6 +493,15 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
     return _apply_reduction(loss, reduction)
 
 
+def _not_differentiable(function: str, name: str, t) -> None:
+    from ..autograd import grad_mode
+
+    if t is not None and t.requires_grad and grad_mode.is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{function}' is not differentiable with respect to argument "
+            f"'{name}'. This input cannot have requires_grad True.")
+
+
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, reduced."""
@@ -483,7 +509,17 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     from ..ops.loss import check_reduction
 
     check_reduction(reduction)
-    return _apply_reduction((-input * target).exp().log1p(), reduction)
+    _not_differentiable("soft_margin_loss", "target", target)
+    if input.dtype == _bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_type_name(input)}")
+    if target.dtype != input.dtype:
+        target = target.to(input.dtype)
+    return _nn.soft_margin_loss(input, target, reduction)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -522,13 +558,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     from ..ops.loss import check_reduction
 
     check_reduction(reduction)
-    if weight is not None:
-        from ..autograd import grad_mode
-
-        if weight.requires_grad and grad_mode.is_grad_enabled():
-            raise RuntimeError(
-                "The function 'multi_margin_loss' is not differentiable with respect to "
-                "argument 'weight'. This input cannot have requires_grad True.")
+    _not_differentiable("multi_margin_loss", "weight", weight)
     ndims = input.dim()
     if not ((ndims == 2 and input.shape[1] != 0) or (ndims == 1 and input.shape[0] != 0)
             or ndims == 0):
@@ -544,21 +574,13 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None and not (weight.dim() <= 1 and weight.numel() == dim):
         raise RuntimeError(
             f"inconsistent weight size, expected {dim} but got {_sizes(weight.shape)}")
-    x = input.reshape(nframe, dim)
-    y = target.reshape(nframe, 1)
-    x_y = x.gather(1, y)
-    z = (margin - x_y + x).clamp(min=0)
-    if p == 2:
-        z = z * z
-    if weight is not None:
-        z = z * weight[y]
-    from ..creation import arange
-
-    own = arange(dim, device=x.device).reshape(1, dim) == y
-    loss = ops.where(own, 0.0, z).sum(1) / dim
-    if reduction == "none":
-        return loss.reshape(target.shape) if ndims == 2 else loss.reshape(())
-    return _apply_reduction(loss, reduction)
+    _check_float("multi_margin_loss_cpu_kernel", input, suffix=False)
+    if target.device.type == "cpu" and target.numel():
+        # (PyTorch's CPU check, on the host values: validation, not traced by numgrad.compile)
+        t = target._data
+        if t.min() < 0 or t.max() >= dim:
+            raise RuntimeError("target out of range")
+    return _nn.multi_margin_loss(input, target, p, margin, weight, reduction, nframe, dim)
 
 
 # ------------------------------------------------------------------ dropout

@@ -312,17 +312,17 @@ class RNNBase(Module):
                 outs, h, c = _run_direction(
                     self.mode, gis, sizes, hx[k], None if cx is None else cx[k], w_hh_t, b_hn,
                     w_hr_t, reverse=direction == 1)
-                results.append(ops.cat(outs, 0) if len(outs) > 1 else outs[0])
+                # as PyTorch's CPU loop: the steps stacked (a packed sequence's rows
+                # concatenated), the directions concatenated
+                results.append(ops.cat(outs, 0) if packed else ops.stack(outs, 0))
                 h_n.append(h)
                 c_n.append(c)
-            data = results[0] if len(results) == 1 else ops.cat(results, 1)
+            output = results[0] if len(results) == 1 else ops.cat(results, 1 if packed else 2)
             if self.dropout != 0 and self.training and layer < self.num_layers - 1:
-                data = F.dropout(data, self.dropout, True)
-        output = data
-        if not packed:
-            output = data.reshape(len(sizes), sizes[0], data.size(1))
-            if self.batch_first:
-                output = output.transpose(0, 1)
+                output = F.dropout(output, self.dropout, True)
+            data = output if packed else output.reshape(len(sizes) * sizes[0], output.size(2))
+        if not packed and self.batch_first:
+            output = output.transpose(0, 1)
         h_n = ops.stack(h_n, 0)
         c_n = ops.stack(c_n, 0) if cx is not None else None
         return output, h_n, c_n

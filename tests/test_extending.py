@@ -263,6 +263,22 @@ def test_mark_dirty_rebases_the_input():
     assert (same, name, bumps) == (tsame, tname, tbumps) == (True, "DoubleInPlaceBackward", 2)
 
 
+def test_mark_dirty_on_a_view_rebases_its_base():
+    def program(m):
+        a = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = a.clone()
+        v = b[:2]
+        before = b._version
+        out = _doubling(m, True).apply(v)
+        (b * m.tensor([1.0, 10.0, 100.0])).sum().backward()
+        return (out is v, v.grad_fn.name(), b.grad_fn.name(), b._version - before, b, a.grad)
+
+    ours, theirs = _both(program)
+    assert ours[:4] == theirs[:4]
+    _close(ours[4], theirs[4])
+    _close(ours[5], theirs[5])
+
+
 def test_mark_dirty_errors_match():
     def leaf(m):
         return _error(lambda: _doubling(m, True).apply(m.ones(2, requires_grad=True)))

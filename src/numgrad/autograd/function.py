@@ -303,6 +303,21 @@ def _check_dirty(dirty, outputs) -> None:
                                "all be outputs of the Function.")
 
 
+def _rebase_view(view, node) -> None:
+    """A view that ``forward`` modified in place (marked dirty) gets its new history through its
+    base, as an in-place op on a view does (``CopySlices`` over the base's old history, routing
+    the view's elements through ``node``)."""
+    from ..ops.indexing import write_view
+    from ..ops.registry import kernels_of
+    from ..tensor import Tensor
+
+    carrier = Tensor._wrap(kernels_of(view._data).copy(view._data), True)
+    carrier.grad_fn = node
+    write_view(view, None, carrier)
+    view._requires_grad = True
+    view.grad_fn  # noqa: B018 (the view's history, regenerated from its base's now)
+
+
 def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
     """Connects ``ctx`` to the inputs' nodes and makes it (or a per-output node) the outputs'
     ``grad_fn``; then saves what ``forward`` asked to save."""
@@ -334,7 +349,9 @@ def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
             out = outs[k] = out.detach()  # sharing its data, as PyTorch returns a view of it
         seen.add(id(out))
         meta.append((out._data.shape, out._data.dtype))
-        if differentiable:
+        if differentiable and id(out) in dirty and out._base is not None:
+            _rebase_view(out, ctx._output_node(k))
+        elif differentiable:
             out._requires_grad = True
             out.grad_fn = ctx._output_node(k)
         elif id(out) in dirty:

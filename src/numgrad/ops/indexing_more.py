@@ -286,6 +286,9 @@ def _check_in_range(index: np.ndarray, size: int, dim: int, prefix: str, error, 
     lo = -size if wrap else 0
     flat = index.reshape(-1)
     bad = (flat < lo) | (flat >= size)
+    if bad.any() and not size:  # (PyTorch fails there on a storage size instead)
+        raise RuntimeError(f"{prefix}index {int(flat[bad][0])} is out of bounds for dimension "
+                           f"{dim} with size 0")
     if bad.any():
         raise error(f"{prefix}index {int(flat[bad][0])} is out of bounds for dimension {dim} "
                     f"with size {size}")
@@ -324,6 +327,12 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     K = kernels_for((input, index, source), IndexAdd)
     d = _dim(input, dim)
     idx = _index_vector("index_add_", input, index, K, d)
+    if not input._data.ndim or not source._data.ndim:
+        if idx.size != 1:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        data = index._data
+        if not input._data.ndim and isinstance(data, np.ndarray) and int(data.reshape(-1)[0]):
+            raise IndexError("index out of range in self")
     _check_source("index_add_", input, d, idx, source)
     size = input._data.shape[d] if input._data.ndim else 1
     _check_in_range(index._data, size, d, "", RuntimeError)
@@ -484,7 +493,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if source._data.dtype != input._data.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
                            f"{torch_name(input._data.dtype)} and {torch_name(source._data.dtype)}")
-    shape = tuple(np.broadcast_shapes(tuple(input._data.shape), tuple(mask._data.shape)))
+    from ._promote import broadcast_shapes as _broadcast
+
+    shape = tuple(_broadcast(tuple(mask._data.shape), tuple(input._data.shape)))
     m = K.ascontiguous(K.broadcast_to(mask._data, shape))
     if m.size:
         count = int(np.asarray(K.to_host(K.sum_dims(K.cast(m, np.int64), tuple(range(m.ndim)),
@@ -688,7 +699,11 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 
         raise RuntimeError(f"Input dtypes must be the same, got: input {c_name(kinds[0])}, "
                            f"batch1: {c_name(kinds[1])}, batch2: {c_name(kinds[2])}")
+    if kinds[0] == np.bool_:
+        raise NotImplementedError("\"baddbmm\" not implemented for 'Bool'")
     for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if not t._data.ndim:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         if t._data.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
     (bs, n, k), (bs2, k2, p) = batch1._data.shape, batch2._data.shape
@@ -745,6 +760,8 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
         raise RuntimeError("addmv input tensors must have the same dtype, but got "
                            f"{torch_name(kinds[0])}, {torch_name(kinds[1])}, and "
                            f"{torch_name(kinds[2])}")
+    if kinds[0] == np.bool_:
+        raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
     return apply(Addmv, (input, mat, vec), (input._data, mat._data, vec._data), beta=beta,
                  alpha=alpha)
 

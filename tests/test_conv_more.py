@@ -384,8 +384,10 @@ FOLDS = [
     ("unfold", ((2, 3, 5, 6),), (2,), {}),
     ("unfold", ((2, 3, 5, 6),), ((2, 3),), dict(dilation=(1, 2), padding=1, stride=(2, 1))),
     ("unfold", ((3, 5, 6),), (2,), dict(stride=2)),  # unbatched
+    ("unfold", ((0, 1, 4, 4),), (2,), dict(stride=2)),  # an empty batch
     ("fold", ((2, 12, 20),), ((5, 6), 2), {}),
     ("fold", ((12, 20),), ((5, 6), 2), {}),  # unbatched
+    ("fold", ((0, 8, 4),), ((3, 4), 2, 1, 0, (1, 2)), {}),  # an empty batch
     ("fold", ((2, 18, 12),), ((5, 6), (2, 3)), dict(dilation=(1, 2), padding=1, stride=(2, 1))),
 ]
 
@@ -404,7 +406,7 @@ def test_unfold_and_fold_match_pytorch(case, dtype):
     _close(ours[0].grad, theirs[0].grad, dtype)
 
 
-@pytest.mark.parametrize("case", [1, 5])
+@pytest.mark.parametrize("case", [1, 7])
 def test_unfold_and_fold_gradcheck_and_gradgradcheck(case):
     name, shapes, args, kw = FOLDS[case]
     ours, _ = _pair(shapes, "float64", 3)

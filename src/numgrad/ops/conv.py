@@ -724,16 +724,13 @@ class Im2Col(Op):
     on_cuda = True
     samples = (
         Sample(lambda m, x: _F(m).unfold(x, 2), ((2, 2, 3, 4),)),
-        Sample(lambda m, x: _F(m).unfold(x, 2, stride=2), ((0, 1, 4, 4),), gradgrad=False),
         Sample(lambda m, x: _F(m).unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
                ((2, 4, 5),)),
     )
 
     @staticmethod
-    def forward(K, x, *, kernel, dilation, padding, stride, size, batched):
-        out = K.conv.unfold(x if batched else K.unsqueeze(x, 0), kernel, dilation, padding,
-                            stride)
-        return out if batched else K.squeeze(out, (0,))
+    def forward(K, x, *, kernel, dilation, padding, stride, size):
+        return K.conv.unfold(x, kernel, dilation, padding, stride)
 
     @staticmethod
     def backward(ctx, grad):
@@ -755,10 +752,8 @@ class Col2Im(Op):
     )
 
     @staticmethod
-    def forward(K, cols, *, kernel, dilation, padding, stride, size, batched):
-        out = K.conv.fold(cols if batched else K.unsqueeze(cols, 0), size, kernel, dilation,
-                          padding, stride)
-        return out if batched else K.squeeze(out, (0,))
+    def forward(K, cols, *, kernel, dilation, padding, stride, size):
+        return K.conv.fold(cols, size, kernel, dilation, padding, stride)
 
     @staticmethod
     def backward(ctx, grad):
@@ -818,7 +813,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
                                   f"'{_type_name(input)}'")
     kernels_for((input,), Im2Col)
     return apply(Im2Col, (input,), (input._data,), kernel=kernel, dilation=dil, padding=pad,
-                 stride=st, size=(h, w), batched=len(shape) == 4)
+                 stride=st, size=(h, w))
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -859,7 +854,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
                                   f"'{_type_name(input)}'")
     kernels_for((input,), Col2Im)
     return apply(Col2Im, (input,), (input._data,), kernel=kernel, dilation=dil, padding=pad,
-                 stride=st, size=size, batched=len(shape) == 3)
+                 stride=st, size=size)
 
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

@@ -273,30 +273,41 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
 
 
 def unfold(x, kernel, dilation, padding, stride):
-    """``F.unfold``: ``x`` (N, C, H, W) as its sliding blocks, (N, C*kh*kw, L), channel-major
-    within a block (im2col, then each batch's columns gathered)."""
+    """``F.unfold``: ``x`` (N, C, H, W) as its sliding blocks, (N, C*kh*kw, L) (an unbatched
+    (C, H, W): (C*kh*kw, L)), channel-major within a block (im2col, then each batch's columns
+    gathered). The result owns its memory (no view of a larger array)."""
+    unbatched = x.ndim == 3
     x = np.ascontiguousarray(x)
+    if unbatched:
+        x = x.reshape((1,) + x.shape)
     n = x.shape[0]
     pads = (padding[0], padding[0], padding[1], padding[1])
     out_sp = _out_sp(x.shape, kernel, stride, pads, dilation)
     cols = _cols(x, kernel, stride, pads, dilation, out_sp)
     length = out_sp[0] * out_sp[1]
-    out = np.empty((n, cols.shape[0], length), x.dtype)
-    if out.size:
-        _to_batch_major(cols.reshape(cols.shape[0], n, length), np.zeros(0, x.dtype), out)
-    return out
+    rows = cols.shape[0]
+    result = np.empty((rows, length) if unbatched else (n, rows, length), x.dtype)
+    if result.size:
+        _to_batch_major(cols.reshape(rows, n, length), np.zeros(0, x.dtype),
+                        result.reshape(n, rows, length))
+    return result
 
 
 def fold(cols, output_size, kernel, dilation, padding, stride):
     """``F.fold``, the adjoint of ``unfold``: blocks (N, C*kh*kw, L) summed into
-    (N, C, *output_size)."""
+    (N, C, *output_size) (unbatched (C*kh*kw, L): (C, *output_size))."""
+    unbatched = cols.ndim == 2
+    if unbatched:
+        cols = cols.reshape((1,) + cols.shape)
     n, rows = cols.shape[0], cols.shape[1]
     kh, kw = kernel
     pads = (padding[0], padding[0], padding[1], padding[1])
     out_sp = _out_sp((n, 0) + tuple(output_size), kernel, stride, pads, dilation)
     g = _grad_channel_major(cols)
-    out = np.zeros((n, rows // (kh * kw)) + tuple(output_size), cols.dtype)
+    c = rows // (kh * kw)
+    result = np.zeros(((c,) if unbatched else (n, c)) + tuple(output_size), cols.dtype)
+    out = result.reshape((n, c) + tuple(output_size))
     if out.size and g.size:
         _col2im(g, kh, kw, stride[0], stride[1], pads[0], pads[2], dilation[0], dilation[1],
                 out_sp[0], out_sp[1], out)
-    return out
+    return result

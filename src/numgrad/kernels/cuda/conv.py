@@ -325,9 +325,13 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
 
 
 def unfold(x, kernel, dilation, padding, stride):
-    """``F.unfold``: ``x`` (N, C, H, W) as its sliding blocks, (N, C*kh*kw, L)."""
+    """``F.unfold``: ``x`` (N, C, H, W) as its sliding blocks, (N, C*kh*kw, L) (an unbatched
+    (C, H, W): (C*kh*kw, L))."""
     _check_dtype(x)
     x = ascontiguous(x)
+    if len(x.shape) == 3:
+        out = unfold(x.reshape((1,) + tuple(x.shape)), kernel, dilation, padding, stride)
+        return out.reshape(tuple(out.shape)[1:])
     n = int(x.shape[0])
     pads = (padding[0], padding[0], padding[1], padding[1])
     out_sp = tuple(output_size(int(x.shape[2 + i]), kernel[i], stride[i], pads[2 * i],
@@ -344,8 +348,13 @@ def unfold(x, kernel, dilation, padding, stride):
 
 def fold(cols, output_size_, kernel, dilation, padding, stride):
     """``F.fold``, the adjoint of ``unfold``: blocks (N, C*kh*kw, L) summed into
-    (N, C, *output_size)."""
+    (N, C, *output_size) (unbatched (C*kh*kw, L): (C, *output_size))."""
     _check_dtype(cols)
+    if len(cols.shape) == 2:
+        cols = ascontiguous(cols)
+        out = fold(cols.reshape((1,) + tuple(cols.shape)), output_size_, kernel, dilation,
+                   padding, stride)
+        return out.reshape(tuple(out.shape)[1:])
     n, rows = int(cols.shape[0]), int(cols.shape[1])
     kh, kw = kernel
     h, w = (int(v) for v in output_size_)

@@ -304,7 +304,16 @@ def _check_source(name: str, input: Tensor, d: int, index, source: Tensor, copy=
                            f"({torch_name(source._data.dtype)}) must have the same scalar type")
     n = index.size
     src_shape = source._data.shape
-    src_size = src_shape[d] if source._data.ndim else 1
+    own = input._data.shape
+    both = input._data.ndim and source._data.ndim
+    if copy and both and len(own) != len(src_shape):
+        raise IndexError(f"{name}(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({len(src_shape)}), "
+                         f"destination dimensionality ({len(own)})")
+    if not copy and both and d >= len(src_shape):
+        raise RuntimeError(f"{name}(): Indexing dim {d} is out of bounds of the source tensor "
+                           f"with dim {len(src_shape)}")
+    src_size = src_shape[d] if d < len(src_shape) else 1
     if copy:
         if src_size != n and source._data.ndim:
             raise IndexError(f"{name}(): Number of indices ({n}) should be equal to "
@@ -312,10 +321,14 @@ def _check_source(name: str, input: Tensor, d: int, index, source: Tensor, copy=
     elif n != src_size:
         raise RuntimeError(f"{name}(): Number of indices ({n}) should be equal to "
                            f"source.size(dim): ({src_size}), for dim: {d}")
-    own = input._data.shape
-    if input._data.ndim and source._data.ndim and any(
-            k != d and own[k] != src_shape[k] for k in range(len(own))) or (
-            input._data.ndim != source._data.ndim and input._data.ndim and source._data.ndim):
+    if copy and both and any(k != d and own[k] != src_shape[k] for k in range(len(own))):
+        mine = " ".join(str(x) for k, x in enumerate(own) if k != d)
+        theirs = " ".join(str(x) for k, x in enumerate(src_shape) if k != d)
+        raise RuntimeError(f"{name}(): Source/destination tensor must have same slice shapes. "
+                           f"Destination slice shape: {mine} at dimension {d} and source slice "
+                           f"shape: {theirs} at dimension 0.")
+    if both and (len(own) != len(src_shape) or any(
+            k != d and own[k] != src_shape[k] for k in range(len(own)))):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(own)} source.shape = "
                            f"{list(src_shape)}")

@@ -250,6 +250,25 @@ def test_tensordot_out():
     np.testing.assert_allclose(out.numpy(), tout.numpy())
 
 
+def test_out_and_keywords():
+    x = _data((3, 4))
+    for name, call in (("histc", lambda m, v, o: m.histc(v, 5, out=o)),
+                       ("searchsorted", lambda m, v, o: m.searchsorted(
+                           m.tensor([-1.0, 0.0, 1.0], dtype=v.dtype), v, out=o)),
+                       ("bucketize", lambda m, v, o: m.bucketize(
+                           v, m.tensor([-1.0, 0.0, 1.0], dtype=v.dtype), out=o))):
+        dtype = "float64" if name == "histc" else "int64"
+        o, to = numgrad.empty(0, dtype=getattr(numgrad, dtype)), torch.empty(
+            0, dtype=getattr(torch, dtype))
+        assert call(numgrad, numgrad.tensor(x), o) is o
+        call(torch, torch.tensor(x), to)
+        np.testing.assert_array_equal(o.numpy(), to.numpy())
+    for kw in ({"sections": 3}, {"indices": [1, 2]}):
+        parts = numgrad.tensor_split(numgrad.tensor(x), dim=1, **kw)
+        tparts = torch.tensor_split(torch.tensor(x), dim=1, **kw)
+        assert [tuple(p.shape) for p in parts] == [tuple(p.shape) for p in tparts]
+
+
 def test_gradcheck_composed():
     def d(*shape):
         return numgrad.tensor(_data(shape), requires_grad=True)

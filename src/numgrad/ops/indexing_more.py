@@ -92,7 +92,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return _take_key(input, Key((slice(None),) * d + (i % size,), None, SELECT, SELECT))
 
 
-def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
+                 indices=None) -> tuple:
     """``input`` split along ``dim`` into ``sections`` nearly equal parts (the first ones one
     longer), or at the given indices (a list or a 0-d or 1-d int64 tensor), as views."""
     nd = input._data.ndim
@@ -101,7 +102,10 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
                            "tensor with 0 dims")
     d = _wrap_dim(int(dim), nd)
     size = input._data.shape[d]
-    spec = indices_or_sections
+    spec = next((v for v in (indices_or_sections, sections, indices) if v is not None), None)
+    if spec is None:
+        raise TypeError("tensor_split() missing 1 required positional argument: "
+                        "\"indices_or_sections\"")
     if isinstance(spec, Tensor):
         if spec._data.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
@@ -978,8 +982,8 @@ def _as_values(value, like: Tensor) -> Tensor:
                                                   if not isinstance(value, bool) else np.bool_))
 
 
-def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
-                 side=None, sorter=None, out=None) -> Tensor:
+def _searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
+                  right: bool = False, side=None, sorter=None) -> Tensor:
     """For each value of ``input``, the position in ``sorted_sequence`` (1-D, or one sorted line
     per leading position of ``input``) where it would be inserted to keep it sorted: before equal
     values, or after them with ``right=True`` / ``side='right'``."""
@@ -1028,14 +1032,18 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
                  out_dtype=np.dtype(np.int32 if out_int32 else np.int64))
 
 
-def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False,
-              out=None) -> Tensor:
+def _bucketize(input, boundaries: Tensor, *, out_int32: bool = False,
+               right: bool = False) -> Tensor:
     """For each value of ``input``, the index of its bucket among the sorted 1-D ``boundaries``
     (``boundaries[i-1] < x <= boundaries[i]``; with ``right``, ``<= x <``)."""
     if boundaries._data.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries._data.ndim})")
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+    return _searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+searchsorted = _with_out(_searchsorted, "searchsorted")
+bucketize = _with_out(_bucketize, "bucketize")
 
 
 @register
@@ -1129,7 +1137,13 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
         raise RuntimeError(f"torch.histc: range of [{_g(lo)}, {_g(hi)}] is not finite")
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    return apply(Histc, (input,), (data,), bins=bins, lo=lo, hi=hi)
+    result = apply(Histc, (input,), (data,), bins=bins, lo=lo, hi=hi)
+    if out is None:
+        return result
+    from .._out import write
+
+    write(out, result)
+    return out
 
 
 @register

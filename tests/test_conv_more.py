@@ -257,6 +257,7 @@ INTERP = [
     ((1, 2, 3, 2, 2), dict(scale_factor=1.5, mode="trilinear", align_corners=True)),
     ((2, 2, 3, 5), dict(scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)),
     ((2, 2, 6, 4), dict(size=(3, 2), mode="area")),
+    ((1, 2, 4, 3, 4), dict(scale_factor=0.5, mode="area")),
 ]
 
 

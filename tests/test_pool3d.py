@@ -50,8 +50,8 @@ def test_values_nodes_and_gradients_match_pytorch(case, dtype):
 
 def test_max_pool3d_indices_and_integer_inputs():
     xo, xt = _pair((2, 2, 4, 5, 4), "float64")
-    o, oi = F.max_pool3d(xo, 2, stride=1, padding=1, return_indices=True)
-    t, ti = TF.max_pool3d(xt, 2, stride=1, padding=1, return_indices=True)
+    _, oi = F.max_pool3d(xo, 2, stride=1, padding=1, return_indices=True)
+    _, ti = TF.max_pool3d(xt, 2, stride=1, padding=1, return_indices=True)
     np.testing.assert_array_equal(oi.numpy(), ti.numpy())
     assert oi.dtype.name == "int64"
     x = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5) * 7 % 11

@@ -13,9 +13,9 @@ are linear in the outputs' gradients, so the sum over the outputs is PyTorch's o
 backward that is itself recorded (``create_graph``) recomputes the decomposition from the saved
 input with recorded ops, so that its graph reaches the input, as PyTorch recomputes an LU.
 
-The decompositions (svd, eigh, qr, lstsq, pinv) run on the CPU only: on CUDA tensors they raise
-NotImplementedError (``on_cuda = False``); the LU-based ones (det, slogdet, inv, solve), Cholesky,
-the norms and the cross product have CUDA kernels.
+Every op has CUDA kernels (``kernels/cuda/linalg_more.py``, for batches of small matrices: LU,
+Cholesky, Householder QR, Jacobi eigh and SVD, one thread per matrix); the vectors of eigh and svd
+are defined up to sign there as here, and may differ in sign from LAPACK's.
 """
 from __future__ import annotations
 
@@ -67,9 +67,9 @@ def _check_matrix(fn: str, A: Tensor, square: bool = True) -> None:
     if d.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
     _check_float(fn, A)
-    if square and d.shape[-1] != d.shape[-2]:
+    if square and tuple(d.shape)[-1] != tuple(d.shape)[-2]:
         raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
-                           f"{d.shape[-2]} by {d.shape[-1]} matrices")
+                           f"{tuple(d.shape)[-2]} by {tuple(d.shape)[-1]} matrices")
 
 
 def _mH(t: Tensor) -> Tensor:
@@ -170,7 +170,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     dims = _norm_dims(dim, data.ndim)
     ord = float(ord)
     if (ord < 0 or math.isinf(ord)) and (
-            builtins.any(data.shape[d] == 0 for d in dims) or (not dims and not data.size and data.ndim)):
+            builtins.any(tuple(data.shape)[d] == 0 for d in dims) or (not dims and not data.size and data.ndim)):
             raise RuntimeError(
                 f"linalg.vector_norm cannot compute the {_ord_name(ord)} norm on an empty tensor "
                 "because the operation does not have an identity")
@@ -239,7 +239,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
         sums = A.abs().sum(d0)
         if d1 > d0:
             d1 -= 1
-    if not sums.shape[d1] if sums.ndim else False:
+    if not tuple(sums.shape)[d1] if sums.ndim else False:
         raise IndexError(f"linalg.matrix_norm: Expected reduction dim {d1} to have non-zero size.")
     return sums.amax(d1, keepdim) if ord > 0 else sums.amin(d1, keepdim)
 
@@ -369,7 +369,7 @@ class LinalgSlogdet(Op):
     samples = (
         Sample(lambda m, a: m.linalg.slogdet(a)[1], ((3, 3),)),
         Sample(lambda m, a: m.slogdet(a).logabsdet, ((2, 2, 2),)),
-        Sample(lambda m, a: m.logdet(a @ a.mT + m.eye(3, dtype=a.dtype)), ((3, 3),)),
+        Sample(lambda m, a: m.logdet(a @ a.mT + m.eye(3, dtype=a.dtype, device=a.device)), ((3, 3),)),
     )
 
     @staticmethod
@@ -436,9 +436,9 @@ class LinalgInvEx(Op):
     on_cuda = True
     save_output = True
     samples = (
-        Sample(lambda m, a: m.linalg.inv(a + 3 * m.eye(3, dtype=a.dtype)), ((3, 3),)),
-        Sample(lambda m, a: m.inverse(a.mT + 3 * m.eye(2, dtype=a.dtype)), ((2, 2, 2),)),
-        Sample(lambda m, a: m.linalg.inv_ex(a + 3 * m.eye(2, dtype=a.dtype))[0], ((2, 2),)),
+        Sample(lambda m, a: m.linalg.inv(a + 3 * m.eye(3, dtype=a.dtype, device=a.device)), ((3, 3),)),
+        Sample(lambda m, a: m.inverse(a.mT + 3 * m.eye(2, dtype=a.dtype, device=a.device)), ((2, 2, 2),)),
+        Sample(lambda m, a: m.linalg.inv_ex(a + 3 * m.eye(2, dtype=a.dtype, device=a.device))[0], ((2, 2),)),
     )
 
     @staticmethod
@@ -506,9 +506,9 @@ class LinalgSolveEx(Op):
     save_inputs = (0,)
     save_output = True
     samples = (
-        Sample(lambda m, a, b: m.linalg.solve(a + 3 * m.eye(3, dtype=a.dtype), b), ((3, 3), (3, 2))),
-        Sample(lambda m, a, b: m.linalg.solve(a + 3 * m.eye(3, dtype=a.dtype), b), ((2, 3, 3), (3,))),
-        Sample(lambda m, a, b: m.linalg.solve(a.mT + 3 * m.eye(2, dtype=a.dtype), b, left=False),
+        Sample(lambda m, a, b: m.linalg.solve(a + 3 * m.eye(3, dtype=a.dtype, device=a.device), b), ((3, 3), (3, 2))),
+        Sample(lambda m, a, b: m.linalg.solve(a + 3 * m.eye(3, dtype=a.dtype, device=a.device), b), ((2, 3, 3), (3,))),
+        Sample(lambda m, a, b: m.linalg.solve(a.mT + 3 * m.eye(2, dtype=a.dtype, device=a.device), b, left=False),
                ((2, 2), (2, 3, 2))),
     )
 
@@ -549,25 +549,25 @@ def _solve(A: Tensor, B: Tensor, left: bool, check: bool):
     vector = left and _is_vector_rhs(A, B)
     K = kernels_for((A, B), LinalgSolveEx)
     a, b = A._data, B._data
-    n = a.shape[-1]
+    n = tuple(a.shape)[-1]
     if vector:
         b = K.unsqueeze(b, b.ndim)
     if b.ndim < 2:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[0]}x1)")
-    rows = b.shape[-2] if left else b.shape[-1]
+    rows = tuple(b.shape)[-2] if left else tuple(b.shape)[-1]
     if rows != n:
-        shape = f"{b.shape[-2]}x{b.shape[-1]}"
+        shape = f"{tuple(b.shape)[-2]}x{tuple(b.shape)[-1]}"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {shape})")
     from ._promote import broadcast_shapes
 
-    batch = tuple(broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    batch = tuple(broadcast_shapes(tuple((a.shape)[:-2]), tuple((b.shape)[:-2])))
     a = K.ascontiguous(K.broadcast_to(a, batch + (n, n)))
-    b = K.ascontiguous(K.broadcast_to(b, batch + tuple(b.shape[-2:])))
+    b = K.ascontiguous(K.broadcast_to(b, batch + tuple((b.shape)[-2:])))
     x, info = K.linalg_solve(a, b, bool(left), check)
     if vector:
-        x = K.reshape_view(x, tuple(x.shape[:-1]))
+        x = K.reshape_view(x, tuple((x.shape)[:-1]))
     out = apply(LinalgSolveEx, (A, B), (x, B._data), left=bool(left), vector=vector)
     return out, Tensor._wrap(info)
 
@@ -618,10 +618,10 @@ class _Cholesky(Op):
 class LinalgCholeskyEx(_Cholesky):
     name, node = "linalg_cholesky_ex", "LinalgCholeskyExBackward0"
     samples = (
-        Sample(lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(3, dtype=a.dtype)), ((3, 3),)),
-        Sample(lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(2, dtype=a.dtype), upper=True),
+        Sample(lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(3, dtype=a.dtype, device=a.device)), ((3, 3),)),
+        Sample(lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(2, dtype=a.dtype, device=a.device), upper=True),
                ((2, 2, 2),)),
-        Sample(lambda m, a: m.linalg.cholesky_ex(a @ a.mT + m.eye(2, dtype=a.dtype)).L, ((2, 2),)),
+        Sample(lambda m, a: m.linalg.cholesky_ex(a @ a.mT + m.eye(2, dtype=a.dtype, device=a.device)).L, ((2, 2),)),
     )
 
 
@@ -630,7 +630,7 @@ class CholeskyLegacy(_Cholesky):
     """``torch.cholesky`` (deprecated): a node of its own."""
 
     name, node = "cholesky", "CholeskyBackward0"
-    samples = (Sample(lambda m, a: m.cholesky(a @ a.mT + m.eye(3, dtype=a.dtype)), ((3, 3),)),)
+    samples = (Sample(lambda m, a: m.cholesky(a @ a.mT + m.eye(3, dtype=a.dtype, device=a.device)), ((3, 3),)),)
 
 
 class _CholeskyExResult(_ExResult):
@@ -751,7 +751,7 @@ class _Factor(Op):
 
 
 class _QrFactor(_Factor):
-    on_cuda = False
+    on_cuda = True
 
     @staticmethod
     def recompute(A, params):
@@ -768,7 +768,7 @@ class LinalgQr(_QrFactor):
     samples = (
         Sample(lambda m, a: m.linalg.qr(a.flip(0)), ((4, 3),)),
         Sample(lambda m, a: m.linalg.qr(a.flip(-2), mode="complete"), ((2, 2, 3),)),
-        Sample(lambda m, a: m.qr(a + 3 * m.eye(3, dtype=a.dtype))[0], ((3, 3),)),
+        Sample(lambda m, a: m.qr(a + 3 * m.eye(3, dtype=a.dtype, device=a.device))[0], ((3, 3),)),
     )
 
 
@@ -836,7 +836,7 @@ def _eigh_rebuilt(r):
 
 
 class _EighFactor(_Factor):
-    on_cuda = False
+    on_cuda = True
 
     @staticmethod
     def recompute(A, params):
@@ -974,7 +974,7 @@ def _svd_rebuilt(r):  # (torch.svd's (U, S, V))
 
 
 class _SvdFactor(_Factor):
-    on_cuda = False
+    on_cuda = True
 
     @staticmethod
     def recompute(A, params):
@@ -1000,7 +1000,7 @@ class LinalgSvdU(_SvdFactor):
     name, node = "linalg_svd", "LinalgSvdBackward0"
     samples = (
         Sample(lambda m, a: _svd_product(m.linalg.svd(a, full_matrices=False)), ((4, 3),)),
-        Sample(lambda m, a: _svd_squares(m.linalg.svd(a + m.eye(2, 3, dtype=a.dtype),
+        Sample(lambda m, a: _svd_squares(m.linalg.svd(a + m.eye(2, 3, dtype=a.dtype, device=a.device),
                                                       full_matrices=False)), ((2, 2, 3),)),
     )
 
@@ -1023,7 +1023,7 @@ class LinalgSvdVh(_SvdFactor):
     index = 2
     samples = (
         Sample(lambda m, a: _svd_gram(m.linalg.svd(a)), ((3, 3),)),
-        Sample(lambda m, a: _svd_rebuilt(m.svd(a + m.eye(3, 2, dtype=a.dtype))), ((3, 2),)),
+        Sample(lambda m, a: _svd_rebuilt(m.svd(a + m.eye(3, 2, dtype=a.dtype, device=a.device))), ((3, 2),)),
     )
 
 
@@ -1065,9 +1065,9 @@ def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, ou
     if not compute_uv:
         ng = _ng()
         s = svdvals(input)
-        m, n = input.shape[-2:]
-        return _LegacySvdResult(ng.zeros(*input.shape[:-2], m, m, dtype=input.dtype),
-                                s, ng.zeros(*input.shape[:-2], n, n, dtype=input.dtype))
+        m, n = tuple(input.shape)[-2:]
+        return _LegacySvdResult(ng.zeros(*tuple(input.shape)[:-2], m, m, dtype=input.dtype),
+                                s, ng.zeros(*tuple(input.shape)[:-2], n, n, dtype=input.dtype))
     U, S, Vh = linalg_svd(input, full_matrices=not some)
     return _LegacySvdResult(U, S, _mH(Vh))
 
@@ -1091,7 +1091,7 @@ def _pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
 @register
 class LinalgPinv(Op):
     name, node = "linalg_pinv", "LinalgPinvBackward0"
-    on_cuda = False
+    on_cuda = True
     save_inputs = (0,)
     save_output = True
     samples = (
@@ -1136,11 +1136,12 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
 @register
 class LinalgLstsq(Op):
     name, node = "linalg_lstsq", "LinalgLstsqBackward0"
-    on_cuda = False
+    on_cuda = True
     save_inputs = (0, 1)
     samples = (
         Sample(lambda m, a, b: m.linalg.lstsq(a, b).solution, ((4, 3), (4, 2))),
-        Sample(lambda m, a, b: m.linalg.lstsq(a, b)[0], ((2, 3, 3), (2, 3, 1))),
+        Sample(lambda m, a, b: m.linalg.lstsq(a + 3 * m.eye(3, dtype=a.dtype, device=a.device),
+                                              b)[0], ((2, 3, 3), (2, 3, 1))),
     )
 
     @staticmethod
@@ -1181,6 +1182,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {_torch_name(A._data.dtype)} and "
                            f"other's dtype {_torch_name(B._data.dtype)}")
+    if B.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
     vector = B.ndim == A.ndim - 1
     if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-" +
@@ -1189,12 +1192,12 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     from ._promote import broadcast_shapes
 
     b = K.unsqueeze(B._data, B.ndim) if vector else B._data
-    batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2])))
+    batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple((b.shape)[:-2])))
     a = K.ascontiguous(K.broadcast_to(A._data, batch + tuple(A.shape[-2:])))
-    b = K.ascontiguous(K.broadcast_to(b, batch + tuple(b.shape[-2:])))
+    b = K.ascontiguous(K.broadcast_to(b, batch + tuple((b.shape)[-2:])))
     x, residuals, rank, sv = K.linalg_lstsq(a, b, rcond)
     if vector:
-        x = K.reshape_view(x, tuple(x.shape[:-1]))
+        x = K.reshape_view(x, tuple((x.shape)[:-1]))
     solution = apply(LinalgLstsq, (A, B), (x, B._data), vector=vector)
     return _LstsqResult(solution, Tensor._wrap(residuals), Tensor._wrap(rank), Tensor._wrap(sv))
 
@@ -1218,8 +1221,8 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
         m, n = A.shape[-2:]
         if rtol is None:
             rtol = float(np.finfo(A._data.dtype).eps) * max(m, n) if not atol else 0.0
-        if not s.shape[-1]:
-            return ng.zeros(*s.shape[:-1], dtype=ng.int64)
+        if not tuple(s.shape)[-1]:
+            return ng.zeros(*tuple(s.shape)[:-1], dtype=ng.int64)
         top = s.amax(-1, keepdim=True)
         cut = ng.maximum(top * rtol, ng.full_like(top, float(atol or 0.0)))
         return (s > cut).sum(-1)
@@ -1294,7 +1297,7 @@ def multi_dot(tensors, *, out=None) -> Tensor:
         out = mats[0] @ mats[1]
     else:
         out = _chain(mats, _order(mats), 0, len(mats) - 1)
-    shape = ([] if first.ndim == 1 else [out.shape[0]]) + ([] if last.ndim == 1 else [out.shape[1]])
+    shape = ([] if first.ndim == 1 else [out.shape[0]]) + ([] if last.ndim == 1 else [tuple(out.shape)[1]])
     return out.view(*shape)
 
 

@@ -197,6 +197,18 @@ def hand_written() -> list:
         (indexing_more, "_bincount_k", [(META, A(w), BOOL, A(w)) for w in (I64, F32, F64)]),
         (indexing_more, "_histc_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
     ]
+    from . import linalg_more  # (torch.linalg: LU, Cholesky, QR, Jacobi eigh and SVD)
+
+    table += [
+        (linalg_more, "_lu_k", [(A(t), I64, I64, META, META, A(t), A(t), A(t)) for t in FLOAT]),
+        (linalg_more, "_lu_solve_k", [(A(t), META, A(t), I64, I64, I64) for t in FLOAT]),
+        (linalg_more, "_cholesky_k", [(A(t), A(t), I64, I64, META) for t in FLOAT]),
+        (linalg_more, "_qr_k", [(A(t), A(t), A(t), I64, I64, I64, I64, BOOL) for t in FLOAT]),
+        (linalg_more, "_upper_rows_k", [(A(t), A(t), I64, I64, I64, I64) for t in FLOAT]),
+        (linalg_more, "_eigh_k", [(A(t), A(t), A(t), A(t), I64, I64, BOOL, F64) for t in FLOAT]),
+        (linalg_more, "_svd_k", [(A(t), A(t), A(t), A(t), I64, I64, I64, I64, F64)
+                                 for t in FLOAT]),
+    ]
     for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
         t = _BY_NAME[dtype.name]
         table.append((linalg, f"_GEMM[{dtype.name}]",

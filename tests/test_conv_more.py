@@ -458,3 +458,14 @@ def test_fold_and_unfold_modules_match_pytorch():
         shape = (2, 12, 20) if isinstance(theirs, torch.nn.Fold) else (2, 3, 4, 6)
         x = np.random.default_rng(0).standard_normal(shape)
         _close(ours(numgrad.tensor(x)), theirs(torch.tensor(x)), "float64")
+
+
+def test_unfold_and_fold_of_bool_tensors_as_pytorch():
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 2, 3, 4)) > 0
+    o, t = F.unfold(numgrad.tensor(x), 2), TF.unfold(torch.tensor(x), 2)
+    assert o.dtype.name == "bool"
+    np.testing.assert_array_equal(o.numpy(), t.numpy())
+    np.testing.assert_array_equal(F.fold(o, (3, 4), 2).numpy(),
+                                  TF.fold(t, (3, 4), 2).numpy())
+    with pytest.raises(IndexError, match="Dimension specified as 1 but tensor has no dimensions"):
+        F.unfold(numgrad.tensor(1.0), 2)

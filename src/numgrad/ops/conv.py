@@ -796,6 +796,8 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     st = _pair_arg(stride, "stride")
     _block_checks(kernel, dil, pad, st, False)
     shape = tuple(input._data.shape)
+    if len(shape) == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     if len(shape) not in (3, 4) or any(v == 0 for v in shape[-3:]):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
                            f"other non-zero dimensions for input, but got: {_size(shape)}")
@@ -808,7 +810,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
             f"dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), calculated shape of "
             f"the array of sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must "
             "be at least one.")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fb":
         raise NotImplementedError(f"\"im2col_out_cpu\" not implemented for "
                                   f"'{_type_name(input)}'")
     kernels_for((input,), Im2Col)
@@ -849,7 +851,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             f"{st[1]}), expected size of input's dimension 2 to match the calculated number of "
             f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
             f"input.size(2)={length}.")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fb":
         raise NotImplementedError(f"\"col2im_out_cpu\" not implemented for "
                                   f"'{_type_name(input)}'")
     kernels_for((input,), Col2Im)

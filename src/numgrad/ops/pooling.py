@@ -918,12 +918,12 @@ def _shape_check3d(x: Tensor, kernel, stride, padding, dilation, out_size, avg: 
     if dt <= 0 or dh <= 0 or dw <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {dt} "
                            f"dilationH: {dh} dilationW: {dw}")
-    for dim in range(1, len(shape)):
-        if shape[dim] <= 0:
-            raise RuntimeError(f"{'avg_pool3d' if avg else 'max_pool3d'}: Expected input's "
-                               f"non-batch dimensions to have positive length, but input has a "
-                               f"shape of {_sizes(shape)} and non-batch dimension {dim} has "
-                               "length zero!")
+    fn = "avg_pool3d()" if avg else "max_pool3d_with_indices_out_cpu_template()"
+    for dim in range(1 if len(shape) == 5 else 0, len(shape)):
+        if shape[dim] <= 0:  # (ATen prints the size, so always "dimension 0")
+            raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive "
+                               f"length, but input has a shape of {_sizes(shape)} and non-batch "
+                               f"dimension {shape[dim]} has length zero!")
     it, ih, iw = shape[-3:]
     if avg and (it < kt or ih < kh or iw < kw):
         raise RuntimeError(f"input image (T: {it} H: {ih} W: {iw}) smaller than kernel size "

@@ -275,7 +275,11 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
 def unfold(x, kernel, dilation, padding, stride):
     """``F.unfold``: ``x`` (N, C, H, W) as its sliding blocks, (N, C*kh*kw, L) (an unbatched
     (C, H, W): (C*kh*kw, L)), channel-major within a block (im2col, then each batch's columns
-    gathered). The result owns its memory (no view of a larger array)."""
+    gathered). The result owns its memory (no view of a larger array). Bool blocks are copied
+    as bytes."""
+    if x.dtype == np.bool_:
+        return unfold(np.ascontiguousarray(x).view(np.uint8), kernel, dilation, padding,
+                      stride).view(np.bool_)
     unbatched = x.ndim == 3
     x = np.ascontiguousarray(x)
     if unbatched:
@@ -295,7 +299,12 @@ def unfold(x, kernel, dilation, padding, stride):
 
 def fold(cols, output_size, kernel, dilation, padding, stride):
     """``F.fold``, the adjoint of ``unfold``: blocks (N, C*kh*kw, L) summed into
-    (N, C, *output_size) (unbatched (C*kh*kw, L): (C, *output_size))."""
+    (N, C, *output_size) (unbatched (C*kh*kw, L): (C, *output_size)); bool blocks are or-ed
+    (PyTorch's sum in bool)."""
+    if cols.dtype == np.bool_:
+        total = fold(np.ascontiguousarray(cols).view(np.uint8).astype(np.int64), output_size,
+                     kernel, dilation, padding, stride)
+        return total != 0
     unbatched = cols.ndim == 2
     if unbatched:
         cols = cols.reshape((1,) + cols.shape)

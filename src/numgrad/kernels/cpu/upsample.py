@@ -59,9 +59,11 @@ def tables(in_size: int, out_size: int, mode: int, align_corners: bool, scale, d
     index = np.minimum(np.floor(real).astype(np.int64), in_size - 1)
     lam = np.minimum(np.maximum(real - index.astype(ft), ft(0)), ft(1)).astype(ft)
     if mode == LINEAR:
-        if out_size == in_size:
+        if out_size == in_size:  # (PyTorch's copy: both taps at the same index)
             index, lam = i.astype(np.int64), np.zeros(out_size, ft)
-        idx = np.stack([index, index + (index < in_size - 1)], 1)
+            idx = np.stack([index, index], 1)
+        else:
+            idx = np.stack([index, index + (index < in_size - 1)], 1)
         w = np.stack([ft(1) - lam, lam], 1)
         return idx.astype(np.int64), w.astype(dtype)
     a = ft(-0.75)

@@ -1,7 +1,20 @@
-"""Matrix-product gradients in the cases the engine shortcuts, against PyTorch: a product whose
-output gradient is one number everywhere (``(a @ b).sum()``, ``.mean()``) is reduced instead of
-multiplied (ops/linalg.py, ``_uniform_grad_backward``), and a column-major operand (a transposed
-view, as F.linear's weight.t()) gets a gradient laid out for its parameter."""
+"""Linear algebra against PyTorch.
+
+Matrix-product gradients in the cases the engine shortcuts: a product whose output gradient is
+one number everywhere (``(a @ b).sum()``, ``.mean()``) is reduced instead of multiplied
+(ops/linalg.py, ``_uniform_grad_backward``), and a column-major operand (a transposed view, as
+F.linear's weight.t()) gets a gradient laid out for its parameter.
+
+``numgrad.linalg`` and the top-level names (ops/linalg_more.py): values, result dtypes and field
+names, node names and input gradients against PyTorch over batches, broadcast batches, empty
+batches and non-contiguous inputs in float64 and float32; every matrix norm's order; gradcheck and
+gradgradcheck beyond the registry's samples (det at singular matrices, left=False solves, full
+SVDs, wide QR, lstsq of wide systems); PyTorch's error messages word for word; the deprecation
+warnings of the legacy names. (The registry's samples run in tests/test_ops.py, the CUDA kernels
+in tests/cuda_sim/test_cuda_linalg.py.)"""
+import re
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -61,3 +74,363 @@ def test_linear_weight_gradient_is_adopted_without_a_copy():
     assert (4, 6) not in copied
     expected = np.arange(20.0, dtype=np.float32).reshape(5, 4).T @ x.numpy()
     np.testing.assert_allclose(layer.weight.grad.numpy(), expected, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------- numgrad.linalg
+def _both(data, grad=True):
+    return (numgrad.tensor(data, requires_grad=grad), torch.tensor(data, requires_grad=grad))
+
+
+def _data(shape, seed=0, dtype="float64", shift=0.0):
+    a = np.random.default_rng(seed).uniform(-2, 2, size=shape)
+    if shift:
+        a = a + shift * np.eye(shape[-2], shape[-1])
+    return a.astype(dtype)
+
+
+def _compare(fn, *arrays, grad=True, tol=None, names=True):
+    """``fn(module, *tensors)`` on numgrad and PyTorch: outputs (values, dtypes, shapes, node
+    names) and the input gradients of one vector-Jacobian product."""
+    dtype = arrays[0].dtype.name
+    tol = tol or ({"rtol": 1e-8, "atol": 1e-10} if dtype == "float64" else
+                  {"rtol": 1e-4, "atol": 1e-5})
+    ours = [numgrad.tensor(a, requires_grad=grad) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=grad) for a in arrays]
+    o = fn(numgrad, *ours)
+    t = fn(torch, *theirs)
+    o, t = (tuple(o), tuple(t)) if isinstance(t, tuple) else ((o,), (t,))
+    assert len(o) == len(t)
+    for x, y in zip(o, t):
+        assert tuple(x.shape) == tuple(y.shape)
+        assert x.dtype.name == str(y.dtype).removeprefix("torch.")
+        if y.dtype.is_floating_point:
+            np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), **tol)
+        else:
+            np.testing.assert_array_equal(x.numpy(), y.numpy())
+        assert x.requires_grad == y.requires_grad
+        if names and y.grad_fn is not None:
+            assert x.grad_fn.name() == y.grad_fn.name()
+    if not grad:
+        return
+    pairs = [(x, y) for x, y in zip(o, t) if y.requires_grad]
+    rng = np.random.default_rng(99)
+    seeds = [rng.standard_normal(tuple(y.shape)).astype(dtype) for _, y in pairs]
+    numgrad.autograd.backward([x for x, _ in pairs], [numgrad.tensor(s) for s in seeds])
+    torch.autograd.backward([y for _, y in pairs], [torch.tensor(s) for s in seeds])
+    for x, y in zip(ours, theirs):
+        assert (x.grad is None) == (y.grad is None)
+        if y.grad is not None:
+            np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), **tol)
+
+
+def _spd(m, a):
+    return a @ a.mT + m.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _sym(m, a):
+    return a + a.mT
+
+
+def _eigh_squares(r):
+    return r.eigenvalues, r.eigenvectors.pow(2)  # (the squares ignore each vector's sign)
+
+
+def _svd_parts(r, legacy=False):
+    """(S, U_k Vh_k): functions of an SVD that do not depend on the singular vectors' signs."""
+    k = r.S.shape[-1]
+    vh = r.V.mT if legacy else r.Vh
+    return r.S, r.U[..., :k] @ vh[..., :k, :]
+
+
+CASES = {
+    "det": (lambda m, a: m.linalg.det(a), [(2, 3, 3)]),
+    "slogdet": (lambda m, a: tuple(m.linalg.slogdet(a)), [(3, 2, 2)]),
+    "logdet": (lambda m, a: m.logdet(_spd(m, a)), [(2, 3, 3)]),
+    "inv": (lambda m, a: m.linalg.inv(a + 3 * m.eye(3, dtype=a.dtype)), [(2, 1, 3, 3)]),
+    "inv_ex": (lambda m, a: tuple(m.linalg.inv_ex(a + 3 * m.eye(3, dtype=a.dtype))), [(3, 3)]),
+    "solve": (lambda m, a, b: m.linalg.solve(a + 3 * m.eye(3, dtype=a.dtype), b),
+              [(2, 1, 3, 3), (4, 3, 2)]),
+    "solve_vec": (lambda m, a, b: m.linalg.solve(a + 3 * m.eye(3, dtype=a.dtype), b),
+                  [(2, 3, 3), (2, 3)]),
+    "solve_right": (lambda m, a, b: m.linalg.solve(a + 3 * m.eye(3, dtype=a.dtype), b, left=False),
+                    [(3, 3), (2, 4, 3)]),
+    "solve_ex": (lambda m, a, b: tuple(m.linalg.solve_ex(a + 3 * m.eye(2, dtype=a.dtype), b)),
+                 [(2, 2), (2, 1)]),
+    "cholesky": (lambda m, a: m.linalg.cholesky(_spd(m, a)), [(2, 3, 3)]),
+    "cholesky_upper": (lambda m, a: m.linalg.cholesky(_spd(m, a), upper=True), [(3, 3)]),
+    "cholesky_ex": (lambda m, a: tuple(m.linalg.cholesky_ex(_spd(m, a))), [(2, 2)]),
+    "qr": (lambda m, a: tuple(m.linalg.qr(a)), [(2, 4, 3)]),
+    "qr_wide": (lambda m, a: tuple(m.linalg.qr(a)), [(3, 5)]),
+    "qr_complete": (lambda m, a: tuple(m.linalg.qr(a, mode="complete")), [(2, 4)]),
+    "eigh": (lambda m, a: _eigh_squares(m.linalg.eigh(_sym(m, a))), [(2, 3, 3)]),
+    "eigvalsh_upper": (lambda m, a: m.linalg.eigvalsh(_sym(m, a), UPLO="U"), [(4, 4)]),
+    "svd": (lambda m, a: _svd_parts(m.linalg.svd(a, full_matrices=False)), [(2, 4, 3)]),
+    "svd_full": (lambda m, a: _svd_parts(m.linalg.svd(a)), [(5, 3)]),
+    "svd_wide": (lambda m, a: _svd_parts(m.linalg.svd(a)), [(2, 4)]),
+    "svdvals": (lambda m, a: m.linalg.svdvals(a), [(3, 2, 4)]),
+    "torch_svd": (lambda m, a: _svd_parts(m.svd(a), legacy=True), [(4, 3)]),
+    "pinv": (lambda m, a: m.linalg.pinv(a), [(2, 3, 4)]),
+    "pinv_hermitian": (lambda m, a: m.linalg.pinv(_spd(m, a), hermitian=True), [(3, 3)]),
+    "pinverse": (lambda m, a: m.pinverse(a), [(4, 2)]),
+    "lstsq": (lambda m, a, b: m.linalg.lstsq(a, b).solution, [(5, 3), (5, 2)]),
+    "lstsq_wide": (lambda m, a, b: m.linalg.lstsq(a, b).solution, [(2, 4), (2,)]),
+    "matrix_power": (lambda m, a: (m.linalg.matrix_power(a, 0), m.linalg.matrix_power(a, 5),
+                                   m.matrix_power(a + 3 * m.eye(3, dtype=a.dtype), -2)),
+                     [(2, 3, 3)]),
+    "multi_dot": (lambda m, a, b, c: m.linalg.multi_dot([a, b, c]), [(3,), (3, 5), (5, 2)]),
+    "vecdot": (lambda m, a, b: m.linalg.vecdot(a, b, dim=0), [(3, 2), (3, 1)]),
+    "diagonal": (lambda m, a: m.linalg.diagonal(a, offset=1), [(2, 3, 4)]),
+    "cholesky_solve": (lambda m, a, b: m.cholesky_solve(b, m.linalg.cholesky(_spd(m, a))),
+                       [(3, 3), (3, 2)]),
+    "cholesky_inverse": (lambda m, a: m.cholesky_inverse(m.linalg.cholesky(_spd(m, a))),
+                         [(3, 3)]),
+    "cross": (lambda m, a, b: m.linalg.cross(a, b), [(2, 3), (1, 3)]),
+    "matrix_rank": (lambda m, a: m.linalg.matrix_rank(a @ a[..., :2, :].mT @ a[..., :2, :]),
+                    [(2, 3, 3)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_linalg_matches_pytorch(name, dtype):
+    fn, shapes = CASES[name]
+    arrays = [_data(s, i, dtype) for i, s in enumerate(shapes)]
+    grad = name != "matrix_rank"
+    # (the node names of cholesky_solve/cholesky_inverse are the solves' here, PyTorch's own
+    # nodes there: compared by values and gradients only)
+    _compare(fn, *arrays, grad=grad, names=not name.startswith("cholesky_") or name ==
+             "cholesky_ex")
+
+
+@pytest.mark.parametrize("name", ["det", "slogdet", "inv", "solve", "cholesky", "qr", "svd",
+                                  "svdvals", "pinv", "lstsq"])
+def test_linalg_of_non_contiguous_inputs(name):
+    fn, shapes = CASES[name]
+    # (each input a transposed view of a contiguous leaf: the same values as the arrays)
+    arrays = [_data(s, i) for i, s in enumerate(shapes)]
+    ours = [numgrad.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2)), requires_grad=True)
+            for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    o = fn(numgrad, *[x.transpose(-1, -2) for x in ours])
+    t = fn(torch, *theirs)
+    o, t = (tuple(o), tuple(t)) if isinstance(t, tuple) else ((o,), (t,))
+    for x, y in zip(o, t):
+        np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=1e-8, atol=1e-10)
+    sum(x.sum() for x in o if x.requires_grad).backward()
+    sum(y.sum() for y in t if y.requires_grad).backward()
+    for x, y in zip(ours, theirs):
+        np.testing.assert_allclose(np.swapaxes(x.grad.numpy(), -1, -2), y.grad.numpy(),
+                                   rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh",
+                                  "svd", "svdvals", "pinv", "lstsq", "matrix_power"])
+def test_linalg_of_empty_batches(name):
+    fn, shapes = CASES[name]
+    arrays = [_data((0,) + s[-2:] if len(s) >= 2 else s, i) for i, s in enumerate(shapes)]
+    if name == "solve":
+        arrays[1] = _data((0, 3, 2))
+    _compare(fn, *arrays)
+
+
+ORDS = ["fro", "nuc", float("inf"), float("-inf"), 1, -1, 2, -2]
+
+
+@pytest.mark.parametrize("ord", ORDS, ids=str)
+def test_matrix_norms_of_every_order(ord):
+    _compare(lambda m, a: (m.linalg.matrix_norm(a, ord), m.linalg.matrix_norm(a, ord, dim=(0, 2),
+                                                                            keepdim=True),
+                           m.linalg.norm(a[0], ord)), _data((2, 3, 4)))
+
+
+@pytest.mark.parametrize("ord", [0, 0.5, 1, 1.5, 2, 3, float("inf"), -float("inf"), -1])
+def test_vector_norms_of_every_order(ord):
+    a = _data((3, 4), shift=0.0)
+    a[0, 0] = 0.0  # (a zero: the subgradients of PyTorch's formulas)
+    fn = (lambda m, x: (m.linalg.vector_norm(x, ord), m.linalg.vector_norm(x, ord, dim=1),
+                        m.norm(x, p=ord, dim=0, keepdim=True), m.linalg.norm(x[1], ord)))
+    _compare(fn, a, grad=ord >= 1 or ord in (0, float("-inf")))
+
+
+def test_norm_dtype_argument_and_integer_inputs():
+    a = _data((3, 4), dtype="float32")
+    _compare(lambda m, x: m.linalg.vector_norm(x, 3, dtype=m.float64), a)
+    for m in (numgrad, torch):
+        with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor"):
+            m.linalg.vector_norm(m.ones(3, dtype=m.int64))
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.linalg.det(m.tensor(_data((2, 3, 3)), requires_grad=True)),
+    lambda m: m.linalg.slogdet(m.tensor(_data((3, 3)), requires_grad=True)).logabsdet,
+    lambda m: m.linalg.solve(m.tensor(_data((3, 3), shift=3.0), requires_grad=True),
+                             m.tensor(_data((2, 3), 1), requires_grad=True), left=False),
+    lambda m: m.linalg.cholesky(_spd(m, m.tensor(_data((3, 3)), requires_grad=True)),
+                                upper=True),
+    lambda m: m.linalg.qr(m.tensor(_data((3, 5)), requires_grad=True)).Q,
+    lambda m: _svd_parts(m.linalg.svd(m.tensor(_data((3, 4)), requires_grad=True)))[1],
+    lambda m: m.linalg.lstsq(m.tensor(_data((2, 4)), requires_grad=True),
+                             m.tensor(_data((2, 2), 1), requires_grad=True)).solution,
+], ids=["det", "slogdet", "solve_right", "cholesky_upper", "qr_wide", "svd_wide", "lstsq_wide"])
+def test_second_derivatives_match_pytorch(case):
+    grads = []
+    for m in (numgrad, torch):
+        out = case(m)
+        leaves = _leaves(out.grad_fn, set(), [])
+        first = m.autograd.grad(out.pow(2).sum(), leaves, create_graph=True)
+        second = m.autograd.grad(sum(g.pow(2).sum() for g in first), leaves)
+        grads.append([g.detach().numpy() for g in first + tuple(second)])
+    for o, t in zip(*grads):
+        np.testing.assert_allclose(o, t, rtol=1e-7, atol=1e-9)
+
+
+def _leaves(fn, seen, found):
+    """The leaves a node's graph reaches, in a fixed order."""
+    for nxt, _ in getattr(fn, "next_functions", ()):
+        if nxt is None or id(nxt) in seen:
+            continue
+        seen.add(id(nxt))
+        if hasattr(nxt, "variable"):
+            found.append(nxt.variable)
+        _leaves(nxt, seen, found)
+    return found
+
+
+def test_gradcheck_beyond_the_samples():
+    check = numgrad.autograd.gradcheck
+    x = numgrad.tensor(_data((2, 3, 3)), requires_grad=True)
+    b = numgrad.tensor(_data((3, 2), 1), requires_grad=True)
+    assert check(lambda a: numgrad.linalg.det(a), (x,))
+    assert check(lambda a, c: numgrad.linalg.solve(a + 3 * numgrad.eye(3, dtype=a.dtype), c.mT,
+                                                   left=False), (x, b))
+    assert check(lambda a: numgrad.linalg.qr(a[0, :2]).Q, (x,))
+    assert check(lambda a: numgrad.linalg.matrix_norm(a, "nuc"), (x,))
+    assert numgrad.autograd.gradgradcheck(lambda a: numgrad.linalg.inv(
+        a + 3 * numgrad.eye(3, dtype=a.dtype)), (x,))
+
+
+def test_det_gradient_at_singular_matrices_matches_pytorch():
+    """PyTorch's plain backward gives 0 at an exactly singular matrix (a solve), its recorded
+    one the cofactors through the SVD: both as PyTorch."""
+    singular = np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]])
+    rank1 = np.outer([1.0, 2, 3], [1.0, -1, 2])
+    batch = np.stack([singular, _data((3, 3)), rank1])
+    _compare(lambda m, a: m.linalg.det(a), batch)
+    _compare(lambda m, a: m.det(a), np.zeros((2, 2)))
+    near = singular + np.diag([0.0, 1e-14, 0.0])
+    for data in (batch, near):
+        got = []
+        for m in (numgrad, torch):
+            x = m.tensor(data, requires_grad=True)
+            (g,) = m.autograd.grad(m.linalg.det(x).sum(), x, create_graph=True)
+            got.append(g.detach().numpy())
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-6, atol=1e-9)
+
+
+def test_result_types_fields_and_dtypes():
+    a = numgrad.tensor(_data((3, 3), shift=3.0))
+    r = numgrad.linalg.slogdet(a)
+    assert r.sign is r[0] and r.logabsdet is r[1] and "linalg_slogdet" in repr(r)
+    q = numgrad.linalg.qr(a)
+    assert q.Q is q[0] and q.R is q[1]
+    _, _, Vh = numgrad.linalg.svd(a)
+    assert numgrad.linalg.svd(a).Vh.shape == Vh.shape and numgrad.svd(a).V.shape == (3, 3)
+    assert numgrad.linalg.eigh(a).eigenvalues.shape == (3,)
+    _, info = numgrad.linalg.inv_ex(a)
+    assert info.dtype is numgrad.int32 and numgrad.linalg.solve_ex(a, a).info.dtype is numgrad.int32
+    assert numgrad.linalg.cholesky_ex(_spd(numgrad, a)).L.shape == (3, 3)
+    lst = numgrad.linalg.lstsq(a, a[:, :2])
+    tl = torch.linalg.lstsq(torch.tensor(a.numpy()), torch.tensor(a.numpy()[:, :2]))
+    for o, t in zip(lst, tl):  # (gelsy: residuals and singular values empty, the rank int64)
+        assert tuple(o.shape) == tuple(t.shape) and o.dtype.name == str(t.dtype)[6:]
+    assert lst.rank.item() == 3 and numgrad.linalg.matrix_rank(a).dtype is numgrad.int64
+    assert isinstance(numgrad.linalg.LinAlgError(), RuntimeError)
+    np.testing.assert_array_equal(numgrad.linalg.matmul(a, a).numpy(), (a @ a).numpy())
+    assert a.det().item() == pytest.approx(torch.tensor(a.numpy()).det().item())
+    assert a.inverse().shape == (3, 3) and a.matrix_power(2).shape == (3, 3)
+    assert a.slogdet()[1].item() == pytest.approx(r.logabsdet.item())
+
+
+SING = np.array([[1.0, 2, 3], [2, 4, 6], [1, 1, 1]])
+ERRORS = {
+    "det_square": lambda m: m.linalg.det(m.ones(2, 3)),
+    "det_1d": lambda m: m.linalg.det(m.ones(3)),
+    "det_int": lambda m: m.linalg.det(m.ones(3, 3, dtype=m.int64)),
+    "slogdet_square": lambda m: m.linalg.slogdet(m.ones(2, 3)),
+    "inv_square": lambda m: m.linalg.inv(m.ones(2, 3)),
+    "inv_int": lambda m: m.inverse(m.ones(3, 3, dtype=m.int64)),
+    "inv_singular": lambda m: m.linalg.inv(m.tensor(SING)),
+    "inv_singular_batch": lambda m: m.linalg.inv(m.tensor(np.stack([np.eye(3), SING]))),
+    "inv_ex_check": lambda m: m.linalg.inv_ex(m.tensor(SING), check_errors=True),
+    "solve_singular": lambda m: m.linalg.solve(m.tensor(SING), m.ones(3, dtype=m.float64)),
+    "solve_singular_batch": lambda m: m.linalg.solve(m.tensor(np.stack([np.eye(3), SING])),
+                                                     m.ones(2, 3, dtype=m.float64)),
+    "solve_shapes": lambda m: m.linalg.solve(m.eye(3), m.ones(4)),
+    "solve_dtypes": lambda m: m.linalg.solve(m.eye(3), m.ones(3, dtype=m.float64)),
+    "solve_square": lambda m: m.linalg.solve(m.ones(2, 3), m.ones(2)),
+    "cholesky_indefinite": lambda m: m.linalg.cholesky(-m.eye(3)),
+    "cholesky_indefinite_batch": lambda m: m.linalg.cholesky(m.stack([m.eye(3), -m.eye(3)])),
+    "cholesky_square": lambda m: m.linalg.cholesky(m.ones(2, 3)),
+    "cholesky_int": lambda m: m.linalg.cholesky(m.ones(3, 3, dtype=m.int64)),
+    "qr_1d": lambda m: m.linalg.qr(m.ones(3)),
+    "qr_mode": lambda m: m.linalg.qr(m.ones(2, 3), mode="foo"),
+    "eigh_square": lambda m: m.linalg.eigh(m.ones(2, 3)),
+    "eigh_uplo": lambda m: m.linalg.eigh(m.ones(3, 3), UPLO="X"),
+    "eigh_int": lambda m: m.linalg.eigh(m.ones(3, 3, dtype=m.int64)),
+    "svd_1d": lambda m: m.linalg.svd(m.ones(3)),
+    "svd_int": lambda m: m.linalg.svdvals(m.ones(3, 3, dtype=m.int64)),
+    "svd_nan": lambda m: m.linalg.svd(m.tensor([[float("nan"), 1.0], [1.0, 2.0]])),
+    "pinv_int": lambda m: m.linalg.pinv(m.ones(3, 3, dtype=m.int64)),
+    "pinv_1d": lambda m: m.linalg.pinv(m.ones(3)),
+    "lstsq_1d": lambda m: m.linalg.lstsq(m.ones(3), m.ones(3)),
+    "lstsq_shapes": lambda m: m.linalg.lstsq(m.ones(2, 3), m.ones(3)),
+    "lstsq_int": lambda m: m.linalg.lstsq(m.ones(3, 3, dtype=m.int64), m.ones(3, 3, dtype=m.int64)),
+    "matrix_power_square": lambda m: m.linalg.matrix_power(m.ones(2, 3), 2),
+    "matrix_power_1d": lambda m: m.linalg.matrix_power(m.ones(3), 2),
+    "matrix_power_int_inverse": lambda m: m.linalg.matrix_power(m.ones(3, 3, dtype=m.int64), -1),
+    "matrix_rank_int": lambda m: m.linalg.matrix_rank(m.ones(3, 3, dtype=m.int64)),
+    "cross_length": lambda m: m.linalg.cross(m.ones(3, 4), m.ones(3, 4), dim=1),
+    "vector_norm_int": lambda m: m.linalg.vector_norm(m.ones(3, dtype=m.int64)),
+    "vector_norm_empty_inf": lambda m: m.linalg.vector_norm(m.ones(0, 3), float("inf")),
+    "matrix_norm_1d": lambda m: m.linalg.matrix_norm(m.ones(3)),
+    "matrix_norm_order": lambda m: m.linalg.matrix_norm(m.ones(2, 3), ord=3),
+    "matrix_norm_int": lambda m: m.linalg.matrix_norm(m.ones(3, 3, dtype=m.int64)),
+    "norm_3d_ord": lambda m: m.linalg.norm(m.ones(2, 2, 2), 2),
+    "norm_fro_1d": lambda m: m.linalg.norm(m.ones(3), "fro"),
+    "multi_dot_one": lambda m: m.linalg.multi_dot([m.ones(2, 2)]),
+    "multi_dot_3d": lambda m: m.linalg.multi_dot([m.ones(2, 3), m.ones(3, 2, 2)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_pytorchs(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as theirs:
+            ERRORS[name](torch)
+        with pytest.raises(Exception) as ours:
+            ERRORS[name](numgrad)
+    t, o = theirs.value, ours.value
+    assert isinstance(o, type(t).__mro__[1] if type(t).__name__.startswith("_") else type(t))
+    assert str(o) == str(t).split("\n")[0], (str(o), str(t))
+    if isinstance(t, torch.linalg.LinAlgError):
+        assert isinstance(o, numgrad.linalg.LinAlgError)
+
+
+def test_info_of_the_ex_variants_matches_pytorch():
+    for make in (lambda m: m.linalg.inv_ex(m.tensor(np.stack([np.eye(3), SING]))).info,
+                 lambda m: m.linalg.solve_ex(m.tensor(SING), m.ones(3, dtype=m.float64)).info,
+                 lambda m: m.linalg.cholesky_ex(m.tensor(np.diag([1.0, 2.0, -1.0]))).info):
+        assert make(numgrad).tolist() == make(torch).tolist()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m: m.cross(m.ones(3, 2), m.ones(3, 2)), "Using torch.cross without specifying the dim"),
+    (lambda m: m.cholesky(m.eye(2)), "torch.cholesky is deprecated"),
+    (lambda m: m.qr(m.eye(2)), "torch.qr is deprecated"),
+    (lambda m: m.chain_matmul(m.eye(2), m.eye(2)), "torch.chain_matmul is deprecated"),
+])
+def test_legacy_names_warn_as_pytorch(call, message):
+    for m in (torch, numgrad):
+        with pytest.warns(UserWarning, match=re.escape(message)):
+            call(m)

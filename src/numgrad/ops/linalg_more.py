@@ -138,8 +138,8 @@ class LinalgVectorNorm(Op):
             shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
             grad, norm = grad.reshape(shape), norm.reshape(shape)
         ng = _ng()
-        if p == 0:
-            return (ng.zeros_like(x),)
+        if p == 0:  # (PyTorch's: no gradient)
+            return (None,)
         if p == 1:
             return (x.sign() * grad,)
         if p == 2:
@@ -481,8 +481,24 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
     matrix, which raises only with ``check_errors``."""
     _check_matrix("linalg.inv", A)
     K = kernels_for((A,), LinalgInvEx)
-    inverse, info = K.linalg_inv(A._data, bool(check_errors))
+    with _renamed("linalg.inv", "linalg.inv_ex"):
+        inverse, info = K.linalg_inv(A._data, bool(check_errors))
     return _InvExResult(apply(LinalgInvEx, (A,), (inverse,)), Tensor._wrap(info))
+
+
+class _renamed:
+    """Renames the function a LinAlgError raised inside names (``linalg.inv`` as ``_ex``)."""
+
+    def __init__(self, old: str, new: str):
+        self.old, self.new = old, new
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if isinstance(error, _LinAlgError) and str(error).startswith(self.old + ":"):
+            raise _LinAlgError(self.new + str(error)[len(self.old):]) from None
+        return False
 
 
 def inv(A: Tensor, *, out=None) -> Tensor:
@@ -586,7 +602,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
     """``torch.linalg.solve_ex``: (result, info)."""
-    return _SolveExResult(*_solve(A, B, left, bool(check_errors)))
+    with _renamed("torch.linalg.solve", "torch.linalg.solve_ex"):
+        return _SolveExResult(*_solve(A, B, left, bool(check_errors)))
 
 
 # ------------------------------------------------------------------ Cholesky
@@ -653,7 +670,7 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """``torch.linalg.cholesky_ex``: (L, info)."""
     return _CholeskyExResult(*_cholesky(LinalgCholeskyEx, A, upper, bool(check_errors),
-                                        "linalg.cholesky"))
+                                        "linalg.cholesky_ex"))
 
 
 def _legacy_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
@@ -1247,8 +1264,8 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
         raise TypeError(f"matrix_power(): argument 'n' (position 2) must be int, not "
                         f"{type(n).__name__}")
     n = int(n)
-    if n == 0:
-        return _eye_like(A).expand(*A.shape).clone()
+    if n == 0:  # (PyTorch's: a clone of A overwritten by the identity, gradient zero)
+        return A.clone().copy_(_eye_like(A).expand(*A.shape))
     if n < 0:
         A = inv(A)
         n = -n

@@ -172,30 +172,24 @@ def linalg_slogdet(a: np.ndarray) -> tuple:
 
 def linalg_det_backward(a: np.ndarray, det: np.ndarray, grad: np.ndarray) -> np.ndarray:
     """The gradient of det at each square matrix of ``a`` (``det`` its determinants, ``grad``
-    theirs): PyTorch's ``grad det A^-T`` where the matrix is not (nearly) singular, else through
-    its SVD (``A = U S Vh``: ``U diag(grad det(U) det(Vh) prod_{j != i} S_j) Vh``), which needs
-    no inverse."""
+    theirs) in a plain backward, as PyTorch's: ``grad det A^-T`` by a solve, so 0 where the
+    determinant is exactly 0 (PyTorch's result there; a recorded backward takes the SVD's
+    cofactors instead, ops/linalg_more.py)."""
     n = a.shape[-1]
     if n == 1:  # (the derivative of a 1 x 1 determinant is 1, whatever the entry)
         return _c(np.broadcast_to(np.asarray(grad, a.dtype)[..., None, None], a.shape))
     mats = a.reshape((-1, n, n))
     d, g = det.reshape(-1), np.broadcast_to(grad, det.shape).reshape(-1)
-    out = np.empty(mats.shape, a.dtype)
-    eps = np.finfo(a.dtype).eps
+    out = np.zeros(mats.shape, a.dtype)
     eye = np.eye(n, dtype=a.dtype)
     for z in range(mats.shape[0]):
-        if not abs(d[z]) < 100 * eps:  # (NaN too: the solve spreads it)
+        if d[z] != 0:  # (NaN too: the solve spreads it)
             with np.errstate(all="ignore"):
                 try:
                     out[z] = _nan_spread(np.linalg.solve(mats[z].T, eye * (g[z] * d[z])),
                                          mats[z])
                 except np.linalg.LinAlgError:
                     out[z] = np.nan
-        else:
-            u, sv, vh = np.linalg.svd(mats[z])
-            alpha = np.linalg.det(u) * np.linalg.det(vh) * g[z]
-            others = np.array([np.prod(np.delete(sv, i)) for i in range(n)])
-            out[z] = (u * (alpha * others)[None, :]) @ vh
     return out.reshape(a.shape)
 
 

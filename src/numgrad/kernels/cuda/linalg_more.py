@@ -30,7 +30,8 @@ from . import layout
 from .elementwise import binary, cast, to_host, upload, where
 from .memory import ascontiguous, empty, flat, launch
 
-_MUL, _DIV, _GT, _MAX, _MAXIMUM = (OP_CODES[k] for k in ("MUL", "DIV", "GT", "MAX", "MAXIMUM"))
+_MUL, _DIV, _GT, _EQ, _MAX, _MAXIMUM = (OP_CODES[k] for k in ("MUL", "DIV", "GT", "EQ", "MAX",
+                                                              "MAXIMUM"))
 
 _SWEEPS = 60  # Jacobi sweeps at most (quadratic convergence: a dozen suffice in practice)
 
@@ -202,8 +203,7 @@ def linalg_solve(a, b, left: bool, check: bool):
 
 
 def linalg_det_backward(a, det, grad):
-    """``grad det A^-T`` (a singular matrix gives infinities or NaN here; the CPU's SVD formula
-    is not ported)."""
+    """``grad det A^-T``, 0 where det is exactly 0 (the CPU's, PyTorch's plain backward)."""
     n = tuple(a.shape)[-1]
     if n == 1:
         g = layout.broadcast_copy(grad, tuple(det.shape), a.dtype)
@@ -212,7 +212,10 @@ def linalg_det_backward(a, det, grad):
     inv, _ = linalg_inv(a, False)
     gd = binary(_MUL, ascontiguous(grad), ascontiguous(det))
     gd = layout.reshape_view(ascontiguous(gd), tuple(det.shape) + (1, 1))
-    return binary(_MUL, _t(inv), gd)
+    out = binary(_MUL, _t(inv), gd)
+    zero = binary(_EQ, layout.reshape_view(ascontiguous(det), tuple(det.shape) + (1, 1)),
+                  np.dtype(a.dtype).type(0), np.bool_)  # (PyTorch's 0 at det == 0)
+    return where(zero, layout.zeros(tuple(out.shape), a.dtype), out)
 
 
 # ------------------------------------------------------------------ Cholesky

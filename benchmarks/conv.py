@@ -42,8 +42,8 @@ transposed convolution's step is im2col / col2im. Measured with ``--threads 1 --
       conv3d 4→8, 8³, k3 p1                     1.19     0.68    1.7
       conv_transpose3d 8→4, 4→8, k2 s2          0.18     0.29    0.6
       max_pool3d 2, 8×8³                        0.13     0.06    2.4
-      interpolate bilinear ×2, 16×16²           2.63     1.34    2.0
-      interpolate nearest ×2, 16×16²            0.91     0.67    1.4
+      interpolate bilinear ×2, 16×16²           0.79     1.44    0.55  (2.63 with the generic
+      interpolate nearest ×2, 16×16²            0.29     0.56    0.52   taps loop: unrolled now)
       pixel_shuffle 2, 64×16²                   0.48     0.68    0.7
     im2col and col2im inside a step: conv3d 0.31 + 0.28 of 1.37 ms, conv_transpose2d 0.25 +
     0.23 of 1.50 ms: about 40%, the GEMMs and the layout passes the rest, so im2col does not

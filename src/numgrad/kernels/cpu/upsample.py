@@ -113,6 +113,18 @@ def _nearest(x, id0, id1, id2, out):
 
 
 @njit(cache=True)
+def _nearest_backward(grad, id0, id1, id2, out):
+    """The adjoint of ``_nearest``: each gradient added at its source (``out`` zeroed)."""
+    for p in range(grad.shape[0]):
+        for i in range(grad.shape[1]):
+            for j in range(grad.shape[2]):
+                src = grad[p, i, j]
+                dst = out[p, id0[i, 0], id1[j, 0]]
+                for k in range(grad.shape[3]):
+                    dst[id2[k, 0]] += src[k]
+
+
+@njit(cache=True)
 def _resample_backward(grad, id0, w0, id1, w1, id2, w2, out):
     """The adjoint of ``_resample``: ``out`` (P, D, H, W) arrives zeroed."""
     for p in range(grad.shape[0]):
@@ -127,6 +139,48 @@ def _resample_backward(grad, id0, w0, id1, w1, id2, w2, out):
                             dst = out[p, id0[i, a], id1[j, b]]
                             for c in range(id2.shape[1]):
                                 dst[id2[k, c]] += w2[k, c] * gb
+
+
+@njit(cache=True)
+def _bilinear(x, ih, wh, iw, ww, out):
+    """``_resample`` for two taps along H and W (bilinear): ``x`` (P, H, W), ``out``
+    (P, OH, OW); the same sums in the same order, unrolled."""
+    for p in range(x.shape[0]):
+        for i in range(out.shape[1]):
+            r0 = x[p, ih[i, 0]]
+            r1 = x[p, ih[i, 1]]
+            l0 = wh[i, 0]
+            l1 = wh[i, 1]
+            dst = out[p, i]
+            for k in range(out.shape[2]):
+                c0 = iw[k, 0]
+                c1 = iw[k, 1]
+                m0 = ww[k, 0]
+                m1 = ww[k, 1]
+                dst[k] = l0 * (m0 * r0[c0] + m1 * r0[c1]) + l1 * (m0 * r1[c0] + m1 * r1[c1])
+
+
+@njit(cache=True)
+def _bilinear_backward(grad, ih, wh, iw, ww, out):
+    """The adjoint of ``_bilinear``: ``out`` (P, H, W) arrives zeroed."""
+    for p in range(grad.shape[0]):
+        for i in range(grad.shape[1]):
+            r0 = out[p, ih[i, 0]]
+            r1 = out[p, ih[i, 1]]
+            l0 = wh[i, 0]
+            l1 = wh[i, 1]
+            src = grad[p, i]
+            for k in range(grad.shape[2]):
+                c0 = iw[k, 0]
+                c1 = iw[k, 1]
+                m0 = ww[k, 0]
+                m1 = ww[k, 1]
+                g0 = l0 * src[k]
+                g1 = l1 * src[k]
+                r0[c0] += m0 * g0
+                r0[c1] += m1 * g0
+                r1[c0] += m0 * g1
+                r1[c1] += m1 * g1
 
 
 def _as_3d(shape, dims: int):
@@ -160,6 +214,8 @@ def interpolate(x, out_size, mode, align_corners, scales):
     if out.size:
         if mode in (NEAREST, NEAREST_EXACT):
             _nearest(a, t[0], t[2], t[4], out)
+        elif mode == LINEAR and dims == 2:
+            _bilinear(a[:, 0], t[2], t[3], t[4], t[5], out[:, 0])
         else:
             _resample(a, *t, out)
     return out.reshape(lead + tuple(out_size))
@@ -174,5 +230,10 @@ def interpolate_backward(grad, in_size, mode, align_corners, scales):
     t = _all_tables(tuple(in_size), tuple(grad.shape[-dims:]), mode, align_corners, scales,
                     grad.dtype)
     if out.size and g.size:
-        _resample_backward(g, *t, out)
+        if mode in (NEAREST, NEAREST_EXACT):
+            _nearest_backward(g, t[0], t[2], t[4], out)
+        elif mode == LINEAR and dims == 2:
+            _bilinear_backward(g[:, 0], t[2], t[3], t[4], t[5], out[:, 0])
+        else:
+            _resample_backward(g, *t, out)
     return out.reshape(lead + tuple(in_size))

@@ -18,10 +18,12 @@ ones: nothing is checked on any call. Dispatch is switched on (``_activate``) th
 class with ``__torch_function__`` is defined outside numgrad (a ``class`` statement, seen through
 ``builtins.__build_class__``, or a Tensor subclass made any way, through
 ``Tensor.__init_subclass__``) or a mode is entered; it then rebinds the public names of
-numgrad's namespaces and Tensor's methods to dispatching forms of themselves, which look for
-arguments that are not plain Tensors and numbers (one pass over the arguments, only from then
-on). Classes of ``torch`` itself (the oracle of the tests, where it is imported beside numgrad)
-do not switch it on. A reference taken before (``add = numgrad.add``) keeps the plain function.
+numgrad's namespaces (``autograd.grad`` and ``autograd.backward`` included) and Tensor's methods
+to dispatching forms of themselves, which look for arguments that are not plain Tensors and
+numbers (one pass over the arguments per call, from then on, in that process only). Classes of
+``torch`` itself (the oracle of the tests, where it is imported beside numgrad) and numgrad's own
+(``nn.Parameter``, whose ``__torch_function__`` is the disabled one, as PyTorch's) do not switch
+it on. A reference taken before (``add = numgrad.add``) keeps the plain function.
 
 What is not there: ``__torch_dispatch__`` and ``TorchDispatchMode`` (they act on ATen's C++
 operators); property getters (``Tensor.shape.__get__``, ``Tensor.grad.__get__``) are not

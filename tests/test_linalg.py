@@ -184,6 +184,12 @@ CASES = {
                        [(3, 3), (3, 2)]),
     "cholesky_inverse": (lambda m, a: m.cholesky_inverse(m.linalg.cholesky(_spd(m, a))),
                          [(3, 3)]),
+    "cholesky_solve_upper": (lambda m, a, b: m.cholesky_solve(b, m.linalg.cholesky(
+        _spd(m, a), upper=True), upper=True), [(2, 3, 3), (3, 1)]),
+    "cholesky_solve_raw": (lambda m, a, b: m.cholesky_solve(b, a.tril() + 3 * m.eye(
+        3, dtype=a.dtype)), [(3, 3), (2, 3, 2)]),
+    "cholesky_inverse_upper": (lambda m, a: m.cholesky_inverse(a.triu() + 3 * m.eye(
+        3, dtype=a.dtype), upper=True), [(2, 3, 3)]),
     "cross": (lambda m, a, b: m.linalg.cross(a, b), [(2, 3), (1, 3)]),
     "matrix_rank": (lambda m, a: m.linalg.matrix_rank(a @ a[..., :2, :].mT @ a[..., :2, :]),
                     [(2, 3, 3)]),
@@ -195,11 +201,7 @@ CASES = {
 def test_linalg_matches_pytorch(name, dtype):
     fn, shapes = CASES[name]
     arrays = [_data(s, i, dtype) for i, s in enumerate(shapes)]
-    grad = name != "matrix_rank"
-    # (the node names of cholesky_solve/cholesky_inverse are the solves' here, PyTorch's own
-    # nodes there: compared by values and gradients only)
-    _compare(fn, *arrays, grad=grad, names=not name.startswith("cholesky_") or name ==
-             "cholesky_ex")
+    _compare(fn, *arrays, grad=name != "matrix_rank")
 
 
 @pytest.mark.parametrize("name", ["det", "slogdet", "inv", "solve", "cholesky", "qr", "svd",
@@ -398,6 +400,10 @@ ERRORS = {
     "norm_3d_ord": lambda m: m.linalg.norm(m.ones(2, 2, 2), 2),
     "norm_fro_1d": lambda m: m.linalg.norm(m.ones(3), "fro"),
     "multi_dot_one": lambda m: m.linalg.multi_dot([m.ones(2, 2)]),
+    "cholesky_solve_sizes": lambda m: m.cholesky_solve(m.ones(2, 3), m.eye(3)),
+    "cholesky_solve_dtypes": lambda m: m.cholesky_solve(m.ones(3, 2), m.eye(3, dtype=m.float64)),
+    "cholesky_inverse_square": lambda m: m.cholesky_inverse(m.ones(2, 3)),
+    "cholesky_inverse_int": lambda m: m.cholesky_inverse(m.ones(3, 3, dtype=m.int64)),
     "multi_dot_3d": lambda m: m.linalg.multi_dot([m.ones(2, 3), m.ones(3, 2, 2)]),
 }
 

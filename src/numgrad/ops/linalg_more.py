@@ -687,9 +687,59 @@ def _legacy_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     return _cholesky(CholeskyLegacy, input, upper, True, "cholesky")[0]
 
 
+def _cholesky_solve_array(K, b, low, upper: bool):
+    """``(L L^H)^-1 b`` at the array level: ``L`` the triangle of ``low`` that ``upper`` names
+    (the other one is not read), two solves; ``b`` and ``low`` of one batch shape."""
+    tri = K.ascontiguous(K.structure.tri(low, 0, bool(upper)))
+    nd = len(tuple(tri.shape))
+    trans = K.ascontiguous(K.transpose(tri, nd - 1, nd - 2))
+    lower, upper_ = (trans, tri) if upper else (tri, trans)
+    y, _ = K.linalg_solve(lower, b, True, False)
+    x, _ = K.linalg_solve(upper_, y, True, False)
+    return x
+
+
+@register
+class CholeskySolve(Op):
+    name, node = "cholesky_solve", "CholeskySolveBackward0"
+    on_cuda = True
+    save_inputs = (1,)
+    save_output = True
+    samples = (
+        Sample(lambda m, b, a: m.cholesky_solve(b, m.linalg.cholesky(_spd_of(m, a))),
+               ((3, 2), (3, 3))),
+        Sample(lambda m, b, a: m.cholesky_solve(b, m.linalg.cholesky(_spd_of(m, a), upper=True),
+                                                upper=True), ((2, 2, 1), (2, 2))),
+    )
+
+    @staticmethod
+    def forward(K, b, low, *, upper, batch):
+        nb, nl = len(tuple(b.shape)), len(tuple(low.shape))
+        b = K.ascontiguous(K.broadcast_to(b, batch + tuple(b.shape)[nb - 2:]))
+        low = K.ascontiguous(K.broadcast_to(low, batch + tuple(low.shape)[nl - 2:]))
+        return _cholesky_solve_array(K, b, low, upper)
+
+    @staticmethod
+    def backward(ctx, grad):
+        L, X = ctx.saved_tensors
+        upper = ctx.params["upper"]
+        need_b, need_l = ctx.needs_input_grad
+        gB = cholesky_solve(grad, L, upper)
+        gL = None
+        if need_l:
+            common = gB @ _mH(X)
+            common = common + _mH(common)
+            gL = -(L @ common) if upper else -(common @ L)
+        return (gB if need_b else None), gL
+
+
+def _spd_of(m, a):
+    return a @ a.mT + m.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+
+
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """``torch.cholesky_solve``: ``X`` with ``(L L^H) X = B`` from the factor ``L``, composed of
-    two solves (PyTorch's node is CholeskySolveBackward0; here the solves' nodes)."""
+    """``torch.cholesky_solve``: ``X`` with ``(L L^H) X = B`` from the Cholesky factor ``L``
+    (``upper``: ``U^H U``), batch dimensions broadcast."""
     if B.ndim < 2 or L.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {B.ndim} dimensions "
                            "instead" if B.ndim < 2 else
@@ -699,13 +749,56 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Te
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{L.shape[-1]} by {L.shape[-1]} but each b matrix is {B.shape[-2]} "
                            f"by {B.shape[-1]}")
-    low = _mH(L) if upper else L
-    return solve(_mH(low), solve(low, B))
+    if B.dtype is not L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_torch_name(B._data.dtype)} and A of type "
+                           f"{_torch_name(L._data.dtype)} instead.")
+    from ._promote import broadcast_shapes
+
+    batch = tuple(broadcast_shapes(tuple(B.shape[:-2]), tuple(L.shape[:-2])))
+    return apply(CholeskySolve, (B, L), (B._data, L._data), upper=bool(upper), batch=batch)
+
+
+@register
+class CholeskyInverse(Op):
+    name, node = "cholesky_inverse", "CholeskyInverseBackward0"
+    on_cuda = True
+    save_inputs = (0,)
+    save_output = True
+    samples = (
+        Sample(lambda m, a: m.cholesky_inverse(m.linalg.cholesky(_spd_of(m, a))), ((3, 3),)),
+        Sample(lambda m, a: m.cholesky_inverse(m.linalg.cholesky(_spd_of(m, a), upper=True),
+                                               upper=True), ((2, 2, 2),)),
+    )
+
+    @staticmethod
+    def forward(K, low, *, upper):
+        shape = tuple(low.shape)
+        n = shape[-1] if shape else 0
+        eye = K.broadcast_copy(K.upload(np.eye(n, dtype=low.dtype)), shape, low.dtype)
+        return _cholesky_solve_array(K, eye, K.ascontiguous(low), upper)
+
+    @staticmethod
+    def backward(ctx, grad):
+        L, inverse = ctx.saved_tensors
+        common = grad + _mH(grad)
+        common = inverse @ (common @ inverse)
+        return (-(L @ common) if ctx.params["upper"] else -(common @ L),)
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """``torch.cholesky_inverse``: ``(L L^H)^-1`` from the factor ``L`` (composed)."""
-    return cholesky_solve(_eye_like(L).expand(*L.shape).contiguous(), L, upper)
+    """``torch.cholesky_inverse``: ``(L L^H)^-1`` (``upper``: ``(U^H U)^-1``) from the Cholesky
+    factor."""
+    if L.ndim < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they are "
+                           f"{L.shape[-2]} by {L.shape[-1]} matrices")
+    if L._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"cholesky_inverse_out_cpu" not implemented for '
+                                  f"'{_torch_name(L._data.dtype)}'")
+    return apply(CholeskyInverse, (L,), (L._data,), upper=bool(upper))
 
 
 # ------------------------------------------------------------------ QR

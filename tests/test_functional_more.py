@@ -170,6 +170,34 @@ def test_nan_and_edges():
     np.testing.assert_array_equal(*done)
 
 
+@pytest.mark.parametrize("case", ["threshold", "rrelu", "dropout1d", "alpha"])
+def test_in_place_forms_match_pytorch(case):
+    """The in-place forms: the same values, node and input gradient as PyTorch's (threshold_
+    and rrelu_ save their output: ThresholdBackward1, RreluWithNoiseBackward1)."""
+    out = []
+    for m in (numgrad, torch):
+        F = _F(m)
+        shape = (3, 2, 2) if case == "dropout1d" else (3, 4)
+        x = m.tensor(A.reshape(shape), requires_grad=True)
+        y = x * 1
+        if case == "threshold":
+            r = F.threshold(y, 0.1, -2.0, inplace=True)
+        elif case == "rrelu":
+            r = F.rrelu(y, 0.1, 0.3, inplace=True)
+        elif case == "dropout1d":
+            r = F.dropout1d(y, 1.0, inplace=True)  # (p=1: zeros, no draw)
+        else:
+            r = F.alpha_dropout(y, 0.5, training=False, inplace=True)
+        assert r is y
+        name = None if y.grad_fn is None else y.grad_fn.name()
+        y.backward(m.tensor(B.reshape(shape)))
+        out.append((y.detach().numpy(), name, x.grad.numpy()))
+    (vo, no, go), (vt, nt, gt) = out
+    assert no == nt
+    np.testing.assert_allclose(vo, vt, **TOL["float64"])
+    np.testing.assert_allclose(go, gt, **TOL["float64"])
+
+
 def _error(fn):
     """The (type, message) fn(m) raises on numgrad and on PyTorch."""
     out = []

@@ -89,7 +89,9 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     denom = _norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
     if out is None:
         return input / denom
-    return ops.div(input, denom, out=out)
+    import numgrad
+
+    return numgrad.div(input, denom, out=out)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -203,7 +205,10 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
     b, c = input.shape[0], input.shape[1]
     shape = (1, b * c) + tuple(input.shape[2:])
-    rep = (lambda t: None if t is None else t.repeat(b))
+
+    def rep(t):
+        return None if t is None else t.repeat(b)
+
     rm, rv = rep(running_mean), rep(running_var)
     out = batch_norm(input.reshape(shape), rm, rv, rep(weight), rep(bias), use_input_stats,
                      momentum, eps)
@@ -348,7 +353,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    return input.masked_fill_(input <= threshold, value)
+    if input.dtype == _bool:
+        _check_float("threshold", input)
+    return _nn.threshold_(input, threshold, value)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -364,9 +371,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     else:
         noise = (lower + upper) / 2
     if inplace:
-        from ..ops.inplace import _write
-
-        return _write(input, _nn.rrelu_with_noise, noise)
+        return _nn.rrelu_with_noise_(input, noise)
     return _nn.rrelu_with_noise(input, noise)
 
 

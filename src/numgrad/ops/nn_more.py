@@ -67,6 +67,17 @@ class Threshold(_Masked):
 
 
 @register
+class ThresholdInplace(Threshold):
+    """``threshold_``: saves its output, as PyTorch's ``ThresholdBackward1`` (whose gradient is
+    then ``grad`` where the output is above the threshold)."""
+
+    name, node = "threshold_", "ThresholdBackward1"
+    save_inputs = ()
+    save_output = True
+    samples = (Sample(lambda m, a: _F(m).threshold(a * 1, 0.1, -1.0, inplace=True), _one),)
+
+
+@register
 class Softshrink(_Masked):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (NaN kept)."""
 
@@ -137,6 +148,16 @@ class RreluWithNoise(Op):
         slope = Tensor._wrap(noise) if not isinstance(noise, np.ndarray) or noise.ndim else \
             float(noise)
         return (_where(x.detach() > 0, grad, grad * slope),)
+
+
+@register
+class RreluWithNoiseInplace(RreluWithNoise):
+    """``rrelu_``: saves its output, as PyTorch's ``RreluWithNoiseBackward1``."""
+
+    name, node = "rrelu_with_noise_", "RreluWithNoiseBackward1"
+    save_inputs = ()
+    save_output = True
+    samples = (Sample(lambda m, a: _F(m).rrelu(a * 1, inplace=True), _one),)
 
 
 # ------------------------------------------------------------------ prelu and glu
@@ -387,6 +408,13 @@ def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
     return apply(Threshold, (input,), (input._data,), threshold=threshold, value=value)
 
 
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    from .inplace import _write
+
+    return _write(input, lambda t: apply(ThresholdInplace, (t,), (t._data,),
+                                         threshold=threshold, value=value), saves_self=False)
+
+
 def softshrink(input: Tensor, lambd: float) -> Tensor:
     return apply(Softshrink, (input,), (input._data,), lambd=lambd)
 
@@ -399,6 +427,14 @@ def rrelu_with_noise(input: Tensor, noise) -> Tensor:
     """``noise``: an array of ``input``'s shape and device, or one number (eval's slope)."""
     data = noise._data if isinstance(noise, Tensor) else np.asarray(noise, input._data.dtype)
     return apply(RreluWithNoise, (input,), (input._data,), noise=data)
+
+
+def rrelu_with_noise_(input: Tensor, noise) -> Tensor:
+    from .inplace import _write
+
+    data = noise._data if isinstance(noise, Tensor) else np.asarray(noise, input._data.dtype)
+    return _write(input, lambda t: apply(RreluWithNoiseInplace, (t,), (t._data,), noise=data),
+                  saves_self=False)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

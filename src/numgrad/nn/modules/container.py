@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from itertools import islice
 from collections import abc as container_abcs
+from itertools import islice
 from typing import Any, Iterable, Iterator
 
 from ...tensor import Tensor

@@ -30,6 +30,17 @@ def _F(m):
     return m.nn.functional
 
 
+class _UpsampleForward(Op):
+    """An interpolation: ``x`` (N, C, *in_size) resampled to ``out_size`` (``mode``: the
+    kernels' mode; ``scales``: the user's scale factors, or None each)."""
+
+    on_cuda = True
+
+    @staticmethod
+    def forward(K, x, *, out_size, in_size, mode, align_corners, scales):
+        return K.pooling.interpolate(x, tuple(out_size), mode, align_corners, tuple(scales))
+
+
 class _UpsampleBackward(Op):
     """The gradient of an interpolation: each output's gradient, times its weights, added to
     its sources. Linear in ``grad``; its adjoint is the interpolation."""
@@ -42,8 +53,7 @@ class _UpsampleBackward(Op):
                                               tuple(scales))
 
 
-_FORWARD: dict = {}
-_BACKWARD: dict = {}
+_FORWARD: dict = {}  # (mode, spatial dims): the registered op
 
 
 def _params(p: dict) -> dict:
@@ -68,15 +78,6 @@ def _make(aten: str, node: str, mode: int, dims: int, samples, backward_samples)
     register(fwd)
     register(back)
     _FORWARD[(mode, dims)] = fwd
-    _BACKWARD[aten] = back
-
-
-class _UpsampleForward(Op):
-    on_cuda = True
-
-    @staticmethod
-    def forward(K, x, *, out_size, in_size, mode, align_corners, scales):
-        return K.pooling.interpolate(x, tuple(out_size), mode, align_corners, tuple(scales))
 
 
 def _grad_sample(mode: str, shape, out_shape, **kw):

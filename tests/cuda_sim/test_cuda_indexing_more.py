@@ -185,3 +185,31 @@ def test_an_index_out_of_range_is_reported_at_the_next_sync():
     y = x.index_add(0, numgrad.tensor([0, 7], device="cuda"), x[:2])
     with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 3"):
         y.cpu()
+
+
+def test_the_kernels_ops_read_nothing_back_in_forward_and_backward(monkeypatch):
+    """With CUDA index tensors, these ops run forward and backward with nothing copied to the
+    host (bincount, histc without a range, one_hot and masked_scatter read values, as PyTorch's)."""
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    x = numgrad.tensor(_data((3, 4)), device="cuda", requires_grad=True)
+    i = numgrad.tensor([2, 0], device="cuda")
+    b = numgrad.tensor([-1.0, 0.0, 1.0], dtype=numgrad.float64, device="cuda")
+    calls = []
+    real = devicearray.FakeCUDAArray.copy_to_host
+
+    def copy_to_host(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(devicearray.FakeCUDAArray, "copy_to_host", copy_to_host)
+    y = (x.index_add(0, i, x[:2]).sum() + x.index_copy(0, i, x[1:]).sum()
+         + x.index_fill(1, i, 1.5).sum() + x.take(i).sum() + sum(p.sum() for p in x.unbind(1))
+         + x.cummax(1).values.sum() + x.cummin(0).values.sum() + x.logcumsumexp(1).sum()
+         + numgrad.baddbmm(x[None, :, :3], x[None], x.t()[None]).sum()
+         + numgrad.addmv(x[:, 0], x, x[0]).sum() + numgrad.block_diag(x, x[0]).sum()
+         + numgrad.searchsorted(b, x.detach()).sum() + x.histc(4, -1, 1).sum())
+    y.backward()
+    assert calls == []
+    monkeypatch.undo()
+    assert x.grad.is_cuda

@@ -440,3 +440,33 @@ def test_legacy_names_warn_as_pytorch(call, message):
     for m in (torch, numgrad):
         with pytest.warns(UserWarning, match=re.escape(message)):
             call(m)
+
+
+def test_out_keyword_as_pytorch():
+    a = _data((3, 3), shift=3.0)
+    for name, call in [("inv", lambda m, x, o: m.linalg.inv(x, out=o)),
+                       ("solve", lambda m, x, o: m.linalg.solve(x, x, out=o)),
+                       ("inverse", lambda m, x, o: m.inverse(x, out=o)),
+                       ("matrix_power", lambda m, x, o: m.linalg.matrix_power(x, 3, out=o)),
+                       ("pinv", lambda m, x, o: m.linalg.pinv(x, out=o)),
+                       ("cholesky_solve", lambda m, x, o: m.cholesky_solve(x, x.tril(), out=o))]:
+        results = []
+        for m in (numgrad, torch):
+            out = m.empty(3, 3, dtype=m.float64)
+            assert call(m, m.tensor(a), out) is out, name
+            results.append(out.numpy())
+            try:  # (float32: not the result's dtype; some cast, some refuse)
+                results.append(call(m, m.tensor(a), m.empty(3, 3)).dtype.is_floating_point)
+            except RuntimeError as error:
+                results.append(str(error))
+            with pytest.raises(RuntimeError) as error:
+                call(m, m.tensor(a, requires_grad=True), out)
+            results.append(str(error.value))
+        np.testing.assert_allclose(results[0], results[3], rtol=1e-10, atol=1e-12)
+        assert results[1:3] == results[4:6], name
+    x = numgrad.tensor(a)
+    with pytest.raises(NotImplementedError, match="out= is not supported yet"):
+        numgrad.linalg.qr(x, out=(numgrad.empty(3, 3), numgrad.empty(3, 3)))
+    for m in (numgrad, torch):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+            m.det(m.tensor(a), out=m.empty(()))

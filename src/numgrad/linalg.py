@@ -1,37 +1,18 @@
 """``numgrad.linalg``: PyTorch's ``torch.linalg`` (the ops are in ``ops/linalg_more.py``, the
-matrix products in ``ops/linalg.py``)."""
+matrix products in ``ops/linalg.py``). The functions with one result take ``out=``; those with
+several refuse it (NotImplementedError)."""
 from __future__ import annotations
 
-from .ops.linalg import matmul
-from .ops.linalg_more import (
-    LinAlgError,
-    cholesky_ex,
-    det,
-    eigh,
-    eigvalsh,
-    inv,
-    inv_ex,
-    lstsq,
-    matrix_norm,
-    matrix_power,
-    matrix_rank,
-    multi_dot,
-    pinv,
-    slogdet,
-    solve,
-    solve_ex,
-    svdvals,
-    vecdot,
-    vector_norm,
-)
-from .ops.linalg_more import linalg_cholesky as cholesky
-from .ops.linalg_more import linalg_cross as cross
-from .ops.linalg_more import linalg_diagonal as diagonal
-from .ops.linalg_more import linalg_norm as norm
-from .ops.linalg_more import linalg_qr as qr
-from .ops.linalg_more import linalg_svd as svd
+from ._out import with_out as _with_out
+from .ops import linalg as _products
+from .ops import linalg_more as _more
+from .ops.linalg_more import LinAlgError
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",
+matmul = _with_out(_products.matmul, "matmul")
+globals().update(_more.LINALG)
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",  # noqa: F822
            "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "svd",
            "svdvals", "vecdot", "vector_norm"]
+assert sorted(__all__) == sorted(["LinAlgError", "matmul", *_more.LINALG])

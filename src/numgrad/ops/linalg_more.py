@@ -353,7 +353,7 @@ def det_of(A: Tensor) -> Tensor:
     return apply(LinalgDet, (A,), (A._data,))
 
 
-def det(A: Tensor, *, out=None) -> Tensor:
+def det(A: Tensor) -> Tensor:
     """``torch.linalg.det``: the determinant of each square matrix."""
     _check_matrix("linalg.det", A)
     return det_of(A)
@@ -412,7 +412,7 @@ class _SlogdetResult(tuple):
         return f"torch.return_types.linalg_slogdet(\nsign={self[0]!r},\nlogabsdet={self[1]!r})"
 
 
-def slogdet(A: Tensor, *, out=None):
+def slogdet(A: Tensor):
     """``torch.linalg.slogdet``: (sign, log|det|) of each square matrix."""
     _check_matrix("linalg.slogdet", A)
     K = kernels_for((A,), LinalgSlogdet)
@@ -476,7 +476,7 @@ class _InvExResult(_ExResult):
     _fields, _name = ("inverse", "info"), "linalg_inv_ex"
 
 
-def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
+def inv_ex(A: Tensor, *, check_errors: bool = False):
     """``torch.linalg.inv_ex``: (inverse, info); info is getrf's (int32), nonzero for a singular
     matrix, which raises only with ``check_errors``."""
     _check_matrix("linalg.inv", A)
@@ -501,7 +501,7 @@ class _renamed:
         return False
 
 
-def inv(A: Tensor, *, out=None) -> Tensor:
+def inv(A: Tensor) -> Tensor:
     """``torch.linalg.inv``: the inverse of each square matrix (LinAlgError if singular)."""
     _check_matrix("linalg.inv", A)
     K = kernels_for((A,), LinalgInvEx)
@@ -594,13 +594,13 @@ def _bsolve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
     return _solve(A, B, left, False)[0]
 
 
-def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """``torch.linalg.solve``: ``X`` with ``A X = B`` (``left=False``: ``X A = B``), batch
     dimensions broadcast; ``B`` a vector where it is 1-D or ``A``'s batch plus ``n``."""
     return _solve(A, B, left, True)[0]
 
 
-def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
     """``torch.linalg.solve_ex``: (result, info)."""
     with _renamed("torch.linalg.solve", "torch.linalg.solve_ex"):
         return _SolveExResult(*_solve(A, B, left, bool(check_errors)))
@@ -661,19 +661,19 @@ def _cholesky(op, A: Tensor, upper: bool, check: bool, fn: str):
     return apply(op, (A,), (factor,), upper=bool(upper)), Tensor._wrap(info)
 
 
-def linalg_cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """``torch.linalg.cholesky``: the lower (``upper``: upper) Cholesky factor of each
     Hermitian positive-definite matrix."""
     return _cholesky(LinalgCholeskyEx, A, upper, True, "linalg.cholesky")[0]
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
     """``torch.linalg.cholesky_ex``: (L, info)."""
     return _CholeskyExResult(*_cholesky(LinalgCholeskyEx, A, upper, bool(check_errors),
                                         "linalg.cholesky_ex"))
 
 
-def _legacy_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+def _legacy_cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky`` (deprecated in PyTorch, with its warning)."""
     warnings.warn(
         "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
@@ -724,7 +724,7 @@ class CholeskySolve(Op):
         L, X = ctx.saved_tensors
         upper = ctx.params["upper"]
         need_b, need_l = ctx.needs_input_grad
-        gB = cholesky_solve(grad, L, upper)
+        gB = _cholesky_solve(grad, L, upper)
         gL = None
         if need_l:
             common = gB @ _mH(X)
@@ -737,7 +737,7 @@ def _spd_of(m, a):
     return a @ a.mT + m.eye(a.shape[-1], dtype=a.dtype, device=a.device)
 
 
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
+def _cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky_solve``: ``X`` with ``(L L^H) X = B`` from the Cholesky factor ``L``
     (``upper``: ``U^H U``), batch dimensions broadcast."""
     if B.ndim < 2 or L.ndim < 2:
@@ -774,8 +774,9 @@ class CholeskyInverse(Op):
     @staticmethod
     def forward(K, low, *, upper):
         shape = tuple(low.shape)
-        n = shape[-1] if shape else 0
-        eye = K.broadcast_copy(K.upload(np.eye(n, dtype=low.dtype)), shape, low.dtype)
+        nd = len(shape)
+        eye = K.structure.embed_diagonal(K.full(shape[:-1], 1, low.dtype), shape, 0, nd - 2,
+                                         nd - 1)
         return _cholesky_solve_array(K, eye, K.ascontiguous(low), upper)
 
     @staticmethod
@@ -786,7 +787,7 @@ class CholeskyInverse(Op):
         return (-(L @ common) if ctx.params["upper"] else -(common @ L),)
 
 
-def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
+def _cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky_inverse``: ``(L L^H)^-1`` (``upper``: ``(U^H U)^-1``) from the Cholesky
     factor."""
     if L.ndim < 2:
@@ -895,7 +896,7 @@ class _QrResult(_ExResult):
     _fields, _name = ("Q", "R"), "linalg_qr"
 
 
-def linalg_qr(A: Tensor, mode: str = "reduced", *, out=None):
+def linalg_qr(A: Tensor, mode: str = "reduced"):
     """``torch.linalg.qr``: (Q, R), ``mode`` 'reduced' (default), 'complete' or 'r' (Q empty)."""
     _check_matrix("linalg.qr", A, square=False)
     if mode not in ("reduced", "complete", "r"):
@@ -909,7 +910,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced", *, out=None):
     return _QrResult(Q, apply(LinalgQrR, (A,), (r,), mode=mode, factors=factors))
 
 
-def _legacy_qr(input: Tensor, some: bool = True, *, out=None):
+def _legacy_qr(input: Tensor, some: bool = True):
     """``torch.qr`` (deprecated): ``some=False`` is mode 'complete'."""
     warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
                   "future PyTorch release.", UserWarning, stacklevel=2)
@@ -997,7 +998,7 @@ def _check_eigh_dtype(A: Tensor, fn: str) -> None:
                                   f"'{_torch_name(A._data.dtype)}'")
 
 
-def eigh(A: Tensor, UPLO: str = "L", *, out=None):
+def eigh(A: Tensor, UPLO: str = "L"):
     """``torch.linalg.eigh``: (eigenvalues ascending, eigenvectors as columns) of each real
     symmetric matrix, read from its lower (``UPLO='U'``: upper) triangle."""
     _check_tensor("linalg.eigh", A)
@@ -1015,7 +1016,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None):
                        apply(LinalgEighVectors, (A,), (v,), UPLO=UPLO, factors=factors))
 
 
-def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """``torch.linalg.eigvalsh``: the eigenvalues (ascending) of each real symmetric matrix."""
     _check_tensor("linalg.eigvalsh", A)
     if A.ndim < 2:
@@ -1145,7 +1146,7 @@ class _LegacySvdResult(_ExResult):
     _fields, _name = ("U", "S", "V"), "svd"
 
 
-def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
+def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     """``torch.linalg.svd``: (U, S, Vh), ``A = U diag(S) Vh``, S descending."""
     _check_matrix("linalg.svd", A, square=False)
     K = kernels_for((A,), LinalgSvdU)
@@ -1157,7 +1158,7 @@ def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
                       apply(LinalgSvdVh, (A,), (vh,), **params))
 
 
-def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+def svdvals(A: Tensor, *, driver=None) -> Tensor:
     """``torch.linalg.svdvals``: the singular values, descending."""
     _check_matrix("linalg.svd", A, square=False)
     K = kernels_for((A,), LinalgSvdS)
@@ -1168,7 +1169,7 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     return apply(LinalgSvdS, (A,), (s,), full_matrices=False, factors=(u, s, vh))
 
 
-def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
+def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """``torch.svd``: (U, S, V), V not transposed; ``some=False`` full matrices; without
     ``compute_uv``, U and V are zeros."""
     _check_matrix("linalg.svd", input, square=False)
@@ -1225,7 +1226,7 @@ def _tol(value):
     return value
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """``torch.linalg.pinv``: the pseudo-inverse, singular values at most ``max(atol, rtol *
     largest)`` dropped (by default ``rtol = eps * max(m, n)``)."""
     _check_tensor("linalg.pinv", A)
@@ -1312,8 +1313,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     return _LstsqResult(solution, Tensor._wrap(residuals), Tensor._wrap(rank), Tensor._wrap(sv))
 
 
-def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None,
-                out=None) -> Tensor:
+def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None,
+                rtol=None) -> Tensor:
     """``torch.linalg.matrix_rank``: the number of singular values above ``max(atol, rtol *
     largest)`` (by default ``rtol = eps * max(m, n)``), int64."""
     _check_tensor("linalg.matrix_rank", A)
@@ -1339,11 +1340,11 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
 
 
 # ------------------------------------------------------------------ cross product
-from .predicates import linalg_cross  # noqa: F401  (LinalgCrossBackward0, ops/predicates.py)
+from .predicates import linalg_cross
 
 
 # ------------------------------------------------------------------ compositions
-def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
+def _matrix_power(A: Tensor, n: int) -> Tensor:
     """``torch.linalg.matrix_power``: ``A`` to the integer power ``n`` (by repeated squaring, as
     PyTorch; a negative ``n`` inverts first; ``n = 0`` the identity)."""
     _check_tensor("linalg.matrix_power", A)
@@ -1379,7 +1380,7 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     return result
 
 
-def multi_dot(tensors, *, out=None) -> Tensor:
+def multi_dot(tensors) -> Tensor:
     """``torch.linalg.multi_dot``: the product of the matrices (the first and last may be
     vectors), in the order of fewest multiplications."""
     tensors = list(tensors)
@@ -1435,7 +1436,7 @@ def _chain(mats, split, i, j):
     return _chain(mats, split, i, k) @ _chain(mats, split, k + 1, j)
 
 
-def chain_matmul(*matrices, out=None) -> Tensor:
+def _chain_matmul(*matrices) -> Tensor:
     """``torch.chain_matmul`` (deprecated): ``multi_dot`` of 2-D matrices."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                   "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
@@ -1445,7 +1446,7 @@ def chain_matmul(*matrices, out=None) -> Tensor:
     return multi_dot(matrices)
 
 
-def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``torch.linalg.vecdot``: ``(x * y).sum(dim)`` (real tensors), broadcast."""
     return (x * y).sum(dim)
 
@@ -1467,11 +1468,79 @@ def _top_norm_or_reduction(input: Tensor, p="fro", dim=None, keepdim: bool = Fal
     return _top_norm(input, p, dim, keepdim, dtype)
 
 
-inverse = inv
-cholesky = _legacy_cholesky
-svd = _legacy_svd
-qr = _legacy_qr
-norm = _top_norm_or_reduction
+def _with_out(fn, name: str, same_dtype: bool = True):
+    """``fn`` taking PyTorch's ``out=`` (``name`` ATen's, as its messages say): the result written
+    into ``out`` (of the result's dtype), which is returned; refused where autograd would record
+    the call; ``same_dtype`` False: ``out`` of another dtype gets the result cast, where it can
+    hold it."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        from .. import _out
+        from .._dtype import c_name
+
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if grad_mode.state.enabled and (out._requires_grad or builtins.any(
+                t._requires_grad for t in _out._tensors(args, kwargs))):
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires grad.")
+        result = fn(*args, **kwargs)
+        if same_dtype and out._data.dtype != result._data.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {c_name(result._data.dtype)}, "
+                               f"but got {c_name(out._data.dtype)} instead")
+        _out.write(out, result)
+        return out
+
+    return call
+
+
+def _no_out(fn, name: str):
+    """``fn`` refusing ``out=`` (a tuple of results: not supported yet) with NotImplementedError."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is not None:
+            raise NotImplementedError(f"{name}: out= is not supported yet")
+        return fn(*args, **kwargs)
+
+    return call
+
+
+inverse = _with_out(inv, "linalg_inv_ex")
+cholesky = _with_out(_legacy_cholesky, "cholesky")
+cholesky_solve = _with_out(_cholesky_solve, "cholesky_solve", same_dtype=False)
+cholesky_inverse = _with_out(_cholesky_inverse, "cholesky_inverse")
+matrix_power = _with_out(_matrix_power, "matmul")
+chain_matmul = _with_out(_chain_matmul, "mm")
+svd = _no_out(_legacy_svd, "svd")
+qr = _no_out(_legacy_qr, "qr")
+slogdet = _no_out(slogdet, "slogdet")
+norm = _with_out(_top_norm_or_reduction, "linalg_vector_norm")
+
+# numgrad.linalg's functions (numgrad/linalg.py)
+LINALG = {
+    "det": _with_out(det, "_linalg_det"), "slogdet": slogdet,
+    "inv": _with_out(inv, "linalg_inv_ex"), "inv_ex": _no_out(inv_ex, "linalg.inv_ex"),
+    "solve": _with_out(solve, "_linalg_solve_ex"), "solve_ex": _no_out(solve_ex, "linalg.solve_ex"),
+    "cholesky": _with_out(linalg_cholesky, "linalg_cholesky_ex"),
+    "cholesky_ex": _no_out(cholesky_ex, "linalg.cholesky_ex"),
+    "qr": _no_out(linalg_qr, "linalg.qr"), "eigh": _no_out(eigh, "linalg.eigh"),
+    "eigvalsh": _with_out(eigvalsh, "_linalg_eigh"), "svd": _no_out(linalg_svd, "linalg.svd"),
+    "svdvals": _with_out(svdvals, "_linalg_svd"), "pinv": _with_out(pinv, "linalg_pinv", False),
+    "lstsq": _no_out(lstsq, "linalg.lstsq"), "matrix_rank": _with_out(matrix_rank,
+                                                                      "linalg_matrix_rank"),
+    "matrix_power": matrix_power, "multi_dot": _with_out(multi_dot, "mm"),
+    "vecdot": _with_out(vecdot, "linalg_vecdot"),
+    "vector_norm": _with_out(vector_norm, "linalg_vector_norm"),
+    "matrix_norm": _with_out(matrix_norm, "linalg_matrix_norm"),
+    "norm": _with_out(linalg_norm, "linalg_norm"), "cross": _with_out(linalg_cross, "linalg_cross"),
+    "diagonal": linalg_diagonal,
+}
 
 # What numgrad exports as functions (PyTorch's top-level names), and what Tensor gets as methods.
 __all__ = [

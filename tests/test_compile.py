@@ -300,21 +300,6 @@ def test_python_values_it_reads_are_guarded():
     assert compiled.traces == 3 and scale
 
 
-def test_a_returned_live_graph_is_replayed_eagerly_or_refused_under_fullgraph():
-    w = numgrad.ones(3, requires_grad=True)
-
-    def forward(x):
-        return (x * w).sum()  # backward runs outside: the graph must be eager's
-
-    x = numgrad.arange(3.0)
-    with pytest.warns(RuntimeWarning, match="graph is still alive"):
-        out = numgrad.compile(forward)(x)
-    out.backward()
-    assert w.grad.tolist() == [0.0, 1.0, 2.0]
-    with pytest.raises(GraphBreak, match="graph is still alive"):
-        numgrad.compile(forward, fullgraph=True)(x)
-
-
 def test_a_loss_returned_after_its_backward_has_eagers_freed_node():
     w = numgrad.ones(3, requires_grad=True)
 

@@ -176,3 +176,53 @@ def test_a_fresh_process_loads_the_generated_code_and_computes_the_same(tmp_path
     assert runs[0].stdout == runs[1].stdout
     generated = list((tmp_path / "cache").rglob("*.py"))
     assert generated  # the programs were written there, as content-addressed modules
+
+
+def _forward_program(samples):
+    """Like ``_program``, but the weighted sum is returned with its graph alive: its backward
+    runs outside the compiled function (through its ``CompiledFunctionBackward`` node)."""
+    sizes = [len(s.shapes) for s in samples]
+
+    def fn(*xs):
+        outs, k, loss = [], 0, None
+        for sample, n in zip(samples, sizes):
+            out = sample.call(numgrad, *xs[k:k + n])
+            k += n
+            for j, o in enumerate(out if isinstance(out, tuple) else (out,)):
+                outs.append(o.detach())
+                if o.requires_grad:
+                    term = (o * (1.5 + j)).sum()
+                    loss = term if loss is None else loss + term
+        return (loss, *outs)
+
+    return fn
+
+
+def _backward_outside(fn, xs):
+    loss, *outs = fn(*xs)
+    if loss is not None:
+        loss.backward()
+    return [(o.dtype, o.numpy()) for o in outs], [None if x.grad is None else x.grad.numpy()
+                                                  for x in xs]
+
+
+AOT_GROUPS = [OPS[i:i + 40] for i in range(0, len(OPS), 40)]
+
+
+@pytest.mark.parametrize("names", AOT_GROUPS, ids=[f"{g[0]}..{g[-1]}" for g in AOT_GROUPS])
+def test_compiled_forward_with_backward_outside_matches_eager(names):
+    """The samples compiled as a forward that returns a loss with a live graph, whose backward
+    the caller runs (float64): values and gradients are eager's, and the loss's node is the
+    compiled backward's."""
+    lowered = [s for _, s in _lowered(names)]
+    compiled = numgrad.compile(_forward_program(lowered))
+    for call in range(CALLS):
+        seed = 7300 + 10 * call
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # no fallback
+            got = _backward_outside(compiled, _inputs(lowered, "float64", seed))
+        want = _backward_outside(_forward_program(lowered), _inputs(lowered, "float64", seed))
+        _assert_same(got, want, f"call {call}")
+    assert compiled.traces == 1
+    loss = compiled(*_inputs(lowered, "float64", 7400))[0]
+    assert loss.grad_fn.name() == "CompiledFunctionBackward"

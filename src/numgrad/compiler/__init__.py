@@ -74,8 +74,9 @@ class CompiledFunction:
                           stacklevel=3)
 
     def _trace(self, args, kwargs):
+        from ..autograd import grad_mode
         from ..ops import registry
-        from . import program, tracer
+        from . import aot, program, tracer
 
         with _TRACING:
             found = tracer.discover(self._fn, args, kwargs)
@@ -85,6 +86,11 @@ class CompiledFunction:
             kernels, registry.cpu_kernels = registry.cpu_kernels, trace.kernels
             try:
                 result = self._fn(*args, **kwargs)
+                aot_info = None
+                if trace.broken is None and grad_mode.state.enabled:
+                    outs = aot.live_outputs(result)
+                    if outs:  # (its backward will run outside: traced now, replayed then)
+                        aot_info = aot.trace_backward(trace, found, outs)
             except BaseException:
                 registry.cpu_kernels = kernels
                 tracer.end(trace)
@@ -96,10 +102,12 @@ class CompiledFunction:
             try:
                 if trace.broken is not None:
                     raise program.NotReplayable(str(trace.broken))
+                if isinstance(aot_info, str):
+                    raise program.NotReplayable(aot_info)
                 if not tracer.stable(trace, found):  # a first step made state: trace again next
                     return _finish(found, result, before)
                 replay, _ = program.replay_for(self._fn, trace, found, before, refs, namespace,
-                                               result)
+                                               result, aot_info)
                 self._entries.append((guard, replay))
             except program.NotReplayable as why:
                 if self._fullgraph:
@@ -148,5 +156,11 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="numgr
                                  mode=mode, options=options, disable=disable)
     if disable:
         return model
+    from ..nn.modules.module import Module
+
+    if isinstance(model, Module):
+        from .optimized_module import OptimizedModule
+
+        return OptimizedModule(model, CompiledFunction(model.__call__, fullgraph=fullgraph))
     return CompiledFunction(model, fullgraph=fullgraph)
 

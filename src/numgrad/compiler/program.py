@@ -25,7 +25,8 @@ from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
 from . import lower
 from .traced import TracedArray, plain
-from .tracer import structure_of
+from .aot import wrap_outputs
+from .tracer import WRITES, structure_of
 
 
 class NotReplayable(Exception):
@@ -106,6 +107,7 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
     namespace = dict(g.names, K=cpu_kernels, Tensor=Tensor, grad_mode=grad_mode, _view=_view,
                      get_num_threads=get_num_threads,
                      np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,
+                     _wrap_outputs=wrap_outputs,
                      scalar_values=[_scalar_getter(fn, where) for where, _ in scalars],
                      structure=lambda: structure_of(found))
     source = "def guard(args, kwargs):\n" + "\n".join(g.lines) + "\n"
@@ -114,26 +116,13 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
     return namespace["guard"], refs, namespace
 
 
-def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, result):
-    """The replay of a finished trace (NotReplayable where an effect cannot be reproduced)."""
+def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, result, aot=None):
+    """The replay of a finished trace (NotReplayable where an effect cannot be reproduced). With
+    ``aot`` (``aot.AOT``: the function returned tensors whose graph is alive, and the trace goes on
+    with their backward), the replay returns them with a ``CompiledFunctionBackward`` node, whose
+    backward is the replay of the trace's second part."""
     body = _Emitter()
     body.names = namespace
-
-    def expr_of(spec) -> str:
-        kind = spec[0]
-        if kind == "v":
-            return f"v{spec[1].index}"
-        if kind == "c":
-            value = spec[1]
-            if value is None or type(value) in (bool, int, str):
-                return repr(value)
-            return body.const(value)
-        if kind in ("t", "l"):
-            inner = ", ".join(expr_of(s) for s in spec[1])
-            if kind == "l":
-                return f"[{inner}]"
-            return f"({inner},)" if inner else "()"
-        raise AssertionError(spec)
 
     # The end first: what the effects and the return value need.
     needed: set = set()
@@ -167,20 +156,143 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
             delta = g_after._version_counter.value - start[4]
             if delta:
                 epilogue.line(f"{ref}._grad._version_counter.value += {delta}")
-    epilogue.line(f"return {_result_expr(result, trace, epilogue, refs, array_expr)}")
+    nodes = trace.nodes
+    live = None
+    if aot is not None:
+        nodes = trace.nodes[:aot.split]
+        live = {id(t): k for k, t in enumerate(aot.outs)}
+        saved = _backward_for(fn, trace, aot, refs, namespace)
+        needed.update(saved)
+        outs = [array_expr(t._data) for t in aot.outs]
+        for t in aot.outs:
+            if lower._root(trace._array_value(t._data)).kind == "input":
+                raise NotReplayable("it returns a view of a tensor it reads")
+        checked = list(dict.fromkeys(refs[id(_input_tensor(lower._root(v)))] for v in saved
+                                     if lower._root(v).kind == "input"))
+        epilogue.line(
+            f"_outs = _wrap_outputs({body.const(namespace['__backward__'], 'BW')}, "
+            f"{body.const(tuple(p.array.strides for p in aot.placeholders), 'L')}, "
+            f"{_tuple(refs[id(t)] for t in aot.ins)}, {_tuple(outs)}, "
+            f"{_tuple(f'v{v.index}' for v in saved)}, {_tuple(checked)})")
+    epilogue.line(f"return {_result_expr(result, trace, epilogue, refs, array_expr, live)}")
+    _emit_program(body, trace, nodes, needed, refs, fn)
+    body.lines.extend(epilogue.lines)
+    source = "def replay(args, kwargs):\n" + "\n".join(body.lines) + "\n"
+    namespace["__replay_source__"] = source
+    exec(compile(source, f"<replay of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
+    return namespace["replay"], source
 
-    steps = lower.plan(trace, needed)
-    # the inputs and constants the kept steps read
-    read = set(needed)
+
+class _Nodes:
+    """Part of a trace's nodes, for planning."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+
+def _tuple(items) -> str:
+    items = list(items)
+    return f"({', '.join(items)},)" if items else "()"
+
+
+def _input_tensor(v):
+    holder, field = v.source
+    tensor = holder() if isinstance(holder, weakref.ref) else holder
+    if field != "data" or tensor is None:
+        raise NotReplayable("its backward reads a gradient")
+    return tensor
+
+
+def _backward_for(fn, trace, aot, refs: dict, namespace: dict) -> list:
+    """Generates the backward replay of the trace's second part (``namespace["__backward__"]``:
+    a function of the output gradients and the saved arrays); returns the values of the
+    forward it reads, to be saved by the forward replay."""
+    nodes = trace.nodes[aot.split:]
+    needed = {trace._array_value(g._data) for g in aot.grads if g is not None}
+    steps = lower.plan(_Nodes(nodes), needed)
+    made = set()
+    for name, specs, out in nodes:
+        made.update(lower._values(out))
+        if name in WRITES:
+            for v in lower._values(specs[WRITES[name]]):
+                if lower._root(v) not in made and lower._root(v).kind != "grad_output":
+                    raise NotReplayable("its backward writes into a value of its forward")
+    read = [v for v in sorted(needed, key=lambda v: v.index)]
     for kind, step in steps:
-        nodes = step.nodes if kind == "segment" else [step]
-        for name, specs, out in nodes:
-            for spec in specs:
+        if kind == "segment":
+            read.extend(step.inputs)
+        else:
+            for spec in step[1]:
+                read.extend(lower._values(spec))
+    placeholders = set(aot.placeholders)
+    saved = []
+    for v in read:
+        if v in made or v in placeholders or v in saved:
+            continue
+        root = lower._root(v)
+        if root in placeholders:
+            continue
+        if v.kind == "const" and not v.written:
+            continue  # (the backward reads the constant itself)
+        saved.append(v)
+    body = _Emitter()
+    body.names = namespace
+    for k, p in enumerate(aot.placeholders):
+        body.line(f"v{p.index} = grads[{k}]")
+    for k, v in enumerate(saved):
+        body.line(f"v{v.index} = saved[{k}]")
+    _emit_program(body, trace, nodes, needed, refs, fn, bound=placeholders | set(saved),
+                  steps=steps)
+    results = ["None" if g is None else _array_expr(g._data, trace) for g in aot.grads]
+    body.line(f"return {_tuple(results)}")
+    source = "def backward(grads, saved):\n" + "\n".join(body.lines) + "\n"
+    namespace["__backward_source__"] = source
+    scope = {}
+    exec(compile(source, f"<backward replay of {getattr(fn, '__qualname__', fn)}>", "exec"),
+         namespace, scope)
+    namespace["__backward__"] = scope["backward"]
+    return saved
+
+
+def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bound=frozenset(),
+                  steps=None) -> None:
+    """The lines that compute ``needed`` from the trace's ``nodes``: the inputs and constants
+    read (but the values ``bound`` already), then the lowered steps."""
+
+    def expr_of(spec) -> str:
+        kind = spec[0]
+        if kind == "v":
+            return f"v{spec[1].index}"
+        if kind == "c":
+            value = spec[1]
+            if value is None or type(value) in (bool, int, str):
+                return repr(value)
+            return body.const(value)
+        if kind in ("t", "l"):
+            inner = ", ".join(expr_of(s) for s in spec[1])
+            if kind == "l":
+                return f"[{inner}]"
+            return f"({inner},)" if inner else "()"
+        raise AssertionError(spec)
+
+    if steps is None:
+        steps = lower.plan(_Nodes(nodes), needed)
+    # the inputs and constants the kept steps read (a segment reads its inputs' roots through
+    # layouts; a call, the values themselves; a value a step makes needs nothing more)
+    read, made = set(needed), set()
+    for kind, step in steps:
+        if kind == "segment":
+            read.update(step.inputs)
+            for name, specs, out in step.nodes:
+                made.update(lower._values(out))
+        else:
+            for spec in step[1]:
                 read.update(lower._values(spec))
-    read_roots = {lower._root(v) for v in read}
+            made.update(lower._values(step[2]))
+    read_roots = {lower._root(v) for v in read if v not in bound and v not in made}
     flat: dict = {}  # constants passed to segments flat, made once
     for v in trace.values:
-        if v not in read_roots:
+        if v not in read_roots or v in bound:
             continue
         if v.kind == "input":
             holder, field = v.source
@@ -214,11 +326,6 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
             body.line(call if out == ("c", None) else f"{_target(out)} = {call}")
             continue
         _emit_segment(body, step, position, steps, needed, fn, flat)
-    body.lines.extend(epilogue.lines)
-    source = "def replay(args, kwargs):\n" + "\n".join(body.lines) + "\n"
-    namespace["__replay_source__"] = source
-    exec(compile(source, f"<replay of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
-    return namespace["replay"], source
 
 
 def _leaf(data, grad):
@@ -268,21 +375,24 @@ def _array_expr(array, trace) -> str:
     raise NotReplayable("a tensor's data set to an array the trace did not compute")
 
 
-def _result_expr(result, trace, e: _Emitter, refs: dict, array_expr) -> str:
-    """The expression that rebuilds the function's return value at replay."""
+def _result_expr(result, trace, e: _Emitter, refs: dict, array_expr, live=None) -> str:
+    """The expression that rebuilds the function's return value at replay (``live``: the
+    output index of each tensor returned with a live graph)."""
     if result is None or isinstance(result, (bool, int, float, str)):
         return repr(result)
     if isinstance(result, (tuple, list)):
-        inner = ", ".join(_result_expr(r, trace, e, refs, array_expr) for r in result)
+        inner = ", ".join(_result_expr(r, trace, e, refs, array_expr, live) for r in result)
         if isinstance(result, list):
             return f"[{inner}]"
         return f"({inner},)" if inner else "()"
     if isinstance(result, dict):
-        return "{" + ", ".join(f"{k!r}: {_result_expr(v, trace, e, refs, array_expr)}"
+        return "{" + ", ".join(f"{k!r}: {_result_expr(v, trace, e, refs, array_expr, live)}"
                                for k, v in result.items()) + "}"
     if isinstance(result, Tensor):
         if id(result) in refs:
             return refs[id(result)]
+        if live is not None and id(result) in live:
+            return f"_outs[{live[id(result)]}]"
         data = array_expr(result._data)
         if not result._requires_grad:
             return f"Tensor._wrap({data})"

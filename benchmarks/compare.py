@@ -57,8 +57,17 @@ SEED_SCRIPT = (
 )
 
 
+def _user_env(**extra) -> dict:
+    """The environment of a fresh process as a user's: Python writes and reads its bytecode
+    caches (``pip install`` compiles them; a sandbox's PYTHONDONTWRITEBYTECODE would make every
+    import compile every module from source again, for numgrad, NumPy, Numba and PyTorch)."""
+    env = dict(os.environ, **extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def fresh_process_seconds(cache_dir: str, runs: int) -> list[float]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    env = _user_env(NUMBA_CACHE_DIR=cache_dir)
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -72,7 +81,7 @@ def torch_fresh_process_seconds(runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", script], check=True)
+        subprocess.run([sys.executable, "-c", script], check=True, env=_user_env())
         times.append(time.perf_counter() - start)
     return times
 
@@ -103,7 +112,7 @@ def compile_seconds(name: str) -> tuple[float, float]:
     a second process with the program cache warm: from just after ``import numgrad``)."""
     here = os.path.dirname(os.path.abspath(__file__))
     folder = tempfile.mkdtemp(prefix="numgrad-compile-")
-    env = dict(os.environ, NUMGRAD_CACHE_DIR=folder, NUMBA_CACHE_DIR=folder, NUMGRAD_QUIET="1")
+    env = _user_env(NUMGRAD_CACHE_DIR=folder, NUMBA_CACHE_DIR=folder, NUMGRAD_QUIET="1")
     try:
         results = []
         for warm_eager in (True, False):

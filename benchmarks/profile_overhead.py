@@ -113,12 +113,14 @@ def fresh_split() -> dict:
         scripts["import torch + seed walkthrough"] = scripts[
             "import numgrad + seed walkthrough"].replace("import numgrad as torch", "import torch")
     out = {}
+    env = dict(os.environ)  # (bytecode cached, as after ``pip install``: see compare.py)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     for name, code in scripts.items():
-        subprocess.run([sys.executable, "-c", code], check=True)  # warm the caches
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)  # warm the caches
         runs = []
         for _ in range(5):
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], check=True)
+            subprocess.run([sys.executable, "-c", code], check=True, env=env)
             runs.append(time.perf_counter() - start)
         out[name] = statistics.median(runs)
     return out

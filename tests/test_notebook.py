@@ -78,6 +78,11 @@ def test_notebook_runs_top_to_bottom(python3_kernel):
     assert float(accuracy[1]) >= 0.95
     assert re.search(r"^  numgrad: \d+\.\d+ s", text, re.M)
     assert re.search(r"^  PyTorch: \d+\.\d+ s", text, re.M) or "PyTorch is not installed" in text
+    # the training step compiled (issue 13): eager's losses, both times per step
+    diff = re.search(r"^largest difference between the eager and compiled losses: (\S+)$", text,
+                     re.M)
+    assert diff and float(diff[1]) == 0.0
+    assert re.search(r"^median time per step: eager \d+ µs, compiled \d+ µs", text, re.M)
     # the CNN of examples/cnn_digits.py (issue 16's acceptance), timed beside PyTorch
     cnn = re.search(r"^  numgrad: test accuracy (\d\.\d+), \d+\.\d+ ms per step \(median\)$", text,
                     re.MULTILINE)

@@ -124,7 +124,37 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
             else:
                 kernels.zip_1d_parallel(a, b, out, get_num_threads())
             return out if len(shape) == 1 else out.reshape(shape)
+        if b.ndim == 1 and a.ndim > 1 and n and a.shape[-1] == b.shape[0] > 1 and \
+                b.flags.c_contiguous:  # a row added to each row (a bias): the row loop
+            out = np.empty(a.shape, dt)
+            dims, sa, sb = _row_plan(n // b.shape[0], b.shape[0], False)
+            kernels.zip_strided(a.reshape(-1), sa, b, sb, dims, out.reshape(-1))
+            return out
+    elif a.ndim == 1 and b.ndim > 1 and a.shape[0] == b.shape[-1] > 1 and b.size and \
+            a.flags.c_contiguous and b.flags.c_contiguous:  # (the row first)
+        out = np.empty(b.shape, dt)
+        dims, sa, sb = _row_plan(b.size // a.shape[0], a.shape[0], True)
+        kernels.zip_strided(a, sa, b.reshape(-1), sb, dims, out.reshape(-1))
+        return out
     return _binary_general(op, kernels, a, b, dt, out_dtype)
+
+
+_ROW_PLANS: dict = {}
+
+
+def _row_plan(rows: int, n: int, row_first: bool) -> tuple:
+    """``zip_strided``'s shape and element strides for ``rows`` rows of ``n`` against one row
+    (the second operand, or the first with ``row_first``), made once per size (what
+    ``_coalesce`` would compute, without its NumPy calls)."""
+    key = (rows, n, row_first)
+    plan = _ROW_PLANS.get(key)
+    if plan is None:
+        if len(_ROW_PLANS) > 512:
+            _ROW_PLANS.clear()
+        full, row = np.array([n, 1], np.int64), np.array([0, 1], np.int64)
+        plan = _ROW_PLANS[key] = (np.array([rows, n], np.int64),) + (
+            (row, full) if row_first else (full, row))
+    return plan
 
 
 def _first(x: np.ndarray) -> np.ndarray:

@@ -175,6 +175,12 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         out = np.empty(1, x.dtype)  # (all of a contiguous array: the row loop, without _as_3d)
         _sum_rows(x.reshape(1, x.size), out)
         return out.reshape(())
+    if dims == (0,) and x.ndim > 1 and x.flags.c_contiguous and x.shape[0] < x.size < \
+            PARALLEL_THRESHOLD:  # (over the leading dimension: a bias's gradient, as _as_3d's
+        k = x.shape[0]       # (1, k, inner) would give it, without its Python)
+        out = np.empty(x.size // k, x.dtype)
+        _sum_3d(x.reshape(1, k, out.size), out.reshape(1, out.size))
+        return out.reshape(((1,) if keepdim else ()) + x.shape[1:])
     x3, shape = _as_3d(x, dims, keepdim)
     outer, k, inner = x3.shape
     out = np.empty((outer, inner), x.dtype)

@@ -36,6 +36,7 @@ import builtins
 import contextlib
 import functools
 import inspect
+import os
 import sys
 import threading
 import types as _types
@@ -582,7 +583,8 @@ def _install() -> None:
     Tensor.as_subclass = as_subclass
     Tensor._make_subclass = staticmethod(_make_subclass)
     sys.modules.setdefault("numgrad._C", _C)
-    if builtins.__build_class__ is _build_class:
+    if builtins.__build_class__ is _build_class and \
+            os.environ.get("NUMGRAD_WATCH_CLASSES", "1") != "0":
         builtins.__build_class__ = _build_class_seen
 
 

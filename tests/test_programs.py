@@ -115,6 +115,12 @@ PROGRAMS = [
                   "initial weights scaled by 1 ± 1e-7 or 1 ± 1e-6, go from -1.35 to -1.56 for "
                   "x^2 (the actual function's, drawn first, are compared as usual)"),
     )),
+    # pytorch/pytorch docs/source/notes/extending.rst and extending.func.rst: the examples put
+    # together as scripts (see programs/README.md)
+    Program("extending_autograd.py"),
+    Program("extending_torch_api.py"),
+    Program("extending_modes.py"),
+    Program("extending_func.py"),
 ]
 
 

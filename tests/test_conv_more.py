@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
+from _helpers import raised
 
 import numgrad
 import numgrad.nn.functional as F
@@ -147,11 +148,7 @@ def _errors(m, Fm, name):
         "padding_str": lambda: Fm.conv_transpose2d(x2, w2, padding="same"),
         "conv3d_channels": lambda: Fm.conv3d(m.ones(1, 3, 3, 3, 3), m.ones(2, 2, 2, 2, 2)),
     }
-    try:
-        calls[name]()
-    except Exception as e:  # noqa: BLE001
-        return type(e), str(e)
-    return None
+    return raised(calls[name], by_name=False)
 
 
 @pytest.mark.parametrize("name", [
@@ -316,11 +313,7 @@ def _interp_errors(m, Fm, name):
         "unshuffle_width": lambda: Fm.pixel_unshuffle(m.ones(1, 2, 4, 3), 2),
         "unshuffle_factor": lambda: Fm.pixel_unshuffle(m.ones(1, 2, 4, 4), -1),
     }
-    try:
-        calls[name]()
-    except Exception as e:  # noqa: BLE001
-        return type(e), str(e)
-    return None
+    return raised(calls[name], by_name=False)
 
 
 @pytest.mark.parametrize("name", [
@@ -433,11 +426,7 @@ def _fold_errors(m, Fm, name):
         "fold_stride": lambda: Fm.fold(c, (5, 6), 2, stride=0, dilation=0),
         "fold_small": lambda: Fm.fold(c, (1, 1), 2),
     }
-    try:
-        calls[name]()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return None
+    return raised(calls[name])
 
 
 @pytest.mark.parametrize("name", [

@@ -15,6 +15,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from _helpers import compare
+from _helpers import data as random_data
 
 import numgrad
 
@@ -22,62 +24,12 @@ RNG = np.random.default_rng(16)
 
 
 def _data(shape, dtype="float64"):
-    if np.dtype(dtype).kind == "f":
-        return RNG.uniform(-2, 2, shape).astype(dtype)
-    if dtype == "bool":
-        return RNG.uniform(-1, 1, shape) > 0
-    return RNG.integers(-5, 5, shape).astype(dtype)
-
-
-def _names(t, depth=2):
-    """The node names under ``t`` down to ``depth`` levels (PyTorch's graph shape)."""
-    fn = t.grad_fn
-    if fn is None or depth == 0:
-        return None
-    return (type(fn).__name__, tuple(_names_of(f, depth - 1) for f, _ in fn.next_functions))
-
-
-def _names_of(fn, depth):
-    if fn is None or depth == 0:
-        return None
-    return (type(fn).__name__, tuple(_names_of(f, depth - 1) for f, _ in fn.next_functions))
-
-
-def _run(f, arrays, grad):
-    ours = [numgrad.tensor(a, requires_grad=grad) for a in arrays]
-    theirs = [torch.tensor(a, requires_grad=grad) for a in arrays]
-    return ours, theirs, f(numgrad, *ours), f(torch, *theirs)
-
-
-def _outs(out):
-    return list(out) if isinstance(out, (tuple, list)) else [out]
+    return random_data(RNG, shape, dtype)
 
 
 def _compare(f, *arrays, grad=None):
     """Values, dtypes, node names and input gradients of ``f(module, *tensors)``."""
-    if grad is None:
-        grad = all(np.asarray(a).dtype.kind == "f" for a in arrays)
-    ours, theirs, out, tout = _run(f, arrays, grad)
-    outs, touts = _outs(out), _outs(tout)
-    assert len(outs) == len(touts)
-    for o, t in zip(outs, touts):
-        assert tuple(o.shape) == tuple(t.shape)
-        assert o.dtype.name == str(t.dtype).removeprefix("torch."), (o.dtype, t.dtype)
-        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-6, atol=1e-6)
-        assert o.requires_grad == t.requires_grad
-        assert _names(o) == _names(t)
-    if not grad:
-        return outs, touts
-    seeds = [RNG.standard_normal(tuple(t.shape)) for t in touts]
-    numgrad.autograd.backward(outs, [numgrad.tensor(s.astype(o.dtype.name))
-                                     for s, o in zip(seeds, outs)])
-    torch.autograd.backward(touts, [torch.tensor(s, dtype=t.dtype) for s, t in zip(seeds, touts)])
-    for o, t in zip(ours, theirs):
-        if t.grad is None:
-            assert o.grad is None
-        else:
-            np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-6)
-    return outs, touts
+    return compare(RNG, f, *arrays, grad=grad)
 
 
 def _t(m, a):

@@ -4,6 +4,9 @@ gradients and nodes as the CPU for the layouts the registry samples do not reach
 second derivatives), ``nn.Conv2d`` moved to CUDA, and integer tensors refused."""
 import numpy as np
 import pytest
+from _sim_helpers import host as _host
+from _sim_helpers import pair as _pair
+from _sim_helpers import same
 
 import numgrad
 import numgrad.nn.functional as F
@@ -11,20 +14,8 @@ import numgrad.nn.functional as F
 TOL = {"float64": dict(rtol=1e-7, atol=1e-9), "float32": dict(rtol=2e-5, atol=2e-5)}
 
 
-def _pair(shapes, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    arrays = [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
-    return ([numgrad.tensor(a, requires_grad=True) for a in arrays],
-            [numgrad.tensor(a, device="cuda", requires_grad=True) for a in arrays])
-
-
-def _host(t):
-    return t.detach().cpu().numpy()
-
-
 def _same(cpu, gpu, dtype):
-    assert gpu.is_cuda and gpu.shape == cpu.shape and gpu.dtype is cpu.dtype
-    np.testing.assert_allclose(_host(gpu), _host(cpu), **TOL[dtype])
+    same(cpu, gpu, TOL[dtype])
 
 
 CASES = [

@@ -9,51 +9,19 @@ out of range reported at the next sync. Shapes stay small: the simulator runs ea
 Python."""
 import numpy as np
 import pytest
+from _sim_helpers import data as _data
+from _sim_helpers import host as _host
+from _sim_helpers import on_both
 
 import numgrad
 
 TOL = {"float64": {"rtol": 1e-12, "atol": 1e-12}, "float32": {"rtol": 1e-5, "atol": 1e-6}}
 
 
-def _host(t):
-    return t.detach().cpu().numpy()
-
-
-def _data(shape, dtype="float64", seed=0):
-    rng = np.random.default_rng(seed)
-    if dtype == "bool":
-        return rng.uniform(-1, 1, shape) > 0
-    if np.dtype(dtype).kind == "i":
-        return rng.integers(-9, 9, shape).astype(dtype)
-    return rng.uniform(-2, 2, size=shape).astype(dtype)
-
-
 def _on_both(fn, a, grad=True, seed=0):
     """``fn(x, device)`` of the same data on the CPU and on CUDA: outputs, node names and the
     input gradients of the same vector-Jacobian product."""
-    outs, grads = [], []
-    for device in ("cpu", "cuda"):
-        x = numgrad.tensor(a, device=device, requires_grad=grad)
-        out = fn(x, device)
-        out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        outs.append(out)
-        if grad:
-            rng = np.random.default_rng(seed)
-            pairs = [o for o in out if o.requires_grad]
-            seeds = [numgrad.tensor(rng.standard_normal(tuple(o.shape)).astype(a.dtype),
-                                    device=device) for o in pairs]
-            numgrad.autograd.backward(pairs, seeds)
-            grads.append(_host(x.grad))
-    tol = TOL.get(a.dtype.name, {"rtol": 0, "atol": 0})
-    for c, g in zip(*outs):
-        assert g.is_cuda and g.shape == c.shape and g.dtype is c.dtype
-        np.testing.assert_allclose(_host(g), _host(c), **tol)
-        assert (g.grad_fn is None) == (c.grad_fn is None)
-        if c.grad_fn is not None:
-            assert g.grad_fn.name() == c.grad_fn.name()
-    if grad:
-        np.testing.assert_allclose(grads[1], grads[0], **tol)
-    return outs
+    return on_both(fn, a, TOL, grad, seed)
 
 
 def _i(values, device, dtype=None):

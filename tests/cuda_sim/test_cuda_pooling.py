@@ -5,6 +5,8 @@ second derivatives, and no host read-back while forward and backward run. Shapes
 the simulator runs each thread as Python."""
 import numpy as np
 import pytest
+from _sim_helpers import host as _host
+from _sim_helpers import on_both
 
 import numgrad
 import numgrad.nn.functional as F
@@ -12,36 +14,11 @@ import numgrad.nn.functional as F
 TOL = {"float64": dict(rtol=1e-12, atol=1e-12), "float32": dict(rtol=1e-5, atol=1e-6)}
 
 
-def _host(t):
-    return t.detach().cpu().numpy()
-
-
 def _on_both(fn, a, grad=True, seed=0):
     """``fn(x)`` of the same data on the CPU and on CUDA: outputs, node names and the input
     gradients of the same vector-Jacobian product."""
-    outs, grads = [], []
-    for device in ("cpu", "cuda"):
-        x = numgrad.tensor(a, device=device, requires_grad=grad)
-        out = fn(x)
-        out = out if isinstance(out, tuple) else (out,)
-        outs.append(out)
-        if grad:
-            rng = np.random.default_rng(seed)
-            floats = [o for o in out if o.dtype.is_floating_point]
-            seeds = [numgrad.tensor(rng.standard_normal(tuple(o.shape)).astype(a.dtype),
-                                    device=device) for o in floats]
-            numgrad.autograd.backward(floats, seeds)
-            grads.append(_host(x.grad))
-    tol = TOL.get(a.dtype.name, dict(rtol=0, atol=0))
-    for c, g in zip(*outs):
-        assert g.is_cuda and g.shape == c.shape and g.dtype is c.dtype
-        np.testing.assert_allclose(_host(g), _host(c), **tol)
-        assert (g.grad_fn is None) == (c.grad_fn is None)
-        if c.grad_fn is not None:
-            assert g.grad_fn.name() == c.grad_fn.name()
-    if grad:
-        np.testing.assert_allclose(grads[1], grads[0], **tol)
-    return outs
+    return on_both(fn, a, TOL, grad, seed, with_device=False,
+                   backward_of=lambda o: o.dtype.is_floating_point, sequences=tuple)
 
 
 def _data(shape, dtype="float64", seed=0):

@@ -1,0 +1,68 @@
+"""Helpers shared by the simulator tests that compare CUDA with the CPU (imported by name from
+the test files, which pytest runs with ``tests/cuda_sim/`` on ``sys.path``; named apart from
+``tests/_helpers.py``, whose folder is on the path too): host copies, random data, the same
+inputs on both devices, and one comparison of outputs, dtypes, node names and input
+gradients."""
+import numpy as np
+
+import numgrad
+
+
+def host(t):
+    return t.detach().cpu().numpy()
+
+
+def data(shape, dtype="float64", seed=0):
+    """Random data of ``shape``: floats in [-2, 2), bools, or ints in [-9, 9)."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.uniform(-1, 1, shape) > 0
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-9, 9, shape).astype(dtype)
+    return rng.uniform(-2, 2, size=shape).astype(dtype)
+
+
+def pair(shapes, dtype, seed=0):
+    """The same uniform [-1, 1) inputs of ``shapes``, requiring grad, on the CPU and on CUDA."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
+    return ([numgrad.tensor(a, requires_grad=True) for a in arrays],
+            [numgrad.tensor(a, device="cuda", requires_grad=True) for a in arrays])
+
+
+def same(cpu, gpu, tol):
+    """``gpu`` on CUDA with the CPU's shape, dtype and values (``tol``: assert_allclose's)."""
+    assert gpu.is_cuda and gpu.shape == cpu.shape and gpu.dtype is cpu.dtype
+    np.testing.assert_allclose(host(gpu), host(cpu), **tol)
+
+
+def on_both(fn, a, tols, grad=True, seed=0, with_device=True, backward_of=None,
+            sequences=(tuple, list)):
+    """``fn(x, device)`` (``fn(x)`` without ``with_device``) of the same data on the CPU and on
+    CUDA: outputs, node names and the input gradients of the same vector-Jacobian product, over
+    the outputs ``backward_of`` picks (default: those that require grad); ``tols`` by dtype
+    name (exact for the others)."""
+    outs, grads = [], []
+    for device in ("cpu", "cuda"):
+        x = numgrad.tensor(a, device=device, requires_grad=grad)
+        out = fn(x, device) if with_device else fn(x)
+        out = tuple(out) if isinstance(out, sequences) else (out,)
+        outs.append(out)
+        if grad:
+            rng = np.random.default_rng(seed)
+            pick = backward_of or (lambda o: o.requires_grad)
+            picked = [o for o in out if pick(o)]
+            seeds = [numgrad.tensor(rng.standard_normal(tuple(o.shape)).astype(a.dtype),
+                                    device=device) for o in picked]
+            numgrad.autograd.backward(picked, seeds)
+            grads.append(host(x.grad))
+    tol = tols.get(a.dtype.name, {"rtol": 0, "atol": 0})
+    for c, g in zip(*outs):
+        assert g.is_cuda and g.shape == c.shape and g.dtype is c.dtype
+        np.testing.assert_allclose(host(g), host(c), **tol)
+        assert (g.grad_fn is None) == (c.grad_fn is None)
+        if c.grad_fn is not None:
+            assert g.grad_fn.name() == c.grad_fn.name()
+    if grad:
+        np.testing.assert_allclose(grads[1], grads[0], **tol)
+    return outs

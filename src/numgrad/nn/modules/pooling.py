@@ -1,6 +1,8 @@
 """Pooling layers, as PyTorch's: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``,
 ``AdaptiveAvgPool1d/2d/3d`` and ``AdaptiveMaxPool1d/2d``, each calling its
-``numgrad.nn.functional`` form, with PyTorch's attributes and ``extra_repr``."""
+``numgrad.nn.functional`` form, with PyTorch's attributes and ``extra_repr``. Each family is one
+class body (``_MaxPoolNd`` ...), the dimension's classes naming their functional form
+(``_functional``)."""
 from __future__ import annotations
 
 from ...tensor import Tensor
@@ -13,6 +15,8 @@ def _single(v):
 
 
 class _MaxPoolNd(Module):
+    _functional = ""  # (the name of the ``F`` form)
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
@@ -23,6 +27,11 @@ class _MaxPoolNd(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
+    def forward(self, input: Tensor):
+        return getattr(F, self._functional)(
+            input, self.kernel_size, self.stride, self.padding, self.dilation,
+            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
@@ -31,20 +40,41 @@ class _MaxPoolNd(Module):
 class MaxPool1d(_MaxPoolNd):
     """1-D max pooling over a (C, L) or (N, C, L) input."""
 
-    def forward(self, input: Tensor):
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+    _functional = "max_pool1d"
 
 
 class MaxPool2d(_MaxPoolNd):
     """2-D max pooling over a (C, H, W) or (N, C, H, W) input."""
 
-    def forward(self, input: Tensor):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+    _functional = "max_pool2d"
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over a (C, D, H, W) or (N, C, D, H, W) input."""
+
+    _functional = "max_pool3d"
 
 
 class _AvgPoolNd(Module):
+    """The 2-D and 3-D average poolings' body (``AvgPool1d`` has no ``divisor_override``)."""
+
+    _functional = ""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override=None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self._functional)(input, self.kernel_size, self.stride, self.padding,
+                                            self.ceil_mode, self.count_include_pad,
+                                            self.divisor_override)
+
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
@@ -54,7 +84,7 @@ class AvgPool1d(_AvgPoolNd):
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
-        super().__init__()
+        Module.__init__(self)
         self.kernel_size = _single(kernel_size)
         self.stride = _single(stride if stride is not None else kernel_size)
         self.padding = _single(padding)
@@ -69,25 +99,24 @@ class AvgPool1d(_AvgPoolNd):
 class AvgPool2d(_AvgPoolNd):
     """2-D average pooling over a (C, H, W) or (N, C, H, W) input."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override=None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
+    _functional = "avg_pool2d"
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+
+class AvgPool3d(_AvgPoolNd):
+    """3-D average pooling over a (C, D, H, W) or (N, C, D, H, W) input."""
+
+    _functional = "avg_pool3d"
 
 
 class _AdaptiveAvgPoolNd(Module):
+    _functional = ""
+
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self._functional)(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -96,23 +125,33 @@ class _AdaptiveAvgPoolNd(Module):
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Adaptive 1-D average pooling to ``output_size``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool1d(input, self.output_size)
+    _functional = "adaptive_avg_pool1d"
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Adaptive 2-D average pooling to ``output_size`` (an int, or a pair; None keeps that
     dimension's size)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
+    _functional = "adaptive_avg_pool2d"
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Adaptive 3-D average pooling to ``output_size`` (an int, or a triple; None keeps that
+    dimension's size)."""
+
+    _functional = "adaptive_avg_pool3d"
 
 
 class _AdaptiveMaxPoolNd(Module):
+    _functional = ""
+
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__()
         self.output_size = output_size
         self.return_indices = return_indices
+
+    def forward(self, input: Tensor):
+        return getattr(F, self._functional)(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -121,46 +160,10 @@ class _AdaptiveMaxPoolNd(Module):
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Adaptive 1-D max pooling to ``output_size``."""
 
-    def forward(self, input: Tensor):
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+    _functional = "adaptive_max_pool1d"
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Adaptive 2-D max pooling to ``output_size``."""
 
-    def forward(self, input: Tensor):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
-
-
-class MaxPool3d(_MaxPoolNd):
-    """3-D max pooling over a (C, D, H, W) or (N, C, D, H, W) input."""
-
-    def forward(self, input: Tensor):
-        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-
-class AvgPool3d(_AvgPoolNd):
-    """3-D average pooling over a (C, D, H, W) or (N, C, D, H, W) input."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override=None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-
-class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
-    """Adaptive 3-D average pooling to ``output_size`` (an int, or a triple; None keeps that
-    dimension's size)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool3d(input, self.output_size)
+    _functional = "adaptive_max_pool2d"

@@ -135,11 +135,7 @@ class ConvolutionTranspose(Op):
         p = _params(ctx.params)
         grad_x = grad_w = grad_b = None
         if need_x:
-            grad_x = apply(ConvolutionTransposeBackwardInput, (grad, w, None),
-                           (grad._data, w._data, None), **p)
-            shape = tuple(ctx.input_shapes[0])
-            if tuple(grad_x.shape) != shape:  # (an output padding not under the stride)
-                grad_x = grad_x[(slice(None),) * 2 + tuple(slice(0, s) for s in shape[2:])]
+            grad_x = _transposed_backward_input(grad, w, ctx.input_shapes[0], p)
         if need_w:
             grad_w = _backward_weight(x, grad, ctx.input_shapes[1], p)
         if need_b:
@@ -241,6 +237,26 @@ def _backward_weight(grad, x, weight_shape, p):
                  weight_shape=tuple(weight_shape), **p)
 
 
+def _transposed_backward_input(grad, w, input_shape, p):
+    """The input's gradient of a transposed convolution (the convolution of ``grad`` with
+    ``w``), cut to ``input_shape`` where an output padding was not under the stride."""
+    grad_x = apply(ConvolutionTransposeBackwardInput, (grad, w, None),
+                   (grad._data, w._data, None), **p)
+    shape = tuple(input_shape)
+    if tuple(grad_x.shape) != shape:
+        grad_x = grad_x[(slice(None),) * 2 + tuple(slice(0, v) for v in shape[2:])]
+    return grad_x
+
+
+def _kernel_params(stride, pads, dilation, groups: int, one_d: bool) -> dict:
+    """The ops' keyword arguments: a 1-D convolution as a 2-D one on a unit height (stride and
+    dilation 1, no padding, along it)."""
+    if one_d:
+        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
+    return dict(stride=tuple(stride), padding=tuple(pads), dilation=tuple(dilation),
+                groups=groups, one_d=one_d)
+
+
 # ---------------------------------------------------------------------- arguments and checks
 def _type_name(t: Tensor) -> str:
     return torch_name(t._data.dtype)
@@ -288,9 +304,10 @@ def _size(shape) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
-def _check(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int) -> None:
-    """ATen's ``check_shape_forward`` and ``check_input_same_type_as_parameters``, in its order:
-    ``padding`` is (before, after) per spatial dimension."""
+def _check_arguments(input: Tensor, weight: Tensor, stride, padding, dilation, groups: int,
+                     output_padding=()) -> None:
+    """The checks ATen's ``check_shape_forward`` opens with, transposed or not: the values of
+    ``padding``, ``stride``, ``dilation`` (and ``output_padding``), the ranks and the groups."""
     x, w = input._data, weight._data
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
@@ -300,6 +317,8 @@ def _check(input: Tensor, weight: Tensor, bias, stride, padding, dilation, group
         raise RuntimeError("dilation should be greater than zero")
     if any(d == 0 for d in dilation):
         raise RuntimeError("non-positive dilation is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
     if x.ndim != w.ndim:
         raise RuntimeError(
             f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight "
@@ -313,6 +332,13 @@ def _check(input: Tensor, weight: Tensor, bias, stride, padding, dilation, group
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
             f"0, but got weight of size [{_size(w.shape)}] instead")
+
+
+def _check(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int) -> None:
+    """ATen's ``check_shape_forward`` and ``check_input_same_type_as_parameters``, in its order:
+    ``padding`` is (before, after) per spatial dimension."""
+    _check_arguments(input, weight, stride, padding, dilation, groups)
+    x, w = input._data, weight._data
     if x.shape[1] != w.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {_size(w.shape)}, expected "
@@ -348,25 +374,55 @@ def _check(input: Tensor, weight: Tensor, bias, stride, padding, dilation, group
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
-def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int,
-          dim: int, arity: int | None = None) -> Tensor:
-    """ATen's ``_convolution`` (and ``_convolution_same`` for ``padding='same'``) on a batched
-    input with ``dim`` spatial dimensions (1 or 2). With ``arity`` (conv1d's 1, conv2d's 2), an
-    int argument is first repeated that many times, as PyTorch's argument parser does for their
-    ``int[2]`` parameters (so a weight of the wrong rank is reported as a stride's length)."""
+def _check_tensors(name: str, weight, bias) -> None:
+    """PyTorch's argument parser on ``weight`` and ``bias`` of the function ``name``."""
     if not isinstance(weight, Tensor):
-        raise TypeError(f"conv{dim}d(): argument 'weight' (position 2) must be Tensor, not "
+        raise TypeError(f"{name}(): argument 'weight' (position 2) must be Tensor, not "
                         f"{type(weight).__name__}")
     if bias is not None and not isinstance(bias, Tensor):
-        raise TypeError(f"conv{dim}d(): argument 'bias' (position 3) must be Tensor, not "
+        raise TypeError(f"{name}(): argument 'bias' (position 3) must be Tensor, not "
                         f"{type(bias).__name__}")
+
+
+def _groups_and_dim(weight: Tensor, groups) -> tuple:
+    """``groups`` as an int and the number of spatial dimensions, checked as ATen does."""
     groups = int(groups)
     k = weight._data.ndim
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if k - 2 <= 0:
         raise RuntimeError("weight should have at least three dimensions")
-    wdim = k - 2
+    return groups, k - 2
+
+
+def _expand_all(stride, padding, dilation, dim: int) -> tuple:
+    """``stride``, ``padding`` and ``dilation`` as lists of ``dim`` ints (checked in that
+    order)."""
+    return (_expand(_ints(stride, "stride"), "stride", dim),
+            _expand(_ints(padding, "padding"), "padding", dim),
+            _expand(_ints(dilation, "dilation"), "dilation", dim))
+
+
+def _pads(padding) -> list:
+    """Symmetric padding per dimension as (before, after) pairs."""
+    return [p for v in padding for p in (v, v)]
+
+
+def _check_grad_size(g, ndim: int, expected: list) -> None:
+    if g.ndim != ndim or list(g.shape[2:]) != expected:
+        raise RuntimeError(
+            f"grad_output[2:] shape{_size(g.shape[2:])} must be equal to output size "
+            f"{' '.join(map(str, expected))}")
+
+
+def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int,
+          dim: int, arity: int | None = None) -> Tensor:
+    """ATen's ``_convolution`` (and ``_convolution_same`` for ``padding='same'``) on a batched
+    input with ``dim`` spatial dimensions (1 or 2). With ``arity`` (conv1d's 1, conv2d's 2), an
+    int argument is first repeated that many times, as PyTorch's argument parser does for their
+    ``int[2]`` parameters (so a weight of the wrong rank is reported as a stride's length)."""
+    _check_tensors(f"conv{dim}d", weight, bias)
+    groups, wdim = _groups_and_dim(weight, groups)
     if arity is not None:
         stride, dilation = _repeat_int(stride, arity), _repeat_int(dilation, arity)
         if not isinstance(padding, str):
@@ -382,18 +438,14 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
     if not same:
         padding = _expand(_ints(0 if padding == "valid" else padding, "padding"), "padding",
                           wdim)
-        pads = [p for v in padding for p in (v, v)]
+        pads = _pads(padding)
     dilation = _expand(dilation, "dilation", wdim)
     if wdim > 3:
         raise NotImplementedError("numgrad has 1-D, 2-D and 3-D convolutions only")
     _check(input, weight, bias, stride, pads, dilation, groups)
     kernels_for((input, weight, bias), Convolution)  # (one device for the three)
-    one_d = wdim == 1
-    if one_d:
-        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
-    return _convolution(input, weight, bias, dict(
-        stride=tuple(stride), padding=tuple(pads), dilation=tuple(dilation), groups=groups,
-        one_d=one_d))
+    return _convolution(input, weight, bias, _kernel_params(stride, pads, dilation, groups,
+                                                            wdim == 1))
 
 
 def _same_padding(input, weight, stride, dilation, dim):
@@ -465,30 +517,8 @@ def _check_transposed(input: Tensor, weight: Tensor, bias, stride, padding, outp
                       dilation, groups: int) -> None:
     """ATen's ``check_shape_forward`` for ``transposed=True`` and the transposed kernels' own
     checks (the output padding, the output size), in PyTorch's order."""
+    _check_arguments(input, weight, stride, padding, dilation, groups, output_padding)
     x, w = input._data, weight._data
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d < 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
-    if any(d == 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
-    if any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
-    if x.ndim != w.ndim:
-        raise RuntimeError(
-            f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight "
-            f"{_size(w.shape)}, but got {x.ndim}-dimensional input of size {_size(x.shape)} "
-            "instead")
-    if w.shape[0] < groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
-            f"but got weight of size {_size(w.shape)} instead")
-    if w.shape[0] % groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
-            f"0, but got weight of size [{_size(w.shape)}] instead")
     if x.shape[1] != w.shape[0]:
         raise RuntimeError(
             f"Given transposed=1, weight of size {_size(w.shape)}, expected input"
@@ -535,27 +565,14 @@ def _transposed_size(xshape, wshape, stride, padding, output_padding, dilation) 
 def _conv_transposed(input: Tensor, weight: Tensor, bias, stride, padding, output_padding,
                      groups: int, dilation, name: str, arity: int | None = None) -> Tensor:
     """ATen's ``_convolution`` with ``transposed=True`` on a batched input."""
-    if not isinstance(weight, Tensor):
-        raise TypeError(f"{name}(): argument 'weight' (position 2) must be Tensor, not "
-                        f"{type(weight).__name__}")
-    if bias is not None and not isinstance(bias, Tensor):
-        raise TypeError(f"{name}(): argument 'bias' (position 3) must be Tensor, not "
-                        f"{type(bias).__name__}")
+    _check_tensors(name, weight, bias)
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
-    groups = int(groups)
-    k = weight._data.ndim
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if k - 2 <= 0:
-        raise RuntimeError("weight should have at least three dimensions")
-    wdim = k - 2
+    groups, wdim = _groups_and_dim(weight, groups)
     if arity is not None:
         stride, padding, dilation = (_repeat_int(v, arity) for v in (stride, padding, dilation))
         output_padding = _repeat_int(output_padding, arity)
-    stride = _expand(_ints(stride, "stride"), "stride", wdim)
-    padding = _expand(_ints(padding, "padding"), "padding", wdim)
-    dilation = _expand(_ints(dilation, "dilation"), "dilation", wdim)
+    stride, padding, dilation = _expand_all(stride, padding, dilation, wdim)
     output_padding = _expand(_ints(output_padding, "output_padding"), "output_padding", wdim)
     if wdim > 3:
         raise NotImplementedError("numgrad has 1-D, 2-D and 3-D convolutions only")
@@ -563,14 +580,10 @@ def _conv_transposed(input: Tensor, weight: Tensor, bias, stride, padding, outpu
     kernels_for((input, weight, bias), ConvolutionTranspose)
     out_shape = [input._data.shape[0], weight._data.shape[1] * groups] + _transposed_size(
         input._data.shape, weight._data.shape, stride, padding, output_padding, dilation)
-    pads = [p for v in padding for p in (v, v)]
-    one_d = wdim == 1
-    if one_d:
-        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
     return apply(ConvolutionTranspose, (input, weight, bias),
                  (input._data, weight._data, None if bias is None else bias._data),
-                 output_shape=tuple(out_shape), stride=tuple(stride), padding=tuple(pads),
-                 dilation=tuple(dilation), groups=groups, one_d=one_d)
+                 output_shape=tuple(out_shape),
+                 **_kernel_params(stride, _pads(padding), dilation, groups, wdim == 1))
 
 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
@@ -620,10 +633,7 @@ def _check_backward(grad_output: Tensor, input: Tensor, weight: Tensor, stride, 
     expected = [(x.shape[i] + pads[2 * (i - 2)] + pads[2 * (i - 2) + 1]
                  - dilation[i - 2] * (w.shape[i] - 1) - 1) // stride[i - 2] + 1
                 for i in range(2, x.ndim)]
-    if g.ndim != x.ndim or list(g.shape[2:]) != expected:
-        raise RuntimeError(
-            f"grad_output[2:] shape{_size(g.shape[2:])} must be equal to output size "
-            f"{' '.join(map(str, expected))}")
+    _check_grad_size(g, x.ndim, expected)
     dtypes = {g.dtype, x.dtype, w.dtype}
     if len(dtypes) > 1:
         raise RuntimeError(
@@ -652,18 +662,13 @@ def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bia
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     dim = weight._data.ndim - 2
-    stride = _expand(_ints(stride, "stride"), "stride", dim)
-    padding = _expand(_ints(padding, "padding"), "padding", dim)
-    dilation = _expand(_ints(dilation, "dilation"), "dilation", dim)
-    pads = [p for v in padding for p in (v, v)]
+    stride, padding, dilation = _expand_all(stride, padding, dilation, dim)
+    pads = _pads(padding)
     _check(input, weight, None, stride, pads, dilation, groups)
     if dim > 3:
         raise NotImplementedError("numgrad has 1-D, 2-D and 3-D convolutions only")
     _check_backward(grad_output, input, weight, stride, pads, dilation)
-    if dim == 1:
-        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
-    p = dict(stride=tuple(stride), padding=tuple(pads), dilation=tuple(dilation),
-             groups=int(groups), one_d=dim == 1)
+    p = _kernel_params(stride, pads, dilation, groups, dim == 1)
     kernels_for((grad_output, input, weight), Convolution)
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
@@ -682,31 +687,17 @@ def _convolution_backward_transposed(grad_output, input, weight, stride, padding
     gradient with ``input`` as the output's gradient."""
     groups = int(groups)
     dim = weight._data.ndim - 2
-    stride = _expand(_ints(stride, "stride"), "stride", dim)
-    padding = _expand(_ints(padding, "padding"), "padding", dim)
-    dilation = _expand(_ints(dilation, "dilation"), "dilation", dim)
+    stride, padding, dilation = _expand_all(stride, padding, dilation, dim)
     output_padding = _expand(_ints(output_padding, "output_padding"), "output_padding", dim)
     _check_transposed(input, weight, None, stride, padding, output_padding, dilation, groups)
     expected = _transposed_size(input._data.shape, weight._data.shape, stride, padding,
                                 output_padding, dilation)
-    g = grad_output._data
-    if g.ndim != input._data.ndim or list(g.shape[2:]) != expected:
-        raise RuntimeError(
-            f"grad_output[2:] shape{_size(g.shape[2:])} must be equal to output size "
-            f"{' '.join(map(str, expected))}")
-    pads = [p for v in padding for p in (v, v)]
-    if dim == 1:
-        stride, dilation, pads = [1] + stride, [1] + dilation, [0, 0] + pads
-    p = dict(stride=tuple(stride), padding=tuple(pads), dilation=tuple(dilation), groups=groups,
-             one_d=dim == 1)
+    _check_grad_size(grad_output._data, input._data.ndim, expected)
+    p = _kernel_params(stride, _pads(padding), dilation, groups, dim == 1)
     kernels_for((grad_output, input, weight), ConvolutionTranspose)
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
-        grad_input = apply(ConvolutionTransposeBackwardInput, (grad_output, weight, None),
-                           (g, weight._data, None), **p)
-        shape = tuple(input._data.shape)
-        if tuple(grad_input.shape) != shape:
-            grad_input = grad_input[(slice(None),) * 2 + tuple(slice(0, v) for v in shape[2:])]
+        grad_input = _transposed_backward_input(grad_output, weight, input._data.shape, p)
     if output_mask[1]:
         grad_weight = _backward_weight(input, grad_output, weight.shape, p)
     if output_mask[2]:
@@ -784,17 +775,40 @@ def _block_checks(kernel, dilation, padding, stride, fold: bool) -> None:
                                f"{short}_width: {values[1]}")
 
 
+def _block_args(kernel_size, dilation, padding, stride, fold: bool) -> tuple:
+    """The four ``int[2]`` arguments of ``unfold`` / ``fold`` as pairs, checked."""
+    kernel = _pair_arg(kernel_size, "kernel_size")
+    dil = _pair_arg(dilation, "dilation")
+    pad = _pair_arg(padding, "padding")
+    st = _pair_arg(stride, "stride")
+    _block_checks(kernel, dil, pad, st, fold)
+    return kernel, dil, pad, st
+
+
+def _blocks(size, kernel, dil, pad, st) -> list:
+    """The number of sliding blocks along each of the two dimensions of ``size``."""
+    return [(v + 2 * p - (d * (k - 1) + 1)) // s + 1
+            for v, k, d, p, s in zip(size, kernel, dil, pad, st)]
+
+
+def _apply_block(op, kernel_name: str, input: Tensor, kernel, dil, pad, st, size) -> Tensor:
+    """``op`` (``Im2Col`` or ``Col2Im``) on a float or bool ``input`` (ATen's kernel
+    ``kernel_name`` refuses the others)."""
+    if input._data.dtype.kind not in "fb":
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for "
+                                  f"'{_type_name(input)}'")
+    kernels_for((input,), op)
+    return apply(op, (input,), (input._data,), kernel=kernel, dilation=dil, padding=pad,
+                 stride=st, size=size)
+
+
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """The sliding blocks of ``input`` (N, C, H, W) or (C, H, W) as columns: (N, C*kh*kw, L)
     (``F.unfold``, ATen's ``im2col``)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"im2col(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    kernel = _pair_arg(kernel_size, "kernel_size")
-    dil = _pair_arg(dilation, "dilation")
-    pad = _pair_arg(padding, "padding")
-    st = _pair_arg(stride, "stride")
-    _block_checks(kernel, dil, pad, st, False)
+    kernel, dil, pad, st = _block_args(kernel_size, dilation, padding, stride, False)
     shape = tuple(input._data.shape)
     if len(shape) == 0:
         raise IndexError("Dimension specified as 1 but tensor has no dimensions")
@@ -802,20 +816,14 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
                            f"other non-zero dimensions for input, but got: {_size(shape)}")
     h, w = shape[-2:]
-    blocks = [(v + 2 * p - (d * (k - 1) + 1)) // s + 1
-              for v, k, d, p, s in zip((h, w), kernel, dil, pad, st)]
+    blocks = _blocks((h, w), kernel, dil, pad, st)
     if blocks[0] < 1 or blocks[1] < 1:
         raise RuntimeError(
             f"Given input with spatial size ({h}, {w}), kernel_size=({kernel[0]}, {kernel[1]}), "
             f"dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), calculated shape of "
             f"the array of sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must "
             "be at least one.")
-    if input._data.dtype.kind not in "fb":
-        raise NotImplementedError(f"\"im2col_out_cpu\" not implemented for "
-                                  f"'{_type_name(input)}'")
-    kernels_for((input,), Im2Col)
-    return apply(Im2Col, (input,), (input._data,), kernel=kernel, dilation=dil, padding=pad,
-                 stride=st, size=(h, w))
+    return _apply_block(Im2Col, "im2col_out_cpu", input, kernel, dil, pad, st, (h, w))
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -825,11 +833,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         raise TypeError(f"col2im(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     size = _pair_arg(output_size, "output_size")
-    kernel = _pair_arg(kernel_size, "kernel_size")
-    dil = _pair_arg(dilation, "dilation")
-    pad = _pair_arg(padding, "padding")
-    st = _pair_arg(stride, "stride")
-    _block_checks(kernel, dil, pad, st, True)
+    kernel, dil, pad, st = _block_args(kernel_size, dilation, padding, stride, True)
     shape = tuple(input._data.shape)
     if len(shape) not in (2, 3) or any(v == 0 for v in shape[-2:]):
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
@@ -840,8 +844,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
                            f"of kernel_size, but got input.size(1)={rows} and "
                            f"kernel_size=({kernel[0]}, {kernel[1]}).")
-    blocks = [(v + 2 * p - (d * (k - 1) + 1)) // s + 1
-              for v, k, d, p, s in zip(size, kernel, dil, pad, st)]
+    blocks = _blocks(size, kernel, dil, pad, st)
     if blocks[0] < 1 or blocks[1] < 1:
         blocks = [max(b, 0) for b in blocks]
     if blocks[0] * blocks[1] != length:
@@ -851,12 +854,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             f"{st[1]}), expected size of input's dimension 2 to match the calculated number of "
             f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
             f"input.size(2)={length}.")
-    if input._data.dtype.kind not in "fb":
-        raise NotImplementedError(f"\"col2im_out_cpu\" not implemented for "
-                                  f"'{_type_name(input)}'")
-    kernels_for((input,), Col2Im)
-    return apply(Col2Im, (input,), (input._data,), kernel=kernel, dilation=dil, padding=pad,
-                 stride=st, size=size)
+    return _apply_block(Col2Im, "col2im_out_cpu", input, kernel, dil, pad, st, size)
 
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

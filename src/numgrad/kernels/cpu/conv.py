@@ -170,25 +170,34 @@ def output_size(size: int, k: int, s: int, before: int, after: int, d: int) -> i
     return (size + before + after - d * (k - 1) - 1) // s + 1
 
 
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def _geometry(kernel, stride, padding, dilation, out_sp) -> tuple:
+    """The kernels' scalar arguments, in their order: the kernel size, the stride, the padding
+    before each dimension, the dilation and the output size (2-D or 3-D)."""
+    return (tuple(kernel) + tuple(stride) + tuple(padding[0::2]) + tuple(dilation)
+            + tuple(out_sp))
+
+
 def _cols(x, kernel, stride, padding, dilation, out_sp):
     n, c = x.shape[0], x.shape[1]
-    length = 1
-    for v in out_sp:
-        length *= v
-    size = 1
-    for v in kernel:
-        size *= v
-    cols = np.empty((c * size, n * length), x.dtype)
+    cols = np.empty((c * _prod(kernel), n * _prod(out_sp)), x.dtype)
     if cols.size == 0:
         return cols
-    if len(kernel) == 2:
-        _im2col(x, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[2],
-                dilation[0], dilation[1], out_sp[0], out_sp[1], cols)
-    else:
-        _im2col3(x, kernel[0], kernel[1], kernel[2], stride[0], stride[1], stride[2], padding[0],
-                 padding[2], padding[4], dilation[0], dilation[1], dilation[2], out_sp[0],
-                 out_sp[1], out_sp[2], cols)
+    im2col = _im2col if len(kernel) == 2 else _im2col3
+    im2col(x, *_geometry(kernel, stride, padding, dilation, out_sp), cols)
     return cols
+
+
+def _fold_back(cols, kernel, stride, padding, dilation, out_sp, out):
+    """col2im of ``cols`` into ``out`` (zeroed), 2-D or 3-D."""
+    col2im = _col2im if len(kernel) == 2 else _col2im3
+    col2im(cols, *_geometry(kernel, stride, padding, dilation, out_sp), out)
 
 
 def _out_sp(shape, kernel, stride, padding, dilation):
@@ -221,9 +230,7 @@ def _grad_channel_major(grad):
     """``grad`` ``(N, O, *spatial)`` as ``(O, N * prod(spatial))``."""
     g = np.ascontiguousarray(grad)
     n, o = g.shape[0], g.shape[1]
-    length = 1
-    for v in g.shape[2:]:
-        length *= v
+    length = _prod(g.shape[2:])
     out = np.empty((o, n, length), g.dtype)
     if out.size:
         _to_channel_major(g.reshape(n, o, length), out)
@@ -239,21 +246,12 @@ def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, gr
     kernel = tuple(w.shape[2:])
     out_sp = tuple(grad.shape[2:])
     g = _grad_channel_major(grad)
-    inner = 1
-    for v in w.shape[1:]:
-        inner *= v
+    inner = _prod(w.shape[1:])
     wg = w.reshape(groups, out_c // groups, inner)
     cols = np.matmul(wg.transpose(0, 2, 1), g.reshape(groups, out_c // groups, g.shape[1]))
     out = np.zeros(tuple(input_shape), g.dtype)
     if out.size and cols.size:
-        cols = cols.reshape(-1, g.shape[1])
-        if len(kernel) == 2:
-            _col2im(cols, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[2],
-                    dilation[0], dilation[1], out_sp[0], out_sp[1], out)
-        else:
-            _col2im3(cols, kernel[0], kernel[1], kernel[2], stride[0], stride[1], stride[2],
-                     padding[0], padding[2], padding[4], dilation[0], dilation[1], dilation[2],
-                     out_sp[0], out_sp[1], out_sp[2], out)
+        _fold_back(cols.reshape(-1, g.shape[1]), kernel, stride, padding, dilation, out_sp, out)
     return out
 
 
@@ -317,6 +315,5 @@ def fold(cols, output_size, kernel, dilation, padding, stride):
     result = np.zeros(((c,) if unbatched else (n, c)) + tuple(output_size), cols.dtype)
     out = result.reshape((n, c) + tuple(output_size))
     if out.size and g.size:
-        _col2im(g, kh, kw, stride[0], stride[1], pads[0], pads[2], dilation[0], dilation[1],
-                out_sp[0], out_sp[1], out)
+        _fold_back(g, kernel, stride, pads, dilation, out_sp, out)
     return result

@@ -206,10 +206,16 @@ def _prod(values) -> int:
 _GEOMETRY: dict = {}
 
 
+def _values(shape, kernel, stride, padding, dilation, out_sp) -> tuple:
+    """The kernels' geometry, in their order: the shape, the kernel size, the stride, the
+    padding before each dimension, the dilation and the output size (2-D or 3-D)."""
+    return tuple(int(v) for v in tuple(shape) + tuple(kernel) + tuple(stride)
+                 + tuple(padding[0::2]) + tuple(dilation) + tuple(out_sp))
+
+
 def _geometry(shape, kernel, stride, padding, dilation, out_sp):
     """The 3-D kernels' int64 geometry array, uploaded once per geometry (cached)."""
-    values = tuple(int(v) for v in tuple(shape) + tuple(kernel) + tuple(stride) + (
-        padding[0], padding[2], padding[4]) + tuple(dilation) + tuple(out_sp))
+    values = _values(shape, kernel, stride, padding, dilation, out_sp)
     m = _GEOMETRY.get(values)
     if m is None:
         if len(_GEOMETRY) > 256:
@@ -218,21 +224,24 @@ def _geometry(shape, kernel, stride, padding, dilation, out_sp):
     return m
 
 
+def _launch(kernel_2d, kernel_3d, src, dst, shape, kernel, stride, padding, dilation, out_sp):
+    """``kernel_2d`` (its geometry as scalars) or ``kernel_3d`` (as ``_geometry``'s array) from
+    ``src`` into ``dst``, one thread per element of ``dst`` (both flat)."""
+    if len(kernel) == 2:
+        launch(kernel_2d, dst.size)(src, *_values(shape, kernel, stride, padding, dilation,
+                                                  out_sp), dst)
+    else:
+        launch(kernel_3d, dst.size)(src, _geometry(shape, kernel, stride, padding, dilation,
+                                                   out_sp), dst)
+
+
 def _cols(x, kernel, stride, padding, dilation, out_sp):
     n, c = int(x.shape[0]), int(x.shape[1])
     cols = empty((c * _prod(kernel), n * _prod(out_sp)), x.dtype)
     if not cols.size:
         return cols
-    if len(kernel) == 2:
-        h, w = int(x.shape[2]), int(x.shape[3])
-        kh, kw = kernel
-        launch(_im2col_k, cols.size)(flat(x), n, c, h, w, kh, kw, stride[0], stride[1],
-                                     padding[0], padding[2], dilation[0], dilation[1], out_sp[0],
-                                     out_sp[1], cols.reshape(cols.size))
-    else:
-        launch(_im2col3_k, cols.size)(flat(x), _geometry(x.shape, kernel, stride, padding,
-                                                         dilation, out_sp),
-                                      cols.reshape(cols.size))
+    _launch(_im2col_k, _im2col3_k, flat(x), cols.reshape(cols.size), x.shape, kernel, stride,
+            padding, dilation, out_sp)
     return cols
 
 
@@ -291,16 +300,8 @@ def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, gr
     cols = matmul(w.reshape(groups, out_c // groups, inner),
                   g.reshape(groups, out_c // groups, n * length), True, False)
     out = empty(tuple(input_shape), grad.dtype)
-    if len(kernel) == 2:
-        h, width = int(input_shape[2]), int(input_shape[3])
-        kh, kw = kernel
-        launch(_col2im_k, out.size)(cols.reshape(cols.size), n, c, h, width, kh, kw, stride[0],
-                                    stride[1], padding[0], padding[2], dilation[0], dilation[1],
-                                    out_sp[0], out_sp[1], out.reshape(out.size))
-    else:
-        launch(_col2im3_k, out.size)(cols.reshape(cols.size),
-                                     _geometry(input_shape, kernel, stride, padding, dilation,
-                                               out_sp), out.reshape(out.size))
+    _launch(_col2im_k, _col2im3_k, cols.reshape(cols.size), out.reshape(out.size), input_shape,
+            kernel, stride, padding, dilation, out_sp)
     return out
 
 
@@ -366,7 +367,6 @@ def fold(cols, output_size_, kernel, dilation, padding, stride):
         return full((n, c, h, w), cols.dtype, 0)
     g = _grad_channel_major(cols)
     out = empty((n, c, h, w), cols.dtype)
-    launch(_col2im_k, out.size)(g.reshape(g.size), n, c, h, w, kh, kw, stride[0], stride[1],
-                                pads[0], pads[2], dilation[0], dilation[1], oh, ow,
-                                out.reshape(out.size))
+    _launch(_col2im_k, _col2im3_k, g.reshape(g.size), out.reshape(out.size), (n, c, h, w),
+            kernel, stride, pads, dilation, (oh, ow))
     return out

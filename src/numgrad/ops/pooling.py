@@ -47,13 +47,46 @@ def _zeros_like_input(grad: Tensor, shape) -> Tensor:
 
 
 # ---------------------------------------------------------------------- max pooling
-@register
-class MaxPool2dWithIndices(Op):
-    """The largest element of each window (its index saved); ties go to the first, NaN wins."""
+class _MaxPoolWithIndices(Op):
+    """The largest element of each window of the last ``dims`` dimensions (its index into the
+    plane, or the volume, saved); ties go to the first, NaN wins. ``pool_kernel`` names the
+    ``K.pooling`` function, ``backward_op`` the gradient's op; ``self_saved``: the saved input is
+    its ``self`` (3-D), else None."""
 
-    name, node = "max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
+    pool_kernel = ""
+    backward_op: type = None
+    self_saved = False
+
+    @classmethod
+    def forward(cls, K, x, *, indices, kernel, stride, padding, dilation, out_size, ceil_mode):
+        # One kernel call gives both: the indices go to ``indices`` (a list, empty until now),
+        # which the caller returns and backward reads.
+        out, found = getattr(K.pooling, cls.pool_kernel)(x, kernel, stride, padding, dilation,
+                                                         out_size)
+        indices.append(found)
+        return out
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        p = ctx.params
+        return (_index_scatter(cls.backward_op, grad, _self(cls, ctx),
+                               tuple(ctx.input_shapes[0]), p["indices"][0],
+                               dict(kernel=p["kernel"], stride=p["stride"],
+                                    padding=p["padding"], dilation=p["dilation"],
+                                    ceil_mode=p["ceil_mode"])),)
+
+
+def _self(op, ctx):
+    """The ``self`` an op passes to its backward op: its saved input where ``op.self_saved``."""
+    return ctx.saved_tensors[0] if op.self_saved else None
+
+
+@register
+class MaxPool2dWithIndices(_MaxPoolWithIndices):
+    name, node = "max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"
+    pool_kernel = "max_pool2d"
     samples = (
         Sample(lambda m, x: _F(m).max_pool2d(x, 2), ((2, 3, 4, 5),)),
         Sample(lambda m, x: _F(m).max_pool2d(x, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2),
@@ -61,22 +94,6 @@ class MaxPool2dWithIndices(Op):
         Sample(lambda m, x: _F(m).max_pool1d(x, 3, stride=2, padding=1,
                                              return_indices=True)[0], ((2, 3, 7),)),
     )
-
-    @staticmethod
-    def forward(K, x, *, indices, kernel, stride, padding, dilation, out_size, ceil_mode):
-        # One kernel call gives both: the indices go to ``indices`` (a list, empty until now),
-        # which the caller returns and backward reads.
-        out, found = K.pooling.max_pool2d(x, kernel, stride, padding, dilation, out_size)
-        indices.append(found)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        p = ctx.params
-        return (_index_scatter(MaxPool2dWithIndicesBackward, grad, None, tuple(ctx.input_shapes[0]),
-                               p["indices"][0], dict(kernel=p["kernel"], stride=p["stride"],
-                                                  padding=p["padding"], dilation=p["dilation"],
-                                                  ceil_mode=p["ceil_mode"])),)
 
 
 @register
@@ -111,9 +128,9 @@ class _IndexScatter(Op):
 
     dims = 2  # (the pooled dimensions: 3 for max_pool3d's)
 
-    @staticmethod
-    def forward(K, grad, *, shape, indices, **pool):
-        return K.pooling.max_pool_scatter(grad, indices, tuple(shape[-2:]))
+    @classmethod
+    def forward(cls, K, grad, *, shape, indices, **pool):
+        return K.pooling.max_pool_scatter(grad, indices, tuple(shape[-cls.dims:]))
 
     @staticmethod
     def backward(ctx, grad):
@@ -146,6 +163,9 @@ class MaxPool2dWithIndicesBackward(_IndexScatter):
             _F(m).max_pool2d(x.detach(), 2, padding=(1, 0), ceil_mode=True,
                              return_indices=True)[1]), ((1, 2, 2, 3), (1, 2, 3, 5))),
     )
+
+
+MaxPool2dWithIndices.backward_op = MaxPool2dWithIndicesBackward
 
 
 @register
@@ -226,14 +246,65 @@ def adaptive_max_pool2d_backward(grad_output: Tensor, self: Tensor, indices: Ten
 
 
 # ---------------------------------------------------------------------- average pooling
-@register
-class AvgPool2d(Op):
-    """The mean of each window (PyTorch's divisors: ``count_include_pad``,
-    ``divisor_override``)."""
+class _AvgPool(Op):
+    """The mean of each window of the last ``dims`` dimensions (PyTorch's divisors:
+    ``count_include_pad``, ``divisor_override``). ``pool_kernel``, ``backward_op`` and
+    ``self_saved`` as ``_MaxPoolWithIndices``'s."""
 
-    name, node = "avg_pool2d", "AvgPool2DBackward0"
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
+    pool_kernel = ""
+    backward_op: type = None
+    self_saved = False
+
+    @classmethod
+    def forward(cls, K, x, *, kernel, stride, padding, out_size, ceil_mode, count_include_pad,
+                divisor_override):
+        return getattr(K.pooling, cls.pool_kernel)(x, kernel, stride, padding, out_size,
+                                                   count_include_pad, divisor_override or 0)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        return (_avg_pool_backward(cls.backward_op, grad, _self(cls, ctx),
+                                   tuple(ctx.input_shapes[0]), ctx.params),)
+
+
+class _AvgPoolBackward(Op):
+    """The gradient of average pooling: each output's gradient spread over its window. Linear in
+    ``grad``; its adjoint is the pooling (``forward_op``) with the same arguments."""
+
+    on_cuda = True
+    dims = 2
+    pool_kernel = ""
+    forward_op: type = None
+
+    @classmethod
+    def forward(cls, K, grad, *, shape, kernel, stride, padding, out_size, ceil_mode,
+                count_include_pad, divisor_override):
+        return getattr(K.pooling, cls.pool_kernel)(grad, tuple(shape[-cls.dims:]), kernel,
+                                                   stride, padding, count_include_pad,
+                                                   divisor_override or 0)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        p = dict(ctx.params)
+        shape = p.pop("shape")
+        need_grad, need_self = ctx.needs_input_grad
+        return (apply(cls.forward_op, (grad,), (grad._data,), **p) if need_grad else None,
+                _zeros_like_input(grad, shape) if need_self else None)
+
+
+def _avg_pool_backward(op, grad: Tensor, self, shape, p: dict) -> Tensor:
+    return apply(op, (grad, self), (grad._data,), shape=tuple(shape), kernel=p["kernel"],
+                 stride=p["stride"], padding=p["padding"], out_size=p["out_size"],
+                 ceil_mode=p["ceil_mode"], count_include_pad=p["count_include_pad"],
+                 divisor_override=p["divisor_override"])
+
+
+@register
+class AvgPool2d(_AvgPool):
+    name, node = "avg_pool2d", "AvgPool2DBackward0"
+    pool_kernel = "avg_pool2d"
     samples = (
         Sample(lambda m, x: _F(m).avg_pool2d(x, 2), ((2, 3, 4, 5),)),
         Sample(lambda m, x: _F(m).avg_pool2d(x, (3, 2), stride=(2, 1), padding=1, ceil_mode=True,
@@ -244,25 +315,11 @@ class AvgPool2d(Op):
                ((2, 3, 6),)),
     )
 
-    @staticmethod
-    def forward(K, x, *, kernel, stride, padding, out_size, ceil_mode, count_include_pad,
-                divisor_override):
-        return K.pooling.avg_pool2d(x, kernel, stride, padding, out_size, count_include_pad,
-                                    divisor_override or 0)
-
-    @staticmethod
-    def backward(ctx, grad):
-        p = ctx.params
-        return (_avg_pool2d_backward(grad, None, tuple(ctx.input_shapes[0]), p),)
-
 
 @register
-class AvgPool2dBackward(Op):
-    """The gradient of ``avg_pool2d``: each output's gradient spread over its window. Linear in
-    ``grad``; its adjoint is ``avg_pool2d`` with the same arguments."""
-
+class AvgPool2dBackward(_AvgPoolBackward):
     name, node = "avg_pool2d_backward", "AvgPool2DBackwardBackward0"
-    on_cuda = True
+    pool_kernel, forward_op = "avg_pool2d_backward", AvgPool2d
     samples = (
         Sample(lambda m, g, x: m.ops.avg_pool2d_backward(g, x, [2, 2], [1, 2], [1, 0], True,
                                                          False, None), ((2, 4, 2), (2, 3, 4))),
@@ -270,30 +327,8 @@ class AvgPool2dBackward(Op):
                                                          True, 4), ((1, 2, 2, 2), (1, 2, 4, 3))),
     )
 
-    @staticmethod
-    def forward(K, grad, *, shape, kernel, stride, padding, out_size, ceil_mode,
-                count_include_pad, divisor_override):
-        return K.pooling.avg_pool2d_backward(grad, tuple(shape[-2:]), kernel, stride, padding,
-                                             count_include_pad, divisor_override or 0)
 
-    @staticmethod
-    def backward(ctx, grad):
-        p = ctx.params
-        need_grad, need_self = ctx.needs_input_grad
-        pooled = None
-        if need_grad:
-            pooled = apply(AvgPool2d, (grad,), (grad._data,), kernel=p["kernel"],
-                           stride=p["stride"], padding=p["padding"], out_size=p["out_size"],
-                           ceil_mode=p["ceil_mode"], count_include_pad=p["count_include_pad"],
-                           divisor_override=p["divisor_override"])
-        return pooled, (_zeros_like_input(grad, p["shape"]) if need_self else None)
-
-
-def _avg_pool2d_backward(grad: Tensor, self, shape, p: dict) -> Tensor:
-    return apply(AvgPool2dBackward, (grad, self), (grad._data,), shape=tuple(shape),
-                 kernel=p["kernel"], stride=p["stride"], padding=p["padding"],
-                 out_size=p["out_size"], ceil_mode=p["ceil_mode"],
-                 count_include_pad=p["count_include_pad"], divisor_override=p["divisor_override"])
+AvgPool2d.backward_op = AvgPool2dBackward
 
 
 def avg_pool2d_backward(grad_output: Tensor, self: Tensor, kernel_size, stride, padding,
@@ -308,67 +343,87 @@ def avg_pool2d_backward(grad_output: Tensor, self: Tensor, kernel_size, stride, 
             for i in range(2)))
     if grad_output._data.dtype.kind != "f" and grad_output._data.dtype.name != "int64":
         _not_implemented("avg_pool2d_backward", grad_output)
-    return _avg_pool2d_backward(grad_output, self, tuple(self._data.shape), dict(
+    return _avg_pool_backward(AvgPool2dBackward, grad_output, self, tuple(self._data.shape), dict(
         kernel=kernel, stride=stride_, padding=pad, out_size=out_size, ceil_mode=bool(ceil_mode),
         count_include_pad=bool(count_include_pad), divisor_override=divisor_override))
 
 
-@register
-class AdaptiveAvgPool2d(Op):
-    """The mean of each adaptive window: its sum divided by its height, then by its width."""
+class _AdaptiveAvgPool(Op):
+    """The mean of each adaptive window of the last ``dims`` dimensions: its sum divided by its
+    size along each dimension in turn. ``pool_kernel``, ``backward_op`` and ``self_saved`` as
+    ``_MaxPoolWithIndices``'s."""
 
-    name, node = "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
+    pool_kernel = ""
+    backward_op: type = None
+    self_saved = False
+
+    @classmethod
+    def forward(cls, K, x, *, out_size):
+        return getattr(K.pooling, cls.pool_kernel)(x, tuple(out_size))
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        return (_adaptive_avg_backward(cls.backward_op, grad, _self(cls, ctx),
+                                       tuple(ctx.input_shapes[0])),)
+
+
+class _AdaptiveAvgPoolBackward(Op):
+    """The gradient of adaptive average pooling; its adjoint is the pooling (``forward_op``)."""
+
+    on_cuda = True
+    dims = 2
+    pool_kernel = ""
+    forward_op: type = None
+
+    @classmethod
+    def forward(cls, K, grad, *, shape):
+        return getattr(K.pooling, cls.pool_kernel)(grad, tuple(shape[-cls.dims:]))
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        need_grad, need_self = ctx.needs_input_grad
+        pooled = None
+        if need_grad:
+            out_size = tuple(tuple(ctx.input_shapes[0])[-cls.dims:])
+            pooled = apply(cls.forward_op, (grad,), (grad._data,), out_size=out_size)
+        return pooled, (_zeros_like_input(grad, ctx.params["shape"]) if need_self else None)
+
+
+def _adaptive_avg_backward(op, grad: Tensor, self, shape) -> Tensor:
+    return apply(op, (grad, self), (grad._data,), shape=tuple(shape))
+
+
+@register
+class AdaptiveAvgPool2d(_AdaptiveAvgPool):
+    name, node = "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"
+    pool_kernel = "adaptive_avg_pool2d"
     samples = (
         Sample(lambda m, x: _F(m).adaptive_avg_pool2d(x, (2, 3)), ((2, 2, 5, 7),)),
         Sample(lambda m, x: _F(m).adaptive_avg_pool2d(x, (None, 4)), ((3, 3, 6),)),
         Sample(lambda m, x: _F(m).adaptive_avg_pool1d(x, 3), ((2, 2, 7),)),
     )
 
-    @staticmethod
-    def forward(K, x, *, out_size):
-        return K.pooling.adaptive_avg_pool2d(x, tuple(out_size))
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (_adaptive_avg_backward(grad, None, tuple(ctx.input_shapes[0])),)
-
 
 @register
-class AdaptiveAvgPool2dBackward(Op):
-    """The gradient of ``adaptive_avg_pool2d``; its adjoint is ``adaptive_avg_pool2d``."""
-
+class AdaptiveAvgPool2dBackward(_AdaptiveAvgPoolBackward):
     name, node = "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0"
-    on_cuda = True
+    pool_kernel, forward_op = "adaptive_avg_pool2d_backward", AdaptiveAvgPool2d
     samples = (
         Sample(lambda m, g, x: m.ops._adaptive_avg_pool2d_backward(g, x), ((2, 2, 3), (2, 5, 7))),
     )
 
-    @staticmethod
-    def forward(K, grad, *, shape):
-        return K.pooling.adaptive_avg_pool2d_backward(grad, tuple(shape[-2:]))
 
-    @staticmethod
-    def backward(ctx, grad):
-        p = ctx.params
-        need_grad, need_self = ctx.needs_input_grad
-        pooled = None
-        if need_grad:
-            out_size = tuple(tuple(ctx.input_shapes[0])[-2:])
-            pooled = apply(AdaptiveAvgPool2d, (grad,), (grad._data,), out_size=out_size)
-        return pooled, (_zeros_like_input(grad, p["shape"]) if need_self else None)
-
-
-def _adaptive_avg_backward(grad: Tensor, self, shape) -> Tensor:
-    return apply(AdaptiveAvgPool2dBackward, (grad, self), (grad._data,), shape=tuple(shape))
+AdaptiveAvgPool2d.backward_op = AdaptiveAvgPool2dBackward
 
 
 def _adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
     """ATen's ``_adaptive_avg_pool2d_backward``."""
     kernels_for((grad_output, self), AdaptiveAvgPool2dBackward)
     _float_only("adaptive_avg_pool2d_backward", grad_output)
-    return _adaptive_avg_backward(grad_output, self, tuple(self._data.shape))
+    return _adaptive_avg_backward(AdaptiveAvgPool2dBackward, grad_output, self,
+                                  tuple(self._data.shape))
 
 
 # ---------------------------------------------------------------------- arguments and checks
@@ -731,33 +786,16 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
 
 # ---------------------------------------------------------------------- 3-D pooling
 @register
-class MaxPool3dWithIndices(Op):
-    """The largest element of each 3-D window (its index into the volume saved)."""
-
+class MaxPool3dWithIndices(_MaxPoolWithIndices):
     name, node = "max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0"
-    on_cuda = True
-    save_inputs = (0,)
+    pool_kernel = "max_pool3d"
+    self_saved = True
     samples = (
         Sample(lambda m, x: _F(m).max_pool3d(x, 2), ((2, 2, 4, 4, 3),)),
         Sample(lambda m, x: _F(m).max_pool3d(x, (3, 2, 2), stride=(2, 1, 2), padding=(1, 0, 1),
                                              dilation=(1, 2, 1), ceil_mode=True),
                ((2, 5, 4, 3),)),
     )
-
-    @staticmethod
-    def forward(K, x, *, indices, kernel, stride, padding, dilation, out_size, ceil_mode):
-        out, found = K.pooling.max_pool3d(x, kernel, stride, padding, dilation, out_size)
-        indices.append(found)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        p = ctx.params
-        return (_index_scatter(MaxPool3dWithIndicesBackward, grad, ctx.saved_tensors[0],
-                               tuple(ctx.input_shapes[0]), p["indices"][0],
-                               dict(kernel=p["kernel"], stride=p["stride"],
-                                    padding=p["padding"], dilation=p["dilation"],
-                                    ceil_mode=p["ceil_mode"])),)
 
 
 @register
@@ -770,18 +808,15 @@ class MaxPool3dWithIndicesBackward(_IndexScatter):
                ((1, 2, 3, 3, 2), (1, 2, 2, 2, 1))),
     )
 
-    @staticmethod
-    def forward(K, grad, *, shape, indices, **pool):
-        return K.pooling.max_pool_scatter(grad, indices, tuple(shape[-3:]))
+
+MaxPool3dWithIndices.backward_op = MaxPool3dWithIndicesBackward
 
 
 @register
-class AvgPool3d(Op):
-    """The mean of each 3-D window (PyTorch's divisors)."""
-
+class AvgPool3d(_AvgPool):
     name, node = "avg_pool3d", "AvgPool3DBackward0"
-    on_cuda = True
-    save_inputs = (0,)
+    pool_kernel = "avg_pool3d"
+    self_saved = True
     samples = (
         Sample(lambda m, x: _F(m).avg_pool3d(x, 2), ((2, 2, 4, 4, 3),)),
         Sample(lambda m, x: _F(m).avg_pool3d(x, (3, 2, 2), stride=(2, 1, 2), padding=1,
@@ -791,95 +826,46 @@ class AvgPool3d(Op):
                ((1, 1, 2, 3, 3),)),
     )
 
-    @staticmethod
-    def forward(K, x, *, kernel, stride, padding, out_size, ceil_mode, count_include_pad,
-                divisor_override):
-        return K.pooling.avg_pool3d(x, kernel, stride, padding, out_size, count_include_pad,
-                                    divisor_override or 0)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (_pool3d_backward(AvgPool3dBackward, grad, ctx.saved_tensors[0],
-                                 tuple(ctx.input_shapes[0]), ctx.params),)
-
 
 @register
-class AvgPool3dBackward(Op):
-    """The gradient of ``avg_pool3d``; its adjoint is ``avg_pool3d``."""
-
+class AvgPool3dBackward(_AvgPoolBackward):
     name, node = "avg_pool3d_backward", "AvgPool3DBackwardBackward0"
-    on_cuda = True
+    dims = 3
+    pool_kernel, forward_op = "avg_pool3d_backward", AvgPool3d
     samples = (
         Sample(lambda m, x, v: m.autograd.grad(_F(m).avg_pool3d(x, 2, stride=1, padding=1), x,
                                                v, create_graph=True)[0],
                ((1, 2, 2, 3, 2), (1, 2, 3, 4, 3))),
     )
 
-    @staticmethod
-    def forward(K, grad, *, shape, kernel, stride, padding, out_size, ceil_mode,
-                count_include_pad, divisor_override):
-        return K.pooling.avg_pool3d_backward(grad, tuple(shape[-3:]), kernel, stride, padding,
-                                             count_include_pad, divisor_override or 0)
 
-    @staticmethod
-    def backward(ctx, grad):
-        p = dict(ctx.params)
-        shape = p.pop("shape")
-        need_grad, need_self = ctx.needs_input_grad
-        return (apply(AvgPool3d, (grad,), (grad._data,), **p) if need_grad else None,
-                _zeros_like_input(grad, shape) if need_self else None)
+AvgPool3d.backward_op = AvgPool3dBackward
 
 
 @register
-class AdaptiveAvgPool3d(Op):
-    """The mean of each adaptive 3-D window (its sum divided by its depth, height, width)."""
-
+class AdaptiveAvgPool3d(_AdaptiveAvgPool):
     name, node = "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0"
-    on_cuda = True
-    save_inputs = (0,)
+    pool_kernel = "adaptive_avg_pool3d"
+    self_saved = True
     samples = (
         Sample(lambda m, x: _F(m).adaptive_avg_pool3d(x, (2, 3, 2)), ((2, 2, 3, 5, 4),)),
         Sample(lambda m, x: _F(m).adaptive_avg_pool3d(x, (None, 2, 3)), ((2, 3, 4, 5),)),
     )
 
-    @staticmethod
-    def forward(K, x, *, out_size):
-        return K.pooling.adaptive_avg_pool3d(x, tuple(out_size))
-
-    @staticmethod
-    def backward(ctx, grad):
-        shape = tuple(ctx.input_shapes[0])
-        return (apply(AdaptiveAvgPool3dBackward, (grad, ctx.saved_tensors[0]), (grad._data,),
-                      shape=shape),)
-
 
 @register
-class AdaptiveAvgPool3dBackward(Op):
-    """The gradient of ``adaptive_avg_pool3d``; its adjoint is ``adaptive_avg_pool3d``."""
-
+class AdaptiveAvgPool3dBackward(_AdaptiveAvgPoolBackward):
     name, node = "adaptive_avg_pool3d_backward", "AdaptiveAvgPool3DBackwardBackward0"
-    on_cuda = True
+    dims = 3
+    pool_kernel, forward_op = "adaptive_avg_pool3d_backward", AdaptiveAvgPool3d
     samples = (
         Sample(lambda m, x, v: m.autograd.grad(_F(m).adaptive_avg_pool3d(x, (2, 2, 3)), x, v,
                                                create_graph=True)[0],
                ((1, 2, 3, 3, 4), (1, 2, 2, 2, 3))),
     )
 
-    @staticmethod
-    def forward(K, grad, *, shape):
-        return K.pooling.adaptive_avg_pool3d_backward(grad, tuple(shape[-3:]))
 
-    @staticmethod
-    def backward(ctx, grad):
-        out_size = tuple(ctx.input_shapes[0])[-3:]
-        need_grad, need_self = ctx.needs_input_grad
-        return (apply(AdaptiveAvgPool3d, (grad,), (grad._data,), out_size=out_size)
-                if need_grad else None,
-                _zeros_like_input(grad, ctx.params["shape"]) if need_self else None)
-
-
-def _pool3d_backward(op, grad: Tensor, self, shape, p: dict) -> Tensor:
-    return apply(op, (grad, self), (grad._data,), shape=tuple(shape), **p)
+AdaptiveAvgPool3d.backward_op = AdaptiveAvgPool3dBackward
 
 
 def _pool_args3d(name: str, kernel_size, stride, padding, dilation, avg: bool):

@@ -338,9 +338,8 @@ def avg_pool2d_backward(grad_output: Tensor, self: Tensor, kernel_size, stride, 
     out_size = tuple(grad_output._data.shape[-2:])
     shape = tuple(self._data.shape)
     if len(shape) >= 2:
-        _shape_check(self, kernel, stride_, pad, (1, 1), tuple(
-            _output_size(shape[-2 + i], kernel[i], pad[i], stride_[i], 1, bool(ceil_mode))
-            for i in range(2)))
+        _shape_check(self, kernel, stride_, pad, (1, 1),
+                     _output_sizes(shape, kernel, pad, stride_, (1, 1), ceil_mode))
     if grad_output._data.dtype.kind != "f" and grad_output._data.dtype.name != "int64":
         _not_implemented("avg_pool2d_backward", grad_output)
     return _avg_pool_backward(AvgPool2dBackward, grad_output, self, tuple(self._data.shape), dict(
@@ -446,26 +445,32 @@ def _tuple(value, name: str = "", arg: str = "", position: int = 0) -> tuple:
     return (int(value),)
 
 
-def _pool_args(name: str, kernel_size, stride, padding, dilation):
-    """PyTorch's checks of the 2-D pooling arguments' lengths, in its order, and the pairs."""
+def _pool_args(name: str, kernel_size, stride, padding, dilation, n: int = 2,
+               must: str = "must either be"):
+    """PyTorch's checks of the ``n``-D pooling arguments' lengths (one, or ``n``), in its order,
+    and the ``n``-tuples; ``must`` is "must be" in avg_pool3d's messages."""
+    count = {2: "two", 3: "three"}[n]
+
+    def expand(values: tuple) -> tuple:
+        return values * n if len(values) == 1 else values
+
     k = _tuple(kernel_size, name, "kernel_size", 2)
-    if len(k) not in (1, 2):
-        raise RuntimeError(f"{name}: kernel_size must either be a single int, or a tuple of two "
-                           "ints")
-    kernel = (k[0], k[-1])
+    if len(k) not in (1, n):
+        raise RuntimeError(f"{name}: kernel_size {must} a single int, or a tuple of {count} ints")
+    kernel = expand(k)
     s = () if stride is None else _tuple(stride, name, "stride", 3)
-    if len(s) not in (0, 1, 2):
-        raise RuntimeError(f"{name}: stride must either be omitted, a single int, or a tuple of "
-                           "two ints")
-    strides = kernel if not s else (s[0], s[-1])
-    p = _tuple(padding, name, "padding", 4)
-    if len(p) not in (1, 2):
-        raise RuntimeError(f"{name}: padding must either be a single int, or a tuple of two ints")
-    d = _tuple(dilation, name, "dilation", 5)
-    if len(d) not in (1, 2):
-        raise RuntimeError(f"{name}: dilation must be either a single int, or a tuple of two "
+    if len(s) not in (0, 1, n):
+        raise RuntimeError(f"{name}: stride {must} omitted, a single int, or a tuple of {count} "
                            "ints")
-    return kernel, strides, (p[0], p[-1]), (d[0], d[-1])
+    strides = expand(s) if s else kernel
+    p = _tuple(padding, name, "padding", 4)
+    if len(p) not in (1, n):
+        raise RuntimeError(f"{name}: padding {must} a single int, or a tuple of {count} ints")
+    d = _tuple(dilation, name, "dilation", 5)
+    if len(d) not in (1, n):
+        raise RuntimeError(f"{name}: dilation must be either a single int, or a tuple of {count} "
+                           "ints")
+    return kernel, strides, expand(p), expand(d)
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -489,6 +494,13 @@ def _output_size(size: int, kernel: int, pad: int, stride: int, dilation: int,
     if ceil_mode and (out - 1) * stride >= size + pad:
         out -= 1
     return out
+
+
+def _output_sizes(shape, kernel, padding, stride, dilation, ceil_mode: bool) -> tuple:
+    """``_output_size`` of each of the last ``len(kernel)`` dimensions of ``shape``."""
+    n = len(kernel)
+    return tuple(_output_size(shape[-n + i], kernel[i], padding[i], stride[i], dilation[i],
+                              bool(ceil_mode)) for i in range(n))
 
 
 def _shape_check(x: Tensor, kernel, stride, padding, dilation, out_size) -> None:
@@ -526,30 +538,33 @@ def _float_only(kernel: str, x: Tensor) -> None:
         _not_implemented(kernel, x)
 
 
-def _max_pool2d(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool):
-    """(output, indices) of 2-D max pooling, with ATen's checks (``max_pool2d_with_indices``)."""
-    kernel, strides, pads, dils = _pool_args("max_pool2d", kernel_size, stride, padding,
-                                             dilation)
+def _max_pool(n: int, input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool):
+    """(output, indices) of ``n``-D max pooling (2 or 3), with ATen's checks
+    (``max_pool2d_with_indices``, ``max_pool3d_with_indices``)."""
+    name = f"max_pool{n}d"
+    kernel, strides, pads, dils = _pool_args(name, kernel_size, stride, padding, dilation, n)
     shape = tuple(input._data.shape)
-    if len(shape) not in (3, 4):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    out_size = tuple(_output_size(shape[-2 + i], kernel[i], pads[i], strides[i], dils[i],
-                                  bool(ceil_mode)) for i in range(2))
-    _shape_check(input, kernel, strides, pads, dils, out_size)
-    kind = input._data.dtype.kind
-    if kind not in "fiu":
-        _not_implemented("max_pool2d", input)
+    if len(shape) not in (n + 1, n + 2):
+        raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
+                           "input")
+    out_size = _output_sizes(shape, kernel, pads, strides, dils, ceil_mode)
+    if n == 2:
+        _shape_check(input, kernel, strides, pads, dils, out_size)
+    else:
+        _shape_check3d(input, kernel, strides, pads, dils, out_size, False)
+    if input._data.dtype.kind not in "fiu":
+        _not_implemented(name, input)
     indices = []
-    result = apply(MaxPool2dWithIndices, (input,), (input._data,), indices=indices,
-                   kernel=kernel, stride=strides, padding=pads, dilation=dils, out_size=out_size,
-                   ceil_mode=bool(ceil_mode))
+    result = apply(MaxPool2dWithIndices if n == 2 else MaxPool3dWithIndices, (input,),
+                   (input._data,), indices=indices, kernel=kernel, stride=strides, padding=pads,
+                   dilation=dils, out_size=out_size, ceil_mode=bool(ceil_mode))
     return result, Tensor._wrap(indices[0])
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
     """``(output, indices)`` of 2-D max pooling (``F.max_pool2d_with_indices``)."""
-    return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
@@ -559,7 +574,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     input padded by ``padding`` (-inf) on each side, their elements ``dilation`` apart;
     ``ceil_mode`` rounds the output size up. With ``return_indices``, also the index of each
     maximum in its plane (``h * W + w``)."""
-    out, indices = _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    out, indices = _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
     return (out, indices) if return_indices else out
 
 
@@ -631,8 +646,8 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
         if input._data.dtype.kind != "f":
             _not_implemented("max_pool1d_impl", input)
     strides = strides or kernel
-    out, indices = _max_pool2d(input.unsqueeze(-2), (1, kernel[0]), (1, strides[0]),
-                               (0, pads[0]), (1, dils[0]), ceil_mode)
+    out, indices = _max_pool(2, input.unsqueeze(-2), (1, kernel[0]), (1, strides[0]),
+                             (0, pads[0]), (1, dils[0]), ceil_mode)
     out = out.squeeze(-2)
     return (out, indices.squeeze(-2)) if return_indices else out
 
@@ -656,13 +671,19 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         if len(shape) < -dim:
             raise IndexError("Dimension out of range (expected to be in range of "
                              f"[{-max(len(shape), 1)}, {max(len(shape), 1) - 1}], but got {dim})")
-    out_size = tuple(_output_size(shape[-2 + i], kernel[i], pads[i], strides[i], 1,
-                                  bool(ceil_mode)) for i in range(2))
+    out_size = _output_sizes(shape, kernel, pads, strides, (1, 1), ceil_mode)
     _shape_check(input, kernel, strides, pads, (1, 1), out_size)
     if input._data.dtype.kind != "f" and input._data.dtype.name != "int64":
         _not_implemented("avg_pool2d", input)
-    return apply(AvgPool2d, (input,), (input._data,), kernel=kernel, stride=strides,
-                 padding=pads, out_size=out_size, ceil_mode=bool(ceil_mode),
+    return _avg_pool(AvgPool2d, input, kernel, strides, pads, out_size, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def _avg_pool(op, input: Tensor, kernel, strides, pads, out_size, ceil_mode: bool,
+              count_include_pad: bool, divisor_override) -> Tensor:
+    """Average pooling (``op`` AvgPool2d or AvgPool3d) of a checked input."""
+    return apply(op, (input,), (input._data,), kernel=kernel, stride=strides, padding=pads,
+                 out_size=out_size, ceil_mode=bool(ceil_mode),
                  count_include_pad=bool(count_include_pad),
                  divisor_override=None if divisor_override is None else int(divisor_override))
 
@@ -868,29 +889,6 @@ class AdaptiveAvgPool3dBackward(_AdaptiveAvgPoolBackward):
 AdaptiveAvgPool3d.backward_op = AdaptiveAvgPool3dBackward
 
 
-def _pool_args3d(name: str, kernel_size, stride, padding, dilation, avg: bool):
-    """PyTorch's checks of the 3-D pooling arguments' lengths, in its order, and the triples."""
-    must = "must be" if avg else "must either be"
-    k = _tuple(kernel_size, name, "kernel_size", 2)
-    if len(k) not in (1, 3):
-        raise RuntimeError(f"{name}: kernel_size {must} a single int, or a tuple of three ints")
-    kernel = k * 3 if len(k) == 1 else k
-    s = () if stride is None else _tuple(stride, name, "stride", 3)
-    if len(s) not in (0, 1, 3):
-        raise RuntimeError(f"{name}: stride {must} omitted, a single int, or a tuple of three "
-                           "ints")
-    strides = kernel if not s else (s * 3 if len(s) == 1 else s)
-    p = _tuple(padding, name, "padding", 4)
-    if len(p) not in (1, 3):
-        raise RuntimeError(f"{name}: padding {must} a single int, or a tuple of three ints")
-    pads = p * 3 if len(p) == 1 else p
-    d = _tuple(dilation, name, "dilation", 5)
-    if len(d) not in (1, 3):
-        raise RuntimeError(f"{name}: dilation must be either a single int, or a tuple of three "
-                           "ints")
-    return kernel, strides, pads, (d * 3 if len(d) == 1 else d)
-
-
 def _shape_check3d(x: Tensor, kernel, stride, padding, dilation, out_size, avg: bool) -> None:
     """ATen's ``pool3d_shape_check``."""
     shape = tuple(x._data.shape)
@@ -923,60 +921,38 @@ def _shape_check3d(x: Tensor, kernel, stride, padding, dilation, out_size, avg: 
                            f"size: ({shape[-4]}x{ot}x{oh}x{ow}). Output size is too small")
 
 
-def _max_pool3d(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool):
-    kernel, strides, pads, dils = _pool_args3d("max_pool3d", kernel_size, stride, padding,
-                                               dilation, False)
-    shape = tuple(input._data.shape)
-    if len(shape) not in (4, 5):
-        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
-    out_size = tuple(_output_size(shape[-3 + i], kernel[i], pads[i], strides[i], dils[i],
-                                  bool(ceil_mode)) for i in range(3))
-    _shape_check3d(input, kernel, strides, pads, dils, out_size, False)
-    if input._data.dtype.kind not in "fiu":
-        _not_implemented("max_pool3d", input)
-    kernels_for((input,), MaxPool3dWithIndices)
-    indices = []
-    result = apply(MaxPool3dWithIndices, (input,), (input._data,), indices=indices,
-                   kernel=kernel, stride=strides, padding=pads, dilation=dils, out_size=out_size,
-                   ceil_mode=bool(ceil_mode))
-    return result, Tensor._wrap(indices[0])
-
-
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """The largest element of each ``kernel_size`` window of the last three dimensions of a
     (C, D, H, W) or (N, C, D, H, W) input (as ``max_pool2d``'s, with a depth); with
     ``return_indices``, also the index of each maximum in its volume (``(d*H + h)*W + w``)."""
-    out, indices = _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    out, indices = _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
     return (out, indices) if return_indices else out
 
 
 def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
     """``(output, indices)`` of 3-D max pooling."""
-    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None) -> Tensor:
     """The mean of each ``kernel_size`` window of the last three dimensions of a (C, D, H, W)
     or (N, C, D, H, W) input, with ``avg_pool2d``'s divisors."""
-    kernel, strides, pads, _ = _pool_args3d("avg_pool3d", kernel_size, stride, padding, 1, True)
+    kernel, strides, pads, _ = _pool_args("avg_pool3d", kernel_size, stride, padding, 1, 3,
+                                          "must be")
     shape = tuple(input._data.shape)
     if len(shape) not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("divisor must be not zero")
-    out_size = tuple(_output_size(shape[-3 + i], kernel[i], pads[i], strides[i], 1,
-                                  bool(ceil_mode)) for i in range(3))
+    out_size = _output_sizes(shape, kernel, pads, strides, (1, 1, 1), ceil_mode)
     _shape_check3d(input, kernel, strides, pads, (1, 1, 1), out_size, True)
     if input._data.dtype.kind not in "fiu":
         _not_implemented("avg_pool3d_out_frame", input)
-    kernels_for((input,), AvgPool3d)
-    return apply(AvgPool3d, (input,), (input._data,), kernel=kernel, stride=strides,
-                 padding=pads, out_size=out_size, ceil_mode=bool(ceil_mode),
-                 count_include_pad=bool(count_include_pad),
-                 divisor_override=None if divisor_override is None else int(divisor_override))
+    return _avg_pool(AvgPool3d, input, kernel, strides, pads, out_size, ceil_mode,
+                     count_include_pad, divisor_override)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:

@@ -16,6 +16,8 @@ bottom, left, right)``, stride and dilation ``(h, w)``. Floats only (the GEMM's 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import cuda
 
@@ -25,6 +27,26 @@ from .reduction import full
 
 _TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
                "uint8": "Byte"}
+
+
+@cuda.jit(device=True)
+def _tap(at, pad, k, dil, stride, size):
+    """Along one dimension, the output position whose window reads input position ``at`` with
+    its tap ``k`` (``y * stride - pad + k * dil == at``), or -1 where there is none."""
+    t = at + pad - k * dil
+    if t < 0 or t % stride != 0:
+        return -1
+    y = t // stride
+    return y if y < size else -1
+
+
+@cuda.jit(device=True)
+def _unpack3(geometry):
+    """The 3-D kernels' ``geometry`` array as its 20 numbers."""
+    return (geometry[0], geometry[1], geometry[2], geometry[3], geometry[4], geometry[5],
+            geometry[6], geometry[7], geometry[8], geometry[9], geometry[10], geometry[11],
+            geometry[12], geometry[13], geometry[14], geometry[15], geometry[16], geometry[17],
+            geometry[18], geometry[19])
 
 
 @cuda.jit
@@ -66,18 +88,12 @@ def _col2im_k(cols, n_batch, channels, height, width, kh, kw, sh, sw, pt, pl, dh
         n = e // (width * height * channels)
         acc = cols[0] * 0
         for i in range(kh):
-            ty = iy + pt - i * dh
-            if ty < 0 or ty % sh != 0:
-                continue
-            y = ty // sh
-            if y >= oh:
+            y = _tap(iy, pt, i, dh, sh, oh)
+            if y < 0:
                 continue
             for j in range(kw):
-                tz = ix + pl - j * dw
-                if tz < 0 or tz % sw != 0:
-                    continue
-                z = tz // sw
-                if z >= ow:
+                z = _tap(ix, pl, j, dw, sw, ow)
+                if z < 0:
                     continue
                 acc += cols[((c * kh + i) * kw + j) * columns + n * length + y * ow + z]
         out[e] = acc
@@ -87,13 +103,8 @@ def _col2im_k(cols, n_batch, channels, height, width, kh, kw, sh, sw, pt, pl, dh
 def _im2col3_k(x, geometry, cols):
     """``_im2col_k`` with a depth; ``geometry`` holds (N, C, D, H, W, kd, kh, kw, sd, sh, sw,
     pf, pt, pl, dd, dh, dw, od, oh, ow)."""
-    n_batch, channels, depth, height, width = (geometry[0], geometry[1], geometry[2],
-                                               geometry[3], geometry[4])
-    kd, kh, kw = geometry[5], geometry[6], geometry[7]
-    sd, sh, sw = geometry[8], geometry[9], geometry[10]
-    pf, pt, pl = geometry[11], geometry[12], geometry[13]
-    dd, dh, dw = geometry[14], geometry[15], geometry[16]
-    od, oh, ow = geometry[17], geometry[18], geometry[19]
+    (n_batch, channels, depth, height, width, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw,
+     od, oh, ow) = _unpack3(geometry)
     length = od * oh * ow
     columns = n_batch * length
     for e in range(cuda.grid(1), cols.size, cuda.gridsize(1)):
@@ -120,13 +131,8 @@ def _im2col3_k(x, geometry, cols):
 @cuda.jit
 def _col2im3_k(cols, geometry, out):
     """The adjoint of ``_im2col3_k``, gathered: one thread per element of ``out`` (flat)."""
-    n_batch, channels, depth, height, width = (geometry[0], geometry[1], geometry[2],
-                                               geometry[3], geometry[4])
-    kd, kh, kw = geometry[5], geometry[6], geometry[7]
-    sd, sh, sw = geometry[8], geometry[9], geometry[10]
-    pf, pt, pl = geometry[11], geometry[12], geometry[13]
-    dd, dh, dw = geometry[14], geometry[15], geometry[16]
-    od, oh, ow = geometry[17], geometry[18], geometry[19]
+    (n_batch, channels, depth, height, width, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw,
+     od, oh, ow) = _unpack3(geometry)
     length = od * oh * ow
     columns = n_batch * length
     for e in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -137,25 +143,16 @@ def _col2im3_k(cols, geometry, out):
         n = e // (width * height * depth * channels)
         acc = cols[0] * 0
         for a in range(kd):
-            tt = it + pf - a * dd
-            if tt < 0 or tt % sd != 0:
-                continue
-            t = tt // sd
-            if t >= od:
+            t = _tap(it, pf, a, dd, sd, od)
+            if t < 0:
                 continue
             for i in range(kh):
-                ty = iy + pt - i * dh
-                if ty < 0 or ty % sh != 0:
-                    continue
-                y = ty // sh
-                if y >= oh:
+                y = _tap(iy, pt, i, dh, sh, oh)
+                if y < 0:
                     continue
                 for j in range(kw):
-                    tz = ix + pl - j * dw
-                    if tz < 0 or tz % sw != 0:
-                        continue
-                    z = tz // sw
-                    if z >= ow:
+                    z = _tap(ix, pl, j, dw, sw, ow)
+                    if z < 0:
                         continue
                     acc += cols[(((c * kd + a) * kh + i) * kw + j) * columns + n * length
                                 + (t * oh + y) * ow + z]
@@ -197,10 +194,7 @@ def _check_dtype(a) -> None:
 
 
 def _prod(values) -> int:
-    out = 1
-    for v in values:
-        out *= int(v)
-    return out
+    return math.prod(int(v) for v in values)
 
 
 _GEOMETRY: dict = {}

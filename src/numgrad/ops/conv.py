@@ -81,16 +81,8 @@ class Convolution(Op):
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved_tensors[:2]
-        need_x, need_w, need_b = ctx.needs_input_grad
-        p = _params(ctx.params)
-        grad_x = grad_w = grad_b = None
-        if need_x:
-            grad_x = _backward_input(grad, w, ctx.input_shapes[0], p)
-        if need_w:
-            grad_w = _backward_weight(grad, x, ctx.input_shapes[1], p)
-        if need_b:
-            grad_b = grad.sum(_bias_dims(grad))
-        return grad_x, grad_w, grad_b
+        return _gradients(grad, x, w, *ctx.input_shapes[:2], _params(ctx.params),
+                          ctx.needs_input_grad, False)
 
 
 def _bias_dims(grad: Tensor) -> tuple:
@@ -131,16 +123,8 @@ class ConvolutionTranspose(Op):
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved_tensors[:2]
-        need_x, need_w, need_b = ctx.needs_input_grad
-        p = _params(ctx.params)
-        grad_x = grad_w = grad_b = None
-        if need_x:
-            grad_x = _transposed_backward_input(grad, w, ctx.input_shapes[0], p)
-        if need_w:
-            grad_w = _backward_weight(x, grad, ctx.input_shapes[1], p)
-        if need_b:
-            grad_b = grad.sum(_bias_dims(grad))
-        return grad_x, grad_w, grad_b
+        return _gradients(grad, x, w, *ctx.input_shapes[:2], _params(ctx.params),
+                          ctx.needs_input_grad, True)
 
 
 @register
@@ -235,6 +219,21 @@ def _backward_input(grad, w, input_shape, p):
 def _backward_weight(grad, x, weight_shape, p):
     return apply(ConvolutionBackwardWeight, (grad, x), (grad._data, x._data),
                  weight_shape=tuple(weight_shape), **p)
+
+
+def _gradients(grad, x, w, input_shape, weight_shape, p, mask, transposed: bool) -> tuple:
+    """The gradients of a convolution (transposed or not) of ``x`` with ``w`` with respect to
+    its input, weight and bias (None where ``mask`` says so), from the output's ``grad``."""
+    grad_x = grad_w = grad_b = None
+    if mask[0]:
+        grad_x = (_transposed_backward_input(grad, w, input_shape, p) if transposed
+                  else _backward_input(grad, w, input_shape, p))
+    if mask[1]:
+        grad_w = (_backward_weight(x, grad, weight_shape, p) if transposed
+                  else _backward_weight(grad, x, weight_shape, p))
+    if mask[2]:
+        grad_b = grad.sum(_bias_dims(grad))
+    return grad_x, grad_w, grad_b
 
 
 def _transposed_backward_input(grad, w, input_shape, p):
@@ -670,14 +669,8 @@ def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bia
     _check_backward(grad_output, input, weight, stride, pads, dilation)
     p = _kernel_params(stride, pads, dilation, groups, dim == 1)
     kernels_for((grad_output, input, weight), Convolution)
-    grad_input = grad_weight = grad_bias = None
-    if output_mask[0]:
-        grad_input = _backward_input(grad_output, weight, input.shape, p)
-    if output_mask[1]:
-        grad_weight = _backward_weight(grad_output, input, weight.shape, p)
-    if output_mask[2]:
-        grad_bias = grad_output.sum(_bias_dims(grad_output))
-    return grad_input, grad_weight, grad_bias
+    return _gradients(grad_output, input, weight, input.shape, weight.shape, p, output_mask,
+                      False)
 
 
 def _convolution_backward_transposed(grad_output, input, weight, stride, padding, dilation,
@@ -695,14 +688,8 @@ def _convolution_backward_transposed(grad_output, input, weight, stride, padding
     _check_grad_size(grad_output._data, input._data.ndim, expected)
     p = _kernel_params(stride, _pads(padding), dilation, groups, dim == 1)
     kernels_for((grad_output, input, weight), ConvolutionTranspose)
-    grad_input = grad_weight = grad_bias = None
-    if output_mask[0]:
-        grad_input = _transposed_backward_input(grad_output, weight, input._data.shape, p)
-    if output_mask[1]:
-        grad_weight = _backward_weight(input, grad_output, weight.shape, p)
-    if output_mask[2]:
-        grad_bias = grad_output.sum(_bias_dims(grad_output))
-    return grad_input, grad_weight, grad_bias
+    return _gradients(grad_output, input, weight, input._data.shape, weight.shape, p,
+                      output_mask, True)
 
 
 # ---------------------------------------------------------------------- unfold and fold

@@ -76,3 +76,17 @@ def raised(call, by_name=True):
     except Exception as e:  # noqa: BLE001
         return (type(e).__name__ if by_name else type(e)), str(e)
     return None
+
+
+def both_raise(f, *arrays):
+    """The exceptions ``f(numgrad, *tensors)`` and ``f(torch, *tensors)`` raise (asserted to
+    raise), as ``(ours, theirs)``."""
+    import pytest
+
+    ours = [numgrad.tensor(a) for a in arrays]
+    theirs = [torch.tensor(a) for a in arrays]
+    with pytest.raises(Exception) as expected:
+        f(torch, *theirs)
+    with pytest.raises(Exception) as got:
+        f(numgrad, *ours)
+    return got.value, expected.value

@@ -14,7 +14,7 @@ samples); views sharing storage where PyTorch's do; PyTorch's error messages.
 import numpy as np
 import pytest
 import torch
-from _helpers import compare
+from _helpers import both_raise, compare
 from _helpers import data as random_data
 
 import numgrad
@@ -395,16 +395,11 @@ def test_promotion_functions():
 
 # ------------------------------------------------------------------ errors
 def _same_error(f, *arrays):
-    ours = [numgrad.tensor(a) for a in arrays]
-    theirs = [torch.tensor(a) for a in arrays]
-    with pytest.raises(Exception) as expected:
-        f(torch, *theirs)
-    with pytest.raises(Exception) as got:
-        f(numgrad, *ours)
-    want = str(expected.value).split("\nException raised from")[0].split("\n")[0]
-    assert str(got.value).split("\n")[0] == want, (str(got.value), want)
-    assert type(got.value) is type(expected.value) or (
-        isinstance(expected.value, RuntimeError) and isinstance(got.value, RuntimeError))
+    got, expected = both_raise(f, *arrays)
+    want = str(expected).split("\nException raised from")[0].split("\n")[0]
+    assert str(got).split("\n")[0] == want, (str(got), want)
+    assert type(got) is type(expected) or (
+        isinstance(expected, RuntimeError) and isinstance(got, RuntimeError))
 
 
 M = _data((3, 4)).astype("float32")

@@ -66,3 +66,34 @@ def on_both(fn, a, tols, grad=True, seed=0, with_device=True, backward_of=None,
     if grad:
         np.testing.assert_allclose(grads[1], grads[0], **tol)
     return outs
+
+
+def module_matches_cpu(net, x, tol):
+    """``net`` (built on the CPU) moved to CUDA: the same output of ``x`` and the same parameter
+    gradients of its sum as on the CPU."""
+    c = net(x)
+    c.sum().backward()
+    grads = [p.grad.numpy().copy() for p in net.parameters()]
+    net.zero_grad()
+    net.cuda()
+    g = net(x.cuda())
+    same(c, g, tol)
+    g.sum().backward()
+    for p, want in zip(net.parameters(), grads):
+        np.testing.assert_allclose(host(p.grad), want, **tol)
+
+
+def count_host_reads(monkeypatch):
+    """Counts the simulator's copies to the host from now on (until ``monkeypatch.undo()``): the
+    list it returns gets one entry per copy."""
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    calls = []
+    real = devicearray.FakeCUDAArray.copy_to_host
+
+    def copy_to_host(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(devicearray.FakeCUDAArray, "copy_to_host", copy_to_host)
+    return calls

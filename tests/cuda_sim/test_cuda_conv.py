@@ -4,9 +4,8 @@ gradients and nodes as the CPU for the layouts the registry samples do not reach
 second derivatives), ``nn.Conv2d`` moved to CUDA, and integer tensors refused."""
 import numpy as np
 import pytest
-from _sim_helpers import host as _host
+from _sim_helpers import module_matches_cpu, same
 from _sim_helpers import pair as _pair
-from _sim_helpers import same
 
 import numgrad
 import numgrad.nn.functional as F
@@ -75,16 +74,7 @@ def test_conv2d_module_on_cuda():
     numgrad.manual_seed(0)
     conv = numgrad.nn.Conv2d(2, 3, 3, padding=1)
     x = numgrad.tensor(np.random.default_rng(4).uniform(-1, 1, (2, 2, 4, 4)).astype("float32"))
-    c = conv(x)
-    c.sum().backward()
-    grads = [p.grad.numpy().copy() for p in conv.parameters()]
-    conv.zero_grad()
-    conv.cuda()
-    g = conv(x.cuda())
-    _same(c, g, "float32")
-    g.sum().backward()
-    for p, want in zip(conv.parameters(), grads):
-        np.testing.assert_allclose(_host(p.grad), want, **TOL["float32"])
+    module_matches_cpu(conv, x, TOL["float32"])
 
 
 def test_integer_tensors_are_refused_on_cuda():

@@ -6,8 +6,8 @@ moved to CUDA, and integer tensors refused."""
 import numpy as np
 import pytest
 from _sim_helpers import host as _host
+from _sim_helpers import module_matches_cpu, same
 from _sim_helpers import pair as _pair
-from _sim_helpers import same
 
 import numgrad
 import numgrad.nn.functional as F
@@ -79,16 +79,7 @@ def test_modules_on_cuda():
     net = numgrad.nn.Sequential(numgrad.nn.ConvTranspose2d(2, 3, 3, stride=2),
                                 numgrad.nn.Upsample(scale_factor=2, mode="bilinear"))
     x = numgrad.tensor(np.random.default_rng(4).uniform(-1, 1, (2, 2, 3, 3)).astype("float32"))
-    c = net(x)
-    c.sum().backward()
-    grads = [p.grad.numpy().copy() for p in net.parameters()]
-    net.zero_grad()
-    net.cuda()
-    g = net(x.cuda())
-    _same(c, g, "float32")
-    g.sum().backward()
-    for p, want in zip(net.parameters(), grads):
-        np.testing.assert_allclose(_host(p.grad), want, **TOL["float32"])
+    module_matches_cpu(net, x, TOL["float32"])
 
 
 def test_integer_tensors_are_refused_on_cuda():

@@ -9,9 +9,9 @@ out of range reported at the next sync. Shapes stay small: the simulator runs ea
 Python."""
 import numpy as np
 import pytest
+from _sim_helpers import count_host_reads, on_both
 from _sim_helpers import data as _data
 from _sim_helpers import host as _host
-from _sim_helpers import on_both
 
 import numgrad
 
@@ -158,19 +158,10 @@ def test_an_index_out_of_range_is_reported_at_the_next_sync():
 def test_the_kernels_ops_read_nothing_back_in_forward_and_backward(monkeypatch):
     """With CUDA index tensors, these ops run forward and backward with nothing copied to the
     host (bincount, histc without a range, one_hot and masked_scatter read values, as PyTorch's)."""
-    from numba.cuda.simulator.cudadrv import devicearray
-
     x = numgrad.tensor(_data((3, 4)), device="cuda", requires_grad=True)
     i = numgrad.tensor([2, 0], device="cuda")
     b = numgrad.tensor([-1.0, 0.0, 1.0], dtype=numgrad.float64, device="cuda")
-    calls = []
-    real = devicearray.FakeCUDAArray.copy_to_host
-
-    def copy_to_host(self, *args, **kwargs):
-        calls.append(1)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(devicearray.FakeCUDAArray, "copy_to_host", copy_to_host)
+    calls = count_host_reads(monkeypatch)
     y = (x.index_add(0, i, x[:2]).sum() + x.index_copy(0, i, x[1:]).sum()
          + x.index_fill(1, i, 1.5).sum() + x.take(i).sum() + sum(p.sum() for p in x.unbind(1))
          + x.cummax(1).values.sum() + x.cummin(0).values.sum() + x.logcumsumexp(1).sum()

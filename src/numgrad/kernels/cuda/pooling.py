@@ -19,21 +19,46 @@ from .reduction import full
 REFLECT, REPLICATE = 0, 1
 
 
+# The window arithmetic of one dimension and the output coordinates of a flat index, shared by
+# the 2-D and 3-D kernels.
+@cuda.jit(device=True)
+def _coords(i, oheight, owidth):
+    """(plane, row, column) of flat index ``i`` of (P, OH, OW)."""
+    return i // (owidth * oheight), (i // owidth) % oheight, i % owidth
+
+
+@cuda.jit(device=True)
+def _coords3d(i, odepth, oheight, owidth):
+    """(volume, depth, row, column) of flat index ``i`` of (P, OD, OH, OW)."""
+    plane, oh, ow = _coords(i, oheight, owidth)
+    return plane // odepth, plane % odepth, oh, ow
+
+
+@cuda.jit(device=True)
+def _max_span(o, stride, pad, kernel, dilation, size):
+    """(first, end) of max pooling window ``o`` along one dimension: its first position inside
+    the input (``dilation`` apart from the padded start), its end clipped to the input."""
+    start = o * stride - pad
+    end = min(start + (kernel - 1) * dilation + 1, size)
+    while start < 0:
+        start += dilation
+    return start, end
+
+
+@cuda.jit(device=True)
+def _adaptive_span(o, size, osize):
+    """Adaptive window ``o`` of ``osize`` over ``size``: ``[floor(o*size/osize),
+    ceil((o+1)*size/osize))``."""
+    return (o * size) // osize, -((-(o + 1) * size) // osize)
+
+
 @cuda.jit
 def _max_pool_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, pw, dh, dw,
                 lowest, out, idx):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        p = i // (owidth * oheight)
-        h0 = oh * sh - ph
-        w0 = ow * sw - pw
-        h1 = min(h0 + (kh - 1) * dh + 1, height)
-        w1 = min(w0 + (kw - 1) * dw + 1, width)
-        while h0 < 0:
-            h0 += dh
-        while w0 < 0:
-            w0 += dw
+        p, oh, ow = _coords(i, oheight, owidth)
+        h0, h1 = _max_span(oh, sh, ph, kh, dh, height)
+        w0, w1 = _max_span(ow, sw, pw, kw, dw, width)
         best = h0 * width + w0
         value = lowest
         base = p * height * width
@@ -50,13 +75,9 @@ def _max_pool_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, p
 @cuda.jit
 def _adaptive_max_k(x, planes, height, width, oheight, owidth, out, idx):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        p = i // (owidth * oheight)
-        h0 = (oh * height) // oheight
-        h1 = -((-(oh + 1) * height) // oheight)
-        w0 = (ow * width) // owidth
-        w1 = -((-(ow + 1) * width) // owidth)
+        p, oh, ow = _coords(i, oheight, owidth)
+        h0, h1 = _adaptive_span(oh, height, oheight)
+        w0, w1 = _adaptive_span(ow, width, owidth)
         base = p * height * width
         best = h0 * width + w0
         value = x[base + best]
@@ -93,9 +114,7 @@ def _divisor(h0, h1, w0, w1, padded, count_include_pad, divisor_override):
 def _avg_pool_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, pw,
                 count_include_pad, divisor_override, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        p = i // (owidth * oheight)
+        p, oh, ow = _coords(i, oheight, owidth)
         h0, h1, hp = _window(oh, sh, ph, kh, height)
         w0, w1, wp = _window(ow, sw, pw, kw, width)
         if h0 >= h1 or w0 >= w1:
@@ -115,9 +134,7 @@ def _avg_pool_int_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, p
                     count_include_pad, divisor_override, out):
     """``_avg_pool_k`` for integers: the sum in int64, divided as C++ (truncating)."""
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        p = i // (owidth * oheight)
+        p, oh, ow = _coords(i, oheight, owidth)
         h0, h1, hp = _window(oh, sh, ph, kh, height)
         w0, w1, wp = _window(ow, sw, pw, kw, width)
         if h0 >= h1 or w0 >= w1:
@@ -139,9 +156,7 @@ def _avg_pool_backward_k(grad, planes, height, width, oheight, owidth, kh, kw, s
     """One thread per input element: the sum over the windows that hold it of each window's
     gradient divided by its divisor."""
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        w = i % width
-        h = (i // width) % height
-        p = i // (width * height)
+        p, h, w = _coords(i, height, width)
         oh0 = max((h + ph - kh) // sh + 1, 0)
         oh1 = min((h + ph) // sh + 1, oheight)
         ow0 = max((w + pw - kw) // sw + 1, 0)
@@ -160,13 +175,9 @@ def _avg_pool_backward_k(grad, planes, height, width, oheight, owidth, kh, kw, s
 @cuda.jit
 def _adaptive_avg_k(x, planes, height, width, oheight, owidth, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        p = i // (owidth * oheight)
-        h0 = (oh * height) // oheight
-        h1 = -((-(oh + 1) * height) // oheight)
-        w0 = (ow * width) // owidth
-        w1 = -((-(ow + 1) * width) // owidth)
+        p, oh, ow = _coords(i, oheight, owidth)
+        h0, h1 = _adaptive_span(oh, height, oheight)
+        w0, w1 = _adaptive_span(ow, width, owidth)
         base = p * height * width
         total = x.dtype.type(0)
         for h in range(h0, h1):
@@ -180,23 +191,17 @@ def _adaptive_avg_backward_k(grad, planes, height, width, oheight, owidth, out):
     """One thread per input element: the windows that hold row ``h`` are
     ``[floor(h*OH/H), ceil((h+1)*OH/H))``."""
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        w = i % width
-        h = (i // width) % height
-        p = i // (width * height)
-        oh0 = (h * oheight) // height
-        oh1 = -((-(h + 1) * oheight) // height)
-        ow0 = (w * owidth) // width
-        ow1 = -((-(w + 1) * owidth) // width)
+        p, h, w = _coords(i, height, width)
+        oh0, oh1 = _adaptive_span(h, oheight, height)
+        ow0, ow1 = _adaptive_span(w, owidth, width)
         total = grad.dtype.type(0)
         base = p * oheight * owidth
         for oh in range(oh0, oh1):
-            h0 = (oh * height) // oheight
-            h1 = -((-(oh + 1) * height) // oheight)
+            h0, h1 = _adaptive_span(oh, height, oheight)
             if h < h0 or h >= h1:
                 continue
             for ow in range(ow0, ow1):
-                w0 = (ow * width) // owidth
-                w1 = -((-(ow + 1) * width) // owidth)
+                w0, w1 = _adaptive_span(ow, width, owidth)
                 if w < w0 or w >= w1:
                     continue
                 total += (grad[base + oh * owidth + ow] / grad.dtype.type(h1 - h0)
@@ -238,9 +243,7 @@ def _source(j, size, pad, mode):
 @cuda.jit
 def _pad_k(x, height, width, oheight, owidth, top, left, mode, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        p = i // (owidth * oheight)
+        p, oh, ow = _coords(i, oheight, owidth)
         h = _source(oh, height, top, mode)
         w = _source(ow, width, left, mode)
         out[i] = x[(p * height + h) * width + w]
@@ -249,9 +252,7 @@ def _pad_k(x, height, width, oheight, owidth, top, left, mode, out):
 @cuda.jit
 def _pad_backward_k(grad, height, width, oheight, owidth, top, left, mode, out):
     for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        p = i // (owidth * oheight)
+        p, oh, ow = _coords(i, oheight, owidth)
         h = _source(oh, height, top, mode)
         w = _source(ow, width, left, mode)
         cuda.atomic.add(out, (p * height + h) * width + w, grad[i])
@@ -266,22 +267,10 @@ def _max_pool3d_k(x, g, lowest, out, idx):
     depth, height, width = g[1], g[2], g[3]
     odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        od = (i // (owidth * oheight)) % odepth
-        p = i // (owidth * oheight * odepth)
-        t0 = od * g[10] - g[13]
-        t1 = min(t0 + (g[7] - 1) * g[16] + 1, depth)
-        while t0 < 0:
-            t0 += g[16]
-        h0 = oh * g[11] - g[14]
-        h1 = min(h0 + (g[8] - 1) * g[17] + 1, height)
-        while h0 < 0:
-            h0 += g[17]
-        w0 = ow * g[12] - g[15]
-        w1 = min(w0 + (g[9] - 1) * g[18] + 1, width)
-        while w0 < 0:
-            w0 += g[18]
+        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
+        t0, t1 = _max_span(od, g[10], g[13], g[7], g[16], depth)
+        h0, h1 = _max_span(oh, g[11], g[14], g[8], g[17], height)
+        w0, w1 = _max_span(ow, g[12], g[15], g[9], g[18], width)
         base = p * depth * height * width
         best = (t0 * height + h0) * width + w0
         value = lowest
@@ -299,24 +288,13 @@ def _max_pool3d_k(x, g, lowest, out, idx):
 
 @cuda.jit(device=True)
 def _avg_window3d(od, oh, ow, g, count_include_pad, divisor_override):
-    depth, height, width = g[1], g[2], g[3]
-    t0 = od * g[10] - g[13]
-    h0 = oh * g[11] - g[14]
-    w0 = ow * g[12] - g[15]
-    t1 = min(t0 + g[7], depth + g[13])
-    h1 = min(h0 + g[8], height + g[14])
-    w1 = min(w0 + g[9], width + g[15])
-    pool_size = (t1 - t0) * (h1 - h0) * (w1 - w0)
-    t0 = max(t0, 0)
-    h0 = max(h0, 0)
-    w0 = max(w0, 0)
-    t1 = min(t1, depth)
-    h1 = min(h1, height)
-    w1 = min(w1, width)
+    t0, t1, tp = _window(od, g[10], g[13], g[7], g[1])
+    h0, h1, hp = _window(oh, g[11], g[14], g[8], g[2])
+    w0, w1, wp = _window(ow, g[12], g[15], g[9], g[3])
     if divisor_override != 0:
         divisor = divisor_override
     elif count_include_pad:
-        divisor = pool_size
+        divisor = tp * hp * wp
     else:
         divisor = (t1 - t0) * (h1 - h0) * (w1 - w0)
     return t0, t1, h0, h1, w0, w1, divisor
@@ -327,10 +305,7 @@ def _avg_pool3d_k(x, g, count_include_pad, divisor_override, out):
     depth, height, width = g[1], g[2], g[3]
     odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        od = (i // (owidth * oheight)) % odepth
-        p = i // (owidth * oheight * odepth)
+        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
         t0, t1, h0, h1, w0, w1, divisor = _avg_window3d(od, oh, ow, g, count_include_pad,
                                                         divisor_override)
         total = x[0] * 0
@@ -351,10 +326,7 @@ def _avg_pool3d_backward_k(grad, g, count_include_pad, divisor_override, out):
     depth, height, width = g[1], g[2], g[3]
     odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        od = (i // (owidth * oheight)) % odepth
-        p = i // (owidth * oheight * odepth)
+        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
         t0, t1, h0, h1, w0, w1, divisor = _avg_window3d(od, oh, ow, g, count_include_pad,
                                                         divisor_override)
         delta = grad[i] / divisor
@@ -370,16 +342,10 @@ def _adaptive_avg3d_k(x, g, out):
     depth, height, width = g[1], g[2], g[3]
     odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        od = (i // (owidth * oheight)) % odepth
-        p = i // (owidth * oheight * odepth)
-        t0 = (od * depth) // odepth
-        t1 = -((-(od + 1) * depth) // odepth)
-        h0 = (oh * height) // oheight
-        h1 = -((-(oh + 1) * height) // oheight)
-        w0 = (ow * width) // owidth
-        w1 = -((-(ow + 1) * width) // owidth)
+        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
+        t0, t1 = _adaptive_span(od, depth, odepth)
+        h0, h1 = _adaptive_span(oh, height, oheight)
+        w0, w1 = _adaptive_span(ow, width, owidth)
         total = x[0] * 0
         base = p * depth * height * width
         for t in range(t0, t1):
@@ -394,16 +360,10 @@ def _adaptive_avg3d_backward_k(grad, g, out):
     depth, height, width = g[1], g[2], g[3]
     odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
-        ow = i % owidth
-        oh = (i // owidth) % oheight
-        od = (i // (owidth * oheight)) % odepth
-        p = i // (owidth * oheight * odepth)
-        t0 = (od * depth) // odepth
-        t1 = -((-(od + 1) * depth) // odepth)
-        h0 = (oh * height) // oheight
-        h1 = -((-(oh + 1) * height) // oheight)
-        w0 = (ow * width) // owidth
-        w1 = -((-(ow + 1) * width) // owidth)
+        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
+        t0, t1 = _adaptive_span(od, depth, odepth)
+        h0, h1 = _adaptive_span(oh, height, oheight)
+        w0, w1 = _adaptive_span(ow, width, owidth)
         delta = grad[i] / (t1 - t0) / (h1 - h0) / (w1 - w0)
         base = p * depth * height * width
         for t in range(t0, t1):

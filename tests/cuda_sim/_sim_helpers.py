@@ -97,3 +97,46 @@ def count_host_reads(monkeypatch):
 
     monkeypatch.setattr(devicearray.FakeCUDAArray, "copy_to_host", copy_to_host)
     return calls
+
+
+def grad_of_grad_on_both(fn, a, with_device=True):
+    """``(dL/dx, d|dL/dx|²/dg)`` of ``y = fn(x * x, device)`` (``fn(x * x)`` without
+    ``with_device``), ``L = <g, y>`` with ``g`` all ones, on the CPU and on CUDA (host arrays)."""
+    results = []
+    for device in ("cpu", "cuda"):
+        x = numgrad.tensor(a, device=device, requires_grad=True)
+        y = fn(x * x, device) if with_device else fn(x * x)
+        g = numgrad.ones(tuple(y.shape), dtype=numgrad.float64, device=device,
+                         requires_grad=True)
+        (gx,) = numgrad.autograd.grad(y, x, g, create_graph=True)
+        (gg,) = numgrad.autograd.grad((gx * gx).sum(), g)
+        results.append((host(gx), host(gg)))
+    return results
+
+
+def function_matches_cpu(fn, shapes, kw, dtype, tol):
+    """``fn(*inputs, **kw)`` on the CPU and on CUDA: the same node name, values and, for one
+    random seed gradient, the inputs' gradients; returns the CPU's output."""
+    cpu, gpu = pair(shapes, dtype)
+    c, g = fn(*cpu, **kw), fn(*gpu, **kw)
+    assert g.grad_fn.name() == c.grad_fn.name()
+    same(c, g, tol)
+    seed = np.random.default_rng(1).standard_normal(tuple(c.shape)).astype(dtype)
+    c.backward(numgrad.tensor(seed))
+    g.backward(numgrad.tensor(seed, device="cuda"))
+    for a, b in zip(cpu, gpu):
+        same(a.grad, b.grad, tol)
+    return c
+
+
+def second_derivatives_on_both(pairs, build, node):
+    """For each of ``pairs`` (the CPU's and CUDA's inputs): the gradients of ``sum(|dL/dts|²)``
+    with ``L = sum(build(*ts)²)``, the first gradients recorded as ``node``."""
+    results = []
+    for ts in pairs:
+        y = build(*ts)
+        grads = numgrad.autograd.grad((y * y).sum(), ts, create_graph=True)
+        assert grads[0].grad_fn.name() == node
+        total = sum((g * g).sum() for g in grads)
+        results.append(numgrad.autograd.grad(total, ts))
+    return results

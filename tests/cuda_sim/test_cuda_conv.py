@@ -4,7 +4,12 @@ gradients and nodes as the CPU for the layouts the registry samples do not reach
 second derivatives), ``nn.Conv2d`` moved to CUDA, and integer tensors refused."""
 import numpy as np
 import pytest
-from _sim_helpers import module_matches_cpu, same
+from _sim_helpers import (
+    function_matches_cpu,
+    module_matches_cpu,
+    same,
+    second_derivatives_on_both,
+)
 from _sim_helpers import pair as _pair
 
 import numgrad
@@ -30,25 +35,14 @@ CASES = [
 def test_values_and_gradients_match_the_cpu(case, dtype):
     dim, shapes, kw = CASES[case]
     fn = F.conv1d if dim == 1 else F.conv2d
-    cpu, gpu = _pair(shapes, dtype)
-    c, g = fn(*cpu, **kw), fn(*gpu, **kw)
-    assert g.grad_fn.name() == c.grad_fn.name() == "ConvolutionBackward0"
-    _same(c, g, dtype)
-    seed = np.random.default_rng(1).standard_normal(tuple(c.shape)).astype(dtype)
-    c.backward(numgrad.tensor(seed))
-    g.backward(numgrad.tensor(seed, device="cuda"))
-    for a, b in zip(cpu, gpu):
-        _same(a.grad, b.grad, dtype)
+    c = function_matches_cpu(fn, shapes, kw, dtype, TOL[dtype])
+    assert c.grad_fn.name() == "ConvolutionBackward0"
 
 
 def test_second_derivatives_match_the_cpu():
-    results = []
-    for ts in _pair(((1, 2, 4, 4), (2, 1, 2, 2), (2,)), "float64", seed=2):
-        y = F.conv2d(*ts, padding=1, groups=2)
-        grads = numgrad.autograd.grad((y * y).sum(), ts, create_graph=True)
-        assert grads[0].grad_fn.name() == "ConvolutionBackwardBackward0"
-        total = sum((g * g).sum() for g in grads)
-        results.append(numgrad.autograd.grad(total, ts))
+    results = second_derivatives_on_both(
+        _pair(((1, 2, 4, 4), (2, 1, 2, 2), (2,)), "float64", seed=2),
+        lambda *ts: F.conv2d(*ts, padding=1, groups=2), "ConvolutionBackwardBackward0")
     for c, g in zip(*results):
         _same(c, g, "float64")
 

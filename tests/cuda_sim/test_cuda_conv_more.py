@@ -5,8 +5,13 @@ and backward, pixel shuffling), second derivatives, a ``ConvTranspose2d`` and an
 moved to CUDA, and integer tensors refused."""
 import numpy as np
 import pytest
+from _sim_helpers import (
+    function_matches_cpu,
+    module_matches_cpu,
+    same,
+    second_derivatives_on_both,
+)
 from _sim_helpers import host as _host
-from _sim_helpers import module_matches_cpu, same
 from _sim_helpers import pair as _pair
 
 import numgrad
@@ -50,26 +55,16 @@ CASES = [
 def test_values_and_gradients_match_the_cpu(case, dtype):
     name, shapes, kw = CASES[case]
     fn = getattr(F, name)
-    cpu, gpu = _pair(shapes, dtype)
-    c, g = fn(*cpu, **kw), fn(*gpu, **kw)
-    assert g.grad_fn.name() == c.grad_fn.name()
-    _same(c, g, dtype)
-    seed = np.random.default_rng(1).standard_normal(tuple(c.shape)).astype(dtype)
-    c.backward(numgrad.tensor(seed))
-    g.backward(numgrad.tensor(seed, device="cuda"))
-    for a, b in zip(cpu, gpu):
-        _same(a.grad, b.grad, dtype)
+    function_matches_cpu(fn, shapes, kw, dtype, TOL[dtype])
 
 
 def test_second_derivatives_match_the_cpu():
-    results = []
-    for ts in _pair(((1, 2, 3, 3), (2, 3, 2, 2), (3,)), "float64", seed=2):
-        y = F.conv_transpose2d(*ts, stride=2, padding=1, output_padding=1)
-        y = F.interpolate(y, scale_factor=1.5, mode="bilinear")
-        grads = numgrad.autograd.grad((y * y).sum(), ts, create_graph=True)
-        assert grads[0].grad_fn.name() == "ConvolutionBackwardBackward0"
-        total = sum((g * g).sum() for g in grads)
-        results.append(numgrad.autograd.grad(total, ts))
+    results = second_derivatives_on_both(
+        _pair(((1, 2, 3, 3), (2, 3, 2, 2), (3,)), "float64", seed=2),
+        lambda *ts: F.interpolate(F.conv_transpose2d(*ts, stride=2, padding=1,
+                                                     output_padding=1),
+                                  scale_factor=1.5, mode="bilinear"),
+        "ConvolutionBackwardBackward0")
     for c, g in zip(*results):
         _same(c, g, "float64")
 

@@ -9,7 +9,7 @@ out of range reported at the next sync. Shapes stay small: the simulator runs ea
 Python."""
 import numpy as np
 import pytest
-from _sim_helpers import count_host_reads, on_both
+from _sim_helpers import count_host_reads, grad_of_grad_on_both, on_both
 from _sim_helpers import data as _data
 from _sim_helpers import host as _host
 
@@ -135,15 +135,7 @@ def test_unbind_and_select_are_views_of_the_device_memory():
 ])
 def test_second_derivatives_as_the_cpu(fn, shape):
     a = _data(shape, seed=4)
-    results = []
-    for device in ("cpu", "cuda"):
-        x = numgrad.tensor(a, device=device, requires_grad=True)
-        y = fn(x * x, device)
-        g = numgrad.ones(tuple(y.shape), dtype=numgrad.float64, device=device,
-                         requires_grad=True)
-        (gx,) = numgrad.autograd.grad(y, x, g, create_graph=True)
-        (gg,) = numgrad.autograd.grad((gx * gx).sum(), g)
-        results.append((_host(gx), _host(gg)))
+    results = grad_of_grad_on_both(fn, a)
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12)
 

@@ -36,6 +36,15 @@ def same(cpu, gpu, tol):
     np.testing.assert_allclose(host(gpu), host(cpu), **tol)
 
 
+# (the convolution tests' tolerances: the tiled GEMM sums in another order than the CPU's BLAS)
+CONV_TOL = {"float64": dict(rtol=1e-7, atol=1e-9), "float32": dict(rtol=2e-5, atol=2e-5)}
+
+
+def same_conv(cpu, gpu, dtype):
+    """``same`` with ``CONV_TOL`` for ``dtype``."""
+    same(cpu, gpu, CONV_TOL[dtype])
+
+
 def on_both(fn, a, tols, grad=True, seed=0, with_device=True, backward_of=None,
             sequences=(tuple, list)):
     """``fn(x, device)`` (``fn(x)`` without ``with_device``) of the same data on the CPU and on

@@ -6,22 +6,19 @@ moved to CUDA, and integer tensors refused."""
 import numpy as np
 import pytest
 from _sim_helpers import (
+    CONV_TOL,
     function_matches_cpu,
     module_matches_cpu,
-    same,
     second_derivatives_on_both,
 )
 from _sim_helpers import host as _host
 from _sim_helpers import pair as _pair
+from _sim_helpers import same_conv as _same
 
 import numgrad
 import numgrad.nn.functional as F
 
-TOL = {"float64": dict(rtol=1e-7, atol=1e-9), "float32": dict(rtol=2e-5, atol=2e-5)}
-
-
-def _same(cpu, gpu, dtype):
-    same(cpu, gpu, TOL[dtype])
+TOL = CONV_TOL
 
 
 CASES = [

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from ..cpu import pooling as cpu
+from ..cpu.pooling import _lowest
 from .memory import ascontiguous, empty, flat, launch
 from .reduction import full
 
@@ -34,22 +36,10 @@ def _coords3d(i, odepth, oheight, owidth):
     return plane // odepth, plane % odepth, oh, ow
 
 
-@cuda.jit(device=True)
-def _max_span(o, stride, pad, kernel, dilation, size):
-    """(first, end) of max pooling window ``o`` along one dimension: its first position inside
-    the input (``dilation`` apart from the padded start), its end clipped to the input."""
-    start = o * stride - pad
-    end = min(start + (kernel - 1) * dilation + 1, size)
-    while start < 0:
-        start += dilation
-    return start, end
-
-
-@cuda.jit(device=True)
-def _adaptive_span(o, size, osize):
-    """Adaptive window ``o`` of ``osize`` over ``size``: ``[floor(o*size/osize),
-    ceil((o+1)*size/osize))``."""
-    return (o * size) // osize, -((-(o + 1) * size) // osize)
+# The CPU kernels' functions of one dimension's window, compiled as device functions.
+_max_span = cuda.jit(device=True)(cpu._max_span.py_func)
+_window = cuda.jit(device=True)(cpu._avg_span.py_func)  # (first, end, padded size)
+_adaptive_span = cuda.jit(device=True)(cpu._adaptive_span.py_func)
 
 
 @cuda.jit
@@ -89,16 +79,6 @@ def _adaptive_max_k(x, planes, height, width, oheight, owidth, out, idx):
                     best = h * width + w
         out[i] = value
         idx[i] = best
-
-
-@cuda.jit(device=True)
-def _window(o, stride, pad, kernel, size):
-    """(first, end, padded size) of window ``o`` along one dimension: clipped to the input, and
-    its size clipped to the padded input."""
-    start = o * stride - pad
-    end = min(start + kernel, size + pad)
-    padded = end - start
-    return max(start, 0), min(end, size), padded
 
 
 @cuda.jit(device=True)
@@ -337,15 +317,21 @@ def _avg_pool3d_backward_k(grad, g, count_include_pad, divisor_override, out):
                     cuda.atomic.add(out, base + (t * height + h) * width + w, delta)
 
 
+@cuda.jit(device=True)
+def _adaptive_window3d(i, g):
+    """(volume, t0, t1, h0, h1, w0, w1) of flat output ``i`` of an adaptive 3-D pooling."""
+    p, od, oh, ow = _coords3d(i, g[4], g[5], g[6])
+    t0, t1 = _adaptive_span(od, g[1], g[4])
+    h0, h1 = _adaptive_span(oh, g[2], g[5])
+    w0, w1 = _adaptive_span(ow, g[3], g[6])
+    return p, t0, t1, h0, h1, w0, w1
+
+
 @cuda.jit
 def _adaptive_avg3d_k(x, g, out):
     depth, height, width = g[1], g[2], g[3]
-    odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
-        t0, t1 = _adaptive_span(od, depth, odepth)
-        h0, h1 = _adaptive_span(oh, height, oheight)
-        w0, w1 = _adaptive_span(ow, width, owidth)
+        p, t0, t1, h0, h1, w0, w1 = _adaptive_window3d(i, g)
         total = x[0] * 0
         base = p * depth * height * width
         for t in range(t0, t1):
@@ -358,12 +344,8 @@ def _adaptive_avg3d_k(x, g, out):
 @cuda.jit
 def _adaptive_avg3d_backward_k(grad, g, out):
     depth, height, width = g[1], g[2], g[3]
-    odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
-        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
-        t0, t1 = _adaptive_span(od, depth, odepth)
-        h0, h1 = _adaptive_span(oh, height, oheight)
-        w0, w1 = _adaptive_span(ow, width, owidth)
+        p, t0, t1, h0, h1, w0, w1 = _adaptive_window3d(i, g)
         delta = grad[i] / (t1 - t0) / (h1 - h0) / (w1 - w0)
         base = p * depth * height * width
         for t in range(t0, t1):
@@ -373,11 +355,6 @@ def _adaptive_avg3d_backward_k(grad, g, out):
 
 
 # ---------------------------------------------------------------------- entry points
-def _lowest(dtype):
-    dtype = np.dtype(dtype)
-    return dtype.type(-np.inf) if dtype.kind == "f" else dtype.type(np.iinfo(dtype).min)
-
-
 def _layout(a):
     """``a`` C-contiguous, its shape as a tuple (the simulator's shapes refuse negative
     indices), its number of planes, its height and its width."""

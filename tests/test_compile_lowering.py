@@ -262,3 +262,22 @@ def test_median_of_a_transposed_input_replays_as_eager():
                        numgrad.tensor(x.astype(np.float32), requires_grad=True))
         assert got[0].item() == np.sort(x.ravel())[2]
         assert got[1].item() == np.sort(x.astype(np.float32).ravel())[2]
+
+
+def test_a_copy_made_by_a_view_kernel_comes_before_the_loop_that_reads_it():
+    """A reshape of a transposed tensor copies, through a view-making kernel (``ascontiguous``):
+    the fused loop that sums the copy and an earlier value must run after it, not where the
+    earlier value's loop starts (it read the copy before it was made)."""
+    def f(a, b):
+        s = (a * 1.5).sum()
+        c = b.transpose(0, 1).reshape(-1)
+        return s + (c * 2.0).sum(), c
+
+    compiled = numgrad.compile(f)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        a, b = (numgrad.tensor(rng.standard_normal(s)) for s in ((4,), (3, 2)))
+        (got, got_c), (want, want_c) = compiled(a, b), f(a, b)
+        assert got.item() == want.item()
+        np.testing.assert_array_equal(got_c.numpy(), want_c.numpy())
+    assert compiled.traces == 1

@@ -182,7 +182,12 @@ def plan(trace, needed: set) -> list:
     current = None
     for index in live_nodes(trace, needed):
         node = trace.nodes[index]
-        if node[0] in VIEWS or node[0] == "view":
+        if node[0] in VIEWS and any(v.base is None for v in _values(node[2])):
+            # a view-making kernel that made a new array (ascontiguous of a strided one): a
+            # computation, which a segment reading it must follow
+            current = None
+            steps.append(("call", node))
+        elif node[0] in VIEWS or node[0] == "view":
             steps.append(("view", node))
         elif _lowerable(trace, node):
             if current is None:

@@ -42,6 +42,17 @@ _window = cuda.jit(device=True)(cpu._avg_span.py_func)  # (first, end, padded si
 _adaptive_span = cuda.jit(device=True)(cpu._adaptive_span.py_func)
 
 
+@cuda.jit(device=True)
+def _divisor(count, padded, count_include_pad, divisor_override):
+    """An average pooling window's divisor: ``divisor_override`` if not 0, else its size within
+    the padded input (``padded``, with ``count_include_pad``) or within the input (``count``)."""
+    if divisor_override != 0:
+        return divisor_override
+    if count_include_pad:
+        return padded
+    return count
+
+
 @cuda.jit
 def _max_pool_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, pw, dh, dw,
                 lowest, out, idx):
@@ -81,15 +92,6 @@ def _adaptive_max_k(x, planes, height, width, oheight, owidth, out, idx):
         idx[i] = best
 
 
-@cuda.jit(device=True)
-def _divisor(h0, h1, w0, w1, padded, count_include_pad, divisor_override):
-    if divisor_override != 0:
-        return divisor_override
-    if count_include_pad:
-        return padded
-    return (h1 - h0) * (w1 - w0)
-
-
 @cuda.jit
 def _avg_pool_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, pw,
                 count_include_pad, divisor_override, out):
@@ -100,7 +102,8 @@ def _avg_pool_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, ph, p
         if h0 >= h1 or w0 >= w1:
             out[i] = 0
             continue
-        divisor = _divisor(h0, h1, w0, w1, hp * wp, count_include_pad, divisor_override)
+        divisor = _divisor((h1 - h0) * (w1 - w0), hp * wp, count_include_pad,
+                           divisor_override)
         base = p * height * width
         total = x.dtype.type(0)
         for h in range(h0, h1):
@@ -120,7 +123,8 @@ def _avg_pool_int_k(x, planes, height, width, oheight, owidth, kh, kw, sh, sw, p
         if h0 >= h1 or w0 >= w1:
             out[i] = 0
             continue
-        divisor = _divisor(h0, h1, w0, w1, hp * wp, count_include_pad, divisor_override)
+        divisor = _divisor((h1 - h0) * (w1 - w0), hp * wp, count_include_pad,
+                           divisor_override)
         base = p * height * width
         total = 0
         for h in range(h0, h1):
@@ -147,7 +151,8 @@ def _avg_pool_backward_k(grad, planes, height, width, oheight, owidth, kh, kw, s
             h0, h1, hp = _window(oh, sh, ph, kh, height)
             for ow in range(ow0, ow1):
                 w0, w1, wp = _window(ow, sw, pw, kw, width)
-                divisor = _divisor(h0, h1, w0, w1, hp * wp, count_include_pad, divisor_override)
+                divisor = _divisor((h1 - h0) * (w1 - w0), hp * wp, count_include_pad,
+                                   divisor_override)
                 total += grad[base + oh * owidth + ow] / grad.dtype.type(divisor)
         out[i] = total
 
@@ -267,27 +272,23 @@ def _max_pool3d_k(x, g, lowest, out, idx):
 
 
 @cuda.jit(device=True)
-def _avg_window3d(od, oh, ow, g, count_include_pad, divisor_override):
+def _avg_window3d(i, g, count_include_pad, divisor_override):
+    """(volume, t0, t1, h0, h1, w0, w1, divisor) of flat output ``i`` of average pooling."""
+    p, od, oh, ow = _coords3d(i, g[4], g[5], g[6])
     t0, t1, tp = _window(od, g[10], g[13], g[7], g[1])
     h0, h1, hp = _window(oh, g[11], g[14], g[8], g[2])
     w0, w1, wp = _window(ow, g[12], g[15], g[9], g[3])
-    if divisor_override != 0:
-        divisor = divisor_override
-    elif count_include_pad:
-        divisor = tp * hp * wp
-    else:
-        divisor = (t1 - t0) * (h1 - h0) * (w1 - w0)
-    return t0, t1, h0, h1, w0, w1, divisor
+    divisor = _divisor((t1 - t0) * (h1 - h0) * (w1 - w0), tp * hp * wp, count_include_pad,
+                       divisor_override)
+    return p, t0, t1, h0, h1, w0, w1, divisor
 
 
 @cuda.jit
 def _avg_pool3d_k(x, g, count_include_pad, divisor_override, out):
     depth, height, width = g[1], g[2], g[3]
-    odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
-        t0, t1, h0, h1, w0, w1, divisor = _avg_window3d(od, oh, ow, g, count_include_pad,
-                                                        divisor_override)
+        p, t0, t1, h0, h1, w0, w1, divisor = _avg_window3d(i, g, count_include_pad,
+                                                           divisor_override)
         total = x[0] * 0
         base = p * depth * height * width
         for t in range(t0, t1):
@@ -304,11 +305,9 @@ def _avg_pool3d_k(x, g, count_include_pad, divisor_override, out):
 def _avg_pool3d_backward_k(grad, g, count_include_pad, divisor_override, out):
     """``out`` (flat, zeroed) gets each gradient / its divisor over its window (atomics)."""
     depth, height, width = g[1], g[2], g[3]
-    odepth, oheight, owidth = g[4], g[5], g[6]
     for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
-        p, od, oh, ow = _coords3d(i, odepth, oheight, owidth)
-        t0, t1, h0, h1, w0, w1, divisor = _avg_window3d(od, oh, ow, g, count_include_pad,
-                                                        divisor_override)
+        p, t0, t1, h0, h1, w0, w1, divisor = _avg_window3d(i, g, count_include_pad,
+                                                           divisor_override)
         delta = grad[i] / divisor
         base = p * depth * height * width
         for t in range(t0, t1):

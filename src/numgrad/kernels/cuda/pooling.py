@@ -529,49 +529,50 @@ def max_pool3d(x, kernel, stride, padding, dilation, out_size):
     return out, idx
 
 
-def avg_pool3d(x, kernel, stride, padding, out_size, count_include_pad, divisor_override):
-    _float_only(x, "avg_pool3d")
+def _pool3d(kernel_fn, x, out_size, *args, **geometry):
+    """A 3-D forward kernel (one thread per output) on ``x``: ``kernel_fn(x, g, *args, out)``."""
     x = ascontiguous(x)
     shape = tuple(x.shape)
     out = empty(shape[:-3] + tuple(out_size), x.dtype)
     if out.size:
-        launch(_avg_pool3d_k, out.size)(
-            flat(x), _geometry3d(shape, out_size, kernel, stride, padding),
-            bool(count_include_pad), int(divisor_override), flat(out))
+        launch(kernel_fn, out.size)(flat(x), _geometry3d(shape, out_size, **geometry), *args,
+                                    flat(out))
     return out
+
+
+def _pool3d_backward(kernel_fn, grad, in_size, *args, **geometry):
+    """A 3-D backward kernel (one thread per gradient element, adding into zeros of the input's
+    shape): ``kernel_fn(grad, g, *args, out)``."""
+    grad = ascontiguous(grad)
+    shape = tuple(grad.shape)
+    out = full(shape[:-3] + tuple(in_size), grad.dtype, 0)
+    if grad.size and out.size:
+        launch(kernel_fn, grad.size)(
+            flat(grad), _geometry3d(shape[:-3] + tuple(in_size), shape[-3:], **geometry), *args,
+            flat(out))
+    return out
+
+
+def avg_pool3d(x, kernel, stride, padding, out_size, count_include_pad, divisor_override):
+    _float_only(x, "avg_pool3d")
+    return _pool3d(_avg_pool3d_k, x, out_size, bool(count_include_pad), int(divisor_override),
+                   kernel=kernel, stride=stride, padding=padding)
 
 
 def avg_pool3d_backward(grad, in_size, kernel, stride, padding, count_include_pad,
                         divisor_override):
     _float_only(grad, "avg_pool3d_backward")
-    grad = ascontiguous(grad)
-    shape = tuple(grad.shape)
-    out = full(shape[:-3] + tuple(in_size), grad.dtype, 0)
-    if grad.size and out.size:
-        launch(_avg_pool3d_backward_k, grad.size)(
-            flat(grad), _geometry3d(shape[:-3] + tuple(in_size), shape[-3:], kernel, stride,
-                                    padding), bool(count_include_pad), int(divisor_override),
-            flat(out))
-    return out
+    return _pool3d_backward(_avg_pool3d_backward_k, grad, in_size, bool(count_include_pad),
+                            int(divisor_override), kernel=kernel, stride=stride,
+                            padding=padding)
 
 
 def adaptive_avg_pool3d(x, out_size):
-    x = ascontiguous(x)
-    shape = tuple(x.shape)
-    out = empty(shape[:-3] + tuple(out_size), x.dtype)
-    if out.size:
-        launch(_adaptive_avg3d_k, out.size)(flat(x), _geometry3d(shape, out_size), flat(out))
-    return out
+    return _pool3d(_adaptive_avg3d_k, x, out_size)
 
 
 def adaptive_avg_pool3d_backward(grad, in_size):
-    grad = ascontiguous(grad)
-    shape = tuple(grad.shape)
-    out = full(shape[:-3] + tuple(in_size), grad.dtype, 0)
-    if grad.size and out.size:
-        launch(_adaptive_avg3d_backward_k, grad.size)(
-            flat(grad), _geometry3d(shape[:-3] + tuple(in_size), shape[-3:]), flat(out))
-    return out
+    return _pool3d_backward(_adaptive_avg3d_backward_k, grad, in_size)
 
 
 # Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, as on

@@ -242,18 +242,27 @@ def _adaptive_avg_pool_backward(grad, out):
 # (kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw).
 @njit(cache=True)
 def _max_pool3d(x, g, lowest, out, idx):
-    """``lowest`` is -inf (the smallest integer for integers): a window that the padding and the
-    dilation leave empty gives it, with the index of its first position, as PyTorch's."""
+    """``_max_pool``'s loop with a depth (the window arithmetic written out: through
+    ``_max_span`` it measured 3-8% slower, one thread)."""
     depth, height, width = x.shape[1], x.shape[2], x.shape[3]
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = (g[0], g[1], g[2], g[3], g[4], g[5], g[6],
                                                       g[7], g[8], g[9], g[10], g[11])
     for p in range(x.shape[0]):
         for od in range(out.shape[1]):
-            t0, t1 = _max_span(od, sd, pd, kd, dd, depth)
+            t0 = od * sd - pd
+            t1 = min(t0 + (kd - 1) * dd + 1, depth)
+            while t0 < 0:
+                t0 += dd
             for oh in range(out.shape[2]):
-                h0, h1 = _max_span(oh, sh, ph, kh, dh, height)
+                h0 = oh * sh - ph
+                h1 = min(h0 + (kh - 1) * dh + 1, height)
+                while h0 < 0:
+                    h0 += dh
                 for ow in range(out.shape[3]):
-                    w0, w1 = _max_span(ow, sw, pw, kw, dw, width)
+                    w0 = ow * sw - pw
+                    w1 = min(w0 + (kw - 1) * dw + 1, width)
+                    while w0 < 0:
+                        w0 += dw
                     best = (t0 * height + h0) * width + w0
                     value = lowest
                     for t in range(t0, t1, dd):

@@ -61,11 +61,14 @@ def sim_run():
 
 @pytest.fixture(scope="module")
 def sim_results(sim_run):
-    """{test name: (outcome, message)} of one simulator run of tests/cuda_sim."""
+    """{test name: (outcome, message)} of one simulator run of tests/cuda_sim (a name that two
+    modules use is kept as ``module::name`` from its second module on)."""
     results = _Results()
     results.modules = {}
     for case in ET.parse(sim_run.folder / "results.xml").getroot().iter("testcase"):
         name = case.get("name")
+        if name in results:
+            name = f"{(case.get('classname') or '').rpartition('.')[2]}::{name}"
         assert name not in results, f"{name} ran twice"
         outcome, message = "passed", ""
         for kind in ("failure", "error", "skipped"):

@@ -387,7 +387,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
                            f"tensor with {value._data.ndim} dimension(s).")
     size = input._data.shape[d] if input._data.ndim else 1
     _check_in_range(index._data, size, d, "", IndexError, wrap=True)
-    idx = K.where(K.binary(K.LT, idx, np.int64(0)), K.binary(K.ADD, idx, np.int64(size)), idx)
+    idx = K.where(K.binary(K.LT, idx, np.int64(0), np.bool_), K.binary(K.ADD, idx, np.int64(size)),
+                  idx)
     if isinstance(value, Tensor):
         data = value._data
         if isinstance(data, np.ndarray) and not isinstance(input._data, np.ndarray):
@@ -452,7 +453,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
                              f"tensor of {n} elements.")
         if not isinstance(input._data, np.ndarray):
             data = K.upload(data)
-    idx = K.where(K.binary(K.LT, data, np.int64(0)), K.binary(K.ADD, data, np.int64(n)), data)
+    idx = K.where(K.binary(K.LT, data, np.int64(0), np.bool_), K.binary(K.ADD, data, np.int64(n)),
+                  data)
     return apply(Take, (input,), (input._data,), index=idx)
 
 
@@ -1162,7 +1164,7 @@ class OneHot(Op):
     @staticmethod
     def forward(K, x, *, num_classes):
         classes = K.upload(np.arange(num_classes, dtype=np.int64))
-        hit = K.binary(K.EQ, K.reshape_view(x, tuple(x.shape) + (1,)), classes)
+        hit = K.binary(K.EQ, K.reshape_view(x, tuple(x.shape) + (1,)), classes, np.bool_)
         return K.cast(hit, np.int64)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import BackwardCFunction, Function, _record
-from ..autograd.node import _FREED, AccumulateGrad, OpNode
+from ..autograd.node import _FREED, AccumulateGrad
 from ..tensor import Tensor
 
 _DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
@@ -34,12 +34,14 @@ class AOT:
 
 def live_outputs(result) -> list:
     """The tensors in the return value whose graph a backward may still run through."""
+    from .program import _freed_graph
+
     found = []
 
     def walk(r):
         if isinstance(r, Tensor):
             fn = r._grad_fn
-            if r._requires_grad and fn is not None and not _released_graph(fn) and \
+            if r._requires_grad and fn is not None and not _freed_graph(fn) and \
                     all(r is not o for o in found):
                 found.append(r)
         elif isinstance(r, (tuple, list)):
@@ -51,19 +53,6 @@ def live_outputs(result) -> list:
 
     walk(result)
     return found
-
-
-def _released_graph(node) -> bool:
-    seen, stack = set(), [node]
-    while stack:
-        n = stack.pop()
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
-        if isinstance(n, OpNode) and n.released():
-            return True
-        stack.extend(child for child, _ in n.next_functions)
-    return False
 
 
 def trace_backward(trace, found: dict, outs: list):
@@ -109,7 +98,7 @@ class CompiledFunction(Function):
             raise RuntimeError(_DOUBLE_BACKWARD)
         if ctx._released:
             raise RuntimeError(_FREED)
-        ctx.saved_tensors  # (the version checks of the inputs the backward reads)
+        ctx.saved_tensors  # noqa: B018  (the version checks of the inputs the backward reads)
         arrays = []
         for g, layout in zip(grads, ctx.layouts):
             a = g._data

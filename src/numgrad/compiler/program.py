@@ -24,8 +24,8 @@ from ..autograd import grad_mode
 from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
 from . import lower
-from .traced import TracedArray, plain
 from .aot import wrap_outputs
+from .traced import TracedArray, plain
 from .tracer import WRITES, structure_of
 
 

@@ -300,6 +300,49 @@ def test_python_values_it_reads_are_guarded():
     assert compiled.traces == 3 and scale
 
 
+def test_submodules_settings_and_optimizer_hyperparameters_are_guarded():
+    """A submodule switched to eval, a submodule's setting (BatchNorm's momentum), a learning
+    rate or a new momentum buffer: the next call retraces, and equals eager."""
+    rng = np.random.default_rng(3)
+    x = numgrad.tensor(rng.standard_normal((6, 4)))
+    models, opts = [], []
+    for _ in range(2):
+        numgrad.manual_seed(0)
+        models.append(numgrad.nn.Sequential(numgrad.nn.Linear(4, 4), numgrad.nn.BatchNorm1d(4),
+                                            numgrad.nn.Linear(4, 1)).double())
+        opts.append(numgrad.optim.SGD(models[-1].parameters(), lr=0.1))
+
+    def step(model, opt):
+        def run():
+            opt.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+        return run
+
+    eager, compiled = step(models[0], opts[0]), numgrad.compile(step(models[1], opts[1]))
+
+    def both(change):
+        for model, opt in zip(models, opts):
+            change(model, opt)
+        for _ in range(2):
+            np.testing.assert_allclose(compiled().numpy(), eager().numpy(), rtol=1e-12)
+
+    both(lambda model, opt: None)
+    traces = compiled.traces
+    both(lambda model, opt: model[1].eval())
+    both(lambda model, opt: (model[1].train(), setattr(model[1], "momentum", 0.5)))
+    both(lambda model, opt: opt.param_groups[0].update(lr=0.01))
+    both(lambda model, opt: opt.param_groups[0].update(momentum=0.9))  # (a buffer next step)
+    assert compiled.traces > traces + 3
+    for a, b in zip(models[0].state_dict().values(), models[1].state_dict().values()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+    for a, b in zip(models[0].parameters(), models[1].parameters()):
+        np.testing.assert_allclose(opts[0].state[a]["momentum_buffer"].numpy(),
+                                   opts[1].state[b]["momentum_buffer"].numpy(), rtol=1e-12)
+
+
 def test_a_loss_returned_after_its_backward_has_eagers_freed_node():
     w = numgrad.ones(3, requires_grad=True)
 

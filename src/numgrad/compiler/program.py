@@ -26,7 +26,7 @@ from ..tensor import Tensor
 from . import lower
 from .aot import wrap_outputs
 from .traced import TracedArray, plain
-from .tracer import WRITES, structure_of
+from .tracer import WRITES, _freeze, module_settings, structure_of
 
 
 class NotReplayable(Exception):
@@ -55,26 +55,92 @@ class _Emitter:
 
 
 def _tensor_check(e: _Emitter, expr: str, t: Tensor, indent: int = 1) -> None:
-    """Lines returning False unless ``expr`` is a tensor laid out as ``t`` is now."""
+    """Lines returning False unless ``expr`` is a tensor laid out as ``t`` is now (a missing
+    tensor, None, fails the type test). A dtype is tested by identity first (NumPy's built-in
+    dtypes are single objects), by equality only where that fails."""
     d = t._data
     e.line(f"t = {expr}", indent)
     e.line(f"if type(t) is not {e.const(type(t), 'T')}: return False", indent)
     e.line("d = t._data", indent)
-    e.line(f"if not isinstance(d, ndarray) or d.shape != {tuple(d.shape)!r} or d.dtype "
-           f"!= {e.const(d.dtype, 'dt')} or d.strides != {tuple(d.strides)!r}: return False",
+    dt = e.const(d.dtype, "dt")
+    e.line(f"if type(d) is not ndarray or d.shape != {tuple(d.shape)!r} or d.strides != "
+           f"{tuple(d.strides)!r} or (d.dtype is not {dt} and d.dtype != {dt}): return False",
            indent)
-    e.line(f"if t._requires_grad is not {bool(t._requires_grad)} or "
-           f"(t.grad_fn is None) is not {t.grad_fn is None}: return False", indent)
+    # (``grad_fn`` is a property: its field, where the tensor is no view)
+    leaf = "(t._grad_fn is not None or t._base is not None and t.grad_fn is not None)" \
+        if t.grad_fn is None else "t.grad_fn is None"
     g = t._grad
-    if g is None:
-        e.line("if t._grad is not None: return False", indent)
-    else:
+    e.line(f"if t._requires_grad is not {bool(t._requires_grad)} or {leaf}"
+           + (" or t._grad is not None: return False" if g is None else ": return False"),
+           indent)
+    if g is not None:
         gd = g._data
+        gt = e.const(gd.dtype, "dt")
         e.line("g = t._grad", indent)
-        e.line(f"if g is None or not isinstance(g._data, ndarray) or "
-               f"g._data.shape != {tuple(gd.shape)!r} or g._data.dtype != "
-               f"{e.const(gd.dtype, 'dt')} or g._data.strides != {tuple(gd.strides)!r}: "
-               "return False", indent)
+        e.line(f"if g is None or type(g._data) is not ndarray: return False", indent)
+        e.line("d = g._data", indent)
+        e.line(f"if d.shape != {tuple(gd.shape)!r} or d.strides != {tuple(gd.strides)!r} or "
+               f"(d.dtype is not {gt} and d.dtype != {gt}): return False", indent)
+
+
+def _guard_state(g: _Emitter, found) -> None:
+    """Lines returning False unless the optimizers and modules are as ``structure_of(found)``
+    sees them now: the same checks, inline (a call of ``structure_of`` costs microseconds)."""
+    if not (found["optimizers"] or found["modules"]):
+        return
+    simple = True
+    for opt in found["optimizers"].values():
+        for group in opt.param_groups:
+            simple &= all(_plain(v) for k, v in group.items() if k != "params")
+    if not simple:  # (a tensor hyperparameter, ...): the structure itself, compared
+        g.line(f"if structure() != {g.const(structure_of(found), 'S')}: return False")
+        return
+    for opt in found["optimizers"].values():
+        g.line(f"o = {g.const(weakref.ref(opt), 'O')}()")
+        g.line(f"if o is None or len(o.param_groups) != {len(opt.param_groups)}: return False")
+        g.line("st = o.state")
+        for i, group in enumerate(opt.param_groups):
+            keys = [k for k in group if k != "params"]
+            values = tuple(_freeze(group[k]) for k in keys)
+            reads = ", ".join(f"_frozen(d.get({k!r}, _MISSING))" if isinstance(group[k], list)
+                              else f"d.get({k!r}, _MISSING)" for k in keys)
+            g.line(f"d = o.param_groups[{i}]")
+            g.line(f"if len(d) != {len(group)} or ({reads},) != {g.const(values, 'H')}: "
+                   "return False")
+            params = group["params"]
+            g.line("P = d.get('params', ())")
+            g.line(f"if type(P) is not list or tuple(map(id, P)) != "
+                   f"{g.const(tuple(id(p) for p in params), 'I')}: return False")
+            stateless = []
+            for k, p in enumerate(params):
+                state = opt.state[p] if p in opt.state else {}
+                if state:
+                    g.line(f"s = st.get(P[{k}])")
+                    g.line(f"if s is None or s.keys() != {g.const(set(state), 'K')}: "
+                           "return False")
+                else:
+                    stateless.append(k)
+            if stateless:  # (none of these has state yet)
+                picked = "P" if len(stateless) == len(params) else \
+                    f"[P[k] for k in {tuple(stateless)!r}]"
+                g.line(f"if st and any(st.get(p) for p in {picked}): return False")
+    for module in found["modules"].values():
+        settings = module_settings(module)
+        reads = "".join(f"d.get({k!r}, _MISSING), " for k, _ in settings)
+        g.line(f"m = {g.const(weakref.ref(module), 'M')}()")
+        g.line("if m is None: return False")
+        g.line("d = m.__dict__")  # (no attribute added or removed, the plain ones unchanged)
+        g.line(f"if len(d) != {len(vars(module))} or ({reads}) != "
+               f"{g.const(tuple(v for _, v in settings), 'W')}: return False")
+
+
+def _plain(value) -> bool:
+    """Whether a hyperparameter compares as a plain value (no tensor in it)."""
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    return value is None or type(value) in (bool, int, float, str)
 
 
 def guard_for(fn, found, args: tuple, kwargs: dict):
@@ -96,20 +162,19 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
             continue
         name = g.const(weakref.ref(t), "R")
         refs[id(t)] = f"{name}()"
-        g.line(f"if {name}() is None: return False")
         _tensor_check(g, f"{name}()", t)
     scalars = found["scalars"]
     for i, (where, value) in enumerate(scalars):
         g.line(f"if scalar_values[{i}]() != {g.const(_scalar(value), 's')}: return False")
-    if found["optimizers"] or found["modules"]:
-        g.line(f"if structure() != {g.const(structure_of(found), 'S')}: return False")
+    _guard_state(g, found)
     g.line("return True")
     namespace = dict(g.names, K=cpu_kernels, Tensor=Tensor, grad_mode=grad_mode, _view=_view,
                      get_num_threads=get_num_threads,
                      np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,
                      _wrap_outputs=wrap_outputs,
                      scalar_values=[_scalar_getter(fn, where) for where, _ in scalars],
-                     structure=lambda: structure_of(found))
+                     structure=lambda: structure_of(found), _frozen=_freeze,
+                     _MISSING=_MISSING)
     source = "def guard(args, kwargs):\n" + "\n".join(g.lines) + "\n"
     namespace["__source__"] = source
     exec(compile(source, f"<guard of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)

@@ -330,7 +330,8 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
             found["tensors"][id(obj)] = obj
         elif isinstance(obj, Module):
             seen.add(id(obj))
-            found["modules"][id(obj)] = obj
+            for sub in obj.modules():  # (each submodule's flags and settings are guarded)
+                found["modules"][id(sub)] = sub
             for t in obj.parameters():
                 walk(t, depth + 1, where)
             for t in obj.buffers():
@@ -421,7 +422,9 @@ def stable(trace: Trace, found: dict) -> bool:
 def structure_of(found: dict) -> tuple:
     """What the trace's Python control flow may have depended on beside tensors: each
     optimizer's hyperparameters and which state each of its parameters has, and each module's
-    training flag."""
+    (each submodule's) settings: its training flag and the other plain values in its
+    ``__dict__`` (BatchNorm's ``momentum`` and ``eps``, a ReLU's ``inplace``, ...), which its
+    forward reads as Python values."""
     parts = []
     for opt in found["optimizers"].values():
         for group in opt.param_groups:
@@ -431,8 +434,18 @@ def structure_of(found: dict) -> tuple:
             parts.append(tuple(tuple(sorted(opt.state[p])) if p in opt.state else ()
                                for p in group["params"]))
     for module in found["modules"].values():
-        parts.append(module.training)
+        parts.append(module_settings(module))
     return tuple(parts)
+
+
+SETTINGS = (bool, int, float, str, type(None))
+
+
+def module_settings(module) -> tuple:
+    """A module's settings: ((name, value), ...) for the plain values (numbers, strings, None,
+    tuples of them) in its ``__dict__``, in its order."""
+    return tuple((k, v) for k, v in vars(module).items() if type(v) in SETTINGS or (
+        type(v) is tuple and all(type(x) in SETTINGS for x in v)))
 
 
 def _freeze(value):

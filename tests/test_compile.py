@@ -343,6 +343,41 @@ def test_submodules_settings_and_optimizer_hyperparameters_are_guarded():
                                    opts[1].state[b]["momentum_buffer"].numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("change", ["parameter replaced", "submodule replaced",
+                                    "submodule appended", "hook registered"])
+def test_a_changed_module_or_a_new_hook_retraces_and_equals_eager(change):
+    x = numgrad.tensor(np.random.default_rng(4).standard_normal((5, 4)))
+    models = []
+    for _ in range(2):
+        numgrad.manual_seed(0)
+        models.append(numgrad.nn.Sequential(numgrad.nn.Linear(4, 3), numgrad.nn.Tanh(),
+                                            numgrad.nn.Linear(3, 1)).double())
+
+    def step(model):
+        def run():
+            model.zero_grad()
+            model(x).sum().backward()
+            return model[0].weight.grad
+        return run
+
+    eager, compiled = step(models[0]), numgrad.compile(step(models[1]))
+    for _ in range(3):
+        compiled(), eager()
+    for model in models:
+        if change == "parameter replaced":
+            model[0].weight = numgrad.nn.Parameter(numgrad.ones(3, 4, dtype=numgrad.float64))
+        elif change == "submodule replaced":
+            model[1] = numgrad.nn.ReLU()
+        elif change == "submodule appended":
+            model.append(numgrad.nn.Tanh())
+        else:
+            model[0].weight.register_hook(lambda g: g * 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (a hook: eagerly, with a warning)
+        for _ in range(2):
+            np.testing.assert_allclose(compiled().numpy(), eager().numpy(), rtol=1e-12)
+
+
 def test_a_loss_returned_after_its_backward_has_eagers_freed_node():
     w = numgrad.ones(3, requires_grad=True)
 

@@ -26,7 +26,7 @@ from ..tensor import Tensor
 from . import lower
 from .aot import wrap_outputs
 from .traced import TracedArray, plain
-from .tracer import WRITES, _freeze, module_settings, structure_of
+from .tracer import MEMBERS, WRITES, _freeze, module_members, module_settings, structure_of
 
 
 class NotReplayable(Exception):
@@ -70,6 +70,8 @@ def _tensor_check(e: _Emitter, expr: str, t: Tensor, indent: int = 1) -> None:
     leaf = "(t._grad_fn is not None or t._base is not None and t.grad_fn is not None)" \
         if t.grad_fn is None else "t.grad_fn is None"
     g = t._grad
+    # (a hook registered since: its Python must run; one removed since: no more eager runs)
+    e.line("if not t._hooks: return False" if t._hooks else "if t._hooks: return False", indent)
     e.line(f"if t._requires_grad is not {bool(t._requires_grad)} or {leaf}"
            + (" or t._grad is not None: return False" if g is None else ": return False"),
            indent)
@@ -132,6 +134,16 @@ def _guard_state(g: _Emitter, found) -> None:
         g.line("d = m.__dict__")  # (no attribute added or removed, the plain ones unchanged)
         g.line(f"if len(d) != {len(vars(module))} or ({reads}) != "
                f"{g.const(tuple(v for _, v in settings), 'W')}: return False")
+        empty = []
+        for kind, (names, ids) in zip(MEMBERS, module_members(module)):
+            if not names:
+                empty.append(f"d[{kind!r}]")
+                continue
+            g.line(f"D = d[{kind!r}]")
+            g.line(f"if tuple(map(id, D.values())) != {g.const(ids, 'I')} or tuple(D) != "
+                   f"{g.const(names, 'N')}: return False")
+        if empty:
+            g.line(f"if {' or '.join(empty)}: return False")
 
 
 def _plain(value) -> bool:

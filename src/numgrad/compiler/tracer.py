@@ -435,7 +435,18 @@ def structure_of(found: dict) -> tuple:
                                for p in group["params"]))
     for module in found["modules"].values():
         parts.append(module_settings(module))
+        parts.append(module_members(module))
     return tuple(parts)
+
+
+MEMBERS = ("_parameters", "_buffers", "_modules")
+
+
+def module_members(module) -> tuple:
+    """Which parameters, buffers and submodules a module holds: (names, ids) of each kind (a
+    parameter replaced, a submodule swapped or appended changes it)."""
+    d = vars(module)
+    return tuple((tuple(d[kind]), tuple(map(id, d[kind].values()))) for kind in MEMBERS)
 
 
 SETTINGS = (bool, int, float, str, type(None))

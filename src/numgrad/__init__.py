@@ -4,39 +4,74 @@
 """
 from __future__ import annotations
 
-from . import _malloc
+import gc as _gc
+import os as _os
 
-_malloc.tune()
+# Importing numgrad (NumPy, Numba and numgrad's own modules) makes ~100k objects that live as long
+# as the process. With the cyclic collector on, the import ran its full collections over them, and
+# the first kernel calls after it (loading cached machine code allocates a lot) ran more, each
+# traversing all of them again: ~90 ms of a fresh process's 0.4 s, for 0.2 MB of garbage. So the
+# collector is off while numgrad imports, and what the import made is then frozen (gc.freeze: kept
+# out of later collections; reference counting frees objects as before) and the collector switched
+# back on. Left alone if the collector was off already, or with NUMGRAD_GC_FREEZE=0.
+_GC_FREEZE = _gc.isenabled() and _os.environ.get("NUMGRAD_GC_FREEZE") != "0"
+if _GC_FREEZE:
+    _gc.disable()
+try:
+    from . import _malloc
 
-from . import autograd, cuda, ops  # noqa: E402,F401
-from ._dtype import bool_ as bool  # noqa: A001
-from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
-from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
-from .autograd import inference_mode, is_inference_mode_enabled  # noqa: F401
-from .autograd.anomaly_mode import (  # noqa: F401
-    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
-)
-from .creation import *  # noqa: F401,F403
-from .ops import *  # noqa: F401,F403  (the ops families' __all__)
-from . import _out  # noqa: E402
+    _malloc.tune()
 
-_out.install(globals())  # (numgrad.add(..., out=t) …; the Tensor methods stay as they are)
-from .tensor import Size, Tensor  # noqa: F401
-from .tensor import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor  # noqa: F401
-from . import random  # noqa: E402,F401
-from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
-from .random import *  # noqa: E402,F401,F403
-from . import nn, optim  # noqa: E402,F401
-from . import viz  # noqa: E402,F401
-from . import compiler  # noqa: E402,F401
-from .compiler import compile  # noqa: E402,F401,A001
-from ._as_torch import install_as_torch  # noqa: E402,F401
-from . import utils  # noqa: E402,F401
-from . import linalg  # noqa: E402,F401
-from .serialization import load, save  # noqa: E402,F401
-from ._threads import get_num_threads, set_num_threads  # noqa: E402,F401
-from ._typeinfo import can_cast, finfo, iinfo, promote_types, result_type  # noqa: E402,F401
+    from . import autograd, cuda, ops  # noqa: E402,F401
+    from ._dtype import bool_ as bool  # noqa: A001
+    from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
+    from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
+    from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+    from .autograd import inference_mode, is_inference_mode_enabled  # noqa: F401
+    from .autograd.anomaly_mode import (  # noqa: F401
+        is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+    )
+    from .creation import *  # noqa: F401,F403
+    from .ops import *  # noqa: F401,F403  (the ops families' __all__)
+    from . import _out  # noqa: E402
+
+    _out.install(globals())  # (numgrad.add(..., out=t) …; the Tensor methods stay as they are)
+    from .tensor import Size, Tensor  # noqa: F401
+    from .tensor import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor  # noqa: F401
+    from . import random  # noqa: E402,F401
+    from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
+    from .random import *  # noqa: E402,F401,F403
+    # (nn, optim, utils and viz: imported on first use, see _LAZY_SUBMODULES)
+    from . import compiler  # noqa: E402,F401
+    from .compiler import compile  # noqa: E402,F401,A001
+    from ._as_torch import install_as_torch  # noqa: E402,F401
+    from . import linalg  # noqa: E402,F401
+    from .serialization import load, save  # noqa: E402,F401
+    from ._threads import get_num_threads, set_num_threads  # noqa: E402,F401
+    from ._typeinfo import can_cast, finfo, iinfo, promote_types, result_type  # noqa: E402,F401
+except BaseException:
+    if _GC_FREEZE:
+        _gc.enable()
+    raise
+
+# Subpackages a fresh process need not pay for until it uses them (``numgrad.nn`` and its ~40
+# modules are most of numgrad's own import time beyond the ops): ``numgrad.nn`` imports
+# ``numgrad.nn`` on first access (PEP 562), as ``import numgrad.nn`` does; ``dir(numgrad)`` lists
+# them either way.
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")  # (which binds it here too)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted({*globals(), *_LAZY_SUBMODULES})
+
 
 __version__ = "0.1.0"
 
@@ -119,9 +154,17 @@ def _matrix_transpose(self):
     return self.transpose(-2, -1)
 
 
-_bind_methods()
-del _bind_methods
-from . import overrides  # noqa: E402  (__torch_function__: Tensor's side, as_subclass)
+try:
+    _bind_methods()
+    from . import overrides  # noqa: E402  (__torch_function__: Tensor's side, as_subclass)
 
-overrides._install()
+    overrides._install()
+except BaseException:
+    if _GC_FREEZE:
+        _gc.enable()
+    raise
+del _bind_methods
 _C = overrides._C  # (torch._C.DisableTorchFunctionSubclass and its kin)
+if _GC_FREEZE:  # (the import is done: see the top)
+    _gc.freeze()
+    _gc.enable()

@@ -57,6 +57,10 @@ FAMILIES += (upsample,)
 from . import indexing_more  # noqa: E402  (unbind, index_add, cummax, bincount, searchsorted ...)
 
 FAMILIES += (indexing_more,)
+# nn.functional's own ops (threshold, prelu, glu, native_group_norm ...): not a family (they are
+# not numgrad.X nor Tensor methods), but registered with the others, so that REGISTRY (warmup, the
+# profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.
+from . import nn_more  # noqa: E402,F401
 
 __all__ = []
 METHODS = {}

@@ -378,6 +378,62 @@ def test_a_changed_module_or_a_new_hook_retraces_and_equals_eager(change):
             np.testing.assert_allclose(compiled().numpy(), eager().numpy(), rtol=1e-12)
 
 
+_BATCH = numgrad.ones(3)
+
+
+def _reads_the_global_batch():
+    return (_BATCH * 2).sum()
+
+
+def test_a_rebound_global_closure_variable_or_list_item_is_not_replayed():
+    """The commonest training loop: the step reads the batch from a global (or a closure
+    variable, or a list), rebound each iteration. Each new tensor must be read, not the one
+    traced (found by the guard checking where each was found)."""
+    global _BATCH
+    compiled = numgrad.compile(_reads_the_global_batch)
+    for value in (1.0, 2.0, 3.0, 4.0):
+        _BATCH = numgrad.full((3,), value)
+        assert compiled().item() == _reads_the_global_batch().item() == 6 * value
+    assert compiled.traces == 1  # (one layout: one trace, the batch read where it is now)
+
+    batch = [numgrad.ones(3)]
+
+    def closure():
+        return (batch[0] * 2).sum() + (holder[0] * 1).sum()
+
+    holder = [numgrad.zeros(3)]
+    compiled = numgrad.compile(closure)
+    for value in (1.0, 2.0, 3.0):
+        batch[0] = numgrad.full((3,), value)  # a list item replaced
+        assert compiled().item() == 6 * value
+    for value in (5.0, 6.0):
+        holder = [numgrad.full((3,), value)]  # a closure variable rebound
+        assert compiled().item() == 6 * 3.0 + 3 * value
+
+
+def test_an_optimizer_state_loaded_again_is_read_not_the_traced_one():
+    w = [numgrad.tensor([1.0, -2.0], requires_grad=True) for _ in range(2)]
+    opts = [numgrad.optim.SGD([p], lr=0.1, momentum=0.9) for p in w]
+
+    def step(p, opt):
+        def run():
+            opt.zero_grad()
+            (p * p).sum().backward()
+            opt.step()
+        return run
+
+    eager, compiled = step(w[0], opts[0]), numgrad.compile(step(w[1], opts[1]))
+    for _ in range(4):
+        eager(), compiled()
+    saved = opts[0].state_dict()
+    for opt in opts:
+        opt.load_state_dict(saved)
+        opt.state[opt.param_groups[0]["params"][0]]["momentum_buffer"] = numgrad.tensor([5.0, 5.0])
+    for _ in range(2):
+        eager(), compiled()
+    np.testing.assert_array_equal(w[1].detach().numpy(), w[0].detach().numpy())
+
+
 def test_a_loss_returned_after_its_backward_has_eagers_freed_node():
     w = numgrad.ones(3, requires_grad=True)
 

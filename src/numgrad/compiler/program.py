@@ -85,7 +85,7 @@ def _tensor_check(e: _Emitter, expr: str, t: Tensor, indent: int = 1) -> None:
                f"(d.dtype is not {gt} and d.dtype != {gt}): return False", indent)
 
 
-def _guard_state(g: _Emitter, found) -> None:
+def _guard_state(g: _Emitter, found, refs: dict) -> None:
     """Lines returning False unless the optimizers and modules are as ``structure_of(found)``
     sees them now: the same checks, inline (a call of ``structure_of`` costs microseconds)."""
     if not (found["optimizers"] or found["modules"]):
@@ -120,6 +120,9 @@ def _guard_state(g: _Emitter, found) -> None:
                     g.line(f"s = st.get(P[{k}])")
                     g.line(f"if s is None or s.keys() != {g.const(set(state), 'K')}: "
                            "return False")
+                    for key, value in state.items():  # (a buffer replaced: load_state_dict)
+                        if id(value) in refs:
+                            g.line(f"if s[{key!r}] is not {refs[id(value)]}: return False")
                 else:
                     stateless.append(k)
             if stateless:  # (none of these has state yet)
@@ -169,18 +172,36 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
         _guard_structure(g, f"args[{i}]", value, refs)
     for key, value in kwargs.items():
         _guard_structure(g, f"kwargs[{key!r}]", value, refs)
+    first = {}
+    for path, obj in found["paths"]:
+        first.setdefault(id(obj), path)
     for t in found["tensors"].values():
         if id(t) in refs:
             continue
-        name = g.const(weakref.ref(t), "R")
-        refs[id(t)] = f"{name}()"
-        _tensor_check(g, f"{name}()", t)
+        if id(t) in first and id(t) not in found["anchored"]:
+            refs[id(t)] = first[id(t)]  # (read where it is found, as an argument is)
+        else:
+            refs[id(t)] = f"{g.const(weakref.ref(t), 'R')}()"
+        _tensor_check(g, refs[id(t)], t)
+    for path, obj in found["paths"]:  # (where each was found: still there)
+        if id(obj) in refs:
+            want = refs[id(obj)]
+            if want == path:
+                continue
+        elif _weakrefable(obj):
+            want = f"{g.const(weakref.ref(obj), 'O')}()"
+        else:
+            want = g.const(obj, "O")
+        g.line(f"if {path} is not {want}: return False")
     scalars = found["scalars"]
     for i, (where, value) in enumerate(scalars):
         g.line(f"if scalar_values[{i}]() != {g.const(_scalar(value), 's')}: return False")
-    _guard_state(g, found)
+    _guard_state(g, found, refs)
     g.line("return True")
+    target = getattr(fn, "__func__", fn)
     namespace = dict(g.names, K=cpu_kernels, Tensor=Tensor, grad_mode=grad_mode, _view=_view,
+                     GL=getattr(target, "__globals__", {}),
+                     CELLS=getattr(target, "__closure__", None) or (),
                      get_num_threads=get_num_threads,
                      np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,
                      _wrap_outputs=wrap_outputs,

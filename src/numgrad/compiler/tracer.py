@@ -313,17 +313,32 @@ class TracingKernels:
 # ---------------------------------------------------------------------- discovery
 def discover(fn, args: tuple, kwargs: dict) -> dict:
     """What the function can read from outside: {"tensors": [...], "modules": [...],
-    "optimizers": [...], "scalars": [(where, value)]}, from its arguments, closure, the globals
-    its code names (and its ``__self__``), through containers, modules and optimizers."""
+    "optimizers": [...], "scalars": [(where, value)], "paths": [(expression, object)]}, from its
+    arguments, closure, the globals its code names (and its ``__self__``), through containers,
+    modules and optimizers. ``paths`` says where each tensor, module and optimizer reached
+    through a global or a closure variable was found, as an expression the guard evaluates
+    (``GL.get('x', _MISSING)``, ``CELLS[0].cell_contents[1]``): a global rebound to another
+    batch, a list item replaced, must not replay the old one. Every path to it is kept, not only
+    the first. ``anchored``: the ids of the tensors found otherwise too (arguments, modules'
+    and optimizers' tensors), which a path must still reach; the others are read through their
+    first path, whatever tensor is there at the call (a new batch each step, as an argument)."""
     from ..nn.modules.module import Module
     from ..optim.optimizer import Optimizer
     from ..tensor import Tensor
 
-    found = {"tensors": {}, "modules": {}, "optimizers": {}, "scalars": []}
+    found = {"tensors": {}, "modules": {}, "optimizers": {}, "scalars": [], "paths": [],
+             "anchored": set()}
     seen: set[int] = set()
 
-    def walk(obj, depth: int, where: str):
-        if id(obj) in seen or depth > 5:
+    def walk(obj, depth: int, where: str, path=None):
+        if depth > 5:
+            return
+        if path is None and isinstance(obj, Tensor):  # (an argument, a module's, an optimizer's)
+            found["anchored"].add(id(obj))
+        leaf = isinstance(obj, (Tensor, Module, Optimizer))
+        if path is not None and (leaf or id(obj) in seen and isinstance(obj, (list, tuple, dict))):
+            found["paths"].append((path, obj))  # (a container reached again: itself, by identity)
+        if id(obj) in seen:
             return
         if isinstance(obj, Tensor):
             seen.add(id(obj))
@@ -332,7 +347,7 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
             seen.add(id(obj))
             for sub in obj.modules():  # (each submodule's flags and settings are guarded)
                 found["modules"][id(sub)] = sub
-            for t in obj.parameters():
+            for t in obj.parameters():  # (which ones it holds: guarded as its members)
                 walk(t, depth + 1, where)
             for t in obj.buffers():
                 walk(t, depth + 1, where)
@@ -342,19 +357,21 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
             for group in obj.param_groups:
                 for p in group["params"]:
                     walk(p, depth + 1, where)
-            for state in obj.state.values():
+            for state in obj.state.values():  # (which ones it holds: guarded with its state)
                 for value in state.values():
                     walk(value, depth + 1, where)
         elif isinstance(obj, (list, tuple)):
             seen.add(id(obj))
             for i, item in enumerate(obj):
-                walk(item, depth + 1, f"{where}[{i}]")
+                walk(item, depth + 1, f"{where}[{i}]", None if path is None else f"{path}[{i}]")
         elif isinstance(obj, dict):
             seen.add(id(obj))
             for key, item in list(obj.items()):
-                walk(item, depth + 1, f"{where}[{key!r}]")
+                literal = type(key) in (str, int, bool) and path is not None
+                walk(item, depth + 1, f"{where}[{key!r}]",
+                     f"{path}.get({key!r}, _MISSING)" if literal else None)
         elif isinstance(obj, types.MethodType):
-            walk(obj.__self__, depth + 1, where)
+            walk(obj.__self__, depth + 1, where, None if path is None else f"{path}.__self__")
 
     def scalars(obj, where: str):
         if isinstance(obj, (bool, int, float, str, type(None), complex)):
@@ -363,25 +380,25 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
                 isinstance(x, (bool, int, float, str, type(None))) for x in obj):
             found["scalars"].append((where, tuple(obj)))
 
-    walk(list(args), 0, "args")
+    walk(list(args), 0, "args")  # (the arguments: guarded as arguments)
     walk(dict(kwargs), 0, "kwargs")
     target = getattr(fn, "__func__", fn)
     if isinstance(fn, types.MethodType):
         walk(fn.__self__, 1, "self")
     code = getattr(target, "__code__", None)
     if code is not None:
-        for name, cell in zip(code.co_freevars, target.__closure__ or ()):
+        for k, (name, cell) in enumerate(zip(code.co_freevars, target.__closure__ or ())):
             try:
                 value = cell.cell_contents
             except ValueError:
                 continue
-            walk(value, 1, name)
+            walk(value, 1, name, f"CELLS[{k}].cell_contents")
             scalars(value, f"closure {name}")
         for name in sorted(_global_names(code)):
             if name in target.__globals__:
                 value = target.__globals__[name]
                 if not isinstance(value, types.ModuleType):
-                    walk(value, 1, name)
+                    walk(value, 1, name, f"GL.get({name!r}, _MISSING)")
                     scalars(value, f"global {name}")
     return found
 

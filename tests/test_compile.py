@@ -411,6 +411,23 @@ def test_a_rebound_global_closure_variable_or_list_item_is_not_replayed():
         assert compiled().item() == 6 * 3.0 + 3 * value
 
 
+def test_the_default_dtype_is_guarded():
+    x = numgrad.ones(3)
+
+    def f():
+        return x + numgrad.ones(3)
+
+    compiled = numgrad.compile(f)
+    for _ in range(2):
+        assert compiled().dtype == numgrad.float32
+    numgrad.set_default_dtype(numgrad.float64)
+    try:
+        assert compiled().dtype == f().dtype == numgrad.float64
+    finally:
+        numgrad.set_default_dtype(numgrad.float32)
+    assert compiled().dtype == numgrad.float32 and compiled.traces == 2
+
+
 def test_an_optimizer_state_loaded_again_is_read_not_the_traced_one():
     w = [numgrad.tensor([1.0, -2.0], requires_grad=True) for _ in range(2)]
     opts = [numgrad.optim.SGD([p], lr=0.1, momentum=0.9) for p in w]

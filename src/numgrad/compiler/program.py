@@ -20,6 +20,7 @@ import numpy as np
 from numba import get_num_threads
 from numpy.lib.stride_tricks import as_strided
 
+from .. import _dtype
 from ..autograd import grad_mode
 from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
@@ -165,6 +166,9 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
     g = _Emitter()
     refs: dict[int, str] = {}
     g.line(f"if grad_mode.state.enabled is not {bool(grad_mode.state.enabled)}: return False")
+    # (the dtype of the floating-point tensors it makes without one: set_default_dtype)
+    g.line(f"if _defaults[_FLOAT] is not {g.const(_dtype._DEFAULT_FOR_CATEGORY[_dtype.FLOAT], 'dt')}: "
+           "return False")
     g.line(f"if len(args) != {len(args)} or len(kwargs) != {len(kwargs)}: return False")
     for key in kwargs:
         g.line(f"if {key!r} not in kwargs: return False")
@@ -201,6 +205,7 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
     target = getattr(fn, "__func__", fn)
     namespace = dict(g.names, K=cpu_kernels, Tensor=Tensor, grad_mode=grad_mode, _view=_view,
                      GL=getattr(target, "__globals__", {}),
+                     _defaults=_dtype._DEFAULT_FOR_CATEGORY, _FLOAT=_dtype.FLOAT,
                      CELLS=getattr(target, "__closure__", None) or (),
                      get_num_threads=get_num_threads,
                      np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,

@@ -93,6 +93,12 @@ class Mul(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        if a is b and need_a and not grad_mode.state.enabled:
+            # ``y * y``: both gradients are grad * y, the same values; one product, given to both
+            # inputs (as Add gives ``grad`` twice), which the engine adds as it adds two. With a
+            # graph recorded, two products, so that it has PyTorch's two MulBackward0 nodes.
+            g = _times(grad, a)
+            return g, g
         return (_times(grad, b) if need_a else None), (_times(grad, a) if need_b else None)
 
 

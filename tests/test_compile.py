@@ -411,6 +411,28 @@ def test_a_rebound_global_closure_variable_or_list_item_is_not_replayed():
         assert compiled().item() == 6 * 3.0 + 3 * value
 
 
+class _Config:
+    scale = 2.0
+
+
+_CONFIG = _Config()
+
+
+def _scaled():
+    return (numgrad.ones(3) * _CONFIG.scale).sum()
+
+
+def test_a_number_read_from_an_objects_attribute_is_guarded():
+    compiled = numgrad.compile(_scaled)
+    assert compiled().item() == 6.0 and compiled().item() == 6.0
+    _CONFIG.scale = 5.0
+    try:
+        assert compiled().item() == _scaled().item() == 15.0
+    finally:
+        _CONFIG.scale = 2.0
+    assert compiled.traces == 2
+
+
 def test_the_default_dtype_is_guarded():
     x = numgrad.ones(3)
 

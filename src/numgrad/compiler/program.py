@@ -531,14 +531,29 @@ def _freed_graph(node) -> bool:
 
 
 def _scalar_getter(fn, where: str):
-    """A function reading the Python value ``where`` (a closure or global name) now."""
+    """A function reading the Python value ``where`` (a closure or global name, or an attribute
+    chain from one: ``global cfg.scale``) now."""
     kind, _, name = where.partition(" ")
+    name, *attrs = name.split(".")
     target = getattr(fn, "__func__", fn)
     if kind == "closure":
         index = target.__code__.co_freevars.index(name)
         cell = target.__closure__[index]
-        return lambda: _scalar(cell.cell_contents)
-    return lambda: _scalar(target.__globals__.get(name, _MISSING))
+        if not attrs:
+            return lambda: _scalar(cell.cell_contents)
+        return lambda: _scalar(_attributes(cell.cell_contents, attrs))
+    if not attrs:
+        return lambda: _scalar(target.__globals__.get(name, _MISSING))
+    return lambda: _scalar(_attributes(target.__globals__.get(name, _MISSING), attrs))
+
+
+def _attributes(value, attrs):
+    try:
+        for attr in attrs:
+            value = getattr(value, attr)
+    except Exception:  # (gone, or a property that raises: not the value traced)
+        return _MISSING
+    return value
 
 
 _MISSING = object()

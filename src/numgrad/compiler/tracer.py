@@ -400,7 +400,41 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
                 if not isinstance(value, types.ModuleType):
                     walk(value, 1, name, f"GL.get({name!r}, _MISSING)")
                     scalars(value, f"global {name}")
+        # ``cfg.scale``, ``config.LR``: a number read from an object's attribute, a global's
+        # or a closure variable's, is a Python value of the trace too
+        cells = dict(zip(code.co_freevars, target.__closure__ or ()))
+        for kind, name, attrs in sorted(_attribute_reads(code, top=True)):
+            try:
+                value = (cells[name].cell_contents if kind == "closure"
+                         else target.__globals__[name])
+                for attr in attrs:
+                    value = getattr(value, attr)
+            except Exception:  # (a missing name or attribute, a property that raises)
+                continue
+            if not isinstance(value, (Tensor, Module, Optimizer)):
+                scalars(value, f"{kind} {name}.{'.'.join(attrs)}")
     return found
+
+
+def _attribute_reads(code, top: bool) -> set:
+    """(kind, name, attributes) for each chain ``name.a.b`` that ``code`` reads from a global or
+    (``top``: in the function's own code) a closure variable (its nested code too)."""
+    reads = set()
+    chain = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_ATTR" and chain is not None:
+            chain[2].append(ins.argval)
+            reads.add((chain[0], chain[1], tuple(chain[2])))
+            continue
+        chain = None
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            chain = ("global", ins.argval, [])
+        elif ins.opname == "LOAD_DEREF" and top and ins.argval in code.co_freevars:
+            chain = ("closure", ins.argval, [])
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            reads |= _attribute_reads(const, False)
+    return reads
 
 
 def _global_names(code) -> set:

@@ -432,6 +432,14 @@ def test_a_number_read_from_an_objects_attribute_is_guarded():
         _CONFIG.scale = 2.0
     assert compiled.traces == 2
 
+    def f(x, cfg):  # (an argument's attribute)
+        return (x * cfg.scale).sum()
+
+    compiled, config, x = numgrad.compile(f), _Config(), numgrad.ones(3)
+    assert compiled(x, config).item() == compiled(x, config).item() == 6.0
+    config.scale = 4.0
+    assert compiled(x, config).item() == 12.0 and compiled.traces == 2
+
 
 def test_the_default_dtype_is_guarded():
     x = numgrad.ones(3)

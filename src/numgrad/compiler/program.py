@@ -27,7 +27,8 @@ from ..tensor import Tensor
 from . import lower
 from .aot import wrap_outputs
 from .traced import TracedArray, plain
-from .tracer import MEMBERS, WRITES, _freeze, module_members, module_settings, structure_of
+from .tracer import (MEMBERS, WRITES, _freeze, argument_attribute_reads, module_members,
+                     module_settings, structure_of)
 
 
 class NotReplayable(Exception):
@@ -176,6 +177,13 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
         _guard_structure(g, f"args[{i}]", value, refs)
     for key, value in kwargs.items():
         _guard_structure(g, f"kwargs[{key!r}]", value, refs)
+    for i, attrs in sorted(argument_attribute_reads(fn)):  # (an argument's ``cfg.scale``)
+        if i < len(args) and not isinstance(args[i], (Tensor, np.ndarray, list, tuple, dict)):
+            value = _attributes(args[i], attrs)
+            if value is None or type(value) in (bool, int, float, str) or (
+                    type(value) is tuple and all(type(v) in (bool, int, float, str) for v in value)):
+                g.line(f"if _attributes(args[{i}], {attrs!r}) != {g.const(value, 's')}: "
+                       "return False")
     first = {}
     for path, obj in found["paths"]:
         first.setdefault(id(obj), path)
@@ -212,7 +220,7 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
                      _wrap_outputs=wrap_outputs,
                      scalar_values=[_scalar_getter(fn, where) for where, _ in scalars],
                      structure=lambda: structure_of(found), _frozen=_freeze,
-                     _MISSING=_MISSING)
+                     _MISSING=_MISSING, _attributes=_attributes)
     source = "def guard(args, kwargs):\n" + "\n".join(g.lines) + "\n"
     namespace["__source__"] = source
     exec(compile(source, f"<guard of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)

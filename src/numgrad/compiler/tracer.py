@@ -416,6 +416,27 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
     return found
 
 
+def argument_attribute_reads(fn) -> set:
+    """(position, attributes) for each chain ``arg.a.b`` that ``fn``'s own code reads from a
+    positional argument (``cfg.scale`` with ``cfg`` an argument)."""
+    target = getattr(fn, "__func__", fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return set()
+    shift = 1 if isinstance(fn, types.MethodType) else 0
+    params = code.co_varnames[shift:code.co_argcount]
+    reads, chain = set(), None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_ATTR" and chain is not None:
+            chain[1].append(ins.argval)
+            reads.add((chain[0], tuple(chain[1])))
+            continue
+        chain = None
+        if ins.opname == "LOAD_FAST" and ins.argval in params:
+            chain = (params.index(ins.argval), [])
+    return reads
+
+
 def _attribute_reads(code, top: bool) -> set:
     """(kind, name, attributes) for each chain ``name.a.b`` that ``code`` reads from a global or
     (``top``: in the function's own code) a closure variable (its nested code too)."""

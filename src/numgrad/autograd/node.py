@@ -32,16 +32,21 @@ _handle_ids = itertools.count()
 
 
 class RemovableHandle:
-    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+    """Returned by ``register_hook`` (and a module's ``register_forward_hook``...);
+    ``remove()`` unregisters the hook (and its entry in ``extra_dict``). Also
+    ``numgrad.utils.hooks.RemovableHandle``."""
 
-    __slots__ = ("_hooks", "id")
+    __slots__ = ("_hooks", "_extra", "id")
 
-    def __init__(self, hooks: dict):
+    def __init__(self, hooks: dict, *, extra_dict: dict | None = None):
         self._hooks = hooks
+        self._extra = extra_dict
         self.id = next(_handle_ids)
 
     def remove(self) -> None:
         self._hooks.pop(self.id, None)
+        if self._extra is not None:
+            self._extra.pop(self.id, None)
 
     def __enter__(self):
         return self

@@ -137,6 +137,9 @@ def _guard_state(g: _Emitter, found, refs: dict) -> None:
         g.line(f"m = {g.const(weakref.ref(module), 'M')}()")
         g.line("if m is None: return False")
         g.line("d = m.__dict__")  # (no attribute added or removed, the plain ones unchanged)
+        hooked = bool(vars(module).get("_forward_hooks") or vars(module).get("_forward_pre_hooks"))
+        g.line(f"if {'not ' if hooked else ''}(d.get('_forward_hooks') or "
+               "d.get('_forward_pre_hooks')): return False")  # (their Python runs eagerly)
         g.line(f"if len(d) != {len(vars(module))} or ({reads}) != "
                f"{g.const(tuple(v for _, v in settings), 'W')}: return False")
         empty = []

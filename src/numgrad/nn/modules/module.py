@@ -78,10 +78,86 @@ class Module:
         )
 
     def __call__(self, *args, **kwargs):
-        compiled = self.__dict__.get("_compiled_call")
+        d = self.__dict__
+        compiled = d.get("_compiled_call")
+        if "_forward_hooks" in d or "_forward_pre_hooks" in d:
+            return self._call_with_hooks(compiled, args, kwargs)
         if compiled is not None:
             return compiled(*args, **kwargs)
         return self.forward(*args, **kwargs)
+
+    # ----------------------------------------------------------------- forward hooks
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False):
+        """Registers ``hook(module, args)`` (``with_kwargs``: ``hook(module, args, kwargs)``),
+        called before each ``forward``; it may return new positional arguments (a tuple, or one
+        value) or, with ``with_kwargs``, a new ``(args, kwargs)`` pair. Returns a handle whose
+        ``remove()`` unregisters it."""
+        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs, False)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False):
+        """Registers ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args,
+        kwargs, output)``), called after each ``forward``; it may return a new output.
+        ``always_call``: called also when ``forward`` raises (with ``output`` None), before the
+        error propagates."""
+        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs, always_call)
+
+    def _add_hook(self, kind: str, hook, prepend: bool, with_kwargs: bool, always_call: bool):
+        from ...utils.hooks import RemovableHandle
+
+        d = self.__dict__
+        if kind not in d:  # (made on first use: a module without hooks pays nothing per call)
+            object.__setattr__(self, kind, OrderedDict())
+            object.__setattr__(self, kind + "_flags", {})
+        hooks = d[kind]
+        handle = RemovableHandle(hooks, extra_dict=d[kind + "_flags"])
+        hooks[handle.id] = hook
+        d[kind + "_flags"][handle.id] = (with_kwargs, always_call)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _call_with_hooks(self, compiled, args, kwargs):
+        """A call with forward hooks, as PyTorch's ``_call_impl`` runs them. (Their Python runs
+        at every call: inside ``numgrad.compile`` they end the trace.)"""
+        from ...compiler.traced import graph_break
+
+        d = self.__dict__
+        pre, post = d.get("_forward_pre_hooks") or {}, d.get("_forward_hooks") or {}
+        if pre or post:
+            graph_break("a module's forward hook (Python code that runs at each call)")
+        flags = d.get("_forward_pre_hooks_flags", {})
+        for key, hook in list(pre.items()):
+            if flags[key][0]:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        flags = d.get("_forward_hooks_flags", {})
+        try:
+            out = compiled(*args, **kwargs) if compiled is not None else \
+                self.forward(*args, **kwargs)
+        except Exception:
+            for key, hook in list(post.items()):
+                with_kwargs, always_call = flags[key]
+                if always_call:
+                    try:
+                        hook(self, args, kwargs, None) if with_kwargs else hook(self, args, None)
+                    except Exception:
+                        pass
+            raise
+        for key, hook in list(post.items()):
+            result = hook(self, args, kwargs, out) if flags[key][0] else hook(self, args, out)
+            if result is not None:
+                out = result
+        return out
 
     def compile(self, *args, **kwargs) -> None:
         """Compiles this module's call with ``numgrad.compile`` (the arguments are its own): as

@@ -149,6 +149,39 @@ def test_warmup_command_compiles_and_reports_the_cache(tmp_path):
     assert result["user_kernel"] == "8.0"
 
 
+
+def test_warmup_leaves_out_only_the_rare_families_unless_all(capsys):
+    from numgrad import _warmup
+    from numgrad.ops import REGISTRY
+
+    def names(items):
+        return [name for item in items for name in item]
+
+    default, everything = names(_warmup.plan()), names(_warmup.plan(everything=True))
+    # --all: every registered op once, and the extra items (large arrays, first programs)
+    assert len(everything) == len(set(everything))
+    assert sorted(n for n in everything if n in REGISTRY) == sorted(REGISTRY)
+    assert {"large:float32", "large:float64", "programs"} <= set(everything)
+    # the default: the same work, in the same order, less the rare families' ops and items
+    assert default == [n for n in everything if _warmup.rare(n) is None]
+    left_out = set(everything) - set(default)
+    assert {"avg_pool3d", "upsample_bilinear2d", "linalg_svd", "col2im", "cdist", "median",
+            "large:float64"} <= left_out
+    # ... and never what a first program uses
+    first_programs = {"add", "mul", "div", "exp", "log", "pow", "tanh", "sigmoid", "relu", "gelu",
+                      "silu", "leaky_relu", "clamp", "where", "eq", "sum", "mean", "amax",
+                      "max_dim", "var", "mm", "addmm", "bmm", "softmax", "log_softmax",
+                      "nll_loss", "mse_loss", "binary_cross_entropy_with_logits", "index",
+                      "index_put", "index_select", "gather", "convolution",
+                      "convolution_backward_input", "convolution_backward_weight",
+                      "max_pool2d_with_indices", "avg_pool2d", "adaptive_avg_pool2d",
+                      "native_batch_norm", "native_group_norm", "cat", "large:float32",
+                      "programs"}
+    assert first_programs <= set(default)
+    assert _warmup.main(["--help"]) == 0
+    assert "--all" in capsys.readouterr().out
+    assert _warmup.main(["--jobs"]) == 2  # (argparse says what is wrong)
+
 def _work(seed: int, size: int):
     rng = np.random.default_rng(seed)
     data = rng.standard_normal(size).astype(np.float32)

@@ -1,5 +1,6 @@
 """``python -m numgrad``: versions, whether a CUDA GPU is usable, and the seed walkthroughs.
-``python -m numgrad warmup``: compiles every kernel ahead of use and prints where the cache is.
+``python -m numgrad warmup [--all] [--jobs N]``: compiles the kernels of all but the rarely used
+ops ahead of use (``--all``: every kernel) and prints where the cache is (``--help`` says more).
 ``python -m numgrad run script.py [args]``: runs a PyTorch script with ``import torch`` giving
 numgrad."""
 from __future__ import annotations
@@ -75,7 +76,7 @@ def main(argv: list[str]) -> int:
 
         return run(argv[1:])
     if argv:
-        print("usage: python -m numgrad [warmup [--jobs N] | run script.py [args]]",
+        print("usage: python -m numgrad [warmup [--all] [--jobs N] | run script.py [args]]",
               file=sys.stderr)
         return 2
     _versions()

@@ -1,9 +1,12 @@
-"""``python -m numgrad warmup``: compile every kernel ahead of use and say where the cache is.
+"""``python -m numgrad warmup``: compile the kernels ahead of use and say where the cache is.
 
 Numba compiles a kernel for each signature on its first call and, with ``cache=True``, stores the
-machine code so later processes load it. Warming up runs every registered op's samples forward and
-backward in float32 and float64, which calls every kernel with the signatures real programs use,
-then large arrays (the multi-threaded kernels) and an optimiser step, in one process per core.
+machine code so later processes load it. Warming up runs registered ops' samples forward and
+backward in float32 and float64, which calls their kernels with the signatures real programs use,
+then large arrays (the multi-threaded kernels), optimiser steps and a few first programs. By
+default it leaves out the families a first program rarely uses (``RARE_FAMILIES``: 3-D pooling,
+interpolation, linalg decompositions ...), which compile on their first use as before;
+``--all`` compiles those too. The work is handed out, largest first, to one process per core.
 Where the package folder is not writable (a system-wide or read-only install), Numba keeps the
 cache in the user's cache folder instead (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba``), or in
 ``NUMBA_CACHE_DIR`` if that is set; the generated elementwise kernels live in numgrad's own cache
@@ -61,12 +64,13 @@ def cache_locations() -> list[str]:
 
 
 def _run_samples(names, done=None) -> None:
-    """Runs the samples of the ops ``names`` forward and backward in float32 and float64."""
+    """Runs the samples of the ops ``names`` forward and backward in float32 and float64 (each op's
+    inputs drawn from its own seeded generator, so every process calls it with the same ones)."""
     import numgrad
     from numgrad.ops import REGISTRY
 
-    rng = np.random.default_rng(0)
     for name in names:
+        rng = np.random.default_rng(0)
         for sample in REGISTRY[name].samples:
             for dtype in ("float32", "float64"):
                 args = [numgrad.tensor(rng.uniform(sample.low, sample.high, s).astype(dtype),
@@ -80,97 +84,291 @@ def _run_samples(names, done=None) -> None:
             done(name)
 
 
-def _part(index: int, parts: int) -> None:
-    """One worker's share of the ops (every ``parts``-th, from ``index``); the first worker also
-    takes the large-array and optimiser kernels. Prints each op's name when it is done."""
-    import numgrad
+# The families a first program rarely uses. ``python -m numgrad warmup`` leaves them out (their
+# kernels compile on first use, as without a warmup: a second or a few a family); ``--all``
+# compiles them too. Each is a description and a test of (the op's name or an extra item's, the
+# ``numgrad.ops`` module that registers the op).
+RARE_FAMILIES = (
+    ("3-D pooling and padding",
+     lambda op, module: module in ("pooling", "padding") and "3d" in op),
+    ("interpolation (F.interpolate, nn.Upsample)",
+     lambda op, module: module == "upsample" and "upsample" in op),
+    ("torch.linalg's decompositions, inverses and solvers",
+     lambda op, module: module == "linalg_more" and op != "linalg_vector_norm"),
+    ("fold/unfold and transposed convolution",
+     lambda op, module: op in ("im2col", "col2im") or op.startswith("convolution_transpose")),
+    ("distances (cdist, dist)", lambda op, module: op in ("cdist", "_euclidean_dist", "dist")),
+    ("median and mode", lambda op, module: op.startswith(("median", "nanmedian", "mode"))),
+    ("activations beyond the common ones (Mish, SELU, CELU, Hardswish, Hardsigmoid, LogSigmoid)",
+     lambda op, module: module == "activation"
+     and op.startswith(("mish", "selu", "celu", "hardswish", "hardsigmoid", "log_sigmoid"))),
+    ("special functions (logaddexp, logaddexp2, hypot, xlogy, atan2, sinc)",
+     lambda op, module: op.startswith(("logaddexp", "hypot", "xlogy", "atan2", "sinc"))),
+    ("the multi-threaded kernels of float64 arrays of 2**19 elements or more",
+     lambda op, module: op == "large:float64"),
+    ("histc, bincount, searchsorted, cummax/cummin, logcumsumexp",
+     lambda op, module: op in ("histc", "bincount", "searchsorted", "cummax", "cummin",
+                               "logcumsumexp")),
+)
+
+# The families whose kernels the others reuse (the basic binary and unary ones, reductions)
+# come first, so that two workers seldom compile one signature each; then the rest by name.
+_FIRST = ("elementwise", "reduction", "linalg", "activation", "loss", "normalization", "indexing",
+          "gather", "conv", "pooling", "elementwise_more")
+_CHUNK = 6  # ops of one family handed to a worker at a time
+# Work that is not an op's samples: the multi-threaded kernels of large arrays with optimiser
+# steps, per dtype (the largest items, handed out first), and a few first programs.
+_LARGE = ("large:float32", "large:float64")
+_PROGRAMS = "programs"
+
+
+def rare(name: str) -> str | None:
+    """The description of the rarely used family that the op or extra item ``name`` belongs to;
+    None for a common one."""
     from numgrad.ops import REGISTRY
+
+    module = REGISTRY[name].__module__.rsplit(".", 1)[-1] if name in REGISTRY else ""
+    return next((family for family, test in RARE_FAMILIES if test(name, module)), None)
+
+
+def plan(everything: bool = False) -> list[tuple[str, ...]]:
+    """The work, in the order it is handed out: the large arrays (the largest items) first, then
+    tuples of op names (a few ops of one family at a time: they share kernels, which then compile
+    in one process), then the first programs. Without ``everything`` the ops and items of
+    ``RARE_FAMILIES`` are left out; with it their ops come last, a family at a time."""
+    from numgrad.ops import REGISTRY
+
+    families = [family for family, _ in RARE_FAMILIES]
+    common: dict[tuple, list[str]] = {}
+    rarely: dict[tuple, list[str]] = {}
+    for op in sorted(REGISTRY):
+        family = rare(op)
+        if family is None:
+            module = REGISTRY[op].__module__.rsplit(".", 1)[-1]
+            key = (_FIRST.index(module) if module in _FIRST else len(_FIRST), module)
+            common.setdefault(key, []).append(op)
+        elif everything:
+            rarely.setdefault((families.index(family),), []).append(op)
+
+    def chunks(groups):
+        return [tuple(ops[i:i + _CHUNK]) for _, ops in sorted(groups.items())
+                for i in range(0, len(ops), _CHUNK)]
+
+    large = [(item,) for item in _LARGE if everything or rare(item) is None]
+    return large + chunks(common) + [(_PROGRAMS,)] + chunks(rarely)
+
+
+def _run_items(names) -> None:
+    """Runs the work ``names`` (op names and the extra items of ``plan``)."""
+    import numgrad
+
+    for name in names:
+        if name in _LARGE:
+            _large_and_optimiser_kernels(numgrad, np.random.default_rng(0), name.split(":")[1])
+        elif name == _PROGRAMS:
+            _first_programs(numgrad)
+        else:
+            _run_samples([name])
+
+
+_DONE = "numgrad-warmup: done"
+
+
+def _serve() -> None:
+    """A worker process: runs the items named on each line of its stdin, answering each line with
+    ``_DONE`` when it is done, until stdin closes."""
+    import sys
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _run_samples(sorted(REGISTRY)[index::parts], lambda name: print(name, flush=True))
-        if index == 0:
-            _large_and_optimiser_kernels(numgrad, np.random.default_rng(0))
-            print("large and optimiser kernels", flush=True)
+        for line in sys.stdin:
+            _run_items(line.split())
+            print(_DONE, flush=True)
 
 
-def warmup(jobs: int | None = None) -> float:
-    """Compiles every kernel: every registered op's samples forward and backward in float32 and
-    float64, then large arrays (the multi-threaded kernels) and an optimiser step. The work is
-    shared by ``jobs`` processes (one per core by default: Numba compiles holding the GIL, so
-    threads would not help), each writing to the same cache; this process then runs it all once
-    more, loading what they compiled (and compiling anything their concurrent writes to a
-    cache index lost)."""
+class _Bar:
+    """A progress bar (tqdm's where it is installed, else a line every tenth of the way)."""
+
+    def __init__(self, total: int, desc: str):
+        self.total, self.desc, self.n = total, desc, 0
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # tqdm is optional: plain lines instead of a bar
+            self.bar = None
+            print(f"{desc}: 0/{total}", flush=True)
+        else:
+            self.bar = tqdm(total=total, desc=desc, unit="op")
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+            return
+        step = max(1, self.total // 10)
+        if (self.n + n) // step > self.n // step or self.n + n == self.total:
+            print(f"{self.desc}: {self.n + n}/{self.total}", flush=True)
+        self.n += n
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _share(items, jobs: int) -> None:
+    """Runs ``items`` in ``jobs`` worker processes (Numba compiles holding the GIL, so threads
+    would not help), each writing to the same cache: each worker is handed the next item as soon
+    as it is done with its last, so the work stays balanced to the end."""
     import os
     import subprocess
     import sys
     import threading
 
-    import numgrad
-    from numgrad.ops import REGISTRY
+    env = dict(os.environ, NUMGRAD_QUIET="1")
+    code = "from numgrad._warmup import _serve; _serve()"
+    workers = [subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+               for _ in range(min(jobs, len(items)))]
+    queue, lock, failed = iter(items), threading.Lock(), []
+    bar = _Bar(sum(len(item) for item in items), f"compiling kernels ({len(workers)} processes)")
+
+    def feed(worker) -> None:
+        try:
+            while not failed:
+                with lock:
+                    item = next(queue, None)
+                if item is None:
+                    break
+                worker.stdin.write(" ".join(item) + "\n")
+                worker.stdin.flush()
+                if not any(line.strip() == _DONE for line in worker.stdout):  # (stops at _DONE)
+                    failed.append(worker)  # it exited: its traceback is on stderr
+                    break
+                with lock:
+                    bar.update(len(item))
+        except OSError:  # (a broken pipe: it exited)
+            failed.append(worker)
+        finally:
+            try:
+                worker.stdin.close()
+            except OSError:
+                pass
+
+    feeders = [threading.Thread(target=feed, args=(w,)) for w in workers]
+    for feeder in feeders:
+        feeder.start()
+    for feeder in feeders:
+        feeder.join()
+    bar.close()
+    codes = [worker.wait() for worker in workers]
+    if failed or any(codes):
+        raise RuntimeError(f"a warmup worker failed (exit codes {codes})")
+
+
+def warmup(jobs: int | None = None, everything: bool = False) -> float:
+    """Compiles the kernels of ``plan(everything)``: registered ops' samples forward and backward
+    in float32 and float64, large arrays (the multi-threaded kernels) with optimiser steps, and a
+    few first programs; ``everything`` adds the ``RARE_FAMILIES``. The work is shared by ``jobs``
+    processes (one per core by default), largest items first; this process then runs it all once
+    more, loading what they compiled (and compiling anything their concurrent writes to a cache
+    index lost). Returns the seconds it took."""
+    import os
 
     start = time.perf_counter()
+    items = plan(everything)
     jobs = max(1, jobs or min(os.cpu_count() or 1, 4))
     if jobs > 1:
-        env = dict(os.environ, NUMGRAD_QUIET="1")
-        code = "import sys; from numgrad._warmup import _part; _part(int(sys.argv[1]), int(sys.argv[2]))"
-        workers = [subprocess.Popen([sys.executable, "-c", code, str(i), str(jobs)], env=env,
-                                    stdout=subprocess.PIPE, text=True) for i in range(jobs)]
-        items = sorted(REGISTRY) + ["large and optimiser kernels"]
-        bar = iter(_progress(items, f"compiling kernels ({jobs} processes)"))
-
-        def follow(worker, lock=threading.Lock()):
-            for _ in worker.stdout:
-                with lock:
-                    next(bar, None)
-
-        readers = [threading.Thread(target=follow, args=(w,)) for w in workers]
-        for reader in readers:
-            reader.start()
-        for reader, worker in zip(readers, workers):
-            reader.join()
-            if worker.wait():
-                raise RuntimeError(f"a warmup worker failed (exit code {worker.returncode})")
-        for _ in bar:  # (closes the bar)
-            pass
+        _share(items, jobs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _run_samples(sorted(REGISTRY) if jobs > 1 else _progress(sorted(REGISTRY),
-                                                                 "compiling kernels"))
-        _large_and_optimiser_kernels(numgrad, np.random.default_rng(0))
+        bar = _Bar(sum(len(item) for item in items), "compiling kernels") if jobs == 1 else None
+        for item in items:
+            _run_items(item)
+            if bar is not None:
+                bar.update(len(item))
+        if bar is not None:
+            bar.close()
     return time.perf_counter() - start
 
 
-def _large_and_optimiser_kernels(numgrad, rng) -> None:
+def _large_and_optimiser_kernels(numgrad, rng, dtype: str = "float32") -> None:
     """The kernels the samples (all small) do not reach: the multi-threaded variants that float
     arrays of ``PARALLEL_THRESHOLD`` elements or more use (unary, binary, with a number, sum, the
-    optimisers' fused update), in float32 and float64, and the large integer sum."""
+    optimisers' fused update) in ``dtype``, and with float32 the large integer sum."""
     from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
 
     n = PARALLEL_THRESHOLD
-    for dtype in ("float32", "float64"):
-        x = numgrad.tensor(rng.uniform(-1, 1, n).astype(dtype), requires_grad=True)
-        y = numgrad.tensor(rng.uniform(-1, 1, n).astype(dtype))
-        out = (numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x) + x / y - x.relu()).sum()
-        out.backward()
-        optimiser = numgrad.optim.SGD([x], lr=0.1)
+    x = numgrad.tensor(rng.uniform(-1, 1, n).astype(dtype), requires_grad=True)
+    y = numgrad.tensor(rng.uniform(-1, 1, n).astype(dtype))
+    out = (numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x) + x / y - x.relu()).sum()
+    out.backward()
+    optimiser = numgrad.optim.SGD([x], lr=0.1)
+    optimiser.step()
+    small = numgrad.tensor(rng.uniform(-1, 1, 8).astype(dtype), requires_grad=True)
+    small.grad = numgrad.ones_like(small)
+    numgrad.optim.SGD([small], lr=0.1).step()
+    if dtype == "float32":
+        numgrad.tensor(rng.integers(-5, 5, n)).sum()
+
+
+def _first_programs(numgrad) -> None:
+    """A few steps of a first program's models in float32 (an MLP and a small CNN with
+    cross-entropy, SGD with momentum and Adam, the accuracy of their argmax; an embedding with
+    LayerNorm and GELU), for the signatures their idioms add to the samples' (integer
+    comparisons, broadcasting). The global random state is left as it was."""
+    nn, F, optim = numgrad.nn, numgrad.nn.functional, numgrad.optim
+    with numgrad.random.fork_rng():
+        x, labels = numgrad.randn(8, 1, 12, 12), numgrad.randint(0, 10, (8,))
+        cnn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                            nn.MaxPool2d(2), nn.Dropout(0.25), nn.Flatten(), nn.Linear(144, 10))
+        mlp = nn.Sequential(nn.Flatten(), nn.Linear(144, 32), nn.ReLU(), nn.Dropout(0.2),
+                            nn.Linear(32, 10))
+        for model in (mlp, cnn):
+            for optimiser in (optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+                              optim.Adam(model.parameters()), optim.AdamW(model.parameters())):
+                optimiser.zero_grad()
+                logits = model(x)
+                F.cross_entropy(logits, labels).backward()
+                optimiser.step()
+                with numgrad.no_grad():
+                    (logits.argmax(1) == labels).float().mean().item()
+                    F.softmax(logits, dim=1).max(1)
+            model.eval()
+            model(x)
+        tokens, target = numgrad.randint(0, 20, (4, 6)), numgrad.randn(4, 1)
+        embed, norm, head = nn.Embedding(20, 8), nn.LayerNorm(8), nn.Linear(8, 1)
+        optimiser = optim.Adam([*embed.parameters(), *norm.parameters(), *head.parameters()])
+        optimiser.zero_grad()
+        F.mse_loss(head(F.gelu(norm(embed(tokens))).mean(1)), target).backward()
         optimiser.step()
-        small = numgrad.tensor(rng.uniform(-1, 1, 8).astype(dtype), requires_grad=True)
-        small.grad = numgrad.ones_like(small)
-        numgrad.optim.SGD([small], lr=0.1).step()
-    numgrad.tensor(rng.integers(-5, 5, n)).sum()
 
 
 def main(argv=()) -> int:
-    jobs = None
-    if argv[:1] == ["--jobs"] and len(argv) == 2:
-        jobs = int(argv[1])
-    elif argv:
-        print("usage: python -m numgrad warmup [--jobs N]")
-        return 2
-    seconds = warmup(jobs)
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m numgrad warmup",
+        description="Compiles numgrad's CPU kernels ahead of use, so that a program's first run "
+        "does not wait for them, and prints where they are cached. By default it compiles what "
+        "PyTorch programs use most, in float32 and float64: elementwise math, reductions, "
+        "matmul, softmax/log_softmax and the losses, indexing, conv2d and 2-D pooling, "
+        "BatchNorm/LayerNorm/GroupNorm, embedding, dropout, the optimisers, and the "
+        "multi-threaded kernels of large float32 arrays. The rarely used families listed under "
+        "--all are left to compile on their first use (a second or a few each), as they would "
+        "without a warmup.")
+    parser.add_argument("--all", dest="everything", action="store_true",
+                        help="also compile the rarely used families: "
+                        + "; ".join(family for family, _ in RARE_FAMILIES))
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="compile in N processes (default: one per core, at most 4)")
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exit:  # --help, or a usage error (argparse printed which)
+        return exit.code or 0
+    seconds = warmup(args.jobs, args.everything)
     signatures = sum(len(k.signatures) for k in kernels())
     print(f"compiled or loaded {signatures} kernel signatures in {seconds:.1f} s")
+    if not args.everything:
+        print("left to compile on first use (`--all` compiles them too): "
+              + "; ".join(family for family, _ in RARE_FAMILIES))
     print("kernel cache:")
     for path in cache_locations():
         print(f"  {path}")

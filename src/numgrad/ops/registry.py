@@ -85,6 +85,7 @@ def register(op: type[Op]) -> type[Op]:
 # The CUDA kernel module once CUDA has been used in this process (set by numgrad.cuda.kernels());
 # until then every op runs on the CPU without looking at devices.
 _cuda_kernels = None
+_grad = grad_mode.state  # (one thread-local object, its flag set in place)
 
 
 def enable_device_dispatch(cuda_kernels) -> None:
@@ -128,7 +129,7 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     K = cpu_kernels if _cuda_kernels is None else kernels_for(inputs, op)
     out = op.forward(K, *arrays, **params)
     result = None
-    if grad_mode.state.enabled and op.differentiable:
+    if _grad.enabled and op.differentiable:
         for t in inputs:
             if isinstance(t, Tensor) and t._requires_grad:
                 result = _record(op, inputs, Tensor._wrap(out, True), params)
@@ -144,6 +145,7 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
 
 
 _NO_EDGE = (None, 0)
+_anomaly = anomaly_mode.state  # (one object, its flag set in place)
 
 
 def _meta(t):
@@ -161,22 +163,37 @@ def _meta(t):
 def _record(op, inputs, result, params) -> Tensor:
     cls = op.node_class
     node = cls.__new__(cls)
-    node._pre_hooks = None
-    node._retained = None
-    if len(inputs) == 2 and not isinstance(inputs[1], Tensor):  # (a tensor and a number)
-        ea, na, sa, ta = _meta(inputs[0])
-        node.next_functions = (ea, _NO_EDGE)
-        needs = node.needs_input_grad = (na, False)
-        node.input_shapes = (sa, None)
-        node.input_dtypes = (ta, None)
-    elif len(inputs) == 2:  # (most ops: unrolled)
-        ea, na, sa, ta = _meta(inputs[0])
-        eb, nb, sb, tb = _meta(inputs[1])
+    node._pre_hooks = node._retained = None
+    n = len(inputs)
+    if n == 2:  # (most ops, and a tensor with a number: ``_meta`` unrolled, for both inputs)
+        a, b = inputs
+        if isinstance(a, Tensor):
+            data = a._data
+            if a._requires_grad:
+                fn = a._grad_fn if a._base is None else a.grad_fn  # (a view's may be stale)
+                ea = (fn if fn is not None else a._grad_accumulator(), 0)
+                na = True
+            else:
+                ea, na = _NO_EDGE, False
+            sa, ta = data.shape, data.dtype
+        else:
+            ea, na, sa, ta = _NO_EDGE, False, None, None
+        if isinstance(b, Tensor):
+            data = b._data
+            if b._requires_grad:
+                fn = b._grad_fn if b._base is None else b.grad_fn
+                eb = (fn if fn is not None else b._grad_accumulator(), 0)
+                nb = True
+            else:
+                eb, nb = _NO_EDGE, False
+            sb, tb = data.shape, data.dtype
+        else:
+            eb, nb, sb, tb = _NO_EDGE, False, None, None
         node.next_functions = (ea, eb)
         needs = node.needs_input_grad = (na, nb)
         node.input_shapes = (sa, sb)
         node.input_dtypes = (ta, tb)
-    elif len(inputs) == 1:
+    elif n == 1:
         ea, na, sa, ta = _meta(inputs[0])
         node.next_functions = (ea,)
         needs = node.needs_input_grad = (na,)
@@ -195,16 +212,20 @@ def _record(op, inputs, result, params) -> Tensor:
     plan = op._save_plan
     if plan:
         # (input, the input whose gradient alone needs it or -1), see ``register``
-        saved = [None if j >= 0 and not needs[j] else
-                 SavedTensor(inputs[i], False) if isinstance(inputs[i], Tensor) else inputs[i]
-                 for i, j in plan]
+        saved = []
+        for i, j in plan:
+            if j >= 0 and not needs[j]:
+                saved.append(None)
+            else:
+                t = inputs[i]
+                saved.append(SavedTensor(t, False) if isinstance(t, Tensor) else t)
         if op.save_output:
             saved.append(SavedTensor(result, True))
         node._saved = tuple(saved)
     else:
         node._saved = (SavedTensor(result, True),) if op.save_output else ()
     node._released = False
-    if anomaly_mode.state.enabled:
+    if _anomaly.enabled:
         anomaly_mode.record(node)
     result._grad_fn = node  # (a fresh result: not a view yet, so no version to note)
     return result

@@ -14,6 +14,7 @@ SPECIAL = [1.0, -0.0, 0.1, -3.7, 1e-40, 1e-310, 3.4e38, float("inf"), float("-in
 def _bits_equal(ours, theirs):
     a, b = np.asarray(ours), np.asarray(theirs)
     assert a.dtype == b.dtype and a.shape == b.shape
+    a, b = a.reshape(-1), b.reshape(-1)
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
@@ -123,3 +124,18 @@ def test_seed_gradient_is_fresh():
         x.grad = None
         x.sum().backward()
         np.testing.assert_array_equal(x.grad.numpy(), np.ones(3))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(1,), (2, 2), (3, 7), (1, 5, 1), (999,), (5000,)])
+def test_mean_value_bits(dtype, shape):
+    # Sums exact in any order (multiples of 1/8, small), so both means are one rounded quotient.
+    rng = np.random.default_rng(6)
+    x = (rng.integers(-1000, 1000, shape) / 8).astype(dtype)
+    for data in (x, np.where(x > 50, np.inf, x), np.where(x > 50, np.nan, x)):
+        data = data.astype(dtype)
+        ours = numgrad.tensor(data).mean()
+        theirs = torch.tensor(data).mean()
+        _bits_equal(ours.numpy(), theirs.numpy())
+        _bits_equal(numgrad.tensor(data).mean(tuple(range(len(shape))), keepdim=True).numpy(),
+                    torch.tensor(data).mean(tuple(range(len(shape))), keepdim=True).numpy())

@@ -91,6 +91,7 @@ class SumDim(_Sum):
     )
 
 
+_EXACT_COUNT = 1 << 24  # (counts below it are exact in float32, as the kernel's divisor is)
 _FILL_BELOW = 4096  # (elements: a gradient of one value smaller than this is filled, as in
 #                     ops.elementwise._times; larger ones stay broadcast views, with no pass)
 
@@ -101,6 +102,14 @@ class _Mean(Op):
     def forward(K, a, *, dims, keepdim):
         total = K.sum_dims(a, dims, keepdim)
         count = _count(a.shape, dims)
+        if (type(total) is np.ndarray and total.size == 1 and 0 < count < _EXACT_COUNT
+                and (total.dtype == np.float64 or total.dtype == np.float32)
+                and active_trace() is None):
+            # One mean (of all elements, the common case): its quotient by Python's division in
+            # the sum's fresh array, the kernel's value exactly (see backward), without a
+            # second kernel call. Not while numgrad.compile traces (it reads the value).
+            total.fill(total.item() / count)
+            return total
         return K.binary(K.DIV, total, a.dtype.type(count))
 
     @staticmethod

@@ -391,6 +391,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
 
     if steps is None:
         steps = lower.plan(_Nodes(nodes), needed)
+    steps, folded = _fold(steps, needed, bound)
     # the inputs and constants the kept steps read (a segment reads its inputs' roots through
     # layouts; a call, the values themselves; a value a step makes needs nothing more)
     read, made = set(needed), set()
@@ -405,6 +406,11 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
             made.update(lower._values(step[2]))
     read_roots = {lower._root(v) for v in read if v not in bound and v not in made}
     flat: dict = {}  # constants passed to segments flat, made once
+    for v in folded:  # (values of constants alone, as the trace computed them)
+        if v in read:
+            body.line(f"v{v.index} = {body.const(v.array, 'F')}")
+            if lower._root(v) is v and v.array.flags.c_contiguous:
+                flat[v] = body.const(v.array.reshape(-1), "F")
     for v in trace.values:
         if v not in read_roots or v in bound:
             continue
@@ -440,6 +446,40 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
             body.line(call if out == ("c", None) else f"{_target(out)} = {call}")
             continue
         _emit_segment(body, step, position, steps, needed, fn, flat)
+
+
+def _fold(steps: list, needed: set, bound) -> tuple:
+    """The steps without those that compute from constants alone (an ``x.mean()``'s seed
+    gradient divided by the count, broadcast): their values are the trace's, computed by the
+    same kernels, and become constants of the program. Only values no kernel writes into and
+    that the end does not need (a constant must not escape to the caller, who could change it).
+    Returns (the steps kept, the values folded)."""
+    folded: set = set()
+
+    def constant(v) -> bool:
+        r = lower._root(v)
+        return r not in bound and (r in folded or (r.kind == "const" and not r.written))
+
+    def can_fold(outs) -> bool:
+        return all(v not in needed and lower._root(v) not in needed and not v.written
+                   and not lower._root(v).written for v in outs)
+
+    kept = []
+    for kind, step in steps:
+        if kind == "segment":
+            pure = all(name not in WRITES for name, _, _ in step.nodes)
+            outs = [v for _, _, out in step.nodes for v in lower._values(out)]
+            reads = step.inputs
+        else:
+            name, specs, out = step
+            pure = name not in WRITES and out != ("c", None)
+            outs = list(lower._values(out))
+            reads = [v for spec in specs for v in lower._values(spec)]
+        if pure and outs and all(constant(v) for v in reads) and can_fold(outs):
+            folded.update(outs)
+            continue
+        kept.append((kind, step))
+    return kept, folded
 
 
 def _leaf(data, grad):

@@ -458,6 +458,32 @@ def test_the_default_dtype_is_guarded():
     assert compiled().dtype == numgrad.float32 and compiled.traces == 2
 
 
+def _square(t):
+    return t * t
+
+
+def _cube(t):
+    return t * t * t
+
+
+_LOSS = _square
+
+
+def _uses_the_global_function():
+    return _LOSS(numgrad.full((3,), 2.0)).sum()
+
+
+def test_a_global_function_rebound_is_not_replayed():
+    global _LOSS
+    compiled = numgrad.compile(_uses_the_global_function)
+    assert compiled().item() == compiled().item() == 12.0
+    _LOSS = _cube
+    try:
+        assert compiled().item() == _uses_the_global_function().item() == 24.0
+    finally:
+        _LOSS = _square
+
+
 def test_an_optimizer_state_loaded_again_is_read_not_the_traced_one():
     w = [numgrad.tensor([1.0, -2.0], requires_grad=True) for _ in range(2)]
     opts = [numgrad.optim.SGD([p], lr=0.1, momentum=0.9) for p in w]

@@ -372,6 +372,11 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
                      f"{path}.get({key!r}, _MISSING)" if literal else None)
         elif isinstance(obj, types.MethodType):
             walk(obj.__self__, depth + 1, where, None if path is None else f"{path}.__self__")
+        elif path is not None and not isinstance(obj, (bool, int, float, str, complex,
+                                                       type(None), np.ndarray)):
+            # a function, a class, any other object the code reads (a global ``loss_fn``
+            # rebound to another function must not replay the first): the very same one
+            found["paths"].append((path, obj))
 
     def scalars(obj, where: str):
         if isinstance(obj, (bool, int, float, str, type(None), complex)):

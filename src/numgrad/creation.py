@@ -258,7 +258,10 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 def _shape(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    return tuple(int(s) for s in size)
+    for s in size:
+        if type(s) is not int:
+            return tuple(int(s) for s in size)
+    return size if type(size) is tuple else tuple(size)  # (Python ints already: as they are)
 
 
 def _float_dtype(dtype) -> np.dtype:
@@ -280,6 +283,9 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
                 data.fill(value)  # (np.full's Python layers cost more than the fill: 0.5 us)
             else:
                 data = np.full(shape, value, np_dtype)
+            if device is None and (not requires_grad or np_dtype.kind == "f"):
+                # (``_finish`` inline for the CPU outside a trace: a leaf that may require grad)
+                return Tensor._wrap(data, bool(requires_grad))
         else:  # (numgrad.compile records the fill, so that each replay makes a new array)
             K = active_trace().kernels
             data = K.empty(shape, np_dtype) if value is None else K.full(shape, value, np_dtype)

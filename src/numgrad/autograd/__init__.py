@@ -75,11 +75,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     """Computes the sum of gradients of ``tensors`` with respect to the graph's leaves and
     accumulates them into the leaves' ``.grad`` (or only into ``inputs``' if given)."""
     if (grad_tensors is None and inputs is None and type(tensors) is Tensor
-            and tensors.grad_fn is not None and tensors._data.size == 1):
-        # The common call, ``loss.backward()``: one output of a graph, seeded with 1.
-        engine.run_backward([tensors.grad_fn], [_one_like(tensors)],
-                            create_graph if retain_graph is None else retain_graph, create_graph)
-        return
+            and tensors._data.size == 1):
+        fn = tensors.grad_fn
+        if fn is not None:
+            # The common call, ``loss.backward()``: one output of a graph, seeded with 1.
+            engine.run_backward([fn], [_one_like(tensors)],
+                                create_graph if retain_graph is None else retain_graph,
+                                create_graph)
+            return
     outputs = _as_tuple(tensors)
     seeds = _seed_gradients(outputs, grad_tensors)
     if retain_graph is None:

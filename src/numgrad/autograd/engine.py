@@ -195,12 +195,18 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     buffers = {}
     # What user code holds or may hold: the seeds, whatever hooks and custom Functions were given
     # or returned (tensors and their arrays, by id; each is alive while it matters). Never adopted.
-    foreign = set()
-    for node, grad in zip(roots, grads):
-        foreign.add(id(grad))
-        foreign.add(id(grad._data))
-        buffers[node] = buffers[node] + grad if node in buffers else grad
-    ready = [n for n in dict.fromkeys(roots) if deps[n] == 0]
+    if len(roots) == 1:  # (``loss.backward()``: one root, which nothing else reaches)
+        grad = grads[0]
+        foreign = {id(grad), id(grad._data)}
+        buffers[roots[0]] = grad
+        ready = [roots[0]]
+    else:
+        foreign = set()
+        for node, grad in zip(roots, grads):
+            foreign.add(id(grad))
+            foreign.add(id(grad._data))
+            buffers[node] = buffers[node] + grad if node in buffers else grad
+        ready = [n for n in dict.fromkeys(roots) if deps[n] == 0]
     writes = []  # (tensor, gradient) pairs for .grad, applied at the end
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph

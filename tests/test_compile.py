@@ -484,6 +484,34 @@ def test_a_global_function_rebound_is_not_replayed():
         _LOSS = _square
 
 
+_SCALE = 2.0
+
+
+def _helper(t):
+    return t * _SCALE
+
+
+class _Scaled(numgrad.nn.Module):
+    def forward(self, t):
+        return _helper(t) + _SCALE
+
+
+def test_globals_read_by_a_helper_or_a_users_forward_are_guarded():
+    global _SCALE
+    x = numgrad.ones(3)
+    module = _Scaled()
+    compiled_fn = numgrad.compile(lambda: _helper(x).sum())
+    compiled_module = numgrad.compile(module)
+    assert compiled_fn().item() == compiled_fn().item() == 6.0
+    assert compiled_module(x).tolist() == compiled_module(x).tolist() == [4.0] * 3
+    _SCALE = 3.0
+    try:
+        assert compiled_fn().item() == 9.0
+        assert compiled_module(x).tolist() == module(x).tolist() == [6.0] * 3
+    finally:
+        _SCALE = 2.0
+
+
 def test_an_optimizer_state_loaded_again_is_read_not_the_traced_one():
     w = [numgrad.tensor([1.0, -2.0], requires_grad=True) for _ in range(2)]
     opts = [numgrad.optim.SGD([p], lr=0.1, momentum=0.9) for p in w]

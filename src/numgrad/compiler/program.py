@@ -213,15 +213,15 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
         g.line(f"if scalar_values[{i}]() != {g.const(_scalar(value), 's')}: return False")
     _guard_state(g, found, refs)
     g.line("return True")
-    target = getattr(fn, "__func__", fn)
+    functions = found.get("functions", [])
     namespace = dict(g.names, K=cpu_kernels, Tensor=Tensor, grad_mode=grad_mode, _view=_view,
-                     GL=getattr(target, "__globals__", {}),
+                     FG=[f.__globals__ for f in functions],
+                     FC=[f.__closure__ or () for f in functions],
                      _defaults=_dtype._DEFAULT_FOR_CATEGORY, _FLOAT=_dtype.FLOAT,
-                     CELLS=getattr(target, "__closure__", None) or (),
                      get_num_threads=get_num_threads,
                      np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,
                      _wrap_outputs=wrap_outputs,
-                     scalar_values=[_scalar_getter(fn, where) for where, _ in scalars],
+                     scalar_values=[_scalar_getter(functions, where) for where, _ in scalars],
                      structure=lambda: structure_of(found), _frozen=_freeze,
                      _MISSING=_MISSING, _attributes=_attributes)
     source = "def guard(args, kwargs):\n" + "\n".join(g.lines) + "\n"
@@ -581,21 +581,22 @@ def _freed_graph(node) -> bool:
     return False
 
 
-def _scalar_getter(fn, where: str):
-    """A function reading the Python value ``where`` (a closure or global name, or an attribute
-    chain from one: ``global cfg.scale``) now."""
-    kind, _, name = where.partition(" ")
+def _scalar_getter(functions: list, where: str):
+    """A function reading the Python value ``where`` now: ``"global K name"`` or ``"closure K
+    name"`` (a global or closure variable of ``functions[K]``), or an attribute chain from one
+    (``"global 0 cfg.scale"``)."""
+    kind, k, name = where.split(" ", 2)
     name, *attrs = name.split(".")
-    target = getattr(fn, "__func__", fn)
+    func = functions[int(k)]
     if kind == "closure":
-        index = target.__code__.co_freevars.index(name)
-        cell = target.__closure__[index]
+        cell = func.__closure__[func.__code__.co_freevars.index(name)]
         if not attrs:
             return lambda: _scalar(cell.cell_contents)
         return lambda: _scalar(_attributes(cell.cell_contents, attrs))
+    namespace = func.__globals__
     if not attrs:
-        return lambda: _scalar(target.__globals__.get(name, _MISSING))
-    return lambda: _scalar(_attributes(target.__globals__.get(name, _MISSING), attrs))
+        return lambda: _scalar(namespace.get(name, _MISSING))
+    return lambda: _scalar(_attributes(namespace.get(name, _MISSING), attrs))
 
 
 def _attributes(value, attrs):

@@ -317,7 +317,7 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
     arguments, closure, the globals its code names (and its ``__self__``), through containers,
     modules and optimizers. ``paths`` says where each tensor, module and optimizer reached
     through a global or a closure variable was found, as an expression the guard evaluates
-    (``GL.get('x', _MISSING)``, ``CELLS[0].cell_contents[1]``): a global rebound to another
+    (``FG[0].get('x', _MISSING)``, ``FC[0][1].cell_contents[1]``): a global rebound to another
     batch, a list item replaced, must not replay the old one. Every path to it is kept, not only
     the first. ``anchored``: the ids of the tensors found otherwise too (arguments, modules'
     and optimizers' tensors), which a path must still reach; the others are read through their
@@ -385,40 +385,114 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
                 isinstance(x, (bool, int, float, str, type(None))) for x in obj):
             found["scalars"].append((where, tuple(obj)))
 
-    walk(list(args), 0, "args")  # (the arguments: guarded as arguments)
-    walk(dict(kwargs), 0, "kwargs")
-    target = getattr(fn, "__func__", fn)
-    if isinstance(fn, types.MethodType):
-        walk(fn.__self__, 1, "self")
-    code = getattr(target, "__code__", None)
-    if code is not None:
-        for k, (name, cell) in enumerate(zip(code.co_freevars, target.__closure__ or ())):
+    functions: list = []  # the functions whose globals and closure variables are read
+
+    def scan(func, depth: int) -> None:
+        """The globals and closure variables ``func``'s code reads (and what they hold), and
+        then those of the user functions among them (a helper reading a global ``SCALE``): each
+        found at ``FG[k]`` / ``FC[k]``, ``func`` being ``functions[k]``."""
+        code = getattr(func, "__code__", None)
+        if code is None or depth > 3 or any(f is func for f in functions):
+            return
+        k = len(functions)
+        functions.append(func)
+        cells = dict(zip(code.co_freevars, func.__closure__ or ()))
+        for i, name in enumerate(code.co_freevars):
             try:
-                value = cell.cell_contents
+                value = cells[name].cell_contents
             except ValueError:
                 continue
-            walk(value, 1, name, f"CELLS[{k}].cell_contents")
-            scalars(value, f"closure {name}")
+            walk(value, 1, name, f"FC[{k}][{i}].cell_contents")
+            scalars(value, f"closure {k} {name}")
+            if _user_function(value):
+                scan(value, depth + 1)
         for name in sorted(_global_names(code)):
-            if name in target.__globals__:
-                value = target.__globals__[name]
+            if name in func.__globals__:
+                value = func.__globals__[name]
                 if not isinstance(value, types.ModuleType):
-                    walk(value, 1, name, f"GL.get({name!r}, _MISSING)")
-                    scalars(value, f"global {name}")
+                    walk(value, 1, name, f"FG[{k}].get({name!r}, _MISSING)")
+                    scalars(value, f"global {k} {name}")
+                    if _user_function(value):
+                        scan(value, depth + 1)
+                    elif isinstance(value, type) and _user_class(value):
+                        for attr in vars(value).values():
+                            if _user_function(attr):
+                                scan(attr, depth + 1)
         # ``cfg.scale``, ``config.LR``: a number read from an object's attribute, a global's
         # or a closure variable's, is a Python value of the trace too
-        cells = dict(zip(code.co_freevars, target.__closure__ or ()))
         for kind, name, attrs in sorted(_attribute_reads(code, top=True)):
             try:
                 value = (cells[name].cell_contents if kind == "closure"
-                         else target.__globals__[name])
+                         else func.__globals__[name])
                 for attr in attrs:
                     value = getattr(value, attr)
             except Exception:  # (a missing name or attribute, a property that raises)
                 continue
             if not isinstance(value, (Tensor, Module, Optimizer)):
-                scalars(value, f"{kind} {name}.{'.'.join(attrs)}")
+                scalars(value, f"{kind} {k} {name}.{'.'.join(attrs)}")
+
+    walk(list(args), 0, "args")  # (the arguments: guarded as arguments)
+    walk(dict(kwargs), 0, "kwargs")
+    target = getattr(fn, "__func__", fn)
+    if isinstance(fn, types.MethodType):
+        walk(fn.__self__, 1, "self")
+    scan(target, 0)
+    for value in list(args) + list(kwargs.values()):  # (a loss function passed in)
+        if _user_function(value):
+            scan(value, 1)
+    for module in list(found["modules"].values()):  # (a user's forward reading a global)
+        for cls in type(module).__mro__:
+            if _user_class(cls):
+                for attr in vars(cls).values():
+                    if _user_function(attr):
+                        scan(attr, 1)
+    found["functions"] = functions
     return found
+
+
+def _library_folders() -> tuple:
+    import os
+    import sys
+    import sysconfig
+
+    paths = {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}  # (numgrad's own)
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            paths.add(sysconfig.get_path(key))
+        except KeyError:
+            pass
+    paths.add(sys.base_prefix)
+    return tuple(os.path.abspath(p) + os.sep for p in paths if p)
+
+
+_LIBRARIES = None
+
+
+def _user_code(filename: str) -> bool:
+    """Whether code from ``filename`` is the user's (a script, a notebook cell, a package being
+    developed), not numgrad's, the standard library's or an installed package's."""
+    import os
+
+    global _LIBRARIES
+    if _LIBRARIES is None:
+        _LIBRARIES = _library_folders()
+    if filename.startswith("<") and not filename.startswith(("<ipython-input", "<stdin>",
+                                                             "<string>")):
+        return False  # (<frozen ...>, generated code)
+    path = os.path.abspath(filename)
+    return not path.startswith(_LIBRARIES) and "site-packages" not in path
+
+
+def _user_function(value) -> bool:
+    return isinstance(value, types.FunctionType) and _user_code(value.__code__.co_filename)
+
+
+def _user_class(cls) -> bool:
+    module = __import__("sys").modules.get(getattr(cls, "__module__", ""), None)
+    filename = getattr(module, "__file__", None)
+    if filename is None:  # (a notebook's or a script's __main__ without a file)
+        return getattr(cls, "__module__", "") == "__main__"
+    return _user_code(filename)
 
 
 def argument_attribute_reads(fn) -> set:

@@ -56,7 +56,7 @@ def _discover(roots):
             for s in node._saved:
                 if type(s) is SavedTensor and s.counter.value != s.version:
                     _check_saved(node)
-        else:
+        elif type(node) is not AccumulateGrad:  # (a leaf's node saves nothing)
             try:
                 node.check_saved()
             except Exception:
@@ -282,7 +282,8 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                 g = in_grads[i]
                 if g is not None:
                     data = g._data
-                    if shapes is not None and (data.shape != shapes[i] or data.dtype != dtypes[i]):
+                    if shapes is not None and (data.shape != shapes[i] or (
+                            data.dtype is not dtypes[i] and data.dtype != dtypes[i])):
                         g = _fit(node, i, g, shapes[i], dtypes[i])
                     if child._num_outputs != 1:
                         _buffer_output(buffers, child, nr, g)

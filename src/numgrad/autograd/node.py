@@ -187,9 +187,19 @@ class OpNode(Node):
     def saved_tensors(self) -> tuple:
         if self._released:
             raise RuntimeError(_FREED)
+        saved = self._saved
+        if len(saved) == 2:  # (most binary ops: unrolled, without the comprehension's frame)
+            a, b = saved
+            if type(a) is SavedTensor:
+                a = a.tensor if a.tensor is not None and a.counter.value == a.version else \
+                    a.unpack(self)
+            if type(b) is SavedTensor:
+                b = b.tensor if b.tensor is not None and b.counter.value == b.version else \
+                    b.unpack(self)
+            return a, b
         # (an input saved and not written since, the common case, without the call)
         return tuple([(s.tensor if s.tensor is not None and s.counter.value == s.version
-                       else s.unpack(self)) if type(s) is SavedTensor else s for s in self._saved])
+                       else s.unpack(self)) if type(s) is SavedTensor else s for s in saved])
 
     def release(self) -> None:
         if self._saved:

@@ -128,20 +128,24 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     may hold non-tensor constants."""
     K = cpu_kernels if _cuda_kernels is None else kernels_for(inputs, op)
     out = op.forward(K, *arrays, **params)
-    result = None
     if _grad.enabled and op.differentiable:
         for t in inputs:
             if isinstance(t, Tensor) and t._requires_grad:
                 result = _record(op, inputs, Tensor._wrap(out, True), params)
-                break
-    if result is None:
-        result = Tensor._wrap(out)
+                if op.is_view:
+                    _view_of(result, inputs[0])
+                return result
+    result = Tensor._wrap(out)
     if op.is_view:
-        base = inputs[0]
-        counter = result._version_counter = base._version_counter
-        result._base = base if base._base is None else base._base
-        result._view_version = counter.value  # (its history is current as of this version)
+        _view_of(result, inputs[0])
     return result
+
+
+def _view_of(result: Tensor, base: Tensor) -> None:
+    """Makes ``result`` a view of ``base``: its root base, storage and version counter."""
+    counter = result._version_counter = base._version_counter
+    result._base = base if base._base is None else base._base
+    result._view_version = counter.value  # (its history is current as of this version)
 
 
 _NO_EDGE = (None, 0)
@@ -171,7 +175,12 @@ def _record(op, inputs, result, params) -> Tensor:
             data = a._data
             if a._requires_grad:
                 fn = a._grad_fn if a._base is None else a.grad_fn  # (a view's may be stale)
-                ea = (fn if fn is not None else a._grad_accumulator(), 0)
+                if fn is None:  # (a leaf: its live node, else a new one)
+                    ref = a._accumulator
+                    fn = ref() if ref is not None else None
+                    if fn is None:
+                        fn = a._grad_accumulator()
+                ea = (fn, 0)
                 na = True
             else:
                 ea, na = _NO_EDGE, False
@@ -182,7 +191,12 @@ def _record(op, inputs, result, params) -> Tensor:
             data = b._data
             if b._requires_grad:
                 fn = b._grad_fn if b._base is None else b.grad_fn
-                eb = (fn if fn is not None else b._grad_accumulator(), 0)
+                if fn is None:  # (a leaf: its live node, else a new one)
+                    ref = b._accumulator
+                    fn = ref() if ref is not None else None
+                    if fn is None:
+                        fn = b._grad_accumulator()
+                eb = (fn, 0)
                 nb = True
             else:
                 eb, nb = _NO_EDGE, False

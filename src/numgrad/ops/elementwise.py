@@ -624,6 +624,10 @@ def where(condition: Tensor, input, other) -> Tensor:
 
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, with broadcasting."""
+    if (type(other) is float or type(other) is int) and alpha == 1 and isinstance(input, Tensor):
+        data = input._data  # (x + 0.5: binary_operands' first case, without its call)
+        if data.dtype.kind == "f":
+            return apply(Add, (input, other), (data, data.dtype.type(other)))
     if alpha != 1:
         other = other * alpha
     a, b = binary_operands(input, other)
@@ -674,6 +678,10 @@ def mul(input, other) -> Tensor:
     """``input * other``, with broadcasting."""
     if not isinstance(input, Tensor):
         input, other = other, input
+    elif type(other) is float or type(other) is int:
+        data = input._data  # (x * 0.5: binary_operands' first case, without its call)
+        if data.dtype.kind == "f":
+            return apply(Mul, (input, other), (data, data.dtype.type(other)))
     a, b = binary_operands(input, other)
     return apply(Mul, (input, other), (a, b))
 

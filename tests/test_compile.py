@@ -50,6 +50,10 @@ def dispatches(compiled, *args) -> dict:
     segments = {k: v for k, v in namespace.items() if k.startswith("SEG")}
     for k, v in segments.items():
         namespace[k] = _segment_counter(v, counts)
+    programs = {k: v for k, v in namespace.items() if k.startswith("PROG")}
+    for k, v in programs.items():  # (a whole replay in one Numba call: its GEMMs counted apart)
+        namespace[k] = _segment_counter(v, counts, _gemm_calls(v))
+    segments.update(programs)
 
     def apply(*a, **k):
         counts["registry"] += 1
@@ -69,11 +73,25 @@ def guard_holds(entry, args) -> bool:
     return entry[0](args, {})
 
 
-def _segment_counter(segment, counts):
+def _segment_counter(segment, counts, gemms=0):
     def counted(*args):
         counts["numba"] += 1
+        counts["blas"] += gemms
         return segment(*args)
     return counted
+
+
+def _gemm_calls(program) -> int:
+    """The GEMM calls in a whole-replay program's source (``compiler/whole.py``)."""
+    import inspect
+    import sys
+
+    from numgrad.kernels.cpu import blas
+
+    module = sys.modules[program.py_func.__module__]
+    names = [n for n, f in vars(module).items() if f is blas.sgemm or f is blas.dgemm]
+    source = inspect.getsource(program.py_func)
+    return sum(source.count(f"{n}(") for n in names)
 
 
 def seed():
@@ -181,8 +199,53 @@ def test_an_mlp_step_with_sgd_replays_in_ten_numba_calls_at_most():
         if compile_it:
             counts = dispatches(run)
             assert counts["numba"] <= 10 and counts["blas"] == 5 and counts["registry"] == 0
+            # the whole step is one Numba function (compiler/whole.py), its products inside
+            assert counts["numba"] == 1, counts
     for a, b in zip(*states):
         np.testing.assert_array_equal(a, b)
+    # a target out of range: eager's IndexError, and no parameter updated
+    target[3] = 10
+    before = [p.detach().numpy().copy() for p in model.parameters()]
+    with pytest.raises(IndexError) as compiled_error:
+        run()
+    with pytest.raises(IndexError) as eager_error:
+        step()
+    assert str(compiled_error.value) == str(eager_error.value)
+    for p, b in zip(model.parameters(), before):
+        np.testing.assert_array_equal(p.detach().numpy(), b)
+
+
+def test_a_whole_program_numba_cannot_compile_runs_its_steps_one_by_one():
+    from numba.core.errors import TypingError
+
+    rng = np.random.default_rng(2)
+    x = numgrad.tensor(rng.standard_normal((8, 20)))
+    models = [_mlp(dtype=numgrad.float64) for _ in range(2)]
+    opts = [numgrad.optim.SGD(m.parameters(), lr=0.1) for m in models]
+
+    def step(model, opt):
+        def run():
+            opt.zero_grad()
+            model(x).square().mean().backward()
+            opt.step()
+        return run
+
+    eager, compiled = step(models[0], opts[0]), numgrad.compile(step(models[1], opts[1]))
+    for _ in range(3):
+        eager(), compiled()
+    namespace = compiled._entries[-1][1].__globals__
+    (name,) = [k for k in namespace if k.startswith("PROG")]
+
+    def fails(*args):
+        raise TypingError("cannot type this")
+
+    namespace[name] = fails
+    for _ in range(2):
+        eager(), compiled()
+    (flag,) = [v for k, v in namespace.items() if k.startswith("WHOLE")]
+    assert flag == [False]
+    for a, b in zip(models[0].parameters(), models[1].parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 @pytest.mark.parametrize("optimizer", ["adam", "sgd-momentum"])

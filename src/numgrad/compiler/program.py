@@ -27,6 +27,7 @@ from ..tensor import Tensor
 from . import lower
 from .aot import wrap_outputs
 from .traced import TracedArray, plain
+from .whole import Unsupported, WholeProgram
 from .tracer import (MEMBERS, WRITES, _freeze, argument_attribute_reads, module_members,
                      module_settings, structure_of)
 
@@ -432,20 +433,80 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
                 flat[v] = body.const(v.source.reshape(-1))
             else:
                 body.line(f"v{v.index} = {name}")
+    driver = _Emitter()  # (the steps one by one, from Python)
+    driver.names = body.names
+    fixed = set(folded) | {v for v in trace.values if v.kind == "const" and not v.written}
+    whole = WholeProgram(fixed) if whole_programs and len(steps) >= 3 else None
     for position, (kind, step) in enumerate(steps):
         if kind in ("call", "view"):
             name, specs, out = step
             if name == "view":
                 root, offset, shape, strides, writeable = (expr_of(s) for s in specs)
-                body.line(f"{expr_of(out)} = _view({root}, {offset}, {shape}, {strides}, "
-                          f"{writeable})")
+                driver.line(f"{expr_of(out)} = _view({root}, {offset}, {shape}, {strides}, "
+                            f"{writeable})")
+                whole = None  # (a strided view: the driver's)
                 continue
             positional = [expr_of(s) for s in specs if s[0] != "kw"]
             keywords = [f"{s[1]}={expr_of(s[2])}" for s in specs if s[0] == "kw"]
             call = f"K.{name}({', '.join(positional + keywords)})"
-            body.line(call if out == ("c", None) else f"{_target(out)} = {call}")
+            driver.line(call if out == ("c", None) else f"{_target(out)} = {call}")
+            if whole is not None:
+                try:
+                    whole.call(name, specs, out)
+                except Unsupported:
+                    whole = None
             continue
-        _emit_segment(body, step, position, steps, needed, fn, flat)
+        parts = _emit_segment(driver, step, position, steps, needed, fn, flat)
+        if whole is not None:
+            try:
+                whole.segment(*parts)
+            except Unsupported:
+                whole = None
+    if whole is None:
+        body.lines.extend(driver.lines)
+        return
+    _emit_whole(body, driver, whole, needed, fn)
+
+
+whole_programs = True  # (False: every replay calls its steps one by one, from Python)
+
+
+def _emit_whole(body: _Emitter, driver: _Emitter, whole, needed: set, fn) -> None:
+    """The replay's call of its steps as one Numba function (``whole.py``); where the function
+    checks indices first, the steps one by one when a check fails (they raise eager's error)."""
+    import importlib
+
+    from ..kernels import codegen
+    from ..kernels.cpu._cache import light_cache
+
+    outs = sorted((v for v in needed if v in whole.made), key=lambda v: v.index)
+    text = whole.source(outs, "program")
+    module = codegen.load_text(f"whole_{getattr(fn, '__name__', 'fn')}"[:40], text)
+    light_cache(module)
+    program = body.const(module.program, "PROG")
+    body.names.update(whole.constants)
+    for key, (module_name, name) in whole.python.items():
+        body.names[key] = getattr(importlib.import_module(module_name), name)
+    targets = ", ".join(f"v{v.index}" for v in outs)
+    call = f"({targets}{',' if outs else ''}) = {program}({', '.join(whole.call_args())})"
+    # (where Numba cannot compile the program for these arguments, which it finds at the first
+    # call, before anything ran: the steps one by one, from then on)
+    on = body.const([True], "WHOLE")
+    body.line(f"if {' and '.join([f'{on}[0]'] + whole.prechecks)}:")
+    body.line("try:", 2)
+    body.line(call, 3)
+    body.line("except _NumbaError:", 2)
+    body.line(f"{on}[0] = False", 3)
+    body.lines.extend("        " + line for line in driver.lines)
+    body.line("else:")
+    body.lines.extend("    " + line for line in driver.lines)
+    body.names["_NumbaError"] = _numba_error()
+
+
+def _numba_error():
+    from numba.core.errors import NumbaError
+
+    return NumbaError
 
 
 def _fold(steps: list, needed: set, bound) -> tuple:
@@ -662,14 +723,14 @@ def _emit_segment(body: _Emitter, segment, position: int, steps: list, needed: s
     module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text)
     light_cache(module)
     name = body.const(getattr(module, function), "SEG")
-    args = [flat[v] if v in flat else f"v{v.index}" if v.array.ndim == 1 else
-            f"v{v.index}.reshape(-1)" for v in segment.inputs]
-    args += [body.const(numbers, "k") for numbers in constants]
-    if parallel:
-        args.append("get_num_threads()")
+    inputs = [flat[v] if v in flat else f"v{v.index}" if v.array.ndim == 1 else
+              f"v{v.index}.reshape(-1)" for v in segment.inputs]
+    consts = [body.const(numbers, "k") for numbers in constants]
+    args = inputs + consts + (["get_num_threads()"] if parallel else [])
     outs = [f"o{v.index}" for v in segment.outputs]
     body.line(f"({', '.join(outs)}{',' if outs else ''}) = {name}({', '.join(args)})")
     for v in segment.outputs:
         body.line(f"v{v.index} = o{v.index}" if v.array.ndim == 1 else
                   f"v{v.index} = o{v.index}.reshape({tuple(v.array.shape)!r})")
+    return module, function, inputs, segment.outputs, parallel, segment.inputs, consts
 

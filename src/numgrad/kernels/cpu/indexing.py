@@ -192,6 +192,20 @@ def _scatter_add_1or2(out, i0, n0, i1, n1, two, inner, values, step):
     return -1
 
 
+@njit(cache=True)
+def _rows_in_bounds(i0, n0, i1, n1, two):
+    """Whether every index of a row scatter (``_scatter_add_1or2``'s) is in range."""
+    for i in range(i0.size):
+        j = i0[i]
+        if j < -n0 or j >= n0:
+            return False
+        if two:
+            j = i1[i]
+            if j < -n1 or j >= n1:
+                return False
+    return True
+
+
 __all__ = ["index_add_flat", "index", "index_put"]
 
 

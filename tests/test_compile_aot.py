@@ -139,3 +139,32 @@ def test_a_leaf_made_inside_and_fullgraph():
     assert out.grad_fn.name() == "SumBackward0"
     with pytest.raises(GraphBreak, match="leaf made in the function"):
         numgrad.compile(f, fullgraph=True)(x)
+
+
+def test_batchnorm_running_statistics_through_a_compiled_module():
+    """BatchNorm in training mode, backward and Adam outside: the forward replay updates the
+    running statistics and the batch count as eager does, step after step, and eval() then
+    replays with them."""
+    def make():
+        numgrad.manual_seed(1)
+        return nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(),
+                             nn.Linear(6, 2)).double()
+
+    eager, model = make(), make()
+    compiled = numgrad.compile(model)
+    opts = [numgrad.optim.Adam(m.parameters(), lr=0.05) for m in (eager, model)]
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        x = numgrad.tensor(rng.standard_normal((8, 4)))
+        for m, opt in zip((eager, compiled), opts):
+            opt.zero_grad()
+            m(x).square().mean().backward()
+            opt.step()
+    for (name, a), b in zip(eager.state_dict().items(), model.state_dict().values()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12, atol=1e-15, err_msg=name)
+    assert int(model[1].num_batches_tracked) == 5
+    assert compiled._compiled_forward.traces <= 2  # (the later steps replayed)
+    eager.eval(), model.eval()
+    x = numgrad.tensor(rng.standard_normal((3, 4)))
+    with numgrad.no_grad():
+        np.testing.assert_allclose(compiled(x).numpy(), eager(x).numpy(), rtol=1e-12)

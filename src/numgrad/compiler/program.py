@@ -27,9 +27,16 @@ from ..tensor import Tensor
 from . import lower
 from .aot import wrap_outputs
 from .traced import TracedArray, plain
+from .tracer import (
+    MEMBERS,
+    WRITES,
+    _freeze,
+    argument_attribute_reads,
+    module_members,
+    module_settings,
+    structure_of,
+)
 from .whole import Unsupported, WholeProgram
-from .tracer import (MEMBERS, WRITES, _freeze, argument_attribute_reads, module_members,
-                     module_settings, structure_of)
 
 
 class NotReplayable(Exception):
@@ -82,7 +89,7 @@ def _tensor_check(e: _Emitter, expr: str, t: Tensor, indent: int = 1) -> None:
         gd = g._data
         gt = e.const(gd.dtype, "dt")
         e.line("g = t._grad", indent)
-        e.line(f"if g is None or type(g._data) is not ndarray: return False", indent)
+        e.line("if g is None or type(g._data) is not ndarray: return False", indent)
         e.line("d = g._data", indent)
         e.line(f"if d.shape != {tuple(gd.shape)!r} or d.strides != {tuple(gd.strides)!r} or "
                f"(d.dtype is not {gt} and d.dtype != {gt}): return False", indent)

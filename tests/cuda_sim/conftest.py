@@ -5,8 +5,45 @@ tests/test_cuda.py checks that each is in the signature catalogue that the compi
 import collections
 import json
 import os
+import sys
+import threading
+import traceback
 
 import pytest
+
+
+def _lock_shared_array_allocation():
+    """numba-cuda 0.30.4's simulator creates a block's ``cuda.shared.array`` the first time one of
+    its threads (each a Python thread) reaches the line: ``get`` from a dict, ``np.empty``, store.
+    A thread preempted between the two (GIL switch) and the threads that ran meanwhile each make
+    an array of their own, so their writes to "shared" memory are lost to the others: a tiled
+    GEMM then reads uninitialised tile entries (seen once in CI as a wrong SVD gradient). This is
+    the same method with the look-up and the store under one lock; the caller is still the frame
+    that called ``cuda.shared.array``, and ``np`` is still the simulator module's, so
+    test_simulator_shared.py can force the preemption."""
+    from numba.cuda.simulator import kernelapi
+
+    original = kernelapi.FakeCUDAShared.array
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:  # (dynamic shared memory, errors: unchanged)
+            return original(self, shape, dtype, alignment)
+        if isinstance(dtype, kernelapi.types.Type):
+            dtype = kernelapi.numpy_support.as_dtype(dtype)
+        caller = traceback.extract_stack(sys._getframe())[-2][0:2]
+        with lock:
+            res = self._allocations.get(caller)
+            if res is None:
+                res = self._allocations[caller] = kernelapi.np.empty(shape, dtype)
+        return res
+
+    array.numgrad_locked = True
+    kernelapi.FakeCUDAShared.array = array
+
+
+if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    _lock_shared_array_allocation()
 
 _LAUNCHES: dict = collections.defaultdict(set)
 

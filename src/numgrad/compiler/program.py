@@ -145,9 +145,9 @@ def _guard_state(g: _Emitter, found, refs: dict) -> None:
         g.line(f"m = {g.const(weakref.ref(module), 'M')}()")
         g.line("if m is None: return False")
         g.line("d = m.__dict__")  # (no attribute added or removed, the plain ones unchanged)
-        hooked = bool(vars(module).get("_forward_hooks") or vars(module).get("_forward_pre_hooks"))
-        g.line(f"if {'not ' if hooked else ''}(d.get('_forward_hooks') or "
-               "d.get('_forward_pre_hooks')): return False")  # (their Python runs eagerly)
+        hooked = any(vars(module).get(k) for k in _MODULE_HOOKS)
+        any_hook = " or ".join(f"d.get({k!r})" for k in _MODULE_HOOKS)
+        g.line(f"if {'not ' if hooked else ''}({any_hook}): return False")  # (run eagerly)
         g.line(f"if len(d) != {len(vars(module))} or ({reads}) != "
                f"{g.const(tuple(v for _, v in settings), 'W')}: return False")
         empty = []
@@ -677,6 +677,7 @@ def _attributes(value, attrs):
 
 
 _MISSING = object()
+_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
 def _scalar(value):

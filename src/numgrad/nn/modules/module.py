@@ -80,7 +80,8 @@ class Module:
     def __call__(self, *args, **kwargs):
         d = self.__dict__
         compiled = d.get("_compiled_call")
-        if "_forward_hooks" in d or "_forward_pre_hooks" in d:
+        if ("_forward_hooks" in d or "_forward_pre_hooks" in d or "_backward_hooks" in d
+                or "_backward_pre_hooks" in d):
             return self._call_with_hooks(compiled, args, kwargs)
         if compiled is not None:
             return compiled(*args, **kwargs)
@@ -102,6 +103,20 @@ class Module:
         ``always_call``: called also when ``forward`` raises (with ``output`` None), before the
         error propagates."""
         return self._add_hook("_forward_hooks", hook, prepend, with_kwargs, always_call)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False):
+        """Registers ``hook(module, grad_input, grad_output)``, called when the gradients of
+        this module's tensor arguments have been computed (``grad_input``: one per positional
+        argument, None where it is not a tensor or gets no gradient; ``grad_output``: one per
+        output). It may return a new ``grad_input``. Returns a handle whose ``remove()``
+        unregisters it."""
+        return self._add_hook("_backward_hooks", hook, prepend, False, False)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False):
+        """Registers ``hook(module, grad_output)``, called when the gradients of this module's
+        outputs have been computed, before those of its inputs; it may return a new
+        ``grad_output``. Returns a handle whose ``remove()`` unregisters it."""
+        return self._add_hook("_backward_pre_hooks", hook, prepend, False, False)
 
     def _add_hook(self, kind: str, hook, prepend: bool, with_kwargs: bool, always_call: bool):
         from ...utils.hooks import RemovableHandle
@@ -125,8 +140,11 @@ class Module:
 
         d = self.__dict__
         pre, post = d.get("_forward_pre_hooks") or {}, d.get("_forward_hooks") or {}
+        backward, backward_pre = d.get("_backward_hooks") or {}, d.get("_backward_pre_hooks") or {}
         if pre or post:
             graph_break("a module's forward hook (Python code that runs at each call)")
+        if backward or backward_pre:
+            graph_break("a module's backward hook (Python code that runs in the backward)")
         flags = d.get("_forward_pre_hooks_flags", {})
         for key, hook in list(pre.items()):
             if flags[key][0]:
@@ -140,6 +158,12 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        bw_hook = None
+        if backward or backward_pre:
+            from ...utils.hooks import BackwardHook
+
+            bw_hook = BackwardHook(self, list(backward.values()), list(backward_pre.values()))
+            args = bw_hook.setup_input_hook(args)
         flags = d.get("_forward_hooks_flags", {})
         try:
             out = compiled(*args, **kwargs) if compiled is not None else \
@@ -157,6 +181,8 @@ class Module:
             result = hook(self, args, kwargs, out) if flags[key][0] else hook(self, args, out)
             if result is not None:
                 out = result
+        if bw_hook is not None:
+            out = bw_hook.setup_output_hook(out)
         return out
 
     def compile(self, *args, **kwargs) -> None:

@@ -196,3 +196,33 @@ def test_writing_an_input_backward_does_not_need_is_allowed_as_in_pytorch(case, 
         except RuntimeError as e:
             results.append(("error", "modified by an inplace operation" in str(e)))
     assert results[0] == results[1]
+
+
+# In-place ops whose input shares memory with the written tensor: PyTorch refuses a partial
+# overlap (the result would depend on the order of the writes) and allows the same elements.
+OVERLAPS = {
+    "copy_ shifted": lambda m, a: a[1:].copy_(a[:-1]),
+    "add_ shifted": lambda m, a: a[1:].add_(a[:-1]),
+    "sub_ alpha shifted, no grad": lambda m, a: a.detach()[1:].sub_(a.detach()[:-1], alpha=2),
+    "mul_ transposed": lambda m, a: a[:4].view(2, 2).mul_(a[:4].view(2, 2).t()),
+    "add_ itself": lambda m, a: a.add_(a),
+    "copy_ itself, another view": lambda m, a: a.view(2, 3).copy_(a.view(2, 3)),
+    "mul_ disjoint halves": lambda m, a: a[:3].mul_(a[3:]),
+    "add_ interleaved strides": lambda m, a: a[::2].add_(a[1::2]),
+    "copy_ flipped (a copy)": lambda m, a: a.copy_(a.flip(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(OVERLAPS))
+def test_inplace_overlap_errors_match_pytorch(name):
+    results = []
+    for m in (numgrad, torch):
+        a = m.arange(6.0, requires_grad=True) * 1
+        before = a.detach().clone()
+        try:
+            OVERLAPS[name](m, a)
+            results.append(("ok", a.detach().numpy().tolist()))
+        except RuntimeError as e:
+            assert (a.detach() == before).all()  # (refused before anything was written)
+            results.append(("error", str(e)))
+    assert results[0] == results[1]

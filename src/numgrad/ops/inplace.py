@@ -21,12 +21,55 @@ _OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
 )
+_PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+    "a single memory location. Please clone() the tensor before performing the operation."
+)
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
-
-
 _VIEW_OF_LEAF = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+
+
+def _dense(a) -> bool:
+    """Whether ``a``'s elements fill a span of memory once each, in some order of its dimensions
+    (PyTorch's ``is_non_overlapping_and_dense``)."""
+    expected = a.itemsize
+    dims = sorted((abs(st), n) for n, st in zip(a.shape, a.strides) if n != 1)
+    for stride, n in dims:
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _check_partial_overlap(t: Tensor, other) -> None:
+    """PyTorch's refusal of an in-place op whose input shares only part of the written tensor's
+    memory (``a[1:].add_(a[:-1])``): the result would depend on the order of the writes. As
+    ``at::assert_no_partial_overlap``: the same memory with the same strides is allowed
+    (``a.add_(a)``), and views that are not dense (``a[::2]``) are not judged."""
+    if not isinstance(other, Tensor):
+        return
+    a, b = t._data, other._data
+    if a is b or not a.size or not b.size:
+        return
+    K = kernels_of(a)
+    if type(b) is not type(a) or not K.may_share_memory(a, b) or not _dense(a) or not _dense(b):
+        return
+    a0, b0 = _span(K, a), _span(K, b)
+    if a0 == b0:
+        if a.strides == b.strides:
+            return  # (the same elements: as ``a.add_(a)``)
+        raise RuntimeError(_PARTIAL_OVERLAP)
+    if a0[0] < b0[1] and b0[0] < a0[1]:
+        raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def _span(K, a) -> tuple:
+    """(first, last + 1) byte addresses of a dense array's elements."""
+    low = K.address(a) + sum(st * (n - 1) for n, st in zip(a.shape, a.strides) if st < 0)
+    return low, low + a.size * a.itemsize
+
 
 
 def _requires_grad(x) -> bool:
@@ -55,6 +98,8 @@ def _write(t: Tensor, fn, *args, saves_self: bool = True, **kwargs) -> Tensor:
     base) gets a history read off the base's new one on next use (``indexing.regenerate_view``).
     """
     _check_leaf(t)
+    for a in args:
+        _check_partial_overlap(t, a)
     tracked = grad_mode.state.enabled and (
         t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
         or (t._base is not None and t._base._requires_grad)

@@ -139,3 +139,26 @@ def test_mean_value_bits(dtype, shape):
         _bits_equal(ours.numpy(), theirs.numpy())
         _bits_equal(numgrad.tensor(data).mean(tuple(range(len(shape))), keepdim=True).numpy(),
                     torch.tensor(data).mean(tuple(range(len(shape))), keepdim=True).numpy())
+
+
+
+def test_index_tensors_key_is_the_general_walks(monkeypatch):
+    # ``x[i, j]`` with int64 index tensors of one shape takes a short parse; its key must be the
+    # one the general walk makes, and other indexes must not take it.
+    from numgrad.ops import indexing
+
+    rows, cols = numgrad.arange(4), numgrad.tensor([2, 0, 1, 2])
+    short = [(rows, cols), (rows,), (rows.reshape(2, 2), cols.reshape(2, 2))]
+    fast = [indexing.parse_index(c, (4, 3)) for c in short]
+    monkeypatch.setattr(indexing, "_index_tensors_key", lambda index: None)
+    for f, c in zip(fast, short):
+        s = indexing.parse_index(c, (4, 3))  # (the general walk)
+        assert f.basic == s.basic and (f.first, f.last, f.mask) == (s.first, s.last, s.mask)
+        assert len(f.adv) == len(s.adv) and all(a is b for a, b in zip(f.adv, s.adv))
+    monkeypatch.undo()
+    for c in [(rows, cols[:3]), (rows.int(), cols), (rows, 1), (rows > 1,)]:
+        assert indexing._index_tensors_key(c) is None  # (two shapes, int32, an int, a mask)
+    for m in (numgrad, torch):  # (and the gradient: repeated rows add up)
+        x = m.arange(12.0, requires_grad=True)
+        x.reshape(4, 3)[m.tensor([0, 3, 0]), m.tensor([2, 1, 2])].sum().backward()
+        assert x.grad.tolist() == [0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0]

@@ -92,15 +92,30 @@ class SavedTensor:
         )
 
     def unpack(self, node):
-        self.check_version(node)
+        if self.counter.value != self.version:
+            self.check_version(node)
         if self.tensor is not None:
             return self.tensor
-        from ..tensor import Tensor
-
-        out = Tensor._wrap(self.data, self.requires_grad)
-        out.grad_fn = node if self.requires_grad else None
+        # A saved output, rebuilt (``Tensor._wrap`` inline, with the saved counter and the node:
+        # this runs in the backward of every op that saves its output, relu, tanh, exp ...).
+        out = _new_tensor()
+        out._data = self.data
+        out._requires_grad = requires_grad = self.requires_grad
+        out._grad_fn = node if requires_grad else None
+        out._grad = out._hooks = out._accumulator = out._base = None
         out._version_counter = self.counter
         return out
+
+
+def _new_tensor():
+    """A bare ``Tensor`` (its slots unset), for ``SavedTensor.unpack``."""
+    global _new_tensor
+    from ..tensor import Tensor
+
+    def _new_tensor(new=object.__new__, cls=Tensor):
+        return new(cls)
+
+    return _new_tensor()
 
 
 class Node:

@@ -548,6 +548,11 @@ class Where(Op):
 # Fused backward formulas: one pass over memory instead of three. Each is an op in its own right,
 # with its own derivative, so that second derivatives of tanh, sigmoid and relu work.
 def _fused_backward(op, grad, out):
+    g, y = grad._data, out._data
+    if not grad_mode.state.enabled and g.dtype == y.dtype and g.shape == y.shape:
+        # (a plain backward, no graph recorded: what ``apply`` would run, without the operand
+        # promotion and the recording checks, as ``_times`` does)
+        return Tensor._wrap(op.forward(kernels_for((grad, out), op), g, y))
     g, y = binary_operands(grad, out)
     return apply(op, (grad, out), (g, y))
 

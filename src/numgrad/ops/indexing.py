@@ -148,6 +148,22 @@ def _classify(obj, cuda: bool = False):
     raise IndexError(_NOT_AN_INDEX.format(type(obj).__name__))
 
 
+def _index_tensors_key(index: tuple):
+    """The key of ``x[i, j]`` where every item is a host int64 index tensor, all of one shape of
+    one dimension or more (a loss's ``logp[rows, target]``): what the general walk gives, without
+    it. None for any other index."""
+    arrays = []
+    for obj in index:
+        if type(obj) is not Tensor:
+            return None
+        a = obj._data
+        if type(a) is not np.ndarray or a.dtype != np.int64 or not a.ndim or (
+                arrays and a.shape != arrays[0].shape):
+            return None
+        arrays.append(a)
+    return Key((slice(None),) * len(arrays), tuple(arrays))
+
+
 def _sequence_is_tuple(seq: list) -> bool:
     """PyTorch's (NumPy's old) rule: a list holding a tensor, sequence, slice, ``...`` or None
     indexes several dimensions, as a tuple would; otherwise it is one index tensor."""
@@ -164,6 +180,10 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
     CUDA tensor (``cuda``) the key's index arrays are device int64 arrays (``_to_device``)."""
     if type(index) is int and shape and -shape[0] <= index < shape[0]:
         return Key((index,), None, SELECT, SELECT)  # the common x[i], without the general walk
+    if type(index) is tuple and not cuda and 0 < len(index) <= len(shape):
+        key = _index_tensors_key(index)
+        if key is not None:
+            return key
     single = not isinstance(index, tuple)
     if single and isinstance(index, list) and _sequence_is_tuple(index):
         warnings.warn(_TUPLE_SEQUENCE, UserWarning, stacklevel=3)

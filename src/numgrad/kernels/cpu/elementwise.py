@@ -55,17 +55,18 @@ _LOADED: dict = {}
 
 def unary(op: int, x: np.ndarray) -> np.ndarray:
     """``op`` applied to every element of ``x``; the result is a new C-contiguous array."""
-    kernels = _LOADED.get((op, x.dtype, True)) or _kernels(op, x.dtype, True)
+    dt = x.dtype
+    kernels = _LOADED.get((op, dt, True)) or _kernels(op, dt, True)
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
     n = x.size
-    out = np.empty(n, x.dtype)
+    out = np.empty(n, dt)
     flat = x if x.ndim == 1 else x.reshape(-1)
-    if n < PARALLEL_THRESHOLD or not _threaded(x.dtype, x.dtype):
+    if n < PARALLEL_THRESHOLD or not _threaded(dt, dt):
         kernels.map_1d(flat, out)
     else:
         kernels.map_1d_parallel(flat, out, get_num_threads())
-    return out if x.ndim == 1 else out.reshape(x.shape)
+    return out if flat is x else out.reshape(x.shape)
 
 
 def unary_into(op: int, x: np.ndarray) -> None:
@@ -109,21 +110,29 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
         n = a.size
         if b.ndim == 0:
             out = np.empty(n, dt)
-            if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
-                kernels.zip_1d_scalar(a if a.ndim == 1 else a.reshape(-1), b[()], out)
+            if isinstance(b, np.ndarray):
+                b = b[()]  # (a 0-d array's number; a NumPy number is passed as it is)
+            if a.ndim != 1:
+                flat = a.reshape(-1)
             else:
-                kernels.zip_1d_scalar_parallel(a.reshape(-1), b[()], out, get_num_threads())
-            return out if a.ndim == 1 else out.reshape(a.shape)
+                flat = a
+            if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
+                kernels.zip_1d_scalar(flat, b, out)
+            else:
+                kernels.zip_1d_scalar_parallel(flat, b, out, get_num_threads())
+            return out if flat is a else out.reshape(a.shape)
         if a.shape == b.shape and b.flags.c_contiguous:
             out = np.empty(n, dt)
-            shape = a.shape
             if a.ndim != 1:
+                shape = a.shape
                 a, b = a.reshape(-1), b.reshape(-1)
+            else:
+                shape = None
             if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
                 kernels.zip_1d(a, b, out)
             else:
                 kernels.zip_1d_parallel(a, b, out, get_num_threads())
-            return out if len(shape) == 1 else out.reshape(shape)
+            return out if shape is None else out.reshape(shape)
         if b.ndim == 1 and a.ndim > 1 and n and a.shape[-1] == b.shape[0] > 1 and \
                 b.flags.c_contiguous:  # a row added to each row (a bias): the row loop
             out = np.empty(a.shape, dt)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .layout import may_share_memory
+
 
 @njit(cache=True)
 def _index_add_1d(out, positions, values):
@@ -95,7 +97,7 @@ def index_put(out: np.ndarray, basic: tuple, adv, values: np.ndarray, accumulate
     rows = accumulate and _rows_key(out, basic, adv) and values.dtype == out.dtype
     if adv is not None and not rows:
         check_bounds(out[basic + (Ellipsis,)].shape, adv)  # (the row scatter checks its own)
-    if np.may_share_memory(out, values):
+    if may_share_memory(out, values):
         values = values.copy()
     if rows:
         _scatter_add_rows(out, adv, values)

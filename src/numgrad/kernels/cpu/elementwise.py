@@ -60,13 +60,17 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
     n = x.size
-    out = np.empty(n, dt)
-    flat = x if x.ndim == 1 else x.reshape(-1)
+    if x.ndim == 1:
+        out = flat_out = np.empty(n, dt)
+        flat = x
+    else:  # (the kernels take 1-D views: ravel, a view of a C-contiguous array, costs half a reshape)
+        out = np.empty(x.shape, dt)
+        flat, flat_out = x.ravel(), out.ravel()
     if n < PARALLEL_THRESHOLD or not _threaded(dt, dt):
-        kernels.map_1d(flat, out)
+        kernels.map_1d(flat, flat_out)
     else:
-        kernels.map_1d_parallel(flat, out, get_num_threads())
-    return out if flat is x else out.reshape(x.shape)
+        kernels.map_1d_parallel(flat, flat_out, get_num_threads())
+    return out
 
 
 def unary_into(op: int, x: np.ndarray) -> None:
@@ -109,41 +113,40 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     if a.flags.c_contiguous:
         n = a.size
         if b.ndim == 0:
-            out = np.empty(n, dt)
             if isinstance(b, np.ndarray):
                 b = b[()]  # (a 0-d array's number; a NumPy number is passed as it is)
-            if a.ndim != 1:
-                flat = a.reshape(-1)
-            else:
-                flat = a
+            if a.ndim == 1:
+                out = dest = np.empty(n, dt)
+            else:  # (1-D views for the kernels: ravel, of a C-contiguous array, is half a reshape)
+                out = np.empty(a.shape, dt)
+                a, dest = a.ravel(), out.ravel()
             if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
-                kernels.zip_1d_scalar(flat, b, out)
+                kernels.zip_1d_scalar(a, b, dest)
             else:
-                kernels.zip_1d_scalar_parallel(flat, b, out, get_num_threads())
-            return out if flat is a else out.reshape(a.shape)
+                kernels.zip_1d_scalar_parallel(a, b, dest, get_num_threads())
+            return out
         if a.shape == b.shape and b.flags.c_contiguous:
-            out = np.empty(n, dt)
-            if a.ndim != 1:
-                shape = a.shape
-                a, b = a.reshape(-1), b.reshape(-1)
+            if a.ndim == 1:
+                out = dest = np.empty(n, dt)
             else:
-                shape = None
+                out = np.empty(a.shape, dt)
+                a, b, dest = a.ravel(), b.ravel(), out.ravel()
             if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
-                kernels.zip_1d(a, b, out)
+                kernels.zip_1d(a, b, dest)
             else:
-                kernels.zip_1d_parallel(a, b, out, get_num_threads())
-            return out if shape is None else out.reshape(shape)
+                kernels.zip_1d_parallel(a, b, dest, get_num_threads())
+            return out
         if b.ndim == 1 and a.ndim > 1 and n and a.shape[-1] == b.shape[0] > 1 and \
                 b.flags.c_contiguous:  # a row added to each row (a bias): the row loop
             out = np.empty(a.shape, dt)
             dims, sa, sb = _row_plan(n // b.shape[0], b.shape[0], False)
-            kernels.zip_strided(a.reshape(-1), sa, b, sb, dims, out.reshape(-1))
+            kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
             return out
     elif a.ndim == 1 and b.ndim > 1 and a.shape[0] == b.shape[-1] > 1 and b.size and \
             a.flags.c_contiguous and b.flags.c_contiguous:  # (the row first)
         out = np.empty(b.shape, dt)
         dims, sa, sb = _row_plan(b.size // a.shape[0], a.shape[0], True)
-        kernels.zip_strided(a, sa, b.reshape(-1), sb, dims, out.reshape(-1))
+        kernels.zip_strided(a, sa, b.ravel(), sb, dims, out.ravel())
         return out
     return _binary_general(op, kernels, a, b, dt, out_dtype)
 
@@ -290,20 +293,20 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
             op, alpha = Binary.ADD, -alpha  # (exact: a - x*b is a + (-x)*b, bit for bit)
         if (out.flags.c_contiguous and b.ndim and b.shape == out.shape and b.dtype == out.dtype
                 and b.flags.c_contiguous):
-            flat = out.reshape(-1)
+            flat = out.ravel()
             if out.size < PARALLEL_THRESHOLD or not _threaded(out.dtype, out.dtype):
-                _add_scaled_1d(flat, b.reshape(-1), alpha)
+                _add_scaled_1d(flat, b.ravel(), alpha)
             else:
-                _add_scaled_1d_parallel(flat, b.reshape(-1), alpha, get_num_threads())
+                _add_scaled_1d_parallel(flat, b.ravel(), alpha, get_num_threads())
             return
         b = binary(Binary.MUL, np.asarray(b, out.dtype), out.dtype.type(alpha))
     if out.flags.c_contiguous and b.ndim == 0:
-        flat = out.reshape(-1)
+        flat = out.ravel()
         _kernels(op, out.dtype).zip_1d_scalar(flat, out.dtype.type(b[()]), flat)
     elif out.flags.c_contiguous and b.shape == out.shape:
         b = np.ascontiguousarray(b, out.dtype)
-        flat = out.reshape(-1)
-        _kernels(op, out.dtype).zip_1d(flat, b.reshape(-1), flat)
+        flat = out.ravel()
+        _kernels(op, out.dtype).zip_1d(flat, b.ravel(), flat)
     else:
         out[...] = binary(op, out, np.asarray(b, out.dtype))
 

@@ -81,6 +81,16 @@ class CompiledFunction:
         with _TRACING:
             found = tracer.discover(self._fn, args, kwargs)
             guard, refs, namespace = program.guard_for(self._fn, found, args, kwargs)
+            if any(tracer.on_device(t) for t in found["tensors"].values()):
+                # (the trace records the CPU kernels: a step on CUDA tensors runs eagerly, its
+                # guard kept, so that later calls do not trace again)
+                why = "a step on CUDA tensors (only CPU tensors are traced, for now)"
+                self.traces += 1
+                if self._fullgraph:
+                    raise GraphBreak(why)
+                self._warn(f"it cannot trace {why}")
+                self._entries.append((guard, _Eager(self._fn, why)))
+                return self._fn(*args, **kwargs)
             trace, before = tracer.begin(found)
             trace.fullgraph = self._fullgraph
             kernels, registry.cpu_kernels = registry.cpu_kernels, trace.kernels

@@ -73,7 +73,8 @@ def _tensor_check(e: _Emitter, expr: str, t: Tensor, indent: int = 1) -> None:
     e.line(f"if type(t) is not {e.const(type(t), 'T')}: return False", indent)
     e.line("d = t._data", indent)
     dt = e.const(d.dtype, "dt")
-    e.line(f"if type(d) is not ndarray or d.shape != {tuple(d.shape)!r} or d.strides != "
+    array = "ndarray" if type(d) is np.ndarray else e.const(type(d), "A")  # (a device array)
+    e.line(f"if type(d) is not {array} or d.shape != {tuple(d.shape)!r} or d.strides != "
            f"{tuple(d.strides)!r} or (d.dtype is not {dt} and d.dtype != {dt}): return False",
            indent)
     # (``grad_fn`` is a property: its field, where the tensor is no view)
@@ -89,7 +90,8 @@ def _tensor_check(e: _Emitter, expr: str, t: Tensor, indent: int = 1) -> None:
         gd = g._data
         gt = e.const(gd.dtype, "dt")
         e.line("g = t._grad", indent)
-        e.line("if g is None or type(g._data) is not ndarray: return False", indent)
+        garray = "ndarray" if type(gd) is np.ndarray else e.const(type(gd), "A")
+        e.line(f"if g is None or type(g._data) is not {garray}: return False", indent)
         e.line("d = g._data", indent)
         e.line(f"if d.shape != {tuple(gd.shape)!r} or d.strides != {tuple(gd.strides)!r} or "
                f"(d.dtype is not {gt} and d.dtype != {gt}): return False", indent)

@@ -310,6 +310,12 @@ class TracingKernels:
         return self.upload(a), self
 
 
+def on_device(t) -> bool:
+    """Whether tensor ``t``'s data (or its gradient's) lives on a CUDA device."""
+    g = t._grad
+    return not isinstance(t._data, np.ndarray) or (g is not None and not isinstance(g._data, np.ndarray))
+
+
 # ---------------------------------------------------------------------- discovery
 def discover(fn, args: tuple, kwargs: dict) -> dict:
     """What the function can read from outside: {"tensors": [...], "modules": [...],

@@ -125,9 +125,17 @@ def _reduce_to(grad, shape, dtype):
         dims = tuple(range(lead)) + tuple(
             lead + i for i, n in enumerate(shape) if n == 1 and data.shape[lead + i] != 1
         )
-        grad = grad.sum(dims, keepdim=True) if dims else grad
-        if lead:
-            grad = grad.reshape(shape)
+        if dims and not grad_mode.state.enabled and (
+                data.dtype == np.float32 or data.dtype == np.float64):
+            # A plain backward (no graph recorded): the sum's kernel, as ``grad.sum(dims,
+            # keepdim=True)`` runs it, without the two ops around it (a bias's gradient).
+            K = kernels_of(data)
+            total = K.sum_dims(data, dims, True)
+            grad = Tensor._wrap(K.reshape_view(total, shape) if lead else total)
+        else:
+            grad = grad.sum(dims, keepdim=True) if dims else grad
+            if lead:
+                grad = grad.reshape(shape)
     if grad._data.dtype != dtype:
         grad = grad.to(dtype)
     return grad

@@ -562,9 +562,15 @@ class Index(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        zeros = Tensor._wrap(kernels_of(grad._data).zeros(ctx.input_shapes[0], grad._data.dtype))
+        g = grad._data
+        K = kernels_of(g)
+        zeros = K.zeros(ctx.input_shapes[0], g.dtype)
+        key = ctx.params["key"]
+        if not grad_mode.state.enabled:  # (a plain backward: the scatter's kernel, as its op runs it)
+            _put_into(K, zeros, key, g, True)
+            return (Tensor._wrap(zeros),)
         # ``zeros`` is ours: the scatter can run in it (``inplace``) instead of in a copy.
-        return (_put(IndexPutImpl, zeros, ctx.params["key"], grad, accumulate=True, inplace=True),)
+        return (_put(IndexPutImpl, Tensor._wrap(zeros), key, grad, accumulate=True, inplace=True),)
 
 
 @register

@@ -152,8 +152,11 @@ def test_strided_and_expanded_operands_of_every_kernel():
 def test_in_place_op_whose_operand_overlaps_its_target():
     host, x = _pair((3, 3))
     with numgrad.no_grad():
-        x.add_(x.t())
-    _eq(x, host + host.T)
+        x.add_(x)  # (the same elements: allowed)
+        with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location"):
+            x.add_(x.t())  # (a partial overlap: PyTorch's error, before anything is written)
+    _eq(x, host + host)
 
 
 # ------------------------------------------------------------------ scatter-add

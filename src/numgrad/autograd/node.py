@@ -108,7 +108,9 @@ class SavedTensor:
 
 
 def _new_tensor():
-    """A bare ``Tensor`` (its slots unset), for ``SavedTensor.unpack``."""
+    """A bare ``Tensor`` (its slots unset), for ``SavedTensor.unpack``. tensor.py imports this
+    module, so ``Tensor`` cannot be imported here at load: the first call imports it and rebinds
+    this name to a function without the import."""
     global _new_tensor
     from ..tensor import Tensor
 

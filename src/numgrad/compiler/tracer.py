@@ -313,7 +313,8 @@ class TracingKernels:
 def on_device(t) -> bool:
     """Whether tensor ``t``'s data (or its gradient's) lives on a CUDA device."""
     g = t._grad
-    return not isinstance(t._data, np.ndarray) or (g is not None and not isinstance(g._data, np.ndarray))
+    return not isinstance(t._data, np.ndarray) or (
+        g is not None and not isinstance(g._data, np.ndarray))
 
 
 # ---------------------------------------------------------------------- discovery

@@ -566,7 +566,7 @@ class Index(Op):
         K = kernels_of(g)
         zeros = K.zeros(ctx.input_shapes[0], g.dtype)
         key = ctx.params["key"]
-        if not grad_mode.state.enabled:  # (a plain backward: the scatter's kernel, as its op runs it)
+        if not grad_mode.state.enabled:  # (a plain backward: the kernel its op would run)
             _put_into(K, zeros, key, g, True)
             return (Tensor._wrap(zeros),)
         # ``zeros`` is ours: the scatter can run in it (``inplace``) instead of in a copy.

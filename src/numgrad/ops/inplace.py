@@ -71,7 +71,6 @@ def _span(K, a) -> tuple:
     return low, low + a.size * a.itemsize
 
 
-
 def _requires_grad(x) -> bool:
     return isinstance(x, Tensor) and x._requires_grad
 

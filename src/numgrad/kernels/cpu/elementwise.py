@@ -63,7 +63,7 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     if x.ndim == 1:
         out = flat_out = np.empty(n, dt)
         flat = x
-    else:  # (the kernels take 1-D views: ravel, a view of a C-contiguous array, costs half a reshape)
+    else:  # (1-D views for the kernels: ravel, of a C-contiguous array, is half a reshape)
         out = np.empty(x.shape, dt)
         flat, flat_out = x.ravel(), out.ravel()
     if n < PARALLEL_THRESHOLD or not _threaded(dt, dt):

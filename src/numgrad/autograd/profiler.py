@@ -150,7 +150,10 @@ def _timed(fn, name: str):
 
 
 def _wrap_registry() -> None:
+    from ..ops import _lane
     from ..ops.registry import REGISTRY
+
+    _lane.closed += 1  # (every op through its forward, timed: not the fast lane)
 
     for op in REGISTRY.values():
         _SAVED[op] = (op.__dict__.get("forward"), op.__dict__.get("backward"))
@@ -166,6 +169,9 @@ def _unwrap_registry() -> None:
             else:
                 setattr(op, attr, saved)
     _SAVED.clear()
+    from ..ops import _lane
+
+    _lane.closed -= 1
 
 
 class profile:

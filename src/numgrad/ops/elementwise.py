@@ -8,6 +8,7 @@ from ..compiler.traced import TracedArray
 from ..creation import zeros_like
 from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor
+from . import _lane
 from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
 from .registry import Op, Sample, apply, kernels_for, register
@@ -627,12 +628,22 @@ def where(condition: Tensor, input, other) -> Tensor:
     return apply(Where, (condition, input, other), (cond, a, b))
 
 
+_ADD, _SUB, _MUL, _DIV = cpu_kernels.ADD, cpu_kernels.SUB, cpu_kernels.MUL, cpu_kernels.DIV
+for _op in (Add, Sub, Mul, Div):
+    _lane.serve(_op)
+del _op
+
+
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, with broadcasting."""
-    if (type(other) is float or type(other) is int) and alpha == 1 and isinstance(input, Tensor):
-        data = input._data  # (x + 0.5: binary_operands' first case, without its call)
-        if data.dtype.kind == "f":
-            return apply(Add, (input, other), (data, data.dtype.type(other)))
+    if alpha == 1 and isinstance(input, Tensor):
+        out = _lane.binary(Add, _ADD, input, other)
+        if out is not None:
+            return out
+        if type(other) is float or type(other) is int:
+            data = input._data  # (x + 0.5: binary_operands' first case, without its call)
+            if data.dtype.kind == "f":
+                return apply(Add, (input, other), (data, data.dtype.type(other)))
     if alpha != 1:
         other = other * alpha
     a, b = binary_operands(input, other)
@@ -664,6 +675,9 @@ def sub(input, other, *, alpha=1) -> Tensor:
         other = other * alpha
     if not isinstance(input, Tensor):
         return rsub(other, input)
+    out = _lane.binary(Sub, _SUB, input, other)
+    if out is not None:
+        return out
     a, b = binary_operands(input, other)
     return apply(Sub, (input, other), (a, b))
 
@@ -683,10 +697,14 @@ def mul(input, other) -> Tensor:
     """``input * other``, with broadcasting."""
     if not isinstance(input, Tensor):
         input, other = other, input
-    elif type(other) is float or type(other) is int:
-        data = input._data  # (x * 0.5: binary_operands' first case, without its call)
-        if data.dtype.kind == "f":
-            return apply(Mul, (input, other), (data, data.dtype.type(other)))
+    else:
+        out = _lane.binary(Mul, _MUL, input, other)
+        if out is not None:
+            return out
+        if type(other) is float or type(other) is int:
+            data = input._data  # (x * 0.5: binary_operands' first case, without its call)
+            if data.dtype.kind == "f":
+                return apply(Mul, (input, other), (data, data.dtype.type(other)))
     a, b = binary_operands(input, other)
     return apply(Mul, (input, other), (a, b))
 
@@ -699,6 +717,9 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
         return div_mode(input, other, rounding_mode)
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
+    out = _lane.binary(Div, _DIV, input, other)
+    if out is not None:
+        return out
     a, b = binary_operands(input, other, floating=True)
     return apply(Div, (input, other), (a, b))
 
@@ -725,7 +746,13 @@ def pow(input, exponent) -> Tensor:
 
 
 def _unary(op):
+    code = getattr(cpu_kernels, _lane.serve(op, unary=True).code)
+
     def fn(input: Tensor) -> Tensor:
+        if op._lane is not None:
+            out = _lane.unary(op, code, input)
+            if out is not None:
+                return out
         return apply(op, (input,), (floating_operand(input),))
 
     fn.__name__ = fn.__qualname__ = op.name
@@ -778,7 +805,13 @@ def relu(input: Tensor) -> Tensor:
     """``max(input, 0)``, elementwise (NaN stays NaN)."""
     if input._data.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
+    out = _lane.unary(Relu, _RELU, input)
+    if out is not None:
+        return out
     return apply(Relu, (input,), (input._data,))
+
+
+_RELU = getattr(cpu_kernels, _lane.serve(Relu, unary=True).code)
 
 
 def tanh_backward(grad: Tensor, output: Tensor) -> Tensor:

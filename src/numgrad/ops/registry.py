@@ -55,6 +55,7 @@ class Op:
     # Whether forward and backward run on CUDA tensors. An op whose forward or backward still
     # calls NumPy directly says False, and CUDA inputs get a clear NotImplementedError.
     on_cuda: bool = False
+    _lane = None  # what the eager fast lane saves for this op (``ops/_lane.serve``); None: unserved
 
     @staticmethod
     def forward(K, *arrays, **params):

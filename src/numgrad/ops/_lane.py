@@ -1,0 +1,228 @@
+"""The eager fast lane: the commonest elementwise calls, run and recorded in one or two frames.
+
+``y * 1.001``, ``x + y`` of one shape, ``h + bias`` with a row, ``tanh(h)``: in a training loop
+almost every elementwise call is a float CPU tensor with a Python number, with a tensor of its own
+dtype and shape (or a row of its last dimension), or alone. The general path for such a call goes
+through four frames (the public function, ``registry.apply``, the op's ``forward``,
+``kernels.cpu.binary``), each re-deciding what the lane knows from its first checks, and then
+records the node field by field in ``registry._record``. Measured on a 200-op chain of 100
+float64 (``y * 1.001 + 0.001``), side by side: a recorded op took 2.6-2.8 µs that way and
+1.8-2.0 µs here.
+
+Each function here returns the result, or None when the call is not one it serves; the caller
+then takes the general path. A call it serves is one that the general path would run with the
+same kernel on the same arrays, so the result has the same bits, and its node is the node
+``_record`` would make (the same class, edges, ``needs_input_grad``, input shapes and dtypes,
+saved values and params): ``tests/test_lane.py`` compares the two field by field. The lane
+serves only:
+
+- float arrays that are plain NumPy arrays: not a CUDA array, not a ``TracedArray`` (a
+  trace records the kernels through ``registry.cpu_kernels``, which the lane would bypass), and
+  only while ``registry.cpu_kernels`` is the CPU module and no CUDA kernels are loaded (a node
+  then carries its inputs' devices);
+- C-contiguous arrays under the size at which kernels go multi-threaded;
+- anomaly mode off (it records the forward stack on every node), and no profile block open
+  (``autograd.profiler`` times the ops' forward methods, which the lane does not call).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import anomaly_mode, grad_mode
+from ..autograd.node import SavedTensor
+from ..kernels import cpu as cpu_kernels
+from ..kernels.cpu.elementwise import _LOADED, PARALLEL_THRESHOLD, _kernels, _row_plan
+from ..tensor import Tensor, _VersionCounter
+from . import registry
+
+_grad = grad_mode.state
+_anomaly = anomaly_mode.state
+_ndarray = np.ndarray
+_new = object.__new__
+_NO_EDGE = registry._NO_EDGE
+_ONLY_FIRST = (True, False)  # needs_input_grad of a tensor with a number
+# How many things need every op to run through ``registry.apply`` now: ``autograd.profiler``
+# counts its profile blocks here.
+closed = 0
+
+
+def _tensor(data, requires_grad: bool) -> Tensor:
+    """``Tensor._wrap``, inline."""
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = requires_grad
+    t._grad = t._grad_fn = t._hooks = t._accumulator = t._base = None
+    t._version_counter = _VersionCounter()
+    return t
+
+
+def _leaf_edge(t: Tensor) -> tuple:
+    """The edge to a leaf that requires grad, as ``registry._record`` makes it: its live
+    ``AccumulateGrad``, or a new one if none is alive."""
+    ref = t._accumulator
+    fn = ref() if ref is not None else None
+    return (fn if fn is not None else t._grad_accumulator()), 0
+
+
+def _saved_input(t: Tensor) -> SavedTensor:
+    """``SavedTensor(t, False)``, inline."""
+    s = _new(SavedTensor)
+    s.tensor = t
+    s.data = None
+    s.counter = counter = t._version_counter
+    s.version = counter.value
+    return s
+
+
+_OUTPUT = object()  # ``saved`` of ``_recorded`` for an op that saves its output
+
+
+def _recorded(op, out, edges, needs, shapes, dtypes, saved) -> Tensor:
+    """A result that requires grad, wrapping ``out``, with ``op``'s node: the fields
+    ``registry._record`` sets. ``saved`` is the node's saved values, or ``_OUTPUT``."""
+    result = _new(Tensor)
+    result._data = out
+    result._requires_grad = True
+    result._grad = result._hooks = result._accumulator = result._base = None
+    result._version_counter = counter = _VersionCounter()
+    if saved is _OUTPUT:  # (``SavedTensor(result, True)``, inline)
+        s = _new(SavedTensor)
+        s.tensor = None
+        s.data = out
+        s.requires_grad = True
+        s.counter = counter
+        s.version = 0
+        saved = (s,)
+    cls = op.node_class
+    node = _new(cls)
+    node._pre_hooks = node._retained = node.input_devices = None
+    node.next_functions = edges
+    node.needs_input_grad = needs
+    node.input_shapes = shapes
+    node.input_dtypes = dtypes
+    node.params = {}
+    node._saved = saved
+    node._released = False
+    result._grad_fn = node
+    return result
+
+
+def _kernels_of(data, code: int, unary: bool):
+    """The generated kernels of ``code`` for ``data``, where the lane serves it: a plain float
+    C-contiguous host array below the threading size, with no trace, CUDA, anomaly mode or
+    profile block in the way; else None."""
+    dt = data.dtype
+    if type(data) is not _ndarray or dt.kind != "f" or not data.flags.c_contiguous or \
+            data.size >= PARALLEL_THRESHOLD or registry.cpu_kernels is not cpu_kernels or \
+            registry._cuda_kernels is not None or _anomaly.enabled or closed:
+        return None
+    return _LOADED.get((code, dt, unary)) or _kernels(code, dt, unary)
+
+
+def binary(op, code: int, input: Tensor, other):
+    """``op(input, other)`` for a float CPU tensor and a Python int or float, or for two float
+    CPU tensors (``with_tensor``), or None."""
+    if type(other) is not float and type(other) is not int:
+        return with_tensor(op, code, input, other) if isinstance(other, Tensor) else None
+    plan = op._lane
+    data = input._data
+    kernels = _kernels_of(data, code, False) if plan is not None else None
+    if kernels is None:
+        return None
+    dt = data.dtype
+    if data.ndim == 1:
+        out = dest = np.empty(data.size, dt)
+        flat = data
+    else:
+        out = np.empty(data.shape, dt)
+        flat, dest = data.ravel(), out.ravel()
+    kernels.zip_1d_scalar(flat, dt.type(other), dest)
+    if not (_grad.enabled and input._requires_grad):
+        return _tensor(out, False)
+    fn = input._grad_fn if input._base is None else input.grad_fn  # (a view's may be stale)
+    return _recorded(op, out, ((fn, 0) if fn is not None else _leaf_edge(input), _NO_EDGE),
+                     _ONLY_FIRST, (data.shape, None), (dt, None), (None, other) if plan else ())
+
+
+def with_tensor(op, code: int, input: Tensor, other: Tensor):
+    """``op(input, other)`` for two float CPU tensors of one dtype, of one shape or the second a
+    row of the first's last dimension, or None."""
+    a, b = input._data, other._data
+    dt = a.dtype
+    if type(b) is not _ndarray or b.dtype != dt or not b.ndim or not b.flags.c_contiguous:
+        return None
+    kernels = _kernels_of(a, code, False)
+    if kernels is None:
+        return None
+    shape = a.shape
+    if b.shape == shape:
+        if a.ndim == 1:
+            out = dest = np.empty(a.size, dt)
+            kernels.zip_1d(a, b, dest)
+        else:
+            out = np.empty(shape, dt)
+            kernels.zip_1d(a.ravel(), b.ravel(), out.ravel())
+    elif b.ndim == 1 and a.ndim > 1 and a.size and shape[-1] == b.shape[0] > 1:
+        out = np.empty(shape, dt)  # (a row added to each row: ``kernels.cpu.binary``'s loop)
+        dims, sa, sb = _row_plan(a.size // b.shape[0], b.shape[0], False)
+        kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
+    else:
+        return None
+    na, nb = input._requires_grad, other._requires_grad
+    if not (_grad.enabled and (na or nb)):
+        return _tensor(out, False)
+    needs = (na, nb)
+    plan = op._save_plan
+    if plan:  # (as ``registry._record``: an input saved only where a needed gradient uses it)
+        inputs = (input, other)
+        saved = tuple([None if j >= 0 and not needs[j] else _saved_input(inputs[i])
+                       for i, j in plan])
+    else:
+        saved = ()
+    return _recorded(op, out, (_edge(input) if na else _NO_EDGE,
+                               _edge(other) if nb else _NO_EDGE),
+                     needs, (shape, b.shape), (dt, dt), saved)
+
+
+def _edge(t: Tensor) -> tuple:
+    """The edge to the history of ``t`` (which requires grad), as ``registry._record`` makes
+    it."""
+    fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
+    return (fn, 0) if fn is not None else _leaf_edge(t)
+
+
+def unary(op, code: int, input: Tensor):
+    """``op(input)`` for a float CPU tensor (an op whose forward is ``K.unary(code, x)``, served:
+    ``serve``), or None."""
+    data = input._data
+    kernels = _kernels_of(data, code, True)
+    if kernels is None:
+        return None
+    dt = data.dtype
+    if data.ndim == 1:
+        out = dest = np.empty(data.size, dt)
+        kernels.map_1d(data, dest)
+    else:
+        out = np.empty(data.shape, dt)
+        kernels.map_1d(data.ravel(), out.ravel())
+    if not (_grad.enabled and input._requires_grad):
+        return _tensor(out, False)
+    plan = op._lane
+    saved = _OUTPUT if plan == "output" else (_saved_input(input),) if plan == "input" else ()
+    return _recorded(op, out, (_edge(input),), (True,), (data.shape,), (dt,), saved)
+
+
+def serve(op, unary: bool = False) -> type:
+    """Marks ``op`` as served by the lane, with what its node saves (``_lane``), read from its
+    declaration once: for a binary op with a number, () or (None, the number), for a unary op
+    "output", "input" or (). An op that saves anything else gets None: the lane leaves it to the
+    general path. Returns ``op``."""
+    if unary:
+        plan = ("output" if op.save_output and not op.save_inputs else
+                "input" if op.save_inputs == (0,) and not op.save_output else
+                () if not (op.save_inputs or op.save_output) else None)
+    else:  # (``registry._record``'s rule, for needs_input_grad (True, False))
+        kept = tuple(None if j >= 0 and not _ONLY_FIRST[j] else i for i, j in op._save_plan)
+        plan = {(): (), (None, 1): (None, 1)}.get(kept) if not op.save_output else None
+    op._lane = plan
+    return op

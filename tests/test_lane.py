@@ -1,0 +1,153 @@
+"""The eager fast lane (``ops/_lane.py``) gives what the general path gives: the same result bits
+and the same node, field by field (class, edges, needs_input_grad, input shapes and dtypes,
+devices, params, saved values), for each call it serves; and it steps aside where it must."""
+import numpy as np
+import pytest
+
+import numgrad
+from numgrad.autograd.node import SavedTensor
+from numgrad.ops import elementwise as E
+from numgrad.ops import registry
+from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
+
+NUMBER_OPS = {"mul": (E.Mul, lambda x, c: x * c), "add": (E.Add, lambda x, c: x + c),
+              "sub": (E.Sub, lambda x, c: x - c), "div": (E.Div, lambda x, c: x / c)}
+UNARY_OPS = {"exp": E.Exp, "tanh": E.Tanh, "sigmoid": E.Sigmoid, "relu": E.Relu, "log": E.Log,
+             "sqrt": E.Sqrt}
+
+
+def _bits(a):
+    a = np.ascontiguousarray(a)
+    return a.dtype, a.shape, a.reshape(-1).view(np.uint8).tobytes()
+
+
+def _same_node(lane, general):
+    assert type(lane) is type(general)
+    for field in ("needs_input_grad", "input_shapes", "input_dtypes", "input_devices", "params",
+                  "_released"):
+        assert getattr(lane, field) == getattr(general, field), field
+    assert [(type(fn), fn if fn is None else id(fn), i) for fn, i in lane.next_functions] == \
+        [(type(fn), fn if fn is None else id(fn), i) for fn, i in general.next_functions]
+    assert len(lane._saved) == len(general._saved)
+    for ours, theirs in zip(lane._saved, general._saved):
+        assert type(ours) is type(theirs)
+        if type(ours) is SavedTensor:
+            assert ours.tensor is theirs.tensor and ours.version == theirs.version
+            if ours.tensor is None:  # (a saved output: its data, as a fresh tensor's)
+                assert _bits(ours.data) == _bits(theirs.data)
+                assert ours.requires_grad == theirs.requires_grad and ours.version == 0
+            else:
+                assert ours.counter is theirs.counter
+        else:
+            assert type(ours) is type(theirs) and (ours == theirs or ours is theirs)
+
+
+def _check(lane, general):
+    assert type(lane) is numgrad.Tensor and lane.requires_grad == general.requires_grad
+    assert _bits(lane._data) == _bits(general._data)
+    assert (lane.grad_fn is None) == (general.grad_fn is None)
+    if lane.grad_fn is not None:
+        _same_node(lane.grad_fn, general.grad_fn)
+
+
+def _inputs(kind, dtype, shape):
+    """A float tensor of ``kind``: a leaf, a non-leaf, a view of a non-leaf, or constant."""
+    data = np.random.default_rng(0).uniform(0.5, 2.0, shape).astype(dtype)
+    if kind == "constant":
+        return numgrad.tensor(data)
+    leaf = numgrad.tensor(data, requires_grad=True)
+    if kind == "leaf":
+        return leaf
+    y = leaf * 1.0
+    return y if kind == "nonleaf" else y.unsqueeze(0)[0]
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_OPS))
+@pytest.mark.parametrize("kind", ["leaf", "nonleaf", "view", "constant"])
+@pytest.mark.parametrize("dtype,shape", [("float32", (2, 3)), ("float64", (5,)),
+                                         ("float64", ())])
+def test_a_tensor_with_a_number(name, kind, dtype, shape):
+    op, f = NUMBER_OPS[name]
+    x = _inputs(kind, dtype, shape)
+    for c in (1.5, 3, -0.0):
+        lane = f(x, c)
+        general = registry.apply(op, (x, c), (x._data, x._data.dtype.type(c)))
+        _check(lane, general)
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_OPS))
+@pytest.mark.parametrize("needs", [(True, True), (True, False), (False, True), (False, False)])
+@pytest.mark.parametrize("row", [False, True])
+def test_two_tensors(name, needs, row):
+    op, f = NUMBER_OPS[name]
+    x = _inputs("nonleaf" if needs[0] else "constant", "float32", (3, 4))
+    y = _inputs("leaf" if needs[1] else "constant", "float32", (4,) if row else (3, 4))
+    lane = f(x, y)
+    general = registry.apply(op, (x, y), (x._data, y._data))
+    _check(lane, general)
+    square = f(x, x)  # (one tensor twice: mul saves it twice, as the general path)
+    _check(square, registry.apply(op, (x, x), (x._data, x._data)))
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_OPS))
+@pytest.mark.parametrize("kind", ["leaf", "nonleaf", "constant"])
+def test_unary(name, kind):
+    op = UNARY_OPS[name]
+    x = _inputs(kind, "float64", (2, 3))
+    lane = getattr(numgrad, name)(x)
+    _check(lane, registry.apply(op, (x,), (x._data,)))
+
+
+def test_gradients_and_no_grad():
+    x = numgrad.tensor([[0.5, -1.0, 2.0]], dtype=numgrad.float64, requires_grad=True)
+    b = numgrad.tensor([1.0, 2.0, 3.0], dtype=numgrad.float64, requires_grad=True)
+    loss = (numgrad.tanh(x * 2.0 + b) * (x - 1) / 3).relu().sum()
+    loss.backward()
+    t = x.detach().numpy()
+    y = np.tanh(t * 2 + np.array([1.0, 2.0, 3.0]))
+    keep = (y * (t - 1) / 3) > 0
+    np.testing.assert_allclose(x.grad.numpy(), keep * ((1 - y * y) * 2 * (t - 1) + y) / 3)
+    np.testing.assert_allclose(b.grad.numpy(), (keep * (1 - y * y) * (t - 1) / 3).sum(0))
+    with numgrad.no_grad():
+        z = x * 2.0 + x
+    assert not z.requires_grad and z.grad_fn is None
+
+
+def _calls_of_apply(monkeypatch):
+    calls = []
+    original = E.apply
+
+    def counting(op, *args, **kwargs):
+        calls.append(op)
+        return original(op, *args, **kwargs)
+
+    monkeypatch.setattr(E, "apply", counting)
+    return calls
+
+
+def test_the_lane_serves_the_common_calls(monkeypatch):
+    calls = _calls_of_apply(monkeypatch)
+    x = numgrad.ones(3, 4, requires_grad=True)
+    y = x * 2.0 + 1 - x / 4.0
+    y = numgrad.tanh(y) * y + numgrad.ones(4)
+    numgrad.sigmoid(y).relu().exp()
+    assert calls == []
+
+
+@pytest.mark.parametrize("case", ["anomaly", "transposed", "integer", "large", "scalar tensor"])
+def test_the_lane_steps_aside(monkeypatch, case):
+    calls = _calls_of_apply(monkeypatch)
+    x = numgrad.ones(3, 4, requires_grad=True) * 1.0
+    if case == "anomaly":
+        with numgrad.autograd.detect_anomaly():
+            y = x * 2.0
+        assert y.grad_fn._anomaly is not None
+    elif case == "transposed":
+        x.t() * 2.0
+    elif case == "integer":
+        numgrad.ones(3, dtype=numgrad.int64) * 2
+    elif case == "large":
+        numgrad.ones(PARALLEL_THRESHOLD) * 2.0
+    else:
+        x * numgrad.tensor(2.0)
+    assert calls

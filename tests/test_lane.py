@@ -13,7 +13,7 @@ from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
 NUMBER_OPS = {"mul": (E.Mul, lambda x, c: x * c), "add": (E.Add, lambda x, c: x + c),
               "sub": (E.Sub, lambda x, c: x - c), "div": (E.Div, lambda x, c: x / c)}
 UNARY_OPS = {"exp": E.Exp, "tanh": E.Tanh, "sigmoid": E.Sigmoid, "relu": E.Relu, "log": E.Log,
-             "sqrt": E.Sqrt}
+             "sqrt": E.Sqrt, "neg": E.Neg}
 
 
 def _bits(a):
@@ -114,6 +114,8 @@ def test_gradients_and_no_grad():
 
 
 def _calls_of_apply(monkeypatch):
+    from numgrad.ops import reduction
+
     calls = []
     original = E.apply
 
@@ -122,6 +124,7 @@ def _calls_of_apply(monkeypatch):
         return original(op, *args, **kwargs)
 
     monkeypatch.setattr(E, "apply", counting)
+    monkeypatch.setattr(reduction, "apply", counting)
     return calls
 
 
@@ -130,11 +133,15 @@ def test_the_lane_serves_the_common_calls(monkeypatch):
     x = numgrad.ones(3, 4, requires_grad=True)
     y = x * 2.0 + 1 - x / 4.0
     y = numgrad.tanh(y) * y + numgrad.ones(4)
-    numgrad.sigmoid(y).relu().exp()
-    assert calls == []
+    losses = numgrad.sigmoid(y).relu().exp().sum(), (y * y).mean()
+    assert calls == []  # (the forward; backward formulas may call ops)
+    losses[0].backward(retain_graph=True)
+    losses[1].backward()
+    assert x.grad is not None
 
 
-@pytest.mark.parametrize("case", ["anomaly", "transposed", "integer", "large", "scalar tensor"])
+@pytest.mark.parametrize("case", ["anomaly", "transposed", "integer", "large", "empty",
+                                  "large mean", "scalar tensor"])
 def test_the_lane_steps_aside(monkeypatch, case):
     calls = _calls_of_apply(monkeypatch)
     x = numgrad.ones(3, 4, requires_grad=True) * 1.0
@@ -148,6 +155,23 @@ def test_the_lane_steps_aside(monkeypatch, case):
         numgrad.ones(3, dtype=numgrad.int64) * 2
     elif case == "large":
         numgrad.ones(PARALLEL_THRESHOLD) * 2.0
+    elif case == "empty":
+        numgrad.ones(0, requires_grad=True).sum()
+    elif case == "large mean":  # (summed by threads, in another order)
+        numgrad.ones(PARALLEL_THRESHOLD, requires_grad=True).mean()
     else:
         x * numgrad.tensor(2.0)
     assert calls
+
+
+@pytest.mark.parametrize("name", ["sum", "mean"])
+@pytest.mark.parametrize("kind", ["leaf", "nonleaf", "constant"])
+@pytest.mark.parametrize("dtype,shape", [("float32", (2, 3)), ("float64", (7,)), ("float64", ())])
+def test_a_reduction_of_everything(name, kind, dtype, shape):
+    from numgrad.ops import reduction as R
+
+    op = {"sum": R.SumAll, "mean": R.MeanAll}[name]
+    x = _inputs(kind, dtype, shape)
+    lane = getattr(x, name)()
+    general = registry.apply(op, (x,), (x._data,), dims=tuple(range(x.ndim)), keepdim=False)
+    _check(lane, general)

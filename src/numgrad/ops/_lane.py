@@ -32,6 +32,7 @@ from ..autograd import anomaly_mode, grad_mode
 from ..autograd.node import SavedTensor
 from ..kernels import cpu as cpu_kernels
 from ..kernels.cpu.elementwise import _LOADED, PARALLEL_THRESHOLD, _kernels, _row_plan
+from ..kernels.cpu.reduction import _sum_rows
 from ..tensor import Tensor, _VersionCounter
 from . import registry
 
@@ -210,6 +211,70 @@ def unary(op, code: int, input: Tensor):
     plan = op._lane
     saved = _OUTPUT if plan == "output" else (_saved_input(input),) if plan == "input" else ()
     return _recorded(op, out, (_edge(input),), (True,), (data.shape,), (dt,), saved)
+
+
+_ALL_DIMS = tuple(tuple(range(n)) for n in range(33))  # (``dims`` of a reduction of everything)
+
+
+def reduce_all(op, input: Tensor, mean: bool):
+    """``input.sum()`` (``op`` SumAll) or ``input.mean()`` (MeanAll) of a float32 or float64
+    CPU tensor that is not empty, where the lane serves it; else None. What the general path
+    runs: ``kernels.cpu.sum_dims``'s first case (below the threading size: larger sums add in
+    another order), and for a mean ``_Mean.forward``'s quotient by Python's division (its count
+    is exact, below 2**24), filled into the sum's array."""
+    data = input._data
+    dt = data.dtype
+    n = data.size
+    if type(data) is not _ndarray or not (dt == np.float32 or dt == np.float64) or not n or \
+            n >= PARALLEL_THRESHOLD or not data.flags.c_contiguous or not _open():
+        return None
+    total = np.empty(1, dt)
+    _sum_rows(data.reshape(1, n), total)
+    out = total.reshape(())
+    if mean:
+        out.fill(out.item() / n)
+    if not (_grad.enabled and input._requires_grad):
+        return _tensor(out, False)
+    result = _recorded(op, out, (_edge(input),), (True,), (data.shape,), (dt,), ())
+    result._grad_fn.params = {"dims": _ALL_DIMS[data.ndim], "keepdim": False}
+    return result
+
+
+def _open() -> bool:
+    """Whether nothing needs every op to go through ``registry.apply`` now: no trace, CUDA,
+    anomaly mode or profile block (``_kernels_of`` tests the same, inline)."""
+    return registry.cpu_kernels is cpu_kernels and registry._cuda_kernels is None and \
+        not _anomaly.enabled and not closed
+
+
+def plain_binary(code: int, a, b):
+    """``kernels.cpu.binary(code, a, b)`` for a backward formula or the engine (no node): a plain
+    float host array ``a`` with a NumPy number of its dtype, or with an array of its dtype and
+    shape, both C-contiguous (not 0-d), where the lane serves ``a`` (``_kernels_of``); None for
+    anything else. The same kernel on the same arrays as ``kernels.cpu.binary``."""
+    kernels = _kernels_of(a, code, False)
+    if kernels is None:
+        return None
+    dt = a.dtype
+    if type(b) is _ndarray:
+        if b.shape != a.shape or b.dtype != dt or not b.ndim or not b.flags.c_contiguous:
+            return None
+        if a.ndim == 1:
+            out = np.empty(a.size, dt)
+            kernels.zip_1d(a, b, out)
+        else:
+            out = np.empty(a.shape, dt)
+            kernels.zip_1d(a.ravel(), b.ravel(), out.ravel())
+        return out
+    if type(b) is not dt.type:
+        return None
+    if a.ndim == 1:
+        out = np.empty(a.size, dt)
+        kernels.zip_1d_scalar(a, b, out)
+    else:
+        out = np.empty(a.shape, dt)
+        kernels.zip_1d_scalar(a.ravel(), b, out.ravel())
+    return out
 
 
 def serve(op, unary: bool = False) -> type:

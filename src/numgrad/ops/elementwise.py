@@ -141,6 +141,9 @@ def _times(grad: Tensor, other) -> Tensor:
         g = grad._data
         if g.dtype.kind == "f":
             if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
+                out = _lane.plain_binary(_MUL, g, g.dtype.type(other))
+                if out is not None:
+                    return Tensor._wrap(out)
                 K = kernels_for((grad,))
                 if type(g) is np.ndarray and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the
@@ -163,6 +166,9 @@ def _times(grad: Tensor, other) -> Tensor:
                     if first[()] == 1:
                         return SharedGrad._wrap(o)
                     return Tensor._wrap(cpu_kernels.binary(cpu_kernels.MUL, o, first))
+                out = _lane.plain_binary(_MUL, g, o)
+                if out is not None:
+                    return Tensor._wrap(out)
                 K = kernels_for((grad, other))
                 return Tensor._wrap(K.binary(K.MUL, g, o))
     return grad * other
@@ -632,6 +638,8 @@ _ADD, _SUB, _MUL, _DIV = cpu_kernels.ADD, cpu_kernels.SUB, cpu_kernels.MUL, cpu_
 for _op in (Add, Sub, Mul, Div):
     _lane.serve(_op)
 del _op
+_NEG = cpu_kernels.NEG
+_lane.serve(Neg, unary=True)
 
 
 def add(input, other, *, alpha=1) -> Tensor:
@@ -728,6 +736,9 @@ def neg(input: Tensor) -> Tensor:
     """``-input``."""
     if input._data.dtype == np.bool_:
         raise RuntimeError(_NEG_BOOL)
+    out = _lane.unary(Neg, _NEG, input)
+    if out is not None:
+        return out
     return apply(Neg, (input,), (input._data,))
 
 

@@ -10,6 +10,7 @@ from ..autograd import grad_mode
 from ..compiler.traced import active_trace
 from .._dtype import torch_name
 from ..tensor import Tensor, _wrap_dim
+from . import _lane
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 
@@ -504,7 +505,11 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     """The sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     if dtype is not None:
         input = input.to(dtype)
-    elif not input.dtype.is_floating_point and input._data.dtype != np.int64:
+    elif dim is None:
+        out = _lane.reduce_all(SumAll, input, False)  # (``ops/_lane.py``: float tensors)
+        if out is not None:
+            return out
+    if dtype is None and not input.dtype.is_floating_point and input._data.dtype != np.int64:
         input = input.to(np.int64)
     return _reduce(SumAll, SumDim, input, dim, keepdim)
 
@@ -513,6 +518,10 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     """The mean of all elements, or over ``dim``."""
     if dtype is not None:
         input = input.to(dtype)
+    elif dim is None:
+        out = _lane.reduce_all(MeanAll, input, True)  # (``ops/_lane.py``: float tensors)
+        if out is not None:
+            return out
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "

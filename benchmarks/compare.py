@@ -125,6 +125,25 @@ def compile_seconds(name: str) -> tuple[float, float]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def blas_line() -> str:
+    """Which kernels NumPy's BLAS runs (threadpoolctl, where installed) and the OpenBLAS settings
+    of the environment. numgrad's matrix products are NumPy's, so they decide the workloads with
+    products; PyTorch's (MKL) and JAX's (XLA) are not affected by them. Some machines pin
+    OPENBLAS_CORETYPE because older OpenBLAS builds fail on their processor; with a current
+    NumPy that can cost a modern x86 processor its AVX-512 kernels (on this project's machines,
+    Haswell's instead of SkylakeX's made a 64x784 @ 784x256 float32 product 1.6x slower)."""
+    pinned = ", ".join(f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+                       if k in os.environ) or "none"
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return f"NumPy's BLAS: unknown (no threadpoolctl); OpenBLAS settings: {pinned}"
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    kind = "; ".join(f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')} "
+                     f"kernels, {i.get('num_threads')} threads)" for i in blas) or "not found"
+    return f"NumPy's BLAS: {kind}; OpenBLAS settings in the environment: {pinned}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -135,6 +154,7 @@ def main() -> None:
         # imports every file in benchmarks/)
     print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}, "
           f"numpy {np.__version__}; medians of {args.repeat} repeats, µs")
+    print(blas_line())
     jax = jax_workloads()
     print(f"{'workload':52s} {'eager':>9s} {'compiled':>9s} {'PyTorch':>9s} {'JAX jit':>9s} "
           f"{'NumPy':>9s} {'eager/PT':>8s} {'comp/PT':>8s} {'comp/JAX':>8s}")

@@ -256,24 +256,21 @@ def plain_binary(code: int, a, b):
     if kernels is None:
         return None
     dt = a.dtype
-    if type(b) is _ndarray:
-        if b.shape != a.shape or b.dtype != dt or not b.ndim or not b.flags.c_contiguous:
-            return None
-        if a.ndim == 1:
-            out = np.empty(a.size, dt)
-            kernels.zip_1d(a, b, out)
-        else:
-            out = np.empty(a.shape, dt)
-            kernels.zip_1d(a.ravel(), b.ravel(), out.ravel())
-        return out
-    if type(b) is not dt.type:
+    pair = type(b) is _ndarray
+    if (b.shape != a.shape or b.dtype != dt or not b.ndim or not b.flags.c_contiguous) if pair \
+            else type(b) is not dt.type:
         return None
     if a.ndim == 1:
-        out = np.empty(a.size, dt)
-        kernels.zip_1d_scalar(a, b, out)
+        out = dest = np.empty(a.size, dt)
     else:
         out = np.empty(a.shape, dt)
-        kernels.zip_1d_scalar(a.ravel(), b, out.ravel())
+        a, dest = a.ravel(), out.ravel()
+        if pair:
+            b = b.ravel()
+    if pair:
+        kernels.zip_1d(a, b, dest)
+    else:
+        kernels.zip_1d_scalar(a, b, dest)
     return out
 
 

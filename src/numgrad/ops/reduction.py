@@ -352,7 +352,9 @@ class _Var(Op):
 
 
 def _count(shape, dims) -> int:
-    """The number of elements a reduction over ``dims`` combines."""
+    """The number of elements a reduction over ``dims`` (normalised: unique) combines."""
+    if len(dims) == len(shape):  # (all of them: the common ``loss.mean()``, without a generator)
+        return math.prod(shape)
     return math.prod(shape[d] for d in dims)
 
 

@@ -69,7 +69,7 @@ def _inputs(kind, dtype, shape):
 def test_a_tensor_with_a_number(name, kind, dtype, shape):
     op, f = NUMBER_OPS[name]
     x = _inputs(kind, dtype, shape)
-    for c in (1.5, 3, -0.0):
+    for c in (1.5, 3, -0.0, float("nan"), float("-inf")):
         lane = f(x, c)
         general = registry.apply(op, (x, c), (x._data, x._data.dtype.type(c)))
         _check(lane, general)

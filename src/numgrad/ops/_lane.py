@@ -48,21 +48,14 @@ closed = 0
 
 
 def _tensor(data, requires_grad: bool) -> Tensor:
-    """``Tensor._wrap``, inline."""
+    """``Tensor._wrap``, inline (a plain function: the classmethod's binding costs more than
+    the rest of it on the lane's hot calls)."""
     t = _new(Tensor)
     t._data = data
     t._requires_grad = requires_grad
     t._grad = t._grad_fn = t._hooks = t._accumulator = t._base = None
     t._version_counter = _VersionCounter()
     return t
-
-
-def _leaf_edge(t: Tensor) -> tuple:
-    """The edge to a leaf that requires grad, as ``registry._record`` makes it: its live
-    ``AccumulateGrad``, or a new one if none is alive."""
-    ref = t._accumulator
-    fn = ref() if ref is not None else None
-    return (fn if fn is not None else t._grad_accumulator()), 0
 
 
 def _saved_input(t: Tensor) -> SavedTensor:
@@ -131,7 +124,7 @@ def binary(op, code: int, input: Tensor, other):
     if kernels is None:
         return None
     dt = data.dtype
-    if data.ndim == 1:
+    if data.ndim == 1:  # (``plain_binary``'s work, inline: this is the commonest call)
         out = dest = np.empty(data.size, dt)
         flat = data
     else:
@@ -140,8 +133,9 @@ def binary(op, code: int, input: Tensor, other):
     kernels.zip_1d_scalar(flat, dt.type(other), dest)
     if not (_grad.enabled and input._requires_grad):
         return _tensor(out, False)
-    fn = input._grad_fn if input._base is None else input.grad_fn  # (a view's may be stale)
-    return _recorded(op, out, ((fn, 0) if fn is not None else _leaf_edge(input), _NO_EDGE),
+    fn = input._grad_fn if input._base is None else input.grad_fn  # (``_edge``, inline)
+    return _recorded(op, out, ((fn if fn is not None else input._grad_accumulator(), 0),
+                               _NO_EDGE),
                      _ONLY_FIRST, (data.shape, None), (dt, None), (None, other) if plan else ())
 
 
@@ -149,21 +143,15 @@ def with_tensor(op, code: int, input: Tensor, other: Tensor):
     """``op(input, other)`` for two float CPU tensors of one dtype, of one shape or the second a
     row of the first's last dimension, or None."""
     a, b = input._data, other._data
-    dt = a.dtype
-    if type(b) is not _ndarray or b.dtype != dt or not b.ndim or not b.flags.c_contiguous:
-        return None
-    kernels = _kernels_of(a, code, False)
-    if kernels is None:
-        return None
     shape = a.shape
+    dt = a.dtype
     if b.shape == shape:
-        if a.ndim == 1:
-            out = dest = np.empty(a.size, dt)
-            kernels.zip_1d(a, b, dest)
-        else:
-            out = np.empty(shape, dt)
-            kernels.zip_1d(a.ravel(), b.ravel(), out.ravel())
-    elif b.ndim == 1 and a.ndim > 1 and a.size and shape[-1] == b.shape[0] > 1:
+        out = plain_binary(code, a, b)
+        if out is None:
+            return None
+    elif type(b) is _ndarray and b.ndim == 1 and a.ndim > 1 and a.size and \
+            shape[-1] == b.shape[0] > 1 and b.dtype == dt and b.flags.c_contiguous and \
+            (kernels := _kernels_of(a, code, False)) is not None:
         out = np.empty(shape, dt)  # (a row added to each row: ``kernels.cpu.binary``'s loop)
         dims, sa, sb = _row_plan(a.size // b.shape[0], b.shape[0], False)
         kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
@@ -189,7 +177,7 @@ def _edge(t: Tensor) -> tuple:
     """The edge to the history of ``t`` (which requires grad), as ``registry._record`` makes
     it."""
     fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
-    return (fn, 0) if fn is not None else _leaf_edge(t)
+    return (fn if fn is not None else t._grad_accumulator()), 0  # (a leaf: its live node)
 
 
 def unary(op, code: int, input: Tensor):

@@ -19,12 +19,26 @@ import threading
 import numpy as np
 
 _state = threading.local()  # .trace: the trace recording in this thread, if any
+# How many threads have a trace begun and not ended (``tracer.begin``/``end``, under ``_lock``):
+# while none has, ``active_trace`` answers without the thread-local lookup, on every op.
+_tracing = 0
+_lock = threading.Lock()
 
 
 def active_trace():
     """The trace recording in this thread, or None (also once it has stopped at a break)."""
+    if not _tracing:
+        return None
     trace = getattr(_state, "trace", None)
     return trace if trace is not None and trace.active else None
+
+
+def set_trace(trace) -> None:
+    """Makes ``trace`` (None: none) this thread's trace, keeping ``_tracing``'s count."""
+    global _tracing
+    with _lock:
+        _tracing += (trace is not None) - (getattr(_state, "trace", None) is not None)
+        _state.trace = trace
 
 
 def note_created(array) -> None:

@@ -25,7 +25,7 @@ import types
 import numpy as np
 
 from ..kernels import cpu as cpu_kernels
-from .traced import GraphBreak, TracedArray, _state, graph_break, plain
+from .traced import GraphBreak, TracedArray, graph_break, plain, set_trace
 
 # Kernel functions that only describe their arguments: called directly, not recorded.
 STRUCTURAL = frozenset({"is_contiguous", "is_writeable", "may_share_memory", "address",
@@ -565,7 +565,7 @@ def begin(found: dict):
     for t in found["tensors"].values():
         before[id(t)] = snapshot(t)
         _wrap_tensor(trace, t)
-    _state.trace = trace
+    set_trace(trace)
     return trace, before
 
 
@@ -657,7 +657,7 @@ def _wrap_tensor(trace: Trace, t) -> None:
 
 def end(trace: Trace) -> None:
     trace.active = False
-    _state.trace = None
+    set_trace(None)
 
 
 def untrace(t, start=None) -> None:

@@ -42,6 +42,7 @@ _ndarray = np.ndarray
 _new = object.__new__
 _NO_EDGE = registry._NO_EDGE
 _ONLY_FIRST = (True, False)  # needs_input_grad of a tensor with a number
+_BOTH = (True, True)
 # How many things need every op to run through ``registry.apply`` now: ``autograd.profiler``
 # counts its profile blocks here.
 closed = 0
@@ -160,12 +161,17 @@ def with_tensor(op, code: int, input: Tensor, other: Tensor):
     na, nb = input._requires_grad, other._requires_grad
     if not (_grad.enabled and (na or nb)):
         return _tensor(out, False)
-    needs = (na, nb)
     plan = op._save_plan
+    if input is other:  # (``y * y``: one saved value and one edge, each given twice)
+        edge = _edge(input)
+        saved = (_saved_input(input),) * len(plan) if plan else ()
+        return _recorded(op, out, (edge, edge), _BOTH, (shape, shape), (dt, dt), saved)
+    needs = (na, nb)
     if plan:  # (as ``registry._record``: an input saved only where a needed gradient uses it)
+        (i, j), (k, m) = plan  # (each served op that saves inputs saves both)
         inputs = (input, other)
-        saved = tuple([None if j >= 0 and not needs[j] else _saved_input(inputs[i])
-                       for i, j in plan])
+        saved = (None if j >= 0 and not needs[j] else _saved_input(inputs[i]),
+                 None if m >= 0 and not needs[m] else _saved_input(inputs[k]))
     else:
         saved = ()
     return _recorded(op, out, (_edge(input) if na else _NO_EDGE,
@@ -272,6 +278,8 @@ def serve(op, unary: bool = False) -> type:
                 "input" if op.save_inputs == (0,) and not op.save_output else
                 () if not (op.save_inputs or op.save_output) else None)
     else:  # (``registry._record``'s rule, for needs_input_grad (True, False))
+        if len(op._save_plan) not in (0, 2):  # (``with_tensor`` saves none or both inputs)
+            raise TypeError(f"the lane serves binary ops that save no input or both: {op.name}")
         kept = tuple(None if j >= 0 and not _ONLY_FIRST[j] else i for i, j in op._save_plan)
         plan = {(): (), (None, 1): (None, 1)}.get(kept) if not op.save_output else None
     op._lane = plan

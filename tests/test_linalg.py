@@ -311,22 +311,40 @@ def test_gradcheck_beyond_the_samples():
         a + 3 * numgrad.eye(3, dtype=a.dtype)), (x,))
 
 
-def test_det_gradient_at_singular_matrices_matches_pytorch():
-    """PyTorch's plain backward gives 0 at an exactly singular matrix (a solve), its recorded
-    one the cofactors through the SVD: both as PyTorch."""
+def _cofactors(a):
+    """The cofactor matrix of each square matrix of ``a`` from its minors (the oracle)."""
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, axis=-2), j, axis=-1)
+            out[..., i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+    return out
+
+
+def test_det_gradient_at_singular_matrices_is_the_cofactors():
+    """det is a polynomial: its gradient is the cofactor matrix everywhere, singular matrices
+    included. The plain backward and the recorded one give it (the recorded one as PyTorch's,
+    through the SVD); PyTorch's plain backward there depends on its LAPACK (0 where the solve of
+    the singular LU stays 0, the cofactors where it gives NaN), so it is not the oracle."""
     singular = np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]])
     rank1 = np.outer([1.0, 2, 3], [1.0, -1, 2])
     batch = np.stack([singular, _data((3, 3)), rank1])
-    _compare(lambda m, a: m.linalg.det(a), batch)
-    _compare(lambda m, a: m.det(a), np.zeros((2, 2)))
+    _compare(lambda m, a: m.linalg.det(a), batch, grad=False)
     near = singular + np.diag([0.0, 1e-14, 0.0])
-    for data in (batch, near):
+    for data in (batch, near, np.zeros((2, 2))):
         got = []
-        for m in (numgrad, torch):
+        for m, create_graph in ((numgrad, False), (numgrad, True), (torch, True)):
             x = m.tensor(data, requires_grad=True)
-            (g,) = m.autograd.grad(m.linalg.det(x).sum(), x, create_graph=True)
+            (g,) = m.autograd.grad(m.linalg.det(x).sum(), x, create_graph=create_graph)
             got.append(g.detach().numpy())
-        np.testing.assert_allclose(got[0], got[1], rtol=1e-6, atol=1e-9)
+        for g in got:
+            np.testing.assert_allclose(g, _cofactors(data), rtol=1e-6, atol=1e-9)
+    grad = numgrad.tensor([2.0, -1.0, 0.5])  # (a weighted sum: each matrix's own seed)
+    x = numgrad.tensor(batch, requires_grad=True)
+    numgrad.linalg.det(x).backward(grad)
+    np.testing.assert_allclose(x.grad.numpy(), grad.numpy()[:, None, None] * _cofactors(batch),
+                               rtol=1e-6, atol=1e-9)
 
 
 def test_result_types_fields_and_dtypes():

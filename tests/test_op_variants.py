@@ -4,7 +4,9 @@ give what PyTorch gives: the same shapes, dtypes, values and input gradients, or
 the same class (``tests/_variants.py`` builds and compares them).
 
 A variant may be opted out with a written reason in ``OPT_OUT``, at most 5% of them; an opted-out
-variant must still differ (so a fix removes its entry).
+variant must still differ (so a fix removes its entry). A variant whose input has no unique
+answer (``NOT_UNIQUE``: LAPACK picks one, and which one depends on the machine's build) is
+compared in what it gives, not in its values.
 """
 import pytest
 
@@ -33,6 +35,16 @@ OPT_OUT = {
        for i in (0, 1)},
 }
 
+# (op, sample index, variant): why the result at that input is not unique, so only its structure
+# (outputs' shapes and dtypes, which gradients exist, or the error class) is compared.
+NOT_UNIQUE = {
+    ("linalg_qr", 0, "expanded"): "QR of a rank-1 matrix (one value expanded): Q's later columns "
+    "are any orthonormal completion and the gradient divides by R's zero diagonal; the values "
+    "differ between LAPACK builds (one gradient -8 in numgrad, -4.99 in PyTorch on one machine)",
+    ("linalg_svd", 0, "expanded"): "SVD of a rank-1 matrix: its two zero singular values' vectors "
+    "are any orthonormal basis of their space, in an order each LAPACK build picks",
+}
+
 TORCH = _TorchNamespace()
 CASES = cases()
 
@@ -40,6 +52,8 @@ CASES = cases()
 def test_opt_outs_are_few_and_each_has_a_reason():
     assert all(isinstance(r, str) and len(r) > 20 for r in OPT_OUT.values())
     assert all(c in CASES for c in OPT_OUT), [c for c in OPT_OUT if c not in CASES]
+    assert all(c in CASES and c not in OPT_OUT for c in NOT_UNIQUE)
+    assert all(isinstance(r, str) and len(r) > 20 for r in NOT_UNIQUE.values())
     assert len(OPT_OUT) <= 0.05 * len(CASES), f"{len(OPT_OUT)} of {len(CASES)} opted out"
 
 
@@ -50,7 +64,8 @@ def test_every_variant_kind_is_generated():
 @pytest.mark.parametrize("name, index, variant", CASES,
                          ids=[f"{n}-{i}-{v}" for n, i, v in CASES])
 def test_variant_matches_pytorch(name, index, variant):
-    why = compare(name, index, variant, torch_ns=TORCH)
+    why = compare(name, index, variant, torch_ns=TORCH,
+                  values=(name, index, variant) not in NOT_UNIQUE)
     if (name, index, variant) in OPT_OUT:
         assert why is not None, "fixed: remove its OPT_OUT entry"
         return

@@ -75,6 +75,8 @@ def test_lu_family_matches_the_cpu(dtype):
     _check(lambda x, y: LA.solve(x, y.mT, left=False), a, b)
     _check(lambda x, y: LA.solve(x, y[0, :, 0]), a, b)  # (a vector, broadcast over the batch)
     _check(lambda x: numgrad.logdet(_spd(numgrad, x)), a)
+    singular = np.stack([a[0], np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], dtype)])
+    _check(LA.det, singular)  # (the cofactors at the singular one, as on the CPU)
 
 
 def test_singular_matrices_raise_pytorchs_errors_on_cuda():

@@ -172,9 +172,9 @@ def linalg_slogdet(a: np.ndarray) -> tuple:
 
 def linalg_det_backward(a: np.ndarray, det: np.ndarray, grad: np.ndarray) -> np.ndarray:
     """The gradient of det at each square matrix of ``a`` (``det`` its determinants, ``grad``
-    theirs) in a plain backward, as PyTorch's: ``grad det A^-T`` by a solve, so 0 where the
-    determinant is exactly 0 (PyTorch's result there; a recorded backward takes the SVD's
-    cofactors instead, ops/linalg_more.py)."""
+    theirs) in a plain backward: ``grad det A^-T`` by a solve, and at a matrix whose determinant
+    is exactly 0 (no solve) its cofactors through the SVD, as a recorded backward takes them
+    (ops/linalg_more.py) and as PyTorch does where its solve of the singular LU gives NaN."""
     n = a.shape[-1]
     if n == 1:  # (the derivative of a 1 x 1 determinant is 1, whatever the entry)
         return _c(np.broadcast_to(np.asarray(grad, a.dtype)[..., None, None], a.shape))
@@ -183,14 +183,24 @@ def linalg_det_backward(a: np.ndarray, det: np.ndarray, grad: np.ndarray) -> np.
     out = np.zeros(mats.shape, a.dtype)
     eye = np.eye(n, dtype=a.dtype)
     for z in range(mats.shape[0]):
-        if d[z] != 0:  # (NaN too: the solve spreads it)
-            with np.errstate(all="ignore"):
-                try:
-                    out[z] = _nan_spread(np.linalg.solve(mats[z].T, eye * (g[z] * d[z])),
-                                         mats[z])
-                except np.linalg.LinAlgError:
-                    out[z] = np.nan
+        with np.errstate(all="ignore"):
+            if d[z] == 0:
+                out[z] = g[z] * _cofactors(mats[z])
+                continue
+            try:  # (a NaN determinant too: the solve spreads it)
+                out[z] = _nan_spread(np.linalg.solve(mats[z].T, eye * (g[z] * d[z])), mats[z])
+            except np.linalg.LinAlgError:
+                out[z] = np.nan
     return out.reshape(a.shape)
+
+
+def _cofactors(m: np.ndarray) -> np.ndarray:
+    """The cofactor matrix of one square ``m``, the gradient of its determinant, through its
+    SVD ``U S Vh``: ``det(U) det(Vh) U diag(prod of the other singular values) Vh``, defined
+    (and continuous) at singular matrices too."""
+    u, s, vh = np.linalg.svd(m)
+    others = np.array([np.prod(np.delete(s, i)) for i in range(s.size)], m.dtype)
+    return (np.linalg.det(u) * np.linalg.det(vh)) * ((u * others) @ vh)
 
 
 # ------------------------------------------------------------------ inverse and solve

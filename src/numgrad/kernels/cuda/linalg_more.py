@@ -30,8 +30,7 @@ from . import layout
 from .elementwise import binary, cast, to_host, upload, where
 from .memory import ascontiguous, empty, flat, launch
 
-_MUL, _DIV, _GT, _EQ, _MAX, _MAXIMUM = (OP_CODES[k] for k in ("MUL", "DIV", "GT", "EQ", "MAX",
-                                                              "MAXIMUM"))
+_MUL, _DIV, _GT, _MAX, _MAXIMUM = (OP_CODES[k] for k in ("MUL", "DIV", "GT", "MAX", "MAXIMUM"))
 
 _SWEEPS = 60  # Jacobi sweeps at most (quadratic convergence: a dozen suffice in practice)
 
@@ -203,19 +202,23 @@ def linalg_solve(a, b, left: bool, check: bool):
 
 
 def linalg_det_backward(a, det, grad):
-    """``grad det A^-T``, 0 where det is exactly 0 (the CPU's, PyTorch's plain backward)."""
+    """``grad det A^-T``, and the cofactors where det is exactly 0: the CPU's (those matrices
+    through the host, one read of the determinants)."""
     n = tuple(a.shape)[-1]
     if n == 1:
         g = layout.broadcast_copy(grad, tuple(det.shape), a.dtype)
         return layout.broadcast_copy(layout.reshape_view(g, tuple(det.shape) + (1, 1)),
                                      tuple(a.shape), a.dtype)
+    if (np.asarray(to_host(det)) == 0).any():
+        from ..cpu.linalg_more import linalg_det_backward as on_host
+
+        out = on_host(np.asarray(to_host(a)), np.asarray(to_host(det)),
+                      np.asarray(to_host(grad)))
+        return upload(out)
     inv, _ = linalg_inv(a, False)
     gd = binary(_MUL, ascontiguous(grad), ascontiguous(det))
     gd = layout.reshape_view(ascontiguous(gd), tuple(det.shape) + (1, 1))
-    out = binary(_MUL, _t(inv), gd)
-    zero = binary(_EQ, layout.reshape_view(ascontiguous(det), tuple(det.shape) + (1, 1)),
-                  np.dtype(a.dtype).type(0), np.bool_)  # (PyTorch's 0 at det == 0)
-    return where(zero, layout.zeros(tuple(out.shape), a.dtype), out)
+    return binary(_MUL, _t(inv), gd)
 
 
 # ------------------------------------------------------------------ Cholesky

@@ -30,6 +30,7 @@ import numpy as np
 from .._dtype import torch_name
 from ..compiler.traced import TracedArray, graph_break
 from ..ops import check_accumulable, registry
+from ..ops._lane import _tensor as _lane_tensor
 from ..ops._lane import plain_binary
 from ..ops.registry import kernels_of
 from ..tensor import Tensor
@@ -228,20 +229,16 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
+            op = node.op  # (None: an AccumulateGrad, or a node of user code)
             if grad is None or (needed is not None and node not in needed):
                 in_grads = None  # (not run: its children still count it as done)
-            elif (plain and node._pre_hooks is None and node._retained is None
-                    and type(node) is not AccumulateGrad):  # (the common case, first)
-                op = node.op
-                if op is not None:  # a registered op's node (OpNode.apply and .release, inline)
-                    in_grads = op.backward(node, grad)
-                    if not retain_graph and node._saved:
-                        node._saved = ()
-                        node._released = True
-                else:
-                    in_grads = node.apply(grad)
-                    if not retain_graph:
-                        node.release()
+            elif (op is not None and plain and node._pre_hooks is None
+                    and node._retained is None):  # (the common case, first)
+                # a registered op's node (OpNode.apply and .release, inline)
+                in_grads = op.backward(node, grad)
+                if not retain_graph and node._saved:
+                    node._saved = ()
+                    node._released = True
             else:
                 acc = type(node) is AccumulateGrad
                 if node._pre_hooks is not None or node._retained is not None or (
@@ -277,7 +274,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                 if error is not None:
                     raise error
                 in_grads = tuple(in_grads) + (None,) * (len(edges) - len(in_grads))
-            if node.op is None:  # user code made these (a custom Function's backward)
+            if op is None:  # user code made these (a custom Function's backward)
                 for g in in_grads:
                     if g is not None:
                         foreign.add(id(g))
@@ -396,7 +393,7 @@ def _sum(held, grad):
     if not grad_mode.state.enabled and a.dtype == b.dtype and a.shape == b.shape:
         out = plain_binary(_ADD, a, b)  # (float host arrays: the kernel, directly)
         if out is not None:
-            return Tensor._wrap(out)
+            return _lane_tensor(out, False)
         K = kernels_of(a)
         if K is kernels_of(b):
             return Tensor._wrap(K.binary(K.ADD, a, b))

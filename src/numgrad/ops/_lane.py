@@ -39,6 +39,7 @@ from . import registry
 _grad = grad_mode.state
 _anomaly = anomaly_mode.state
 _ndarray = np.ndarray
+_F64, _F32 = np.dtype(np.float64), np.dtype(np.float32)  # (the arrays' own dtype objects)
 _new = object.__new__
 _NO_EDGE = registry._NO_EDGE
 _ONLY_FIRST = (True, False)  # needs_input_grad of a tensor with a number
@@ -103,15 +104,25 @@ def _recorded(op, out, edges, needs, shapes, dtypes, saved) -> Tensor:
 
 
 def _kernels_of(data, code: int, unary: bool):
-    """The generated kernels of ``code`` for ``data``, where the lane serves it: a plain float
-    C-contiguous host array below the threading size, with no trace, CUDA, anomaly mode or
-    profile block in the way; else None."""
+    """The generated kernels of ``code`` for ``data``, where the lane serves it: a plain float32
+    or float64 C-contiguous host array (of NumPy's own dtype objects: native byte order) below
+    the threading size, with no trace, CUDA, anomaly mode or profile block in the way; else
+    None."""
     dt = data.dtype
-    if type(data) is not _ndarray or dt.kind != "f" or not data.flags.c_contiguous or \
-            data.size >= PARALLEL_THRESHOLD or registry.cpu_kernels is not cpu_kernels or \
-            registry._cuda_kernels is not None or _anomaly.enabled or closed:
+    if type(data) is not _ndarray or (dt is not _F64 and dt is not _F32) or \
+            not data.flags.c_contiguous or data.size >= PARALLEL_THRESHOLD or \
+            registry.cpu_kernels is not cpu_kernels or registry._cuda_kernels is not None or \
+            _anomaly.enabled or closed:
         return None
-    return _LOADED.get((code, dt, unary)) or _kernels(code, dt, unary)
+    hit = _RECENT.get(code)  # (op ids are distinct across families: the id names the op)
+    if hit is not None and hit[0] is dt:
+        return hit[1]
+    kernels = _LOADED.get((code, dt, unary)) or _kernels(code, dt, unary)
+    _RECENT[code] = (dt, kernels)
+    return kernels
+
+
+_RECENT: dict = {}  # op id -> (dtype, its kernels): the last used, tested by identity
 
 
 def binary(op, code: int, input: Tensor, other):
@@ -131,7 +142,10 @@ def binary(op, code: int, input: Tensor, other):
     else:
         out = np.empty(data.shape, dt)
         flat, dest = data.ravel(), out.ravel()
-    kernels.zip_1d_scalar(flat, dt.type(other), dest)
+    # (a float64 array takes a Python float as it is: Numba types it float64, the kernel's
+    # signature, and it dispatches faster than a NumPy number; other numbers are converted)
+    kernels.zip_1d_scalar(flat, other if type(other) is float and dt is _F64 else dt.type(other),
+                          dest)
     if not (_grad.enabled and input._requires_grad):
         return _tensor(out, False)
     fn = input._grad_fn if input._base is None else input.grad_fn  # (``_edge``, inline)
@@ -243,16 +257,17 @@ def _open() -> bool:
 
 def plain_binary(code: int, a, b):
     """``kernels.cpu.binary(code, a, b)`` for a backward formula or the engine (no node): a plain
-    float host array ``a`` with a NumPy number of its dtype, or with an array of its dtype and
-    shape, both C-contiguous (not 0-d), where the lane serves ``a`` (``_kernels_of``); None for
-    anything else. The same kernel on the same arrays as ``kernels.cpu.binary``."""
+    float host array ``a`` with a NumPy number of its dtype (for float64, a Python float too), or
+    with an array of its dtype and shape, both C-contiguous (not 0-d), where the lane serves ``a``
+    (``_kernels_of``); None for anything else. The same kernel on the same arrays as
+    ``kernels.cpu.binary``."""
     kernels = _kernels_of(a, code, False)
     if kernels is None:
         return None
     dt = a.dtype
     pair = type(b) is _ndarray
     if (b.shape != a.shape or b.dtype != dt or not b.ndim or not b.flags.c_contiguous) if pair \
-            else type(b) is not dt.type:
+            else type(b) is not dt.type and (type(b) is not float or dt is not _F64):
         return None
     if a.ndim == 1:
         out = dest = np.empty(a.size, dt)

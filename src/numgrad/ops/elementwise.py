@@ -141,9 +141,11 @@ def _times(grad: Tensor, other) -> Tensor:
         g = grad._data
         if g.dtype.kind == "f":
             if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
-                out = _lane.plain_binary(_MUL, g, g.dtype.type(other))
+                dt = g.dtype
+                out = _lane.plain_binary(_MUL, g, other if type(other) is float and
+                                         dt is _lane._F64 else dt.type(other))
                 if out is not None:
-                    return Tensor._wrap(out)
+                    return _lane._tensor(out, False)
                 K = kernels_for((grad,))
                 if type(g) is np.ndarray and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the
@@ -168,7 +170,7 @@ def _times(grad: Tensor, other) -> Tensor:
                     return Tensor._wrap(cpu_kernels.binary(cpu_kernels.MUL, o, first))
                 out = _lane.plain_binary(_MUL, g, o)
                 if out is not None:
-                    return Tensor._wrap(out)
+                    return _lane._tensor(out, False)
                 K = kernels_for((grad, other))
                 return Tensor._wrap(K.binary(K.MUL, g, o))
     return grad * other

@@ -41,7 +41,10 @@ def _legacy_data(args: tuple, np_dtype) -> np.ndarray:
     return np.array(data, dtype=np_dtype)
 
 
-_autograd_backward = None  # numgrad.autograd.backward, once loaded (it imports this module)
+# numgrad.autograd.backward and numgrad.ops.accumulate_into, once loaded (``_load_late``: both
+# import this module, so they are imported on first use, not here; a function-level import
+# statement costs as much as a small op on every call)
+_autograd_backward = _accumulate_into = None
 
 
 def _grad_enabled() -> bool:
@@ -50,12 +53,12 @@ def _grad_enabled() -> bool:
     return grad_mode.state.enabled
 
 
-def _load_autograd_backward():
-    global _autograd_backward
+def _load_late() -> None:
+    global _autograd_backward, _accumulate_into
     from .autograd import backward
+    from .ops import accumulate_into
 
-    _autograd_backward = backward
-    return backward
+    _autograd_backward, _accumulate_into = backward, accumulate_into
 
 
 class _VersionCounter:
@@ -336,8 +339,9 @@ class Tensor:
         """Computes the gradient of this tensor with respect to the graph's leaves and
         accumulates it into their ``.grad``. ``gradient`` is required unless this tensor holds a
         single element; it is the vector of the vector-Jacobian product."""
-        backward = _autograd_backward or _load_autograd_backward()
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        if _autograd_backward is None:
+            _load_late()
+        _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's data, with no history."""
@@ -441,11 +445,12 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
 
-    def _add_inplace_data(self, data: np.ndarray) -> None:
-        """``self += data`` on the raw data, bumping the version (used to accumulate ``.grad``)."""
-        from . import ops
-
-        ops.accumulate_into(self._data, data)
+    def _add_inplace_data(self, data: np.ndarray, checked: bool = False) -> None:
+        """``self += data`` on the raw data, bumping the version (used to accumulate ``.grad``;
+        ``checked``: the caller has run ``ops.check_accumulable`` on it)."""
+        if _accumulate_into is None:
+            _load_late()
+        _accumulate_into(self._data, data, checked)
         self._version_counter.value += 1
 
 

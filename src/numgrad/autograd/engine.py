@@ -466,4 +466,4 @@ def accumulate(writes, create_graph: bool, foreign=None) -> None:
             elif create_graph:
                 tensor._grad = tensor._grad + grad
             else:
-                tensor._grad._add_inplace_data(grad._data)
+                tensor._grad._add_inplace_data(grad._data, True)  # (checked above)

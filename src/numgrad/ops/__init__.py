@@ -84,10 +84,11 @@ def check_accumulable(dst) -> None:
         raise RuntimeError(_OVERLAP)
 
 
-def accumulate_into(dst, src) -> None:
+def accumulate_into(dst, src, checked: bool = False) -> None:
     """``dst += src`` on arrays (host or device), in place (gradient accumulation). An expanded
-    ``.grad`` is refused with PyTorch's error (``check_accumulable``), before anything is
-    written."""
-    check_accumulable(dst)
+    ``.grad`` is refused with PyTorch's error (``check_accumulable``; ``checked``: the caller ran
+    it), before anything is written."""
     K = kernels_of(dst)
+    if not checked and not K.is_writeable(dst):
+        check_accumulable(dst)  # (raises it)
     K.binary_into(K.ADD, dst, src)

@@ -28,6 +28,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
 from .reduction import _torch_name
+from .reduction import norm as _reduction_norm
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -1462,8 +1463,6 @@ def _top_norm_or_reduction(input: Tensor, p="fro", dim=None, keepdim: bool = Fal
     ``vector_norm`` for other numbers, ``matrix_norm`` for 'nuc'."""
     if (p in ("fro", 2, 2.0) or p is None) and dtype is None and \
             not (isinstance(dim, (tuple, list)) and len(dim) > 2):
-        from .reduction import norm as _reduction_norm
-
         return _reduction_norm(input, "fro", dim, keepdim)
     return _top_norm(input, p, dim, keepdim, dtype)
 

@@ -6,6 +6,7 @@ import builtins
 import numpy as np
 
 from ..autograd import grad_mode
+from .._dtype import promote_types
 from ..tensor import Tensor, _wrap_dim
 from .registry import Op, Sample, apply, kernels_for, register
 
@@ -447,8 +448,6 @@ def _check_same_rank(tensors, what: str):
 
 
 def _common(tensors):
-    from .._dtype import promote_types
-
     dt = tensors[0].dtype
     for t in tensors[1:]:
         dt = promote_types(dt, t.dtype)

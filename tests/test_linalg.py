@@ -332,9 +332,12 @@ def test_det_gradient_at_singular_matrices_is_the_cofactors():
     batch = np.stack([singular, _data((3, 3)), rank1])
     _compare(lambda m, a: m.linalg.det(a), batch, grad=False)
     near = singular + np.diag([0.0, 1e-14, 0.0])
-    for data in (batch, near, np.zeros((2, 2))):
+    # (near: not the plain backward, whose solve's LU and the determinant kernel's LU each round
+    # the tiny pivot, so their quotient may differ by 1e-2 between LAPACK builds)
+    runs = ((numgrad, False), (numgrad, True), (torch, True))  # (create_graph False: plain)
+    for data, plain in ((batch, True), (near, False), (np.zeros((2, 2)), True)):
         got = []
-        for m, create_graph in ((numgrad, False), (numgrad, True), (torch, True)):
+        for m, create_graph in runs if plain else runs[1:]:
             x = m.tensor(data, requires_grad=True)
             (g,) = m.autograd.grad(m.linalg.det(x).sum(), x, create_graph=create_graph)
             got.append(g.detach().numpy())

@@ -88,7 +88,7 @@ def accumulate_into(dst, src, checked: bool = False) -> None:
     """``dst += src`` on arrays (host or device), in place (gradient accumulation). An expanded
     ``.grad`` is refused with PyTorch's error (``check_accumulable``; ``checked``: the caller ran
     it), before anything is written."""
+    if not checked:
+        check_accumulable(dst)
     K = kernels_of(dst)
-    if not checked and not K.is_writeable(dst):
-        check_accumulable(dst)  # (raises it)
     K.binary_into(K.ADD, dst, src)

@@ -257,15 +257,17 @@ def _open() -> bool:
 
 def plain_binary(code: int, a, b):
     """``kernels.cpu.binary(code, a, b)`` for a backward formula or the engine (no node): a plain
-    float host array ``a`` with a NumPy number of its dtype (for float64, a Python float too), or
-    with an array of its dtype and shape, both C-contiguous (not 0-d), where the lane serves ``a``
-    (``_kernels_of``); None for anything else. The same kernel on the same arrays as
-    ``kernels.cpu.binary``."""
+    float host array ``a`` with a number (a NumPy number of its dtype, or a Python int or float,
+    converted as ``binary`` converts it), or with an array of its dtype and shape, both
+    C-contiguous (not 0-d), where the lane serves ``a`` (``_kernels_of``); None for anything
+    else. The same kernel on the same arrays as ``kernels.cpu.binary``."""
     kernels = _kernels_of(a, code, False)
     if kernels is None:
         return None
     dt = a.dtype
     pair = type(b) is _ndarray
+    if not pair and (type(b) is float or type(b) is int):
+        b = b if type(b) is float and dt is _F64 else dt.type(b)  # (as ``binary``)
     if (b.shape != a.shape or b.dtype != dt or not b.ndim or not b.flags.c_contiguous) if pair \
             else type(b) is not dt.type and (type(b) is not float or dt is not _F64):
         return None

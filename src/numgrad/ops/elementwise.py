@@ -141,9 +141,7 @@ def _times(grad: Tensor, other) -> Tensor:
         g = grad._data
         if g.dtype.kind == "f":
             if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
-                dt = g.dtype
-                out = _lane.plain_binary(_MUL, g, other if type(other) is float and
-                                         dt is _lane._F64 else dt.type(other))
+                out = _lane.plain_binary(_MUL, g, other)
                 if out is not None:
                     return _lane._tensor(out, False)
                 K = kernels_for((grad,))

@@ -209,12 +209,11 @@ def linalg_det_backward(a, det, grad):
         g = layout.broadcast_copy(grad, tuple(det.shape), a.dtype)
         return layout.broadcast_copy(layout.reshape_view(g, tuple(det.shape) + (1, 1)),
                                      tuple(a.shape), a.dtype)
-    if (np.asarray(to_host(det)) == 0).any():
+    host_det = np.asarray(to_host(det))
+    if (host_det == 0).any():
         from ..cpu.linalg_more import linalg_det_backward as on_host
 
-        out = on_host(np.asarray(to_host(a)), np.asarray(to_host(det)),
-                      np.asarray(to_host(grad)))
-        return upload(out)
+        return upload(on_host(np.asarray(to_host(a)), host_det, np.asarray(to_host(grad))))
     inv, _ = linalg_inv(a, False)
     gd = binary(_MUL, ascontiguous(grad), ascontiguous(det))
     gd = layout.reshape_view(ascontiguous(gd), tuple(det.shape) + (1, 1))

@@ -75,10 +75,16 @@ x = numgrad.ones(2, 2, requires_grad=True)
 print("grad", float(x.grad.sum()))
 print("linalg_imported", "scipy.linalg" in sys.modules)
 print("arraymath_imported", "numba.np.arraymath" in sys.modules)
+print("ma_imported", "numpy.ma" in sys.modules)
 from numba.np import arraymath, linalg
 print("have_blas", arraymath._HAVE_BLAS, importlib.util.find_spec("scipy") is not None)
 print("ensure_blas_restored", arraymath.ensure_blas is linalg.ensure_blas)
 print("user_dot", njit(lambda a: np.dot(a, a))(np.arange(3.0)))
+from numba.core.errors import NumbaTypeError
+try:
+    njit(lambda a: a.sum())(np.ma.array([1.0, 2.0]))
+except NumbaTypeError as e:
+    print("masked_refused", str(e).split()[-1])
 """
 
 
@@ -87,7 +93,8 @@ def test_start_up_skips_scipy_linalg_and_leaves_numba_blas_working(tmp_path):
     with an empty cache Numba compiles the kernels with its BLAS flag set without importing it;
     with a warm cache the kernels load without Numba's full target set-up, so not even
     numba.np.arraymath is imported. Either way Numba's flag is what Numba itself would set, and a
-    user's own njit np.dot still compiles and works afterwards."""
+    user's own njit np.dot still compiles and works afterwards. Typing the arrays does not import
+    numpy.ma either (``_cache._typeof_ndarray``), and Numba still refuses a MaskedArray."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     results = []
     for _ in ("cold", "warm"):
@@ -101,6 +108,8 @@ def test_start_up_skips_scipy_linalg_and_leaves_numba_blas_working(tmp_path):
         assert have_blas == scipy_installed
         assert result["ensure_blas_restored"] == ["True"]
         assert result["user_dot"] == ["5.0"]
+        assert result["masked_refused"] == ["numpy.ma.MaskedArray."]
+    assert results[1]["ma_imported"] == ["False"]
     assert results[0]["arraymath_imported"] == ["True"]  # compiled: Numba's target was set up
     assert results[1]["arraymath_imported"] == ["False"]  # loaded: it was not
 

@@ -49,8 +49,12 @@ import uuid
 import warnings
 
 import numba
+import numpy as np
 from numba.core import caching, compiler, config, serialize
-from numba.core.errors import NumbaWarning
+from numba.core import types
+from numba.core.errors import (NumbaNotImplementedError, NumbaTypeError, NumbaValueError,
+                               NumbaWarning)
+from numba.np import numpy_support
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
@@ -86,6 +90,8 @@ NUMBA_INTERNALS = {
     "numba.core.base.BaseContext.refresh": "83e8f5cc63a7fee8",
     # replaced for one import (_defer_scipy_linalg)
     "numba.np.linalg.ensure_blas": "8eb05e44427d5eb8",
+    # replaced: typing an array without importing numpy.ma (_typeof_ndarray)
+    "numba.core.typing.typeof._typeof_ndarray": "8188f9430f05899f",
 }
 
 
@@ -617,6 +623,35 @@ def _defer_scipy_linalg() -> None:
         arraymath.ensure_blas = real
 
 
+def _typeof_ndarray(val, c):
+    """Numba's typing of an ndarray (``numba.core.typing.typeof._typeof_ndarray``), less its
+    import of numpy.ma. Numba types an array in Python the first time it meets its dtype, number
+    of dimensions and layout, and its first test, ``isinstance(val, np.ma.MaskedArray)``, imports
+    numpy.ma (~40 ms, a tenth of a warm process's import and first backward). An array cannot be
+    a MaskedArray before numpy.ma is imported, so the test waits until then; the rest is
+    Numba's, line for line."""
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(val, masked.MaskedArray):
+        raise NumbaTypeError("Unsupported array type: numpy.ma.MaskedArray.")
+    try:
+        dtype = numpy_support.from_dtype(val.dtype)
+    except NumbaNotImplementedError:
+        raise NumbaValueError(f"Unsupported array dtype: {val.dtype}")
+    layout = numpy_support.map_layout(val)
+    readonly = not val.flags.writeable
+    return types.Array(dtype, val.ndim, layout, readonly=readonly)
+
+
+def _install_typeof_ndarray() -> None:
+    """Registers ``_typeof_ndarray`` for np.ndarray where Numba's is the one tested."""
+    try:
+        from numba.core.typing import typeof
+    except ImportError:
+        return
+    if typeof.typeof_impl.dispatch(np.ndarray) is getattr(typeof, "_typeof_ndarray", None):
+        typeof.typeof_impl.register(np.ndarray)(_typeof_ndarray)
+
+
 _said_compiling: list = []
 
 
@@ -657,6 +692,7 @@ def _enable_caching(self) -> None:
 
 if _SUPPORTED:
     CPUDispatcher.enable_caching = _enable_caching
+    _install_typeof_ndarray()
 
 
 def light_cache(module) -> None:

@@ -17,8 +17,9 @@ class Adagrad(Optimizer):
         p = p - clr * g / (sqrt(s) + eps)
 
     (with ``maximize``, ``grad`` is negated). As PyTorch's, the state (``step``, a float32
-    scalar tensor, and ``sum``, filled with ``initial_accumulator_value``) is made for every
-    parameter by the constructor. Parameters whose ``grad`` is None are skipped.
+    scalar tensor, on the parameter's device as Adam's, and ``sum``, filled with
+    ``initial_accumulator_value``) is made for every parameter by the constructor. Parameters
+    whose ``grad`` is None are skipped.
     """
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
@@ -40,7 +41,7 @@ class Adagrad(Optimizer):
 
     def _init_state(self, p) -> dict:
         state = self.state[p]
-        state["step"] = tensor(0.0)
+        state["step"] = tensor(0.0, device=p.device)
         state["sum"] = full_like(p, self.defaults["initial_accumulator_value"])
         return state
 
@@ -70,7 +71,8 @@ class Adagrad(Optimizer):
                     # Python floats; here a 0-d float64 tensor (the same IEEE operations), so
                     # that nothing is read back and the step traces (numgrad.compile).
                     step = state["step"].to(float64)
-                    neg_clr = -(full((), lr, dtype=float64) / (1 + (step - 1) * lr_decay))
+                    neg_clr = -(full((), lr, dtype=float64, device=p.device)
+                                / (1 + (step - 1) * lr_decay))
                 # addcmul ``s + (1 * g) * g`` and addcdiv ``p + (-clr * g) / std``, in
                 # PyTorch's order so that the roundings agree.
                 state_sum.add_(grad * grad)

@@ -16,8 +16,9 @@ class Adam(Optimizer):
         (amsgrad: v_max = max(v_max, v), used for v below)
         p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
 
-    ``state[p]["step"]`` is a float32 scalar tensor, as PyTorch's. Parameters whose ``grad`` is
-    None are skipped.
+    ``state[p]["step"]`` is a float32 scalar tensor, as PyTorch's, on the parameter's device (as
+    PyTorch's ``capturable`` Adam keeps it: a step on CUDA parameters reads nothing back and mixes
+    no devices). Parameters whose ``grad`` is None are skipped.
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
@@ -41,7 +42,7 @@ class Adam(Optimizer):
     def _state(self, p, amsgrad: bool) -> dict:
         state = self.state[p]
         if not state:
-            state["step"] = tensor(0.0)
+            state["step"] = tensor(0.0, device=p.device)
             state["exp_avg"] = zeros_like(p)
             state["exp_avg_sq"] = zeros_like(p)
             if amsgrad:
@@ -79,7 +80,7 @@ class Adam(Optimizer):
                 step = state["step"].to(float64)
                 bias_correction1 = 1 - beta1**step
                 bias_correction2 = 1 - beta2**step
-                step_size = full((), lr, dtype=float64) / bias_correction1
+                step_size = full((), lr, dtype=float64, device=p.device) / bias_correction1
                 bias_correction2_sqrt = bias_correction2**0.5
                 if amsgrad:
                     max_sq = state["max_exp_avg_sq"]

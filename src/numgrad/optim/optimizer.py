@@ -191,11 +191,15 @@ class Optimizer:
 
 
 def _cast(param: Tensor, value, key=None):
-    """A copy of a loaded state value, tensors cast to the parameter's dtype (but ``step``)."""
+    """A copy of a loaded state value, tensors cast to the parameter's dtype (but ``step``) and
+    moved to its device (``step`` too: numgrad keeps it beside the parameter, as PyTorch's
+    ``capturable`` and ``fused`` optimizers do)."""
     if isinstance(value, Tensor):
         value = value.detach().clone()
         if key != "step" and param.is_floating_point() and value.is_floating_point():
             value = value.to(param.dtype)
+        if value.device != param.device:
+            value = value.to(param.device)
         return value
     if isinstance(value, dict):
         return {k: _cast(param, v, k) for k, v in value.items()}

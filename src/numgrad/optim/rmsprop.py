@@ -18,7 +18,8 @@ class RMSprop(Optimizer):
         else:         p = p - lr * g / avg
 
     (with ``maximize``, ``grad`` is negated). ``state[p]["step"]`` is a float32 scalar tensor,
-    as PyTorch's. Parameters whose ``grad`` is None are skipped.
+    as PyTorch's, on the parameter's device (see Adam). Parameters whose ``grad`` is None are
+    skipped.
     """
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
@@ -38,7 +39,7 @@ class RMSprop(Optimizer):
     def _state(self, p, group) -> dict:
         state = self.state[p]
         if not state:
-            state["step"] = tensor(0.0)
+            state["step"] = tensor(0.0, device=p.device)
             state["square_avg"] = zeros_like(p)
             if group["momentum"] > 0:
                 state["momentum_buffer"] = zeros_like(p)

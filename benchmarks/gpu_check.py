@@ -336,10 +336,16 @@ def _workload_list(small: bool):
     ]
 
 
-def _time_workload(module, make, repeat, sync):
-    """The median seconds of ``make(module on cuda)``, or the reason it could not run."""
+def _time_workload(module, make, repeat, sync, compiled: bool = False):
+    """The median seconds of ``make(module on cuda)`` (with ``compiled``, of its
+    ``numgrad.compile``: traced once, then fused CUDA kernels), or the reason it could not
+    run."""
     try:
-        return _median_seconds(make(_OnCuda(module)), sync, repeat=repeat)
+        fn = make(_OnCuda(module))
+        if compiled:
+            fn = numgrad.compile(fn)
+            fn()  # (a step traces twice: before its .grad exist, and with them)
+        return _median_seconds(fn, sync, repeat=repeat)
     except NotImplementedError as exc:
         return f"not on CUDA yet ({str(exc).splitlines()[0][:70]})"
     except Exception as exc:
@@ -354,7 +360,9 @@ def workloads_check(small: bool) -> None:
         warnings.simplefilter("always")
         for label, make, repeat in _workload_list(small):
             ours = _time_workload(numgrad, make, repeat, numgrad.cuda.synchronize)
+            fused = _time_workload(numgrad, make, repeat, numgrad.cuda.synchronize, True)
             line = f"  {label:<52} numgrad {_fmt(ours) if isinstance(ours, float) else ours}"
+            line += f" | compiled {_fmt(fused) if isinstance(fused, float) else fused}"
             if torch is not None:
                 theirs = _time_workload(torch, make, repeat, torch.cuda.synchronize)
                 if isinstance(theirs, float):

@@ -10,6 +10,7 @@ as one group, and every other test (device plumbing, numpy shim) as another.
 import importlib.util
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -122,6 +123,50 @@ def test_every_kernel_launch_is_in_the_compile_checks_catalogue(sim_run):
         name = f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
         declared.setdefault(name, set()).update(tuple(str(t) for t in sig) for sig in sigs)
     missing = [f"{name}{tuple(sig)}" for name, sigs in launched.items() for sig in sigs
-               if tuple(sig) not in declared.get(name, ())]
+               if tuple(sig) not in declared.get(name, ()) and not name.startswith(PROGRAMS)]
     assert len(launched) >= 30
     assert not missing, "launched but not in kernels/cuda/signatures.py:\n" + "\n".join(missing)
+
+
+PROGRAMS = "numgrad.kernels.generated.program_"  # (numgrad.compile's fused kernels)
+
+
+def _numba_type(text: str):
+    """A Numba type from its name as the launch record writes it: "array(float32, 1d, C)"."""
+    from numba.core import types
+
+    found = re.fullmatch(r"array\((\w+), (\d+)d, (\w)\)", text)
+    if found:
+        return types.Array(getattr(types, found[1]), int(found[2]), found[3])
+    return getattr(types, "boolean" if text == "bool" else text)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cuda.core") is None,
+                    reason="numba-cuda[cu12] (NVVM, nvJitLink) is not installed")
+def test_every_fused_kernel_launched_compiles_for_gpus(sim_run):
+    """numgrad.compile's kernels for a step on CUDA tensors are generated per program, so no
+    catalogue lists them: each one the simulator suite launched (tests/cuda_sim/
+    test_cuda_compiled.py) is compiled here from its module's text, for the argument types it
+    was launched with, to PTX and a cubin for sm_80 and sm_90, as the compile check does."""
+    import types
+
+    from numgrad.kernels.cuda import compile_check
+
+    launched = json.loads((sim_run.folder / "launches.json").read_text())
+    texts = json.loads((sim_run.folder / "launches.json.programs.json").read_text())
+    kernels = {name: sigs for name, sigs in launched.items() if name.startswith(PROGRAMS)}
+    assert len(kernels) >= 5 and set(texts) == {n.rpartition(".")[0] for n in kernels}
+    modules = {}
+    for name, text in texts.items():
+        modules[name] = types.ModuleType(name)
+        exec(compile(text, name, "exec"), modules[name].__dict__)  # noqa: S102 (generated here)
+    results = []
+    for name, sigs in sorted(kernels.items()):
+        module, _, function = name.rpartition(".")
+        kernel = getattr(modules[module], function)
+        for sig in sigs:
+            for cc in compile_check.CCS:
+                results.append(compile_check.compile_one(
+                    name, kernel, tuple(_numba_type(t) for t in sig), cc))
+    failed = [f"{r.kernel} {r.signature} {r.cc}: {r.error}" for r in results if r.error]
+    assert not failed, "\n".join(failed)

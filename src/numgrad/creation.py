@@ -33,9 +33,20 @@ def _place(data: np.ndarray, device):
     """``data`` on ``device``: itself for the CPU, a device copy for CUDA."""
     if not _is_cuda(device):
         return data
+    return _cuda_kernels().upload(data)
+
+
+def _cuda_kernels():
+    """The CUDA kernel module; while numgrad.compile traces, the recording one (a trace that has
+    recorded nothing yet moves to CUDA, ``Trace.adopt_cuda``; one computing on the CPU breaks)."""
     from . import cuda
 
-    return cuda.kernels().upload(data)
+    trace = active_trace()
+    if trace is not None:
+        if trace.adopt_cuda():
+            return trace.kernels
+        graph_break("a CUDA tensor made in a step that computes on the CPU", trace)
+    return cuda.kernels()
 
 
 _default_device = None  # set_default_device's, or None: the CPU
@@ -232,7 +243,7 @@ def _traced_copy(data, dtype, requires_grad: bool):
     from .compiler.traced import TracedArray
 
     array = data._data if isinstance(data, Tensor) else data
-    if not isinstance(array, TracedArray):
+    if not isinstance(array, TracedArray) and active_trace().known(array) is None:
         graph_break("a tensor made from a NumPy array inside the compiled function (make it "
                     "outside and pass it in as an argument)")
         return None
@@ -275,7 +286,8 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
     if device is None:
         device = _default_device
     if device is None or not _is_cuda(device):
-        if active_trace() is None:
+        trace = active_trace()
+        if trace is None or trace.device != "cpu":  # (in a step on CUDA: a constant of it)
             if value is None:
                 data = np.empty(shape, np_dtype)
             elif type(value) is int or type(value) is float or type(value) is bool:
@@ -283,16 +295,14 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
                 data.fill(value)  # (np.full's Python layers cost more than the fill: 0.5 us)
             else:
                 data = np.full(shape, value, np_dtype)
-            if device is None and (not requires_grad or np_dtype.kind == "f"):
+            if device is None and trace is None and (not requires_grad or np_dtype.kind == "f"):
                 # (``_finish`` inline for the CPU outside a trace: a leaf that may require grad)
                 return Tensor._wrap(data, bool(requires_grad))
         else:  # (numgrad.compile records the fill, so that each replay makes a new array)
-            K = active_trace().kernels
+            K = trace.kernels
             data = K.empty(shape, np_dtype) if value is None else K.full(shape, value, np_dtype)
         return _finish(data, requires_grad)
-    from . import cuda
-
-    K = cuda.kernels()
+    K = _cuda_kernels()
     if value is None:
         data = K.empty(shape, np_dtype)
     else:

@@ -158,9 +158,9 @@ class Tensor:
         data = self._data
         if isinstance(data, np.ndarray):
             return data
-        from .kernels.cuda import to_host  # (loaded: the data is on the GPU)
+        from .ops import registry  # (its CUDA kernels: the ones numgrad.compile records)
 
-        return to_host(data)
+        return registry.kernels_of(data).to_host(data)
 
     @property
     def __cuda_array_interface__(self) -> dict:

@@ -1,7 +1,10 @@
 """Records every kernel launch of the simulator run: with ``NUMGRAD_RECORD_LAUNCHES`` set to a
 file, each launched kernel's name and argument types are written there when the run ends, and
 tests/test_cuda.py checks that each is in the signature catalogue that the compile check compiles
-(``numgrad.kernels.cuda.signatures``), so that no launched kernel escapes that check."""
+(``numgrad.kernels.cuda.signatures``), so that no launched kernel escapes that check. The kernels
+numgrad.compile generates for a traced step (``numgrad.kernels.generated.program_*``) are not in
+the catalogue: their modules' texts go to ``<file>.programs.json``, and tests/test_cuda.py compiles
+each launched one for real GPUs."""
 import collections
 import json
 import os
@@ -46,6 +49,8 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
     _lock_shared_array_allocation()
 
 _LAUNCHES: dict = collections.defaultdict(set)
+_PROGRAMS: dict = {}  # generated program module -> its text
+PROGRAM_PREFIX = "numgrad.kernels.generated.program_"
 
 
 def _argument_type(value) -> str:
@@ -72,6 +77,9 @@ def _record_launches():
         if not (self._device or simulated._kernel_context):  # a launch, not a device call
             name = f"{self.fn.__module__}.{self.fn.__qualname__}"
             _LAUNCHES[name].add(tuple(_argument_type(a) for a in args))
+            if name.startswith(PROGRAM_PREFIX) and self.fn.__module__ not in _PROGRAMS:
+                with open(sys.modules[self.fn.__module__].__file__) as f:
+                    _PROGRAMS[self.fn.__module__] = f.read()
         return real_call(self, *args)
 
     simulated.FakeCUDAKernel.__call__ = call
@@ -81,3 +89,5 @@ def _record_launches():
         simulated.FakeCUDAKernel.__call__ = real_call
         with open(path, "w") as f:
             json.dump({k: sorted(v) for k, v in _LAUNCHES.items()}, f, indent=1)
+        with open(path + ".programs.json", "w") as f:
+            json.dump(_PROGRAMS, f, indent=1)

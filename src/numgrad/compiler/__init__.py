@@ -9,6 +9,11 @@ replays the record: the kernels alone, without the op registry, the autograd eng
 in between, and then leaves the same effects (``.grad``, parameters, optimizer state, version
 counters) and returns the same kind of value.
 
+A step whose tensors are all on CUDA is traced on the CUDA kernels (``registry._cuda_kernels``
+swapped for the recording module, as ``registry.cpu_kernels`` is for the CPU); its elementwise
+runs become generated ``numba.cuda`` kernels (``lower.segment_source``), the rest stays kernel
+calls. Tensors of both devices run eagerly.
+
 What a trace cannot hold (a value read from a tensor, printing, hooks, random numbers, an op that
 computes outside the kernels): with ``fullgraph=True`` a ``GraphBreak`` naming it and the user's
 line; otherwise one warning, and that key runs eagerly from then on. A call whose guard holds for
@@ -27,7 +32,7 @@ from .traced import GraphBreak
 __all__ = ["compile", "GraphBreak"]
 
 cache_size_limit = 8  # keys traced per function before it runs eagerly (torch.compile's limit)
-_TRACING = threading.Lock()  # one trace at a time: it swaps the registry's CPU kernels
+_TRACING = threading.Lock()  # one trace at a time: it swaps the registry's kernels
 
 
 class _Eager:
@@ -75,38 +80,41 @@ class CompiledFunction:
 
     def _trace(self, args, kwargs):
         from ..autograd import grad_mode
-        from ..ops import registry
         from . import aot, program, tracer
 
         with _TRACING:
             found = tracer.discover(self._fn, args, kwargs)
             guard, refs, namespace = program.guard_for(self._fn, found, args, kwargs)
-            if any(tracer.on_device(t) for t in found["tensors"].values()):
-                # (the trace records the CPU kernels: a step on CUDA tensors runs eagerly, its
-                # guard kept, so that later calls do not trace again)
-                why = "a step on CUDA tensors (only CPU tensors are traced, for now)"
+            device = tracer.device_of(found)
+            if device is None:
+                # (a step on tensors of both devices: it runs eagerly, its guard kept, so that
+                # later calls do not trace again)
+                why = "a step on both CPU and CUDA tensors"
                 self.traces += 1
                 if self._fullgraph:
                     raise GraphBreak(why)
                 self._warn(f"it cannot trace {why}")
                 self._entries.append((guard, _Eager(self._fn, why)))
                 return self._fn(*args, **kwargs)
-            trace, before = tracer.begin(found)
+            trace, before = tracer.begin(found, device)
             trace.fullgraph = self._fullgraph
-            kernels, registry.cpu_kernels = registry.cpu_kernels, trace.kernels
+            restore = _install(trace)
             try:
                 result = self._fn(*args, **kwargs)
                 aot_info = None
                 if trace.broken is None and grad_mode.state.enabled:
                     outs = aot.live_outputs(result)
-                    if outs:  # (its backward will run outside: traced now, replayed then)
+                    if outs and trace.device != "cpu":
+                        aot_info = ("it returns a tensor whose graph is still alive, on CUDA "
+                                    "(its backward is traced on the CPU only, for now)")
+                    elif outs:  # (its backward will run outside: traced now, replayed then)
                         aot_info = aot.trace_backward(trace, found, outs)
             except BaseException:
-                registry.cpu_kernels = kernels
+                restore()
                 tracer.end(trace)
                 _finish(found, None, before)  # (the tensors get their plain arrays back)
                 raise
-            registry.cpu_kernels = kernels
+            restore()
             tracer.end(trace)
             self.traces += 1
             try:
@@ -125,6 +133,26 @@ class CompiledFunction:
                 self._warn(str(why))
                 self._entries.append((guard, _Eager(self._fn, str(why))))
             return _finish(found, result, before)
+
+
+def _install(trace):
+    """Makes the trace's recording kernels the registry's module of its device; returns the
+    function that puts the real modules back (also for a trace that moved to CUDA on the way,
+    ``Trace.adopt_cuda``)."""
+    from ..ops import registry
+
+    cpu = registry.cpu_kernels
+    if trace.device == "cpu":
+        registry.cpu_kernels = trace.kernels
+    else:
+        registry._cuda_kernels = trace.kernels
+
+    def restore():
+        registry.cpu_kernels = cpu
+        if trace.device == "cuda":
+            registry._cuda_kernels = trace.kernels._module
+
+    return restore
 
 
 def _finish(found, result, before):

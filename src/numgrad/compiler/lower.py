@@ -18,10 +18,17 @@ fused value is converted to its dtype as the kernel's output array would store i
 the eager kernel swaps (one value against an array) is swapped, and float numbers (a fill's
 value, a number operand) reach the function as arguments, so that LLVM cannot compute or
 rewrite their formulas with other roundings when it compiles.
+
+A trace on CUDA (``device="cuda"``) is lowered the same way, within ``CUDA_LOWERED``: a segment
+is a Python function that allocates its stored values from numgrad's memory pool and launches
+generated ``numba.cuda`` kernels, each a grid-stride loop holding the loops over one shape that
+no thread of it could race in (``segment_source``); the formulas are the table's CUDA functions,
+numbers are converted and operands swapped as ``kernels/cuda/elementwise.py`` does.
 """
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -31,6 +38,10 @@ from .tracer import VIEWS, WRITES
 
 ELEMENTWISE = frozenset({"unary", "binary", "full", "copy", "upload", "cast", "where"})
 LOWERED = ELEMENTWISE | {"binary_into", "assign", "sum_dims", "empty"}
+# On CUDA (generated kernels, ``segment_source``): the elementwise formulas, fills, copies, casts
+# to a float and the in-place updates; sums stay the reduction kernels' calls.
+CUDA_LOWERED = frozenset({"unary", "binary", "full", "copy", "cast", "where", "binary_into",
+                          "assign"})
 
 
 class Layout:
@@ -62,15 +73,34 @@ def _root(v):
     return v
 
 
+def _is_host(a) -> bool:
+    return isinstance(a, np.ndarray)
+
+
+def _address(a) -> int:
+    """The address of an array's first element: a host array's, or a device array's."""
+    if _is_host(a):
+        return a.__array_interface__["data"][0]
+    from ..kernels.cuda.layout import address
+
+    return address(a)
+
+
+def _contiguous(a) -> bool:
+    return a.flags.c_contiguous if _is_host(a) else a.is_c_contiguous()
+
+
 def _layout(v) -> Layout | None:
     """The layout of ``v`` over its root's memory, from the arrays the trace saw (None if it
-    cannot be described: a negative stride, another dtype)."""
+    cannot be described: a negative stride, another dtype, memory on another device)."""
     root = _root(v)
     a, r = v.array, root.array
-    item = r.itemsize
+    item = r.dtype.itemsize
     if a.dtype != r.dtype or any(s % item for s in a.strides) or any(s < 0 for s in a.strides):
         return None
-    offset = a.__array_interface__["data"][0] - r.__array_interface__["data"][0]
+    if _is_host(a) != _is_host(r):
+        return None
+    offset = _address(a) - _address(r) if a.size or _is_host(a) else 0
     if offset % item:
         return None
     strides = tuple(0 if n == 1 else s // item for n, s in zip(a.shape, a.strides))
@@ -135,22 +165,24 @@ class Segment:
         return f"Segment({len(self.nodes)} nodes, {len(self.inputs)} in, {len(self.outputs)} out)"
 
 
-def _lowerable(trace, node) -> bool:
+def _lowerable(trace, node, device: str = "cpu") -> bool:
     name, specs, out = node
-    if name not in LOWERED:
+    if name not in (LOWERED if device == "cpu" else CUDA_LOWERED):
         return False
     outs = list(_values(out))
     for v in outs:
         lay = _layout(v)
         if lay is None:
             return False
-        if _root(v) is v and not v.array.flags.c_contiguous:
+        if _root(v) is v and not _contiguous(v.array):
             return False
     for s in specs:
         for v in _values(s):
             lay = _layout(v)
-            if lay is None or not lay.root.array.flags.c_contiguous:
+            if lay is None or not _contiguous(lay.root.array):
                 return False
+    if device == "cuda" and not _cuda_lowerable(node, outs):
+        return False
     if name == "unary" or name == "binary":
         op = specs[0][1]
         if formulas.rows(op) is None:
@@ -173,11 +205,51 @@ def _lowerable(trace, node) -> bool:
     return True
 
 
-def plan(trace, needed: set) -> list:
+def _host_number(v) -> bool:
+    """Whether ``v`` (a CUDA kernel's operand) is a number on the host: a constant 0-d array
+    (``binary_operands`` makes one of a Python number), which the kernel takes by value."""
+    return _is_host(v.array) and v.kind == "const" and v.base is None and not v.written and \
+        v.array.ndim == 0
+
+
+def _cuda_lowerable(node, outs) -> bool:
+    """What a CUDA segment can compute as the eager CUDA kernels do (``kernels/cuda``): every
+    operand on the device but a host number of a binary op (converted to the other operand's
+    dtype), a cast to a float, and in-place updates whose operand is of the target's dtype and
+    does not overlap it (the eager kernel copies such an operand first)."""
+    name, specs, out = node
+    operands = [v for s in specs for v in _values(s)]
+    if any(v in operands for v in outs):
+        return False  # (a kernel that gave back its argument: nothing to compute)
+    hosts = [v for v in operands if _is_host(v.array)]
+    if name == "binary":
+        devices = [v for v in operands if not _is_host(v.array)]
+        return bool(devices) and all(_host_number(v) for v in hosts) and \
+            all(v.array.dtype == devices[0].array.dtype for v in devices)
+    if name == "binary_into":
+        target, other = next(_values(specs[1])), specs[2]
+        if other[0] == "v":
+            b = other[1]
+            if b.array.dtype != target.array.dtype and not _host_number(b):
+                return False
+            if not _is_host(b.array) and _root(b) is _root(target):
+                return False
+        return all(v is target or _host_number(v) or not _is_host(v.array) for v in operands)
+    if hosts:
+        return False
+    if name == "cast":
+        return outs[0].array.dtype.kind == "f" and operands[0].array.dtype.kind in "fiu"
+    if name == "assign":
+        target, source = operands[0], operands[1:]
+        return all(_root(v) is not _root(target) for v in source)
+    return True
+
+
+def plan(trace, needed: set, device: str = "cpu") -> list:
     """Steps for the replay: ("call", node) for a kernel call kept as it is, ("segment",
     Segment) for a run of lowered ones, ("view", node) for a view (the segments read views
     through their layouts, so a view does not end a segment; the driver makes it only where a
-    call or the end needs it)."""
+    call or the end needs it). ``device``: the trace's ("cpu", or "cuda": ``CUDA_LOWERED``)."""
     steps = []
     current = None
     for index in live_nodes(trace, needed):
@@ -189,7 +261,7 @@ def plan(trace, needed: set) -> list:
             steps.append(("call", node))
         elif node[0] in VIEWS or node[0] == "view":
             steps.append(("view", node))
-        elif _lowerable(trace, node):
+        elif _lowerable(trace, node, device):
             if current is None:
                 current = Segment()
                 steps.append(("segment", current))
@@ -320,10 +392,16 @@ def _swaps(op, a_spec, b_spec, shape) -> bool:
     return one_a and b.flags.c_contiguous and b.shape == tuple(shape)
 
 
-def segment_source(seg: Segment, index: int) -> tuple:
+def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
     """(the generated module's text, the function's name, whether it takes the thread count,
-    the arrays of float numbers it takes after its inputs) of a segment."""
+    the arrays of float numbers it takes after its inputs) of a segment.
+
+    On the CPU the function is one ``njit`` function of loops. On CUDA (``device="cuda"``) it is
+    a Python function that allocates the stored values (numgrad's memory pool) and launches the
+    segment's loops, in its order, as generated kernels (``cuda_loop``)."""
     code = _Code()
+    cuda = device == "cuda"
+    kernels: list = []  # CUDA: (shape, body lines, what it touched) of each kernel, in order
     made = {}  # root value -> its variable (a flat array), for stored roots
     virtual = {}  # value -> (node) computed in consumer loops
     consumers: dict = {}
@@ -387,6 +465,11 @@ def segment_source(seg: Segment, index: int) -> tuple:
                 slots[key] = (f"k{value.dtype.itemsize * 8}_{len(slots)}", value)
             return slots[key][0]
         return _literal(value)
+    def allocate(v) -> None:
+        dt = _DTYPES[v.array.dtype.name]
+        code.emit(f"r{v.index} = _empty(({v.array.size},), {dt})" if cuda else
+                  f"r{v.index} = np.empty({v.array.size}, {dt})", 1)
+
     for i, v in enumerate(seg.inputs):
         made[v] = f"in{i}"
     for node in seg.nodes:
@@ -395,13 +478,13 @@ def segment_source(seg: Segment, index: int) -> tuple:
             v = next(_values(out))
             if must_store(v):
                 made[v] = f"r{v.index}"
-                code.emit(f"r{v.index} = np.empty({v.array.size}, {_DTYPES[v.array.dtype.name]})", 1)
+                allocate(v)
             else:
                 virtual[v] = node
         elif name == "empty":
             v = next(_values(out))
             made[v] = f"r{v.index}"
-            code.emit(f"r{v.index} = np.empty({v.array.size}, {_DTYPES[v.array.dtype.name]})", 1)
+            allocate(v)
 
     def stored(root) -> str:
         """The variable of a stored root: in a chunk of a parallel loop, its chunk's slice."""
@@ -435,6 +518,7 @@ def segment_source(seg: Segment, index: int) -> tuple:
                 return f"{made[root]}[0]"
             flat["ok"] = False
             return "0"
+        touch(root, _is_identity(lay, loop_shape), False)
         return f"{made[root]}[{root_index(lay, loop_shape, indices)}]"
 
     def root_index(lay, loop_shape, indices) -> str:
@@ -447,10 +531,17 @@ def segment_source(seg: Segment, index: int) -> tuple:
                 terms.append(indices[d] if stride == 1 else f"{indices[d]} * {stride}")
         return " + ".join(terms) or "0"
 
-    def operand(spec, loop_shape, indices, body) -> str:
+    def operand(spec, loop_shape, indices, body, as_dtype=None) -> str:
+        """(``as_dtype``: on CUDA, the dtype a number or a host number is converted to, as
+        the eager kernels convert it)"""
         if spec[0] == "v":
+            if as_dtype is not None and _is_host(spec[1].array):
+                return number(as_dtype.type(spec[1].array[()]))
             return access(spec[1], loop_shape, indices, body)
-        return number(spec[1])
+        return number(spec[1] if as_dtype is None else as_dtype.type(spec[1]))
+
+    def on_host(spec) -> bool:
+        return spec[0] != "v" or _is_host(spec[1].array)
 
     def expression(node, loop_shape, indices, body) -> str:
         name, specs, out = node
@@ -472,17 +563,29 @@ def segment_source(seg: Segment, index: int) -> tuple:
             c, a, b = (operand(s, loop_shape, indices, body) for s in specs[:3])
             return f"{dt}({a} if {c} else {b})"
         op = specs[0][1]
-        if name == "binary" and _swaps(op, specs[1], specs[2], v.array.shape):
+        as_dtype = None
+        if name == "binary" and cuda:
+            # (``kernels/cuda/elementwise.binary``: a number on the left of a device array
+            # swaps where the op has a swapped twin; the numbers take the array's dtype, whose
+            # formula it runs)
+            if on_host(specs[1]) and op in formulas.SWAPPED and not on_host(specs[2]):
+                op, first, second = formulas.SWAPPED[op], specs[2], specs[1]
+            else:
+                first, second = specs[1], specs[2]
+            as_dtype = _dtype(second if on_host(first) else first)
+        elif name == "binary" and _swaps(op, specs[1], specs[2], v.array.shape):
             op, first, second = formulas.SWAPPED[op], specs[2], specs[1]
         else:
             first, second = specs[1], specs[2] if name == "binary" else None
         # (the kernel's formula is its first operand's dtype's, that operand an array or a
         # number: ``K.binary(K.DIV_FLOOR, np.float32(7.5), x)``)
-        f = code.formula(formulas.formula(op, _dtype(specs[1])).cpu)
+        row = formulas.formula(op, as_dtype if cuda and as_dtype is not None else
+                               _dtype(specs[1]))
+        f = code.formula(getattr(row, device))
         if name == "unary":
             return f"{dt}({f}({operand(first, loop_shape, indices, body)}))"
-        a = operand(first, loop_shape, indices, body)
-        b = operand(second, loop_shape, indices, body)
+        a = operand(first, loop_shape, indices, body, as_dtype)
+        b = operand(second, loop_shape, indices, body, as_dtype)
         return f"{dt}({f}({a}, {b}))"
 
     flat = {"on": False, "ok": True, "slices": {}, "shape": ()}
@@ -494,6 +597,9 @@ def segment_source(seg: Segment, index: int) -> tuple:
         per thread, each array sliced to its chunk so that the loop vectorises, as the eager
         kernels' parallel variants do."""
         shape = tuple(shape)
+        if cuda:
+            cuda_loop(shape, body_of)
+            return
         if not shape:
             body_of((), "0", 1)
             return
@@ -523,6 +629,44 @@ def segment_source(seg: Segment, index: int) -> tuple:
         index = root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
         body_of(tuple(indices), index, 1 + len(shape))
 
+    touched: dict = {}  # CUDA: root -> (written, every access at the loop's own position)
+
+    def touch(root, identity: bool, written: bool) -> None:
+        was = touched.get(root, (False, True))
+        touched[root] = (was[0] or written, was[1] and identity)
+
+    def cuda_loop(shape, body_of) -> None:
+        """A grid-stride loop over the flat positions of ``shape``, each turned into C-order
+        indices: the body of the last kernel where it loops over the same shape and neither
+        writes memory that the other reads or writes at another position (its threads would
+        race), else a new kernel, which the driver launches here (a placeholder line)."""
+        n = math.prod(shape)
+        if n == 0:
+            return
+        start = len(code.lines)
+        touched.clear()
+        body_of(tuple(f"i{d}" for d in range(len(shape))), "i", 2)
+        lines = code.lines[start:]
+        del code.lines[start:]
+        open_kernel = kernels and code.lines[-1] == f"    <launch {len(kernels) - 1}>"
+        if open_kernel and kernels[-1][0] == shape:
+            last = kernels[-1][2]
+            if not any((touched[r][0] or last[r][0]) and not (touched[r][1] and last[r][1])
+                       for r in touched.keys() & last.keys()):
+                kernels[-1][1].extend(lines)
+                for r, (written, identity) in touched.items():
+                    was = last.get(r, (False, True))
+                    last[r] = (was[0] or written, was[1] and identity)
+                return
+        step, head = 1, []
+        for d in range(len(shape) - 1, -1, -1):
+            text = "i" if step == 1 else f"i // {step}"
+            head.append(f"        i{d} = {text}" if d == 0 else
+                        f"        i{d} = ({text}) % {shape[d]}")
+            step *= shape[d]
+        kernels.append((shape, head[::-1] + lines, dict(touched)))
+        code.emit(f"<launch {len(kernels) - 1}>", 1)
+
     for node in seg.nodes:
         name, specs, out = node
         if name in ELEMENTWISE:
@@ -533,6 +677,7 @@ def segment_source(seg: Segment, index: int) -> tuple:
 
             def body(indices, index, indent, node=node, v=v, shape=shape):
                 text = expression(node, shape, indices, {"indent": indent})
+                touch(v, True, True)
                 code.emit(f"{stored(v)}[{index}] = {text}", indent)
 
             loop(shape, body, can_split=v.array.dtype.kind == "f")
@@ -572,13 +717,15 @@ def segment_source(seg: Segment, index: int) -> tuple:
                 scale = float(alpha[1])
                 if op == formulas.Binary.SUB:
                     row_op, scale = formulas.Binary.ADD, -scale
-            f = code.formula(formulas.formula(row_op, dtype).cpu)
+            f = code.formula(getattr(formulas.formula(row_op, dtype), device))
             shape = target.array.shape
 
             def body(indices, index, indent, lay=lay, b=b, dt=dt, f=f, scale=scale,
-                     shape=shape):
+                     shape=shape, dtype=dtype):
+                touch(lay.root, _is_identity(lay, shape), True)
                 where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
-                other = f"{dt}({operand(b, shape, indices, {'indent': indent})})"
+                other = operand(b, shape, indices, {'indent': indent}, dtype if cuda else None)
+                other = f"{dt}({other})"
                 if scale is not None:
                     other = f"{number(dtype.type(scale))} * {other}"
                     code.emit(f"{where} = {where} + {other}", indent)
@@ -593,6 +740,7 @@ def segment_source(seg: Segment, index: int) -> tuple:
             shape = target.array.shape
 
             def body(indices, index, indent, lay=lay, src=src, dt=dt, shape=shape):
+                touch(lay.root, _is_identity(lay, shape), True)
                 where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
                 code.emit(f"{where} = {dt}({operand(src, shape, indices, {'indent': indent})})",
                           indent)
@@ -617,5 +765,24 @@ def segment_source(seg: Segment, index: int) -> tuple:
     if parallel:  # (the thread count is an argument: read inside, it keeps Numba from caching)
         params.append("chunks")
     code.lines[0] = f"def {function}({', '.join(params)}):"
+    if cuda:
+        return _cuda_text(head[2:], code.lines, kernels, function), function, False, constants
     text = "\n".join(head) + f"\n\n\n@njit({options})\n" + "\n".join(code.lines) + "\n"
     return text, function, bool(parallel), constants
+
+
+def _cuda_text(imports: list, driver: list, kernels: list, function: str) -> str:
+    """A CUDA segment's module: its kernels (each taking the arrays and numbers its body reads,
+    in the order it reads them first) and the Python function that launches them."""
+    texts = []
+    for k, (shape, lines, _) in enumerate(kernels):
+        n = math.prod(shape)
+        body = "\n".join(lines)
+        names = ", ".join(dict.fromkeys(re.findall(r"\b(?:in\d+|r\d+|k\d+_\d+)\b", body)))
+        texts.append(f"@cuda.jit\ndef {function}_{k}({names}):\n"
+                     f"    for i in range(cuda.grid(1), {n}, cuda.gridsize(1)):\n{body}\n")
+        driver[driver.index(f"    <launch {k}>")] = f"    _launch({function}_{k}, {n})({names})"
+    head = ["import numpy as np", "from numba import cuda",
+            "from numgrad.kernels.cuda.memory import empty as _empty, launch as _launch"]
+    return "\n".join(head + imports) + "\n\n\n" + "\n\n".join(texts) + "\n\n" + \
+        "\n".join(driver) + "\n"

@@ -247,6 +247,7 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
     backward is the replay of the trace's second part."""
     body = _Emitter()
     body.names = namespace
+    namespace["K"] = trace.kernels._module  # (the kernels of the trace's device)
 
     # The end first: what the effects and the return value need.
     needed: set = set()
@@ -255,7 +256,7 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
 
     def array_expr(array) -> str:
         text = _array_expr(array, trace)
-        needed.add(trace._array_value(array))
+        needed.add(trace.known(array))
         return text
 
     for t in found["tensors"].values():
@@ -400,7 +401,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
         raise AssertionError(spec)
 
     if steps is None:
-        steps = lower.plan(_Nodes(nodes), needed)
+        steps = lower.plan(_Nodes(nodes), needed, trace.device)
     steps, folded = _fold(steps, needed, bound)
     # the inputs and constants the kept steps read (a segment reads its inputs' roots through
     # layouts; a call, the values themselves; a value a step makes needs nothing more)
@@ -419,7 +420,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
     for v in folded:  # (values of constants alone, as the trace computed them)
         if v in read:
             body.line(f"v{v.index} = {body.const(v.array, 'F')}")
-            if lower._root(v) is v and v.array.flags.c_contiguous:
+            if trace.device == "cpu" and lower._root(v) is v and v.array.flags.c_contiguous:
                 flat[v] = body.const(v.array.reshape(-1), "F")
     for v in trace.values:
         if v not in read_roots or v in bound:
@@ -445,7 +446,8 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
     driver = _Emitter()  # (the steps one by one, from Python)
     driver.names = body.names
     fixed = set(folded) | {v for v in trace.values if v.kind == "const" and not v.written}
-    whole = WholeProgram(fixed) if whole_programs and len(steps) >= 3 else None
+    whole = WholeProgram(fixed) if whole_programs and len(steps) >= 3 and \
+        trace.device == "cpu" else None
     for position, (kind, step) in enumerate(steps):
         if kind in ("call", "view"):
             name, specs, out = step
@@ -465,7 +467,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
                 except Unsupported:
                     whole = None
             continue
-        parts = _emit_segment(driver, step, position, steps, needed, fn, flat)
+        parts = _emit_segment(driver, step, position, fn, flat, trace.device)
         if whole is not None:
             try:
                 whole.segment(*parts)
@@ -590,12 +592,13 @@ def _same_data(after, start, trace) -> bool:
         root = after._root
         return (root.kind == "input" and root.array is plain(start)
                 and after.shape == start.shape and after.strides == start.strides)
-    return False
+    return False  # (a device array: the same one, or another)
 
 
 def _array_expr(array, trace) -> str:
-    if isinstance(array, TracedArray) and array._trace is trace:
-        return f"v{trace._array_value(array).index}"
+    v = trace.known(array)
+    if v is not None:
+        return f"v{v.index}"
     raise NotReplayable("a tensor's data set to an array the trace did not compute")
 
 
@@ -723,18 +726,19 @@ def _weakrefable(value) -> bool:
 
 
 
-def _emit_segment(body: _Emitter, segment, position: int, steps: list, needed: set, fn,
-                  flat: dict) -> None:
+def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device: str):
     """The driver's call of a segment's generated function, its results reshaped."""
     from ..kernels import codegen
     from ..kernels.cpu._cache import light_cache
 
-    text, function, parallel, constants = lower.segment_source(segment, position)
-    module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text)
+    text, function, parallel, constants = lower.segment_source(segment, position, device)
+    module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text,
+                               "program" if device == "cpu" else device)
     light_cache(module)
     name = body.const(getattr(module, function), "SEG")
     inputs = [flat[v] if v in flat else f"v{v.index}" if v.array.ndim == 1 else
-              f"v{v.index}.reshape(-1)" for v in segment.inputs]
+              f"v{v.index}.reshape(-1)" if device == "cpu" else
+              f"v{v.index}.reshape({v.array.size})" for v in segment.inputs]
     consts = [body.const(numbers, "k") for numbers in constants]
     args = inputs + consts + (["get_num_threads()"] if parallel else [])
     outs = [f"o{v.index}" for v in segment.outputs]

@@ -64,9 +64,10 @@ class Value:
 
 
 class Trace:
-    """The values and nodes recorded while the function ran once."""
+    """The values and nodes recorded while the function ran once, on one device's kernels
+    (``device``: "cpu", or "cuda" for a step whose tensors are all on the GPU)."""
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         self.values: list[Value] = []
         self.nodes: list[tuple] = []  # (kernel name, args spec, result spec)
         self.by_id: dict[int, Value] = {}  # id of a plain array -> its value
@@ -77,7 +78,8 @@ class Trace:
         self.active = True
         self.fullgraph = False
         self.broken: GraphBreak | None = None  # the first break, if any
-        self.kernels = TracingKernels(self)
+        self.device = device
+        self.kernels = TracingKernels(self, _module_of(device))
 
     def stop(self, error: GraphBreak) -> None:
         """Stops recording at a break; the function goes on eagerly."""
@@ -106,11 +108,57 @@ class Trace:
             v = self._value("input", array, source)
         return self.traced(array, v)
 
+    def adopt_cuda(self) -> bool:
+        """Whether this trace records on CUDA: already, or from now on, where it has recorded
+        nothing yet and reads no tensor (a step that makes its tensors on CUDA, as the seed
+        walkthrough does with ``device="cuda"``: its first op, a creation, asks)."""
+        if self.device == "cuda":
+            return True
+        if self.nodes or self.values or self.external or not self.active:
+            return False
+        from ..ops import registry
+
+        self.device = "cuda"
+        self.kernels = TracingKernels(self, _module_of("cuda"))
+        registry.cpu_kernels = cpu_kernels
+        registry._cuda_kernels = self.kernels
+        return True
+
+    def device_input(self, array, source) -> None:
+        """A CUDA tensor's data (or gradient), read from outside, as an input value. Device
+        arrays are not wrapped: the trace knows them by identity (it holds each one, so no id
+        is reused while it records), and every way to their values goes through a kernel
+        (``to_host`` is a read, which breaks the trace)."""
+        if id(array) not in self.by_id:
+            self._value("input", array, source)
+
+    def known(self, array) -> Value | None:
+        """The value of ``array`` (a traced array, or a device array of a CUDA trace), or None
+        where the trace did not make it and does not read it."""
+        if isinstance(array, TracedArray):
+            return self._array_value(array) if array._trace is self else None
+        if self.device == "cuda" and _is_device_array(array):
+            return self.by_id.get(id(array))
+        return None
+
     def result(self, array, specs=None):
         """A kernel's result: a new value (and the arrays of a tuple of results). A view-making
         kernel's result views its first argument's memory (``specs``: the call's arguments)."""
         if isinstance(array, tuple):
             return tuple(self.result(a) for a in array)
+        if self.device == "cuda" and _is_device_array(array):
+            base = None
+            if specs and specs[0][0] == "v":
+                base = specs[0][1]
+                while base.base is not None:
+                    base = base.base
+                if not _inside_device(array, base.array, self.kernels._module):
+                    base = None
+            known = self.by_id.get(id(array))
+            if known is not None:  # (a kernel that gave back its argument itself)
+                return array
+            self._value("node", array, base=base)
+            return array
         if not isinstance(array, np.ndarray):
             return array
         array = plain(array)
@@ -127,6 +175,11 @@ class Trace:
         """The spec of a kernel argument: ("v", value), ("c", constant), ("t"/"l", specs)."""
         if isinstance(x, np.ndarray):
             return ("v", self._array_value(x))
+        if self.device == "cuda" and _is_device_array(x):
+            v = self.by_id.get(id(x))
+            if v is None:
+                raise GraphBreak("a device array made outside the recorded kernels")
+            return ("v", v)
         if isinstance(x, (tuple, list)):
             return ("t" if isinstance(x, tuple) else "l", tuple(self.ref(a) for a in x))
         if isinstance(x, np.generic) or x is None or isinstance(x, (bool, int, float, str,
@@ -201,16 +254,18 @@ class Trace:
                 root.written = True
         result = self.result(out, specs if name in VIEWS else None)
         self.nodes.append((name, specs + tuple(("kw", k, s) for k, s in kspecs),
-                           _result_spec(result)))
+                           _result_spec(result, self)))
         return result
 
 
 
-def _result_spec(result):
+def _result_spec(result, trace=None):
     if isinstance(result, TracedArray):
         return ("v", result._root)
+    if trace is not None and trace.device == "cuda" and _is_device_array(result):
+        return ("v", trace.by_id[id(result)])
     if isinstance(result, tuple):
-        return ("t", tuple(_result_spec(r) for r in result))
+        return ("t", tuple(_result_spec(r, trace) for r in result))
     if result is None:
         return ("c", None)
     raise GraphBreak(f"a kernel result of type {type(result).__name__}")
@@ -228,6 +283,27 @@ def _plain_deep(x):
 
 def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
+
+
+def _is_device_array(x) -> bool:
+    """Whether ``x`` is a device array (numba-cuda's, or the simulator's): CUDA data."""
+    return not isinstance(x, np.ndarray) and hasattr(x, "copy_to_host") and hasattr(x, "shape")
+
+
+def _inside_device(a, base, module) -> bool:
+    """``_inside`` for device arrays, by the addresses the kernel ``module`` gives."""
+    if not a.size or not base.size:
+        return False
+    start = module.address(base)
+    return start <= module.address(a) < start + base.nbytes
+
+
+def _module_of(device: str):
+    if device == "cpu":
+        return cpu_kernels
+    from .. import cuda
+
+    return cuda.kernels()
 
 
 def _inside(a: np.ndarray, base: np.ndarray) -> bool:
@@ -285,29 +361,39 @@ class _RecordedModule:
 
 
 class TracingKernels:
-    """``kernels.cpu`` with every call recorded into ``trace`` (calls from other threads pass
-    through unrecorded)."""
+    """A device's kernel module (``kernels.cpu`` or ``kernels.cuda``) with every call recorded
+    into ``trace`` (calls from other threads pass through unrecorded)."""
 
-    DEVICE = "cpu"
-
-    def __init__(self, trace: Trace):
+    def __init__(self, trace: Trace, module):
         self._trace = trace
-        self.loss = _RecordedModule(trace, cpu_kernels.loss, "loss")
-        self.conv = _RecordedModule(trace, cpu_kernels.conv, "conv")
-        self.pooling = _RecordedModule(trace, cpu_kernels.pooling, "pooling")
-        self.structure = _RecordedModule(trace, cpu_kernels.structure, "structure")
+        self._module = module
+        self.DEVICE = trace.device
+        self.loss = _RecordedModule(trace, module.loss, "loss")
+        self.conv = _RecordedModule(trace, module.conv, "conv")
+        self.pooling = _RecordedModule(trace, module.pooling, "pooling")
+        self.structure = _RecordedModule(trace, module.structure, "structure")
 
     def __getattr__(self, name):
-        real = getattr(cpu_kernels, name)
+        real = getattr(self._module, name)
         if not callable(real) or name.isupper():
             return real
         return _recorded(self._trace, name, real)
 
     def to_device(self, a, device: str):
-        if device != "cpu":
+        if device != self._trace.device:
             graph_break("a copy to another device", self._trace)
-            return cpu_kernels.to_device(_plain_deep(a), device)
-        return self.upload(a), self
+            return self._module.to_device(_plain_deep(a), device)
+        return (self.upload(a) if device == "cpu" else self.copy(a)), self
+
+
+def device_of(found: dict) -> str | None:
+    """The device of every tensor ``found`` (their data and gradients): "cpu", "cuda", or None
+    where they are on both."""
+    devices = {"cuda" if on_device(t) else "cpu" for t in found["tensors"].values()}
+    if len(devices) > 1 or any(on_device(t) and isinstance(t._data, np.ndarray)
+                               for t in found["tensors"].values()):
+        return None
+    return devices.pop() if devices else "cpu"
 
 
 def on_device(t) -> bool:
@@ -556,10 +642,11 @@ def _global_names(code) -> set:
     return names
 
 
-def begin(found: dict):
-    """Starts a trace in this thread, of a call that may read the tensors ``found``: their data
-    (and gradients) become traced views. Returns (trace, {id: the tensor's state now})."""
-    trace = Trace()
+def begin(found: dict, device: str = "cpu"):
+    """Starts a trace in this thread, of a call that may read the tensors ``found`` (all on
+    ``device``): their data (and gradients) become traced views, or on CUDA inputs known by
+    identity. Returns (trace, {id: the tensor's state now})."""
+    trace = Trace(device)
     trace.structure = structure_of(found)
     before = {}
     for t in found["tensors"].values():
@@ -644,6 +731,13 @@ def _wrap_tensor(trace: Trace, t) -> None:
     import weakref
 
     ref = weakref.ref(t)
+    if trace.device == "cuda":
+        for field, data in (("data", t._data), ("grad", None if t._grad is None else
+                                                t._grad._data)):
+            if data is not None:
+                trace.external[id(data)] = (ref, field)
+                trace.device_input(data, (ref, field))
+        return
     if isinstance(t._data, np.ndarray) and t._data.size:
         data = plain(t._data)
         trace.external[id(data)] = (ref, "data")

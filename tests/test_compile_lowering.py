@@ -281,3 +281,15 @@ def test_a_copy_made_by_a_view_kernel_comes_before_the_loop_that_reads_it():
         assert got.item() == want.item()
         np.testing.assert_array_equal(got_c.numpy(), want_c.numpy())
     assert compiled.traces == 1
+
+
+def test_a_value_read_through_a_reshape_is_computed_at_its_own_positions():
+    """``x * 2`` (2×6) is read only by ``+ 1`` through a reshape to 3×4: a loop over 3×4 must
+    read it stored, not compute it from ``x`` at the 3×4 loop's positions (row 1 would read
+    x's elements 6..9 instead of 4..7). Its gradient flows back through the reshape too."""
+    def f(x):
+        y = (x * 2).reshape(3, 4) + 1
+        (y * y).sum().backward()
+        return y.detach()
+
+    _check(f, _uniform((2, 6)))

@@ -269,8 +269,17 @@ def plan(trace, needed: set, device: str = "cpu") -> list:
         else:
             current = None
             steps.append(("call", node))
+    # views only where the driver needs them: for a call, the end, or another such view (one
+    # that only segments read is theirs to read through its layout)
+    driver = set(needed)
+    for kind, step in reversed(steps):
+        if kind == "call" or (kind == "view" and set(_values(step[2])) & driver):
+            for s in step[1]:
+                driver.update(_values(s))
+    steps = [(kind, step) for kind, step in steps
+             if kind != "view" or set(_values(step[2])) & driver]
     # Each segment's inputs (roots made before it or outside) and outputs (roots made in it that
-    # later steps or the end need).
+    # later steps, the views kept, or the end need).
     later_needed = set(needed)
     for kind, step in reversed(steps):
         if kind in ("call", "view"):
@@ -296,14 +305,7 @@ def plan(trace, needed: set, device: str = "cpu") -> list:
         later_needed.update(used)
         for v in list(later_needed):
             later_needed.add(_root(v))
-    # views only where the driver needs them: for a call, the end, or another such view
-    driver = set(needed)
-    for kind, step in reversed(steps):
-        if kind == "call" or (kind == "view" and set(_values(step[2])) & driver):
-            for s in step[1]:
-                driver.update(_values(s))
-    return [(kind, step) for kind, step in steps
-            if kind != "view" or set(_values(step[2])) & driver]
+    return steps
 
 
 # ---------------------------------------------------------------------- code
@@ -441,8 +443,9 @@ def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
             name, specs, out = node
             if name not in ELEMENTWISE or at != phase_of.get(v):
                 return True
-            if not _is_identity(_layout(read), next(_values(out)).array.shape):
-                return True
+            shape = next(_values(out)).array.shape
+            if not _is_identity(_layout(read), shape) or v.array.shape != shape:
+                return True  # (computed in another loop, at its positions: a reshape's)
         return False
 
     function = f"segment{index}"

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..kernels import formulas
 from ..kernels.cpu.elementwise import PARALLEL_THRESHOLD
-from .tracer import VIEWS, WRITES
+from .tracer import VIEWS, WRITES, _address
 
 ELEMENTWISE = frozenset({"unary", "binary", "full", "copy", "upload", "cast", "where"})
 LOWERED = ELEMENTWISE | {"binary_into", "assign", "sum_dims", "empty"}
@@ -75,15 +75,6 @@ def _root(v):
 
 def _is_host(a) -> bool:
     return isinstance(a, np.ndarray)
-
-
-def _address(a) -> int:
-    """The address of an array's first element: a host array's, or a device array's."""
-    if _is_host(a):
-        return a.__array_interface__["data"][0]
-    from ..kernels.cuda.layout import address
-
-    return address(a)
 
 
 def _contiguous(a) -> bool:

@@ -147,16 +147,15 @@ class Trace:
         if isinstance(array, tuple):
             return tuple(self.result(a) for a in array)
         if self.device == "cuda" and _is_device_array(array):
+            if id(array) in self.by_id:  # (a kernel that gave back its argument itself)
+                return array
             base = None
             if specs and specs[0][0] == "v":
                 base = specs[0][1]
                 while base.base is not None:
                     base = base.base
-                if not _inside_device(array, base.array, self.kernels._module):
+                if not _inside(array, base.array):
                     base = None
-            known = self.by_id.get(id(array))
-            if known is not None:  # (a kernel that gave back its argument itself)
-                return array
             self._value("node", array, base=base)
             return array
         if not isinstance(array, np.ndarray):
@@ -281,21 +280,18 @@ def _plain_deep(x):
     return x
 
 
-def _address(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
+def _address(a) -> int:
+    """The address of an array's first element: a host array's, or a device array's."""
+    if isinstance(a, np.ndarray):
+        return a.__array_interface__["data"][0]
+    from ..kernels.cuda.layout import address
+
+    return address(a)
 
 
 def _is_device_array(x) -> bool:
     """Whether ``x`` is a device array (numba-cuda's, or the simulator's): CUDA data."""
     return not isinstance(x, np.ndarray) and hasattr(x, "copy_to_host") and hasattr(x, "shape")
-
-
-def _inside_device(a, base, module) -> bool:
-    """``_inside`` for device arrays, by the addresses the kernel ``module`` gives."""
-    if not a.size or not base.size:
-        return False
-    start = module.address(base)
-    return start <= module.address(a) < start + base.nbytes
 
 
 def _module_of(device: str):
@@ -306,7 +302,7 @@ def _module_of(device: str):
     return cuda.kernels()
 
 
-def _inside(a: np.ndarray, base: np.ndarray) -> bool:
+def _inside(a, base) -> bool:
     """Whether ``a``'s first element lies in ``base``'s memory: a view-making kernel's result
     views its argument only then (the layouts of views are offsets into their root's memory,
     so a copy taken for a view would read from an unrelated address)."""

@@ -333,11 +333,26 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         else:
             dtype = _infer(fill_value).dtype
     np_dtype = to_dtype(dtype).np
-    if np_dtype.kind == "i" and isinstance(fill_value, numbers.Integral):
-        _check_fill(int(fill_value), np_dtype)
+    if np_dtype.kind == "i" and isinstance(fill_value, numbers.Real):
+        check_scalar(fill_value, np_dtype)
     elif np_dtype.kind == "b" and isinstance(fill_value, numbers.Number):
         fill_value = bool(fill_value)
     return _filled(_shape((size,)), fill_value, np_dtype, requires_grad, device)
+
+
+def check_scalar(value, np_dtype) -> None:
+    """PyTorch's error for a number written into an integer tensor (a fill, ``masked_fill``, an
+    indexed write) that its dtype cannot hold: a float out of range, inf or NaN included."""
+    if np_dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)):
+        return
+    if isinstance(value, numbers.Integral):
+        _check_fill(int(value), np_dtype)
+    elif isinstance(value, numbers.Real):
+        v = float(value)
+        info = np.iinfo(np_dtype)
+        if not (v == v and info.min <= v <= info.max):
+            name = "int64_t" if np_dtype == np.int64 else "int"
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def _check_fill(value: int, np_dtype) -> None:

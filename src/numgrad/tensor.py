@@ -384,6 +384,7 @@ class Tensor:
                 "instead."
             )
         self._check_host()
+        self._value_read("np.asarray of a tensor (the values leave the trace)")
         if dtype is not None and np.dtype(dtype) != self._data.dtype:
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data

@@ -29,7 +29,7 @@ import warnings
 
 from .traced import GraphBreak
 
-__all__ = ["compile", "GraphBreak"]
+__all__ = ["compile", "explain", "GraphBreak"]
 
 cache_size_limit = 8  # keys traced per function before it runs eagerly (torch.compile's limit)
 _TRACING = threading.Lock()  # one trace at a time: it swaps the registry's kernels
@@ -59,7 +59,15 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         for guard, replay in self._entries:
             if guard(args, kwargs):
-                return replay(args, kwargs)
+                if type(replay) is _Eager:
+                    return replay(args, kwargs)
+                try:
+                    return replay(args, kwargs)
+                except Exception:
+                    # (a kernel raised before the replay changed anything: ``program.py``
+                    # keeps no replay that may raise after a write. Eager raises as it raises,
+                    # with eager's effects up to there)
+                    return self._fn(*args, **kwargs)
         from ..autograd import anomaly_mode  # (here: a replay needs no import statement)
 
         if anomaly_mode.state.enabled:
@@ -80,7 +88,7 @@ class CompiledFunction:
 
     def _trace(self, args, kwargs):
         from ..autograd import grad_mode
-        from . import aot, program, tracer
+        from . import aot, program, soundness, tracer
 
         with _TRACING:
             found = tracer.discover(self._fn, args, kwargs)
@@ -96,11 +104,14 @@ class CompiledFunction:
                 self._warn(f"it cannot trace {why}")
                 self._entries.append((guard, _Eager(self._fn, why)))
                 return self._fn(*args, **kwargs)
+            watch = soundness.Watch(found, args, kwargs)
+            audit = watch.audit(tracer._user_code)
             trace, before = tracer.begin(found, device)
             trace.fullgraph = self._fullgraph
             restore = _install(trace)
             try:
-                result = self._fn(*args, **kwargs)
+                with audit:
+                    result = self._fn(*args, **kwargs)
                 aot_info = None
                 if trace.broken is None and grad_mode.state.enabled:
                     outs = aot.live_outputs(result)
@@ -108,7 +119,11 @@ class CompiledFunction:
                         aot_info = ("it returns a tensor whose graph is still alive, on CUDA "
                                     "(its backward is traced on the CPU only, for now)")
                     elif outs:  # (its backward will run outside: traced now, replayed then)
-                        aot_info = aot.trace_backward(trace, found, outs)
+                        try:
+                            aot_info = aot.trace_backward(trace, found, outs)
+                        except Exception as error:  # (eager raises it at backward(), if ever)
+                            aot_info = (f"its result's backward raises {type(error).__name__} "
+                                        "(eager raises it only when backward() is called)")
             except BaseException:
                 restore()
                 tracer.end(trace)
@@ -124,6 +139,16 @@ class CompiledFunction:
                     raise program.NotReplayable(aot_info)
                 if not tracer.stable(trace, found):  # a first step made state: trace again next
                     return _finish(found, result, before)
+                problem, extra = watch.problem(audit, tracer._global_names)
+                if problem is None and "unguardable" in found:
+                    problem = found["unguardable"]
+                if problem is not None:
+                    # (Python effects or values no guard can follow: whatever a later call's
+                    # Python values, the function runs eagerly from now on, not traced again)
+                    guard = _always
+                    raise program.NotReplayable(problem)
+                if extra:
+                    guard = _with_checks(guard, extra)
                 replay, _ = program.replay_for(self._fn, trace, found, before, refs, namespace,
                                                result, aot_info)
                 self._entries.append((guard, replay))
@@ -133,6 +158,40 @@ class CompiledFunction:
                 self._warn(str(why))
                 self._entries.append((guard, _Eager(self._fn, str(why))))
             return _finish(found, result, before)
+
+
+def explain(fn) -> str:
+    """How ``numgrad.compile`` runs ``fn`` (a compiled function or module), one line per key
+    traced so far: "replayed" (the fused program, its guard checked at each call) or "eager"
+    with the reason (something a replay could not reproduce exactly: the call then runs the
+    function itself, so its results and effects are eager's)."""
+    compiled = getattr(fn, "_compiled_forward", None) or getattr(fn, "_compiled_call", None) \
+        or fn
+    if not isinstance(compiled, CompiledFunction):
+        raise TypeError(f"explain() takes a function or module made by numgrad.compile, not "
+                        f"{type(fn).__name__}")
+    name = getattr(compiled._fn, "__qualname__", repr(compiled._fn))
+    lines = [f"{name}: {compiled.traces} key(s) traced, {len(compiled._entries)} kept"]
+    for k, (_, replay) in enumerate(compiled._entries):
+        if type(replay) is _Eager:
+            lines.append(f"  key {k}: eager, because {replay.reason}")
+        else:
+            lines.append(f"  key {k}: replayed as a fused program")
+    return "\n".join(lines)
+
+
+def _always(args, kwargs) -> bool:
+    return True
+
+
+def _with_checks(guard, checks):
+    """``guard``, and the Python values ``checks`` reads as they were (user code that the scan
+    before the trace did not reach read them)."""
+
+    def checked(args, kwargs):
+        return guard(args, kwargs) and all(get() == value for get, value in checks)
+
+    return checked
 
 
 def _install(trace):

@@ -236,6 +236,11 @@ def _cuda_lowerable(node, outs) -> bool:
     return True
 
 
+# Nodes a segment fuses at most: a longer run is cut (the compile time and memory of a Numba
+# function grow faster than its size; a chain of thousands of ops compiles as several).
+SEGMENT_NODES = 512
+
+
 def plan(trace, needed: set, device: str = "cpu") -> list:
     """Steps for the replay: ("call", node) for a kernel call kept as it is, ("segment",
     Segment) for a run of lowered ones, ("view", node) for a view (the segments read views
@@ -253,7 +258,7 @@ def plan(trace, needed: set, device: str = "cpu") -> list:
         elif node[0] in VIEWS or node[0] == "view":
             steps.append(("view", node))
         elif _lowerable(trace, node, device):
-            if current is None:
+            if current is None or len(current.nodes) >= SEGMENT_NODES:
                 current = Segment()
                 steps.append(("segment", current))
             current.nodes.append(node)
@@ -500,10 +505,25 @@ def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
                 return expression(node, loop_shape, indices, body)
             name = body.get(root)
             if name is None:
-                name = f"t{root.index}"
-                text = expression(node, loop_shape, indices, body)
-                code.emit(f"{name} = {text}", body["indent"])
-                body[root] = name
+                # (the fused values it reads first, from the deepest, with an explicit stack:
+                # a chain of any length emits without recursion)
+                stack = [(root, False)]
+                while stack:
+                    r, ready = stack.pop()
+                    if r in body:
+                        continue
+                    if ready:
+                        code.emit(f"t{r.index} = {expression(virtual[r], loop_shape, indices, body)}",
+                                  body["indent"])
+                        body[r] = f"t{r.index}"
+                        continue
+                    stack.append((r, True))
+                    for spec in virtual[r][1]:
+                        if spec[0] == "v":
+                            d = _layout(spec[1]).root
+                            if d in virtual and virtual[d][0] != "full" and d not in body:
+                                stack.append((d, False))
+                name = body[root]
             return name
         if flat["on"]:  # a parallel loop's chunk: flat operands only (else it runs serially)
             if _is_identity(lay, flat["shape"]):

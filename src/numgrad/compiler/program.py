@@ -26,6 +26,7 @@ from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
 from . import lower
 from .aot import wrap_outputs
+from .soundness import Unguardable, freeze, owners
 from .traced import TracedArray, plain
 from .tracer import (
     MEMBERS,
@@ -218,9 +219,17 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
         else:
             want = g.const(obj, "O")
         g.line(f"if {path} is not {want}: return False")
+    # (which tensors are one, or share memory: as at the trace; ``found["shared"]`` says
+    # whether some did then)
+    tensors = list(found["tensors"].values())
+    if len(tensors) > 1:
+        pattern = owners(tensors)
+        found["shared"] = len(set(pattern)) < len(pattern)
+        g.line(f"if _owners({_tuple(refs[id(t)] for t in tensors)}) != "
+               f"{g.const(pattern, 'AL')}: return False")
     scalars = found["scalars"]
     for i, (where, value) in enumerate(scalars):
-        g.line(f"if scalar_values[{i}]() != {g.const(_scalar(value), 's')}: return False")
+        g.line(f"if scalar_values[{i}]() != {g.const(value, 's')}: return False")
     _guard_state(g, found, refs)
     g.line("return True")
     functions = found.get("functions", [])
@@ -233,7 +242,8 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
                      _wrap_outputs=wrap_outputs,
                      scalar_values=[_scalar_getter(functions, where) for where, _ in scalars],
                      structure=lambda: structure_of(found), _frozen=_freeze,
-                     _MISSING=_MISSING, _attributes=_attributes)
+                     _MISSING=_MISSING, _attributes=_attributes, _owners=owners,
+                     _versioned=_versioned)
     source = "def guard(args, kwargs):\n" + "\n".join(g.lines) + "\n"
     namespace["__source__"] = source
     exec(compile(source, f"<guard of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
@@ -245,6 +255,9 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
     ``aot`` (``aot.AOT``: the function returned tensors whose graph is alive, and the trace goes on
     with their backward), the replay returns them with a ``CompiledFunctionBackward`` node, whose
     backward is the replay of the trace's second part."""
+    if found.get("shared") and any(v.kind == "input" and v.written for v in trace.values):
+        raise NotReplayable("it writes into a tensor that shares memory with another it reads")
+    _check_raises_before_writes(trace.nodes if aot is None else trace.nodes[:aot.split])
     body = _Emitter()
     body.names = namespace
     namespace["K"] = trace.kernels._module  # (the kernels of the trace's device)
@@ -306,6 +319,31 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
     namespace["__replay_source__"] = source
     exec(compile(source, f"<replay of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
     return namespace["replay"], source
+
+
+# Kernels that may raise for some values of their arguments (an index out of range, a class
+# target out of range, a singular matrix), whatever the shapes the guard checked.
+_RAISING = ("index", "gather", "scatter", "take", "put", "loss.", "linalg", "embedding",
+            "select", "bincount", "multinomial", "searchsorted", "one_hot", "structure.",
+            "pooling.unpool", "cholesky", "solve", "inv")
+
+
+def _check_raises_before_writes(nodes) -> None:
+    """A replay that raises must leave what eager leaves at the raise. It does where nothing
+    that may raise comes after the first write into a tensor it reads (the replay then has
+    changed nothing when it raises, and the call runs eagerly, raising as eager raises)."""
+    writing = False
+    for name, specs, out in nodes:
+        if writing and name not in WRITES and any(part in name for part in _RAISING):
+            raise NotReplayable(f"it may raise ({name}) after it has changed a tensor it reads, "
+                                "and a replay could not leave eager's state at the raise")
+        if name in WRITES:
+            spec = specs[WRITES[name]]
+            if spec[0] == "v" and lower._root(spec[1]).kind == "input":
+                writing = True
+            elif writing and any(part in name for part in _RAISING):
+                raise NotReplayable(f"it may raise ({name}) after it has changed a tensor it "
+                                    "reads, and a replay could not leave eager's state there")
 
 
 class _Nodes:
@@ -446,8 +484,9 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
     driver = _Emitter()  # (the steps one by one, from Python)
     driver.names = body.names
     fixed = set(folded) | {v for v in trace.values if v.kind == "const" and not v.written}
+    size = sum(len(step.nodes) if kind == "segment" else 1 for kind, step in steps)
     whole = WholeProgram(fixed) if whole_programs and len(steps) >= 3 and \
-        trace.device == "cpu" else None
+        trace.device == "cpu" and size <= lower.SEGMENT_NODES else None
     for position, (kind, step) in enumerate(steps):
         if kind in ("call", "view"):
             name, specs, out = step
@@ -619,23 +658,37 @@ def _result_expr(result, trace, e: _Emitter, refs: dict, array_expr, live=None) 
         if id(result) in refs:
             return refs[id(result)]
         if live is not None and id(result) in live:
-            return f"_outs[{live[id(result)]}]"
-        data = array_expr(result._data)
-        if not result._requires_grad:
-            return f"Tensor._wrap({data})"
-        node = result.grad_fn
-        if node is None:  # a leaf made in the function, with the gradient backward gave it
-            grad = result._grad
-            grad_expr = "None" if grad is None else \
-                f"Tensor._wrap({array_expr(grad._data)})"
-            return f"_leaf({data}, {grad_expr})"
-        from ..autograd.node import OpNode
-
-        if not isinstance(node, OpNode) or not _freed_graph(node):
-            raise NotReplayable("it returns a tensor whose graph is still alive (its backward "
-                                "would run outside the compiled function)")
-        return f"_freed({data}, {e.const(type(node), 'N')})"
+            made = f"_outs[{live[id(result)]}]"
+        else:
+            made = _new_tensor_expr(result, trace, e, array_expr)
+        version = result._version_counter.value
+        # (a tensor it made and then changed in place: eager's count of changes)
+        return f"_versioned({made}, {version})" if version else made
     raise NotReplayable(f"it returns a {type(result).__name__}")
+
+
+def _versioned(t, version: int):
+    t._version_counter.value = version
+    return t
+
+
+def _new_tensor_expr(result, trace, e: _Emitter, array_expr) -> str:
+    """A tensor the function made, rebuilt from its array (and its node or gradient)."""
+    data = array_expr(result._data)
+    if not result._requires_grad:
+        return f"Tensor._wrap({data})"
+    node = result.grad_fn
+    if node is None:  # a leaf made in the function, with the gradient backward gave it
+        grad = result._grad
+        grad_expr = "None" if grad is None else \
+            f"Tensor._wrap({array_expr(grad._data)})"
+        return f"_leaf({data}, {grad_expr})"
+    from ..autograd.node import OpNode
+
+    if not isinstance(node, OpNode) or not _freed_graph(node):
+        raise NotReplayable("it returns a tensor whose graph is still alive (its backward "
+                            "would run outside the compiled function)")
+    return f"_freed({data}, {e.const(type(node), 'N')})"
 
 
 def _freed_graph(node) -> bool:
@@ -661,6 +714,8 @@ def _scalar_getter(functions: list, where: str):
     kind, k, name = where.split(" ", 2)
     name, *attrs = name.split(".")
     func = functions[int(k)]
+    if kind == "defaults":
+        return lambda: _scalar((func.__defaults__, func.__kwdefaults__))
     if kind == "closure":
         cell = func.__closure__[func.__code__.co_freevars.index(name)]
         if not attrs:
@@ -686,7 +741,11 @@ _MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_ba
 
 
 def _scalar(value):
-    return tuple(value) if isinstance(value, list) else value
+    """The snapshot of a Python value the guard compares (``soundness.freeze``)."""
+    try:
+        return freeze(value)
+    except Unguardable:  # (grown past what a guard compares: not the value traced)
+        return _MISSING
 
 
 def _guard_structure(g: _Emitter, expr: str, value, refs: dict):

@@ -25,6 +25,7 @@ import types
 import numpy as np
 
 from ..kernels import cpu as cpu_kernels
+from . import soundness
 from .traced import GraphBreak, TracedArray, graph_break, plain, set_trace
 
 # Kernel functions that only describe their arguments: called directly, not recorded.
@@ -416,7 +417,7 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
     from ..tensor import Tensor
 
     found = {"tensors": {}, "modules": {}, "optimizers": {}, "scalars": [], "paths": [],
-             "anchored": set()}
+             "anchored": set(), "roots": []}
     seen: set[int] = set()
 
     def walk(obj, depth: int, where: str, path=None):
@@ -468,11 +469,17 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
             found["paths"].append((path, obj))
 
     def scalars(obj, where: str):
-        if isinstance(obj, (bool, int, float, str, type(None), complex)):
-            found["scalars"].append((where, obj))
-        elif isinstance(obj, (tuple, list)) and len(obj) < 64 and all(
-                isinstance(x, (bool, int, float, str, type(None))) for x in obj):
-            found["scalars"].append((where, tuple(obj)))
+        # every Python value it reads from outside, through containers and objects (a dict's
+        # item, a helper object's attribute), compared at each call as a snapshot; tensors,
+        # modules, optimizers and functions are guarded by identity (``paths``) instead
+        found["roots"].append(obj)
+        if isinstance(obj, (Tensor, Module, Optimizer, types.FunctionType, type,
+                            types.ModuleType)):
+            return
+        try:
+            found["scalars"].append((where, soundness.freeze(obj)))
+        except soundness.Unguardable as why:
+            found.setdefault("unguardable", str(why))
 
     functions: list = []  # the functions whose globals and closure variables are read
 
@@ -486,6 +493,8 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
         k = len(functions)
         functions.append(func)
         cells = dict(zip(code.co_freevars, func.__closure__ or ()))
+        if getattr(func, "__defaults__", None) or getattr(func, "__kwdefaults__", None):
+            scalars((func.__defaults__, func.__kwdefaults__), f"defaults {k} -")
         for i, name in enumerate(code.co_freevars):
             try:
                 value = cells[name].cell_contents
@@ -495,6 +504,9 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
             scalars(value, f"closure {k} {name}")
             if _user_function(value):
                 scan(value, depth + 1)
+            elif _user_class(value if isinstance(value, type) else type(value)):
+                for attr in _methods(value):
+                    scan(attr, depth + 1)
         for name in sorted(_global_names(code)):
             if name in func.__globals__:
                 value = func.__globals__[name]
@@ -503,10 +515,9 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
                     scalars(value, f"global {k} {name}")
                     if _user_function(value):
                         scan(value, depth + 1)
-                    elif isinstance(value, type) and _user_class(value):
-                        for attr in vars(value).values():
-                            if _user_function(attr):
-                                scan(attr, depth + 1)
+                    elif _user_class(value if isinstance(value, type) else type(value)):
+                        for attr in _methods(value):  # (a class, or an object of one)
+                            scan(attr, depth + 1)
         # ``cfg.scale``, ``config.LR``: a number read from an object's attribute, a global's
         # or a closure variable's, is a Python value of the trace too
         for kind, name, attrs in sorted(_attribute_reads(code, top=True)):
@@ -530,11 +541,8 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
         if _user_function(value):
             scan(value, 1)
     for module in list(found["modules"].values()):  # (a user's forward reading a global)
-        for cls in type(module).__mro__:
-            if _user_class(cls):
-                for attr in vars(cls).values():
-                    if _user_function(attr):
-                        scan(attr, 1)
+        for attr in _methods(module):
+            scan(attr, 1)
     found["functions"] = functions
     return found
 
@@ -574,6 +582,25 @@ def _user_code(filename: str) -> bool:
 
 def _user_function(value) -> bool:
     return isinstance(value, types.FunctionType) and _user_code(value.__code__.co_filename)
+
+
+def _methods(value) -> list:
+    """The user functions of ``value``'s class (``value`` itself where it is a class): its
+    methods, static and class methods and properties, whose code it may run."""
+    cls = value if isinstance(value, type) else type(value)
+    out = []
+    for klass in cls.__mro__:
+        if not _user_class(klass):
+            continue
+        for attr in vars(klass).values():
+            if isinstance(attr, (staticmethod, classmethod)):
+                attr = attr.__func__
+            elif isinstance(attr, property):
+                out.extend(f for f in (attr.fget, attr.fset) if _user_function(f))
+                continue
+            if _user_function(attr):
+                out.append(attr)
+    return out
 
 
 def _user_class(cls) -> bool:

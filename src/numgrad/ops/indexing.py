@@ -43,6 +43,7 @@ from ..autograd import grad_mode
 from .._dtype import torch_name
 from ..tensor import Tensor
 from ..compiler.traced import note_created
+from ..creation import check_scalar
 from ..kernels.cpu.indexing import check_bounds, check_index
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
@@ -746,6 +747,7 @@ def _as_value(value, t: Tensor) -> Tensor:
         return value
     if isinstance(value, (numbers.Number, np.bool_, np.number)) and not isinstance(value, complex):
         data = t._data
+        check_scalar(value, data.dtype)
         if isinstance(data, np.ndarray):
             number = np.array(value).astype(data.dtype)
             note_created(number)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._dtype import from_numpy_dtype, torch_name
 from ..autograd import grad_mode
-from ..creation import zeros_like
+from ..creation import check_scalar, zeros_like
 from ..tensor import Tensor
 from . import elementwise, elementwise_more
 from ._promote import broadcast_shapes
@@ -304,6 +304,7 @@ def fill_(input: Tensor, value) -> Tensor:
             # fill_ copies it too. (The node is then CopyBackwards, not FillBackward3.)
             return copy_(input, value)
         value = value.item()
+    check_scalar(value, input._data.dtype)
     return _write(input, lambda t: apply(Fill, (t,), (t._data,), value=value), saves_self=False)
 
 
@@ -419,6 +420,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
                                f"tensor with {value._data.ndim} dimension(s).")
         value = value.item()
     broadcast_shapes(mask._data.shape, input._data.shape)
+    check_scalar(value, input._data.dtype)
     return apply(MaskedFill, (input, mask), (input._data, mask._data), value=value, mask=mask)
 
 

@@ -1,0 +1,125 @@
+"""A compiled-vs-eager fuzzer (issue 28): random programs, each run eagerly and compiled from the
+same seed for four calls, with fresh inputs, Python values changed and tensors aliased between
+calls; everything a call leaves must be equal (``test_compile_soundness.run``): results or
+exception classes, values bit for bit, dtypes, ``.grad``, ``requires_grad``, versions, optimizer
+state and the Python values.
+
+CI runs ``NUMGRAD_FUZZ_PROGRAMS`` programs (default 150) drawn from fixed seeds, so a failure
+names its seed and repeats; ``NUMGRAD_FUZZ_RANDOM=1`` draws fresh seeds.
+"""
+import os
+import random
+
+import pytest
+
+import numgrad
+from test_compile_soundness import run
+
+PROGRAMS = int(os.environ.get("NUMGRAD_FUZZ_PROGRAMS", "150"))
+FIRST = random.randrange(1 << 30) if os.environ.get("NUMGRAD_FUZZ_RANDOM") else 0
+CALLS = 4
+
+UNARY = [
+    lambda x, c: x.exp(), lambda x, c: x.tanh(), lambda x, c: x.sigmoid(), lambda x, c: x.relu(),
+    lambda x, c: x.abs(), lambda x, c: -x, lambda x, c: x * c["scale"],
+    lambda x, c: x + c["shift"], lambda x, c: x.clamp(-1.0, 1.0), lambda x, c: x.sum(),
+    lambda x, c: x.mean(), lambda x, c: x.sum(-1, keepdim=True), lambda x, c: x.amax(-1),
+    lambda x, c: numgrad.softmax(x, -1), lambda x, c: numgrad.log_softmax(x, -1),
+    lambda x, c: x.t() if x.ndim == 2 else x, lambda x, c: x[..., ::2],
+    lambda x, c: x.reshape(-1), lambda x, c: x.unsqueeze(0), lambda x, c: x.double(),
+    lambda x, c: x.float(), lambda x, c: (x > c["shift"]).float(), lambda x, c: x ** 2,
+    lambda x, c: x * c["scale"] if c["flag"] else x - 1, lambda x, c: x.sqrt(),
+    lambda x, c: x.log(), lambda x, c: numgrad.where(x > 0, x, x * c["scale"]),
+    lambda x, c: x.floor(), lambda x, c: x.clone(), lambda x, c: x.detach(),
+]
+BINARY = [
+    lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x - y, lambda x, y: x / y,
+    lambda x, y: numgrad.maximum(x, y), lambda x, y: x @ y.t() if x.ndim == 2 else x + y,
+]
+IN_PLACE = [
+    lambda x, c: x.mul_(c["scale"]), lambda x, c: x.add_(1.0), lambda x, c: x.relu_(),
+    lambda x, c: x.clamp_(max=c["shift"]),
+]
+HARD = [0.0, -0.0, 1.0, -2.5, float("nan"), float("inf"), -float("inf"), 1e-30, 3.0]
+
+
+def _tensor(rng, shape, dtype, grad):
+    values = [rng.choice(HARD) if rng.random() < 0.2 else rng.uniform(-2, 2)
+              for _ in range(max(1, int(numgrad.tensor(shape).prod().item())) if shape else 1)]
+    n = 1
+    for s in shape:
+        n *= s
+    t = numgrad.tensor(values[:n], dtype=dtype).reshape(shape)
+    return t.requires_grad_(grad) if grad else t
+
+
+def program(seed: int):
+    """A random program as a ``build()`` for ``run``."""
+    rng = random.Random(seed)
+    shape = rng.choice([(3,), (2, 3), (3, 3), (), (0,), (2, 1)])
+    dtype = rng.choice([numgrad.float32, numgrad.float64])
+    grad = rng.random() < 0.6 and shape != (0,)
+    ops = [(rng.choice(["unary", "unary", "binary", "in place"]), rng.randrange(100))
+           for _ in range(rng.randint(1, 5))]
+    backward = rng.choice(["inside", "none", "outside"]) if grad else "none"
+    optimizer = rng.choice([None, "sgd", "adam"]) if backward == "inside" else None
+    changes = rng.random() < 0.5
+    alias = rng.random() < 0.3
+
+    def build():
+        r = random.Random(seed + 1)
+        cfg = {"scale": 2.0, "shift": 0.5, "flag": True}
+        inputs = [[_tensor(r, shape, dtype, grad) for _ in range(2)] for _ in range(CALLS)]
+        w = _tensor(r, shape, dtype, True) if grad else _tensor(r, shape, dtype, False)
+        opt = None
+        if optimizer == "sgd":
+            opt = numgrad.optim.SGD([w], lr=0.1, momentum=0.9)
+        elif optimizer == "adam":
+            opt = numgrad.optim.Adam([w], lr=0.1)
+
+        def f(a, b):
+            if opt is not None:
+                opt.zero_grad()
+            x, y = a * w, b
+            for kind, k in ops:
+                if kind == "unary":
+                    x = UNARY[k % len(UNARY)](x, cfg)
+                elif kind == "binary":
+                    x = BINARY[k % len(BINARY)](x, y if y.shape == x.shape else x)
+                elif not x.requires_grad or not x.is_leaf:
+                    x = IN_PLACE[k % len(IN_PLACE)](x.clone(), cfg)
+            if backward == "inside":
+                x.sum().backward()
+                if opt is not None:
+                    opt.step()
+                return x.detach()
+            if backward == "outside":
+                return x.sum()
+            return x
+
+        def before(i):
+            if changes and i >= 2:
+                cfg["scale"], cfg["flag"] = 3.0, i % 2 == 0
+
+        def args(i):
+            a, b = inputs[i]
+            return (a, a) if alias and i >= 2 else (a, b)
+
+        def state():
+            return (w, inputs, dict(cfg), None if opt is None else opt.state_dict()["state"])
+
+        def after(result):
+            if backward == "outside":
+                result.backward()
+
+        return dict(fn=f, args=args, before=before, state=state, after=after)
+
+    return build
+
+
+@pytest.mark.parametrize("seed", range(FIRST, FIRST + PROGRAMS))
+def test_random_programs_compiled_equal_eager(seed):
+    build = program(seed)
+    eager, compiled = run(build, CALLS, False), run(build, CALLS, True)
+    for k, (a, b) in enumerate(zip(eager, compiled)):
+        assert a == b, f"program {seed}, call {k // 2}: the compiled {a[0]} differs from eager's"

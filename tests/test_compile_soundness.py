@@ -1,0 +1,322 @@
+"""numgrad.compile is sound (issue 28): a compiled call gives what the eager call gives, or runs
+eagerly. Each test runs one program twice from the same seed, eagerly and compiled, for several
+calls with the Python values it reads changed between calls, and compares everything a call
+leaves: its result (or its exception's class), tensors' values, dtypes, ``.grad``,
+``requires_grad`` and version counters, and the Python state it touches. One test per class of
+difference the issue found (each failed before the guard saw sources and effects)."""
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import numgrad
+from numgrad import nn
+
+
+def snapshot(x):
+    """Everything a value shows, bit for bit."""
+    if isinstance(x, numgrad.Tensor):
+        d = x.detach().numpy()
+        if d.dtype.kind == "f" and np.isnan(d).any():
+            # (one NaN for all: IEEE leaves a NaN's sign and payload to each implementation,
+            # and PyTorch's own vectorised and scalar loops make different ones)
+            d = np.where(np.isnan(d), np.nan, d)
+        return ("T", str(d.dtype), d.shape, d.tobytes(), x.requires_grad,
+                x._version_counter.value, None if x.grad is None else snapshot(x.grad))
+    if isinstance(x, (list, tuple)):
+        return tuple(snapshot(v) for v in x)
+    if isinstance(x, dict):
+        return tuple((k, snapshot(v)) for k, v in x.items())
+    return x
+
+
+def run(build, calls: int, compiled: bool) -> list:
+    numgrad.manual_seed(0)
+    env = build()
+    fn = numgrad.compile(env["fn"]) if compiled else env["fn"]
+    record = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a key that runs eagerly says so once)
+        for i in range(calls):
+            env.get("before", lambda i: None)(i)
+            try:
+                result = fn(*env["args"](i))
+                record.append(("returned", snapshot(result)))
+                if "after" in env:  # (what the caller does with it: a backward outside)
+                    env["after"](result)
+            except Exception as error:
+                record.append(("raised", type(error).__name__))
+            record.append(("state", snapshot(env["state"]())))
+    return record
+
+
+def assert_compiled_equals_eager(build, calls: int = 6):
+    eager, compiled = run(build, calls, False), run(build, calls, True)
+    for k, (a, b) in enumerate(zip(eager, compiled)):
+        assert a == b, f"call {k // 2}: the compiled {a[0]} differs from eager's"
+
+
+# ------------------------------------------------------------------------------ aliasing
+def test_the_same_tensor_given_twice_is_not_the_trace_of_two():
+    def build():
+        y = numgrad.tensor([1., 2., 3.], requires_grad=True)
+        a, b = (numgrad.tensor([1., 2., 3.], requires_grad=True) for _ in range(2))
+
+        def f(p, q):
+            (p * q).sum().backward()
+        return dict(fn=f, args=lambda i: (a, b) if i < 2 else (y, y), state=lambda: (y, a, b))
+
+    assert_compiled_equals_eager(build)
+
+
+G = None
+
+
+def test_an_argument_that_is_also_a_global_it_reads():
+    def build():
+        global G
+        G = numgrad.tensor([1., 2., 3.], requires_grad=True)
+        a = numgrad.tensor([1., 2., 3.], requires_grad=True)
+
+        def f(x):
+            (x * G).sum().backward()
+        return dict(fn=f, args=lambda i: (a,) if i < 2 else (G,), state=lambda: (a, G))
+
+    assert_compiled_equals_eager(build)
+
+
+# ------------------------------------------------------------ Python values through sources
+CONFIG = {"scale": 2.0, "nested": [[1.0, 2.0]]}
+TABLE = {"s": 1.0}
+settings = types.ModuleType("settings")
+settings.TABLE, settings.OFFSETS = {"s": 1.0}, [1.0]
+
+
+def _table_value():
+    return TABLE["s"]
+
+
+class Scaler:
+    def __init__(self):
+        self.s = 2.0
+
+    def apply(self, x):
+        return x * self.s
+
+
+@pytest.mark.parametrize("source", ["dict item", "nested list item", "helper's return",
+                                    "method reading self", "getattr", "mutable default",
+                                    "a module's dict and list"])
+def test_a_python_value_reached_through_a_source_is_guarded(source):
+    def build():
+        CONFIG["scale"], CONFIG["nested"][0][1], TABLE["s"] = 2.0, 2.0, 1.0
+        settings.TABLE["s"], settings.OFFSETS[0] = 1.0, 1.0
+        sc = Scaler()
+        x = numgrad.ones(3)
+
+        def default(x, d={"s": 1.0}):
+            return x * d["s"]
+
+        fns = {
+            "dict item": (lambda x: x * CONFIG["scale"],
+                          lambda i: CONFIG.__setitem__("scale", float(i))),
+            "nested list item": (lambda x: x * CONFIG["nested"][0][1],
+                                 lambda i: CONFIG["nested"][0].__setitem__(1, float(i))),
+            "helper's return": (lambda x: x * _table_value(),
+                                lambda i: TABLE.__setitem__("s", float(i))),
+            "method reading self": (lambda x: sc.apply(x), lambda i: setattr(sc, "s", float(i))),
+            "getattr": (lambda x: x * getattr(sc, "s"), lambda i: setattr(sc, "s", float(i))),
+            "mutable default": (default,
+                                lambda i: default.__defaults__[0].__setitem__("s", float(i))),
+            "a module's dict and list": (
+                lambda x: x * settings.TABLE["s"] + settings.OFFSETS[0],
+                lambda i: (settings.TABLE.__setitem__("s", float(i)),
+                           settings.OFFSETS.__setitem__(0, -float(i)))),
+        }
+        fn, before = fns[source]
+        return dict(fn=fn, args=lambda i: (x,), before=before, state=lambda: ())
+
+    assert_compiled_equals_eager(build)
+
+
+def test_values_read_through_numpy_are_not_frozen():
+    def build():
+        xs = [numgrad.ones(3) * (1 if i < 3 else -1) for i in range(6)]
+
+        def f(x):
+            if np.asarray(x).sum() > 0:
+                return x * 2
+            return x * 3
+        return dict(fn=f, args=lambda i: (xs[i],), state=lambda: ())
+
+    assert_compiled_equals_eager(build)
+
+
+# -------------------------------------------------------------------- Python side effects
+def test_a_scheduler_stepped_inside_advances_as_eager():
+    def build():
+        model = nn.Linear(3, 1)
+        opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
+        sched = numgrad.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        x = numgrad.ones(4, 3)
+
+        def f(x):
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+            sched.step()
+        return dict(fn=f, args=lambda i: (x,), state=lambda: (
+            list(model.parameters()), opt.param_groups[0]["lr"], sched.last_epoch))
+
+    assert_compiled_equals_eager(build, calls=12)
+
+
+def test_requires_grad_set_inside_is_set_at_every_call():
+    def build():
+        xs = [numgrad.ones(3) for _ in range(6)]
+
+        def f(x):
+            x.requires_grad_(True)
+            (x * 2).sum().backward()
+        return dict(fn=f, args=lambda i: (xs[i],), state=lambda: xs)
+
+    assert_compiled_equals_eager(build)
+
+
+def test_a_list_appended_to_inside_grows_at_every_call():
+    def build():
+        w = numgrad.ones(3, requires_grad=True)
+        log = []
+
+        def f(x):
+            w.grad = None
+            (w * x).sum().backward()
+            log.append(x)
+        return dict(fn=f, args=lambda i: (numgrad.ones(3),), state=lambda: (w, list(log)))
+
+    assert_compiled_equals_eager(build)
+
+
+def test_random_draws_are_not_frozen():
+    def build():
+        x = numgrad.arange(5.)
+
+        def f(x):
+            return x[numgrad.randperm(5)] + numgrad.normal(0.0, 1.0, (5,))
+        return dict(fn=f, args=lambda i: (x,), state=lambda: numgrad.get_rng_state())
+
+    assert_compiled_equals_eager(build)
+
+
+# -------------------------------------------------------------------- errors, in eager order
+@pytest.mark.parametrize("kind", ["rounding division", "saved value changed in place"])
+def test_a_returned_graph_whose_backward_fails_raises_only_at_backward(kind):
+    def build():
+        x = numgrad.ones(3, requires_grad=True)
+
+        def floor(x):
+            return (x // 1.5).sum() + x.sum()
+
+        def in_place(x):
+            y = x.exp()
+            z = (y * y).sum()
+            y.add_(1)
+            return z
+        return dict(fn=floor if kind == "rounding division" else in_place,
+                    args=lambda i: (x,), state=lambda: (x,))
+
+    assert_compiled_equals_eager(build)
+
+
+def test_an_exception_after_the_optimizer_step_leaves_eagers_state():
+    def build():
+        model = nn.Linear(3, 2)
+        opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
+        x = numgrad.ones(4, 3)
+        index = [numgrad.tensor([0 if i < 4 else 7]) for i in range(6)]
+
+        def f(x, idx):
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+            return x[idx]
+        return dict(fn=f, args=lambda i: (x, index[i]), state=lambda: list(model.parameters()))
+
+    assert_compiled_equals_eager(build)
+
+
+def test_an_index_out_of_range_before_any_write_raises_as_eager():
+    """(a replay that raises before it has changed anything: the call runs eagerly)"""
+    def build():
+        w = numgrad.ones(4, 2, requires_grad=True)
+        index = [numgrad.tensor([0, 1]) if i < 3 else numgrad.tensor([9]) for i in range(6)]
+
+        def f(idx):
+            w.grad = None
+            w[idx].sum().backward()
+        return dict(fn=f, args=lambda i: (index[i],), state=lambda: (w,))
+
+    assert_compiled_equals_eager(build)
+
+
+# ------------------------------------------------------------------- deep graphs and casts
+def test_a_chain_of_400_ops_compiles():
+    def build():
+        x = numgrad.ones(3, requires_grad=True)
+
+        def f(x):
+            y = x
+            for _ in range(200):
+                y = y * 1.001 + 0.001
+            y.sum().backward()
+            return y
+        return dict(fn=f, args=lambda i: (x,), state=lambda: (x,))
+
+    assert_compiled_equals_eager(build, calls=3)
+
+
+def test_an_integer_masked_fill_with_an_out_of_range_float_raises_as_pytorch():
+    x = numgrad.arange(4)
+    mask = numgrad.tensor([True, False, True, False])
+    for value in (float("-inf"), float("nan"), 1e30):
+        with pytest.raises(RuntimeError, match="value cannot be converted to type int64_t "
+                                               "without overflow"):
+            x.masked_fill(mask, value)
+    assert x.masked_fill(mask, 2.5).tolist() == [2, 1, 2, 3]
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int without "
+                                           "overflow"):
+        x.int().fill_(2 ** 40)
+
+    def build():
+        def f(x):
+            return x.masked_fill(mask, float("-inf"))
+        return dict(fn=f, args=lambda i: (x,), state=lambda: ())
+
+    assert_compiled_equals_eager(build)
+
+
+def test_a_pure_step_still_replays():
+    """(the checks do not make every step eager: a step that reads a config dict replays, and
+    retraces when an item changes)"""
+    cfg = {"lr": 0.1}
+    w = numgrad.ones(3, requires_grad=True)
+    x = numgrad.ones(3)
+
+    @numgrad.compile(fullgraph=True)
+    def step(x):
+        w.grad = None
+        (w * x).sum().backward()
+        with numgrad.no_grad():
+            w.sub_(w.grad * cfg["lr"])
+
+    for _ in range(3):
+        step(x)
+    traced = step.traces  # (the first call, with no .grad yet, is a key of its own)
+    step(x)
+    assert step.traces == traced and all(type(r).__name__ == "function"
+                                         for _, r in step._entries)
+    cfg["lr"] = 0.5
+    step(x)
+    assert step.traces == traced + 1
+    np.testing.assert_allclose(w.detach().numpy(), 1 - 4 * 0.1 - 0.5, rtol=1e-6)

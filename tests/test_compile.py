@@ -616,12 +616,21 @@ def test_a_loss_returned_after_its_backward_has_eagers_freed_node():
     assert math.isclose(loss.item(), 5.0)
 
 
-def test_random_numbers_inside_break_the_trace():
+def test_random_numbers_inside_replay_eagers_draws():
+    """(Philox: the replay draws the next numbers from the generator's state, as eager does;
+    integer draws still come from NumPy's generator and break the trace)"""
     def noisy(x):
-        return x + numgrad.randn(3)
+        return x + numgrad.randn(3) + numgrad.rand(3, dtype=numgrad.float64)
 
+    compiled = numgrad.compile(noisy, fullgraph=True)
+    numgrad.manual_seed(5)
+    eager = [noisy(numgrad.zeros(3)).tolist() for _ in range(4)]
+    numgrad.manual_seed(5)
+    assert [compiled(numgrad.zeros(3)).tolist() for _ in range(4)] == eager
+    assert compiled.traces == 1 and len({tuple(e) for e in eager}) == 4
     with pytest.raises(GraphBreak, match="random numbers"):
-        numgrad.compile(noisy, fullgraph=True)(numgrad.zeros(3))
+        numgrad.compile(lambda x: x + numgrad.randint(0, 3, (3,)), fullgraph=True)(
+            numgrad.zeros(3))
 
 
 def test_hooks_break_the_trace_and_run_eagerly():

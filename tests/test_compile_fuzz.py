@@ -2,7 +2,11 @@
 same seed for four calls, with fresh inputs, Python values changed and tensors aliased between
 calls; everything a call leaves must be equal (``test_compile_soundness.run``): results or
 exception classes, values bit for bit, dtypes, ``.grad``, ``requires_grad``, versions, optimizer
-state and the Python values.
+and scheduler state, the random generator's state and the Python values. The programs mix
+elementwise ops, reductions, softmax, losses, matrix products, views and indexing, in-place ops,
+casts, random draws (dropout, ``rand_like``), on hard values (NaN, ±inf, ±0, empty, 0-d,
+transposed arguments), with the backward inside, outside or none, and SGD, Adam, AdamW, RMSprop
+or Adagrad with a scheduler stepped inside.
 
 CI runs ``NUMGRAD_FUZZ_PROGRAMS`` programs (default 150) drawn from fixed seeds, so a failure
 names its seed and repeats; ``NUMGRAD_FUZZ_RANDOM=1`` draws fresh seeds.
@@ -31,6 +35,13 @@ UNARY = [
     lambda x, c: x * c["scale"] if c["flag"] else x - 1, lambda x, c: x.sqrt(),
     lambda x, c: x.log(), lambda x, c: numgrad.where(x > 0, x, x * c["scale"]),
     lambda x, c: x.floor(), lambda x, c: x.clone(), lambda x, c: x.detach(),
+    lambda x, c: numgrad.dropout(x, 0.3, True), lambda x, c: x + numgrad.rand_like(x),
+    lambda x, c: x * numgrad.randn_like(x), lambda x, c: x.masked_fill(x > 0, c["shift"]),
+    lambda x, c: x[0] if x.ndim else x, lambda x, c: x[..., :1],
+    lambda x, c: numgrad.nn.functional.mse_loss(x, x.detach() * 0.5),
+    lambda x, c: numgrad.nn.functional.cross_entropy(x, x.argmax(-1).detach())
+    if x.ndim == 2 and x.shape[0] else x.sum(),
+    lambda x, c: x.t().contiguous() if x.ndim == 2 else x, lambda x, c: x.logsumexp(-1),
 ]
 BINARY = [
     lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x - y, lambda x, y: x / y,
@@ -62,7 +73,10 @@ def program(seed: int):
     ops = [(rng.choice(["unary", "unary", "binary", "in place"]), rng.randrange(100))
            for _ in range(rng.randint(1, 5))]
     backward = rng.choice(["inside", "none", "outside"]) if grad else "none"
-    optimizer = rng.choice([None, "sgd", "adam"]) if backward == "inside" else None
+    optimizer = rng.choice([None, "sgd", "adam", "adamw", "rmsprop", "adagrad"]) \
+        if backward == "inside" else None
+    scheduler = optimizer is not None and rng.random() < 0.2
+    strided = rng.random() < 0.3 and len(shape) == 2 and shape[0] == shape[1]
     changes = rng.random() < 0.5
     alias = rng.random() < 0.3
 
@@ -76,6 +90,16 @@ def program(seed: int):
             opt = numgrad.optim.SGD([w], lr=0.1, momentum=0.9)
         elif optimizer == "adam":
             opt = numgrad.optim.Adam([w], lr=0.1)
+        elif optimizer == "adamw":
+            opt = numgrad.optim.AdamW([w], lr=0.1, amsgrad=True)
+        elif optimizer == "rmsprop":
+            opt = numgrad.optim.RMSprop([w], lr=0.01, momentum=0.5)
+        elif optimizer == "adagrad":
+            opt = numgrad.optim.Adagrad([w], lr=0.1, lr_decay=0.01)
+        sched = numgrad.optim.lr_scheduler.StepLR(opt, 2, 0.5) if scheduler else None
+        if strided:  # (non-contiguous arguments: transposed views)
+            inputs = [[t.detach().t().requires_grad_(t.requires_grad) for t in pair]
+                      for pair in inputs]
 
         def f(a, b):
             if opt is not None:
@@ -92,6 +116,8 @@ def program(seed: int):
                 x.sum().backward()
                 if opt is not None:
                     opt.step()
+                if sched is not None:
+                    sched.step()
                 return x.detach()
             if backward == "outside":
                 return x.sum()
@@ -106,7 +132,8 @@ def program(seed: int):
             return (a, a) if alias and i >= 2 else (a, b)
 
         def state():
-            return (w, inputs, dict(cfg), None if opt is None else opt.state_dict()["state"])
+            return (w, inputs, dict(cfg), None if opt is None else opt.state_dict(),
+                    numgrad.get_rng_state())
 
         def after(result):
             if backward == "outside":

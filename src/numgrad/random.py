@@ -5,9 +5,15 @@ forms (all with ``generator=``), and the default generator's ``manual_seed``, ``
 ``initial_seed``, ``get_rng_state`` / ``set_rng_state`` (a tensor of the state's bytes, numgrad's
 own format: a round trip reproduces the stream).
 
-The numbers come from NumPy's PCG64 generator (``numgrad.manual_seed`` seeds the default one), so a
-seed reproduces numgrad's own draws, not PyTorch's stream (a PyTorch program's random numbers differ
-from numgrad's for the same seed). Samples are drawn on the host and uploaded for CUDA tensors.
+Uniform, normal and Bernoulli draws of CPU tensors (``rand``, ``randn``, their ``*_like``,
+``uniform_``, ``normal_``, ``bernoulli_`` with a number, so dropout) come from a counter-based
+Philox4x32-10 generator (``kernels/cpu/philox.py``): its state is an int64 tensor ``[seed,
+offset]`` that each draw reads and advances through a kernel, so ``numgrad.compile`` records a
+draw as any other kernel call and a replay draws eager's numbers and advances the state as eager
+does. The other draws (integers, permutations, multinomial, exponential, draws for CUDA tensors,
+which are made on the host and uploaded) come from NumPy's PCG64 generator; ``manual_seed`` seeds
+both, and the state's bytes hold both. A seed reproduces numgrad's own draws, not PyTorch's
+stream (a PyTorch program's random numbers differ from numgrad's for the same seed).
 """
 from __future__ import annotations
 
@@ -19,24 +25,39 @@ from . import creation
 from .autograd import grad_mode
 from .tensor import Tensor
 
-_STATE_BYTES = 37  # PCG64: state (16 bytes), increment (16), has_uint32 (1), uinteger (4)
+_PCG_BYTES = 37  # PCG64: state (16 bytes), increment (16), has_uint32 (1), uinteger (4)
+_STATE_BYTES = _PCG_BYTES + 16  # and Philox's seed and offset (8 bytes each)
+
+
+def _philox_tensor(seed: int) -> Tensor:
+    """A Philox state ``[seed, 0]`` (int64; the seed's 64 bits as they are)."""
+    return Tensor._wrap(np.array([int(seed) % 2 ** 64, 0], np.uint64).view(np.int64))
+
+
+def _seed_philox(state: Tensor, seed: int) -> None:
+    """Seeds a Philox state in place (compiled functions hold the tensor itself)."""
+    state._data[...] = np.array([int(seed) % 2 ** 64, 0], np.uint64).view(np.int64)
+    state._version_counter.value += 1
 
 
 def _fresh_seed() -> int:
     return int(np.random.SeedSequence().entropy % (2 ** 63))
 
 
-def _encode_state(rng: np.random.Generator) -> Tensor:
-    """NumPy's PCG64 state as a tensor of bytes (numgrad's own format; int64 elements, numgrad
-    having no uint8), which ``_decode_state`` turns back into the same stream."""
+def _encode_state(rng: np.random.Generator, philox: Tensor) -> Tensor:
+    """NumPy's PCG64 state and the Philox state as a tensor of bytes (numgrad's own format;
+    int64 elements, numgrad having no uint8), which ``_decode_state`` turns back into the same
+    streams."""
     st = rng.bit_generator.state
     raw = (int(st["state"]["state"]).to_bytes(16, "little")
            + int(st["state"]["inc"]).to_bytes(16, "little")
-           + bytes([int(st["has_uint32"])]) + int(st["uinteger"]).to_bytes(4, "little"))
+           + bytes([int(st["has_uint32"])]) + int(st["uinteger"]).to_bytes(4, "little")
+           + np.ascontiguousarray(philox._data).tobytes())
     return Tensor._wrap(np.frombuffer(raw, np.uint8).astype(np.int64))
 
 
-def _decode_state(new_state) -> dict:
+def _decode_state(new_state) -> tuple:
+    """(PCG64's state dict, Philox's two int64) from ``_encode_state``'s tensor."""
     if not isinstance(new_state, Tensor):
         raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
     values = new_state._host().reshape(-1)
@@ -44,10 +65,11 @@ def _decode_state(new_state) -> dict:
         raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found "
                            f"the input RNG state size to be {values.size}")
     raw = bytes(int(v) & 0xFF for v in values.tolist())
-    return {"bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[0:16], "little"),
-                      "inc": int.from_bytes(raw[16:32], "little")},
-            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
+    return ({"bit_generator": "PCG64",
+             "state": {"state": int.from_bytes(raw[0:16], "little"),
+                       "inc": int.from_bytes(raw[16:32], "little")},
+             "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")},
+            np.frombuffer(raw[_PCG_BYTES:], np.int64).copy())
 
 
 class Generator:
@@ -57,10 +79,12 @@ class Generator:
         self.device = device
         self._seed = _fresh_seed()
         self._rng = np.random.default_rng(self._seed)
+        self._philox = _philox_tensor(self._seed)
 
     def manual_seed(self, seed) -> Generator:
         self._seed = int(seed)
         self._rng = np.random.default_rng(self._seed)
+        _seed_philox(self._philox, self._seed)
         return self
 
     def seed(self) -> int:
@@ -72,11 +96,16 @@ class Generator:
 
     def get_state(self) -> Tensor:
         """The generator's state as a tensor of bytes (``set_state`` restores it)."""
-        return _encode_state(self._rng)
+        return _encode_state(self._rng, self._philox)
 
     def set_state(self, new_state) -> Generator:
-        state = new_state if isinstance(new_state, dict) else _decode_state(new_state)
-        self._rng.bit_generator.state = state
+        if isinstance(new_state, dict):  # (a PCG64 state of NumPy's)
+            self._rng.bit_generator.state = new_state
+            return self
+        pcg, philox = _decode_state(new_state)
+        self._rng.bit_generator.state = pcg
+        self._philox._data[...] = philox
+        self._philox._version_counter.value += 1
         return self
 
     def __getattr__(self, name):
@@ -96,6 +125,7 @@ class _DefaultGenerator(Generator):
         self.device = "cpu"
         self._seed = _fresh_seed()
         creation._rng = np.random.default_rng(self._seed)
+        self._philox = _philox_tensor(self._seed)
 
     @property
     def _rng(self):
@@ -142,6 +172,33 @@ def _rng(generator):
     if not isinstance(generator, Generator):
         raise TypeError(f"expected a numgrad.Generator, but got {type(generator).__name__}")
     return generator._rng
+
+
+def _philox(generator) -> Tensor:
+    """The Philox state of ``generator`` (None: the default generator's)."""
+    return default_generator._philox if generator is None else generator._philox
+
+
+def _on_host(device) -> bool:
+    """Whether a draw for ``device`` (None: the default device) is a CPU tensor's."""
+    if device is None:
+        device = creation._default_device
+    return device is None or str(device).split(":")[0] == "cpu"
+
+
+def _philox_draw(generator, shape: tuple, np_dtype, normal: bool = False) -> np.ndarray:
+    """Uniform (or standard normal) values from the Philox stream, drawn by a recorded kernel
+    (``registry.cpu_kernels``: a compiled function's trace records it, and its replay draws the
+    next values and advances the state as eager does)."""
+    from .ops import registry
+
+    trace = creation.active_trace()
+    if trace is not None and trace.device != "cpu":  # (its draws are the CPU kernels')
+        creation.graph_break("random numbers for a CPU tensor in a step on CUDA")
+    state = _philox(generator)
+    K = registry.cpu_kernels
+    draw = K.philox_normal if normal else K.philox_uniform
+    return draw(state._data, tuple(shape), np.dtype(np_dtype))
 
 
 def _float_dtype(*values, dtype=None) -> np.dtype:
@@ -276,13 +333,36 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={a} > to={b}")
+    if _philox_target(self):
+        u = Tensor._wrap(_philox_draw(generator, self._data.shape, self._data.dtype))
+        return _fill_tensor(self, u * (b - a) + a if (a, b) != (0.0, 1.0) else u)
     return _fill(self, _rng(generator).uniform(a, b, self._data.shape))
+
+
+def _philox_target(t: Tensor) -> bool:
+    """Whether ``t``'s fill draws from the Philox stream: a floating-point CPU tensor."""
+    return isinstance(t._data, np.ndarray) and t._data.dtype.kind == "f"
+
+
+def _fill_tensor(t: Tensor, values: Tensor) -> Tensor:
+    """``_fill`` of values that are a tensor (drawn by the kernels, so recorded in a trace)."""
+    from .ops import inplace
+
+    inplace._check_leaf(t)
+    if grad_mode.state.enabled and (t._requires_grad or
+                                    (t._base is not None and t._base._requires_grad)):
+        return inplace.copy_(t, values)  # (no gradient reaches the old values)
+    with grad_mode.no_grad():
+        return inplace.copy_(t, values)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """Fills with samples of N(mean, std²), in place."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if _philox_target(self):
+        z = Tensor._wrap(_philox_draw(generator, self._data.shape, self._data.dtype, True))
+        return _fill_tensor(self, z * std + mean if (mean, std) != (0.0, 1.0) else z)
     return _fill(self, _rng(generator).standard_normal(self._data.shape) * std + mean)
 
 
@@ -307,6 +387,10 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     probs = p._host() if isinstance(p, Tensor) else p
     if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    if isinstance(self._data, np.ndarray) and not isinstance(p, Tensor):
+        dtype = self._data.dtype if self._data.dtype.kind == "f" else np.dtype(np.float64)
+        u = Tensor._wrap(_philox_draw(generator, self._data.shape, dtype))
+        return _fill_tensor(self, u < p)
     return _fill(self, _rng(generator).random(self._data.shape) < probs)
 
 
@@ -405,7 +489,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     shape = _size(size, kw.pop("size", None))
     rng = _checked_generator(generator, "rand")
     np_dtype = creation._float_dtype(dtype)
-    creation.graph_break("random numbers (rand)")
+    if _on_host(device):
+        return creation._finish(_philox_draw(generator, shape, np_dtype), requires_grad, device)
+    creation.graph_break("random numbers (rand) for a CUDA tensor")
     return creation._finish(rng.random(shape, dtype=np_dtype), requires_grad, device)
 
 
@@ -415,7 +501,10 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     shape = _size(size, kw.pop("size", None))
     rng = _checked_generator(generator, "randn")
     np_dtype = creation._float_dtype(dtype)
-    creation.graph_break("random numbers (randn)")
+    if _on_host(device):
+        return creation._finish(_philox_draw(generator, shape, np_dtype, True), requires_grad,
+                                device)
+    creation.graph_break("random numbers (randn) for a CUDA tensor")
     return creation._finish(rng.standard_normal(shape, dtype=np_dtype), requires_grad, device)
 
 

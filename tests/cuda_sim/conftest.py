@@ -48,6 +48,10 @@ def _lock_shared_array_allocation():
 if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
     _lock_shared_array_allocation()
 
+# (the launch recorder below is instrumentation: numgrad.compile's audit of the code a traced
+# step runs leaves this module's frames out)
+__numgrad_audit__ = False
+
 _LAUNCHES: dict = collections.defaultdict(set)
 _PROGRAMS: dict = {}  # generated program module -> its text
 PROGRAM_PREFIX = "numgrad.kernels.generated.program_"

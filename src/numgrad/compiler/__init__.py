@@ -92,8 +92,8 @@ class CompiledFunction:
 
         with _TRACING:
             found = tracer.discover(self._fn, args, kwargs)
-            guard, refs, namespace = program.guard_for(self._fn, found, args, kwargs)
             device = tracer.device_of(found)
+            guard, refs, namespace = program.guard_for(self._fn, found, args, kwargs)
             if device is None:
                 # (a step on tensors of both devices: it runs eagerly, its guard kept, so that
                 # later calls do not trace again)

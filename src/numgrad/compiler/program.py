@@ -30,6 +30,7 @@ from .soundness import Unguardable, freeze, owners
 from .traced import TracedArray, plain
 from .tracer import (
     MEMBERS,
+    RANDOM,
     WRITES,
     _freeze,
     argument_attribute_reads,
@@ -318,7 +319,29 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
     source = "def replay(args, kwargs):\n" + "\n".join(body.lines) + "\n"
     namespace["__replay_source__"] = source
     exec(compile(source, f"<replay of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
+    states = [_input_tensor(lower._root(specs[0][1])) for name, specs, _ in trace.nodes
+              if name in RANDOM]
+    if states:
+        return _restoring(namespace["replay"], list({id(t): t for t in states}.values())), source
     return namespace["replay"], source
+
+
+def _restoring(replay, states: list):
+    """``replay``, which puts the random generators' states back where it raises (the call then
+    runs eagerly, and must draw what eager draws)."""
+    refs = [weakref.ref(t) for t in states]
+
+    def replay_restoring(args, kwargs):
+        saved = [r()._data.copy() for r in refs]
+        try:
+            return replay(args, kwargs)
+        except Exception:
+            for r, data in zip(refs, saved):
+                r()._data[...] = data
+            raise
+
+    replay_restoring.__wrapped__ = replay
+    return replay_restoring
 
 
 # Kernels that may raise for some values of their arguments (an index out of range, a class
@@ -337,7 +360,7 @@ def _check_raises_before_writes(nodes) -> None:
         if writing and name not in WRITES and any(part in name for part in _RAISING):
             raise NotReplayable(f"it may raise ({name}) after it has changed a tensor it reads, "
                                 "and a replay could not leave eager's state at the raise")
-        if name in WRITES:
+        if name in WRITES and name not in RANDOM:  # (a replay that raises restores those)
             spec = specs[WRITES[name]]
             if spec[0] == "v" and lower._root(spec[1]).kind == "input":
                 writing = True

@@ -39,6 +39,9 @@ def freeze(value, modules: bool = False):
     """A snapshot of ``value`` that compares equal (``==``) to another snapshot exactly when
     the two values would give a trace the same Python inputs. ``modules``: also the non-member
     attributes of modules (for the side-effect check; the guard checks modules itself)."""
+    t = type(value)
+    if t in _ATOMS:  # (the common case, at each call: a number)
+        return (t, value) if value == value else (t, "nan")
     return _Freezer(modules).freeze(value, 0)
 
 
@@ -213,9 +216,11 @@ class Audit:
         if known is None:
             # (numgrad's generated modules live in the cache folder: they are numgrad's; a frame
             # with no caller is the one Numba makes up for a compiled function under a profiler)
+            # (a module that sets ``__numgrad_audit__ = False`` is instrumentation, a test's
+            # launch recorder, not the function's code)
             known = self._users[code] = frame.f_back is not None and self._user_code(
                 code.co_filename) and not str(frame.f_globals.get("__name__", "")).startswith(
-                "numgrad.")
+                "numgrad.") and frame.f_globals.get("__numgrad_audit__", True) is not False
         return known
 
     def _note(self, problem: str) -> None:

@@ -38,7 +38,9 @@ READS = {
     "nonzero": "indexing by a boolean mask (its result's shape depends on the values)",
 }
 # Those that write into an argument (the index of that argument).
-WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0}
+WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0,
+          "philox_uniform": 0, "philox_normal": 0}  # (a draw advances the generator's state)
+RANDOM = frozenset({"philox_uniform", "philox_normal"})
 # Those whose result may view their first argument's memory.
 VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
                    "unsqueeze", "view_index", "ascontiguous"})
@@ -81,6 +83,7 @@ class Trace:
         self.broken: GraphBreak | None = None  # the first break, if any
         self.device = device
         self.kernels = TracingKernels(self, _module_of(device))
+        self.generator_arrays: set = set()
 
     def stop(self, error: GraphBreak) -> None:
         """Stops recording at a break; the function goes on eagerly."""
@@ -115,7 +118,9 @@ class Trace:
         walkthrough does with ``device="cuda"``: its first op, a creation, asks)."""
         if self.device == "cuda":
             return True
-        if self.nodes or self.values or self.external or not self.active:
+        mine = self.generator_arrays  # (the random generators' states: CPU tensors it reads)
+        if self.nodes or not self.active or any(id(v.array) not in mine for v in self.values) \
+                or any(k not in mine for k in self.external):
             return False
         from ..ops import registry
 
@@ -386,11 +391,17 @@ class TracingKernels:
 def device_of(found: dict) -> str | None:
     """The device of every tensor ``found`` (their data and gradients): "cpu", "cuda", or None
     where they are on both."""
-    devices = {"cuda" if on_device(t) else "cpu" for t in found["tensors"].values()}
+    tensors = [t for k, t in found["tensors"].items() if k not in found["generators"]]
+    devices = {"cuda" if on_device(t) else "cpu" for t in tensors}
     if len(devices) > 1 or any(on_device(t) and isinstance(t._data, np.ndarray)
-                               for t in found["tensors"].values()):
+                               for t in tensors):
         return None
-    return devices.pop() if devices else "cpu"
+    device = devices.pop() if devices else "cpu"
+    if device != "cpu":  # (the generators' states are CPU tensors: a CUDA step's draws break)
+        for k in found["generators"]:
+            found["tensors"].pop(k, None)
+            found["anchored"].discard(k)
+    return device
 
 
 def on_device(t) -> bool:
@@ -417,7 +428,7 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
     from ..tensor import Tensor
 
     found = {"tensors": {}, "modules": {}, "optimizers": {}, "scalars": [], "paths": [],
-             "anchored": set(), "roots": []}
+             "anchored": set(), "roots": [], "generators": set()}
     seen: set[int] = set()
 
     def walk(obj, depth: int, where: str, path=None):
@@ -450,6 +461,12 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
             for state in obj.state.values():  # (which ones it holds: guarded with its state)
                 for value in state.values():
                     walk(value, depth + 1, where)
+        elif isinstance(getattr(obj, "_philox", None), Tensor):  # (a numgrad.Generator)
+            seen.add(id(obj))
+            walk(obj._philox, depth + 1, where)
+            found["generators"].add(id(obj._philox))
+            if path is not None:
+                found["paths"].append((path, obj))
         elif isinstance(obj, (list, tuple)):
             seen.add(id(obj))
             for i, item in enumerate(obj):
@@ -531,6 +548,11 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
             if not isinstance(value, (Tensor, Module, Optimizer)):
                 scalars(value, f"{kind} {k} {name}.{'.'.join(attrs)}")
 
+    from .. import random as _random
+
+    # (the default generator's Philox state: a draw reads and advances it through a kernel)
+    walk(_random.default_generator._philox, 1, "the random generator")
+    found["generators"] = {id(_random.default_generator._philox)}
     walk(list(args), 0, "args")  # (the arguments: guarded as arguments)
     walk(dict(kwargs), 0, "kwargs")
     target = getattr(fn, "__func__", fn)
@@ -674,6 +696,8 @@ def begin(found: dict, device: str = "cpu"):
     before = {}
     for t in found["tensors"].values():
         before[id(t)] = snapshot(t)
+        if id(t) in found["generators"]:
+            trace.generator_arrays.add(id(plain(t._data)))
         _wrap_tensor(trace, t)
     set_trace(trace)
     return trace, before

@@ -8,7 +8,7 @@ casts, random draws (dropout, ``rand_like``), on hard values (NaN, ±inf, ±0, e
 transposed arguments), with the backward inside, outside or none, and SGD, Adam, AdamW, RMSprop
 or Adagrad with a scheduler stepped inside.
 
-CI runs ``NUMGRAD_FUZZ_PROGRAMS`` programs (default 150) drawn from fixed seeds, so a failure
+CI runs ``NUMGRAD_FUZZ_PROGRAMS`` programs (default 1,000) drawn from fixed seeds, so a failure
 names its seed and repeats; ``NUMGRAD_FUZZ_RANDOM=1`` draws fresh seeds.
 """
 import os
@@ -19,7 +19,7 @@ import pytest
 import numgrad
 from test_compile_soundness import run
 
-PROGRAMS = int(os.environ.get("NUMGRAD_FUZZ_PROGRAMS", "150"))
+PROGRAMS = int(os.environ.get("NUMGRAD_FUZZ_PROGRAMS", "1000"))
 FIRST = random.randrange(1 << 30) if os.environ.get("NUMGRAD_FUZZ_RANDOM") else 0
 CALLS = 4
 

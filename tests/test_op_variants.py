@@ -43,6 +43,12 @@ NOT_UNIQUE = {
     "differ between LAPACK builds (one gradient -8 in numgrad, -4.99 in PyTorch on one machine)",
     ("linalg_svd", 0, "expanded"): "SVD of a rank-1 matrix: its two zero singular values' vectors "
     "are any orthonormal basis of their space, in an order each LAPACK build picks",
+    ("linalg_svd_vh", 0, "expanded"): "Vh of a rank-1 matrix: as linalg_svd's (OpenBLAS's AVX-512 "
+    "and AVX2 kernels pick different bases, and different gradients, NaN in PyTorch)",
+    ("linalg_qr_r", 0, "expanded"): "R of a rank-1 matrix: as linalg_qr's (its gradient divides by "
+    "R's zero diagonal: -9 here, NaN in PyTorch, by BLAS build)",
+    ("linalg_eigh_vectors", 0, "expanded"): "eigenvectors of a matrix of one value: the zero "
+    "eigenvalue's space is any orthonormal basis, which each LAPACK build picks its own way",
 }
 
 TORCH = _TorchNamespace()

@@ -5,13 +5,13 @@ forms (all with ``generator=``), and the default generator's ``manual_seed``, ``
 ``initial_seed``, ``get_rng_state`` / ``set_rng_state`` (a tensor of the state's bytes, numgrad's
 own format: a round trip reproduces the stream).
 
-Uniform, normal and Bernoulli draws of CPU tensors (``rand``, ``randn``, their ``*_like``,
-``uniform_``, ``normal_``, ``bernoulli_`` with a number, so dropout) come from a counter-based
-Philox4x32-10 generator (``kernels/cpu/philox.py``): its state is an int64 tensor ``[seed,
-offset]`` that each draw reads and advances through a kernel, so ``numgrad.compile`` records a
-draw as any other kernel call and a replay draws eager's numbers and advances the state as eager
-does. The other draws (integers, permutations, multinomial, exponential, draws for CUDA tensors,
-which are made on the host and uploaded) come from NumPy's PCG64 generator; ``manual_seed`` seeds
+Uniform, normal and Bernoulli draws (``rand``, ``randn``, their ``*_like``, ``uniform_``,
+``normal_``, ``bernoulli_`` with a number, so dropout) come from a counter-based Philox4x32-10
+generator (``kernels/cpu/philox.py``): its state is an int64 tensor ``[seed, offset]`` that each
+draw reads and advances through a kernel, so ``numgrad.compile`` records a draw as any other
+kernel call and a replay draws eager's numbers and advances the state as eager does (a CUDA
+tensor's draw is made on the host and uploaded: the same numbers). The other draws (integers,
+permutations, multinomial, exponential) come from NumPy's PCG64 generator; ``manual_seed`` seeds
 both, and the state's bytes hold both. A seed reproduces numgrad's own draws, not PyTorch's
 stream (a PyTorch program's random numbers differ from numgrad's for the same seed).
 """
@@ -179,13 +179,6 @@ def _philox(generator) -> Tensor:
     return default_generator._philox if generator is None else generator._philox
 
 
-def _on_host(device) -> bool:
-    """Whether a draw for ``device`` (None: the default device) is a CPU tensor's."""
-    if device is None:
-        device = creation._default_device
-    return device is None or str(device).split(":")[0] == "cpu"
-
-
 def _philox_draw(generator, shape: tuple, np_dtype, normal: bool = False) -> np.ndarray:
     """Uniform (or standard normal) values from the Philox stream, drawn by a recorded kernel
     (``registry.cpu_kernels``: a compiled function's trace records it, and its replay draws the
@@ -333,15 +326,19 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={a} > to={b}")
-    if _philox_target(self):
-        u = Tensor._wrap(_philox_draw(generator, self._data.shape, self._data.dtype))
-        return _fill_tensor(self, u * (b - a) + a if (a, b) != (0.0, 1.0) else u)
+    if self._data.dtype.kind == "f":
+        return _fill_drawn(self, generator, self._data.dtype, False,
+                           lambda u: u * (b - a) + a if (a, b) != (0.0, 1.0) else u)
     return _fill(self, _rng(generator).uniform(a, b, self._data.shape))
 
 
-def _philox_target(t: Tensor) -> bool:
-    """Whether ``t``'s fill draws from the Philox stream: a floating-point CPU tensor."""
-    return isinstance(t._data, np.ndarray) and t._data.dtype.kind == "f"
+def _fill_drawn(t: Tensor, generator, dtype, normal: bool, finish) -> Tensor:
+    """Fills ``t`` with ``finish`` of Philox draws: on the CPU through tensor ops (recorded by
+    a trace), for a CUDA tensor on the host and uploaded (the same numbers as on the CPU)."""
+    drawn = _philox_draw(generator, t._data.shape, dtype, normal)
+    if isinstance(t._data, np.ndarray):
+        return _fill_tensor(t, finish(Tensor._wrap(drawn)))
+    return _fill(t, finish(drawn))
 
 
 def _fill_tensor(t: Tensor, values: Tensor) -> Tensor:
@@ -360,9 +357,9 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
     """Fills with samples of N(mean, std²), in place."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    if _philox_target(self):
-        z = Tensor._wrap(_philox_draw(generator, self._data.shape, self._data.dtype, True))
-        return _fill_tensor(self, z * std + mean if (mean, std) != (0.0, 1.0) else z)
+    if self._data.dtype.kind == "f":
+        return _fill_drawn(self, generator, self._data.dtype, True,
+                           lambda z: z * std + mean if (mean, std) != (0.0, 1.0) else z)
     return _fill(self, _rng(generator).standard_normal(self._data.shape) * std + mean)
 
 
@@ -387,10 +384,9 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     probs = p._host() if isinstance(p, Tensor) else p
     if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    if isinstance(self._data, np.ndarray) and not isinstance(p, Tensor):
+    if not isinstance(p, Tensor):
         dtype = self._data.dtype if self._data.dtype.kind == "f" else np.dtype(np.float64)
-        u = Tensor._wrap(_philox_draw(generator, self._data.shape, dtype))
-        return _fill_tensor(self, u < p)
+        return _fill_drawn(self, generator, dtype, False, lambda u: u < p)
     return _fill(self, _rng(generator).random(self._data.shape) < probs)
 
 
@@ -487,25 +483,19 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
          **kw) -> Tensor:
     """Uniform random values in [0, 1)."""
     shape = _size(size, kw.pop("size", None))
-    rng = _checked_generator(generator, "rand")
+    _checked_generator(generator, "rand")
     np_dtype = creation._float_dtype(dtype)
-    if _on_host(device):
-        return creation._finish(_philox_draw(generator, shape, np_dtype), requires_grad, device)
-    creation.graph_break("random numbers (rand) for a CUDA tensor")
-    return creation._finish(rng.random(shape, dtype=np_dtype), requires_grad, device)
+    return creation._finish(_philox_draw(generator, shape, np_dtype), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
           **kw) -> Tensor:
     """Standard normal random values."""
     shape = _size(size, kw.pop("size", None))
-    rng = _checked_generator(generator, "randn")
+    _checked_generator(generator, "randn")
     np_dtype = creation._float_dtype(dtype)
-    if _on_host(device):
-        return creation._finish(_philox_draw(generator, shape, np_dtype, True), requires_grad,
-                                device)
-    creation.graph_break("random numbers (randn) for a CUDA tensor")
-    return creation._finish(rng.standard_normal(shape, dtype=np_dtype), requires_grad, device)
+    return creation._finish(_philox_draw(generator, shape, np_dtype, True), requires_grad,
+                            device)
 
 
 def _integers(rng, low: int, high: int, shape: tuple, np_dtype) -> np.ndarray:

@@ -32,58 +32,60 @@ def _block(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
+@njit(cache=True, inline="always")
+def _words(seed, offset, b):
+    """The four words of the ``b``-th counter after ``offset`` under key ``seed``."""
+    c = np.uint64(offset) + np.uint64(b)
+    k = np.uint64(seed)
+    return _block(c & _LOW, c >> _SHIFT, np.uint64(0), np.uint64(0), k & _LOW, k >> _SHIFT)
+
+
+@njit(cache=True, inline="always")
+def _unit53(hi, lo):
+    """A float64 in [0, 1) of 53 bits of two words (as NumPy's ``random()``)."""
+    return (np.float64(hi >> np.uint64(5)) * 67108864.0
+            + np.float64(lo >> np.uint64(6))) / 9007199254740992.0
+
+
 @njit(cache=True)
 def _uniform32(seed, offset, out):
-    k0, k1 = np.uint64(seed) & _LOW, np.uint64(seed) >> _SHIFT
     scale = np.float32(1.0 / 16777216.0)  # (24 bits a value: [0, 1))
-    n = out.size
     eight = np.uint64(8)
+    n = out.size
     for b in range(n // 4):
-        c = np.uint64(offset) + np.uint64(b)
-        w0, w1, w2, w3 = _block(c & _LOW, c >> _SHIFT, np.uint64(0), np.uint64(0), k0, k1)
+        w0, w1, w2, w3 = _words(seed, offset, b)
         out[4 * b] = np.float32(w0 >> eight) * scale
         out[4 * b + 1] = np.float32(w1 >> eight) * scale
         out[4 * b + 2] = np.float32(w2 >> eight) * scale
         out[4 * b + 3] = np.float32(w3 >> eight) * scale
     if n % 4:
-        b = n // 4
-        c = np.uint64(offset) + np.uint64(b)
-        w = _block(c & _LOW, c >> _SHIFT, np.uint64(0), np.uint64(0), k0, k1)
+        w = _words(seed, offset, n // 4)
         for j in range(n % 4):
-            out[4 * b + j] = np.float32(w[j] >> eight) * scale
+            out[4 * (n // 4) + j] = np.float32(w[j] >> eight) * scale
     return (n + 3) // 4
 
 
 @njit(cache=True)
 def _uniform64(seed, offset, out):
-    k0, k1 = np.uint64(seed) & _LOW, np.uint64(seed) >> _SHIFT
     n = out.size
-    for b in range((n + 1) // 2):
-        c = np.uint64(offset) + np.uint64(b)
-        w = _block(c & _LOW, c >> _SHIFT, np.uint64(0), np.uint64(0), k0, k1)
-        for j in range(2):
-            i = 2 * b + j
-            if i < n:  # (53 bits, as NumPy's random(): [0, 1))
-                hi = np.float64(w[2 * j] >> np.uint64(5))
-                lo = np.float64(w[2 * j + 1] >> np.uint64(6))
-                out[i] = (hi * 67108864.0 + lo) / 9007199254740992.0
+    for b in range(n // 2):
+        w0, w1, w2, w3 = _words(seed, offset, b)
+        out[2 * b] = _unit53(w0, w1)
+        out[2 * b + 1] = _unit53(w2, w3)
+    if n % 2:
+        w0, w1, w2, w3 = _words(seed, offset, n // 2)
+        out[n - 1] = _unit53(w0, w1)
     return (n + 1) // 2
 
 
 @njit(cache=True)
 def _normal(seed, offset, out):
     """Standard normal values (Box-Muller on pairs of 53-bit uniforms), in float64."""
-    k0, k1 = np.uint64(seed) & _LOW, np.uint64(seed) >> _SHIFT
     n = out.size
     for b in range((n + 1) // 2):
-        c = np.uint64(offset) + np.uint64(b)
-        w = _block(c & _LOW, c >> _SHIFT, np.uint64(0), np.uint64(0), k0, k1)
-        u1 = (np.float64(w[0] >> np.uint64(5)) * 67108864.0
-              + np.float64(w[1] >> np.uint64(6))) / 9007199254740992.0
-        u2 = (np.float64(w[2] >> np.uint64(5)) * 67108864.0
-              + np.float64(w[3] >> np.uint64(6))) / 9007199254740992.0
-        r = np.sqrt(-2.0 * np.log(1.0 - u1))  # (1 - u1 in (0, 1]: no log(0))
-        t = 2.0 * np.pi * u2
+        w0, w1, w2, w3 = _words(seed, offset, b)
+        r = np.sqrt(-2.0 * np.log(1.0 - _unit53(w0, w1)))  # (1 - u in (0, 1]: no log(0))
+        t = 2.0 * np.pi * _unit53(w2, w3)
         out[2 * b] = r * np.cos(t)
         if 2 * b + 1 < n:
             out[2 * b + 1] = r * np.sin(t)

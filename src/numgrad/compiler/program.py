@@ -209,7 +209,8 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
             refs[id(t)] = first[id(t)]  # (read where it is found, as an argument is)
         else:
             refs[id(t)] = f"{g.const(weakref.ref(t), 'R')}()"
-        _tensor_check(g, refs[id(t)], t)
+        if id(t) not in found["generators"]:  # (a generator's state: int64 (2,), always)
+            _tensor_check(g, refs[id(t)], t)
     for path, obj in found["paths"]:  # (where each was found: still there)
         if id(obj) in refs:
             want = refs[id(obj)]
@@ -222,7 +223,7 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
         g.line(f"if {path} is not {want}: return False")
     # (which tensors are one, or share memory: as at the trace; ``found["shared"]`` says
     # whether some did then)
-    tensors = list(found["tensors"].values())
+    tensors = [t for t in found["tensors"].values() if id(t) not in found["generators"]]
     if len(tensors) > 1:
         pattern = owners(tensors)
         found["shared"] = len(set(pattern)) < len(pattern)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dis
 import gc
+import os
 import sys
 import types
 
@@ -218,9 +219,13 @@ class Audit:
             # with no caller is the one Numba makes up for a compiled function under a profiler)
             # (a module that sets ``__numgrad_audit__ = False`` is instrumentation, a test's
             # launch recorder, not the function's code)
-            known = self._users[code] = frame.f_back is not None and self._user_code(
-                code.co_filename) and not str(frame.f_globals.get("__name__", "")).startswith(
-                "numgrad.") and frame.f_globals.get("__numgrad_audit__", True) is not False
+            # (nor is the code the standard library makes from strings: namedtuple's __new__)
+            name = code.co_filename
+            module = str(frame.f_globals.get("__name__", ""))
+            known = self._users[code] = frame.f_back is not None and self._user_code(name) and (
+                name.startswith("<") or os.path.isabs(name)) and not module.startswith(
+                ("numgrad.", "namedtuple_")) and \
+                frame.f_globals.get("__numgrad_audit__", True) is not False
         return known
 
     def _note(self, problem: str) -> None:

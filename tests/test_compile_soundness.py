@@ -198,6 +198,23 @@ def test_a_list_appended_to_inside_grows_at_every_call():
     assert_compiled_equals_eager(build)
 
 
+LAST = None
+
+
+def test_a_global_written_but_never_read_is_written_at_every_call():
+    def build():
+        global LAST
+        LAST = None
+        xs = [numgrad.ones(3) * i for i in range(6)]
+
+        def f(x):
+            global LAST
+            LAST = x * 2
+        return dict(fn=f, args=lambda i: (xs[i],), state=lambda: (LAST,))
+
+    assert_compiled_equals_eager(build)
+
+
 def test_random_draws_are_not_frozen():
     def build():
         x = numgrad.arange(5.)

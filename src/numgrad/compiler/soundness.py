@@ -200,6 +200,7 @@ class Audit:
         self.unseen: dict = {}  # code -> its globals
         self.mutated: dict[int, str] = {}  # id of a container changed by a built-in method
         self._users: dict = {}  # code -> whether it is the user's
+        self._checked: set = set()  # the user code whose instructions were looked at
         self._previous = None
 
     def __enter__(self):
@@ -238,11 +239,13 @@ class Audit:
         if event == "call":
             code = frame.f_code
             if self._user(frame):
-                if code not in self.scanned and code not in self.unseen:
-                    self.unseen[code] = frame.f_globals
+                if code not in self._checked:  # (a global written, even one it never reads)
+                    self._checked.add(code)
                     effect = static_effects(code)
                     if effect:
                         self._note(f"{code.co_name} {effect}")
+                if code not in self.scanned and code not in self.unseen:
+                    self.unseen[code] = frame.f_globals
                 return
             caller = frame.f_back
             if caller is not None and self._user(caller):

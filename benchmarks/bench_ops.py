@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._common import Memo, numgrad, randn
 
 UNARY = {
@@ -75,3 +77,31 @@ class Ops:
 
     def time_forward_backward(self, op, size, dtype):
         self.case.forward_backward()
+
+
+class RandomDraws:
+    """Draws from the Philox stream (``rand``, ``randn``) and dropout's forward + backward (its
+    mask is a Bernoulli draw), against NumPy's PCG64 draws of the same size as the floor."""
+
+    params = ([1_000, 1_000_000], ["float32", "float64"])
+    param_names = ["size", "dtype"]
+
+    def setup(self, size, dtype):
+        self.dtype = getattr(numgrad, dtype)
+        self.x = randn((size,), dtype)
+        self.rng = np.random.default_rng(0)
+        numgrad.rand(size, dtype=self.dtype), numgrad.randn(size, dtype=self.dtype)
+        numgrad.nn.functional.dropout(self.x, 0.5).sum().backward()
+
+    def time_rand(self, size, dtype):
+        numgrad.rand(size, dtype=self.dtype)
+
+    def time_randn(self, size, dtype):
+        numgrad.randn(size, dtype=self.dtype)
+
+    def time_numpy_random(self, size, dtype):
+        self.rng.random(size, dtype=np.dtype(dtype))
+
+    def time_dropout_forward_backward(self, size, dtype):
+        numgrad.nn.functional.dropout(self.x, 0.5).sum().backward()
+        self.x.grad = None

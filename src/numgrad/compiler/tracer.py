@@ -552,7 +552,7 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
 
     # (the default generator's Philox state: a draw reads and advances it through a kernel)
     walk(_random.default_generator._philox, 1, "the random generator")
-    found["generators"] = {id(_random.default_generator._philox)}
+    found["generators"].add(id(_random.default_generator._philox))
     walk(list(args), 0, "args")  # (the arguments: guarded as arguments)
     walk(dict(kwargs), 0, "kwargs")
     target = getattr(fn, "__func__", fn)

@@ -26,7 +26,7 @@ from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
 from . import lower
 from .aot import wrap_outputs
-from .soundness import Unguardable, freeze, owners
+from .soundness import owners, snapshot
 from .traced import TracedArray, plain
 from .tracer import (
     MEMBERS,
@@ -764,12 +764,7 @@ _MISSING = object()
 _MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
-def _scalar(value):
-    """The snapshot of a Python value the guard compares (``soundness.freeze``)."""
-    try:
-        return freeze(value)
-    except Unguardable:  # (grown past what a guard compares: not the value traced)
-        return _MISSING
+_scalar = snapshot  # (the snapshot of a Python value the guard compares)
 
 
 def _guard_structure(g: _Emitter, expr: str, value, refs: dict):

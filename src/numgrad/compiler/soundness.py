@@ -367,10 +367,10 @@ class Watch:
                     return f"it runs {code.co_qualname}, a closure the guard cannot follow", []
                 for f in functions:
                     getter = _cells_getter(f)
-                    snapshot = getter()
-                    if snapshot is _UNGUARDABLE:
+                    now = getter()
+                    if now is UNGUARDABLE:
                         return "a Python value it reads holds too much to compare", []
-                    extra.append((getter, snapshot))
+                    extra.append((getter, now))
                     roots.append(tuple(_cell(c) for c in f.__closure__ or ()))
             for name in sorted(global_names(code)):
                 if name not in namespace or isinstance(namespace[name], types.ModuleType):
@@ -378,10 +378,10 @@ class Watch:
                 value = namespace[name]
                 roots.append(value)
                 getter = _global_getter(namespace, name)
-                snapshot = getter()
-                if snapshot is _UNGUARDABLE:
+                now = getter()
+                if now is UNGUARDABLE:
                     return "a Python value it reads holds too much to compare at each call", []
-                extra.append((getter, snapshot))
+                extra.append((getter, now))
         try:
             after = freeze(self.roots, modules=True)
         except Unguardable as why:
@@ -397,36 +397,32 @@ class Watch:
         return None, extra
 
 
-_UNGUARDABLE = object()
+UNGUARDABLE = object()  # (what ``snapshot`` gives for a value past what a guard compares)
+
+
+def snapshot(value):
+    """``freeze(value)``, or ``UNGUARDABLE`` where it has grown past what a guard compares
+    (never equal to a snapshot taken at a trace)."""
+    try:
+        return freeze(value)
+    except Unguardable:
+        return UNGUARDABLE
 
 
 def _cells_getter(function):
-    def getter():
-        try:
-            return freeze(tuple(_cell(c) for c in function.__closure__ or ()))
-        except Unguardable:
-            return _UNGUARDABLE
-
-    return getter
+    return lambda: snapshot(tuple(_cell(c) for c in function.__closure__ or ()))
 
 
 def _cell(cell):
     try:
         return cell.cell_contents
     except ValueError:  # (not bound yet)
-        return _UNGUARDABLE
+        return UNGUARDABLE
 
 
 def _global_getter(namespace: dict, name: str):
     missing = object()
-
-    def getter():
-        try:
-            return freeze(namespace.get(name, missing))
-        except Unguardable:
-            return _UNGUARDABLE
-
-    return getter
+    return lambda: snapshot(namespace.get(name, missing))
 
 
 def owners(tensors) -> tuple:

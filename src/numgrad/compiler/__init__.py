@@ -27,7 +27,7 @@ import functools
 import threading
 import warnings
 
-from .traced import GraphBreak
+from .traced import GraphBreak, active_trace
 
 __all__ = ["compile", "explain", "GraphBreak"]
 
@@ -45,6 +45,20 @@ class _Eager:
         return self.fn(*args, **kwargs)
 
 
+class _Rerun:
+    """The replay of a key whose Python must run at every call (``rerun.py``): the function
+    itself, its kernel calls recorded against the trace's and run fused at the end."""
+
+    def __init__(self, plan, reason: str):
+        self.plan, self.reason = plan, reason
+
+    def __call__(self, args, kwargs):
+        from . import rerun
+
+        with _TRACING:  # (the registry's kernels are swapped while it runs)
+            return rerun.run(self.plan, args, kwargs, _install_cpu)
+
+
 class CompiledFunction:
     """``fn`` compiled: called like it, with the same results and effects."""
 
@@ -57,9 +71,11 @@ class CompiledFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
+        if active_trace() is not None:  # (called by a function being traced or re-run: its
+            return self._fn(*args, **kwargs)  # kernel calls are that function's)
         for guard, replay in self._entries:
             if guard(args, kwargs):
-                if type(replay) is _Eager:
+                if type(replay) is _Eager or type(replay) is _Rerun:
                     return replay(args, kwargs)
                 try:
                     return replay(args, kwargs)
@@ -144,9 +160,14 @@ class CompiledFunction:
                     problem = found["unguardable"]
                 if problem is not None:
                     # (Python effects or values no guard can follow: whatever a later call's
-                    # Python values, the function runs eagerly from now on, not traced again)
+                    # Python values, its Python runs at every call, not traced again: on the
+                    # re-run path where it can be, else eagerly)
                     guard = _always
-                    raise program.NotReplayable(problem)
+                    entry = _rerun_entry(self._fn, trace, refs, namespace, problem, aot_info)
+                    if type(entry) is _Eager:
+                        raise program.NotReplayable(entry.reason)
+                    self._entries.append((guard, entry))
+                    return _finish(found, result, before)
                 if extra:
                     guard = _with_checks(guard, extra)
                 replay, _ = program.replay_for(self._fn, trace, found, before, refs, namespace,
@@ -175,9 +196,28 @@ def explain(fn) -> str:
     for k, (_, replay) in enumerate(compiled._entries):
         if type(replay) is _Eager:
             lines.append(f"  key {k}: eager, because {replay.reason}")
+        elif type(replay) is _Rerun:
+            counts = ", ".join(f"{n} {how}" for how, n in replay.plan.counts.items() if n)
+            lines.append(f"  key {k}: re-run (its Python at every call, its kernels recorded and "
+                         f"run fused; calls so far: {counts or 'none'}), because "
+                         f"{replay.reason}")
         else:
             lines.append(f"  key {k}: replayed as a fused program")
     return "\n".join(lines)
+
+
+def _rerun_entry(fn, trace, refs, namespace, problem: str, aot_info):
+    """The entry of a function whose Python must run at every call: the re-run path's, or the
+    function eagerly where the trace holds what that path cannot record."""
+    from . import rerun
+
+    if aot_info is not None:
+        return _Eager(fn, problem + "; and it returns a tensor whose graph is alive, which the "
+                      "re-run path does not record yet")
+    try:
+        return _Rerun(rerun.Plan(fn, trace, refs, namespace), problem)
+    except rerun.Unsupported as why:
+        return _Eager(fn, f"{problem}; and {why}")
 
 
 def _always(args, kwargs) -> bool:
@@ -210,6 +250,20 @@ def _install(trace):
         registry.cpu_kernels = cpu
         if trace.device == "cuda":
             registry._cuda_kernels = trace.kernels._module
+
+    return restore
+
+
+def _install_cpu(kernels):
+    """Makes ``kernels`` the registry's CPU kernels; returns the function that puts the real
+    ones back."""
+    from ..ops import registry
+
+    cpu = registry.cpu_kernels
+    registry.cpu_kernels = kernels
+
+    def restore():
+        registry.cpu_kernels = cpu
 
     return restore
 

@@ -327,6 +327,104 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
     return namespace["replay"], source
 
 
+# A number a re-run program takes at each call is first emitted as a NaN whose bits number it
+# (a quiet NaN of its own dtype), and then found where the emitted program holds it.
+_SENTINELS = {np.dtype(np.float64): (0x7FFAB5E000000000, 0xFFFFF, np.uint64),
+              np.dtype(np.float32): (0x7FEB0000, 0xFFFF, np.uint32)}
+_PLAIN_NANS = {0x7FF8000000000000, 0xFFF8000000000000, 0x7FC00000, 0xFFC00000}
+
+
+def _sentinel(k: int, like):
+    dtype = np.dtype(np.float32 if type(like) is np.float32 else np.float64)
+    base, _, bits = _SENTINELS[dtype]
+    value = np.array(base | k, bits).view(dtype)[()]
+    return float(value) if type(like) is float else value
+
+
+def _number_slots(names: dict, count: int) -> list:
+    """Where the program holds each of ``count`` numbers it takes at each call (the sentinels
+    of ``_sentinel``): [(slot, name, index or None)], or None where one is not found as it was
+    put, or a NaN of other bits is there (a number converted on the way, which the program
+    would compute with as a NaN)."""
+    where, found = [], set()
+    for name, value in names.items():
+        if type(value) in (float, np.float64, np.float32):
+            array, index = np.asarray(value).reshape(1), None
+        elif isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+            array, index = value.reshape(-1), 0
+        else:
+            continue
+        nan = np.flatnonzero(np.isnan(array))
+        if not len(nan):
+            continue
+        if array.dtype not in _SENTINELS:
+            return None
+        base, mask, bits = _SENTINELS[array.dtype]
+        for i, b in zip(nan, array[nan].view(bits)):
+            b = int(b)
+            if b & ~mask == base:
+                where.append((b & mask, name, None if index is None else int(i)))
+                found.add(b & mask)
+            elif b not in _PLAIN_NANS:
+                return None
+    return where if len(found) == count else None
+
+
+def rerun_program(fn, trace, start: int, live: frozenset, namespace: dict, numbers=()):
+    """The re-run path's program (``rerun.py``): the trace's nodes from position ``start`` on,
+    fused, as ``program(ins)`` of the arrays of ``inputs`` (the values those nodes read and do not
+    make, but constants no kernel writes, which it holds), returning ``outputs``' arrays (the
+    values of ``live`` that those nodes make; their writes into the inputs happen in place).
+    ``numbers``: the (position, argument) of the float arguments that change between calls;
+    ``slots`` says where to put each one's value in this call before calling the program.
+    Returns (program, inputs, outputs, slots), or None where the numbers cannot be set."""
+    nodes = list(trace.nodes[start:])
+    numbers = [(position, arg) for position, arg in sorted(numbers, key=repr)
+               if position >= start]
+    for k, (position, arg) in enumerate(numbers):
+        name, specs, out = nodes[position - start]
+        specs = list(specs)
+        if isinstance(arg, int):
+            specs[arg] = ("c", _sentinel(k, specs[arg][1]))
+        else:
+            i = next(i for i, s in enumerate(specs) if s[0] == "kw" and s[1] == arg)
+            specs[i] = ("kw", arg, ("c", _sentinel(k, specs[i][2][1])))
+        nodes[position - start] = (name, tuple(specs), out)
+    made, read, written = set(), set(), set()
+    for name, specs, out in nodes:
+        made.update(lower._values(out))
+        for spec in specs:
+            read.update(lower._values(spec))
+        if name in WRITES:
+            written.update(lower._root(v) for v in lower._values(specs[WRITES[name]]))
+    outer = set()
+    for v in read:
+        for w in (v, lower._root(v)):
+            if w not in made and not (w.kind == "const" and not w.written):
+                outer.add(w)
+    inputs = sorted(outer, key=lambda v: v.index)
+    outputs = sorted((v for v in live if v in made), key=lambda v: v.index)
+    # (an earlier value the nodes write into, which the call still references: written in place)
+    needed = set(outputs) | {v for v in written if v in outer and v.kind != "input"}
+    body = _Emitter()
+    body.names = dict(namespace)
+    body.names["K"] = trace.kernels._module
+    for k, v in enumerate(inputs):
+        body.line(f"v{v.index} = ins[{k}]")
+    _emit_program(body, trace, nodes, needed, {}, fn, bound=frozenset(inputs),
+                  dynamic=bool(numbers))
+    body.line(f"return {_tuple(f'v{v.index}' for v in outputs)}")
+    source = "def program(ins):\n" + "\n".join(body.lines) + "\n"
+    body.names["__rerun_source__"] = source
+    exec(compile(source, f"<re-run program of {getattr(fn, '__qualname__', fn)}>", "exec"),
+         body.names)
+    slots = _number_slots(body.names, len(numbers)) if numbers else []
+    if slots is None:
+        return None
+    slots = [(numbers[k], name, index) for k, name, index in slots]
+    return body.names["program"], inputs, outputs, slots, body.names
+
+
 def _restoring(replay, states: list):
     """``replay``, which puts the random generators' states back where it raises (the call then
     runs eagerly, and must draw what eager draws)."""
@@ -442,9 +540,11 @@ def _backward_for(fn, trace, aot, refs: dict, namespace: dict) -> list:
 
 
 def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bound=frozenset(),
-                  steps=None) -> None:
+                  steps=None, dynamic: bool = False) -> None:
     """The lines that compute ``needed`` from the trace's ``nodes``: the inputs and constants
-    read (but the values ``bound`` already), then the lowered steps."""
+    read (but the values ``bound`` already), then the lowered steps (``dynamic``: some numbers
+    of the nodes change between calls, so no step is computed ahead and no whole program made,
+    and each number stays where ``rerun_program`` can set it)."""
 
     def expr_of(spec) -> str:
         kind = spec[0]
@@ -464,7 +564,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
 
     if steps is None:
         steps = lower.plan(_Nodes(nodes), needed, trace.device)
-    steps, folded = _fold(steps, needed, bound)
+    steps, folded = _fold(steps, needed, bound) if not dynamic else (steps, set())
     # the inputs and constants the kept steps read (a segment reads its inputs' roots through
     # layouts; a call, the values themselves; a value a step makes needs nothing more)
     read, made = set(needed), set()
@@ -509,7 +609,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
     driver.names = body.names
     fixed = set(folded) | {v for v in trace.values if v.kind == "const" and not v.written}
     size = sum(len(step.nodes) if kind == "segment" else 1 for kind, step in steps)
-    whole = WholeProgram(fixed) if whole_programs and len(steps) >= 3 and \
+    whole = WholeProgram(fixed) if whole_programs and not dynamic and len(steps) >= 3 and \
         trace.device == "cpu" and size <= lower.SEGMENT_NODES else None
     for position, (kind, step) in enumerate(steps):
         if kind in ("call", "view"):

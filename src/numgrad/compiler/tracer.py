@@ -353,33 +353,34 @@ def _recorded(trace: Trace, name: str, function):
 
 
 class _RecordedModule:
-    """Records the calls of a kernel submodule (``K.loss``)."""
+    """Records the calls of a kernel submodule (``K.loss``), by its kernels' ``wrap``."""
 
-    def __init__(self, trace: Trace, module, prefix: str):
-        self._trace, self._module, self._prefix = trace, module, prefix
+    def __init__(self, trace: Trace, module, prefix: str, wrap):
+        self._trace, self._module, self._prefix, self._wrap = trace, module, prefix, wrap
 
     def __getattr__(self, name):
-        return _recorded(self._trace, f"{self._prefix}.{name}", getattr(self._module, name))
+        return self._wrap(self._trace, f"{self._prefix}.{name}", getattr(self._module, name))
 
 
 class TracingKernels:
     """A device's kernel module (``kernels.cpu`` or ``kernels.cuda``) with every call recorded
-    into ``trace`` (calls from other threads pass through unrecorded)."""
+    into ``trace`` (calls from other threads pass through unrecorded). ``_wrap`` makes the
+    recording function of a kernel (the re-run path's ``LazyKernels`` has its own)."""
 
-    def __init__(self, trace: Trace, module):
+    _wrap = staticmethod(_recorded)
+
+    def __init__(self, trace, module):
         self._trace = trace
         self._module = module
         self.DEVICE = trace.device
-        self.loss = _RecordedModule(trace, module.loss, "loss")
-        self.conv = _RecordedModule(trace, module.conv, "conv")
-        self.pooling = _RecordedModule(trace, module.pooling, "pooling")
-        self.structure = _RecordedModule(trace, module.structure, "structure")
+        for part in ("loss", "conv", "pooling", "structure"):
+            setattr(self, part, _RecordedModule(trace, getattr(module, part), part, self._wrap))
 
     def __getattr__(self, name):
         real = getattr(self._module, name)
         if not callable(real) or name.isupper():
             return real
-        return _recorded(self._trace, name, real)
+        return self._wrap(self._trace, name, real)
 
     def to_device(self, a, device: str):
         if device != self._trace.device:

@@ -1,0 +1,608 @@
+"""The re-run path of ``numgrad.compile``: the user's Python runs at every call, its kernel calls
+recorded instead of executed and checked against the trace's, and the recorded program runs fused.
+
+A function whose Python does more than compute tensors (an LR scheduler stepped inside the step,
+a list appended to, ``requires_grad_``, a value read through a dict a guard cannot follow) cannot
+be replayed by the fast path, which skips the Python. On this path the Python runs as in eager, so
+its effects and the values it reads are eager's; only the arrays are late. Each kernel call of the
+call (``Lazy``, the recording kernels of a running call) is matched against the next call of the
+trace: the same kernel, the same constants, and each array argument the same value of the trace
+(an input read from the same tensor, a result of an earlier call, a view of one at the same
+offset and layout, a constant made from the same numbers). It then hands back an array of the
+traced result's layout whose values are not computed yet (a *pending* array: a ``TracedArray``
+of this call's). At the end the trace's program, from the first pending call on, runs fused
+(``program.rerun_program``, one per set of results still referenced), and the arrays still
+referenced get their values.
+
+Nothing is guessed:
+- a value read (``.item()``, printing, NumPy on the data) first computes every pending array, by
+  the kernels one by one (a *sync*), then reads, and the call goes on recording;
+- a kernel that may raise for some values (an index out of range, a target class out of range,
+  a singular matrix) is synced and run at once, so it raises where eager raises, after eager's
+  effects and before the Python that follows it;
+- a call that differs from the trace (another kernel, another constant, an array the trace did
+  not have there) syncs and runs the rest of the call eagerly, unrecorded;
+- an exception from the Python syncs first, so the state at the raise is eager's.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import lower
+from .traced import TracedArray, set_trace
+from .tracer import READS, STRUCTURAL, VIEWS, TracingKernels, _address, _plain_deep
+
+PROGRAMS = 4  # fused programs kept per function (one per start and set of referenced results)
+
+
+class Unsupported(Exception):
+    """The trace holds something this path cannot record (said in the message)."""
+
+
+def _raising(name: str) -> bool:
+    from .program import _RAISING
+
+    return name != "view_index" and any(part in name for part in _RAISING)
+
+
+class Plan:
+    """What a trace becomes for the re-run path: its kernel calls in order, what each call's
+    result is (a new array of the traced layout, a view made by the kernel itself, or an
+    argument given back), and where each input comes from at a call."""
+
+    def __init__(self, fn, trace, refs: dict, namespace: dict):
+        if trace.device != "cpu":
+            raise Unsupported("a step on CUDA (the re-run path records CPU kernels only)")
+        self.fn, self.trace, self.namespace = fn, trace, namespace
+        self.views: dict = {}  # value of a NumPy-made view -> (root value, offset, shape, ...)
+        self.calls: list = []  # (name, positional specs, keyword specs, result, position)
+        self.at: dict = {}  # position of a call in the trace -> its index among the calls
+        read = set()
+        for position, (name, specs, out) in enumerate(trace.nodes):
+            for spec in specs:
+                read.update(lower._values(spec))
+            if name == "view":
+                root, offset, shape, strides, writeable = (s[1] for s in specs)
+                self.views[out[1]] = (root, offset, shape, strides, writeable)
+                continue
+            positional = tuple(s for s in specs if s[0] != "kw")
+            keywords = tuple((s[1], s[2]) for s in specs if s[0] == "kw")
+            self.at[position] = len(self.calls)
+            self.calls.append((name, positional, keywords, self._result(name, specs, out),
+                               position))
+        self.inputs = []  # (value, getter of its tensor, field)
+        for v in trace.values:
+            if v.kind != "input" or v not in {lower._root(r) for r in read}:
+                continue
+            holder, field = v.source
+            tensor = holder() if isinstance(holder, weakref.ref) else holder
+            ref = refs.get(id(tensor))
+            if ref is None:
+                raise Unsupported("it reads a tensor found only while it ran")
+            getter = eval(f"lambda args, kwargs: {ref}", namespace)  # (refs: generated names)
+            self.inputs.append((v, getter, field))
+        self.programs: dict = {}
+        self.lock = threading.Lock()
+        # the floats that changed between calls: {call index: {argument index or keyword}}
+        self.numbers: dict = {}
+        # how its calls ended: "fused" (the program ran), "eager" (a call that left the trace),
+        # "stepwise" (the calls one by one: a call that stopped short, or no program left)
+        self.counts = {"fused": 0, "eager": 0, "stepwise": 0, "raised": 0}
+
+    def _result(self, name: str, specs, out):
+        """How a call's result is made while recording: None (no result), ("new", value) a
+        pending array of its layout, ("view", value) the kernel's own view of a pending
+        argument, or a tuple of those."""
+        if out == ("c", None):
+            return None
+        if out[0] == "t":
+            parts = tuple(self._result("", (), s) for s in out[1])
+            if any(p is None or p[0] != "new" for p in parts):
+                raise Unsupported(f"a kernel ({name}) that gives back views among its results")
+            return ("tuple", parts)
+        v = out[1]
+        if name in VIEWS and v.base is not None:
+            return ("view", v)
+        a = v.array
+        if any(s < 0 for s in a.strides) or not isinstance(a, np.ndarray):
+            raise Unsupported(f"a kernel result with negative strides ({name})")
+        for spec in specs:  # (a kernel that gives back an argument's memory)
+            for arg in lower._values(spec if spec[0] != "kw" else spec[2]):
+                if arg.array.size and a.size and np.may_share_memory(arg.array, a):
+                    raise Unsupported(f"a kernel ({name}) whose result shares an argument's "
+                                      "memory")
+        return ("new", v)
+
+    def program(self, start: int, live: frozenset):
+        """The fused program of the trace's calls from ``start`` on (a position in the trace)
+        that computes ``live`` (values whose arrays are still referenced) and takes the floats
+        ``numbers`` says change; None once ``PROGRAMS`` are made, or where the numbers cannot
+        be taken (the calls then run one by one)."""
+        numbers = frozenset((self.calls[n][4], arg) for n, args in self.numbers.items()
+                            for arg in args)
+        key = (start, live, numbers)
+        made = self.programs.get(key)
+        if made is None:
+            with self.lock:
+                if key not in self.programs and len(self.programs) < PROGRAMS:
+                    from .program import rerun_program
+
+                    self.programs[key] = rerun_program(self.fn, self.trace, start, live,
+                                                       self.namespace, numbers)
+                made = self.programs.get(key)
+        return made
+
+
+class LazyKernels(TracingKernels):
+    """The CPU kernel module while a call records: each call matched and made pending (calls
+    from other threads, and after a mismatch, run as they are)."""
+
+    _wrap = staticmethod(lambda lazy, name, function: _lazy_call(lazy, name, function))
+
+
+def _lazy_call(lazy, name: str, function):
+    def call(*args, **kwargs):
+        if lazy.active and threading.get_ident() == lazy.thread and name not in STRUCTURAL:
+            return lazy.call(name, function, args, kwargs)
+        return function(*[_plain_deep(a) for a in args],
+                        **{k: _plain_deep(v) for k, v in kwargs.items()})
+
+    call.__name__ = name
+    return call
+
+
+_MISMATCH = object()
+
+
+class Lazy:
+    """One call on the re-run path: it stands where a trace stands (``traced.active_trace``),
+    so numgrad's own code takes the traced paths it took while tracing."""
+
+    fullgraph = False
+    broken = None
+    device = "cpu"
+
+    def __init__(self, plan: Plan, module):
+        self.plan = plan
+        self.thread = threading.get_ident()
+        self.active = True
+        self.kernels = LazyKernels(self, module)
+        self.module = module
+        self.created: dict = {}  # arrays made from Python data in this call, by id
+        self.generator_arrays: set = set()
+        self.env: dict = {}  # value index -> its array in this call
+        self.by_id: dict = {}  # id of an array in ``env`` (inputs, pending, constants) -> value
+        self.keep: list = []  # arrays whose ids ``by_id`` holds
+        self.pending: list = []  # (value, weakref of the pending array handed out)
+        self.next = 0  # the index of the next call expected
+        self.start = 0  # the trace position from which calls are pending
+        self.restore: list = []  # (tensor or grad holder, the plain array it had)
+        self.outcome = "raised"
+        self.numbers: dict = {}  # (call index, argument) -> the float this call passes there
+
+    # ---------------------------------------------------------------- the call
+    def bind(self, args, kwargs) -> bool:
+        """Makes the inputs' tensors hold pending-aware views of their data; False (nothing
+        changed) where a tensor is missing or differs from the trace's (its layout, or two
+        inputs sharing memory)."""
+        spans = []
+        for v, getter, field in self.plan.inputs:
+            try:
+                tensor = getter(args, kwargs)
+                holder = tensor if field == "data" else tensor._grad
+            except Exception:
+                self.unbind()
+                return False
+            data = holder._data if holder is not None else None
+            a = v.array
+            if (type(data) is not np.ndarray or data.shape != a.shape or data.dtype != a.dtype
+                    or data.strides != a.strides):
+                self.unbind()
+                return False
+            start = _address(data)
+            spans.append((start, start + max(data.nbytes, 1)))
+            view = data.view(TracedArray)
+            view._trace, view._root = self, v
+            holder._data = view
+            self.restore.append((holder, data, view))
+            self.env[v.index] = data
+            self.by_id[id(data)] = v
+        spans.sort()
+        if any(spans[k][1] > spans[k + 1][0] for k in range(len(spans) - 1)):
+            self.unbind()
+            return False
+        return True
+
+    def unbind(self, result=None) -> None:
+        """The inputs' tensors get their plain arrays back (where they still hold the views),
+        and so do their gradients and the tensors returned (where they hold pending arrays of
+        this call, which are plain arrays in all but name once it ends)."""
+        for holder, data, view in self.restore:
+            if holder._data is view:
+                holder._data = data
+            else:
+                self._plain(holder)
+            self._plain(holder._grad)
+        self.restore = []
+        _each_tensor(result, self._plain)
+
+    def _plain(self, t) -> None:
+        if t is not None:
+            data = t._data
+            if type(data) is TracedArray and data._trace is self:
+                t._data = data.view(np.ndarray)
+
+    def finish(self) -> None:
+        """The end of the call: the pending calls run (fused, from the first pending one), and
+        the pending arrays still referenced get their values."""
+        if not self.active:
+            return
+        self.active = False
+        self.outcome = "stepwise"
+        if self.next < len(self.plan.calls):  # (a call that stopped short of the trace)
+            self._run_pending(self._position())
+            return
+        live = frozenset(self._live())
+        program = self.plan.program(self.start, live)
+        if program is None:
+            self._run_pending(len(self.plan.trace.nodes))
+            return
+        self.outcome = "fused"
+        function, inputs, outputs, slots, names = program
+        at = self.plan.at
+        for (position, arg), name, index in slots:
+            value = self.numbers[(at[position], arg)]
+            if index is None:
+                names[name] = value
+            else:
+                names[name][index] = value
+        ins = [self._array(v) for v in inputs]
+        outs = function(ins)
+        for v, out in zip(outputs, outs):
+            np.copyto(self.env[v.index], out, casting="no")
+
+    def _live(self) -> set:
+        """The roots of the pending arrays something still references."""
+        live = set()
+        for v, ref in self.pending:
+            if ref() is not None:
+                root = lower._root(v)
+                if root.kind == "node":
+                    live.add(root)
+        return live
+
+    def _position(self) -> int:
+        """The trace position just after the last call matched."""
+        if self.next == 0:
+            return 0
+        return self.plan.calls[self.next - 1][4] + 1
+
+    # ---------------------------------------------------------------- syncs
+    def stop(self, error=None) -> None:
+        """A value is about to be read (or something the trace did not have happens): every
+        pending call runs now; the call goes on recording."""
+        if self.active:
+            self._run_pending(self._position())
+
+    def _run_pending(self, end: int) -> None:
+        """Runs the trace's nodes from ``start`` to ``end`` by the kernels, one by one, into the
+        pending arrays."""
+        nodes = self.plan.trace.nodes
+        for position in range(self.start, end):
+            name, specs, out = nodes[position]
+            if name == "view":
+                self._array(out[1])
+                continue
+            how = self.plan.calls[self.plan.at[position]][3]
+            if how is not None and how[0] == "view":
+                continue  # (made by the kernel itself when it was called)
+            function = self._function(name)
+            args = [self._resolve(s) for s in specs if s[0] != "kw"]
+            kwargs = {s[1]: self._resolve(s[2]) for s in specs if s[0] == "kw"}
+            n = self.plan.at[position]
+            for arg in self.plan.numbers.get(n, ()):
+                if (n, arg) in self.numbers:
+                    if isinstance(arg, int):
+                        args[arg] = self.numbers[(n, arg)]
+                    else:
+                        kwargs[arg] = self.numbers[(n, arg)]
+            result = function(*args, **kwargs)
+            if how is None:
+                continue
+            parts = how[1] if how[0] == "tuple" else (how,)
+            results = result if how[0] == "tuple" else (result,)
+            for (_, v), r in zip(parts, results):
+                np.copyto(self.env[v.index], r, casting="no")
+        self.start = max(self.start, end)
+
+    def _function(self, name: str):
+        module = self.module
+        for part in name.split("."):
+            module = getattr(module, part)
+        return module
+
+    def _resolve(self, spec):
+        kind = spec[0]
+        if kind == "v":
+            return self._array(spec[1])
+        if kind == "c":
+            return spec[1]
+        parts = [self._resolve(s) for s in spec[1]]
+        return tuple(parts) if kind == "t" else parts
+
+    def _array(self, v):
+        """The array of value ``v`` in this call (a view of the trace made anew from its
+        root's, or a constant not seen in this call: the trace's copy)."""
+        a = self.env.get(v.index)
+        if a is not None:
+            return a
+        view = self.plan.views.get(v)
+        if view is not None:
+            root, offset, shape, strides, writeable = view
+            from .program import _view
+
+            a = _view(self._array(root), offset, shape, strides, writeable)
+        elif v.kind == "const":
+            a = v.source if not v.written else v.source.copy()
+        else:
+            raise AssertionError(f"the re-run path lost {v}")
+        self.env[v.index] = a
+        return a
+
+    def _mismatch(self) -> None:
+        """The call left the trace: what is pending runs, and the rest of the call is eager."""
+        self.outcome = "eager"
+        self._run_pending(self._position())
+        self.active = False
+
+    # ---------------------------------------------------------------- recording
+    def call(self, name: str, function, args: tuple, kwargs: dict):
+        if name in READS:  # (a value read: the data must be there first)
+            self.stop()
+            return function(*[_plain_deep(a) for a in args],
+                            **{k: _plain_deep(v) for k, v in kwargs.items()})
+        plan = self.plan
+        if self.next >= len(plan.calls):
+            self._mismatch()
+            return function(*[_plain_deep(a) for a in args],
+                            **{k: _plain_deep(v) for k, v in kwargs.items()})
+        expected, positional, keywords, how, position = plan.calls[self.next]
+        if (expected != name or len(args) != len(positional) or len(kwargs) != len(keywords)
+                or not self._match_all(args, positional, kwargs, keywords)):
+            self._mismatch()
+            return function(*[_plain_deep(a) for a in args],
+                            **{k: _plain_deep(v) for k, v in kwargs.items()})
+        self.next += 1
+        if _raising(name):
+            # (it may raise for some values: it runs now, as in eager, its result real)
+            self._run_pending(position)
+            result = function(*[_plain_deep(a) for a in args],
+                              **{k: _plain_deep(v) for k, v in kwargs.items()})
+            self.start = position + 1
+            return self._real(result, how)
+        return self._pending(how, function, args, kwargs)
+
+    def _real(self, result, how):
+        """A result computed now, kept as the value the trace has there (its layout checked:
+        a different one leaves the trace)."""
+        if how is None:
+            return result
+        parts = how[1] if how[0] == "tuple" else (how,)
+        results = result if how[0] == "tuple" else (result,)
+        out = []
+        for (_, v), r in zip(parts, results):
+            a = v.array
+            if (not isinstance(r, np.ndarray) or r.shape != a.shape or r.dtype != a.dtype
+                    or r.strides != a.strides):
+                self.active, self.outcome = False, "eager"
+                return result
+            r = _plain_deep(r)
+            self.env[v.index] = r
+            out.append(self._hand(r, v))
+        return tuple(out) if how[0] == "tuple" else out[0]
+
+    def _pending(self, how, function, args, kwargs):
+        if how is None:
+            return None
+        kind = how[0]
+        if kind == "view":  # (a view of a pending argument: the kernel makes it, reading nothing)
+            v = how[1]
+            r = function(*[_plain_deep(a) for a in args],
+                         **{k: _plain_deep(x) for k, x in kwargs.items()})
+            self.env[v.index] = r
+            return self._hand(r, v)
+        if kind == "tuple":
+            return tuple(self._new(v) for _, v in how[1])
+        return self._new(how[1])
+
+    def _new(self, v):
+        a = v.array
+        if a.flags.c_contiguous:
+            buffer = np.empty(a.shape, a.dtype)
+        elif a.flags.f_contiguous:
+            buffer = np.empty(a.shape, a.dtype, order="F")
+        else:
+            span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // a.itemsize + 1
+            buffer = as_strided(np.empty(span if a.size else 0, a.dtype), a.shape, a.strides)
+        self.env[v.index] = buffer
+        return self._hand(buffer, v)
+
+    def _hand(self, array, v):
+        out = array.view(TracedArray)
+        out._trace, out._root = self, v
+        if not v.array.flags.writeable:
+            out.flags.writeable = False
+        self.pending.append((v, weakref.ref(out)))
+        return out
+
+    def _match_all(self, args, positional, kwargs, keywords) -> bool:
+        """Whether a call's arguments are the trace's call's; a float that differs from the
+        trace's (a learning rate a scheduler changed) is a number of the call
+        (``Plan.numbers``) where the kernel takes it as a number of the program."""
+        if any(k != key for (key, _), k in zip(keywords, kwargs)):
+            return False
+        varying = self.plan.numbers.get(self.next, ())
+        pairs = [(i, a, s) for i, (a, s) in enumerate(zip(args, positional))]
+        pairs += [(key, kwargs[key], s) for key, s in keywords]
+        for arg, a, s in pairs:
+            if arg in varying and _number(a, s):
+                self.numbers[(self.next, arg)] = a
+            elif not self._match(a, s):
+                if not _number(a, s) or not _liftable(self.plan.calls[self.next][0], arg):
+                    return False
+                self._vary(arg, a)
+        return True
+
+    def _vary(self, arg, value) -> None:
+        with self.plan.lock:
+            numbers = dict(self.plan.numbers)
+            numbers[self.next] = numbers.get(self.next, frozenset()) | {arg}
+            self.plan.numbers = numbers
+        self.numbers[(self.next, arg)] = value
+
+    def _match(self, x, spec) -> bool:
+        kind = spec[0]
+        if kind == "c":
+            return _same_constant(x, spec[1])
+        if kind == "v":
+            return self._match_array(x, spec[1])
+        if kind in ("t", "l"):
+            return (type(x) is (tuple if kind == "t" else list) and len(x) == len(spec[1])
+                    and all(self._match(a, s) for a, s in zip(x, spec[1])))
+        return False
+
+    def _match_array(self, x, v) -> bool:
+        """Whether array argument ``x`` is value ``v`` of the trace: that value's array in this
+        call, or a NumPy-made view of the same value at the same offset and layout."""
+        if not isinstance(x, np.ndarray):
+            return False
+        if type(x) is TracedArray:
+            if x._trace is not self:
+                return False
+            known = x._root
+            a = self.env[known.index]
+            if known is v and x.base is a and x.shape == a.shape and x.strides == a.strides:
+                return True  # (the array handed out for it, as it is: the common case)
+            p = x.view(np.ndarray)
+        else:
+            p = x
+            known = self.by_id.get(id(p))
+            base = p.base
+            while known is None and base is not None:
+                known = self.by_id.get(id(base)) if isinstance(base, np.ndarray) else None
+                base = getattr(base, "base", None)
+            if known is None:
+                return self._match_constant(p, v)
+            a = self.env[known.index]
+        if p.dtype != a.dtype:
+            return False
+        offset = _address(p) - _address(a)
+        if known is v:
+            return offset == 0 and p.shape == a.shape and p.strides == a.strides
+        view = self.plan.views.get(v)
+        if view is None or view[0] is not known:
+            return False
+        if (offset != view[1] or p.shape != view[2] or p.strides != view[3]
+                or bool(p.flags.writeable) != view[4]):
+            return False
+        self.env.setdefault(v.index, p)
+        return True
+
+    def _match_constant(self, p: np.ndarray, v) -> bool:
+        """An array made from Python data in this call, where the trace had a constant: the
+        same numbers."""
+        if v.kind != "const" or (id(p) not in self.created and p.ndim):
+            return False
+        s = v.source
+        if p.dtype != s.dtype or p.shape != s.shape or p.tobytes() != s.tobytes():
+            return False
+        self.env[v.index] = p
+        self.by_id[id(p)] = v
+        self.keep.append(p)
+        return True
+
+    def known(self, array):
+        """The value of ``array`` in this call (creation's ``tensor(t)`` asks), or None."""
+        if isinstance(array, TracedArray) and array._trace is self:
+            return array._root
+        return self.by_id.get(id(array))
+
+    def adopt_cuda(self) -> bool:
+        return False
+
+
+# The kernels whose float arguments a program takes at each call (the lowering passes their
+# floats to the fused loops as arguments, and a call keeps them as names of its namespace): the
+# binary ops' operands, the in-place update's ``alpha``, a float64 fill's value.
+_NUMBERS = {"binary": (1, 2), "binary_into": (3, "alpha"), "full": (1,)}
+
+
+def _liftable(name: str, arg) -> bool:
+    return arg in _NUMBERS.get(name, ())
+
+
+def _number(x, spec) -> bool:
+    """Whether ``x`` may stand where the trace has the constant of ``spec``: a float of the
+    same type."""
+    return (spec[0] == "c" and type(x) is type(spec[1])
+            and type(x) in (float, np.float64, np.float32))
+
+
+def _same_constant(x, c) -> bool:
+    """Whether a kernel's Python argument is the trace's: the same type and value, bit for bit
+    for floats (0.0 is not -0.0; NaN is NaN)."""
+    if type(x) is not type(c):
+        return False
+    if isinstance(x, (float, np.floating)):
+        return x == c and math.copysign(1.0, x) == math.copysign(1.0, c) or (x != x and c != c)
+    try:
+        return bool(x == c)
+    except Exception:
+        return False
+
+
+def _each_tensor(value, do) -> None:
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        do(value)
+        do(value._grad)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _each_tensor(v, do)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _each_tensor(v, do)
+
+
+def run(plan: Plan, args, kwargs, install):
+    """One call of the function on the re-run path (``install``: the compiler's, which makes
+    the given kernels the registry's and returns the undoing function)."""
+    from ..kernels import cpu as module
+
+    lazy = Lazy(plan, module)
+    if not lazy.bind(args, kwargs):
+        plan.counts["eager"] += 1
+        return plan.fn(*args, **kwargs)
+    restore = install(lazy.kernels)
+    set_trace(lazy)
+    result = None
+    try:
+        try:
+            result = plan.fn(*args, **kwargs)
+        except BaseException:
+            lazy.stop()
+            lazy.active = False
+            raise
+        lazy.finish()
+    finally:
+        set_trace(None)
+        restore()
+        lazy.unbind(result)
+        plan.counts[lazy.outcome] += 1
+    return result

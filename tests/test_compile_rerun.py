@@ -1,0 +1,145 @@
+"""The re-run path of numgrad.compile (``compiler/rerun.py``): a function whose Python has effects
+a replay would skip runs its Python at every call, with its kernel calls recorded against the
+trace and run fused; each test compares every call with the same function run eagerly."""
+import numpy as np
+import pytest
+
+import numgrad
+import numgrad.nn as nn
+import numgrad.nn.functional as F
+
+
+def _pair(make):
+    """Two copies of the same state (one for eager, one compiled), from the same seed."""
+    numgrad.manual_seed(0)
+    eager = make()
+    numgrad.manual_seed(0)
+    return eager, make()
+
+
+def _batches(n, classes=None):
+    rng = np.random.default_rng(1)
+    for _ in range(n):
+        x = numgrad.tensor(rng.standard_normal((4, 6)).astype(np.float32))
+        y = numgrad.tensor(rng.integers(0, 3, 4) if classes else
+                           rng.standard_normal((4, 2)).astype(np.float32))
+        yield x, y
+
+
+def _bits(model):
+    return [p.detach().numpy().tobytes() for p in model.parameters()]
+
+
+def _explain(c) -> str:
+    return numgrad.compiler.explain(c)
+
+
+def test_a_scheduler_stepped_inside_the_step_is_eagers_and_fused():
+    def make():
+        model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
+        opt = numgrad.optim.Adam(model.parameters(), lr=0.05)
+        return model, opt, numgrad.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+
+    (m1, o1, s1), (m2, o2, s2) = _pair(make)
+
+    def step(model, opt, sched, x, y):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        sched.step()
+        return loss
+
+    compiled = numgrad.compile(lambda x, y: step(m2, o2, s2, x, y))
+    for x, y in _batches(8):
+        a, b = step(m1, o1, s1, x, y), compiled(x, y)
+        assert a.item() == b.item() and type(b._data) is np.ndarray
+        assert _bits(m1) == _bits(m2)
+        assert (o1.param_groups[0]["lr"], s1.last_epoch) == (o2.param_groups[0]["lr"],
+                                                              s2.last_epoch)
+    text = _explain(compiled)
+    assert "re-run" in text and "fused" in text and "eager" not in text.split("calls so far")[1] \
+        .split(")")[0], text
+    fused = int(text.split("calls so far: ")[1].split(" fused")[0])
+    assert fused >= 5, text  # (the first calls trace: Adam's first step makes its state)
+
+
+def test_python_effects_happen_at_every_call_and_numbers_read_through_a_dict_follow():
+    (m1,), (m2,) = _pair(lambda: (nn.Linear(6, 2),))
+    logs = ([], [])
+    cfg = {"scale": 1.0}
+
+    def step(model, log, x, y):
+        x.requires_grad_(True)  # (an effect on an argument)
+        loss = F.mse_loss(model(x), y) * cfg["scale"]
+        loss.backward()
+        log.append(x.grad.shape)
+        return loss
+
+    compiled = numgrad.compile(lambda x, y: step(m2, logs[1], x, y))
+    for k, (x, y) in enumerate(_batches(6)):
+        cfg["scale"] = 1.0 + k  # (read through a subscript: no guard can follow it)
+        x2 = x.detach().clone()
+        a, b = step(m1, logs[0], x, y), compiled(x2, y)
+        assert a.item() == b.item()
+        assert x.grad.numpy().tobytes() == x2.grad.numpy().tobytes() and x2.requires_grad
+        assert [p.grad.numpy().tobytes() for p in m1.parameters()] == \
+            [p.grad.numpy().tobytes() for p in m2.parameters()]
+    assert logs[0] == logs[1] and len(logs[1]) == 6
+    assert "re-run" in _explain(compiled)
+
+
+def test_a_tensor_swapped_behind_a_subscript_is_read_where_the_call_finds_it():
+    state = {"w": numgrad.ones(3)}
+    seen = []
+
+    def f(x):
+        seen.append(1)
+        return (x * state["w"]).sum()
+
+    compiled = numgrad.compile(f)
+    x = numgrad.arange(3.0)
+    assert compiled(x).item() == 3.0
+    assert compiled(x).item() == 3.0
+    state["w"] = numgrad.full((3,), 2.0)  # (another tensor of the same layout: it is the input)
+    assert compiled(x).item() == 6.0
+    state["w"] = numgrad.full((1,), 3.0)  # (another layout: the recorded call does not apply)
+    assert compiled(x).item() == 9.0 and len(seen) == 4
+    assert "2 fused, 1 eager" in _explain(compiled)
+
+
+def test_an_index_out_of_range_raises_after_eagers_effects_only():
+    def make():
+        model = nn.Linear(6, 2)
+        return model, numgrad.optim.SGD(model.parameters(), lr=0.1)
+
+    (m1, o1), (m2, o2) = _pair(make)
+    after = ([], [])
+
+    def step(model, opt, log, x, y, index):
+        opt.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+        picked = model.weight.detach()[index]  # (an index kernel: it may raise)
+        log.append(1)
+        return picked.sum()
+
+    compiled = numgrad.compile(lambda x, y, i: step(m2, o2, after[1], x, y, i))
+    batches = list(_batches(5))
+    index = numgrad.tensor([0, 1])
+    for x, y in batches[:3]:
+        assert step(m1, o1, after[0], x, y, index).item() == compiled(x, y, index).item()
+    bad = numgrad.tensor([0, 7])
+    x, y = batches[3]
+    with pytest.raises(IndexError) as eager_error:
+        step(m1, o1, after[0], x, y, bad)
+    with pytest.raises(IndexError) as compiled_error:
+        compiled(x, y, bad)
+    assert str(eager_error.value) == str(compiled_error.value)
+    assert _bits(m1) == _bits(m2) and after[0] == after[1] == [1, 1, 1]
+    assert [p.grad.numpy().tobytes() for p in m1.parameters()] == \
+        [p.grad.numpy().tobytes() for p in m2.parameters()]
+    x, y = batches[4]
+    assert step(m1, o1, after[0], x, y, index).item() == compiled(x, y, index).item()
+    assert _bits(m1) == _bits(m2)
+    assert "3 fused, 1 raised" in _explain(compiled)

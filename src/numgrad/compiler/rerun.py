@@ -74,7 +74,7 @@ class Plan:
             keywords = tuple((s[1], s[2]) for s in specs if s[0] == "kw")
             self.at[position] = len(self.calls)
             self.calls.append((name, positional, keywords, self._result(name, specs, out),
-                               position))
+                               position, _raising(name)))
         self.inputs = []  # (value, getter of its tensor, field)
         for v in trace.values:
             if v.kind != "input" or v not in {lower._root(r) for r in read}:
@@ -101,7 +101,7 @@ class Plan:
         if out == ("c", None):
             return None
         if out[0] == "t":
-            parts = tuple(self._result("", (), s) for s in out[1])
+            parts = tuple(self._result(name, (), s) for s in out[1])
             if any(p is None or p[0] != "new" for p in parts):
                 raise Unsupported(f"a kernel ({name}) that gives back views among its results")
             return ("tuple", parts)
@@ -116,7 +116,7 @@ class Plan:
                 if arg.array.size and a.size and np.may_share_memory(arg.array, a):
                     raise Unsupported(f"a kernel ({name}) whose result shares an argument's "
                                       "memory")
-        return ("new", v)
+        return ("new", v, _recipe(a))
 
     def program(self, start: int, live: frozenset):
         """The fused program of the trace's calls from ``start`` on (a position in the trace)
@@ -143,6 +143,19 @@ class LazyKernels(TracingKernels):
     from other threads, and after a mismatch, run as they are)."""
 
     _wrap = staticmethod(lambda lazy, name, function: _lazy_call(lazy, name, function))
+
+    def __getattr__(self, name):
+        made = super().__getattr__(name)
+        self.__dict__[name] = made  # (this call's kernels: made once per name)
+        return made
+
+
+def _recipe(a: np.ndarray) -> tuple:
+    """How a pending array of ``a``'s layout is made: (order or None for strided, shape, dtype,
+    the element count of a strided one's memory, strides, whether it is read-only)."""
+    order = "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous else None
+    span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // a.itemsize + 1
+    return (order, a.shape, a.dtype, span if a.size else 0, a.strides, not a.flags.writeable)
 
 
 def _lazy_call(lazy, name: str, function):
@@ -264,7 +277,7 @@ class Lazy:
         ins = [self._array(v) for v in inputs]
         outs = function(ins)
         for v, out in zip(outputs, outs):
-            np.copyto(self.env[v.index], out, casting="no")
+            np.copyto(self._get(v.index), out, casting="no")
 
     def _live(self) -> set:
         """The roots of the pending arrays something still references."""
@@ -299,8 +312,12 @@ class Lazy:
                 self._array(out[1])
                 continue
             how = self.plan.calls[self.plan.at[position]][3]
-            if how is not None and how[0] == "view":
-                continue  # (made by the kernel itself when it was called)
+            if how is not None and how[0] == "view":  # (made by the kernel when it was called:
+                a = self._get(how[1].index)            # again where nothing holds it now)
+                if a is None:
+                    a = self._function(name)(*[self._resolve(s) for s in specs if s[0] != "kw"])
+                self.env[how[1].index] = a
+                continue
             function = self._function(name)
             args = [self._resolve(s) for s in specs if s[0] != "kw"]
             kwargs = {s[1]: self._resolve(s[2]) for s in specs if s[0] == "kw"}
@@ -316,8 +333,13 @@ class Lazy:
                 continue
             parts = how[1] if how[0] == "tuple" else (how,)
             results = result if how[0] == "tuple" else (result,)
-            for (_, v), r in zip(parts, results):
-                np.copyto(self.env[v.index], r, casting="no")
+            for part, r in zip(parts, results):
+                dest = self._get(part[1].index)
+                if dest is None:  # (an array no one holds: the kernel's result is the value)
+                    self.env[part[1].index] = r
+                else:
+                    np.copyto(dest, r, casting="no")
+                    self.env[part[1].index] = dest
         self.start = max(self.start, end)
 
     def _function(self, name: str):
@@ -335,10 +357,16 @@ class Lazy:
         parts = [self._resolve(s) for s in spec[1]]
         return tuple(parts) if kind == "t" else parts
 
+    def _get(self, index: int):
+        """The array of value ``index`` in this call, or None (a pending array no one holds
+        any more: ``env`` holds those weakly, so that a call's memory is eager's)."""
+        a = self.env.get(index)
+        return a() if type(a) is weakref.ReferenceType else a
+
     def _array(self, v):
         """The array of value ``v`` in this call (a view of the trace made anew from its
         root's, or a constant not seen in this call: the trace's copy)."""
-        a = self.env.get(v.index)
+        a = self._get(v.index)
         if a is not None:
             return a
         view = self.plan.views.get(v)
@@ -371,14 +399,16 @@ class Lazy:
             self._mismatch()
             return function(*[_plain_deep(a) for a in args],
                             **{k: _plain_deep(v) for k, v in kwargs.items()})
-        expected, positional, keywords, how, position = plan.calls[self.next]
+        expected, positional, keywords, how, position, raising = plan.calls[self.next]
         if (expected != name or len(args) != len(positional) or len(kwargs) != len(keywords)
-                or not self._match_all(args, positional, kwargs, keywords)):
+                or not (self._match_plain(args, positional) if not keywords and self.next
+                        not in plan.numbers else
+                        self._match_all(args, positional, kwargs, keywords))):
             self._mismatch()
             return function(*[_plain_deep(a) for a in args],
                             **{k: _plain_deep(v) for k, v in kwargs.items()})
         self.next += 1
-        if _raising(name):
+        if raising:
             # (it may raise for some values: it runs now, as in eager, its result real)
             self._run_pending(position)
             result = function(*[_plain_deep(a) for a in args],
@@ -395,7 +425,8 @@ class Lazy:
         parts = how[1] if how[0] == "tuple" else (how,)
         results = result if how[0] == "tuple" else (result,)
         out = []
-        for (_, v), r in zip(parts, results):
+        for part, r in zip(parts, results):
+            v = part[1]
             a = v.array
             if (not isinstance(r, np.ndarray) or r.shape != a.shape or r.dtype != a.dtype
                     or r.strides != a.strides):
@@ -414,23 +445,25 @@ class Lazy:
             v = how[1]
             r = function(*[_plain_deep(a) for a in args],
                          **{k: _plain_deep(x) for k, x in kwargs.items()})
-            self.env[v.index] = r
+            self.env[v.index] = weakref.ref(r)
             return self._hand(r, v)
         if kind == "tuple":
-            return tuple(self._new(v) for _, v in how[1])
-        return self._new(how[1])
+            return tuple(self._new(part) for part in how[1])
+        return self._new(how)
 
-    def _new(self, v):
-        a = v.array
-        if a.flags.c_contiguous:
-            buffer = np.empty(a.shape, a.dtype)
-        elif a.flags.f_contiguous:
-            buffer = np.empty(a.shape, a.dtype, order="F")
+    def _new(self, how):
+        _, v, (order, shape, dtype, span, strides, readonly) = how
+        if order is not None:
+            buffer = np.empty(shape, dtype, order=order)
         else:
-            span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // a.itemsize + 1
-            buffer = as_strided(np.empty(span if a.size else 0, a.dtype), a.shape, a.strides)
-        self.env[v.index] = buffer
-        return self._hand(buffer, v)
+            buffer = as_strided(np.empty(span, dtype), shape, strides)
+        self.env[v.index] = weakref.ref(buffer)
+        out = buffer.view(TracedArray)
+        out._trace, out._root = self, v
+        if readonly:
+            out.flags.writeable = False
+        self.pending.append((v, weakref.ref(out)))
+        return out
 
     def _hand(self, array, v):
         out = array.view(TracedArray)
@@ -439,6 +472,21 @@ class Lazy:
             out.flags.writeable = False
         self.pending.append((v, weakref.ref(out)))
         return out
+
+    def _match_plain(self, args, positional) -> bool:
+        """``_match_all`` of a call with positional arguments only and no changing number."""
+        for a, s in zip(args, positional):
+            kind = s[0]
+            if kind == "c":
+                c = s[1]
+                if a is not c and not _same_constant(a, c):
+                    return self._match_all(args, positional, {}, ())
+            elif kind == "v":
+                if not self._match_array(a, s[1]):
+                    return False
+            elif not self._match(a, s):
+                return False
+        return True
 
     def _match_all(self, args, positional, kwargs, keywords) -> bool:
         """Whether a call's arguments are the trace's call's; a float that differs from the
@@ -485,7 +533,7 @@ class Lazy:
             if x._trace is not self:
                 return False
             known = x._root
-            a = self.env[known.index]
+            a = self._get(known.index)
             if known is v and x.base is a and x.shape == a.shape and x.strides == a.strides:
                 return True  # (the array handed out for it, as it is: the common case)
             p = x.view(np.ndarray)
@@ -498,7 +546,7 @@ class Lazy:
                 base = getattr(base, "base", None)
             if known is None:
                 return self._match_constant(p, v)
-            a = self.env[known.index]
+            a = self._get(known.index)
         if p.dtype != a.dtype:
             return False
         offset = _address(p) - _address(a)
@@ -507,11 +555,8 @@ class Lazy:
         view = self.plan.views.get(v)
         if view is None or view[0] is not known:
             return False
-        if (offset != view[1] or p.shape != view[2] or p.strides != view[3]
-                or bool(p.flags.writeable) != view[4]):
-            return False
-        self.env.setdefault(v.index, p)
-        return True
+        return not (offset != view[1] or p.shape != view[2] or p.strides != view[3]
+                    or bool(p.flags.writeable) != view[4])
 
     def _match_constant(self, p: np.ndarray, v) -> bool:
         """An array made from Python data in this call, where the trace had a constant: the
@@ -556,10 +601,13 @@ def _number(x, spec) -> bool:
 def _same_constant(x, c) -> bool:
     """Whether a kernel's Python argument is the trace's: the same type and value, bit for bit
     for floats (0.0 is not -0.0; NaN is NaN)."""
-    if type(x) is not type(c):
+    t = type(x)
+    if t is not type(c):
         return False
-    if isinstance(x, (float, np.floating)):
+    if t is float:
         return x == c and math.copysign(1.0, x) == math.copysign(1.0, c) or (x != x and c != c)
+    if isinstance(x, np.floating):
+        return x.tobytes() == c.tobytes()
     try:
         return bool(x == c)
     except Exception:

@@ -4,7 +4,8 @@
 The samples of one op are traced into one program (one compile per op and dtype, to keep CI's
 time), called on fresh values each time: the first call traces, the later ones replay, and each is
 compared with eager on the same values. The samples that cannot be lowered are listed in
-``NOT_LOWERED``, with why; they must fall back to eager (with the warning) and still give eager's
+``NOT_LOWERED``, with why; they must fall back to eager (with the warning; or, where a value
+read is all, run on the re-run path: ``RERUN``) and still give eager's
 results, and every other sample must replay without falling back.
 """
 import os
@@ -26,7 +27,7 @@ NOT_LOWERED = {
     ("index", 6): "an index given as a Python list becomes an array outside the kernels",
     ("index", 7): "a boolean scalar index becomes an array outside the kernels",
     ("index_put", 6): "its values' tensor is built from Python data inside the function",
-    ("masked_select", 0): "its result's shape depends on the mask's values (a read: a break)",
+    ("masked_select", 0): "its result's shape depends on the mask's values (a read: re-run)",
     ("masked_scatter", 0): "the mask's count of True is read to check the source's size",
     ("masked_scatter", 1): "the mask's count of True is read to check the source's size",
     ("bincount", 0): "its result's length depends on the largest value (a read: a break)",
@@ -34,13 +35,16 @@ NOT_LOWERED = {
     ("histc", 0): "min=max=0: the range is read off the data (a read: a break)",
     ("one_hot", 0): "the classes are read to check them (and to count them)",
     ("one_hot", 1): "the classes are read to check them against num_classes",
-    ("masked_select", 1): "its result's shape depends on the mask's values (a read: a break)",
+    ("masked_select", 1): "its result's shape depends on the mask's values (a read: re-run)",
     ("nll_loss_backward", 0): "the backward op's sample builds its target from Python data",
     ("nll_loss_backward", 1): "the backward op's sample builds its target from Python data",
     ("nll_loss_backward", 2): "the backward op's sample builds its target from Python data",
     ("setitem", 4): "a write at an index list: the positions are computed by NumPy",
     ("setitem", 5): "a write at a mask: the positions are computed by NumPy",
 }
+# Those whose only obstacle is a value read (a result's shape read off the data): their Python
+# runs at every call, on the re-run path, without a warning.
+RERUN = {("masked_select", 0), ("masked_select", 1)}
 CALLS = 3  # a trace, then replays
 
 
@@ -134,8 +138,14 @@ def test_compiled_samples_match_eager(names):
 def test_samples_that_cannot_be_lowered_fall_back_with_eager_results(name, index):
     sample = REGISTRY[name].samples[index]
     compiled = numgrad.compile(_program([sample, sample]))
-    with pytest.warns(RuntimeWarning, match="runs .* eagerly"):
-        got = _results(compiled, _inputs([sample], "both", 7100))
+    if (name, index) in RERUN:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            got = _results(compiled, _inputs([sample], "both", 7100))
+        assert "key 0: re-run" in numgrad.compiler.explain(compiled)
+    else:
+        with pytest.warns(RuntimeWarning, match="runs .* eagerly"):
+            got = _results(compiled, _inputs([sample], "both", 7100))
     _assert_same(got, _results(_program([sample, sample]), _inputs([sample], "both", 7100)),
                  f"{name}[{index}], eager fallback")
 

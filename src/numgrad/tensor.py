@@ -11,7 +11,7 @@ from . import _dtype
 from ._dtype import CPU, CUDA, from_numpy_dtype
 from ._tensor_str import format_tensor
 from .autograd.node import AccumulateGrad, RemovableHandle
-from .compiler.traced import TracedArray, graph_break
+from .compiler.traced import TracedArray, graph_break, value_read
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -390,13 +390,22 @@ class Tensor:
         return self._data.copy() if copy else self._data
 
     def _value_read(self, what: str) -> None:
-        """While numgrad.compile traces, reading values out of a traced tensor is a break."""
+        """While numgrad.compile traces, the data leaving as an array (``numpy()``, NumPy's
+        ``asarray``) is a break: the caller could hold or change it behind the recorded
+        program."""
         if isinstance(self._data, TracedArray):
             graph_break(what)
 
+    def _number_read(self, what: str) -> None:
+        """While numgrad.compile traces, a value read out as Python numbers (``item()``,
+        ``bool()``, printing) is noted (``traced.value_read``): the call's Python then runs
+        at every call, on the re-run path, which computes what is pending before it reads."""
+        if isinstance(self._data, TracedArray):
+            value_read(what)
+
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        self._value_read("Tensor.item() (a value read from a tensor)")
+        self._number_read("Tensor.item() (a value read from a tensor)")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -404,19 +413,19 @@ class Tensor:
         return self._host().reshape(-1)[0].item()
 
     def tolist(self):
-        self._value_read("Tensor.tolist() (a value read from a tensor)")
+        self._number_read("Tensor.tolist() (a value read from a tensor)")
         return self._host().tolist()
 
     def __float__(self) -> float:
-        self._value_read("float() of a tensor (a value read from a tensor)")
+        self._number_read("float() of a tensor (a value read from a tensor)")
         return float(self.item())
 
     def __int__(self) -> int:
-        self._value_read("int() of a tensor (a value read from a tensor)")
+        self._number_read("int() of a tensor (a value read from a tensor)")
         return int(self.item())
 
     def __bool__(self) -> bool:
-        self._value_read("bool() of a tensor (Python control flow on a tensor's value)")
+        self._number_read("bool() of a tensor (Python control flow on a tensor's value)")
         if self._data.size != 1:
             raise RuntimeError(
                 "Boolean value of Tensor with more than one value is ambiguous"
@@ -429,7 +438,7 @@ class Tensor:
         return int(self.item())
 
     def __repr__(self) -> str:
-        self._value_read("printing a tensor (its values are read)")
+        self._number_read("printing a tensor (its values are read)")
         suffixes = []
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")

@@ -47,16 +47,27 @@ class _Eager:
 
 class _Rerun:
     """The replay of a key whose Python must run at every call (``rerun.py``): the function
-    itself, its kernel calls recorded against the trace's and run fused at the end."""
+    itself, its kernel calls recorded against a trace's and run fused. ``plans``: one per trace,
+    the latest first (a call whose recorded calls keep leaving the trace's traces again)."""
+
+    STALE = object()  # (what a call answers that should trace again instead)
 
     def __init__(self, plan, reason: str):
-        self.plan, self.reason = plan, reason
+        self.plans, self.reason = [plan], reason
 
-    def __call__(self, args, kwargs):
+    def __call__(self, args, kwargs, may_trace: bool = False):
         from . import rerun
 
         with _TRACING:  # (the registry's kernels are swapped while it runs)
-            return rerun.run(self.plan, args, kwargs, _install_cpu)
+            result = rerun.run(self.plans, args, kwargs, _install_cpu, may_trace)
+        return self.STALE if result is rerun.STALE else result
+
+    def counts(self) -> dict:
+        total: dict = {}
+        for plan in self.plans:
+            for how, n in plan.counts.items():
+                total[how] = total.get(how, 0) + n
+        return total
 
 
 class CompiledFunction:
@@ -75,7 +86,12 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)  # kernel calls are that function's)
         for guard, replay in self._entries:
             if guard(args, kwargs):
-                if type(replay) is _Eager or type(replay) is _Rerun:
+                if type(replay) is _Rerun:
+                    result = replay(args, kwargs, self.traces < cache_size_limit)
+                    if result is not _Rerun.STALE:
+                        return result
+                    return self._trace(args, kwargs, into=replay)  # (its plans keep missing)
+                if type(replay) is _Eager:
                     return replay(args, kwargs)
                 try:
                     return replay(args, kwargs)
@@ -102,7 +118,7 @@ class CompiledFunction:
             warnings.warn(f"numgrad.compile runs {name} eagerly: {why}", RuntimeWarning,
                           stacklevel=3)
 
-    def _trace(self, args, kwargs):
+    def _trace(self, args, kwargs, into=None):
         from ..autograd import grad_mode
         from . import aot, program, soundness, tracer
 
@@ -158,15 +174,23 @@ class CompiledFunction:
                 problem, extra = watch.problem(audit, tracer._global_names)
                 if problem is None and "unguardable" in found:
                     problem = found["unguardable"]
-                if problem is not None:
-                    # (Python effects or values no guard can follow: whatever a later call's
-                    # Python values, its Python runs at every call, not traced again: on the
-                    # re-run path where it can be, else eagerly)
-                    guard = _always
-                    entry = _rerun_entry(self._fn, trace, refs, namespace, problem, aot_info)
+                if problem is not None or trace.reads is not None:
+                    # Its Python must run at every call: on the re-run path where it can, else
+                    # eagerly. Python effects or values no guard can follow: whatever a later
+                    # call's Python values, it is not traced again. A value read (logging a
+                    # loss): the guard picks the key as for a replay.
+                    if problem is not None:
+                        guard = _always
+                    elif extra:
+                        guard = _with_checks(guard, extra)
+                    why = problem or f"its Python reads a value: {trace.reads}"
+                    entry = _rerun_entry(self._fn, trace, refs, namespace, why, aot_info)
                     if type(entry) is _Eager:
                         raise program.NotReplayable(entry.reason)
-                    self._entries.append((guard, entry))
+                    if into is not None:  # (a new plan for the key whose plans kept missing)
+                        into.plans.insert(0, entry.plans[0])
+                    else:
+                        self._entries.append((guard, entry))
                     return _finish(found, result, before)
                 if extra:
                     guard = _with_checks(guard, extra)
@@ -197,7 +221,7 @@ def explain(fn) -> str:
         if type(replay) is _Eager:
             lines.append(f"  key {k}: eager, because {replay.reason}")
         elif type(replay) is _Rerun:
-            counts = ", ".join(f"{n} {how}" for how, n in replay.plan.counts.items() if n)
+            counts = ", ".join(f"{n} {how}" for how, n in replay.counts().items() if n)
             lines.append(f"  key {k}: re-run (its Python at every call, its kernels recorded and "
                          f"run fused; calls so far: {counts or 'none'}), because "
                          f"{replay.reason}")

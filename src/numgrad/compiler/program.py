@@ -370,17 +370,19 @@ def _number_slots(names: dict, count: int) -> list:
     return where if len(found) == count else None
 
 
-def rerun_program(fn, trace, start: int, live: frozenset, namespace: dict, numbers=()):
-    """The re-run path's program (``rerun.py``): the trace's nodes from position ``start`` on,
-    fused, as ``program(ins)`` of the arrays of ``inputs`` (the values those nodes read and do not
-    make, but constants no kernel writes, which it holds), returning ``outputs``' arrays (the
-    values of ``live`` that those nodes make; their writes into the inputs happen in place).
+def rerun_program(fn, trace, start: int, end: int, live: frozenset, namespace: dict,
+                  numbers=()):
+    """The re-run path's program (``rerun.py``): the trace's nodes from position ``start`` to
+    ``end``, fused, as ``program(ins)`` of the arrays of ``inputs`` (the values those nodes read
+    and do not make, but constants no kernel writes, which it holds), returning ``outputs``'
+    arrays (the roots of ``live`` that those nodes make; their writes into the inputs happen in
+    place).
     ``numbers``: the (position, argument) of the float arguments that change between calls;
     ``slots`` says where to put each one's value in this call before calling the program.
     Returns (program, inputs, outputs, slots), or None where the numbers cannot be set."""
-    nodes = list(trace.nodes[start:])
+    nodes = list(trace.nodes[start:end])
     numbers = [(position, arg) for position, arg in sorted(numbers, key=repr)
-               if position >= start]
+               if start <= position < end]
     for k, (position, arg) in enumerate(numbers):
         name, specs, out = nodes[position - start]
         specs = list(specs)
@@ -403,7 +405,8 @@ def rerun_program(fn, trace, start: int, live: frozenset, namespace: dict, numbe
             if w not in made and not (w.kind == "const" and not w.written):
                 outer.add(w)
     inputs = sorted(outer, key=lambda v: v.index)
-    outputs = sorted((v for v in live if v in made), key=lambda v: v.index)
+    outputs = sorted((v for v in live if v in made and lower._root(v) is v),
+                     key=lambda v: v.index)
     # (an earlier value the nodes write into, which the call still references: written in place)
     needed = set(outputs) | {v for v in written if v in outer and v.kind != "input"}
     body = _Emitter()

@@ -60,6 +60,7 @@ class Plan:
             raise Unsupported("a step on CUDA (the re-run path records CPU kernels only)")
         self.fn, self.trace, self.namespace = fn, trace, namespace
         self.views: dict = {}  # value of a NumPy-made view -> (root value, offset, shape, ...)
+        self.kernel_views: dict = {}  # value of a kernel's view of its argument -> position
         self.calls: list = []  # (name, positional specs, keyword specs, result, position)
         self.at: dict = {}  # position of a call in the trace -> its index among the calls
         read = set()
@@ -73,8 +74,10 @@ class Plan:
             positional = tuple(s for s in specs if s[0] != "kw")
             keywords = tuple((s[1], s[2]) for s in specs if s[0] == "kw")
             self.at[position] = len(self.calls)
+            if name in VIEWS and out[0] == "v" and out[1].base is not None:
+                self.kernel_views[out[1]] = position
             self.calls.append((name, positional, keywords, self._result(name, specs, out),
-                               position, _raising(name)))
+                               position, _raising(name) or name in READS))
         self.inputs = []  # (value, getter of its tensor, field)
         for v in trace.values:
             if v.kind != "input" or v not in {lower._root(r) for r in read}:
@@ -93,6 +96,7 @@ class Plan:
         # how its calls ended: "fused" (the program ran), "eager" (a call that left the trace),
         # "stepwise" (the calls one by one: a call that stopped short, or no program left)
         self.counts = {"fused": 0, "eager": 0, "stepwise": 0, "raised": 0}
+        self.misses = 0  # the calls in a row that left its trace
 
     def _result(self, name: str, specs, out):
         """How a call's result is made while recording: None (no result), ("new", value) a
@@ -118,24 +122,33 @@ class Plan:
                                       "memory")
         return ("new", v, _recipe(a))
 
-    def program(self, start: int, live: frozenset):
-        """The fused program of the trace's calls from ``start`` on (a position in the trace)
-        that computes ``live`` (values whose arrays are still referenced) and takes the floats
-        ``numbers`` says change; None once ``PROGRAMS`` are made, or where the numbers cannot
-        be taken (the calls then run one by one)."""
+    def program(self, start: int, end: int, live: frozenset):
+        """The fused program of the trace's nodes from position ``start`` to ``end`` that
+        computes the values of ``live`` (roots whose arrays are still referenced) and those the
+        trace's later nodes read, taking the floats ``numbers`` says change; None once
+        ``PROGRAMS`` are made, or where the numbers cannot be taken (the calls then run one by
+        one)."""
         numbers = frozenset((self.calls[n][4], arg) for n, args in self.numbers.items()
                             for arg in args)
-        key = (start, live, numbers)
-        made = self.programs.get(key)
-        if made is None:
+        key = (start, end, live, numbers)
+        made = self.programs.get(key, False)
+        if made is False:
             with self.lock:
                 if key not in self.programs and len(self.programs) < PROGRAMS:
                     from .program import rerun_program
 
-                    self.programs[key] = rerun_program(self.fn, self.trace, start, live,
+                    needed = live | self._later(start, end)
+                    self.programs[key] = rerun_program(self.fn, self.trace, start, end, needed,
                                                        self.namespace, numbers)
                 made = self.programs.get(key)
         return made
+
+    def _later(self, start: int, end: int) -> frozenset:
+        """The roots made between ``start`` and ``end`` that the trace's later nodes read."""
+        nodes = self.trace.nodes
+        made = {v for _, _, out in nodes[start:end] for v in lower._values(out)}
+        return frozenset(lower._root(v) for _, specs, _ in nodes[end:] for spec in specs
+                         for v in lower._values(spec) if lower._root(v) in made)
 
 
 class LazyKernels(TracingKernels):
@@ -148,6 +161,13 @@ class LazyKernels(TracingKernels):
         made = super().__getattr__(name)
         self.__dict__[name] = made  # (this call's kernels: made once per name)
         return made
+
+
+def _spec_at(specs, arg):
+    """The constant a trace's node passes as argument ``arg`` (a position or a keyword)."""
+    if isinstance(arg, int):
+        return [s for s in specs if s[0] != "kw"][arg][1]
+    return next(s[2][1] for s in specs if s[0] == "kw" and s[1] == arg)
 
 
 def _recipe(a: np.ndarray) -> tuple:
@@ -196,6 +216,7 @@ class Lazy:
         self.start = 0  # the trace position from which calls are pending
         self.restore: list = []  # (tensor or grad holder, the plain array it had)
         self.outcome = "raised"
+        self.fused = False  # (whether a fused program ran)
         self.numbers: dict = {}  # (call index, argument) -> the float this call passes there
 
     # ---------------------------------------------------------------- the call
@@ -251,33 +272,14 @@ class Lazy:
                 t._data = data.view(np.ndarray)
 
     def finish(self) -> None:
-        """The end of the call: the pending calls run (fused, from the first pending one), and
-        the pending arrays still referenced get their values."""
+        """The end of the call: the pending calls run, and the pending arrays still referenced
+        get their values."""
         if not self.active:
             return
         self.active = False
-        self.outcome = "stepwise"
-        if self.next < len(self.plan.calls):  # (a call that stopped short of the trace)
-            self._run_pending(self._position())
-            return
-        live = frozenset(self._live())
-        program = self.plan.program(self.start, live)
-        if program is None:
-            self._run_pending(len(self.plan.trace.nodes))
-            return
-        self.outcome = "fused"
-        function, inputs, outputs, slots, names = program
-        at = self.plan.at
-        for (position, arg), name, index in slots:
-            value = self.numbers[(at[position], arg)]
-            if index is None:
-                names[name] = value
-            else:
-                names[name][index] = value
-        ins = [self._array(v) for v in inputs]
-        outs = function(ins)
-        for v, out in zip(outputs, outs):
-            np.copyto(self._get(v.index), out, casting="no")
+        self._run_pending(self._position())
+        if self.outcome == "raised":
+            self.outcome = "fused" if self.fused else "stepwise"
 
     def _live(self) -> set:
         """The roots of the pending arrays something still references."""
@@ -296,6 +298,10 @@ class Lazy:
         return self.plan.calls[self.next - 1][4] + 1
 
     # ---------------------------------------------------------------- syncs
+    def read(self, what: str) -> None:
+        """A value is about to be read (``traced.value_read``): every pending call runs now."""
+        self.stop()
+
     def stop(self, error=None) -> None:
         """A value is about to be read (or something the trace did not have happens): every
         pending call runs now; the call goes on recording."""
@@ -303,8 +309,40 @@ class Lazy:
             self._run_pending(self._position())
 
     def _run_pending(self, end: int) -> None:
-        """Runs the trace's nodes from ``start`` to ``end`` by the kernels, one by one, into the
-        pending arrays."""
+        """Runs the trace's nodes from ``start`` to ``end``: fused (``Plan.program``) where it
+        can, else by the kernels one by one; the pending arrays still referenced, and the
+        values the trace's later calls read, get their values."""
+        if end <= self.start:
+            return
+        program = self.plan.program(self.start, end, frozenset(self._live()))
+        if program is not None:
+            self._run_program(program)
+            self.fused = True
+        else:
+            self._run_stepwise(end)
+        self.start = end
+
+    def _run_program(self, program) -> None:
+        function, inputs, outputs, slots, names = program
+        at = self.plan.at
+        for (position, arg), name, index in slots:
+            value = self.numbers.get((at[position], arg))
+            if value is None:  # (a number this call passed as the trace did)
+                value = _spec_at(self.plan.trace.nodes[position][1], arg)
+            if index is None:
+                names[name] = value
+            else:
+                names[name][index] = value
+        outs = function([self._array(v) for v in inputs])
+        for v, out in zip(outputs, outs):
+            dest = self._get(v.index)
+            if dest is None:  # (an array no one holds: the program's is the value)
+                self.env[v.index] = out
+            else:
+                np.copyto(dest, out, casting="no")
+                self.env[v.index] = dest
+
+    def _run_stepwise(self, end: int) -> None:
         nodes = self.plan.trace.nodes
         for position in range(self.start, end):
             name, specs, out = nodes[position]
@@ -313,10 +351,7 @@ class Lazy:
                 continue
             how = self.plan.calls[self.plan.at[position]][3]
             if how is not None and how[0] == "view":  # (made by the kernel when it was called:
-                a = self._get(how[1].index)            # again where nothing holds it now)
-                if a is None:
-                    a = self._function(name)(*[self._resolve(s) for s in specs if s[0] != "kw"])
-                self.env[how[1].index] = a
+                self._array(how[1])                    # again where nothing holds it now)
                 continue
             function = self._function(name)
             args = [self._resolve(s) for s in specs if s[0] != "kw"]
@@ -340,7 +375,6 @@ class Lazy:
                 else:
                     np.copyto(dest, r, casting="no")
                     self.env[part[1].index] = dest
-        self.start = max(self.start, end)
 
     def _function(self, name: str):
         module = self.module
@@ -370,11 +404,15 @@ class Lazy:
         if a is not None:
             return a
         view = self.plan.views.get(v)
+        position = self.plan.kernel_views.get(v)
         if view is not None:
             root, offset, shape, strides, writeable = view
             from .program import _view
 
             a = _view(self._array(root), offset, shape, strides, writeable)
+        elif position is not None:  # (a kernel's view of an argument: made again, reading nothing)
+            name, specs, _ = self.plan.trace.nodes[position]
+            a = self._function(name)(*[self._resolve(s) for s in specs if s[0] != "kw"])
         elif v.kind == "const":
             a = v.source if not v.written else v.source.copy()
         else:
@@ -390,10 +428,6 @@ class Lazy:
 
     # ---------------------------------------------------------------- recording
     def call(self, name: str, function, args: tuple, kwargs: dict):
-        if name in READS:  # (a value read: the data must be there first)
-            self.stop()
-            return function(*[_plain_deep(a) for a in args],
-                            **{k: _plain_deep(v) for k, v in kwargs.items()})
         plan = self.plan
         if self.next >= len(plan.calls):
             self._mismatch()
@@ -628,15 +662,29 @@ def _each_tensor(value, do) -> None:
             _each_tensor(v, do)
 
 
-def run(plan: Plan, args, kwargs, install):
-    """One call of the function on the re-run path (``install``: the compiler's, which makes
-    the given kernels the registry's and returns the undoing function)."""
+STALE = object()  # (``run``'s answer where the call should trace again instead)
+MISSES = 2  # calls in a row that leave a plan's trace before the function is traced again
+
+
+def run(plans: list, args, kwargs, install, may_trace: bool = False):
+    """One call of the function on the re-run path, by the first of ``plans`` whose inputs the
+    call has (``install``: the compiler's, which makes the given kernels the registry's and
+    returns the undoing function). With ``may_trace``, STALE (nothing run) where no plan takes
+    the call or the one that does has left its trace in the last ``MISSES`` calls."""
     from ..kernels import cpu as module
 
-    lazy = Lazy(plan, module)
-    if not lazy.bind(args, kwargs):
-        plan.counts["eager"] += 1
-        return plan.fn(*args, **kwargs)
+    for plan in plans:
+        lazy = Lazy(plan, module)
+        if lazy.bind(args, kwargs):
+            break
+    else:
+        if may_trace:
+            return STALE
+        plans[0].counts["eager"] += 1
+        return plans[0].fn(*args, **kwargs)
+    if may_trace and plan.misses >= MISSES:
+        lazy.unbind()
+        return STALE
     restore = install(lazy.kernels)
     set_trace(lazy)
     result = None
@@ -653,4 +701,5 @@ def run(plan: Plan, args, kwargs, install):
         restore()
         lazy.unbind(result)
         plan.counts[lazy.outcome] += 1
+        plan.misses = plan.misses + 1 if lazy.outcome == "eager" else 0
     return result

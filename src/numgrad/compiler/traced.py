@@ -88,7 +88,24 @@ def _user_frame() -> str:
     return ""
 
 
+def value_read(what: str, trace=None) -> None:
+    """A value is read out of a traced tensor (``.item()``, printing, NumPy computing on its
+    data): a trace notes it (its calls then need their Python at every call: the re-run path)
+    and goes on recording; a re-run call (``rerun.Lazy``) first computes what is pending."""
+    trace = trace if trace is not None else active_trace()
+    if trace is not None and trace.active:
+        trace.read(what)
+
+
 def _reading(array, what: str) -> None:
+    trace = array._trace
+    if trace is not None and trace.active:
+        trace.read(what)
+
+
+def _writing(array, what: str) -> None:
+    """A write into a traced tensor's memory outside the kernels: no recorded program holds
+    it, so it is a break."""
     trace = array._trace
     if trace is not None and trace.active:
         graph_break(what, trace)
@@ -107,6 +124,9 @@ class TracedArray(np.ndarray):
             self._root = getattr(obj, "_root", None)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(isinstance(x, TracedArray) for x in kwargs.get("out", ())):
+            _writing(self, f"NumPy's {ufunc.__name__} into a traced tensor's data (outside the "
+                           "kernels)")
         _reading(self, f"NumPy's {ufunc.__name__} on a traced tensor's data (outside the kernels)")
         plain = [x.view(np.ndarray) if isinstance(x, TracedArray) else x for x in inputs]
         if "out" in kwargs:
@@ -115,7 +135,10 @@ class TracedArray(np.ndarray):
         return getattr(ufunc, method)(*plain, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        if func.__name__ not in _STRUCTURAL:
+        if func.__name__ in _WRITING:
+            _writing(self, f"NumPy's {func.__name__} into a traced tensor's data (outside the "
+                           "kernels)")
+        elif func.__name__ not in _STRUCTURAL:
             _reading(self, f"NumPy's {func.__name__} on a traced tensor's data (outside the "
                            "kernels)")
         return super().__array_function__(func, types, args, kwargs)
@@ -127,7 +150,7 @@ class TracedArray(np.ndarray):
         return out
 
     def __setitem__(self, index, value):
-        _reading(self, "a write into a tensor's data outside the kernels")
+        _writing(self, "a write into a tensor's data outside the kernels")
         super().__setitem__(index, value)
 
     def item(self, *args):
@@ -161,7 +184,7 @@ class TracedArray(np.ndarray):
     __str__ = __repr__
 
     def fill(self, value):
-        _reading(self, "a write into a tensor's data outside the kernels")
+        _writing(self, "a write into a tensor's data outside the kernels")
         super().fill(value)
 
     def copy(self, order="C"):
@@ -174,6 +197,9 @@ class TracedArray(np.ndarray):
         return super().astype(dtype, order, casting, subok, copy)
 
 
+# NumPy functions that write into an array argument.
+_WRITING = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis",
+                      "random"})
 # NumPy functions that only describe or view an array, never read its values.
 _STRUCTURAL = frozenset({
     "shape", "ndim", "size", "result_type", "may_share_memory", "shares_memory", "broadcast_to",

@@ -81,9 +81,19 @@ class Trace:
         self.active = True
         self.fullgraph = False
         self.broken: GraphBreak | None = None  # the first break, if any
+        self.reads: str | None = None  # the first value read from a traced tensor, if any
         self.device = device
         self.kernels = TracingKernels(self, _module_of(device))
         self.generator_arrays: set = set()
+
+    def read(self, what: str) -> None:
+        """A value is read from a traced tensor (``traced.value_read``): the trace goes on (its
+        data are real), and its calls will need their Python: the re-run path. With
+        ``fullgraph=True`` it is a break, as Python control flow on a value is in PyTorch's."""
+        if self.fullgraph:
+            raise GraphBreak(what)
+        if self.reads is None:
+            self.reads = what
 
     def stop(self, error: GraphBreak) -> None:
         """Stops recording at a break; the function goes on eagerly."""
@@ -336,15 +346,14 @@ def _recorded(trace: Trace, name: str, function):
 
     def recorded(*args, **kwargs):
         if threading.get_ident() == trace.thread and trace.active and name not in STRUCTURAL:
-            if name in READS:
-                graph_break(READS[name], trace)
-            else:
-                try:
-                    return trace.call(name, function, args, kwargs)
-                except GraphBreak as error:
-                    if trace.fullgraph:
-                        raise
-                    trace.stop(error)
+            if name in READS:  # (a read: recorded, and run at once on the re-run path)
+                trace.read(READS[name])
+            try:
+                return trace.call(name, function, args, kwargs)
+            except GraphBreak as error:
+                if trace.fullgraph:
+                    raise
+                trace.stop(error)
         return function(*[_plain_deep(a) for a in args],
                         **{k: _plain_deep(v) for k, v in kwargs.items()})
 

@@ -14,12 +14,14 @@ swapped for the recording module, as ``registry.cpu_kernels`` is for the CPU); i
 runs become generated ``numba.cuda`` kernels (``lower.segment_source``), the rest stays kernel
 calls. Tensors of both devices run eagerly.
 
-What a trace cannot hold (a value read from a tensor, printing, hooks, random numbers, an op that
+A key whose Python must run at every call (Python effects a replay would skip, values no guard
+can follow, a value read from a tensor) takes the re-run path (``rerun.py``): its Python runs as
+in eager, its kernel calls are recorded against the trace's and run fused. What a trace cannot
+hold at all (the data leaving as an array, a write outside the kernels, hooks, an op that
 computes outside the kernels): with ``fullgraph=True`` a ``GraphBreak`` naming it and the user's
 line; otherwise one warning, and that key runs eagerly from then on. A call whose guard holds for
 no recorded key traces again, up to ``cache_size_limit`` keys; then it runs eagerly, with one
-warning. Python side effects other than those on tensors, modules and optimizers (appending to a
-list, a counter in another object) happen in traced calls only, as under ``jax.jit``.
+warning.
 """
 from __future__ import annotations
 

@@ -9,6 +9,13 @@ import numgrad.nn as nn
 import numgrad.nn.functional as F
 
 
+@pytest.fixture(autouse=True)
+def _always_rerun(monkeypatch):
+    """These tests look at the re-run path itself: it is not swapped for eager where eager is
+    faster (``numgrad.compiler.choose_faster``), but in the test of that choice."""
+    monkeypatch.setattr(numgrad.compiler, "choose_faster", False)
+
+
 def _pair(make):
     """Two copies of the same state (one for eager, one compiled), from the same seed."""
     numgrad.manual_seed(0)
@@ -193,3 +200,21 @@ def test_threads_calling_one_rerun_function_get_their_own_results():
         t.join()
     assert got == want
     assert "re-run" in _explain(compiled)
+
+
+def test_the_faster_of_rerun_and_eager_is_kept_with_eagers_results(monkeypatch):
+    monkeypatch.setattr(numgrad.compiler, "choose_faster", True)
+    log = []
+
+    def f(x):
+        log.append(1)
+        return (x * 2 + 1).tanh().sum()
+
+    compiled = numgrad.compile(f)
+    for k in range(12):  # (a trace, calls timed each way, then the faster one's)
+        x = numgrad.tensor(np.random.default_rng(k).standard_normal(40))
+        assert compiled(x).item() == f(x).item()
+    assert len(log) == 24
+    text = _explain(compiled)
+    assert ("runs re-run, the faster here" in text or "runs eagerly, the faster here" in text), \
+        text

@@ -34,6 +34,7 @@ from .traced import GraphBreak, active_trace
 __all__ = ["compile", "explain", "GraphBreak"]
 
 cache_size_limit = 8  # keys traced per function before it runs eagerly (torch.compile's limit)
+choose_faster = True  # a re-run key keeps whichever of re-run and eager is faster (False: re-run)
 _TRACING = threading.Lock()  # one trace at a time: it swaps the registry's kernels
 
 
@@ -53,16 +54,53 @@ class _Rerun:
     the latest first (a call whose recorded calls keep leaving the trace's traces again)."""
 
     STALE = object()  # (what a call answers that should trace again instead)
+    SAMPLES = 3  # calls timed each way before the faster is kept
 
     def __init__(self, plan, reason: str):
         self.plans, self.reason = [plan], reason
+        # Both ways give eager's results, so the faster one is kept: recording costs a few
+        # microseconds per op, which a step of small tensors does not win back. The first calls
+        # alternate (those that compiled a program are not timed), then the faster is kept.
+        self.times: dict = {"re-run": [], "eager": []}
+        self.eager = None  # (None: still timing; then whether the calls run eagerly)
 
     def __call__(self, args, kwargs, may_trace: bool = False):
+        from time import perf_counter
+
         from . import rerun
 
+        times = self.times
+        if not choose_faster:
+            pass
+        elif self.eager or (self.eager is None and len(times["eager"]) < len(times["re-run"])):
+            start = perf_counter()
+            result = self.plans[0].fn(*args, **kwargs)
+            if self.eager is None:
+                times["eager"].append(perf_counter() - start)
+                self._choose()
+            else:
+                self.plans[0].counts["eager, faster"] += 1
+            return result
+        programs = sum(len(plan.programs) for plan in self.plans)
+        start = perf_counter()
         with _TRACING:  # (the registry's kernels are swapped while it runs)
             result = rerun.run(self.plans, args, kwargs, _install_cpu, may_trace)
-        return self.STALE if result is rerun.STALE else result
+        if result is rerun.STALE:
+            return self.STALE
+        if choose_faster and self.eager is None and \
+                programs == sum(len(plan.programs) for plan in self.plans):
+            times["re-run"].append(perf_counter() - start)
+            self._choose()
+        return result
+
+    def _choose(self) -> None:
+        times = self.times
+        if min(len(times["re-run"]), len(times["eager"])) >= self.SAMPLES:
+            median = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+            self.eager = median["eager"] < median["re-run"]
+            self.choice = (f"{'eagerly' if self.eager else 're-run'}, the faster here: "
+                           f"{median['re-run'] * 1e3:.3g} ms re-run, "
+                           f"{median['eager'] * 1e3:.3g} ms eagerly per call")
 
     def counts(self) -> dict:
         total: dict = {}
@@ -227,6 +265,8 @@ def explain(fn) -> str:
             lines.append(f"  key {k}: re-run (its Python at every call, its kernels recorded and "
                          f"run fused; calls so far: {counts or 'none'}), because "
                          f"{replay.reason}")
+            if replay.eager is not None:
+                lines.append(f"    runs {replay.choice}")
         else:
             lines.append(f"  key {k}: replayed as a fused program")
     return "\n".join(lines)

@@ -95,7 +95,7 @@ class Plan:
         self.numbers: dict = {}
         # how its calls ended: "fused" (the program ran), "eager" (a call that left the trace),
         # "stepwise" (the calls one by one: a call that stopped short, or no program left)
-        self.counts = {"fused": 0, "eager": 0, "stepwise": 0, "raised": 0}
+        self.counts = {"fused": 0, "eager": 0, "stepwise": 0, "raised": 0, "eager, faster": 0}
         self.misses = 0  # the calls in a row that left its trace
 
     def _result(self, name: str, specs, out):

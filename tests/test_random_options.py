@@ -1,7 +1,7 @@
 """Random-number options (``generator=`` on every sampler, ``randint_like``, ``seed``,
 ``initial_seed``, ``get_rng_state`` / ``set_rng_state``, ``Generator.get_state`` / ``set_state``)
 and ``set_printoptions``, against PyTorch where PyTorch's behaviour is observable (shapes,
-dtypes, ranges, errors, printed text). numgrad's streams are its own (NumPy's PCG64), so values
+dtypes, ranges, errors, printed text). numgrad's streams are its own (Philox4x32-10), so values
 are checked for reproducibility, not against PyTorch's numbers."""
 import math
 

@@ -317,6 +317,7 @@ def _first_programs(numgrad) -> None:
     nn, F, optim = numgrad.nn, numgrad.nn.functional, numgrad.optim
     with numgrad.random.fork_rng():
         x, labels = numgrad.randn(8, 1, 12, 12), numgrad.randint(0, 10, (8,))
+        numgrad.randperm(8)  # (a DataLoader's shuffle)
         cnn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
                             nn.MaxPool2d(2), nn.Dropout(0.25), nn.Flatten(), nn.Linear(144, 10))
         mlp = nn.Sequential(nn.Flatten(), nn.Linear(144, 32), nn.ReLU(), nn.Dropout(0.2),

@@ -1,4 +1,5 @@
-"""Creation functions: ``tensor``, ``zeros``, ``ones``, ``full``, ``arange``, ``rand``, ``randn``…"""
+"""Creation functions: ``tensor``, ``zeros``, ``ones``, ``full``, ``arange``, ``linspace``…
+(the random ones, ``rand``, ``randn``, ``randint`` …, are ``random.py``'s)."""
 from __future__ import annotations
 
 import numbers
@@ -10,14 +11,9 @@ from ._dtype import FLOAT, default_for_category, from_numpy_dtype, int64, to_dty
 from .compiler.traced import active_trace, graph_break
 from .tensor import Tensor
 
+# The default generator's NumPy PCG64 generator (``random._DefaultGenerator`` seeds it; its
+# state is part of ``get_rng_state``'s): numgrad's own draws are Philox's (``random.py``).
 _rng = np.random.default_rng()
-
-
-def manual_seed(seed: int):
-    """Seeds the generator behind ``rand``, ``randn`` and friends."""
-    global _rng
-    _rng = np.random.default_rng(int(seed))
-    return _rng
 
 
 def _is_cuda(device) -> bool:
@@ -377,20 +373,6 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     return _finish(np.arange(start, end, step).astype(to_dtype(dtype).np), requires_grad, device)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform random values in [0, 1)."""
-    np_dtype = _float_dtype(dtype)
-    graph_break("random numbers (rand)")
-    return _finish(_rng.random(_shape(size), dtype=np_dtype), requires_grad, device)
-
-
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Standard normal random values."""
-    np_dtype = _float_dtype(dtype)
-    graph_break("random numbers (randn)")
-    return _finish(_rng.standard_normal(_shape(size), dtype=np_dtype), requires_grad, device)
-
-
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     np_dtype = _float_dtype(dtype)
@@ -414,15 +396,6 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Random integers in [low, high) (``randint(high, size)`` starts at 0)."""
-    if size is None:
-        low, high, size = 0, low, high
-    np_dtype = to_dtype(dtype).np if dtype is not None else np.int64
-    graph_break("random numbers (randint)")
-    return _finish(_rng.integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad, device)
-
-
 def _like(fn):
     def like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         return fn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
@@ -436,8 +409,6 @@ def _like(fn):
 zeros_like = _like(zeros)
 ones_like = _like(ones)
 empty_like = _like(empty)
-rand_like = _like(rand)
-randn_like = _like(randn)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -447,7 +418,7 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_gr
 
 
 __all__ = [
-    "manual_seed", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
-    "rand", "randn", "zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
-    "full_like", "linspace", "eye", "randint", "set_default_device", "get_default_device",
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
+    "zeros_like", "ones_like", "empty_like", "full_like", "linspace", "eye",
+    "set_default_device", "get_default_device",
 ]

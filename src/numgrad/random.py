@@ -5,15 +5,20 @@ forms (all with ``generator=``), and the default generator's ``manual_seed``, ``
 ``initial_seed``, ``get_rng_state`` / ``set_rng_state`` (a tensor of the state's bytes, numgrad's
 own format: a round trip reproduces the stream).
 
-Uniform, normal and Bernoulli draws (``rand``, ``randn``, their ``*_like``, ``uniform_``,
-``normal_``, ``bernoulli_`` with a number, so dropout) come from a counter-based Philox4x32-10
-generator (``kernels/cpu/philox.py``): its state is an int64 tensor ``[seed, offset]`` that each
+Every draw comes from a counter-based Philox4x32-10 generator (``kernels/cpu/philox.py``):
+uniform, normal and Bernoulli values (``rand``, ``randn``, their ``*_like``, ``normal``,
+``uniform_``, ``normal_``, ``bernoulli_``, ``bernoulli``, so dropout), integers (``randint``,
+``randint_like``, ``random_``: exactly uniform, by Lemire's multiply-shift with rejection),
+permutations (``randperm``: Fisher-Yates), ``multinomial`` (with replacement by inverting the
+cumulative weights, without by exponential keys) and ``exponential_`` (``-log(1 - u) / lambd``),
+and ``nn.init``'s fills. The generator's state is an int64 tensor ``[seed, offset]`` that each
 draw reads and advances through a kernel, so ``numgrad.compile`` records a draw as any other
 kernel call and a replay draws eager's numbers and advances the state as eager does (a CUDA
-tensor's draw is made on the host and uploaded: the same numbers). The other draws (integers,
-permutations, multinomial, exponential) come from NumPy's PCG64 generator; ``manual_seed`` seeds
-both, and the state's bytes hold both. A seed reproduces numgrad's own draws, not PyTorch's
-stream (a PyTorch program's random numbers differ from numgrad's for the same seed).
+tensor's draw is made on the host and uploaded: the same numbers). Each generator still holds a
+NumPy PCG64 generator, which numgrad no longer draws from (it is there for code that reaches it
+through a generator's NumPy methods); ``manual_seed`` seeds both, and the state's bytes hold both
+(a stable format). A seed reproduces numgrad's own draws, not PyTorch's stream (a PyTorch
+program's random numbers differ from numgrad's for the same seed).
 """
 from __future__ import annotations
 
@@ -109,8 +114,9 @@ class Generator:
         return self
 
     def __getattr__(self, name):
-        # NumPy's sampling methods (normal, uniform, permutation ...) of the generator behind,
-        # for numgrad code that draws from a generator= directly (nn.init's fills).
+        # NumPy's sampling methods (normal, uniform, permutation ...) of the PCG64 generator
+        # behind, for code that draws from a generator= directly as from NumPy's (numgrad's own
+        # draws are Philox's).
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self._rng, name)
@@ -164,34 +170,33 @@ def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
 
 
-def _rng(generator):
-    """NumPy's generator behind ``generator`` (None: the default one, which ``manual_seed``
-    replaces)."""
-    if generator is None:
-        return creation._rng
-    if not isinstance(generator, Generator):
-        raise TypeError(f"expected a numgrad.Generator, but got {type(generator).__name__}")
-    return generator._rng
-
-
 def _philox(generator) -> Tensor:
     """The Philox state of ``generator`` (None: the default generator's)."""
-    return default_generator._philox if generator is None else generator._philox
+    if generator is None:
+        return default_generator._philox
+    if not isinstance(generator, Generator):
+        raise TypeError(f"expected a numgrad.Generator, but got {type(generator).__name__}")
+    return generator._philox
 
 
-def _philox_draw(generator, shape: tuple, np_dtype, normal: bool = False) -> np.ndarray:
-    """Uniform (or standard normal) values from the Philox stream, drawn by a recorded kernel
-    (``registry.cpu_kernels``: a compiled function's trace records it, and its replay draws the
-    next values and advances the state as eager does)."""
+def _kernel_draw(generator, kernel: str, *args) -> np.ndarray:
+    """Values drawn by the Philox kernel ``kernel`` (``philox_uniform``, ``philox_integers`` ...
+    of ``kernels/cpu/philox.py``) from ``generator``'s state, called through
+    ``registry.cpu_kernels``: a compiled function's trace records the call, and its replay draws
+    the next values and advances the state as eager does. Array arguments are host arrays."""
     from .ops import registry
 
     trace = creation.active_trace()
     if trace is not None and trace.device != "cpu":  # (its draws are the CPU kernels')
         creation.graph_break("random numbers for a CPU tensor in a step on CUDA")
-    state = _philox(generator)
-    K = registry.cpu_kernels
-    draw = K.philox_normal if normal else K.philox_uniform
-    return draw(state._data, tuple(shape), np.dtype(np_dtype))
+    return getattr(registry.cpu_kernels, kernel)(_philox(generator)._data, *args)
+
+
+def _philox_draw(generator, shape: tuple, np_dtype, normal: bool = False) -> np.ndarray:
+    """Uniform (or standard normal) values of ``shape`` and ``np_dtype`` from the Philox
+    stream (``_kernel_draw``)."""
+    return _kernel_draw(generator, "philox_normal" if normal else "philox_uniform",
+                        tuple(shape), np.dtype(np_dtype))
 
 
 def _float_dtype(*values, dtype=None) -> np.dtype:
@@ -228,16 +233,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     np_dtype = _float_dtype(mean, std, dtype=dtype)
     m = mean._host() if isinstance(mean, Tensor) else mean
     s = std._host() if isinstance(std, Tensor) else std
-    if isinstance(std, Tensor):
-        if (s < 0).any():
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-    elif std < 0:
+    if not isinstance(std, Tensor) and std < 0:  # (a tensor's: checked by the kernel)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     shape = creation._shape((size,)) if size is not None else np.broadcast_shapes(
         np.shape(m), np.shape(s))
-    draws = _rng(generator).standard_normal(shape).astype(np_dtype, copy=False)
-    out = (draws * np.asarray(s, np_dtype) + np.asarray(m, np_dtype)).astype(np_dtype, copy=False)
-    return creation._finish(np.ascontiguousarray(out), requires_grad,
+    out = _kernel_draw(generator, "philox_normal", shape, np_dtype, m, s)
+    return creation._finish(out, requires_grad,
                             device if device is not None else _device_of(mean, std))
 
 
@@ -247,8 +248,8 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     np_dtype = np.dtype("int64") if dtype is None else np.dtype(dtype.name)
-    return creation._finish(_rng(generator).permutation(int(n)).astype(np_dtype), requires_grad,
-                            device)
+    return creation._finish(_kernel_draw(generator, "philox_permutation", int(n), np_dtype),
+                            requires_grad, device)
 
 
 def _probabilities(input: Tensor, what: str) -> np.ndarray:
@@ -263,11 +264,8 @@ def _probabilities(input: Tensor, what: str) -> np.ndarray:
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype."""
     probs = _probabilities(input, "bernoulli")
-    if p is not None:
-        probs = np.full(probs.shape, p, probs.dtype)
-    if ((probs < 0) | (probs > 1)).any() or np.isnan(probs).any():
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    out = (_rng(generator).random(probs.shape) < probs).astype(probs.dtype)
+    out = _kernel_draw(generator, "philox_bernoulli", probs if p is None else float(p),
+                       probs.shape, probs.dtype)
     return creation._finish(out, False, input.device)
 
 
@@ -275,28 +273,17 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator=None) -> Tensor:
     """``num_samples`` indices drawn per row of ``input`` (weights, not necessarily
     normalised), with or without replacement; int64."""
-    weights = _probabilities(input, "multinomial").astype(np.float64)
+    weights = _probabilities(input, "multinomial")
     if weights.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    rows = weights.reshape(1, -1) if weights.ndim == 1 else weights
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > rows.shape[1]:
+    if not replacement and num_samples > weights.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    if (rows < 0).any() or not np.isfinite(rows).all():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    rng = _rng(generator)
-    out = np.empty((rows.shape[0], num_samples), np.int64)
-    for i, row in enumerate(rows):
-        total = row.sum()
-        if total <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        if not replacement and np.count_nonzero(row) < num_samples:
-            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
-                               "enough non-negative category to sample)")
-        out[i] = rng.choice(row.size, num_samples, replace=replacement, p=row / total)
-    return creation._finish(out.reshape(-1) if weights.ndim == 1 else out, False, input.device)
+    out = _kernel_draw(generator, "philox_multinomial", weights, int(num_samples),
+                       bool(replacement))  # (which checks the weights' values)
+    return creation._finish(out, False, input.device)
 
 
 # ------------------------------------------------------------------ in-place fills
@@ -326,19 +313,22 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={a} > to={b}")
-    if self._data.dtype.kind == "f":
-        return _fill_drawn(self, generator, self._data.dtype, False,
-                           lambda u: u * (b - a) + a if (a, b) != (0.0, 1.0) else u)
-    return _fill(self, _rng(generator).uniform(a, b, self._data.shape))
+    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self))
+    return _fill_drawn(self, drawn, lambda u: u * (b - a) + a if (a, b) != (0.0, 1.0) else u)
 
 
-def _fill_drawn(t: Tensor, generator, dtype, normal: bool, finish) -> Tensor:
-    """Fills ``t`` with ``finish`` of Philox draws: on the CPU through tensor ops (recorded by
+def _drawn_dtype(t: Tensor) -> np.dtype:
+    """The dtype of the values drawn for a fill of ``t``: its own if floating, else float64."""
+    return t._data.dtype if t._data.dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _fill_drawn(t: Tensor, drawn: np.ndarray, finish=None) -> Tensor:
+    """Fills ``t`` with (``finish`` of) Philox draws: on the CPU through tensor ops (recorded by
     a trace), for a CUDA tensor on the host and uploaded (the same numbers as on the CPU)."""
-    drawn = _philox_draw(generator, t._data.shape, dtype, normal)
     if isinstance(t._data, np.ndarray):
-        return _fill_tensor(t, finish(Tensor._wrap(drawn)))
-    return _fill(t, finish(drawn))
+        values = Tensor._wrap(drawn)
+        return _fill_tensor(t, values if finish is None else finish(values))
+    return _fill(t, drawn if finish is None else finish(drawn))
 
 
 def _fill_tensor(t: Tensor, values: Tensor) -> Tensor:
@@ -357,10 +347,8 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
     """Fills with samples of N(mean, std²), in place."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    if self._data.dtype.kind == "f":
-        return _fill_drawn(self, generator, self._data.dtype, True,
-                           lambda z: z * std + mean if (mean, std) != (0.0, 1.0) else z)
-    return _fill(self, _rng(generator).standard_normal(self._data.shape) * std + mean)
+    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self), True)
+    return _fill_drawn(self, drawn, lambda z: z * std + mean if (mean, std) != (0.0, 1.0) else z)
 
 
 def random_(self: Tensor, from_=None, to=None, *, generator=None) -> Tensor:
@@ -373,28 +361,28 @@ def random_(self: Tensor, from_=None, to=None, *, generator=None) -> Tensor:
         kind = self._data.dtype
         to = (1 << (np.finfo(kind).nmant + 1)) + 1 if kind.kind == "f" else (
             2 if kind.kind == "b" else int(np.iinfo(kind).max) + 1)
-    if low >= to:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
-                           f">= to={to}")
-    return _fill(self, _rng(generator).integers(low, to, self._data.shape))
+    return _fill_drawn(self, _integers(generator, low, int(to), self._data.shape,
+                                       self._data.dtype))
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
-    """Fills with 1 with probability ``p`` (a number or a tensor of probabilities), else 0."""
-    probs = p._host() if isinstance(p, Tensor) else p
-    if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
+    """Fills with 1 with probability ``p`` (a number or a tensor of probabilities that
+    broadcasts to ``self``), else 0."""
+    if isinstance(p, Tensor):  # (its values are checked by the kernel)
+        return _fill_drawn(self, _kernel_draw(generator, "philox_bernoulli", p._host(),
+                                              self._data.shape, _drawn_dtype(self)))
+    if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    if not isinstance(p, Tensor):
-        dtype = self._data.dtype if self._data.dtype.kind == "f" else np.dtype(np.float64)
-        return _fill_drawn(self, generator, dtype, False, lambda u: u < p)
-    return _fill(self, _rng(generator).random(self._data.shape) < probs)
+    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self))
+    return _fill_drawn(self, drawn, lambda u: u < p)
 
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     """Fills with samples of the exponential distribution of rate ``lambd``, in place."""
     if not isinstance(lambd, numbers.Real) or lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return _fill(self, _rng(generator).exponential(1.0 / lambd, self._data.shape))
+    return _fill_drawn(self, _kernel_draw(generator, "philox_exponential", self._data.shape,
+                                          _drawn_dtype(self), lambd))
 
 
 class fork_rng:
@@ -471,12 +459,11 @@ def _size(size, keyword):
     return creation._shape(size)
 
 
-def _checked_generator(generator, name: str):
+def _checked_generator(generator, name: str) -> None:
     if generator is not None and not isinstance(generator, Generator):
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"generator={type(generator).__name__}, but expected a "
                         "numgrad.Generator")
-    return _rng(generator)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
@@ -498,13 +485,15 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
                             device)
 
 
-def _integers(rng, low: int, high: int, shape: tuple, np_dtype) -> np.ndarray:
+def _integers(generator, low: int, high: int, shape: tuple, np_dtype) -> np.ndarray:
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     if np_dtype == np.bool_ and (low < 0 or high > 2):
         raise RuntimeError("to - 1 is out of bounds for bool")
-    return rng.integers(low, high, size=shape).astype(np_dtype)
+    if low < -2 ** 63 or high > 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    return _kernel_draw(generator, "philox_integers", shape, low, high, np_dtype)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -513,10 +502,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     ``dtype``."""
     if size is None:
         low, high, size = 0, low, high
-    rng = _checked_generator(generator, "randint")
+    _checked_generator(generator, "randint")
     np_dtype = creation.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
-    creation.graph_break("random numbers (randint)")
-    return creation._finish(_integers(rng, int(low), int(high), creation._shape((size,)),
+    return creation._finish(_integers(generator, int(low), int(high), creation._shape((size,)),
                                       np_dtype), requires_grad, device)
 
 
@@ -540,12 +528,11 @@ def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None,
     ``randint_like(x, high)`` or ``randint_like(x, low, high)``."""
     if high is None:
         low, high = 0, low
-    rng = _checked_generator(generator, "randint_like")
+    _checked_generator(generator, "randint_like")
     dt = dtype or input.dtype
     np_dtype = creation.to_dtype(dt).np
-    creation.graph_break("random numbers (randint_like)")
-    return creation._finish(_integers(rng, int(low), int(high), tuple(input.shape), np_dtype),
-                            requires_grad, device or input.device)
+    return creation._finish(_integers(generator, int(low), int(high), tuple(input.shape),
+                                      np_dtype), requires_grad, device or input.device)
 
 
 __all__ = ["Generator", "normal", "randperm", "bernoulli", "multinomial", "default_generator",

@@ -90,7 +90,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     """Checks second derivatives: gradchecks the function ``(inputs, grad_outputs) -> the
     gradients of func(*inputs)``, computed with ``create_graph=True``."""
     from . import grad
-    from ..creation import randn
+    from ..random import randn
     from ..tensor import Tensor
 
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)

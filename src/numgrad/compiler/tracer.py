@@ -39,8 +39,10 @@ READS = {
 }
 # Those that write into an argument (the index of that argument).
 WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0,
-          "philox_uniform": 0, "philox_normal": 0}  # (a draw advances the generator's state)
-RANDOM = frozenset({"philox_uniform", "philox_normal"})
+          **dict.fromkeys(("philox_uniform", "philox_normal", "philox_integers",
+                           "philox_permutation", "philox_exponential", "philox_bernoulli",
+                           "philox_multinomial"), 0)}  # (a draw advances the generator's state)
+RANDOM = frozenset(name for name in WRITES if name.startswith("philox_"))
 # Those whose result may view their first argument's memory.
 VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
                    "unsqueeze", "view_index", "ascontiguous"})

@@ -1,7 +1,8 @@
 """Parameter initialisation, as ``torch.nn.init``: each function fills a tensor in place (under
-``no_grad``, bumping its version) and returns it. Random values come from numgrad's generator, so
+``no_grad``, bumping its version) and returns it. Random values come from numgrad's Philox
+generator (the default one, or a ``numgrad.Generator`` passed as ``generator``), so
 ``numgrad.manual_seed`` makes them reproducible (they are not PyTorch's numbers: the generators
-differ); a NumPy ``Generator`` may be passed as ``generator`` instead."""
+differ); a NumPy ``Generator`` may be passed as ``generator`` instead, and is drawn from."""
 from __future__ import annotations
 
 import math
@@ -9,7 +10,6 @@ import warnings
 
 import numpy as np
 
-from .. import creation
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
@@ -27,8 +27,23 @@ def _fill(tensor: Tensor, values) -> Tensor:
     return tensor
 
 
-def _generator(generator) -> np.random.Generator:
-    return creation._rng if generator is None else generator
+def _uniform(generator, low: float, high: float, shape) -> np.ndarray:
+    """Float64 values uniform in [low, high) from ``generator``, for fills computed on the host:
+    a NumPy ``Generator``'s own, else (None, a ``numgrad.Generator``) Philox's."""
+    if isinstance(generator, np.random.Generator):
+        return generator.uniform(low, high, shape)
+    from ..random import _philox_draw
+
+    return np.asarray(_philox_draw(generator, tuple(shape), np.float64)) * (high - low) + low
+
+
+def _normal(generator, mean: float, std: float, shape) -> np.ndarray:
+    """Float64 values of N(mean, std²) from ``generator`` (as ``_uniform``)."""
+    if isinstance(generator, np.random.Generator):
+        return generator.normal(mean, std, shape)
+    from ..random import _philox_draw
+
+    return np.asarray(_philox_draw(generator, tuple(shape), np.float64, True)) * std + mean
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
@@ -73,13 +88,21 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    """Fills ``tensor`` with values drawn from U(a, b)."""
-    return _fill(tensor, _generator(generator).uniform(a, b, tensor.shape))
+    """Fills ``tensor`` with values drawn from U(a, b) (as PyTorch: ``tensor.uniform_`` under
+    ``no_grad``, so a compiled function replays it)."""
+    if isinstance(generator, np.random.Generator):
+        return _fill(tensor, generator.uniform(a, b, tensor.shape))
+    with grad_mode.no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fills ``tensor`` with values drawn from N(mean, std²)."""
-    return _fill(tensor, _generator(generator).normal(mean, std, tensor.shape))
+    """Fills ``tensor`` with values drawn from N(mean, std²) (``tensor.normal_`` under
+    ``no_grad``, as ``uniform_``)."""
+    if isinstance(generator, np.random.Generator):
+        return _fill(tensor, generator.normal(mean, std, tensor.shape))
+    with grad_mode.no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -156,7 +179,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flattened = _generator(generator).normal(0.0, 1.0, (rows, cols))
+    flattened = _normal(generator, 0.0, 1.0, (rows, cols))
     if rows < cols:
         flattened = flattened.T
     q, r = np.linalg.qr(flattened)
@@ -201,7 +224,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                       "The distribution of values may be incorrect.", stacklevel=2)
     lo = norm_cdf((a - mean) / std)
     hi = norm_cdf((b - mean) / std)
-    u = _generator(generator).uniform(2 * lo - 1, 2 * hi - 1, tensor.shape)
+    u = _uniform(generator, 2 * lo - 1, 2 * hi - 1, tensor.shape)
     values = _erfinv(u) * (std * math.sqrt(2.0)) + mean
     return _fill(tensor, np.clip(values, a, b))
 

@@ -17,10 +17,11 @@ in both runs of a program, and sets NUMGRAD_PROGRAMS_RUN to say which run it is:
   tensor: ``manual_seed``, ``rand``, ``randn``, ``randint``, ``rand_like``, ``randn_like``,
   ``normal``, ``randperm``, ``Tensor.uniform_``, ``Tensor.normal_``, and ``nn.init.uniform_`` /
   ``nn.init.normal_`` (which ``kaiming_*`` / ``xavier_*`` and the layers' ``reset_parameters`` call,
-  as PyTorch's do). NumPy's generator behind numgrad's other draws is replaced by one that raises,
-  so a draw the bridge does not cover (``bernoulli``, ``multinomial``, ``random_``,
-  ``exponential_``, a ``generator=`` keyword) fails loudly instead of giving
-  other numbers.
+  as PyTorch's do). numgrad's other Philox draws (``bernoulli`` with a tensor, ``multinomial``,
+  ``random_``, ``randint_like``, ``exponential_``) and its NumPy generator are replaced by ones that
+  raise, so a draw the bridge does not cover fails loudly instead of giving other numbers (its
+  uniform and normal draws, which dropout's masks and ``bernoulli_`` with a number use, stay
+  numgrad's own, as they were).
 """
 import os
 import random
@@ -189,6 +190,16 @@ def _install_bridge():
                                f"not route to PyTorch's generator")
 
     creation._rng = _Unbridged()
+    kernel_draw = ng_random._kernel_draw
+
+    def philox_draw(generator, kernel, *args):
+        if kernel not in ("philox_uniform", "philox_normal"):
+            raise RuntimeError(f"tests/programs/_bridge: numgrad drew random numbers with its own "
+                               f"generator ({kernel}), a draw this bridge does not route to "
+                               f"PyTorch's generator")
+        return kernel_draw(generator, kernel, *args)
+
+    ng_random._kernel_draw = philox_draw
 
 
 if _RUN == "numgrad":

@@ -39,8 +39,9 @@ _LAZY_FUNCTIONS = {
     "search_sorted": "indexing_more", "bincount": "indexing_more", "histc": "indexing_more",
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
     "batch_norm_backward": "normalization",
-    "philox_uniform": "philox", "philox_normal": "philox",
 }
+_LAZY_FUNCTIONS.update({f"philox_{n}": "philox" for n in (  # (K.philox_uniform ...)
+    "uniform", "normal", "integers", "permutation", "exponential", "bernoulli", "multinomial")})
 _LAZY_FUNCTIONS.update({f"linalg_{n}": "linalg_more" for n in (  # (K.linalg_det ...)
     "det", "det_backward", "slogdet", "inv", "solve", "cholesky", "eigh", "svd", "qr", "pinv",
     "lstsq")})

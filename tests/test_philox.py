@@ -294,11 +294,6 @@ def test_a_replay_whose_draw_raises_runs_eagerly_with_eagers_error_and_state():
     assert numgrad.get_rng_state().tolist() == after != before.tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="compiler/program.py's _check_raises_before_writes passes "
-                   "over the random kernels (in WRITES and RANDOM), and _RAISING lacks "
-                   "philox_bernoulli and philox_normal: a replay that writes into a tensor it "
-                   "reads and then draws with bad parameters raises after the write, and the "
-                   "eager run after it writes again (the error is eager's; the tensor is not)")
 @pytest.mark.parametrize("draw", ["multinomial", "bernoulli", "normal"])
 def test_a_draw_that_raises_after_a_write_leaves_eagers_tensors(draw):
     draws = {"multinomial": lambda p: numgrad.multinomial(p, 1), "bernoulli": numgrad.bernoulli,

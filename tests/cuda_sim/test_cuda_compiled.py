@@ -153,7 +153,7 @@ def test_a_returned_graph_on_cuda_runs_eagerly():
     np.testing.assert_array_equal(w.grad.cpu().numpy(), x.cpu().numpy())
 
 
-def test_a_value_read_on_cuda_breaks_the_trace():
+def test_a_value_read_on_cuda_runs_eagerly_and_breaks_a_full_graph():
     x, w = _pair()
 
     def step():
@@ -167,9 +167,11 @@ def test_a_value_read_on_cuda_breaks_the_trace():
         warnings.simplefilter("always")
         values = [float(compiled()) for _ in range(2)]
     messages = [str(c.message) for c in caught if issubclass(c.category, RuntimeWarning)]
-    assert len(messages) == 1 and "a copy of a tensor to the host" in messages[0]
+    # (a value read is not a break but needs the re-run path, which records CPU kernels only:
+    # this step, whose result's graph is alive on CUDA, runs eagerly, with one warning)
+    assert len(messages) == 1 and "eagerly" in messages[0]
     assert values == [float(step())] * 2
-    with pytest.raises(numgrad.compiler.GraphBreak, match="a copy of a tensor to the host"):
+    with pytest.raises(numgrad.compiler.GraphBreak, match=r"Tensor.item\(\)"):
         numgrad.compile(step, fullgraph=True)()
 
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from ._dtype import device as _device
 from ._dtype import FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
-from .compiler.traced import active_trace, graph_break
+from . import dispatch
+from .kernels import cpu as _cpu_module
 from .tensor import Tensor
 
 # The default generator's NumPy PCG64 generator (``random._DefaultGenerator`` seeds it; its
@@ -33,16 +34,14 @@ def _place(data: np.ndarray, device):
 
 
 def _cuda_kernels():
-    """The CUDA kernel module; while numgrad.compile traces, the recording one (a trace that has
-    recorded nothing yet moves to CUDA, ``Trace.adopt_cuda``; one computing on the CPU breaks)."""
+    """The CUDA kernel module; while numgrad.compile traces, what its dispatch mode has the ops
+    use (a trace that has recorded nothing yet moves to CUDA; one computing on the CPU
+    breaks)."""
     from . import cuda
 
-    trace = active_trace()
-    if trace is not None:
-        if trace.adopt_cuda():
-            return trace.kernels
-        graph_break("a CUDA tensor made in a step that computes on the CPU", trace)
-    return cuda.kernels()
+    K = cuda.kernels()
+    mode = dispatch.current()
+    return K if mode is None else mode.use(K)
 
 
 _default_device = None  # set_default_device's, or None: the CPU
@@ -63,9 +62,7 @@ def get_default_device() -> _device:
 def _finish(data: np.ndarray, requires_grad: bool, device=None) -> Tensor:
     if device is None:
         device = _default_device
-    trace = active_trace()
-    if trace is not None:  # made from Python data in a compiled function: a constant of it
-        trace.created[id(data)] = data
+    dispatch.note_created(data)  # (in a compiled function: a constant of it)
     t = Tensor._wrap(data if device is None else _place(data, device))
     if requires_grad:
         t.requires_grad_(True)
@@ -192,7 +189,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     another library's CUDA array, which gives a CUDA tensor)."""
     if _is_foreign_cuda(data):
         return _finish(_from_cuda_interface(data, dtype, device, copy=True)._data, requires_grad)
-    if active_trace() is not None and isinstance(data, (Tensor, np.ndarray)):
+    if dispatch.current() is not None and isinstance(data, (Tensor, np.ndarray)):
         traced = _traced_copy(data, dtype, requires_grad)
         if traced is not None:
             return traced
@@ -222,7 +219,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if (isinstance(data, Tensor) and (dtype is None or to_dtype(dtype) is data.dtype)
             and (device is None or _device(device).type == data.device.type)):
         return data
-    if active_trace() is not None and isinstance(data, (Tensor, np.ndarray)):
+    if dispatch.current() is not None and isinstance(data, (Tensor, np.ndarray)):
         traced = _traced_copy(data, dtype, False)
         if traced is not None:
             return traced
@@ -236,14 +233,15 @@ def _traced_copy(data, dtype, requires_grad: bool):
     """``tensor(data)`` in a compiled function: a tensor's data is copied by a recorded kernel;
     a NumPy array made outside the trace cannot be (its values would be frozen into it): a
     break, after which the caller goes on eagerly (None)."""
-    from .compiler.traced import TracedArray
-
     array = data._data if isinstance(data, Tensor) else data
-    if not isinstance(array, TracedArray) and active_trace().known(array) is None:
-        graph_break("a tensor made from a NumPy array inside the compiled function (make it "
+    mode = dispatch.current()
+    if not mode.stands_for(array):
+        mode.graph_break("a tensor made from a NumPy array inside the compiled function (make it "
                     "outside and pass it in as an argument)")
         return None
-    K = active_trace().kernels
+    from .ops.registry import kernels_of
+
+    K = kernels_of(array)
     out = K.copy(array) if dtype is None else K.cast(array, to_dtype(dtype).np)
     t = Tensor._wrap(out)
     if requires_grad:
@@ -256,8 +254,8 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     from_numpy_dtype(ndarray.dtype)
-    if active_trace() is not None:
-        graph_break("from_numpy inside the compiled function (make the tensor outside and pass it "
+    if dispatch.current() is not None:
+        dispatch.graph_break("from_numpy inside the compiled function (make the tensor outside and pass it "
                     "in as an argument)")
     return Tensor._wrap(ndarray)
 
@@ -282,8 +280,9 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
     if device is None:
         device = _default_device
     if device is None or not _is_cuda(device):
-        trace = active_trace()
-        if trace is None or trace.device != "cpu":  # (in a step on CUDA: a constant of it)
+        mode = dispatch.current()
+        K = _cpu_module if mode is None else mode.use(_cpu_module)
+        if K is _cpu_module:  # (no trace, or a step on CUDA: a constant of it)
             if value is None:
                 data = np.empty(shape, np_dtype)
             elif type(value) is int or type(value) is float or type(value) is bool:
@@ -291,11 +290,10 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
                 data.fill(value)  # (np.full's Python layers cost more than the fill: 0.5 us)
             else:
                 data = np.full(shape, value, np_dtype)
-            if device is None and trace is None and (not requires_grad or np_dtype.kind == "f"):
+            if device is None and mode is None and (not requires_grad or np_dtype.kind == "f"):
                 # (``_finish`` inline for the CPU outside a trace: a leaf that may require grad)
                 return Tensor._wrap(data, bool(requires_grad))
         else:  # (numgrad.compile records the fill, so that each replay makes a new array)
-            K = trace.kernels
             data = K.empty(shape, np_dtype) if value is None else K.full(shape, value, np_dtype)
         return _finish(data, requires_grad)
     K = _cuda_kernels()

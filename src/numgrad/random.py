@@ -26,7 +26,7 @@ import numbers
 
 import numpy as np
 
-from . import creation
+from . import creation, dispatch
 from .autograd import grad_mode
 from .tensor import Tensor
 
@@ -181,15 +181,16 @@ def _philox(generator) -> Tensor:
 
 def _kernel_draw(generator, kernel: str, *args) -> np.ndarray:
     """Values drawn by the Philox kernel ``kernel`` (``philox_uniform``, ``philox_integers`` ...
-    of ``kernels/cpu/philox.py``) from ``generator``'s state, called through
-    ``registry.cpu_kernels``: a compiled function's trace records the call, and its replay draws
+    of ``kernels/cpu/philox.py``) from ``generator``'s state, called through the kernels the
+    ops use (``registry.cpu``): a compiled function's trace records the call, and its replay draws
     the next values and advances the state as eager does. Array arguments are host arrays."""
     from .ops import registry
 
-    trace = creation.active_trace()
-    if trace is not None and trace.device != "cpu":  # (its draws are the CPU kernels')
-        creation.graph_break("random numbers for a CPU tensor in a step on CUDA")
-    return getattr(registry.cpu_kernels, kernel)(_philox(generator)._data, *args)
+    K = registry.cpu()
+    if K is registry._cpu_module and dispatch.current() is not None:
+        # (a step on CUDA: its dispatch mode leaves the CPU kernels unrecorded)
+        dispatch.graph_break("random numbers for a CPU tensor in a step on CUDA")
+    return getattr(K, kernel)(_philox(generator)._data, *args)
 
 
 def _philox_draw(generator, shape: tuple, np_dtype, normal: bool = False) -> np.ndarray:

@@ -11,7 +11,7 @@ from . import _dtype
 from ._dtype import CPU, CUDA, from_numpy_dtype
 from ._tensor_str import format_tensor
 from .autograd.node import AccumulateGrad, RemovableHandle
-from .compiler.traced import TracedArray, graph_break, value_read
+from . import dispatch
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -393,15 +393,20 @@ class Tensor:
         """While numgrad.compile traces, the data leaving as an array (``numpy()``, NumPy's
         ``asarray``) is a break: the caller could hold or change it behind the recorded
         program."""
-        if isinstance(self._data, TracedArray):
-            graph_break(what)
+        if dispatch._pushed:
+            mode = dispatch.stands_for(self._data)
+            if mode is not None:
+                mode.graph_break(what)
 
     def _number_read(self, what: str) -> None:
         """While numgrad.compile traces, a value read out as Python numbers (``item()``,
-        ``bool()``, printing) is noted (``traced.value_read``): the call's Python then runs
-        at every call, on the re-run path, which computes what is pending before it reads."""
-        if isinstance(self._data, TracedArray):
-            value_read(what)
+        ``bool()``, printing) is told to the dispatch mode (``numgrad.dispatch``): the call's
+        Python then runs at every call, on the re-run path, which computes what is pending
+        before it reads."""
+        if dispatch._pushed:
+            mode = dispatch.stands_for(self._data)
+            if mode is not None:
+                mode.read(what)
 
     def item(self):
         """The value of a one-element tensor as a Python number."""

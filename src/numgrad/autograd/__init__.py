@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compiler.traced import note_created
+from ..dispatch import note_created
 from ..tensor import Tensor
 from . import engine
 from .anomaly_mode import (  # noqa: F401

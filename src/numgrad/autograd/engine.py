@@ -28,7 +28,7 @@ import threading
 import numpy as np
 
 from .._dtype import torch_name
-from ..compiler.traced import TracedArray, graph_break
+from .. import dispatch
 from ..ops import check_accumulable, registry
 from ..ops._lane import _tensor as _lane_tensor
 from ..ops._lane import plain_binary
@@ -349,7 +349,7 @@ def _run_pre_hooks(node, grad, writes, foreign):
     else:
         hooks = node._pre_hooks
     if hooks or node._retained is not None:  # (their Python runs at each backward)
-        graph_break("a hook or retain_grad() (Python code that runs in the backward)")
+        dispatch.graph_break("a hook or retain_grad() (Python code that runs in the backward)")
     if hooks:
         grad = _private(grad)
         for hook in tuple(hooks.values()):
@@ -415,8 +415,8 @@ def _adoptable(grad, foreign, adopted) -> bool:
     backward by a registered formula or the engine (not ``foreign``), not adopted already
     (``adopted``: ids of the arrays given away in this backward) and not a ``SharedGrad``."""
     data = grad._data
-    if type(data) is TracedArray:  # (while numgrad.compile traces: the array it stands for,
-        if id(data) in foreign:    # so that a replay adopts where eager does, without a copy)
+    if dispatch._pushed and dispatch.stands_for(data):  # (numgrad.compile's array: the array
+        if id(data) in foreign:  # it stands for, so that a replay adopts where eager does)
             return False
         data = data.base
         if type(data) is not np.ndarray or data.shape != grad._data.shape:

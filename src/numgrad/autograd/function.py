@@ -27,7 +27,7 @@ import weakref
 
 import numpy as np
 
-from ..compiler.traced import note_created
+from ..dispatch import note_created
 from . import anomaly_mode, grad_mode
 from .engine import _expandable, _private
 from .node import _FREED, Node, OpNode, SavedTensor

@@ -84,7 +84,7 @@ class _Rerun:
         programs = sum(len(plan.programs) for plan in self.plans)
         start = perf_counter()
         with _TRACING:  # (the registry's kernels are swapped while it runs)
-            result = rerun.run(self.plans, args, kwargs, _install_cpu, may_trace)
+            result = rerun.run(self.plans, args, kwargs, may_trace)
         if result is rerun.STALE:
             return self.STALE
         if choose_faster and self.eager is None and \
@@ -180,7 +180,6 @@ class CompiledFunction:
             audit = watch.audit(tracer._user_code)
             trace, before = tracer.begin(found, device)
             trace.fullgraph = self._fullgraph
-            restore = _install(trace)
             try:
                 with audit:
                     result = self._fn(*args, **kwargs)
@@ -197,11 +196,9 @@ class CompiledFunction:
                             aot_info = (f"its result's backward raises {type(error).__name__} "
                                         "(eager raises it only when backward() is called)")
             except BaseException:
-                restore()
                 tracer.end(trace)
                 _finish(found, None, before)  # (the tensors get their plain arrays back)
                 raise
-            restore()
             tracer.end(trace)
             self.traces += 1
             try:
@@ -298,40 +295,6 @@ def _with_checks(guard, checks):
         return guard(args, kwargs) and all(get() == value for get, value in checks)
 
     return checked
-
-
-def _install(trace):
-    """Makes the trace's recording kernels the registry's module of its device; returns the
-    function that puts the real modules back (also for a trace that moved to CUDA on the way,
-    ``Trace.adopt_cuda``)."""
-    from ..ops import registry
-
-    cpu = registry.cpu_kernels
-    if trace.device == "cpu":
-        registry.cpu_kernels = trace.kernels
-    else:
-        registry._cuda_kernels = trace.kernels
-
-    def restore():
-        registry.cpu_kernels = cpu
-        if trace.device == "cuda":
-            registry._cuda_kernels = trace.kernels._module
-
-    return restore
-
-
-def _install_cpu(kernels):
-    """Makes ``kernels`` the registry's CPU kernels; returns the function that puts the real
-    ones back."""
-    from ..ops import registry
-
-    cpu = registry.cpu_kernels
-    registry.cpu_kernels = kernels
-
-    def restore():
-        registry.cpu_kernels = cpu
-
-    return restore
 
 
 def _finish(found, result, before):

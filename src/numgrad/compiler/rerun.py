@@ -34,7 +34,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import lower
-from .traced import TracedArray, set_trace
+from .. import dispatch
+from .traced import TracedArray
 from .tracer import READS, STRUCTURAL, VIEWS, TracingKernels, _address, _plain_deep
 
 PROGRAMS = 4  # fused programs kept per function (one per start and set of referenced results)
@@ -192,9 +193,10 @@ def _lazy_call(lazy, name: str, function):
 _MISMATCH = object()
 
 
-class Lazy:
-    """One call on the re-run path: it stands where a trace stands (``traced.active_trace``),
-    so numgrad's own code takes the traced paths it took while tracing."""
+class Lazy(dispatch.Mode):
+    """One call on the re-run path, a dispatch mode (``numgrad.dispatch``) while it runs: it
+    stands where its trace stood, so numgrad's own code takes the paths it took while tracing,
+    and the CPU ops of its thread get its recording kernels."""
 
     fullgraph = False
     broken = None
@@ -301,6 +303,21 @@ class Lazy:
     def read(self, what: str) -> None:
         """A value is about to be read (``traced.value_read``): every pending call runs now."""
         self.stop()
+
+    def graph_break(self, what: str) -> None:
+        """Something its trace did not have (a hook, the data leaving as an array): every
+        pending call runs now, and the call goes on (a later call unlike the trace's leaves
+        it)."""
+        self.stop()
+
+    def use(self, module):
+        return self.kernels if module is self.module or module is self.kernels else module
+
+    def note_created(self, array) -> None:
+        self.created[id(array)] = array
+
+    def stands_for(self, array) -> bool:
+        return type(array) is TracedArray and array._trace is self
 
     def stop(self, error=None) -> None:
         """A value is about to be read (or something the trace did not have happens): every
@@ -666,11 +683,10 @@ STALE = object()  # (``run``'s answer where the call should trace again instead)
 MISSES = 2  # calls in a row that leave a plan's trace before the function is traced again
 
 
-def run(plans: list, args, kwargs, install, may_trace: bool = False):
+def run(plans: list, args, kwargs, may_trace: bool = False):
     """One call of the function on the re-run path, by the first of ``plans`` whose inputs the
-    call has (``install``: the compiler's, which makes the given kernels the registry's and
-    returns the undoing function). With ``may_trace``, STALE (nothing run) where no plan takes
-    the call or the one that does has left its trace in the last ``MISSES`` calls."""
+    call has. With ``may_trace``, STALE (nothing run) where no plan takes the call or the one
+    that does has left its trace in the last ``MISSES`` calls."""
     from ..kernels import cpu as module
 
     for plan in plans:
@@ -685,8 +701,7 @@ def run(plans: list, args, kwargs, install, may_trace: bool = False):
     if may_trace and plan.misses >= MISSES:
         lazy.unbind()
         return STALE
-    restore = install(lazy.kernels)
-    set_trace(lazy)
+    lazy.__enter__()
     result = None
     try:
         try:
@@ -697,8 +712,7 @@ def run(plans: list, args, kwargs, install, may_trace: bool = False):
             raise
         lazy.finish()
     finally:
-        set_trace(None)
-        restore()
+        lazy.__exit__()
         lazy.unbind(result)
         plan.counts[lazy.outcome] += 1
         plan.misses = plan.misses + 1 if lazy.outcome == "eager" else 0

@@ -14,52 +14,33 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 
 import numpy as np
 
-_state = threading.local()  # .trace: the trace recording in this thread, if any
-# How many threads have a trace begun and not ended (``tracer.begin``/``end``, under ``_lock``):
-# while none has, ``active_trace`` answers without the thread-local lookup, on every op.
-_tracing = 0
-_lock = threading.Lock()
-
+from .. import dispatch
 
 def active_trace():
-    """The trace recording in this thread, or None (also once it has stopped at a break)."""
-    if not _tracing:
-        return None
-    trace = getattr(_state, "trace", None)
-    return trace if trace is not None and trace.active else None
-
-
-def set_trace(trace) -> None:
-    """Makes ``trace`` (None: none) this thread's trace, keeping ``_tracing``'s count."""
-    global _tracing
-    with _lock:
-        _tracing += (trace is not None) - (getattr(_state, "trace", None) is not None)
-        _state.trace = trace
-
-
-def note_created(array) -> None:
-    """``array`` was just made by numgrad from Python data (a fill, a seed gradient): if a trace
-    is recording, a constant of it (not a tensor read from outside)."""
-    trace = active_trace()
-    if trace is not None:
-        trace.created[id(array)] = array
+    """The trace (or re-run call, ``rerun.Lazy``) recording in this thread, or None (also once
+    it has stopped at a break): the active dispatch mode (``numgrad.dispatch``)."""
+    return dispatch.current()
 
 
 def graph_break(what: str, trace=None) -> None:
     """Something the trace cannot hold happens now: with ``fullgraph`` the error is raised here;
     otherwise the trace stops recording (the function goes on running eagerly, so its results
     and effects are eager's) and the break is reported when the call ends."""
-    trace = trace if trace is not None else active_trace()
-    if trace is None or not trace.active:
-        return
-    error = GraphBreak(what)
-    if trace.fullgraph:
-        raise error
-    trace.stop(error)
+    trace = trace if trace is not None else dispatch.current()
+    if trace is not None and trace.active:
+        trace.graph_break(what)
+
+
+def value_read(what: str, trace=None) -> None:
+    """A value is read out of a traced tensor (``.item()``, printing, NumPy computing on its
+    data): a trace notes it (its calls then need their Python at every call: the re-run path)
+    and goes on recording; a re-run call (``rerun.Lazy``) first computes what is pending."""
+    trace = trace if trace is not None else dispatch.current()
+    if trace is not None and trace.active:
+        trace.read(what)
 
 
 class GraphBreak(RuntimeError):

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..kernels import cpu as cpu_kernels
 from . import soundness
-from .traced import GraphBreak, TracedArray, graph_break, plain, set_trace
+from .. import dispatch
+from .traced import GraphBreak, TracedArray, graph_break, plain
 
 # Kernel functions that only describe their arguments: called directly, not recorded.
 STRUCTURAL = frozenset({"is_contiguous", "is_writeable", "may_share_memory", "address",
@@ -68,9 +69,11 @@ class Value:
         return f"v{self.index}<{self.kind}>"
 
 
-class Trace:
+class Trace(dispatch.Mode):
     """The values and nodes recorded while the function ran once, on one device's kernels
-    (``device``: "cpu", or "cuda" for a step whose tensors are all on the GPU)."""
+    (``device``: "cpu", or "cuda" for a step whose tensors are all on the GPU). It is a dispatch
+    mode (``numgrad.dispatch``) while it records: the ops of its thread get its recording
+    kernels."""
 
     def __init__(self, device: str = "cpu"):
         self.values: list[Value] = []
@@ -87,6 +90,31 @@ class Trace:
         self.device = device
         self.kernels = TracingKernels(self, _module_of(device))
         self.generator_arrays: set = set()
+
+    # ------------------------------------------------------------------ the mode
+    def use(self, module):
+        """The recording kernels for its device's module; a CUDA module asked for by a trace on
+        the CPU that has recorded nothing yet makes it a CUDA trace (``adopt_cuda``), else it
+        breaks; other modules pass (a CUDA step's generator state is a CPU tensor)."""
+        if module is self.kernels._module or module is self.kernels:
+            return self.kernels
+        if self.device == "cpu" and module is not cpu_kernels:
+            if self.adopt_cuda():
+                return self.kernels
+            graph_break("a CUDA tensor made in a step that computes on the CPU", self)
+        return module
+
+    def note_created(self, array) -> None:
+        self.created[id(array)] = array
+
+    def graph_break(self, what: str) -> None:
+        error = GraphBreak(what)
+        if self.fullgraph:
+            raise error
+        self.stop(error)
+
+    def stands_for(self, array) -> bool:
+        return self.known(array) is not None
 
     def read(self, what: str) -> None:
         """A value is read from a traced tensor (``traced.value_read``): the trace goes on (its
@@ -134,12 +162,8 @@ class Trace:
         if self.nodes or not self.active or any(id(v.array) not in mine for v in self.values) \
                 or any(k not in mine for k in self.external):
             return False
-        from ..ops import registry
-
         self.device = "cuda"
         self.kernels = TracingKernels(self, _module_of("cuda"))
-        registry.cpu_kernels = cpu_kernels
-        registry._cuda_kernels = self.kernels
         return True
 
     def device_input(self, array, source) -> None:
@@ -711,7 +735,7 @@ def begin(found: dict, device: str = "cpu"):
         if id(t) in found["generators"]:
             trace.generator_arrays.add(id(plain(t._data)))
         _wrap_tensor(trace, t)
-    set_trace(trace)
+    trace.__enter__()  # (the ops of this thread get its recording kernels)
     return trace, before
 
 
@@ -810,7 +834,7 @@ def _wrap_tensor(trace: Trace, t) -> None:
 
 def end(trace: Trace) -> None:
     trace.active = False
-    set_trace(None)
+    trace.__exit__()
 
 
 def untrace(t, start=None) -> None:

@@ -16,10 +16,10 @@ same kernel on the same arrays, so the result has the same bits, and its node is
 saved values and params): ``tests/test_lane.py`` compares the two field by field. The lane
 serves only:
 
-- float arrays that are plain NumPy arrays: not a CUDA array, not a ``TracedArray`` (a
-  trace records the kernels through ``registry.cpu_kernels``, which the lane would bypass), and
-  only while ``registry.cpu_kernels`` is the CPU module and no CUDA kernels are loaded (a node
-  then carries its inputs' devices);
+- float arrays that are plain NumPy arrays: not a CUDA array, not a ``TracedArray``, and only
+  while no dispatch mode is pushed (``numgrad.dispatch``: a trace records the kernels that
+  ``registry.apply`` hands out, which the lane would bypass) and no CUDA kernels are loaded (a
+  node then carries its inputs' devices);
 - C-contiguous arrays under the size at which kernels go multi-threaded;
 - anomaly mode off (it records the forward stack on every node), and no profile block open
   (``autograd.profiler`` times the ops' forward methods, which the lane does not call).
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dispatch
 from ..autograd import anomaly_mode, grad_mode
 from ..autograd.node import SavedTensor
 from ..kernels import cpu as cpu_kernels
@@ -111,7 +112,7 @@ def _kernels_of(data, code: int, unary: bool):
     dt = data.dtype
     if type(data) is not _ndarray or (dt is not _F64 and dt is not _F32) or \
             not data.flags.c_contiguous or data.size >= PARALLEL_THRESHOLD or \
-            registry.cpu_kernels is not cpu_kernels or registry._cuda_kernels is not None or \
+            dispatch._pushed or registry._cuda_kernels is not None or \
             _anomaly.enabled or closed:
         return None
     hit = _RECENT.get(code)  # (op ids are distinct across families: the id names the op)
@@ -251,7 +252,7 @@ def reduce_all(op, input: Tensor, mean: bool):
 def _open() -> bool:
     """Whether nothing needs every op to go through ``registry.apply`` now: no trace, CUDA,
     anomaly mode or profile block (``_kernels_of`` tests the same, inline)."""
-    return registry.cpu_kernels is cpu_kernels and registry._cuda_kernels is None and \
+    return not dispatch._pushed and registry._cuda_kernels is None and \
         not _anomaly.enabled and not closed
 
 

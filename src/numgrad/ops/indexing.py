@@ -42,7 +42,7 @@ from numpy.lib.stride_tricks import as_strided
 from ..autograd import grad_mode
 from .._dtype import torch_name
 from ..tensor import Tensor
-from ..compiler.traced import note_created
+from ..dispatch import note_created
 from ..creation import check_scalar
 from ..kernels.cpu.indexing import check_bounds, check_index
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register

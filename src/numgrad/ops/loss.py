@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import grad_mode
-from ..compiler.traced import note_created
+from ..dispatch import note_created
 from .._dtype import torch_name
 from ..tensor import Tensor
 

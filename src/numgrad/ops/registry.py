@@ -12,9 +12,10 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .. import dispatch
 from ..autograd import anomaly_mode, grad_mode
 from ..autograd.node import OpNode, SavedTensor
-from ..kernels import cpu as cpu_kernels
+from ..kernels import cpu as _cpu_module
 from ..tensor import Tensor
 
 
@@ -94,16 +95,40 @@ def enable_device_dispatch(cuda_kernels) -> None:
     _cuda_kernels = cuda_kernels
 
 
+def _moded(K):
+    """``K``, or what the active dispatch mode (``numgrad.dispatch``: numgrad.compile's trace)
+    has the ops use instead."""
+    mode = dispatch.current()
+    return K if mode is None else mode.use(K)
+
+
+def cpu():
+    """The CPU kernel module the ops of this thread use now."""
+    return _moded(_cpu_module) if dispatch._pushed else _cpu_module
+
+
+def __getattr__(name):
+    if name == "cpu_kernels":  # (``registry.cpu_kernels``: the CPU module the ops use now)
+        return cpu()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def kernels_of(array):
     """The kernel module of the device that holds ``array`` (a NumPy or a device array)."""
-    return cpu_kernels if isinstance(array, np.ndarray) else _cuda_kernels
+    K = _cpu_module if isinstance(array, np.ndarray) else _cuda_kernels
+    return _moded(K) if dispatch._pushed else K
 
 
 def kernels_for(inputs, op: type[Op] | None = None):
     """The kernel module of the device of ``inputs`` (tensors and constants): PyTorch's error
     for tensors on two devices, and a NotImplementedError for an op not yet ported to CUDA."""
+    K = _device_kernels(inputs, op)
+    return _moded(K) if dispatch._pushed else K
+
+
+def _device_kernels(inputs, op):
     if _cuda_kernels is None:
-        return cpu_kernels
+        return _cpu_module
     on_cuda = on_cpu = False
     for t in inputs:
         if isinstance(t, Tensor):
@@ -112,7 +137,7 @@ def kernels_for(inputs, op: type[Op] | None = None):
             else:
                 on_cuda = True
     if not on_cuda:
-        return cpu_kernels
+        return _cpu_module
     if on_cpu:
         raise RuntimeError(
             "Expected all tensors to be on the same device, but found at least two devices, "
@@ -127,7 +152,8 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     """Runs ``op`` on ``arrays`` (the data of ``inputs``, already promoted) with the kernels of
     their device and, if grad mode is on and an input requires grad, records a node. ``inputs``
     may hold non-tensor constants."""
-    K = cpu_kernels if _cuda_kernels is None else kernels_for(inputs, op)
+    K = _cpu_module if _cuda_kernels is None and not dispatch._pushed else \
+        kernels_for(inputs, op)
     out = op.forward(K, *arrays, **params)
     if _grad.enabled and op.differentiable:
         for t in inputs:

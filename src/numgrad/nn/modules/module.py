@@ -136,7 +136,7 @@ class Module:
     def _call_with_hooks(self, compiled, args, kwargs):
         """A call with forward hooks, as PyTorch's ``_call_impl`` runs them. (Their Python runs
         at every call: inside ``numgrad.compile`` they end the trace.)"""
-        from ...compiler.traced import graph_break
+        from ...dispatch import graph_break
 
         d = self.__dict__
         pre, post = d.get("_forward_pre_hooks") or {}, d.get("_forward_hooks") or {}

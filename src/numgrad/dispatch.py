@@ -1,0 +1,106 @@
+"""Dispatch modes: what may stand between numgrad's ops and the kernels, per thread.
+
+Eager numgrad computes every array through a device's kernel module (``kernels/interface.py``):
+``registry.apply`` hands each op the module of its inputs' device. A *mode* pushed on a thread's
+stack (``with mode:``) takes part in that for the ops that thread runs, as PyTorch's
+``TorchDispatchMode`` does for its dispatcher:
+
+- ``use(module)`` gives the kernel module the ops use instead of a device's ``module``
+  (``numgrad.compile``'s recording kernels, which record each call or defer it);
+- the eager core tells the mode what it cannot see through the kernels: an array made from
+  Python data (``note_created``), a value about to be read out as Python numbers (``read``), and
+  something a recorded program cannot hold (``graph_break``); ``stands_for`` says whether an
+  array is one of the mode's (a traced or a pending array, not plain data).
+
+The innermost mode is the one that answers (modes do not nest into each other: numgrad.compile
+runs a compiled function called from a traced one as part of it). With no mode pushed on any
+thread, which is the common case, ``current()`` is one global read: eager's hot path pays
+nothing more. This module imports nothing from numgrad: the core (tensors, ops, the engine)
+reaches the compiler only through it.
+"""
+from __future__ import annotations
+
+import threading
+
+__all__ = ["Mode", "current", "note_created", "graph_break", "stands_for"]
+
+_local = threading.local()  # .stack: this thread's modes, innermost last
+_pushed = 0  # modes pushed on all threads together (under ``_lock``)
+_lock = threading.Lock()
+
+
+class Mode:
+    """A dispatch mode that changes nothing; subclasses override what they take part in. A mode
+    is active while it is on its thread's stack and its ``active`` is true (a trace that
+    stopped at a break stays pushed until its call ends, but no longer records)."""
+
+    active = True
+
+    def use(self, module):
+        """The kernel module the ops of this thread use instead of ``module`` (a device's)."""
+        return module
+
+    def note_created(self, array) -> None:
+        """``array`` was just made by numgrad from Python data (a fill, a seed gradient)."""
+
+    def read(self, what: str) -> None:
+        """A value is about to be read out of a tensor of this mode's as Python numbers."""
+
+    def graph_break(self, what: str) -> None:
+        """Something happens that a recorded program cannot hold (``what`` says which)."""
+
+    def stands_for(self, array) -> bool:
+        """Whether ``array`` is one of this mode's arrays (not plain data)."""
+        return False
+
+    def __enter__(self):
+        global _pushed
+        stack = getattr(_local, "stack", None)
+        if stack is None:
+            stack = _local.stack = []
+        with _lock:
+            stack.append(self)
+            _pushed += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _pushed
+        stack = _local.stack
+        with _lock:
+            stack.remove(self)
+            _pushed -= 1
+
+
+def current() -> Mode | None:
+    """This thread's innermost active mode, or None."""
+    if not _pushed:
+        return None
+    stack = getattr(_local, "stack", None)
+    if stack:
+        mode = stack[-1]
+        if mode.active:
+            return mode
+    return None
+
+
+def note_created(array) -> None:
+    """``array`` was just made by numgrad from Python data: the active mode is told (a trace
+    takes it as a constant of its program, not as a tensor read from outside)."""
+    mode = current()
+    if mode is not None:
+        mode.note_created(array)
+
+
+def graph_break(what: str) -> None:
+    """Something a recorded program cannot hold happens now (a hook runs, the data leaves as an
+    array): the active mode is told."""
+    mode = current()
+    if mode is not None:
+        mode.graph_break(what)
+
+
+def stands_for(array):
+    """The active mode if ``array`` is one of its arrays (a traced or a pending one), else
+    None."""
+    mode = current()
+    return mode if mode is not None and mode.stands_for(array) else None

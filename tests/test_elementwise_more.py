@@ -240,3 +240,40 @@ def test_rounding_division_gradient_is_zero_and_floor_divide_has_none():
         assert y.requires_grad and y.grad_fn.name() == "torch::autograd::NotImplemented"
         assert type(m.floor_divide(x, 2).grad_fn).__name__ == "NotImplemented"
     _same_error(lambda m: (m.tensor([1.0, 2.0], requires_grad=True) // 2).sum().backward())
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.addcmul(m.ones(3, dtype=m.int64), m.ones(3, dtype=m.int64),
+                        m.full((3,), 4, dtype=m.int64), value=2),
+    lambda m: m.addcmul(m.ones(3, dtype=m.int64), m.ones(3, dtype=m.int64),
+                        m.ones(3, dtype=m.int64), value=0.5),  # (the value made an integer)
+    lambda m: m.addcmul(m.ones(3, dtype=m.int64), m.tensor([1.5, 2, 3]), m.ones(3)),
+    lambda m: m.addcmul(m.ones(3), m.ones(3, dtype=m.float64), m.ones(3), value=3),
+    lambda m: m.addcdiv(m.zeros(2, 1), m.tensor([1.0, 2.0]), m.tensor([[4.0], [8.0]])),
+    lambda m: m.addcdiv(m.ones(3, dtype=m.int64), m.tensor([1.0, 2, 3]),
+                        m.full((3,), 2, dtype=m.int64), value=3),
+    lambda m: m.tensor(1.0).addcmul(m.tensor([2.0]), m.tensor(3.0)),
+])
+def test_addcmul_addcdiv_dtypes_and_values_match_pytorch(case):
+    o, t = case(numgrad), case(torch)
+    assert o.dtype.name == str(t.dtype).split(".")[1]
+    np.testing.assert_allclose(o.numpy(), t.numpy())
+
+
+def test_addcmul_addcdiv_in_place_and_errors_match_pytorch():
+    def step(m):  # (Adam's second moment, then its update)
+        v = m.tensor([1.0, 2.0])
+        g = m.tensor([3.0, -1.0])
+        assert v.mul_(0.9).addcmul_(g, g, value=0.1) is v
+        return v.addcdiv_(g, m.tensor([2.0, 4.0]), value=-1)
+
+    np.testing.assert_allclose(step(numgrad).numpy(), step(torch).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(step(numgrad).numpy(), [0.3, 2.15], rtol=1e-6)
+    _same_error(lambda m: m.addcdiv(m.ones(2), m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)))
+    _same_error(lambda m: m.ones(3).addcmul_(m.ones(2, 3), m.ones(3)))
+    _same_error(lambda m: m.addcmul(m.ones(3), m.ones(2), m.ones(3)))
+    for m in (numgrad, torch):
+        x = m.ones(2, requires_grad=True)
+        assert type(m.addcmul(x, x, x).grad_fn).__name__ == "AddcmulBackward0"
+        y = x * 1
+        assert type(y.addcdiv_(x, x).grad_fn).__name__ == "AddcdivBackward0"

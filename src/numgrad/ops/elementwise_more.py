@@ -857,6 +857,109 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     return apply(Lerp, (input, end), (a, b), weight=float(weight))
 
 
+# ------------------------------------------------------------------ addcmul, addcdiv
+_ADDC_SHAPES = ((3, 4), (3, 4), (3, 4))
+_ADDC_BROADCAST = ((4,), (3, 1), (3, 4))
+
+
+def _addc_forward(K, code, a, b, c, value):
+    """``a + (value * b) ⊙ c`` (``⊙``: ``code``, MUL or DIV), PyTorch's order of rounding."""
+    scaled = K.binary(K.MUL, b, value) if value != 1 else b
+    return K.binary(K.ADD, a, K.binary(code, scaled, c))
+
+
+def _addc_saved(ctx):
+    """``tensor1``, ``tensor2`` (each saved where the other's gradient needs it), ``value`` as a
+    Python number, and whether ``tensor1`` and ``tensor2`` need gradients."""
+    b, c = ctx.saved_tensors
+    return b, c, ctx.params["value"].item(), *ctx.needs_input_grad[1:]
+
+
+@register
+class Addcmul(Op):
+    """``input + value * tensor1 * tensor2`` (the optimisers' update)."""
+
+    name, node = "addcmul", "AddcmulBackward0"
+    on_cuda = True
+    save_inputs = (1, 2)
+    save_only_for = {1: 2, 2: 1}
+    samples = (Sample(lambda m, a, b, c: m.addcmul(a, b, c, value=0.5), _ADDC_SHAPES),
+               Sample(lambda m, a, b, c: a.addcmul(b, c), _ADDC_BROADCAST))
+
+    @staticmethod
+    def forward(K, a, b, c, *, value):
+        return _addc_forward(K, K.MUL, a, b, c, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, c, value, need_b, need_c = _addc_saved(ctx)
+        return (grad, (grad * (c * value) if need_b else None),
+                (grad * (b * value) if need_c else None))
+
+
+@register
+class Addcdiv(Op):
+    """``input + value * tensor1 / tensor2``."""
+
+    name, node = "addcdiv", "AddcdivBackward0"
+    on_cuda = True
+    save_inputs = (1, 2)
+    save_only_for = {1: 2}
+    samples = (Sample(lambda m, a, b, c: m.addcdiv(a, b, c.abs() + 0.5, value=-2), _ADDC_SHAPES),
+               Sample(lambda m, a, b, c: a.addcdiv(b, c.abs() + 0.5), _ADDC_BROADCAST))
+
+    @staticmethod
+    def forward(K, a, b, c, *, value):
+        return _addc_forward(K, K.DIV, a, b, c, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, c, value, need_b, need_c = _addc_saved(ctx)
+        return (grad, (grad * (value / c) if need_b else None),
+                (-grad * (value * b / (c * c)) if need_c else None))
+
+
+_ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+    "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
+    "dtypes."
+)
+
+
+def _addc(op, name: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value):
+    """The three tensors broadcast and promoted together, ``value`` a number of their dtype."""
+    operands = (input, tensor1, tensor2)
+    for pos, (which, t) in enumerate(zip(("input", "tensor1", "tensor2"), operands), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{which}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    broadcast_shapes(broadcast_shapes(input._data.shape, tensor1._data.shape),
+                     tensor2._data.shape)
+    dt = result_type([t.dtype for t in operands if t._data.ndim],
+                     [t.dtype for t in operands if not t._data.ndim], ())
+    if isinstance(value, Tensor):
+        value = value.item()
+    number = dt.np.type(value)
+    return apply(op, operands, tuple(_as(t, dt.np) for t in operands), value=number)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2``, broadcast together."""
+    return _addc(Addcmul, "addcmul", input, tensor1, tensor2, value)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2``, broadcast together; integer ``tensor1`` and
+    ``tensor2`` are refused, as PyTorch refuses them."""
+    if (isinstance(tensor1, Tensor) and isinstance(tensor2, Tensor)
+            and tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu"):
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    return _addc(Addcdiv, "addcdiv", input, tensor1, tensor2, value)
+
+
 def _dtype_name(t: Tensor) -> str:
     """PyTorch's C++ name of a dtype in lerp's message ("double", "long int")."""
     return {"float64": "double", "float32": "float", "int64": "long int", "int32": "int",
@@ -867,6 +970,6 @@ __all__ = ["arctan2", "atan2", "erf", "erfc", "floor_divide", "logaddexp", "loga
 __all__ += ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
             "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "trunc",
             "fix", "frac", "sinc", "deg2rad", "rad2deg", "square", "fmod", "remainder", "hypot",
-            "xlogy", "lerp"]
+            "xlogy", "lerp", "addcmul", "addcdiv"]
 METHODS = ("atan2", "arctan2", "logaddexp", "logaddexp2", "erf", "erfc", "floor_divide")
 METHODS += tuple(__all__[7:])

@@ -373,7 +373,7 @@ _UNARY_FORMS = ("abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "
 _MORE_FORMS = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
                "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2",
                "trunc", "fix", "frac", "sinc", "deg2rad", "rad2deg", "square", "hypot", "xlogy",
-               "lerp", "atan2", "arctan2", "erf", "erfc")
+               "lerp", "atan2", "arctan2", "erf", "erfc", "addcmul", "addcdiv")
 for _name in _MORE_FORMS:
     globals()[_name + "_"] = _inplace_form(_name)
 

@@ -309,3 +309,93 @@ def test_set_num_threads_refuses_as_pytorch(value):
 
     ours, theirs = _both(run)
     assert ours == theirs
+
+
+# ------------------------------------------------------------------ Tensor methods people reach for
+_VIEWS = {
+    "contiguous": lambda x: x, "transposed": lambda x: x.t(), "row": lambda x: x[1],
+    "column slice": lambda x: x[:, 1:3], "new dims": lambda x: x.unsqueeze(0)[:, :, None],
+    "new dim of a transpose": lambda x: x.t()[:, None], "expanded": lambda x: x.expand(2, 3, 4),
+    "every other": lambda x: x[::2, 1:], "empty": lambda x: x[:, :0], "0-d": lambda x: x[1, 2],
+}
+
+
+@pytest.mark.parametrize("make", list(_VIEWS.values()), ids=list(_VIEWS))
+def test_stride_storage_offset_and_sizes_match_pytorch(make):
+    ours = make(numgrad.arange(12.0).view(3, 4))
+    theirs = make(torch.arange(12.0).view(3, 4))
+    assert ours.stride() == theirs.stride()
+    for d in range(-ours.dim(), ours.dim()):
+        assert ours.stride(d) == theirs.stride(d)
+    assert ours.storage_offset() == theirs.storage_offset()
+    assert (ours.nelement(), ours.nbytes, ours.itemsize, ours.element_size()) == (
+        theirs.nelement(), theirs.nbytes, theirs.itemsize, theirs.element_size())
+
+
+def test_stride_of_fresh_empty_tensors_and_a_bad_dim_match_pytorch():
+    for shape in [(0, 3), (2, 0, 3), (0,)]:
+        assert numgrad.zeros(shape).stride() == torch.zeros(shape).stride()
+    with pytest.raises(IndexError) as theirs:
+        torch.zeros(2, 3).stride(2)
+    with pytest.raises(IndexError) as ours:
+        numgrad.zeros(2, 3).stride(2)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_data_ptr_says_which_tensors_share_memory():
+    x = numgrad.arange(6.0)
+    assert x.view(2, 3).data_ptr() == x.data_ptr() == x.detach().data_ptr()
+    assert x[2:].data_ptr() == x.data_ptr() + 2 * x.element_size()
+    assert x.clone().data_ptr() != x.data_ptr()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.new_zeros(2, 3), lambda m, x: x.new_zeros((2,)),
+    lambda m, x: x.new_zeros(m.Size([1, 2])), lambda m, x: x.new_ones([2], dtype=m.int64),
+    lambda m, x: x.new_full((2,), 7), lambda m, x: x.new_full((2,), True),
+    lambda m, x: x.long().new_full((2,), 2.5), lambda m, x: x.new_empty(0, 2),
+    lambda m, x: x.new_tensor([1, 2]), lambda m, x: x.new_tensor(3.0),
+    lambda m, x: x.long().new_tensor([1.5, -2.5]), lambda m, x: x.new_tensor([[1, 2]], dtype=m.int32),
+    lambda m, x: x.new_zeros(2, requires_grad=True), lambda m, x: x.new_ones(1, 2).requires_grad,
+])
+def test_new_creation_methods_take_the_tensors_dtype_as_pytorch(call):
+    ours = call(numgrad, numgrad.ones(2, 3, dtype=numgrad.float64, requires_grad=True))
+    theirs = call(torch, torch.ones(2, 3, dtype=torch.float64, requires_grad=True))
+    if isinstance(theirs, bool):
+        assert ours == theirs
+        return
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.requires_grad == theirs.requires_grad
+    if theirs.numel():  # (new_empty: none, so nothing uninitialised is compared)
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+
+
+def test_new_tensor_from_a_tensor_copies_and_warns_as_pytorch():
+    for m in (numgrad, torch):
+        x = m.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match=r"sourceTensor\.detach\(\)\.clone\(\)"):
+            y = x.new_tensor(x * 2)
+        assert not y.requires_grad and y.grad_fn is None
+        y.add_(1)
+        assert x.tolist() == [1.0, 1.0] and y.tolist() == [3.0, 3.0]
+
+
+def test_view_as_reshape_as_type_as_and_bool_match_pytorch():
+    for m in (numgrad, torch):
+        x = m.arange(6.0, requires_grad=True)
+        v = x.view_as(m.zeros(2, 3))
+        assert type(v.grad_fn).__name__ == "ViewBackward0" and v._base is x
+        r = x.view(2, 3).t().reshape_as(m.zeros(6))
+        assert type(r.grad_fn).__name__ == "UnsafeViewBackward0"
+        d = x.type_as(m.zeros(1, dtype=m.float64))
+        assert d.dtype == m.float64 and type(d.grad_fn).__name__ == "ToCopyBackward0"
+        assert x.type_as(m.zeros(1)) is x
+        assert x.long().type_as(x).dtype == m.float32
+        b = m.tensor([0.0, -0.5, 2.0]).bool()
+        assert b.dtype == m.bool and b.tolist() == [False, True, True]
+    with pytest.raises(RuntimeError) as theirs:
+        torch.zeros(6).view_as(torch.zeros(4))
+    with pytest.raises(RuntimeError) as ours:
+        numgrad.zeros(6).view_as(numgrad.zeros(4))
+    assert str(ours.value) == str(theirs.value)

@@ -89,6 +89,10 @@ def _bind_methods() -> None:
         setattr(T, name, fn)
     for name in random.METHODS:
         setattr(T, name, getattr(random, name))
+    from . import creation
+
+    for name in creation.METHODS:  # (new_zeros, new_tensor ...)
+        setattr(T, name, getattr(creation, name))
     T.__add__ = T.__radd__ = ops.add
     T.__sub__ = ops.sub
     T.__rsub__ = ops.rsub
@@ -116,9 +120,10 @@ def _bind_methods() -> None:
     T.double = lambda self: self.to(float64)
     T.long = lambda self: self.to(int64)
     T.int = lambda self: self.to(int32)
+    T.bool = lambda self: self.to(bool)
     T.cpu = lambda self: self.to("cpu")
     T.cuda = lambda self, *a, **k: self.to("cuda")
-    for name in ("float", "double", "long", "int", "cpu", "cuda"):
+    for name in ("float", "double", "long", "int", "bool", "cpu", "cuda"):
         getattr(T, name).__name__ = name
 
 

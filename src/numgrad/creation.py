@@ -415,6 +415,58 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_gr
                 requires_grad=requires_grad)
 
 
+# ``x.new_zeros(...)`` and its kin: a new tensor with ``x``'s dtype and device unless given.
+def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``zeros`` with this tensor's dtype and device by default."""
+    return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                 requires_grad=requires_grad)
+
+
+def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``ones`` with this tensor's dtype and device by default."""
+    return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``empty`` with this tensor's dtype and device by default."""
+    return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+                 requires_grad=requires_grad)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``full`` with this tensor's dtype and device by default (a float value is truncated into
+    an integer dtype, as PyTorch does)."""
+    dtype = to_dtype(dtype or self.dtype)
+    if dtype.np.kind in "iu" and isinstance(fill_value, float):
+        check_scalar(fill_value, dtype.np)
+        fill_value = int(fill_value)
+    return full(size, fill_value, dtype=dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+_NEW_TENSOR_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than "
+    "tensor.new_tensor(sourceTensor)."
+)
+
+
+def new_tensor(self: Tensor, data, *, dtype=None, device=None,
+               requires_grad: bool = False) -> Tensor:
+    """``tensor(data)`` (a copy, no history) with this tensor's dtype and device by default."""
+    if isinstance(data, Tensor):
+        import warnings
+
+        warnings.warn(_NEW_TENSOR_WARNING, UserWarning, stacklevel=2)
+        data = data.detach()
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+
+
+METHODS = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
+
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
     "zeros_like", "ones_like", "empty_like", "full_like", "linspace", "eye",

@@ -210,6 +210,60 @@ class Tensor:
     def numel(self) -> int:
         return self._data.size
 
+    nelement = numel
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self._data.dtype.itemsize
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements (``numel() * itemsize``, as PyTorch: not of the storage)."""
+        return self._data.size * self._data.dtype.itemsize
+
+    def stride(self, dim: int | None = None):
+        """The step in elements between neighbours along each dimension (of ``dim``). The
+        strides of dimensions of size 1 and of empty tensors do not move through memory; they
+        are PyTorch's (a new dimension's stride is the next one's extent, an empty tensor's
+        are a contiguous one's), not the placeholders NumPy keeps there."""
+        data = self._data
+        shape = data.shape
+        item = data.dtype.itemsize
+        steps = [s // item for s in data.strides]
+        if data.size == 0 and not any(steps):
+            steps = [1] * len(shape)
+            for d in range(len(shape) - 2, -1, -1):
+                steps[d] = steps[d + 1] * max(shape[d + 1], 1)
+        else:
+            for d in range(len(shape) - 1, -1, -1):
+                if shape[d] == 1 and steps[d] == 0:
+                    steps[d] = steps[d + 1] * shape[d + 1] if d + 1 < len(shape) else 1
+        steps = tuple(steps)
+        return steps if dim is None else steps[_wrap_dim(dim, data.ndim)]
+
+    def storage_offset(self) -> int:
+        """The offset in elements of the first element from the start of the storage it
+        shares with its base (0 for a tensor with storage of its own)."""
+        data = self._data
+        if isinstance(data, np.ndarray):
+            root = data
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+        else:
+            root = self._base._data if self._base is not None else data
+        if root is data:
+            return 0
+        return (self.data_ptr() - _address(root)) // data.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first element."""
+        return _address(self._data)
+
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
@@ -467,6 +521,13 @@ class Tensor:
             _load_late()
         _accumulate_into(self._data, data, checked)
         self._version_counter.value += 1
+
+
+def _address(data) -> int:
+    """The address of an array's first element (host or device)."""
+    from .ops import registry
+
+    return registry.kernels_of(data).address(data)
 
 
 class Size(tuple):

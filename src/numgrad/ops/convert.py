@@ -69,6 +69,11 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False) -> Ten
                  device=target, source=source)
 
 
+def type_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input`` converted to ``other``'s dtype and device (itself if they are its own)."""
+    return to(input, dtype=other.dtype, device=other.device)
+
+
 @register
 class Clone(Op):
     name, node = "clone", "CloneBackward0"
@@ -97,4 +102,4 @@ def contiguous(input: Tensor) -> Tensor:
 
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["clone"]
-METHODS = ("to", "clone", "contiguous")
+METHODS = ("to", "type_as", "clone", "contiguous")

@@ -324,6 +324,16 @@ def reshape(input: Tensor, *shape) -> Tensor:
     return apply(View, (input,), (data,), shape=shape)
 
 
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.view(other.size())``."""
+    return view(input, other._data.shape)
+
+
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.reshape(other.size())``."""
+    return reshape(input, other._data.shape)
+
+
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Flattens dimensions ``start_dim`` to ``end_dim`` into one."""
     shape = input._data.shape
@@ -548,5 +558,5 @@ def repeat(input: Tensor, *repeats) -> Tensor:
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "narrow",
            "cat", "stack", "split", "chunk"]
-METHODS = ("view", "reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze",
-           "expand", "expand_as", "narrow", "split", "chunk", "repeat")
+METHODS = ("view", "view_as", "reshape", "reshape_as", "flatten", "transpose", "t", "permute",
+           "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "split", "chunk", "repeat")

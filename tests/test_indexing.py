@@ -571,3 +571,28 @@ def test_errors_match_torch(name):
         call(ng, nx)
     assert str(got.value) == str(expected.value).replace("torch.", "numgrad.")
     assert nx.tolist() == tx.tolist() and nx._version == 0  # a failed write changes nothing
+
+
+@pytest.mark.parametrize("index", [
+    lambda m: (range(3), [0, 1, 3]), lambda m: range(2), lambda m: range(0),
+    lambda m: (slice(None), range(1, 4, 2)), lambda m: (range(3), m.tensor([3, 2, 0])),
+    lambda m: (range(-3, 0), 1),
+])
+def test_a_range_indexes_as_a_list_does_as_pytorch(index):
+    """``y_hat[range(n), y]``: a Python range is an index tensor, for reading, gradients and
+    writing."""
+    outs = []
+    for m in (ng, torch):
+        x = m.arange(12.0).view(3, 4).requires_grad_()
+        y = x[index(m)]
+        y.sum().backward()
+        z = x.detach().clone()
+        z[index(m)] = -1.0
+        outs.append((y.detach().numpy(), x.grad.numpy(), z.numpy()))
+    for ours, theirs in zip(*outs):
+        np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(IndexError) as theirs:
+        torch.zeros(3)[range(4)]
+    with pytest.raises(IndexError) as ours:
+        ng.zeros(3)[range(4)]
+    assert str(ours.value) == str(theirs.value)

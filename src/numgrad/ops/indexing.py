@@ -137,7 +137,7 @@ def _classify(obj, cuda: bool = False):
             return _BOOL, bool(obj)
         if isinstance(obj, (numbers.Integral, np.integer)):
             return _INT, int(obj)
-    if isinstance(obj, (Tensor, np.ndarray, list, tuple)):
+    if isinstance(obj, (Tensor, np.ndarray, list, tuple, range)):  # (``y_hat[range(n), y]``)
         arr = _index_array(obj, cuda)
         if arr.ndim == 0 and isinstance(obj, (Tensor, np.ndarray)):
             # A 0-d integer tensor is an int (select); a 0-d bool one is a Python bool.
@@ -171,7 +171,8 @@ def _sequence_is_tuple(seq: list) -> bool:
     if len(seq) >= 32:
         return False
     return any(
-        isinstance(o, (Tensor, np.ndarray, list, tuple, slice, str)) or o is None or o is Ellipsis
+        isinstance(o, (Tensor, np.ndarray, list, tuple, range, slice, str)) or o is None
+        or o is Ellipsis
         for o in seq
     )
 

@@ -185,7 +185,7 @@ def test_gradcheck_and_gradgradcheck(index):
     lambda m, a: a.diagonal(), lambda m, a: m.diagonal(a, 1, 1, 0),
     lambda m, a: a.movedim(0, 1), lambda m, a: m.swapaxes(a, 0, 1), lambda m, a: a.swapdims(1, 0),
     lambda m, a: a.unflatten(1, (2, 2)), lambda m, a: m.moveaxis(a, 1, 0),
-    lambda m, a: a.ravel(),
+    lambda m, a: a.ravel(), lambda m, a: a.unfold(1, 2, 2),
 ])
 def test_views_share_storage_as_pytorch(f):
     data = _data((3, 4))
@@ -406,3 +406,28 @@ def test_inplace_triangles_through_a_view_and_on_a_leaf():
     assert results[0][1] == results[1][1]
     np.testing.assert_allclose(results[0][2], results[1][2])
     _same_error(lambda m, a: a.requires_grad_().tril_(), data)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.zeros(3, 4).unfold(2, 2, 1), lambda m: m.zeros(3, 4).unfold(1, 5, 1),
+    lambda m: m.zeros(3, 4).unfold(1, 2, 0), lambda m: m.zeros(3, 4).unfold(1, -1, 1),
+    lambda m: m.tensor(5.0).unfold(0, 2, 1),
+])
+def test_unfold_errors_match_pytorch(call):
+    with pytest.raises((IndexError, RuntimeError)) as theirs:
+        call(torch)
+    with pytest.raises(theirs.type) as ours:
+        call(numgrad)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.unfold(1, 2, 1), lambda m, x: x.unfold(0, 2, 1), lambda m, x: x.unfold(-1, 2, 3),
+    lambda m, x: x.unfold(1, 0, 1), lambda m, x: x.t().unfold(1, 3, 1), lambda m, x: x[0, 0].unfold(0, 1, 1),
+    lambda m, x: m.zeros(3, 0).unfold(1, 0, 1),
+])
+def test_unfold_shapes_strides_and_values_match_pytorch(call):
+    ours = call(numgrad, numgrad.arange(12.0).view(3, 4))
+    theirs = call(torch, torch.arange(12.0).view(3, 4))
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -33,7 +33,7 @@ from . import einsum, gather, scan, sorting  # noqa: E402  (scans, sorting, gath
 FAMILIES += (scan, sorting, gather, einsum)
 FAMILIES += (pooling, padding)  # (torch.max_pool2d, torch.constant_pad_nd ...)
 from . import structure  # noqa: E402  (tril, diagonal, flip, roll, the *stack family ...)
-from .structure import diagonal_backward  # noqa: E402,F401  (ATen's backward op)
+from .structure import diagonal_backward, unfold_backward  # noqa: E402,F401  (ATen's backward ops)
 
 FAMILIES += (structure,)
 from . import predicates  # noqa: E402  (predicates, nan-aware and order reductions)

@@ -1,10 +1,10 @@
 """Structure ops: triangles (``tril``, ``triu``), diagonals (``diag``, ``diagonal``, ``trace``,
-``diag_embed``), ``flip``/``roll``, and what PyTorch composes of other ops (``outer``,
+``diag_embed``), sliding windows (``Tensor.unfold``), ``flip``/``roll``, and what PyTorch composes of other ops (``outer``,
 ``movedim``, ``swapaxes``, ``unflatten``, ``repeat_interleave``, ``tile``, the ``*stack`` family,
 ``meshgrid``, ``broadcast_tensors``, ``take_along_dim``), with PyTorch's node names.
 
 The ops with a node of their own compute through ``K.structure`` (``kernels/*/structure.py``);
-``diagonal`` is a view, as PyTorch's. The composed ones are made of the recorded ops PyTorch uses,
+``diagonal`` and ``unfold`` are views, as PyTorch's. The composed ones are made of the recorded ops PyTorch uses,
 so their nodes (``CatBackward0`` for ``hstack``, ``ExpandBackward0`` for ``meshgrid`` …) are
 PyTorch's too.
 """
@@ -15,8 +15,11 @@ import warnings
 
 import numpy as np
 
+from ..creation import arange
 from ..tensor import Tensor, _wrap_dim
 from ._promote import broadcast_shapes
+from .gather import ADD as _SCATTER_ADD
+from .indexing_more import _wide
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -161,6 +164,87 @@ class DiagonalBackward(Op):
     def backward(ctx, grad):
         p = ctx.params
         return (diagonal(grad, p["offset"], p["dim1"], p["dim2"]),)
+
+
+@register
+class Unfold(Op):
+    """``x.unfold(dim, size, step)``: the windows of ``size`` elements every ``step`` along
+    ``dim`` (a view; the window's elements in a new last dimension)."""
+
+    name, node = "unfold", "UnfoldBackward0"
+    is_view = True
+    on_cuda = True
+    samples = (Sample(lambda m, a: a.unfold(1, 2, 1), ((3, 4),)),
+               Sample(lambda m, a: a.unfold(0, 3, 2), ((7, 2),)),
+               Sample(lambda m, a: a.t().unfold(-1, 2, 3), ((8, 3),)),
+               Sample(lambda m, a: a.unfold(0, 1, 1), ((),)))
+
+    @staticmethod
+    def forward(K, a, *, dim, size, step):
+        return K.structure.unfold(a, dim, size, step)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        return (unfold_backward(grad, ctx.input_shapes[0], p["dim"], p["size"], p["step"]),)
+
+
+@register
+class UnfoldBackward(Op):
+    """ATen's ``unfold_backward``: zeros of the input's shape with each window's gradient added
+    where the window lies (overlapping windows add up), a scatter-add along ``dim``."""
+
+    name, node = "unfold_backward", "UnfoldBackwardBackward0"
+    on_cuda = True
+    samples = (Sample(lambda m, g: m.ops.unfold_backward(g, [3, 5], 1, 3, 1), ((3, 3, 3),)),
+               Sample(lambda m, g: m.ops.unfold_backward(g, [7, 2], 0, 2, 3), ((2, 2, 2),)),
+               Sample(lambda m, g: m.ops.unfold_backward(g, [], 0, 1, 1), ((1,),)))
+
+    @staticmethod
+    def forward(K, g, *, input_sizes, dim, size, step, positions):
+        if not input_sizes:  # (a 0-d input's one window of its one element)
+            return K.copy(K.reshape_view(g, ()))
+        # Each window's elements beside its index along ``dim`` ((…, count, size, …) made one
+        # dimension), added at their ``positions`` (``k * step + j``) into zeros: a scatter.
+        nd = len(input_sizes)
+        src = K.ascontiguous(K.permute(g, tuple(range(dim + 1)) + (nd,) +
+                                       tuple(range(dim + 1, nd))))
+        src = K.reshape_view(src, input_sizes[:dim] + (positions.size,) + input_sizes[dim + 1:])
+        index = _wide(K, positions, dim, tuple(src.shape))
+        return K.scatter_dim(K.zeros(input_sizes, g.dtype), dim, index, src, _SCATTER_ADD)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        return (unfold(grad, p["dim"], p["size"], p["step"]),)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """The windows of ``size`` elements every ``step`` along ``dimension``, as a view: that
+    dimension counts the windows, a new last one holds each window's elements."""
+    shape = input._data.shape
+    dim = _wrap_dim(dimension, len(shape))
+    extent = shape[dim] if shape else 1
+    if size > extent:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {extent} but size is "
+                           f"{size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(Unfold, (input,), (input._data,), dim=dim, size=int(size), step=int(step))
+
+
+def unfold_backward(grad_in: Tensor, input_sizes, dim: int, size: int, step: int) -> Tensor:
+    """ATen's ``unfold_backward``: the gradient of ``unfold`` for an input of ``input_sizes``."""
+    sizes = tuple(int(s) for s in input_sizes)
+    dim, size, step = _wrap_dim(int(dim), len(sizes)), int(size), int(step)
+    count = grad_in._data.shape[dim] if sizes else 1
+    device = grad_in.device
+    positions = (arange(0, count * step, step, device=device).unsqueeze(1)
+                 + arange(size, device=device)).reshape(-1)  # (of element j of window k)
+    return apply(UnfoldBackward, (grad_in,), (grad_in._data,), input_sizes=sizes, dim=dim,
+                 size=size, step=step, positions=positions._data)
 
 
 @register
@@ -738,4 +822,4 @@ __all__ = ["tril", "triu", "diag", "diagonal", "diagonal_copy", "diag_embed", "t
 METHODS = ("tril", "triu", "tril_", "triu_", "diag", "diagonal", "diag_embed", "trace", "flip",
            "fliplr", "flipud", "roll", "outer", "ger", "movedim", "moveaxis", "swapaxes",
            "swapdims", "unflatten", "repeat_interleave", "tile", "take_along_dim", "broadcast_to",
-           "ravel")
+           "ravel", "unfold")

@@ -1,6 +1,6 @@
 """Structure kernels on the CPU (``K.structure``): triangles (``tril``/``triu``), diagonals (a
-strided view, and the zeros-with-a-diagonal of ``diag_embed`` and diagonal's backward), and the
-index remapping of ``flip`` and ``roll``.
+strided view, and the zeros-with-a-diagonal of ``diag_embed`` and diagonal's backward), the
+sliding windows of ``unfold`` (a strided view) and the index remapping of ``flip`` and ``roll``.
 
 Each kernel reads a C-contiguous operand flat and writes a new C-contiguous array; the CUDA module
 (``kernels/cuda/structure.py``) has the same functions.
@@ -114,6 +114,26 @@ def diagonal(x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
         return np.empty(shape, x.dtype)  # (no element to share)
     first = as_strided(x, (start + 1,), (item,))[start:]  # (its element ``start``)
     return as_strided(first, shape, tuple(s * item for s in strides))
+
+
+def unfold_geometry(shape: tuple, strides: tuple, dim: int, size: int, step: int):
+    """(shape, strides) in elements of ``unfold(dim, size, step)`` of an array of ``shape`` and
+    element ``strides``: ``dim`` holds the windows (``step`` apart), a new last dimension the
+    ``size`` elements of each. A 0-d array has one window, the last dimension alone."""
+    if not shape:
+        return (size,), (1,)
+    count = (shape[dim] - size) // step + 1
+    return (shape[:dim] + (count,) + shape[dim + 1:] + (size,),
+            strides[:dim] + (strides[dim] * step,) + strides[dim + 1:] + (strides[dim],))
+
+
+def unfold(x: np.ndarray, dim: int, size: int, step: int) -> np.ndarray:
+    """The windows of ``size`` elements every ``step`` along ``dim`` (``unfold_geometry``): a
+    view sharing ``x``'s memory (writeable where ``x`` is)."""
+    item = x.itemsize
+    shape, strides = unfold_geometry(x.shape, tuple(s // item for s in x.strides), dim, size,
+                                     step)
+    return as_strided(x, shape, tuple(s * item for s in strides))
 
 
 def embed_diagonal(x: np.ndarray, shape: tuple, offset: int, dim1: int, dim2: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Structure kernels on CUDA (``K.structure``), with the CPU module's interface
 (``kernels/cpu/structure.py``): triangles (``tri``), the index remapping of ``flip`` and ``roll``
-(``remap``), the strided diagonal view and the writing of a diagonal into zeros
+(``remap``), the strided diagonal and ``unfold`` views and the writing of a diagonal into zeros
 (``embed_diagonal``, through the layout module's strided ``assign``).
 
 The kernels read a C-contiguous operand flat, one thread per output element (grid-stride), and
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..cpu.structure import diagonal_geometry
+from ..cpu.structure import diagonal_geometry, unfold_geometry
 from ..cpu.structure import repeat_index as _host_repeat_index
 from . import layout
 from .memory import ascontiguous, empty, flat, launch
@@ -92,6 +92,13 @@ def diagonal(x, offset: int, dim1: int, dim2: int):
     shape, strides, start = diagonal_geometry(
         tuple(x.shape), layout.strides_of(x), offset, dim1, dim2)
     return layout.strided(x, shape, strides, start)
+
+
+def unfold(x, dim: int, size: int, step: int):
+    """The windows of ``size`` elements every ``step`` along ``dim``: a strided view of ``x``'s
+    memory (``unfold_geometry``)."""
+    shape, strides = unfold_geometry(tuple(x.shape), layout.strides_of(x), dim, size, step)
+    return layout.strided(x, shape, strides)
 
 
 def embed_diagonal(x, shape: tuple, offset: int, dim1: int, dim2: int):

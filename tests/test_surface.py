@@ -399,3 +399,58 @@ def test_view_as_reshape_as_type_as_and_bool_match_pytorch():
     with pytest.raises(RuntimeError) as ours:
         numgrad.zeros(6).view_as(numgrad.zeros(4))
     assert str(ours.value) == str(theirs.value)
+
+
+# ------------------------------------------------------------------ the setup lines of programs
+def test_accelerator_backends_and_version_answer_as_pytorch_on_a_cpu_machine():
+    for m in (numgrad, torch):
+        device = m.accelerator.current_accelerator() or "cpu"  # (the modern first line)
+        assert str(device) == "cpu" and m.accelerator.is_available() is False
+        assert m.accelerator.device_count() == 0
+        assert m.backends.mps.is_available() is False and m.backends.mps.is_built() is False
+        assert (m.backends.cudnn.enabled, m.backends.cudnn.benchmark,
+                m.backends.cudnn.deterministic) == (True, False, False)
+        assert m.backends.cuda.matmul.allow_tf32 is False
+        assert m.version.cuda is None and isinstance(m.version.__version__, str)
+    assert numgrad.version.__version__ == numgrad.__version__
+
+
+def test_determinism_and_matmul_precision_settings_round_trip_as_pytorch():
+    import warnings
+
+    for m in (numgrad, torch):
+        try:
+            m.use_deterministic_algorithms(True, warn_only=True)
+            assert m.are_deterministic_algorithms_enabled()
+            assert m.is_deterministic_algorithms_warn_only_enabled()
+            assert m.get_deterministic_debug_mode() == 1
+            m.set_deterministic_debug_mode("error")
+            assert m.get_deterministic_debug_mode() == 2
+            m.set_float32_matmul_precision("high")
+            assert m.get_float32_matmul_precision() == "high"
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                m.set_float32_matmul_precision("low")
+            assert m.get_float32_matmul_precision() == "high"
+            assert "low is not one of 'highest', 'high', or 'medium'" in str(caught[0].message)
+            with pytest.raises(TypeError, match="argument 'mode' .* must be bool, not str"):
+                m.use_deterministic_algorithms("yes")
+        finally:
+            m.use_deterministic_algorithms(False)
+            m.set_float32_matmul_precision("highest")
+        assert not m.are_deterministic_algorithms_enabled()
+
+
+def test_cudnn_flags_keep_what_a_program_sets_and_onnx_export_says_it_cannot():
+    import numgrad.backends.cudnn as cudnn
+
+    cudnn.benchmark = True
+    try:
+        assert numgrad.backends.cudnn.benchmark is True
+    finally:
+        cudnn.benchmark = False
+    import numgrad.onnx as onnx
+
+    assert onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match="cannot export models to ONNX"):
+        onnx.export(numgrad.nn.Linear(2, 2), numgrad.zeros(1, 2), "model.onnx")

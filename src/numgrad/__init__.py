@@ -49,6 +49,11 @@ try:
     from .serialization import load, save  # noqa: E402,F401
     from ._threads import get_num_threads, set_num_threads  # noqa: E402,F401
     from ._typeinfo import can_cast, finfo, iinfo, promote_types, result_type  # noqa: E402,F401
+    from .backends import (  # noqa: E402,F401  (the settings of programs' first lines)
+        are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+        get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+        set_deterministic_debug_mode, set_float32_matmul_precision, use_deterministic_algorithms,
+    )
 except BaseException:
     if _GC_FREEZE:
         _gc.enable()
@@ -59,7 +64,8 @@ except BaseException:
 # ``numgrad.nn`` on first access (PEP 562), as ``import numgrad.nn`` does; ``dir(numgrad)`` lists
 # them either way. (``from numgrad import *`` includes them only once they are imported;
 # ``from torch import *`` never includes them.)
-_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz")
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "onnx", "testing",
+                    "version")
 
 
 def __getattr__(name: str):

@@ -104,6 +104,17 @@ SCHEDULERS = {
     "cosine_annealing_lr_adam": (
         lambda L, m: L.optim.Adam(_groups(L, m), lr=1e-2),
         lambda L, o: L.optim.lr_scheduler.CosineAnnealingLR(o, 50)),
+    "multi_step_lr_sgd": (  # (a milestone listed twice multiplies twice)
+        lambda L, m: L.optim.SGD(m.parameters(), lr=0.2, momentum=0.9),
+        lambda L, o: L.optim.lr_scheduler.MultiStepLR(o, milestones=[5, 20, 20, 35], gamma=0.5)),
+    "linear_lr_warmup_sgd": (lambda L, m: L.optim.SGD(m.parameters(), lr=0.1, momentum=0.5),
+                             lambda L, o: L.optim.lr_scheduler.LinearLR(o, total_iters=30)),
+    "linear_lr_decay_adam": (
+        lambda L, m: L.optim.Adam(m.parameters(), lr=2e-2),
+        lambda L, o: L.optim.lr_scheduler.LinearLR(o, 1.0, 0.1, total_iters=40)),
+    "polynomial_lr_sgd": (lambda L, m: L.optim.SGD(_groups(L, m), lr=0.2),
+                          lambda L, o: L.optim.lr_scheduler.PolynomialLR(o, total_iters=40,
+                                                                          power=2.0)),
     "lambda_lr_adam": (lambda L, m: L.optim.Adam(m.parameters(), lr=2e-2),
                        lambda L, o: L.optim.lr_scheduler.LambdaLR(o, lambda e: 1 / (1 + 0.1 * e))),
     "lambda_lr_per_group_sgd": (
@@ -260,11 +271,31 @@ def test_lambda_lr_state_dict_keeps_callable_objects_state():
         assert fn.state_dict()["lr_lambdas"] == [None]
 
 
+def test_constant_lr_warm_up_and_state_dict_match_pytorch():
+    """(A schedule of two rates, which the training table above asks more of.)"""
+    got = []
+    for lib in (numgrad, torch):
+        opt = lib.optim.Adam([lib.nn.Parameter(lib.ones(1))], lr=1e-2)
+        sched = lib.optim.lr_scheduler.ConstantLR(opt, factor=0.25, total_iters=4)
+        lrs = [sched.get_last_lr()]
+        for _ in range(6):
+            opt.step()
+            sched.step()
+            lrs.append(sched.get_last_lr())
+        got.append((lrs, sched.state_dict()))
+    assert got[0] == got[1]
+    assert got[0][0][0] == [0.0025] and got[0][0][-1] == [0.01]
+
+
 def test_step_with_epoch_uses_the_closed_form():
     got = []
     for lib in (numgrad, torch):
         opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.5)
         scheds = [lib.optim.lr_scheduler.StepLR(opt, 3, gamma=0.5),
+                  lib.optim.lr_scheduler.MultiStepLR(opt, [2, 6, 6], gamma=0.5),
+                  lib.optim.lr_scheduler.ConstantLR(opt, 0.5, total_iters=9),
+                  lib.optim.lr_scheduler.LinearLR(opt, 0.2, total_iters=10),
+                  lib.optim.lr_scheduler.PolynomialLR(opt, 10, power=0.5),
                   lib.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9),
                   lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=8)]
         opt.step()
@@ -334,6 +365,9 @@ ERRORS = {
     "lambda_lr_count": lambda L: L.optim.lr_scheduler.LambdaLR(
         L.optim.SGD(_p(L), lr=0.1), [lambda e: 1.0, lambda e: 2.0]),
     "base_get_lr": lambda L: L.optim.lr_scheduler.LRScheduler(L.optim.SGD(_p(L), lr=0.1)),
+    "constant_lr_factor": lambda L: L.optim.lr_scheduler.ConstantLR(L.optim.SGD(_p(L)), 1.5),
+    "linear_lr_start": lambda L: L.optim.lr_scheduler.LinearLR(L.optim.SGD(_p(L)), 0.0),
+    "linear_lr_end": lambda L: L.optim.lr_scheduler.LinearLR(L.optim.SGD(_p(L)), 0.5, -0.1),
 }
 
 

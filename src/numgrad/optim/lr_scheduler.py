@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import types
 import warnings
+from bisect import bisect_right
+from collections import Counter
 from functools import wraps
 from typing import Any
 from weakref import ref
@@ -19,7 +21,8 @@ from weakref import ref
 from ..tensor import Tensor
 from .optimizer import Optimizer
 
-__all__ = ["LambdaLR", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LRScheduler"]
+__all__ = ["LambdaLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
+           "PolynomialLR", "CosineAnnealingLR", "LRScheduler"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -244,6 +247,87 @@ class StepLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+class MultiStepLR(LRScheduler):
+    """Multiplies each group's rate by ``gamma`` at each of the ``milestones`` (epochs; one
+    listed twice multiplies twice)."""
+
+    def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch not in self.milestones:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch]
+                for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
+                for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Each group's rate times ``factor`` for the first ``total_iters`` epochs, then the rate
+    itself (a warm-up)."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Each group's rate times a factor going linearly from ``start_factor`` to ``end_factor``
+    over ``total_iters`` epochs, then constant (a warm-up, or a linear decay)."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+                             "less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * (1.0 + (self.end_factor - self.start_factor)
+                               / (self.total_iters * self.start_factor
+                                  + (self.last_epoch - 1) * (self.end_factor - self.start_factor)))
+                for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                           * min(self.total_iters, self.last_epoch) / self.total_iters)
+                for base_lr in self.base_lrs]
+
+
 class ExponentialLR(LRScheduler):
     """Multiplies each group's rate by ``gamma`` every epoch."""
 
@@ -259,6 +343,29 @@ class ExponentialLR(LRScheduler):
 
     def _get_closed_form_lr(self) -> list:
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Each group's rate decayed as ``(1 - epoch / total_iters) ** power`` to 0 at
+    ``total_iters``, then kept."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        decay_factor = ((1.0 - self.last_epoch / self.total_iters)
+                        / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
+                ** self.power for base_lr in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):

@@ -288,11 +288,14 @@ def test_a_read_only_numba_cache_dir_is_reported_once(tmp_path):
 def test_folder_choice_with_read_only_folders_simulated(tmp_path, monkeypatch):
     """The folder choice itself, with writability simulated (no privileges needed): the first
     writable folder is written, the read-only ones before it are read, and with none writable a
-    compiled kernel is kept in memory with one warning."""
-    env_folder, source, user = tmp_path / "env", tmp_path / "src", tmp_path / "user"
-    source.mkdir()
+    compiled kernel is kept in memory with one warning. The package's own ``__pycache__`` is
+    only ever read: numgrad's kernels are written in its cache folder, never in the package."""
+    env_folder, package, user = tmp_path / "env", tmp_path / "package", tmp_path / "user"
+    source = package / "kernels"
+    (source / "__pycache__").mkdir(parents=True)
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(env_folder))
-    monkeypatch.setattr(_cache, "_user_cache_dir", [str(user)])
+    monkeypatch.setattr(_cache, "_PACKAGE", str(package))
+    monkeypatch.setenv("NUMGRAD_CACHE_DIR", str(user))
     monkeypatch.setattr(_cache, "_plans", {})
     read_only = set()
     real_access = os.access
@@ -303,18 +306,26 @@ def test_folder_choice_with_read_only_folders_simulated(tmp_path, monkeypatch):
         return real_access(path, mode)
 
     monkeypatch.setattr(_cache.os, "access", access)
-    names = [str(c) for c, _ in _cache._candidates(str(source))]
+    candidates = _cache._candidates(str(source))
+    names = [str(c) for c, _, _ in candidates]
     assert names[0].startswith(str(env_folder)) and names[1] == str(source / "__pycache__")
-    assert names[2].startswith(str(user))
+    assert names[2].startswith(str(user / "kernels"))
+    assert [may_write for _, _, may_write in candidates] == [True, False, True]
+    plan = _cache._make_plan(str(source))  # (the package's folder is writable, and not written)
+    assert plan.writer == names[0] and plan.readers == [names[0]]
     read_only.add(env_folder)
     plan = _cache._make_plan(str(source))
-    assert plan.writer == names[1] and plan.readers == [names[1], names[0]]
+    assert plan.writer == names[2] and plan.readers == [names[2], names[0], names[1]]
     assert plan.problems == [(names[0], "read-only", True)]
     assert "cannot write its kernel cache in NUMBA_CACHE_DIR" in _cache._unwritable(plan)
-    read_only.update((source, user))
+    read_only.update((package, user))
     plan = _cache._make_plan(str(source))
     assert plan.writer is None and plan.readers == names
     assert "kept in memory only" in _cache._unwritable(plan)
+    # a generated source (in numgrad's cache folder, outside the package): its __pycache__
+    generated = user / "generated"
+    assert [(str(c), w) for c, _, w in _cache._candidates(str(generated))][1:] == [
+        (str(generated / "__pycache__"), True)]
 
 
 def test_an_index_naming_one_data_file_for_two_keys_heals_without_breaking_either(tmp_path):

@@ -5,24 +5,23 @@
 from __future__ import annotations
 
 import gc as _gc
-import os as _os
 
-# Importing numgrad (NumPy, Numba and numgrad's own modules) makes ~100k objects that live as long
-# as the process. With the cyclic collector on, the import ran its full collections over them, and
-# the first kernel calls after it (loading cached machine code allocates a lot) ran more, each
-# traversing all of them again: ~90 ms of a fresh process's 0.4 s, for 0.2 MB of garbage. So the
-# collector is off while numgrad imports, and what the import made is then frozen (gc.freeze: kept
-# out of later collections; reference counting frees objects as before) and the collector switched
-# back on. Left alone if the collector was off already, or with NUMGRAD_GC_FREEZE=0.
-_GC_FREEZE = _gc.isenabled() and _os.environ.get("NUMGRAD_GC_FREEZE") != "0"
-if _GC_FREEZE:
+# Importing numgrad (NumPy, Numba and numgrad's own modules) makes ~100k objects. The cyclic
+# collector is off while numgrad imports (its collections would traverse them again and again)
+# and on again when the import ends, as the user had it. Nothing else process-wide is changed:
+# gc.freeze, glibc's malloc thresholds and Numba's threading layer are the user's to opt in to
+# (``set_runtime_defaults``, ``_runtime.py``).
+_GC_ON = _gc.isenabled()
+if _GC_ON:
     _gc.disable()
 try:
-    from . import _malloc
+    from . import _runtime
 
-    _malloc.tune()
+    _GC_FREEZE = _runtime.from_environment()  # (NUMGRAD_GC_FREEZE=1, NUMGRAD_MALLOC_TUNING=1)
+    from ._runtime import set_runtime_defaults  # noqa: F401
 
     from . import autograd, cuda, ops  # noqa: E402,F401
+    from .kernels.cpu._cache import KernelCompileWarning  # noqa: E402,F401
     from ._dtype import bool_ as bool  # noqa: A001
     from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
     from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
@@ -55,7 +54,7 @@ try:
         set_deterministic_debug_mode, set_float32_matmul_precision, use_deterministic_algorithms,
     )
 except BaseException:
-    if _GC_FREEZE:
+    if _GC_ON:
         _gc.enable()
     raise
 
@@ -172,11 +171,12 @@ try:
 
     overrides._install()
 except BaseException:
-    if _GC_FREEZE:
+    if _GC_ON:
         _gc.enable()
     raise
 del _bind_methods
 _C = overrides._C  # (torch._C.DisableTorchFunctionSubclass and its kin)
-if _GC_FREEZE:  # (the import is done: see the top)
-    _gc.freeze()
+if _GC_ON:  # (the import is done: see the top)
+    if _GC_FREEZE:
+        _gc.freeze()
     _gc.enable()

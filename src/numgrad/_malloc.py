@@ -5,8 +5,10 @@ time and unmaps them on free, so every large temporary of an op (a 1M-element fl
 4 MiB) is page-faulted in anew, touch by touch: measured here, that doubled the time of a 1M-
 element forward+backward. Raising the threshold (and the trim threshold with it) lets those arrays
 come from, and go back to, the heap. This is process-wide, like the MALLOC_MMAP_THRESHOLD_
-environment variable that does the same; it is skipped if the user set that variable or
-GLIBC_TUNABLES, on C libraries other than glibc, and with NUMGRAD_MALLOC_TUNING=0.
+environment variable that does the same, so it is done only when asked for
+(``numgrad.set_runtime_defaults(malloc=True)`` or ``NUMGRAD_MALLOC_TUNING=1``, ``_runtime.py``);
+it is skipped if the user set glibc's own variables (that one, MALLOC_TRIM_THRESHOLD_ or
+GLIBC_TUNABLES) and on C libraries other than glibc.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ TRIM_THRESHOLD = 256 << 20  # free heap memory kept for reuse before it is retur
 
 def tune() -> bool:
     """Raises glibc's mmap and trim thresholds; returns whether it did."""
-    if not sys.platform.startswith("linux") or os.environ.get("NUMGRAD_MALLOC_TUNING") == "0":
+    if not sys.platform.startswith("linux"):
         return False
     if any(k in os.environ for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")):
         return False

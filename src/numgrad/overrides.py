@@ -13,17 +13,19 @@ operators still run). The modes come first, the innermost first, each disabled w
 with subclass dispatch off and returns subclass instances (``as_subclass``), so that the results
 of ops on a ``Tensor`` subclass stay that subclass, as in PyTorch.
 
-What it costs. Until the process has such a type, numgrad's functions and methods are the plain
-ones: nothing is checked on any call. Dispatch is switched on (``_activate``) the first time a
-class with ``__torch_function__`` is defined outside numgrad (a ``class`` statement, seen through
-``builtins.__build_class__``, or a Tensor subclass made any way, through
-``Tensor.__init_subclass__``) or a mode is entered; it then rebinds the public names of
-numgrad's namespaces (``autograd.grad`` and ``autograd.backward`` included) and Tensor's methods
-to dispatching forms of themselves, which look for arguments that are not plain Tensors and
-numbers (one pass over the arguments per call, from then on, in that process only). Classes of
-``torch`` itself (the oracle of the tests, where it is imported beside numgrad) and numgrad's own
-(``nn.Parameter``, whose ``__torch_function__`` is the disabled one, as PyTorch's) do not switch
-it on. A reference taken before (``add = numgrad.add``) keeps the plain function.
+What it costs. numgrad's public functions and Tensor's methods are dispatching forms of
+themselves from the import on (one per namespace and function, bound where the plain one was),
+but until the process has met a tensor-like they only call the plain function: a failure of it
+is the one moment they look at the arguments' types (cached per type, as PyTorch's
+``has_torch_function``), and an argument whose type has ``__torch_function__`` there switches
+dispatch on (``_activate``) and the call is dispatched. So are a Tensor subclass defined outside
+numgrad and ``torch`` (``Tensor.__init_subclass__``) and a mode entered. From then on each call
+makes one pass over its arguments' types, in that process only. Nothing outside numgrad is
+watched or changed: no hook on class statements. Classes of ``torch`` itself (the oracle of the
+tests, where it is imported beside numgrad) and numgrad's own (``nn.Parameter``, whose
+``__torch_function__`` is the disabled one, as PyTorch's) do not switch it on. A plain function
+that succeeds with a tensor-like argument before dispatch is on (one that converts anything, as
+``as_tensor``) does not see it.
 
 What is not there: ``__torch_dispatch__`` and ``TorchDispatchMode`` (they act on ATen's C++
 operators); property getters (``Tensor.shape.__get__``, ``Tensor.grad.__get__``) are not
@@ -32,11 +34,9 @@ formulas are not seen either), which also covers a custom ``Function``'s Python 
 """
 from __future__ import annotations
 
-import builtins
 import contextlib
 import functools
 import inspect
-import os
 import sys
 import threading
 import types as _types
@@ -68,8 +68,7 @@ class _State(threading.local):
 
 
 _state = _State()
-_active = False
-_originals = []  # (namespace, name, original value): what _activate replaced
+_active = False  # whether a tensor-like has been met (or a Tensor subclass defined, a mode entered)
 _names = {}  # dispatching public function -> PyTorch's name ("torch.add", "torch.Tensor.add")
 _python_style = set()  # the functions whose failure message is handle_torch_function's
 
@@ -261,6 +260,12 @@ def _dispatching(raw, operator: bool = False, shared=None, bind=None):
 
     @functools.wraps(raw)
     def public(*args, **kwargs):
+        if not _active:  # (no tensor-like met yet: the plain function, unless it fails on one)
+            try:
+                return raw(*args, **kwargs)
+            except Exception:
+                if _state.no_all or not _met(args, kwargs):
+                    raise
         state = _state
         if state.no_all:
             return raw(*args, **kwargs)
@@ -307,7 +312,7 @@ _NOT_DISPATCHED = frozenset((
     "set_default_dtype", "get_default_dtype", "set_default_device", "get_default_device",
     "set_num_threads", "get_num_threads", "install_as_torch", "typename", "is_tensor",
     "is_storage", "can_cast", "promote_types", "result_type", "broadcast_shapes", "finfo",
-    "iinfo", "from_numpy", "use_deterministic_algorithms", "is_nonzero_",
+    "iinfo", "from_numpy", "use_deterministic_algorithms", "is_nonzero_", "set_runtime_defaults",
 ))
 # Tensor's attributes that are not dispatched (PyTorch's ignored methods and the protocol).
 _TENSOR_NOT_DISPATCHED = frozenset((
@@ -355,77 +360,95 @@ def _is_function(value) -> bool:
                               functools.partial)) or hasattr(value, "_numgrad_raw")
 
 
+def _met(args, kwargs) -> bool:
+    """Whether a plain function that failed had an argument of a type that takes part in
+    dispatch (a tensor-like met numgrad there); if so, dispatch is on from now on."""
+    if not _overloaded(args, kwargs or {}):
+        return False
+    _activate()
+    return True
+
+
 def _activate() -> None:
-    """Switches dispatch on: rebinds the public functions and Tensor's methods to their
-    dispatching forms (one per (namespace, function); a Tensor operator and the method it is
-    shares it, as ``x * 2`` reaches ``__torch_function__`` as ``Tensor.mul`` in PyTorch)."""
+    """Switches dispatch on: from now on the public forms look at their arguments' types (and
+    the modes) on every call. Done the first time a tensor-like meets numgrad (an argument a
+    plain function failed on, ``_met``), a Tensor subclass is defined outside numgrad, or a mode
+    is entered."""
     global _active
     if _active:
         return
+    from .nn.parameter import Parameter
+
+    if "__torch_function__" not in Parameter.__dict__:
+        Parameter.__torch_function__ = _disabled_torch_function_impl
+    _relevant_types.clear()
     _active = True
-    try:
-        from .nn.parameter import Parameter
-
-        if "__torch_function__" not in Parameter.__dict__:
-            Parameter.__torch_function__ = _disabled_torch_function_impl
-        _relevant_types.clear()
-        modules, Tensor = _namespaces()
-        for module, prefix, python_style in modules:
-            made = {}
-            for name, value in list(vars(module).items()):
-                if name.startswith("_") or name in _NOT_DISPATCHED or not _is_function(value):
-                    continue
-                public = made.get(id(value))
-                if public is None:
-                    public = made[id(value)] = _dispatching(value)
-                    _names[public] = prefix + name
-                    if python_style:
-                        _python_style.add(public)
-                _originals.append((module, name, value))
-                setattr(module, name, public)
-        from . import autograd
-
-        for name in ("backward", "grad"):  # (dispatched, as PyTorch's, with no name of theirs)
-            value = getattr(autograd, name)
-            public = _dispatching(_without_dispatch(value))
-            _python_style.add(public)
-            _originals.append((autograd, name, value))
-            setattr(autograd, name, public)
-        made = {}
-        attrs = sorted(vars(Tensor).items(), key=lambda kv: kv[0].startswith("__"))
-        for name, value in attrs:  # (the plain names first: they name a shared form)
-            if name in _TENSOR_NOT_DISPATCHED or not isinstance(value, _types.FunctionType):
-                continue
-            if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
-                continue
-            public = None if name in _OWN_NAMED else made.get(id(value))
-            raw = _without_dispatch(value) if name == "backward" else value
-            if public is None:
-                public = _dispatching(raw, operator=name in _OPERATORS,
-                                      bind=_all_as_keywords(value) if name == "backward" else None)
-                made.setdefault(id(value), public)
-                _names[public] = "torch.Tensor." + name
-            elif name in _OPERATORS and not name.startswith("__i"):
-                # (the method's form given to __torch_function__, but an operator returns
-                # NotImplemented where that fails)
-                public = _dispatching(raw, operator=True, shared=public)
-            _originals.append((Tensor, name, value))
-            setattr(Tensor, name, public)
-    except BaseException:
-        _deactivate()
-        raise
 
 
 def _deactivate() -> None:
-    """Puts back what ``_activate`` replaced (for tests: the modes and types stay defined)."""
+    """Switches dispatch off again (for tests: the modes and types stay defined)."""
     global _active
-    for namespace, name, value in reversed(_originals):
-        setattr(namespace, name, value)
-    _originals.clear()
-    _names.clear()
-    _python_style.clear()
     _relevant_types.clear()
     _active = False
+
+
+def _public(raw, module_name: str, name: str, **options):
+    """The public form of ``raw`` bound as ``module_name.name``: its own name there, so that
+    pickle finds it where it is."""
+    public = _dispatching(raw, **options)
+    public.__module__, public.__qualname__ = module_name, name
+    return public
+
+
+def wrap_namespace(module, prefix: str, python_style: bool = False) -> None:
+    """Binds the public functions of ``module`` (a namespace numgrad's users call: ``numgrad``,
+    ``numgrad.nn.functional`` …, PyTorch's ``prefix``) to their dispatching forms, once, when
+    the module is imported. One form per function of a namespace (an alias shares it)."""
+    made = {}
+    for name, value in list(vars(module).items()):
+        if name.startswith("_") or name in _NOT_DISPATCHED or not _is_function(value):
+            continue
+        raw = _unwrapped(value)
+        public = made.get(id(raw))
+        if public is None:
+            public = made[id(raw)] = _public(raw, module.__name__, name)
+            _names[public] = prefix + name
+            if python_style:
+                _python_style.add(public)
+        setattr(module, name, public)
+
+
+def _wrap_tensor(Tensor) -> None:
+    """Binds Tensor's methods and operators to their dispatching forms (a Tensor operator and
+    the method it is share one, as ``x * 2`` reaches ``__torch_function__`` as ``Tensor.mul`` in
+    PyTorch), and ``autograd.backward`` and ``autograd.grad``."""
+    from . import autograd
+
+    for name in ("backward", "grad"):  # (dispatched, as PyTorch's, with no name of theirs)
+        value = getattr(autograd, name)
+        public = _public(_without_dispatch(value), autograd.__name__, name)
+        _python_style.add(public)
+        setattr(autograd, name, public)
+    made = {}
+    attrs = sorted(vars(Tensor).items(), key=lambda kv: kv[0].startswith("__"))
+    for name, value in attrs:  # (the plain names first: they name a shared form)
+        if name in _TENSOR_NOT_DISPATCHED or not isinstance(value, _types.FunctionType):
+            continue
+        if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+            continue
+        qualname = f"Tensor.{name}"
+        public = None if name in _OWN_NAMED else made.get(id(value))
+        raw = _without_dispatch(value) if name == "backward" else value
+        if public is None:
+            public = _public(raw, Tensor.__module__, qualname, operator=name in _OPERATORS,
+                             bind=_all_as_keywords(value) if name == "backward" else None)
+            made.setdefault(id(value), public)
+            _names[public] = "torch.Tensor." + name
+        elif name in _OPERATORS and not name.startswith("__i"):
+            # (the method's form given to __torch_function__, but an operator returns
+            # NotImplemented where that fails)
+            public = _public(raw, Tensor.__module__, qualname, operator=True, shared=public)
+        setattr(Tensor, name, public)
 
 
 def resolve_name(f):
@@ -443,12 +466,11 @@ def resolve_name(f):
 def get_overridable_functions() -> dict:
     """{namespace: [its functions that dispatch]}: ``numgrad``, ``numgrad.nn.functional`` (and
     the others numgrad has) and ``numgrad.Tensor``."""
-    _activate()
+    modules, Tensor = _namespaces()  # (imported: their functions' forms are made)
     out = {}
     for public, name in _names.items():
         prefix, _, _short = name.rpartition(".")
         out.setdefault(prefix, []).append(public)
-    modules, Tensor = _namespaces()
     by_prefix = {prefix[:-1]: module for module, prefix, _ in modules}
     by_prefix["torch.Tensor"] = Tensor
     return {by_prefix[p]: sorted(fs, key=lambda f: _names[f]) for p, fs in out.items()
@@ -565,27 +587,22 @@ def _class_defined(cls) -> None:
                       f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
 
 
-_build_class = builtins.__build_class__
-
-
-def _build_class_seen(func, name, *bases, **kwds):
-    cls = _build_class(func, name, *bases, **kwds)
-    if not _active:
-        _class_defined(cls)
-    return cls
-
-
 def _install() -> None:
-    """Binds Tensor's side of the protocol and watches class definitions (once per process)."""
+    """Binds Tensor's side of the protocol, and the dispatching forms of the public functions of
+    ``numgrad``, ``numgrad.linalg`` and Tensor (``numgrad.nn.functional`` binds its own when it
+    is imported). Once per process, at the end of numgrad's import."""
+    import numgrad
+
+    from . import linalg
     from .tensor import Tensor
 
     Tensor.__torch_function__ = classmethod(_tensor_torch_function)
     Tensor.as_subclass = as_subclass
     Tensor._make_subclass = staticmethod(_make_subclass)
     sys.modules.setdefault("numgrad._C", _C)
-    if builtins.__build_class__ is _build_class and \
-            os.environ.get("NUMGRAD_WATCH_CLASSES", "1") != "0":
-        builtins.__build_class__ = _build_class_seen
+    wrap_namespace(numgrad, "torch.")
+    wrap_namespace(linalg, "torch.linalg.")
+    _wrap_tensor(Tensor)
 
 
 # --------------------------------------------------------------------------------------- modes

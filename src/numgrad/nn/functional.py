@@ -491,3 +491,10 @@ __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
 from ..ops.indexing_more import one_hot  # noqa: E402,F401  (int64 one-hot encoding)
 
 __all__ += ["one_hot"]
+
+# The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py).
+import sys as _sys  # noqa: E402
+
+from .. import overrides as _overrides  # noqa: E402
+
+_overrides.wrap_namespace(_sys.modules[__name__], "torch.nn.functional.", python_style=True)

@@ -1,14 +1,7 @@
-"""CPU kernels (``numba.njit``, cached) and their array-level entry points."""
-import os
+"""CPU kernels (``numba.njit``, cached) and their array-level entry points.
 
-import numba
-
-# Large kernels run with parallel=True. Numba's default layer (workqueue) aborts the process when
-# two Python threads enter parallel code at once; unless the user chose a layer, take a thread-safe
-# one (TBB if installed, else OpenMP).
-if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER == "default":
-    numba.config.THREADING_LAYER = "threadsafe"
-
+Large kernels run with parallel=True on the threading layer Numba chooses, which numgrad leaves
+as the user has it (``elementwise.parallel_safe``: under workqueue they run on one thread)."""
 from ..formulas import OP_CODES  # noqa: E402
 from ._cache import light_cache  # noqa: E402
 from .elementwise import *  # noqa: F401,F403,E402  (entry points)

@@ -10,10 +10,13 @@ code as the next user who loads it. For numgrad's own kernels (functions of ``nu
 ``_KernelCache`` replaces Numba's cache, installed when ``njit(cache=True)`` enables caching
 (``_enable_caching``); every other Numba function in the process is cached by Numba, unchanged.
 
-- **Where.** The folders Numba would use, in its order: ``$NUMBA_CACHE_DIR/<folder>_<hash>``, the
-  source's ``__pycache__``, ``~/.cache/numba/<folder>_<hash>`` (same names as Numba's). The first
-  that can be written is where new kernels go; folders before it that can only be read (a warm,
-  read-only cache: a system install, a container image) are still read. Folders numgrad creates
+- **Where.** ``$NUMBA_CACHE_DIR/<folder>_<hash>`` (Numba's name), then for numgrad's own
+  sources their ``__pycache__``, only ever read, and ``kernels/<folder>_<hash>`` in numgrad's
+  cache folder (``codegen.cache_folder``: ``$NUMGRAD_CACHE_DIR``, else ``~/.cache/numgrad``), and
+  for generated sources (in numgrad's cache folder already) their ``__pycache__``: nothing is
+  written into the installed package. The first that can be written is where new kernels go;
+  folders before it that can only be read (a warm, read-only cache: a system install, a
+  container image) are still read. Folders numgrad creates
   are private (0700), and its files are never writable by group or others (0644), whatever the
   umask. With no writable folder, kernels missing from the cache are compiled in memory.
 - **Whose.** A folder or file that another user could have written (owned by someone other than
@@ -52,8 +55,8 @@ import numba
 import numpy as np
 from numba.core import caching, compiler, config, serialize
 from numba.core import types
-from numba.core.errors import (NumbaNotImplementedError, NumbaTypeError, NumbaValueError,
-                               NumbaWarning)
+from numba.core.errors import (NumbaIRAssumptionWarning, NumbaNotImplementedError,
+                               NumbaTypeError, NumbaValueError, NumbaWarning)
 from numba.np import numpy_support
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
@@ -193,20 +196,33 @@ class _Plan:
 
 
 _plans: dict = {}
-_user_cache_dir: list = []
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _candidates(source_folder: str) -> list:
-    """Numba's folders for functions of files in ``source_folder``, in Numba's order."""
+    """The folders for functions of files in ``source_folder``, in order, as (folder, whether it
+    is NUMBA_CACHE_DIR's, whether it may be written): ``$NUMBA_CACHE_DIR/<folder>_<hash>`` as
+    Numba would; for numgrad's own sources, their ``__pycache__`` only to be read (a warm cache
+    shipped with a read-only install: nothing is ever written into the package) and then
+    ``kernels/<folder>_<hash>`` in numgrad's cache folder (``codegen.cache_folder``); for
+    generated sources, which live in numgrad's cache folder already, their ``__pycache__``."""
     sub = caching._CacheLocator.get_suitable_cache_subpath(os.path.join(source_folder, "x.py"))
-    if not _user_cache_dir:
-        from numba.misc.appdirs import AppDirs
+    folders = [(os.path.join(config.CACHE_DIR, sub), True, True)] if config.CACHE_DIR else []
+    if _inside(source_folder, _PACKAGE):
+        from ..codegen import cache_folder
 
-        _user_cache_dir.append(AppDirs(appname="numba", appauthor=False).user_cache_dir)
-    folders = [(os.path.join(config.CACHE_DIR, sub), True)] if config.CACHE_DIR else []
-    folders.append((os.path.join(source_folder, "__pycache__"), False))
-    folders.append((os.path.join(_user_cache_dir[0], sub), False))
+        folders.append((os.path.join(source_folder, "__pycache__"), False, False))
+        folders.append((os.path.join(str(cache_folder()), "kernels", sub), False, True))
+    else:
+        folders.append((os.path.join(source_folder, "__pycache__"), False, True))
     return folders
+
+
+def _inside(path: str, folder: str) -> bool:
+    path, folder = os.path.abspath(path), os.path.abspath(folder)
+    return path == folder or path.startswith(folder + os.sep)
 
 
 def _plan(source_folder: str) -> _Plan:
@@ -218,9 +234,11 @@ def _plan(source_folder: str) -> _Plan:
 
 def _make_plan(source_folder: str) -> _Plan:
     readers, problems = [], []
-    for folder, from_env in _candidates(source_folder):
+    for folder, from_env, may_write in _candidates(source_folder):
         try:
             if not os.path.isdir(folder):
+                if not may_write:
+                    continue
                 make_private_folder(folder)
             st = os.stat(folder)
         except OSError as error:
@@ -231,12 +249,13 @@ def _make_plan(source_folder: str) -> _Plan:
             warn_once(("unsafe", folder), _refused_folder(folder, reason))
             problems.append((folder, f"refused: {reason}", False))  # (said just now)
             continue
-        if os.access(folder, os.W_OK | os.X_OK):
+        if may_write and os.access(folder, os.W_OK | os.X_OK):
             return _Plan([folder] + readers, folder, problems)
         if os.access(folder, os.R_OK | os.X_OK):
             readers.append(folder)
-        problems.append((folder, "read-only" if folder in readers else "not accessible",
-                         from_env))
+        if may_write:
+            problems.append((folder, "read-only" if folder in readers else "not accessible",
+                             from_env))
     return _Plan(readers, None, problems)
 
 
@@ -655,16 +674,23 @@ def _install_typeof_ndarray() -> None:
 _said_compiling: list = []
 
 
+class KernelCompileWarning(UserWarning):
+    """``numgrad.KernelCompileWarning``: said once per process, the first time numgrad compiles a
+    kernel (a cold cache): a new user's first run would otherwise sit silent for seconds. A
+    warning, so that a host filters it the standard way (``warnings.filterwarnings("ignore",
+    category=numgrad.KernelCompileWarning)``); ``NUMGRAD_QUIET=1`` silences it too."""
+
+
 def say_compiling() -> None:
-    """The first time this process compiles a kernel: one line on stderr saying so (a new user's
-    first run would otherwise sit silent for seconds). Never on a warm cache; ``NUMGRAD_QUIET=1``
-    silences it."""
+    """The first time this process compiles a kernel: one ``KernelCompileWarning`` saying so.
+    Never on a warm cache; never with ``NUMGRAD_QUIET=1``."""
     if _said_compiling or os.environ.get("NUMGRAD_QUIET", "") not in ("", "0"):
         return
     _said_compiling.append(True)
-    print("numgrad: compiling kernels for their first use; they are cached on disk, so this "
-          "happens once (`python -m numgrad warmup` compiles them all ahead of time; "
-          "NUMGRAD_QUIET=1 hides this line)", file=sys.stderr, flush=True)
+    warnings.warn("numgrad: compiling kernels for their first use; they are cached on disk, so "
+                  "this happens once (`python -m numgrad warmup` compiles them all ahead of "
+                  "time; NUMGRAD_QUIET=1 or a filter of numgrad.KernelCompileWarning hides this "
+                  "line)", KernelCompileWarning, stacklevel=2)
 
 
 # -- installing it -----------------------------------------------------------------------------
@@ -688,6 +714,25 @@ def _enable_caching(self) -> None:
         self._cache = _KernelCache(self.py_func)
     else:
         _numba_enable_caching(self)
+    if _numgrad_function(self.py_func) and not sys.warnoptions:
+        self.compile = _quiet_compile(self.compile)
+
+
+def _quiet_compile(compile_):
+    """A numgrad dispatcher's ``compile`` that ignores Numba's ``NumbaIRAssumptionWarning``
+    while it runs: Numba's SSA pass says, as "an internal pedantic check", that a function
+    inlined with inline="always" (``mathfuncs.py``) appears twice in one compiled function, as in
+    a fused program with two ``tanh`` loops; the code compiled is correct, and the user could do
+    nothing about it. Scoped to numgrad's compilations (which hold Numba's compiler lock, as
+    Numba's own ``catch_warnings`` do); not under ``-W`` options."""
+
+    @functools.wraps(compile_)
+    def compile(sig):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=NumbaIRAssumptionWarning)
+            return compile_(sig)
+
+    return compile
 
 
 if _SUPPORTED:

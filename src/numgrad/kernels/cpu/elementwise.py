@@ -32,8 +32,41 @@ PARALLEL_THRESHOLD = 1 << 19
 
 def _threaded(dtype, out_dtype) -> bool:
     """Whether elementwise kernels of ``dtype`` have multi-threaded variants (float in, the same
-    float out); the caller tests the size against ``PARALLEL_THRESHOLD`` first."""
-    return dtype.kind == "f" and out_dtype == dtype
+    float out) and may run them (``parallel_safe``); the caller tests the size against
+    ``PARALLEL_THRESHOLD`` first."""
+    return dtype.kind == "f" and out_dtype == dtype and (_SAFE or parallel_safe())
+
+
+_SAFE = None  # parallel_safe(), once found
+
+
+def parallel_safe() -> bool:
+    """Whether numgrad's parallel kernels may run multi-threaded: whether the threading layer
+    Numba uses, or will choose, survives two Python threads entering parallel code at once (TBB
+    or OpenMP). Numba's ``default`` takes TBB, else OpenMP, else workqueue, which aborts the
+    process then; numgrad leaves the layer as the user has it (it is process-wide) and, where it
+    is or would be workqueue, runs its own kernels on one thread."""
+    global _SAFE
+    if _SAFE is None:
+        import importlib
+
+        import numba
+        from numba.np.ufunc import parallel
+
+        if getattr(parallel, "_is_initialized", False):
+            _SAFE = numba.threading_layer() in ("tbb", "omp")
+        elif numba.config.THREADING_LAYER == "default":
+            _SAFE = False
+            for name in ("tbbpool", "omppool"):
+                try:
+                    importlib.import_module(f"numba.np.ufunc.{name}")
+                except ImportError:
+                    continue
+                _SAFE = True
+                break
+        else:  # (tbb, omp, threadsafe and safe: Numba raises where it has none, as for any code)
+            _SAFE = numba.config.THREADING_LAYER in ("tbb", "omp", "threadsafe", "safe")
+    return _SAFE
 
 
 def _kernels(op, dtype, unary: bool = False):

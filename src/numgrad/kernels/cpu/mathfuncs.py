@@ -50,20 +50,15 @@ precision.
 """
 from __future__ import annotations
 
-import sys
-import warnings
-
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.core.errors import NumbaIRAssumptionWarning
 from numba.extending import intrinsic, overload
 
 # Numba's SSA pass warns ("an internal pedantic check") when a function inlined with
 # inline="always" appears twice in one compiled function, as these do in fused programs; the
-# compiled code is correct (docs/contributing.md, process-wide settings). Not under -W options.
-if not sys.warnoptions:
-    warnings.filterwarnings("ignore", category=NumbaIRAssumptionWarning)
+# compiled code is correct. The warning is ignored while numgrad's own functions compile
+# (``_cache._enable_caching``), never by a filter of the process's.
 
 __all__ = ["fast_exp", "fast_log", "fast_tanh", "fast_sigmoid"]
 

@@ -13,7 +13,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 from ..formulas import ArgReduce, Reduce
-from .elementwise import PARALLEL_THRESHOLD
+from .elementwise import PARALLEL_THRESHOLD, parallel_safe
 
 
 @njit(inline="always")
@@ -187,7 +187,7 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if k == 0:
         out.fill(0)
     elif out.size:
-        if outer == 1 and inner == 1 and k >= PARALLEL_THRESHOLD:
+        if outer == 1 and inner == 1 and k >= PARALLEL_THRESHOLD and parallel_safe():
             out[0, 0] = _sum_flat_parallel(x3.reshape(k), get_num_threads())
         elif inner == 1:
             _sum_rows(x3.reshape(outer, k), out.reshape(outer))

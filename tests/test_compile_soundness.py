@@ -380,21 +380,9 @@ def test_dropout_steps_compile_with_eagers_masks(make, shape):
     assert len(set(runs[0][0])) > 10  # (the masks change from step to step)
 
 
-@pytest.mark.xfail(strict=True, reason="found by the 5,000-program random fuzz (issue 28, open): "
-                   "the gradient of a product with a transposed operand under mean() differs "
-                   "from eager's in its last bit, in the traced call and in replays alike (the "
-                   "same on eb63edc). Seen: eager's backward makes two matmul calls with a "
-                   "contiguous gradient; the traced call gets mean()'s gradient expanded "
-                   "(stride 0) and its product's backward sums rows instead (sum_dims, then a "
-                   "product): another summation order. Which of eager's paths materialises the "
-                   "gradient is the next thing to find")
-def test_a_transposed_product_under_mean_has_eagers_last_bit():
-    rng = np.random.default_rng(3)
-    a0, b0 = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
-
-    def f(a, b):
-        (a @ b.t()).mean().backward()
-
+def _compiled_grads_are_eagers(f, a0, b0):
+    """Whether ``f(a, b)`` compiled leaves ``a.grad`` and ``b.grad`` bit for bit as eager does, in
+    the traced call and in two replays."""
     def grads(fn):
         a = numgrad.tensor(a0, requires_grad=True)
         b = numgrad.tensor(b0, requires_grad=True)
@@ -402,4 +390,34 @@ def test_a_transposed_product_under_mean_has_eagers_last_bit():
         return a.grad.numpy().tobytes(), b.grad.numpy().tobytes()
 
     eager, compiled = grads(f), numgrad.compile(f)
-    assert [grads(compiled) for _ in range(3)] == [eager] * 3
+    return [grads(compiled) for _ in range(3)] == [eager] * 3
+
+
+def test_a_transposed_product_under_mean_has_eagers_last_bit():
+    # Found by the 5,000-program random fuzz (issue 28): eager's mean() backward fills a fresh
+    # contiguous gradient (it reads the value), which a trace cannot record; the traced call took
+    # the view path instead, a broadcast gradient, and the product's backward then took its
+    # uniform-gradient shortcut (row sums, then a product: another summation order than eager's
+    # two products). The traced call now makes the same contiguous gradient with the kernels.
+    rng = np.random.default_rng(3)
+    a0, b0 = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+
+    def f(a, b):
+        (a @ b.t()).mean().backward()
+
+    assert _compiled_grads_are_eagers(f, a0, b0)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_a_scaled_large_product_under_a_reduction_has_eagers_last_bit(reduce):
+    # The same divergence in ``x * 2.0``'s backward: eager multiplies a broadcast gradient of
+    # 4,096 elements or more as one value and keeps it broadcast (the product's backward then
+    # takes its uniform-gradient shortcut); the traced call multiplied it out into a full array
+    # (two products).
+    rng = np.random.default_rng(3)
+    a0, b0 = rng.standard_normal((70, 70)), rng.standard_normal((70, 70))
+
+    def f(a, b):
+        getattr((a @ b.t()) * 2.0, reduce)().backward()
+
+    assert _compiled_grads_are_eagers(f, a0, b0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..compiler.traced import TracedArray
+from ..compiler.traced import TracedArray, active_trace
 from ..creation import zeros_like
 from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor
@@ -145,15 +145,21 @@ def _times(grad: Tensor, other) -> Tensor:
                 if out is not None:
                     return _lane._tensor(out, False)
                 K = kernels_for((grad,))
-                if type(g) is np.ndarray and g.size > 1 and not any(g.strides):
+                if isinstance(g, np.ndarray) and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the
                     # product of the first element, broadcast again (large: no pass over
                     # memory, and the formulas after it see one value too) or filled (small:
-                    # the kernels after it take contiguous arrays fastest).
+                    # the kernels after it take contiguous arrays fastest). The same layouts
+                    # while numgrad.compile traces (a TracedArray), so that the formulas after
+                    # it take eager's paths (a product's backward takes a shortcut for a
+                    # broadcast gradient: another summation order); the fill, which reads the
+                    # value, is then the kernels' copy of the broadcast.
                     value = K.binary(K.MUL, g[(slice(0, 1),) * g.ndim].reshape(1),
                                      g.dtype.type(other))
                     if g.size >= _FILL_BELOW:
                         return Tensor._wrap(K.broadcast_to(value, g.shape))
+                    if active_trace() is not None:
+                        return Tensor._wrap(K.copy(K.broadcast_to(value, g.shape)))
                     out = np.empty(g.shape, g.dtype)
                     out.fill(value[0])
                     return Tensor._wrap(out)

@@ -118,18 +118,26 @@ class _Mean(Op):
         shape = ctx.input_shapes[0]
         count = _count(shape, ctx.params["dims"])
         g = grad._data
-        if (type(g) is np.ndarray and g.size == 1 and 0 < count < _FILL_BELOW
+        if (isinstance(g, np.ndarray) and g.size == 1 and 0 < count < _FILL_BELOW
                 and (g.dtype == np.float64 or g.dtype == np.float32)
-                and not grad_mode.state.enabled and active_trace() is None):
+                and not grad_mode.state.enabled):
             # One value over the input (the common ``loss.mean()``, count = the input's size):
             # one fill of grad / count, which is PyTorch's result (a contiguous tensor), not a
             # division, a view and a broadcast. The quotient is Python's (IEEE double) division,
             # which for float32 operands rounds to the float32 quotient exactly (53 >= 2 * 24 + 2
-            # bits: the double rounding is innocuous) and warns for nothing (count >= 1). Not
-            # while numgrad.compile traces: it reads the value, and its array is no kernel's.
-            out = np.empty(shape, g.dtype)
-            out.fill(g.item() / count)
-            return (Tensor._wrap(out),)
+            # bits: the double rounding is innocuous) and warns for nothing (count >= 1).
+            if active_trace() is None:
+                out = np.empty(shape, g.dtype)
+                out.fill(g.item() / count)
+                return (Tensor._wrap(out),)
+            # While numgrad.compile traces, the fill cannot be recorded (it reads the value, and
+            # its array is no kernel's): the kernels' quotient (the same IEEE division) copied to
+            # a fresh contiguous array, so that the formulas after it see eager's layout (a
+            # broadcast view here would send a product's backward to its uniform-gradient
+            # shortcut, another summation order than eager's two products).
+            K = kernels_of(g)
+            q = K.binary(K.DIV, K.reshape_view(g, ()), g.dtype.type(count))
+            return (Tensor._wrap(K.copy(K.broadcast_to(q, shape))),)
         return (_grad_to_input(grad, ctx, count),)
 
 

@@ -421,3 +421,18 @@ def test_a_scaled_large_product_under_a_reduction_has_eagers_last_bit(reduce):
         getattr((a @ b.t()) * 2.0, reduce)().backward()
 
     assert _compiled_grads_are_eagers(f, a0, b0)
+
+
+def test_a_view_made_by_a_kernel_sees_writes_into_its_base():
+    """``x.unfold`` is a view its kernel makes (``tracer.VIEWS``); a kernel result that shares
+    memory with an argument without being known as a view is a break (``_check_fresh``)."""
+
+    def f(x):
+        w = x.unfold(0, 2, 1)
+        x.add_(1)  # (seen through w: eager's sum reads the new values)
+        return w.sum() + x.sum()
+
+    compiled = numgrad.compile(f)
+    for _ in range(3):
+        assert compiled(numgrad.arange(5.0)).item() == f(numgrad.arange(5.0)).item() == 39.0
+    assert "replayed" in numgrad.compiler.explain(compiled)

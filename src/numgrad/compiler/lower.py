@@ -33,7 +33,7 @@ import re
 import numpy as np
 
 from ..kernels import formulas
-from ..kernels.cpu.elementwise import PARALLEL_THRESHOLD
+from ..kernels.cpu.elementwise import PARALLEL_THRESHOLD, parallel_safe
 from .tracer import VIEWS, WRITES, _address
 
 ELEMENTWISE = frozenset({"unary", "binary", "full", "copy", "upload", "cast", "where"})
@@ -620,7 +620,10 @@ def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
         n = math.prod(shape)
         if n == 0:
             return
-        if can_split and n >= PARALLEL_THRESHOLD:
+        if can_split and n >= PARALLEL_THRESHOLD and parallel_safe():
+            # (split across threads only where the threading layer survives two Python threads
+            # in parallel code at once: under workqueue a program runs on one thread, as the
+            # eager kernels then do)
             start = len(code.lines)
             flat.update(on=True, ok=True, slices={}, shape=shape)
             body_of(("j",), "j", 3)

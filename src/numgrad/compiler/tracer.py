@@ -47,7 +47,7 @@ RANDOM = frozenset(name for name in WRITES if name.startswith("philox_"))
 # Those whose result may view their first argument's memory.
 VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
                    "unsqueeze", "view_index", "ascontiguous"})
-VIEWS |= {"structure.diagonal"}
+VIEWS |= {"structure.diagonal", "structure.unfold"}
 READS["structure.repeat_index"] = "repeat_interleave's counts (its result's size depends on them)"
 
 
@@ -293,11 +293,37 @@ class Trace(dispatch.Mode):
                 while root.base is not None:
                     root = root.base
                 root.written = True
+        if name not in VIEWS:
+            _check_fresh(name, out, specs)
         result = self.result(out, specs if name in VIEWS else None)
         self.nodes.append((name, specs + tuple(("kw", k, s) for k, s in kspecs),
                            _result_spec(result, self)))
         return result
 
+
+
+def _check_fresh(name: str, out, specs) -> None:
+    """A kernel not known to make views (``VIEWS``) must give back new memory: a result that
+    shares memory with an argument would be a view the program does not know of (a write
+    through either would not be seen in the other), so it is a break."""
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        if not isinstance(o, np.ndarray) or not o.size:
+            continue
+        for spec in specs:
+            for v in _spec_values(spec):
+                if v.array.size and isinstance(v.array, np.ndarray) and \
+                        np.may_share_memory(o, v.array):
+                    raise GraphBreak(f"a kernel ({name}) whose result shares memory with its "
+                                     "argument")
+
+
+def _spec_values(spec):
+    if spec[0] == "v":
+        yield spec[1]
+    elif spec[0] in ("t", "l"):
+        for s in spec[1]:
+            yield from _spec_values(s)
 
 
 def _result_spec(result, trace=None):

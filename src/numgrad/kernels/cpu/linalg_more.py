@@ -176,8 +176,9 @@ def linalg_det_backward(a: np.ndarray, det: np.ndarray, grad: np.ndarray) -> np.
     is exactly 0 (no solve) its cofactors through the SVD, as a recorded backward takes them
     (ops/linalg_more.py) and as PyTorch does where its solve of the singular LU gives NaN."""
     n = a.shape[-1]
-    if n == 1:  # (the derivative of a 1 x 1 determinant is 1, whatever the entry)
-        return _c(np.broadcast_to(np.asarray(grad, a.dtype)[..., None, None], a.shape))
+    if n == 1:  # (the derivative of a 1 x 1 determinant is 1, whatever the entry: ``grad``,
+        # in new memory, as every result of a kernel)
+        return np.array(np.broadcast_to(np.asarray(grad, a.dtype)[..., None, None], a.shape))
     mats = a.reshape((-1, n, n))
     d, g = det.reshape(-1), np.broadcast_to(grad, det.shape).reshape(-1)
     out = np.zeros(mats.shape, a.dtype)

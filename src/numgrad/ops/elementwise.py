@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..compiler.traced import TracedArray, active_trace
+from .. import dispatch
 from ..creation import zeros_like
 from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor
@@ -116,7 +116,7 @@ def uniform_element(g):
     """Where ``g`` is one number broadcast: that number, as ``uniform_value`` gives it, or, while
     numgrad.compile traces, its element as a 0-d view (a value of the trace, not read: the
     kernels take it as they take a number). Else None."""
-    if isinstance(g, TracedArray):
+    if dispatch._pushed and dispatch.stands_for(g):
         if g.size > 1 and not any(g.strides):
             return as_strided(g.view(np.ndarray), (), ())
         return None
@@ -150,7 +150,7 @@ def _times(grad: Tensor, other) -> Tensor:
                     # product of the first element, broadcast again (large: no pass over
                     # memory, and the formulas after it see one value too) or filled (small:
                     # the kernels after it take contiguous arrays fastest). The same layouts
-                    # while numgrad.compile traces (a TracedArray), so that the formulas after
+                    # while numgrad.compile traces (a traced array), so that the formulas after
                     # it take eager's paths (a product's backward takes a shortcut for a
                     # broadcast gradient: another summation order); the fill, which reads the
                     # value, is then the kernels' copy of the broadcast.
@@ -158,7 +158,7 @@ def _times(grad: Tensor, other) -> Tensor:
                                      g.dtype.type(other))
                     if g.size >= _FILL_BELOW:
                         return Tensor._wrap(K.broadcast_to(value, g.shape))
-                    if active_trace() is not None:
+                    if dispatch.current() is not None:
                         return Tensor._wrap(K.copy(K.broadcast_to(value, g.shape)))
                     out = np.empty(g.shape, g.dtype)
                     out.fill(value[0])

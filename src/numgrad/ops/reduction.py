@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..autograd import grad_mode
-from ..compiler.traced import active_trace
+from .. import dispatch
 from .._dtype import torch_name
 from ..tensor import Tensor, _wrap_dim
 from . import _lane
@@ -105,7 +105,7 @@ class _Mean(Op):
         count = _count(a.shape, dims)
         if (type(total) is np.ndarray and total.size == 1 and 0 < count < _EXACT_COUNT
                 and (total.dtype == np.float64 or total.dtype == np.float32)
-                and active_trace() is None):
+                and dispatch.current() is None):
             # One mean (of all elements, the common case): its quotient by Python's division in
             # the sum's fresh array, the kernel's value exactly (see backward), without a
             # second kernel call. Not while numgrad.compile traces (it reads the value).
@@ -126,7 +126,7 @@ class _Mean(Op):
             # division, a view and a broadcast. The quotient is Python's (IEEE double) division,
             # which for float32 operands rounds to the float32 quotient exactly (53 >= 2 * 24 + 2
             # bits: the double rounding is innocuous) and warns for nothing (count >= 1).
-            if active_trace() is None:
+            if dispatch.current() is None:
                 out = np.empty(shape, g.dtype)
                 out.fill(g.item() / count)
                 return (Tensor._wrap(out),)

@@ -19,6 +19,13 @@ import pytest
 import numgrad
 from test_compile_soundness import run
 
+@pytest.fixture(autouse=True)
+def _rerun_always(monkeypatch):
+    """A key whose Python must run (a scheduler stepped inside) takes the re-run path at every
+    call, not the faster of it and eager: the path is what is fuzzed."""
+    monkeypatch.setattr(numgrad.compiler, "choose_faster", False)
+
+
 PROGRAMS = int(os.environ.get("NUMGRAD_FUZZ_PROGRAMS", "1000"))
 FIRST = random.randrange(1 << 30) if os.environ.get("NUMGRAD_FUZZ_RANDOM") else 0
 CALLS = 4

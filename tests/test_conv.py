@@ -233,8 +233,17 @@ def _message(fn):
             warnings.simplefilter("ignore")
             fn()
     except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
+        return type(e).__name__, _sets_sorted(str(e))
     return None
+
+
+def _sets_sorted(text: str) -> str:
+    """``text`` with the items of each printed set of strings sorted: PyTorch prints its
+    ``valid_padding_modes`` set as is, in an order that hashing may change from run to run."""
+    import re
+
+    return re.sub(r"\{('[^{}]*')\}",
+                  lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", text)
 
 
 def _tensor(m, shape, dtype=None):

@@ -29,6 +29,10 @@ OPT_OUT = {
     "infinity, as PyTorch's mean() does",
     ("cdist", 1, "special-values"): "the sign of a zero gradient next to NaN distances (-0 in "
     "numgrad, +0 in PyTorch)",
+    **{("unfold_backward", i, variant): "numgrad's unfold_backward (ATen's internal backward of "
+       "unfold, issue 31) does not take a 0-d gradient yet, and refuses an empty one with a "
+       "ValueError where PyTorch raises a RuntimeError"
+       for i, variant in ((0, "zero-dim"), (0, "empty"), (1, "zero-dim"), (2, "empty"))},
     **{(op, i, "empty"): "PyTorch's pixel_unshuffle returns an empty input unchanged (the wrong "
        "shape), so pixel_shuffle's backward and pixel_unshuffle of an empty batch raise there; "
        "numgrad gives the right shapes" for op in ("pixel_shuffle", "pixel_unshuffle")

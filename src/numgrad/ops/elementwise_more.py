@@ -947,7 +947,11 @@ def _addc(op, name: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """``input + value * tensor1 * tensor2``, broadcast together."""
+    """``input + value * tensor1 * tensor2``, broadcast together (not of bool tensors alone,
+    as PyTorch's CPU kernel has none for them)."""
+    if all(isinstance(t, Tensor) and t._data.dtype == np.bool_
+           for t in (input, tensor1, tensor2)):
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
     return _addc(Addcmul, "addcmul", input, tensor1, tensor2, value)
 
 

@@ -36,7 +36,7 @@ from numpy.lib.stride_tricks import as_strided
 from . import lower
 from .. import dispatch
 from .traced import TracedArray
-from .tracer import READS, STRUCTURAL, VIEWS, TracingKernels, _address, _plain_deep
+from .tracer import READS, STRUCTURAL, VIEWS, TracingKernels, _address, _plain_deep, call_plain
 
 PROGRAMS = 4  # fused programs kept per function (one per start and set of referenced results)
 
@@ -183,14 +183,10 @@ def _lazy_call(lazy, name: str, function):
     def call(*args, **kwargs):
         if lazy.active and threading.get_ident() == lazy.thread and name not in STRUCTURAL:
             return lazy.call(name, function, args, kwargs)
-        return function(*[_plain_deep(a) for a in args],
-                        **{k: _plain_deep(v) for k, v in kwargs.items()})
+        return call_plain(function, args, kwargs)
 
     call.__name__ = name
     return call
-
-
-_MISMATCH = object()
 
 
 class Lazy(dispatch.Mode):
@@ -198,9 +194,7 @@ class Lazy(dispatch.Mode):
     stands where its trace stood, so numgrad's own code takes the paths it took while tracing,
     and the CPU ops of its thread get its recording kernels."""
 
-    fullgraph = False
-    broken = None
-    device = "cpu"
+    device = "cpu"  # (its LazyKernels' device)
 
     def __init__(self, plan: Plan, module):
         self.plan = plan
@@ -209,7 +203,6 @@ class Lazy(dispatch.Mode):
         self.kernels = LazyKernels(self, module)
         self.module = module
         self.created: dict = {}  # arrays made from Python data in this call, by id
-        self.generator_arrays: set = set()
         self.env: dict = {}  # value index -> its array in this call
         self.by_id: dict = {}  # id of an array in ``env`` (inputs, pending, constants) -> value
         self.keep: list = []  # arrays whose ids ``by_id`` holds
@@ -448,22 +441,19 @@ class Lazy(dispatch.Mode):
         plan = self.plan
         if self.next >= len(plan.calls):
             self._mismatch()
-            return function(*[_plain_deep(a) for a in args],
-                            **{k: _plain_deep(v) for k, v in kwargs.items()})
+            return call_plain(function, args, kwargs)
         expected, positional, keywords, how, position, raising = plan.calls[self.next]
         if (expected != name or len(args) != len(positional) or len(kwargs) != len(keywords)
                 or not (self._match_plain(args, positional) if not keywords and self.next
                         not in plan.numbers else
                         self._match_all(args, positional, kwargs, keywords))):
             self._mismatch()
-            return function(*[_plain_deep(a) for a in args],
-                            **{k: _plain_deep(v) for k, v in kwargs.items()})
+            return call_plain(function, args, kwargs)
         self.next += 1
         if raising:
             # (it may raise for some values: it runs now, as in eager, its result real)
             self._run_pending(position)
-            result = function(*[_plain_deep(a) for a in args],
-                              **{k: _plain_deep(v) for k, v in kwargs.items()})
+            result = call_plain(function, args, kwargs)
             self.start = position + 1
             return self._real(result, how)
         return self._pending(how, function, args, kwargs)
@@ -494,8 +484,7 @@ class Lazy(dispatch.Mode):
         kind = how[0]
         if kind == "view":  # (a view of a pending argument: the kernel makes it, reading nothing)
             v = how[1]
-            r = function(*[_plain_deep(a) for a in args],
-                         **{k: _plain_deep(x) for k, x in kwargs.items()})
+            r = call_plain(function, args, kwargs)
             self.env[v.index] = weakref.ref(r)
             return self._hand(r, v)
         if kind == "tuple":
@@ -621,15 +610,6 @@ class Lazy(dispatch.Mode):
         self.by_id[id(p)] = v
         self.keep.append(p)
         return True
-
-    def known(self, array):
-        """The value of ``array`` in this call (creation's ``tensor(t)`` asks), or None."""
-        if isinstance(array, TracedArray) and array._trace is self:
-            return array._root
-        return self.by_id.get(id(array))
-
-    def adopt_cuda(self) -> bool:
-        return False
 
 
 # The kernels whose float arguments a program takes at each call (the lowering passes their

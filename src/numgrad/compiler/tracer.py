@@ -284,8 +284,7 @@ class Trace(dispatch.Mode):
     def call(self, name: str, function, args: tuple, kwargs: dict):
         specs = tuple(self.ref(a) for a in args)
         kspecs = tuple((k, self.ref(v)) for k, v in kwargs.items())
-        out = function(*[_plain_deep(a) for a in args],
-                       **{k: _plain_deep(v) for k, v in kwargs.items()})
+        out = call_plain(function, args, kwargs)
         if name in WRITES:
             written = specs[WRITES[name]]
             if written[0] == "v":
@@ -336,6 +335,12 @@ def _result_spec(result, trace=None):
     if result is None:
         return ("c", None)
     raise GraphBreak(f"a kernel result of type {type(result).__name__}")
+
+
+def call_plain(function, args: tuple, kwargs: dict):
+    """``function`` (a kernel) called on the plain arrays of traced ones."""
+    return function(*[_plain_deep(a) for a in args],
+                    **{k: _plain_deep(v) for k, v in kwargs.items()})
 
 
 def _plain_deep(x):
@@ -406,8 +411,7 @@ def _recorded(trace: Trace, name: str, function):
                 if trace.fullgraph:
                     raise
                 trace.stop(error)
-        return function(*[_plain_deep(a) for a in args],
-                        **{k: _plain_deep(v) for k, v in kwargs.items()})
+        return call_plain(function, args, kwargs)
 
     recorded.__name__ = name
     return recorded

@@ -1,11 +1,12 @@
-"""Lowering a trace to fused Numba loops.
+"""Lowering a trace's segments to fused Numba loops.
 
-The trace is a tape of kernel calls (``tracer.py``). Here the calls whose results nothing needs
-are dropped, and every run of calls that Numba code can compute (elementwise formulas of the
-table, fills, copies and casts, views, sums over a block of dimensions, in-place updates) becomes
-one generated ``njit`` function; what is left (matrix products through BLAS, losses, softmax,
-indexing) stays a call of the kernel it was, between them. A program with nothing left over is one
-Numba call.
+The trace is a tape of kernel calls (``tracer.py``, its nodes ``ir.Node``). The passes of
+``ir.py`` drop the calls whose results nothing needs and those that repeat an earlier one, and
+make every run of calls that Numba code can compute (``fusible``: elementwise formulas of the
+table, fills, copies and casts, views, sums over a block of dimensions, in-place updates) a
+segment, which ``segment_source`` renders as one generated ``njit`` function; what is left
+(matrix products through BLAS, losses, softmax, indexing) stays a call of the kernel it was,
+between them. A program with nothing left over is one Numba call.
 
 Inside a function, each value is an element layout over the memory of a root value (its own
 array, or the array it views: a broadcast, a reshape, a transpose, a slice), known from the
@@ -34,7 +35,8 @@ import numpy as np
 
 from ..kernels import formulas
 from ..kernels.cpu.elementwise import PARALLEL_THRESHOLD, parallel_safe
-from .tracer import VIEWS, WRITES, _address
+from .ir import DTYPES as _DTYPES, Segment, constant as _constant, root as _root, values as _values
+from .tracer import _address
 
 ELEMENTWISE = frozenset({"unary", "binary", "full", "copy", "upload", "cast", "where"})
 LOWERED = ELEMENTWISE | {"binary_into", "assign", "sum_dims", "empty"}
@@ -67,12 +69,6 @@ def _c_strides(shape) -> tuple:
     return tuple(strides)
 
 
-def _root(v):
-    while v.base is not None:
-        v = v.base
-    return v
-
-
 def _is_host(a) -> bool:
     return isinstance(a, np.ndarray)
 
@@ -98,65 +94,8 @@ def _layout(v) -> Layout | None:
     return Layout(root, offset // item, a.shape, strides)
 
 
-def _values(spec):
-    """The trace values a spec refers to."""
-    kind = spec[0]
-    if kind == "v":
-        yield spec[1]
-    elif kind in ("t", "l"):
-        for s in spec[1]:
-            yield from _values(s)
-    elif kind == "kw":
-        yield from _values(spec[2])
-
-
-def _constant(spec):
-    """The Python value of a constant spec (tuples of constants included)."""
-    if spec[0] == "c":
-        return spec[1]
-    if spec[0] in ("t", "l"):
-        values = [_constant(s) for s in spec[1]]
-        return tuple(values) if spec[0] == "t" else values
-    raise ValueError(spec)
-
-
-def live_nodes(trace, needed: set) -> list:
-    """The nodes whose results (or writes) something needs, in their order."""
-    live = set(needed)
-    live_roots = {_root(v) for v in live}
-    keep = []
-    for index in range(len(trace.nodes) - 1, -1, -1):
-        name, specs, out = trace.nodes[index]
-        outs = set(_values(out))
-        wanted = bool(outs & live) or any(_root(v) in live_roots for v in outs if
-                                          name in VIEWS or name == "view")
-        if name in WRITES:
-            target = next(_values(specs[WRITES[name]]))
-            root = _root(target)
-            wanted = wanted or root.kind in ("input",) or root in live_roots
-        if wanted:
-            keep.append(index)
-            for s in specs:
-                for v in _values(s):
-                    live.add(v)
-                    live_roots.add(_root(v))
-    return sorted(keep)
-
-
 # ---------------------------------------------------------------------- planning
-class Segment:
-    """A run of lowered nodes: one generated function."""
-
-    def __init__(self):
-        self.nodes: list = []
-        self.inputs: list = []  # root values read from outside the segment
-        self.outputs: list = []  # values it returns (roots made in it)
-
-    def __repr__(self):
-        return f"Segment({len(self.nodes)} nodes, {len(self.inputs)} in, {len(self.outputs)} out)"
-
-
-def _lowerable(trace, node, device: str = "cpu") -> bool:
+def _lowerable(node, device: str = "cpu") -> bool:
     name, specs, out = node
     if name not in (LOWERED if device == "cpu" else CUDA_LOWERED):
         return False
@@ -236,79 +175,12 @@ def _cuda_lowerable(node, outs) -> bool:
     return True
 
 
-# Nodes a segment fuses at most: a longer run is cut (the compile time and memory of a Numba
-# function grow faster than its size; a chain of thousands of ops compiles as several).
-SEGMENT_NODES = 512
-
-
-def plan(trace, needed: set, device: str = "cpu") -> list:
-    """Steps for the replay: ("call", node) for a kernel call kept as it is, ("segment",
-    Segment) for a run of lowered ones, ("view", node) for a view (the segments read views
-    through their layouts, so a view does not end a segment; the driver makes it only where a
-    call or the end needs it). ``device``: the trace's ("cpu", or "cuda": ``CUDA_LOWERED``)."""
-    steps = []
-    current = None
-    for index in live_nodes(trace, needed):
-        node = trace.nodes[index]
-        if node[0] in VIEWS and any(v.base is None for v in _values(node[2])):
-            # a view-making kernel that made a new array (ascontiguous of a strided one): a
-            # computation, which a segment reading it must follow
-            current = None
-            steps.append(("call", node))
-        elif node[0] in VIEWS or node[0] == "view":
-            steps.append(("view", node))
-        elif _lowerable(trace, node, device):
-            if current is None or len(current.nodes) >= SEGMENT_NODES:
-                current = Segment()
-                steps.append(("segment", current))
-            current.nodes.append(node)
-        else:
-            current = None
-            steps.append(("call", node))
-    # views only where the driver needs them: for a call, the end, or another such view (one
-    # that only segments read is theirs to read through its layout)
-    driver = set(needed)
-    for kind, step in reversed(steps):
-        if kind == "call" or (kind == "view" and set(_values(step[2])) & driver):
-            for s in step[1]:
-                driver.update(_values(s))
-    steps = [(kind, step) for kind, step in steps
-             if kind != "view" or set(_values(step[2])) & driver]
-    # Each segment's inputs (roots made before it or outside) and outputs (roots made in it that
-    # later steps, the views kept, or the end need).
-    later_needed = set(needed)
-    for kind, step in reversed(steps):
-        if kind in ("call", "view"):
-            for s in step[1]:
-                for v in _values(s):
-                    later_needed.add(_root(v))
-            continue
-        made = set()
-        for name, specs, out in step.nodes:
-            for v in _values(out):
-                if _root(v) is v:
-                    made.add(v)
-        step.outputs = [v for v in sorted(made, key=lambda v: v.index)
-                        if v in later_needed or _root(v) in later_needed]
-        used = []
-        for name, specs, out in step.nodes:
-            for s in specs:
-                for v in _values(s):
-                    r = _root(v)
-                    if r not in made and r not in used:
-                        used.append(r)
-        step.inputs = used
-        later_needed.update(used)
-        for v in list(later_needed):
-            later_needed.add(_root(v))
-    return steps
+def fusible(device: str = "cpu"):
+    """The test ``ir.fuse`` asks of a node: whether a segment for ``device`` computes it."""
+    return lambda node: _lowerable(node, device)
 
 
 # ---------------------------------------------------------------------- code
-_DTYPES = {"float32": "np.float32", "float64": "np.float64", "int64": "np.int64",
-           "int32": "np.int32", "bool": "np.bool_"}
-
-
 def _float(value: float) -> str:
     """Exact source text for a float (Python's repr round-trips)."""
     if value != value:

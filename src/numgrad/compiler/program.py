@@ -24,14 +24,13 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
-from . import lower
+from . import ir, lower
 from .aot import wrap_outputs
 from .soundness import owners, snapshot
 from .traced import TracedArray, plain
+from .ir import RANDOM, WRITES
 from .tracer import (
     MEMBERS,
-    RANDOM,
-    WRITES,
     _freeze,
     argument_attribute_reads,
     module_members,
@@ -305,10 +304,10 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
         needed.update(saved)
         outs = [array_expr(t._data) for t in aot.outs]
         for t in aot.outs:
-            if lower._root(trace._array_value(t._data)).kind == "input":
+            if ir.root(trace._array_value(t._data)).kind == "input":
                 raise NotReplayable("it returns a view of a tensor it reads")
-        checked = list(dict.fromkeys(refs[id(_input_tensor(lower._root(v)))] for v in saved
-                                     if lower._root(v).kind == "input"))
+        checked = list(dict.fromkeys(refs[id(_input_tensor(ir.root(v)))] for v in saved
+                                     if ir.root(v).kind == "input"))
         epilogue.line(
             f"_outs = _wrap_outputs({body.const(namespace['__backward__'], 'BW')}, "
             f"{body.const(tuple(p.array.strides for p in aot.placeholders), 'L')}, "
@@ -320,7 +319,7 @@ def replay_for(fn, trace, found, before: dict, refs: dict, namespace: dict, resu
     source = "def replay(args, kwargs):\n" + "\n".join(body.lines) + "\n"
     namespace["__replay_source__"] = source
     exec(compile(source, f"<replay of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
-    states = [_input_tensor(lower._root(specs[0][1])) for name, specs, _ in trace.nodes
+    states = [_input_tensor(ir.root(specs[0][1])) for name, specs, _ in trace.nodes
               if name in RANDOM]
     if states:
         return _restoring(namespace["replay"], list({id(t): t for t in states}.values())), source
@@ -391,21 +390,21 @@ def rerun_program(fn, trace, start: int, end: int, live: frozenset, namespace: d
         else:
             i = next(i for i, s in enumerate(specs) if s[0] == "kw" and s[1] == arg)
             specs[i] = ("kw", arg, ("c", _sentinel(k, specs[i][2][1])))
-        nodes[position - start] = (name, tuple(specs), out)
+        nodes[position - start] = nodes[position - start].replace(tuple(specs))
     made, read, written = set(), set(), set()
     for name, specs, out in nodes:
-        made.update(lower._values(out))
+        made.update(ir.values(out))
         for spec in specs:
-            read.update(lower._values(spec))
+            read.update(ir.values(spec))
         if name in WRITES:
-            written.update(lower._root(v) for v in lower._values(specs[WRITES[name]]))
+            written.update(ir.root(v) for v in ir.values(specs[WRITES[name]]))
     outer = set()
     for v in read:
-        for w in (v, lower._root(v)):
+        for w in (v, ir.root(v)):
             if w not in made and not (w.kind == "const" and not w.written):
                 outer.add(w)
     inputs = sorted(outer, key=lambda v: v.index)
-    outputs = sorted((v for v in live if v in made and lower._root(v) is v),
+    outputs = sorted((v for v in live if v in made and ir.root(v) is v),
                      key=lambda v: v.index)
     # (an earlier value the nodes write into, which the call still references: written in place)
     needed = set(outputs) | {v for v in written if v in outer and v.kind != "input"}
@@ -465,18 +464,11 @@ def _check_raises_before_writes(nodes) -> None:
                                 "and a replay could not leave eager's state at the raise")
         if name in WRITES and name not in RANDOM:  # (a replay that raises restores those)
             spec = specs[WRITES[name]]
-            if spec[0] == "v" and lower._root(spec[1]).kind == "input":
+            if spec[0] == "v" and ir.root(spec[1]).kind == "input":
                 writing = True
             elif writing and any(part in name for part in _RAISING):
                 raise NotReplayable(f"it may raise ({name}) after it has changed a tensor it "
                                     "reads, and a replay could not leave eager's state there")
-
-
-class _Nodes:
-    """Part of a trace's nodes, for planning."""
-
-    def __init__(self, nodes):
-        self.nodes = nodes
 
 
 def _tuple(items) -> str:
@@ -498,13 +490,13 @@ def _backward_for(fn, trace, aot, refs: dict, namespace: dict) -> list:
     forward it reads, to be saved by the forward replay."""
     nodes = trace.nodes[aot.split:]
     needed = {trace._array_value(g._data) for g in aot.grads if g is not None}
-    steps = lower.plan(_Nodes(nodes), needed)
+    steps = ir.schedule(nodes, needed, lower.fusible())
     made = set()
     for name, specs, out in nodes:
-        made.update(lower._values(out))
+        made.update(ir.values(out))
         if name in WRITES:
-            for v in lower._values(specs[WRITES[name]]):
-                if lower._root(v) not in made and lower._root(v).kind != "grad_output":
+            for v in ir.values(specs[WRITES[name]]):
+                if ir.root(v) not in made and ir.root(v).kind != "grad_output":
                     raise NotReplayable("its backward writes into a value of its forward")
     read = [v for v in sorted(needed, key=lambda v: v.index)]
     for kind, step in steps:
@@ -512,13 +504,13 @@ def _backward_for(fn, trace, aot, refs: dict, namespace: dict) -> list:
             read.extend(step.inputs)
         else:
             for spec in step[1]:
-                read.extend(lower._values(spec))
+                read.extend(ir.values(spec))
     placeholders = set(aot.placeholders)
     saved = []
     for v in read:
         if v in made or v in placeholders or v in saved:
             continue
-        root = lower._root(v)
+        root = ir.root(v)
         if root in placeholders:
             continue
         if v.kind == "const" and not v.written:
@@ -567,8 +559,8 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
         raise AssertionError(spec)
 
     if steps is None:
-        steps = lower.plan(_Nodes(nodes), needed, trace.device)
-    steps, folded = _fold(steps, needed, bound) if not dynamic else (steps, set())
+        steps = ir.schedule(nodes, needed, lower.fusible(trace.device))
+    steps, folded = ir.fold_constants(steps, needed, bound) if not dynamic else (steps, set())
     # the inputs and constants the kept steps read (a segment reads its inputs' roots through
     # layouts; a call, the values themselves; a value a step makes needs nothing more)
     read, made = set(needed), set()
@@ -576,17 +568,17 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
         if kind == "segment":
             read.update(step.inputs)
             for name, specs, out in step.nodes:
-                made.update(lower._values(out))
+                made.update(ir.values(out))
         else:
             for spec in step[1]:
-                read.update(lower._values(spec))
-            made.update(lower._values(step[2]))
-    read_roots = {lower._root(v) for v in read if v not in bound and v not in made}
+                read.update(ir.values(spec))
+            made.update(ir.values(step[2]))
+    read_roots = {ir.root(v) for v in read if v not in bound and v not in made}
     flat: dict = {}  # constants passed to segments flat, made once
     for v in folded:  # (values of constants alone, as the trace computed them)
         if v in read:
             body.line(f"v{v.index} = {body.const(v.array, 'F')}")
-            if trace.device == "cpu" and lower._root(v) is v and v.array.flags.c_contiguous:
+            if trace.device == "cpu" and ir.root(v) is v and v.array.flags.c_contiguous:
                 flat[v] = body.const(v.array.reshape(-1), "F")
     for v in trace.values:
         if v not in read_roots or v in bound:
@@ -603,7 +595,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
             name = body.const(v.source)
             if v.written:
                 body.line(f"v{v.index} = {name}.copy()")
-            elif v not in needed and not any(v in set(lower._values(spec)) for k, st in steps
+            elif v not in needed and not any(v in set(ir.values(spec)) for k, st in steps
                                              if k != "segment" for spec in st[1]):
                 # read by segments only: handed to them flat, as it is (made once, here)
                 flat[v] = body.const(v.source.reshape(-1))
@@ -614,7 +606,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
     fixed = set(folded) | {v for v in trace.values if v.kind == "const" and not v.written}
     size = sum(len(step.nodes) if kind == "segment" else 1 for kind, step in steps)
     whole = WholeProgram(fixed) if whole_programs and not dynamic and len(steps) >= 3 and \
-        trace.device == "cpu" and size <= lower.SEGMENT_NODES else None
+        trace.device == "cpu" and size <= ir.SEGMENT_NODES else None
     for position, (kind, step) in enumerate(steps):
         if kind in ("call", "view"):
             name, specs, out = step
@@ -685,40 +677,6 @@ def _numba_error():
     from numba.core.errors import NumbaError
 
     return NumbaError
-
-
-def _fold(steps: list, needed: set, bound) -> tuple:
-    """The steps without those that compute from constants alone (an ``x.mean()``'s seed
-    gradient divided by the count, broadcast): their values are the trace's, computed by the
-    same kernels, and become constants of the program. Only values no kernel writes into and
-    that the end does not need (a constant must not escape to the caller, who could change it).
-    Returns (the steps kept, the values folded)."""
-    folded: set = set()
-
-    def constant(v) -> bool:
-        r = lower._root(v)
-        return r not in bound and (r in folded or (r.kind == "const" and not r.written))
-
-    def can_fold(outs) -> bool:
-        return all(v not in needed and lower._root(v) not in needed and not v.written
-                   and not lower._root(v).written for v in outs)
-
-    kept = []
-    for kind, step in steps:
-        if kind == "segment":
-            pure = all(name not in WRITES for name, _, _ in step.nodes)
-            outs = [v for _, _, out in step.nodes for v in lower._values(out)]
-            reads = step.inputs
-        else:
-            name, specs, out = step
-            pure = name not in WRITES and out != ("c", None)
-            outs = list(lower._values(out))
-            reads = [v for spec in specs for v in lower._values(spec)]
-        if pure and outs and all(constant(v) for v in reads) and can_fold(outs):
-            folded.update(outs)
-            continue
-        kept.append((kind, step))
-    return kept, folded
 
 
 def _leaf(data, grad):

@@ -33,10 +33,11 @@ import weakref
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import lower
+from . import ir
 from .. import dispatch
 from .traced import TracedArray
-from .tracer import READS, STRUCTURAL, VIEWS, TracingKernels, _address, _plain_deep, call_plain
+from .ir import READS, STRUCTURAL, VIEWS
+from .tracer import TracingKernels, _address, _plain_deep, call_plain
 
 PROGRAMS = 4  # fused programs kept per function (one per start and set of referenced results)
 
@@ -67,7 +68,7 @@ class Plan:
         read = set()
         for position, (name, specs, out) in enumerate(trace.nodes):
             for spec in specs:
-                read.update(lower._values(spec))
+                read.update(ir.values(spec))
             if name == "view":
                 root, offset, shape, strides, writeable = (s[1] for s in specs)
                 self.views[out[1]] = (root, offset, shape, strides, writeable)
@@ -81,7 +82,7 @@ class Plan:
                                position, _raising(name) or name in READS))
         self.inputs = []  # (value, getter of its tensor, field)
         for v in trace.values:
-            if v.kind != "input" or v not in {lower._root(r) for r in read}:
+            if v.kind != "input" or v not in {ir.root(r) for r in read}:
                 continue
             holder, field = v.source
             tensor = holder() if isinstance(holder, weakref.ref) else holder
@@ -117,7 +118,7 @@ class Plan:
         if any(s < 0 for s in a.strides) or not isinstance(a, np.ndarray):
             raise Unsupported(f"a kernel result with negative strides ({name})")
         for spec in specs:  # (a kernel that gives back an argument's memory)
-            for arg in lower._values(spec if spec[0] != "kw" else spec[2]):
+            for arg in ir.values(spec if spec[0] != "kw" else spec[2]):
                 if arg.array.size and a.size and np.may_share_memory(arg.array, a):
                     raise Unsupported(f"a kernel ({name}) whose result shares an argument's "
                                       "memory")
@@ -147,9 +148,9 @@ class Plan:
     def _later(self, start: int, end: int) -> frozenset:
         """The roots made between ``start`` and ``end`` that the trace's later nodes read."""
         nodes = self.trace.nodes
-        made = {v for _, _, out in nodes[start:end] for v in lower._values(out)}
-        return frozenset(lower._root(v) for _, specs, _ in nodes[end:] for spec in specs
-                         for v in lower._values(spec) if lower._root(v) in made)
+        made = {v for _, _, out in nodes[start:end] for v in ir.values(out)}
+        return frozenset(ir.root(v) for _, specs, _ in nodes[end:] for spec in specs
+                         for v in ir.values(spec) if ir.root(v) in made)
 
 
 class LazyKernels(TracingKernels):
@@ -281,7 +282,7 @@ class Lazy(dispatch.Mode):
         live = set()
         for v, ref in self.pending:
             if ref() is not None:
-                root = lower._root(v)
+                root = ir.root(v)
                 if root.kind == "node":
                     live.add(root)
         return live

@@ -27,28 +27,8 @@ import numpy as np
 from ..kernels import cpu as cpu_kernels
 from . import soundness
 from .. import dispatch
+from .ir import READS, STRUCTURAL, VIEWS, WRITES, Node
 from .traced import GraphBreak, TracedArray, graph_break, plain
-
-# Kernel functions that only describe their arguments: called directly, not recorded.
-STRUCTURAL = frozenset({"is_contiguous", "is_writeable", "may_share_memory", "address",
-                        "check_errors"})
-# Those that give back values read from the data: a trace cannot hold them.
-READS = {
-    "any_equal": "a test of a tensor's values (any_equal)",
-    "to_host": "a copy of a tensor to the host",
-    "nonzero": "indexing by a boolean mask (its result's shape depends on the values)",
-}
-# Those that write into an argument (the index of that argument).
-WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0,
-          **dict.fromkeys(("philox_uniform", "philox_normal", "philox_integers",
-                           "philox_permutation", "philox_exponential", "philox_bernoulli",
-                           "philox_multinomial"), 0)}  # (a draw advances the generator's state)
-RANDOM = frozenset(name for name in WRITES if name.startswith("philox_"))
-# Those whose result may view their first argument's memory.
-VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
-                   "unsqueeze", "view_index", "ascontiguous"})
-VIEWS |= {"structure.diagonal", "structure.unfold"}
-READS["structure.repeat_index"] = "repeat_interleave's counts (its result's size depends on them)"
 
 
 class Value:
@@ -77,7 +57,7 @@ class Trace(dispatch.Mode):
 
     def __init__(self, device: str = "cpu"):
         self.values: list[Value] = []
-        self.nodes: list[tuple] = []  # (kernel name, args spec, result spec)
+        self.nodes: list[Node] = []  # (kernel name, args spec, result spec: ir.Node)
         self.by_id: dict[int, Value] = {}  # id of a plain array -> its value
         self.external: dict[int, tuple] = {}  # id of a discovered array -> (holder, field)
         self.created: dict = {}  # arrays made by creation functions in the trace, by id
@@ -276,8 +256,9 @@ class Trace(dispatch.Mode):
         v = self.views.get(key)
         if v is None:
             v = self.views[key] = self._value("node", p, base=root)
-            self.nodes.append(("view", (("v", root), ("c", offset), ("c", p.shape),
-                                        ("c", p.strides), ("c", p.flags.writeable)), ("v", v)))
+            self.nodes.append(Node("view", (("v", root), ("c", offset), ("c", p.shape),
+                                            ("c", p.strides), ("c", p.flags.writeable)),
+                                   ("v", v)))
         return v
 
     # ------------------------------------------------------------------ calls
@@ -295,8 +276,8 @@ class Trace(dispatch.Mode):
         if name not in VIEWS:
             _check_fresh(name, out, specs)
         result = self.result(out, specs if name in VIEWS else None)
-        self.nodes.append((name, specs + tuple(("kw", k, s) for k, s in kspecs),
-                           _result_spec(result, self)))
+        self.nodes.append(Node(name, specs + tuple(("kw", k, s) for k, s in kspecs),
+                               _result_spec(result, self)))
         return result
 
 

@@ -21,11 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import lower
-
-_DT = {"float32": "np.float32", "float64": "np.float64", "int64": "np.int64",
-       "int32": "np.int32", "bool": "np.bool_"}
-
+from . import ir
 
 class Unsupported(Exception):
     """A step that cannot run inside the program."""
@@ -139,10 +135,10 @@ class WholeProgram:
 
     def _call_zeros(self, specs, out):
         v = self._single(out)
-        if v.array.dtype.name not in _DT:
+        if v.array.dtype.name not in ir.DTYPES:
             raise Unsupported("zeros of this dtype")
         self.emit(f"{self._make(v)} = np.zeros({tuple(v.array.shape)!r}, "
-                  f"{_DT[v.array.dtype.name]})")
+                  f"{ir.DTYPES[v.array.dtype.name]})")
 
     def _call_matmul(self, specs, out):
         from ..kernels.cpu import blas
@@ -156,7 +152,7 @@ class WholeProgram:
         v = self._single(out)
         if (ea.ndim != 2 or eb.ndim != 2 or ea.dtype != eb.dtype or ea.dtype.name not in
                 ("float32", "float64") or min(ea.shape[0], eb.shape[1]) < 2
-                or lower._root(a) is lower._root(b)):
+                or ir.root(a) is ir.root(b)):
             raise Unsupported("matmul of these operands")  # (NumPy: gemv, dot or syrk)
         oa, ob = blas.operand(ea), blas.operand(eb)
         if oa is None or ob is None or not v.array.flags.c_contiguous:
@@ -166,7 +162,7 @@ class WholeProgram:
         gemm = self._import("cpu.blas:" + ("sgemm" if ea.dtype.name == "float32" else "dgemm"))
         source_a, source_b = self.value(a), self.value(b)
         target = self._make(v)
-        self.emit(f"{target} = np.empty(({m}, {n}), {_DT[ea.dtype.name]})")
+        self.emit(f"{target} = np.empty(({m}, {n}), {ir.DTYPES[ea.dtype.name]})")
         self.emit(f"{gemm}({oa[0]}, {ob[0]}, {m}, {n}, {k}, {source_a}, {oa[1]}, {source_b}, "
                   f"{ob[1]}, {target})")
 
@@ -182,7 +178,8 @@ class WholeProgram:
         f = self._import("cpu.softmax:_log_softmax_rows")
         source = self.value(a)
         target = self._make(v)
-        self.emit(f"{target} = np.empty({tuple(v.array.shape)!r}, {_DT[v.array.dtype.name]})")
+        self.emit(f"{target} = np.empty({tuple(v.array.shape)!r}, "
+                  f"{ir.DTYPES[v.array.dtype.name]})")
         self.emit(f"{f}({source}.reshape({rows!r}), {target}.reshape({rows!r}))")
 
     def _call_log_softmax_backward_last(self, specs, out):
@@ -193,7 +190,8 @@ class WholeProgram:
         f = self._import("cpu.softmax:_log_softmax_backward_rows")
         sg, so = self.value(g), self.value(o)
         target = self._make(v)
-        self.emit(f"{target} = np.empty({tuple(v.array.shape)!r}, {_DT[v.array.dtype.name]})")
+        self.emit(f"{target} = np.empty({tuple(v.array.shape)!r}, "
+                  f"{ir.DTYPES[v.array.dtype.name]})")
         self.emit(f"{f}({sg}.reshape({rows!r}), {so}.reshape({rows!r}), "
                   f"{target}.reshape({rows!r}))")
 

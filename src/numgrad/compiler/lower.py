@@ -264,228 +264,76 @@ def _swaps(op, a_spec, b_spec, shape) -> bool:
 
 def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
     """(the generated module's text, the function's name, whether it takes the thread count,
-    the arrays of float numbers it takes after its inputs) of a segment.
+    the arrays of float numbers it takes after its inputs) of a segment, rendered for
+    ``device``: on the CPU one ``njit`` function of loops (``CpuSegment``); on CUDA a Python
+    function that allocates the stored values (numgrad's memory pool) and launches the
+    segment's loops, in its order, as generated kernels (``CudaSegment``)."""
+    return (CudaSegment if device == "cuda" else CpuSegment)(seg, index).render()
 
-    On the CPU the function is one ``njit`` function of loops. On CUDA (``device="cuda"``) it is
-    a Python function that allocates the stored values (numgrad's memory pool) and launches the
-    segment's loops, in its order, as generated kernels (``cuda_loop``)."""
-    code = _Code()
-    cuda = device == "cuda"
-    kernels: list = []  # CUDA: (shape, body lines, what it touched) of each kernel, in order
-    made = {}  # root value -> its variable (a flat array), for stored roots
-    virtual = {}  # value -> (node) computed in consumer loops
-    consumers: dict = {}
-    phase_of: dict = {}
-    phase = 0
-    for node in seg.nodes:
-        name, specs, out = node
-        if name in ("sum_dims", "binary_into", "assign", "empty"):
-            phase += 1
-        for s in specs:
-            for v in _values(s):
-                consumers.setdefault(_root(v), []).append((node, v, phase))
-        for v in _values(out):
-            phase_of[v] = phase
-        if name in ("sum_dims", "binary_into", "assign"):
-            phase += 1
-    outputs = set(seg.outputs)
 
-    def must_store(v) -> bool:
-        """Whether ``v`` (a root made by an elementwise node) is stored; else its formula is
-        computed in its consumers' loops."""
-        if v in outputs or v.written:
-            return True
-        node = None
-        for n in seg.nodes:
-            if v in set(_values(n[2])):
-                node = n
-        readers = consumers.get(v, ())
-        if node is not None and node[0] == "full":
-            # (a fill's value is a literal wherever an elementwise loop reads it, through any
-            # layout; a sum reads its operand's memory: ``zeros_like(grad)`` summed down to a
-            # broadcast input's shape)
-            return any(n[0] not in ELEMENTWISE for n, _, _ in readers)
-        if v.array.size == 1:
-            return True  # (one element: stored once rather than computed in every iteration)
-        for node, read, at in readers:
+class CpuSegment:
+    """The renderer of a segment for the CPU: one ``njit`` function of loops. Each stored
+    value is a loop writing its elements; a value only elementwise consumers of its shape read
+    is not stored but computed in their loops (``must_store``, ``access``); each element is
+    the table's formula of its operands (``expression``). A target's renderer is this class
+    with its own allocation, loops, operands of a binary formula and module text."""
+
+    device = "cpu"
+
+    def __init__(self, seg: Segment, index: int):
+        self.seg = seg
+        self.function = f"segment{index}"
+        self.code = _Code()
+        self.made: dict = {}  # root value -> its variable (a flat array), for stored roots
+        self.virtual: dict = {}  # value -> (node) computed in consumer loops
+        # Float numbers are arguments, in one array per dtype, never literals: LLVM would
+        # compute what depends on literals only when it compiles, with other roundings than the
+        # kernels' (a fill's log1p folded by the compiler, float32 sin or cosh: one ulp off
+        # glibc's), and rewrite libm calls whose operand is known (pow(x, 0.5) as sqrt(x),
+        # 2.0 ** x as exp2(x)): the eager kernels get the same numbers at run time.
+        self.floats: dict = {}  # dtype name -> {bits: (variable, value)}
+        self.flat = {"on": False, "ok": True, "slices": {}, "shape": ()}
+        self.parallel = False
+        self.outputs = set(seg.outputs)
+        self.consumers: dict = {}  # root -> [(node, the value it reads, its phase)]
+        self.phase_of: dict = {}
+        phase = 0
+        for node in seg.nodes:
             name, specs, out = node
-            if name not in ELEMENTWISE or at != phase_of.get(v):
-                return True
-            shape = next(_values(out)).array.shape
-            if not _is_identity(_layout(read), shape) or v.array.shape != shape:
-                return True  # (computed in another loop, at its positions: a reshape's)
-        return False
+            if name in ("sum_dims", "binary_into", "assign", "empty"):
+                phase += 1
+            for v in node.sources:
+                self.consumers.setdefault(_root(v), []).append((node, v, phase))
+            for v in _values(out):
+                self.phase_of[v] = phase
+            if name in ("sum_dims", "binary_into", "assign"):
+                phase += 1
 
-    function = f"segment{index}"
-    params = [f"in{i}" for i in range(len(seg.inputs))]
-    code.emit(f"def {function}({', '.join(params)}):", 0)  # (its parameters: at the end)
-    # Float numbers are arguments, in one array per dtype, never literals: LLVM would compute
-    # what depends on literals only when it compiles, with other roundings than the kernels'
-    # (a fill's log1p folded by the compiler, float32 sin or cosh: one ulp off glibc's), and
-    # rewrite libm calls whose operand is known (pow(x, 0.5) as sqrt(x), 2.0 ** x as exp2(x)):
-    # the eager kernels get the same numbers at run time.
-    floats: dict = {}  # dtype name -> {bits: (variable, value)}
+    # ------------------------------------------------------------------ the target's
+    def allocate(self, v) -> None:
+        self.code.emit(f"r{v.index} = np.empty({v.array.size}, {_DTYPES[v.array.dtype.name]})", 1)
 
-    def number(value) -> str:
-        """The source text of a number: a float as a variable read from the arguments."""
-        if isinstance(value, (float, np.floating)):
-            value = np.asarray(value)[()]  # (a Python float: float64)
-            slots = floats.setdefault(value.dtype.name, {})
-            key = value.tobytes()
-            if key not in slots:
-                slots[key] = (f"k{value.dtype.itemsize * 8}_{len(slots)}", value)
-            return slots[key][0]
-        return _literal(value)
-    def allocate(v) -> None:
-        dt = _DTYPES[v.array.dtype.name]
-        code.emit(f"r{v.index} = _empty(({v.array.size},), {dt})" if cuda else
-                  f"r{v.index} = np.empty({v.array.size}, {dt})", 1)
+    def binary_operands(self, op, specs, shape) -> tuple:
+        """(the formula's op, its first and second operands, the dtype numbers are converted
+        to or None) of a ``binary`` node, as the eager kernel computes it (``_swaps``)."""
+        if _swaps(op, specs[1], specs[2], shape):
+            return formulas.SWAPPED[op], specs[2], specs[1], None
+        return op, specs[1], specs[2], None
 
-    for i, v in enumerate(seg.inputs):
-        made[v] = f"in{i}"
-    for node in seg.nodes:
-        name, specs, out = node
-        if name in ELEMENTWISE:
-            v = next(_values(out))
-            if must_store(v):
-                made[v] = f"r{v.index}"
-                allocate(v)
-            else:
-                virtual[v] = node
-        elif name == "empty":
-            v = next(_values(out))
-            made[v] = f"r{v.index}"
-            allocate(v)
+    def operand_dtype(self, dtype):
+        """The dtype an in-place update's operand is converted to (None: as it is)."""
+        return None
 
-    def stored(root) -> str:
-        """The variable of a stored root: in a chunk of a parallel loop, its chunk's slice."""
-        if not flat["on"]:
-            return made[root]
-        name = flat["slices"].get(root)
-        if name is None:
-            name = flat["slices"][root] = f"s{root.index}"
-        return name
+    def touch(self, root, identity: bool, written: bool) -> None:
+        """Notes an access of ``root``'s memory (CUDA's kernels must not race)."""
 
-    def access(v, loop_shape, indices, body) -> str:
-        """The expression of ``v``'s element at the loop's indices: a stored array's element, a
-        fill's literal, or a fused value's temporary (computed once in this loop body)."""
-        lay = _layout(v)
-        root = lay.root
-        if root in virtual:
-            node = virtual[root]
-            if node[0] == "full":
-                return expression(node, loop_shape, indices, body)
-            name = body.get(root)
-            if name is None:
-                # (the fused values it reads first, from the deepest, with an explicit stack:
-                # a chain of any length emits without recursion)
-                stack = [(root, False)]
-                while stack:
-                    r, ready = stack.pop()
-                    if r in body:
-                        continue
-                    if ready:
-                        code.emit(f"t{r.index} = {expression(virtual[r], loop_shape, indices, body)}",
-                                  body["indent"])
-                        body[r] = f"t{r.index}"
-                        continue
-                    stack.append((r, True))
-                    for spec in virtual[r][1]:
-                        if spec[0] == "v":
-                            d = _layout(spec[1]).root
-                            if d in virtual and virtual[d][0] != "full" and d not in body:
-                                stack.append((d, False))
-                name = body[root]
-            return name
-        if flat["on"]:  # a parallel loop's chunk: flat operands only (else it runs serially)
-            if _is_identity(lay, flat["shape"]):
-                return f"{stored(root)}[j]"
-            if _is_scalar(lay):
-                return f"{made[root]}[0]"
-            flat["ok"] = False
-            return "0"
-        touch(root, _is_identity(lay, loop_shape), False)
-        return f"{made[root]}[{root_index(lay, loop_shape, indices)}]"
-
-    def root_index(lay, loop_shape, indices) -> str:
-        lead = len(loop_shape) - len(lay.shape)
-        terms = [str(lay.offset)] if lay.offset else []
-        for d, n in enumerate(loop_shape):
-            k = d - lead
-            stride = lay.strides[k] if k >= 0 and lay.shape[k] != 1 else 0
-            if stride:
-                terms.append(indices[d] if stride == 1 else f"{indices[d]} * {stride}")
-        return " + ".join(terms) or "0"
-
-    def operand(spec, loop_shape, indices, body, as_dtype=None) -> str:
-        """(``as_dtype``: on CUDA, the dtype a number or a host number is converted to, as
-        the eager kernels convert it)"""
-        if spec[0] == "v":
-            if as_dtype is not None and _is_host(spec[1].array):
-                return number(as_dtype.type(spec[1].array[()]))
-            return access(spec[1], loop_shape, indices, body)
-        return number(spec[1] if as_dtype is None else as_dtype.type(spec[1]))
-
-    def on_host(spec) -> bool:
-        return spec[0] != "v" or _is_host(spec[1].array)
-
-    def expression(node, loop_shape, indices, body) -> str:
-        name, specs, out = node
-        v = next(_values(out))
-        dt = _DTYPES[v.array.dtype.name]
-        if name == "full":
-            value = specs[1][1]
-            if v.array.dtype.kind == "f":
-                return number(v.array.dtype.type(value))  # (converted as the fill converts it)
-            return f"{dt}({_literal(value)})"
-        if name in ("copy", "upload"):
-            return operand(specs[0], loop_shape, indices, body)
-        if name == "cast":
-            return f"{dt}({operand(specs[0], loop_shape, indices, body)})"
-        # Each value is its dtype's, as the eager kernel's output array makes it: Numba computes
-        # int32 and bool arithmetic in int64 (an int32 product that wraps, True + True = 2),
-        # and a fused value is not stored before its consumers read it.
-        if name == "where":
-            c, a, b = (operand(s, loop_shape, indices, body) for s in specs[:3])
-            return f"{dt}({a} if {c} else {b})"
-        op = specs[0][1]
-        as_dtype = None
-        if name == "binary" and cuda:
-            # (``kernels/cuda/elementwise.binary``: a number on the left of a device array
-            # swaps where the op has a swapped twin; the numbers take the array's dtype, whose
-            # formula it runs)
-            if on_host(specs[1]) and op in formulas.SWAPPED and not on_host(specs[2]):
-                op, first, second = formulas.SWAPPED[op], specs[2], specs[1]
-            else:
-                first, second = specs[1], specs[2]
-            as_dtype = _dtype(second if on_host(first) else first)
-        elif name == "binary" and _swaps(op, specs[1], specs[2], v.array.shape):
-            op, first, second = formulas.SWAPPED[op], specs[2], specs[1]
-        else:
-            first, second = specs[1], specs[2] if name == "binary" else None
-        # (the kernel's formula is its first operand's dtype's, that operand an array or a
-        # number: ``K.binary(K.DIV_FLOOR, np.float32(7.5), x)``)
-        row = formulas.formula(op, as_dtype if cuda and as_dtype is not None else
-                               _dtype(specs[1]))
-        f = code.formula(getattr(row, device))
-        if name == "unary":
-            return f"{dt}({f}({operand(first, loop_shape, indices, body)}))"
-        a = operand(first, loop_shape, indices, body, as_dtype)
-        b = operand(second, loop_shape, indices, body, as_dtype)
-        return f"{dt}({f}({a}, {b}))"
-
-    flat = {"on": False, "ok": True, "slices": {}, "shape": ()}
-    parallel = []
-
-    def loop(shape, body_of, can_split=False) -> None:
+    def loop(self, shape, body_of, can_split=False) -> None:
         """A loop nest over ``shape`` (C order); ``body_of(indices, index, indent)`` emits the
-        body (``index``: the flat position in ``shape``). A large one whose operands are all flat (``can_split``) runs one contiguous chunk
-        per thread, each array sliced to its chunk so that the loop vectorises, as the eager
-        kernels' parallel variants do."""
+        body (``index``: the flat position in ``shape``). A large one whose operands are all
+        flat (``can_split``) runs one contiguous chunk per thread, each array sliced to its
+        chunk so that the loop vectorises, as the eager kernels' parallel variants do."""
+        code, flat = self.code, self.flat
         shape = tuple(shape)
-        if cuda:
-            cuda_loop(shape, body_of)
-            return
         if not shape:
             body_of((), "0", 1)
             return
@@ -503,11 +351,11 @@ def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
             lines = code.lines[start:]
             del code.lines[start:]
             if flat["ok"]:
-                parallel.append(True)
+                self.parallel = True
                 code.emit("for c in prange(chunks):", 1)
                 code.emit(f"start, stop = c * {n} // chunks, (c + 1) * {n} // chunks", 2)
                 for root, name in flat["slices"].items():
-                    code.emit(f"{name} = {made[root]}[start:stop]", 2)
+                    code.emit(f"{name} = {self.made[root]}[start:stop]", 2)
                 code.emit("for j in range(stop - start):", 2)
                 code.lines.extend(lines)
                 return
@@ -515,20 +363,326 @@ def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
         for d, size in enumerate(shape):
             code.emit(f"for i{d} in range({size}):", 1 + d)
             indices.append(f"i{d}")
-        index = root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
+        index = _root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
         body_of(tuple(indices), index, 1 + len(shape))
 
-    touched: dict = {}  # CUDA: root -> (written, every access at the loop's own position)
+    def text(self, head: list) -> str:
+        options = 'cache=True, error_model="numpy"' + (", parallel=True" if self.parallel else "")
+        return "\n".join(head) + f"\n\n\n@njit({options})\n" + "\n".join(self.code.lines) + "\n"
 
-    def touch(root, identity: bool, written: bool) -> None:
-        was = touched.get(root, (False, True))
-        touched[root] = (was[0] or written, was[1] and identity)
+    # ------------------------------------------------------------------ values
+    def must_store(self, v) -> bool:
+        """Whether ``v`` (a root made by an elementwise node) is stored; else its formula is
+        computed in its consumers' loops."""
+        if v in self.outputs or v.written:
+            return True
+        node = None
+        for n in self.seg.nodes:
+            if v in set(n.results):
+                node = n
+        readers = self.consumers.get(v, ())
+        if node is not None and node.name == "full":
+            # (a fill's value is a literal wherever an elementwise loop reads it, through any
+            # layout; a sum reads its operand's memory: ``zeros_like(grad)`` summed down to a
+            # broadcast input's shape)
+            return any(n.name not in ELEMENTWISE for n, _, _ in readers)
+        if v.array.size == 1:
+            return True  # (one element: stored once rather than computed in every iteration)
+        for node, read, at in readers:
+            if node.name not in ELEMENTWISE or at != self.phase_of.get(v):
+                return True
+            shape = node.shape
+            if not _is_identity(_layout(read), shape) or v.array.shape != shape:
+                return True  # (computed in another loop, at its positions: a reshape's)
+        return False
 
-    def cuda_loop(shape, body_of) -> None:
+    def number(self, value) -> str:
+        """The source text of a number: a float as a variable read from the arguments."""
+        if isinstance(value, (float, np.floating)):
+            value = np.asarray(value)[()]  # (a Python float: float64)
+            slots = self.floats.setdefault(value.dtype.name, {})
+            key = value.tobytes()
+            if key not in slots:
+                slots[key] = (f"k{value.dtype.itemsize * 8}_{len(slots)}", value)
+            return slots[key][0]
+        return _literal(value)
+
+    def stored(self, root) -> str:
+        """The variable of a stored root: in a chunk of a parallel loop, its chunk's slice."""
+        if not self.flat["on"]:
+            return self.made[root]
+        name = self.flat["slices"].get(root)
+        if name is None:
+            name = self.flat["slices"][root] = f"s{root.index}"
+        return name
+
+    def access(self, v, loop_shape, indices, body) -> str:
+        """The expression of ``v``'s element at the loop's indices: a stored array's element, a
+        fill's literal, or a fused value's temporary (computed once in this loop body)."""
+        lay = _layout(v)
+        root = lay.root
+        virtual = self.virtual
+        if root in virtual:
+            node = virtual[root]
+            if node.name == "full":
+                return self.expression(node, loop_shape, indices, body)
+            name = body.get(root)
+            if name is None:
+                # (the fused values it reads first, from the deepest, with an explicit stack:
+                # a chain of any length emits without recursion)
+                stack = [(root, False)]
+                while stack:
+                    r, ready = stack.pop()
+                    if r in body:
+                        continue
+                    if ready:
+                        text = self.expression(virtual[r], loop_shape, indices, body)
+                        self.code.emit(f"t{r.index} = {text}", body["indent"])
+                        body[r] = f"t{r.index}"
+                        continue
+                    stack.append((r, True))
+                    for d in virtual[r].sources:
+                        d = _layout(d).root
+                        if d in virtual and virtual[d].name != "full" and d not in body:
+                            stack.append((d, False))
+                name = body[root]
+            return name
+        if self.flat["on"]:  # a parallel loop's chunk: flat operands only (else it runs serially)
+            if _is_identity(lay, self.flat["shape"]):
+                return f"{self.stored(root)}[j]"
+            if _is_scalar(lay):
+                return f"{self.made[root]}[0]"
+            self.flat["ok"] = False
+            return "0"
+        self.touch(root, _is_identity(lay, loop_shape), False)
+        return f"{self.made[root]}[{_root_index(lay, loop_shape, indices)}]"
+
+    def operand(self, spec, loop_shape, indices, body, as_dtype=None) -> str:
+        """(``as_dtype``: the dtype a number or a host number is converted to, as the eager
+        kernels of the target convert it)"""
+        if spec[0] == "v":
+            if as_dtype is not None and _is_host(spec[1].array):
+                return self.number(as_dtype.type(spec[1].array[()]))
+            return self.access(spec[1], loop_shape, indices, body)
+        return self.number(spec[1] if as_dtype is None else as_dtype.type(spec[1]))
+
+    def expression(self, node, loop_shape, indices, body) -> str:
+        name, specs, out = node
+        v = next(_values(out))
+        dt = _DTYPES[v.array.dtype.name]
+        if name == "full":
+            value = specs[1][1]
+            if v.array.dtype.kind == "f":  # (converted as the fill converts it)
+                return self.number(v.array.dtype.type(value))
+            return f"{dt}({_literal(value)})"
+        if name in ("copy", "upload"):
+            return self.operand(specs[0], loop_shape, indices, body)
+        if name == "cast":
+            return f"{dt}({self.operand(specs[0], loop_shape, indices, body)})"
+        # Each value is its dtype's, as the eager kernel's output array makes it: Numba computes
+        # int32 and bool arithmetic in int64 (an int32 product that wraps, True + True = 2),
+        # and a fused value is not stored before its consumers read it.
+        if name == "where":
+            c, a, b = (self.operand(s, loop_shape, indices, body) for s in specs[:3])
+            return f"{dt}({a} if {c} else {b})"
+        op = specs[0][1]
+        if name == "binary":
+            op, first, second, as_dtype = self.binary_operands(op, specs, v.array.shape)
+        else:
+            first, second, as_dtype = specs[1], None, None
+        # (the kernel's formula is its first operand's dtype's, that operand an array or a
+        # number: ``K.binary(K.DIV_FLOOR, np.float32(7.5), x)``)
+        row = formulas.formula(op, as_dtype if as_dtype is not None else _dtype(specs[1]))
+        f = self.code.formula(getattr(row, self.device))
+        if name == "unary":
+            return f"{dt}({f}({self.operand(first, loop_shape, indices, body)}))"
+        a = self.operand(first, loop_shape, indices, body, as_dtype)
+        b = self.operand(second, loop_shape, indices, body, as_dtype)
+        return f"{dt}({f}({a}, {b}))"
+
+    # ------------------------------------------------------------------ the nodes
+    def render(self) -> tuple:
+        code, made = self.code, self.made
+        params = [f"in{i}" for i in range(len(self.seg.inputs))]
+        code.emit("", 0)  # (the function's line: its parameters are known at the end)
+        for i, v in enumerate(self.seg.inputs):
+            made[v] = f"in{i}"
+        for node in self.seg.nodes:
+            if node.name in ELEMENTWISE or node.name == "empty":
+                v = node.results[0]
+                if node.name == "empty" or self.must_store(v):
+                    made[v] = f"r{v.index}"
+                    self.allocate(v)
+                else:
+                    self.virtual[v] = node
+        for node in self.seg.nodes:
+            if node.name in ELEMENTWISE:
+                self._elementwise(node)
+            elif node.name == "sum_dims":
+                self._sum_dims(node)
+            elif node.name == "binary_into":
+                self._binary_into(node)
+            elif node.name == "assign":
+                self._assign(node)
+            # views compute nothing: their consumers read through their layouts
+        outs = [made[v] for v in self.seg.outputs]
+        code.emit(f"return ({', '.join(outs)}{',' if outs else ''})", 1)
+
+        head = ["import numpy as np", "from numba import njit, prange"]
+        for ref, local in sorted(code.imports.items()):
+            module, _, imported = ref.partition(":")
+            head.append(f"from numgrad.kernels.{module} import {imported} as {local}")
+        constants = []
+        for name, slots in sorted(self.floats.items()):
+            param = f"k{np.dtype(name).itemsize * 8}"
+            params.append(param)
+            constants.append(np.array([value for _, value in slots.values()], name))
+            code.lines[1:1] = [f"    {variable} = {param}[{i}]"
+                               for i, (variable, _) in enumerate(slots.values())]
+        if self.parallel:  # (the thread count is an argument: read inside, it keeps Numba from
+            params.append("chunks")  # caching)
+        code.lines[0] = f"def {self.function}({', '.join(params)}):"
+        return self.text(head), self.function, self.parallel, constants
+
+    def _elementwise(self, node) -> None:
+        v = node.results[0]
+        if v in self.virtual:
+            return
+        shape = v.array.shape
+
+        def body(indices, index, indent):
+            text = self.expression(node, shape, indices, {"indent": indent})
+            self.touch(v, True, True)
+            self.code.emit(f"{self.stored(v)}[{index}] = {text}", indent)
+
+        self.loop(shape, body, can_split=v.array.dtype.kind == "f")
+
+    def _sum_dims(self, node) -> None:
+        code = self.code
+        x = node.sources[0]
+        dims = _constant(node.specs[1])
+        v = node.results[0]
+        shape = x.array.shape
+        first, last = dims[0], dims[-1] + 1
+        outer, k, inner = (math.prod(shape[:first]), math.prod(shape[first:last]),
+                           math.prod(shape[last:]))
+        src = self.made[_layout(x).root]
+        self.made[v] = f"r{v.index}"
+        code.emit(f"r{v.index} = np.empty({outer * inner}, {_DTYPES[v.array.dtype.name]})", 1)
+        if k == 0:
+            code.emit(f"r{v.index}[:] = 0", 1)
+        elif outer * inner:
+            code.imports.setdefault("cpu.reduction:_sum_rows", "_sum_rows")
+            code.imports.setdefault("cpu.reduction:_sum_3d", "_sum_3d")
+            if inner == 1:
+                code.emit(f"_sum_rows({src}.reshape({outer}, {k}), r{v.index})", 1)
+            else:
+                code.emit(f"_sum_3d({src}.reshape({outer}, {k}, {inner}), "
+                          f"r{v.index}.reshape({outer}, {inner}))", 1)
+
+    def _binary_into(self, node) -> None:
+        specs = node.specs
+        op, target, b = specs[0][1], node.target, specs[2]
+        alpha = dict((s[1], s[2]) for s in specs if s[0] == "kw").get("alpha")
+        if alpha is None and len(specs) > 3 and specs[3][0] == "c":
+            alpha = specs[3]
+        lay = _layout(target)
+        dtype = target.array.dtype
+        dt = _DTYPES[dtype.name]
+        row_op, scale = op, None
+        if alpha is not None and alpha[1] is not None:
+            scale = float(alpha[1])
+            if op == formulas.Binary.SUB:
+                row_op, scale = formulas.Binary.ADD, -scale
+        f = self.code.formula(getattr(formulas.formula(row_op, dtype), self.device))
+        shape = target.array.shape
+
+        def body(indices, index, indent):
+            self.touch(lay.root, _is_identity(lay, shape), True)
+            where = f"{self.made[lay.root]}[{_root_index(lay, shape, indices)}]"
+            other = self.operand(b, shape, indices, {"indent": indent}, self.operand_dtype(dtype))
+            other = f"{dt}({other})"
+            if scale is not None:
+                other = f"{self.number(dtype.type(scale))} * {other}"
+                self.code.emit(f"{where} = {where} + {other}", indent)
+            else:
+                self.code.emit(f"{where} = {f}({where}, {other})", indent)
+
+        self.loop(shape, body)
+
+    def _assign(self, node) -> None:
+        target, src = node.target, node.specs[1]
+        lay = _layout(target)
+        dt = _DTYPES[target.array.dtype.name]
+        shape = target.array.shape
+
+        def body(indices, index, indent):
+            self.touch(lay.root, _is_identity(lay, shape), True)
+            where = f"{self.made[lay.root]}[{_root_index(lay, shape, indices)}]"
+            value = self.operand(src, shape, indices, {"indent": indent})
+            self.code.emit(f"{where} = {dt}({value})", indent)
+
+        self.loop(shape, body)
+
+
+def _root_index(lay: Layout, loop_shape, indices) -> str:
+    """The flat index into ``lay``'s root of the element at the loop's ``indices`` (``lay``
+    broadcast against the loop's shape)."""
+    lead = len(loop_shape) - len(lay.shape)
+    terms = [str(lay.offset)] if lay.offset else []
+    for d, n in enumerate(loop_shape):
+        k = d - lead
+        stride = lay.strides[k] if k >= 0 and lay.shape[k] != 1 else 0
+        if stride:
+            terms.append(indices[d] if stride == 1 else f"{indices[d]} * {stride}")
+    return " + ".join(terms) or "0"
+
+
+class CudaSegment(CpuSegment):
+    """The renderer of a segment for CUDA: a Python function that allocates the stored values
+    from numgrad's memory pool and launches generated ``numba.cuda`` kernels, each a
+    grid-stride loop holding the loops over one shape that no thread of it could race in; the
+    formulas are the table's CUDA functions, numbers are converted and operands swapped as
+    ``kernels/cuda/elementwise.py`` does."""
+
+    device = "cuda"
+
+    def __init__(self, seg: Segment, index: int):
+        super().__init__(seg, index)
+        self.kernels: list = []  # (shape, body lines, what it touched) of each kernel, in order
+        self.touched: dict = {}  # root -> (written, every access at the loop's own position)
+
+    def allocate(self, v) -> None:
+        self.code.emit(f"r{v.index} = _empty(({v.array.size},), "
+                       f"{_DTYPES[v.array.dtype.name]})", 1)
+
+    def binary_operands(self, op, specs, shape) -> tuple:
+        # (``kernels/cuda/elementwise.binary``: a number on the left of a device array swaps
+        # where the op has a swapped twin; the numbers take the array's dtype, whose formula
+        # it runs)
+        def on_host(spec) -> bool:
+            return spec[0] != "v" or _is_host(spec[1].array)
+
+        if on_host(specs[1]) and op in formulas.SWAPPED and not on_host(specs[2]):
+            op, first, second = formulas.SWAPPED[op], specs[2], specs[1]
+        else:
+            first, second = specs[1], specs[2]
+        return op, first, second, _dtype(second if on_host(first) else first)
+
+    def operand_dtype(self, dtype):
+        return dtype
+
+    def touch(self, root, identity: bool, written: bool) -> None:
+        was = self.touched.get(root, (False, True))
+        self.touched[root] = (was[0] or written, was[1] and identity)
+
+    def loop(self, shape, body_of, can_split=False) -> None:
         """A grid-stride loop over the flat positions of ``shape``, each turned into C-order
         indices: the body of the last kernel where it loops over the same shape and neither
         writes memory that the other reads or writes at another position (its threads would
         race), else a new kernel, which the driver launches here (a placeholder line)."""
+        code, kernels, touched = self.code, self.kernels, self.touched
+        shape = tuple(shape)
         n = math.prod(shape)
         if n == 0:
             return
@@ -556,122 +710,20 @@ def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
         kernels.append((shape, head[::-1] + lines, dict(touched)))
         code.emit(f"<launch {len(kernels) - 1}>", 1)
 
-    for node in seg.nodes:
-        name, specs, out = node
-        if name in ELEMENTWISE:
-            v = next(_values(out))
-            if v in virtual:
-                continue
-            shape = v.array.shape
-
-            def body(indices, index, indent, node=node, v=v, shape=shape):
-                text = expression(node, shape, indices, {"indent": indent})
-                touch(v, True, True)
-                code.emit(f"{stored(v)}[{index}] = {text}", indent)
-
-            loop(shape, body, can_split=v.array.dtype.kind == "f")
-        elif name == "sum_dims":
-            x = next(_values(specs[0]))
-            dims = _constant(specs[1])
-            v = next(_values(out))
-            shape = x.array.shape
-            first, last = dims[0], dims[-1] + 1
-            outer, k, inner = (math.prod(shape[:first]), math.prod(shape[first:last]),
-                               math.prod(shape[last:]))
-            src = made[_layout(x).root]
-            made[v] = f"r{v.index}"
-            dt = _DTYPES[v.array.dtype.name]
-            code.emit(f"r{v.index} = np.empty({outer * inner}, {dt})", 1)
-            if k == 0:
-                code.emit(f"r{v.index}[:] = 0", 1)
-            elif outer * inner:
-                code.imports.setdefault("cpu.reduction:_sum_rows", "_sum_rows")
-                code.imports.setdefault("cpu.reduction:_sum_3d", "_sum_3d")
-                if inner == 1:
-                    code.emit(f"_sum_rows({src}.reshape({outer}, {k}), r{v.index})", 1)
-                else:
-                    code.emit(f"_sum_3d({src}.reshape({outer}, {k}, {inner}), "
-                              f"r{v.index}.reshape({outer}, {inner}))", 1)
-        elif name == "binary_into":
-            op, target, b = specs[0][1], next(_values(specs[1])), specs[2]
-            alpha = dict((s[1], s[2]) for s in specs if s[0] == "kw").get("alpha")
-            if alpha is None and len(specs) > 3 and specs[3][0] == "c":
-                alpha = specs[3]
-            lay = _layout(target)
-            dtype = target.array.dtype
-            dt = _DTYPES[dtype.name]
-            row_op = op
-            scale = None
-            if alpha is not None and alpha[1] is not None:
-                scale = float(alpha[1])
-                if op == formulas.Binary.SUB:
-                    row_op, scale = formulas.Binary.ADD, -scale
-            f = code.formula(getattr(formulas.formula(row_op, dtype), device))
-            shape = target.array.shape
-
-            def body(indices, index, indent, lay=lay, b=b, dt=dt, f=f, scale=scale,
-                     shape=shape, dtype=dtype):
-                touch(lay.root, _is_identity(lay, shape), True)
-                where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
-                other = operand(b, shape, indices, {'indent': indent}, dtype if cuda else None)
-                other = f"{dt}({other})"
-                if scale is not None:
-                    other = f"{number(dtype.type(scale))} * {other}"
-                    code.emit(f"{where} = {where} + {other}", indent)
-                else:
-                    code.emit(f"{where} = {f}({where}, {other})", indent)
-
-            loop(shape, body)
-        elif name == "assign":
-            target, src = next(_values(specs[0])), specs[1]
-            lay = _layout(target)
-            dt = _DTYPES[target.array.dtype.name]
-            shape = target.array.shape
-
-            def body(indices, index, indent, lay=lay, src=src, dt=dt, shape=shape):
-                touch(lay.root, _is_identity(lay, shape), True)
-                where = f"{made[lay.root]}[{root_index(lay, shape, indices)}]"
-                code.emit(f"{where} = {dt}({operand(src, shape, indices, {'indent': indent})})",
-                          indent)
-
-            loop(shape, body)
-        # views compute nothing: their consumers read through their layouts
-    outs = [made[v] for v in seg.outputs]
-    code.emit(f"return ({', '.join(outs)}{',' if outs else ''})", 1)
-
-    head = ["import numpy as np", "from numba import njit, prange"]
-    for ref, local in sorted(code.imports.items()):
-        module, _, imported = ref.partition(":")
-        head.append(f"from numgrad.kernels.{module} import {imported} as {local}")
-    options = 'cache=True, error_model="numpy"' + (", parallel=True" if parallel else "")
-    constants = []
-    for name, slots in sorted(floats.items()):
-        param = f"k{np.dtype(name).itemsize * 8}"
-        params.append(param)
-        constants.append(np.array([value for _, value in slots.values()], name))
-        code.lines[1:1] = [f"    {variable} = {param}[{i}]"
-                           for i, (variable, _) in enumerate(slots.values())]
-    if parallel:  # (the thread count is an argument: read inside, it keeps Numba from caching)
-        params.append("chunks")
-    code.lines[0] = f"def {function}({', '.join(params)}):"
-    if cuda:
-        return _cuda_text(head[2:], code.lines, kernels, function), function, False, constants
-    text = "\n".join(head) + f"\n\n\n@njit({options})\n" + "\n".join(code.lines) + "\n"
-    return text, function, bool(parallel), constants
-
-
-def _cuda_text(imports: list, driver: list, kernels: list, function: str) -> str:
-    """A CUDA segment's module: its kernels (each taking the arrays and numbers its body reads,
-    in the order it reads them first) and the Python function that launches them."""
-    texts = []
-    for k, (shape, lines, _) in enumerate(kernels):
-        n = math.prod(shape)
-        body = "\n".join(lines)
-        names = ", ".join(dict.fromkeys(re.findall(r"\b(?:in\d+|r\d+|k\d+_\d+)\b", body)))
-        texts.append(f"@cuda.jit\ndef {function}_{k}({names}):\n"
-                     f"    for i in range(cuda.grid(1), {n}, cuda.gridsize(1)):\n{body}\n")
-        driver[driver.index(f"    <launch {k}>")] = f"    _launch({function}_{k}, {n})({names})"
-    head = ["import numpy as np", "from numba import cuda",
-            "from numgrad.kernels.cuda.memory import empty as _empty, launch as _launch"]
-    return "\n".join(head + imports) + "\n\n\n" + "\n\n".join(texts) + "\n\n" + \
-        "\n".join(driver) + "\n"
+    def text(self, head: list) -> str:
+        """The module: its kernels (each taking the arrays and numbers its body reads, in the
+        order it reads them first) and the Python function that launches them."""
+        driver, function = self.code.lines, self.function
+        texts = []
+        for k, (shape, lines, _) in enumerate(self.kernels):
+            n = math.prod(shape)
+            body = "\n".join(lines)
+            names = ", ".join(dict.fromkeys(re.findall(r"\b(?:in\d+|r\d+|k\d+_\d+)\b", body)))
+            texts.append(f"@cuda.jit\ndef {function}_{k}({names}):\n"
+                         f"    for i in range(cuda.grid(1), {n}, cuda.gridsize(1)):\n{body}\n")
+            driver[driver.index(f"    <launch {k}>")] = \
+                f"    _launch({function}_{k}, {n})({names})"
+        first = ["import numpy as np", "from numba import cuda",
+                 "from numgrad.kernels.cuda.memory import empty as _empty, launch as _launch"]
+        return "\n".join(first + head[2:]) + "\n\n\n" + "\n\n".join(texts) + "\n\n" + \
+            "\n".join(driver) + "\n"

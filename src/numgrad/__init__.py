@@ -64,7 +64,7 @@ except BaseException:
 # them either way. (``from numgrad import *`` includes them only once they are imported;
 # ``from torch import *`` never includes them.)
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "onnx", "testing",
-                    "version")
+                    "version", "func")
 
 
 def __getattr__(name: str):
@@ -72,11 +72,15 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")  # (which binds it here too)
+    if name == "vmap":  # (``torch.vmap``: ``torch.func.vmap``)
+        from .func import vmap
+
+        return vmap
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list:
-    return sorted({*globals(), *_LAZY_SUBMODULES})
+    return sorted({*globals(), *_LAZY_SUBMODULES, "vmap"})
 
 
 __version__ = "0.1.0"

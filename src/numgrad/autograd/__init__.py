@@ -135,6 +135,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
 
 
 from . import functional  # noqa: E402,F401
+from . import forward_ad  # noqa: E402,F401  (dual tensors; numgrad.func's jvp, jacfwd)
 from .function import Function  # noqa: E402,F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
 from .variable import Variable  # noqa: E402,F401
@@ -144,5 +145,5 @@ __all__ = [
     "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad", "Function", "functional",
     "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-    "Variable",
+    "Variable", "forward_ad",
 ]

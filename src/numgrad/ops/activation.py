@@ -17,6 +17,7 @@ from ..creation import zeros_like
 from ..tensor import Tensor
 from .elementwise import where
 from .loss import _type_name
+from . import _jvp
 from .registry import Op, Sample, apply, register
 
 _one = ((3, 4),)
@@ -43,6 +44,7 @@ def _param(a, value):
 class _Act(Op):
     """``code`` forward, saving the input; the backward is the op ``bwd`` of (grad, input)."""
 
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     code = ""
@@ -61,6 +63,7 @@ class _Act(Op):
 class _ActBackward(Op):
     """A fused backward formula of (grad, input)."""
 
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     code = ""
@@ -244,6 +247,7 @@ class LeakyReluBackward(Op):
     """``grad`` where the input is positive, else ``grad * negative_slope``."""
 
     name, node = "leaky_relu_backward", "LeakyReluBackwardBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (1,)
     samples = (Sample(lambda m, g, a: m.ops.leaky_relu_backward(g, a, 0.2, False),
@@ -280,6 +284,7 @@ def leaky_relu_backward(grad: Tensor, input: Tensor, negative_slope: float,
 @register
 class LeakyRelu(Op):
     name, node = "leaky_relu", "LeakyReluBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     samples = (Sample(lambda m, a: m.nn.functional.leaky_relu(a), _one),
@@ -300,6 +305,7 @@ class LeakyReluInplace(LeakyRelu):
     """``leaky_relu_``: saves its output (PyTorch's ``LeakyReluBackward1``)."""
 
     name, node = "leaky_relu_", "LeakyReluBackward1"
+    jvp = None
     save_inputs = ()
     save_output = True
     samples = (Sample(lambda m, a: m.nn.functional.leaky_relu(a * 1, 0.2, inplace=True), _one),)
@@ -335,6 +341,7 @@ class EluBackward(Op):
     elu, celu (alpha) and selu."""
 
     name, node = "elu_backward", "EluBackwardBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     samples = (Sample(lambda m, g, a: m.ops.elu_backward(g, 0.7, 1.0, 1.0, False, a),
@@ -367,6 +374,7 @@ def _elu_backward(grad, a, kind, alpha):
 
 
 class _EluOp(Op):
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     kind = "elu"
@@ -429,18 +437,21 @@ class Celu(_EluOp):
 @register
 class EluInplace(_EluInplace):
     name, node, kind = "elu_", "EluBackward1", "elu"
+    jvp = None
     samples = (Sample(lambda m, a: m.nn.functional.elu(a * 1, 0.8, inplace=True), _one),)
 
 
 @register
 class SeluInplace(_EluInplace):
     name, node, kind = "selu_", "EluBackward1", "selu"
+    jvp = None
     samples = (Sample(lambda m, a: m.selu_(a * 1), _one),)
 
 
 @register
 class CeluInplace(_EluInplace):
     name, node, kind = "celu_", "CeluBackward1", "celu"
+    jvp = None
     samples = (Sample(lambda m, a: m.celu_(a * 1, 1.5), _one),)
 
 
@@ -494,6 +505,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 @register
 class SoftplusBackward(Op):
     name, node = "softplus_backward", "SoftplusBackwardBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     samples = (Sample(lambda m, g, a: m.ops.softplus_backward(g, a, 2.0, 1.5), ((3, 4), (3, 4))),)
@@ -531,6 +543,7 @@ def softplus_backward(grad: Tensor, input: Tensor, beta: float, threshold: float
 @register
 class Softplus(Op):
     name, node = "softplus", "SoftplusBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     samples = (Sample(lambda m, a: m.nn.functional.softplus(a), _one),
@@ -562,6 +575,7 @@ class HardtanhBackward(Op):
     """``grad`` strictly inside ``(min_val, max_val)``, else 0 (NaN inputs too, as PyTorch's)."""
 
     name, node = "hardtanh_backward", "HardtanhBackwardBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (1,)
     samples = (Sample(lambda m, g, a: m.ops.hardtanh_backward(g, a, -0.5, 1.0), ((3, 4), (3, 4))),)
@@ -591,6 +605,7 @@ def hardtanh_backward(grad: Tensor, input: Tensor, min_val: float, max_val: floa
 @register
 class Hardtanh(Op):
     name, node = "hardtanh", "HardtanhBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     samples = (Sample(lambda m, a: m.nn.functional.hardtanh(a), _one),

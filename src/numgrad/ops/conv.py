@@ -32,6 +32,7 @@ import numpy as np
 
 from .._dtype import c_name, torch_name
 from ..tensor import Tensor
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -60,6 +61,7 @@ class Convolution(Op):
     ...]``: PyTorch's (non-transposed) convolution, 1-D or 2-D."""
 
     name, node = "convolution", "ConvolutionBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = {0: 1, 1: 0}  # x only for the weight's gradient, w only for the input's
@@ -96,6 +98,7 @@ class ConvolutionTranspose(Op):
     (its output padding decided there)."""
 
     name, node = "convolution_transpose", "ConvolutionBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = {0: 1, 1: 0}
@@ -133,6 +136,7 @@ class ConvolutionTransposeBackwardInput(Convolution):
     weight (``Convolution`` itself, under the node name PyTorch gives that gradient)."""
 
     name, node = "convolution_transpose_backward_input", "ConvolutionBackwardBackward0"
+    jvp = _jvp.transposed_backward
     samples = (
         Sample(lambda m, x, w, v: m.autograd.grad(
             _F(m).conv_transpose2d(x, w, stride=2, padding=1), x, v, create_graph=True)[0],
@@ -146,6 +150,7 @@ class ConvolutionBackwardInput(Op):
     transposed convolution of ``grad`` with ``weight``)."""
 
     name, node = "convolution_backward_input", "ConvolutionBackwardBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = {0: 1, 1: 0}
@@ -180,6 +185,7 @@ class ConvolutionBackwardWeight(Op):
     correlation of ``x`` with ``grad``, summed over the batch)."""
 
     name, node = "convolution_backward_weight", "ConvolutionBackwardBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = {0: 1, 1: 0}
@@ -699,6 +705,7 @@ class Im2Col(Op):
     (N, C*kh*kw, L). Linear; its adjoint is ``col2im`` with the same arguments."""
 
     name, node = "im2col", "Im2ColBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, x: _F(m).unfold(x, 2), ((2, 2, 3, 4),)),
@@ -722,6 +729,7 @@ class Col2Im(Op):
     ``im2col``."""
 
     name, node = "col2im", "Col2ImBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, c: _F(m).fold(c, (3, 4), 2), ((2, 8, 6),)),

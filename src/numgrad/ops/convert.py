@@ -6,6 +6,7 @@ import numpy as np
 from .._dtype import device as _device
 from .._dtype import to_dtype
 from ..tensor import Tensor
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -14,6 +15,7 @@ class ToCopy(Op):
     """A copy to another dtype and/or device (PyTorch's ``_to_copy``)."""
 
     name, node = "to_copy", "ToCopyBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     # A float32 round trip is linear, so a large finite-difference step is exact up to rounding.
     samples = (
@@ -77,6 +79,7 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
 @register
 class Clone(Op):
     name, node = "clone", "CloneBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.clone(), ((3, 4),)), Sample(lambda m, a: a.t().contiguous(), ((3, 4),)))
 

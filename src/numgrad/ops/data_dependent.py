@@ -16,6 +16,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._promote import broadcast_shapes
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 _INT64 = np.dtype(np.int64)
@@ -58,6 +59,7 @@ def argwhere(input: Tensor) -> Tensor:
 @register
 class MaskedSelect(Op):
     name, node = "masked_select", "MaskedSelectBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a: m.masked_select(a, a > 0), ((3, 4),)),

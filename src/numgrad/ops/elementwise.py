@@ -11,6 +11,7 @@ from ..tensor import SharedGrad, Tensor
 from . import _lane
 from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 _two = ((3, 4), (3, 4))
@@ -20,6 +21,7 @@ _broadcast = ((3, 1, 4), (5, 1))
 @register
 class Add(Op):
     name, node = "add", "AddBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.add(a, b), _two),
@@ -40,6 +42,7 @@ class Add(Op):
 @register
 class Sub(Op):
     name, node = "sub", "SubBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.sub(a, b), _two),
@@ -61,6 +64,7 @@ class Rsub(Op):
     """``scalar - tensor``."""
 
     name, node = "rsub", "RsubBackward1"
+    jvp = _jvp.elementwise
     on_cuda = True
     samples = (Sample(lambda m, a: 2 - a, ((2, 3),)),)
 
@@ -76,6 +80,7 @@ class Rsub(Op):
 @register
 class Mul(Op):
     name, node = "mul", "MulBackward0"
+    jvp = _jvp.bilinear
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = {0: 1, 1: 0}  # a serves b's gradient, b serves a's
@@ -183,6 +188,7 @@ def _times(grad: Tensor, other) -> Tensor:
 @register
 class Div(Op):
     name, node = "div", "DivBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = {0: 1}  # a serves b's gradient only; b serves both
@@ -210,6 +216,7 @@ class Div(Op):
 @register
 class Neg(Op):
     name, node = "neg", "NegBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: -a, ((3, 2),)), Sample(lambda m, a: m.neg(a), ((4,),)))
 
@@ -227,6 +234,7 @@ class PowScalar(Op):
     """``tensor ** number``."""
 
     name, node = "pow_scalar", "PowBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -270,6 +278,7 @@ class PowTensor(Op):
     """``tensor ** tensor``."""
 
     name, node = "pow", "PowBackward1"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     save_output = True
@@ -300,6 +309,7 @@ class RPow(Op):
     """``number ** tensor``."""
 
     name, node = "rpow", "PowBackward2"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: 2.0**a, ((3, 4),)), Sample(lambda m, a: m.pow(1.5, a), ((5,),)))
@@ -324,6 +334,7 @@ class RPow(Op):
 class _Unary(Op):
     """A unary op computed by one op code of the unary kernel."""
 
+    jvp = _jvp.elementwise
     code: str = ""
     on_cuda = True
 
@@ -503,6 +514,7 @@ class Tan(_Unary):
 class _Piecewise(_Unary):
     """Piecewise-constant functions: their gradient is zero (where it exists)."""
 
+    jvp = _jvp.zero
     @staticmethod
     def backward(ctx, grad):
         return (zeros_like(grad),)
@@ -537,6 +549,7 @@ class Where(Op):
     """``input`` where ``condition`` else ``other``; the condition is a constant bool tensor."""
 
     name, node = "where", "WhereBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -573,6 +586,7 @@ def _fused_backward(op, grad, out):
 @register
 class TanhBackward(Op):
     name, node = "tanh_backward", "TanhBackwardBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     samples = (Sample(lambda m, g, y: m.ops.tanh_backward(g, y), _two, low=-0.9, high=0.9),)
@@ -593,6 +607,7 @@ class TanhBackward(Op):
 @register
 class SigmoidBackward(Op):
     name, node = "sigmoid_backward", "SigmoidBackwardBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     samples = (Sample(lambda m, g, y: m.ops.sigmoid_backward(g, y), _two, low=0.05, high=0.95),)
@@ -615,6 +630,7 @@ class ThresholdBackward(Op):
     """``grad`` where the saved relu output is positive, else 0."""
 
     name, node = "threshold_backward", "ThresholdBackwardBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (1,)
     samples = (Sample(lambda m, g, y: m.ops.threshold_backward(g, y, 0), _two, gradgrad=False),)
@@ -894,6 +910,7 @@ class Clamp(Op):
     """Clamp to number bounds (``min``/``max`` may be None)."""
 
     name, node = "clamp", "ClampBackward1"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -923,6 +940,7 @@ class Clamp(Op):
 
 
 class _MaxMin(Op):
+    jvp = _jvp.elementwise
     save_inputs = (0, 1)
     on_cuda = True
     code = ""

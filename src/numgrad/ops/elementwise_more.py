@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from ._promote import _as, binary_operands, broadcast_shapes, floating_operand
 from .elementwise import _Unary, where
 from .loss import _type_name
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 _two = ((3, 4), (3, 4))
@@ -37,6 +38,7 @@ def _tensor_only(name: str, input, other) -> None:
 @register
 class Atan2(Op):
     name, node = "atan2", "Atan2Backward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     samples = (
@@ -68,6 +70,7 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
 
 
 class _LogAddExp(Op):
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     code = ""
@@ -171,6 +174,7 @@ class ClampTensor(Op):
     broadcast; a NaN anywhere gives NaN."""
 
     name, node = "clamp_tensor", "ClampBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1, 2)
     samples = (
@@ -250,6 +254,7 @@ class DivMode(Op):
     ``new_zeros``, not ``grad * 0``: an infinite gradient still gives 0)."""
 
     name, node = "div_mode", "DivBackward2"
+    jvp = _jvp.elementwise
     on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.div(a * 4, b, rounding_mode="floor") * a, _two, low=0.5),
@@ -277,6 +282,7 @@ class FloorDivide(Op):
     as PyTorch's (``NotImplemented``: backward raises)."""
 
     name, node = "floor_divide", "torch::autograd::NotImplemented"
+    jvp = _jvp.elementwise
     on_cuda = True
     samples = (
         # (the node's backward raises, so the gradient flows around it)
@@ -592,6 +598,7 @@ def square(input: Tensor) -> Tensor:
 
 # ------------------------------------------------------------------ fmod, remainder (%)
 class _Mod(Op):
+    jvp = _jvp.elementwise
     on_cuda = True
     code = ""
     rounding = ""
@@ -630,6 +637,7 @@ class Remainder(_Mod):
 class _ModScalar(Op):
     """``fmod``/``remainder`` by a number: the gradient passes to the tensor unchanged."""
 
+    jvp = _jvp.elementwise
     on_cuda = True
     code = ""
 
@@ -702,6 +710,7 @@ def remainder(input, other) -> Tensor:
 @register
 class Hypot(Op):
     name, node = "hypot", "HypotBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
     save_output = True
@@ -728,6 +737,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
 
 
 class _Xlogy(Op):
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
 
@@ -798,6 +808,7 @@ class Lerp(Op):
     ``end`` where ``|weight| >= 0.5``)."""
 
     name, node = "lerp", "LerpBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     samples = (Sample(lambda m, a, b: m.lerp(a, b, 0.3), _two),
                Sample(lambda m, a, b: a.lerp(b, 0.75), _broadcast))
@@ -819,6 +830,7 @@ class Lerp(Op):
 @register
 class LerpTensor(Op):
     name, node = "lerp_tensor", "LerpBackward1"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1, 2)
     samples = (Sample(lambda m, a, b, w: m.lerp(a, b, w), ((3, 4), (3, 4), (4,)), low=-0.5,
@@ -880,6 +892,7 @@ class Addcmul(Op):
     """``input + value * tensor1 * tensor2`` (the optimisers' update)."""
 
     name, node = "addcmul", "AddcmulBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (1, 2)
     save_only_for = {1: 2, 2: 1}
@@ -902,6 +915,7 @@ class Addcdiv(Op):
     """``input + value * tensor1 / tensor2``."""
 
     name, node = "addcdiv", "AddcdivBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (1, 2)
     save_only_for = {1: 2}

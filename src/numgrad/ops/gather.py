@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 SET, ADD, MULTIPLY = 0, 1, 2  # scatter's modes (the kernels')
@@ -40,6 +41,7 @@ def _gather(t: Tensor, dim, index) -> Tensor:
 @register
 class Gather(Op):
     name, node = "gather", "GatherBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a: a.gather(1, _i(m, a, [[0, 0], [3, 1], [2, 2]])), ((3, 4),)),
@@ -60,6 +62,7 @@ class Gather(Op):
 @register
 class Scatter(Op):
     name, node = "scatter", "ScatterBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, s: a.scatter(1, _i(m, a, [[0, 2], [3, 1], [1, 0]]), s),
@@ -86,6 +89,7 @@ def _scatter_value(t: Tensor, dim, index, value) -> Tensor:
 @register
 class ScatterValue(Op):
     name, node = "scatter_value", "ScatterBackward1"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
         Sample(lambda m, a: a.scatter(1, _i(m, a, [[0, 2], [3, 1]]), 1.5), ((2, 4),)),
@@ -104,6 +108,7 @@ class ScatterValue(Op):
 @register
 class ScatterAdd(Op):
     name, node = "scatter_add", "ScatterAddBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, s: a.scatter_add(0, _i(m, a, [[0, 1, 2, 0], [0, 0, 0, 2]]), s),
@@ -129,6 +134,7 @@ class ScatterReduce(Op):
     derivative for it (its node raises), so the result does not require grad here."""
 
     name, node = "scatter_reduce_legacy", "NotImplemented"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     differentiable = False
     samples = (
@@ -148,6 +154,7 @@ class ScatterReduce(Op):
 @register
 class IndexSelect(Op):
     name, node = "index_select", "IndexSelectBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a: a.index_select(0, _i(m, a, [2, 0, 2])), ((3, 4),)),

@@ -45,6 +45,7 @@ from ..tensor import Tensor
 from ..dispatch import note_created
 from ..creation import check_scalar
 from ..kernels.cpu.indexing import check_bounds, check_index
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -425,6 +426,7 @@ def _positions_in(base, view) -> np.ndarray:
 class _BasicView(Op):
     """``a[key]`` for a basic key: a view. Subclassed once per PyTorch node name."""
 
+    jvp = _jvp.linear
     is_view = True
 
     @staticmethod
@@ -491,6 +493,7 @@ class _ViewBackward(Op):
     """The gradient of a basic view: zeros of the input's shape with ``grad`` at ``key``. Named
     as PyTorch names the backward of the first view op of the key."""
 
+    jvp = _jvp.linear
     @staticmethod
     def forward(K, grad, *, shape, key):
         out = K.zeros(shape, grad.dtype)
@@ -545,6 +548,7 @@ class Index(Op):
     """``a[key]`` for an advanced key (index tensors, masks): a copy."""
 
     name, node = "index", "IndexBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a: a[m.tensor([0, 2, 2])], ((3, 4),)),
@@ -583,6 +587,7 @@ class AsStrided(Index):
     expanded view, adding up)."""
 
     name, node = "as_strided_view", "AsStridedBackward0"
+    jvp = None
     samples = (
         Sample(lambda m, a: _stale_view(a * 1, lambda y: y[1:3], lambda y: y.mul_(2)), ((4,),)),
         Sample(lambda m, a: _stale_view(a * 1, lambda y: y.t()[1], lambda y: y.add_(y)),
@@ -647,6 +652,7 @@ class _Put(Op):
     ``index_put_`` use that, recording the node on the tensor they modify.
     """
 
+    jvp = None
     @staticmethod
     def forward(K, a, values, *, key, accumulate=False, inplace=False):
         out = a if inplace else K.copy(a)

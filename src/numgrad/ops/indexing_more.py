@@ -33,6 +33,7 @@ from .gather import ADD, SET, ScatterAdd, _scatter_into_zeros
 from .indexing import SELECT, Key, _BasicView
 from .indexing import take as _take_key
 from .reduction import _ValuesIndices
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from .sorting import _Selecting
 
@@ -155,6 +156,7 @@ class _IndexWrite(Op):
 @register
 class IndexAdd(_IndexWrite):
     name, node = "index_add", "IndexAddBackward0"
+    jvp = _jvp.linear
     samples = (
         Sample(lambda m, a, s: a.index_add(0, _i(m, a, [2, 0, 2]), s), ((3, 4), (3, 4))),
         Sample(lambda m, a, s: m.index_add(a.t(), -1, _i(m, a, [1]), s, alpha=-2.5),
@@ -190,6 +192,7 @@ def _select_slices(grad: Tensor, dim: int, index, shape: tuple) -> Tensor:
 @register
 class IndexCopy(_IndexWrite):
     name, node = "index_copy", "IndexCopyBackward0"
+    jvp = _jvp.linear
     samples = (
         Sample(lambda m, a, s: a.index_copy(0, _i(m, a, [2, 0]), s), ((3, 4), (2, 4))),
         Sample(lambda m, a, s: m.index_copy(a.t(), 1, _i(m, a, [1, 2]), s), ((3, 4), (4, 2))),
@@ -216,6 +219,7 @@ def _fill_slices(t: Tensor, dim: int, index, value) -> Tensor:
 @register
 class IndexFill(_IndexWrite):
     name, node = "index_fill", "IndexFillBackward0"
+    jvp = _jvp.transposed_backward
     samples = (
         Sample(lambda m, a: a.index_fill(1, _i(m, a, [0, 3]), -1.5), ((3, 4),)),
         Sample(lambda m, a: m.index_fill(a.t(), 0, _i(m, a, 2), 2), ((3, 4),)),
@@ -239,6 +243,7 @@ class IndexFillTensor(_IndexWrite):
     """``index_fill`` with a 0-d tensor value (PyTorch's other overload and node)."""
 
     name, node = "index_fill_tensor", "IndexFillBackward1"
+    jvp = _jvp.transposed_backward
     samples = (
         Sample(lambda m, a, v: a.index_fill(1, _i(m, a, [0, 3]), v), ((3, 4), ())),
         Sample(lambda m, a, v: m.index_fill(a.t(), -1, _i(m, a, [1, 1]), v), ((3, 4), ())),
@@ -416,6 +421,7 @@ index_fill_ = _inplace(index_fill)
 @register
 class Take(Op):
     name, node = "take", "TakeBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a: a.take(_i(m, a, [[0, 11], [5, 5]])), ((3, 4),)),
@@ -461,6 +467,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 @register
 class MaskedScatter(Op):
     name, node = "masked_scatter", "MaskedScatterBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, s: a.masked_scatter(a > 0, s), ((3, 4), (13,))),
@@ -672,6 +679,7 @@ def _number(value, dtype):
 @register
 class Baddbmm(Op):
     name, node = "baddbmm", "BaddbmmBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
         Sample(lambda m, c, a, b: m.baddbmm(c, a, b), ((2, 3, 5), (2, 3, 4), (2, 4, 5))),
@@ -737,6 +745,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 @register
 class Addmv(Op):
     name, node = "addmv", "AddmvBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
         Sample(lambda m, c, a, v: m.addmv(c, a, v), ((3,), (3, 4), (4,))),
@@ -792,6 +801,7 @@ addmv_ = _inplace(addmv)
 @register
 class BlockDiag(Op):
     name, node = "block_diag", "BlockDiagBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.block_diag(a, b), ((2, 3), (3, 2))),
@@ -865,6 +875,7 @@ class _CumExtreme(_Selecting):
     """The running extremes (computed with their indices before the op runs); PyTorch's
     backward adds each gradient at the index it came from (indices repeat)."""
 
+    jvp = _jvp.transposed_backward
     @staticmethod
     def backward(ctx, grad):
         shape = ctx.input_shapes[0]
@@ -916,6 +927,7 @@ def cummin(input: Tensor, dim: int):
 @register
 class Logcumsumexp(Op):
     name, node = "logcumsumexp", "LogcumsumexpBackward0"
+    jvp = None
     on_cuda = True
     save_inputs = (0,)
     save_output = True

@@ -13,8 +13,9 @@ from .._dtype import from_numpy_dtype, torch_name
 from ..autograd import grad_mode
 from ..creation import check_scalar, zeros_like
 from ..tensor import Tensor
-from . import elementwise, elementwise_more
+from . import elementwise, elementwise_more, registry
 from ._promote import broadcast_shapes
+from . import _jvp
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
 
 _OVERLAP = (
@@ -108,7 +109,13 @@ def _write(t: Tensor, fn, *args, saves_self: bool = True, **kwargs) -> Tensor:
         # The formula saves the old value: give it a snapshot with its own data and history.
         source = Tensor._wrap(kernels_of(t._data).copy(t._data), t._requires_grad)
         source.grad_fn = t.grad_fn
+    if registry._forward_ad is not None and source is not t:  # (forward AD: and t's tangents)
+        from ..autograd.forward_ad import copy_tangents
+        copy_tangents(t, source)
     result = fn(source, *args, **kwargs)
+    if registry._forward_ad is not None:  # (and t has the result's, as PyTorch's in-place ops)
+        from ..autograd.forward_ad import copy_tangents
+        copy_tangents(result, t)
     if tracked and t._base is not None:
         _check_store(t, result._data)
         if result._data.shape != t._data.shape:
@@ -394,6 +401,7 @@ class MaskedFill(Op):
     gradient reaches the input where it is False."""
 
     name, node = "masked_fill", "MaskedFillBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
         Sample(lambda m, a, b: a.masked_fill(b > 0, 2.5), ((3, 4), (4,))),

@@ -15,6 +15,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .elementwise import Mul, uniform_element
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_of, register
 from .shape import SqueezeInplace
 
@@ -27,6 +28,7 @@ class _MatrixProduct(Op):
     """``op(a) @ op(b)`` (``mm`` and ``bmm``), ``op`` transposing the last two dimensions where
     the flags say."""
 
+    jvp = _jvp.bilinear
     on_cuda = True
     save_inputs = (0, 1)
 
@@ -114,6 +116,7 @@ class Addmm(Op):
     kernel; the products of the backward are Mm's (so are its second derivatives)."""
 
     name, node = "addmm", "AddmmBackward0"
+    jvp = _jvp.bilinear_with((1, 2), 0)
     on_cuda = True
     save_inputs = (1, 2)
     samples = (
@@ -139,6 +142,7 @@ class Addmm(Op):
 @register
 class Mv(Op):
     name, node = "mv", "MvBackward0"
+    jvp = _jvp.bilinear
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = {0: 1, 1: 0}
@@ -164,6 +168,7 @@ class Mv(Op):
 @register
 class Dot(Op):
     name, node = "dot", "DotBackward0"
+    jvp = _jvp.bilinear
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = Mul.save_only_for

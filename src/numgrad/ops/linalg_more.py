@@ -29,6 +29,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
 from .reduction import _torch_name
 from .reduction import norm as _reduction_norm
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -116,6 +117,7 @@ def _count(shape, dims) -> int:
 @register
 class LinalgVectorNorm(Op):
     name, node = "linalg_vector_norm", "LinalgVectorNormBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -297,6 +299,7 @@ def _top_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=Non
 @register
 class LinalgDet(Op):
     name, node = "linalg_det", "LinalgDetBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -365,6 +368,7 @@ class LinalgSlogdet(Op):
     """The log of the absolute determinant (slogdet's ``logabsdet``)."""
 
     name, node = "linalg_slogdet", "LinalgSlogdetBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -388,6 +392,7 @@ class LinalgSlogdetSign(Op):
     """slogdet's ``sign`` (of a real matrix: piecewise constant, its gradient zero)."""
 
     name, node = "linalg_slogdet_sign", "LinalgSlogdetBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (Sample(lambda m, a: m.linalg.slogdet(a).sign, ((3, 3),)),)
 
@@ -434,6 +439,7 @@ def logdet(input: Tensor) -> Tensor:
 @register
 class LinalgInvEx(Op):
     name, node = "linalg_inv_ex", "LinalgInvExBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_output = True
     samples = (
@@ -519,6 +525,7 @@ def _is_vector_rhs(A, B) -> bool:
 @register
 class LinalgSolveEx(Op):
     name, node = "linalg_solve_ex", "LinalgSolveExBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -619,6 +626,7 @@ def _cholesky_backward(gL: Tensor, L: Tensor, upper: bool) -> Tensor:
 
 
 class _Cholesky(Op):
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_output = True
 
@@ -703,6 +711,7 @@ def _cholesky_solve_array(K, b, low, upper: bool):
 @register
 class CholeskySolve(Op):
     name, node = "cholesky_solve", "CholeskySolveBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (1,)
     save_output = True
@@ -763,6 +772,7 @@ def _cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 @register
 class CholeskyInverse(Op):
     name, node = "cholesky_inverse", "CholeskyInverseBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -863,6 +873,7 @@ class _Factor(Op):
 
 
 class _QrFactor(_Factor):
+    jvp = _jvp.transposed_backward
     on_cuda = True
 
     @staticmethod
@@ -948,6 +959,7 @@ def _eigh_rebuilt(r):
 
 
 class _EighFactor(_Factor):
+    jvp = _jvp.transposed_backward
     on_cuda = True
 
     @staticmethod
@@ -1086,6 +1098,7 @@ def _svd_rebuilt(r):  # (torch.svd's (U, S, V))
 
 
 class _SvdFactor(_Factor):
+    jvp = _jvp.transposed_backward
     on_cuda = True
 
     @staticmethod
@@ -1203,6 +1216,7 @@ def _pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
 @register
 class LinalgPinv(Op):
     name, node = "linalg_pinv", "LinalgPinvBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -1248,6 +1262,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
 @register
 class LinalgLstsq(Op):
     name, node = "linalg_lstsq", "LinalgLstsqBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     samples = (

@@ -20,6 +20,7 @@ def _created(array):
     return array
 from ._promote import binary_operands
 from .elementwise import where
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -51,6 +52,7 @@ class NllLoss(Op):
     for nothing (and 'mean' divides by the weights of the rows that count)."""
 
     name, node = "nll_loss", "NllLossBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
         Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, [0, 2, 1, 4])), ((4, 5),)),
@@ -83,6 +85,7 @@ class NllLossBackward(Op):
     in ``grad`` and its adjoint is ``nll_loss``; ``self`` (the loss's input) gives only a shape."""
 
     name, node = "nll_loss_backward", "NllLossBackwardBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
         Sample(lambda m, g, x: m.ops.nll_loss_backward(
@@ -252,6 +255,7 @@ class MseLoss(Op):
     """The squared differences ``(input - target)**2``, reduced; both operands broadcast."""
 
     name, node = "mse_loss", "MseLossBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     samples = (
@@ -309,6 +313,7 @@ _ATEN_ENUM = {"none": 0, "mean": 1, "sum": 2}
 
 
 class _Pointwise(Op):
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     kind = 0
@@ -319,6 +324,7 @@ class _Pointwise(Op):
 
 
 class _PointwiseBackward(Op):
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1, 2)
     kind = 0

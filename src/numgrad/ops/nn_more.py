@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 _one = ((3, 4),)
@@ -36,6 +37,7 @@ class _Masked(Op):
     """An elementwise op whose gradient is ``grad`` where ``passes(x)`` (a bool tensor), else 0
     (PyTorch's backward kernels' conditions, NaN included)."""
 
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
 
@@ -72,6 +74,7 @@ class ThresholdInplace(Threshold):
     then ``grad`` where the output is above the threshold)."""
 
     name, node = "threshold_", "ThresholdBackward1"
+    jvp = None
     save_inputs = ()
     save_output = True
     samples = (Sample(lambda m, a: _F(m).threshold(a * 1, 0.1, -1.0, inplace=True), _one),)
@@ -129,6 +132,7 @@ class RreluWithNoise(Op):
     training, or their mean in eval."""
 
     name, node = "rrelu_with_noise", "RreluWithNoiseBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -155,6 +159,7 @@ class RreluWithNoiseInplace(RreluWithNoise):
     """``rrelu_``: saves its output, as PyTorch's ``RreluWithNoiseBackward1``."""
 
     name, node = "rrelu_with_noise_", "RreluWithNoiseBackward1"
+    jvp = None
     save_inputs = ()
     save_output = True
     samples = (Sample(lambda m, a: _F(m).rrelu(a * 1, inplace=True), _one),)
@@ -167,6 +172,7 @@ class Prelu(Op):
     value, or one per channel of dimension 1)."""
 
     name, node = "prelu", "PreluKernelBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     samples = (
@@ -195,6 +201,7 @@ class Glu(Op):
     """``a * sigmoid(b)`` for the halves ``a``, ``b`` of ``x`` along ``dim``."""
 
     name, node = "glu", "GluBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -249,6 +256,7 @@ class SoftMarginLoss(Op):
     """``log(1 + exp(-target * input))``, reduced."""
 
     name, node = "soft_margin_loss", "SoftMarginLossBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     samples = (
@@ -282,6 +290,7 @@ class MultiMarginLoss(Op):
     ``target`` (int64) and ``weight`` are constants (params)."""
 
     name, node = "multi_margin_loss", "MultiMarginLossBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -348,6 +357,7 @@ class NativeGroupNorm(Op):
     ``eps``), then ``* weight + bias`` per channel (None: 1 and 0)."""
 
     name, node = "native_group_norm", "NativeGroupNormBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     samples = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .._dtype import torch_name
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 
@@ -31,6 +32,7 @@ class NativeBatchNorm(Op):
     ones); ``weight``/``bias`` None are 1 and 0."""
 
     name, node = "native_batch_norm", "NativeBatchNormBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     samples = (

@@ -18,6 +18,7 @@ import numbers
 
 from ..tensor import Tensor
 from .pooling import _sizes, _type_name, _zeros_like_input
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 REFLECT, REPLICATE = 0, 1  # kernels/*/pooling.py's modes
@@ -38,6 +39,7 @@ class ConstantPadNd(Op):
     before, ...; negative pads crop)."""
 
     name, node = "constant_pad_nd", "ConstantPadNdBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
         Sample(lambda m, x: _F(m).pad(x, (1, 2)), ((2, 3),)),
@@ -106,6 +108,7 @@ def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
 class _Pad(Op):
     """Reflection or replication padding of the last ``dims`` dimensions."""
 
+    jvp = _jvp.linear
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     mode = REFLECT
@@ -176,6 +179,7 @@ class _PadBackward(Op):
     """The gradient of a padding: each output's gradient added to the element it copies. Linear
     in ``grad``; its adjoint is the padding."""
 
+    jvp = _jvp.linear
     on_cuda = True
     forward_op: type = None
 

@@ -24,6 +24,7 @@ import numbers
 
 from .._dtype import torch_name
 from ..tensor import Tensor
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -53,6 +54,7 @@ class _MaxPoolWithIndices(Op):
     ``K.pooling`` function, ``backward_op`` the gradient's op; ``self_saved``: the saved input is
     its ``self`` (3-D), else None."""
 
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     pool_kernel = ""
@@ -124,6 +126,7 @@ class _IndexScatter(Op):
     """``grad`` added at the saved indices into zeroed planes of ``shape``: the gradient of max
     pooling. Linear in ``grad``; its adjoint is the gather by the same indices."""
 
+    jvp = _jvp.transposed_backward
     on_cuda = True
 
     dims = 2  # (the pooled dimensions: 3 for max_pool3d's)
@@ -185,6 +188,7 @@ class MaxPoolGather(Op):
     same way). Its adjoint is the scatter by the same indices."""
 
     name, node = "max_pool_gather", "GatherBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
         Sample(_mp_double, ((2, 2, 3), (2, 3, 4), (2, 3, 4))),
@@ -251,6 +255,7 @@ class _AvgPool(Op):
     ``count_include_pad``, ``divisor_override``). ``pool_kernel``, ``backward_op`` and
     ``self_saved`` as ``_MaxPoolWithIndices``'s."""
 
+    jvp = _jvp.linear
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     pool_kernel = ""
@@ -273,6 +278,7 @@ class _AvgPoolBackward(Op):
     """The gradient of average pooling: each output's gradient spread over its window. Linear in
     ``grad``; its adjoint is the pooling (``forward_op``) with the same arguments."""
 
+    jvp = _jvp.linear
     on_cuda = True
     dims = 2
     pool_kernel = ""
@@ -352,6 +358,7 @@ class _AdaptiveAvgPool(Op):
     size along each dimension in turn. ``pool_kernel``, ``backward_op`` and ``self_saved`` as
     ``_MaxPoolWithIndices``'s."""
 
+    jvp = _jvp.linear
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     pool_kernel = ""
@@ -371,6 +378,7 @@ class _AdaptiveAvgPool(Op):
 class _AdaptiveAvgPoolBackward(Op):
     """The gradient of adaptive average pooling; its adjoint is the pooling (``forward_op``)."""
 
+    jvp = _jvp.linear
     on_cuda = True
     dims = 2
     pool_kernel = ""

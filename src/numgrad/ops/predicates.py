@@ -40,6 +40,7 @@ from .reduction import (
     _var_args,
     normalize_dims,
 )
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 _BOOL = np.bool_
@@ -251,6 +252,7 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 @register
 class NanToNum(Op):
     name, node = "nan_to_num", "NanToNumBackward0"
+    jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -294,6 +296,7 @@ def nan_to_num_(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Te
 @register
 class Nansum(Op):
     name, node = "nansum", "NansumBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -367,6 +370,7 @@ def _median_positions(K, x, dim: int, ignore_nan: bool):
 
 
 class _MedianAllOp(_ExtremeAll):
+    jvp = _jvp.transposed_backward
     on_cuda = True
     ignore_nan = False
 
@@ -397,6 +401,7 @@ class _MedianDimOp(Op):
     """The values selected along ``dim`` (computed with their indices before the op runs); the
     gradient goes back to the indices (``indices``: kept as size 1)."""
 
+    jvp = _jvp.transposed_backward
     on_cuda = True
 
     @staticmethod
@@ -524,6 +529,7 @@ class StdMeanStd(_Var):
 
 
 class _MeanOfPair(Op):
+    jvp = _jvp.transposed_backward
     on_cuda = True
 
     @staticmethod
@@ -614,6 +620,7 @@ def _component(K, a, dim: int, i: int):
 @register
 class LinalgCross(Op):
     name, node = "linalg_cross", "LinalgCrossBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     save_only_for = {0: 1, 1: 0}
@@ -717,6 +724,7 @@ def _p_norm_backward(diff: Tensor, norm: Tensor, grad: Tensor, p: float, dims: t
 @register
 class Dist(Op):
     name, node = "dist", "DistBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     save_output = True
@@ -753,6 +761,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
 @register
 class Cdist(Op):
     name, node = "cdist", "CdistBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     save_output = True
@@ -786,6 +795,7 @@ class EuclideanDist(Op):
     batches (B, P, M) and (B, R, M)."""
 
     name, node = "_euclidean_dist", "EuclideanDistBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
     save_output = True

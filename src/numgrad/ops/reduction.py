@@ -11,6 +11,7 @@ from .. import dispatch
 from .._dtype import torch_name
 from ..tensor import Tensor, _wrap_dim
 from . import _lane
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 
@@ -65,6 +66,7 @@ def _grad_to_input(grad: Tensor, ctx, count: int = 1) -> Tensor:
 
 
 class _Sum(Op):
+    jvp = _jvp.linear
     on_cuda = True
     @staticmethod
     def forward(K, a, *, dims, keepdim):
@@ -98,6 +100,7 @@ _FILL_BELOW = 4096  # (elements: a gradient of one value smaller than this is fi
 
 
 class _Mean(Op):
+    jvp = _jvp.linear
     on_cuda = True
     @staticmethod
     def forward(K, a, *, dims, keepdim):
@@ -161,6 +164,7 @@ class VectorNorm(Op):
     """The 2-norm over all elements or over ``dim``."""
 
     name, node = "norm", "LinalgVectorNormBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -196,6 +200,7 @@ def _inf_where_zero(t: Tensor) -> Tensor:
 
 
 class _Prod(Op):
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -247,6 +252,7 @@ class _Extreme(Op):
     """amax/amin: ties share the gradient evenly; a slice whose extreme is NaN matches no
     element, so its gradient is NaN throughout (PyTorch's ``grad / count * mask``)."""
 
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -272,6 +278,7 @@ class _ExtremeAll(_Extreme):
     shared by the elements equal to the result, NaN matching NaN (one-hot at a single NaN), and
     is 0 elsewhere whatever the gradient (a fill, not a product)."""
 
+    jvp = _jvp.transposed_backward
     @staticmethod
     def backward(ctx, grad):
         from .elementwise import where
@@ -312,6 +319,7 @@ class MinAll(_ExtremeAll):
 class _ExtremeDim(Op):
     """max/min along one dimension: the gradient goes to the index that was returned."""
 
+    jvp = _jvp.transposed_backward
     on_cuda = True
     code = ""
 
@@ -347,6 +355,7 @@ class MinDim(_ExtremeDim):
 
 
 class _Var(Op):
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
 
@@ -427,6 +436,7 @@ def _stable_max(K, a: np.ndarray, dims) -> np.ndarray:
 @register
 class Logsumexp(Op):
     name, node = "logsumexp", "LogsumexpBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -451,6 +461,7 @@ class Logsumexp(Op):
 @register
 class Softmax(Op):
     name, node = "softmax", "SoftmaxBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: a.softmax(1), ((3, 4),)),
@@ -475,6 +486,7 @@ class Softmax(Op):
 @register
 class LogSoftmax(Op):
     name, node = "log_softmax", "LogSoftmaxBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: a.log_softmax(1), ((3, 4),)),

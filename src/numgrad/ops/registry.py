@@ -68,6 +68,14 @@ class Op:
         ``params``, ``needs_input_grad``) and the output's gradient."""
         raise NotImplementedError
 
+    # The forward-mode (jvp) rule, PyTorch's ``result:`` row of derivatives.yaml: called as
+    # ``jvp(ctx, *tangents)`` with ``ctx`` an ``autograd.forward_ad.JvpContext`` (``inputs``,
+    # ``params``, ``result``, ``saved_tensors``, ``needs_input_grad``) and one tangent or None per
+    # input, it returns the output's tangent (None: zero), computed with tensor ops so that it is
+    # itself differentiable. The generic rules are in ``ops._jvp``. None: the op
+    # has none yet (PyTorch's NotImplementedError under forward AD).
+    jvp = None
+
 
 REGISTRY: dict[str, type[Op]] = {}
 
@@ -161,11 +169,20 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
                 result = _record(op, inputs, Tensor._wrap(out, True), params)
                 if op.is_view:
                     _view_of(result, inputs[0])
+                if _forward_ad is not None:  # (forward AD: the result's tangents)
+                    return _forward_ad(op, inputs, arrays, params, result)
                 return result
     result = Tensor._wrap(out)
     if op.is_view:
         _view_of(result, inputs[0])
+    if _forward_ad is not None:
+        return _forward_ad(op, inputs, arrays, params, result)
     return result
+
+
+# ``autograd.forward_ad.propagate`` while a forward-AD level is open (the outputs' tangents, by
+# the ops' ``jvp`` rules), else None
+_forward_ad = None
 
 
 def _view_of(result: Tensor, base: Tensor) -> None:

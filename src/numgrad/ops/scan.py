@@ -12,6 +12,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -27,6 +28,7 @@ class _Scan(Op):
 @register
 class Cumsum(_Scan):
     name, node = "cumsum", "CumsumBackward0"
+    jvp = _jvp.linear
     samples = (
         Sample(lambda m, a: a.cumsum(1), ((3, 4),)),
         Sample(lambda m, a: m.cumsum(a.t(), dim=-1, dtype=m.float64), ((3, 2),)),
@@ -49,6 +51,7 @@ def _cumsum(t: Tensor, dim: int, reverse: bool) -> Tensor:
 @register
 class Cumprod(_Scan):
     name, node = "cumprod", "CumprodBackward0"
+    jvp = _jvp.transposed_backward
     mul = True
     save_inputs = (0,)
     save_output = True

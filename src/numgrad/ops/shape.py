@@ -8,6 +8,7 @@ import numpy as np
 from ..autograd import grad_mode
 from .._dtype import promote_types
 from ..tensor import Tensor, _wrap_dim
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -34,6 +35,7 @@ def _infer_shape(shape, numel: int) -> tuple:
 @register
 class View(Op):
     name, node = "view", "ViewBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (
@@ -62,6 +64,7 @@ class UnsafeView(Op):
     """``reshape`` of a tensor whose layout needs a copy."""
 
     name, node = "reshape_copy", "UnsafeViewBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.t().reshape(-1), ((3, 4),)),)
 
@@ -77,6 +80,7 @@ class UnsafeView(Op):
 @register
 class Transpose(Op):
     name, node = "transpose", "TransposeBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (
@@ -98,6 +102,7 @@ class Transpose(Op):
 @register
 class T(Op):
     name, node = "t", "TBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.t(), ((3, 4),)), Sample(lambda m, a: m.t(a), ((4,),)))
@@ -114,6 +119,7 @@ class T(Op):
 @register
 class Permute(Op):
     name, node = "permute", "PermuteBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.permute(2, 0, 1), ((2, 3, 4),)), Sample(lambda m, a: a.T, ((3, 4),)))
@@ -130,6 +136,7 @@ class Permute(Op):
 @register
 class Unsqueeze(Op):
     name, node = "unsqueeze", "UnsqueezeBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.unsqueeze(1), ((3, 4),)), Sample(lambda m, a: m.unsqueeze(a, -1), ((3,),)))
@@ -146,6 +153,7 @@ class Unsqueeze(Op):
 @register
 class Squeeze(Op):
     name, node = "squeeze", "SqueezeBackward1"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.squeeze(0), ((1, 4),)), Sample(lambda m, a: m.squeeze(a, 1), ((3, 1),)))
@@ -164,12 +172,14 @@ class SqueezeInplace(Squeeze):
     """``squeeze_(dim)`` on a fresh result, as PyTorch's matmul does for a 1-D left operand."""
 
     name, node = "squeeze_", "SqueezeBackward4"
+    jvp = None
     samples = (Sample(lambda m, v, a: v @ a, ((3,), (3, 4))),)
 
 
 @register
 class SqueezeAll(Op):
     name, node = "squeeze_all", "SqueezeBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.squeeze(), ((1, 4, 1),)),)
@@ -186,6 +196,7 @@ class SqueezeAll(Op):
 @register
 class Expand(Op):
     name, node = "expand", "ExpandBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.expand(3, 4), ((1, 4),)), Sample(lambda m, a: a.expand(2, -1, 3), ((4, 1),)))
@@ -204,6 +215,7 @@ class Narrow(Op):
     """``length`` elements of dimension ``dim`` from ``start`` (a view)."""
 
     name, node = "narrow", "SliceBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.narrow(0, 1, 2), ((3, 4),)), Sample(lambda m, a: m.narrow(a, -1, 0, 1), ((2, 3),)))
@@ -241,6 +253,7 @@ def _pad_dim(grad: Tensor, dim: int, before: int, after: int) -> Tensor:
 @register
 class Cat(Op):
     name, node = "cat", "CatBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.cat([a, b]), ((2, 3), (4, 3))),
@@ -265,6 +278,7 @@ class Cat(Op):
 @register
 class Stack(Op):
     name, node = "stack", "StackBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, b: m.stack([a, b]), ((2, 3), (2, 3))),
@@ -285,6 +299,7 @@ class Stack(Op):
 @register
 class Repeat(Op):
     name, node = "repeat", "RepeatBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.repeat(2, 3), ((2, 3),)), Sample(lambda m, a: a.repeat(2, 1, 2), ((3,),)))
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
 from .reduction import _ValuesIndices
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -29,6 +30,7 @@ class _Selecting(Op):
     """The values a kernel selected along ``dim`` (computed with their indices before the op
     runs: ``forward`` passes them through); the gradient goes back to the indices."""
 
+    jvp = _jvp.transposed_backward
     on_cuda = True
 
     @staticmethod

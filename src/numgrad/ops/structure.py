@@ -20,6 +20,7 @@ from ..tensor import Tensor, _wrap_dim
 from ._promote import broadcast_shapes
 from .gather import ADD as _SCATTER_ADD
 from .indexing_more import _wide
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -48,6 +49,7 @@ def _dims_of(args, dims=None) -> tuple:
 
 # ------------------------------------------------------------------ triangles
 class _Tri(Op):
+    jvp = _jvp.linear
     on_cuda = True
     upper = False
 
@@ -117,6 +119,7 @@ def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
 @register
 class Diagonal(Op):
     name, node = "diagonal", "DiagonalBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.diagonal(), ((3, 4),)),
@@ -153,6 +156,7 @@ class DiagonalBackward(Op):
     diagonal."""
 
     name, node = "diagonal_backward", "DiagonalBackwardBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, g: m.ops.diagonal_backward(g, [3, 4], 1, 0, 1), ((3,),)),)
 
@@ -172,6 +176,7 @@ class Unfold(Op):
     ``dim`` (a view; the window's elements in a new last dimension)."""
 
     name, node = "unfold", "UnfoldBackward0"
+    jvp = _jvp.linear
     is_view = True
     on_cuda = True
     samples = (Sample(lambda m, a: a.unfold(1, 2, 1), ((3, 4),)),
@@ -195,6 +200,7 @@ class UnfoldBackward(Op):
     where the window lies (overlapping windows add up), a scatter-add along ``dim``."""
 
     name, node = "unfold_backward", "UnfoldBackwardBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, g: m.ops.unfold_backward(g, [3, 5], 1, 3, 1), ((3, 3, 3),)),
                Sample(lambda m, g: m.ops.unfold_backward(g, [7, 2], 0, 2, 3), ((2, 2, 2),)),
@@ -250,6 +256,7 @@ def unfold_backward(grad_in: Tensor, input_sizes, dim: int, size: int, step: int
 @register
 class DiagEmbed(Op):
     name, node = "diag_embed", "DiagEmbedBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: m.diag_embed(a), ((2, 3),)),
                Sample(lambda m, a: m.diag(a, -1), ((3,),)),
@@ -268,6 +275,7 @@ class DiagEmbed(Op):
 @register
 class Trace(Op):
     name, node = "trace", "TraceBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.trace(), ((3, 4),)),
                Sample(lambda m, a: m.trace(a.t()), ((2, 3),)))
@@ -370,6 +378,7 @@ def trace(input: Tensor) -> Tensor:
 @register
 class Flip(Op):
     name, node = "flip", "FlipBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.flip(0), ((3, 4),)),
                Sample(lambda m, a: m.flip(a.transpose(0, 2), (0, -1)), ((2, 3, 4),)),
@@ -387,6 +396,7 @@ class Flip(Op):
 @register
 class Roll(Op):
     name, node = "roll", "RollBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.roll(1), ((3, 4),)),
                Sample(lambda m, a: m.roll(a, (-1, 5), (0, -1)), ((3, 4),)),

@@ -21,6 +21,7 @@ import numbers
 
 from .._dtype import torch_name
 from ..tensor import Tensor
+from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 NEAREST, NEAREST_EXACT, LINEAR, CUBIC = 0, 1, 2, 3  # kernels/cpu/upsample.py's modes
@@ -34,6 +35,7 @@ class _UpsampleForward(Op):
     """An interpolation: ``x`` (N, C, *in_size) resampled to ``out_size`` (``mode``: the
     kernels' mode; ``scales``: the user's scale factors, or None each)."""
 
+    jvp = _jvp.linear
     on_cuda = True
 
     @staticmethod
@@ -45,6 +47,7 @@ class _UpsampleBackward(Op):
     """The gradient of an interpolation: each output's gradient, times its weights, added to
     its sources. Linear in ``grad``; its adjoint is the interpolation."""
 
+    jvp = _jvp.linear
     on_cuda = True
 
     @staticmethod
@@ -321,6 +324,7 @@ class PixelShuffle(Op):
     x[..., (c*r + i)*r + j, h, w]``."""
 
     name, node = "pixel_shuffle", "PixelShuffleBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, x: _F(m).pixel_shuffle(x, 2), ((2, 8, 2, 3),)),
@@ -343,6 +347,7 @@ class PixelUnshuffle(Op):
     W)``."""
 
     name, node = "pixel_unshuffle", "PixelUnshuffleBackward0"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, x: _F(m).pixel_unshuffle(x, 2), ((2, 2, 4, 6),)),

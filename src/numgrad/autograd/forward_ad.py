@@ -1,0 +1,352 @@
+"""``numgrad.autograd.forward_ad``: forward-mode AD with dual tensors, PyTorch's API.
+
+Inside ``with dual_level():``, ``make_dual(primal, tangent)`` gives a tensor that carries a tangent
+(a forward gradient) at that level; every op run on it computes, besides its value, the tangent of
+its output by the op's forward rule (``Op.jvp``, declared in ``numgrad.ops`` next to its backward,
+as PyTorch's ``derivatives.yaml`` declares ``result:`` next to ``self:``), and ``unpack_dual``
+reads it back. An op without a forward rule raises PyTorch's NotImplementedError.
+
+How tangents are kept. A tangent is not stored on the tensor (its slots are the reverse mode's):
+a table maps a tensor (by identity, dropped when the tensor dies) to its tangents, one per level.
+Levels nest (``numgrad.func.jvp`` inside ``jvp`` gives ``jacfwd(jacfwd(f))``): an op's output gets
+one tangent per level found among its inputs, computed lowest level first, each by the op's rule
+run with the levels from its own upwards hidden, so that the tangent of an inner (higher) level
+carries the tangents of the outer ones, as functorch's nested wrappers do, and no rule ever sees
+its own level (which would recurse). ``registry.apply`` calls ``propagate`` after each op while a
+level is open; the eager fast lane is closed meanwhile, so every op goes through it.
+
+Only one user-visible level at a time, as PyTorch (``Nested forward mode AD is not supported``);
+``numgrad.func`` opens its own nested ones.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+from ..tensor import Tensor
+
+__all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
+           "make_dual", "unpack_dual"]
+
+
+class UnpackedDualTensor(NamedTuple):
+    """What ``unpack_dual`` returns: the primal (a view of the dual tensor's values) and the
+    tangent at the level (None if there is none)."""
+
+    primal: Tensor
+    tangent: Tensor | None
+
+
+_levels: list = []  # the open levels, innermost last
+_next_level = [0]
+_table: dict = {}  # id(tensor) -> [weakref to it, {level: tangent}]
+_limit = [1 << 60]  # only levels below this are seen (while a rule of a level runs)
+_user_level = [None]  # the level opened by dual_level()/enter_dual_level(), if any
+
+
+def _forget(ref, key=None):
+    entry = _table.get(key)
+    if entry is not None and entry[0] is ref:
+        del _table[key]
+
+
+def _entry(t):
+    """{level: tangent} of ``t``, or None: its own, or, for a saved output rebuilt by a node,
+    its array's (``_keep_for_saved_output``)."""
+    entry = _table.get(id(t))
+    if entry is not None and entry[0]() is t:
+        return entry[1]
+    if _by_data:
+        found = _by_data.get(id(t._data))
+        if found is not None and found[0]() is t._data:
+            _set_all(t, found[1])
+            return found[1]
+    return None
+
+
+def _set_all(t, tangents: dict) -> None:
+    for level, tangent in tangents.items():
+        _set_tangent(t, level, tangent)
+
+
+def _tangents(t) -> dict | None:
+    """{level: tangent} of ``t`` for the levels seen now, or None."""
+    entry = _entry(t)
+    if entry is None:
+        return None
+    limit = _limit[0]
+    found = {k: v for k, v in entry.items() if k < limit}
+    return found or None
+
+
+def _set_tangent(t, level: int, tangent) -> None:
+    key = id(t)
+    entry = _table.get(key)
+    if entry is None or entry[0]() is not t:
+        ref = weakref.ref(t, lambda r, key=key: _forget(r, key))
+        entry = _table[key] = [ref, {}]
+    entry[1][level] = tangent
+
+
+def _open_level() -> int:
+    from ..ops import _lane, registry
+
+    level = _next_level[0]
+    _next_level[0] += 1
+    _levels.append(level)
+    if len(_levels) == 1:
+        _lane.closed += 1  # (every op through registry.apply, which propagates tangents)
+        registry._forward_ad = propagate
+    return level
+
+
+def _close_level(level: int) -> None:
+    from ..ops import _lane, registry
+
+    if not _levels or _levels[-1] != level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
+                           "created. This is not supported.")
+    _levels.pop()
+    for table in (_table, _by_data):  # (the level's tangents go with it, as PyTorch's)
+        for key, entry in list(table.items()):
+            entry[1].pop(level, None)
+            if not entry[1]:
+                table.pop(key, None)
+    if not _levels:
+        _lane.closed -= 1
+        registry._forward_ad = None
+
+
+def enter_dual_level() -> int:
+    """Opens a forward-AD level and returns it (PyTorch allows one at a time)."""
+    if _user_level[0] is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    level = _user_level[0] = _open_level()
+    return level
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Closes the level ``enter_dual_level`` opened; the tangents of that level are dropped."""
+    if level is None:
+        level = _user_level[0]
+    if level is None or level != _user_level[0]:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
+                           "created. This is not supported.")
+    _close_level(level)
+    _user_level[0] = None
+
+
+class dual_level:
+    """Context manager of a forward-AD level: dual tensors made inside it have their tangents
+    until it exits."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+        return False
+
+
+def _current_level(level):
+    if level is not None:
+        return level
+    if _user_level[0] is None:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    return _user_level[0]
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A view of ``tensor`` whose forward gradient (tangent) at ``level`` (the current one) is
+    ``tangent``, which must have its shape and dtype."""
+    level = _current_level(level)
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        raise TypeError("make_dual(): expected tensor and tangent to be Tensors")
+    batched = _batched_make_dual(tensor, tangent, level)
+    if batched is not None:
+        return batched
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")
+    if tensor.dtype != tangent.dtype:
+        if not (tensor.is_floating_point() or tensor.is_complex()):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                             f"{tensor.dtype}")
+        raise RuntimeError("Expected tangent to have the same dtype as the primal, but got "
+                           f"{tangent.dtype} and {tensor.dtype}")
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    dual = tensor.view_as(tensor)  # (a view: a fresh object, the same storage and history)
+    _set_tangent(dual, level, tangent)
+    return dual
+
+
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """The primal (a view without the tangent of ``level``) and the tangent of ``tensor`` at
+    ``level`` (None where it has none)."""
+    if level is None:
+        level = _user_level[0]
+        if level is None:
+            return UnpackedDualTensor(tensor, None)
+    batched = _batched_unpack_dual(tensor, level)
+    if batched is not None:
+        return batched
+    found = _entry(tensor)
+    tangent = found.get(level) if found is not None else None
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    limit = _limit[0]
+    _limit[0] = level  # (the primal keeps the tangents of outer levels only)
+    try:
+        primal = tensor.view_as(tensor)
+    finally:
+        _limit[0] = limit
+    return UnpackedDualTensor(primal, tangent)
+
+
+# ----------------------------------------------------------------------------- vmap's duals
+def _batched_make_dual(tensor, tangent, level):
+    """``make_dual`` where the primal or the tangent is batched by ``numgrad.func.vmap``: the dual
+    is made of the physical tensors (the unbatched one expanded), then batched again."""
+    from ..func import _vmap
+
+    return _vmap.make_dual(tensor, tangent, level)
+
+
+def _batched_unpack_dual(tensor, level):
+    from ..func import _vmap
+
+    return _vmap.unpack_dual(tensor, level)
+
+
+# ------------------------------------------------------------------------ propagation through ops
+class JvpContext:
+    """What a forward rule (``Op.jvp(ctx, *tangents)``) sees: the op's ``inputs`` (tensors and
+    constants, as ``registry.apply`` had them) and their promoted ``arrays``, its ``params``, its
+    ``result``, and
+    ``needs_input_grad`` (which inputs have a tangent). ``saved_tensors`` gives what the op's
+    backward would have saved, so that a rule can call the backward formula itself."""
+
+    __slots__ = ("op", "inputs", "arrays", "params", "result", "needs_input_grad",
+                 "input_shapes", "input_dtypes", "input_devices")
+
+    def __init__(self, op, inputs, arrays, params, result, needs):
+        self.op = op
+        self.inputs = inputs
+        self.arrays = arrays
+        self.params = params
+        self.result = result
+        self.needs_input_grad = needs
+        self.input_shapes = tuple(t._data.shape if isinstance(t, Tensor) else None
+                                  for t in inputs)
+        self.input_dtypes = tuple(t._data.dtype if isinstance(t, Tensor) else None
+                                  for t in inputs)
+        self.input_devices = None
+
+    @property
+    def saved_tensors(self) -> tuple:
+        op = self.op
+        saved = [self.inputs[i] for i in op.save_inputs]
+        if op.save_output:
+            saved.append(self.result)
+        return tuple(saved)
+
+    def name(self) -> str:
+        return self.op.node
+
+
+def not_implemented(name: str):
+    return NotImplementedError(
+        f"Trying to use forward AD with {name} that does not support it because it has not "
+        "been implemented yet.\nPlease file an issue to PyTorch at "
+        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
+        "can prioritize its implementation or submit a PR adding the implementation to "
+        "derivatives.yaml")
+
+
+def propagate(op, inputs, arrays, params, result):
+    """Gives ``result`` (the output of ``op`` on ``inputs``) its tangents, one per level seen
+    among the inputs, by ``op.jvp``. Called by ``registry.apply`` while a level is open."""
+    found = None
+    for t in inputs:
+        if isinstance(t, Tensor):
+            tangents = _tangents(t)
+            if tangents is not None:
+                if found is None:
+                    found = set()
+                found.update(tangents)
+    if found is None or not op.differentiable or result._data.dtype.kind not in "fc":
+        return result
+    rule = op.jvp
+    if rule is None:
+        raise not_implemented(op.name)
+    limit = _limit[0]
+    try:
+        for level in sorted(found):
+            _limit[0] = level  # (the rule sees the outer levels only)
+            tangents = []
+            for t in inputs:
+                entry = _entry(t) if isinstance(t, Tensor) else None
+                tangents.append(entry.get(level) if entry is not None else None)
+            needs = tuple(t is not None for t in tangents)
+            ctx = JvpContext(op, inputs, arrays, params, result, needs)
+            out = rule(ctx, *tangents)
+            if out is not None:
+                _set_tangent(result, level, out)
+    finally:
+        _limit[0] = limit
+    _keep_for_saved_output(result)
+    return result
+
+
+def copy_tangents(source, target) -> None:
+    """Gives ``target`` the tangents of ``source`` (all levels), replacing its own: an in-place
+    op's result's tangents go to the tensor written (``ops.inplace._write``)."""
+    entry = _entry(source)
+    found = dict(entry) if entry is not None else {}
+    old = _table.get(id(target))
+    if old is not None and old[0]() is target:
+        old[1].clear()
+    for level, tangent in found.items():
+        _set_tangent(target, level, tangent)
+
+
+def detach(t: Tensor) -> Tensor:
+    """``t.detach()`` keeping ``t``'s tangents (themselves detached): the transforms of
+    ``numgrad.func`` detach what they differentiated, and an enclosing ``jvp`` still needs the
+    tangents."""
+    out = t.detach()
+    entry = _entry(t) if _levels else None
+    if entry:
+        _set_all(out, {k: detach(v) for k, v in entry.items()})
+    return out
+
+
+def _keep_for_saved_output(result) -> None:
+    """A node that saves its output rebuilds it, when unpacked, as a fresh tensor around the
+    same array (``SavedTensor``): the tangents are found for it by that array too
+    (forward-over-reverse: the backward of ``exp`` uses its output's tangent)."""
+    node = result._grad_fn
+    if node is None or not getattr(getattr(node, "op", None), "save_output", False):
+        return
+    entry = _table.get(id(result))
+    data = result._data
+    key = id(data)
+    try:
+        ref = weakref.ref(data, lambda r, key=key: _forget_data(r, key))
+    except TypeError:  # (an array type without weak references: not kept)
+        return
+    _by_data[key] = (ref, entry[1])
+
+
+_by_data: dict = {}  # id(array) -> (weakref to it, the {level: tangent} of the output it holds)
+
+
+def _forget_data(ref, key):
+    entry = _by_data.get(key)
+    if entry is not None and entry[0] is ref:
+        del _by_data[key]

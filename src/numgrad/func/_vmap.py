@@ -1,0 +1,1103 @@
+"""``vmap``: a function of one example run on a batch, by batching rules.
+
+Inside ``vmap(f)``, each batched input is a ``BatchedTensor``: a Tensor whose ``shape`` is one
+example's (the logical shape) and whose ``_value`` is the whole batch (the physical tensor, the
+batch dimension first). Every numgrad function called on one reaches ``BatchedTensor.
+__torch_function__`` (numgrad's ``__torch_function__`` protocol, ``numgrad.overrides``), which runs
+the op's batching rule: the same op, on the physical tensors, with its dimensions shifted past the
+batch dimension (``sum(x, 0)`` runs as ``sum(v, 1)``), its operands aligned (``x + y`` with ``y``
+unbatched broadcasts as it is), or a composition of batched ops (``linear`` as ``matmul`` plus
+``add``). So a vmapped function runs the same kernels over one more dimension, not a Python loop.
+An op without a rule falls back to a loop over the batch, with PyTorch's performance warning.
+
+Levels nest: inside ``vmap(vmap(f))`` the value of a BatchedTensor of the inner (later) level is
+a BatchedTensor of the outer level, so a rule that calls an op on that value reaches the outer
+level's rule in turn.
+
+The autograd engine never sees a BatchedTensor: the transforms that differentiate inside vmap
+(``grad``, ``vjp``, ``jacrev``) differentiate the physical tensors, with the inputs they
+differentiate batched (expanded) at every open level, so that the physical gradient of the
+summed physical output is the batch of per-example gradients (the rules never mix two examples).
+Forward-mode tangents live on the physical tensors too (``make_dual`` of a batched primal or
+tangent duals their physical values).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+from .. import overrides
+from ..tensor import Size, Tensor
+from . import _pytree
+
+# ------------------------------------------------------------------------------------- levels
+
+
+class _Level:
+    __slots__ = ("id", "size", "randomness")
+
+    def __init__(self, id_: int, size: int, randomness: str):
+        self.id = id_
+        self.size = size
+        self.randomness = randomness
+
+
+_levels: list = []  # the open vmap levels, innermost last
+_next_id = [1]
+
+
+def active_levels() -> list:
+    return list(_levels)
+
+
+def _level(lid: int) -> _Level:
+    for lvl in _levels:
+        if lvl.id == lid:
+            return lvl
+    raise RuntimeError("vmap: a batched tensor escaped the vmap that made it; return it from the "
+                       "vmapped function instead of storing it")
+
+
+# ----------------------------------------------------------------------------- BatchedTensor
+class BatchedTensor(Tensor):
+    """One example's view of a batch inside ``vmap``: the logical tensor; ``_value`` holds the
+    physical batch (batch dimension first), ``_level`` the vmap level."""
+
+    __slots__ = ("_value", "_level", "_bsize")
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        lid = _max_level(args, kwargs)
+        lvl = _level(lid)
+        name = _name(func)
+        rule = RULES.get(name)
+        if rule is not None:
+            out = rule(func, lvl, args, kwargs)
+            if out is not NotImplemented:
+                return out
+        return _fallback(func, lvl, args, kwargs, name)
+
+    # (property getters are not dispatched: the logical metadata, here)
+    @property
+    def shape(self) -> Size:
+        return Size(tuple(self._value.shape)[1:])
+
+    def size(self, dim=None):
+        shape = tuple(self._value.shape)[1:]
+        if dim is None:
+            return Size(shape)
+        n = len(shape)
+        if not -max(n, 1) <= dim < max(n, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(n, 1)}, {max(n, 1) - 1}], but got {dim})")
+        return shape[dim % n]
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim - 1
+
+    def dim(self) -> int:
+        return self._value.ndim - 1
+
+    def ndimension(self) -> int:
+        return self._value.ndim - 1
+
+    def numel(self) -> int:
+        n = 1
+        for s in tuple(self._value.shape)[1:]:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def __len__(self) -> int:
+        shape = tuple(self._value.shape)[1:]
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._value.requires_grad
+
+    @property
+    def grad_fn(self):
+        return self._value.grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._value.is_leaf
+
+    @property
+    def data(self):
+        return _make(self._value.data, _level(self._level))
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{self._value!r}\n)"
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _make(value: Tensor, lvl: _Level) -> BatchedTensor:
+    """A BatchedTensor of level ``lvl`` whose physical value is ``value`` (batch first)."""
+    b = object.__new__(BatchedTensor)
+    inner = value
+    while type(inner) is BatchedTensor:
+        inner = inner._value
+    b._data = inner._data  # (dtype and device; the shape is the logical one, above)
+    b._requires_grad = inner._requires_grad
+    b._grad = b._grad_fn = b._hooks = b._accumulator = b._base = None
+    b._version_counter = inner._version_counter
+    b._value = value
+    b._level = lvl.id
+    b._bsize = lvl.size
+    return b
+
+
+def _max_level(args, kwargs) -> int:
+    best = 0
+    for a in (*args, *kwargs.values()):
+        if type(a) is BatchedTensor:
+            best = max(best, a._level)
+        elif type(a) in (list, tuple):
+            for b in a:
+                if type(b) is BatchedTensor:
+                    best = max(best, b._level)
+    return best
+
+
+def _name(func) -> str:
+    name = overrides.resolve_name(func) or getattr(func, "__name__", "")
+    for prefix in ("torch.Tensor.", "torch.nn.functional.", "torch.linalg.", "torch.special.",
+                   "torch.fft.", "torch."):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def _value_at(x, lid: int):
+    """The physical value of ``x`` if it is batched at level ``lid``, else None."""
+    return x._value if type(x) is BatchedTensor and x._level == lid else None
+
+
+def _batched(x, lvl: _Level) -> Tensor:
+    """``x``'s physical value at ``lvl``: its own, or ``x`` expanded along a new first
+    dimension."""
+    if type(x) is BatchedTensor and x._level == lvl.id:
+        return x._value
+    return x.unsqueeze(0).expand((lvl.size, *tuple(x.shape)))
+
+
+def innermost(x: Tensor) -> Tensor:
+    while type(x) is BatchedTensor:
+        x = x._value
+    return x
+
+
+def chain_of(x) -> list:
+    """The levels ``x`` is batched at, from its outer wrapper (the innermost level) inwards."""
+    out = []
+    while type(x) is BatchedTensor:
+        out.append(_level(x._level))
+        x = x._value
+    return out
+
+
+def rewrap(physical: Tensor, chain: list) -> Tensor:
+    """``physical`` wrapped at the levels of ``chain`` (``chain_of``'s order)."""
+    for lvl in reversed(chain):
+        physical = _make(physical, lvl)
+    return physical
+
+
+def batch_at_all_levels(x: Tensor) -> Tensor:
+    """``x`` batched (its value expanded where it was not) at every open level: what a
+    transform that differentiates inside vmap differentiates, so that each example has its
+    own copy."""
+    return _batch_all(x, list(_levels))
+
+
+def _batch_all(x, levels):
+    if not levels:
+        return x
+    lvl = levels[-1]
+    if type(x) is BatchedTensor and x._level == lvl.id:
+        return _make(_batch_all(x._value, levels[:-1]), lvl)
+    y = _batch_all(x, levels[:-1])
+    return _make(y.unsqueeze(0).expand((lvl.size, *tuple(y.shape))), lvl)
+
+
+def _wrap_out(out, lvl: _Level):
+    if isinstance(out, Tensor):
+        return _make(out, lvl)
+    if isinstance(out, tuple):
+        items = [_wrap_out(o, lvl) for o in out]
+        return tuple(items) if type(out) is tuple else type(out)(*items)
+    if isinstance(out, list):
+        return [_wrap_out(o, lvl) for o in out]
+    return out
+
+
+# --------------------------------------------------------------------------------- fallback
+_WARNED: set = set()
+
+
+def _fallback(func, lvl, args, kwargs, name):
+    """The op run once per example, the results stacked: PyTorch's performance warning."""
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(
+            f"There is a performance drop because we have not yet implemented the batching rule "
+            f"for {name}. Please file us an issue on GitHub so that we can prioritize its "
+            "implementation.", UserWarning, stacklevel=4)
+    lid = lvl.id
+
+    def pick(a, i):
+        if type(a) is BatchedTensor and a._level == lid:
+            return a._value[i]
+        if type(a) in (list, tuple):
+            return type(a)(pick(b, i) for b in a)
+        return a
+
+    results = []
+    for i in range(lvl.size):
+        results.append(func(*[pick(a, i) for a in args],
+                            **{k: pick(v, i) for k, v in kwargs.items()}))
+    return _stack_results(results, lvl)
+
+
+def _stack_results(results, lvl):
+    from .. import stack
+
+    first = results[0]
+    if isinstance(first, Tensor):
+        return _make(stack(results), lvl)
+    if isinstance(first, (tuple, list)):
+        items = [_stack_results([r[j] for r in results], lvl) for j in range(len(first))]
+        if type(first) in (tuple, list):
+            return type(first)(items)
+        return type(first)(*items)
+    return first
+
+
+# ------------------------------------------------------------------------------------- rules
+RULES: dict = {}
+
+
+def _rule(*names):
+    def register(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+    return register
+
+
+def _pointwise(func, lvl, args, kwargs):
+    """Elementwise and broadcasting ops: batched operands get the batch dimension first and
+    ones up to the largest logical rank, so that broadcasting lines up the rest."""
+    lid = lvl.id
+    rank = 0
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Tensor):
+            rank = max(rank, a.ndim)
+
+    def conv(a):
+        if type(a) is BatchedTensor and a._level == lid:
+            v = a._value
+            for _ in range(rank - (v.ndim - 1)):
+                v = v.unsqueeze(1)
+            return v
+        return a
+
+    out = func(*[conv(a) for a in args], **{k: conv(v) for k, v in kwargs.items()})
+    return _wrap_out(out, lvl)
+
+
+_POINTWISE = """
+add sub rsub mul div true_divide floor_divide remainder fmod pow float_power neg negative abs
+absolute exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal square sin cos tan asin acos
+atan sinh cosh tanh asinh acosh atanh arcsin arccos arctan arcsinh arccosh arctanh atan2 arctan2
+sigmoid relu relu6 elu selu celu gelu silu mish softplus softsign tanhshrink hardtanh hardsigmoid
+hardswish leaky_relu logsigmoid log_sigmoid hardshrink softshrink threshold erf erfc erfinv sign
+sgn floor ceil round trunc frac clamp clip clamp_min clamp_max maximum minimum fmax fmin where
+lerp hypot logaddexp logaddexp2 xlogy addcmul addcdiv nan_to_num isnan isinf isfinite isposinf
+isneginf signbit eq ne lt le gt ge equal logical_and logical_or logical_xor logical_not
+bitwise_and bitwise_or bitwise_xor bitwise_not sinc deg2rad rad2deg heaviside copysign nextafter
+subtract multiply divide float double half int long bool to type_as contiguous clone detach
+zeros_like ones_like empty_like full_like masked_fill positive conj real imag angle
+__and__ __or__ __xor__ __invert__ __eq__ __pow__ __rpow__ __floordiv__ __rfloordiv__ __rsub__
+__rtruediv__ __rmod__ __mod__ __lshift__ __rshift__ requires_grad_
+add_ sub_ mul_ div_ pow_ clamp_ clamp_min_ clamp_max_ neg_ exp_ log_ sqrt_ tanh_ sigmoid_ relu_
+abs_ sin_ cos_ zero_ fill_ copy_ masked_fill_ lerp_ addcmul_ addcdiv_ where_ detach_ nan_to_num_
+"""
+for _n in _POINTWISE.split():
+    RULES[_n] = _pointwise
+
+
+@_rule("type", "to")
+def _to(func, lvl, args, kwargs):
+    if func is not None and args and len(args) == 1 and not kwargs and _name(func) == "type":
+        return args[0]._value.type()  # (the type name)
+    return _pointwise(func, lvl, args, kwargs)
+
+
+@_rule("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor")
+def _new(func, lvl, args, kwargs):
+    """A new tensor of the given size: unbatched, as PyTorch's."""
+    return func(innermost(args[0]), *args[1:], **kwargs)
+
+
+def _no(message):
+    def rule(func, lvl, args, kwargs):
+        raise RuntimeError(message)
+    return rule
+
+
+_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+         "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+         "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+         "bug report.")
+_DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+                   "control flow. We don't support that yet, please shout over at "
+                   "https://github.com/pytorch/functorch/issues/257 .")
+for _n in ("item", "tolist", "__float__", "__int__", "__index__", "numpy"):
+    RULES[_n] = _no(_ITEM)
+RULES["__bool__"] = _no(_DATA_DEPENDENT)
+RULES["is_nonzero"] = _no(_DATA_DEPENDENT)
+
+
+@_rule("is_floating_point", "is_complex", "is_contiguous", "element_size", "data_ptr", "stride",
+       "get_device", "is_signed", "dim_order", "untyped_storage")
+def _meta(func, lvl, args, kwargs):
+    return func(innermost(args[0]), *args[1:], **kwargs)
+
+
+@_rule("__repr__", "__str__", "__format__")
+def _repr(func, lvl, args, kwargs):
+    return BatchedTensor.__repr__(args[0])
+
+
+# --- dims
+def _norm(d: int, n: int) -> int:
+    m = max(n, 1)
+    if not -m <= d < m:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-m}, {m - 1}], "
+                         f"but got {d})")
+    return d % m
+
+
+def _get(args, kwargs, pos, name, default=None):
+    if len(args) > pos:
+        return args[pos], ("a", pos)
+    if name in kwargs:
+        return kwargs[name], ("k", name)
+    return default, None
+
+
+def _put(args, kwargs, where, value, name):
+    args = list(args)
+    kwargs = dict(kwargs)
+    if where is None:
+        kwargs[name] = value
+    elif where[0] == "a":
+        args[where[1]] = value
+    else:
+        kwargs[where[1]] = value
+    return args, kwargs
+
+
+def _shift(d, n):
+    if isinstance(d, (tuple, list)):
+        return type(d)(_norm(x, n) + 1 for x in d)
+    return _norm(d, n) + 1
+
+
+def _others_batched(values, lid) -> bool:
+    for a in values:
+        if type(a) is BatchedTensor and a._level == lid:
+            return True
+        if type(a) in (list, tuple) and any(
+                type(b) is BatchedTensor and b._level == lid for b in a):
+            return True
+    return False
+
+
+def _reduction(pos=1, name="dim", none_all=True, extra=0):
+    """An op of ``dim`` (an int or a tuple; None: every dimension, flattened first)."""
+    def rule(func, lvl, args, kwargs):
+        v = _value_at(args[0], lvl.id)
+        if v is None or _others_batched((*args[1:], *kwargs.values()), lvl.id):
+            return NotImplemented
+        n = v.ndim - 1 + extra
+        d, where = _get(args, kwargs, pos, name)
+        if d is None:
+            if not none_all:
+                return NotImplemented
+            flat = v.reshape((v.shape[0], -1))
+            args, kwargs = _put(args, kwargs, where, 1, name)
+            if kwargs.get("keepdim") or (len(args) > pos + 1 and args[pos + 1] is True):
+                return NotImplemented
+            return _wrap_out(func(flat, *args[1:], **kwargs), lvl)
+        args, kwargs = _put(args, kwargs, where, _shift(d, n), name)
+        return _wrap_out(func(v, *args[1:], **kwargs), lvl)
+    return rule
+
+
+for _n in ("sum", "mean", "nansum", "nanmean", "amax", "amin", "prod", "logsumexp", "all", "any",
+           "count_nonzero", "std", "var", "argmax", "argmin", "median", "nanmedian", "aminmax"):
+    RULES[_n] = _reduction()
+for _n in ("softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin",
+           "sort", "argsort", "squeeze_dim", "unbind", "glu"):
+    RULES[_n] = _reduction(none_all=False)
+RULES["norm"] = _reduction(pos=2)
+RULES["normalize"] = _reduction(pos=2, none_all=False)
+RULES["topk"] = _reduction(pos=2, none_all=False)
+RULES["kthvalue"] = _reduction(pos=2, none_all=False)
+RULES["var_mean"] = RULES["std_mean"] = _reduction()
+RULES["flip"] = _reduction(none_all=False, name="dims")
+RULES["select"] = _reduction(none_all=False)
+RULES["narrow"] = _reduction(none_all=False)
+RULES["split"] = _reduction(pos=2, none_all=False)
+RULES["chunk"] = _reduction(pos=2, none_all=False)
+RULES["tensor_split"] = _reduction(pos=2, none_all=False)
+RULES["unflatten"] = _reduction(none_all=False)
+RULES["diff"] = _reduction(pos=2, none_all=False)
+
+
+@_rule("max", "min")
+def _max(func, lvl, args, kwargs):
+    other, _ = _get(args, kwargs, 1, "other")
+    if isinstance(other, Tensor):
+        return _pointwise(func, lvl, args, kwargs)
+    d, _ = _get(args, kwargs, 1, "dim")
+    v = _value_at(args[0], lvl.id)
+    if d is None and v is not None:
+        flat = v.reshape((v.shape[0], -1))
+        return _make(flat.amax(1) if _name(func) == "max" else flat.amin(1), lvl)
+    return _reduction()(func, lvl, args, kwargs)
+
+
+def _sizes(args, start=1):
+    rest = args[start:]
+    if len(rest) == 1 and isinstance(rest[0], (tuple, list, Size)):
+        return tuple(rest[0])
+    return tuple(rest)
+
+
+@_rule("view", "reshape")
+def _reshape(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    if v is None:
+        return NotImplemented
+    shape = _sizes(args) if len(args) > 1 else tuple(kwargs.get("shape", kwargs.get("size")))
+    if shape and not isinstance(shape[0], int):
+        return NotImplemented  # (``view(dtype)``)
+    return _make(func(v, (v.shape[0], *shape)), lvl)
+
+
+@_rule("view_as", "reshape_as")
+def _reshape_as(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    if v is None:
+        return NotImplemented
+    return _make(v.reshape((v.shape[0], *tuple(args[1].shape))), lvl)
+
+
+@_rule("flatten")
+def _flatten(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    if v is None:
+        return NotImplemented
+    n = v.ndim - 1
+    start, _ = _get(args, kwargs, 1, "start_dim", 0)
+    end, _ = _get(args, kwargs, 2, "end_dim", -1)
+    if n == 0:
+        return _make(v.reshape((v.shape[0], 1)), lvl)
+    return _make(v.flatten(_norm(start, n) + 1, _norm(end, n) + 1), lvl)
+
+
+@_rule("unsqueeze")
+def _unsqueeze(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    d, _ = _get(args, kwargs, 1, "dim")
+    return _make(v.unsqueeze(_norm(d, v.ndim) + 1), lvl)
+
+
+@_rule("squeeze")
+def _squeeze(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    d, _ = _get(args, kwargs, 1, "dim")
+    shape = tuple(v.shape)
+    n = len(shape) - 1
+    if d is None:
+        return _make(v.reshape((shape[0], *[s for s in shape[1:] if s != 1])), lvl)
+    dims = d if isinstance(d, (tuple, list)) else (d,)
+    drop = {_norm(x, n) + 1 for x in dims}
+    keep = [s for i, s in enumerate(shape) if i == 0 or i not in drop or s != 1]
+    return _make(v.reshape(tuple(keep)), lvl)
+
+
+@_rule("permute")
+def _permute(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    dims = _sizes(args) if len(args) > 1 else tuple(kwargs["dims"])
+    n = v.ndim - 1
+    return _make(v.permute((0, *[_norm(d, n) + 1 for d in dims])), lvl)
+
+
+@_rule("transpose", "swapaxes", "swapdims")
+def _transpose(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    n = v.ndim - 1
+    a, _ = _get(args, kwargs, 1, "dim0")
+    b, _ = _get(args, kwargs, 2, "dim1")
+    return _make(v.transpose(_norm(a, n) + 1, _norm(b, n) + 1), lvl)
+
+
+@_rule("movedim", "moveaxis")
+def _movedim(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    n = v.ndim - 1
+    src, _ = _get(args, kwargs, 1, "source")
+    dst, _ = _get(args, kwargs, 2, "destination")
+    return _make(v.movedim(_shift(src, n), _shift(dst, n)), lvl)
+
+
+@_rule("t")
+def _t(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    return args[0] if v.ndim < 3 else _make(v.transpose(1, 2), lvl)
+
+
+@_rule("expand")
+def _expand(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    if v is None:
+        return NotImplemented
+    sizes = _sizes(args) if len(args) > 1 else tuple(kwargs["size"])
+    for _ in range(len(sizes) - (v.ndim - 1)):
+        v = v.unsqueeze(1)
+    return _make(v.expand((v.shape[0], *sizes)), lvl)
+
+
+@_rule("expand_as")
+def _expand_as(func, lvl, args, kwargs):
+    if _value_at(args[0], lvl.id) is None:
+        return NotImplemented
+    return _expand(None, lvl, (args[0], tuple(args[1].shape)), {})
+
+
+@_rule("repeat")
+def _repeat(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    sizes = _sizes(args)
+    for _ in range(len(sizes) - (v.ndim - 1)):
+        v = v.unsqueeze(1)
+    return _make(v.repeat((1, *sizes)), lvl)
+
+
+@_rule("cat", "concat", "concatenate", "stack", "hstack", "vstack")
+def _cat(func, lvl, args, kwargs):
+    tensors, where = _get(args, kwargs, 0, "tensors")
+    name = _name(func)
+    if name in ("hstack", "vstack"):
+        return NotImplemented
+    d, dwhere = _get(args, kwargs, 1, "dim", 0)
+    ref = next(t for t in tensors if type(t) is BatchedTensor and t._level == lvl.id)
+    n = ref.ndim + (1 if name == "stack" else 0)
+    phys = [_batched(t, lvl) for t in tensors]
+    args, kwargs = _put(args, kwargs, where, phys, "tensors")
+    args, kwargs = _put(args, kwargs, dwhere, _norm(d, n) + 1, "dim")
+    return _make(func(*args, **kwargs), lvl)
+
+
+@_rule("__getitem__")
+def _getitem(func, lvl, args, kwargs):
+    x, index = args
+    v = _value_at(x, lvl.id)
+    idx = index if isinstance(index, tuple) else (index,)
+    if v is None or any(type(i) is BatchedTensor for i in idx):
+        return NotImplemented
+    return _make(v[(slice(None), *idx)], lvl)
+
+
+@_rule("__setitem__")
+def _setitem(func, lvl, args, kwargs):
+    x, index, value = args
+    v = _value_at(x, lvl.id)
+    idx = index if isinstance(index, tuple) else (index,)
+    if v is None:
+        raise RuntimeError("vmap: index_put_(self, *extra_args) is not possible because there "
+                           "exists a Tensor `other` in extra_args that has more elements than "
+                           "`self`. This happened due to `other` being vmapped over but `self` "
+                           "not being vmapped over in a vmap. Please try to use out-of-place "
+                           "operators instead of index_put_.")
+    if any(type(i) is BatchedTensor for i in idx):
+        return NotImplemented
+    full = (slice(None), *idx)
+    if type(value) is BatchedTensor and value._level == lvl.id:
+        region = v[full].ndim - 1
+        value = value._value
+        for _ in range(region - (value.ndim - 1)):
+            value = value.unsqueeze(1)
+    v[full] = value
+    return None
+
+
+# --- matrix products
+def _as_matrix_operands(a, b, lvl):
+    """(A, B, la, lb) for ``matmul``: each operand's physical value (the batch first, ones to a
+    common rank) with 1-D operands made matrices, and the logical ranks."""
+    lid = lvl.id
+    va, vb = _value_at(a, lid), _value_at(b, lid)
+    la, lb = a.ndim, b.ndim
+    A = va if va is not None else a
+    B = vb if vb is not None else b
+    if la == 1:
+        A = A.unsqueeze(-2)
+    if lb == 1:
+        B = B.unsqueeze(-1)
+    rank = max(max(la, 2), max(lb, 2))
+    if va is not None:
+        for _ in range(rank - max(la, 2)):
+            A = A.unsqueeze(1)
+    if vb is not None:
+        for _ in range(rank - max(lb, 2)):
+            B = B.unsqueeze(1)
+    if va is None:  # (an unbatched operand: a leading one to line up with the batch)
+        for _ in range(rank + 1 - max(la, 2)):
+            A = A.unsqueeze(0)
+    if vb is None:
+        for _ in range(rank + 1 - max(lb, 2)):
+            B = B.unsqueeze(0)
+    return A, B, la, lb
+
+
+@_rule("matmul", "__matmul__", "mm", "bmm", "mv", "dot")
+def _matmul(func, lvl, args, kwargs):
+    """Matrix products, whatever the operands' ranks and which of them is batched: one
+    ``matmul`` over the aligned physical operands."""
+    a = args[0]
+    b = args[1] if len(args) > 1 else next(kwargs[k] for k in ("other", "mat2", "vec")
+                                           if k in kwargs)
+    from .. import matmul
+
+    A, B, la, lb = _as_matrix_operands(a, b, lvl)
+    out = matmul(A, B)
+    if la == 1:
+        out = out.squeeze(-2)
+    if lb == 1:
+        out = out.squeeze(-1)
+    return _make(out, lvl)
+
+
+@_rule("__rmatmul__")
+def _rmatmul(func, lvl, args, kwargs):
+    return _matmul(None, lvl, (args[1], args[0]), {})
+
+
+@_rule("linear")
+def _linear(func, lvl, args, kwargs):
+    x, _ = _get(args, kwargs, 0, "input")
+    w, _ = _get(args, kwargs, 1, "weight")
+    b, _ = _get(args, kwargs, 2, "bias")
+    lid = lvl.id
+    if _value_at(w, lid) is None and (b is None or _value_at(b, lid) is None):
+        return _make(func(_value_at(x, lid), w, b), lvl)  # (the weights shared: one product)
+    if _value_at(x, lid) is not None and _value_at(w, lid) is not None and \
+            _value_at(w, lid).stride(0) == 0 and (b is None or _value_at(b, lid) is not None):
+        from ._expanded import linear as expanded_linear
+
+        out = expanded_linear(x, w, b, lvl)
+        if out is not None:
+            return out
+    from .. import matmul
+
+    out = matmul(x, w.transpose(-1, -2))
+    return out if b is None else out + b
+
+
+@_rule("addmm")
+def _addmm(func, lvl, args, kwargs):
+    c, a, b = args[:3]
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    from .. import matmul
+
+    prod = matmul(a, b)
+    return (c * beta if beta != 1 else c) + (prod * alpha if alpha != 1 else prod)
+
+
+@_rule("einsum")
+def _einsum(func, lvl, args, kwargs):
+    eq = args[0]
+    ops = args[1:] if not (len(args) == 2 and isinstance(args[1], (list, tuple))) else args[1]
+    if "..." in eq or "->" not in eq:
+        return NotImplemented
+    lhs, rhs = eq.replace(" ", "").split("->")
+    terms = lhs.split(",")
+    used = set(eq) - set(",->")
+    letter = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba"
+                  if c not in used)
+    phys = []
+    for t, term in zip(ops, terms):
+        v = _value_at(t, lvl.id)
+        if v is not None:
+            phys.append(v)
+            terms[terms.index(term)] = letter + term
+        else:
+            phys.append(t)
+    return _make(func(",".join(terms) + "->" + letter + rhs, *phys), lvl)
+
+
+# --- nn.functional
+def _spatial(k):
+    """Convolutions and pools over ``k`` trailing spatial dimensions: the batch folded into
+    the examples' batch (or standing for it, for an unbatched input)."""
+    def rule(func, lvl, args, kwargs):
+        lid = lvl.id
+        x = args[0]
+        v = _value_at(x, lid)
+        if v is None or _others_batched((*args[1:], *kwargs.values()), lid):
+            return NotImplemented
+        n = v.ndim - 1
+        if n == k + 1:
+            return _wrap_out(func(v, *args[1:], **kwargs), lvl)
+        if n == k + 2:
+            size = v.shape[0], v.shape[1]
+            out = func(v.flatten(0, 1), *args[1:], **kwargs)
+            return _wrap_out(_unflat(out, size), lvl)
+        return NotImplemented
+    return rule
+
+
+def _unflat(out, size):
+    if isinstance(out, Tensor):
+        return out.reshape((*size, *tuple(out.shape)[1:]))
+    return type(out)(_unflat(o, size) for o in out)
+
+
+for _n, _k in (("conv1d", 1), ("conv2d", 2), ("conv3d", 3), ("max_pool1d", 1), ("max_pool2d", 2),
+               ("max_pool3d", 3), ("avg_pool1d", 1), ("avg_pool2d", 2), ("avg_pool3d", 3),
+               ("adaptive_avg_pool1d", 1), ("adaptive_avg_pool2d", 2), ("adaptive_max_pool2d", 2),
+               ("conv_transpose2d", 2), ("interpolate", 2), ("pixel_shuffle", 2)):
+    RULES[_n] = _spatial(_k)
+
+
+@_rule("layer_norm", "embedding", "one_hot", "pad", "tril", "triu", "dropout_eval")
+def _trailing(func, lvl, args, kwargs):
+    """Ops of the trailing dimensions (the others batch dimensions to them already)."""
+    v = _value_at(args[0], lvl.id)
+    if v is None or _others_batched((*args[1:], *kwargs.values()), lvl.id):
+        return NotImplemented
+    return _wrap_out(func(v, *args[1:], **kwargs), lvl)
+
+
+@_rule("det", "inv", "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
+       "pinv", "matrix_exp", "inv_ex", "cholesky_ex", "cholesky_inverse", "matrix_norm",
+       "pixel_unshuffle", "diag_embed_last")
+def _trailing_matrix(func, lvl, args, kwargs):
+    """Ops of the trailing matrix dimensions, which batch over any leading ones."""
+    return _trailing(func, lvl, args, kwargs)
+
+
+RULES["vector_norm"] = _reduction(pos=2)
+
+
+@_rule("group_norm", "instance_norm", "prelu", "local_response_norm", "batch_norm")
+def _fold(func, lvl, args, kwargs):
+    """Ops of the examples' batch dimension N and what follows (statistics per example or per
+    channel): the vmap batch folded into N. ``batch_norm`` only without batch statistics."""
+    v = _value_at(args[0], lvl.id)
+    if v is None or _others_batched((*args[1:], *kwargs.values()), lvl.id) or v.ndim < 3:
+        return NotImplemented
+    if _name(func) == "batch_norm":
+        training, _ = _get(args, kwargs, 5, "training", False)
+        if training:
+            return NotImplemented
+    size = v.shape[0], v.shape[1]
+    out = func(v.flatten(0, 1), *args[1:], **kwargs)
+    return _wrap_out(_unflat(out, size), lvl)
+
+
+@_rule("gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim")
+def _gather(func, lvl, args, kwargs):
+    """``gather(x, dim, index)`` and the scatters: both tensors batched, the dim shifted."""
+    x = args[0]
+    d, where = _get(args, kwargs, 1, "dim")
+    if not isinstance(d, int):
+        return NotImplemented
+    args = [_batched(a, lvl) if isinstance(a, Tensor) else a for a in args]
+    kwargs = {k: _batched(a, lvl) if isinstance(a, Tensor) else a for k, a in kwargs.items()}
+    args, kwargs = _put(args, kwargs, where, _norm(d, x.ndim) + 1, "dim")
+    return _make(func(*args, **kwargs), lvl)
+
+
+@_rule("index_select")
+def _index_select(func, lvl, args, kwargs):
+    if _others_batched((*args[1:], *kwargs.values()), lvl.id):
+        return NotImplemented
+    return _reduction(none_all=False)(func, lvl, args, kwargs)
+
+
+@_rule("roll")
+def _roll(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    shifts, _ = _get(args, kwargs, 1, "shifts")
+    dims, _ = _get(args, kwargs, 2, "dims")
+    if v is None:
+        return NotImplemented
+    if dims is None:
+        return _make(v.reshape((v.shape[0], -1)).roll(shifts, 1).reshape(tuple(v.shape)), lvl)
+    return _make(v.roll(shifts, _shift(dims, v.ndim - 1)), lvl)
+
+
+@_rule("diagonal")
+def _diagonal(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    offset, _ = _get(args, kwargs, 1, "offset", 0)
+    d1, _ = _get(args, kwargs, 2, "dim1", 0)
+    d2, _ = _get(args, kwargs, 3, "dim2", 1)
+    n = v.ndim - 1
+    return _make(v.diagonal(offset, _norm(d1, n) + 1, _norm(d2, n) + 1), lvl)
+
+
+@_rule("diag_embed")
+def _diag_embed(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    offset, _ = _get(args, kwargs, 1, "offset", 0)
+    d1, _ = _get(args, kwargs, 2, "dim1", -2)
+    d2, _ = _get(args, kwargs, 3, "dim2", -1)
+    n = v.ndim
+    return _make(func(v, offset, _norm(d1, n) + 1, _norm(d2, n) + 1), lvl)
+
+
+@_rule("trace")
+def _trace(func, lvl, args, kwargs):
+    v = _value_at(args[0], lvl.id)
+    return _make(v.diagonal(0, 1, 2).sum(-1), lvl)
+
+
+@_rule("dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
+       "rand_like", "randn_like", "randint_like", "bernoulli", "normal", "multinomial", "poisson")
+def _random(func, lvl, args, kwargs):
+    name = _name(func)
+    if name.startswith(("dropout", "alpha_dropout", "feature_alpha")):
+        p, _ = _get(args, kwargs, 1, "p", 0.5)
+        training, _ = _get(args, kwargs, 2, "training", True)
+        if not training or p == 0:
+            return args[0]
+    if lvl.randomness == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
+                           "either use the 'same' or 'different' randomness flags on vmap or "
+                           "perform the randomness operation out of vmap")
+    if lvl.randomness == "different" and name not in ("multinomial",):
+        return _pointwise(func, lvl, args, kwargs)
+    if lvl.randomness == "same" and name.startswith("dropout"):
+        v = _value_at(args[0], lvl.id)
+        from .. import ones_like
+
+        mask = func(ones_like(v[0]), *args[1:], **kwargs)
+        return args[0] * mask
+    return NotImplemented
+
+
+def _loss_reduction(out, reduction, n_logical):
+    if reduction == "none":
+        return out
+    dims = tuple(range(1, out.ndim))
+    if not dims:
+        return out
+    return out.mean(dims) if reduction == "mean" else out.sum(dims)
+
+
+@_rule("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+       "binary_cross_entropy_with_logits", "soft_margin_loss", "kl_div")
+def _pointwise_loss(func, lvl, args, kwargs):
+    reduction = kwargs.pop("reduction", "mean")
+    if reduction not in ("none", "mean", "sum"):
+        return NotImplemented
+    a, b = args[0], args[1]
+    out = _pointwise(func, lvl, (a, b, *args[2:]), {**kwargs, "reduction": "none"})
+    v = out._value
+    return _make(_loss_reduction(v, reduction, a.ndim), lvl)
+
+
+@_rule("cross_entropy", "nll_loss")
+def _class_loss(func, lvl, args, kwargs):
+    x, target = args[0], args[1]
+    weight, _ = _get(args, kwargs, 2, "weight")
+    reduction = kwargs.get("reduction", "mean")
+    lid = lvl.id
+    if len(args) > 2 or reduction not in ("none", "mean", "sum") or \
+            (weight is not None and reduction == "mean") or _value_at(x, lid) is None:
+        return NotImplemented
+    v = _value_at(x, lid)
+    t = _batched(target, lvl)
+    if t.dtype.is_floating_point:
+        return NotImplemented  # (class probabilities)
+    n = v.ndim - 1
+    if n == 1:  # (one example: (C,) and a 0-d target)
+        out = func(v, t, **{**kwargs, "reduction": "none"})
+    elif n == 2:
+        size = v.shape[0], v.shape[1]
+        out = func(v.flatten(0, 1), t.flatten(0, 1), **{**kwargs, "reduction": "none"})
+        out = out.reshape(size)
+    else:
+        return NotImplemented
+    return _make(_loss_reduction(out, reduction, n), lvl)
+
+
+# ------------------------------------------------------------------------------- forward AD
+def make_dual(tensor, tangent, level):
+    """``forward_ad.make_dual`` of a batched primal or tangent: the dual of their physical
+    values, batched again (None where neither is batched)."""
+    if type(tensor) is not BatchedTensor and type(tangent) is not BatchedTensor:
+        return None
+    from ..autograd import forward_ad
+
+    lid = max(t._level for t in (tensor, tangent) if type(t) is BatchedTensor)
+    lvl = _level(lid)
+    return _make(forward_ad.make_dual(_batched(tensor, lvl), _batched(tangent, lvl),
+                                      level=level), lvl)
+
+
+def unpack_dual(tensor, level):
+    if type(tensor) is not BatchedTensor:
+        return None
+    from ..autograd import forward_ad
+
+    lvl = _level(tensor._level)
+    primal, tangent = forward_ad.unpack_dual(tensor._value, level=level)
+    return forward_ad.UnpackedDualTensor(
+        _make(primal, lvl), None if tangent is None else _make(tangent, lvl))
+
+
+# ---------------------------------------------------------------------------------- vmap
+_RANDOMNESS = ("error", "different", "same")
+
+
+def _fname(func) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+    """``func`` mapped over a dimension of its inputs (``in_dims``: an int, None for an input
+    not mapped, or a structure of them matching the inputs), its outputs stacked along
+    ``out_dims``. ``randomness`` ('error', 'different', 'same') says what random ops do;
+    ``chunk_size`` runs the batch that many examples at a time."""
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        return _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+
+    return wrapped
+
+
+def _check_in_dims(func, in_dims, args):
+    where = f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>)"
+    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+        raise ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple "
+                         f"matching the structure of inputs, got: {type(in_dims)}.")
+    if isinstance(in_dims, tuple) and len(in_dims) != len(args):
+        raise ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`. "
+                         f"in_dims has structure {_pytree.tree_flatten(in_dims)[1]} but inputs "
+                         f"has structure {_pytree.tree_flatten(args)[1]}.")
+    leaves, spec = _pytree.tree_flatten(args)
+    dims = _pytree.broadcast_prefix(in_dims, args)
+    size = None
+    sizes = []
+    for x, d in zip(leaves, dims):
+        if d is None:
+            continue
+        if not isinstance(x, Tensor):
+            raise ValueError(f"{where}: Got in_dim={d} for an input but the input is of type "
+                             f"{type(x)}. We cannot vmap over non-Tensor arguments, please use "
+                             "None as the respective in_dim")
+        n = x.ndim
+        if not isinstance(d, int) or not -n <= d < n:
+            raise ValueError(f"{where}: Got in_dim={d} for some input, but that input is a Tensor "
+                             f"of dimensionality {n} so expected in_dim to satisfy -{n} <= in_dim "
+                             f"< {n}.")
+        sizes.append(x.shape[d])
+    if not sizes:
+        raise ValueError(f"{where}: at least one input must be batched: got in_dims={in_dims} "
+                         "with no Tensor input mapped over.")
+    if len(set(sizes)) > 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    size = sizes[0]
+    return leaves, spec, dims, size
+
+
+def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
+    overrides._activate()  # (BatchedTensor takes part in __torch_function__ dispatch)
+    leaves, spec, dims, size = _check_in_dims(func, in_dims, args)
+    if chunk_size is not None and chunk_size < size:
+        return _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims,
+                        size, kwargs)
+    return _run(func, out_dims, randomness, leaves, spec, dims, size, kwargs)
+
+
+def _run(func, out_dims, randomness, leaves, spec, dims, size, kwargs):
+    lvl = _Level(_next_id[0], size, randomness)
+    _next_id[0] += 1
+    _levels.append(lvl)
+    try:
+        batched = [x if d is None else _make(x.movedim(d, 0) if d % max(x.ndim, 1) else x, lvl)
+                   for x, d in zip(leaves, dims)]
+        out = func(*_pytree.tree_unflatten(batched, spec), **kwargs)
+        return _unbatch(func, out, out_dims, lvl)
+    finally:
+        _levels.remove(lvl)
+
+
+def _unbatch(func, out, out_dims, lvl):
+    leaves, spec = _pytree.tree_flatten(out)
+    if isinstance(out_dims, tuple) and not isinstance(out, tuple):
+        raise ValueError(f"vmap({_fname(func)}, ...): out_dims is not compatible with the "
+                         "structure of `outputs`.")
+    dims = _pytree.broadcast_prefix(out_dims, out, "out_dims")
+    result = []
+    for x, d in zip(leaves, dims):
+        v = _value_at(x, lvl.id)
+        if d is None:
+            if v is not None:
+                raise ValueError(f"vmap({_fname(func)}, ...): `{_fname(func)}` can not return a "
+                                 "BatchedTensor when out_dim is None")
+            result.append(x)
+            continue
+        if not isinstance(x, Tensor):
+            raise ValueError(f"vmap({_fname(func)}, ...): `{_fname(func)}` must only return "
+                             f"Tensors, got type {type(x)}. Did you mean to set out_dims= to None "
+                             "for output?")
+        if v is None:
+            v = x.unsqueeze(0).expand((lvl.size, *tuple(x.shape)))
+        n = v.ndim
+        result.append(v.movedim(0, d % n) if d % n else v)
+    return _pytree.tree_unflatten(result, spec)
+
+
+def _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims, size, kwargs):
+    from .. import cat
+
+    outs = []
+    for start in range(0, size, chunk_size):
+        part = [x if d is None else x.narrow(d, start, min(chunk_size, size - start))
+                for x, d in zip(leaves, dims)]
+        outs.append(_run(func, out_dims, randomness, part, spec, dims,
+                         min(chunk_size, size - start), kwargs))
+    flat = [_pytree.tree_flatten(o)[0] for o in outs]
+    ospec = _pytree.tree_flatten(outs[0])[1]
+    odims = _pytree.broadcast_prefix(out_dims, outs[0], "out_dims")
+    joined = [cat([f[i] for f in flat], d) if d is not None else flat[0][i]
+              for i, d in enumerate(odims)]
+    return _pytree.tree_unflatten(joined, ospec)

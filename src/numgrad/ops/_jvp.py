@@ -1,0 +1,177 @@
+"""The forward-mode (jvp) rules shared by families of ops: an op declares ``jvp = <rule>`` next
+to its backward (see ``registry.Op.jvp``). Each rule gets ``ctx`` (an
+``autograd.forward_ad.JvpContext``) and one tangent (or None) per input, and returns the output's
+tangent, computed with recorded ops so that it is itself differentiable and carries the tangents
+of outer levels.
+
+- ``linear``: the op is linear in its float inputs (sums, means, views, reshapes, ``add``,
+  ``cat``, ``gather`` in its source …): its tangent is the op itself applied to the tangents.
+- ``bilinear``: linear in each of two inputs (``mul``, ``mm``, ``dot`` …): ``op(ta, b) + op(a,
+  tb)``; ``bilinear_with`` names the pair and a bias (``addmm``).
+- ``elementwise``: each output element depends on the same element of each (broadcast) input, so
+  the Jacobian is diagonal and equals its transpose: the backward formula, given the tangent as
+  the output gradient, gives the tangent (PyTorch derives these rows of derivatives.yaml from the
+  same formulas). One formula, both modes.
+- ``zero``: piecewise-constant ops (``floor``, ``sign`` …): a zero tangent.
+- ``transposed_backward``: any op whose backward is linear in the output gradient and recorded
+  (every op whose second derivatives are gradchecked): the jvp is the vjp of the vjp, ``J t =
+  d/dg <J^T g, t>``. Slower (a small backward pass) but exact; the rule of ops with no cheaper
+  one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from . import registry
+
+
+def _is_float(t) -> bool:
+    return isinstance(t, Tensor) and t._data.dtype.kind in "fc"
+
+
+def _zeros_for(t: Tensor) -> Tensor:
+    from ..creation import zeros_like
+
+    return zeros_like(t)
+
+
+def _run(ctx, inputs) -> Tensor:
+    """``ctx.op`` on ``inputs``: the tensors among them replaced (tangents, zeros) have their
+    own arrays, the others the arrays the op had (numbers promoted, as its public function did)."""
+    arrays = tuple(t._data if isinstance(t, Tensor) and t is not x else a
+                   for t, x, a in zip(inputs, ctx.inputs, ctx.arrays))
+    return registry.apply(ctx.op, inputs, arrays, **ctx.params)
+
+
+def _as_dtype(tangent: Tensor, like) -> Tensor:
+    """``tangent`` in the dtype of ``like`` (a tensor, or an array the op was given promoted)."""
+    dtype = like._data.dtype if isinstance(like, Tensor) else like.dtype
+    return tangent if tangent._data.dtype == dtype else tangent.to(_torch_dtype(dtype))
+
+
+def _torch_dtype(np_dtype):
+    from .._dtype import from_numpy_dtype
+
+    return from_numpy_dtype(np_dtype)
+
+
+def linear(ctx, *tangents):
+    """The op applied to the tangents (zeros for float inputs without one); other inputs (index
+    tensors, conditions, numbers) kept."""
+    args, arrays = [], []
+    for x, a, t in zip(ctx.inputs, ctx.arrays, tangents):
+        if _is_float(x):
+            t = _as_dtype(t if t is not None else _zeros_for(x), a)
+            args.append(t)
+            arrays.append(t._data)
+        elif not isinstance(x, Tensor) and getattr(a, "dtype", None) is not None and \
+                a.dtype.kind in "fc":
+            args.append(0.0)  # (``x + 2.5`` is affine: the number drops out)
+            arrays.append(a.dtype.type(0) if np.ndim(a) == 0 and not isinstance(a, np.ndarray)
+                          else np.zeros_like(a))
+        else:
+            args.append(x)
+            arrays.append(a)
+    return registry.apply(ctx.op, tuple(args), tuple(arrays), **ctx.params)
+
+
+def bilinear_with(pair=(0, 1), bias=None):
+    """The rule of an op linear in each of the inputs ``pair`` (the other held) plus, if
+    ``bias`` is an index, linear in that input added: ``addmm(c, a, b)`` is
+    ``bilinear_with((1, 2), 0)``. The tangent is the op run once per input with a tangent: that
+    tangent in its place, the other input of the pair (or, for the bias, the pair's first) zero
+    and the bias zero."""
+    first, second = pair
+
+    def rule(ctx, *tangents):
+        inputs = ctx.inputs
+        out = None
+        for i, t in enumerate(tangents):
+            if t is None:
+                continue
+            args = list(inputs)
+            if bias is not None and i != bias and _is_float(args[bias]):
+                args[bias] = _zeros_for(args[bias])
+            if i == bias:
+                args[first] = _zeros_for(inputs[first])
+            elif i not in pair:
+                continue  # (a float input the op is not linear in: none of these ops has one)
+            args[i] = _as_dtype(t, ctx.arrays[i])
+            term = _run(ctx, tuple(args))
+            out = term if out is None else out + term
+        return out
+
+    rule.__name__ = rule.__qualname__ = f"bilinear_with{pair, bias}"
+    return rule
+
+
+bilinear = bilinear_with()
+bilinear.__doc__ = "``op(ta, b) + op(a, tb)``: an op linear in each of its two inputs."
+
+
+def _expand_to(t: Tensor, shape) -> Tensor:
+    return t if tuple(t._data.shape) == tuple(shape) else t.expand(tuple(shape))
+
+
+def elementwise(ctx, *tangents):
+    """The backward formula with the tangent as the output gradient, input by input (a diagonal
+    Jacobian is its own transpose)."""
+    shape = ctx.result._data.shape
+    needs = ctx.needs_input_grad
+    out = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        ctx.needs_input_grad = tuple(j == i for j in range(len(needs)))
+        g = ctx.op.backward(ctx, _expand_to(_as_dtype(t, ctx.result), shape))[i]
+        if g is None:
+            continue
+        if tuple(g._data.shape) != tuple(shape):
+            g = _expand_to(g, shape)
+        out = g if out is None else out + g
+    ctx.needs_input_grad = needs
+    return out
+
+
+def zero(ctx, *tangents):
+    """Piecewise-constant ops: a zero tangent."""
+    return _zeros_for(ctx.result)
+
+
+def _sum_to(g: Tensor, shape) -> Tensor:
+    shape = tuple(shape)
+    if tuple(g._data.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and g._data.shape[lead + i] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    return g.reshape(shape) if lead else g
+
+
+def transposed_backward(ctx, *tangents):
+    """``J t`` as the gradient, with respect to a zero output gradient ``g``, of ``<J^T g, t>``:
+    the backward formula run with ``g`` recorded, then a backward pass through it."""
+    from ..autograd import grad as autograd_grad
+    from ..creation import zeros_like
+
+    result = ctx.result
+    with grad_mode.enable_grad():
+        g = zeros_like(result).requires_grad_(True)
+        grads = ctx.op.backward(ctx, g)
+        if isinstance(grads, Tensor):
+            grads = (grads,)
+        outs, seeds = [], []
+        for x, gi, t in zip(ctx.inputs, grads, tangents):
+            if t is None or gi is None or not gi.requires_grad:
+                continue
+            outs.append(_sum_to(gi, x._data.shape))
+            seeds.append(_as_dtype(t, gi))
+        if not outs:
+            return None
+        (jt,) = autograd_grad(outs, (g,), seeds, create_graph=True, allow_unused=True)
+    return jt
+

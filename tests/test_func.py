@@ -1,0 +1,433 @@
+"""``numgrad.func`` and ``numgrad.autograd.forward_ad`` against PyTorch's ``torch.func`` and
+``torch.autograd.forward_ad`` (values and shapes), finite differences in float64, PyTorch's error
+messages, and the op registry's coverage: every op's forward (jvp) rule checked against finite
+differences on its samples, and the ops still without a jvp rule or a batching rule listed (the
+lists may only shrink)."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.autograd.forward_ad as tfwd
+import torch.func as tfunc
+
+import numgrad
+import numgrad.func as nfunc
+from numgrad.autograd import forward_ad as nfwd
+from numgrad.ops.registry import REGISTRY
+
+RNG = np.random.default_rng(30)
+X5 = RNG.standard_normal(5)
+V5 = RNG.standard_normal(5)
+W35 = RNG.standard_normal((3, 5))
+XB = RNG.standard_normal((4, 5))
+YB = RNG.standard_normal((4, 3))
+B453 = RNG.standard_normal((4, 5, 3))
+
+
+def _t(m, a):
+    return m.tensor(np.asarray(a))
+
+
+def _np(x):
+    if isinstance(x, (tuple, list)):
+        return [_np(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _np(v) for k, v in x.items()}
+    return x.detach().numpy()
+
+
+def _same(a, b, atol=1e-10):
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y, atol)
+        return
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k], atol)
+        return
+    assert a.shape == b.shape
+    np.testing.assert_allclose(a, b, atol=atol, rtol=1e-7)
+
+
+def _mlp(m):
+    def f(x, w):
+        return (m.tanh(w @ x) ** 2).sum()
+    return f
+
+
+# (name, call(m, func) -> result): each run with numgrad and numgrad.func, then torch and
+# torch.func, and compared
+CASES = {
+    "grad": lambda m, F: F.grad(_mlp(m))(_t(m, X5), _t(m, W35)),
+    "grad_argnums": lambda m, F: F.grad(_mlp(m), argnums=(0, 1))(_t(m, X5), _t(m, W35)),
+    "grad_has_aux": lambda m, F: F.grad(lambda x: (x.sin().sum(), x.cos()), has_aux=True)(
+        _t(m, X5)),
+    "grad_and_value": lambda m, F: F.grad_and_value(_mlp(m), argnums=1)(_t(m, X5), _t(m, W35)),
+    "grad_dict_input": lambda m, F: F.grad(lambda p, x: (p["w"] @ x + p["b"]).pow(2).sum())(
+        {"w": _t(m, W35), "b": _t(m, V5[:3])}, _t(m, X5)),
+    "grad_grad": lambda m, F: F.grad(F.grad(lambda x: x.sin() * x))(_t(m, 0.7)),
+    "vjp": lambda m, F: F.vjp(lambda x, w: m.tanh(w @ x), _t(m, X5), _t(m, W35))[1](
+        _t(m, V5[:3])),
+    "jvp": lambda m, F: F.jvp(lambda x: m.tanh(_t(m, W35) @ x).exp(), (_t(m, X5),),
+                              (_t(m, V5),)),
+    "jvp_two_inputs": lambda m, F: F.jvp(lambda x, w: (w @ x).softmax(0),
+                                         (_t(m, X5), _t(m, W35)), (_t(m, V5), _t(m, W35))),
+    "linearize": lambda m, F: F.linearize(lambda x: x.sin() * x.sum(), _t(m, X5))[1](
+        _t(m, V5)),
+    "jacrev": lambda m, F: F.jacrev(lambda x: m.tanh(_t(m, W35) @ x))(_t(m, X5)),
+    "jacrev_argnums": lambda m, F: F.jacrev(lambda x, w: w @ x.sin(), argnums=(0, 1))(
+        _t(m, X5), _t(m, W35)),
+    "jacfwd": lambda m, F: F.jacfwd(lambda x: m.tanh(_t(m, W35) @ x))(_t(m, X5)),
+    "jacfwd_argnums": lambda m, F: F.jacfwd(lambda x, w: w @ x.sin(), argnums=(0, 1))(
+        _t(m, X5), _t(m, W35)),
+    "hessian": lambda m, F: F.hessian(lambda x: (x.sin() * x.exp()).sum() + x.pow(3).sum())(
+        _t(m, X5)),
+    "hessian_mlp": lambda m, F: F.hessian(_mlp(m), argnums=1)(_t(m, X5), _t(m, W35)),
+    "jacrev_jacrev": lambda m, F: F.jacrev(F.jacrev(lambda x: x.tanh().sum()))(_t(m, X5)),
+    "jvp_of_grad": lambda m, F: F.jvp(F.grad(_mlp(m)), (_t(m, X5), _t(m, W35)),
+                                      (_t(m, V5), _t(m, W35)))[1],
+    "grad_of_jvp": lambda m, F: F.grad(lambda x: F.jvp(lambda y: y.sin().sum(), (x,),
+                                                       (_t(m, V5),))[1])(_t(m, X5)),
+    "vmap": lambda m, F: F.vmap(lambda x: m.tanh(_t(m, W35) @ x).sum(0))(_t(m, XB)),
+    "vmap_in_dims": lambda m, F: F.vmap(lambda x, y: x.sum() * y, in_dims=(1, None))(
+        _t(m, XB), _t(m, V5)),
+    "vmap_out_dims": lambda m, F: F.vmap(lambda x: x.unsqueeze(0) * 2, out_dims=2)(_t(m, XB)),
+    "vmap_nested": lambda m, F: F.vmap(F.vmap(lambda a, b: a * b + a.sum()))(
+        _t(m, XB), _t(m, XB[::-1].copy())),
+    "vmap_pytree": lambda m, F: F.vmap(lambda d: d["a"] @ d["b"], in_dims=({"a": 0, "b": None},))(
+        {"a": _t(m, XB), "b": _t(m, V5)}),
+    "vmap_chunk_size": lambda m, F: F.vmap(lambda x: x.softmax(0), chunk_size=3)(_t(m, XB)),
+    "vmap_views": lambda m, F: F.vmap(
+        lambda x: x.view(5, 1).expand(5, 2).t().reshape(-1)[1::2].flatten())(_t(m, XB)),
+    "vmap_reductions": lambda m, F: F.vmap(
+        lambda x: m.stack([x.mean(), x.amax(), x.std(), x.logsumexp(0), x.max()]))(_t(m, XB)),
+    "vmap_matmul_shapes": lambda m, F: F.vmap(
+        lambda a, b: (a @ b, b @ b.T @ a, m.outer(a, a) @ a, b.T @ b))(_t(m, XB), _t(m, B453)),
+    "vmap_losses": lambda m, F: F.vmap(lambda x, y: (
+        m.nn.functional.mse_loss(x, y), m.nn.functional.cross_entropy(x.unsqueeze(0),
+                                                                       y.argmax().unsqueeze(0))))(
+        _t(m, YB), _t(m, YB[::-1].copy())),
+    "vmap_grad": lambda m, F: F.vmap(F.grad(_mlp(m)), in_dims=(0, None))(_t(m, XB), _t(m, W35)),
+    "vmap_grad_per_sample": lambda m, F: F.vmap(F.grad(_mlp(m), argnums=1), in_dims=(0, None))(
+        _t(m, XB), _t(m, W35)),
+    "vmap_jacrev": lambda m, F: F.vmap(F.jacrev(lambda x: m.tanh(_t(m, W35) @ x)))(_t(m, XB)),
+    "vmap_jacfwd": lambda m, F: F.vmap(F.jacfwd(lambda x: m.tanh(_t(m, W35) @ x)))(_t(m, XB)),
+    "vmap_hessian": lambda m, F: F.vmap(F.hessian(lambda x: x.sin().sum() * x.sum()))(_t(m, XB)),
+    "grad_of_vmap": lambda m, F: F.grad(lambda w: F.vmap(lambda x: (w @ x).tanh().sum())(
+        _t(m, XB)).sum())(_t(m, W35)),
+    "jacfwd_of_vmap": lambda m, F: F.jacfwd(lambda x: F.vmap(lambda r: r.sin() * r.sum())(x))(
+        _t(m, XB[:2])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_transform_matches_torch_func(name):
+    case = CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = case(numgrad, nfunc)
+    _same(_np(ours), _np(case(torch, tfunc)))
+
+
+def _per_sample_grads(m, F, model, x, y):
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, xi, yi):
+        out = F.functional_call(model, p, (xi.unsqueeze(0),))
+        return m.nn.functional.cross_entropy(out, yi.unsqueeze(0))
+
+    return F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+
+
+def _models(make):
+    ours, theirs = make(numgrad), make(torch)
+    with torch.no_grad():
+        for (_, pt), (_, pn) in zip(theirs.named_parameters(), ours.named_parameters()):
+            pt.copy_(torch.tensor(pn.detach().numpy()))
+    return ours, theirs
+
+
+def test_per_sample_gradients_of_an_mlp_with_functional_call():
+    def make(m):
+        return m.nn.Sequential(m.nn.Linear(12, 8), m.nn.ReLU(), m.nn.Linear(8, 8), m.nn.Tanh(),
+                               m.nn.Linear(8, 3)).double()
+
+    ours, theirs = _models(make)
+    x, y = RNG.standard_normal((6, 12)), RNG.integers(0, 3, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no loop fallback on this path)
+        got = _per_sample_grads(numgrad, nfunc, ours, _t(numgrad, x), _t(numgrad, y))
+    want = _per_sample_grads(torch, tfunc, theirs, _t(torch, x), _t(torch, y))
+    _same(_np(got), _np(want))
+    # and each example's gradient is the gradient of that example alone
+    for i in (0, 5):
+        ours.zero_grad()
+        out = ours(_t(numgrad, x[i:i + 1]))
+        numgrad.nn.functional.cross_entropy(out, _t(numgrad, y[i:i + 1])).backward()
+        for k, p in ours.named_parameters():
+            np.testing.assert_allclose(got[k][i].numpy(), p.grad.numpy(), atol=1e-12)
+
+
+def test_model_ensembling_with_stack_module_state():
+    def make(m):
+        m.manual_seed(0)
+        return [m.nn.Linear(5, 3).double() for _ in range(4)]
+
+    ours, theirs = make(numgrad), make(torch)
+    with torch.no_grad():
+        for a, b in zip(ours, theirs):
+            for (_, pn), (_, pt) in zip(a.named_parameters(), b.named_parameters()):
+                pt.copy_(torch.tensor(pn.detach().numpy()))
+
+    def run(m, F, models):
+        params, buffers = F.stack_module_state(models)
+        base = models[0]
+
+        def call(p, b, x):
+            return F.functional_call(base, (p, b), (x,))
+
+        return F.vmap(call, in_dims=(0, 0, None))(params, buffers, _t(m, XB)), params
+
+    got, gp = run(numgrad, nfunc, ours)
+    want, tp = run(torch, tfunc, theirs)
+    _same(_np(got), _np(want))
+    assert all(p.requires_grad and p.is_leaf for p in gp.values())
+
+
+# ---------------------------------------------------------------------------- forward_ad API
+def test_dual_tensors_match_torch_forward_ad():
+    def run(m, fwd):
+        x, v = _t(m, X5), _t(m, V5)
+        with fwd.dual_level():
+            d = fwd.make_dual(x, v)
+            y = (d.exp() * d.sin()).sum() / d.norm()
+            z = m.nn.functional.log_softmax(m.tanh(d.view(1, 5) @ _t(m, W35).T), 1)
+            p, t = fwd.unpack_dual(y)
+            pz, tz = fwd.unpack_dual(z)
+            plain = fwd.unpack_dual(x)
+            return p, t, pz, tz, plain.tangent is None, type(fwd.unpack_dual(y)).__name__, \
+                fwd.unpack_dual(y)._fields
+
+    ours, theirs = run(numgrad, nfwd), run(torch, tfwd)
+    _same(_np(list(ours[:4])), _np(list(theirs[:4])))
+    assert ours[4:] == theirs[4:]
+
+
+def test_forward_ad_in_place_and_reverse_over_forward():
+    def run(m, fwd):
+        x = _t(m, X5).requires_grad_()
+        with fwd.dual_level():
+            d = fwd.make_dual(x, _t(m, V5))
+            y = d * 1.0
+            y.mul_(d)  # (in place: its tangent follows)
+            t = fwd.unpack_dual(y).tangent
+            (g,) = m.autograd.grad(t.sum(), x)  # (d/dx of the tangent 2 x v)
+            return t, g
+
+    _same(_np(run(numgrad, nfwd)), _np(run(torch, tfwd)))
+
+
+def test_forward_ad_errors_are_pytorchs():
+    with pytest.raises(RuntimeError, match="no level exists, make sure to enter_dual_level"):
+        nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5))
+    with nfwd.dual_level():
+        with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported"):
+            with nfwd.dual_level():
+                pass
+        with pytest.raises(RuntimeError, match="forward gradient that has a different size"):
+            nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5[:2]))
+        d = nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5))
+        missing = next(n for n, op in REGISTRY.items() if op.jvp is None and
+                       op.differentiable and n == "logcumsumexp")
+        with pytest.raises(NotImplementedError,
+                           match=f"Trying to use forward AD with {missing} that does not support "
+                                 "it because it has not been implemented yet"):
+            numgrad.logcumsumexp(d, 0)
+    assert nfwd.unpack_dual(d).tangent is None  # (the level's tangents went with it)
+
+
+def test_grad_and_vmap_errors_are_pytorchs():
+    x = _t(numgrad, X5)
+    with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor, "
+                                           "got tensor with 1 dims"):
+        nfunc.grad(lambda x: x * 2)(x)
+    with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a Tensor"):
+        nfunc.grad(lambda x: 3.0)(x)
+    with pytest.raises(RuntimeError, match="Got argnum=1, but only 1 positional inputs"):
+        nfunc.grad(lambda x: x.sum(), argnums=1)(x)
+    with pytest.raises(ValueError, match="Expected all tensors to have the same size in the "
+                                         "mapped dimension, got sizes \\[4, 3\\]"):
+        nfunc.vmap(lambda a, b: a)(_t(numgrad, XB), _t(numgrad, YB.T.copy()))
+    with pytest.raises(ValueError, match="expected in_dim to satisfy -2 <= in_dim < 2"):
+        nfunc.vmap(lambda a: a, in_dims=2)(_t(numgrad, XB))
+    with pytest.raises(ValueError, match="We cannot vmap over non-Tensor arguments"):
+        nfunc.vmap(lambda a: a)(3.0)
+    with pytest.raises(RuntimeError, match="calling .item\\(\\) on a Tensor"):
+        nfunc.vmap(lambda a: a.sum().item())(_t(numgrad, XB))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        nfunc.vmap(lambda a: numgrad.nn.functional.dropout(a, 0.5))(_t(numgrad, XB))
+    out = nfunc.vmap(lambda a: numgrad.nn.functional.dropout(a, 0.5), randomness="same")(
+        numgrad.ones(4, 6))
+    assert (out == out[0]).all() and set(np.unique(out.numpy())) <= {0.0, 2.0}
+    with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+        nfunc.vmap(lambda a: a, randomness="other")
+
+
+def test_an_op_without_a_batching_rule_loops_with_pytorchs_warning():
+    with pytest.warns(UserWarning, match="There is a performance drop because we have not yet "
+                                         "implemented the batching rule for"):
+        got = nfunc.vmap(lambda a: numgrad.kron(a.view(5, 1), a.view(1, 5)))(_t(numgrad, XB))
+    want = tfunc.vmap(lambda a: torch.kron(a.view(5, 1), a.view(1, 5)))(_t(torch, XB))
+    _same(got.numpy(), want.numpy())
+
+
+def test_namespace_and_laziness():
+    import subprocess
+    import sys
+
+    code = ("import sys, numgrad; assert 'numgrad.func' not in sys.modules; "
+            "from numgrad.func import grad, vmap; assert numgrad.vmap is vmap; "
+            "import numgrad.autograd.forward_ad as f; print(f.UnpackedDualTensor._fields)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "('primal', 'tangent')"
+
+
+# --------------------------------------------------------------------- finite differences
+def test_transforms_agree_with_finite_differences():
+    f = lambda x: (x.sin() * x.exp()).sum() / (1 + x.pow(2).sum())  # noqa: E731
+    x = _t(numgrad, X5)
+    h = 1e-6
+    fd = np.array([(f(x + h * e) - f(x - h * e)).item() / (2 * h)
+                   for e in numgrad.eye(5, dtype=numgrad.float64)])
+    np.testing.assert_allclose(nfunc.grad(f)(x).numpy(), fd, atol=1e-7)
+    np.testing.assert_allclose(nfunc.jacfwd(f)(x).numpy(), fd, atol=1e-7)
+    g = nfunc.grad(f)
+    fd2 = np.stack([(g(x + h * e) - g(x - h * e)).numpy() / (2 * h)
+                    for e in numgrad.eye(5, dtype=numgrad.float64)])
+    np.testing.assert_allclose(nfunc.hessian(f)(x).numpy(), fd2, atol=1e-6)
+
+
+def _samples():
+    for name, op in sorted(REGISTRY.items()):
+        if op.jvp is None or not op.differentiable:
+            continue
+        for i, s in enumerate(op.samples):
+            if s.grad and name != "to_copy":  # (to_copy's samples cast to float32: FD noise)
+                yield pytest.param(name, i, id=f"{name}-{i}")
+
+
+@pytest.mark.parametrize("name,index", list(_samples()))
+def test_every_jvp_rule_against_finite_differences(name, index):
+    """The registry harness: each op's forward rule, on each of its samples, in float64, inputs
+    that also require grad (the rules record), against central differences."""
+    s = REGISTRY[name].samples[index]
+    rng = np.random.default_rng(index)
+    xs = [rng.uniform(s.low, s.high, size=sh) for sh in s.shapes]
+    vs = [rng.standard_normal(size=sh) for sh in s.shapes]
+
+    def call(arrays):
+        ts = [numgrad.tensor(a, dtype=numgrad.float64, requires_grad=True) for a in arrays]
+        out = s.call(numgrad, *ts)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with nfwd.dual_level():
+            duals = [nfwd.make_dual(numgrad.tensor(x, requires_grad=True), numgrad.tensor(v))
+                     for x, v in zip(xs, vs)]
+            outs = s.call(numgrad, *duals)
+            outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+            tangents = [nfwd.unpack_dual(o).tangent if isinstance(o, numgrad.Tensor) else None
+                        for o in outs]
+        eps = 1e-6
+        plus = call([x + eps * v for x, v in zip(xs, vs)])
+        minus = call([x - eps * v for x, v in zip(xs, vs)])
+    for o, t, a, b in zip(outs, tangents, plus, minus):
+        if not isinstance(o, numgrad.Tensor) or o.dtype != numgrad.float64:
+            continue
+        fd = (a.detach().numpy() - b.detach().numpy()) / (2 * eps)
+        got = np.zeros_like(fd) if t is None else t.detach().numpy()
+        assert got.shape == fd.shape
+        np.testing.assert_allclose(got, fd, atol=1e-4, rtol=1e-3)
+
+
+# --------------------------------------------------------------------------------- coverage
+# The registered ops without a forward rule yet (under forward AD they raise PyTorch's
+# NotImplementedError): this list may only shrink. Comparisons and integer-valued ops are not
+# differentiable and need none.
+NO_JVP_YET = frozenset("""
+as_strided_view index_put index_put_impl setitem fill_ zero_ copy_ squeeze_
+adaptive_max_pool2d logcumsumexp leaky_relu_ elu_ selu_ celu_ threshold_ rrelu_with_noise_
+remainder_scalar_tensor
+""".split())
+
+# The registered ops without a batching rule of their own under vmap (they loop over the batch,
+# with PyTorch's warning): this list may only shrink. An op reached only through a public
+# function with a rule (``sum_dim`` through ``sum``, ``getitem_slice`` through ``__getitem__``)
+# counts as covered (``COVERED_BY``).
+COVERED_BY = {
+    "to_copy": "to", "pow_scalar": "pow", "rpow": "pow", "clamp_tensor": "clamp",
+    "div_mode": "div", "fmod_scalar": "fmod", "remainder_scalar": "remainder",
+    "remainder_scalar_tensor": "remainder", "xlogy_scalar_self": "xlogy",
+    "xlogy_scalar_other": "xlogy", "lerp_tensor": "lerp", "getitem_select": "__getitem__",
+    "getitem_slice": "__getitem__", "getitem_unsqueeze": "__getitem__",
+    "getitem_alias": "__getitem__", "index": "__getitem__", "setitem": "__setitem__",
+    "index_put": "__setitem__", "reshape_copy": "reshape", "squeeze_all": "squeeze",
+    "sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_all": "max",
+    "min_all": "min", "max_dim": "max", "min_dim": "min", "convolution": "conv2d",
+    "max_pool2d_with_indices": "max_pool2d", "max_pool3d_with_indices": "max_pool3d",
+    "adaptive_avg_pool3d": "adaptive_avg_pool2d", "sort_stable": "sort",
+    "median_dim": "median", "nanmedian_dim": "nanmedian", "var_mean_mean": "var_mean",
+    "std_mean_mean": "std_mean", "aminmax_min": "aminmax", "aminmax_max": "aminmax",
+    "native_batch_norm": "batch_norm", "native_group_norm": "group_norm",
+    "linalg_vector_norm": "vector_norm", "linalg_det": "det", "linalg_slogdet": "slogdet",
+    "linalg_slogdet_sign": "slogdet", "linalg_inv_ex": "inv", "linalg_cholesky_ex": "cholesky",
+    "linalg_qr": "qr", "linalg_qr_r": "qr", "linalg_eigh": "eigh", "linalg_eigh_vectors": "eigh",
+    "linalg_svd": "svd", "linalg_svd_s": "svd", "linalg_svd_vh": "svd", "linalg_pinv": "pinv",
+    "gelu_tanh": "gelu", "rrelu_with_noise": "dropout",
+}
+NO_BATCHING_RULE_YET = frozenset("""
+tanh_backward sigmoid_backward threshold_backward nll_loss_backward huber_loss_backward
+smooth_l1_loss_backward binary_cross_entropy_backward getitem_select_backward
+getitem_slice_backward getitem_unsqueeze_backward as_strided_view index_put_impl squeeze_
+convolution_transpose convolution_transpose_backward_input convolution_backward_input
+convolution_backward_weight im2col col2im max_pool2d_with_indices_backward
+adaptive_max_pool2d_backward max_pool_gather avg_pool2d_backward adaptive_avg_pool2d_backward
+max_pool3d_with_indices_backward avg_pool3d_backward adaptive_avg_pool3d_backward
+constant_pad_nd reflection_pad1d reflection_pad2d replication_pad1d replication_pad2d
+reflection_pad3d replication_pad3d reflection_pad1d_backward reflection_pad2d_backward
+replication_pad1d_backward replication_pad2d_backward reflection_pad3d_backward
+replication_pad3d_backward scatter_value scatter_reduce_legacy index_add index_copy index_fill
+index_fill_tensor take masked_scatter baddbmm addmv block_diag searchsorted bincount histc
+diagonal_copy diagonal_backward unfold unfold_backward mode linalg_cross dist cdist
+_euclidean_dist masked_select silu_backward gelu_backward gelu_tanh_backward mish_backward
+hardswish_backward hardsigmoid_backward log_sigmoid_backward leaky_relu_backward leaky_relu_
+elu_backward elu_ selu_ celu_ softplus_backward hardtanh_backward linalg_solve_ex
+cholesky_solve linalg_lstsq upsample_nearest1d upsample_nearest1d_backward upsample_nearest2d
+upsample_nearest2d_backward upsample_nearest3d upsample_nearest3d_backward
+_upsample_nearest_exact1d _upsample_nearest_exact1d_backward _upsample_nearest_exact2d
+_upsample_nearest_exact2d_backward _upsample_nearest_exact3d _upsample_nearest_exact3d_backward
+upsample_linear1d upsample_linear1d_backward upsample_bilinear2d upsample_bilinear2d_backward
+upsample_trilinear3d upsample_trilinear3d_backward upsample_bicubic2d upsample_bicubic2d_backward
+threshold_ rrelu_with_noise_ multi_margin_loss
+""".split())
+
+
+def test_ops_without_a_jvp_rule_are_listed():
+    lacking = {n for n, op in REGISTRY.items() if op.jvp is None and op.differentiable}
+    assert lacking <= NO_JVP_YET, f"new ops without a jvp rule: {sorted(lacking - NO_JVP_YET)}"
+    assert NO_JVP_YET <= lacking, f"these have rules now, unlist them: {NO_JVP_YET - lacking}"
+
+
+def test_ops_without_a_batching_rule_are_listed():
+    from numgrad.func._vmap import RULES
+
+    lacking = {n for n in REGISTRY if n not in RULES and COVERED_BY.get(n) not in RULES}
+    assert lacking <= NO_BATCHING_RULE_YET, \
+        f"new ops without a batching rule: {sorted(lacking - NO_BATCHING_RULE_YET)}"
+    assert NO_BATCHING_RULE_YET <= lacking, \
+        f"these have rules now, unlist them: {NO_BATCHING_RULE_YET - lacking}"

@@ -1,0 +1,582 @@
+"""PyTorch's operator database, torch 2.13's ``op_db`` (issue 35), run on numgrad as a user's code
+would meet it: each OpInfo's sample inputs, on the float32, float64, int64 and bool dtypes it
+lists (a few samples a dtype, derandomised), converted to numgrad tensors (with their strides, and
+sharing memory where PyTorch's share it), run through the op resolved by its name in numgrad, and
+compared with PyTorch's outputs and with the gradients of a fixed random cotangent. Each OpInfo's
+``error_inputs`` must make numgrad raise PyTorch's exception class with a message matching
+PyTorch's pattern.
+
+Used by tests/test_op_db.py (with the expected failures of tests/op_db_expected_failures.py);
+``python tests/_op_db.py`` prints the counts and every failure, ``--write`` rewrites the expected
+failures file from what fails now (review its diff: the list must only shrink).
+"""
+from __future__ import annotations
+
+import builtins
+import re
+import sys
+import types
+import warnings
+
+import numpy as np
+
+MAX_SAMPLES = 4  # samples a dtype (the first ones the OpInfo gives, torch seeded)
+SEED = 35
+DTYPE_NAMES = ("float32", "float64", "int64", "bool")
+
+
+class Missing(Exception):
+    """Something the sample needs that numgrad does not have (a name, a dtype, a layout)."""
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def op_db():
+    """The OpInfos with a float32, float64 or int64 dtype on the CPU."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torch.testing._internal.common_methods_invocations import op_db as db
+    from torch.testing._internal import common_utils
+    from torch.testing._internal.opinfo import core
+
+    # (PyTorch's sample iterators look for the running unittest test by reading the source of
+    # every frame of the stack, for each sample: three quarters of the harness's time; there is
+    # no such test here)
+    common_utils.extract_test_fn = core.extract_test_fn = lambda: None
+    torch = _torch()
+    wanted = {torch.float32, torch.float64, torch.int64}
+    return [op for op in db if wanted & set(op.supported_dtypes("cpu"))]
+
+
+def op_id(op) -> str:
+    return f"{op.name}[{op.variant_test_name}]" if op.variant_test_name else op.name
+
+
+# ---------------------------------------------------------------------------------------------
+# PyTorch values to numgrad values
+
+
+class _Converter:
+    """PyTorch's sample values as numgrad's: tensors keep their strides and share memory where
+    PyTorch's do (one NumPy buffer a storage), so non-contiguous and aliased inputs stay so."""
+
+    def __init__(self):
+        self.buffers = {}
+        self.tensors = {}
+        self.pairs = []  # (torch tensor, numgrad tensor) of every tensor converted
+
+    def __call__(self, x):
+        import numgrad
+
+        torch = _torch()
+        if isinstance(x, torch.Tensor):
+            return self.tensor(x)
+        if isinstance(x, torch.dtype):
+            name = str(x).split(".")[-1]
+            d = getattr(numgrad, name, None)
+            if not isinstance(d, numgrad.dtype):
+                raise Missing(f"dtype torch.{name}")
+            return d
+        if isinstance(x, torch.device):
+            return numgrad.device(str(x))
+        if isinstance(x, torch.memory_format):
+            name = str(x).split(".")[-1]
+            if not hasattr(numgrad, name):
+                raise Missing(f"missing name: torch.{name}")
+            return getattr(numgrad, name)
+        if isinstance(x, torch.layout):
+            name = str(x).split(".")[-1]
+            if not hasattr(numgrad, name):
+                raise Missing(f"missing name: torch.{name}")
+            return getattr(numgrad, name)
+        if isinstance(x, torch.Size):
+            return numgrad.Size(tuple(x))
+        if isinstance(x, torch.Generator):
+            raise Missing("a torch.Generator argument")
+        if isinstance(x, (list, tuple)):
+            items = [self(v) for v in x]
+            return type(x)(items) if type(x) in (list, tuple) else tuple(items)
+        if isinstance(x, dict):
+            return {k: self(v) for k, v in x.items()}
+        if callable(x) and _is_torch_callable(x):
+            return _numgrad_callable_for(x)
+        return x
+
+    def tensor(self, x):
+        import numgrad
+
+        torch = _torch()
+        if id(x) in self.tensors:
+            return self.tensors[id(x)][1]
+        if x.layout != torch.strided:
+            raise Missing(f"layout {x.layout}")
+        if x.device.type != "cpu":
+            raise Missing(f"a tensor on device {x.device.type!r}")
+        name = str(x.dtype).split(".")[-1]
+        dtype = getattr(numgrad, name, None)
+        if not isinstance(dtype, numgrad.dtype):
+            raise Missing(f"dtype torch.{name}")
+        if x.is_conj() or x.is_neg():
+            raise Missing("a conjugate or negative view")
+        storage = x.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes(), x.dtype)
+        buf = self.buffers.get(key)
+        if buf is None:
+            whole = torch.empty(0, dtype=x.dtype).set_(storage)
+            buf = self.buffers[key] = whole.detach().numpy().copy()
+        try:
+            arr = np.lib.stride_tricks.as_strided(buf[x.storage_offset():], tuple(x.shape),
+                                                  tuple(s * buf.itemsize for s in x.stride()))
+        except ValueError as e:  # (NumPy's limit of 64 dimensions)
+            raise Missing(f"a tensor NumPy cannot hold ({e})") from None
+        if x.is_contiguous() or x.numel() == 0:
+            arr = np.ascontiguousarray(arr) if not arr.flags.c_contiguous else arr
+        t = numgrad.from_numpy(arr)
+        if x.requires_grad:
+            t.requires_grad_(True)
+        self.tensors[id(x)] = (x, t)
+        self.pairs.append((x, t))
+        return t
+
+
+def _is_torch_callable(f) -> bool:
+    mod = getattr(f, "__module__", None) or ""
+    return mod == "torch" or mod.startswith("torch.") and not mod.startswith("torch.testing")
+
+
+_MODULES = {"torch._C._linalg": ("linalg", "linalg_"), "torch._C._special": ("special", "special_"),
+            "torch._C._fft": ("fft", "fft_"), "torch._C._nn": ("nn.functional", ""),
+            "torch.nn.functional": ("nn.functional", ""), "torch.functional": ("", ""),
+            "torch": ("", ""), "torch.linalg": ("linalg", ""), "torch.special": ("special", "")}
+
+
+def _numgrad_callable_for(f):
+    """numgrad's function of a PyTorch function passed as an argument (a loss's distance...)."""
+    mod = getattr(f, "__module__", None) or "torch"
+    name = getattr(f, "__name__", "")
+    space, prefix = _MODULES.get(mod, ("", ""))
+    if prefix and name.startswith(prefix):
+        name = name[len(prefix):]
+    return resolve_name(f"{space}.{name}" if space else name)
+
+
+def resolve_name(name: str):
+    """numgrad's callable for an OpInfo name: a function of numgrad or its namespaces, else a
+    Tensor method called on the first argument."""
+    import numgrad
+
+    obj = numgrad
+    try:
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
+    except AttributeError:
+        pass
+    if "." not in name and hasattr(numgrad.Tensor, name):
+        def method(self, *args, **kwargs):
+            return getattr(self, name)(*args, **kwargs)
+        return method
+    raise Missing(f"missing name: torch.{name}")
+
+
+def _wrapper_set_seed(op, *args, **kwargs):
+    import numgrad
+
+    numgrad.manual_seed(42)
+    return op(*args, **kwargs)
+
+
+_REBOUND = {}
+
+
+def rebind(f):
+    """A function of PyTorch's test modules (an OpInfo's lambda), with ``torch`` in it numgrad."""
+    if f in _REBOUND:
+        return _REBOUND[f]
+    import numgrad
+
+    g = dict(f.__globals__)
+    g["torch"] = numgrad
+    g["wrapper_set_seed"] = _wrapper_set_seed
+    closure = f.__closure__
+    if closure:
+        cells = []
+        for c in closure:
+            v = c.cell_contents
+            if isinstance(v, types.FunctionType) and v.__module__.startswith("torch.testing"):
+                v = rebind(v)
+            elif callable(v) and _is_torch_callable(v):
+                try:
+                    v = _numgrad_callable_for(v)
+                except Missing:
+                    pass
+            cells.append(types.CellType(v))
+        closure = tuple(cells)
+    out = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, closure)
+    out.__kwdefaults__ = f.__kwdefaults__
+    _REBOUND[f] = out
+    return out
+
+
+def numgrad_op(op):
+    f = op.op
+    if isinstance(f, types.FunctionType) and f.__module__.startswith("torch.testing"):
+        return rebind(f)
+    torch = _torch()
+    if isinstance(f, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        import numgrad
+
+        name = f.__name__.split(".")[0]
+        if hasattr(numgrad.ops, name):
+            return getattr(numgrad.ops, name)
+        raise Missing(f"missing name: torch.ops.aten.{name}")
+    return resolve_name(op.name)
+
+
+def _nondeterministic(op) -> bool:
+    """Whether the op's values are random or uninitialised (compared in shape and dtype)."""
+    f = op.op
+    code_names = getattr(getattr(f, "__code__", None), "co_names", ())
+    return bool(getattr(op, "has_nondeterministic_output", False)
+                or "wrapper_set_seed" in code_names or "empty" in op.name
+                or op.name in {"bernoulli", "multinomial", "normal", "uniform", "randn", "rand",
+                               "randint", "randn_like", "rand_like", "randint_like",
+                               "nn.functional.dropout", "nn.functional.rrelu"})
+
+
+# ---------------------------------------------------------------------------------------------
+# running and comparing
+
+
+def _leaves(x, out):
+    """The values of a (nested) result, in order."""
+    if isinstance(x, (list, tuple)) and not _is_size(x):
+        for v in x:
+            _leaves(v, out)
+    else:
+        out.append(x)
+    return out
+
+
+def _is_size(x) -> bool:
+    torch = _torch()
+    import numgrad
+
+    return isinstance(x, (torch.Size, numgrad.Size))
+
+
+def _is_tensor(x) -> bool:
+    import numgrad
+
+    return isinstance(x, (_torch().Tensor, numgrad.Tensor))
+
+
+def _dtype_name(t) -> str:
+    return str(t.dtype).split(".")[-1]
+
+
+def _numpy(t):
+    return t.detach().cpu().numpy()
+
+
+def _close(a: np.ndarray, b: np.ndarray, dtype: str) -> bool:
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "biu" or b.dtype.kind in "biu":
+        return np.array_equal(a, b)
+    rtol, atol = (1e-4, 1e-5) if dtype == "float32" else (1e-7, 1e-7)
+    scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)))
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol * scale, equal_nan=True))
+
+
+def _compare_values(ours, theirs, values: bool) -> str | None:
+    """Why two results differ (structure, shapes, dtypes, values), or None."""
+    a, b = _leaves(ours, []), _leaves(theirs, [])
+    if len(a) != len(b):
+        return f"{len(a)} outputs, PyTorch {len(b)}"
+    for i, (x, y) in enumerate(zip(a, b)):
+        if _is_tensor(y):
+            if not _is_tensor(x):
+                return f"output {i} is {type(x).__name__}, PyTorch's a tensor"
+            if tuple(x.shape) != tuple(y.shape):
+                return f"output {i} shape {tuple(x.shape)}, PyTorch {tuple(y.shape)}"
+            if _dtype_name(x) != _dtype_name(y):
+                return f"output {i} dtype {_dtype_name(x)}, PyTorch {_dtype_name(y)}"
+            if values and not _close(_numpy(x), _numpy(y), _dtype_name(y)):
+                return (f"output {i} values {_numpy(x).ravel()[:4]}, PyTorch "
+                        f"{_numpy(y).ravel()[:4]}")
+        elif _is_tensor(x):
+            return f"output {i} is a tensor, PyTorch's {type(y).__name__}"
+        elif _is_size(y) or isinstance(y, (int, float, bool, complex)) and not values:
+            if _is_size(y) and tuple(x) != tuple(y):
+                return f"output {i} {x}, PyTorch {y}"
+        elif isinstance(y, (int, float, bool)):
+            if type(x) is not type(y) and not (isinstance(x, (int, float))
+                                               and isinstance(y, float)):
+                return f"output {i} is {type(x).__name__}, PyTorch's {type(y).__name__}"
+            if not _close(np.asarray(x, dtype=float), np.asarray(y, dtype=float), "float64"):
+                return f"output {i} {x}, PyTorch {y}"
+        elif y is None and x is not None:
+            return f"output {i} {type(x).__name__}, PyTorch's None"
+    return None
+
+
+def _exception_text(e: BaseException) -> str:
+    msg = str(e).strip().split("\n")[0][:120]
+    if isinstance(e, Missing):
+        return msg
+    if isinstance(e, AttributeError) and "has no attribute" in msg:
+        m = re.search(r"'([\w.]+)' (?:object )?has no attribute '(\w+)'", msg)
+        if m and (m.group(1).startswith("numgrad") or m.group(1) == "Tensor"):
+            owner = m.group(1).replace("numgrad", "torch")
+            owner = "torch.Tensor" if owner in ("Tensor", "torch.tensor.Tensor") else owner
+            return f"missing name: {owner}.{m.group(2)}"
+    return f"raises {type(e).__name__}: {msg}"
+
+
+def _builtin_class(cls) -> type:
+    for c in cls.__mro__:
+        if getattr(builtins, c.__name__, None) is c:
+            return c
+    return cls
+
+
+def _differentiable(t) -> bool:
+    return _is_tensor(t) and t.requires_grad and t.dtype.is_floating_point
+
+
+def run_sample(op, sample, dtype_name: str, index: int) -> str | None:
+    """Why numgrad's result for one sample differs from PyTorch's, or None (also None when
+    PyTorch itself refuses the sample)."""
+    import numgrad
+
+    torch = _torch()
+    conv = _Converter()
+    try:  # (before PyTorch runs: an in-place op changes its inputs)
+        n_input = conv(sample.input)
+        n_args = conv(tuple(sample.args))
+        n_kwargs = conv(dict(sample.kwargs))
+        fn = numgrad_op(op)
+        process = sample.output_process_fn_grad
+        if isinstance(process, types.FunctionType) and process.__module__.startswith("torch."):
+            process = rebind(process)
+    except Missing as e:
+        return str(e)
+    except Exception as e:  # noqa: BLE001
+        return "converting the sample: " + _exception_text(e)
+    try:
+        theirs = op.op(sample.input, *sample.args, **sample.kwargs)
+    except Exception:  # noqa: BLE001  (PyTorch refuses the sample: nothing to compare)
+        return None
+    try:
+        ours = fn(n_input, *n_args, **n_kwargs)
+    except Exception as e:  # noqa: BLE001
+        return _exception_text(e)
+    values = not _nondeterministic(op)
+    why = _compare_values(ours, theirs, values)
+    if why:
+        return why
+    if not (values and dtype_name.startswith("float") and op.supports_autograd):
+        return None
+    # gradients of a fixed random cotangent
+    try:
+        t_outs = _leaves(sample.output_process_fn_grad(theirs), [])
+        n_outs = _leaves(process(ours), [])
+    except Exception as e:  # noqa: BLE001
+        return "processing the output for the gradient: " + _exception_text(e)
+    wanted = [i for i, t in enumerate(t_outs) if _differentiable(t)]
+    inputs = [(t, n) for t, n in conv.pairs if t.requires_grad]
+    if not wanted or not inputs:
+        return None
+    if len(n_outs) != len(t_outs):
+        return "a different number of outputs after processing"
+    rng = np.random.default_rng(SEED + index)
+    t_seeds, n_seeds, n_diff = [], [], []
+    for i in wanted:
+        if not _differentiable(n_outs[i]):
+            return f"output {i} does not require grad (PyTorch's does)"
+        cot = rng.standard_normal(tuple(t_outs[i].shape)).astype(_numpy(t_outs[i]).dtype)
+        t_seeds.append(torch.from_numpy(cot.copy()))
+        n_seeds.append(numgrad.from_numpy(cot.copy()))
+        n_diff.append(n_outs[i])
+    t_grads = torch.autograd.grad([t_outs[i] for i in wanted], [t for t, _ in inputs], t_seeds,
+                                  allow_unused=True)
+    try:
+        n_grads = numgrad.autograd.grad(n_diff, [n for _, n in inputs], n_seeds,
+                                        allow_unused=True)
+    except Exception as e:  # noqa: BLE001
+        return "backward " + _exception_text(e)
+    for k, (g, h) in enumerate(zip(n_grads, t_grads)):
+        shape = tuple(inputs[k][0].shape)
+        g = np.zeros(shape) if g is None else _numpy(g)
+        h = np.zeros(shape) if h is None else _numpy(h)
+        if not _close(g.astype(h.dtype) if g.shape == h.shape else g, h, dtype_name):
+            return f"gradient {k} {np.ravel(g)[:4]}, PyTorch {np.ravel(h)[:4]}"
+    return None
+
+
+def dtypes_of(op):
+    torch = _torch()
+    supported = op.supported_dtypes("cpu")
+    return [d for d in (getattr(torch, n) for n in DTYPE_NAMES) if d in supported]
+
+
+def check_op(op, max_samples: int = MAX_SAMPLES) -> tuple[str | None, int, int]:
+    """(why the OpInfo fails: the first failing sample's reason, or None; cases run; passed)."""
+    import itertools
+
+    torch = _torch()
+    first, run, passed = None, 0, 0
+    backward = set(op.supported_backward_dtypes("cpu")) if op.supports_autograd else set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for dtype in dtypes_of(op):
+            name = str(dtype).split(".")[-1]
+            torch.manual_seed(SEED)
+            rg = dtype.is_floating_point and dtype in backward
+            try:
+                samples = list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=rg),
+                                                max_samples))
+            except Exception:  # noqa: BLE001  (a sample function that fails in PyTorch itself)
+                continue
+            cases = [(f"{name} sample {i}", i, s) for i, s in enumerate(samples)]
+            if dtype == dtypes_of(op)[0]:  # (and each sample non-contiguous, on one dtype)
+                for i, s in enumerate(samples):
+                    try:
+                        cases.append((f"{name} sample {i} non-contiguous", i, s.noncontiguous()))
+                    except Exception:  # noqa: BLE001  (sparse inputs have no such layout)
+                        pass
+            for label, i, sample in cases:
+                run += 1
+                try:
+                    why = run_sample(op, sample, name, i)
+                except Exception as e:  # noqa: BLE001
+                    why = "harness: " + _exception_text(e)
+                if why is None:
+                    passed += 1
+                elif first is None:
+                    first = f"{label}: {why}"
+    return first, run, passed
+
+
+def check_error_inputs(op) -> list[tuple[str, str | None]]:
+    """(key, why numgrad's error differs or None) of each runnable error input (one PyTorch
+    raises as the OpInfo says)."""
+    out = []
+    torch = _torch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.manual_seed(SEED)
+        try:
+            errors = list(op.error_inputs("cpu"))
+        except Exception:  # noqa: BLE001
+            return out
+        for i, ei in enumerate(errors):
+            key = f"{op_id(op)}#{i}"
+            s = ei.sample_input
+            conv = _Converter()
+            try:
+                args = (conv(s.input), conv(tuple(s.args)), conv(dict(s.kwargs)))
+                fn = numgrad_op(op)
+            except Missing as e:
+                missing = str(e)
+            except Exception as e:  # noqa: BLE001
+                missing = "converting the sample: " + _exception_text(e)
+            else:
+                missing = None
+            try:
+                op.op(s.input, *s.args, **s.kwargs)
+            except Exception as e:  # noqa: BLE001
+                if not (isinstance(e, ei.error_type) and re.search(ei.error_regex, str(e))):
+                    continue  # (PyTorch 2.13 no longer raises as the OpInfo says)
+            else:
+                continue
+            if missing:
+                out.append((key, missing))
+                continue
+            try:
+                fn(args[0], *args[1], **args[2])
+            except Exception as e:  # noqa: BLE001
+                if isinstance(e, Missing) or (isinstance(e, AttributeError)
+                                              and "has no attribute" in str(e)):
+                    out.append((key, _exception_text(e)))
+                elif not isinstance(e, _builtin_class(ei.error_type)):
+                    out.append((key, f"raises {type(e).__name__}, PyTorch "
+                                     f"{_builtin_class(ei.error_type).__name__} "
+                                     f"({str(e).splitlines()[0][:80] if str(e) else ''})"))
+                elif not re.search(ei.error_regex, str(e)):
+                    out.append((key, f"message {str(e)[:80]!r} does not match PyTorch's "
+                                     f"{ei.error_regex!r}"))
+                else:
+                    out.append((key, None))
+            else:
+                out.append((key, f"accepted silently (PyTorch: {ei.error_type.__name__} "
+                                 f"{ei.error_regex!r})"))
+    return out
+
+
+def main(argv):
+    import time
+
+    t0 = time.time()
+    ops = op_db()
+    only = [a for a in argv if not a.startswith("-")]
+    if only:
+        ops = [op for op in ops if op_id(op) in only or op.name in only]
+    fails, errors = {}, {}
+    cases = passed_cases = 0
+    for op in ops:
+        why, run, passed = check_op(op)
+        cases += run
+        passed_cases += passed
+        if why:
+            fails[op_id(op)] = why
+        for key, w in check_error_inputs(op):
+            errors[key] = w
+        if "-v" in argv:
+            print(op_id(op), "|", why, f"{time.time() - t0:.1f}s", flush=True)
+    bad_err = {k: w for k, w in errors.items() if w}
+    for k, w in fails.items():
+        print("FAIL", k, "|", w)
+    for k, w in bad_err.items():
+        print("ERROR-INPUT", k, "|", w)
+    absent = [k for k, w in bad_err.items() if w.startswith(("missing name", "dtype ", "layout ",
+                                                              "a tensor "))]
+    print(f"{len(ops) - len(fails)} of {len(ops)} OpInfos pass every sample "
+          f"({passed_cases} of {cases} cases); {len(errors) - len(bad_err)} of {len(errors)} "
+          f"runnable error inputs raise PyTorch's class and message ({len(absent)} of them need "
+          f"a name, dtype or layout numgrad lacks); {time.time() - t0:.0f} s")
+    if "--write" in argv and not only:
+        write_expected(fails, bad_err)
+
+
+def write_expected(fails, errors):
+    """Writes the expected failures; an entry still failing keeps the reason written there (a
+    reason may be edited by hand, to say why rather than what)."""
+    import os
+    import pprint
+
+    from op_db_expected_failures import ERROR_INPUTS, SAMPLES
+
+    fails = {k: SAMPLES.get(k, w) for k, w in fails.items()}
+    errors = {k: ERROR_INPUTS.get(k, w) for k, w in errors.items()}
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_db_expected_failures.py")
+    with open(path, "w") as f:
+        f.write('"""The OpInfos of torch 2.13\'s op_db that numgrad fails today (issue 35), each with '
+                'its reason:\nthe first failing sample\'s dtype, index and what differs. '
+                'tests/test_op_db.py fails on an\nOpInfo that fails and is not listed, and on a '
+                'listed one that passes: the lists only shrink.\n(``python tests/_op_db.py '
+                '--write`` rewrites this file from what fails now.)\n"""\n\n')
+        f.write("SAMPLES = " + pprint.pformat(dict(sorted(fails.items())), width=100) + "\n\n")
+        f.write("# error inputs (OpInfo#index in its error_inputs)\n")
+        f.write("ERROR_INPUTS = " + pprint.pformat(dict(sorted(errors.items())), width=100)
+                + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,49 @@
+"""PyTorch's operator database as a test of numgrad (issue 35): every OpInfo of torch 2.13's
+``op_db`` with a float32, float64 or int64 dtype, its first samples on each of those dtypes and
+bool (and non-contiguous on one dtype), must give PyTorch's outputs and gradients; each runnable
+error input must raise PyTorch's exception class with a message matching PyTorch's pattern
+(``tests/_op_db.py`` runs and compares them).
+
+What fails today is listed with its reason in ``tests/op_db_expected_failures.py``; an OpInfo (or
+error input) that fails and is not listed fails here, and so does a listed one that passes, so the
+lists only shrink. ``python tests/_op_db.py`` prints the counts.
+"""
+import pytest
+
+from _op_db import check_error_inputs, check_op, op_db, op_id
+from op_db_expected_failures import ERROR_INPUTS, SAMPLES
+
+OPS = op_db()
+IDS = [op_id(op) for op in OPS]
+WITH_ERRORS = [op for op in OPS if op.error_inputs_func is not None]
+
+
+def test_expected_failures_name_opinfos_and_give_reasons():
+    assert len(set(IDS)) == len(IDS)
+    assert not set(SAMPLES) - set(IDS), sorted(set(SAMPLES) - set(IDS))
+    assert not {k.split("#")[0] for k in ERROR_INPUTS} - set(IDS)
+    assert all(isinstance(r, str) and len(r) > 10 for r in (*SAMPLES.values(),
+                                                             *ERROR_INPUTS.values()))
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_opinfo_samples_match_pytorch(op):
+    why, run, _ = check_op(op)
+    key = op_id(op)
+    if key in SAMPLES:
+        assert why is not None, (f"{key} passes every sample now: remove its entry from "
+                                 "tests/op_db_expected_failures.py")
+    else:
+        assert why is None, f"{key}: {why}"
+
+
+@pytest.mark.parametrize("op", WITH_ERRORS, ids=[op_id(op) for op in WITH_ERRORS])
+def test_opinfo_error_inputs_raise_pytorchs_error(op):
+    problems = []
+    for key, why in check_error_inputs(op):
+        if key in ERROR_INPUTS and why is None:
+            problems.append(f"{key} passes now: remove its entry from "
+                            "tests/op_db_expected_failures.py")
+        elif key not in ERROR_INPUTS and why is not None:
+            problems.append(f"{key}: {why}")
+    assert not problems, "\n".join(problems)

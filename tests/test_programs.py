@@ -121,6 +121,8 @@ PROGRAMS = [
     Program("extending_torch_api.py"),
     Program("extending_modes.py"),
     Program("extending_func.py"),
+    # written for numgrad (issue 30) in the style of the torch.func tutorials, committed
+    Program("func_transforms.py"),
 ]
 
 

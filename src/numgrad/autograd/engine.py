@@ -253,7 +253,10 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                     continue
                 if capture is not None and node in capture:
                     capture[node] = grad
-                if anomaly:
+                if capture is not None and node in capture and not any(
+                        c in needed for c, _ in node.next_functions if c is not None):
+                    in_grads = None  # (a target's node that leads to no other: not run)
+                elif anomaly:
                     in_grads = _apply_anomaly(node, grad)
                 else:
                     in_grads = node.apply(grad)

@@ -14,6 +14,12 @@ from __future__ import annotations
 from ..autograd.function import Function
 
 
+def _addmm(c, a, b):
+    from .. import addmm
+
+    return addmm(c, a, b)
+
+
 class _ExpandedLinear(Function):
     """``x @ w[0].T + b[0]`` for ``x`` (B, ..., in) and ``w`` (B, out, in) and ``b`` (B, out)
     expanded along B; per-example gradients for ``w`` and ``b``."""
@@ -22,20 +28,26 @@ class _ExpandedLinear(Function):
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
         ctx.has_bias = b is not None
-        out = x.matmul(w[0].t())
-        return out if b is None else out + b[0]
+        flat = x.reshape((-1, x.shape[-1]))  # (every row of every example: one GEMM)
+        out = flat.matmul(w[0].t()) if b is None else _addmm(b[0], flat, w[0].t())
+        return out.reshape((*tuple(x.shape)[:-1], w.shape[1]))
 
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        grad_x = grad.matmul(w[0]) if need_x else None
+        grad_x = None
+        if need_x:
+            grad_x = grad.reshape((-1, grad.shape[-1])).matmul(w[0]).reshape(tuple(x.shape))
         grad_w = grad_b = None
         if need_w or need_b:
             g = grad.reshape((grad.shape[0], -1, grad.shape[-1]))  # (B, rows, out)
         if need_w:
             xs = x.reshape((x.shape[0], -1, x.shape[-1]))  # (B, rows, in)
-            grad_w = g.transpose(1, 2).matmul(xs)
+            if xs.shape[1] == 1:  # (one row per example: an outer product, elementwise)
+                grad_w = g.transpose(1, 2) * xs
+            else:
+                grad_w = g.transpose(1, 2).matmul(xs)
         if need_b and ctx.has_bias:
             grad_b = g.sum(1)
         return grad_x, grad_w, grad_b

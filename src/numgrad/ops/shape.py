@@ -172,7 +172,7 @@ class SqueezeInplace(Squeeze):
     """``squeeze_(dim)`` on a fresh result, as PyTorch's matmul does for a 1-D left operand."""
 
     name, node = "squeeze_", "SqueezeBackward4"
-    jvp = None
+    jvp = _jvp.linear
     samples = (Sample(lambda m, v, a: v @ a, ((3,), (3, 4))),)
 
 

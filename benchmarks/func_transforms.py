@@ -1,0 +1,131 @@
+"""numgrad.func against torch.func: issue 30's goals, side by side, in one process.
+
+    python benchmarks/func_transforms.py [--repeat N]
+
+1. Per-sample gradients of an MLP (784 -> 128 -> 128 -> 10, three Linear layers, float32, batch
+   64) with ``vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)`` over ``functional_call``;
+   also the two-layer 784 -> 128 -> 10.
+2. The Jacobian of a function R^8 -> R^256 (``tanh(W2 tanh(W1 x))``) by ``jacfwd`` and by
+   ``jacrev`` (forward mode should win on a wide output, as in PyTorch).
+
+Each is timed as the median of ``--repeat`` calls, numgrad and PyTorch alternating (machines
+are noisy: read medians and ratios); PyTorch runs with two threads, as the issues measure it.
+The asv class ``FuncTransforms`` times the numgrad side alone.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402,F401  (the checkout's numgrad)
+
+import numgrad  # noqa: E402
+
+
+def _mlp(m, widths):
+    layers = []
+    for a, b in zip(widths[:-1], widths[1:]):
+        layers += [m.nn.Linear(a, b), m.nn.ReLU()]
+    return m.nn.Sequential(*layers[:-1])
+
+
+def per_sample_grads(m, func, widths=(784, 128, 128, 10), batch=64, seed=0):
+    """(the call to time, its model): per-sample gradients of cross entropy."""
+    rng = np.random.default_rng(seed)
+    model = _mlp(m, widths)
+    x = m.tensor(rng.standard_normal((batch, widths[0])).astype(np.float32))
+    y = m.tensor(rng.integers(0, widths[-1], batch))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, xi, yi):
+        out = func.functional_call(model, p, (xi.unsqueeze(0),))
+        return m.nn.functional.cross_entropy(out, yi.unsqueeze(0))
+
+    per_sample = func.vmap(func.grad(loss), in_dims=(None, 0, 0))
+    return lambda: per_sample(params, x, y)
+
+
+def wide_jacobian(m, func, mode, n_in=8, hidden=64, n_out=256, seed=0):
+    rng = np.random.default_rng(seed)
+    w1 = m.tensor(rng.standard_normal((hidden, n_in)).astype(np.float32) / 3)
+    w2 = m.tensor(rng.standard_normal((n_out, hidden)).astype(np.float32) / 8)
+    x = m.tensor(rng.standard_normal(n_in).astype(np.float32))
+
+    def f(x):
+        return m.tanh(w2 @ m.tanh(w1 @ x))
+
+    jac = (func.jacfwd if mode == "fwd" else func.jacrev)(f)
+    return lambda: jac(x)
+
+
+def _median_ms(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def _side_by_side(name, ours, theirs, repeat):
+    ours(), theirs()  # (warm: compiled kernels, caches)
+    a, b = [], []
+    for _ in range(repeat):  # (alternating, so that load on the machine hits both alike)
+        a.append(_median_ms(ours, 1))
+        b.append(_median_ms(theirs, 1))
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"{name:44s} numgrad {ma:9.3f} ms   torch {mb:9.3f} ms   ratio {ma / mb:5.2f}")
+    return ma, mb
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=21)
+    args = parser.parse_args(argv)
+    import torch
+    import torch.func
+
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    import numgrad.func
+
+    for widths in ((784, 128, 128, 10), (784, 128, 10)):
+        label = "per-sample grads " + "-".join(map(str, widths)) + ", batch 64"
+        _side_by_side(label, per_sample_grads(numgrad, numgrad.func, widths),
+                      per_sample_grads(torch, torch.func, widths), args.repeat)
+    fwd = _side_by_side("jacfwd R^8 -> R^256", wide_jacobian(numgrad, numgrad.func, "fwd"),
+                        wide_jacobian(torch, torch.func, "fwd"), args.repeat)
+    rev = _side_by_side("jacrev R^8 -> R^256", wide_jacobian(numgrad, numgrad.func, "rev"),
+                        wide_jacobian(torch, torch.func, "rev"), args.repeat)
+    print(f"jacfwd / jacrev: numgrad {fwd[0] / rev[0]:.2f}, torch {fwd[1] / rev[1]:.2f}")
+
+
+class FuncTransforms:
+    """asv: the numgrad side of the goals above."""
+
+    def setup(self):
+        import numgrad.func
+
+        self.per_sample = per_sample_grads(numgrad, numgrad.func)
+        self.jacfwd = wide_jacobian(numgrad, numgrad.func, "fwd")
+        self.jacrev = wide_jacobian(numgrad, numgrad.func, "rev")
+        self.per_sample(), self.jacfwd(), self.jacrev()
+
+    def time_per_sample_grads_mlp(self):
+        self.per_sample()
+
+    def time_jacfwd_wide(self):
+        self.jacfwd()
+
+    def time_jacrev_wide(self):
+        self.jacrev()
+
+
+if __name__ == "__main__":
+    main()

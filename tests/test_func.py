@@ -431,3 +431,74 @@ def test_ops_without_a_batching_rule_are_listed():
         f"new ops without a batching rule: {sorted(lacking - NO_BATCHING_RULE_YET)}"
     assert NO_BATCHING_RULE_YET <= lacking, \
         f"these have rules now, unlist them: {NO_BATCHING_RULE_YET - lacking}"
+
+
+def test_custom_function_jvp_with_setup_context_and_save_for_forward():
+    def run(m):
+        class MyExp(m.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x.exp()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(output)
+                ctx.save_for_forward(output)
+
+            @staticmethod
+            def backward(ctx, g):
+                (y,) = ctx.saved_tensors
+                return g * y
+
+            @staticmethod
+            def jvp(ctx, t):
+                (y,) = ctx.saved_tensors
+                return t * y
+
+        x = _t(m, X5).requires_grad_()
+        fwd = m.autograd.forward_ad
+        with fwd.dual_level():
+            y = MyExp.apply(fwd.make_dual(x, _t(m, V5)))
+            t = fwd.unpack_dual(y).tangent
+        (g,) = m.autograd.grad(MyExp.apply(x).sum(), x)
+        return t, m.func.jvp(MyExp.apply, (x,), (_t(m, V5),))[1], g
+
+    _same(_np(run(numgrad)), _np(run(torch)))
+
+    class NoJvp(numgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with nfwd.dual_level():
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            NoJvp.apply(nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5)))
+
+
+def test_gradcheck_checks_forward_ad_and_batched_grad():
+    x = numgrad.tensor(X5, requires_grad=True)
+    w = numgrad.tensor(W35, requires_grad=True)
+    f = lambda x, w: (w @ x.sin()).softmax(0) * x[:3]  # noqa: E731
+    assert numgrad.autograd.gradcheck(f, (x, w), check_forward_ad=True, check_batched_grad=True)
+
+    class WrongJvp(numgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+
+    with pytest.raises(numgrad.autograd.GradcheckError,
+                       match="Jacobian computed with forward mode mismatch"):
+        numgrad.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+    assert numgrad.autograd.gradcheck(WrongJvp.apply, (x,))

@@ -315,6 +315,56 @@ def copy_tangents(source, target) -> None:
         _set_tangent(target, level, tangent)
 
 
+class FunctionLevels:
+    """A custom ``autograd.Function`` called on tensors with tangents: its ``forward`` runs with
+    the tangents hidden (its ops are not differentiated one by one), then its ``jvp`` gives the
+    outputs' tangents, once per level, as PyTorch's ``Function.jvp``."""
+
+    __slots__ = ("levels", "limit")
+
+    @classmethod
+    def of(cls, inputs):
+        found = set()
+        for t in inputs:
+            if isinstance(t, Tensor):
+                tangents = _tangents(t)
+                if tangents:
+                    found.update(tangents)
+        if not found:
+            return None
+        self = cls()
+        self.levels = sorted(found)
+        self.limit = _limit[0]
+        _limit[0] = self.levels[0]
+        return self
+
+    def restore(self) -> None:
+        _limit[0] = self.limit
+
+    def push_forward(self, fn, ctx, inputs, outputs) -> None:
+        from .function import Function
+
+        if fn.jvp is Function.jvp:
+            fn.jvp(ctx)  # (PyTorch's NotImplementedError: "You must implement the jvp function")
+        outs = outputs if isinstance(outputs, tuple) else (outputs,)
+        ctx.__dict__["_in_jvp"] = True
+        try:
+            for level in self.levels:
+                _limit[0] = level
+                tangents = []
+                for t in inputs:
+                    entry = _entry(t) if isinstance(t, Tensor) else None
+                    tangents.append(entry.get(level) if entry is not None else None)
+                result = fn.jvp(ctx, *tangents)
+                result = result if isinstance(result, tuple) else (result,)
+                for out, tangent in zip(outs, result):
+                    if isinstance(out, Tensor) and tangent is not None:
+                        _set_tangent(out, level, tangent)
+        finally:
+            del ctx.__dict__["_in_jvp"]
+            _limit[0] = self.limit
+
+
 def detach(t: Tensor) -> Tensor:
     """``t.detach()`` keeping ``t``'s tangents (themselves detached): the transforms of
     ``numgrad.func`` detach what they differentiated, and an enclosing ``jvp`` still needs the

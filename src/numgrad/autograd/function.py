@@ -65,6 +65,11 @@ class FunctionCtx:
         receives a gradient for each of them (zeros, or None without materialized grads)."""
         self.non_differentiable = tensors
 
+    def save_for_forward(self, *tensors) -> None:
+        """Saves tensors (or None) for ``jvp``, which reads them back as ``ctx.saved_tensors``
+        (forward-mode AD)."""
+        self.saved_for_forward = tensors
+
     def set_materialize_grads(self, value: bool) -> None:
         """Whether the gradients of outputs that received none reach ``backward`` as zeros
         (True, the default) or as None."""
@@ -88,6 +93,8 @@ class BackwardCFunction(FunctionCtx, OpNode):
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward`` (outputs come back with this node, or
         their per-output node, as ``grad_fn``)."""
+        if "_in_jvp" in self.__dict__:  # (``jvp`` reads what ``save_for_forward`` kept)
+            return tuple(self.__dict__.get("saved_for_forward", ()))
         if self._released:
             raise RuntimeError(_FREED)
         return tuple(s if s is None else s.unpack(self._output_node(k))
@@ -238,7 +245,9 @@ class Function(FunctionCtx):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        """Forward-mode AD, which numgrad does not have."""
+        """Forward-mode AD: the tangents of the outputs given those of the inputs (one per input
+        of ``forward``, None where it has none); ``ctx.saved_tensors`` gives what
+        ``save_for_forward`` kept."""
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with "
             "forward mode AD."
@@ -265,6 +274,7 @@ class Function(FunctionCtx):
             isinstance(a, Tensor) and a._requires_grad for a in inputs)
         prev = grad_mode.state.enabled
         grad_mode.state.enabled = False
+        dual = _forward_ad_levels(inputs)  # (forward AD: the inputs' levels, hidden from forward)
         try:
             if separate:
                 outputs = cls.forward(*args, **kwargs)
@@ -273,6 +283,8 @@ class Function(FunctionCtx):
                 outputs = cls.forward(ctx, *args, **kwargs)
         finally:
             grad_mode.state.enabled = prev
+            if dual is not None:
+                dual.restore()
         dirty = ctx.__dict__.get("dirty_tensors")
         if dirty:
             _check_dirty(dirty, outputs)
@@ -280,8 +292,23 @@ class Function(FunctionCtx):
                 t._version_counter.value += 1
         if not record:
             ctx.__dict__.pop("dirty_tensors", None)
-            return outputs
-        return _record(ctx, inputs, outputs)
+        else:
+            outputs = _record(ctx, inputs, outputs)
+        if dual is not None:
+            dual.push_forward(cls, ctx, inputs, outputs)
+        return outputs
+
+
+def _forward_ad_levels(inputs):
+    """``autograd.forward_ad.FunctionLevels`` where a forward-AD level is open and an input has
+    a tangent, else None."""
+    from ..ops import registry
+
+    if registry._forward_ad is None:
+        return None
+    from .forward_ad import FunctionLevels
+
+    return FunctionLevels.of(inputs)
 
 
 def _check_dirty(dirty, outputs) -> None:

@@ -57,10 +57,66 @@ def _analytical_jacobian(func, inputs, wrt):
     return jac
 
 
+def _forward_jacobian(func, inputs, wrt):
+    """J[o][i] as ``_numerical_jacobian`` gives it, by forward mode: one dual evaluation per
+    input element, its tangent that element's unit vector."""
+    from . import forward_ad
+    from ..creation import zeros_like
+
+    outs = _outputs(func, inputs)
+    jac = [[np.zeros((inputs[i]._data.size, o._data.size)) for i in wrt] for o in outs]
+    for col, i in enumerate(wrt):
+        for j in range(inputs[i]._data.size):
+            with forward_ad.dual_level():
+                tangent = zeros_like(inputs[i])
+                tangent._data.reshape(-1)[j] = 1
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(inputs[i].detach(), tangent)
+                for k, o in enumerate(_outputs(func, args)):
+                    t = forward_ad.unpack_dual(o).tangent
+                    if t is not None:
+                        jac[k][col][j] = t._data.astype(np.float64).reshape(-1)
+    return jac
+
+
+def _check_batched_grad(func, inputs, wrt, atol, rtol):
+    """The vector-Jacobian products of two seeds at once (``vmap`` over ``vjp``'s function)
+    against each alone; None, or a message."""
+    from ..func import vjp, vmap
+    from ..random import randn
+    from .. import stack
+
+    targets = [inputs[i] for i in wrt]
+
+    def partial(*diff):
+        args = list(inputs)
+        for i, d in zip(wrt, diff):
+            args[i] = d
+        return _outputs(func, args)
+
+    outs, vjp_fn = vjp(partial, *targets)
+    seeds = [stack([randn(o.shape, dtype=o.dtype) for _ in range(2)]) for o in outs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (vjp_fn under vmap: a loop, with PyTorch's warning)
+        batched = vmap(lambda *s: vjp_fn(tuple(s)))(*seeds)
+    for b in range(2):
+        single = vjp_fn(tuple(s[b] for s in seeds))
+        for col, (x, y) in enumerate(zip(batched, single)):
+            if not np.allclose(x[b]._data, y._data, rtol=rtol, atol=atol):
+                return (f"While computing batched gradients, got: vmap of the gradient with "
+                        f"respect to input {wrt[col]} differs from the gradient computed alone "
+                        f"for seed {b}")
+    return None
+
+
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True, **_ignored) -> bool:
+              raise_exception: bool = True, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, check_batched_grad: bool = False,
+              **_ignored) -> bool:
     """Checks the gradients that autograd computes for ``func(*inputs)`` against finite
-    differences, for every input that requires grad. Use float64 inputs."""
+    differences, for every input that requires grad. Use float64 inputs. With
+    ``check_forward_ad``, the forward-mode Jacobian too (``autograd.forward_ad``); with
+    ``check_batched_grad``, vector-Jacobian products under ``vmap`` against one at a time."""
     from ..tensor import Tensor
 
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
@@ -72,16 +128,28 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                 "This check will likely fail if all the inputs are not of double precision "
                 "floating point.", UserWarning, stacklevel=2)
     numerical = _numerical_jacobian(func, inputs, wrt, eps)
-    analytical = _analytical_jacobian(func, inputs, wrt)
-    for k, (num_rows, ana_rows) in enumerate(zip(numerical, analytical)):
-        for col, (n, a) in enumerate(zip(num_rows, ana_rows)):
-            if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=False):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {k} with respect to input {wrt[col]},\n"
-                    f"numerical:{n}\nanalytical:{a}\n"
-                )
+    checks = []
+    if check_backward_ad:
+        checks.append(("Jacobian mismatch", _analytical_jacobian(func, inputs, wrt)))
+    if check_forward_ad:
+        checks.append(("Jacobian computed with forward mode mismatch",
+                       _forward_jacobian(func, inputs, wrt)))
+    for what, analytical in checks:
+        for k, (num_rows, ana_rows) in enumerate(zip(numerical, analytical)):
+            for col, (n, a) in enumerate(zip(num_rows, ana_rows)):
+                if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=False):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(
+                        f"{what} for output {k} with respect to input {wrt[col]},\n"
+                        f"numerical:{n}\nanalytical:{a}\n"
+                    )
+    if check_batched_grad and wrt:
+        message = _check_batched_grad(func, inputs, wrt, atol, rtol)
+        if message is not None:
+            if not raise_exception:
+                return False
+            raise GradcheckError(message)
     return True
 
 

@@ -237,11 +237,14 @@ def vjp(func, *primals, has_aux: bool = False):
 
 
 def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None, _preallocate_and_copy=False):
-    """The Jacobian of ``func`` with respect to the inputs ``argnums`` by reverse mode: one
-    vector-Jacobian product per output element. Its shape is the output's then the input's."""
+    """The Jacobian of ``func`` with respect to the inputs ``argnums`` by reverse mode: the
+    vector-Jacobian products of every output element at once (``vmap`` over the basis of the
+    outputs, ``chunk_size`` of them at a time). Its shape is the output's then the input's."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        if not has_aux:
+            return _jacrev_by_vmap(func, args, kwargs, argnums, chunk_size)
         from .. import stack
         from ..creation import zeros
 
@@ -284,6 +287,58 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None, _prealloc
         return result
 
     return wrapper
+
+
+def _jacrev_by_vmap(func, args, kwargs, argnums, chunk_size):
+    """``jacrev`` as ``vmap`` of ``vjp`` over the unit cotangents: inside the vmap, ``vjp``
+    differentiates each example's copy of the inputs, so one batched forward and one backward
+    give every row (the function is evaluated once more, unbatched, for its output's shape)."""
+    from .. import eye
+
+    single, nums = _argnums_tuple(argnums, len(args), "jacrev")
+    with grad_mode.no_grad():
+        probe = func(*args, **kwargs)
+    out_leaves, out_spec = _pytree.tree_flatten(probe)
+    for o in out_leaves:
+        if not isinstance(o, Tensor):
+            raise RuntimeError("jacrev(f, ...)(*args): Expected f to be a function that has "
+                               f"non-empty output that are tensors, got {type(o)}")
+    shapes = [tuple(o.shape) for o in out_leaves]
+    sizes = [o.numel() for o in out_leaves]
+    total = sum(sizes)
+    if not total:  # (an empty output: the loop, which makes the empty Jacobian's shape)
+        return _jacrev_loop(func, args, kwargs, argnums)
+    basis = eye(total, dtype=out_leaves[0].dtype)
+    parts, start = [], 0
+    for shape, n in zip(shapes, sizes):
+        parts.append(basis[:, start:start + n].reshape((total, *shape)))
+        start += n
+    primals = [args[i] for i in nums]
+
+    def partial(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return func(*full, **kwargs)
+
+    def rows(*cotangents):
+        _, vjp_fn = vjp(partial, *primals)
+        return vjp_fn(_pytree.tree_unflatten(list(cotangents), out_spec))
+
+    mapped = vmap(rows, randomness="same", chunk_size=chunk_size)(*parts)
+    per_output, start = [], 0
+    for shape, n in zip(shapes, sizes):
+        def piece(x, shape=shape, n=n, start=start):
+            return x[start:start + n].reshape((*shape, *tuple(x.shape)[1:]))
+        grouped = [_pytree.tree_map(piece, m) for m in mapped]
+        per_output.append(grouped[0] if single else tuple(grouped))
+        start += n
+    return _pytree.tree_unflatten(per_output, out_spec)
+
+
+def _jacrev_loop(func, args, kwargs, argnums):
+    return jacrev(lambda *a, **k: (func(*a, **k), None), argnums, has_aux=True)(
+        *args, **kwargs)[0]
 
 
 def _logical_shape_of(k, wrt):

@@ -119,7 +119,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for log-probabilities
-    ``input`` ((N, C) or (C,)) and int64 class indices ``target`` ((N,) or ()), reduced by
+    ``input`` ((N, C), (C,) or (N, C, d1, ...)) and int64 class indices ``target`` ((N,), ()
+    or (N, d1, ...)), reduced by
     ``reduction``; 'mean' divides by the total weight of the targets that are not
     ``ignore_index``."""
     if size_average is not None or reduce is not None:

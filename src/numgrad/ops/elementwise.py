@@ -651,6 +651,16 @@ def where(condition: Tensor, input, other) -> Tensor:
     """Elements of ``input`` where ``condition`` is true, else of ``other`` (broadcast)."""
     if condition.dtype.name != "bool":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name.capitalize()}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # two Python numbers: a bool, int64 or the default float dtype, as PyTorch's scalars
+        from .._dtype import bool_, get_default_dtype, int64
+        from ..creation import tensor
+
+        kinds = {type(v) for v in (input, other)}
+        dtype = (get_default_dtype() if kinds & {float} else
+                 int64 if kinds & {int} else bool_ if kinds <= {bool} else None)
+        if dtype is not None:
+            input, other = (tensor(v, dtype=dtype, device=condition.device) for v in (input, other))
     a, b = binary_operands(input, other)
     cond = condition._data
     return apply(Where, (condition, input, other), (cond, a, b))

@@ -426,6 +426,10 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
+        if value.requires_grad and input.dtype.is_floating_point:
+            # (the value's gradient: the incoming gradient summed over the filled positions)
+            broadcast_shapes(mask._data.shape, input._data.shape)
+            return elementwise.where(mask, value.to(input.dtype), input)
         value = value.item()
     broadcast_shapes(mask._data.shape, input._data.shape)
     check_scalar(value, input._data.dtype)

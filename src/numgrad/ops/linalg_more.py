@@ -1297,10 +1297,20 @@ class _LstsqResult(_ExResult):
 
 
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
-    """``torch.linalg.lstsq``: (solution, residuals, rank, singular_values) as PyTorch's CPU
-    default driver 'gelsy' gives them: the minimum-norm least-squares solution and the rank;
-    residuals and singular values empty."""
+    """``torch.linalg.lstsq``: (solution, residuals, rank, singular_values) as PyTorch's
+    drivers give them: the least-squares solution (minimum-norm); the rank (int64) from 'gelsy'
+    (the CPU default), 'gelsd' and 'gelss'; the singular values from 'gelsd' and 'gelss'; the
+    squared residuals (per column of B) where A is tall (m > n), by 'gels' and, where every
+    matrix has full rank, by 'gelsd' and 'gelss'; what a driver does not compute is empty."""
     _check_tensor("linalg.lstsq", A)
+    if driver is None:
+        driver = "gels" if A.device.type == "cuda" else "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    if A.device.type == "cuda" and driver != "gels":
+        raise RuntimeError("torch.linalg.lstsq: `driver` other than `gels` is not supported on "
+                           "CUDA")
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     if A._data.dtype.kind not in "f" or B._data.dtype.kind not in "f":
@@ -1326,7 +1336,22 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if vector:
         x = K.reshape_view(x, tuple((x.shape)[:-1]))
     solution = apply(LinalgLstsq, (A, B), (x, B._data), vector=vector)
-    return _LstsqResult(solution, Tensor._wrap(residuals), Tensor._wrap(rank), Tensor._wrap(sv))
+    rank, sv = Tensor._wrap(rank), Tensor._wrap(sv)
+    ng = _ng()
+    m, n = A.shape[-2:]
+    if driver == "gels":
+        rank = ng.zeros(0, dtype=ng.int64, device=A.device)
+    if driver in ("gelsd", "gelss"):
+        with ng.no_grad():
+            sv = svdvals(Tensor._wrap(a))
+    residuals = Tensor._wrap(residuals)
+    if m > n and (driver == "gels" or driver != "gelsy" and bool((rank == n).all())):
+        X = solution.unsqueeze(-1) if vector else solution
+        Bm = B.unsqueeze(-1) if vector else B
+        residuals = ((A @ X - Bm) ** 2).sum(-2)
+    elif solution.requires_grad:  # (PyTorch's empty residuals are an output of its node too)
+        residuals = solution.reshape(-1)[:0]
+    return _LstsqResult(solution, residuals, rank, sv)
 
 
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None,

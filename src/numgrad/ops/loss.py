@@ -229,11 +229,29 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     """The negative log likelihood loss of log-probabilities ``input`` ((C,) or (N, C)) and class
     indices ``target`` (int64, () or (N,)), optionally weighted per class."""
     check_reduction(reduction)
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and input.ndim > 2:
+        return _nll_loss_nd(input, target, weight, ignore_index, reduction)
     _check_nll_args(input, target, weight)
     K = kernels_for((input, target, weight), NllLoss)  # (one device for the three)
     return apply(NllLoss, (input,), (input._data,), target=K.copy(target._data),
                  weight=None if weight is None else K.copy(weight._data),
                  ignore_index=int(ignore_index), reduction=reduction)
+
+
+def _nll_loss_nd(input: Tensor, target: Tensor, weight, ignore_index: int, reduction: str):
+    """The K-dimensional loss (input (N, C, d1, ...), target (N, d1, ...)): the (N*d1*..., C)
+    loss of the class dimension moved last, as ATen's nll_loss_nd reshapes it; 'none' gives
+    (N, d1, ...)."""
+    n = input.shape[0]
+    if target.ndim == 0 or target.shape[0] != n:
+        raise ValueError(f"Expected input batch_size ({n}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 1}).")
+    out_size = [n, *input.shape[2:]]
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {out_size}, got {list(target.shape)}")
+    flat = input.movedim(1, -1).reshape(-1, input.shape[1])
+    loss = nll_loss(flat, target.reshape(-1), weight, ignore_index, reduction)
+    return loss.reshape(out_size) if reduction == "none" else loss
 
 
 def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight, reduction: int,

@@ -107,6 +107,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.numel() == 0 and input.ndim < 2 and weight is None and bias is None:
+        return input.clone()  # (ATen's path for no elements comes first there: no checks)
     # ATen's checks, in its order (its number of features is 0 below two dimensions)
     channels = input.shape[1] if input.ndim >= 2 else 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):

@@ -720,7 +720,8 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
     # ``whole``: no ``dim`` given (or a 0-d input), which selects PyTorch's backward formula.
-    return dict(dims=dims, keepdim=keepdim if dim is not None else False, correction=correction,
+    # (keepdim without a dim keeps every dimension as 1, as PyTorch does)
+    return dict(dims=dims, keepdim=bool(keepdim), correction=correction,
                 whole=dim is None or not shape)
 
 

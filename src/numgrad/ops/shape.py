@@ -321,9 +321,39 @@ class Repeat(Op):
 
 # ------------------------------------------------------------------ public functions
 def view(input: Tensor, *shape) -> Tensor:
-    """The same data with another shape; never copies (raises where a copy would be needed)."""
+    """The same data with another shape; never copies (raises where a copy would be needed).
+    ``view(dtype)``: the same bytes read as another dtype (not differentiable, as PyTorch's)."""
+    from .._dtype import dtype as _dtype_class
+
+    if len(shape) == 1 and isinstance(shape[0], _dtype_class):
+        return _view_dtype(input, shape[0])
     shape = _infer_shape(shape, input._data.size)
     return apply(View, (input,), (input._data,), shape=shape)
+
+
+def _view_dtype(input: Tensor, dtype) -> Tensor:
+    """The same memory as ``dtype``; with a different element size the last dimension (of
+    stride 1) is rescaled, as PyTorch does."""
+    from .._dtype import torch_name
+
+    data = input._data
+    new = np.dtype(dtype.np)
+    if new.itemsize != data.dtype.itemsize:
+        what = (f"to view {torch_name(data.dtype)} as {torch_name(new)} (different element "
+                "sizes)")
+        if data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        stride = data.strides[-1] // data.dtype.itemsize if data.shape[-1] != 1 else 1
+        if stride != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride}")
+        if new.itemsize > data.dtype.itemsize:
+            ratio = new.itemsize // data.dtype.itemsize
+            if data.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                                   f"{data.shape[-1]}")
+    out = Tensor._wrap(data.view(new))
+    out._version_counter = input._version_counter  # (one memory: writes through either count)
+    return out
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
@@ -408,6 +438,15 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     if dim is None:
         return apply(SqueezeAll, (input,), (input._data,))
     nd = input._data.ndim
+    if isinstance(dim, (tuple, list)):  # each of several dims that has size 1
+        dims = [_wrap_dim(d, nd) if nd else _wrap_dim(d, 0) * 0 for d in dim]
+        for i, d in enumerate(dims):
+            if d in dims[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out = input if dims else view(input, input._data.shape)
+        for d in sorted(dims, reverse=True):
+            out = apply(Squeeze, (out,), (out._data,), dim=d)
+        return out
     d = _wrap_dim(dim, nd) if nd else _wrap_dim(dim, 0) * 0  # (a 0-d tensor takes 0 and -1)
     return apply(Squeeze, (input,), (input._data,), dim=d)
 

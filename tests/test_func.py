@@ -502,3 +502,31 @@ def test_gradcheck_checks_forward_ad_and_batched_grad():
                        match="Jacobian computed with forward mode mismatch"):
         numgrad.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
     assert numgrad.autograd.gradcheck(WrongJvp.apply, (x,))
+
+
+@pytest.mark.parametrize("kw", [dict(vectorize=True), dict(vectorize=True, strategy="forward-mode")])
+def test_autograd_functional_jacobian_vectorized_and_forward_mode(kw):
+    def run(m):
+        f = lambda a, b: (a.sin() * b, (a * b).sum())  # noqa: E731
+        return m.autograd.functional.jacobian(f, (_t(m, X5), _t(m, V5)), **kw)
+
+    _same(_np(run(numgrad)), _np(run(torch)))
+
+
+@pytest.mark.parametrize("strategy", ["forward-mode", "reverse-mode"])
+def test_autograd_functional_hessian_vectorized(strategy):
+    def run(m):
+        f = lambda a, b: (a.sin() * b).sum() + (a * a * b).sum()  # noqa: E731
+        return m.autograd.functional.hessian(f, (_t(m, X5), _t(m, V5)), vectorize=True,
+                                             outer_jacobian_strategy=strategy)
+
+    _same(_np(run(numgrad)), _np(run(torch)))
+
+
+def test_autograd_functional_forward_mode_needs_vectorize():
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        numgrad.autograd.functional.jacobian(lambda a: a, _t(numgrad, X5), strategy="forward-mode")
+    with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True` are not "
+                                           "supported together"):
+        numgrad.autograd.functional.jacobian(lambda a: a, _t(numgrad, X5), strict=True,
+                                             vectorize=True)

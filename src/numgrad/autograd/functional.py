@@ -260,11 +260,10 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
 
     For one input and one output, a tensor of shape ``output.shape + input.shape``; with a tuple
     of inputs and/or outputs, ``J[i][j]`` is the Jacobian of output ``i`` with respect to input
-    ``j`` (an outer tuple over outputs, an inner one over inputs). ``vectorize`` is ignored; only
-    ``strategy="reverse-mode"`` is available (numgrad has no forward-mode AD).
+    ``j`` (an outer tuple over outputs, an inner one over inputs). With ``vectorize``, by
+    ``numgrad.func``: ``jacrev``, or ``jacfwd`` for ``strategy="forward-mode"`` (which needs it).
     """
-    from ..creation import zeros_like
-    from ..ops.shape import stack
+    from .. import stack, zeros_like  # (the public forms: inside vmap they reach its rules)
 
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(
@@ -272,10 +271,16 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
             'Otherwise, prefer to use "reverse-mode".'
         )
-    if strategy == "forward-mode":
-        raise NotImplementedError(
-            'numgrad has no forward-mode AD: use jacobian(..., strategy="reverse-mode").'
-        )
+    if strict and vectorize:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+            "supported together. Please either set `strict=False` or `vectorize=False`.")
+    if strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError(  # (PyTorch's message, its missing space included)
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+            "only implemented for `vectorize=True`.")
+    if vectorize:
+        return _vectorized_jacobian(func, inputs, create_graph, strategy)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -286,8 +291,9 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
         for i, out in enumerate(outputs):
             rows = tuple([] for _ in inputs)  # rows[k]: d out.flatten()[j] / d inputs[k], per j
             for j in range(out.numel()):
-                seed = zeros_like(out)  # the gradient of out.reshape(-1)[j]
-                seed._data.reshape(-1)[j] = 1
+                seed = zeros_like(out).reshape(-1)  # the gradient of out.reshape(-1)[j]
+                seed[j] = 1  # (by ops, not the array: under vmap each example has its seed)
+                seed = seed.view(tuple(out.shape))
                 vj = _autograd_grad((out,), inputs, (seed,), retain_graph=True,
                                     create_graph=create_graph)
                 for k, (rows_k, vj_k, inp) in enumerate(zip(rows, vj, inputs)):
@@ -310,12 +316,35 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
 
+def _vectorized_jacobian(func, inputs, create_graph: bool, strategy: str):
+    """``jacobian(..., vectorize=True)``: ``numgrad.func.jacrev`` or ``jacfwd`` with respect
+    to every input."""
+    from .. import func as transforms
+
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        is_outputs_tuple = []
+
+        def outputs_of(*inp):
+            is_tuple, outs = _as_tuple(func(*inp), "outputs of the user-provided function",
+                                       "jacobian")
+            is_outputs_tuple.append(is_tuple)
+            return outs
+
+        transform = transforms.jacfwd if strategy == "forward-mode" else transforms.jacrev
+        jac = transform(outputs_of, argnums=tuple(range(len(inputs))))(*inputs)
+        jac = _grad_postprocess(jac, create_graph)
+        return _tuple_postprocess(jac, (is_outputs_tuple[0], is_inputs_tuple))
+
+
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
     """The Hessian of the scalar function ``func`` at ``inputs``: the Jacobian of its gradient.
 
     For one input, a tensor of shape ``input.shape + input.shape``; for a tuple of inputs,
-    ``H[i][j]`` is the block for inputs ``i`` and ``j``. ``vectorize`` is ignored.
+    ``H[i][j]`` is the block for inputs ``i`` and ``j``. With ``vectorize``, the outer Jacobian
+    is ``numgrad.func``'s (forward-over-reverse for ``outer_jacobian_strategy="forward-mode"``).
     """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):

@@ -951,6 +951,44 @@ def _class_loss(func, lvl, args, kwargs):
     return _make(_loss_reduction(out, reduction, n), lvl)
 
 
+# ----------------------------------------------------------------------------- autograd.grad
+@_rule("grad")
+def _autograd_grad(func, lvl, args, kwargs):
+    """``autograd.grad`` inside vmap (what ``autograd.functional`` runs): the engine
+    differentiates the physical tensors, the seeds batched like their outputs (ones for a
+    logical scalar without one), and each gradient is batched like its input again."""
+    names = ("outputs", "inputs", "grad_outputs")
+    bound = dict(zip(names, args))
+    rest = dict(kwargs)
+    for k in names:
+        if k in rest:
+            bound[k] = rest.pop(k)
+    outs = bound["outputs"]
+    ins = bound["inputs"]
+    seeds = bound.get("grad_outputs")
+    single = isinstance(ins, Tensor)
+    outs = (outs,) if isinstance(outs, Tensor) else tuple(outs)
+    ins = (ins,) if single else tuple(ins)
+    if seeds is None:
+        seeds = (None,) * len(outs)
+    elif isinstance(seeds, Tensor):
+        seeds = (seeds,)
+    from .. import ones_like
+
+    phys_seeds = []
+    for o, g in zip(outs, seeds):
+        chain = chain_of(o)
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            phys_seeds.append(ones_like(innermost(o)))
+        else:
+            phys_seeds.append(innermost(_batch_all(g, list(reversed(chain)))))
+    grads = func(tuple(innermost(o) for o in outs), tuple(innermost(i) for i in ins),
+                 tuple(phys_seeds), **rest)
+    return tuple(None if g is None else rewrap(g, chain_of(i)) for g, i in zip(grads, ins))
+
+
 # ------------------------------------------------------------------------------- forward AD
 def make_dual(tensor, tangent, level):
     """``forward_ad.make_dual`` of a batched primal or tangent: the dual of their physical

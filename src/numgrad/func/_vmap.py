@@ -333,6 +333,9 @@ __and__ __or__ __xor__ __invert__ __eq__ __pow__ __rpow__ __floordiv__ __rfloord
 __rtruediv__ __rmod__ __mod__ __lshift__ __rshift__ requires_grad_
 add_ sub_ mul_ div_ pow_ clamp_ clamp_min_ clamp_max_ neg_ exp_ log_ sqrt_ tanh_ sigmoid_ relu_
 abs_ sin_ cos_ zero_ fill_ copy_ masked_fill_ lerp_ addcmul_ addcdiv_ where_ detach_ nan_to_num_
+leaky_relu_ elu_ selu_ celu_ threshold_ hardtanh_ rrelu rrelu_ relu6_ silu_ mish_ hardswish_
+hardsigmoid_ logit special_logit xlog1py expit erfcx i0 digamma lgamma polygamma sign_ floor_
+ceil_ round_ trunc_ frac_ reciprocal_ rsqrt_ square_
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise
@@ -426,14 +429,17 @@ def _others_batched(values, lid) -> bool:
     return False
 
 
-def _reduction(pos=1, name="dim", none_all=True, extra=0):
-    """An op of ``dim`` (an int or a tuple; None: every dimension, flattened first)."""
+def _reduction(pos=1, name="dim", none_all=True, extra=0, default=None):
+    """An op of ``dim`` (an int or a tuple; None: every dimension, flattened first, or
+    ``default``)."""
     def rule(func, lvl, args, kwargs):
         v = _value_at(args[0], lvl.id)
         if v is None or _others_batched((*args[1:], *kwargs.values()), lvl.id):
             return NotImplemented
         n = v.ndim - 1 + extra
         d, where = _get(args, kwargs, pos, name)
+        if d is None and default is not None:
+            d = default
         if d is None:
             if not none_all:
                 return NotImplemented
@@ -451,12 +457,25 @@ for _n in ("sum", "mean", "nansum", "nanmean", "amax", "amin", "prod", "logsumex
            "count_nonzero", "std", "var", "argmax", "argmin", "median", "nanmedian", "aminmax"):
     RULES[_n] = _reduction()
 for _n in ("softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin",
-           "sort", "argsort", "squeeze_dim", "unbind", "glu"):
+           "squeeze_dim", "unbind"):
     RULES[_n] = _reduction(none_all=False)
+for _n in ("sort", "argsort", "glu"):
+    RULES[_n] = _reduction(none_all=False, default=-1)
 RULES["norm"] = _reduction(pos=2)
 RULES["normalize"] = _reduction(pos=2, none_all=False)
 RULES["topk"] = _reduction(pos=2, none_all=False)
-RULES["kthvalue"] = _reduction(pos=2, none_all=False)
+RULES["kthvalue"] = _reduction(pos=2, none_all=False, default=-1)
+RULES["mode"] = _reduction(none_all=False, default=-1)
+_unfold_dim = _reduction(none_all=False, name="dimension")
+
+
+@_rule("unfold")
+def _unfold(func, lvl, args, kwargs):
+    """``Tensor.unfold(dimension, size, step)``, or ``nn.functional.unfold`` (im2col: per
+    example of its batch, folded)."""
+    if "functional" in (overrides.resolve_name(func) or ""):
+        return _fold(func, lvl, args, kwargs)
+    return _unfold_dim(func, lvl, args, kwargs)
 RULES["var_mean"] = RULES["std_mean"] = _reduction()
 RULES["flip"] = _reduction(none_all=False, name="dims")
 RULES["select"] = _reduction(none_all=False)
@@ -783,7 +802,7 @@ def _unflat(out, size):
 for _n, _k in (("conv1d", 1), ("conv2d", 2), ("conv3d", 3), ("max_pool1d", 1), ("max_pool2d", 2),
                ("max_pool3d", 3), ("avg_pool1d", 1), ("avg_pool2d", 2), ("avg_pool3d", 3),
                ("adaptive_avg_pool1d", 1), ("adaptive_avg_pool2d", 2), ("adaptive_max_pool2d", 2),
-               ("conv_transpose2d", 2), ("interpolate", 2), ("pixel_shuffle", 2)):
+               ("conv_transpose2d", 2)):
     RULES[_n] = _spatial(_k)
 
 
@@ -796,9 +815,76 @@ def _trailing(func, lvl, args, kwargs):
     return _wrap_out(func(v, *args[1:], **kwargs), lvl)
 
 
+@_rule("pad")
+def _pad(func, lvl, args, kwargs):
+    """``pad`` changes the trailing ``len(pad) // 2`` dimensions (and reads the one before for
+    the reflect and replicate modes): every leading one, the batch included, is folded."""
+    v = _value_at(args[0], lvl.id)
+    pad, _ = _get(args, kwargs, 1, "pad")
+    if v is None or _others_batched((*args[1:], *kwargs.values()), lvl.id):
+        return NotImplemented
+    keep = len(pad) // 2 + 1
+    shape = tuple(v.shape)
+    if len(shape) <= keep:
+        return _make(func(v, *args[1:], **kwargs), lvl)
+    out = func(v.reshape((-1, *shape[-keep:])), *args[1:], **kwargs)
+    return _make(out.reshape((*shape[:-keep], *tuple(out.shape)[1:])), lvl)
+
+
+@_rule("index_add", "index_copy", "index_fill")
+def _index_write(func, lvl, args, kwargs):
+    """``index_add(x, dim, index, source)`` and kin: ``x`` and ``source`` batched, the index
+    shared, the dim shifted."""
+    index, _ = _get(args, kwargs, 2, "index")
+    if type(index) is BatchedTensor:
+        return NotImplemented
+    x = args[0]
+    d, where = _get(args, kwargs, 1, "dim")
+    args = [_batched(a, lvl) if isinstance(a, Tensor) and a is not index else a for a in args]
+    kwargs = {k: _batched(a, lvl) if isinstance(a, Tensor) and a is not index else a
+              for k, a in kwargs.items()}
+    args, kwargs = _put(args, kwargs, where, _norm(d, x.ndim) + 1, "dim")
+    return _make(func(*args, **kwargs), lvl)
+
+
+@_rule("baddbmm", "addmv", "addbmm", "addr")
+def _add_product(func, lvl, args, kwargs):
+    """``beta * c + alpha * (a @ b)`` and kin, composed of batched ops."""
+    c, a, b = args[:3]
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    from .. import matmul, outer
+
+    name = _name(func)
+    prod = outer(a, b) if name == "addr" else matmul(a, b)
+    if name == "addbmm":
+        prod = prod.sum(0)
+    return (c * beta if beta != 1 else c) + (prod * alpha if alpha != 1 else prod)
+
+
+@_rule("dist")
+def _dist(func, lvl, args, kwargs):
+    p, _ = _get(args, kwargs, 2, "p", 2)
+    return (args[0] - args[1]).flatten().norm(p)
+
+
+@_rule("cdist", "searchsorted", "solve", "cholesky_solve", "lstsq", "solve_ex", "cross",
+       "linalg_cross", "bucketize_batched")
+def _both_batched(func, lvl, args, kwargs):
+    """Ops that take batch dimensions on all their tensor operands (``cdist``,
+    ``searchsorted``, ``linalg.solve`` …): each batched (expanded where it is not)."""
+    name = _name(func)
+    ranks = [a.ndim for a in args if isinstance(a, Tensor)]
+    if len(set(ranks)) != 1 and name not in ("solve", "solve_ex", "lstsq"):
+        return NotImplemented
+    phys = [_batched(a, lvl) if isinstance(a, Tensor) else a for a in args]
+    if name in ("cross", "linalg_cross"):
+        d, where = _get(args, kwargs, 2, "dim", -1)
+        phys, kwargs = _put(phys, kwargs, where, _norm(d, ranks[0]) + 1, "dim")
+    return _wrap_out(func(*phys, **kwargs), lvl)
+
+
 @_rule("det", "inv", "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-       "pinv", "matrix_exp", "inv_ex", "cholesky_ex", "cholesky_inverse", "matrix_norm",
-       "pixel_unshuffle", "diag_embed_last")
+       "pinv", "matrix_exp", "inv_ex", "cholesky_ex", "cholesky_inverse", "matrix_norm")
 def _trailing_matrix(func, lvl, args, kwargs):
     """Ops of the trailing matrix dimensions, which batch over any leading ones."""
     return _trailing(func, lvl, args, kwargs)
@@ -807,7 +893,9 @@ def _trailing_matrix(func, lvl, args, kwargs):
 RULES["vector_norm"] = _reduction(pos=2)
 
 
-@_rule("group_norm", "instance_norm", "prelu", "local_response_norm", "batch_norm")
+@_rule("group_norm", "instance_norm", "prelu", "local_response_norm", "batch_norm",
+       "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+       "pixel_unshuffle", "fold")
 def _fold(func, lvl, args, kwargs):
     """Ops of the examples' batch dimension N and what follows (statistics per example or per
     channel): the vmap batch folded into N. ``batch_norm`` only without batch statistics."""
@@ -1092,10 +1180,61 @@ def _run(func, out_dims, randomness, leaves, spec, dims, size, kwargs):
     try:
         batched = [x if d is None else _make(x.movedim(d, 0) if d % max(x.ndim, 1) else x, lvl)
                    for x, d in zip(leaves, dims)]
-        out = func(*_pytree.tree_unflatten(batched, spec), **kwargs)
+        with _randomness_mode(lvl):
+            out = func(*_pytree.tree_unflatten(batched, spec), **kwargs)
         return _unbatch(func, out, out_dims, lvl)
     finally:
         _levels.remove(lvl)
+
+
+# Random factories (no tensor argument, so no BatchedTensor to dispatch on): a mode sees them.
+_RANDOM_FACTORIES = frozenset(("rand", "randn", "randint", "randperm", "normal"))
+
+
+def _randomness_mode(lvl):
+    from ..overrides import TorchFunctionMode
+
+    global _RandomnessMode
+    if _RandomnessMode is None:
+        class _RandomnessMode(TorchFunctionMode):
+            """Inside vmap: random factories follow the level's ``randomness`` ('error' raises,
+            'different' draws one value per example, 'same' one for all); every other call
+            goes on unchanged."""
+
+            def __init__(self, level):
+                super().__init__()
+                self.level = level
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if types or _name(func) not in _RANDOM_FACTORIES:
+                    return func(*args, **kwargs)
+                return _random_factory(func, self.level, args, kwargs)
+
+        globals()["_RandomnessMode"] = _RandomnessMode
+    return _RandomnessMode(lvl)
+
+
+_RandomnessMode = None
+
+
+def _random_factory(func, lvl, args, kwargs):
+    if any(isinstance(a, Tensor) for a in (*args, *kwargs.values())):
+        return func(*args, **kwargs)
+    if lvl.randomness == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
+                           "either use the 'same' or 'different' randomness flags on vmap or "
+                           "perform the randomness operation out of vmap")
+    if lvl.randomness == "same":
+        return func(*args, **kwargs)
+    from .. import stack
+
+    name = _name(func)
+    if name in ("rand", "randn"):
+        size = _sizes(args, 0) if args else tuple(kwargs.pop("size"))
+        return _make(func((lvl.size, *size), **kwargs), lvl)
+    draws = [func(*args, **kwargs) for _ in range(lvl.size)]  # (randint, randperm, normal)
+    return _make(stack(draws), lvl)
 
 
 def _unbatch(func, out, out_dims, lvl):

@@ -370,9 +370,7 @@ def test_every_jvp_rule_against_finite_differences(name, index):
 # NotImplementedError): this list may only shrink. Comparisons and integer-valued ops are not
 # differentiable and need none.
 NO_JVP_YET = frozenset("""
-as_strided_view index_put index_put_impl setitem fill_ zero_ copy_
-adaptive_max_pool2d logcumsumexp leaky_relu_ elu_ selu_ celu_ threshold_ rrelu_with_noise_
-remainder_scalar_tensor
+as_strided_view logcumsumexp remainder_scalar_tensor
 """.split())
 
 # The registered ops without a batching rule of their own under vmap (they loop over the batch,

@@ -335,7 +335,7 @@ add_ sub_ mul_ div_ pow_ clamp_ clamp_min_ clamp_max_ neg_ exp_ log_ sqrt_ tanh_
 abs_ sin_ cos_ zero_ fill_ copy_ masked_fill_ lerp_ addcmul_ addcdiv_ where_ detach_ nan_to_num_
 leaky_relu_ elu_ selu_ celu_ threshold_ hardtanh_ rrelu rrelu_ relu6_ silu_ mish_ hardswish_
 hardsigmoid_ logit special_logit xlog1py expit erfcx i0 digamma lgamma polygamma sign_ floor_
-ceil_ round_ trunc_ frac_ reciprocal_ rsqrt_ square_
+ceil_ round_ trunc_ frac_ reciprocal_ rsqrt_ square_ fill
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise

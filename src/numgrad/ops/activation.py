@@ -305,7 +305,7 @@ class LeakyReluInplace(LeakyRelu):
     """``leaky_relu_``: saves its output (PyTorch's ``LeakyReluBackward1``)."""
 
     name, node = "leaky_relu_", "LeakyReluBackward1"
-    jvp = None
+    jvp = _jvp.elementwise
     save_inputs = ()
     save_output = True
     samples = (Sample(lambda m, a: m.nn.functional.leaky_relu(a * 1, 0.2, inplace=True), _one),)
@@ -437,21 +437,21 @@ class Celu(_EluOp):
 @register
 class EluInplace(_EluInplace):
     name, node, kind = "elu_", "EluBackward1", "elu"
-    jvp = None
+    jvp = _jvp.elementwise
     samples = (Sample(lambda m, a: m.nn.functional.elu(a * 1, 0.8, inplace=True), _one),)
 
 
 @register
 class SeluInplace(_EluInplace):
     name, node, kind = "selu_", "EluBackward1", "selu"
-    jvp = None
+    jvp = _jvp.elementwise
     samples = (Sample(lambda m, a: m.selu_(a * 1), _one),)
 
 
 @register
 class CeluInplace(_EluInplace):
     name, node, kind = "celu_", "CeluBackward1", "celu"
-    jvp = None
+    jvp = _jvp.elementwise
     samples = (Sample(lambda m, a: m.celu_(a * 1, 1.5), _one),)
 
 

@@ -45,7 +45,7 @@ from ..tensor import Tensor
 from ..dispatch import note_created
 from ..creation import check_scalar
 from ..kernels.cpu.indexing import check_bounds, check_index
-from . import _jvp
+from . import _jvp, registry
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -652,7 +652,7 @@ class _Put(Op):
     ``index_put_`` use that, recording the node on the tensor they modify.
     """
 
-    jvp = None
+    jvp = _jvp.linear
     @staticmethod
     def forward(K, a, values, *, key, accumulate=False, inplace=False):
         out = a if inplace else K.copy(a)
@@ -836,10 +836,14 @@ def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
         _write_through_view(t, key, values, accumulate, tracked)
     elif not writeable:
         raise RuntimeError(_OVERLAP)
-    elif tracked:
+    elif tracked or registry._forward_ad is not None:  # (forward AD: the op's tangent for t)
         result = _put(op, t, key, values, accumulate, inplace=True)
-        t.grad_fn = result.grad_fn
-        t._requires_grad = True
+        if tracked:
+            t.grad_fn = result.grad_fn
+            t._requires_grad = True
+        if registry._forward_ad is not None:
+            from ..autograd.forward_ad import copy_tangents
+            copy_tangents(result, t)
     else:
         _put_into(kernels_for((t,)), t._data, key, values._data, accumulate)
     t._version_counter.value += 1

@@ -259,6 +259,7 @@ class Fill(Op):
     """The values replaced by a number: no gradient reaches the old values."""
 
     name, node = "fill_", "FillBackward2"
+    jvp = _jvp.zero
     on_cuda = True
     samples = (Sample(lambda m, a: (a * 1).fill_(2.5) * a, ((3, 4),)),)
 
@@ -282,6 +283,7 @@ class Copy(Op):
     """``src`` broadcast and cast into the tensor: the gradient goes to ``src`` alone."""
 
     name, node = "copy_", "torch::autograd::CopyBackwards"
+    jvp = _jvp.linear
     on_cuda = True
     samples = (
         Sample(lambda m, a, b: (a * 1).copy_(b) * a, ((3, 4), (3, 4))),

@@ -74,7 +74,7 @@ class ThresholdInplace(Threshold):
     then ``grad`` where the output is above the threshold)."""
 
     name, node = "threshold_", "ThresholdBackward1"
-    jvp = None
+    jvp = _jvp.elementwise
     save_inputs = ()
     save_output = True
     samples = (Sample(lambda m, a: _F(m).threshold(a * 1, 0.1, -1.0, inplace=True), _one),)
@@ -159,7 +159,7 @@ class RreluWithNoiseInplace(RreluWithNoise):
     """``rrelu_``: saves its output, as PyTorch's ``RreluWithNoiseBackward1``."""
 
     name, node = "rrelu_with_noise_", "RreluWithNoiseBackward1"
-    jvp = None
+    jvp = _jvp.elementwise
     save_inputs = ()
     save_output = True
     samples = (Sample(lambda m, a: _F(m).rrelu(a * 1, inplace=True), _one),)

@@ -103,6 +103,7 @@ class AdaptiveMaxPool2d(Op):
     """The largest element of each adaptive window (``[floor(i*H/OH), ceil((i+1)*H/OH))``)."""
 
     name, node = "adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0"
+    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
     samples = (

@@ -24,6 +24,8 @@ try:
     from .kernels.cpu._cache import KernelCompileWarning  # noqa: E402,F401
     from ._dtype import bool_ as bool  # noqa: A001
     from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
+    from ._dtype import channels_last, channels_last_3d, contiguous_format  # noqa: F401
+    from ._dtype import layout, memory_format, preserve_format, strided  # noqa: F401
     from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
     from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
     from .autograd import inference_mode, is_inference_mode_enabled  # noqa: F401
@@ -125,11 +127,15 @@ def _bind_methods() -> None:
     T.__rmatmul__ = lambda self, other: ops.matmul(other, self)
     T.T = property(_reversed_dims)
     T.mT = property(_matrix_transpose)
-    T.float = lambda self: self.to(float32)
-    T.double = lambda self: self.to(float64)
-    T.long = lambda self: self.to(int64)
-    T.int = lambda self: self.to(int32)
-    T.bool = lambda self: self.to(bool)
+    T.mH = property(_matrix_adjoint)  # (real tensors: the adjoint is the transpose)
+    T.H = property(_adjoint)
+    T.__abs__ = ops.abs
+    T.__rdiv__ = T.__rtruediv__
+    T.float = lambda self, memory_format=None: self.to(float32, memory_format=memory_format)
+    T.double = lambda self, memory_format=None: self.to(float64, memory_format=memory_format)
+    T.long = lambda self, memory_format=None: self.to(int64, memory_format=memory_format)
+    T.int = lambda self, memory_format=None: self.to(int32, memory_format=memory_format)
+    T.bool = lambda self, memory_format=None: self.to(bool, memory_format=memory_format)
     T.cpu = lambda self: self.to("cpu")
     T.cuda = lambda self, *a, **k: self.to("cuda")
     for name in ("float", "double", "long", "int", "bool", "cpu", "cuda"):
@@ -167,6 +173,30 @@ def _matrix_transpose(self):
                    "these cases.")
         return self
     return self.transpose(-2, -1)
+
+
+def _matrix_adjoint(self):
+    """``x.mH``: the conjugate transpose of the last two dimensions (of a real tensor, ``mT``);
+    PyTorch's warning and identity on a 0-d tensor, its error on a 1-D one."""
+    if self.ndim < 2:
+        if self.ndim:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        _warn_once("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
+        return self
+    return self.transpose(-2, -1)
+
+
+def _adjoint(self):
+    """``x.H``: the conjugate transpose of a matrix (of a real one, ``T``)."""
+    if self.ndim == 0:
+        _warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+        return self
+    if self.ndim != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor.{hint}")
+    return self.transpose(0, 1)
 
 
 try:

@@ -141,6 +141,46 @@ def get_default_dtype() -> dtype:
     return _DEFAULT_FOR_CATEGORY[FLOAT]
 
 
+class memory_format:
+    """A tensor's memory layout as PyTorch names it (``numgrad.contiguous_format``,
+    ``channels_last`` ...), accepted where PyTorch takes ``memory_format=``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"numgrad.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
+class layout:
+    """A tensor's layout; numgrad's tensors are all ``numgrad.strided``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"numgrad.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+strided = layout("strided")
+
+
 class device:
     """Where a tensor's data lives: ``device('cpu')`` or ``device('cuda', 0)``."""
 

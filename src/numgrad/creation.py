@@ -395,7 +395,8 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
 
 
 def _like(fn):
-    def like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+             memory_format=None) -> Tensor:
         return fn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                   requires_grad=requires_grad)
 
@@ -409,7 +410,8 @@ ones_like = _like(ones)
 empty_like = _like(empty)
 
 
-def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
+              requires_grad: bool = False, memory_format=None) -> Tensor:
     """``full`` with the shape (and by default the dtype) of ``input``."""
     return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)

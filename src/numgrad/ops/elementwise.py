@@ -949,6 +949,18 @@ class Clamp(Op):
         return (grad,)
 
 
+@register
+class ClampMin(Clamp):
+    name, node = "clamp_min", "ClampMinBackward0"
+    samples = (Sample(lambda m, a: m.clamp_min(a, 0.1), ((3, 4),)),)
+
+
+@register
+class ClampMax(Clamp):
+    name, node = "clamp_max", "ClampMaxBackward0"
+    samples = (Sample(lambda m, a: a.clamp_max(0.3), ((5,),)),)
+
+
 class _MaxMin(Op):
     jvp = _jvp.elementwise
     save_inputs = (0, 1)
@@ -1029,5 +1041,28 @@ clip = clamp
 subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative"]
-METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative")
+def clamp_min(input: Tensor, min) -> Tensor:
+    """``clamp(input, min=min)`` (its own node, ``ClampMinBackward0``, for a number)."""
+    if isinstance(min, Tensor):
+        return clamp(input, min=min)
+    a, _ = binary_operands(input, min)
+    return apply(ClampMin, (input,), (a,), min=min, max=None)
+
+
+def clamp_max(input: Tensor, max) -> Tensor:
+    """``clamp(input, max=max)`` (its own node, ``ClampMaxBackward0``, for a number)."""
+    if isinstance(max, Tensor):
+        return clamp(input, max=max)
+    a, _ = binary_operands(input, max)
+    return apply(ClampMax, (input,), (a,), min=None, max=max)
+
+
+def positive(input: Tensor) -> Tensor:
+    """``+input``: the tensor itself (PyTorch refuses a bool tensor)."""
+    if input.dtype.name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive"]
+METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive")

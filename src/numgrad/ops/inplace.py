@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtype import from_numpy_dtype, torch_name
+from .._dtype import bool_, from_numpy_dtype, torch_name
 from ..autograd import grad_mode
 from ..creation import check_scalar, zeros_like
 from ..tensor import Tensor
@@ -273,6 +273,14 @@ class Fill(Op):
 
 
 @register
+class FillOut(Fill):
+    """``torch.fill``: a new tensor of the number (PyTorch's out-of-place ``fill``)."""
+
+    name, node = "fill", "FillBackward0"
+    samples = (Sample(lambda m, a: m.fill(a, 0.5) * a, ((3,),)),)
+
+
+@register
 class Zero(Fill):
     name, node = "zero_", "ZeroBackward0"
     samples = (Sample(lambda m, a: (a * 1).zero_() + a, ((3, 4),)),)
@@ -315,6 +323,23 @@ def fill_(input: Tensor, value) -> Tensor:
         value = value.item()
     check_scalar(value, input._data.dtype)
     return _write(input, lambda t: apply(Fill, (t,), (t._data,), value=value), saves_self=False)
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """``torch.fill``: a tensor of ``input``'s shape and dtype filled with ``value`` (a number or
+    a 0-d tensor, which gets the gradient summed); ``input``'s gradient is zero."""
+    if isinstance(value, Tensor) and value.requires_grad:
+        from ..creation import full
+
+        every = full(tuple(input.shape), True, dtype=bool_, device=input.device)
+        return masked_fill(input, every, value)
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError("fill only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        value = value.item()
+    check_scalar(value, input._data.dtype)
+    return apply(FillOut, (input,), (input._data,), value=value)
 
 
 def zero_(input: Tensor) -> Tensor:
@@ -444,7 +469,7 @@ def masked_fill_(input: Tensor, mask: Tensor, value) -> Tensor:
 
 
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["masked_fill", "relu_", "sigmoid_", "tanh_", "exp_", "sqrt_", "abs_", "neg_", "sin_", "cos_",
+__all__ = ["masked_fill", "fill", "fill_", "zero_", "relu_", "sigmoid_", "tanh_", "exp_", "sqrt_", "abs_", "neg_", "sin_", "cos_",
            "log_", "clamp_", "clamp_min_", "clamp_max_", "negative_", "reciprocal_", "rsqrt_",
            "floor_", "ceil_", "round_", "log1p_", "expm1_", "tan_", "clip_"]
 __all__ += [n + "_" for n in _MORE_FORMS]

@@ -91,6 +91,7 @@ class SumDim(_Sum):
         Sample(lambda m, a: a.sum(dim=(0, 2), keepdim=True), ((2, 3, 4),)),
         Sample(lambda m, a: m.sum(a, -1), ((2, 3, 4),)),
         Sample(lambda m, a: a.sum((0, 2)), ((2, 3, 4),)),
+        Sample(lambda m, a: a.sum_to_size(1, 4), ((3, 4),)),
     )
 
 
@@ -761,6 +762,26 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
 
 
 # What numgrad exports as functions, and what Tensor gets as methods.
+def sum_to_size(input: Tensor, *size) -> Tensor:
+    """``input`` summed to ``size`` (which must expand to its shape): over its leading
+    dimensions and over those where ``size`` has 1, as a broadcast's gradient is reduced."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    size = tuple(int(n) for n in size)
+    shape = tuple(input.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(n != shape[lead + i] and n != 1 for i, n in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size)
+                                      if n == 1 and shape[lead + i] != 1)
+    if not size:  # (ATen's sum_to: a sum of everything, even of a 0-d tensor)
+        return input.sum()
+    if not dims:
+        return input
+    out = input.sum(dims, keepdim=True)
+    return out.view(size) if lead else out
+
+
 __all__ = ["sum", "mean", "norm", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
            "std", "logsumexp", "softmax", "log_softmax"]
-METHODS = tuple(__all__)
+METHODS = tuple(__all__) + ("sum_to_size",)

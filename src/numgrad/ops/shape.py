@@ -86,6 +86,8 @@ class Transpose(Op):
     samples = (
         Sample(lambda m, a: a.transpose(0, 1), ((3, 4),)),
         Sample(lambda m, a: m.transpose(a, -1, 0), ((2, 3, 4),)),
+        Sample(lambda m, a: a.mH, ((2, 3, 4),)),
+        Sample(lambda m, a: a.H, ((3, 4),)),
     )
 
     @staticmethod

@@ -8,8 +8,9 @@
 2. The Jacobian of a function R^8 -> R^256 (``tanh(W2 tanh(W1 x))``) by ``jacfwd`` and by
    ``jacrev`` (forward mode should win on a wide output, as in PyTorch).
 
-Each is timed as the median of ``--repeat`` calls, numgrad and PyTorch alternating (machines
-are noisy: read medians and ratios); PyTorch runs with two threads, as the issues measure it.
+Each is timed as the median of ``--repeat`` calls, numgrad and PyTorch alternating, in wall
+time and in the process's CPU time (steadier on a shared machine); PyTorch runs with two
+threads, as the issues measure it.
 The asv class ``FuncTransforms`` times the numgrad side alone.
 """
 from __future__ import annotations
@@ -64,24 +65,25 @@ def wide_jacobian(m, func, mode, n_in=8, hidden=64, n_out=256, seed=0):
     return lambda: jac(x)
 
 
-def _median_ms(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+def _once(fn):
+    """(wall, CPU) milliseconds of one call: the CPU time (of every thread of the process)
+    is the steadier one on a machine shared with other work."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3
 
 
 def _side_by_side(name, ours, theirs, repeat):
     ours(), theirs()  # (warm: compiled kernels, caches)
     a, b = [], []
     for _ in range(repeat):  # (alternating, so that load on the machine hits both alike)
-        a.append(_median_ms(ours, 1))
-        b.append(_median_ms(theirs, 1))
-    ma, mb = statistics.median(a), statistics.median(b)
-    print(f"{name:44s} numgrad {ma:9.3f} ms   torch {mb:9.3f} ms   ratio {ma / mb:5.2f}")
-    return ma, mb
+        a.append(_once(ours))
+        b.append(_once(theirs))
+    wa, wb = (statistics.median(x[0] for x in a), statistics.median(x[0] for x in b))
+    ca, cb = (statistics.median(x[1] for x in a), statistics.median(x[1] for x in b))
+    print(f"{name:40s} wall: numgrad {wa:8.3f} ms torch {wb:8.3f} ms ratio {wa / wb:5.2f} | "
+          f"CPU: {ca:8.3f} / {cb:8.3f} ms ratio {ca / cb:5.2f}")
+    return wa, wb
 
 
 def main(argv=None):

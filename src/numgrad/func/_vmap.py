@@ -171,12 +171,26 @@ def _max_level(args, kwargs) -> int:
 
 
 def _name(func) -> str:
+    """The key of ``func``'s rule: PyTorch's name without its namespace (cached: a miss of
+    ``resolve_name`` walks every public function)."""
+    try:
+        return _NAMES[func]
+    except (KeyError, TypeError):
+        pass
     name = overrides.resolve_name(func) or getattr(func, "__name__", "")
     for prefix in ("torch.Tensor.", "torch.nn.functional.", "torch.linalg.", "torch.special.",
                    "torch.fft.", "torch."):
         if name.startswith(prefix):
-            return name[len(prefix):]
+            name = name[len(prefix):]
+            break
+    try:
+        _NAMES[func] = name
+    except TypeError:  # (an unhashable callable)
+        pass
     return name
+
+
+_NAMES: dict = {}
 
 
 def _value_at(x, lid: int):

@@ -120,6 +120,41 @@ CASES = {
         m.linalg.cross(x[0, :, :3], x[1, :, :3]), x.unfold(2, 2, 2), x.sort()[0],
         m.gather(x, 2, m.tensor([[[0, 1]] * 4] * 2)), x.roll(1, 1), m.trace(x[0, :, :4]),
         m.linalg.det(x[0, :2, :2])))(_t(m, X3246)),
+    "vmap_kwargs_and_out_dims": lambda m, F: (
+        F.vmap(lambda x, scale=1.0: x * scale)(_t(m, XB), scale=3.0),
+        F.vmap(lambda x: (x, x.sum()), out_dims=(1, 0))(_t(m, XB)),
+        F.vmap(lambda x, y: (x * 2, y), in_dims=(0, None), out_dims=(0, None))(_t(m, XB),
+                                                                             _t(m, V5)),
+        F.vmap(lambda x: {"a": x.exp(), "b": x.max()})(_t(m, XB)),
+        F.vmap(lambda x: x.sum(), in_dims=-1)(_t(m, XB))),
+    "vmap_metadata_and_in_place": lambda m, F: F.vmap(lambda x: (
+        x.reshape(x.shape[0], 1) * x.size(0) + len(x) + x.dim() + x.new_zeros(1),
+        x.clone().mul_(2).add_(1), x.clone().index_fill_(0, m.tensor([1]), 2.0)))(_t(m, XB)),
+    "vmap_split_topk_index": lambda m, F: F.vmap(lambda x, i: (
+        x.split(2), x.chunk(2), x.unbind(), x.topk(2).values, x[i], x[m.tensor([2, 0])],
+        x.select(0, 1)))(_t(m, XB), m.tensor([0, 1, 2, 1])),
+    "vmap_conv_pool_module": lambda m, F: F.vmap(lambda x: (
+        m.nn.functional.conv2d(x, m.ones(2, 2, 2, 2, dtype=x.dtype)),
+        m.nn.functional.max_pool2d(x, 2), m.nn.functional.avg_pool2d(x.unsqueeze(0), 2)))(
+        _t(m, X3246[:, :, :, :4].copy())),
+    "jvp_vjp_has_aux": lambda m, F: (
+        F.jvp(lambda x: (x.sin(), x.cos()), (_t(m, V5),), (_t(m, X5),), has_aux=True),
+        (lambda r: (r[0], r[1](_t(m, V5)), r[2]))(
+            F.vjp(lambda x: (x.sin(), x.cos()), _t(m, X5), has_aux=True))),
+    "jac_pytrees_and_aux": lambda m, F: (
+        F.jacrev(lambda x: {"s": x.sin(), "t": x.sum()})(_t(m, X5)),
+        F.jacfwd(lambda d: d["a"] * d["b"])({"a": _t(m, X5), "b": _t(m, V5)}),
+        F.jacrev(lambda x: (x.sin(), x.cos()), has_aux=True)(_t(m, X5)),
+        F.jacfwd(lambda x: (x.sin(), x.cos()), has_aux=True)(_t(m, X5)),
+        F.jacrev(lambda x: x.sin(), chunk_size=2)(_t(m, X5)),
+        F.hessian(lambda x, y: (x * y.sin()).sum(), argnums=(0, 1))(_t(m, X5), _t(m, V5))),
+    "vmap_jvp_vjp_linearize": lambda m, F: (
+        F.vmap(lambda x, t: F.jvp(lambda y: y.sin(), (x,), (t,)))(_t(m, XB), _t(m, XB)),
+        F.vmap(lambda x, t: F.vjp(lambda y: y.sin(), x)[1](t))(_t(m, XB), _t(m, XB)),
+        F.vmap(F.linearize(lambda x: x.sin() * 2, _t(m, V5))[1])(_t(m, XB))),
+    "grad_of_vmap_of_grad": lambda m, F: F.grad(lambda w: F.vmap(F.grad(
+        lambda x, w: (x * w).sin().sum(), argnums=1), in_dims=(0, None))(_t(m, XB), w).sum())(
+        _t(m, V5)),
     "vmap_grad": lambda m, F: F.vmap(F.grad(_mlp(m)), in_dims=(0, None))(_t(m, XB), _t(m, W35)),
     "vmap_grad_per_sample": lambda m, F: F.vmap(F.grad(_mlp(m), argnums=1), in_dims=(0, None))(
         _t(m, XB), _t(m, W35)),

@@ -349,7 +349,7 @@ add_ sub_ mul_ div_ pow_ clamp_ clamp_min_ clamp_max_ neg_ exp_ log_ sqrt_ tanh_
 abs_ sin_ cos_ zero_ fill_ copy_ masked_fill_ lerp_ addcmul_ addcdiv_ where_ detach_ nan_to_num_
 leaky_relu_ elu_ selu_ celu_ threshold_ hardtanh_ rrelu rrelu_ relu6_ silu_ mish_ hardswish_
 hardsigmoid_ logit special_logit xlog1py expit erfcx i0 digamma lgamma polygamma sign_ floor_
-ceil_ round_ trunc_ frac_ reciprocal_ rsqrt_ square_ fill
+ceil_ round_ trunc_ frac_ reciprocal_ rsqrt_ square_ fill bitwise_left_shift bitwise_right_shift
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise
@@ -471,13 +471,14 @@ for _n in ("sum", "mean", "nansum", "nanmean", "amax", "amin", "prod", "logsumex
            "count_nonzero", "std", "var", "argmax", "argmin", "median", "nanmedian", "aminmax"):
     RULES[_n] = _reduction()
 for _n in ("softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin",
-           "squeeze_dim", "unbind"):
+           "squeeze_dim"):
     RULES[_n] = _reduction(none_all=False)
+RULES["unbind"] = _reduction(none_all=False, default=0)
 for _n in ("sort", "argsort", "glu"):
     RULES[_n] = _reduction(none_all=False, default=-1)
 RULES["norm"] = _reduction(pos=2)
 RULES["normalize"] = _reduction(pos=2, none_all=False)
-RULES["topk"] = _reduction(pos=2, none_all=False)
+RULES["topk"] = _reduction(pos=2, none_all=False, default=-1)
 RULES["kthvalue"] = _reduction(pos=2, none_all=False, default=-1)
 RULES["mode"] = _reduction(none_all=False, default=-1)
 _unfold_dim = _reduction(none_all=False, name="dimension")
@@ -494,9 +495,9 @@ RULES["var_mean"] = RULES["std_mean"] = _reduction()
 RULES["flip"] = _reduction(none_all=False, name="dims")
 RULES["select"] = _reduction(none_all=False)
 RULES["narrow"] = _reduction(none_all=False)
-RULES["split"] = _reduction(pos=2, none_all=False)
-RULES["chunk"] = _reduction(pos=2, none_all=False)
-RULES["tensor_split"] = _reduction(pos=2, none_all=False)
+RULES["split"] = _reduction(pos=2, none_all=False, default=0)
+RULES["chunk"] = _reduction(pos=2, none_all=False, default=0)
+RULES["tensor_split"] = _reduction(pos=2, none_all=False, default=0)
 RULES["unflatten"] = _reduction(none_all=False)
 RULES["diff"] = _reduction(pos=2, none_all=False)
 
@@ -653,9 +654,23 @@ def _getitem(func, lvl, args, kwargs):
     x, index = args
     v = _value_at(x, lvl.id)
     idx = index if isinstance(index, tuple) else (index,)
+    if len(idx) == 1 and type(idx[0]) is BatchedTensor and idx[0]._level == lvl.id and \
+            not idx[0].dtype.is_floating_point and idx[0].dtype.itemsize > 1:
+        return _batched_index(x, v, idx[0]._value, lvl)
     if v is None or any(type(i) is BatchedTensor for i in idx):
         return NotImplemented
     return _make(v[(slice(None), *idx)], lvl)
+
+
+def _batched_index(x, v, i, lvl):
+    """``x[i]`` with an integer index batched: example b takes ``x[b][i[b]]`` (the batch's
+    positions index the batch dimension alongside)."""
+    if v is None:
+        return _make(x[i], lvl)
+    from .. import arange
+
+    rows = arange(lvl.size).reshape((lvl.size, *([1] * (i.ndim - 1))))
+    return _make(v[rows, i], lvl)
 
 
 @_rule("__setitem__")

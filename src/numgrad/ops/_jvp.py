@@ -12,6 +12,8 @@ of outer levels.
   the Jacobian is diagonal and equals its transpose: the backward formula, given the tangent as
   the output gradient, gives the tangent (PyTorch derives these rows of derivatives.yaml from the
   same formulas). One formula, both modes.
+- ``symmetric``: the same rule for an op of one input whose Jacobian is symmetric though not
+  diagonal (``softmax``: ``diag(y) - y y^T``).
 - ``zero``: piecewise-constant ops (``floor``, ``sign`` …): a zero tangent.
 - ``transposed_backward``: any op whose backward is linear in the output gradient and recorded
   (every op whose second derivatives are gradchecked): the jvp is the vjp of the vjp, ``J t =
@@ -133,6 +135,9 @@ def elementwise(ctx, *tangents):
         out = g if out is None else out + g
     ctx.needs_input_grad = needs
     return out
+
+
+symmetric = elementwise  # (a symmetric Jacobian is its own transpose too)
 
 
 def zero(ctx, *tangents):

@@ -437,7 +437,6 @@ def _stable_max(K, a: np.ndarray, dims) -> np.ndarray:
 @register
 class Logsumexp(Op):
     name, node = "logsumexp", "LogsumexpBackward0"
-    jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -458,11 +457,17 @@ class Logsumexp(Op):
         a, out = ctx.saved_tensors
         return (_keep(grad, ctx) * (a - _keep(out, ctx)).exp(),)
 
+    @staticmethod
+    def jvp(ctx, t):  # (the softmax-weighted sum of the tangent)
+        a, out = ctx.saved_tensors
+        return (t * (a - _keep(out, ctx)).exp()).sum(ctx.params["dims"],
+                                                     keepdim=ctx.params["keepdim"])
+
 
 @register
 class Softmax(Op):
     name, node = "softmax", "SoftmaxBackward0"
-    jvp = _jvp.transposed_backward
+    jvp = _jvp.symmetric
     on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: a.softmax(1), ((3, 4),)),
@@ -487,7 +492,6 @@ class Softmax(Op):
 @register
 class LogSoftmax(Op):
     name, node = "log_softmax", "LogSoftmaxBackward0"
-    jvp = _jvp.transposed_backward
     on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: a.log_softmax(1), ((3, 4),)),
@@ -514,6 +518,10 @@ class LogSoftmax(Op):
                 and K.is_contiguous(g) and K.is_contiguous(o)):
             return (Tensor._wrap(K.log_softmax_backward_last(g, o)),)
         return (grad - out.exp() * grad.sum(dim, keepdim=True),)
+
+    @staticmethod
+    def jvp(ctx, t):  # (the tangent less its softmax-weighted mean)
+        return t - (ctx.result.exp() * t).sum(ctx.params["dim"], keepdim=True)
 
 
 def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool) -> Tensor:

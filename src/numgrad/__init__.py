@@ -130,6 +130,16 @@ def _bind_methods() -> None:
     T.mH = property(_matrix_adjoint)  # (real tensors: the adjoint is the transpose)
     T.H = property(_adjoint)
     T.__abs__ = ops.abs
+    T.__and__ = T.__rand__ = ops.bitwise_and
+    T.__or__ = T.__ror__ = ops.bitwise_or
+    T.__xor__ = T.__rxor__ = ops.bitwise_xor
+    T.__invert__ = ops.bitwise_not
+    T.__lshift__ = ops.bitwise_left_shift
+    T.__rlshift__ = lambda self, other: ops.bitwise_left_shift(other, self)
+    T.__rshift__ = ops.bitwise_right_shift
+    T.__rrshift__ = lambda self, other: ops.bitwise_right_shift(other, self)
+    T.__iand__, T.__ior__, T.__ixor__ = ops.bitwise_and_, ops.bitwise_or_, ops.bitwise_xor_
+    T.__ilshift__, T.__irshift__ = ops.bitwise_left_shift_, ops.bitwise_right_shift_
     T.__rdiv__ = T.__rtruediv__
     T.float = lambda self, memory_format=None: self.to(float32, memory_format=memory_format)
     T.double = lambda self, memory_format=None: self.to(float64, memory_format=memory_format)

@@ -31,6 +31,7 @@ class Unary(IntEnum):
     # Activations (ops/activation.py)
     SILU, GELU, GELU_TANH, MISH, HARDSWISH, HARDSIGMOID, SELU, SELU_GRAD, LOGSIGMOID = range(
         137, 146)
+    BITWISE_NOT = 146
 
 
 class Binary(IntEnum):
@@ -43,12 +44,15 @@ class Binary(IntEnum):
     SILU_BWD, GELU_BWD, GELU_TANH_BWD, MISH_BWD, HARDSWISH_BWD, HARDSIGMOID_BWD = range(221, 227)
     LOGSIGMOID_BWD, LEAKY_RELU, LEAKY_RELU_GRAD, ELU, ELU_GRAD, CELU, CELU_GRAD = range(227, 234)
     SOFTPLUS, SOFTPLUS_GRAD = range(234, 236)
+    # Integer and bool ops (ops/elementwise_more.py)
+    BITWISE_AND, BITWISE_OR, BITWISE_XOR, LSHIFT, RSHIFT = range(236, 241)
 
 
 class Compare(IntEnum):
     """Binary ops with a bool result."""
 
     EQ, NE, LT, LE, GT, GE = range(300, 306)
+    LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR = range(306, 309)
 
 
 class Reduce(IntEnum):
@@ -178,6 +182,15 @@ TABLE: dict = dict((
     _rows(Compare.LE, _S + "le", None, ALL),
     _rows(Compare.GT, _S + "gt", None, ALL),
     _rows(Compare.GE, _S + "ge", None, ALL),
+    _rows(Compare.LOGICAL_AND, _S + "logical_and", None, ALL),
+    _rows(Compare.LOGICAL_OR, _S + "logical_or", None, ALL),
+    _rows(Compare.LOGICAL_XOR, _S + "logical_xor", None, ALL),
+    _rows(Binary.BITWISE_AND, _S + "bitwise_and", None, INT + ("bool",)),
+    _rows(Binary.BITWISE_OR, _S + "bitwise_or", None, INT + ("bool",)),
+    _rows(Binary.BITWISE_XOR, _S + "bitwise_xor", None, INT + ("bool",)),
+    _rows(Binary.LSHIFT, _S + "lshift64", None, ("int64",), _S + "lshift32", ("int32",)),
+    _rows(Binary.RSHIFT, _S + "rshift64", None, ("int64",), _S + "rshift32", ("int32",)),
+    _rows(Unary.BITWISE_NOT, _S + "bitwise_not", None, INT, _S + "bitwise_not_bool", ("bool",)),
 ))
 
 # op(s, x) == SWAPPED[op](x, s): lets a number on the left take the kernels for a number on the
@@ -188,6 +201,9 @@ SWAPPED = {
     Binary.MAXIMUM: Binary.MAXIMUM, Binary.MINIMUM: Binary.MINIMUM,
     Compare.EQ: Compare.EQ, Compare.NE: Compare.NE, Compare.LT: Compare.GT,
     Compare.GT: Compare.LT, Compare.LE: Compare.GE, Compare.GE: Compare.LE,
+    Compare.LOGICAL_AND: Compare.LOGICAL_AND, Compare.LOGICAL_OR: Compare.LOGICAL_OR,
+    Compare.LOGICAL_XOR: Compare.LOGICAL_XOR, Binary.BITWISE_AND: Binary.BITWISE_AND,
+    Binary.BITWISE_OR: Binary.BITWISE_OR, Binary.BITWISE_XOR: Binary.BITWISE_XOR,
 }
 
 # Every op id by its name (``K.EXP``, ``K.ADD``, ``K.MAX`` …): the kernel modules export these.

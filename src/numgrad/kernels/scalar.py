@@ -407,6 +407,81 @@ def ge(a, b):
     return a >= b
 
 
+# ------------------------------------------------------------------ logical and bitwise
+@njit(inline="always")
+def logical_and(a, b):
+    return a != 0 and b != 0  # (NaN is true, as in PyTorch)
+
+
+@njit(inline="always")
+def logical_or(a, b):
+    return a != 0 or b != 0
+
+
+@njit(inline="always")
+def logical_xor(a, b):
+    return (a != 0) != (b != 0)
+
+
+@njit(inline="always")
+def bitwise_and(a, b):
+    return a & b
+
+
+@njit(inline="always")
+def bitwise_or(a, b):
+    return a | b
+
+
+@njit(inline="always")
+def bitwise_xor(a, b):
+    return a ^ b
+
+
+@njit(inline="always")
+def bitwise_not(x):
+    return ~x
+
+
+@njit(inline="always")
+def bitwise_not_bool(x):
+    return not x
+
+
+@njit(inline="always")
+def lshift64(a, b):
+    """``a << b`` as PyTorch's CPU kernel shifts an int64: bits shifted out are lost (wrapping
+    around), and a shift by a negative count or by 64 or more gives 0."""
+    if b < 0 or b >= 64:
+        return a - a
+    return a << b
+
+
+@njit(inline="always")
+def rshift64(a, b):
+    """``a >> b``, arithmetic (the sign fills in); a negative count or one of 64 or more gives
+    the sign: 0 or -1."""
+    if b < 0 or b >= 64:
+        return a >> 63
+    return a >> b
+
+
+@njit(inline="always")
+def lshift32(a, b):
+    """``lshift64`` of an int32 (wrapping around at 32 bits)."""
+    if b < 0 or b >= 32:
+        return a - a
+    v = (a << b) & 0xFFFFFFFF
+    return v - 0x100000000 if v >= 0x80000000 else v
+
+
+@njit(inline="always")
+def rshift32(a, b):
+    if b < 0 or b >= 32:
+        return a >> 31
+    return a >> b
+
+
 # ------------------------------------------------------------------ more unary math (libm)
 def _constant(value: float, doc: str):
     """A constant of ``x``'s float type (float32 stays float32), as ``_one``."""

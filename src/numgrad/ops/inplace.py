@@ -407,7 +407,10 @@ _UNARY_FORMS = ("abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "
 _MORE_FORMS = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
                "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2",
                "trunc", "fix", "frac", "sinc", "deg2rad", "rad2deg", "square", "hypot", "xlogy",
-               "lerp", "atan2", "arctan2", "erf", "erfc", "addcmul", "addcdiv")
+               "lerp", "atan2", "arctan2", "erf", "erfc", "addcmul", "addcdiv",
+               "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+               "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+               "bitwise_right_shift")
 for _name in _MORE_FORMS:
     globals()[_name + "_"] = _inplace_form(_name)
 

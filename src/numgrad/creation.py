@@ -63,7 +63,8 @@ def _finish(data: np.ndarray, requires_grad: bool, device=None) -> Tensor:
     if device is None:
         device = _default_device
     dispatch.note_created(data)  # (in a compiled function: a constant of it)
-    t = Tensor._wrap(data if device is None else _place(data, device))
+    placed = device is None or not isinstance(data, np.ndarray)  # (a draw made on the device)
+    t = Tensor._wrap(data if placed else _place(data, device))
     if requires_grad:
         t.requires_grad_(True)
     return t

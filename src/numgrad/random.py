@@ -14,7 +14,8 @@ cumulative weights, without by exponential keys) and ``exponential_`` (``-log(1 
 and ``nn.init``'s fills. The generator's state is an int64 tensor ``[seed, offset]`` that each
 draw reads and advances through a kernel, so ``numgrad.compile`` records a draw as any other
 kernel call and a replay draws eager's numbers and advances the state as eager does (a CUDA
-tensor's draw is made on the host and uploaded: the same numbers). Each generator still holds a
+tensor's uniform and normal values are drawn on the device, ``kernels/cuda/philox.py``: the
+CPU's uniforms bit for bit, so the same dropout masks; its other draws on the host, uploaded). Each generator still holds a
 NumPy PCG64 generator, which numgrad no longer draws from (it is there for code that reaches it
 through a generator's NumPy methods); ``manual_seed`` seeds both, and the state's bytes hold both
 (a stable format). A seed reproduces numgrad's own draws, not PyTorch's stream (a PyTorch
@@ -179,25 +180,32 @@ def _philox(generator) -> Tensor:
     return generator._philox
 
 
-def _kernel_draw(generator, kernel: str, *args) -> np.ndarray:
-    """Values drawn by the Philox kernel ``kernel`` (``philox_uniform``, ``philox_integers`` ...
-    of ``kernels/cpu/philox.py``) from ``generator``'s state, called through the kernels the
-    ops use (``registry.cpu``): a compiled function's trace records the call, and its replay draws
-    the next values and advances the state as eager does. Array arguments are host arrays."""
+def _kernel_draw(generator, kernel: str, *args, device=None):
+    """Values drawn on ``device`` (None: the default device) by the Philox kernel ``kernel``
+    (``philox_uniform``, ``philox_integers`` ... of ``kernels/cpu/philox.py`` and
+    ``kernels/cuda/philox.py``) from ``generator``'s state, called through the kernels the ops
+    use: a compiled function's trace records the call, and its replay draws the next values and
+    advances the state as eager does. Array arguments are host arrays; the result is an array
+    of ``device``."""
     from .ops import registry
 
-    K = registry.cpu()
-    if K is registry._cpu_module and dispatch.current() is not None:
-        # (a step on CUDA: its dispatch mode leaves the CPU kernels unrecorded)
-        dispatch.graph_break("random numbers for a CPU tensor in a step on CUDA")
+    if device is None:
+        device = creation._default_device
+    if device is not None and creation._is_cuda(device):
+        K = creation._cuda_kernels()
+    else:
+        K = registry.cpu()
+        if K is registry._cpu_module and dispatch.current() is not None:
+            # (a step on CUDA: its dispatch mode leaves the CPU kernels unrecorded)
+            dispatch.graph_break("random numbers for a CPU tensor in a step on CUDA")
     return getattr(K, kernel)(_philox(generator)._data, *args)
 
 
-def _philox_draw(generator, shape: tuple, np_dtype, normal: bool = False) -> np.ndarray:
+def _philox_draw(generator, shape: tuple, np_dtype, normal: bool = False, device=None):
     """Uniform (or standard normal) values of ``shape`` and ``np_dtype`` from the Philox
-    stream (``_kernel_draw``)."""
+    stream, on ``device`` (``_kernel_draw``)."""
     return _kernel_draw(generator, "philox_normal" if normal else "philox_uniform",
-                        tuple(shape), np.dtype(np_dtype))
+                        tuple(shape), np.dtype(np_dtype), device=device)
 
 
 def _float_dtype(*values, dtype=None) -> np.dtype:
@@ -238,9 +246,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     shape = creation._shape((size,)) if size is not None else np.broadcast_shapes(
         np.shape(m), np.shape(s))
-    out = _kernel_draw(generator, "philox_normal", shape, np_dtype, m, s)
-    return creation._finish(out, requires_grad,
-                            device if device is not None else _device_of(mean, std))
+    device = device if device is not None else _device_of(mean, std)
+    out = _kernel_draw(generator, "philox_normal", shape, np_dtype, m, s, device=device)
+    return creation._finish(out, requires_grad, device)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None,
@@ -249,8 +257,8 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     np_dtype = np.dtype("int64") if dtype is None else np.dtype(dtype.name)
-    return creation._finish(_kernel_draw(generator, "philox_permutation", int(n), np_dtype),
-                            requires_grad, device)
+    return creation._finish(_kernel_draw(generator, "philox_permutation", int(n), np_dtype,
+                                         device=device), requires_grad, device)
 
 
 def _probabilities(input: Tensor, what: str) -> np.ndarray:
@@ -266,7 +274,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype."""
     probs = _probabilities(input, "bernoulli")
     out = _kernel_draw(generator, "philox_bernoulli", probs if p is None else float(p),
-                       probs.shape, probs.dtype)
+                       probs.shape, probs.dtype, device=input.device)
     return creation._finish(out, False, input.device)
 
 
@@ -283,38 +291,17 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
     out = _kernel_draw(generator, "philox_multinomial", weights, int(num_samples),
-                       bool(replacement))  # (which checks the weights' values)
+                       bool(replacement), device=input.device)  # (which checks the weights)
     return creation._finish(out, False, input.device)
 
 
 # ------------------------------------------------------------------ in-place fills
-def _fill(t: Tensor, values: np.ndarray) -> Tensor:
-    """Writes fresh samples into ``t`` (a leaf that requires grad only under no_grad, as
-    PyTorch's in-place rules say)."""
-    from .ops import inplace
-
-    inplace._check_leaf(t)
-    values = np.ascontiguousarray(values.astype(t._data.dtype, copy=False))
-    if grad_mode.state.enabled and (t._requires_grad or
-                                    (t._base is not None and t._base._requires_grad)):
-        # recorded as a copy of constants: no gradient reaches the old values
-        return inplace.copy_(t, creation._finish(values, False, t.device))
-    from .ops.registry import kernels_of
-
-    K = kernels_of(t._data)
-    if not K.is_writeable(t._data):
-        raise RuntimeError(inplace._OVERLAP)
-    K.assign(t._data, values if isinstance(t._data, np.ndarray) else K.upload(values))
-    t._version_counter.value += 1
-    return t
-
-
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     """Fills with samples of U(a, b), in place."""
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={a} > to={b}")
-    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self))
+    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self), device=self.device)
     return _fill_drawn(self, drawn, lambda u: u * (b - a) + a if (a, b) != (0.0, 1.0) else u)
 
 
@@ -323,17 +310,17 @@ def _drawn_dtype(t: Tensor) -> np.dtype:
     return t._data.dtype if t._data.dtype.kind == "f" else np.dtype(np.float64)
 
 
-def _fill_drawn(t: Tensor, drawn: np.ndarray, finish=None) -> Tensor:
-    """Fills ``t`` with (``finish`` of) Philox draws: on the CPU through tensor ops (recorded by
-    a trace), for a CUDA tensor on the host and uploaded (the same numbers as on the CPU)."""
-    if isinstance(t._data, np.ndarray):
-        values = Tensor._wrap(drawn)
-        return _fill_tensor(t, values if finish is None else finish(values))
-    return _fill(t, drawn if finish is None else finish(drawn))
+def _fill_drawn(t: Tensor, drawn, finish=None) -> Tensor:
+    """Fills ``t`` with (``finish`` of) Philox draws made on its device, through tensor ops
+    (recorded by a trace)."""
+    values = Tensor._wrap(drawn)
+    return _fill_tensor(t, values if finish is None else finish(values))
 
 
 def _fill_tensor(t: Tensor, values: Tensor) -> Tensor:
-    """``_fill`` of values that are a tensor (drawn by the kernels, so recorded in a trace)."""
+    """Writes fresh samples ``values`` (a tensor drawn by the kernels, so recorded in a trace)
+    into ``t`` (a leaf that requires grad only under no_grad, as PyTorch's in-place rules
+    say)."""
     from .ops import inplace
 
     inplace._check_leaf(t)
@@ -348,7 +335,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
     """Fills with samples of N(mean, std²), in place."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self), True)
+    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self), True, self.device)
     return _fill_drawn(self, drawn, lambda z: z * std + mean if (mean, std) != (0.0, 1.0) else z)
 
 
@@ -363,7 +350,7 @@ def random_(self: Tensor, from_=None, to=None, *, generator=None) -> Tensor:
         to = (1 << (np.finfo(kind).nmant + 1)) + 1 if kind.kind == "f" else (
             2 if kind.kind == "b" else int(np.iinfo(kind).max) + 1)
     return _fill_drawn(self, _integers(generator, low, int(to), self._data.shape,
-                                       self._data.dtype))
+                                       self._data.dtype, self.device))
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
@@ -371,10 +358,11 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     broadcasts to ``self``), else 0."""
     if isinstance(p, Tensor):  # (its values are checked by the kernel)
         return _fill_drawn(self, _kernel_draw(generator, "philox_bernoulli", p._host(),
-                                              self._data.shape, _drawn_dtype(self)))
+                                              self._data.shape, _drawn_dtype(self),
+                                              device=self.device))
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self))
+    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self), device=self.device)
     return _fill_drawn(self, drawn, lambda u: u < p)
 
 
@@ -383,7 +371,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     if not isinstance(lambd, numbers.Real) or lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     return _fill_drawn(self, _kernel_draw(generator, "philox_exponential", self._data.shape,
-                                          _drawn_dtype(self), lambd))
+                                          _drawn_dtype(self), lambd, device=self.device))
 
 
 class fork_rng:
@@ -473,7 +461,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     shape = _size(size, kw.pop("size", None))
     _checked_generator(generator, "rand")
     np_dtype = creation._float_dtype(dtype)
-    return creation._finish(_philox_draw(generator, shape, np_dtype), requires_grad, device)
+    return creation._finish(_philox_draw(generator, shape, np_dtype, device=device),
+                            requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
@@ -482,11 +471,11 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     shape = _size(size, kw.pop("size", None))
     _checked_generator(generator, "randn")
     np_dtype = creation._float_dtype(dtype)
-    return creation._finish(_philox_draw(generator, shape, np_dtype, True), requires_grad,
-                            device)
+    return creation._finish(_philox_draw(generator, shape, np_dtype, True, device),
+                            requires_grad, device)
 
 
-def _integers(generator, low: int, high: int, shape: tuple, np_dtype) -> np.ndarray:
+def _integers(generator, low: int, high: int, shape: tuple, np_dtype, device=None):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
@@ -494,7 +483,7 @@ def _integers(generator, low: int, high: int, shape: tuple, np_dtype) -> np.ndar
         raise RuntimeError("to - 1 is out of bounds for bool")
     if low < -2 ** 63 or high > 2 ** 63:
         raise ValueError("Overflow when unpacking long long")
-    return _kernel_draw(generator, "philox_integers", shape, low, high, np_dtype)
+    return _kernel_draw(generator, "philox_integers", shape, low, high, np_dtype, device=device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -506,7 +495,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     _checked_generator(generator, "randint")
     np_dtype = creation.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
     return creation._finish(_integers(generator, int(low), int(high), creation._shape((size,)),
-                                      np_dtype), requires_grad, device)
+                                      np_dtype, device), requires_grad, device)
 
 
 def rand_like(input: Tensor, *, generator=None, dtype=None, device=None,
@@ -532,8 +521,9 @@ def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None,
     _checked_generator(generator, "randint_like")
     dt = dtype or input.dtype
     np_dtype = creation.to_dtype(dt).np
+    device = device or input.device
     return creation._finish(_integers(generator, int(low), int(high), tuple(input.shape),
-                                      np_dtype), requires_grad, device or input.device)
+                                      np_dtype, device), requires_grad, device)
 
 
 __all__ = ["Generator", "normal", "randperm", "bernoulli", "multinomial", "default_generator",

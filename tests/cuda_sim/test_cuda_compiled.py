@@ -132,6 +132,45 @@ def test_a_cuda_training_step_equals_eager(monkeypatch, optimizer):
                                           eager_opt.state[q][key].cpu().numpy())
 
 
+def test_a_dropout_step_on_cuda_compiles_with_eager_masks(monkeypatch):
+    """Dropout on CUDA draws with the CUDA Philox kernels (``kernels/cuda/philox.py``), which a
+    trace records: the step replays fused, without the registry, draws eager's masks from the
+    same seed and leaves the generator where eager leaves it, over 20 steps."""
+    def run(compiled: bool):
+        numgrad.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.5),
+                              nn.Linear(8, 3)).double().to("cuda")
+        opt = _sgd(model.parameters())
+        rng = np.random.default_rng(0)
+        x = numgrad.tensor(rng.standard_normal((6, 4)), device="cuda")
+        y = numgrad.tensor(rng.integers(0, 3, 6), device="cuda")
+
+        def step():
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = numgrad.compile(step) if compiled else step
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (no eager fallback)
+            losses = [float(fn()) for _ in range(2)]
+            if compiled:
+                _no_registry(monkeypatch)
+            losses += [float(fn()) for _ in range(18)]
+        monkeypatch.undo()
+        if compiled:
+            assert "replayed as a fused program" in numgrad.compiler.explain(fn)
+        return losses, model, numgrad.get_rng_state()
+
+    (got, model, state), (want, eager_model, eager_state) = run(True), run(False)
+    assert got == want
+    np.testing.assert_array_equal(state.numpy(), eager_state.numpy())
+    for p, q in zip(model.parameters(), eager_model.parameters()):
+        np.testing.assert_array_equal(p.detach().cpu().numpy(), q.detach().cpu().numpy())
+
+
 def test_a_new_shape_traces_again():
     w = numgrad.ones(3, device="cuda")
     compiled = numgrad.compile(lambda x: (x * w).sum())

@@ -111,6 +111,38 @@ def test_creation_values():
     assert numgrad.full((2,), 7, device="cuda").tolist() == [7, 7]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_draws_on_cuda_are_the_cpus_and_advance_the_generator_alike(dtype, monkeypatch):
+    """The CUDA Philox kernels (drawing on the device: the CPU's loops are not called) make the
+    CPU's uniforms bit for bit (and, in the simulator, its normals), from the same state, which
+    they advance by the same counters; fills and dropout masks are the CPU's too."""
+    from numgrad.kernels.cpu import philox
+
+    dt = getattr(numgrad, dtype)
+
+    def draws(device):
+        numgrad.manual_seed(11)
+        out = [numgrad.rand(1001, dtype=dt, device=device),
+               numgrad.randn(3, 5, dtype=dt, device=device),
+               numgrad.normal(2.0, 3.0, (7,), dtype=dt, device=device),
+               numgrad.empty(9, dtype=dt, device=device).uniform_(-1, 2),
+               numgrad.empty(9, dtype=dt, device=device).bernoulli_(0.3),
+               numgrad.nn.functional.dropout(numgrad.ones(33, dtype=dt, device=device), 0.4),
+               numgrad.empty(0, dtype=dt, device=device).normal_()]
+        assert all(t.device.type == device for t in out)
+        return [t.cpu().numpy() for t in out], numgrad.get_rng_state().numpy()
+
+    for loop in ("_uniform32", "_uniform64", "_normal"):
+        monkeypatch.setattr(philox, loop, None)  # (a call of it raises)
+    on_cuda, cuda_state = draws("cuda")
+    monkeypatch.undo()
+    on_cpu, cpu_state = draws("cpu")
+    for a, b in zip(on_cuda, on_cpu):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    np.testing.assert_array_equal(cuda_state, cpu_state)
+
+
 def test_to_cuda_cpu_round_trip():
     x = numgrad.tensor([1.0, -2.0, 3.5])
     for y in (x.to("cuda"), x.cuda(), x.to(device="cuda:0"), x.to(numgrad.device("cuda"))):

@@ -443,12 +443,9 @@ def device_of(found: dict) -> str | None:
     if len(devices) > 1 or any(on_device(t) and isinstance(t._data, np.ndarray)
                                for t in tensors):
         return None
-    device = devices.pop() if devices else "cpu"
-    if device != "cpu":  # (the generators' states are CPU tensors: a CUDA step's draws break)
-        for k in found["generators"]:
-            found["tensors"].pop(k, None)
-            found["anchored"].discard(k)
-    return device
+    # (the generators' states are CPU tensors on both: a CUDA step's draws are CUDA kernels
+    # that read and advance them, ``kernels/cuda/philox.py``)
+    return devices.pop() if devices else "cpu"
 
 
 def on_device(t) -> bool:

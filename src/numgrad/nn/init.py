@@ -34,7 +34,8 @@ def _uniform(generator, low: float, high: float, shape) -> np.ndarray:
         return generator.uniform(low, high, shape)
     from ..random import _philox_draw
 
-    return np.asarray(_philox_draw(generator, tuple(shape), np.float64)) * (high - low) + low
+    drawn = _philox_draw(generator, tuple(shape), np.float64, device="cpu")
+    return np.asarray(drawn) * (high - low) + low
 
 
 def _normal(generator, mean: float, std: float, shape) -> np.ndarray:
@@ -43,7 +44,7 @@ def _normal(generator, mean: float, std: float, shape) -> np.ndarray:
         return generator.normal(mean, std, shape)
     from ..random import _philox_draw
 
-    return np.asarray(_philox_draw(generator, tuple(shape), np.float64, True)) * std + mean
+    return np.asarray(_philox_draw(generator, tuple(shape), np.float64, True, "cpu")) * std + mean
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:

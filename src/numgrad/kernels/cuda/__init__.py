@@ -60,6 +60,10 @@ from .linalg_more import (  # noqa: E402,F401  (torch.linalg: LU, Cholesky, QR, 
 from .indexing_more import (  # noqa: E402,F401  (cummax/cummin, searchsorted, bincount, histc)
     bincount, cum_extreme, histc, logcumsumexp_dim, search_sorted,
 )
+from .philox import (  # noqa: E402,F401  (the Philox generator's draws)
+    philox_bernoulli, philox_exponential, philox_integers, philox_multinomial, philox_normal,
+    philox_permutation, philox_uniform,
+)
 
 globals().update(OP_CODES)
 DEVICE = "cuda"  # the device type whose kernels these are

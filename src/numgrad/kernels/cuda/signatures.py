@@ -138,9 +138,12 @@ def hand_written() -> list:
         (scan, "_cumprod_grad_k", [(A(t), A(t), A(t), A(t), I64, I64) for t in FLOAT]),
         (sorting, "_rank_sort_k", [(A(t), I64, I64, BOOL, A(t), META) for t in ALL]),
     ]
-    from . import predicates  # (mode along one dimension)
+    from . import philox, predicates  # (the Philox draws; mode along one dimension)
 
     table += [
+        (philox, "_uniform32_k", [(I64, I64, A(F32))]),
+        (philox, "_uniform64_k", [(I64, I64, A(F64))]),
+        (philox, "_normal_k", [(I64, I64, BOOL, F64, F64, A(t)) for t in FLOAT]),
         (predicates, "_mode_rows_k", [(A(t), A(t), I64, A(t), META) for t in ALL]),
         (predicates, "_nan_to_num_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
         (predicates, "_isclose_k", [(A(t), A(t), t, t, BOOL, A(BOOL)) for t in FLOAT]),

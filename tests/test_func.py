@@ -601,3 +601,31 @@ def test_compile_of_a_function_of_transforms_gives_eagers_results():
     want = f(x, w)
     np.testing.assert_array_equal(first.numpy(), want.numpy())
     np.testing.assert_array_equal(second.numpy(), want.numpy())
+
+
+def test_custom_function_under_vmap_and_grad():
+    """A custom Function inside vmap runs its forward and backward per example (PyTorch's
+    generate_vmap_rule=True): vmap of it, vmap(grad(...)) and grad(vmap(...)) reach its own
+    backward (here deliberately twice the true derivative)."""
+    def run(m):
+        class DoubleExp(m.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return x.exp()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(output)
+
+            @staticmethod
+            def backward(ctx, g):
+                (y,) = ctx.saved_tensors
+                return g * y * 2
+
+        f = lambda x: DoubleExp.apply(x).sum()  # noqa: E731
+        return (m.func.vmap(DoubleExp.apply)(_t(m, XB)), m.func.vmap(m.func.grad(f))(_t(m, XB)),
+                m.func.grad(lambda x: m.func.vmap(DoubleExp.apply)(x).sum())(_t(m, XB)))
+
+    _same(_np(run(numgrad)), _np(run(torch)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import warnings
 import weakref
 
@@ -259,6 +260,10 @@ class Function(FunctionCtx):
         ``backward`` for the outputs."""
         from ..tensor import Tensor
 
+        vmapped = sys.modules.get("numgrad.func._vmap")  # (inside vmap: its rule for Functions)
+        if vmapped is not None and vmapped._levels and not kwargs and any(
+                type(a) is vmapped.BatchedTensor for a in args):
+            return vmapped.function_apply(cls, args)
         separate = cls.setup_context is not Function.setup_context
         if separate:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)

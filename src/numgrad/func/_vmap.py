@@ -1106,6 +1106,118 @@ def _autograd_grad(func, lvl, args, kwargs):
     return tuple(None if g is None else rewrap(g, chain_of(i)) for g, i in zip(grads, ins))
 
 
+# ------------------------------------------------------------------- custom autograd.Function
+def function_apply(cls, args):
+    """``cls.apply(*args)`` with batched arguments (PyTorch's ``generate_vmap_rule=True``):
+    one level at a time, a Function of the physical tensors whose forward and backward run the
+    user's under this level, its arguments and gradients batched again; the engine records the
+    physical Function, so ``vmap(grad(...))`` and ``grad(vmap(...))`` reach its backward."""
+    lid = _max_level(args, {})
+    lvl = _level(lid)
+    mask = tuple(type(a) is BatchedTensor and a._level == lid for a in args)
+    phys = [a._value if m else a for a, m in zip(args, mask)]
+    out = _physical_function(cls).apply(lid, lvl.size, lvl.randomness, mask, *phys)
+    return _wrap_out(out, lvl)
+
+
+class _UserCtx:
+    """The ``ctx`` the user's forward, setup_context and backward get under vmap."""
+
+    def __init__(self, needs):
+        self.needs_input_grad = needs
+        self.to_save = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self.saved_for_forward = tensors
+
+    @property
+    def saved_tensors(self):
+        return tuple(self.to_save)
+
+    def mark_dirty(self, *tensors):
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+
+class _TemporaryLevel:
+    """The level ``lid`` open while a Function's backward runs after its vmap has returned
+    (``grad(vmap(f))``): its batched values need it."""
+
+    def __init__(self, lid, size, randomness):
+        self.lvl = next((lv for lv in _levels if lv.id == lid), None)
+        self.spec = lid, size, randomness
+        self.pushed = False
+
+    def __enter__(self):
+        if self.lvl is None:
+            self.lvl = _Level(*self.spec)
+            _levels.append(self.lvl)
+            self.pushed = True
+        return self.lvl
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            _levels.remove(self.lvl)
+        return False
+
+
+_PHYSICAL: dict = {}
+
+
+def _physical_function(cls):
+    made = _PHYSICAL.get(cls)
+    if made is not None:
+        return made
+    from ..autograd.function import Function
+
+    separate = cls.setup_context is not Function.setup_context
+
+    class Physical(Function):
+        @staticmethod
+        def forward(ctx, lid, size, randomness, mask, *phys):
+            with _TemporaryLevel(lid, size, randomness) as lvl:
+                args = [_make(p, lvl) if m else p for p, m in zip(phys, mask)]
+                user = _UserCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
+                if separate:
+                    out = cls.forward(*args)
+                    cls.setup_context(user, tuple(args), out)
+                else:
+                    out = cls.forward(user, *args)
+                single = not isinstance(out, tuple)
+                outs = (out,) if single else out
+                ctx.user, ctx.spec, ctx.single = user, (lid, size, randomness), single
+                phys_out = tuple(_batched(o, lvl) if isinstance(o, Tensor) else o for o in outs)
+            return phys_out[0] if single else phys_out
+
+        @staticmethod
+        def backward(ctx, *grads):
+            state = overrides._state  # (the engine runs backward with dispatch off: on here,
+            off = state.no_all, state.no_subclass  # the user's formula sees batched values)
+            state.no_all = state.no_subclass = 0
+            try:
+                with _TemporaryLevel(*ctx.spec) as lvl:
+                    wrapped = [None if g is None else _make(g, lvl) for g in grads]
+                    res = cls.backward(ctx.user, *wrapped)
+                    res = (res,) if not isinstance(res, tuple) else res
+                    phys = tuple(None if r is None else _batched(r, lvl) for r in res)
+            finally:
+                state.no_all, state.no_subclass = off
+            return (None, None, None, None, *phys)
+
+    Physical.__name__ = Physical.__qualname__ = cls.__name__
+    _PHYSICAL[cls] = Physical
+    return Physical
+
+
 # ------------------------------------------------------------------------------- forward AD
 def make_dual(tensor, tangent, level):
     """``forward_ad.make_dual`` of a batched primal or tangent: the dual of their physical

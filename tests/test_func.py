@@ -629,3 +629,17 @@ def test_custom_function_under_vmap_and_grad():
                 m.func.grad(lambda x: m.func.vmap(DoubleExp.apply)(x).sum())(_t(m, XB)))
 
     _same(_np(run(numgrad)), _np(run(torch)))
+
+
+def test_per_sample_gradients_of_a_cnn_without_a_loop():
+    def make(m):
+        return m.nn.Sequential(m.nn.Conv2d(1, 4, 3, padding=1), m.nn.ReLU(), m.nn.MaxPool2d(2),
+                               m.nn.Conv2d(4, 6, 3, stride=2), m.nn.Flatten(),
+                               m.nn.Linear(6, 10)).double()
+
+    ours, theirs = _models(make)
+    x, y = RNG.standard_normal((5, 1, 8, 8)), RNG.integers(0, 10, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (grouped convolutions: no loop fallback)
+        got = _per_sample_grads(numgrad, nfunc, ours, _t(numgrad, x), _t(numgrad, y))
+    _same(_np(got), _np(_per_sample_grads(torch, tfunc, theirs, _t(torch, x), _t(torch, y))))

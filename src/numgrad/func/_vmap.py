@@ -802,6 +802,33 @@ def _einsum(func, lvl, args, kwargs):
 
 
 # --- nn.functional
+def _grouped_conv(func, lvl, k, args, kwargs):
+    """``conv(x, w, b)`` with the weight (and bias) batched, as per-example gradients make it:
+    one convolution with the batch in the channels and one group per example (the classic
+    trick), so the engine's backward of that one op gives each example its weight gradient."""
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    if set(bound) - set(names) or _name(func) not in ("conv1d", "conv2d", "conv3d"):
+        return NotImplemented
+    x, w, b = bound["input"], bound["weight"], bound.get("bias")
+    groups = bound.get("groups", 1)
+    size = lvl.size
+    vx = _batched(x, lvl)  # (B, [N,] C, *spatial)
+    vw = _batched(w, lvl)  # (B, O, C / groups, *kernel)
+    unbatched_input = vx.ndim == k + 2
+    if unbatched_input:
+        vx = vx.unsqueeze(1)
+    n = vx.shape[1]
+    xs = vx.transpose(0, 1).reshape((n, -1, *tuple(vx.shape)[3:]))  # (N, B*C, *spatial)
+    ws = vw.reshape((-1, *tuple(vw.shape)[2:]))  # (B*O, C / groups, *kernel)
+    bs = None if b is None else _batched(b, lvl).reshape(-1)
+    rest = {key: bound[key] for key in ("stride", "padding", "dilation") if key in bound}
+    out = func(xs, ws, bs, groups=groups * size, **rest)  # (N, B*O, *out)
+    out = out.reshape((n, size, -1, *tuple(out.shape)[2:])).transpose(0, 1)
+    return _make(out.squeeze(1) if unbatched_input else out, lvl)
+
+
 def _spatial(k):
     """Convolutions and pools over ``k`` trailing spatial dimensions: the batch folded into
     the examples' batch (or standing for it, for an unbatched input)."""
@@ -809,7 +836,12 @@ def _spatial(k):
         lid = lvl.id
         x = args[0]
         v = _value_at(x, lid)
-        if v is None or _others_batched((*args[1:], *kwargs.values()), lid):
+        if _others_batched((*args[1:], *kwargs.values()), lid):
+            if _name(func).startswith("conv") and not isinstance(
+                    kwargs.get("padding", args[4] if len(args) > 4 else 0), str):
+                return _grouped_conv(func, lvl, k, args, kwargs)
+            return NotImplemented
+        if v is None:
             return NotImplemented
         n = v.ndim - 1
         if n == k + 1:

@@ -643,3 +643,41 @@ def test_per_sample_gradients_of_a_cnn_without_a_loop():
         warnings.simplefilter("error")  # (grouped convolutions: no loop fallback)
         got = _per_sample_grads(numgrad, nfunc, ours, _t(numgrad, x), _t(numgrad, y))
     _same(_np(got), _np(_per_sample_grads(torch, tfunc, theirs, _t(torch, x), _t(torch, y))))
+
+
+def test_neural_tangent_kernel_both_ways():
+    """The NTK tutorial's two forms: Jacobian contraction (vmap of jacrev) and the
+    vjp-then-jvp form under three nested vmaps (vjp_fn mapped over a newer level loops)."""
+    def make(m):
+        return m.nn.Sequential(m.nn.Linear(4, 8), m.nn.Tanh(), m.nn.Linear(8, 3)).double()
+
+    ours, theirs = _models(make)
+    x1, x2 = RNG.standard_normal((3, 4)), RNG.standard_normal((2, 4))
+
+    def ntk(m, net):
+        F = m.func
+        params = {k: v.detach() for k, v in net.named_parameters()}
+
+        def single(p, x):
+            return F.functional_call(net, p, (x.unsqueeze(0),)).squeeze(0)
+
+        jac1 = [j.flatten(2) for j in F.vmap(F.jacrev(single), (None, 0))(params, _t(m, x1)).values()]
+        jac2 = [j.flatten(2) for j in F.vmap(F.jacrev(single), (None, 0))(params, _t(m, x2)).values()]
+        by_jacobians = m.stack([m.einsum("Naf,Mbf->NMab", a, b)
+                                for a, b in zip(jac1, jac2)]).sum(0)
+
+        def one(a, b):
+            out, vjp_fn = F.vjp(lambda p: single(p, a), params)
+
+            def column(vec):
+                return F.jvp(lambda p: single(p, b), (params,), vjp_fn(vec))[1]
+
+            return F.vmap(column)(m.eye(out.numel(), dtype=out.dtype))
+
+        by_products = F.vmap(F.vmap(one, (None, 0)), (0, None))(_t(m, x1), _t(m, x2))
+        return by_jacobians, by_products
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = ntk(numgrad, ours)
+    _same(_np(got), _np(ntk(torch, theirs)))

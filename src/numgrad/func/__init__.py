@@ -201,7 +201,7 @@ def vjp(func, *primals, has_aux: bool = False):
         if not isinstance(o, Tensor):
             raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
                                f"non-empty output that are tensors, got {type(o)}")
-    levels = len(_vmap.active_levels())
+    known = {lvl.id for lvl in _vmap.active_levels()}  # (the levels the graph was made under)
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         cg = create if create_graph is None else create_graph
@@ -214,18 +214,15 @@ def vjp(func, *primals, has_aux: bool = False):
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[0] has a shape of {tuple(c.shape)} and "
                     f"output[0] has a shape of {tuple(o.shape)}.")
-        newer = [c for c in ct_leaves if type(c) is _vmap.BatchedTensor and
-                 len(_vmap.chain_of(c)) > levels]
+        newer = [lvl.id for c in ct_leaves for lvl in _vmap.chain_of(c) if lvl.id not in known]
         if newer:  # (vmap over vjp_fn: one backward pass per example of the new level)
             return _vmap._fallback(lambda *cs: vjp_fn(_pytree.tree_unflatten(list(cs), ct_spec)),
-                                   _vmap._level(newer[0]._level), tuple(ct_leaves), {},
-                                   "vjp_fn")
+                                   _vmap._level(max(newer)), tuple(ct_leaves), {}, "vjp_fn")
         outs, seeds = [], []
         for c, o in zip(ct_leaves, out_leaves):
             op = _vmap.innermost(o)
             outs.append(op)
-            seeds.append(_vmap.innermost(_vmap.batch_at_all_levels(c))
-                         if type(o) is _vmap.BatchedTensor else _vmap.innermost(c))
+            seeds.append(_vmap.innermost(_vmap.batch_like(c, o)))
         with grad_mode.enable_grad():
             flat = _gradients(outs, physical, seeds, cg, retain_graph=True)
         return _release(_regroup(flat, wrt, specs, False), keep)

@@ -235,6 +235,11 @@ def batch_at_all_levels(x: Tensor) -> Tensor:
     return _batch_all(x, list(_levels))
 
 
+def batch_like(x: Tensor, like: Tensor) -> Tensor:
+    """``x`` batched (expanded where it is not) at the levels ``like`` is batched at."""
+    return _batch_all(x, list(reversed(chain_of(like))))
+
+
 def _batch_all(x, levels):
     if not levels:
         return x
@@ -285,17 +290,15 @@ def _fallback(func, lvl, args, kwargs, name):
 
 
 def _stack_results(results, lvl):
+    """The per-example results (tensors, or structures of them) stacked into batched ones;
+    what is not a tensor is the first example's."""
     from .. import stack
 
-    first = results[0]
-    if isinstance(first, Tensor):
-        return _make(stack(results), lvl)
-    if isinstance(first, (tuple, list)):
-        items = [_stack_results([r[j] for r in results], lvl) for j in range(len(first))]
-        if type(first) in (tuple, list):
-            return type(first)(items)
-        return type(first)(*items)
-    return first
+    flat = [_pytree.tree_flatten(r)[0] for r in results]
+    spec = _pytree.tree_flatten(results[0])[1]
+    leaves = [_make(stack([f[j] for f in flat]), lvl) if isinstance(flat[0][j], Tensor)
+              else flat[0][j] for j in range(len(flat[0]))]
+    return _pytree.tree_unflatten(leaves, spec)
 
 
 # ------------------------------------------------------------------------------------- rules
@@ -1132,7 +1135,7 @@ def _autograd_grad(func, lvl, args, kwargs):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             phys_seeds.append(ones_like(innermost(o)))
         else:
-            phys_seeds.append(innermost(_batch_all(g, list(reversed(chain)))))
+            phys_seeds.append(innermost(batch_like(g, o)))
     grads = func(tuple(innermost(o) for o in outs), tuple(innermost(i) for i in ins),
                  tuple(phys_seeds), **rest)
     return tuple(None if g is None else rewrap(g, chain_of(i)) for g, i in zip(grads, ins))

@@ -109,7 +109,8 @@ CASES = {
         lambda a, b: (a @ b, b @ b.T @ a, m.outer(a, a) @ a, b.T @ b))(_t(m, XB), _t(m, B453)),
     "vmap_losses": lambda m, F: F.vmap(lambda x, y: (
         m.nn.functional.mse_loss(x, y), m.nn.functional.cross_entropy(x.unsqueeze(0),
-                                                                       y.argmax().unsqueeze(0))))(
+                                                                       y.argmax().unsqueeze(0)),
+        m.nn.functional.multi_margin_loss(x.unsqueeze(0), y.argmax().unsqueeze(0))))(
         _t(m, YB), _t(m, YB[::-1].copy())),
     "vmap_pads_and_interpolate": lambda m, F: F.vmap(lambda x: (
         m.nn.functional.pad(x, (1, 2)), m.nn.functional.pad(x, (1, 2, 1, 1), mode="reflect"),
@@ -132,7 +133,7 @@ CASES = {
         x.clone().mul_(2).add_(1), x.clone().index_fill_(0, m.tensor([1]), 2.0)))(_t(m, XB)),
     "vmap_split_topk_index": lambda m, F: F.vmap(lambda x, i: (
         x.split(2), x.chunk(2), x.unbind(), x.topk(2).values, x[i], x[m.tensor([2, 0])],
-        x.select(0, 1)))(_t(m, XB), m.tensor([0, 1, 2, 1])),
+        x.select(0, 1), x.take(m.tensor([[4, 0], [1, 1]]))))(_t(m, XB), m.tensor([0, 1, 2, 1])),
     "vmap_conv_pool_module": lambda m, F: F.vmap(lambda x: (
         m.nn.functional.conv2d(x, m.ones(2, 2, 2, 2, dtype=x.dtype)),
         m.nn.functional.max_pool2d(x, 2), m.nn.functional.avg_pool2d(x.unsqueeze(0), 2)))(
@@ -443,10 +444,10 @@ COVERED_BY = {
     "linalg_solve_ex": "solve", "linalg_lstsq": "lstsq", "scatter_value": "scatter",
     "index_fill_tensor": "index_fill", "_euclidean_dist": "cdist", "squeeze_": "matmul",
     "diagonal_copy": "diagonal", "im2col": "unfold", "col2im": "fold",
+    "scatter_reduce_legacy": "scatter",
 }
 NO_BATCHING_RULE_YET = frozenset("""
 as_strided_view bincount block_diag histc index_put_impl masked_scatter masked_select
-multi_margin_loss scatter_reduce_legacy take
 """.split())
 
 
@@ -545,7 +546,8 @@ def test_gradcheck_checks_forward_ad_and_batched_grad():
     assert numgrad.autograd.gradcheck(WrongJvp.apply, (x,))
 
 
-@pytest.mark.parametrize("kw", [dict(vectorize=True), dict(vectorize=True, strategy="forward-mode")])
+@pytest.mark.parametrize("kw", [dict(vectorize=True),
+                                dict(vectorize=True, strategy="forward-mode")])
 def test_autograd_functional_jacobian_vectorized_and_forward_mode(kw):
     def run(m):
         f = lambda a, b: (a.sin() * b, (a * b).sum())  # noqa: E731
@@ -661,8 +663,9 @@ def test_neural_tangent_kernel_both_ways():
         def single(p, x):
             return F.functional_call(net, p, (x.unsqueeze(0),)).squeeze(0)
 
-        jac1 = [j.flatten(2) for j in F.vmap(F.jacrev(single), (None, 0))(params, _t(m, x1)).values()]
-        jac2 = [j.flatten(2) for j in F.vmap(F.jacrev(single), (None, 0))(params, _t(m, x2)).values()]
+        jacobians = F.vmap(F.jacrev(single), (None, 0))
+        jac1 = [j.flatten(2) for j in jacobians(params, _t(m, x1)).values()]
+        jac2 = [j.flatten(2) for j in jacobians(params, _t(m, x2)).values()]
         by_jacobians = m.stack([m.einsum("Naf,Mbf->NMab", a, b)
                                 for a, b in zip(jac1, jac2)]).sum(0)
 

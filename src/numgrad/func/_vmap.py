@@ -988,6 +988,17 @@ def _gather(func, lvl, args, kwargs):
     return _make(func(*args, **kwargs), lvl)
 
 
+@_rule("take")
+def _take(func, lvl, args, kwargs):
+    """``take(x, index)``: each example's flat positions, a gather along its flattened
+    values."""
+    x, index = args[0], args[1] if len(args) > 1 else kwargs["index"]
+    v, i = _batched(x, lvl), _batched(index, lvl)
+    size = lvl.size
+    out = v.reshape((size, -1)).gather(1, i.reshape((size, -1)))
+    return _make(out.reshape(tuple(i.shape)), lvl)
+
+
 @_rule("index_select")
 def _index_select(func, lvl, args, kwargs):
     if _others_batched((*args[1:], *kwargs.values()), lvl.id):
@@ -1078,7 +1089,7 @@ def _pointwise_loss(func, lvl, args, kwargs):
     return _make(_loss_reduction(v, reduction, a.ndim), lvl)
 
 
-@_rule("cross_entropy", "nll_loss")
+@_rule("cross_entropy", "nll_loss", "multi_margin_loss")
 def _class_loss(func, lvl, args, kwargs):
     x, target = args[0], args[1]
     weight, _ = _get(args, kwargs, 2, "weight")

@@ -153,3 +153,49 @@ same = vmap(fmodel, in_dims=(0, 0, None))(ens_params, ens_buffers, minibatches[0
 loop = torch.stack([m(minibatches[i]) for i, m in enumerate(models)])
 print("ensemble", list(different.shape), f"{different.sum().item():.5f}",
       f"{same.sum().item():.5f}", (different - loop).abs().max().item() < 1e-5)
+
+# --- neural tangent kernels, two ways
+net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+net_params = {k: v.detach() for k, v in net.named_parameters()}
+x_train = torch.randn(5, 4)
+x_test = torch.randn(2, 4)
+
+
+def fnet_single(params, x):
+    return functional_call(net, params, (x.unsqueeze(0),)).squeeze(0)
+
+
+def empirical_ntk_jacobian_contraction(params, x1, x2):
+    jac1 = vmap(jacrev(fnet_single), (None, 0))(params, x1)
+    jac1 = [j.flatten(2) for j in jac1.values()]
+    jac2 = vmap(jacrev(fnet_single), (None, 0))(params, x2)
+    jac2 = [j.flatten(2) for j in jac2.values()]
+    return torch.stack([torch.einsum("Naf,Mbf->NMab", j1, j2)
+                        for j1, j2 in zip(jac1, jac2)]).sum(0)
+
+
+def empirical_ntk_ntk_vps(params, x1, x2):
+    def get_ntk(x1, x2):
+        def func_x1(params):
+            return fnet_single(params, x1)
+
+        def func_x2(params):
+            return fnet_single(params, x2)
+
+        output, vjp_fn = vjp(func_x1, params)
+
+        def get_ntk_slice(vec):
+            vjps = vjp_fn(vec)
+            _, jvps = jvp(func_x2, (params,), vjps)
+            return jvps
+
+        basis = torch.eye(output.numel(), dtype=output.dtype).view(output.numel(), -1)
+        return vmap(get_ntk_slice)(basis)
+
+    return vmap(vmap(get_ntk, (None, 0)), (0, None))(x1, x2)
+
+
+ntk_a = empirical_ntk_jacobian_contraction(net_params, x_train, x_test)
+ntk_b = empirical_ntk_ntk_vps(net_params, x_train, x_test)
+print("ntk", list(ntk_a.shape), f"{ntk_a.sum().item():.5f}",
+      (ntk_a - ntk_b).abs().max().item() < 1e-5)

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import functools
 
-from ..autograd import grad_mode
+from .. import eye, stack  # (numgrad is imported before its lazy submodule func)
+from ..autograd import forward_ad, grad_mode
+from ..autograd import grad as autograd_grad
+from ..creation import ones_like, zeros, zeros_like
+from ..ops import registry
 from ..tensor import Tensor
 from . import _pytree, _vmap
 from ._vmap import vmap
@@ -41,7 +45,6 @@ def _needs_graph(leaves) -> tuple:
     differentiates them by forward mode (an open forward-AD level: tangents flow through the
     backward formulas) or by reverse mode (an input that requires grad), and whether they stay
     connected to the caller's graph (the latter)."""
-    from ..ops import registry
 
     if not grad_mode.state.enabled:
         return False, False
@@ -51,7 +54,6 @@ def _needs_graph(leaves) -> tuple:
 
 def _detach(t):
     """``t`` detached, its forward-AD tangents kept."""
-    from ..autograd import forward_ad
 
     return forward_ad.detach(t) if forward_ad._levels else t.detach()
 
@@ -101,8 +103,6 @@ def _prepare(args, argnums, fname):
 def _gradients(outputs, physical_in, cotangents, create_graph, retain_graph=None):
     """The physical gradients of the physical ``outputs`` with respect to ``physical_in``
     (zeros where unused)."""
-    from ..autograd import grad as autograd_grad
-    from ..creation import zeros_like
 
     flat_in = [p for group in physical_in for p in group]
     outs, seeds = [], []
@@ -160,7 +160,6 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                                    f"scalar Tensor, got tensor with {output.dim()} dims. Maybe "
                                    "you wanted to use the vjp or jacrev APIs instead?")
             out_p = _vmap.innermost(output)
-            from ..creation import ones_like
 
             flat = _gradients([out_p], physical, [ones_like(out_p)], create)
         grads = _release(_regroup(flat, wrt, specs, single), keep)
@@ -242,8 +241,6 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None, _prealloc
     def wrapper(*args, **kwargs):
         if not has_aux:
             return _jacrev_by_vmap(func, args, kwargs, argnums, chunk_size)
-        from .. import stack
-        from ..creation import zeros
 
         leaves = _pytree.tree_flatten(args)[0]
         create, keep = _needs_graph(leaves)
@@ -290,7 +287,6 @@ def _jacrev_by_vmap(func, args, kwargs, argnums, chunk_size):
     """``jacrev`` as ``vmap`` of ``vjp`` over the unit cotangents: inside the vmap, ``vjp``
     differentiates each example's copy of the inputs, so one batched forward and one backward
     give every row (the function is evaluated once more, unbatched, for its output's shape)."""
-    from .. import eye
 
     single, nums = _argnums_tuple(argnums, len(args), "jacrev")
     with grad_mode.no_grad():
@@ -347,7 +343,6 @@ def _logical_shape_of(k, wrt):
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J t)``: the Jacobian-vector product of ``func`` at ``primals`` with
     ``tangents`` (a tuple matching ``primals``), by forward mode."""
-    from ..autograd import forward_ad
 
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
@@ -380,8 +375,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                                    f"only tensors, got unsupported type {type(o)}")
             p, t = forward_ad.unpack_dual(o, level=level)
             if t is None:
-                from ..creation import zeros_like
-
+            
                 t = zeros_like(p)
             primal_out.append(p)
             tangent_out.append(t)
@@ -408,8 +402,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .. import eye
-
+    
         single, nums = _argnums_tuple(argnums, len(args), "jacfwd")
         groups = [_pytree.tree_flatten(args[a]) for a in nums]
         flat_in = [x for leaves, _ in groups for x in leaves]
@@ -534,7 +527,6 @@ def stack_module_state(models) -> tuple:
     """``(params, buffers)``: each parameter and buffer of ``models`` (modules of one
     structure) stacked along a new first dimension, by name; the stacked parameters are new
     leaves that require grad (for ``vmap`` over ``functional_call``: model ensembling)."""
-    from .. import stack
 
     models = list(models)
     if not models:

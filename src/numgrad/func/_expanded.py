@@ -11,13 +11,10 @@ per-example gradient, ``g^T x`` per example (one batched product): PyTorch's "ex
 """
 from __future__ import annotations
 
+from .. import addmm as _addmm
 from ..autograd.function import Function
-
-
-def _addmm(c, a, b):
-    from .. import addmm
-
-    return addmm(c, a, b)
+from ..ops import registry
+from . import _vmap
 
 
 class _ExpandedLinear(Function):
@@ -57,14 +54,12 @@ def linear(x, w, b, lvl):
     """The batched result of ``linear(x, w, b)`` (BatchedTensors of ``lvl``) by
     ``_ExpandedLinear``, or None where it does not apply: the weight (and bias) not expanded
     along the batch, or forward AD on (whose rules see the ops, not this Function)."""
-    from ..ops import registry
-    from ._vmap import _make, _value_at
 
     if registry._forward_ad is not None:
         return None
-    vx, vw = _value_at(x, lvl.id), _value_at(w, lvl.id)
-    vb = None if b is None else _value_at(b, lvl.id)
+    vx, vw = _vmap._value_at(x, lvl.id), _vmap._value_at(w, lvl.id)
+    vb = None if b is None else _vmap._value_at(b, lvl.id)
     if type(vx).__name__ == "BatchedTensor" or type(vw).__name__ == "BatchedTensor" or \
             vw.ndim != 3 or vx.ndim < 2 or (vb is not None and (vb.ndim != 2 or vb.stride(0))):
         return None
-    return _make(_ExpandedLinear.apply(vx, vw, vb), lvl)
+    return _vmap._make(_ExpandedLinear.apply(vx, vw, vb), lvl)

@@ -26,7 +26,10 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .. import overrides
+from .. import arange, cat, matmul, ones_like, outer, overrides, stack
+from ..autograd import forward_ad
+from ..autograd.function import Function
+from ..overrides import TorchFunctionMode
 from ..tensor import Size, Tensor
 from . import _pytree
 
@@ -292,7 +295,6 @@ def _fallback(func, lvl, args, kwargs, name):
 def _stack_results(results, lvl):
     """The per-example results (tensors, or structures of them) stacked into batched ones;
     what is not a tensor is the first example's."""
-    from .. import stack
 
     flat = [_pytree.tree_flatten(r)[0] for r in results]
     spec = _pytree.tree_flatten(results[0])[1]
@@ -670,7 +672,6 @@ def _batched_index(x, v, i, lvl):
     positions index the batch dimension alongside)."""
     if v is None:
         return _make(x[i], lvl)
-    from .. import arange
 
     rows = arange(lvl.size).reshape((lvl.size, *([1] * (i.ndim - 1))))
     return _make(v[rows, i], lvl)
@@ -735,7 +736,6 @@ def _matmul(func, lvl, args, kwargs):
     a = args[0]
     b = args[1] if len(args) > 1 else next(kwargs[k] for k in ("other", "mat2", "vec")
                                            if k in kwargs)
-    from .. import matmul
 
     A, B, la, lb = _as_matrix_operands(a, b, lvl)
     out = matmul(A, B)
@@ -761,12 +761,9 @@ def _linear(func, lvl, args, kwargs):
         return _make(func(_value_at(x, lid), w, b), lvl)  # (the weights shared: one product)
     if _value_at(x, lid) is not None and _value_at(w, lid) is not None and \
             _value_at(w, lid).stride(0) == 0 and (b is None or _value_at(b, lid) is not None):
-        from ._expanded import linear as expanded_linear
-
-        out = expanded_linear(x, w, b, lvl)
+        out = _expanded.linear(x, w, b, lvl)
         if out is not None:
             return out
-    from .. import matmul
 
     out = matmul(x, w.transpose(-1, -2))
     return out if b is None else out + b
@@ -776,7 +773,6 @@ def _linear(func, lvl, args, kwargs):
 def _addmm(func, lvl, args, kwargs):
     c, a, b = args[:3]
     beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
-    from .. import matmul
 
     prod = matmul(a, b)
     return (c * beta if beta != 1 else c) + (prod * alpha if alpha != 1 else prod)
@@ -916,7 +912,6 @@ def _add_product(func, lvl, args, kwargs):
     """``beta * c + alpha * (a @ b)`` and kin, composed of batched ops."""
     c, a, b = args[:3]
     beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
-    from .. import matmul, outer
 
     name = _name(func)
     prod = outer(a, b) if name == "addr" else matmul(a, b)
@@ -1061,7 +1056,6 @@ def _random(func, lvl, args, kwargs):
         return _pointwise(func, lvl, args, kwargs)
     if lvl.randomness == "same" and name.startswith("dropout"):
         v = _value_at(args[0], lvl.id)
-        from .. import ones_like
 
         mask = func(ones_like(v[0]), *args[1:], **kwargs)
         return args[0] * mask
@@ -1136,7 +1130,6 @@ def _autograd_grad(func, lvl, args, kwargs):
         seeds = (None,) * len(outs)
     elif isinstance(seeds, Tensor):
         seeds = (seeds,)
-    from .. import ones_like
 
     phys_seeds = []
     for o, g in zip(outs, seeds):
@@ -1223,8 +1216,6 @@ def _physical_function(cls):
     made = _PHYSICAL.get(cls)
     if made is not None:
         return made
-    from ..autograd.function import Function
-
     separate = cls.setup_context is not Function.setup_context
 
     class Physical(Function):
@@ -1270,8 +1261,6 @@ def make_dual(tensor, tangent, level):
     values, batched again (None where neither is batched)."""
     if type(tensor) is not BatchedTensor and type(tangent) is not BatchedTensor:
         return None
-    from ..autograd import forward_ad
-
     lid = max(t._level for t in (tensor, tangent) if type(t) is BatchedTensor)
     lvl = _level(lid)
     return _make(forward_ad.make_dual(_batched(tensor, lvl), _batched(tangent, lvl),
@@ -1281,8 +1270,6 @@ def make_dual(tensor, tangent, level):
 def unpack_dual(tensor, level):
     if type(tensor) is not BatchedTensor:
         return None
-    from ..autograd import forward_ad
-
     lvl = _level(tensor._level)
     primal, tangent = forward_ad.unpack_dual(tensor._value, level=level)
     return forward_ad.UnpackedDualTensor(
@@ -1378,31 +1365,23 @@ def _run(func, out_dims, randomness, leaves, spec, dims, size, kwargs):
 _RANDOM_FACTORIES = frozenset(("rand", "randn", "randint", "randperm", "normal"))
 
 
-def _randomness_mode(lvl):
-    from ..overrides import TorchFunctionMode
+class _RandomnessMode(TorchFunctionMode):
+    """Inside vmap: random factories follow the level's ``randomness`` ('error' raises,
+    'different' draws one value per example, 'same' one for all); every other call goes on
+    unchanged."""
 
-    global _RandomnessMode
-    if _RandomnessMode is None:
-        class _RandomnessMode(TorchFunctionMode):
-            """Inside vmap: random factories follow the level's ``randomness`` ('error' raises,
-            'different' draws one value per example, 'same' one for all); every other call
-            goes on unchanged."""
+    def __init__(self, level):
+        super().__init__()
+        self.level = level
 
-            def __init__(self, level):
-                super().__init__()
-                self.level = level
-
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                kwargs = kwargs or {}
-                if types or _name(func) not in _RANDOM_FACTORIES:
-                    return func(*args, **kwargs)
-                return _random_factory(func, self.level, args, kwargs)
-
-        globals()["_RandomnessMode"] = _RandomnessMode
-    return _RandomnessMode(lvl)
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if types or _name(func) not in _RANDOM_FACTORIES:
+            return func(*args, **kwargs)
+        return _random_factory(func, self.level, args, kwargs)
 
 
-_RandomnessMode = None
+_randomness_mode = _RandomnessMode
 
 
 def _random_factory(func, lvl, args, kwargs):
@@ -1414,7 +1393,6 @@ def _random_factory(func, lvl, args, kwargs):
                            "perform the randomness operation out of vmap")
     if lvl.randomness == "same":
         return func(*args, **kwargs)
-    from .. import stack
 
     name = _name(func)
     if name in ("rand", "randn"):
@@ -1451,7 +1429,6 @@ def _unbatch(func, out, out_dims, lvl):
 
 
 def _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims, size, kwargs):
-    from .. import cat
 
     outs = []
     for start in range(0, size, chunk_size):
@@ -1465,3 +1442,6 @@ def _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims
     joined = [cat([f[i] for f in flat], d) if d is not None else flat[0][i]
               for i, d in enumerate(odims)]
     return _pytree.tree_unflatten(joined, ospec)
+
+
+from . import _expanded  # noqa: E402  (it uses this module's BatchedTensor)

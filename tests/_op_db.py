@@ -431,6 +431,37 @@ def run_sample(op, sample, dtype_name: str, index: int) -> str | None:
     return None
 
 
+class _Isolated:
+    """Leaves no warn-once state behind (other test modules check those warnings): PyTorch's
+    TORCH_WARN_ONCE warnings are not spent while ``set_warn_always`` is on, and numgrad's
+    warned-once messages are restored; Python's warnings are caught and dropped; both random
+    generators are left as they were."""
+
+    def __enter__(self):
+        import numgrad
+
+        torch = _torch()
+        self.always = torch.is_warn_always_enabled()
+        torch.set_warn_always(True)
+        self.once = set(numgrad._WARNED_ONCE)
+        self.rng = (torch.get_rng_state(), numgrad.get_rng_state())
+        self.caught = warnings.catch_warnings()
+        self.caught.__enter__()
+        warnings.simplefilter("ignore")
+        return self
+
+    def __exit__(self, *exc):
+        import numgrad
+
+        self.caught.__exit__(*exc)
+        numgrad._WARNED_ONCE.clear()
+        numgrad._WARNED_ONCE.update(self.once)
+        _torch().set_rng_state(self.rng[0])
+        numgrad.set_rng_state(self.rng[1])
+        _torch().set_warn_always(self.always)
+        return False
+
+
 def dtypes_of(op):
     torch = _torch()
     supported = op.supported_dtypes("cpu")
@@ -444,8 +475,7 @@ def check_op(op, max_samples: int = MAX_SAMPLES) -> tuple[str | None, int, int]:
     torch = _torch()
     first, run, passed = None, 0, 0
     backward = set(op.supported_backward_dtypes("cpu")) if op.supports_autograd else set()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with _Isolated():
         for dtype in dtypes_of(op):
             name = str(dtype).split(".")[-1]
             torch.manual_seed(SEED)
@@ -480,8 +510,7 @@ def check_error_inputs(op) -> list[tuple[str, str | None]]:
     raises as the OpInfo says)."""
     out = []
     torch = _torch()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with _Isolated():
         torch.manual_seed(SEED)
         try:
             errors = list(op.error_inputs("cpu"))

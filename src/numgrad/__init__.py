@@ -130,6 +130,8 @@ def _bind_methods() -> None:
     T.mH = property(_matrix_adjoint)  # (real tensors: the adjoint is the transpose)
     T.H = property(_adjoint)
     T.__abs__ = ops.abs
+    T.real = property(ops.real)  # (numgrad's tensors are real: the tensor itself)
+    T.imag = property(_imag)
     T.__and__ = T.__rand__ = ops.bitwise_and
     T.__or__ = T.__ror__ = ops.bitwise_or
     T.__xor__ = T.__rxor__ = ops.bitwise_xor
@@ -183,6 +185,10 @@ def _matrix_transpose(self):
                    "these cases.")
         return self
     return self.transpose(-2, -1)
+
+
+def _imag(self):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
 def _matrix_adjoint(self):

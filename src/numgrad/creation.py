@@ -395,6 +395,15 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device)
 
 
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
+    """A 0-d tensor of the number ``s``, of the default float dtype unless ``dtype`` says."""
+    from ._dtype import get_default_dtype
+
+    return full((), s, dtype=dtype or get_default_dtype(), device=device,
+                requires_grad=requires_grad)
+
+
 def _like(fn):
     def like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
              memory_format=None) -> Tensor:
@@ -473,5 +482,5 @@ METHODS = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
     "zeros_like", "ones_like", "empty_like", "full_like", "linspace", "eye",
-    "set_default_device", "get_default_device",
+    "set_default_device", "get_default_device", "scalar_tensor",
 ]

@@ -1057,6 +1057,39 @@ def clamp_max(input: Tensor, max) -> Tensor:
     return apply(ClampMax, (input,), (a,), min=None, max=max)
 
 
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate: of a real tensor, the tensor itself (as PyTorch)."""
+    return input
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """``input`` with a pending conjugation applied: a real tensor is itself."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` with a pending negation applied: numgrad's tensors have none."""
+    return input
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The conjugate computed into memory: of a real tensor, the tensor itself."""
+    return input
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part: of a real tensor, the tensor itself."""
+    return input
+
+
+def isreal(input: Tensor) -> Tensor:
+    """Whether each element is real (imaginary part 0): all true for a real tensor."""
+    from .._dtype import bool_
+    from ..creation import ones
+
+    return ones(tuple(input.shape), dtype=bool_, device=input.device)
+
+
 def positive(input: Tensor) -> Tensor:
     """``+input``: the tensor itself (PyTorch refuses a bool tensor)."""
     if input.dtype.name == "bool":
@@ -1064,5 +1097,5 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
-__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive"]
-METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive")
+__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive", "conj", "resolve_conj", "resolve_neg", "conj_physical", "real", "isreal"]
+METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive", "conj", "resolve_conj", "resolve_neg", "conj_physical", "isreal")

@@ -402,5 +402,66 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return _batched(input, other)
 
 # What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["matmul", "mm", "mv", "dot", "bmm", "addmm"]
-METHODS = ("matmul", "mm", "mv", "dot", "bmm", "addmm")
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """The dot product of two 1-D tensors (of real ones, ``dot``)."""
+    return dot(input, other)
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """The sum of products over the last dimension of both (a 0-d operand multiplies)."""
+    if not input.ndim or not other.ndim:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    from .indexing_more import tensordot
+
+    return tensordot(input, other, dims=([-1], [-1]))
+
+
+def _scalar_as(value, t: Tensor):
+    """``alpha``/``beta`` in ``t``'s dtype, as ATen converts them (0.6 is 0 for an integer
+    tensor, 3 is True for a bool one)."""
+    if t.dtype.is_floating_point:
+        return value
+    return bool(value) if t.dtype.name == "bool" else int(value)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)`` (``input`` broadcast; ignored, NaN
+    included, when ``beta`` is 0)."""
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"{name} must be 1-dimensional, but got {t.ndim}-D")
+    product = vec1.reshape(-1, 1) * vec2
+    beta, alpha = _scalar_as(beta, input), _scalar_as(alpha, input)
+    if input.dtype.name == "bool":  # (``beta and input or alpha and product``, as ATen's)
+        return (input & beta) | (product & alpha)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        from ._promote import broadcast_shapes
+
+        broadcast_shapes(tuple(input.shape), tuple(product.shape))  # (PyTorch's shape error)
+        return product
+    return (input * beta if beta != 1 else input) + product
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * sum_i batch1[i] @ batch2[i]`` (one matrix product of the
+    batches laid side by side)."""
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    bs, n, k = batch1.shape
+    if tuple(batch2.shape[:2]) != (bs, k):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{bs}, {k}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+    beta, alpha = _scalar_as(beta, input), _scalar_as(alpha, input)
+    a = batch1.permute(1, 0, 2).reshape(n, bs * k)
+    b = batch2.reshape(bs * k, batch2.shape[2])
+    return addmm(input, a, b, beta=beta, alpha=alpha)
+
+
+__all__ = ["matmul", "mm", "mv", "dot", "bmm", "addmm", "vdot", "inner", "addr", "addbmm"]
+METHODS = ("matmul", "mm", "mv", "dot", "bmm", "addmm", "vdot", "inner", "addr", "addbmm")

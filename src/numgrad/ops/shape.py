@@ -599,6 +599,78 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(input, -(-size // chunks), d)
 
 
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """``split`` into parts of the given sizes (which must add up to the dimension's)."""
+    return split(input, list(split_sizes), dim)
+
+
+def unsafe_split(input: Tensor, split_size, dim: int = 0) -> tuple:
+    """``split`` (PyTorch's variant whose parts are not views to autograd's checks)."""
+    return split(input, split_size, dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """``chunk`` (PyTorch's variant whose parts are not views to autograd's checks)."""
+    return chunk(input, chunks, dim)
+
+
+def _directional_split(name: str, dim_of):
+    def fn(input: Tensor, indices_or_sections) -> tuple:
+        from .indexing_more import tensor_split
+
+        nd = input._data.ndim
+        d = dim_of(nd)
+        need = {"hsplit": 1, "vsplit": 2, "dsplit": 3}[name]
+        if nd < need:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, "
+                               f"but got a tensor with {nd} dimensions!")
+        if isinstance(indices_or_sections, (int, np.integer)):
+            n, size = int(indices_or_sections), input._data.shape[d]
+            if n == 0 or size % n:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but "
+                                   f"the size of the dimension {size} is not divisible by the "
+                                   f"split_size {n}!")
+        return tensor_split(input, indices_or_sections, d)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``tensor_split`` along dimension {dim_of(3)} ({name}), sections that must "
+                  "divide it exactly or the indices to split at.")
+    return fn
+
+
+hsplit = _directional_split("hsplit", lambda nd: 1 if nd > 1 else 0)
+vsplit = _directional_split("vsplit", lambda nd: 0)
+dsplit = _directional_split("dsplit", lambda nd: 2)
+
+
+def _copy_of(view_name: str):
+    """``{view}_copy``: the view's values in new (contiguous) memory, differentiable through the
+    view and a copy."""
+    def fn(input: Tensor, *args, **kwargs):
+        from . import METHODS
+
+        view = METHODS.get(view_name) or getattr(Tensor, view_name)
+        out = view(input, *args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            return tuple(o.clone() for o in out)
+        return out.clone()
+
+    fn.__name__ = fn.__qualname__ = view_name + "_copy"
+    fn.__doc__ = f"``{view_name}``'s values in new memory (PyTorch's ``{view_name}_copy``)."
+    return fn
+
+
+_COPIES = ("view", "t", "transpose", "unsqueeze", "squeeze", "permute", "expand", "unbind",
+           "unfold", "narrow", "split_with_sizes", "split", "select", "detach")
+for _name in _COPIES:
+    globals()[_name + "_copy"] = _copy_of(_name)
+
+
+def alias_copy(input: Tensor) -> Tensor:
+    """A copy of ``input`` (PyTorch's ``alias_copy``)."""
+    return input.clone()
+
+
 def repeat(input: Tensor, *repeats) -> Tensor:
     """The tensor tiled ``repeats`` times along each dimension."""
     if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)):
@@ -613,6 +685,8 @@ def repeat(input: Tensor, *repeats) -> Tensor:
 
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "narrow",
-           "cat", "stack", "split", "chunk"]
+           "cat", "stack", "split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
+           "hsplit", "vsplit", "dsplit", "alias_copy"] + [n + "_copy" for n in _COPIES]
 METHODS = ("view", "view_as", "reshape", "reshape_as", "flatten", "transpose", "t", "permute",
-           "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "split", "chunk", "repeat")
+           "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "split", "chunk", "repeat",
+           "split_with_sizes", "unsafe_split", "unsafe_chunk", "hsplit", "vsplit", "dsplit")

@@ -493,6 +493,36 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 ger = outer
 
 
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """The tensor rotated by ``k`` quarter turns in the plane of ``dims``, from the first
+    towards the second (flips and a transpose, as PyTorch composes it)."""
+    _tensor_arg("rot90", input)
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    nd = input._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == nd:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    d0, d1 = _wrap_dim(dims[0], nd), _wrap_dim(dims[1], nd)
+    k = int(k) % 4
+    if k == 1:
+        return flip(input, d1).transpose(d0, d1)
+    if k == 2:
+        return flip(input, (d0, d1))
+    if k == 3:
+        return flip(input, d0).transpose(d0, d1)
+    return input.clone()
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A square matrix with the flattened ``input`` on its ``offset``-th diagonal."""
+    _tensor_arg("diagflat", input)
+    return diag(input.reshape(-1), offset)
+
+
 def movedim(input: Tensor, source, destination) -> Tensor:
     """The dimensions ``source`` moved to the positions ``destination``, the others kept in their
     order (a view, through ``permute``)."""
@@ -824,6 +854,7 @@ def is_floating_point(input: Tensor) -> bool:
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["tril", "triu", "diag", "diagonal", "diagonal_copy", "diag_embed", "trace", "flip",
            "fliplr", "flipud", "roll", "outer", "ger", "movedim", "moveaxis", "swapaxes",
+           "rot90", "diagflat",
            "swapdims", "unflatten", "repeat_interleave", "tile", "atleast_1d", "atleast_2d",
            "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack", "concat",
            "concatenate", "meshgrid", "broadcast_tensors", "broadcast_to", "ravel",
@@ -832,4 +863,4 @@ __all__ = ["tril", "triu", "diag", "diagonal", "diagonal_copy", "diag_embed", "t
 METHODS = ("tril", "triu", "tril_", "triu_", "diag", "diagonal", "diag_embed", "trace", "flip",
            "fliplr", "flipud", "roll", "outer", "ger", "movedim", "moveaxis", "swapaxes",
            "swapdims", "unflatten", "repeat_interleave", "tile", "take_along_dim", "broadcast_to",
-           "ravel", "unfold")
+           "ravel", "unfold", "rot90", "diagflat")

@@ -467,14 +467,38 @@ def _reduction(pos=1, name="dim", none_all=True, extra=0, default=None):
             if kwargs.get("keepdim") or (len(args) > pos + 1 and args[pos + 1] is True):
                 return NotImplemented
             return _wrap_out(func(flat, *args[1:], **kwargs), lvl)
+        if n == 0 and not extra:  # (a 0-d example: its one dimension made, then dropped)
+            args, kwargs = _put(args, kwargs, where, 1, name)
+            out = func(v.unsqueeze(1), *args[1:], **kwargs)
+            return _wrap_out(_drop_made(out, v.ndim + 1), lvl)
         args, kwargs = _put(args, kwargs, where, _shift(d, n), name)
         return _wrap_out(func(v, *args[1:], **kwargs), lvl)
     return rule
 
 
+def _drop_made(out, ndim):
+    if isinstance(out, Tensor):
+        return out.squeeze(1) if out.ndim == ndim else out
+    if isinstance(out, tuple):
+        items = [_drop_made(o, ndim) for o in out]
+        return tuple(items) if type(out) is tuple else type(out)(*items)
+    return out
+
+
 for _n in ("sum", "mean", "nansum", "nanmean", "amax", "amin", "prod", "logsumexp", "all", "any",
-           "count_nonzero", "std", "var", "argmax", "argmin", "median", "nanmedian", "aminmax"):
+           "count_nonzero", "std", "var", "argmax", "argmin", "aminmax"):
     RULES[_n] = _reduction()
+_median_dim = _reduction(none_all=False)
+
+
+@_rule("median", "nanmedian")
+def _median(func, lvl, args, kwargs):
+    """With a dim, (values, indices) along it; without, the median of all values."""
+    d, _ = _get(args, kwargs, 1, "dim")
+    v = _value_at(args[0], lvl.id)
+    if d is None and v is not None and len(args) == 1 and not kwargs:
+        return _make(func(v.reshape((v.shape[0], -1)), 1)[0], lvl)
+    return _median_dim(func, lvl, args, kwargs)
 for _n in ("softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin",
            "squeeze_dim"):
     RULES[_n] = _reduction(none_all=False)
@@ -495,6 +519,8 @@ def _unfold(func, lvl, args, kwargs):
     example of its batch, folded)."""
     if "functional" in (overrides.resolve_name(func) or ""):
         return _fold(func, lvl, args, kwargs)
+    if args[0].ndim == 0:
+        return NotImplemented  # (a 0-d example's unfold makes a dimension: the loop)
     return _unfold_dim(func, lvl, args, kwargs)
 RULES["var_mean"] = RULES["std_mean"] = _reduction()
 RULES["flip"] = _reduction(none_all=False, name="dims")
@@ -662,9 +688,21 @@ def _getitem(func, lvl, args, kwargs):
     if len(idx) == 1 and type(idx[0]) is BatchedTensor and idx[0]._level == lvl.id and \
             not idx[0].dtype.is_floating_point and idx[0].dtype.itemsize > 1:
         return _batched_index(x, v, idx[0]._value, lvl)
-    if v is None or any(type(i) is BatchedTensor for i in idx):
+    if v is None or any(type(i) is BatchedTensor for i in idx) or _advanced_apart(idx):
         return NotImplemented
     return _make(v[(slice(None), *idx)], lvl)
+
+
+def _advanced_apart(idx) -> bool:
+    """Whether the advanced parts of an index (tensors, lists, and with them ints and bools)
+    are not side by side: NumPy's and PyTorch's results then put their dimensions first, and
+    the batch dimension in front of them would move (such indices loop)."""
+    arrays = [isinstance(i, (Tensor, list)) for i in idx]
+    if not any(arrays):
+        return False
+    where = [k for k, i in enumerate(idx)
+             if arrays[k] or isinstance(i, (bool, int)) and not isinstance(i, slice)]
+    return where != list(range(where[0], where[-1] + 1))
 
 
 def _batched_index(x, v, i, lvl):
@@ -896,8 +934,10 @@ def _index_write(func, lvl, args, kwargs):
     """``index_add(x, dim, index, source)`` and kin: ``x`` and ``source`` batched, the index
     shared, the dim shifted."""
     index, _ = _get(args, kwargs, 2, "index")
-    if type(index) is BatchedTensor:
-        return NotImplemented
+    value, _ = _get(args, kwargs, 3, "value")
+    if type(index) is BatchedTensor or (_name(func) == "index_fill" and
+                                        type(value) is BatchedTensor):
+        return NotImplemented  # (a batched index, or index_fill's 0-d value: the loop)
     x = args[0]
     d, where = _get(args, kwargs, 1, "dim")
     args = [_batched(a, lvl) if isinstance(a, Tensor) and a is not index else a for a in args]
@@ -933,7 +973,11 @@ def _both_batched(func, lvl, args, kwargs):
     ``searchsorted``, ``linalg.solve`` …): each batched (expanded where it is not)."""
     name = _name(func)
     ranks = [a.ndim for a in args if isinstance(a, Tensor)]
-    if len(set(ranks)) != 1 and name not in ("solve", "solve_ex", "lstsq"):
+    if name in ("solve", "solve_ex", "lstsq", "cholesky_solve"):
+        if kwargs or len(args) != 2 or ranks[1] not in (ranks[0], ranks[0] - 1) or (
+                ranks[0] > 2 and tuple(args[0].shape)[:-2] != tuple(args[1].shape)[:ranks[0] - 2]):
+            return NotImplemented  # (broadcast batches, left=False: the loop)
+    elif len(set(ranks)) != 1:
         return NotImplemented
     phys = [_batched(a, lvl) if isinstance(a, Tensor) else a for a in args]
     if name in ("cross", "linalg_cross"):
@@ -961,13 +1005,20 @@ def _fold(func, lvl, args, kwargs):
     v = _value_at(args[0], lvl.id)
     if v is None or _others_batched((*args[1:], *kwargs.values()), lvl.id) or v.ndim < 3:
         return NotImplemented
-    if _name(func) == "batch_norm":
+    name = _name(func)
+    if v.ndim == _BATCHED_RANK.get(name, 0):  # (one unbatched example: the vmap batch is N)
+        return _wrap_out(func(v, *args[1:], **kwargs), lvl)
+    if name == "batch_norm":
         training, _ = _get(args, kwargs, 5, "training", False)
         if training:
             return NotImplemented
     size = v.shape[0], v.shape[1]
     out = func(v.flatten(0, 1), *args[1:], **kwargs)
     return _wrap_out(_unflat(out, size), lvl)
+
+
+# The ranks of a batched input of the ops that also take one unbatched example
+_BATCHED_RANK = {"pixel_shuffle": 4, "pixel_unshuffle": 4, "unfold": 4, "fold": 3}
 
 
 @_rule("gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim")
@@ -990,7 +1041,8 @@ def _take(func, lvl, args, kwargs):
     x, index = args[0], args[1] if len(args) > 1 else kwargs["index"]
     v, i = _batched(x, lvl), _batched(index, lvl)
     size = lvl.size
-    out = v.reshape((size, -1)).gather(1, i.reshape((size, -1)))
+    flat = v.reshape((size, -1))
+    out = flat.gather(1, i.reshape((size, -1)) % max(flat.shape[1], 1))  # (negatives count back)
     return _make(out.reshape(tuple(i.shape)), lvl)
 
 
@@ -1074,13 +1126,16 @@ def _loss_reduction(out, reduction, n_logical):
 @_rule("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
        "binary_cross_entropy_with_logits", "soft_margin_loss", "kl_div")
 def _pointwise_loss(func, lvl, args, kwargs):
+    kwargs = dict(kwargs)
     reduction = kwargs.pop("reduction", "mean")
-    if reduction not in ("none", "mean", "sum"):
+    if reduction not in ("none", "mean", "sum") or len(args) > 2 or \
+            _others_batched(tuple(kwargs.values()), lvl.id):
         return NotImplemented
     a, b = args[0], args[1]
-    out = _pointwise(func, lvl, (a, b, *args[2:]), {**kwargs, "reduction": "none"})
-    v = out._value
-    return _make(_loss_reduction(v, reduction, a.ndim), lvl)
+    if a.ndim != b.ndim:
+        return NotImplemented
+    out = func(_batched(a, lvl), _batched(b, lvl), reduction="none", **kwargs)
+    return _make(_loss_reduction(out, reduction, a.ndim), lvl)
 
 
 @_rule("cross_entropy", "nll_loss", "multi_margin_loss")
@@ -1097,6 +1152,8 @@ def _class_loss(func, lvl, args, kwargs):
     if t.dtype.is_floating_point:
         return NotImplemented  # (class probabilities)
     n = v.ndim - 1
+    if n == 1 and _name(func) == "multi_margin_loss":
+        return NotImplemented
     if n == 1:  # (one example: (C,) and a 0-d target)
         out = func(v, t, **{**kwargs, "reduction": "none"})
     elif n == 2:

@@ -280,6 +280,8 @@ def _dtype_name(t) -> str:
 
 
 def _numpy(t):
+    if isinstance(t, _torch().Tensor) and t._is_zerotensor():  # (PyTorch's lazy zeros)
+        return np.zeros(tuple(t.shape), str(t.dtype).split(".")[-1])
     return t.detach().cpu().numpy()
 
 

@@ -14,6 +14,8 @@ from ..autograd import grad_mode
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
+from builtins import abs as builtins_abs  # (``abs`` is the op below)
+
 _two = ((3, 4), (3, 4))
 _broadcast = ((3, 1, 4), (5, 1))
 
@@ -545,6 +547,24 @@ class Round(_Piecewise):
 
 
 @register
+class RoundDecimals(_Piecewise):
+    """``round(x, decimals=d)``: to ``d`` decimal places (to tens, hundreds... for a negative
+    ``d``), half to even, computed as ATen does in the input's dtype: ``rint(x * 10**d) /
+    10**d``, or ``rint(x / 10**-d) * 10**-d``."""
+
+    name, node = "round_decimals", "RoundBackward1"
+    samples = (Sample(lambda m, a: m.round(a * 40, decimals=1), ((3, 4),)),
+               Sample(lambda m, a: (a * 300).round(decimals=-2) + a, ((5,),)))
+
+    @staticmethod
+    def forward(K, a, *, decimals):
+        scale = np.asarray(10.0 ** builtins_abs(decimals), a.dtype)
+        if decimals > 0:
+            return K.binary(K.DIV, K.unary(K.ROUND, K.binary(K.MUL, a, scale)), scale)
+        return K.binary(K.MUL, K.unary(K.ROUND, K.binary(K.DIV, a, scale)), scale)
+
+
+@register
 class Where(Op):
     """``input`` where ``condition`` else ``other``; the condition is a constant bool tensor."""
 
@@ -841,7 +861,15 @@ abs = _same_dtype(Abs, "The absolute value of each element.")
 sign = _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient).")
 floor = _same_dtype(Floor, "Each element rounded down (zero gradient).")
 ceil = _same_dtype(Ceil, "Each element rounded up (zero gradient).")
-round = _same_dtype(Round, "Each element rounded to the nearest integer, half to even (zero gradient).")
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Each element rounded to the nearest integer, half to even (zero gradient); with
+    ``decimals``, to that many decimal places."""
+    if decimals == 0:
+        return apply(Round, (input,), (input._data,))
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"round_cpu\" not implemented for "
+                                  f"'{input.dtype.name.capitalize().replace('Int64', 'Long')}'")
+    return apply(RoundDecimals, (input,), (input._data,), decimals=int(decimals))
 
 
 def relu(input: Tensor) -> Tensor:

@@ -1142,6 +1142,107 @@ def logical_not(input: Tensor) -> Tensor:
     return apply(LogicalNot, (input,), (input._data,))
 
 
+# ------------------------------------------------------------------ composed of other ops
+def _ng():
+    import numgrad
+
+    return numgrad
+
+
+def _float_of(t: Tensor) -> Tensor:
+    """``t``, or ``t`` in the default float dtype if it is an integer or bool tensor."""
+    return t if t.dtype.is_floating_point else t.to(_ng().get_default_dtype())
+
+
+def _as_tensor_like(value, like: Tensor) -> Tensor:
+    return value if isinstance(value, Tensor) else _ng().tensor(value, device=like.device)
+
+
+def sgn(input: Tensor) -> Tensor:
+    """The sign (of a real tensor, ``sign``)."""
+    from .elementwise import sign
+
+    return sign(input)
+
+
+def signbit(input: Tensor) -> Tensor:
+    """Whether each element's sign bit is set: negative numbers and -0.0 (a bool tensor)."""
+    if not input.dtype.is_floating_point:
+        return input < 0
+    return (input < 0) | ((input == 0) & (input.detach().reciprocal() < 0))
+
+
+def copysign(input, other) -> Tensor:
+    """``|input|`` with the sign of ``other`` (its sign bit: -0.0 counts as negative), in a float
+    dtype; the gradient reaches ``input`` (0 where it is 0)."""
+    ng = _ng()
+    if not isinstance(input, Tensor):
+        raise TypeError(f"copysign(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    dtype = ng.result_type(input, other)
+    if not dtype.is_floating_point:
+        dtype = ng.get_default_dtype()
+    other = _as_tensor_like(other, input)
+    negative = signbit(other)
+    magnitude = input.to(dtype).abs()
+    return where(negative, -magnitude, magnitude)
+
+
+def _nan_ignoring(name: str, keep_first):
+    def fn(input: Tensor, other: Tensor) -> Tensor:
+        _tensor_only(name, input, other)
+        if not (input.dtype.is_floating_point or other.dtype.is_floating_point):
+            from .elementwise import maximum, minimum
+
+            return (maximum if name == "fmax" else minimum)(input, other)
+        # (PyTorch's gradient: all of it to ``input`` where it is kept, ties included)
+        return where(keep_first(input, other) | other.isnan(), input, other)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The elementwise {'maximum' if name == 'fmax' else 'minimum'}, ignoring NaN "
+                  "(NaN only where both are NaN).")
+    return fn
+
+
+fmax = _nan_ignoring("fmax", lambda a, b: a >= b)
+fmin = _nan_ignoring("fmin", lambda a, b: a <= b)
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """0 where ``input`` < 0, ``values`` where it is 0, 1 where > 0 (not differentiable)."""
+    _tensor_only("heaviside", input, values)
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    x, v = input.detach(), values.detach()
+    return where(x == 0, v, (x > 0).to(x.dtype))
+
+
+def logit(input: Tensor, eps=None) -> Tensor:
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` if ``eps`` is given (then the
+    gradient is 0 outside that interval)."""
+    p = _float_of(input)
+    if eps is not None:
+        p = p.clamp(float(eps), 1.0 - float(eps))
+    return (p / (1 - p)).log()
+
+
+def float_power(input, exponent) -> Tensor:
+    """``input ** exponent`` in float64."""
+    ng = _ng()
+    base = input.to(ng.float64) if isinstance(input, Tensor) else float(input)
+    exp = exponent.to(ng.float64) if isinstance(exponent, Tensor) else float(exponent)
+    if not isinstance(base, Tensor):
+        return ng.pow(base, exp)
+    return base.pow(exp)
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """``input * 2 ** other``, in a float dtype."""
+    _tensor_only("ldexp", input, other)
+    ng = _ng()
+    return input * ng.pow(2.0, _float_of(other) if other.dtype.is_floating_point else other)
+
+
 _LOGIC = ["logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
           "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift"]
 __all__ = ["arctan2", "atan2", "erf", "erfc", "floor_divide", "logaddexp", "logaddexp2"]
@@ -1151,5 +1252,7 @@ __all__ += ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "
             "xlogy", "lerp", "addcmul", "addcdiv"]
 METHODS = ("atan2", "arctan2", "logaddexp", "logaddexp2", "erf", "erfc", "floor_divide")
 METHODS += tuple(__all__[7:])
-__all__ += _LOGIC
-METHODS += tuple(_LOGIC)
+_COMPOSED = ["sgn", "signbit", "copysign", "fmax", "fmin", "heaviside", "logit", "float_power",
+             "ldexp"]
+__all__ += _LOGIC + _COMPOSED
+METHODS += tuple(_LOGIC) + tuple(_COMPOSED)

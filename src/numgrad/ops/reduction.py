@@ -1,6 +1,7 @@
 """Reductions over all elements or over ``dim`` (an int or a tuple), with ``keepdim``."""
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 
@@ -790,6 +791,58 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     return out.view(size) if lead else out
 
 
+def _trapezoid_parts(y: Tensor, x, dim: int, name: str):
+    """(the sums of neighbouring samples along ``dim``, the spacings ``x.diff`` shaped to
+    broadcast against them, or None for a number)."""
+    nd = y.ndim
+    d = _wrap_dim(dim, nd)
+    n = y.shape[d]
+    left, right = y.narrow(d, 0, builtins.max(n - 1, 0)), y.narrow(d, builtins.min(1, n),
+                                                                  builtins.max(n - 1, 0))
+    if not isinstance(x, Tensor):
+        return d, left + right, None
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        spacing = x.diff().reshape([-1 if i == d else 1 for i in range(nd)])
+    else:
+        spacing = x.diff(dim=dim)
+    return d, left + right, spacing
+
+
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The integral of the samples ``y`` along ``dim`` by the trapezoidal rule, at the points
+    ``x`` or with the spacing ``dx`` (1 by default), as ATen computes it."""
+    if isinstance(x, Tensor):
+        if dx is not None:
+            raise RuntimeError("trapezoid: received both x and dx")
+        d, pairs, spacing = _trapezoid_parts(y, x, dim, "trapezoid")
+        if not y.shape[d]:
+            return (y * 1.0).sum(d)
+        return (spacing * pairs).sum(d) / 2.0
+    step = 1.0 if dx is None and x is None else float(dx if dx is not None else x)
+    d = _wrap_dim(dim, y.ndim)
+    if not y.shape[d]:
+        return (y * 1.0).sum(d)
+    ends = y.select(d, 0) + y.select(d, -1)
+    return (y.sum(d) - ends * 0.5) * step
+
+
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """``trapezoid`` (its older name)."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoidal integral of ``y`` along ``dim`` (one element fewer there)."""
+    d, pairs, spacing = _trapezoid_parts(y, x, dim, "cumulative_trapezoid")
+    if spacing is not None:
+        return (spacing * pairs).cumsum(d) / 2.0
+    step = 1.0 if dx is None and x is None else float(dx if dx is not None else x)
+    return (step / 2.0 * pairs).cumsum(d)
+
+
 __all__ = ["sum", "mean", "norm", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
            "std", "logsumexp", "softmax", "log_softmax"]
 METHODS = tuple(__all__) + ("sum_to_size",)
+__all__ += ["trapezoid", "trapz", "cumulative_trapezoid"]

@@ -933,7 +933,6 @@ def cummin(input: Tensor, dim: int):
 @register
 class Logcumsumexp(Op):
     name, node = "logcumsumexp", "LogcumsumexpBackward0"
-    jvp = None
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -964,6 +963,23 @@ class Logcumsumexp(Op):
         pos = ops.where(grad > 0, log_abs, floor)
         neg = ops.where(grad < 0, log_abs, floor)
         return ((reverse_lcse(pos - out) + x).exp() - (reverse_lcse(neg - out) + x).exp(),)
+
+    @staticmethod
+    def jvp(ctx, t):
+        """The running softmax-weighted sum of the tangent, its positive and negative parts
+        each summed in log space (as backward does): exp(lcse(x + log t+) - out) - ..."""
+        x, out = ctx.saved_tensors
+        dim = ctx.params["dim"]
+        if not t._data.ndim or not t._data.size:
+            return t
+        ops = _ops()
+        lowest = float(np.finfo(t._data.dtype).min)
+        with np.errstate(divide="ignore"):
+            log_abs = t.abs().log()
+        floor = Tensor._wrap(kernels_for((t,)).full((), lowest, t._data.dtype))
+        pos = ops.where(t > 0, log_abs, floor)
+        neg = ops.where(t < 0, log_abs, floor)
+        return (logcumsumexp(pos + x, dim) - out).exp() - (logcumsumexp(neg + x, dim) - out).exp()
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:

@@ -355,6 +355,7 @@ abs_ sin_ cos_ zero_ fill_ copy_ masked_fill_ lerp_ addcmul_ addcdiv_ where_ det
 leaky_relu_ elu_ selu_ celu_ threshold_ hardtanh_ rrelu rrelu_ relu6_ silu_ mish_ hardswish_
 hardsigmoid_ logit special_logit xlog1py expit erfcx i0 digamma lgamma polygamma sign_ floor_
 ceil_ round_ trunc_ frac_ reciprocal_ rsqrt_ square_ fill bitwise_left_shift bitwise_right_shift
+zeta special_zeta
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise

@@ -800,8 +800,8 @@ def _fit_value(values: Tensor, target: tuple, key: Key, t: Tensor) -> Tensor:
                 )
     if not lead:
         return values
-    if grad_mode.state.enabled and values._requires_grad:
-        return values.reshape(stripped)
+    if grad_mode.state.enabled and values._requires_grad or registry._forward_ad is not None:
+        return values.reshape(stripped)  # (recorded: its history, and its forward-AD tangent)
     data = values._data
     return Tensor._wrap(kernels_of(data).reshape_view(data, stripped))
 

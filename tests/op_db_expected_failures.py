@@ -35,7 +35,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'corrcoef': 'float32 sample 0: missing name: torch.corrcoef',
  'cov': 'float32 sample 0: missing name: torch.cov',
  'diagonal_scatter': 'float32 sample 0: missing name: torch.diagonal_scatter',
- 'digamma': 'float32 sample 0: missing name: torch.digamma',
  'empty_permuted': 'float32 sample 0: missing name: torch.empty_permuted',
  'empty_strided': 'float32 sample 0: missing name: torch.empty_strided',
  'erfinv': 'float32 sample 0: missing name: torch.erfinv',
@@ -87,7 +86,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'jiterator_unary': 'float32 sample 0: missing name: torch.jiterator_unary',
  'kthvalue': 'float32 sample 0: missing name: torch.kthvalue',
  'lcm': 'int64 sample 0: missing name: torch.lcm',
- 'lgamma': 'float32 sample 0: missing name: torch.lgamma',
  'linalg.cond': 'float32 sample 0: missing name: torch.linalg.cond',
  'linalg.eig': 'float32 sample 0: missing name: torch.linalg.eig',
  'linalg.eigvals': 'float32 sample 0: missing name: torch.linalg.eigvals',
@@ -128,9 +126,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'masked.var': 'float32 sample 0: missing name: torch.masked.var',
  'matrix_exp': 'float32 sample 0: missing name: torch.matrix_exp',
  'max_pool2d_with_indices_backward': 'float32 sample 0: missing name: torch.ops.aten',
- 'mvlgamma[mvlgamma_p_1]': 'float32 sample 0: missing name: torch.mvlgamma',
- 'mvlgamma[mvlgamma_p_3]': 'float32 sample 0: missing name: torch.mvlgamma',
- 'mvlgamma[mvlgamma_p_5]': 'float32 sample 0: missing name: torch.mvlgamma',
  'nanquantile': 'float32 sample 0: missing name: torch.nanquantile',
  'native_batch_norm': 'float32 sample 0: missing name: torch.native_batch_norm',
  'native_dropout_backward': 'float32 sample 0: missing name: '
@@ -181,11 +176,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'ormqr': 'float32 sample 0: missing name: torch.ormqr',
  'pca_lowrank': 'float32 sample 0: missing name: torch.pca_lowrank',
  'polar': 'float32 sample 0: missing name: torch.polar',
- 'polygamma[polygamma_n_0]': 'float32 sample 0: missing name: torch.polygamma',
- 'polygamma[polygamma_n_1]': 'float32 sample 0: missing name: torch.polygamma',
- 'polygamma[polygamma_n_2]': 'float32 sample 0: missing name: torch.polygamma',
- 'polygamma[polygamma_n_3]': 'float32 sample 0: missing name: torch.polygamma',
- 'polygamma[polygamma_n_4]': 'float32 sample 0: missing name: torch.polygamma',
  'put': 'float32 sample 0: missing name: torch.put',
  'quantile': 'float32 sample 0: missing name: torch.quantile',
  'renorm': 'float32 sample 0: missing name: torch.renorm',
@@ -231,7 +221,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
                                    'torch.special.chebyshev_polynomial_v',
  'special.chebyshev_polynomial_w': 'float32 sample 0: missing name: '
                                    'torch.special.chebyshev_polynomial_w',
- 'special.entr': 'float32 sample 0: missing name: torch.special.entr',
  'special.erfcx': 'float32 sample 0: missing name: torch.special.erfcx',
  'special.hermite_polynomial_h': 'float32 sample 0: missing name: '
                                  'torch.special.hermite_polynomial_h',
@@ -249,9 +238,7 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'special.modified_bessel_i1': 'float32 sample 0: missing name: torch.special.modified_bessel_i1',
  'special.modified_bessel_k0': 'float32 sample 0: missing name: torch.special.modified_bessel_k0',
  'special.modified_bessel_k1': 'float32 sample 0: missing name: torch.special.modified_bessel_k1',
- 'special.ndtr': 'float32 sample 0: missing name: torch.special.ndtr',
  'special.ndtri': 'float32 sample 0: missing name: torch.special.ndtri',
- 'special.polygamma[special_polygamma_n_0]': 'float32 sample 0: missing name: torch.special',
  'special.scaled_modified_bessel_k0': 'float32 sample 0: missing name: '
                                       'torch.special.scaled_modified_bessel_k0',
  'special.scaled_modified_bessel_k1': 'float32 sample 0: missing name: '
@@ -265,8 +252,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'special.shifted_chebyshev_polynomial_w': 'float32 sample 0: missing name: '
                                            'torch.special.shifted_chebyshev_polynomial_w',
  'special.spherical_bessel_j0': 'float32 sample 0: missing name: torch.special.spherical_bessel_j0',
- 'special.xlog1py': 'float32 sample 0: missing name: torch.special.xlog1py',
- 'special.zeta': 'float32 sample 0: missing name: torch.special.zeta',
  'stft': 'float32 sample 0: missing name: torch.stft',
  'svd_lowrank': 'float32 sample 0: missing name: torch.svd_lowrank',
  'to_sparse': 'float32 sample 0: missing name: torch.Tensor.to_sparse',
@@ -662,7 +647,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'special.shifted_chebyshev_polynomial_w#0': 'missing name: '
                                              'torch.special.shifted_chebyshev_polynomial_w',
  'special.xlog1py#0': 'missing name: torch.special.xlog1py',
- 'special.zeta#0': 'missing name: torch.special.zeta',
  'take#0': 'raises TypeError, PyTorch RuntimeError (take() got an unexpected keyword argument '
            "'out')",
  'take#1': 'raises TypeError, PyTorch RuntimeError (take() got an unexpected keyword argument '

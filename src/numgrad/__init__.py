@@ -66,7 +66,7 @@ except BaseException:
 # them either way. (``from numgrad import *`` includes them only once they are imported;
 # ``from torch import *`` never includes them.)
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "onnx", "testing",
-                    "version", "func")
+                    "version", "func", "special")
 
 
 def __getattr__(name: str):
@@ -130,6 +130,7 @@ def _bind_methods() -> None:
     T.mH = property(_matrix_adjoint)  # (real tensors: the adjoint is the transpose)
     T.H = property(_adjoint)
     T.__abs__ = ops.abs
+    T.polygamma = lambda self, n: ops.polygamma(n, self)
     T.real = property(ops.real)  # (numgrad's tensors are real: the tensor itself)
     T.imag = property(_imag)
     T.__and__ = T.__rand__ = ops.bitwise_and

@@ -32,6 +32,7 @@ class Unary(IntEnum):
     SILU, GELU, GELU_TANH, MISH, HARDSWISH, HARDSIGMOID, SELU, SELU_GRAD, LOGSIGMOID = range(
         137, 146)
     BITWISE_NOT = 146
+    LGAMMA, DIGAMMA = range(147, 149)
 
 
 class Binary(IntEnum):
@@ -46,6 +47,8 @@ class Binary(IntEnum):
     SOFTPLUS, SOFTPLUS_GRAD = range(234, 236)
     # Integer and bool ops (ops/elementwise_more.py)
     BITWISE_AND, BITWISE_OR, BITWISE_XOR, LSHIFT, RSHIFT = range(236, 241)
+    # (x, n) and (x, q) of the gamma functions
+    POLYGAMMA, ZETA = range(241, 243)
 
 
 class Compare(IntEnum):
@@ -190,6 +193,10 @@ TABLE: dict = dict((
     _rows(Binary.BITWISE_XOR, _S + "bitwise_xor", None, INT + ("bool",)),
     _rows(Binary.LSHIFT, _S + "lshift64", None, ("int64",), _S + "lshift32", ("int32",)),
     _rows(Binary.RSHIFT, _S + "rshift64", None, ("int64",), _S + "rshift32", ("int32",)),
+    _rows(Unary.LGAMMA, _S + "lgamma"),
+    _rows(Unary.DIGAMMA, _S + "digamma"),
+    _rows(Binary.POLYGAMMA, _S + "polygamma"),
+    _rows(Binary.ZETA, _S + "zeta"),
     _rows(Unary.BITWISE_NOT, _S + "bitwise_not", None, INT, _S + "bitwise_not_bool", ("bool",)),
 ))
 

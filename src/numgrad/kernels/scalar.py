@@ -855,3 +855,154 @@ def softplus_grad(z, threshold):
         return _one(z)
     e = math.exp(z)
     return e / (e + _one(z))
+
+
+# ------------------------------------------------------------------ gamma functions
+# lgamma is libm's; digamma, trigamma and the Hurwitz zeta function are the Cephes algorithms
+# PyTorch's CPU kernels use (``calc_digamma``, ``calc_trigamma``, ``zeta``), computed in double.
+@njit(inline="always")
+def lgamma(x):
+    return math.lgamma(x)
+
+
+_PSI_10 = 2.25175258906672110764  # digamma(10)
+
+
+@njit
+def digamma(x):
+    """psi(x): +-inf at +-0 (the sign flipped), NaN at the negative integers and -inf."""
+    x = float(x)
+    if x == 0.0:
+        return math.copysign(math.inf, -x)
+    result = 0.0
+    if x < 0.0:
+        if x == math.floor(x):
+            return math.nan
+        r = x - math.trunc(x)  # (the fractional part, with x's sign; reflection)
+        result = -math.pi / math.tan(math.pi * r)
+        x = 1.0 - x
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    if x == 10.0:
+        return result + _PSI_10
+    y = 0.0
+    if x < 1.0e17:
+        z = 1.0 / (x * x)
+        p = 8.33333333333333333333e-2
+        p = p * z - 2.10927960927960927961e-2
+        p = p * z + 7.57575757575757575758e-3
+        p = p * z - 4.16666666666666666667e-3
+        p = p * z + 3.96825396825396825397e-3
+        p = p * z - 8.33333333333333333333e-3
+        p = p * z + 8.33333333333333333333e-2
+        y = z * p
+    return result + math.log(x) - 0.5 / x - y
+
+
+@njit
+def trigamma(x):
+    """psi'(x): reflection below 1/2, six steps of the recurrence, then the asymptotic series."""
+    x = float(x)
+    sign = 1.0
+    result = 0.0
+    if x < 0.5:
+        sign = -1.0
+        s = math.sin(math.pi * x)
+        result -= (math.pi * math.pi) / (s * s)
+        x = 1.0 - x
+    for _ in range(6):
+        result += 1.0 / (x * x)
+        x += 1.0
+    ixx = 1.0 / (x * x)
+    result += (1.0 + 1.0 / (2.0 * x)
+               + ixx * (1.0 / 6.0 - ixx * (1.0 / 30.0 - ixx * (1.0 / 42.0)))) / x
+    return sign * result
+
+
+@njit(inline="always")
+def _zeta_coefficient(j):
+    """The Euler-Maclaurin coefficients (2k)! / B_2k of the Hurwitz zeta series."""
+    if j == 0:
+        return 12.0
+    if j == 1:
+        return -720.0
+    if j == 2:
+        return 30240.0
+    if j == 3:
+        return -1209600.0
+    if j == 4:
+        return 47900160.0
+    if j == 5:
+        return -1.8924375803183791606e9
+    if j == 6:
+        return 7.47242496e10
+    if j == 7:
+        return -2.950130727918164224e12
+    if j == 8:
+        return 1.1646782814350067249e14
+    if j == 9:
+        return -4.5979787224074726105e15
+    if j == 10:
+        return 1.8152105401943546773e17
+    return -7.1661652561756670113e18
+
+
+@njit
+def zeta(x, q):
+    """The Hurwitz zeta function sum_k (k + q)**-x: inf at x == 1, NaN below; by direct
+    summation to a = q + 9 or more, then the Euler-Maclaurin tail."""
+    x = float(x)
+    q = float(q)
+    machep = 1.11022302462515654042e-16
+    if x == 1.0:
+        return math.inf
+    if x < 1.0:
+        return math.nan
+    if q <= 0.0:
+        if q == math.floor(q):
+            return math.inf
+        if x != math.floor(x):
+            return math.nan
+    s = math.pow(q, -x)
+    a = q
+    i = 0
+    b = 0.0
+    while i < 9 or a <= 9.0:
+        i += 1
+        a += 1.0
+        b = math.pow(a, -x)
+        s += b
+        if -machep * s < b and b < machep * s:
+            return s
+    w = a
+    s += b * w / (x - 1.0)
+    s -= 0.5 * b
+    a = 1.0
+    k = 0.0
+    for j in range(12):
+        a *= x + k
+        b /= w
+        t = a * b / _zeta_coefficient(j)
+        s = s + t
+        t = abs(t / s)
+        if t < machep:
+            return s
+        k += 1.0
+        a *= x + k
+        b /= w
+        k += 1.0
+    return s
+
+
+@njit
+def polygamma(x, n):
+    """The n-th derivative of digamma at x (``n`` a whole number, in x's dtype):
+    (-1)**(n+1) n! zeta(n + 1, x) from n = 2."""
+    k = int(n)
+    if k == 0:
+        return digamma(x)
+    if k == 1:
+        return trigamma(x)
+    sign = 1.0 if k % 2 == 1 else -1.0
+    return sign * math.exp(math.lgamma(k + 1.0)) * zeta(k + 1.0, x)

@@ -167,6 +167,111 @@ def erfc(input: Tensor) -> Tensor:
     return apply(Erfc, (input,), (floating_operand(input),))
 
 
+# ------------------------------------------------------------------ lgamma, digamma, polygamma
+@register
+class Lgamma(_Unary):
+    name, node, code = "lgamma", "LgammaBackward0", "LGAMMA"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.lgamma(a), ((3, 4),), low=0.2, high=4.0),
+               Sample(lambda m, a: a.lgamma(), ((5,),), low=-2.8, high=-2.2))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * digamma(a),)
+
+
+@register
+class Digamma(_Unary):
+    name, node, code = "digamma", "DigammaBackward0", "DIGAMMA"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.digamma(a), ((3, 4),), low=0.2, high=4.0),
+               Sample(lambda m, a: a.digamma(), ((5,),), low=-1.8, high=-1.2))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * polygamma(1, a),)
+
+
+@register
+class Polygamma(Op):
+    """The ``n``-th derivative of digamma (``n`` = 0 is digamma itself)."""
+
+    name, node = "polygamma", "PolygammaBackward0"
+    jvp = _jvp.elementwise
+    on_cuda = True
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.polygamma(1, a), ((3, 4),), low=0.2, high=4.0),
+               Sample(lambda m, a: a.polygamma(2), ((5,),), low=0.5, high=3.0),
+               Sample(lambda m, a: m.polygamma(3, a), ((2, 3),), low=-1.8, high=-1.2))
+
+    @staticmethod
+    def forward(K, a, *, n):
+        return K.binary(K.POLYGAMMA, a, np.asarray(n, a.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * polygamma(ctx.params["n"] + 1, a),)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """The log of the absolute value of the gamma function (inf at the poles)."""
+    return apply(Lgamma, (input,), (floating_operand(input),))
+
+
+def digamma(input: Tensor) -> Tensor:
+    """The derivative of ``lgamma`` (-inf at 0, NaN at the negative integers)."""
+    return apply(Digamma, (input,), (floating_operand(input),))
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of ``digamma``."""
+    if not isinstance(input, Tensor):
+        raise TypeError("polygamma(): argument 'input' (position 2) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return apply(Polygamma, (input,), (floating_operand(input),), n=int(n))
+
+
+def _polygamma_method(input: Tensor, n: int) -> Tensor:
+    return polygamma(n, input)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``:
+    ``p (p - 1) / 4 log(pi) + sum_j lgamma(input - j / 2)``, every element above (p - 1) / 2."""
+    if p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1")
+    x = input if input.dtype.is_floating_point else input.to(_ng().get_default_dtype())
+    if not bool((x.detach() > (p - 1) / 2).all()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2")
+    steps = _ng().arange(p, dtype=x.dtype, device=x.device) / 2
+    return lgamma(x.unsqueeze(-1) - steps).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+@register
+class Zeta(Op):
+    """The Hurwitz zeta function ``sum_k (k + q) ** -x`` (not differentiable here)."""
+
+    name, node = "zeta", ""
+    differentiable = False
+    on_cuda = True
+    samples = (Sample(lambda m, a, b: m.special.zeta(a + 3, b + 2.5), _two, grad=False),)
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.ZETA, a, b)
+
+
+def zeta(input, other) -> Tensor:
+    """``special.zeta``: the Hurwitz zeta function of ``input`` (x) and ``other`` (q)."""
+    a, b = binary_operands(input, other, floating=True)
+    return apply(Zeta, (input, other), (a, b))
+
+
 # ------------------------------------------------------------------ clamp with tensor bounds
 @register
 class ClampTensor(Op):
@@ -1252,6 +1357,9 @@ __all__ += ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "
             "xlogy", "lerp", "addcmul", "addcdiv"]
 METHODS = ("atan2", "arctan2", "logaddexp", "logaddexp2", "erf", "erfc", "floor_divide")
 METHODS += tuple(__all__[7:])
+_GAMMA = ["lgamma", "digamma", "polygamma", "mvlgamma"]
+__all__ += _GAMMA
+METHODS += ("lgamma", "digamma", "mvlgamma")
 _COMPOSED = ["sgn", "signbit", "copysign", "fmax", "fmin", "heaviside", "logit", "float_power",
              "ldexp"]
 __all__ += _LOGIC + _COMPOSED

@@ -1,0 +1,54 @@
+"""``numgrad.special``: PyTorch's ``torch.special``, the functions numgrad has (the gamma family
+in ``ops/elementwise_more.py``; the others are numgrad's ops under their ``special`` names)."""
+from __future__ import annotations
+
+import math as _math
+
+from . import ops as _ops
+from .ops import elementwise_more as _more
+
+gammaln = _ops.lgamma
+digamma = psi = _ops.digamma
+polygamma = _ops.polygamma
+multigammaln = _ops.mvlgamma
+zeta = _more.zeta
+erf, erfc = _ops.erf, _ops.erfc
+expm1, exp2, log1p = _ops.expm1, _ops.exp2, _ops.log1p
+expit = _ops.sigmoid
+logit = _ops.logit
+xlogy = _ops.xlogy
+sinc = _ops.sinc
+round = _ops.round  # noqa: A001
+logsumexp = _ops.logsumexp
+softmax, log_softmax = _ops.softmax, _ops.log_softmax
+
+
+def ndtr(input):
+    """The standard normal distribution function, ``erfc(-x / sqrt(2)) / 2``."""
+    x = _more._float_of(input)
+    return _ops.erfc(x * (-1.0 / _math.sqrt(2.0))) * 0.5
+
+
+def entr(input):
+    """``-x log(x)`` elementwise: 0 at 0, -inf below."""
+    x = _more._float_of(input)
+    inside = -x * x.log()
+    zero = x.detach() == 0
+    return _ops.where(x.detach() < 0, -_math.inf, _ops.where(zero, 0.0, inside))
+
+
+def xlog1py(input, other):
+    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    ng = _more._ng()
+    if not isinstance(input, ng.Tensor):
+        input = ng.tensor(input, dtype=other.dtype if other.dtype.is_floating_point else None)
+    if not isinstance(other, ng.Tensor):
+        other = ng.tensor(other, dtype=input.dtype if input.dtype.is_floating_point else None)
+    x, y = _more._float_of(input), _more._float_of(other)
+    product = x * y.log1p()
+    return _ops.where((x.detach() == 0) & ~y.detach().isnan(), 0.0, product)
+
+
+__all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "erf", "erfc",
+           "expm1", "exp2", "log1p", "expit", "logit", "xlogy", "sinc", "round", "logsumexp",
+           "softmax", "log_softmax", "ndtr", "entr", "xlog1py"]

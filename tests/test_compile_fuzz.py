@@ -4,8 +4,8 @@ calls; everything a call leaves must be equal (``test_compile_soundness.run``): 
 exception classes, values bit for bit, dtypes, ``.grad``, ``requires_grad``, versions, optimizer
 and scheduler state, the random generator's state and the Python values. The programs mix
 elementwise ops, reductions, softmax, losses, matrix products, views and indexing, in-place ops,
-casts, random draws (dropout, ``rand_like``), on hard values (NaN, ±inf, ±0, empty, 0-d,
-transposed arguments), with the backward inside, outside or none, and SGD, Adam, AdamW, RMSprop
+casts, random draws (dropout, ``rand_like``), in float32, float64, int64 and bool, on hard
+values (NaN, ±inf, ±0, integers at their limits, empty, 0-d, transposed arguments), with the backward inside, outside or none, and SGD, Adam, AdamW, RMSprop
 or Adagrad with a scheduler stepped inside.
 
 CI runs ``NUMGRAD_FUZZ_PROGRAMS`` programs (default 1,000) drawn from fixed seeds, so a failure
@@ -54,15 +54,44 @@ BINARY = [
     lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x - y, lambda x, y: x / y,
     lambda x, y: numgrad.maximum(x, y), lambda x, y: x @ y.t() if x.ndim == 2 else x + y,
 ]
+# For int64 and bool programs (no gradients): integer arithmetic that wraps at the limits,
+# floor division and remainder (a zero divisor raises in both), comparisons, casts both ways.
+INTEGER = [
+    lambda x, c: x.abs(), lambda x, c: -x if x.dtype != numgrad.bool else ~x,
+    lambda x, c: x * c["factor"], lambda x, c: x + c["step"], lambda x, c: x.clamp(-3, 3),
+    lambda x, c: x.sum(), lambda x, c: x.sum(-1, keepdim=True), lambda x, c: x.amax(-1),
+    lambda x, c: (x > c["step"]).long(), lambda x, c: x.double(), lambda x, c: x.float(),
+    lambda x, c: x.long(), lambda x, c: x // c["factor"], lambda x, c: x % 3,
+    lambda x, c: x.t() if x.ndim == 2 else x, lambda x, c: x[..., ::2],
+    lambda x, c: x.reshape(-1), lambda x, c: numgrad.where(x > 0, x, x * 2),
+    lambda x, c: x.masked_fill(x > 0, c["step"]), lambda x, c: x.bool(),
+    lambda x, c: (x == 0).sum(), lambda x, c: x * c["scale"] if c["flag"] else x - 1,
+    lambda x, c: x.cumsum(-1) if x.ndim else x, lambda x, c: numgrad.maximum(x, x.flip(-1))
+    if x.ndim else x,
+]
+INTEGER_IN_PLACE = [
+    lambda x, c: x.mul_(c["factor"]), lambda x, c: x.add_(c["step"]),
+    lambda x, c: x.clamp_(max=c["step"]), lambda x, c: x.masked_fill_(x > 0, 0),
+    lambda x, c: x.fill_(True) if x.dtype == numgrad.bool else x.sub_(1),
+]
 IN_PLACE = [
     lambda x, c: x.mul_(c["scale"]), lambda x, c: x.add_(1.0), lambda x, c: x.relu_(),
     lambda x, c: x.clamp_(max=c["shift"]),
 ]
 HARD = [0.0, -0.0, 1.0, -2.5, float("nan"), float("inf"), -float("inf"), 1e-30, 3.0]
+HARD_INTEGERS = [0, 1, -1, 2 ** 62, 2 ** 63 - 1, -2 ** 63, -7]
+
+
+def _value(rng, dtype):
+    if dtype == numgrad.bool:
+        return rng.random() < 0.5
+    if dtype == numgrad.int64:
+        return rng.choice(HARD_INTEGERS) if rng.random() < 0.2 else rng.randint(-5, 5)
+    return rng.choice(HARD) if rng.random() < 0.2 else rng.uniform(-2, 2)
 
 
 def _tensor(rng, shape, dtype, grad):
-    values = [rng.choice(HARD) if rng.random() < 0.2 else rng.uniform(-2, 2)
+    values = [_value(rng, dtype)
               for _ in range(max(1, int(numgrad.tensor(shape).prod().item())) if shape else 1)]
     n = 1
     for s in shape:
@@ -75,8 +104,9 @@ def program(seed: int):
     """A random program as a ``build()`` for ``run``."""
     rng = random.Random(seed)
     shape = rng.choice([(3,), (2, 3), (3, 3), (), (0,), (2, 1)])
-    dtype = rng.choice([numgrad.float32, numgrad.float64])
-    grad = rng.random() < 0.6 and shape != (0,)
+    dtype = rng.choice([numgrad.float32, numgrad.float64] * 3 + [numgrad.int64, numgrad.bool])
+    integer = dtype in (numgrad.int64, numgrad.bool)
+    grad = rng.random() < 0.6 and shape != (0,) and not integer
     ops = [(rng.choice(["unary", "unary", "binary", "in place"]), rng.randrange(100))
            for _ in range(rng.randint(1, 5))]
     backward = rng.choice(["inside", "none", "outside"]) if grad else "none"
@@ -89,7 +119,7 @@ def program(seed: int):
 
     def build():
         r = random.Random(seed + 1)
-        cfg = {"scale": 2.0, "shift": 0.5, "flag": True}
+        cfg = {"scale": 2.0, "shift": 0.5, "flag": True, "factor": 2, "step": 1}
         inputs = [[_tensor(r, shape, dtype, grad) for _ in range(2)] for _ in range(CALLS)]
         w = _tensor(r, shape, dtype, True) if grad else _tensor(r, shape, dtype, False)
         opt = None
@@ -114,11 +144,14 @@ def program(seed: int):
             x, y = a * w, b
             for kind, k in ops:
                 if kind == "unary":
-                    x = UNARY[k % len(UNARY)](x, cfg)
+                    table = INTEGER if integer else UNARY
+                    x = table[k % len(table)](x, cfg)
                 elif kind == "binary":
                     x = BINARY[k % len(BINARY)](x, y if y.shape == x.shape else x)
                 elif not x.requires_grad or not x.is_leaf:
-                    x = IN_PLACE[k % len(IN_PLACE)](x.clone(), cfg)
+                    table = INTEGER_IN_PLACE if x.dtype in (numgrad.int64, numgrad.bool) \
+                        else IN_PLACE
+                    x = table[k % len(table)](x.clone(), cfg)
             if backward == "inside":
                 x.sum().backward()
                 if opt is not None:
@@ -133,6 +166,7 @@ def program(seed: int):
         def before(i):
             if changes and i >= 2:
                 cfg["scale"], cfg["flag"] = 3.0, i % 2 == 0
+                cfg["factor"], cfg["step"] = (0 if i == 3 else -3), 2
 
         def args(i):
             a, b = inputs[i]

@@ -293,3 +293,24 @@ def test_a_value_read_through_a_reshape_is_computed_at_its_own_positions():
         return y.detach()
 
     _check(f, _uniform((2, 6)))
+
+
+def test_int64_arithmetic_that_wraps_is_not_folded_by_the_compiler():
+    """Numba marks signed arithmetic "no signed wrap", so LLVM may take a fused int64 product for
+    one that did not wrap and fold the comparison that reads it (``x * 2 > 0`` as ``x > 0``:
+    a fuzzed program replayed 0 where eager gave -48). The fused loops compute int64 sums,
+    differences, products, negations and absolute values in unsigned arithmetic: eager's bits."""
+    big = [2 ** 62 + 5, 2 ** 63 - 24, -2 ** 63, -2 ** 62 - 1, 3, -7]
+
+    def f(x, y):
+        p = x * 2
+        q = (x + y).abs()
+        r = y.clone()
+        r.add_(x, alpha=3)
+        return p.masked_fill(p > 0, 0), q >= 0, -x > 0, x - y < 0, r > 0, (4 - x) > 0
+
+    def inputs(seed):
+        rng = np.random.default_rng(seed)
+        return tuple(numgrad.tensor(rng.permutation(big)) for _ in range(2))
+
+    _check(f, inputs)

@@ -492,13 +492,18 @@ class CpuSegment:
             first, second, as_dtype = specs[1], None, None
         # (the kernel's formula is its first operand's dtype's, that operand an array or a
         # number: ``K.binary(K.DIV_FLOOR, np.float32(7.5), x)``)
-        row = formulas.formula(op, as_dtype if as_dtype is not None else _dtype(specs[1]))
-        f = self.code.formula(getattr(row, self.device))
+        dtype = as_dtype if as_dtype is not None else _dtype(specs[1])
         if name == "unary":
-            return f"{dt}({f}({self.operand(first, loop_shape, indices, body)}))"
+            a = self.operand(first, loop_shape, indices, body)
+            return f"{dt}({_wrapping(op, dtype, a) or self._call(op, dtype, a)})"
         a = self.operand(first, loop_shape, indices, body, as_dtype)
         b = self.operand(second, loop_shape, indices, body, as_dtype)
-        return f"{dt}({f}({a}, {b}))"
+        return f"{dt}({_wrapping(op, dtype, a, b) or self._call(op, dtype, a, b)})"
+
+    def _call(self, op, dtype, *operands) -> str:
+        """A call of the formula table's function of ``op`` for ``dtype``."""
+        f = self.code.formula(getattr(formulas.formula(op, dtype), self.device))
+        return f"{f}({', '.join(operands)})"
 
     # ------------------------------------------------------------------ the nodes
     def render(self) -> tuple:
@@ -594,7 +599,6 @@ class CpuSegment:
             scale = float(alpha[1])
             if op == formulas.Binary.SUB:
                 row_op, scale = formulas.Binary.ADD, -scale
-        f = self.code.formula(getattr(formulas.formula(row_op, dtype), self.device))
         shape = target.array.shape
 
         def body(indices, index, indent):
@@ -603,10 +607,17 @@ class CpuSegment:
             other = self.operand(b, shape, indices, {"indent": indent}, self.operand_dtype(dtype))
             other = f"{dt}({other})"
             if scale is not None:
-                other = f"{self.number(dtype.type(scale))} * {other}"
-                self.code.emit(f"{where} = {where} + {other}", indent)
+                factor = self.number(dtype.type(scale))
+                if dtype != np.int64:
+                    self.code.emit(f"{where} = {where} + {factor} * {other}", indent)
+                    return
+                product = f"{dt}({_wrapping(formulas.Binary.MUL, dtype, factor, other)})"
+                other, op_now = product, formulas.Binary.ADD
             else:
-                self.code.emit(f"{where} = {f}({where}, {other})", indent)
+                op_now = row_op
+            value = _wrapping(op_now, dtype, where, other) or \
+                self._call(op_now, dtype, where, other)
+            self.code.emit(f"{where} = {value}", indent)
 
         self.loop(shape, body)
 
@@ -623,6 +634,26 @@ class CpuSegment:
             self.code.emit(f"{where} = {dt}({value})", indent)
 
         self.loop(shape, body)
+
+
+# Signed 64-bit arithmetic that may wrap, written in unsigned arithmetic: Numba marks signed
+# sums, differences, products and negations "no signed wrap", so LLVM may take a fused value for
+# one that did not wrap and fold what follows (``x * 2 > 0`` as ``x > 0``), which eager, storing
+# each kernel's result, never does. Two's complement: the same bits as the eager kernels'.
+_WRAPPING = {formulas.Binary.ADD: "{u}({a}) + {u}({b})",
+             formulas.Binary.SUB: "{u}({a}) - {u}({b})",
+             formulas.Binary.MUL: "{u}({a}) * {u}({b})",
+             formulas.Binary.RSUB: "{u}({b}) - {u}({a})",
+             formulas.Unary.NEG: "{u}(0) - {u}({a})",
+             formulas.Unary.ABS: "{a} if {a} >= 0 else {t}({u}(0) - {u}({a}))"}
+
+
+def _wrapping(op, dtype, a, b=None) -> str | None:
+    """The wrapping text of ``op`` on int64 operands ``a`` (and ``b``), or None."""
+    template = _WRAPPING.get(op)
+    if template is None or np.dtype(dtype) != np.int64:
+        return None
+    return "np.int64(" + template.format(u="np.uint64", t="np.int64", a=a, b=b) + ")"
 
 
 def _root_index(lay: Layout, loop_shape, indices) -> str:

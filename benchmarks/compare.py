@@ -1,7 +1,7 @@
 """Side-by-side timings: numgrad eager and compiled against PyTorch, JAX (each when installed) and
 NumPy, in one process.
 
-    python benchmarks/compare.py [--repeat N]
+    python benchmarks/compare.py [--repeat N] [--models [--model-repeat N]]
 
 Prints, for each workload, the median microseconds of numgrad eager, numgrad compiled
 (``numgrad.compile`` of the same function), PyTorch eager (two threads, as the issues measure
@@ -11,6 +11,11 @@ the first compiled result with an empty cache for the compiled program (the eage
 and with a warm one (re-traced, the generated code loaded). Also times fresh processes that
 import numgrad and run the seed walkthrough, with an empty and with a warm Numba cache. Machines
 are noisy: read medians and ratios, not single runs.
+
+``--models`` times instead the training steps of the models people train (``models.py``: the
+MNIST-example CNN, a word-level LSTM language model, a tiny GPT, a ResNet block, a transposed
+convolution), in milliseconds, each after three warm-up steps (kernels compiled, the compiled step
+traced and its program compiled), with the ratios to PyTorch eager.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ import numpy as np
 
 os.environ.setdefault("NUMGRAD_QUIET", "1")  # (no first-compile line inside the tables)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from models import MODELS  # noqa: E402
 from workloads import WORKLOADS, jax_workloads  # noqa: E402  (shared with the asv suite)
 
 import numgrad  # noqa: E402
@@ -144,14 +150,48 @@ def blas_line() -> str:
     return f"NumPy's BLAS: {kind}; OpenBLAS settings in the environment: {pinned}"
 
 
+def median_ms(step, repeat: int) -> float:
+    """The median milliseconds of ``step()`` after three warm-up calls (a compiled step: its
+    traces, and its program compiled at the first replay)."""
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def models(repeat: int) -> None:
+    print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}; "
+          f"training steps, medians of {repeat} after 3 warm-up steps, ms")
+    print(f"{'model':52s} {'eager':>9s} {'compiled':>9s} {'PyTorch':>9s} {'eager/PT':>8s} "
+          f"{'comp/PT':>8s}  compiled key")
+    nan = float("nan")
+    for name, make in MODELS.items():
+        ours = median_ms(make(numgrad), repeat)
+        compiled_step = numgrad.compile(make(numgrad))
+        compiled = median_ms(compiled_step, repeat)
+        how = numgrad.compiler.explain(compiled_step).splitlines()[-1].strip()
+        theirs = median_ms(make(torch), repeat) if torch else nan
+        print(f"{name:52s} {ours:9.1f} {compiled:9.1f} {theirs:9.1f} {ours / theirs:8.2f} "
+              f"{compiled / theirs:8.2f}  {how[:70]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--fresh-runs", type=int, default=5)
+    parser.add_argument("--models", action="store_true", help="the models' training steps")
+    parser.add_argument("--model-repeat", type=int, default=7)
     args = parser.parse_args()
     if torch:
         torch.set_num_threads(2)  # as the speed issue measured it (here, not at import: asv
         # imports every file in benchmarks/)
+    if args.models:
+        models(args.model_repeat)
+        return
     print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}, "
           f"numpy {np.__version__}; medians of {args.repeat} repeats, µs")
     print(blas_line())

@@ -1,0 +1,195 @@
+"""Training steps of the models people train (issue 29), each written once for a module ``m``
+that is ``numgrad`` or ``torch``: ``make(m)`` builds the model, its optimizer and a batch from
+fixed seeds and returns a function that runs one training step (forward, loss, backward, update).
+
+- ``cnn``: the MNIST-example CNN (conv 1→32→64 3×3, max-pool, dropout, fc 9216→128→10), batch
+  64, Adam;
+- ``lstm_lm``: a word-level language model (embedding 10k×200, 2-layer LSTM of 200, sequence
+  35, batch 20, decoder tied to the embedding), SGD with gradient clipping;
+- ``tiny_gpt``: a character GPT (4 blocks, 4 heads, width 128, context 64, vocabulary 65, batch
+  16; pre-norm blocks of causal attention and a GELU MLP), AdamW;
+- ``resnet_block``: a residual block with BatchNorm (conv 64→64 3×3 twice, batch 16, 32×32),
+  SGD with momentum;
+- ``conv_transpose``: a decoder's upsampling layer (conv_transpose2d 64→32, 4×4, stride 2, of
+  a 16×16 batch of 16), SGD.
+
+Used by ``compare.py --models`` (eager and compiled beside PyTorch) and ``profile_step.py``
+(where the time of a step goes, op by op).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _data(shape, seed=0, scale=1.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def _labels(high, shape, seed=1):
+    return np.random.default_rng(seed).integers(0, high, shape)
+
+
+def cnn(m, batch=64):
+    nn, F = m.nn, m.nn.functional
+    m.manual_seed(0)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.drop1, self.drop2 = nn.Dropout(0.25), nn.Dropout(0.5)
+            self.fc1, self.fc2 = nn.Linear(9216, 128), nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+            x = self.drop1(x).flatten(1)
+            x = self.drop2(F.relu(self.fc1(x)))
+            return F.log_softmax(self.fc2(x), dim=1)
+
+    model = Net()
+    opt = m.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = m.tensor(_data((batch, 1, 28, 28))), m.tensor(_labels(10, batch))
+
+    def step():
+        opt.zero_grad()
+        loss = F.nll_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def lstm_lm(m, vocab=10_000, width=200, seq=35, batch=20):
+    nn, F = m.nn, m.nn.functional
+    m.manual_seed(0)
+
+    class LanguageModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Embedding(vocab, width)
+            self.rnn = nn.LSTM(width, width, 2, dropout=0.2)
+            self.decoder = nn.Linear(width, vocab)
+            self.decoder.weight = self.encoder.weight  # (tied)
+            self.drop = nn.Dropout(0.2)
+
+        def forward(self, tokens):
+            out, _ = self.rnn(self.drop(self.encoder(tokens)))
+            return self.decoder(self.drop(out)).view(-1, vocab)
+
+    model = LanguageModel()
+    opt = m.optim.SGD(model.parameters(), lr=20.0)
+    tokens = m.tensor(_labels(vocab, (seq, batch)))
+    target = m.tensor(_labels(vocab, (seq * batch,), seed=2))
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(tokens), target)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        opt.step()
+        return loss
+
+    return step
+
+
+def tiny_gpt(m, vocab=65, width=128, heads=4, layers=4, block=64, batch=16):
+    nn, F = m.nn, m.nn.functional
+    m.manual_seed(0)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+            self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                     nn.Linear(4 * width, width), nn.Dropout(0.1))
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(width, dim=2)
+            q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens, self.positions = nn.Embedding(vocab, width), nn.Embedding(block, width)
+            self.blocks = nn.Sequential(*[Block() for _ in range(layers)])
+            self.ln, self.head = nn.LayerNorm(width), nn.Linear(width, vocab, bias=False)
+
+        def forward(self, idx):
+            x = self.tokens(idx) + self.positions(m.arange(idx.shape[1]))
+            return self.head(self.ln(self.blocks(x)))
+
+    model = GPT()
+    opt = m.optim.AdamW(model.parameters(), lr=3e-4)
+    idx = m.tensor(_labels(vocab, (batch, block)))
+    target = m.tensor(_labels(vocab, (batch, block), seed=2))
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(idx).view(-1, vocab), target.view(-1))
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def resnet_block(m, channels=64, batch=16, size=32):
+    nn, F = m.nn, m.nn.functional
+    m.manual_seed(0)
+
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+            self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+            self.bn1, self.bn2 = nn.BatchNorm2d(channels), nn.BatchNorm2d(channels)
+
+        def forward(self, x):
+            y = F.relu(self.bn1(self.conv1(x)))
+            return F.relu(x + self.bn2(self.conv2(y)))
+
+    model = Residual()
+    opt = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = m.tensor(_data((batch, channels, size, size)))
+
+    def step():
+        opt.zero_grad()
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def conv_transpose(m, batch=16, size=16):
+    nn = m.nn
+    m.manual_seed(0)
+    layer = nn.ConvTranspose2d(64, 32, 4, stride=2, padding=1)
+    opt = m.optim.SGD(layer.parameters(), lr=0.01)
+    x = m.tensor(_data((batch, 64, size, size)))
+
+    def step():
+        opt.zero_grad()
+        loss = layer(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+MODELS = {
+    "MNIST-example CNN, batch 64, Adam": cnn,
+    "word-LM, 2-layer LSTM 200, seq 35 x 20, SGD + clip": lstm_lm,
+    "tiny GPT, 4 x 4 heads, d 128, block 64 x 16, AdamW": tiny_gpt,
+    "ResNet block, BatchNorm, 64 ch 32x32 x 16, SGD": resnet_block,
+    "conv_transpose2d 64->32 4x4 s2, 16x16 x 16, SGD": conv_transpose,
+}

@@ -165,7 +165,9 @@ def test_rank_deficient_svd_completes_u_and_pinv_lstsq_rank_match_the_cpu():
     _check(lambda x: LA.pinv(x), a, grad=False)
     _check(lambda x, y: LA.lstsq(x, y).solution, a, b, grad=False)
     x = numgrad.tensor(a, device="cuda")
-    assert LA.matrix_rank(x).item() == 2 and LA.lstsq(x, numgrad.tensor(b, device="cuda")).rank.item() == 2
+    assert LA.matrix_rank(x).item() == 2
+    # (on CUDA, lstsq's driver is 'gels', as PyTorch's: it computes no rank, an empty tensor)
+    assert LA.lstsq(x, numgrad.tensor(b, device="cuda")).rank.numel() == 0
     U = LA.svd(x).U
     np.testing.assert_allclose(_host(U.mT @ U), np.eye(4), atol=1e-12)
     _check(lambda x, y: (LA.pinv(x), LA.lstsq(x, y).solution), _data((3, 3)) + 3 * np.eye(3),

@@ -52,3 +52,12 @@ def xlog1py(input, other):
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "erf", "erfc",
            "expm1", "exp2", "log1p", "expit", "logit", "xlogy", "sinc", "round", "logsumexp",
            "softmax", "log_softmax", "ndtr", "entr", "xlog1py"]
+
+# The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
+# numgrad.nn.functional binds its own: numgrad.special is imported on first use, after numgrad
+# bound the others, and vmap reaches an op through its dispatch.
+import sys as _sys  # noqa: E402
+
+from . import overrides as _overrides  # noqa: E402
+
+_overrides.wrap_namespace(_sys.modules[__name__], "torch.special.")

@@ -355,7 +355,11 @@ abs_ sin_ cos_ zero_ fill_ copy_ masked_fill_ lerp_ addcmul_ addcdiv_ where_ det
 leaky_relu_ elu_ selu_ celu_ threshold_ hardtanh_ rrelu rrelu_ relu6_ silu_ mish_ hardswish_
 hardsigmoid_ logit special_logit xlog1py expit erfcx i0 digamma lgamma polygamma sign_ floor_
 ceil_ round_ trunc_ frac_ reciprocal_ rsqrt_ square_ fill bitwise_left_shift bitwise_right_shift
-zeta special_zeta
+zeta special_zeta chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v
+chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he laguerre_polynomial_l
+legendre_polynomial_p shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u
+shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w gammaln psi multigammaln
+expit ndtr entr
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise

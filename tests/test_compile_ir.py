@@ -33,6 +33,7 @@ def test_nodes_are_typed_and_unpack_as_calls():
     assert (first.op, first.dtype, first.shape) == (ir.Op.BINARY, np.float64, (2, 3))
     assert (second.op, second.shape) == (ir.Op.SUM_DIMS, (2,))
     assert first.sources == (x._root,) and first.results == (y._root,)
+    assert first.args == (MUL, np.float64(2.0)) and second.args == ((1,), False)
     name, specs, out = first
     assert name == "binary" and specs[0] == ("c", MUL) and out == ("v", y._root)
     assert ir.op_of("matmul") is ir.Op.CALL and ir.op_of("philox_uniform") is ir.Op.RANDOM

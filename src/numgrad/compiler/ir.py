@@ -3,7 +3,7 @@ that turn a trace's nodes into the steps a program runs.
 
 A trace (``tracer.py``) is a list of ``Node``: one kernel call each, with its operation
 (``Op``: the kernel's family), the dtype and shape of its result, the values it reads
-(``sources``) and its arguments as recorded (``specs``: ("v", value), ("c", constant),
+(``sources``), its constants (``args``) and its arguments as recorded (``specs``: ("v", value), ("c", constant),
 ("t"/"l", specs), ("kw", name, spec)). A node unpacks as ``name, specs, out``.
 
 The passes, in the order they run (``schedule`` runs the first three), each a loop over the
@@ -183,6 +183,17 @@ class Node:
     def sources(self) -> tuple:
         """The values it reads."""
         return tuple(v for s in self.specs for v in values(s))
+
+    @property
+    def args(self) -> tuple:
+        """Its arguments that are not values: the constants of its specs, as recorded
+        (``(name, value)`` for a keyword's)."""
+        out = []
+        for s in self.specs:
+            spec = s[2] if s[0] == "kw" else s
+            if next(values(spec), None) is None:  # (no value in it: a constant, or a tuple of)
+                out.append((s[1], constant(spec)) if s[0] == "kw" else constant(spec))
+        return tuple(out)
 
     @property
     def results(self) -> tuple:

@@ -213,26 +213,10 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'special.bessel_j1': 'float32 sample 0: missing name: torch.special.bessel_j1',
  'special.bessel_y0': 'float32 sample 0: missing name: torch.special.bessel_y0',
  'special.bessel_y1': 'float32 sample 0: missing name: torch.special.bessel_y1',
- 'special.chebyshev_polynomial_t': 'float32 sample 0: missing name: '
-                                   'torch.special.chebyshev_polynomial_t',
- 'special.chebyshev_polynomial_u': 'float32 sample 0: missing name: '
-                                   'torch.special.chebyshev_polynomial_u',
- 'special.chebyshev_polynomial_v': 'float32 sample 0: missing name: '
-                                   'torch.special.chebyshev_polynomial_v',
- 'special.chebyshev_polynomial_w': 'float32 sample 0: missing name: '
-                                   'torch.special.chebyshev_polynomial_w',
  'special.erfcx': 'float32 sample 0: missing name: torch.special.erfcx',
- 'special.hermite_polynomial_h': 'float32 sample 0: missing name: '
-                                 'torch.special.hermite_polynomial_h',
- 'special.hermite_polynomial_he': 'float32 sample 0: missing name: '
-                                  'torch.special.hermite_polynomial_he',
  'special.i0e': 'float32 sample 0: missing name: torch.special.i0e',
  'special.i1': 'float32 sample 0: missing name: torch.special.i1',
  'special.i1e': 'float32 sample 0: missing name: torch.special.i1e',
- 'special.laguerre_polynomial_l': 'float32 sample 0: missing name: '
-                                  'torch.special.laguerre_polynomial_l',
- 'special.legendre_polynomial_p': 'float32 sample 0: missing name: '
-                                  'torch.special.legendre_polynomial_p',
  'special.log_ndtr': 'float32 sample 0: missing name: torch.special.log_ndtr',
  'special.modified_bessel_i0': 'float32 sample 0: missing name: torch.special.modified_bessel_i0',
  'special.modified_bessel_i1': 'float32 sample 0: missing name: torch.special.modified_bessel_i1',
@@ -243,14 +227,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
                                       'torch.special.scaled_modified_bessel_k0',
  'special.scaled_modified_bessel_k1': 'float32 sample 0: missing name: '
                                       'torch.special.scaled_modified_bessel_k1',
- 'special.shifted_chebyshev_polynomial_t': 'float32 sample 0: missing name: '
-                                           'torch.special.shifted_chebyshev_polynomial_t',
- 'special.shifted_chebyshev_polynomial_u': 'float32 sample 0: missing name: '
-                                           'torch.special.shifted_chebyshev_polynomial_u',
- 'special.shifted_chebyshev_polynomial_v': 'float32 sample 0: missing name: '
-                                           'torch.special.shifted_chebyshev_polynomial_v',
- 'special.shifted_chebyshev_polynomial_w': 'float32 sample 0: missing name: '
-                                           'torch.special.shifted_chebyshev_polynomial_w',
  'special.spherical_bessel_j0': 'float32 sample 0: missing name: torch.special.spherical_bessel_j0',
  'stft': 'float32 sample 0: missing name: torch.stft',
  'svd_lowrank': 'float32 sample 0: missing name: torch.svd_lowrank',
@@ -630,22 +606,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'signal.windows.nuttall#2': 'missing name: torch.signal.windows.nuttall',
  'signal.windows.nuttall#3': 'dtype torch.bfloat16',
  'signal.windows.nuttall#4': 'dtype torch.float16',
- 'special.chebyshev_polynomial_t#0': 'missing name: torch.special.chebyshev_polynomial_t',
- 'special.chebyshev_polynomial_u#0': 'missing name: torch.special.chebyshev_polynomial_u',
- 'special.chebyshev_polynomial_v#0': 'missing name: torch.special.chebyshev_polynomial_v',
- 'special.chebyshev_polynomial_w#0': 'missing name: torch.special.chebyshev_polynomial_w',
- 'special.hermite_polynomial_h#0': 'missing name: torch.special.hermite_polynomial_h',
- 'special.hermite_polynomial_he#0': 'missing name: torch.special.hermite_polynomial_he',
- 'special.laguerre_polynomial_l#0': 'missing name: torch.special.laguerre_polynomial_l',
- 'special.legendre_polynomial_p#0': 'missing name: torch.special.legendre_polynomial_p',
- 'special.shifted_chebyshev_polynomial_t#0': 'missing name: '
-                                             'torch.special.shifted_chebyshev_polynomial_t',
- 'special.shifted_chebyshev_polynomial_u#0': 'missing name: '
-                                             'torch.special.shifted_chebyshev_polynomial_u',
- 'special.shifted_chebyshev_polynomial_v#0': 'missing name: '
-                                             'torch.special.shifted_chebyshev_polynomial_v',
- 'special.shifted_chebyshev_polynomial_w#0': 'missing name: '
-                                             'torch.special.shifted_chebyshev_polynomial_w',
  'special.xlog1py#0': 'missing name: torch.special.xlog1py',
  'take#0': 'raises TypeError, PyTorch RuntimeError (take() got an unexpected keyword argument '
            "'out')",

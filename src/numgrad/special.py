@@ -23,6 +23,9 @@ logsumexp = _ops.logsumexp
 softmax, log_softmax = _ops.softmax, _ops.log_softmax
 
 
+globals().update(_more.POLYNOMIALS)
+
+
 def ndtr(input):
     """The standard normal distribution function, ``erfc(-x / sqrt(2)) / 2``."""
     x = _more._float_of(input)
@@ -51,7 +54,7 @@ def xlog1py(input, other):
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "erf", "erfc",
            "expm1", "exp2", "log1p", "expit", "logit", "xlogy", "sinc", "round", "logsumexp",
-           "softmax", "log_softmax", "ndtr", "entr", "xlog1py"]
+           "softmax", "log_softmax", "ndtr", "entr", "xlog1py", *_more.POLYNOMIALS]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
 # numgrad.nn.functional binds its own: numgrad.special is imported on first use, after numgrad

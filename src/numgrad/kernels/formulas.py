@@ -49,6 +49,11 @@ class Binary(IntEnum):
     BITWISE_AND, BITWISE_OR, BITWISE_XOR, LSHIFT, RSHIFT = range(236, 241)
     # (x, n) and (x, q) of the gamma functions
     POLYGAMMA, ZETA = range(241, 243)
+    # (x, n) of torch.special's orthogonal polynomials
+    CHEBYSHEV_T, CHEBYSHEV_U, CHEBYSHEV_V, CHEBYSHEV_W = range(243, 247)
+    SHIFTED_CHEBYSHEV_T, SHIFTED_CHEBYSHEV_U, SHIFTED_CHEBYSHEV_V, SHIFTED_CHEBYSHEV_W = range(
+        247, 251)
+    HERMITE_H, HERMITE_HE, LAGUERRE_L, LEGENDRE_P = range(251, 255)
 
 
 class Compare(IntEnum):
@@ -197,6 +202,10 @@ TABLE: dict = dict((
     _rows(Unary.DIGAMMA, _S + "digamma"),
     _rows(Binary.POLYGAMMA, _S + "polygamma"),
     _rows(Binary.ZETA, _S + "zeta"),
+    *(_rows(getattr(Binary, name.upper()), _S + name) for name in (
+        "chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w", "shifted_chebyshev_t",
+        "shifted_chebyshev_u", "shifted_chebyshev_v", "shifted_chebyshev_w", "hermite_h",
+        "hermite_he", "laguerre_l", "legendre_p")),
     _rows(Unary.BITWISE_NOT, _S + "bitwise_not", None, INT, _S + "bitwise_not_bool", ("bool",)),
 ))
 

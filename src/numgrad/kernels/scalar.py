@@ -859,7 +859,8 @@ def softplus_grad(z, threshold):
 
 # ------------------------------------------------------------------ gamma functions
 # lgamma is libm's; digamma, trigamma and the Hurwitz zeta function are the Cephes algorithms
-# PyTorch's CPU kernels use (``calc_digamma``, ``calc_trigamma``, ``zeta``), computed in double.
+# PyTorch's CPU kernels use (``calc_digamma``, ``calc_trigamma``, ``zeta``), in the input's
+# float type as PyTorch's are.
 @njit(inline="always")
 def lgamma(x):
     return math.lgamma(x)
@@ -1006,3 +1007,273 @@ def polygamma(x, n):
         return trigamma(x)
     sign = 1.0 if k % 2 == 1 else -1.0
     return sign * math.exp(math.lgamma(k + 1.0)) * zeta(k + 1.0, x)
+
+
+# ------------------------------------------------------------------ orthogonal polynomials
+# torch.special's polynomials of x and a degree n (an integer given in x's dtype), as PyTorch's
+# CPU kernels compute them (its closed forms past a degree, its recurrences below): special
+# values at the ends of the interval, 0 for a negative degree; in the input's float type.
+@njit
+def chebyshev_t(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return 1.0 if x > 0.0 or k % 2 == 0 else -1.0
+    if k > 6 and abs(x) < 1.0:
+        return math.cos(k * math.acos(x))
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return x
+    p, q = 1.0, x
+    for _ in range(2, k + 1):
+        p, q = q, (x + x) * q - p
+    return q
+
+
+@njit
+def chebyshev_u(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return float(k + 1) if x > 0.0 or k % 2 == 0 else float(-(k + 1))
+    if k > 8 and abs(x) < 1.0:
+        t = math.acos(x)
+        if math.sin(t) != 0.0:
+            return math.sin((k + 1) * t) / math.sin(t)
+        return (k + 1) * math.cos((k + 1) * t) / x
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return x + x
+    p, q = 1.0, x + x
+    for _ in range(2, k + 1):
+        p, q = q, (x + x) * q - p
+    return q
+
+
+@njit
+def chebyshev_v(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        if x > 0.0:
+            return 1.0
+        return float(k + k + 1) if k % 2 == 0 else float(-(k + k + 1))
+    if k > 8 and abs(x) < 1.0:
+        t = math.acos(x)
+        if math.sin(t / 2.0) != 1.0:
+            return math.cos((k + 0.5) * t) / math.cos(t / 2.0)
+        return float(k + k + 1) if k % 2 == 0 else float(-(k + k + 1))
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return x + x - 1.0
+    p, q = 1.0, x + x - 1.0
+    for _ in range(2, k + 1):
+        p, q = q, (x + x) * q - p
+    return q
+
+
+@njit
+def chebyshev_w(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        if x > 0.0:
+            return float(k + k + 1)
+        return 1.0 if k % 2 == 0 else -1.0
+    if k > 8 and abs(x) < 1.0:
+        t = math.acos(x)
+        if math.cos(t / 2.0) != 1.0:
+            return math.sin((k + 0.5) * t) / math.sin(t / 2.0)
+        if x > 0.0:
+            return float(k + k + 1)
+        return 1.0 if k % 2 == 0 else -1.0
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return x + x + 1.0
+    p, q = 1.0, x + x + 1.0
+    for _ in range(2, k + 1):
+        p, q = q, (x + x) * q - p
+    return q
+
+
+@njit
+def shifted_chebyshev_t(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if x == 1.0:
+        return 1.0
+    if x == 0.0:
+        return 1.0 if k % 2 == 0 else -1.0
+    y = x + x - 1.0
+    if k > 6 and abs(y) < 1.0:
+        return math.cos(k * math.acos(y))
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return y
+    p, q = 1.0, y
+    for _ in range(2, k + 1):
+        p, q = q, (y + y) * q - p
+    return q
+
+
+@njit
+def shifted_chebyshev_u(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if x == 1.0:
+        return float(k + 1)
+    if x == 0.0:
+        return float(k + 1) if k % 2 == 0 else float(-(k + 1))
+    y = x + x - 1.0
+    if k > 6 and abs(y) < 1.0:
+        t = math.acos(y)
+        if math.sin(t) != 0.0:
+            return math.sin((k + 1) * t) / math.sin(t)
+        return (k + 1) * math.cos((k + 1) * t) / y
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return y + y
+    p, q = 1.0, y + y
+    for _ in range(2, k + 1):
+        p, q = q, (y + y) * q - p
+    return q
+
+
+@njit
+def shifted_chebyshev_v(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if x == 1.0:
+        return 1.0
+    if x == 0.0:
+        return float(k + k + 1) if k % 2 == 0 else float(-(k + k + 1))
+    y = x + x - 1.0
+    if k > 6 and abs(y) < 1.0:
+        t = math.acos(y)
+        if math.sin(t / 2.0) != 1.0:
+            return math.cos((k + 0.5) * t) / math.cos(t / 2.0)
+        return float(k + k + 1) if k % 2 == 0 else float(-(k + k + 1))
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return y + y - 1.0
+    p, q = 1.0, y + y - 1.0
+    for _ in range(2, k + 1):
+        p, q = q, (y + y) * q - p
+    return q
+
+
+@njit
+def shifted_chebyshev_w(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if x == 1.0:
+        return float(k + k + 1)
+    if x == 0.0:
+        return 1.0 if k % 2 == 0 else -1.0
+    y = x + x - 1.0
+    if k > 4 and abs(y) < 1.0:
+        t = math.acos(y)
+        if math.cos(t / 2.0) != 1.0:
+            return math.sin((k + 0.5) * t) / math.sin(t / 2.0)
+        return 1.0 if k % 2 == 0 else -1.0
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return y + y + 1.0
+    p, q = 1.0, y + y + 1.0
+    for _ in range(2, k + 1):
+        p, q = q, (y + y) * q - p
+    return q
+
+
+@njit
+def hermite_h(x, n):
+    """The physicists' Hermite polynomial."""
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return x + x
+    p, q = 1.0, x + x
+    for j in range(2, k + k, 2):
+        p, q = q, (x + x) * q - j * p
+    return q
+
+
+@njit
+def hermite_he(x, n):
+    """The probabilists' Hermite polynomial."""
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return x
+    p, q = 1.0, x
+    for j in range(1, k):
+        p, q = q, x * q - j * p
+    return q
+
+
+@njit
+def laguerre_l(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if abs(x) == 0.0:
+        return 1.0
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return 1.0 - x
+    p, q = 1.0, 1.0 - x
+    for j in range(1, k):
+        p, q = q, (((j + j) + (1.0 - x)) * q - j * p) / (j + 1)
+    return q
+
+
+@njit
+def legendre_p(x, n):
+    x = float(x)
+    k = int(n)
+    if k < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return 1.0 if x > 0.0 or k % 2 == 0 else -1.0
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return x
+    p, q = 1.0, x
+    for j in range(1, k):
+        p, q = q, ((j + j + 1) * x * q - j * p) / (j + 1)
+    return q

@@ -272,6 +272,61 @@ def zeta(input, other) -> Tensor:
     return apply(Zeta, (input, other), (a, b))
 
 
+# ------------------------------------------------------------------ orthogonal polynomials
+class _Polynomial(Op):
+    """One of torch.special's orthogonal polynomials of ``input`` and the degree ``n`` (not
+    differentiable, as PyTorch's)."""
+
+    differentiable = False
+    on_cuda = True
+    code: str = ""
+
+    @classmethod
+    def forward(cls, K, x, n):
+        return K.binary(getattr(K, cls.code), x, n)
+
+
+def _polynomial(name: str, code: str, doc: str):
+    op = register(type("".join(p.capitalize() for p in name.split("_")), (_Polynomial,), {
+        "name": name, "node": "", "code": code, "__doc__": doc,
+        "samples": (Sample(lambda m, x, n, f=name: getattr(m.special, f)(x, (n * 3 + 6).long()),
+                           _two, low=-1.2, high=1.2, grad=False),
+                    Sample(lambda m, x, f=name: getattr(m.special, f)(x, 11), ((5,),), low=0.0,
+                           high=1.0, grad=False)),
+    }))
+
+    def fn(input, n) -> Tensor:
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        a, b = binary_operands(input, n, floating=True)
+        return apply(op, (input, n), (a, b))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+POLYNOMIALS = {name: _polynomial(name, code, doc) for name, code, doc in (
+    ("chebyshev_polynomial_t", "CHEBYSHEV_T", "The Chebyshev polynomial of the first kind."),
+    ("chebyshev_polynomial_u", "CHEBYSHEV_U", "The Chebyshev polynomial of the second kind."),
+    ("chebyshev_polynomial_v", "CHEBYSHEV_V", "The Chebyshev polynomial of the third kind."),
+    ("chebyshev_polynomial_w", "CHEBYSHEV_W", "The Chebyshev polynomial of the fourth kind."),
+    ("shifted_chebyshev_polynomial_t", "SHIFTED_CHEBYSHEV_T",
+     "The Chebyshev polynomial of the first kind of ``2 x - 1``."),
+    ("shifted_chebyshev_polynomial_u", "SHIFTED_CHEBYSHEV_U",
+     "The Chebyshev polynomial of the second kind of ``2 x - 1``."),
+    ("shifted_chebyshev_polynomial_v", "SHIFTED_CHEBYSHEV_V",
+     "The Chebyshev polynomial of the third kind of ``2 x - 1``."),
+    ("shifted_chebyshev_polynomial_w", "SHIFTED_CHEBYSHEV_W",
+     "The Chebyshev polynomial of the fourth kind of ``2 x - 1``."),
+    ("hermite_polynomial_h", "HERMITE_H", "The physicists' Hermite polynomial."),
+    ("hermite_polynomial_he", "HERMITE_HE", "The probabilists' Hermite polynomial."),
+    ("laguerre_polynomial_l", "LAGUERRE_L", "The Laguerre polynomial."),
+    ("legendre_polynomial_p", "LEGENDRE_P", "The Legendre polynomial."),
+)}
+
+
 # ------------------------------------------------------------------ clamp with tensor bounds
 @register
 class ClampTensor(Op):

@@ -593,3 +593,27 @@ def test_compiled_predicates_and_reductions_replay():
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)
             np.testing.assert_array_equal(compiled(x).numpy(), step(x).numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.sum(axis=1),
+    lambda m, x: m.mean(x, axis=0, keepdims=True),
+    lambda m, x: x.std(axis=(0, 1), keepdims=True),
+    lambda m, x: m.var(x, axis=1),
+    lambda m, x: m.max(x, axis=1).values,
+    lambda m, x: (x > 0).all(axis=0),
+    lambda m, x: (x > 0).any(axis=1, keepdims=True),
+    lambda m, x: m.std_mean(x, axis=1)[1],
+    lambda m, x: m.amax(x, axis=-1),
+    lambda m, x: m.softmax(x, axis=1),
+    lambda m, x: m.cat([x, x], axis=0),
+])
+def test_numpy_names_axis_and_keepdims_as_pytorch(call):
+    """PyTorch's argument parser takes NumPy's ``axis`` and ``keepdims`` for ``dim`` and
+    ``keepdim`` (issue 35)."""
+    x = np.random.default_rng(35).standard_normal((3, 4))
+    ours, theirs = call(numgrad, numgrad.tensor(x)), call(torch, torch.tensor(x))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    with pytest.raises(TypeError):
+        numgrad.tensor(x).sum(axis=0, dim=1)

@@ -251,6 +251,22 @@ def _all_as_keywords(raw):
     return bind
 
 
+# NumPy's names of PyTorch's parameters, which PyTorch's argument parser takes for them
+# (``x.sum(axis=1)``, ``mean(x, axis=0, keepdims=True)``): a call that a keyword of these
+# names fails is made again with PyTorch's (the usual call pays nothing for it).
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def _torch_names(kwargs: dict) -> dict:
+    out = {}
+    for k, v in kwargs.items():
+        name = _NUMPY_NAMES.get(k, k)
+        if name in out or name != k and name in kwargs:
+            raise TypeError(f"got multiple values for argument '{name}'")
+        out[name] = v
+    return out
+
+
 def _dispatching(raw, operator: bool = False, shared=None, bind=None):
     """The public form of ``raw``: ``raw`` itself unless an argument takes part in dispatch or a
     mode is active. An operator (``__add__``, ``__rsub__`` …) whose dispatch fails with a
@@ -263,7 +279,10 @@ def _dispatching(raw, operator: bool = False, shared=None, bind=None):
         if not _active:  # (no tensor-like met yet: the plain function, unless it fails on one)
             try:
                 return raw(*args, **kwargs)
-            except Exception:
+            except Exception as error:
+                if (kwargs and type(error) is TypeError
+                        and not _NUMPY_NAMES.keys().isdisjoint(kwargs)):
+                    return public(*args, **_torch_names(kwargs))
                 if _state.no_all or not _met(args, kwargs):
                     raise
         state = _state

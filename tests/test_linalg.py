@@ -491,3 +491,28 @@ def test_out_keyword_as_pytorch():
     for m in (numgrad, torch):
         with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
             m.det(m.tensor(a), out=m.empty(()))
+
+
+@pytest.mark.parametrize("shapes", [((5, 4, 3), (3, 6), True), ((2, 3, 4, 5), (5,), False),
+                                    ((2, 3, 4), (4, 6), False), ((0, 3, 4), (4, 2), True)])
+def test_a_batch_times_a_matrix_folds_into_one_product_as_pytorch(shapes):
+    """PyTorch's ``should_fold``: a left operand of 3+ dimensions times a matrix (or vector) is
+    one ``mm`` (``mv``) of its batch folded into rows, viewed back (``UnsafeViewBackward0`` of
+    ``MmBackward0``), where the right one requires grad or the fold needs no copy: a ``Linear``
+    of a sequence is one GEMM, not a batch of them against expanded copies of the weight."""
+    a_shape, b_shape, b_grad = shapes
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    got, want = [], []
+    for m, out in ((numgrad, got), (torch, want)):
+        x, y = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=b_grad)
+        z = x @ y
+        z.sum().backward()
+        out += [z.detach().numpy(), x.grad.numpy(), None if not b_grad else y.grad.numpy(),
+                (type(z.grad_fn).__name__,
+                 tuple(type(f[0]).__name__ for f in z.grad_fn.next_functions))]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-12)
+    if b_grad:
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-12, atol=1e-12)
+    assert got[3] == want[3]

@@ -399,7 +399,34 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return apply(SqueezeInplace, (out,), (out._data,), dim=0)
     if da == 2 and db == 2:
         return mm(input, other)
+    if da >= 3 and _should_fold(input, other):
+        return _folded(input, other)
     return _batched(input, other)
+
+
+def _should_fold(input: Tensor, other: Tensor) -> bool:
+    """PyTorch's ``should_fold`` for a left operand of 3 or more dimensions: a right one of 1 or
+    2 dimensions multiplies the left one's batch folded into rows (one ``mm`` or ``mv``: a
+    ``Linear`` of a sequence is one GEMM, not a batch of them against copies of the weight),
+    where the right one requires grad (its gradient is then one product, not a batch of them
+    summed) or the fold makes no copy."""
+    if other._data.ndim > 2:
+        return False
+    return other.requires_grad or _rows_fold(input._data.shape, input._data.strides)
+
+
+def _folded(input: Tensor, other: Tensor) -> Tensor:
+    """``input @ other`` with ``input``'s leading dimensions folded into rows (``_should_fold``),
+    viewed back as PyTorch's ``_unsafe_view`` of the product."""
+    from .shape import UnsafeView
+
+    lead, k = tuple(input._data.shape[:-1]), input._data.shape[-1]
+    folded = input.reshape(math.prod(lead), k)
+    if other._data.ndim == 2:
+        out, shape = mm(folded, other), lead + (other._data.shape[1],)
+    else:
+        out, shape = mv(folded, other), lead
+    return apply(UnsafeView, (out,), (out._data,), shape=shape)
 
 # What numgrad exports as functions, and what Tensor gets as methods.
 def vdot(input: Tensor, other: Tensor) -> Tensor:

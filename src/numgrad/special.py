@@ -12,6 +12,9 @@ digamma = psi = _ops.digamma
 polygamma = _ops.polygamma
 multigammaln = _ops.mvlgamma
 zeta = _more.zeta
+erfinv = _ops.erfinv
+i0 = _ops.i0
+i0e, i1, i1e = _more.special_i0e, _more.special_i1, _more.special_i1e
 erf, erfc = _ops.erf, _ops.erfc
 expm1, exp2, log1p = _ops.expm1, _ops.exp2, _ops.log1p
 expit = _ops.sigmoid
@@ -54,7 +57,8 @@ def xlog1py(input, other):
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "erf", "erfc",
            "expm1", "exp2", "log1p", "expit", "logit", "xlogy", "sinc", "round", "logsumexp",
-           "softmax", "log_softmax", "ndtr", "entr", "xlog1py", *_more.POLYNOMIALS]
+           "softmax", "log_softmax", "ndtr", "entr", "xlog1py", "erfinv", "i0", "i0e", "i1",
+           "i1e", *_more.POLYNOMIALS]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
 # numgrad.nn.functional binds its own: numgrad.special is imported on first use, after numgrad

@@ -33,6 +33,7 @@ class Unary(IntEnum):
         137, 146)
     BITWISE_NOT = 146
     LGAMMA, DIGAMMA = range(147, 149)
+    ERFINV, I0, I0E, I1, I1E = range(149, 154)
 
 
 class Binary(IntEnum):
@@ -200,6 +201,11 @@ TABLE: dict = dict((
     _rows(Binary.RSHIFT, _S + "rshift64", None, ("int64",), _S + "rshift32", ("int32",)),
     _rows(Unary.LGAMMA, _S + "lgamma"),
     _rows(Unary.DIGAMMA, _S + "digamma"),
+    _rows(Unary.ERFINV, _S + "erfinv"),
+    _rows(Unary.I0, _S + "bessel_i0"),
+    _rows(Unary.I0E, _S + "bessel_i0e"),
+    _rows(Unary.I1, _S + "bessel_i1"),
+    _rows(Unary.I1E, _S + "bessel_i1e"),
     _rows(Binary.POLYGAMMA, _S + "polygamma"),
     _rows(Binary.ZETA, _S + "zeta"),
     *(_rows(getattr(Binary, name.upper()), _S + name) for name in (

@@ -1277,3 +1277,106 @@ def legendre_p(x, n):
     for j in range(1, k):
         p, q = q, ((j + j + 1) * x * q - j * p) / (j + 1)
     return q
+
+
+# ------------------------------------------------------------------ erfinv, Bessel I0 and I1
+@njit
+def erfinv(y):
+    """The inverse error function: +-inf at +-1, NaN outside [-1, 1]; an initial polynomial
+    estimate (Giles's single-precision one) refined by Newton's method on erf (on erfc near
+    +-1, where erf saturates)."""
+    y = y * 1.0
+    if y != y or y < -1.0 or y > 1.0:
+        return math.nan
+    if y == 1.0 or y == -1.0:
+        return math.copysign(math.inf, y)
+    w = -math.log((1.0 - y) * (1.0 + y))
+    if w < 5.0:
+        w -= 2.5
+        p = 2.81022636e-08
+        p = 3.43273939e-07 + p * w
+        p = -3.5233877e-06 + p * w
+        p = -4.39150654e-06 + p * w
+        p = 0.00021858087 + p * w
+        p = -0.00125372503 + p * w
+        p = -0.00417768164 + p * w
+        p = 0.246640727 + p * w
+        p = 1.50140941 + p * w
+    else:
+        w = math.sqrt(w) - 3.0
+        p = -0.000200214257
+        p = 0.000100950558 + p * w
+        p = 0.00134934322 + p * w
+        p = -0.00367342844 + p * w
+        p = 0.00573950773 + p * w
+        p = -0.0076224613 + p * w
+        p = 0.00943887047 + p * w
+        p = 1.00167406 + p * w
+        p = 2.83297682 + p * w
+    x = p * y
+    a = abs(y)
+    s = 1.0 if y > 0.0 else -1.0
+    for _ in range(12):
+        slope = 1.1283791670955126 * math.exp(-x * x)  # (2 / sqrt(pi)) exp(-x**2)
+        if slope == 0.0:
+            break
+        if a > 0.5:  # (erfc(|x|) - (1 - |y|), both small: no cancellation)
+            step = s * (math.erfc(abs(x)) - (1.0 - a)) / -slope
+        else:
+            step = (math.erf(x) - y) / slope
+        x -= step
+        if abs(step) <= abs(x) * 1e-16:
+            break
+    return x
+
+
+@njit
+def bessel_i0(x):
+    """The modified Bessel function I0: its power series sum_k (x**2 / 4)**k / k!**2."""
+    x = x * 1.0
+    if x != x or math.isinf(x):  # (NaN at +-inf, as PyTorch's Chebyshev expansion gives)
+        return math.nan
+    q = x * x / 4.0
+    term = 1.0
+    total = 1.0
+    k = 0.0
+    while term > total * 1e-17:
+        k += 1.0
+        term *= q / (k * k)
+        total += term
+    return total
+
+
+@njit
+def bessel_i1(x):
+    """The modified Bessel function I1: sum_k (x / 2)**(2k + 1) / (k! (k + 1)!)."""
+    x = x * 1.0
+    if x != x or math.isinf(x):
+        return math.nan
+    q = x * x / 4.0
+    term = x / 2.0
+    total = term
+    k = 0.0
+    while abs(term) > abs(total) * 1e-17:
+        k += 1.0
+        term *= q / (k * (k + 1.0))
+        total += term
+    return total
+
+
+@njit
+def bessel_i0e(x):
+    """exp(-|x|) I0(x)."""
+    x = x * 1.0
+    if math.isinf(x):
+        return 0.0
+    return math.exp(-abs(x)) * bessel_i0(x)
+
+
+@njit
+def bessel_i1e(x):
+    """exp(-|x|) I1(x)."""
+    x = x * 1.0
+    if math.isinf(x):
+        return math.copysign(0.0, x)
+    return math.exp(-abs(x)) * bessel_i1(x)

@@ -272,6 +272,110 @@ def zeta(input, other) -> Tensor:
     return apply(Zeta, (input, other), (a, b))
 
 
+# ------------------------------------------------------------------ erfinv, Bessel I0 and I1
+_SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
+
+
+@register
+class Erfinv(_Unary):
+    name, node, code = "erfinv", "ErfinvBackward0", "ERFINV"
+    save_output = True
+    samples = (Sample(lambda m, a: m.erfinv(a), ((3, 4),), low=-0.95, high=0.95),
+               Sample(lambda m, a: a.erfinv(), ((5,),), low=-0.5, high=0.5))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * _SQRT_PI_OVER_2 * (out * out).exp(),)
+
+
+@register
+class I0(_Unary):
+    name, node, code = "i0", "I0Backward0", "I0"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.i0(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * _bessel(I1, a),)
+
+
+@register
+class I0e(_Unary):
+    name, node, code = "special_i0e", "SpecialI0EBackward0", "I0E"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.i0e(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        return (grad * (_bessel(I1e, a) - a.sign() * out),)
+
+
+@register
+class I1(_Unary):
+    name, node, code = "special_i1", "SpecialI1Backward0", "I1"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.i1(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # I1' = I0 - I1 / x; 1/2 within the dtype's eps of 0, and at NaN (PyTorch's
+        # i1_backward: where(|x| > eps, ..., 0.5))
+        a, out = ctx.saved_tensors
+        away = a.detach().abs() > float(np.finfo(a._data.dtype).eps)
+        safe = where(away, a, 1.0)
+        return (grad * where(away, _bessel(I0, a) - out / safe, 0.5),)
+
+
+@register
+class I1e(_Unary):
+    name, node, code = "special_i1e", "SpecialI1EBackward0", "I1E"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.i1e(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # I1e' = I0e - I1e (sign(x) + 1 / x); 1/2 near 0 and at NaN, as i1's
+        a, out = ctx.saved_tensors
+        away = a.detach().abs() > float(np.finfo(a._data.dtype).eps)
+        safe = where(away, a, 1.0)
+        return (grad * where(away, _bessel(I0e, a) - out * (a.sign() + safe.reciprocal()), 0.5),)
+
+
+def _bessel(op, input: Tensor) -> Tensor:
+    return apply(op, (input,), (floating_operand(input),))
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """The inverse error function (+-inf at +-1, NaN outside [-1, 1])."""
+    return apply(Erfinv, (input,), (floating_operand(input),))
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, of order 0."""
+    return _bessel(I0, input)
+
+
+def special_i0e(input: Tensor) -> Tensor:
+    """``exp(-|x|) i0(x)``."""
+    return _bessel(I0e, input)
+
+
+def special_i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, of order 1."""
+    return _bessel(I1, input)
+
+
+def special_i1e(input: Tensor) -> Tensor:
+    """``exp(-|x|) i1(x)``."""
+    return _bessel(I1e, input)
+
+
 # ------------------------------------------------------------------ orthogonal polynomials
 class _Polynomial(Op):
     """One of torch.special's orthogonal polynomials of ``input`` and the degree ``n`` (not
@@ -1412,9 +1516,9 @@ __all__ += ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "
             "xlogy", "lerp", "addcmul", "addcdiv"]
 METHODS = ("atan2", "arctan2", "logaddexp", "logaddexp2", "erf", "erfc", "floor_divide")
 METHODS += tuple(__all__[7:])
-_GAMMA = ["lgamma", "digamma", "polygamma", "mvlgamma"]
+_GAMMA = ["lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0"]
 __all__ += _GAMMA
-METHODS += ("lgamma", "digamma", "mvlgamma")
+METHODS += ("lgamma", "digamma", "mvlgamma", "erfinv", "i0")
 _COMPOSED = ["sgn", "signbit", "copysign", "fmax", "fmin", "heaviside", "logit", "float_power",
              "ldexp"]
 __all__ += _LOGIC + _COMPOSED

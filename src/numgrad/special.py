@@ -15,6 +15,7 @@ zeta = _more.zeta
 erfinv = _ops.erfinv
 i0 = _ops.i0
 i0e, i1, i1e = _more.special_i0e, _more.special_i1, _more.special_i1e
+erfcx, log_ndtr, ndtri = _more.special_erfcx, _more.special_log_ndtr, _more.special_ndtri
 erf, erfc = _ops.erf, _ops.erfc
 expm1, exp2, log1p = _ops.expm1, _ops.exp2, _ops.log1p
 expit = _ops.sigmoid
@@ -58,7 +59,7 @@ def xlog1py(input, other):
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "erf", "erfc",
            "expm1", "exp2", "log1p", "expit", "logit", "xlogy", "sinc", "round", "logsumexp",
            "softmax", "log_softmax", "ndtr", "entr", "xlog1py", "erfinv", "i0", "i0e", "i1",
-           "i1e", *_more.POLYNOMIALS]
+           "i1e", "erfcx", "log_ndtr", "ndtri", *_more.POLYNOMIALS]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
 # numgrad.nn.functional binds its own: numgrad.special is imported on first use, after numgrad

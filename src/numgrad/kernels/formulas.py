@@ -34,6 +34,7 @@ class Unary(IntEnum):
     BITWISE_NOT = 146
     LGAMMA, DIGAMMA = range(147, 149)
     ERFINV, I0, I0E, I1, I1E = range(149, 154)
+    ERFCX, LOG_NDTR, NDTRI = range(154, 157)
 
 
 class Binary(IntEnum):
@@ -206,6 +207,9 @@ TABLE: dict = dict((
     _rows(Unary.I0E, _S + "bessel_i0e"),
     _rows(Unary.I1, _S + "bessel_i1"),
     _rows(Unary.I1E, _S + "bessel_i1e"),
+    _rows(Unary.ERFCX, _S + "erfcx"),
+    _rows(Unary.LOG_NDTR, _S + "log_ndtr"),
+    _rows(Unary.NDTRI, _S + "ndtri"),
     _rows(Binary.POLYGAMMA, _S + "polygamma"),
     _rows(Binary.ZETA, _S + "zeta"),
     *(_rows(getattr(Binary, name.upper()), _S + name) for name in (

@@ -1380,3 +1380,75 @@ def bessel_i1e(x):
     if math.isinf(x):
         return math.copysign(0.0, x)
     return math.exp(-abs(x)) * bessel_i1(x)
+
+
+# ------------------------------------------------------------------ erfcx, log_ndtr, ndtri
+@njit
+def erfcx(z):
+    """exp(z**2) erfc(z): directly below 26, PyTorch's asymptotic range by its series above
+    (erfc underflows there), inf below -26.7 (exp(z**2) overflows)."""
+    z = z * 1.0
+    if z != z:
+        return z
+    if z < -26.7:
+        return math.inf
+    if z < 26.0:
+        return math.exp(z * z) * math.erfc(z)
+    iz2 = 1.0 / (z * z)
+    series = 1.0 + iz2 * (-0.5 + iz2 * (0.75 + iz2 * (-1.875 + iz2 * 6.5625)))
+    return series / (z * 1.7724538509055160273)
+
+
+@njit
+def log_ndtr(x):
+    """log of the standard normal distribution function, as PyTorch's: through erfcx below -1
+    (no underflow in the tail), log1p(-erfc(x / sqrt 2) / 2) above."""
+    x = x * 1.0
+    t = x * 0.70710678118654752440
+    if x < -1.0:
+        return math.log(erfcx(-t) / 2.0) - t * t
+    return math.log1p(-math.erfc(t) / 2.0)
+
+
+@njit
+def ndtri(p):
+    """The inverse of the standard normal distribution function: -inf at 0, inf at 1, NaN
+    outside; +-sqrt(2) t for erfc(t) = 2 min(p, 1 - p), t by Newton's method from a start
+    (Giles's polynomial near the middle, erfc's asymptotic form in the tails), accurate into the
+    tails: no 1 - 2p is formed."""
+    p = p * 1.0
+    if p != p or p < 0.0 or p > 1.0:
+        return math.nan
+    if p == 0.0:
+        return -math.inf
+    if p == 1.0:
+        return math.inf
+    if p == 0.5:
+        return 0.0
+    c = 2.0 * p if p < 0.5 else 2.0 * (1.0 - p)
+    w = -math.log(c * (2.0 - c))
+    if w < 5.0:
+        w -= 2.5
+        e = 2.81022636e-08
+        e = 3.43273939e-07 + e * w
+        e = -3.5233877e-06 + e * w
+        e = -4.39150654e-06 + e * w
+        e = 0.00021858087 + e * w
+        e = -0.00125372503 + e * w
+        e = -0.00417768164 + e * w
+        e = 0.246640727 + e * w
+        e = 1.50140941 + e * w
+        t = e * (1.0 - c)
+    else:  # (erfc(t) ~ exp(-t**2) / (t sqrt(pi)))
+        big = -math.log(c)
+        t = math.sqrt(big - 0.5 * math.log(math.pi * big))
+    for _ in range(12):
+        slope = 1.1283791670955126 * math.exp(-t * t)
+        if slope == 0.0:
+            break
+        step = (math.erfc(t) - c) / -slope
+        t -= step
+        if abs(step) <= abs(t) * 1e-16:
+            break
+    x = 1.4142135623730950488 * t
+    return -x if p < 0.5 else x

@@ -347,6 +347,60 @@ class I1e(_Unary):
         return (grad * where(away, _bessel(I0e, a) - out * (a.sign() + safe.reciprocal()), 0.5),)
 
 
+@register
+class Erfcx(_Unary):
+    name, node, code = "special_erfcx", "SpecialErfcxBackward0", "ERFCX"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.erfcx(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        return (grad * (2 * a * out - _TWO_OVER_SQRT_PI),)
+
+
+@register
+class LogNdtr(_Unary):
+    name, node, code = "special_log_ndtr", "SpecialLogNdtrBackward0", "LOG_NDTR"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.log_ndtr(a * 4), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # phi(x) / Phi(x), as PyTorch writes it: exp(-(log_ndtr(x) + x**2 / 2)) / sqrt(2 pi)
+        a, out = ctx.saved_tensors
+        return (grad * (-(out + a * a / 2)).exp() / math.sqrt(2 * math.pi),)
+
+
+@register
+class Ndtri(_Unary):
+    name, node, code = "special_ndtri", "SpecialNdtriBackward0", "NDTRI"
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.ndtri(a), ((3, 4),), low=0.02, high=0.98),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * math.sqrt(2 * math.pi) * (out * out / 2).exp(),)
+
+
+def special_erfcx(input: Tensor) -> Tensor:
+    """``exp(x**2) erfc(x)``, without overflow or underflow."""
+    return _bessel(Erfcx, input)
+
+
+def special_log_ndtr(input: Tensor) -> Tensor:
+    """The log of the standard normal distribution function, accurate in the tails."""
+    return _bessel(LogNdtr, input)
+
+
+def special_ndtri(input: Tensor) -> Tensor:
+    """The inverse of the standard normal distribution function."""
+    return _bessel(Ndtri, input)
+
+
 def _bessel(op, input: Tensor) -> Tensor:
     return apply(op, (input,), (floating_operand(input),))
 

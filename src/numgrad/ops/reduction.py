@@ -791,6 +791,68 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     return out.view(size) if lead else out
 
 
+def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+    """The covariance matrix of the variables in ``input``'s rows (observations in its columns;
+    a 1-D input is one variable), with integer frequency and float observation weights, as
+    ATen computes it; a scalar for one variable."""
+    if input.ndim > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    n = x.shape[1]
+    w = None
+    for name, t, integral in (("fweights", fweights, True), ("aweights", aweights, False)):
+        if t is None:
+            continue
+        if t.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                               f"{name} with {t.ndim} dimensions")
+        if integral and t.dtype.is_floating_point or t.dtype.name == "bool":
+            raise RuntimeError(f"cov(): expected {name} to have integral dtype but got {name} "
+                               f"with {torch_name(t._data.dtype)} dtype")
+        if not integral and not t.dtype.is_floating_point:
+            raise RuntimeError(f"cov(): expected {name} to have floating point dtype but got "
+                               f"{name} with {torch_name(t._data.dtype)} dtype")
+        if t.numel() != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                               f"observations in the input but got {t.numel()} != {n}")
+        if t.numel() and bool((t.detach() < 0).any()):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
+        w = t if w is None else w * t
+    if w is not None:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+    else:
+        w_sum = n
+        avg = x.sum(1) / n
+    if w is not None and correction != 0 and aweights is not None:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm = w_sum - correction
+    if bool(norm <= 0) if isinstance(norm, Tensor) else norm <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm = norm * 0 if isinstance(norm, Tensor) else 0
+    centred = x - avg.unsqueeze(1)
+    c = centred.mm((centred * w if w is not None else centred).t())
+    return (c / norm).squeeze()
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """The Pearson correlation coefficients of the variables in ``input``'s rows (``cov``
+    normalised by the standard deviations, clipped to [-1, 1])."""
+    if input.ndim > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    std = c.diagonal().sqrt()
+    c = c / std.unsqueeze(1)
+    c = c / std.unsqueeze(0)
+    return c.clamp(-1, 1)
+
+
 def _trapezoid_parts(y: Tensor, x, dim: int, name: str):
     """(the sums of neighbouring samples along ``dim``, the spacings ``x.diff`` shaped to
     broadcast against them, or None for a number)."""
@@ -845,4 +907,5 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
 __all__ = ["sum", "mean", "norm", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
            "std", "logsumexp", "softmax", "log_softmax"]
 METHODS = tuple(__all__) + ("sum_to_size",)
-__all__ += ["trapezoid", "trapz", "cumulative_trapezoid"]
+__all__ += ["trapezoid", "trapz", "cumulative_trapezoid", "cov", "corrcoef"]
+METHODS += ("cov", "corrcoef")

@@ -762,9 +762,10 @@ def test_functional_errors_match_pytorch(name):
     _same_error(lambda: fn(numgrad, F), lambda: fn(torch, TF))
 
 
-def test_nll_loss_higher_dimensional_input_is_not_supported_yet():
-    with pytest.raises(NotImplementedError, match="nll_loss supports a"):
-        F.cross_entropy(numgrad.zeros(2, 3, 4), numgrad.zeros(2, 4, dtype=numgrad.int64))
+def test_nll_loss_higher_dimensional_input_is_supported():
+    """(N, C, d1) inputs (issue 35; compared with PyTorch in tests/test_op_db_defects.py)."""
+    loss = F.cross_entropy(numgrad.zeros(2, 3, 4), numgrad.zeros(2, 4, dtype=numgrad.int64))
+    assert abs(loss.item() - math.log(3)) < 1e-6
 
 
 def test_nll_loss_backward_checks_targets_before_scattering():

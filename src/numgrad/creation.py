@@ -2,6 +2,7 @@
 (the random ones, ``rand``, ``randn``, ``randint`` …, are ``random.py``'s)."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -366,6 +367,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     """Values from ``start`` to ``end`` (exclusive) in steps of ``step``."""
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    for v in (start, end):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:  # (PyTorch's refusal, where NumPy gives an empty range)
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = int64 if is_int else default_for_category(FLOAT)
@@ -374,6 +382,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    _check_space_args("linspace", start, end, steps)
     np_dtype = _float_dtype(dtype)
     steps = int(steps)
     if np_dtype.kind == "b" and steps:
@@ -390,8 +399,28 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
     return _finish(np.linspace(start, end, steps).astype(np_dtype), requires_grad, device)
 
 
+def _check_space_args(name: str, start, end, steps) -> None:
+    """PyTorch's refusals of linspace's and logspace's arguments: a count that is not an int, a
+    negative count, bounds that are tensors of more than 0 dimensions."""
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
+        kinds = ", ".join(type(v).__name__ if not isinstance(v, Tensor) else "Tensor"
+                          for v in (start, end, steps))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({kinds})")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dims = [v.ndim if isinstance(v, Tensor) else 0 for v in (start, end)]
+    if any(dims):
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"start with {dims[0]} dimension(s) and end with {dims[1]} "
+                           "dimension(s).")
+
+
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal and zeros elsewhere."""
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device)
 
 

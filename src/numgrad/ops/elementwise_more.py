@@ -1386,7 +1386,9 @@ def _binary_int(name: str, doc: str):
     logical = issubclass(op, _Logical)
 
     def fn(input, other) -> Tensor:
-        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        if logical:  # (PyTorch's logical ops take tensors only)
+            _tensor_only(name, input, other)
+        elif not isinstance(input, Tensor) and not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(input).__name__}")
         a, b = binary_operands(input, other)

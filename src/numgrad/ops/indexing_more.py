@@ -1276,8 +1276,9 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     """``steps`` values ``base ** t`` for ``t`` evenly spaced from ``start`` to ``end``,
     computed as PyTorch's kernel does (the first half from ``start``, the rest from ``end``)."""
     from .._dtype import get_default_dtype
-    from ..creation import _finish
+    from ..creation import _check_space_args, _finish
 
+    _check_space_args("logspace", start, end, steps)
     kind = to_dtype(dtype).np if dtype is not None else get_default_dtype().np
     steps = int(steps)
     if steps < 0:

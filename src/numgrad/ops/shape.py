@@ -523,7 +523,16 @@ def _common(tensors):
 
 def cat(tensors, dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension."""
+    if isinstance(tensors, Tensor):
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        "Tensor")
     tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
     for i, t in enumerate(tensors):
         if not t._data.ndim:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")

@@ -447,7 +447,8 @@ COVERED_BY = {
 }
 NO_BATCHING_RULE_YET = frozenset("""
 as_strided_view bincount block_diag histc index_put_impl masked_scatter masked_select
-""".split())
+special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtri
+""".split())  # (the special_* ones, issue 35: pointwise, their names not yet in _vmap's list)
 
 
 def test_ops_without_a_jvp_rule_are_listed():

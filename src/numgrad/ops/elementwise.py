@@ -926,9 +926,6 @@ def _comparison(name: str, code: str, doc: str):
     }))
 
     def fn(input, other) -> Tensor:
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                            f"{type(input).__name__}")
         a, b = binary_operands(input, other)
         return apply(op, (input, other), (a, b))
 

@@ -94,9 +94,10 @@ def _adam(params):
     return numgrad.optim.Adam(params, lr=0.01)
 
 
-def _training(device="cuda", optimizer=_sgd):
+def _training(device="cuda", optimizer=_sgd, dropout=False):
     numgrad.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3)).double().to(device)
+    layers = [nn.Linear(4, 5), nn.ReLU()] + ([nn.Dropout(0.5)] if dropout else [])
+    model = nn.Sequential(*layers, nn.Linear(5, 3)).double().to(device)
     opt = optimizer(model.parameters())
     rng = np.random.default_rng(0)
     x = numgrad.tensor(rng.standard_normal((6, 4)), device=device)
@@ -137,21 +138,7 @@ def test_a_dropout_step_on_cuda_compiles_with_eager_masks(monkeypatch):
     trace records: the step replays fused, without the registry, draws eager's masks from the
     same seed and leaves the generator where eager leaves it, over 20 steps."""
     def run(compiled: bool):
-        numgrad.manual_seed(0)
-        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.5),
-                              nn.Linear(8, 3)).double().to("cuda")
-        opt = _sgd(model.parameters())
-        rng = np.random.default_rng(0)
-        x = numgrad.tensor(rng.standard_normal((6, 4)), device="cuda")
-        y = numgrad.tensor(rng.integers(0, 3, 6), device="cuda")
-
-        def step():
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-
+        model, _, step = _training(dropout=True)
         fn = numgrad.compile(step) if compiled else step
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # (no eager fallback)

@@ -617,3 +617,21 @@ def test_numpy_names_axis_and_keepdims_as_pytorch(call):
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
     with pytest.raises(TypeError):
         numgrad.tensor(x).sum(axis=0, dim=1)
+
+
+def test_numpy_names_still_work_once_a_tensor_like_has_been_met():
+    """``axis=``/``keepdims=`` are retried as ``dim=``/``keepdim=`` on the path taken once a
+    ``__torch_function__`` class has been met in the process, too (they failed there when an
+    earlier test had passed one)."""
+    class Like:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return "like"
+
+    assert numgrad.add(Like(), 1) == "like"
+    x = np.random.default_rng(35).standard_normal((3, 4))
+    ours = numgrad.mean(numgrad.tensor(x), axis=0, keepdims=True)
+    np.testing.assert_allclose(ours.numpy(), torch.tensor(x).mean(axis=0, keepdims=True).numpy())
+    assert numgrad.tensor(x).sum(axis=1).shape == (3,)
+    with pytest.raises(TypeError):
+        numgrad.tensor(x).sum(axis=0, dim=1)

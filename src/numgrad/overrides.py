@@ -286,11 +286,14 @@ def _dispatching(raw, operator: bool = False, shared=None, bind=None):
                 if _state.no_all or not _met(args, kwargs):
                     raise
         state = _state
-        if state.no_all:
-            return raw(*args, **kwargs)
-        overloaded = () if state.no_subclass else _overloaded(args, kwargs)
-        if not overloaded and not state.modes:
-            return raw(*args, **kwargs)
+        overloaded = () if state.no_all or state.no_subclass else _overloaded(args, kwargs)
+        if state.no_all or (not overloaded and not state.modes):
+            try:
+                return raw(*args, **kwargs)
+            except TypeError:  # (NumPy's names, as above, once a tensor-like has been met)
+                if not kwargs or _NUMPY_NAMES.keys().isdisjoint(kwargs):
+                    raise
+            return public(*args, **_torch_names(kwargs))
         if operator:
             try:
                 return _dispatch(shared or public, overloaded, args, kwargs or None)

@@ -458,9 +458,14 @@ def test_info_of_the_ex_variants_matches_pytorch():
     (lambda m: m.chain_matmul(m.eye(2), m.eye(2)), "torch.chain_matmul is deprecated"),
 ])
 def test_legacy_names_warn_as_pytorch(call, message):
-    for m in (torch, numgrad):
-        with pytest.warns(UserWarning, match=re.escape(message)):
-            call(m)
+    always = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)  # (PyTorch warns once a process: an earlier test may have)
+    try:
+        for m in (torch, numgrad):
+            with pytest.warns(UserWarning, match=re.escape(message)):
+                call(m)
+    finally:
+        torch.set_warn_always(always)
 
 
 def test_out_keyword_as_pytorch():

@@ -420,10 +420,11 @@ def _folded(input: Tensor, other: Tensor) -> Tensor:
     viewed back as PyTorch's ``_unsafe_view`` of the product."""
     from .shape import UnsafeView
 
-    lead, k = tuple(input._data.shape[:-1]), input._data.shape[-1]
+    shape = tuple(input._data.shape)  # (a device array's shape refuses negative indices)
+    lead, k = shape[:len(shape) - 1], shape[len(shape) - 1]
     folded = input.reshape(math.prod(lead), k)
     if other._data.ndim == 2:
-        out, shape = mm(folded, other), lead + (other._data.shape[1],)
+        out, shape = mm(folded, other), lead + (tuple(other._data.shape)[1],)
     else:
         out, shape = mv(folded, other), lead
     return apply(UnsafeView, (out,), (out._data,), shape=shape)

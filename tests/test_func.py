@@ -276,6 +276,36 @@ def test_forward_ad_in_place_and_reverse_over_forward():
     _same(_np(run(numgrad, nfwd)), _np(run(torch, tfwd)))
 
 
+def test_forward_ad_views_share_their_bases_tangent():
+    """As PyTorch's, a view's tangent is a view of its base's (the ``as_strided`` forward rule):
+    writes in place into the base, into a view, through ``t[key] = v``, with and without
+    history, and a dual tensor's own tangent (a view of a primal that has none); the tangents'
+    own gradients (reverse over forward) too."""
+    def run(m, fwd):
+        a = _t(m, X5[:4] + 3).requires_grad_()
+        with fwd.dual_level():
+            x = fwd.make_dual(a * 1, _t(m, V5[:4]))
+            plain = fwd.make_dual(_t(m, X5[:4]), _t(m, V5[:4]))
+            plain.mul_(2)  # (no history: the general path, for the tangent)
+            y = x * 1
+            v = y[1:3]
+            v.mul_(x[:2])  # (a view written: its base's tangent)
+            w = y.view(2, 2)
+            y.add_(x)  # (the base written: its views' tangents)
+            yv = y[2:]
+            yv[0] = x[3] * 5
+            z = m.zeros(4, dtype=m.float64)
+            zv = z[1:]
+            zv.copy_(y[:3].exp() * plain[:3])  # (a base without a tangent gets one)
+            out = [fwd.unpack_dual(q).tangent for q in (plain, y, v, w, yv, z, zv)]
+            grads = m.autograd.grad(sum((o * (i + 1)).sum() for i, o in enumerate(out)), a)
+            return out, grads, fwd.unpack_dual(_t(m, X5)).tangent is None
+
+    ours, theirs = run(numgrad, nfwd), run(torch, tfwd)
+    _same(_np(ours[:2]), _np(theirs[:2]))
+    assert ours[2] and theirs[2]
+
+
 def test_forward_ad_errors_are_pytorchs(monkeypatch):
     with pytest.raises(RuntimeError, match="no level exists, make sure to enter_dual_level"):
         nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5))
@@ -405,7 +435,7 @@ def test_every_jvp_rule_against_finite_differences(name, index):
 # NotImplementedError): this list may only shrink. Comparisons and integer-valued ops are not
 # differentiable and need none.
 NO_JVP_YET = frozenset("""
-as_strided_view remainder_scalar_tensor
+remainder_scalar_tensor
 """.split())
 
 # The registered ops without a batching rule of their own under vmap (they loop over the batch,

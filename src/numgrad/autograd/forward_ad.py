@@ -52,10 +52,17 @@ def _forget(ref, key=None):
 
 def _entry(t):
     """{level: tangent} of ``t``, or None: its own, or, for a saved output rebuilt by a node,
-    its array's (``_keep_for_saved_output``)."""
+    its array's (``_keep_for_saved_output``). A view written through since its tangent was set
+    (or never given one) reads it off its root's (``_view_tangents``)."""
     entry = _table.get(id(t))
     if entry is not None and entry[0]() is t:
-        return entry[1]
+        if t._base is None or entry[2] == t._version_counter.value or not _levels:
+            return entry[1]
+        return _view_tangents(t, entry[1])
+    if t._base is not None and _levels:
+        found = _view_tangents(t, None)
+        if found is not None:
+            return found
     if _by_data:
         found = _by_data.get(id(t._data))
         if found is not None and found[0]() is t._data:
@@ -84,8 +91,118 @@ def _set_tangent(t, level: int, tangent) -> None:
     entry = _table.get(key)
     if entry is None or entry[0]() is not t:
         ref = weakref.ref(t, lambda r, key=key: _forget(r, key))
-        entry = _table[key] = [ref, {}]
+        entry = _table[key] = [ref, {}, None]
     entry[1][level] = tangent
+    entry[2] = t._version_counter.value  # (a view's tangent is current as of this version)
+
+
+# --------------------------------------------------------------------------- views' tangents
+# As PyTorch's, a view's tangent is a view of its base's: after an in-place write to the base
+# (or to another of its views) the view reads its tangent off the base's (``as_strided`` of it,
+# the ``AsStrided`` op, whose forward rule is the op itself), and a write into a view writes its
+# tangent into the base's (``_write_root``). The base a view's tangent follows is its root base,
+# except below a dual tensor: ``make_dual`` gives a view of the primal whose tangent is its own
+# (the primal has none), and the views made of it follow it (``_roots``, recorded as views are
+# made while a level is open).
+_roots: dict = {}  # id(view) -> (weakref to it, the tensor its tangent follows, or None)
+
+
+def _root(t):
+    """The tensor whose tangent ``t``'s is a view of, or None."""
+    found = _roots.get(id(t))
+    if found is not None and found[0]() is t:
+        return found[1]
+    return t._base
+
+
+def _set_root(t, root) -> None:
+    key = id(t)
+    _roots[key] = (weakref.ref(t, lambda r, key=key: _forget_root(r, key)), root)
+
+
+def _forget_root(ref, key):
+    found = _roots.get(key)
+    if found is not None and found[0] is ref:
+        del _roots[key]
+
+
+def _key_in(root, view):
+    from ..ops.indexing import _base_key, _is_host, _positions_in, kernels_of
+
+    positions = _positions_in(root._data, view._data)
+    if not _is_host(root._data):
+        positions = kernels_of(root._data).upload(positions)
+    return _base_key(positions, root)
+
+
+def _view_tangents(view, own):
+    """The tangents of ``view`` read off its root's (None where the root has none: ``own``)."""
+    from ..ops import registry
+    from ..ops.indexing import AsStrided
+
+    root = _root(view)
+    found = _entry(root) if root is not None else None
+    if not found:
+        return own
+    key = _key_in(root, view)
+    limit = _limit[0]
+    try:
+        for level, tangent in found.items():
+            _limit[0] = level  # (the outer levels' tangents of the tangent carried along)
+            _set_tangent(view, level, registry.apply(AsStrided, (tangent,), (tangent._data,),
+                                                     key=key))
+    finally:
+        _limit[0] = limit
+    return _table[id(view)][1]
+
+
+def write_into(view, key, values, op, accumulate: bool) -> None:
+    """The tangents of ``view[key] = values`` (``op``, ``accumulate``: the write's) for a view
+    whose write goes through its base (``indexing._write``): the view's, its root's after."""
+    from ..creation import zeros_like
+    from ..ops.indexing import _put
+
+    own = dict(_entry(view) or {})
+    given = _entry(values) or {}
+    limit = _limit[0]
+    try:
+        for level in sorted(set(own) | set(given)):
+            _limit[0] = level
+            old, new = own.get(level), given.get(level)
+            new = zeros_like(values) if new is None else new
+            _set_tangent(view, level, _put(op, zeros_like(view) if old is None else old, key,
+                                           new if new.dtype == view.dtype else new.to(view.dtype),
+                                           accumulate))
+    finally:
+        _limit[0] = limit
+    _write_root(view)
+
+
+def _write_root(view) -> None:
+    """After a write into ``view`` gave it its tangents (or none): its root's tangents (zeros
+    where it had none) with the view's positions replaced by the view's (zeros where it has
+    none), as PyTorch's tangent, a view of the root's, is written."""
+    from ..creation import zeros_like
+    from ..ops.indexing import IndexPutImpl, _put
+
+    root = _root(view)
+    if root is None:
+        return
+    entry = _table.get(id(view))
+    own = entry[1] if entry is not None and entry[0]() is view else {}
+    found = _entry(root) or {}
+    if not own and not found:
+        return
+    key = _key_in(root, view)
+    limit = _limit[0]
+    try:
+        for level in sorted(set(own) | set(found)):
+            _limit[0] = level
+            old, new = found.get(level), own.get(level)
+            _set_tangent(root, level, _put(IndexPutImpl, zeros_like(root) if old is None else old,
+                                           key, zeros_like(view) if new is None else new))
+    finally:
+        _limit[0] = limit
 
 
 def _open_level() -> int:
@@ -182,6 +299,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                          f"{tensor.dtype}")
     dual = tensor.view_as(tensor)  # (a view: a fresh object, the same storage and history)
     _set_tangent(dual, level, tangent)
+    _set_root(dual, None)  # (its tangent its own, not a view of the primal's)
     return dual
 
 
@@ -271,6 +389,11 @@ def not_implemented(name: str):
 def propagate(op, inputs, arrays, params, result):
     """Gives ``result`` (the output of ``op`` on ``inputs``) its tangents, one per level seen
     among the inputs, by ``op.jvp``. Called by ``registry.apply`` while a level is open."""
+    if op.is_view and result._base is not None:  # (a view of a dual follows the dual)
+        root = _root(inputs[0])
+        root = inputs[0] if root is None else root
+        if root is not result._base:
+            _set_root(result, root)
     found = None
     for t in inputs:
         if isinstance(t, Tensor):
@@ -313,6 +436,8 @@ def copy_tangents(source, target) -> None:
         old[1].clear()
     for level, tangent in found.items():
         _set_tangent(target, level, tangent)
+    if target._base is not None:  # (a view: its root's tangents written too)
+        _write_root(target)
 
 
 class FunctionLevels:

@@ -76,7 +76,10 @@ def linear(ctx, *tangents):
         else:
             args.append(x)
             arrays.append(a)
-    return registry.apply(ctx.op, tuple(args), tuple(arrays), **ctx.params)
+    params = ctx.params
+    if params.get("inplace"):  # (a write in place: the tangent's, out of place, never in another's)
+        params = {**params, "inplace": False}
+    return registry.apply(ctx.op, tuple(args), tuple(arrays), **params)
 
 
 def bilinear_with(pair=(0, 1), bias=None):

@@ -587,7 +587,7 @@ class AsStrided(Index):
     expanded view, adding up)."""
 
     name, node = "as_strided_view", "AsStridedBackward0"
-    jvp = None
+    jvp = _jvp.linear  # (a view's tangent read off its base's: ``forward_ad._view_tangents``)
     samples = (
         Sample(lambda m, a: _stale_view(a * 1, lambda y: y[1:3], lambda y: y.mul_(2)), ((4,),)),
         Sample(lambda m, a: _stale_view(a * 1, lambda y: y.t()[1], lambda y: y.add_(y)),
@@ -833,6 +833,9 @@ def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
     # An expanded view is a read-only NumPy array: its write goes to its base's storage.
     writeable = kernels_of(t._data).is_writeable(t._data)
     if t._base is not None and (tracked or not writeable):
+        if registry._forward_ad is not None:  # (forward AD: the view's and its base's tangents)
+            from ..autograd.forward_ad import write_into
+            write_into(t, key, values, op, accumulate)
         _write_through_view(t, key, values, accumulate, tracked)
     elif not writeable:
         raise RuntimeError(_OVERLAP)

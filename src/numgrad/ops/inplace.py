@@ -168,7 +168,7 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
     Returns False where the general path must run instead."""
     if grad_mode.state.enabled and (
         t._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    ) or registry._forward_ad is not None:  # (forward AD: the general path carries tangents)
         return False
     data = t._data
     host = isinstance(data, np.ndarray)
@@ -359,9 +359,10 @@ def copy_(input: Tensor, src: Tensor) -> Tensor:
                   saves_self=False)
 
 def _unrecorded(t: Tensor) -> bool:
-    """Whether an in-place op on ``t`` records nothing (no grad mode, or nothing requires grad)."""
-    return not grad_mode.state.enabled or not (
-        t._requires_grad or (t._base is not None and t._base._requires_grad))
+    """Whether an in-place op on ``t`` records nothing (no grad mode, or nothing requires grad)
+    and carries no tangent (no forward-AD level open)."""
+    return registry._forward_ad is None and (not grad_mode.state.enabled or not (
+        t._requires_grad or (t._base is not None and t._base._requires_grad)))
 
 
 def _inplace_form(name: str):

@@ -356,6 +356,33 @@ def _differentiable(t) -> bool:
     return _is_tensor(t) and t.requires_grad and t.dtype.is_floating_point
 
 
+# the ops whose indices are unique only up to ties: (the indices' place among the outputs, None
+# for the whole result; the position of ``dim`` among the sample's args)
+_TIES = {"sort": (1, 0), "argsort": (None, 0), "topk": (1, 1), "kthvalue": (1, 1)}
+
+
+def _through_ties(op, sample, result):
+    """``result`` with its indices replaced by the elements of the input they pick."""
+    torch = _torch()
+    where, dim_at = _TIES[op.name]
+    idx = torch.from_numpy(np.array(_numpy(result if where is None else result[where])))
+    x = sample.input.detach()
+    args, kwargs = sample.args, sample.kwargs
+    dim = args[dim_at] if len(args) > dim_at else kwargs.get("dim", -1)
+    if x.ndim == 0:
+        picked = x.expand(idx.shape)
+    else:
+        if op.name == "kthvalue" and not (args[2] if len(args) > 2
+                                          else kwargs.get("keepdim", False)):
+            idx = idx.unsqueeze(dim)
+        picked = torch.take_along_dim(x, idx, dim)
+    if where is None:
+        return picked
+    out = list(result)
+    out[where] = picked
+    return tuple(out)
+
+
 def run_sample(op, sample, dtype_name: str, index: int) -> str | None:
     """Why numgrad's result for one sample differs from PyTorch's, or None (also None when
     PyTorch itself refuses the sample)."""
@@ -392,6 +419,14 @@ def run_sample(op, sample, dtype_name: str, index: int) -> str | None:
             why = _compare_values(process(ours), sample.output_process_fn_grad(theirs), values)
         except Exception as e:  # noqa: BLE001
             why = "processing the output: " + _exception_text(e)
+    if why and op.name in _TIES:
+        # (tied values: PyTorch's CPU kernels pick their own order among them; the indices are
+        # compared through the values they pick)
+        try:
+            why = _compare_values(_through_ties(op, sample, ours),
+                                  _through_ties(op, sample, theirs), values)
+        except Exception as e:  # noqa: BLE001
+            why = "comparing indices through their values: " + _exception_text(e)
     if why:
         return why
     if not (values and dtype_name.startswith("float") and op.supports_autograd):

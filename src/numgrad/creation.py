@@ -321,6 +321,63 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _filled(_shape(size), None, _float_dtype(dtype), requires_grad, device)
 
 
+def _check_strided(layout) -> None:
+    if layout is not None and getattr(layout, "name", None) != "strided":
+        raise RuntimeError(f"empty_strided: numgrad's tensors are strided, got layout {layout}")
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` with the strides ``stride`` (in elements) over memory
+    of its own (on CUDA: contiguous)."""
+    _check_strided(layout)
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
+                           f"strides ({len(stride)})")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    np_dtype = _float_dtype(dtype)
+    if (device is not None and _is_cuda(device)) or (device is None and _default_device
+                                                      is not None and _is_cuda(_default_device)):
+        return _filled(size, None, np_dtype, requires_grad, device)
+    n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
+    buf = np.empty(n, np_dtype)
+    data = np.lib.stride_tricks.as_strided(buf, size, tuple(st * buf.itemsize for st in stride))
+    return _finish(data, requires_grad, device)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` whose dimensions lie in memory in the order
+    ``physical_layout`` (outermost first)."""
+    _check_strided(layout)
+    size, order = tuple(int(s) for s in size), tuple(int(d) for d in physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError("Number of dimensions in size does not match the length of the "
+                           "physical_layout")
+    seen = set()
+    for d in order:
+        if not 0 <= d < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be in range of "
+                               f"[{-len(size)}, {len(size) - 1}], but got {d})")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    base = empty(*(size[d] for d in order), dtype=dtype, device=device)
+    inverse = sorted(range(len(order)), key=order.__getitem__)
+    out = base.permute(*inverse) if order else base
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def new_empty_strided(self: Tensor, size, stride, *, dtype=None, layout=None, device=None,
+                      requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``empty_strided`` with this tensor's dtype and device by default."""
+    return empty_strided(size, stride, dtype=dtype or self.dtype, layout=layout,
+                         device=device or self.device, requires_grad=requires_grad)
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value if not given)."""
     if dtype is None:
@@ -506,10 +563,11 @@ def new_tensor(self: Tensor, data, *, dtype=None, device=None,
                   requires_grad=requires_grad)
 
 
-METHODS = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
+METHODS = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new_empty_strided")
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
     "zeros_like", "ones_like", "empty_like", "full_like", "linspace", "eye",
-    "set_default_device", "get_default_device", "scalar_tensor",
+    "set_default_device", "get_default_device", "scalar_tensor", "empty_strided",
+    "empty_permuted",
 ]

@@ -231,8 +231,8 @@ def _device_of(*values):
     return None
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad: bool = False) -> Tensor:
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
+           device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Samples of N(mean, std²): ``mean`` and ``std`` tensors (broadcast together) or numbers
     (then ``size`` is needed, as in PyTorch)."""
     tensors = isinstance(mean, Tensor) or isinstance(std, Tensor)

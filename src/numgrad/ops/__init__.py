@@ -61,6 +61,9 @@ FAMILIES += (indexing_more,)
 # not numgrad.X nor Tensor methods), but registered with the others, so that REGISTRY (warmup, the
 # profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.
 from . import nn_more  # noqa: E402,F401
+from . import flat_index, order_statistics, scatter_views  # noqa: E402  (put, kthvalue, ...)
+
+FAMILIES += (flat_index, order_statistics, scatter_views)
 
 __all__ = []
 METHODS = {}

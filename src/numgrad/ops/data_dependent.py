@@ -51,6 +51,21 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     return Tensor._wrap(K.stack(list(coords), 1))
 
 
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero(input)`` with exactly ``size`` rows: the first ``size`` indices, padded with
+    rows of ``fill_value``."""
+    input = _tensor(input, "nonzero_static")
+    if not isinstance(size, int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = nonzero(input)[:size]
+    if found.shape[0] == size:
+        return found.contiguous()
+    pad = found.new_full((size - found.shape[0], found.shape[1]), fill_value)
+    from .shape import cat
+
+    return cat([found, pad])
+
+
 def argwhere(input: Tensor) -> Tensor:
     """``nonzero(input)``: an (n, ndim) int64 tensor of the nonzero elements' indices."""
     return nonzero(_tensor(input, "argwhere"))
@@ -239,5 +254,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     return _unique_flat(input, False, return_inverse, return_counts, "unique_consecutive")
 
 
-__all__ = ["nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"]
-METHODS = ("nonzero", "argwhere", "masked_select", "unique", "unique_consecutive")
+__all__ = ["nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
+           "nonzero_static"]
+METHODS = ("nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
+           "nonzero_static")

@@ -1110,6 +1110,15 @@ def real(input: Tensor) -> Tensor:
     return input
 
 
+def angle(input: Tensor) -> Tensor:
+    """The argument of each element: of a real tensor pi where it is negative, 0 elsewhere, NaN
+    at NaN, in a float dtype (integers: the default one); the gradient is 0, as PyTorch's."""
+    from .._dtype import get_default_dtype
+
+    x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
+    return where(x.detach().isnan(), np.nan, sign(x).clamp(max=0) * -np.pi + 0.0)
+
+
 def isreal(input: Tensor) -> Tensor:
     """Whether each element is real (imaginary part 0): all true for a real tensor."""
     from .._dtype import bool_
@@ -1125,5 +1134,5 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
-__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive", "conj", "resolve_conj", "resolve_neg", "conj_physical", "real", "isreal"]
-METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive", "conj", "resolve_conj", "resolve_neg", "conj_physical", "isreal")
+__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive", "conj", "resolve_conj", "resolve_neg", "conj_physical", "real", "isreal", "angle"]
+METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive", "conj", "resolve_conj", "resolve_neg", "conj_physical", "isreal", "angle")

@@ -1,0 +1,122 @@
+"""Order statistics along a dimension: ``kthvalue`` (``(values, indices)``), ``quantile`` and
+``nanquantile``.
+
+Composed as ATen computes them, of ``sort`` (NaN largest, stable), ``gather`` and ``lerp``, so
+the gradient goes back to the elements picked (shared between the two neighbours of an
+interpolated quantile by its weights), as PyTorch's does.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor, _wrap_dim
+from .reduction import _ValuesIndices
+from .sorting import sort
+
+
+class _KthvalueResult(_ValuesIndices):
+    _name = "kthvalue"
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+    """``(values, indices)`` of the ``k``-th smallest element along ``dim`` (``k`` from 1)."""
+    d = _wrap_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    x = input if input.ndim else input.reshape(1)
+    values, indices = sort(x, d)
+    values, indices = values.narrow(d, k - 1, 1), indices.narrow(d, k - 1, 1)
+    if not keepdim or not input.ndim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return _KthvalueResult(values, indices)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name: str, input: Tensor, q, dim, keepdim: bool, interpolation: str,
+              ignore_nan: bool) -> Tensor:
+    import numgrad
+
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if q.numel() and not bool(((q.detach() >= 0) & (q.detach() <= 1)).all()):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        qs = q.detach()
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        qs = numgrad.tensor(float(q), dtype=input.dtype, device=input.device)
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if dim is None:
+        x = input.reshape(-1)
+        sorted_x = sort(x)[0]
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        x = input.unsqueeze(-1) if input.ndim else input.reshape(1, 1)
+        x = x.transpose(d, -1) if input.ndim else x
+        sorted_x = sort(x)[0]
+    lead = tuple(sorted_x.shape[:-1])
+    n = sorted_x.shape[-1]
+    q1 = qs.reshape(-1)
+    qn = q1.shape[0]
+    nan = sorted_x.detach().isnan()
+    if ignore_nan:
+        count = (~nan).sum(-1, keepdim=True).to(input.dtype)
+        ranks = q1 * (count - 1)
+        ranks = numgrad.where(ranks < 0, 0.0, ranks)
+    else:
+        ranks = (q1 * (n - 1)).expand(*lead, qn)
+        ranks = numgrad.where(nan.any(-1, keepdim=True), float(n - 1), ranks)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.to(numgrad.int64)
+    values = sorted_x.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = (ranks - below.to(input.dtype)) if interpolation == "linear" else \
+            numgrad.full_like(ranks, 0.5)
+        above = sorted_x.gather(-1, ranks.ceil().to(numgrad.int64))
+        values = values.lerp(above, weights)
+    if qs.ndim == 0:
+        values = values.squeeze(-1)
+    else:
+        values = values.movedim(-1, 0)
+    if dim is None:
+        if keepdim:
+            shape = (1,) * input.ndim
+            values = values.reshape((qn,) + shape if qs.ndim else shape)
+        return values
+    if not keepdim and input.ndim:
+        values = values.squeeze(d + (qs.ndim > 0))
+    elif not input.ndim:
+        values = values.reshape((qn,) if qs.ndim else ())
+    return values
+
+
+def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    """The ``q``-th quantiles of ``input`` along ``dim`` (of all its elements when None), NaN
+    where a reduced row holds a NaN."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    """``quantile`` ignoring NaN (NaN only where a reduced row is all NaN)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+__all__ = ["kthvalue", "quantile", "nanquantile"]
+METHODS = tuple(__all__)

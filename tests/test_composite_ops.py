@@ -1,0 +1,121 @@
+"""Ops composed of numgrad's other ops, added for PyTorch's operator database (issue 35): what
+tests/test_op_db.py does not cover of them. Gradients in float64 by finite differences (and
+second derivatives where PyTorch has them), hard inputs (0-d, empty, NaN/inf) against PyTorch,
+and PyTorch's errors (class and message)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+from numgrad.autograd import gradcheck, gradgradcheck
+
+
+def _arr(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _pair(a, requires_grad=False):
+    t = torch.tensor(a, dtype=torch.float64, requires_grad=requires_grad)
+    n = numgrad.tensor(a, dtype=numgrad.float64, requires_grad=requires_grad)
+    return n, t
+
+
+def _same(ours, theirs):
+    if isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for o, t in zip(ours, theirs):
+            _same(o, t)
+        return
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12,
+                               atol=1e-12, equal_nan=True)
+
+
+# (name, f(m, x) with m numgrad or torch, input shape, twice differentiable)
+DIFFERENTIABLE = [
+    ("kthvalue", lambda m, x: m.kthvalue(x, 2, 1)[0], (3, 4), True),
+    ("quantile", lambda m, x: m.quantile(x, 0.3, dim=0, keepdim=True), (5, 3), True),
+    ("quantile_q", lambda m, x: m.quantile(x, m.tensor([0.2, 0.9], dtype=x.dtype), dim=1),
+     (3, 5), True),
+    ("nanquantile", lambda m, x: m.nanquantile(x, 0.5, interpolation="midpoint"), (7,), True),
+    ("renorm", lambda m, x: m.renorm(x, 2, 0, 1.0), (3, 4), True),
+    ("put", lambda m, x: m.put(x, m.tensor([0, -1]), x[0, :2] * 3, accumulate=True), (3, 3),
+     True),
+    ("select_scatter", lambda m, x: m.select_scatter(x, x[:, 0] ** 2, 1, 2), (3, 4), True),
+    ("slice_scatter", lambda m, x: m.slice_scatter(x, x[:, :2] * 2, 1, 1, 4, 2), (3, 4), True),
+    ("diagonal_scatter", lambda m, x: m.diagonal_scatter(x, x[0, :3].exp(), 1), (3, 4), True),
+    ("angle", lambda m, x: m.angle(x), (5,), False),
+]
+
+
+@pytest.mark.parametrize("name,f,shape,twice", DIFFERENTIABLE, ids=[c[0] for c in DIFFERENTIABLE])
+def test_values_and_gradients_in_float64(name, f, shape, twice):
+    n, t = _pair(_arr(*shape), requires_grad=True)
+    _same(f(numgrad, n), f(torch, t))
+    assert gradcheck(lambda x: f(numgrad, x), (n,))
+    if twice:
+        assert gradgradcheck(lambda x: f(numgrad, x), (n,))
+
+
+HARD = [
+    ("kthvalue 0-d", lambda m: m.kthvalue(m.tensor(3.0, dtype=m.float64), 1)),
+    ("quantile 0-d", lambda m: m.quantile(m.tensor(3.0, dtype=m.float64), 0.5, dim=0)),
+    ("quantile nan", lambda m: m.quantile(m.tensor([[1.0, math.nan, 2.0], [3.0, 1.0, 0.0]],
+                                                   dtype=m.float64), 0.5, dim=1)),
+    ("nanquantile all nan", lambda m: m.nanquantile(
+        m.tensor([[math.nan, math.nan], [1.0, math.inf]], dtype=m.float64),
+        m.tensor([0.0, 0.5, 1.0], dtype=m.float64), dim=1, keepdim=True)),
+    ("quantile nearest", lambda m: m.quantile(m.arange(6, dtype=m.float64), 0.5,
+                                              interpolation="nearest")),
+    ("angle", lambda m: m.angle(m.tensor([-0.0, math.nan, -math.inf, math.inf, -2.0]))),
+    ("angle int", lambda m: m.angle(m.tensor([-3, 0, 2]))),
+    ("slice_scatter empty", lambda m: m.slice_scatter(m.zeros(0, 3), m.ones(0, 1), 1, 2)),
+    ("renorm inf", lambda m: m.renorm(m.tensor([[3.0, -4.0], [0.1, 0.2]], dtype=m.float64),
+                                      math.inf, 0, 1.0)),
+    ("unravel_index", lambda m: m.unravel_index(m.tensor([[7, -1], [0, 23]]), (2, 3, 4))),
+    ("nonzero_static", lambda m: m.nonzero_static(m.tensor([[0, 1], [2, 0]]), size=3,
+                                                  fill_value=9)),
+    ("empty_permuted", lambda m: m.empty_permuted((2, 3, 4), (2, 0, 1)).stride()),
+    ("empty_strided", lambda m: m.empty_strided((2, 3), (1, 2)).stride()),
+]
+
+
+@pytest.mark.parametrize("name,f", HARD, ids=[c[0] for c in HARD])
+def test_hard_inputs_as_pytorch(name, f):
+    ours, theirs = f(numgrad), f(torch)
+    if isinstance(theirs, tuple) and not isinstance(theirs[0], torch.Tensor):
+        assert tuple(ours) == tuple(theirs)
+    else:
+        _same(ours, theirs)
+
+
+ERRORS = [
+    lambda m: m.kthvalue(m.zeros(2, 2), 3, 0),
+    lambda m: m.quantile(m.zeros(3, dtype=m.int64), 0.5),
+    lambda m: m.quantile(m.zeros(3), 1.5),
+    lambda m: m.quantile(m.zeros(3), m.zeros(2, 2)),
+    lambda m: m.quantile(m.zeros(0), 0.5),
+    lambda m: m.quantile(m.zeros(3), 0.5, interpolation="cubic"),
+    lambda m: m.renorm(m.zeros(3), 2, 0, 1.0),
+    lambda m: m.renorm(m.zeros(3, 3), 0, 0, 1.0),
+    lambda m: m.put(m.zeros(3), m.tensor([3]), m.ones(1)),
+    lambda m: m.put(m.zeros(3), m.tensor([0, 1]), m.ones(1)),
+    lambda m: m.select_scatter(m.zeros(3, 4), m.ones(3), 0, 0),
+    lambda m: m.slice_scatter(m.zeros(3, 4), m.ones(3, 2), 1, step=0),
+    lambda m: m.unravel_index(m.tensor([1.0]), (2, 3)),
+    lambda m: m.nonzero_static(m.zeros(3), size=-1),
+    lambda m: m.empty_permuted((2, 3), (0, 0)),
+    lambda m: m.empty_strided((2, 3), (1,)),
+]
+
+
+@pytest.mark.parametrize("f", ERRORS)
+def test_errors_as_pytorch(f):
+    with pytest.raises(Exception) as theirs:
+        f(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        f(numgrad)
+    assert str(ours.value) == str(theirs.value)

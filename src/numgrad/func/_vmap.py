@@ -349,7 +349,7 @@ bitwise_and bitwise_or bitwise_xor bitwise_not sinc deg2rad rad2deg heaviside co
 subtract multiply divide float double half int long bool to type_as contiguous clone detach
 zeros_like ones_like empty_like full_like masked_fill positive conj real imag angle
 __and__ __or__ __xor__ __invert__ __eq__ __pow__ __rpow__ __floordiv__ __rfloordiv__ __rsub__
-__rtruediv__ __rmod__ __mod__ __lshift__ __rshift__ requires_grad_
+__rtruediv__ __rmod__ __mod__ __lshift__ __rshift__ requires_grad_ cpu
 add_ sub_ mul_ div_ pow_ clamp_ clamp_min_ clamp_max_ neg_ exp_ log_ sqrt_ tanh_ sigmoid_ relu_
 abs_ sin_ cos_ zero_ fill_ copy_ masked_fill_ lerp_ addcmul_ addcdiv_ where_ detach_ nan_to_num_
 leaky_relu_ elu_ selu_ celu_ threshold_ hardtanh_ rrelu rrelu_ relu6_ silu_ mish_ hardswish_
@@ -359,7 +359,7 @@ zeta special_zeta chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polyno
 chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he laguerre_polynomial_l
 legendre_polynomial_p shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u
 shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w gammaln psi multigammaln
-expit ndtr entr
+expit ndtr entr i0e i1 i1e log_ndtr ndtri
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise
@@ -693,15 +693,43 @@ def _getitem(func, lvl, args, kwargs):
     if len(idx) == 1 and type(idx[0]) is BatchedTensor and idx[0]._level == lvl.id and \
             not idx[0].dtype.is_floating_point and idx[0].dtype.itemsize > 1:
         return _batched_index(x, v, idx[0]._value, lvl)
-    if v is None or any(type(i) is BatchedTensor for i in idx) or _advanced_apart(idx):
+    if v is None or any(type(i) is BatchedTensor for i in idx):
         return NotImplemented
+    if _advanced_apart(idx):
+        return _apart_index(v, idx, lvl)
     return _make(v[(slice(None), *idx)], lvl)
+
+
+def _apart_index(v, idx, lvl):
+    """``x[idx]`` whose advanced parts are apart. As PyTorch, the ints (and 0-d index tensors)
+    select first; if tensors or lists are still apart, their dimensions come first: the batch's
+    own positions join them as one more advanced index in front (its dimension then leads the
+    broadcast ones). Boolean parts loop."""
+    import numpy as np
+
+    def is_int(i):
+        return type(i) is int or isinstance(i, Tensor) and i.ndim == 0 and \
+            not i.dtype.is_floating_point and i.dtype.itemsize > 1
+
+    if any(isinstance(i, bool) or isinstance(i, Tensor) and (
+            i.dtype.is_floating_point or i.dtype.itemsize == 1) for i in idx):
+        return NotImplemented
+    if any(is_int(i) for i in idx):  # (the selects, then the rest at the dims left)
+        v = v[(slice(None), *[i if is_int(i) else None if i is None else
+                              i if i is Ellipsis else slice(None) for i in idx])]
+        idx = tuple(slice(None) if i is None else i for i in idx if not is_int(i))
+        if not _advanced_apart(idx):
+            return _make(v[(slice(None), *idx)], lvl)
+    ranks = [0] + [i.ndim if isinstance(i, Tensor) else np.ndim(i) for i in idx
+                   if isinstance(i, (Tensor, list))]
+    rows = arange(lvl.size, device=v.device).reshape((lvl.size, *([1] * max(ranks))))
+    return _make(v[(rows, *idx)], lvl)
 
 
 def _advanced_apart(idx) -> bool:
     """Whether the advanced parts of an index (tensors, lists, and with them ints and bools)
     are not side by side: NumPy's and PyTorch's results then put their dimensions first, and
-    the batch dimension in front of them would move (such indices loop)."""
+    the batch dimension in front of them would move (``_apart_index``)."""
     arrays = [isinstance(i, (Tensor, list)) for i in idx]
     if not any(arrays):
         return False
@@ -848,16 +876,21 @@ def _grouped_conv(func, lvl, k, args, kwargs):
     """``conv(x, w, b)`` with the weight (and bias) batched, as per-example gradients make it:
     one convolution with the batch in the channels and one group per example (the classic
     trick), so the engine's backward of that one op gives each example its weight gradient."""
-    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    transposed = _name(func).startswith("conv_transpose")
+    names = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups",
+             "dilation") if transposed else ("input", "weight", "bias", "stride", "padding",
+                                             "dilation", "groups")
     bound = dict(zip(names, args))
     bound.update(kwargs)
-    if set(bound) - set(names) or _name(func) not in ("conv1d", "conv2d", "conv3d"):
+    if set(bound) - set(names) or _name(func) not in (
+            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d"):
         return NotImplemented
     x, w, b = bound["input"], bound["weight"], bound.get("bias")
     groups = bound.get("groups", 1)
     size = lvl.size
     vx = _batched(x, lvl)  # (B, [N,] C, *spatial)
-    vw = _batched(w, lvl)  # (B, O, C / groups, *kernel)
+    vw = _batched(w, lvl)  # (B, O, C / groups, *kernel); transposed: (B, C, O / groups, ...)
     unbatched_input = vx.ndim == k + 2
     if unbatched_input:
         vx = vx.unsqueeze(1)
@@ -865,7 +898,8 @@ def _grouped_conv(func, lvl, k, args, kwargs):
     xs = vx.transpose(0, 1).reshape((n, -1, *tuple(vx.shape)[3:]))  # (N, B*C, *spatial)
     ws = vw.reshape((-1, *tuple(vw.shape)[2:]))  # (B*O, C / groups, *kernel)
     bs = None if b is None else _batched(b, lvl).reshape(-1)
-    rest = {key: bound[key] for key in ("stride", "padding", "dilation") if key in bound}
+    rest = {key: bound[key] for key in ("stride", "padding", "dilation", "output_padding")
+            if key in bound}
     out = func(xs, ws, bs, groups=groups * size, **rest)  # (N, B*O, *out)
     out = out.reshape((n, size, -1, *tuple(out.shape)[2:])).transpose(0, 1)
     return _make(out.squeeze(1) if unbatched_input else out, lvl)
@@ -905,7 +939,8 @@ def _unflat(out, size):
 for _n, _k in (("conv1d", 1), ("conv2d", 2), ("conv3d", 3), ("max_pool1d", 1), ("max_pool2d", 2),
                ("max_pool3d", 3), ("avg_pool1d", 1), ("avg_pool2d", 2), ("avg_pool3d", 3),
                ("adaptive_avg_pool1d", 1), ("adaptive_avg_pool2d", 2), ("adaptive_max_pool2d", 2),
-               ("conv_transpose2d", 2)):
+               ("adaptive_avg_pool3d", 3), ("adaptive_max_pool1d", 1), ("adaptive_max_pool3d", 3),
+               ("conv_transpose1d", 1), ("conv_transpose2d", 2), ("conv_transpose3d", 3)):
     RULES[_n] = _spatial(_k)
 
 
@@ -992,7 +1027,8 @@ def _both_batched(func, lvl, args, kwargs):
 
 
 @_rule("det", "inv", "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-       "pinv", "matrix_exp", "inv_ex", "cholesky_ex", "cholesky_inverse", "matrix_norm")
+       "pinv", "matrix_exp", "inv_ex", "cholesky_ex", "cholesky_inverse", "matrix_norm",
+       "inverse", "pinverse")
 def _trailing_matrix(func, lvl, args, kwargs):
     """Ops of the trailing matrix dimensions, which batch over any leading ones."""
     return _trailing(func, lvl, args, kwargs)
@@ -1070,14 +1106,16 @@ def _roll(func, lvl, args, kwargs):
     return _make(v.roll(shifts, _shift(dims, v.ndim - 1)), lvl)
 
 
-@_rule("diagonal")
+@_rule("diagonal", "diagonal_copy")
 def _diagonal(func, lvl, args, kwargs):
     v = _value_at(args[0], lvl.id)
     offset, _ = _get(args, kwargs, 1, "offset", 0)
     d1, _ = _get(args, kwargs, 2, "dim1", 0)
     d2, _ = _get(args, kwargs, 3, "dim2", 1)
+    if v is None:
+        return NotImplemented
     n = v.ndim - 1
-    return _make(v.diagonal(offset, _norm(d1, n) + 1, _norm(d2, n) + 1), lvl)
+    return _make(func(v, offset, _norm(d1, n) + 1, _norm(d2, n) + 1), lvl)
 
 
 @_rule("diag_embed")
@@ -1507,3 +1545,4 @@ def _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims
 
 
 from . import _expanded  # noqa: E402  (it uses this module's BatchedTensor)
+from . import _vmap_more  # noqa: E402,F401  (more rules, registered in RULES)

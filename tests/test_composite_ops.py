@@ -11,6 +11,8 @@ import torch
 import numgrad
 from numgrad.autograd import gradcheck, gradgradcheck
 
+pytestmark = pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
+
 
 def _arr(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
@@ -48,6 +50,23 @@ DIFFERENTIABLE = [
     ("slice_scatter", lambda m, x: m.slice_scatter(x, x[:, :2] * 2, 1, 1, 4, 2), (3, 4), True),
     ("diagonal_scatter", lambda m, x: m.diagonal_scatter(x, x[0, :3].exp(), 1), (3, 4), True),
     ("angle", lambda m, x: m.angle(x), (5,), False),
+    ("solve_triangular", lambda m, x: m.linalg.solve_triangular(
+        x[:3, :3] + 4 * m.eye(3, dtype=x.dtype), x[3:, 2:], upper=False, left=False), (4, 5),
+     True),
+    ("solve_triangular unit", lambda m, x: m.linalg.solve_triangular(
+        x[:, :3], x[:, 3:], upper=True, unitriangular=True), (3, 5), True),
+    ("triangular_solve", lambda m, x: m.triangular_solve(
+        x[:, 3:], x[:, :3] + 4 * m.eye(3, dtype=x.dtype), transpose=True)[0], (3, 5), True),
+    ("tensorinv", lambda m, x: m.linalg.tensorinv(x.reshape(2, 3, 6) + 3 * m.eye(6, dtype=x.dtype)
+                                                  .reshape(2, 3, 6), ind=2), (6, 6), True),
+    ("tensorsolve", lambda m, x: m.linalg.tensorsolve(
+        (x[:, :6] + 3 * m.eye(6, dtype=x.dtype)).reshape(2, 3, 2, 3), x[:, 6].reshape(2, 3),
+        dims=(0,)), (6, 7), True),
+    ("cond", lambda m, x: m.linalg.cond(x), (2, 3, 3), True),
+    ("cond nuc", lambda m, x: m.linalg.cond(x, "nuc"), (3, 3), True),
+    ("vander", lambda m, x: m.linalg.vander(x, N=4), (2, 3), True),
+    ("matrix_exp", lambda m, x: m.matrix_exp(x * 3), (2, 3, 3), True),
+    ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
 
@@ -80,6 +99,17 @@ HARD = [
                                                   fill_value=9)),
     ("empty_permuted", lambda m: m.empty_permuted((2, 3, 4), (2, 0, 1)).stride()),
     ("empty_strided", lambda m: m.empty_strided((2, 3), (1, 2)).stride()),
+    ("cond singular", lambda m: [m.linalg.cond(m.zeros(2, 2, dtype=m.float64), p)
+                                 for p in (None, 1, "fro")]),
+    ("cond empty", lambda m: m.linalg.cond(m.zeros(3, 0, 0, dtype=m.float64))),
+    ("matrix_exp large", lambda m: m.matrix_exp(m.tensor([[0.0, 30.0], [-30.0, 1.0]],
+                                                         dtype=m.float64))),
+    ("matrix_exp empty", lambda m: m.matrix_exp(m.zeros(2, 0, 0))),
+    ("vander int", lambda m: m.linalg.vander(m.tensor([[2, -3, 0]]), N=5)),
+    ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
+                           for name in ("bartlett", "blackman", "cosine", "exponential",
+                                        "gaussian", "hamming", "hann", "kaiser", "nuttall")
+                           for M in (0, 1, 6) for sym in (True, False)]),
 ]
 
 
@@ -109,6 +139,17 @@ ERRORS = [
     lambda m: m.nonzero_static(m.zeros(3), size=-1),
     lambda m: m.empty_permuted((2, 3), (0, 0)),
     lambda m: m.empty_strided((2, 3), (1,)),
+    lambda m: m.linalg.solve_triangular(m.zeros(3, 3), m.zeros(2, 1), upper=True),
+    lambda m: m.linalg.tensorinv(m.zeros(2, 3, 4), ind=1),
+    lambda m: m.linalg.cond(m.zeros(3, 3), 3),
+    lambda m: m.linalg.cond(m.zeros(3, 4), "fro"),
+    lambda m: m.matrix_exp(m.zeros(3, 3, dtype=m.int64)),
+    lambda m: m.linalg.vander(m.zeros(3), N=1),
+    lambda m: m.signal.windows.hann(-1),
+    lambda m: m.signal.windows.kaiser(3, dtype=m.int64),
+    lambda m: m.signal.windows.exponential(3, center=1),
+    lambda m: m.signal.windows.general_cosine(3, a=[]),
+    lambda m: m.fft.fftshift(m.tensor(2.0)),
 ]
 
 

@@ -25,7 +25,7 @@ try:
     from ._dtype import bool_ as bool  # noqa: A001
     from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
     from ._dtype import channels_last, channels_last_3d, contiguous_format  # noqa: F401
-    from ._dtype import layout, memory_format, preserve_format, strided  # noqa: F401
+    from ._dtype import layout, memory_format, preserve_format, sparse_coo, strided  # noqa: F401
     from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
     from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
     from .autograd import inference_mode, is_inference_mode_enabled  # noqa: F401
@@ -66,7 +66,7 @@ except BaseException:
 # them either way. (``from numgrad import *`` includes them only once they are imported;
 # ``from torch import *`` never includes them.)
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "onnx", "testing",
-                    "version", "func", "special")
+                    "version", "func", "special", "signal", "fft")
 
 
 def __getattr__(name: str):

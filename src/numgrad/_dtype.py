@@ -179,6 +179,7 @@ class layout:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")  # (a name only: numgrad's functions refuse it, as PyTorch's may)
 
 
 class device:

@@ -16,3 +16,7 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "svd",
            "svdvals", "vecdot", "vector_norm"]
 assert sorted(__all__) == sorted(["LinAlgError", "matmul", *_more.LINALG])
+from .ops import linalg_derived as _derived  # noqa: E402  (solve_triangular, cond, vander ...)
+
+globals().update(_derived.LINALG)
+__all__ += list(_derived.LINALG)

@@ -61,9 +61,9 @@ FAMILIES += (indexing_more,)
 # not numgrad.X nor Tensor methods), but registered with the others, so that REGISTRY (warmup, the
 # profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.
 from . import nn_more  # noqa: E402,F401
-from . import flat_index, order_statistics, scatter_views  # noqa: E402  (put, kthvalue, ...)
+from . import flat_index, linalg_derived, order_statistics, scatter_views  # noqa: E402
 
-FAMILIES += (flat_index, order_statistics, scatter_views)
+FAMILIES += (flat_index, linalg_derived, order_statistics, scatter_views)
 
 __all__ = []
 METHODS = {}

@@ -1,0 +1,193 @@
+"""Linear algebra composed of the decompositions and products: ``linalg.solve_triangular``
+(and the older ``triangular_solve``), ``linalg.tensorinv``/``tensorsolve``, ``linalg.cond``,
+``linalg.vander`` and ``matrix_exp``.
+
+Each is composed of numgrad's ops as ATen composes it (or, for the triangular solves and
+``matrix_exp``, of ops whose derivative is the same function's), so gradients and second
+derivatives are PyTorch's: a triangular solve reads, and its gradient reaches, only the
+triangle it names (the strict triangle when ``unitriangular``).
+"""
+from __future__ import annotations
+
+import math
+
+from .._dtype import torch_name
+from ..tensor import Tensor
+from .linalg_more import _check_matrix, _check_tensor, inv_ex, matrix_norm, solve, svdvals
+
+
+def _ng():
+    import numgrad
+
+    return numgrad
+
+
+def _prod(sizes) -> int:
+    return math.prod(int(s) for s in sizes)
+
+
+# ------------------------------------------------------------------ triangular solves
+def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:
+    """The triangle of ``A`` a triangular solve reads (with ones on the diagonal if unit)."""
+    ng = _ng()
+    if not unitriangular:
+        return A.triu() if upper else A.tril()
+    strict = A.triu(1) if upper else A.tril(-1)
+    return strict + ng.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """``X`` with ``A X = B`` (``left=False``: ``X A = B``) for ``A`` upper or lower triangular
+    (its other triangle not read; ``unitriangular``: its diagonal taken as ones), batch
+    dimensions broadcast."""
+    for name, t in (("A", A), ("B", B)):
+        _check_tensor("linalg.solve_triangular", t)
+        if t.ndim < 2:
+            raise RuntimeError(f"linalg.solve_triangular: The input tensor {name} must have at "
+                               "least 2 dimensions.")
+    n, k = (A.shape[-1], B.shape[-2]) if left else (A.shape[-2], B.shape[-1])
+    if A.shape[-1] != A.shape[-2] or n != k:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {eq} ({A.shape[-2]}x{A.shape[-1]} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError("linalg.solve_triangular: Expected a floating point or complex "
+                           f"tensor as input. Got {torch_name(A._data.dtype)}")
+    if B.dtype != A.dtype:
+        B = B.to(A.dtype)
+    return solve(_triangle(A, upper, unitriangular), B, left=left)
+
+
+class _TriangularSolveResult(tuple):
+    """``(solution, cloned_coefficient)``, as PyTorch's ``torch.return_types.triangular_solve``."""
+
+    solution = property(lambda self: self[0])
+    cloned_coefficient = property(lambda self: self[1])
+
+    def __new__(cls, solution, cloned_coefficient):
+        return super().__new__(cls, (solution, cloned_coefficient))
+
+
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False):
+    """``(X, A's copy)`` with ``A X = input`` (``transpose``: ``A^T X = input``); deprecated in
+    PyTorch, with its warning (once a process)."""
+    _ng()._warn_once(
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
+        "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
+        "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+        "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).")
+    _check_matrix("triangular_solve", A)
+    tri = _triangle(A, upper, unitriangular)
+    X = solve(tri.mT if transpose else tri, input)
+    return _TriangularSolveResult(X, A.clone())
+
+
+# ------------------------------------------------------------------ tensor inverse and solve
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of ``A`` for ``tensordot`` over ``ind`` dimensions: ``A`` as a square matrix of
+    its first ``ind`` and its other dimensions, inverted, reshaped to ``shape[ind:] +
+    shape[:ind]``."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if _prod(rows) != _prod(cols):
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {_prod(cols)} != {_prod(rows)}")
+    from .linalg_more import inv
+
+    return inv(A.reshape(_prod(rows), _prod(cols))).reshape(cols + rows)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
+    """``X`` with ``tensordot(A, X, X.ndim) == B`` (``dims``: ``A``'s dimensions moved to the end
+    first)."""
+    if dims is not None:
+        dims = [d + A.ndim if d < 0 else d for d in dims]
+        A = A.permute(*[d for d in range(A.ndim) if d not in dims], *dims)
+    rest = tuple(A.shape[B.ndim:])
+    if _prod(B.shape) != _prod(rest):
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:])"
+                           f" == prod(self.shape[:other.ndim]), but got {_prod(rest)} != "
+                           f"{_prod(B.shape)}")
+    x = solve(A.reshape(_prod(B.shape), _prod(rest)), B.reshape(-1))
+    return x.reshape(rest)
+
+
+# ------------------------------------------------------------------ condition number
+_COND_NORMS = (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc")
+
+
+def cond(A: Tensor, p=None) -> Tensor:
+    """The condition number of each matrix in the norm ``p``: the ratio of its extreme singular
+    values for ``None``/2/-2 (any shape); else ``norm(A) norm(inv(A))``, inf where ``A`` is
+    singular (square matrices)."""
+    _check_tensor("linalg.cond", A)
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p not in _COND_NORMS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    ng = _ng()
+    if A.numel() == 0:
+        return ng.zeros(tuple(A.shape[:-2]), dtype=A.dtype, device=A.device)
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return small / big if p == -2 else big / small
+    _check_matrix(f"linalg.cond(ord={p})", A)
+    inverse, info = inv_ex(A)
+    value = matrix_norm(A, p) * matrix_norm(inverse, p)
+    return ng.where(info.detach() > 0, math.inf, value)
+
+
+# ------------------------------------------------------------------ Vandermonde, exponential
+def vander(x: Tensor, N=None) -> Tensor:
+    """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0 .. x**(N-1)``
+    (``N`` defaults to that dimension's size)."""
+    if x.dtype.name == "bool":
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, "
+                           "but got Bool")
+    n = (x.shape[-1] if x.ndim else 1) if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    ng = _ng()
+    x = x if x.ndim else x.reshape(1)
+    ones = ng.ones((*x.shape, 1), dtype=x.dtype, device=x.device)
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
+    return ng.cat([ones, powers], -1)
+
+
+_TAYLOR_DEGREE = 18  # (1 / 19! < 1e-17: a float64 exponential of a matrix of norm <= 1/2)
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential of each square matrix: the Taylor series of degree 18 of ``A``
+    scaled to a 1-norm of at most 1/2 by a power of two, then squared back; differentiable
+    through the products."""
+    _check_matrix("linalg.matrix_exp", A)
+    ng = _ng()
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    if n == 1:
+        return A.exp()
+    norm = float(A.detach().abs().sum(-2).amax()) if A.numel() else 0.0
+    squarings = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
+    if not math.isfinite(norm):
+        squarings = 0
+    X = A / (2.0 ** squarings) if squarings else A
+    eye = ng.eye(n, dtype=A.dtype, device=A.device)
+    E = eye + X / _TAYLOR_DEGREE
+    for k in range(_TAYLOR_DEGREE - 1, 0, -1):
+        E = eye + (X @ E) / k
+    for _ in range(squarings):
+        E = E @ E
+    return E
+
+
+LINALG = {"solve_triangular": solve_triangular, "tensorinv": tensorinv,
+          "tensorsolve": tensorsolve, "cond": cond, "vander": vander, "matrix_exp": matrix_exp}
+__all__ = ["triangular_solve", "matrix_exp"]
+METHODS = ("triangular_solve", "matrix_exp")

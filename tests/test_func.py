@@ -711,7 +711,8 @@ def test_per_sample_gradients_of_a_cnn_without_a_loop():
 
 def test_neural_tangent_kernel_both_ways():
     """The NTK tutorial's two forms: Jacobian contraction (vmap of jacrev) and the
-    vjp-then-jvp form under three nested vmaps (vjp_fn mapped over a newer level loops)."""
+    vjp-then-jvp form under three nested vmaps (vjp_fn mapped over a newer level: a batched
+    backward of the function run again at that level)."""
     def make(m):
         return m.nn.Sequential(m.nn.Linear(4, 8), m.nn.Tanh(), m.nn.Linear(8, 3)).double()
 
@@ -743,9 +744,32 @@ def test_neural_tangent_kernel_both_ways():
         return by_jacobians, by_products
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")  # (no loop)
         got = ntk(numgrad, ours)
     _same(_np(got), _np(ntk(torch, theirs)))
+
+
+def test_vmap_over_vjp_fn_is_batched_unless_the_function_draws_random_numbers():
+    x, cts = _t(numgrad, X5), _t(numgrad, XB)
+    f = lambda x: x.sin() * x.sum()  # noqa: E731
+    _, vjp_fn = nfunc.vjp(f, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = nfunc.vmap(vjp_fn)(cts)
+    _, tvjp_fn = tfunc.vjp(lambda x: x.sin() * x.sum(), _t(torch, X5))
+    _same(_np(got), _np(tfunc.vmap(tvjp_fn)(_t(torch, XB))))
+
+    def g(x):  # (its draw would differ if run again: the graph's own backward, per example)
+        return x * numgrad.rand(5, dtype=numgrad.float64)
+
+    numgrad.manual_seed(3)
+    _, vjp_fn = nfunc.vjp(g, x)
+    numgrad.manual_seed(3)
+    noise = numgrad.rand(5, dtype=numgrad.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (looped,) = nfunc.vmap(vjp_fn)(cts)
+    np.testing.assert_allclose(looped.numpy(), (cts * noise).numpy())
 
 
 # The samples vmap cannot match with a loop, as in PyTorch: masked_select's results have

@@ -11,6 +11,7 @@ the differentiating transforms work on each example's copy of what they differen
 from __future__ import annotations
 
 import functools
+import warnings
 
 from .. import eye, stack  # (numgrad is imported before its lazy submodule func)
 from ..autograd import forward_ad, grad_mode
@@ -201,6 +202,8 @@ def vjp(func, *primals, has_aux: bool = False):
             raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
                                f"non-empty output that are tensors, got {type(o)}")
     known = {lvl.id for lvl in _vmap.active_levels()}  # (the levels the graph was made under)
+    versions = [x._version for x in leaves if isinstance(x, Tensor)]
+    leaves = [x for x in leaves if isinstance(x, Tensor)]
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         cg = create if create_graph is None else create_graph
@@ -214,9 +217,14 @@ def vjp(func, *primals, has_aux: bool = False):
                     f"Mismatch in shape: grad_output[0] has a shape of {tuple(c.shape)} and "
                     f"output[0] has a shape of {tuple(o.shape)}.")
         newer = [lvl.id for c in ct_leaves for lvl in _vmap.chain_of(c) if lvl.id not in known]
-        if newer:  # (vmap over vjp_fn: one backward pass per example of the new level)
+        if newer:  # (vmap over vjp_fn: the batched backward of a batched forward, else a loop)
+            lvl = _vmap._level(max(newer))
+            if versions == [x._version for x in leaves]:
+                done = _batched_rerun(func, primals, has_aux, cotangents, lvl, cg)
+                if done is not None:
+                    return done
             return _vmap._fallback(lambda *cs: vjp_fn(_pytree.tree_unflatten(list(cs), ct_spec)),
-                                   _vmap._level(max(newer)), tuple(ct_leaves), {}, "vjp_fn")
+                                   lvl, tuple(ct_leaves), {}, "vjp_fn")
         outs, seeds = [], []
         for c, o in zip(ct_leaves, out_leaves):
             op = _vmap.innermost(o)
@@ -230,6 +238,26 @@ def vjp(func, *primals, has_aux: bool = False):
     if has_aux:
         return out, vjp_fn, _release(aux, keep)
     return out, vjp_fn
+
+
+def _batched_rerun(func, primals, has_aux, cotangents, lvl, create_graph):
+    """``vjp_fn(cotangents)`` with the cotangents batched at a level newer than the graph (vmap
+    over vjp_fn, as the neural tangent kernel's vjp-then-jvp form does): instead of one backward
+    pass per example, ``func`` runs again at that level on the same primals (each example its
+    own copy, as ``jacrev`` runs it), so one batched forward and one backward pass give every
+    example's products. The primals are unchanged since (checked by the caller); a function that
+    draws random numbers (its draws would differ) or fails batched gives None: the loop."""
+    saved = lvl.randomness
+    lvl.randomness = "error"  # (a random draw raises: caught, the loop runs instead)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # (a loop inside: the outer loop instead)
+            out = vjp(func, *primals, has_aux=has_aux)
+        return out[1](cotangents, create_graph=create_graph)
+    except Exception:  # noqa: BLE001  (the loop runs it, and raises what it raises)
+        return None
+    finally:
+        lvl.randomness = saved
 
 
 def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None, _preallocate_and_copy=False):

@@ -102,9 +102,28 @@ class _Converter:
             return type(x)(items) if type(x) in (list, tuple) else tuple(items)
         if isinstance(x, dict):
             return {k: self(v) for k, v in x.items()}
+        if isinstance(x, torch.nn.Module):
+            return self.module(x)
         if callable(x) and _is_torch_callable(x):
             return _numgrad_callable_for(x)
         return x
+
+    def module(self, x):
+        """numgrad's module of a parameterless PyTorch module (a loss's distance...): made with
+        its defaults, then given the PyTorch module's attributes."""
+        import numgrad
+
+        name = type(x).__name__
+        cls = getattr(numgrad.nn, name, None)
+        if cls is None:
+            raise Missing(f"missing name: torch.nn.{name}")
+        if any(True for _ in x.parameters()) or any(True for _ in x.buffers()):
+            raise Missing(f"a module with parameters ({name})")
+        m = cls()
+        for k, v in vars(x).items():
+            if not k.startswith("_"):
+                setattr(m, k, self(v))
+        return m
 
     def tensor(self, x):
         import numgrad

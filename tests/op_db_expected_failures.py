@@ -114,14 +114,8 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'nextafter': 'float32 sample 0: missing name: torch.nextafter',
  'nn.functional.adaptive_max_pool3d': 'float32 sample 0: missing name: '
                                       'torch.nn.functional.adaptive_max_pool3d',
- 'nn.functional.channel_shuffle': 'float32 sample 0: missing name: '
-                                  'torch.nn.functional.channel_shuffle',
  'nn.functional.ctc_loss': 'float32 sample 0: missing name: torch.nn.functional.ctc_loss',
  'nn.functional.embedding_bag': 'float32 sample 0: missing name: torch.nn.functional.embedding_bag',
- 'nn.functional.feature_alpha_dropout[with_train]': 'float32 sample 0: missing name: '
-                                                    'torch.nn.functional.feature_alpha_dropout',
- 'nn.functional.feature_alpha_dropout[without_train]': 'float32 sample 0: missing name: '
-                                                       'torch.nn.functional.feature_alpha_dropout',
  'nn.functional.fractional_max_pool2d': 'float32 sample 0: missing name: '
                                         'torch.nn.functional.fractional_max_pool2d',
  'nn.functional.fractional_max_pool3d': 'float32 sample 0: missing name: '
@@ -130,25 +124,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'nn.functional.layer_norm': "float32 sample 2: layer_norm over one element: the weight's gradient "
                              'is exactly 0 in numgrad, rounding noise (-2.2e-05 = 1e-7 x rstd 316) '
                              "in PyTorch's float32",
- 'nn.functional.linear_cross_entropy': 'float32 sample 0: missing name: '
-                                       'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked]': 'float32 sample 0: missing name: '
-                                                'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked_none]': 'float32 sample 0: missing name: '
-                                                     'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.max_unpool1d': 'float32 sample 0: missing name: torch.nn.functional.max_unpool1d',
- 'nn.functional.max_unpool1d[grad]': 'float32 sample 0: missing name: '
-                                     'torch.nn.functional.max_unpool1d',
- 'nn.functional.max_unpool2d': 'float32 sample 0: missing name: torch.nn.functional.max_unpool2d',
- 'nn.functional.max_unpool2d[grad]': 'float32 sample 0: missing name: '
-                                     'torch.nn.functional.max_unpool2d',
- 'nn.functional.max_unpool3d': 'float32 sample 0: missing name: torch.nn.functional.max_unpool3d',
- 'nn.functional.max_unpool3d[grad]': 'float32 sample 0: missing name: '
-                                     'torch.nn.functional.max_unpool3d',
- 'nn.functional.multilabel_margin_loss': 'float32 sample 0: missing name: '
-                                         'torch.nn.functional.multilabel_margin_loss',
- 'nn.functional.pdist': 'float32 sample 0: missing name: torch.nn.functional.pdist',
- 'nn.functional.triplet_margin_with_distance_loss': 'float32 sample 0: missing name: torch.',
  'ormqr': 'float32 sample 0: missing name: torch.ormqr',
  'pca_lowrank': 'float32 sample 0: missing name: torch.pca_lowrank',
  'polar': 'float32 sample 0: missing name: torch.polar',
@@ -360,51 +335,8 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'nn.functional.embedding#0': 'raises IndexError, PyTorch RuntimeError (too many indices for '
                               'tensor of dimension 0)',
  'nn.functional.embedding#1': 'accepted silently (PyTorch: RuntimeError "\'weight\' must be 2-D")',
- 'nn.functional.linear_cross_entropy#0': 'missing name: torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy#1': 'missing name: torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy#2': 'missing name: torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy#3': 'missing name: torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy#4': 'missing name: torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy#5': 'missing name: torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked]#0': 'missing name: '
-                                                  'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked]#1': 'missing name: '
-                                                  'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked]#2': 'missing name: '
-                                                  'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked]#3': 'missing name: '
-                                                  'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked]#4': 'missing name: '
-                                                  'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked]#5': 'missing name: '
-                                                  'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked_none]#0': 'missing name: '
-                                                       'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked_none]#1': 'missing name: '
-                                                       'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked_none]#2': 'missing name: '
-                                                       'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked_none]#3': 'missing name: '
-                                                       'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked_none]#4': 'missing name: '
-                                                       'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.linear_cross_entropy[chunked_none]#5': 'missing name: '
-                                                       'torch.nn.functional.linear_cross_entropy',
- 'nn.functional.max_unpool1d#0': 'missing name: torch.nn.functional.max_unpool1d',
- 'nn.functional.max_unpool2d#0': 'missing name: torch.nn.functional.max_unpool2d',
- 'nn.functional.max_unpool3d#0': 'missing name: torch.nn.functional.max_unpool3d',
  'nn.functional.multi_margin_loss#4': "message 'target out of range' does not match PyTorch's "
                                       "'expected scalar type Long but found Float'",
- 'nn.functional.multilabel_margin_loss#0': 'missing name: '
-                                           'torch.nn.functional.multilabel_margin_loss',
- 'nn.functional.multilabel_margin_loss#1': 'missing name: '
-                                           'torch.nn.functional.multilabel_margin_loss',
- 'nn.functional.multilabel_margin_loss#2': 'missing name: '
-                                           'torch.nn.functional.multilabel_margin_loss',
- 'nn.functional.multilabel_margin_loss#3': 'missing name: '
-                                           'torch.nn.functional.multilabel_margin_loss',
- 'nn.functional.multilabel_margin_loss#4': 'missing name: '
-                                           'torch.nn.functional.multilabel_margin_loss',
  'nn.functional.prelu#0': "message 'Mismatch of parameter numbers and input channel size. Found "
                           "parameter numbers = ' does not match PyTorch's 'Not allow zero-dim "
                           "input tensor.'",
@@ -413,22 +345,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
                              "normalized_shape to be at least 1-dimensional'",
  'nn.functional.soft_margin_loss#1': 'raises ValueError, PyTorch RuntimeError (shapes (5, 4) and '
                                      '(1, 5) do not broadcast)',
- 'nn.functional.triplet_margin_with_distance_loss#0': 'missing name: '
-                                                      'torch.nn.functional.triplet_margin_with_distance_loss',
- 'nn.functional.triplet_margin_with_distance_loss#1': 'missing name: '
-                                                      'torch.nn.functional.triplet_margin_with_distance_loss',
- 'nn.functional.triplet_margin_with_distance_loss#2': 'missing name: '
-                                                      'torch.nn.functional.triplet_margin_with_distance_loss',
- 'nn.functional.triplet_margin_with_distance_loss#3': 'missing name: '
-                                                      'torch.nn.functional.triplet_margin_with_distance_loss',
- 'nn.functional.triplet_margin_with_distance_loss#4': 'missing name: '
-                                                      'torch.nn.functional.triplet_margin_with_distance_loss',
- 'nn.functional.triplet_margin_with_distance_loss#5': 'missing name: '
-                                                      'torch.nn.functional.triplet_margin_with_distance_loss',
- 'nn.functional.triplet_margin_with_distance_loss#6': 'missing name: '
-                                                      'torch.nn.functional.triplet_margin_with_distance_loss',
- 'nn.functional.triplet_margin_with_distance_loss#7': 'missing name: '
-                                                      'torch.nn.functional.triplet_margin_with_distance_loss',
  'ormqr#0': 'missing name: torch.ormqr',
  'ormqr#1': 'missing name: torch.ormqr',
  'polar#0': 'missing name: torch.polar',

@@ -66,6 +66,21 @@ DIFFERENTIABLE = [
     ("cond nuc", lambda m, x: m.linalg.cond(x, "nuc"), (3, 3), True),
     ("vander", lambda m, x: m.linalg.vander(x, N=4), (2, 3), True),
     ("matrix_exp", lambda m, x: m.matrix_exp(x * 3), (2, 3, 3), True),
+    ("pdist", lambda m, x: m.nn.functional.pdist(x, 1.5), (4, 3), True),
+    ("channel_shuffle", lambda m, x: m.nn.functional.channel_shuffle(x, 2) * x, (2, 4, 3),
+     True),
+    ("linear_cross_entropy", lambda m, x: m.nn.functional.linear_cross_entropy(
+        x[:, :3], x[:2, 3:].reshape(2, 1, 3), m.tensor([[0], [1], [1], [0]]),
+        linear_bias=x[0, :2].reshape(2, 1), label_smoothing=0.1), (4, 6), True),
+    ("triplet_with_distance", lambda m, x: m.nn.functional.triplet_margin_with_distance_loss(
+        x[0], x[1], x[2], distance_function=lambda a, b: ((a - b) ** 2).sum(-1), swap=True,
+        margin=4.0, reduction="sum"), (3, 2, 4), True),
+    ("multilabel_margin_loss", lambda m, x: m.nn.functional.multilabel_margin_loss(
+        x, m.tensor([[3, 0, -1, 1], [1, 2, 3, 0], [-1, 0, 0, 0]]), reduction="none"), (3, 4),
+     True),
+    ("max_unpool2d", lambda m, x: m.nn.functional.max_unpool2d(
+        *m.nn.functional.max_pool2d(x, 2, return_indices=True), 2, output_size=(5, 5)), (1, 2, 5, 5),
+     True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -106,6 +121,13 @@ HARD = [
                                                          dtype=m.float64))),
     ("matrix_exp empty", lambda m: m.matrix_exp(m.zeros(2, 0, 0))),
     ("vander int", lambda m: m.linalg.vander(m.tensor([[2, -3, 0]]), N=5)),
+    ("pdist one row", lambda m: m.nn.functional.pdist(m.ones(1, 3), 0)),
+    ("max_unpool1d unbatched", lambda m: m.nn.functional.max_unpool1d(
+        m.tensor([[1.0, 2.0]]), m.tensor([[3, 0]]), 2, stride=3)),
+    ("multilabel_margin_loss 0-d", lambda m: m.nn.functional.multilabel_margin_loss(
+        m.tensor(0.5), m.tensor(0))),
+    ("feature_alpha_dropout", lambda m: [m.nn.functional.feature_alpha_dropout(
+        m.ones(2, 3, 4), p, training=t) for p, t in ((1.0, True), (0.5, False))]),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -150,6 +172,17 @@ ERRORS = [
     lambda m: m.signal.windows.exponential(3, center=1),
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
+    lambda m: m.nn.functional.pdist(m.zeros(2, 3, 4)),
+    lambda m: m.nn.functional.channel_shuffle(m.zeros(2, 5, 3), 2),
+    lambda m: m.nn.functional.multilabel_margin_loss(m.zeros(2, 3), m.tensor([[0, 3, -1]] * 2)),
+    lambda m: m.nn.functional.multilabel_margin_loss(m.zeros(5, 4), m.zeros(4)),
+    lambda m: m.nn.functional.max_unpool2d(m.zeros(1, 1, 2, 2), m.full((1, 1, 2, 2), 50), 2),
+    lambda m: m.nn.functional.max_unpool2d(m.zeros(1, 1, 2, 2), m.zeros(1, 1, 2, 2, dtype=m.int64),
+                                           2, output_size=(9, 3)),
+    lambda m: m.nn.functional.linear_cross_entropy(m.zeros(2, 3), m.zeros(4, 2), m.zeros(2)),
+    lambda m: m.nn.functional.triplet_margin_with_distance_loss(m.zeros(3), m.zeros(3, 4),
+                                                                m.zeros(3, 4)),
+    lambda m: m.nn.functional.feature_alpha_dropout(m.zeros(3), 0.5, True),
 ]
 
 

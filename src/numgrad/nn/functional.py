@@ -456,6 +456,7 @@ from ..ops.conv import (  # noqa: E402,F401
 from ..ops.upsample import (  # noqa: E402,F401
     interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
 )
+from ..ops.upsample import channel_shuffle  # noqa: E402,F401
 from ..ops.pooling import (  # noqa: E402,F401
     adaptive_avg_pool3d, avg_pool3d, max_pool3d, max_pool3d_with_indices,
 )
@@ -481,6 +482,12 @@ from .functional_more import *  # noqa: E402,F401,F403
 from .functional_more import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
+from .functional_losses import *  # noqa: E402,F401,F403  (linear_cross_entropy, ...)
+from .functional_losses import __all__ as _losses_all  # noqa: E402
+from .functional_unpool import *  # noqa: E402,F401,F403  (max_unpool1d/2d/3d)
+from .functional_unpool import __all__ as _unpool_all  # noqa: E402
+
+__all__ += _losses_all + _unpool_all + ["channel_shuffle"]
 
 # Attention (composites of matmul, softmax, where and dropout: nn/functional_attention.py).
 from .functional_attention import (  # noqa: E402,F401

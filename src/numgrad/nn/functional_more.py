@@ -32,7 +32,7 @@ __all__ = [
     "threshold", "threshold_", "rrelu", "rrelu_", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
     "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss", "dropout1d",
-    "dropout2d", "dropout3d", "alpha_dropout", "bilinear",
+    "dropout2d", "dropout3d", "alpha_dropout", "bilinear", "pdist", "feature_alpha_dropout",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -125,6 +125,21 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     if out_dim == 0:  # (two numbers: ATen takes the norm over dimension 0 of their difference)
         return (x1 - x2 + eps).abs() if p != 0 else ((x1 - x2 + eps) != 0).to(x1.dtype)
     return _norm(x1 - x2 + eps, p, out_dim - 1, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm distances between the rows of an ``(N, M)`` input, each pair ``i < j``
+    once, in row-major order: ``N (N - 1) / 2`` values."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    from ..ops.indexing_more import triu_indices
+
+    i, j = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)
+    return _norm(input[i] - input[j], p, 1)
 
 
 # ------------------------------------------------------------------ normalisation
@@ -676,12 +691,30 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     """Dropout that keeps SELU's mean and variance: dropped elements are set to SELU's negative
     saturation, then all are scaled and shifted (ATen's ``alpha_dropout``; node
     ``AddBackward0``)."""
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """``alpha_dropout`` of whole channels: one draw per (sample, channel), broadcast over the
+    remaining dimensions (ATen's ``feature_alpha_dropout``)."""
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool,
+                   feature: bool) -> Tensor:
     _check_p(p)
     if p == 0 or not training or input.numel() == 0:
         return input
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if p == 1:
         return input.mul_(0.0) if inplace else input * _zeros_like(input.detach())
-    noise = _empty_like(input.detach()).bernoulli_(1 - p)
+    if feature:
+        shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+        noise = _zeros(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
+    else:
+        noise = _empty_like(input.detach()).bernoulli_(1 - p)
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p
     noise = noise * a

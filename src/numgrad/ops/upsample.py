@@ -413,5 +413,25 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 FUNCTIONAL = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
               "pixel_shuffle", "pixel_unshuffle"]
-__all__ = ["pixel_shuffle", "pixel_unshuffle"]  # (torch.pixel_shuffle, torch.pixel_unshuffle)
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Rearranges ``(N, C, *)``'s channels from ``groups`` groups of ``C / groups`` into
+    ``C / groups`` groups of ``groups`` (a reshape, a transpose and a reshape)."""
+    if groups <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    if input.ndim <= 2:
+        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes [{', '.join(str(s) for s in input.shape)}]")
+    n, c, rest = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    grouped = input.reshape(n, groups, c // groups, *rest)
+    return grouped.transpose(1, 2).reshape(n, c, *rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle",  # (torch.pixel_shuffle ...)
+           "native_channel_shuffle"]
 METHODS = ()

@@ -76,6 +76,8 @@ def _differentiable(x: Tensor):
     if not isinstance(x, Tensor):
         raise RuntimeError(f"Expected a Tensor to differentiate with respect to, got {type(x)}")
     inner = _vmap.innermost(x)
+    if inner._data.dtype.kind not in "fc":
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if not inner.requires_grad:
         chain = _vmap.chain_of(x)
         inner = _detach(inner).requires_grad_(True)

@@ -467,7 +467,7 @@ def _reduction(pos=1, name="dim", none_all=True, extra=0, default=None):
         if d is None:
             if not none_all:
                 return NotImplemented
-            flat = v.reshape((v.shape[0], -1))
+            flat = _flat(v)
             args, kwargs = _put(args, kwargs, where, 1, name)
             if kwargs.get("keepdim") or (len(args) > pos + 1 and args[pos + 1] is True):
                 return NotImplemented
@@ -479,6 +479,14 @@ def _reduction(pos=1, name="dim", none_all=True, extra=0, default=None):
         args, kwargs = _put(args, kwargs, where, _shift(d, n), name)
         return _wrap_out(func(v, *args[1:], **kwargs), lvl)
     return rule
+
+
+def _flat(v):
+    """The physical ``v`` as (batch, the example's elements): a batch of none too."""
+    n = 1
+    for s in tuple(v.shape)[1:]:
+        n *= s
+    return v.reshape((v.shape[0], n))
 
 
 def _drop_made(out, ndim):
@@ -502,7 +510,7 @@ def _median(func, lvl, args, kwargs):
     d, _ = _get(args, kwargs, 1, "dim")
     v = _value_at(args[0], lvl.id)
     if d is None and v is not None and len(args) == 1 and not kwargs:
-        return _make(func(v.reshape((v.shape[0], -1)), 1)[0], lvl)
+        return _make(func(_flat(v), 1)[0], lvl)
     return _median_dim(func, lvl, args, kwargs)
 for _n in ("softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin",
            "squeeze_dim"):
@@ -546,7 +554,7 @@ def _max(func, lvl, args, kwargs):
     d, _ = _get(args, kwargs, 1, "dim")
     v = _value_at(args[0], lvl.id)
     if d is None and v is not None:
-        flat = v.reshape((v.shape[0], -1))
+        flat = _flat(v)
         return _make(flat.amax(1) if _name(func) == "max" else flat.amin(1), lvl)
     return _reduction()(func, lvl, args, kwargs)
 
@@ -1082,8 +1090,8 @@ def _take(func, lvl, args, kwargs):
     x, index = args[0], args[1] if len(args) > 1 else kwargs["index"]
     v, i = _batched(x, lvl), _batched(index, lvl)
     size = lvl.size
-    flat = v.reshape((size, -1))
-    out = flat.gather(1, i.reshape((size, -1)) % max(flat.shape[1], 1))  # (negatives count back)
+    flat = _flat(v)
+    out = flat.gather(1, _flat(i) % max(flat.shape[1], 1))  # (negatives count back)
     return _make(out.reshape(tuple(i.shape)), lvl)
 
 
@@ -1102,7 +1110,7 @@ def _roll(func, lvl, args, kwargs):
     if v is None:
         return NotImplemented
     if dims is None:
-        return _make(v.reshape((v.shape[0], -1)).roll(shifts, 1).reshape(tuple(v.shape)), lvl)
+        return _make(_flat(v).roll(shifts, 1).reshape(tuple(v.shape)), lvl)
     return _make(v.roll(shifts, _shift(dims, v.ndim - 1)), lvl)
 
 
@@ -1404,7 +1412,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
 
 def _check_in_dims(func, in_dims, args):
     where = f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>)"
-    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+    if not args:
+        raise ValueError(f"vmap({_fname(func)})(<inputs>): got no inputs. Maybe you forgot to "
+                         "add inputs, or you are trying to vmap over a function with no inputs. "
+                         "The latter is unsupported.")
+    if not isinstance(in_dims, (int, tuple)):
         raise ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple "
                          f"matching the structure of inputs, got: {type(in_dims)}.")
     if isinstance(in_dims, tuple) and len(in_dims) != len(args):
@@ -1429,8 +1441,7 @@ def _check_in_dims(func, in_dims, args):
                              f"< {n}.")
         sizes.append(x.shape[d])
     if not sizes:
-        raise ValueError(f"{where}: at least one input must be batched: got in_dims={in_dims} "
-                         "with no Tensor input mapped over.")
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if len(set(sizes)) > 1:
         raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
                          f"dimension, got sizes {sizes} for the mapped dimension")
@@ -1507,7 +1518,14 @@ def _unbatch(func, out, out_dims, lvl):
     if isinstance(out_dims, tuple) and not isinstance(out, tuple):
         raise ValueError(f"vmap({_fname(func)}, ...): out_dims is not compatible with the "
                          "structure of `outputs`.")
-    dims = _pytree.broadcast_prefix(out_dims, out, "out_dims")
+    try:
+        dims = _pytree.broadcast_prefix(out_dims, out, "out_dims")
+    except ValueError as error:
+        if "must be an int" not in str(error):
+            raise
+        raise ValueError(f"vmap({_fname(func)}, ..., out_dims={out_dims}): `out_dims` must be an "
+                         "int, None or a python collection of ints representing where in the "
+                         "outputs the vmapped dimension should appear.") from None
     result = []
     for x, d in zip(leaves, dims):
         v = _value_at(x, lvl.id)
@@ -1524,6 +1542,9 @@ def _unbatch(func, out, out_dims, lvl):
         if v is None:
             v = x.unsqueeze(0).expand((lvl.size, *tuple(x.shape)))
         n = v.ndim
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
+                             f"{n - 1}], but got {d})")
         result.append(v.movedim(0, d % n) if d % n else v)
     return _pytree.tree_unflatten(result, spec)
 

@@ -15,7 +15,7 @@ from .. import arange, bincount, cat, where, zeros
 from .._dtype import bool_, promote_types
 from ..tensor import Tensor
 from . import _vmap
-from ._vmap import BatchedTensor, _batched, _get, _make, _rule, _value_at, innermost
+from ._vmap import BatchedTensor, _batched, _flat, _get, _make, _rule, _value_at, innermost
 
 
 def _aligned(x, lvl, rank: int) -> Tensor:
@@ -75,9 +75,9 @@ def _masked_scatter(func, lvl, args, kwargs):
     rank = max(x.ndim, mask.ndim)
     shape = _broadcast([tuple(x.shape), tuple(mask.shape)])
     size = lvl.size
-    vx = _aligned(x, lvl, rank).expand((size, *shape)).reshape((size, -1))
-    vm = _aligned(mask, lvl, rank).expand((size, *shape)).reshape((size, -1))
-    vs = _batched(source, lvl).reshape((size, -1))
+    vx = _flat(_aligned(x, lvl, rank).expand((size, *shape)))
+    vm = _flat(_aligned(mask, lvl, rank).expand((size, *shape)))
+    vs = _flat(_batched(source, lvl))
     n_source = vs.shape[1]
     taken = vm.long().cumsum(1) - 1
     if type(taken) is BatchedTensor or not taken.numel():
@@ -164,14 +164,14 @@ def _bincount(func, lvl, args, kwargs):
             type(weights) is BatchedTensor and weights._level != lvl.id:
         return NotImplemented  # (nested levels, or the op's own errors: the loop)
     size = lvl.size
-    flat = v.reshape((size, -1))
+    flat = _flat(v)
     if flat.shape[1] and int(flat.amin()) < 0:
         return NotImplemented  # (the op's own error, from the loop)
     tops = flat.amax(1).tolist() if flat.shape[1] else [-1] * size
     lengths = [max(t + 1, minlength) for t in tops]
     if len(set(lengths)) > 1:
         raise _stack_error(lengths)
-    w = None if weights is None else _batched(weights, lvl).reshape((size, -1))
+    w = None if weights is None else _flat(_batched(weights, lvl))
     return _make(_counts(flat, w, size, lengths[0]), lvl)
 
 
@@ -188,7 +188,7 @@ def _histc(func, lvl, args, kwargs):
             int(bins) <= 0 or "out" in kwargs:
         return NotImplemented
     size, bins = lvl.size, int(bins)
-    flat = v.reshape((size, -1))
+    flat = _flat(v)
     if not flat.shape[1]:
         return _make(zeros((size, bins), dtype=v.dtype, device=v.device), lvl)
     np_type = innermost(v)._data.dtype.type

@@ -81,6 +81,14 @@ DIFFERENTIABLE = [
     ("max_unpool2d", lambda m, x: m.nn.functional.max_unpool2d(
         *m.nn.functional.max_pool2d(x, 2, return_indices=True), 2, output_size=(5, 5)), (1, 2, 5, 5),
      True),
+    ("masked.sum", lambda m, x: m.masked.sum(x, 1, mask=x > 0), (3, 4), True),
+    ("masked.amax", lambda m, x: m.masked.amax(x, (0, 2), keepdim=True, mask=x < 1), (3, 4, 2),
+     True),
+    ("masked.std", lambda m, x: m.masked.std(x, 1, mask=(x < 1)[:, :1].expand(4, 5) |
+                                             (x > -0.5)), (4, 5), True),
+    ("masked.softmax", lambda m, x: m.masked.softmax(x, 0, mask=x > -1), (4, 3), True),
+    ("masked.normalize", lambda m, x: m.masked.normalize(x, 3.0, 1, mask=x > -1), (3, 4), True),
+    ("masked.cumprod", lambda m, x: m.masked.cumprod(x, 1, mask=x > 0), (3, 4), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -128,6 +136,16 @@ HARD = [
         m.tensor(0.5), m.tensor(0))),
     ("feature_alpha_dropout", lambda m: [m.nn.functional.feature_alpha_dropout(
         m.ones(2, 3, 4), p, training=t) for p, t in ((1.0, True), (0.5, False))]),
+    ("masked rows all out", lambda m: [
+        f(m.tensor([[1.0, 2.0], [3.0, -1.0]], dtype=m.float64), 1,
+          mask=m.tensor([[False], [True]])) for f in (m.masked.mean, m.masked.amax, m.masked.amin,
+                                                      m.masked.var, m.masked.median,
+                                                      m.masked.logsumexp, m.masked.softmax,
+                                                      m.masked.log_softmax, m.masked.prod)]),
+    ("masked int identities", lambda m: [
+        f(m.tensor([[1, 2], [3, -1]]), mask=m.tensor([False, True])) for f in (
+            m.masked.amax, m.masked.amin, m.masked.sum, m.masked.prod, m.masked.argmax)]),
+    ("masked bool sum", lambda m: m.masked.sum(m.tensor([True, True, False]), 0)),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -172,6 +190,10 @@ ERRORS = [
     lambda m: m.signal.windows.exponential(3, center=1),
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
+    lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.masked.sum(m.zeros(3), mask=m.ones(2, 3, dtype=m.bool)),
+    lambda m: m.masked.sum(m.zeros(3, 3), (0, 0)),
+    lambda m: m.masked.median(m.zeros(3, dtype=m.int64), mask=m.zeros(3, dtype=m.bool)),
     lambda m: m.nn.functional.pdist(m.zeros(2, 3, 4)),
     lambda m: m.nn.functional.channel_shuffle(m.zeros(2, 5, 3), 2),
     lambda m: m.nn.functional.multilabel_margin_loss(m.zeros(2, 3), m.tensor([[0, 3, -1]] * 2)),

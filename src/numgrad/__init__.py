@@ -66,7 +66,7 @@ except BaseException:
 # them either way. (``from numgrad import *`` includes them only once they are imported;
 # ``from torch import *`` never includes them.)
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "onnx", "testing",
-                    "version", "func", "special", "signal", "fft")
+                    "version", "func", "special", "signal", "fft", "masked")
 
 
 def __getattr__(name: str):

@@ -448,6 +448,38 @@ def test_vmap_of_ops_whose_sizes_come_from_values():
         nfunc.vmap(lambda a: a.bincount())(_t(numgrad, np.array([[3, 0], [1, 3], [2, 2]])))
 
 
+def test_functionalize_behaves_as_pytorchs_eager_functionalize():
+    """Outputs alias nothing the caller holds, an input written in place gets its new values,
+    and it composes with grad and vmap; PyTorch's message for a bad ``remove``."""
+    def run(m, F):
+        def f(x):
+            y = x.view(-1)
+            y.add_(1)
+            z = x * 2
+            z.mul_(3)
+            return y, z
+
+        out = []
+        for remove in ("mutations", "mutations_and_views"):
+            x = _t(m, W35)
+            y, z = F.functionalize(f, remove=remove)(x)
+            y.add_(100)  # (not x's storage)
+            out += [x, y, z]
+        out.append(F.grad(lambda v: F.functionalize(lambda a: a.clone().mul_(a).sum())(v))(
+            _t(m, X5)))
+        out.append(F.vmap(F.functionalize(lambda a: a.clone().add_(a.exp())))(_t(m, XB)))
+        return out, F.functionalize(f).__name__
+
+    ours, theirs = run(numgrad, nfunc), run(torch, tfunc)
+    _same(_np(ours[0]), _np(theirs[0]))
+    assert ours[1] == theirs[1]
+    with pytest.raises(RuntimeError) as want:
+        tfunc.functionalize(lambda x: x, remove="views")
+    with pytest.raises(RuntimeError) as got:
+        nfunc.functionalize(lambda x: x, remove="views")
+    assert str(got.value) == str(want.value)
+
+
 def test_namespace_and_laziness():
     import subprocess
     import sys
@@ -754,6 +786,87 @@ def test_custom_function_under_vmap_and_grad():
                 m.func.grad(lambda x: m.func.vmap(DoubleExp.apply)(x).sum())(_t(m, XB)))
 
     _same(_np(run(numgrad)), _np(run(torch)))
+
+
+def test_custom_function_with_its_own_vmap_staticmethod_and_pytorchs_errors():
+    """A Function's ``vmap(info, in_dims, *args)`` runs the batch (vmap, vmap(grad), grad(vmap)
+    reach its backward); a Function without vmap support, with both kinds, or without
+    setup_context raises PyTorch's error."""
+    def run(m):
+        calls = []
+
+        class Scale(m.autograd.Function):
+            @staticmethod
+            def forward(x, y):
+                return x * y.sum()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(*inputs)
+
+            @staticmethod
+            def backward(ctx, g):
+                x, y = ctx.saved_tensors
+                return g * y.sum(), (g * x).sum().expand(y.shape)
+
+            @staticmethod
+            def vmap(info, in_dims, x, y):
+                calls.append((info.batch_size, info.randomness, in_dims))
+                x = x.movedim(in_dims[0], 0) if in_dims[0] is not None else \
+                    x.expand(info.batch_size, *x.shape)
+                s = y.sum(1) if in_dims[1] is not None else y.sum().expand(info.batch_size)
+                return (x * s.view(-1, *([1] * (x.dim() - 1)))).movedim(0, 1), 1
+
+        F, x, w = m.func, _t(m, XB), _t(m, V5)
+        return (F.vmap(Scale.apply, in_dims=(0, None))(x, w),
+                F.vmap(Scale.apply)(x, x),
+                F.vmap(F.grad(lambda a, b: Scale.apply(a, b).sum()), in_dims=(0, None))(x, w),
+                F.grad(lambda b: F.vmap(Scale.apply, in_dims=(0, None))(x, b).sum())(w)), calls
+
+    (got, ours), (want, theirs) = run(numgrad), run(torch)
+    _same(_np(list(got)), _np(list(want)))
+    assert ours == theirs
+
+    def functions(m):
+        class Plain(m.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class Both(Plain):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def vmap(info, in_dims, x):
+                return x * 2, in_dims[0]
+
+        class OldStyle(m.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        return Plain, Both, OldStyle
+
+    for ours, theirs in zip(functions(numgrad), functions(torch)):
+        with pytest.raises(RuntimeError) as want:
+            tfunc.vmap(theirs.apply)(_t(torch, XB))
+        with pytest.raises(RuntimeError) as got:
+            nfunc.vmap(ours.apply)(_t(numgrad, XB))
+        assert str(got.value) == str(want.value)
 
 
 def test_per_sample_gradients_of_a_cnn_without_a_loop():

@@ -244,6 +244,18 @@ class Function(FunctionCtx):
             "autograd.Function to use it with backward mode AD."
         )
 
+    # Under ``numgrad.func.vmap``: run the user's forward and backward on batched tensors
+    # (``generate_vmap_rule = True``), or the ``vmap`` staticmethod below, overridden.
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The outputs of ``forward`` on the batch (``info.batch_size``, ``info.randomness``)
+        of arguments batched along ``in_dims`` (one per argument, None where unbatched), and
+        the dimension of each output that is the batch's: ``(outputs, out_dims)``."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
+
     @staticmethod
     def jvp(ctx, *grad_inputs):
         """Forward-mode AD: the tangents of the outputs given those of the inputs (one per input

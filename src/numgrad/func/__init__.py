@@ -23,7 +23,7 @@ from . import _pytree, _vmap
 from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
-           "vmap", "functional_call", "stack_module_state"]
+           "vmap", "functional_call", "stack_module_state", "functionalize"]
 
 
 # ------------------------------------------------------------------------------ reverse mode
@@ -575,3 +575,37 @@ def stack_module_state(models) -> tuple:
     for name, _ in models[0].named_buffers():
         buffers[name] = stack([dict(m.named_buffers())[name] for m in models])
     return params, buffers
+
+
+# ---------------------------------------------------------------------------- functionalize
+_REMOVE = ("mutations", "mutations_and_views")
+
+
+def functionalize(func, *, remove: str = "mutations"):
+    """``func`` without its mutations and aliasing, as PyTorch's eager ``functionalize`` behaves:
+    ``func`` runs on private copies of its tensor inputs, so that no output aliases an input
+    (nor one another through them: an output that is a view is copied); an input ``func``
+    wrote in place gets the new values copied back, once, at the end. Composes with every
+    transform (the copies are recorded, so gradients flow through them)."""
+    if remove not in _REMOVE:
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}."
+            " Valid options are:\n     remove='mutations': all inplace and out= operators will "
+            "be removed from the program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing operators "
+            "{view} will be replaced with their non-aliasing counterparts, {view}_copy.\n")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        leaves, spec = _pytree.tree_flatten((args, kwargs))
+        private = [x.clone() if isinstance(x, Tensor) else x for x in leaves]
+        versions = [x._version if isinstance(x, Tensor) else None for x in private]
+        new_args, new_kwargs = _pytree.tree_unflatten(private, spec)
+        out = func(*new_args, **new_kwargs)
+        for x, p, v in zip(leaves, private, versions):
+            if isinstance(x, Tensor) and p._version != v:
+                x.copy_(p)  # (the input's mutation, copied back)
+        return _pytree.tree_map(
+            lambda y: y.clone() if isinstance(y, Tensor) and y._base is not None else y, out)
+
+    return wrapper

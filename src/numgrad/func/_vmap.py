@@ -1254,11 +1254,31 @@ def _autograd_grad(func, lvl, args, kwargs):
 
 
 # ------------------------------------------------------------------- custom autograd.Function
+_EXTENDING = " For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+
+
 def function_apply(cls, args):
-    """``cls.apply(*args)`` with batched arguments (PyTorch's ``generate_vmap_rule=True``):
-    one level at a time, a Function of the physical tensors whose forward and backward run the
-    user's under this level, its arguments and gradients batched again; the engine records the
-    physical Function, so ``vmap(grad(...))`` and ``grad(vmap(...))`` reach its backward."""
+    """``cls.apply(*args)`` with batched arguments: one level at a time, a Function of the
+    physical tensors whose forward runs the user's under this level (``generate_vmap_rule =
+    True``) or the user's ``vmap`` staticmethod, and whose backward runs the user's under this
+    level, its arguments and gradients batched again; the engine records the physical Function,
+    so ``vmap(grad(...))`` and ``grad(vmap(...))`` reach its backward. PyTorch's errors for a
+    Function without ``setup_context``, without vmap support, or with both kinds."""
+    name = cls.__name__
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, "
+                           "grad, jvp, jacrev, ...), it must override the setup_context "
+                           "staticmethod." + _EXTENDING)
+    custom = cls.vmap is not Function.vmap
+    if custom and cls.generate_vmap_rule:
+        raise RuntimeError(f"You tried to vmap over {name}, but it has both generate_vmap_rule="
+                           "True and an overridden vmap staticmethod. Please set "
+                           "generate_vmap_rule=False or delete the overridden vmap staticmethod "
+                           "to avoid ambiguity." + _EXTENDING)
+    if not custom and not cls.generate_vmap_rule:
+        raise RuntimeError(f"You tried to vmap over {name}, but it does not have vmap support. "
+                           "Please override and implement the vmap staticmethod or set "
+                           "generate_vmap_rule=True." + _EXTENDING)
     lid = _max_level(args, {})
     lvl = _level(lid)
     mask = tuple(type(a) is BatchedTensor and a._level == lid for a in args)
@@ -1324,7 +1344,7 @@ def _physical_function(cls):
     made = _PHYSICAL.get(cls)
     if made is not None:
         return made
-    separate = cls.setup_context is not Function.setup_context
+    custom = cls.vmap is not Function.vmap
 
     class Physical(Function):
         @staticmethod
@@ -1332,11 +1352,8 @@ def _physical_function(cls):
             with _TemporaryLevel(lid, size, randomness) as lvl:
                 args = [_make(p, lvl) if m else p for p, m in zip(phys, mask)]
                 user = _UserCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
-                if separate:
-                    out = cls.forward(*args)
-                    cls.setup_context(user, tuple(args), out)
-                else:
-                    out = cls.forward(user, *args)
+                out = _user_vmap(cls, lvl, mask, phys) if custom else cls.forward(*args)
+                cls.setup_context(user, tuple(args), out)
                 single = not isinstance(out, tuple)
                 outs = (out,) if single else out
                 ctx.user, ctx.spec, ctx.single = user, (lid, size, randomness), single
@@ -1361,6 +1378,37 @@ def _physical_function(cls):
     Physical.__name__ = Physical.__qualname__ = cls.__name__
     _PHYSICAL[cls] = Physical
     return Physical
+
+
+class VmapInfo:
+    """What a Function's ``vmap`` staticmethod gets first: the batch's size and randomness."""
+
+    __slots__ = ("batch_size", "randomness")
+
+    def __init__(self, batch_size: int, randomness: str):
+        self.batch_size = batch_size
+        self.randomness = randomness
+
+
+def _user_vmap(cls, lvl, mask, phys):
+    """The user's ``vmap(info, in_dims, *args)`` on the physical arguments (batch dimension 0
+    where batched); its outputs batched at this level along the ``out_dims`` it returns."""
+    in_dims = tuple(0 if m else None for m in mask)
+    result = cls.vmap(VmapInfo(lvl.size, lvl.randomness), in_dims, *phys)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise RuntimeError(f"{cls.__name__}.vmap must return a tuple of two elements "
+                           "(output, out_dims)")
+    out, out_dims = result
+    leaves, spec = _pytree.tree_flatten(out)
+    dims = _pytree.broadcast_prefix(out_dims, out, "out_dims")
+    moved = []
+    for x, d in zip(leaves, dims):
+        if not isinstance(x, Tensor):
+            moved.append(x)
+            continue
+        v = x.unsqueeze(0).expand((lvl.size, *tuple(x.shape))) if d is None else x.movedim(d, 0)
+        moved.append(_make(v, lvl))
+    return _pytree.tree_unflatten(moved, spec)
 
 
 # ------------------------------------------------------------------------------- forward AD

@@ -123,6 +123,7 @@ PROGRAMS = [
     Program("extending_func.py"),
     # written for numgrad (issue 30) in the style of the torch.func tutorials, committed
     Program("func_transforms.py"),
+    Program("func_physics.py"),
 ]
 
 

@@ -313,6 +313,12 @@ def test_forward_ad_errors_are_pytorchs(monkeypatch):
         with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported"):
             with nfwd.dual_level():
                 pass
+    with pytest.raises(NotImplementedError) as theirs:  # (an op PyTorch does not differentiate)
+        tfunc.jvp(lambda t: torch.remainder(2.0, t), (_t(torch, X5),), (_t(torch, V5),))
+    with pytest.raises(NotImplementedError) as ours:
+        nfunc.jvp(lambda t: numgrad.remainder(2.0, t), (_t(numgrad, X5),), (_t(numgrad, V5),))
+    assert str(ours.value) == str(theirs.value)
+    with nfwd.dual_level():
         with pytest.raises(RuntimeError, match="forward gradient that has a different size"):
             nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5[:2]))
         d = nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5))
@@ -555,9 +561,7 @@ def test_every_jvp_rule_against_finite_differences(name, index):
 # The registered ops without a forward rule yet (under forward AD they raise PyTorch's
 # NotImplementedError): this list may only shrink. Comparisons and integer-valued ops are not
 # differentiable and need none.
-NO_JVP_YET = frozenset("""
-remainder_scalar_tensor
-""".split())
+NO_JVP_YET = frozenset()
 
 # The registered ops without a batching rule of their own under vmap (they loop over the batch,
 # with PyTorch's warning): this list may only shrink. An op reached only through a public

@@ -183,3 +183,12 @@ def transposed_backward(ctx, *tangents):
         (jt,) = autograd_grad(outs, (g,), seeds, create_graph=True, allow_unused=True)
     return jt
 
+
+def unsupported(aten_name: str):
+    """The rule of an op PyTorch does not differentiate forward either: PyTorch's error."""
+    def rule(ctx, *tangents):
+        raise NotImplementedError(f"Trying to use forward AD with {aten_name} that does not "
+                                  "support it.")
+
+    rule.__name__ = rule.__qualname__ = f"unsupported({aten_name!r})"
+    return rule

@@ -985,6 +985,7 @@ class RemainderScalarTensor(Op):
     """``number % tensor``: PyTorch's node has no derivative (backward raises)."""
 
     name, node = "remainder_scalar_tensor", "torch::autograd::NotImplemented"
+    jvp = _jvp.unsupported("aten::remainder")
     on_cuda = True
     samples = (Sample(lambda m, a: 2.5 % a, ((4,),), low=0.5, grad=False),
                # (the node's backward raises, so the gradient flows around it)

@@ -7,10 +7,8 @@ OpInfo that fails and is not listed, and on a listed one that passes: the lists 
 SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
                             'torch.ops.aten._batch_norm_with_update',
  '_chunk_cat': 'float32 sample 0: missing name: torch._chunk_cat',
- '_native_batch_norm_legit': 'float32 sample 0: missing name: torch._native_batch_norm_legit',
  '_segment_reduce[lengths]': 'float32 sample 0: missing name: torch._segment_reduce',
  '_segment_reduce[offsets]': 'float32 sample 0: missing name: torch._segment_reduce',
- '_softmax_backward_data': 'float32 sample 0: missing name: torch.ops.aten._softmax_backward_data',
  '_unsafe_masked_index': 'float32 sample 0: missing name: torch._unsafe_masked_index',
  '_unsafe_masked_index_put_accumulate': 'float32 sample 0: missing name: '
                                         'torch._unsafe_masked_index_put_accumulate',
@@ -22,7 +20,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'as_strided_scatter': 'float32 sample 0: missing name: torch.as_strided_scatter',
  'bfloat16': 'float32 sample 0: missing name: torch.Tensor.bfloat16',
  'byte': 'float32 sample 0: missing name: torch.Tensor.byte',
- 'cauchy': 'float32 sample 0: missing name: torch.Tensor.cauchy_',
  'cdouble': 'float32 sample 0: missing name: torch.cdouble',
  'cfloat': 'float32 sample 0: missing name: torch.cfloat',
  'chalf': 'float32 sample 0: missing name: torch.Tensor.chalf',
@@ -49,7 +46,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'frexp': 'float32 sample 0: missing name: torch.frexp',
  'gather': 'float32 sample 3: dtype torch.uint8',
  'gcd': 'int64 sample 0: missing name: torch.gcd',
- 'geometric': 'float32 sample 0: missing name: torch.Tensor.geometric_',
  'geqrf': 'float32 sample 0: missing name: torch.geqrf',
  'gradient': 'float32 sample 0: missing name: torch.gradient',
  'grid_sampler_2d': 'float32 sample 0: missing name: torch.grid_sampler_2d',
@@ -82,16 +78,10 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'linalg.lu_factor': 'float32 sample 0: missing name: torch.linalg.lu_factor',
  'linalg.lu_factor_ex': 'float32 sample 0: missing name: torch.linalg.lu_factor_ex',
  'linalg.lu_solve': 'float32 sample 0: missing name: torch.linalg.lu_solve',
- 'log_normal': 'float32 sample 0: missing name: torch.Tensor.log_normal_',
  'lu': 'float32 sample 0: missing name: torch.lu',
  'lu_solve': 'float32 sample 0: missing name: torch.lu_solve',
  'lu_unpack': 'float32 sample 0: missing name: torch.lu_unpack',
  'max_pool2d_with_indices_backward': 'float32 sample 0: missing name: torch.ops.aten',
- 'native_batch_norm': 'float32 sample 0: missing name: torch.native_batch_norm',
- 'native_dropout_backward': 'float32 sample 0: missing name: '
-                            'torch.ops.aten.native_dropout_backward',
- 'native_group_norm': 'float32 sample 0: missing name: torch.native_group_norm',
- 'native_layer_norm': 'float32 sample 0: missing name: torch.native_layer_norm',
  'nextafter': 'float32 sample 0: missing name: torch.nextafter',
  'nn.functional.adaptive_max_pool3d': 'float32 sample 0: missing name: '
                                       'torch.nn.functional.adaptive_max_pool3d',
@@ -116,7 +106,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'scatter_reduce[prod]': 'float32 sample 0: missing name: torch.scatter_reduce',
  'scatter_reduce[sum]': 'float32 sample 0: missing name: torch.scatter_reduce',
  'short': 'float32 sample 0: missing name: torch.Tensor.short',
- 'slice': 'float32 sample 0: missing name: torch.ops.aten.slice',
  'sparse.mm[reduce]': 'float32 sample 0: layout torch.sparse_csr',
  'sparse.sampled_addmm': 'float32 sample 0: layout torch.sparse_csr',
  'special.airy_ai': 'float32 sample 0: missing name: torch.special.airy_ai',
@@ -136,8 +125,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'stft': 'float32 sample 0: missing name: torch.stft',
  'svd_lowrank': 'float32 sample 0: missing name: torch.svd_lowrank',
  'to_sparse': 'float32 sample 0: missing name: torch.Tensor.to_sparse',
- 'torch.ops.aten._safe_softmax.default': 'float32 sample 0: missing name: '
-                                         'torch.ops.aten._safe_softmax',
  'view_as_complex': 'float32 sample 0: missing name: torch.view_as_complex'}
 
 # error inputs (OpInfo#index in its error_inputs)
@@ -180,7 +167,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'bernoulli#0': 'raises TypeError, PyTorch RuntimeError (bernoulli() got an unexpected keyword '
                 "argument 'out')",
  'cat#0': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
- 'cauchy#0': 'missing name: torch.Tensor.cauchy_',
  'clamp_max#1': 'missing name: torch.clamp_max',
  'clamp_min#1': 'missing name: torch.clamp_min',
  'complex#0': 'missing name: torch.complex',
@@ -218,7 +204,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'gcd#2': 'missing name: torch.gcd',
  'ge#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
- 'geometric#0': 'missing name: torch.Tensor.geometric_',
  'gradient#0': 'missing name: torch.gradient',
  'gradient#1': 'missing name: torch.gradient',
  'gradient#10': "a tensor on device 'meta'",
@@ -263,7 +248,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'lcm#2': 'missing name: torch.lcm',
  'le#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
- 'log_normal#0': 'missing name: torch.Tensor.log_normal_',
  'lt#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
  'masked_fill#1': "accepted silently (PyTorch: RuntimeError 'value cannot be converted to type .* "
@@ -298,10 +282,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
              "Tensor\\\\.')",
  'narrow_copy#1': 'missing name: torch.narrow_copy',
  'narrow_copy#6': 'missing name: torch.narrow_copy',
- 'native_layer_norm#0': 'missing name: torch.native_layer_norm',
- 'native_layer_norm#1': 'missing name: torch.native_layer_norm',
- 'native_layer_norm#2': 'missing name: torch.native_layer_norm',
- 'native_layer_norm#3': 'missing name: torch.native_layer_norm',
  'ne#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
  'nextafter#0': 'missing name: torch.nextafter',

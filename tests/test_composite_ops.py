@@ -89,6 +89,12 @@ DIFFERENTIABLE = [
     ("masked.softmax", lambda m, x: m.masked.softmax(x, 0, mask=x > -1), (4, 3), True),
     ("masked.normalize", lambda m, x: m.masked.normalize(x, 3.0, 1, mask=x > -1), (3, 4), True),
     ("masked.cumprod", lambda m, x: m.masked.cumprod(x, 1, mask=x > 0), (3, 4), True),
+    ("native_group_norm stats", lambda m, x: m.native_group_norm(
+        x, None, None, 2, 4, 3, 2, 1e-5)[2], (2, 4, 3), True),
+    ("_safe_softmax", lambda m, x: (m.ops.aten if m is torch else m.ops)._safe_softmax(
+        m.where(x > 0.8, -math.inf, x), 1), (3, 4), True),
+    ("_softmax_backward_data", lambda m, x: (m.ops.aten if m is torch else m.ops)
+     ._softmax_backward_data(x[0], x[1].softmax(1), 1, x.dtype), (2, 3, 4), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -146,6 +152,10 @@ HARD = [
         f(m.tensor([[1, 2], [3, -1]]), mask=m.tensor([False, True])) for f in (
             m.masked.amax, m.masked.amin, m.masked.sum, m.masked.prod, m.masked.argmax)]),
     ("masked bool sum", lambda m: m.masked.sum(m.tensor([True, True, False]), 0)),
+    ("native_batch_norm eval", lambda m: m.native_batch_norm(
+        m.ones(3, 2, 4), None, None, m.zeros(2), m.ones(2), False, 0.1, 1e-5)),
+    ("native_layer_norm stats", lambda m: m.native_layer_norm(
+        m.arange(12.0).reshape(2, 2, 3), (2, 3), None, None, 1e-5)),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -191,6 +201,11 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.native_layer_norm(m.zeros(2, 3), (), None, None, 1e-5),
+    lambda m: m.native_layer_norm(m.zeros(2, 3), (3,), m.ones(2), None, 1e-5),
+    lambda m: m.empty(3).cauchy_(0, 0),
+    lambda m: m.empty(3).geometric_(1.5),
+    lambda m: m.empty(3).log_normal_(0, -1),
     lambda m: m.masked.sum(m.zeros(3), mask=m.ones(2, 3, dtype=m.bool)),
     lambda m: m.masked.sum(m.zeros(3, 3), (0, 0)),
     lambda m: m.masked.median(m.zeros(3, dtype=m.int64), mask=m.zeros(3, dtype=m.bool)),
@@ -215,3 +230,14 @@ def test_errors_as_pytorch(f):
     with pytest.raises(type(theirs.value)) as ours:
         f(numgrad)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_random_fills_follow_their_distributions():
+    numgrad.manual_seed(35)
+    x = numgrad.empty(200_000, dtype=numgrad.float64)
+    assert abs(float(x.geometric_(0.25).mean()) - 4.0) < 0.05
+    assert float(x.min()) == 1.0
+    assert abs(float(x.log_normal_(0.5, 0.25).log().std()) - 0.25) < 0.005
+    assert abs(float(x.cauchy_(2.0, 0.5).median()) - 2.0) < 0.01
+    q = x.cauchy_(0.0, 1.0).quantile(x.new_tensor([0.25, 0.75]))  # (the quartiles: -1, 1)
+    assert np.allclose(q.numpy(), [-1.0, 1.0], atol=0.03)

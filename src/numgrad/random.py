@@ -23,6 +23,7 @@ program's random numbers differ from numgrad's for the same seed).
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -374,6 +375,32 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
                                           _drawn_dtype(self), lambd, device=self.device))
 
 
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Fills with samples of the Cauchy distribution, ``median + sigma tan(pi (u - 1/2))``, in
+    place."""
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self), False, self.device)
+    return _fill_drawn(self, drawn, lambda u: ((u - 0.5) * math.pi).tan() * sigma + median)
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Fills with ``exp`` of samples of N(mean, std²), in place."""
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self), True, self.device)
+    return _fill_drawn(self, drawn, lambda z: (z * std + mean).exp())
+
+
+def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
+    """Fills with samples of the geometric distribution (trials up to the first success of
+    probability ``p``, from 1), ``ceil(log(u) / log(1 - p))``, in place."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    drawn = _philox_draw(generator, self._data.shape, np.dtype(np.float64), False, self.device)
+    return _fill_drawn(self, drawn, lambda u: (u.log() / math.log1p(-p)).ceil().clamp_min(1))
+
+
 class fork_rng:
     """``torch.random.fork_rng``: the default generator's state saved on entry and restored on
     exit (``enabled=False``: nothing); ``devices`` is accepted (CUDA samples come from the same
@@ -530,4 +557,4 @@ __all__ = ["Generator", "normal", "randperm", "bernoulli", "multinomial", "defau
            "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand",
            "randn", "randint", "rand_like", "randn_like", "randint_like"]
 METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_", "bernoulli",
-           "multinomial")
+           "multinomial", "cauchy_", "log_normal_", "geometric_")

@@ -967,23 +967,21 @@ def _vmap_samples():
 
 # The samples whose vmap still runs a function once per example (``_vmap._fallback``, with
 # PyTorch's performance warning), and the function: this list may only shrink. Each is a form
-# PyTorch's vmap loops for too or that no program here needs yet: a boolean index beside
-# another, batch statistics in training mode, batched solves whose batch dimensions broadcast,
-# a 'same'-padded grouped convolution with batched weights, class weights with a batched
-# target, a 0-d example's unfold.
+# no program here needs yet: a boolean index beside another, a 'same'-padded grouped
+# convolution with batched weights, class weights with a batched target, a 0-d example's unfold.
 STILL_LOOPS = {
-    ("index", 7): "__getitem__", ("native_batch_norm", 0): "batch_norm",
-    ("native_batch_norm", 1): "batch_norm", ("native_batch_norm", 2): "batch_norm",
-    ("cholesky_solve", 1): "cholesky_solve", ("convolution", 1): "conv2d",
+    ("index", 7): "__getitem__", ("convolution", 1): "conv2d",
     ("multi_margin_loss", 2): "multi_margin_loss", ("nll_loss", 3): "nll_loss",
-    ("linalg_solve_ex", 1): "solve", ("linalg_solve_ex", 2): "solve", ("unfold", 3): "unfold",
+    ("unfold", 3): "unfold",
 }
 
 
-# With NaN or inf in a batched affine weight, group_norm's rule (the normalisation, then ``*
-# weight + bias``, as PyTorch's batching rule composes it) spreads them as torch.func.vmap does,
-# not as the fused kernel run per example (checked: the same NaN positions as torch.func.vmap).
-NONFINITE_AS_TORCH_VMAP = {("native_group_norm", 0), ("native_group_norm", 2)}
+# With NaN or inf in a batched affine weight, group_norm's and batch_norm's rules (the
+# normalisation, then ``* weight + bias``, as PyTorch's batching rules compose it) spread them as
+# torch.func.vmap does, not as the fused kernel run per example (checked: the same NaN positions
+# as torch.func.vmap).
+NONFINITE_AS_TORCH_VMAP = {("native_group_norm", 0), ("native_group_norm", 2),
+                           ("native_batch_norm", 2)}
 
 
 @pytest.mark.parametrize("layout", ["float64", "float32-last", "float64-nonfinite"])

@@ -1014,14 +1014,13 @@ def _dist(func, lvl, args, kwargs):
     return (args[0] - args[1]).flatten().norm(p)
 
 
-@_rule("cdist", "searchsorted", "solve", "cholesky_solve", "lstsq", "solve_ex", "cross",
-       "linalg_cross", "bucketize_batched")
+@_rule("cdist", "searchsorted", "lstsq", "cross", "linalg_cross", "bucketize_batched")
 def _both_batched(func, lvl, args, kwargs):
     """Ops that take batch dimensions on all their tensor operands (``cdist``,
     ``searchsorted``, ``linalg.solve`` …): each batched (expanded where it is not)."""
     name = _name(func)
     ranks = [a.ndim for a in args if isinstance(a, Tensor)]
-    if name in ("solve", "solve_ex", "lstsq", "cholesky_solve"):
+    if name == "lstsq":
         if kwargs or len(args) != 2 or ranks[1] not in (ranks[0], ranks[0] - 1) or (
                 ranks[0] > 2 and tuple(args[0].shape)[:-2] != tuple(args[1].shape)[:ranks[0] - 2]):
             return NotImplemented  # (broadcast batches, left=False: the loop)

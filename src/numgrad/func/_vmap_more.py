@@ -316,3 +316,90 @@ def _group_norm(func, lvl, args, kwargs):
     if w is not None:
         out = out * w.reshape(shape)
     return out if b is None else out + b.reshape(shape)
+
+
+# --- solves whose batch dimensions broadcast
+def _lead(v, rank: int):
+    """The physical ``v`` with ones after the batch dimension up to ``rank`` dimensions in all
+    (its own batch dimensions then broadcast against the other operand's, right-aligned)."""
+    for _ in range(rank - v.ndim):
+        v = v.unsqueeze(1)
+    return v
+
+
+@_rule("solve", "solve_ex", "cholesky_solve")
+def _solve(func, lvl, args, kwargs):
+    """``linalg.solve(A, B)`` (and ``solve_ex``, ``cholesky_solve(B, L)``) whatever the operands'
+    batch dimensions: each operand physical (expanded where unbatched), a vector right-hand side
+    made a column (PyTorch's rule: 1-D, or A's shape without its last dimension), the batch
+    dimensions lined up after the vmap batch. ``left=False`` as the transposed system."""
+    name = _vmap._name(func)
+    names = ("input", "input2", "upper") if name == "cholesky_solve" else ("A", "B")
+    bound = dict(zip(names, args))
+    rest = {k: v for k, v in kwargs.items() if k not in names}
+    bound.update({k: v for k, v in kwargs.items() if k in names})
+    if set(rest) - {"left", "upper", "check_errors"} or len(args) > len(names):
+        return NotImplemented
+    if name == "cholesky_solve":
+        b, a = bound["input"], bound["input2"]
+        upper = bound.get("upper", rest.pop("upper", False))
+        rest["upper"] = upper
+    else:
+        a, b = bound["A"], bound["B"]
+    left = rest.pop("left", True)
+    vector = name != "cholesky_solve" and (
+        b.ndim == 1 or b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape)[:-1])
+    if vector and not left:
+        return NotImplemented
+    va, vb = _batched(a, lvl), _batched(b, lvl)
+    if vector:
+        vb = vb.unsqueeze(-1)
+    rank = max(va.ndim, vb.ndim)
+    va, vb = _lead(va, rank), _lead(vb, rank)
+    if not left:  # (X A = B: A^T X^T = B^T)
+        va, vb = va.mT, vb.mT
+    out = func(vb, va, **rest) if name == "cholesky_solve" else func(va, vb, **rest)
+    first = out[0] if name == "solve_ex" else out
+    if not left:
+        first = first.mT
+    if vector:
+        first = first.squeeze(-1)
+    if name == "solve_ex":
+        return _make(first, lvl), _make(out[1], lvl)
+    return _make(first, lvl)
+
+
+@_rule("batch_norm")
+def _batch_norm(func, lvl, args, kwargs):
+    """``batch_norm``: with batch statistics (training, no running statistics) each example's
+    own, the vmap batch folded into the channels; in evaluation with a batched affine weight or
+    bias, the normalisation then the affine part (as PyTorch's rule composes it); otherwise
+    the examples folded into N (``_fold``). Running statistics updated per example loop."""
+    names = ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum",
+             "eps")
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    x, w, b = bound["input"], bound.get("weight"), bound.get("bias")
+    rm, rv = bound.get("running_mean"), bound.get("running_var")
+    training, eps = bound.get("training", False), bound.get("eps", 1e-5)
+    if set(bound) - set(names) or type(rm) is BatchedTensor or type(rv) is BatchedTensor or \
+            x.ndim < 2:
+        return NotImplemented
+    affine_batched = type(w) is BatchedTensor or type(b) is BatchedTensor
+    if not training:
+        if not affine_batched:
+            return _vmap._fold(func, lvl, args, kwargs)
+        shape = (-1, *([1] * (x.ndim - 2)))
+        out = func(x, rm, rv, None, None, False, 0.0, eps)
+        out = out if w is None else out * w.reshape(shape)
+        return out if b is None else out + b.reshape(shape)
+    if rm is not None or rv is not None:
+        return NotImplemented
+    size = lvl.size
+    v = _batched(x, lvl)  # (B, N, C, *spatial)
+    n, c = v.shape[1], v.shape[2]
+    folded = v.movedim(0, 1).reshape((n, size * c, *tuple(v.shape)[3:]))
+    wf = None if w is None else _batched(w, lvl).reshape(-1)
+    bf = None if b is None else _batched(b, lvl).reshape(-1)
+    out = func(folded, None, None, wf, bf, True, bound.get("momentum", 0.1), eps)
+    return _make(out.reshape((n, size, c, *tuple(v.shape)[3:])).movedim(1, 0), lvl)

@@ -967,13 +967,8 @@ def _vmap_samples():
 
 # The samples whose vmap still runs a function once per example (``_vmap._fallback``, with
 # PyTorch's performance warning), and the function: this list may only shrink. Each is a form
-# no program here needs yet: a boolean index beside another, a 'same'-padded grouped
-# convolution with batched weights, class weights with a batched target, a 0-d example's unfold.
-STILL_LOOPS = {
-    ("index", 7): "__getitem__", ("convolution", 1): "conv2d",
-    ("multi_margin_loss", 2): "multi_margin_loss", ("nll_loss", 3): "nll_loss",
-    ("unfold", 3): "unfold",
-}
+# no program here needs yet: a boolean index beside another.
+STILL_LOOPS = {("index", 7): "__getitem__"}
 
 
 # With NaN or inf in a batched affine weight, group_norm's and batch_norm's rules (the

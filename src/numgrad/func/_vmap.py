@@ -27,6 +27,7 @@ import functools
 import warnings
 
 from .. import arange, cat, matmul, ones_like, outer, overrides, stack
+from .. import where as _where
 from ..autograd import forward_ad
 from ..autograd.function import Function
 from ..overrides import TorchFunctionMode
@@ -532,8 +533,12 @@ def _unfold(func, lvl, args, kwargs):
     example of its batch, folded)."""
     if "functional" in (overrides.resolve_name(func) or ""):
         return _fold(func, lvl, args, kwargs)
-    if args[0].ndim == 0:
-        return NotImplemented  # (a 0-d example's unfold makes a dimension: the loop)
+    v = _value_at(args[0], lvl.id)
+    if args[0].ndim == 0 and v is not None:
+        # (a 0-d example: unfolded as one of one element, its one window's dimension kept, as
+        # PyTorch's result for a 0-d tensor)
+        _, size, step = (*args[1:], *kwargs.values())[:3]
+        return _make(v.unsqueeze(1).unfold(1, size, step).squeeze(1), lvl)
     return _unfold_dim(func, lvl, args, kwargs)
 RULES["var_mean"] = RULES["std_mean"] = _reduction()
 RULES["flip"] = _reduction(none_all=False, name="dims")
@@ -921,8 +926,7 @@ def _spatial(k):
         x = args[0]
         v = _value_at(x, lid)
         if _others_batched((*args[1:], *kwargs.values()), lid):
-            if _name(func).startswith("conv") and not isinstance(
-                    kwargs.get("padding", args[4] if len(args) > 4 else 0), str):
+            if _name(func).startswith("conv"):
                 return _grouped_conv(func, lvl, k, args, kwargs)
             return NotImplemented
         if v is None:
@@ -1194,16 +1198,19 @@ def _class_loss(func, lvl, args, kwargs):
     weight, _ = _get(args, kwargs, 2, "weight")
     reduction = kwargs.get("reduction", "mean")
     lid = lvl.id
+    weighted_mean = weight is not None and reduction == "mean"
     if len(args) > 2 or reduction not in ("none", "mean", "sum") or \
-            (weight is not None and reduction == "mean") or _value_at(x, lid) is None:
+            _value_at(x, lid) is None or type(weight) is BatchedTensor or weighted_mean and (
+                _name(func) not in ("nll_loss", "cross_entropy") or
+                kwargs.get("label_smoothing", 0.0)):
         return NotImplemented
     v = _value_at(x, lid)
     t = _batched(target, lvl)
     if t.dtype.is_floating_point:
         return NotImplemented  # (class probabilities)
     n = v.ndim - 1
-    if n == 1 and _name(func) == "multi_margin_loss":
-        return NotImplemented
+    if n == 1 and _name(func) == "multi_margin_loss":  # (one example: (C,) and a target (1,))
+        t = t.reshape((lvl.size,))
     if n == 1:  # (one example: (C,) and a 0-d target)
         out = func(v, t, **{**kwargs, "reduction": "none"})
     elif n == 2:
@@ -1212,6 +1219,11 @@ def _class_loss(func, lvl, args, kwargs):
         out = out.reshape(size)
     else:
         return NotImplemented
+    if weighted_mean:  # (each example's losses over the weights of its targets)
+        kept = t != kwargs.get("ignore_index", -100)
+        taken = weight[_where(kept, t, 0)]
+        total = (taken * kept.to(taken.dtype)).reshape((lvl.size, -1)).sum(1)
+        return _make(out.reshape((lvl.size, -1)).sum(1) / total, lvl)
     return _make(_loss_reduction(out, reduction, n), lvl)
 
 

@@ -34,7 +34,7 @@ import numpy as np
 os.environ.setdefault("NUMGRAD_QUIET", "1")  # (no first-compile line inside the tables)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from models import MODELS  # noqa: E402
-from workloads import WORKLOADS, jax_workloads  # noqa: E402  (shared with the asv suite)
+from workloads import WORKLOADS, chain_200_effect, jax_workloads  # noqa: E402  (shared with asv)
 
 import numgrad  # noqa: E402
 
@@ -179,6 +179,24 @@ def models(repeat: int) -> None:
               f"{compiled / theirs:8.2f}  {how[:70]}")
 
 
+def rerun_line(repeat: int) -> None:
+    """The re-run path's cost per recorded kernel call: the 200-op chain with a Python effect
+    (its Python runs at every call, its kernel calls recorded and run fused) against the same
+    function eagerly."""
+    keep, numgrad.compiler.choose_faster = numgrad.compiler.choose_faster, False
+    try:
+        step = numgrad.compile(chain_200_effect(numgrad))
+        rerun = median_us(step, repeat)
+        (_, entry), = step._entries
+        calls = len(entry.plans[0].calls)
+    finally:
+        numgrad.compiler.choose_faster = keep
+    eager = median_us(chain_200_effect(numgrad), repeat)
+    print(f"re-run path, 200-op chain with a Python effect ({calls} kernel calls recorded): "
+          f"{rerun:.0f} µs re-run, {eager:.0f} µs eagerly; {rerun / calls:.2f} µs per recorded "
+          f"call ({eager / calls:.2f} eagerly)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -207,6 +225,7 @@ def main() -> None:
         floor = median_us(make_numpy(), args.repeat)
         print(f"{name:52s} {ours:9.1f} {compiled:9.1f} {theirs:9.1f} {anchor:9.1f} {floor:9.1f} "
               f"{ours / theirs:8.2f} {compiled / theirs:8.3f} {compiled / anchor:8.2f}")
+    rerun_line(args.repeat)
     print("compiling, first compiled result of a fresh process (s): empty program cache with the "
           "eager kernels warm / warm program cache, after import")
     for name in WORKLOADS:

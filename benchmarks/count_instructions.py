@@ -2,7 +2,7 @@
 a noise-free A/B measure for the interpreter-bound paths, where timings on a shared machine swing
 by 20-40 % between minutes.
 
-    python benchmarks/count_instructions.py [seed] [chain] [--src PATH] [--calls N]
+    python benchmarks/count_instructions.py [seed] [chain] [rerun] [--src PATH] [--calls N]
 
 ``--src`` puts another checkout's ``src`` first on the path (a ``git worktree`` of the commit
 before a change), so both sides are counted by one command. Only the calls themselves are counted:
@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CALLS = {"seed": 500, "chain": 10}
+CALLS = {"seed": 500, "chain": 10, "rerun": 10}
 
 
 def _child(name: str, calls: int) -> None:
@@ -34,7 +34,11 @@ def _child(name: str, calls: int) -> None:
 
     import numgrad
 
-    run = {"seed": workloads.seed_walkthrough, "chain": workloads.chain_200}[name](numgrad)
+    if name == "rerun":  # (the chain compiled, on the re-run path: its Python has an effect)
+        numgrad.compiler.choose_faster = False
+        run = numgrad.compile(workloads.chain_200_effect(numgrad))
+    else:
+        run = {"seed": workloads.seed_walkthrough, "chain": workloads.chain_200}[name](numgrad)
     for _ in range(20):
         run()
     functools.reduce(lambda _, i: run(), range(calls), None)

@@ -41,6 +41,19 @@ def chain_200(m, length=200, n=100):
     return run
 
 
+def chain_200_effect(m, length=200, n=100):
+    """``chain_200`` with a Python effect in it (a counter of the calls): ``numgrad.compile``
+    takes its re-run path (the Python runs at each call, the kernel calls recorded and fused)."""
+    run = chain_200(m, length, n)
+    calls = [0]
+
+    def step():
+        calls[0] += 1
+        return run()
+
+    return step
+
+
 def chain_200_numpy():
     x = np.linspace(-1, 1, 100)
 

@@ -96,6 +96,29 @@ def test_python_effects_happen_at_every_call_and_numbers_read_through_a_dict_fol
     assert "re-run" in _explain(compiled)
 
 
+def test_a_constant_matches_the_traces_bit_for_bit_zeros_signs_and_nans_included():
+    from numgrad.compiler.rerun import _same_constant
+
+    f32 = np.float32
+    assert _same_constant(f32(1.5), f32(1.5)) and _same_constant(f32(-0.0), f32(-0.0))
+    assert not _same_constant(f32(0.0), f32(-0.0)) and not _same_constant(0.0, -0.0)
+    assert not _same_constant(f32(1.0), np.float64(1.0)) and not _same_constant(1.0, 1)
+    nan, other_nan = np.array([0x7FC00000, 0x7FC00001], np.uint32).view(np.float32)
+    assert _same_constant(nan, f32(nan)) and not _same_constant(nan, other_nan)
+    log, cfg = [], {"c": 0.0}
+
+    def f(x):
+        log.append(None)  # (an effect: the re-run path)
+        return (x * cfg["c"]).exp() * cfg["c"]
+
+    compiled = numgrad.compile(f)
+    x = numgrad.tensor([1.0, -2.0, 0.0])
+    for c in (0.0, -0.0, -0.0, 0.0, -0.0, float("nan")):
+        cfg["c"] = c
+        assert np.array_equal(np.signbit(compiled(x).numpy()), np.signbit(f(x).numpy()))
+    assert "re-run" in _explain(compiled)
+
+
 def test_a_tensor_swapped_behind_a_subscript_is_read_where_the_call_finds_it():
     state = {"w": numgrad.ones(3)}
     seen = []

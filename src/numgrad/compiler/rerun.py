@@ -500,7 +500,7 @@ class Lazy(dispatch.Mode):
             buffer = as_strided(np.empty(span, dtype), shape, strides)
         self.env[v.index] = weakref.ref(buffer)
         out = buffer.view(TracedArray)
-        out._trace, out._root = self, v
+        out._trace, out._root, out._whole = self, v, True
         if readonly:
             out.flags.writeable = False
         self.pending.append((v, weakref.ref(out)))
@@ -508,7 +508,7 @@ class Lazy(dispatch.Mode):
 
     def _hand(self, array, v):
         out = array.view(TracedArray)
-        out._trace, out._root = self, v
+        out._trace, out._root, out._whole = self, v, True
         if not v.array.flags.writeable:
             out.flags.writeable = False
         self.pending.append((v, weakref.ref(out)))
@@ -523,6 +523,8 @@ class Lazy(dispatch.Mode):
                 if a is not c and not _same_constant(a, c):
                     return self._match_all(args, positional, {}, ())
             elif kind == "v":
+                if type(a) is TracedArray and a._whole and a._trace is self and a._root is s[1]:
+                    continue  # (the array handed out for that value, as it was handed out)
                 if not self._match_array(a, s[1]):
                     return False
             elif not self._match(a, s):
@@ -639,6 +641,8 @@ def _same_constant(x, c) -> bool:
     if t is float:
         return x == c and math.copysign(1.0, x) == math.copysign(1.0, c) or (x != x and c != c)
     if isinstance(x, np.floating):
+        if x == c:  # (equal NumPy floats of one type: the same bits but for the sign of 0)
+            return bool(x != 0) or math.copysign(1.0, x) == math.copysign(1.0, c)
         return x.tobytes() == c.tobytes()
     try:
         return bool(x == c)

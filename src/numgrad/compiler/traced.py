@@ -98,11 +98,12 @@ class TracedArray(np.ndarray):
 
     _trace = None
     _root = None
+    _whole = False  # (an array the re-run path handed out for its root, not a view made of it)
 
     def __array_finalize__(self, obj):
-        if obj is not None:
-            self._trace = getattr(obj, "_trace", None)
-            self._root = getattr(obj, "_root", None)
+        if type(obj) is TracedArray:
+            self._trace = obj._trace
+            self._root = obj._root
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if any(isinstance(x, TracedArray) for x in kwargs.get("out", ())):

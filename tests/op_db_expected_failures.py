@@ -6,12 +6,8 @@ OpInfo that fails and is not listed, and on a listed one that passes: the lists 
 
 SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
                             'torch.ops.aten._batch_norm_with_update',
- '_chunk_cat': 'float32 sample 0: missing name: torch._chunk_cat',
  '_segment_reduce[lengths]': 'float32 sample 0: missing name: torch._segment_reduce',
  '_segment_reduce[offsets]': 'float32 sample 0: missing name: torch._segment_reduce',
- '_unsafe_masked_index': 'float32 sample 0: missing name: torch._unsafe_masked_index',
- '_unsafe_masked_index_put_accumulate': 'float32 sample 0: missing name: '
-                                        'torch._unsafe_masked_index_put_accumulate',
  '_upsample_bilinear2d_aa': 'float32 sample 0: missing name: '
                             'torch.ops.aten._upsample_bilinear2d_aa',
  'as_strided': 'float32 sample 0: missing name: torch.as_strided',
@@ -70,7 +66,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'lcm': 'int64 sample 0: missing name: torch.lcm',
  'linalg.eig': 'float32 sample 0: missing name: torch.linalg.eig',
  'linalg.eigvals': 'float32 sample 0: missing name: torch.linalg.eigvals',
- 'linalg.householder_product': 'float32 sample 0: missing name: torch.linalg.householder_product',
  'linalg.ldl_factor': 'float32 sample 0: missing name: torch.linalg.ldl_factor',
  'linalg.ldl_factor_ex': 'float32 sample 0: missing name: torch.linalg.ldl_factor_ex',
  'linalg.ldl_solve': 'float32 sample 0: missing name: torch.linalg.ldl_solve',
@@ -113,15 +108,12 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'special.bessel_j1': 'float32 sample 0: missing name: torch.special.bessel_j1',
  'special.bessel_y0': 'float32 sample 0: missing name: torch.special.bessel_y0',
  'special.bessel_y1': 'float32 sample 0: missing name: torch.special.bessel_y1',
- 'special.modified_bessel_i0': 'float32 sample 0: missing name: torch.special.modified_bessel_i0',
- 'special.modified_bessel_i1': 'float32 sample 0: missing name: torch.special.modified_bessel_i1',
  'special.modified_bessel_k0': 'float32 sample 0: missing name: torch.special.modified_bessel_k0',
  'special.modified_bessel_k1': 'float32 sample 0: missing name: torch.special.modified_bessel_k1',
  'special.scaled_modified_bessel_k0': 'float32 sample 0: missing name: '
                                       'torch.special.scaled_modified_bessel_k0',
  'special.scaled_modified_bessel_k1': 'float32 sample 0: missing name: '
                                       'torch.special.scaled_modified_bessel_k1',
- 'special.spherical_bessel_j0': 'float32 sample 0: missing name: torch.special.spherical_bessel_j0',
  'stft': 'float32 sample 0: missing name: torch.stft',
  'svd_lowrank': 'float32 sample 0: missing name: torch.svd_lowrank',
  'to_sparse': 'float32 sample 0: missing name: torch.Tensor.to_sparse',
@@ -140,13 +132,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  '__ror__#1': "accepted silently (PyTorch: Exception '')",
  '__rxor__#0': 'missing name: torch.__rxor__',
  '__rxor__#1': 'missing name: torch.__rxor__',
- '_chunk_cat#0': 'missing name: torch._chunk_cat',
- '_chunk_cat#1': 'missing name: torch._chunk_cat',
- '_chunk_cat#2': 'missing name: torch._chunk_cat',
- '_chunk_cat#3': 'missing name: torch._chunk_cat',
- '_chunk_cat#4': 'missing name: torch._chunk_cat',
- '_chunk_cat#5': 'missing name: torch._chunk_cat',
- '_chunk_cat#6': 'missing name: torch._chunk_cat',
  'amax#1': 'a tensor NumPy cannot hold (number of dimensions must be within [0, 64], got 65)',
  'amax#2': 'a tensor NumPy cannot hold (number of dimensions must be within [0, 64], got 65)',
  'amax#5': 'message "result type Float can\'t be cast to the desired output type Int" does not '

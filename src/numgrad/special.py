@@ -56,10 +56,34 @@ def xlog1py(input, other):
     return _ops.where((x.detach() == 0) & ~y.detach().isnan(), 0.0, product)
 
 
+def modified_bessel_i0(input):
+    """The modified Bessel function of the first kind of order 0 (``i0``; not differentiable,
+    as PyTorch's)."""
+    return _ops.i0(_more._float_of(input).detach())
+
+
+def modified_bessel_i1(input):
+    """The modified Bessel function of the first kind of order 1 (``i1``; not differentiable,
+    as PyTorch's)."""
+    return i1(_more._float_of(input).detach())
+
+
+def spherical_bessel_j0(input):
+    """The spherical Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0, 0 at
+    +-inf; its series ``1 - x**2 / 6 + x**4 / 120`` near 0; not differentiable, as PyTorch's)."""
+    x = _more._float_of(input).detach()
+    small = x.abs() < 1e-3
+    x2 = x * x
+    series = 1 - x2 / 6 + x2 * x2 / 120
+    ratio = x.sin() / _ops.where(small, 1.0, x)
+    return _ops.where(x.isinf(), 0.0, _ops.where(small, series, ratio))
+
+
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "erf", "erfc",
            "expm1", "exp2", "log1p", "expit", "logit", "xlogy", "sinc", "round", "logsumexp",
            "softmax", "log_softmax", "ndtr", "entr", "xlog1py", "erfinv", "i0", "i0e", "i1",
-           "i1e", "erfcx", "log_ndtr", "ndtri", *_more.POLYNOMIALS]
+           "i1e", "erfcx", "log_ndtr", "ndtri", "modified_bessel_i0", "modified_bessel_i1",
+           "spherical_bessel_j0", *_more.POLYNOMIALS]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
 # numgrad.nn.functional binds its own: numgrad.special is imported on first use, after numgrad

@@ -62,11 +62,12 @@ FAMILIES += (indexing_more,)
 # profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.
 from . import nn_more  # noqa: E402,F401
 from . import flat_index, linalg_derived, order_statistics, scatter_views  # noqa: E402
-from . import native_normalization  # noqa: E402  (native_layer_norm ...: output and statistics)
+from . import aten, native_normalization  # noqa: E402  (torch.ops.aten's; native_layer_norm ...)
 from .aten import _safe_softmax, _softmax_backward_data  # noqa: E402,F401  (torch.ops.aten's)
 from .aten import native_dropout_backward, slice  # noqa: E402,F401,A004
 
-FAMILIES += (flat_index, linalg_derived, order_statistics, scatter_views, native_normalization)
+FAMILIES += (flat_index, linalg_derived, order_statistics, scatter_views, native_normalization,
+             aten)
 
 __all__ = []
 METHODS = {}

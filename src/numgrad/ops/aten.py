@@ -1,6 +1,7 @@
 """ATen operators that PyTorch exposes only as ``torch.ops.aten.*`` (numgrad: ``numgrad.ops.*``):
-``slice``, ``_softmax_backward_data``, ``_safe_softmax`` and ``native_dropout_backward``,
-composed of numgrad's ops (so they are differentiable, twice)."""
+``slice``, ``_softmax_backward_data``, ``_safe_softmax`` and ``native_dropout_backward``; and
+the private ``torch._*`` ones (``_unsafe_masked_index``, ``_unsafe_masked_index_put_accumulate``,
+``_chunk_cat``). Composed of numgrad's ops, so they are differentiable, twice."""
 from __future__ import annotations
 
 from ..tensor import Tensor
@@ -35,4 +36,65 @@ def native_dropout_backward(grad_output: Tensor, mask: Tensor, scale: float) -> 
     return grad_output * mask.to(grad_output.dtype) * scale
 
 
+def _clamped(input: Tensor, indices) -> tuple:
+    """Index tensors clamped into their dimensions (positions that a mask hides may be out of
+    range)."""
+    return tuple(None if i is None else i.clamp(-input.shape[d], input.shape[d] - 1)
+                 for d, i in enumerate(indices))
+
+
+def _unsafe_masked_index(input: Tensor, mask: Tensor, indices, fill) -> Tensor:
+    """``input[indices]`` where ``mask``, ``fill`` elsewhere."""
+    from .elementwise import where
+
+    return where(mask, input[_clamped(input, indices)], fill)
+
+
+def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices,
+                                        values: Tensor) -> Tensor:
+    """``input`` with ``values`` added at ``indices`` where ``mask``."""
+    from .elementwise import where
+    from .indexing import index_put
+
+    return index_put(input, _clamped(input, indices), where(mask, values, values.new_zeros(())),
+                     True)
+
+
+def _chunk_cat(tensors, dim: int, num_chunks: int) -> Tensor:
+    """Each tensor split along ``dim`` into ``num_chunks`` chunks (zero-padded to equal size),
+    flattened after ``dim``; the ``i``-th chunks of all concatenated: ``(*lead, num_chunks, ...)``."""
+    from .shape import cat
+
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    if any(t.numel() == 0 for t in tensors):
+        raise RuntimeError("_chunk_cat expects non-empty tensor")
+    ndims = {t.ndim for t in tensors}
+    if dim < 0:
+        if len(ndims) > 1:
+            raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have "
+                               "different ndims")
+        dim += tensors[0].ndim
+    if any(dim >= t.ndim for t in tensors):
+        raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    lead = tuple(tensors[0].shape[:dim])
+    if any(tuple(t.shape[:dim]) != lead for t in tensors):
+        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all "
+                           "tensors")
+    parts = []
+    for t in tensors:
+        size = t.shape[dim]
+        chunk = -(-size // num_chunks)
+        if chunk * num_chunks != size:
+            pad = t.new_zeros((*lead, chunk * num_chunks - size, *t.shape[dim + 1:]))
+            t = cat([t, pad], dim)
+        parts.append(t.reshape(*lead, num_chunks, -1))
+    return cat(parts, dim + 1)
+
+
 builtins_slice = __builtins__["slice"] if isinstance(__builtins__, dict) else __builtins__.slice
+__all__ = ["_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "_chunk_cat"]
+METHODS = ()

@@ -142,6 +142,38 @@ def cond(A: Tensor, p=None) -> Tensor:
     return ng.where(info.detach() > 0, math.inf, value)
 
 
+# ------------------------------------------------------------------ Householder product
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the
+    ``i``-th column of ``A`` below its diagonal, 1 on it (LAPACK's ``orgqr``)."""
+    fn = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:
+        raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if n < tau.shape[-1]:
+        raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau.dtype != A.dtype:
+        names = {"float32": "Float", "float64": "Double"}
+        raise RuntimeError(f"{fn}: tau dtype {names.get(tau.dtype.name, tau.dtype.name)} does "
+                           f"not match input dtype {names.get(A.dtype.name, A.dtype.name)}")
+    ng = _ng()
+    Q = ng.eye(m, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], m, m)
+    rows = ng.arange(m, device=A.device)
+    for i in range(tau.shape[-1]):
+        below = (rows > i).to(A.dtype)
+        v = A[..., :, i] * below + (rows == i).to(A.dtype)
+        Qv = (Q @ v.unsqueeze(-1))
+        Q = Q - (Qv * tau[..., i, None, None]) @ v.unsqueeze(-2)
+    return Q[..., :, :n]
+
+
 # ------------------------------------------------------------------ Vandermonde, exponential
 def vander(x: Tensor, N=None) -> Tensor:
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0 .. x**(N-1)``
@@ -188,6 +220,8 @@ def matrix_exp(A: Tensor) -> Tensor:
 
 
 LINALG = {"solve_triangular": solve_triangular, "tensorinv": tensorinv,
-          "tensorsolve": tensorsolve, "cond": cond, "vander": vander, "matrix_exp": matrix_exp}
-__all__ = ["triangular_solve", "matrix_exp"]
-METHODS = ("triangular_solve", "matrix_exp")
+          "tensorsolve": tensorsolve, "cond": cond, "vander": vander, "matrix_exp": matrix_exp,
+          "householder_product": householder_product}
+__all__ = ["triangular_solve", "matrix_exp", "orgqr"]
+METHODS = ("triangular_solve", "matrix_exp", "orgqr")
+orgqr = householder_product

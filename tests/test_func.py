@@ -1042,18 +1042,41 @@ def test_every_op_under_vmap_matches_a_loop(name, index, layout, monkeypatch):
 PYTORCH_JVP_DIFFERS = {"cholesky_inverse"}
 
 
+# With NaN or inf among the primals, the forward rules whose tangents still differ from
+# torch.func.jvp's at those positions (which operand's tangent a NaN comparison picks, a tangent
+# PyTorch zeroes or keeps beside an infinite value): this list may only shrink.
+JVP_NONFINITE_DIFFERS = frozenset("""
+addmm-1 addmm-2 addmm-3 clamp_tensor-0 clamp_tensor-1 clamp_tensor-2 cumprod-2 lerp_tensor-0
+linalg_det-2 logcumsumexp-0 logcumsumexp-1 logcumsumexp-2 max_all-0 max_all-1 maximum-0
+median-0 median-1 min_all-0 minimum-0 mode-0 mode-1 nan_to_num-0 native_batch_norm-0 prelu-0
+prelu-1 prelu-2
+""".split())
+
+
+@pytest.mark.parametrize("layout", ["float64", "float32", "float64-strided",
+                                    "float64-nonfinite"])
 @pytest.mark.parametrize("name,index", [p for p in _samples()
                                         if p.values[0] not in PYTORCH_JVP_DIFFERS])
-def test_every_jvp_rule_against_torch_func_jvp(name, index):
+def test_every_jvp_rule_against_torch_func_jvp(name, index, layout):
     """The registry harness: each op's forward rule on each of its samples against PyTorch's
-    torch.func.jvp of the same call (float64)."""
+    torch.func.jvp of the same call: in float64, in float32, with every input strided (a view of
+    every other element of a wider array), and with NaN, inf and -inf among the primals."""
     s = REGISTRY[name].samples[index]
     rng = np.random.default_rng(index)
     xs = [rng.uniform(s.low, s.high, size=sh) for sh in s.shapes]
     vs = [rng.standard_normal(size=sh) for sh in s.shapes]
+    if layout == "float64-nonfinite":
+        for x in xs:
+            if x.size:
+                x.flat[0], x.flat[-1], x.flat[x.size // 2] = np.nan, np.inf, -np.inf
+    dtype = "float32" if layout == "float32" else "float64"
 
     def tensors(m, arrays):
-        return tuple(m.tensor(a, dtype=m.float64) for a in arrays)
+        if layout != "float64-strided":
+            return tuple(m.tensor(a, dtype=getattr(m, dtype)) for a in arrays)
+        wide = [np.repeat(a, 2, axis=-1) if a.ndim else a for a in arrays]
+        return tuple(m.tensor(a, dtype=m.float64)[..., ::2] if a.ndim else m.tensor(a)
+                     for a in wide)
 
     def call(m):
         def f(*ts):
@@ -1068,9 +1091,17 @@ def test_every_jvp_rule_against_torch_func_jvp(name, index):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, got = nfunc.jvp(call(numgrad), tensors(numgrad, xs), tensors(numgrad, vs))
-    for g, w in zip(got, want):
-        if w.dtype != torch.float64:
-            continue
-        w = torch.zeros(w.shape, dtype=w.dtype) if w._is_zerotensor() else w
-        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), atol=1e-7, rtol=1e-6,
-                                   equal_nan=True)
+    listed = layout == "float64-nonfinite" and f"{name}-{index}" in JVP_NONFINITE_DIFFERS
+    try:
+        for g, w in zip(got, want):
+            if w.dtype != getattr(torch, dtype):
+                continue
+            w = torch.zeros(w.shape, dtype=w.dtype) if w._is_zerotensor() else w
+            np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(),
+                                       atol=1e-7 if dtype == "float64" else 1e-4,
+                                       rtol=1e-6 if dtype == "float64" else 1e-3, equal_nan=True)
+    except AssertionError:
+        if listed:
+            return
+        raise
+    assert not listed, "this sample's tangents match now: unlist it from JVP_NONFINITE_DIFFERS"

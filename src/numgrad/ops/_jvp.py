@@ -86,7 +86,7 @@ def bilinear_with(pair=(0, 1), bias=None):
     """The rule of an op linear in each of the inputs ``pair`` (the other held) plus, if
     ``bias`` is an index, linear in that input added: ``addmm(c, a, b)`` is
     ``bilinear_with((1, 2), 0)``. The tangent is the op run once per input with a tangent: that
-    tangent in its place, the other input of the pair (or, for the bias, the pair's first) zero
+    tangent in its place, the other input of the pair (or, for the bias, both of the pair) zero
     and the bias zero."""
     first, second = pair
 
@@ -99,8 +99,9 @@ def bilinear_with(pair=(0, 1), bias=None):
             args = list(inputs)
             if bias is not None and i != bias and _is_float(args[bias]):
                 args[bias] = _zeros_for(args[bias])
-            if i == bias:
+            if i == bias:  # (both of the pair zero: no 0 * inf of a product in the bias term)
                 args[first] = _zeros_for(inputs[first])
+                args[second] = _zeros_for(inputs[second])
             elif i not in pair:
                 continue  # (a float input the op is not linear in: none of these ops has one)
             args[i] = _as_dtype(t, ctx.arrays[i])
@@ -192,3 +193,73 @@ def unsupported(aten_name: str):
 
     rule.__name__ = rule.__qualname__ = f"unsupported({aten_name!r})"
     return rule
+
+
+# --- rules written as PyTorch's forward formulas, where the backward's transpose differs from
+# them at NaN (a NaN comparison is false: PyTorch's tangent is then the other operand's)
+def _tangent_or_zeros(t, x):
+    return _zeros_for(x) if t is None else t
+
+
+def max_min(greater: bool):
+    """``maximum`` / ``minimum``: ``other_t + w * (self_t - other_t)``, ``w`` 1/2 at a tie, else
+    whether ``self`` wins (a NaN never does)."""
+    def rule(ctx, ta, tb):
+        from .elementwise import where
+
+        a, b = ctx.inputs
+        ta, tb = _tangent_or_zeros(ta, a), _tangent_or_zeros(tb, b)
+        wins = (a > b) if greater else (a < b)
+        weight = where(a == b, 0.5, wins.to(_torch_dtype(ctx.result._data.dtype)))
+        return _expand_to(tb + weight * (ta - tb), ctx.result._data.shape)
+
+    rule.__name__ = rule.__qualname__ = "max_min(greater=%s)" % greater
+    return rule
+
+
+def evenly_read(ctx, t):
+    """``max()`` / ``min()`` of all elements: the mean of the tangents where the input equals
+    the result (NaN where none does: a NaN result)."""
+    mask = ctx.inputs[0] == ctx.result
+    return (mask * (t / mask.sum())).sum()
+
+
+def clamp(ctx, t, t_lo, t_hi):
+    """``clamp`` with tensor bounds: the tangent of whichever the result is (``max``'s where the
+    bounds cross; ``self``'s where a comparison with NaN decides nothing)."""
+    from .elementwise import where
+
+    a, lo, hi = ctx.inputs
+    shape = ctx.result._data.shape
+    out = _tangent_or_zeros(t, a)
+    if lo is not None and hi is not None:
+        t_lo, t_hi = _tangent_or_zeros(t_lo, lo), _tangent_or_zeros(t_hi, hi)
+        out = where(lo > hi, t_hi, where(a < lo, t_lo, where(a > hi, t_hi, out)))
+    elif lo is not None:
+        out = where(a > lo, out, _tangent_or_zeros(t_lo, lo))
+    elif hi is not None:
+        out = where(a < hi, out, _tangent_or_zeros(t_hi, hi))
+    return _expand_to(out, shape)
+
+
+def prelu(ctx, t, t_w):
+    """``prelu``: ``self_t`` where ``x`` is positive, else ``w * self_t + w_t * x`` (at NaN the
+    second, as PyTorch's formula)."""
+    from .elementwise import where
+
+    x, w = ctx.inputs
+    t, t_w = _tangent_or_zeros(t, x), _tangent_or_zeros(t_w, w)
+    return _expand_to(where(x >= 0, t, w * t + t_w * x), ctx.result._data.shape)
+
+
+def lerp(ctx, t_a, t_b, t_w):
+    """``lerp(a, b, w)`` with a tensor weight: ``lerp(a_t, b_t, w) + w_t * (b - a)``, PyTorch's
+    formula (the lerp of the tangents, not their weighted sum: so at an infinite weight)."""
+    from .elementwise_more import lerp as lerp_
+
+    a, b, w = ctx.inputs
+    t_a, t_b = _tangent_or_zeros(t_a, a), _tangent_or_zeros(t_b, b)
+    out = lerp_(t_a, t_b, w)
+    if t_w is not None:
+        out = out + t_w * (b - a)
+    return _expand_to(out, ctx.result._data.shape)

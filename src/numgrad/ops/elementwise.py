@@ -1017,12 +1017,14 @@ class _MaxMin(Op):
 @register
 class Maximum(_MaxMin):
     name, node, code = "maximum", "MaximumBackward0", "MAXIMUM"
+    jvp = _jvp.max_min(greater=True)
     samples = (Sample(lambda m, a, b: m.maximum(a, b), _broadcast),)
 
 
 @register
 class Minimum(_MaxMin):
     name, node, code = "minimum", "MinimumBackward0", "MINIMUM"
+    jvp = _jvp.max_min(greater=False)
     samples = (Sample(lambda m, a, b: m.minimum(a, b), _two),)
 
 

@@ -492,7 +492,7 @@ class ClampTensor(Op):
     broadcast; a NaN anywhere gives NaN."""
 
     name, node = "clamp_tensor", "ClampBackward0"
-    jvp = _jvp.transposed_backward
+    jvp = _jvp.clamp
     on_cuda = True
     save_inputs = (0, 1, 2)
     samples = (
@@ -1149,7 +1149,7 @@ class Lerp(Op):
 @register
 class LerpTensor(Op):
     name, node = "lerp_tensor", "LerpBackward1"
-    jvp = _jvp.elementwise
+    jvp = _jvp.lerp
     on_cuda = True
     save_inputs = (0, 1, 2)
     samples = (Sample(lambda m, a, b, w: m.lerp(a, b, w), ((3, 4), (3, 4), (4,)), low=-0.5,

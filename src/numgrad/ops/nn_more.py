@@ -172,7 +172,7 @@ class Prelu(Op):
     value, or one per channel of dimension 1)."""
 
     name, node = "prelu", "PreluKernelBackward0"
-    jvp = _jvp.transposed_backward
+    jvp = _jvp.prelu
     on_cuda = True
     save_inputs = (0, 1)
     samples = (

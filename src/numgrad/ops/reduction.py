@@ -280,7 +280,7 @@ class _ExtremeAll(_Extreme):
     shared by the elements equal to the result, NaN matching NaN (one-hot at a single NaN), and
     is 0 elsewhere whatever the gradient (a fill, not a product)."""
 
-    jvp = _jvp.transposed_backward
+    jvp = _jvp.evenly_read
     @staticmethod
     def backward(ctx, grad):
         from .elementwise import where

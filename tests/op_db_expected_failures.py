@@ -69,13 +69,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'linalg.ldl_factor': 'float32 sample 0: missing name: torch.linalg.ldl_factor',
  'linalg.ldl_factor_ex': 'float32 sample 0: missing name: torch.linalg.ldl_factor_ex',
  'linalg.ldl_solve': 'float32 sample 0: missing name: torch.linalg.ldl_solve',
- 'linalg.lu': 'float32 sample 0: missing name: torch.linalg.lu',
- 'linalg.lu_factor': 'float32 sample 0: missing name: torch.linalg.lu_factor',
- 'linalg.lu_factor_ex': 'float32 sample 0: missing name: torch.linalg.lu_factor_ex',
- 'linalg.lu_solve': 'float32 sample 0: missing name: torch.linalg.lu_solve',
- 'lu': 'float32 sample 0: missing name: torch.lu',
- 'lu_solve': 'float32 sample 0: missing name: torch.lu_solve',
- 'lu_unpack': 'float32 sample 0: missing name: torch.lu_unpack',
  'max_pool2d_with_indices_backward': 'float32 sample 0: missing name: torch.ops.aten',
  'nextafter': 'float32 sample 0: missing name: torch.nextafter',
  'nn.functional.adaptive_max_pool3d': 'float32 sample 0: missing name: '

@@ -11,7 +11,8 @@ import torch
 import numgrad
 from numgrad.autograd import gradcheck, gradgradcheck
 
-pytestmark = pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
+pytestmark = [pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated"),
+              pytest.mark.filterwarnings("ignore:torch.lu is deprecated")]
 
 
 def _arr(*shape, seed=0):
@@ -102,6 +103,12 @@ DIFFERENTIABLE = [
         x, m.tensor([[True, False], [True, True]]), [m.tensor([[0], [5]]), m.tensor([[2, 1]])],
         -1.0), (3, 4), True),
     ("_chunk_cat", lambda m, x: m._chunk_cat([x, x[:, :3] * 2], 1, 3), (2, 5), True),
+    ("lu_factor", lambda m, x: m.linalg.lu_factor(x)[0], (2, 4, 3), True),
+    ("linalg.lu", lambda m, x: m.linalg.lu(x)[1:], (3, 5), True),
+    ("lu_solve adjoint", lambda m, x: m.linalg.lu_solve(*m.linalg.lu_factor(x[:, :3]), x[:, 3:],
+                                                        adjoint=True), (3, 5), True),
+    ("lu_solve right", lambda m, x: m.linalg.lu_solve(*m.linalg.lu_factor(x[:3, :3]), x[3:, :3],
+                                                      left=False), (5, 3), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -167,6 +174,12 @@ HARD = [
         m.tensor([0.0, 1e-5, -0.3, 2.0, 40.0, math.inf, -math.inf, math.nan],
                  dtype=m.float64))),
     ("modified_bessel_i0 int", lambda m: m.special.modified_bessel_i0(m.tensor([0, 3]))),
+    ("lu_factor_ex singular", lambda m: m.linalg.lu_factor_ex(
+        m.tensor([[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]], [[0.0, 1.0], [1.0, 0.0]]],
+                 dtype=m.float64))),
+    ("lu_unpack wide", lambda m: m.lu_unpack(*m.linalg.lu_factor(
+        m.arange(8.0, dtype=m.float64).reshape(2, 4).cos()))),
+    ("lu empty", lambda m: m.linalg.lu(m.zeros(2, 0, 3))),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -212,6 +225,12 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.linalg.lu_factor(m.zeros(3)),
+    lambda m: m.linalg.lu_factor(m.zeros(3, 3, dtype=m.int64)),
+    lambda m: m.linalg.lu(m.zeros(3, 3), pivot=False),
+    lambda m: m.linalg.lu(m.zeros(3)),
+    lambda m: m.linalg.lu_factor(m.zeros(3, 2, 2)),
+    lambda m: m.linalg.lu_factor_ex(m.zeros(2, 2), check_errors=True),
     lambda m: m.linalg.householder_product(m.zeros(3, 4), m.zeros(2)),
     lambda m: m.linalg.householder_product(m.zeros(4, 3), m.zeros(2, dtype=m.float64)),
     lambda m: m._chunk_cat([m.zeros(2, 3), m.zeros(3)], -1, 2),

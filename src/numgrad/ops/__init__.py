@@ -41,6 +41,7 @@ from . import data_dependent  # noqa: E402  (nonzero, masked_select, unique: sha
 
 FAMILIES += (predicates, data_dependent)
 from . import normalization  # noqa: E402,F401  (batch_norm: NativeBatchNormBackward0)
+from . import recurrent  # noqa: E402  (the LSTM layer as one node; torch.lstm, gru, rnn_tanh ...)
 from . import activation  # noqa: E402  (the fused activations, nn.functional's)
 from .activation import (  # noqa: E402,F401  (ATen's backward ops)
     elu_backward, gelu_backward, hardsigmoid_backward, hardswish_backward, hardtanh_backward,
@@ -48,6 +49,7 @@ from .activation import (  # noqa: E402,F401  (ATen's backward ops)
 )
 
 FAMILIES += (activation,)
+FAMILIES += (recurrent,)
 from . import linalg_more  # noqa: E402  (torch.linalg's ops and the top-level det, svd, qr ...)
 
 FAMILIES += (linalg_more,)
@@ -62,12 +64,12 @@ FAMILIES += (indexing_more,)
 # profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.
 from . import nn_more  # noqa: E402,F401
 from . import flat_index, linalg_derived, order_statistics, scatter_views  # noqa: E402
-from . import aten, native_normalization  # noqa: E402  (torch.ops.aten's; native_layer_norm ...)
+from . import aten, linalg_lu, native_normalization  # noqa: E402  (torch.ops.aten's; lu ...)
 from .aten import _safe_softmax, _softmax_backward_data  # noqa: E402,F401  (torch.ops.aten's)
 from .aten import native_dropout_backward, slice  # noqa: E402,F401,A004
 
 FAMILIES += (flat_index, linalg_derived, order_statistics, scatter_views, native_normalization,
-             aten)
+             aten, linalg_lu)
 
 __all__ = []
 METHODS = {}

@@ -263,3 +263,9 @@ def lerp(ctx, t_a, t_b, t_w):
     if t_w is not None:
         out = out + t_w * (b - a)
     return _expand_to(out, ctx.result._data.shape)
+
+
+def finite_only(ctx, t):
+    """``nan_to_num``: ``t * isfinite(x)``, PyTorch's formula (a product: a NaN tangent stays
+    NaN where the input was not finite)."""
+    return t * ctx.inputs[0].isfinite()

@@ -252,7 +252,7 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 @register
 class NanToNum(Op):
     name, node = "nan_to_num", "NanToNumBackward0"
-    jvp = _jvp.elementwise
+    jvp = _jvp.finite_only
     on_cuda = True
     save_inputs = (0,)
     samples = (
@@ -370,7 +370,7 @@ def _median_positions(K, x, dim: int, ignore_nan: bool):
 
 
 class _MedianAllOp(_ExtremeAll):
-    jvp = _jvp.transposed_backward
+    jvp = _jvp.evenly_read
     on_cuda = True
     ignore_nan = False
 

@@ -204,12 +204,23 @@ def _message(public_api, overloaded, mode) -> str:
     return message
 
 
+def _modes_pass(raw) -> bool:
+    """Whether every active mode declares the functions it overrides (``_numgrad_overrides``, a
+    set of raw functions: numgrad.func.vmap's randomness mode, the random factories) and ``raw``
+    is none of them: the call goes on as those modes' handlers would pass it on, without them."""
+    for mode in _state.modes:
+        only = getattr(mode, "_numgrad_overrides", None)
+        if only is None or raw in only:
+            return False
+    return True
+
+
 def _dispatch(public_api, overloaded: list, args: tuple, kwargs):
     """Calls the modes' and the overloaded arguments' ``__torch_function__`` in PyTorch's order
     until one returns something other than NotImplemented; PyTorch's TypeError if none does."""
     types = tuple(type(a) for a in overloaded)
     mode = None
-    if _state.modes:
+    if _state.modes and not _modes_pass(_unwrapped(public_api)):
         with _pop_mode_temporarily() as mode:
             result = mode.__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
@@ -287,7 +298,7 @@ def _dispatching(raw, operator: bool = False, shared=None, bind=None):
                     raise
         state = _state
         overloaded = () if state.no_all or state.no_subclass else _overloaded(args, kwargs)
-        if state.no_all or (not overloaded and not state.modes):
+        if state.no_all or (not overloaded and (not state.modes or _modes_pass(raw))):
             try:
                 return raw(*args, **kwargs)
             except TypeError:  # (NumPy's names, as above, once a tensor-like has been met)

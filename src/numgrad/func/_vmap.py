@@ -1543,6 +1543,12 @@ class _RandomnessMode(TorchFunctionMode):
     def __init__(self, level):
         super().__init__()
         self.level = level
+        if _FACTORIES[0] is None:  # (only these reach it: overrides._modes_pass)
+            import numgrad
+
+            _FACTORIES[0] = frozenset(overrides._unwrapped(getattr(numgrad, n))
+                                      for n in _RANDOM_FACTORIES)
+        self._numgrad_overrides = _FACTORIES[0]
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -1551,6 +1557,7 @@ class _RandomnessMode(TorchFunctionMode):
         return _random_factory(func, self.level, args, kwargs)
 
 
+_FACTORIES = [None]  # (the random factories' raw functions, found once)
 _randomness_mode = _RandomnessMode
 
 

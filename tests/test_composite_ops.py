@@ -12,7 +12,8 @@ import numgrad
 from numgrad.autograd import gradcheck, gradgradcheck
 
 pytestmark = [pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated"),
-              pytest.mark.filterwarnings("ignore:torch.lu is deprecated")]
+              pytest.mark.filterwarnings("ignore:torch.lu is deprecated"),
+              pytest.mark.filterwarnings("ignore:index_reduce.. is in beta")]
 
 
 def _arr(*shape, seed=0):
@@ -109,6 +110,23 @@ DIFFERENTIABLE = [
                                                         adjoint=True), (3, 5), True),
     ("lu_solve right", lambda m, x: m.linalg.lu_solve(*m.linalg.lu_factor(x[:3, :3]), x[3:, :3],
                                                       left=False), (5, 3), True),
+    ("scatter_reduce prod", lambda m, x: x[:3].scatter_reduce(
+        0, m.tensor([[0, 1, 2], [0, 0, 2]]), x[3:] * m.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]],
+                                                             dtype=x.dtype), "prod"), (5, 3),
+     True),
+    ("scatter_reduce prod zero self", lambda m, x: (x[:3] * m.tensor(
+        [[0.0], [1.0], [1.0]], dtype=x.dtype)).scatter_reduce(
+        1, m.tensor([[0, 0], [2, 0], [1, 1]]), x[3:, :2], "prod", include_self=False), (6, 3),
+     True),
+    ("scatter_reduce mean", lambda m, x: x[:2].scatter_reduce(
+        1, m.tensor([[0, 0, 3], [1, 2, 1]]), x[2:, :3], "mean", include_self=False), (4, 4),
+     True),
+    ("scatter_reduce sum", lambda m, x: m.scatter_reduce(x[0], 0, m.tensor([1, 1, 0]),
+                                                          x[1, :3], "sum"), (2, 4), True),
+    ("scatter_reduce amin", lambda m, x: x[:2].scatter_reduce(
+        1, m.tensor([[0, 0, 3], [1, 2, 1]]), x[2:, :3], "amin"), (4, 4), True),
+    ("index_reduce amax", lambda m, x: x[:, :2].index_reduce(
+        1, m.tensor([1, 0, 1]), x[:, 2:], "amax", include_self=False), (3, 5), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -180,6 +198,15 @@ HARD = [
     ("lu_unpack wide", lambda m: m.lu_unpack(*m.linalg.lu_factor(
         m.arange(8.0, dtype=m.float64).reshape(2, 4).cos()))),
     ("lu empty", lambda m: m.linalg.lu(m.zeros(2, 0, 3))),
+    ("scatter_reduce int mean", lambda m: m.tensor([1, 2, 3]).scatter_reduce(
+        0, m.tensor([0, 0, 2]), m.tensor([2, 2, -4]), "mean")),
+    ("scatter_reduce bool", lambda m: [m.tensor([True, False, False]).scatter_reduce(
+        0, m.tensor([1, 1]), m.tensor([True, False]), r, include_self=False)
+        for r in ("sum", "prod", "amax", "amin")]),
+    ("scatter_reduce nan", lambda m: m.zeros(2).scatter_reduce(
+        0, m.tensor([0, 0, 1]), m.tensor([1.0, math.nan, -math.inf]), "amax")),
+    ("scatter_reduce_ in place", lambda m: m.zeros(3).scatter_reduce_(
+        0, m.tensor([2, 2]), m.tensor([3.0, 4.0]), "prod", include_self=False)),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -225,6 +252,11 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.zeros(3).scatter_reduce(0, m.tensor([0]), m.ones(1), "median"),
+    lambda m: m.zeros(3).index_reduce(0, m.tensor([0]), m.ones(1), "sum"),
+    lambda m: m.zeros(3, 4).index_reduce(0, m.tensor([0, 1]), m.ones(1, 4), "amax"),
+    lambda m: m.zeros(3).scatter_reduce(0, m.tensor([3]), m.ones(1), "amax"),
+    lambda m: m.zeros(3).scatter_reduce(0, m.tensor([0]), m.ones(1, dtype=m.float64), "sum"),
     lambda m: m.linalg.lu_factor(m.zeros(3)),
     lambda m: m.linalg.lu_factor(m.zeros(3, 3, dtype=m.int64)),
     lambda m: m.linalg.lu(m.zeros(3, 3), pivot=False),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-SET, ADD, MULTIPLY = 0, 1, 2  # scatter's modes
+SET, ADD, MULTIPLY, AMAX, AMIN = 0, 1, 2, 3, 4  # scatter's modes
 
 
 @njit(cache=True)
@@ -51,6 +51,12 @@ def _scatter_k(out, strides, idx, shape, dim, size, src, mode):
             out[o] += src[p]
         elif mode == 2:
             out[o] *= src[p]
+        elif mode == 3:  # (the larger; a NaN wins)
+            if src[p] > out[o] or src[p] != src[p]:
+                out[o] = src[p]
+        elif mode == 4:  # (the smaller; a NaN wins)
+            if src[p] < out[o] or src[p] != src[p]:
+                out[o] = src[p]
         else:
             out[o] = src[p]
     return -1
@@ -121,7 +127,8 @@ def _index_select_error(x: np.ndarray, dim: int, index: np.ndarray) -> Exception
 
 
 def scatter_dim(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, mode: int):
-    """A copy of ``x`` with ``src[c]`` written (``mode`` ADD: added, MULTIPLY: multiplied) at
+    """A copy of ``x`` with ``src[c]`` written (``mode`` ADD: added, MULTIPLY: multiplied, AMAX /
+    AMIN: the larger / smaller kept) at
     ``c`` with ``c[dim] = index[c]``, for each position ``c`` of ``index``; ``src`` holds at
     least ``index``'s shape (its first elements are used, as PyTorch)."""
     out = np.array(x, order="C", copy=True)

@@ -968,9 +968,8 @@ def _vmap_samples():
 
 # The samples whose vmap still runs a function once per example (``_vmap._fallback``, with
 # PyTorch's performance warning), and the function: this list may only shrink. Each is a form
-# no program here needs yet: a boolean index beside another, torch.lstm with batched weights
-# (issue 35's new op, in progress beside this work).
-STILL_LOOPS = {("index", 7): "__getitem__", ("lstm_layer", 0): "lstm"}
+# no program here needs yet: a boolean index beside another.
+STILL_LOOPS = {("index", 7): "__getitem__"}
 
 
 # With NaN or inf in a batched affine weight, group_norm's and batch_norm's rules (the
@@ -981,7 +980,20 @@ NONFINITE_AS_TORCH_VMAP = {("native_group_norm", 0), ("native_group_norm", 2),
                            ("native_batch_norm", 2)}
 
 
-@pytest.mark.parametrize("layout", ["float64", "float32-last", "float64-nonfinite"])
+# With a batch of none, the samples that raise, as torch.func.vmap does for them: a grouped
+# convolution of zero groups (PyTorch's 'non-positive groups is not supported'), batch
+# statistics of no elements, and what loops (no example to run: masked_scatter, bincount with
+# batched weights, a boolean index beside another).
+EMPTY_BATCH_RAISES = {("convolution", 0), ("convolution", 1), ("convolution", 2),
+                      ("convolution_transpose", 0), ("convolution_transpose", 1),
+                      ("convolution_transpose", 2), ("native_batch_norm", 0),
+                      ("native_batch_norm", 1),
+                      ("masked_scatter", 0), ("masked_scatter", 1), ("bincount", 1),
+                      ("index", 7)}
+
+
+@pytest.mark.parametrize("layout", ["float64", "float32-last", "float64-nonfinite",
+                                    "float64-empty-batch"])
 @pytest.mark.parametrize("name,index", list(_vmap_samples()))
 def test_every_op_under_vmap_matches_a_loop(name, index, layout, monkeypatch):
     """The registry harness for batching rules: each op's samples on three examples at once
@@ -1019,6 +1031,15 @@ def test_every_op_under_vmap_matches_a_loop(name, index, layout, monkeypatch):
             loop = [f(*[numgrad.tensor(x[b]) for x in xs]) for b in range(3)]
         except Exception:  # noqa: BLE001  (a sample that needs more, gradients: not this test's)
             pytest.skip("the sample does not run on plain examples")
+        if layout == "float64-empty-batch":  # (a batch of none: each result's shape, empty)
+            if (name, index) in EMPTY_BATCH_RAISES:
+                with pytest.raises(RuntimeError):
+                    nfunc.vmap(f)(*[numgrad.tensor(x[:0]) for x in xs])
+                return
+            got = nfunc.vmap(f)(*[numgrad.tensor(x[:0]) for x in xs])
+            for g, one in zip(got, loop[0]):
+                assert tuple(g.shape) == (0, *tuple(one.shape)) and g.dtype == one.dtype
+            return
         if layout != "float32-last":
             got = nfunc.vmap(f)(*[numgrad.tensor(x) for x in xs])
         else:

@@ -278,6 +278,9 @@ def _fallback(func, lvl, args, kwargs, name):
             f"for {name}. Please file us an issue on GitHub so that we can prioritize its "
             "implementation.", UserWarning, stacklevel=4)
     lid = lvl.id
+    if not lvl.size:
+        raise RuntimeError(f"Batching rule not implemented for aten::{name}. The fallback path "
+                           "does not support vmap over dims of size 0.")
 
     def pick(a, i):
         if type(a) is BatchedTensor and a._level == lid:
@@ -579,6 +582,12 @@ def _reshape(func, lvl, args, kwargs):
     shape = _sizes(args) if len(args) > 1 else tuple(kwargs.get("shape", kwargs.get("size")))
     if shape and not isinstance(shape[0], int):
         return NotImplemented  # (``view(dtype)``)
+    if -1 in shape and not v.shape[0]:  # (an empty batch: -1 from one example's elements)
+        known = 1
+        for n in shape:
+            known *= n if n != -1 else 1
+        if known:
+            shape = tuple(args[0].numel() // known if n == -1 else n for n in shape)
     return _make(func(v, (v.shape[0], *shape)), lvl)
 
 
@@ -1222,8 +1231,8 @@ def _class_loss(func, lvl, args, kwargs):
     if weighted_mean:  # (each example's losses over the weights of its targets)
         kept = t != kwargs.get("ignore_index", -100)
         taken = weight[_where(kept, t, 0)]
-        total = (taken * kept.to(taken.dtype)).reshape((lvl.size, -1)).sum(1)
-        return _make(out.reshape((lvl.size, -1)).sum(1) / total, lvl)
+        total = _flat(taken * kept.to(taken.dtype)).sum(1)
+        return _make(_flat(out).sum(1) / total, lvl)
     return _make(_loss_reduction(out, reduction, n), lvl)
 
 

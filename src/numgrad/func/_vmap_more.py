@@ -399,6 +399,9 @@ def _batch_norm(func, lvl, args, kwargs):
     v = _batched(x, lvl)  # (B, N, C, *spatial)
     n, c = v.shape[1], v.shape[2]
     folded = v.movedim(0, 1).reshape((n, size * c, *tuple(v.shape)[3:]))
+    if not folded.numel():
+        raise RuntimeError("input tensor must have at least one element, but got input_sizes = "
+                           f"{list(folded.shape)}")
     wf = None if w is None else _batched(w, lvl).reshape(-1)
     bf = None if b is None else _batched(b, lvl).reshape(-1)
     out = func(folded, None, None, wf, bf, True, bound.get("momentum", 0.1), eps)

@@ -127,6 +127,8 @@ DIFFERENTIABLE = [
         1, m.tensor([[0, 0, 3], [1, 2, 1]]), x[2:, :3], "amin"), (4, 4), True),
     ("index_reduce amax", lambda m, x: x[:, :2].index_reduce(
         1, m.tensor([1, 0, 1]), x[:, 2:], "amax", include_self=False), (3, 5), True),
+    ("frexp mantissa", lambda m, x: m.frexp(x * 100)[0], (3, 4), True),
+    ("nextafter", lambda m, x: m.nextafter(x[0], x[1]), (2, 5), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -207,6 +209,17 @@ HARD = [
         0, m.tensor([0, 0, 1]), m.tensor([1.0, math.nan, -math.inf]), "amax")),
     ("scatter_reduce_ in place", lambda m: m.zeros(3).scatter_reduce_(
         0, m.tensor([2, 2]), m.tensor([3.0, 4.0]), "prod", include_self=False)),
+    ("gcd lcm", lambda m: [f(m.tensor([[0, -4, 6, -9, 0, 12]]), m.tensor([[0], [6], [-35]]))
+                           for f in (m.gcd, m.lcm)]),
+    ("gcd int32", lambda m: m.gcd(m.tensor([2**31 - 1, 46368], dtype=m.int32),
+                                  m.tensor([2**30, 28657], dtype=m.int32))),
+    ("frexp edges", lambda m: m.frexp(m.tensor([0.0, -0.0, 1.0, -3.0, 1e-40, 1e-45, 3.4e38,
+                                                math.inf, -math.inf, math.nan]))),
+    ("frexp float64 edges", lambda m: m.frexp(m.tensor([5e-324, 1.7e308, -0.75],
+                                                       dtype=m.float64))),
+    ("nextafter edges", lambda m: m.nextafter(
+        m.tensor([0.0, 1.0, -0.0, 1.0, math.nan, math.inf, 3.4028234663852886e38, -1e-45]),
+        m.tensor([1.0, 0.0, -1.0, 1.0, 0.0, 0.0, math.inf, 0.0]))),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -252,6 +265,10 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.gcd(m.ones(2), m.ones(2)),
+    lambda m: m.lcm(m.ones(2, dtype=m.int64), 2),
+    lambda m: m.frexp(m.ones(2, dtype=m.int64)),
+    lambda m: m.nextafter(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)),
     lambda m: m.zeros(3).scatter_reduce(0, m.tensor([0]), m.ones(1), "median"),
     lambda m: m.zeros(3).index_reduce(0, m.tensor([0]), m.ones(1), "sum"),
     lambda m: m.zeros(3, 4).index_reduce(0, m.tensor([0, 1]), m.ones(1, 4), "amax"),

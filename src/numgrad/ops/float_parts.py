@@ -1,0 +1,85 @@
+"""A float's parts and neighbours: ``frexp`` (mantissa in [0.5, 1) and int32 exponent) and
+``nextafter`` (the next representable value towards another), composed of numgrad's ops (the
+neighbour read off the float's bits through ``view`` as the integer type of its width)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtype import float32, float64, int32, int64
+from ..tensor import Tensor
+
+
+class _FrexpResult(tuple):
+    """``(mantissa, exponent)``, as PyTorch's ``torch.return_types.frexp``."""
+
+    mantissa = property(lambda self: self[0])
+    exponent = property(lambda self: self[1])
+
+    def __new__(cls, mantissa, exponent):
+        return super().__new__(cls, (mantissa, exponent))
+
+
+def frexp(input: Tensor):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``, ``|mantissa|`` in
+    [0.5, 1) (0, inf and NaN: the value itself and exponent 0); the mantissa's gradient is
+    ``grad / 2**exponent``, as PyTorch's."""
+    from .elementwise import where
+
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = input.detach().to(float64)  # (float32's subnormals are normal in float64)
+    finite = x.isfinite() & (x != 0)
+    safe = where(finite, x.abs(), 1.0)
+    e = safe.log2().floor() + 1
+    m = _times_exp2(safe, -e)
+    e = e + (m >= 1).to(float64) - (m < 0.5).to(float64)
+    e = where(finite, e, 0.0)
+    mantissa = _times_exp2(input, -e)
+    return _FrexpResult(mantissa, e.to(int32))
+
+
+def _times_exp2(x: Tensor, e: Tensor) -> Tensor:
+    """``x * 2**e`` with ``2**e`` applied in two factors (neither overflows for the exponents of
+    float64's subnormals), in ``x``'s dtype."""
+    half = (e / 2).floor()
+    return x * half.exp2().to(x.dtype) * (e - half).exp2().to(x.dtype)
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next float after ``input`` towards ``other`` (``other`` where they are equal, NaN
+    where either is NaN), in the promoted float dtype; its gradient goes to ``input`` whole, as
+    PyTorch's."""
+    from ._promote import binary_operands
+    from .elementwise import where
+
+    if not isinstance(other, Tensor):
+        raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    a, _ = binary_operands(input, other)
+    kind = np.dtype(a.dtype)
+    if kind.kind != "f":
+        from .._dtype import torch_name
+
+        raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{torch_name(kind)}\'')
+    dtype = float64 if kind == np.float64 else float32
+    x, y = input.detach().to(dtype), other.detach().to(dtype)
+    x, y = x.broadcast_to(np.broadcast_shapes(tuple(x.shape), tuple(y.shape))), y
+    x = x.contiguous()
+    bits = x.view(int64 if dtype == float64 else int32)
+    up = (y > x) == (x > 0)  # (away from zero: the magnitude's bits grow)
+    step = where(up, 1, -1).to(bits.dtype)
+    moved = (bits + step).view(dtype)
+    least = -(2 ** 63) + 1 if dtype == float64 else -(2 ** 31) + 1  # (-0.0's bits, plus 1)
+    tiny = where(y > 0, 1, least).to(bits.dtype).view(dtype)  # (the least subnormal, y's sign)
+    out = where(x == 0, tiny, moved)
+    out = where(x == y, y, out)
+    out = where(x.isnan() | y.isnan(), float("nan"), out)
+    # the gradient as PyTorch's: all of it to ``input``, none to ``other``
+    # (added where finite and not 0: ``0.0`` added to -0.0 would make it 0.0)
+    carried = input.to(dtype)
+    plain = ~carried.detach().isfinite() | (out == 0)
+    return where(plain, out, out + (carried - carried.detach()))
+
+
+__all__ = ["frexp", "nextafter"]
+METHODS = ("frexp", "nextafter")

@@ -269,3 +269,20 @@ def finite_only(ctx, t):
     """``nan_to_num``: ``t * isfinite(x)``, PyTorch's formula (a product: a NaN tangent stays
     NaN where the input was not finite)."""
     return t * ctx.inputs[0].isfinite()
+
+
+def cumprod(ctx, t):
+    """``cumprod`` along ``dim``: ``cumsum(t / x) * result`` where no zero has been met; from a
+    slice's first zero on, the running product with that zero's place taken by its tangent
+    (and 0 after a second zero), as PyTorch's formula (NaN and infinities spread as there)."""
+    from .elementwise import where
+
+    x, result = ctx.inputs[0], ctx.result
+    dim = ctx.params["dim"]
+    plain = (t / x).cumsum(dim) * result
+    zero = x == 0
+    if not x._data.ndim:
+        return where(zero, t, plain)
+    first = zero.logical_and(zero.long().cumsum(dim) == 1)
+    after = first.long().cumsum(dim) > 0
+    return where(after, where(first, t, x).cumprod(dim), plain)

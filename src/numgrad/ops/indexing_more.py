@@ -966,20 +966,15 @@ class Logcumsumexp(Op):
 
     @staticmethod
     def jvp(ctx, t):
-        """The running softmax-weighted sum of the tangent, its positive and negative parts
-        each summed in log space (as backward does): exp(lcse(x + log t+) - out) - ..."""
-        x, out = ctx.saved_tensors
+        """The running softmax-weighted sum of the tangent, PyTorch's formula: with ``e =
+        exp(x - max(x))`` along ``dim``, ``cumsum(e * t) / (cumsum(e) + 1e-13)`` (so NaN and
+        infinities spread as there)."""
+        x, _ = ctx.saved_tensors
         dim = ctx.params["dim"]
-        if not t._data.ndim or not t._data.size:
+        if not t._data.size:
             return t
-        ops = _ops()
-        lowest = float(np.finfo(t._data.dtype).min)
-        with np.errstate(divide="ignore"):
-            log_abs = t.abs().log()
-        floor = Tensor._wrap(kernels_for((t,)).full((), lowest, t._data.dtype))
-        pos = ops.where(t > 0, log_abs, floor)
-        neg = ops.where(t < 0, log_abs, floor)
-        return (logcumsumexp(pos + x, dim) - out).exp() - (logcumsumexp(neg + x, dim) - out).exp()
+        e = (x - x.amax(dim, keepdim=True)).exp()
+        return (e * t).cumsum(dim) / (e.cumsum(dim) + 1e-13)
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:

@@ -51,7 +51,7 @@ def _cumsum(t: Tensor, dim: int, reverse: bool) -> Tensor:
 @register
 class Cumprod(_Scan):
     name, node = "cumprod", "CumprodBackward0"
-    jvp = _jvp.transposed_backward
+    jvp = _jvp.cumprod
     mul = True
     save_inputs = (0,)
     save_output = True

@@ -129,6 +129,10 @@ DIFFERENTIABLE = [
         1, m.tensor([1, 0, 1]), x[:, 2:], "amax", include_self=False), (3, 5), True),
     ("frexp mantissa", lambda m, x: m.frexp(x * 100)[0], (3, 4), True),
     ("nextafter", lambda m, x: m.nextafter(x[0], x[1]), (2, 5), True),
+    ("irfftn", lambda m, x: m.fft.irfftn(x, s=(3, 5), dim=(0, 2), norm="ortho"), (2, 3, 4),
+     True),
+    ("hfft", lambda m, x: m.fft.hfft(x, n=7, dim=0), (4, 2), True),
+    ("irfft2", lambda m, x: m.fft.irfft2(x, norm="forward"), (3, 4), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -220,6 +224,9 @@ HARD = [
     ("nextafter edges", lambda m: m.nextafter(
         m.tensor([0.0, 1.0, -0.0, 1.0, math.nan, math.inf, 3.4028234663852886e38, -1e-45]),
         m.tensor([1.0, 0.0, -1.0, 1.0, 0.0, 0.0, math.inf, 0.0]))),
+    ("irfft small", lambda m: [m.fft.irfft(m.tensor([[1.0, 2.0, 3.0]], dtype=m.float64), n)
+                               for n in (1, 2, 3, 8)]),
+    ("hfftn int", lambda m: m.fft.hfftn(m.tensor([[1, 2], [3, 4]]), s=(3, -1))),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -265,6 +272,11 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.fft.irfft(m.zeros(3), n=0),
+    lambda m: m.fft.irfftn(m.zeros(3, 4), s=(3, 4), dim=(1,)),
+    lambda m: m.fft.hfft(m.zeros(3), norm="x"),
+    lambda m: m.fft.irfftn(m.zeros(3, 4), dim=(1, 1)),
+    lambda m: m.fft.irfft(m.tensor(1.0)),
     lambda m: m.gcd(m.ones(2), m.ones(2)),
     lambda m: m.lcm(m.ones(2, dtype=m.int64), 2),
     lambda m: m.frexp(m.ones(2, dtype=m.int64)),

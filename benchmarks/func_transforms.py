@@ -7,6 +7,8 @@
    also the two-layer 784 -> 128 -> 10.
 2. The Jacobian of a function R^8 -> R^256 (``tanh(W2 tanh(W1 x))``) by ``jacfwd`` and by
    ``jacrev`` (forward mode should win on a wide output, as in PyTorch).
+3. ``numgrad.compile`` of a function calling ``vmap(grad(...))`` and ``jacfwd``: compiled or
+   run eagerly, its results eager's (bit for bit, three calls).
 
 Each is timed as the median of ``--repeat`` calls, numgrad and PyTorch alternating, in wall
 time and in the process's CPU time (steadier on a shared machine); PyTorch runs with two
@@ -106,6 +108,36 @@ def main(argv=None):
     rev = _side_by_side("jacrev R^8 -> R^256", wide_jacobian(numgrad, numgrad.func, "rev"),
                         wide_jacobian(torch, torch.func, "rev"), args.repeat)
     print(f"jacfwd / jacrev: numgrad {fwd[0] / rev[0]:.2f}, torch {fwd[1] / rev[1]:.2f}")
+    _compile_contract()
+
+
+def _compile_contract():
+    """Goal 2 (issue 17's contract): ``numgrad.compile`` of a function that calls ``vmap``,
+    ``grad`` and ``jacfwd`` compiles or runs eagerly, with eager's results."""
+    import warnings
+
+    import numgrad.func as F
+
+    rng = np.random.default_rng(1)
+    x = numgrad.tensor(rng.standard_normal((4, 5)))
+    w = numgrad.tensor(rng.standard_normal((3, 5)))
+
+    def step(x, w):
+        per_example = F.vmap(F.grad(lambda xi, w: (numgrad.tanh(w @ xi) ** 2).sum(), argnums=1),
+                             in_dims=(0, None))(x, w)
+        return per_example.sum(0) + F.jacfwd(lambda v: v.sin() * v.sum())(x[0]).sum()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = numgrad.compile(step)
+        runs = [compiled(x, w) for _ in range(3)]
+    eager = step(x, w)
+    same = all(bool((r == eager).all()) for r in runs)
+    entries = getattr(compiled, "_entries", None)
+    how = f"compiled ({compiled.traces} trace, replayed)" if entries else \
+        f"run eagerly ({'; '.join(str(c.message)[:80] for c in caught)})"
+    print(f"numgrad.compile of vmap(grad(...)) + jacfwd: {how}; eager's results on 3 calls: "
+          f"{same}")
 
 
 class FuncTransforms:

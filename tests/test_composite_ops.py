@@ -133,6 +133,11 @@ DIFFERENTIABLE = [
      True),
     ("hfft", lambda m, x: m.fft.hfft(x, n=7, dim=0), (4, 2), True),
     ("irfft2", lambda m, x: m.fft.irfft2(x, norm="forward"), (3, 4), True),
+    ("gradient", lambda m, x: m.gradient(x, spacing=[m.tensor([0.0, 2.0, 2.5], dtype=x.dtype),
+                                                     m.tensor([0.0, 1.0, 3.0, 4.5],
+                                                              dtype=x.dtype)],
+                                         edge_order=2), (3, 4), True),
+    ("gradient uniform", lambda m, x: m.gradient(x, spacing=[2.0, 0.5]), (3, 4), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -227,6 +232,18 @@ HARD = [
     ("irfft small", lambda m: [m.fft.irfft(m.tensor([[1.0, 2.0, 3.0]], dtype=m.float64), n)
                                for n in (1, 2, 3, 8)]),
     ("hfftn int", lambda m: m.fft.hfftn(m.tensor([[1, 2], [3, 4]]), s=(3, -1))),
+    ("gradient coordinates", lambda m: m.gradient(
+        m.tensor([[1.0, 4.0, 9.0, 16.0], [2.0, -1.0, 0.5, 3.0]], dtype=m.float64),
+        spacing=(m.tensor([0.0, 1.0, 3.0, 4.0], dtype=m.float64),), dim=1)),
+    ("gradient int two points", lambda m: m.gradient(m.tensor([[1, 4], [9, 16]]), spacing=0.5)),
+    ("histogram", lambda m: [m.histogram(m.tensor([1.0, 2, 3, 4, 10, -1]), b, range=r,
+                                         density=d)
+                             for b, r, d in ((3, (0.0, 5.0), True), (2, None, False))]
+     + [m.histogram(m.tensor([1.0, 2, 3, 4, 10, -1]), m.tensor([1.0, 2, 4]))]),
+    ("histogram equal values", lambda m: m.histogram(m.tensor([2.0, 2.0]), 2)),
+    ("histogramdd", lambda m: m.histogramdd(
+        m.tensor([[0.0, 1], [1, 1], [2, 5], [2, 9]], dtype=m.float64), [2, 3],
+        weight=m.tensor([1.0, 2, 3, 4], dtype=m.float64), density=True)),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -272,6 +289,13 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.histogram(m.zeros(2), 0),
+    lambda m: m.histogram(m.zeros(2), 2, range=(2.0, 1.0)),
+    lambda m: m.histogramdd(m.zeros(3, 2), [2, 2], range=[0.0, 1]),
+    lambda m: m.histogramdd(m.zeros(5, 6), [1, 1, 1, 1, 1]),
+    lambda m: m.gradient(m.zeros(3, 3), spacing=[0.1], dim=[1, 0]),
+    lambda m: m.gradient(m.zeros(2, 2), edge_order=2),
+    lambda m: m.gradient(m.zeros(3, 3), dim=[1, 1]),
     lambda m: m.fft.irfft(m.zeros(3), n=0),
     lambda m: m.fft.irfftn(m.zeros(3, 4), s=(3, 4), dim=(1,)),
     lambda m: m.fft.hfft(m.zeros(3), norm="x"),

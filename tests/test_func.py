@@ -360,8 +360,8 @@ def test_grad_and_vmap_errors_are_pytorchs():
 def test_an_op_without_a_batching_rule_loops_with_pytorchs_warning():
     with pytest.warns(UserWarning, match="There is a performance drop because we have not yet "
                                          "implemented the batching rule for"):
-        got = nfunc.vmap(lambda a: numgrad.kron(a.view(5, 1), a.view(1, 5)))(_t(numgrad, XB))
-    want = tfunc.vmap(lambda a: torch.kron(a.view(5, 1), a.view(1, 5)))(_t(torch, XB))
+        got = nfunc.vmap(lambda a: numgrad.cartesian_prod(a[:2], a[2:]))(_t(numgrad, XB))
+    want = tfunc.vmap(lambda a: torch.cartesian_prod(a[:2], a[2:]))(_t(torch, XB))
     _same(got.numpy(), want.numpy())
 
 
@@ -424,6 +424,31 @@ def test_vmap_and_transform_misuse_raises_pytorchs_error(call):
     with pytest.raises(type(theirs.value)) as ours:
         call(numgrad, nfunc)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_functions_without_a_rule_run_as_compositions_of_ops_with_rules():
+    """A public function without a batching rule runs on the batched tensors as what it is, a
+    composition of ops with rules (broadcast_to, cosine_similarity, cov, matrix_power ...);
+    an in-place form as its out-of-place twin copied in; and kernels of their own with small
+    compositions as rules (outer, kron, tile, rot90 ...): no loop, torch.func.vmap's values."""
+    x, y = RNG.standard_normal((3, 4, 5)), RNG.standard_normal((3, 4, 5))
+
+    def run(m, F):
+        fn = m.nn.functional
+        return F.vmap(lambda a, b: (
+            m.broadcast_to(a[0], (2, 5)), fn.cosine_similarity(a, b), fn.pairwise_distance(a, b),
+            m.cov(a), m.linalg.matrix_power(a[:, :4], 3), m.linalg.multi_dot([a, b.T, a]),
+            fn.triplet_margin_loss(a, b, a * 2), a.ravel(), (a.clamp(-0.9, 0.9) * 1).acos_(),
+            (a * 1).index_add_(0, m.tensor([0, 2]), b[:2]), (a.abs() * 1).xlogy_(b.abs()),
+            m.outer(a[0], b[1]), m.kron(a[:2, :2], b[:2, :3]), m.atleast_3d(a[0]),
+            m.tile(a, (2, 1)), fn.softmin(a, 1), m.vdot(a[0], b[0]), m.inner(a, b),
+            m.rot90(a, 1, (0, 1)), m.rot90(a, 3, (1, 0)), m.isclose(a, a + 1e-9),
+            m.diagflat(a[0]), a.repeat_interleave(2, 0)))(_t(m, x), _t(m, y))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no loop)
+        got = run(numgrad, nfunc)
+    _same(_np(list(got)), _np(list(run(torch, tfunc))))
 
 
 def test_vmap_of_ops_whose_sizes_come_from_values():

@@ -24,6 +24,7 @@ tangent duals their physical values).
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 
 from .. import arange, cat, matmul, ones_like, outer, overrides, stack
@@ -31,6 +32,7 @@ from .. import where as _where
 from ..autograd import forward_ad
 from ..autograd.function import Function
 from ..overrides import TorchFunctionMode
+from .._dtype import from_numpy_dtype
 from ..tensor import Size, Tensor
 from . import _pytree
 
@@ -67,7 +69,7 @@ class BatchedTensor(Tensor):
     """One example's view of a batch inside ``vmap``: the logical tensor; ``_value`` holds the
     physical batch (batch dimension first), ``_level`` the vmap level."""
 
-    __slots__ = ("_value", "_level", "_bsize")
+    __slots__ = ("_value", "_level", "_bsize", "_phys")
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -80,7 +82,28 @@ class BatchedTensor(Tensor):
             out = rule(func, lvl, args, kwargs)
             if out is not NotImplemented:
                 return out
-        return _fallback(func, lvl, args, kwargs, name)
+        return _unruled(func, lvl, args, kwargs, name)
+
+    # The array is the innermost physical value's, for the metadata; a function run on batched
+    # tensors as a composition of ops (``_unruled``) that reaches for it instead is a primitive
+    # without a rule: ``_Primitive``, and the loop.
+    @property
+    def _data(self):
+        if getattr(_transparent, "depth", 0):
+            raise _Primitive
+        return self._phys
+
+    @_data.setter
+    def _data(self, value):
+        self._phys = value
+
+    @property
+    def dtype(self):
+        return from_numpy_dtype(self._phys.dtype)
+
+    @property
+    def device(self):
+        return Tensor.device.fget(innermost(self))
 
     # (property getters are not dispatched: the logical metadata, here)
     @property
@@ -266,6 +289,47 @@ def _wrap_out(out, lvl: _Level):
 
 
 # --------------------------------------------------------------------------------- fallback
+class _Primitive(BaseException):
+    """A function run as a composition on batched tensors reached for their arrays (a kernel
+    of its own): it runs once per example instead. (A BaseException: no ``except Exception``
+    on the way takes it for the function's own error.)"""
+
+
+_transparent = threading.local()  # depth > 0 while a function without a rule runs composed
+_transparent.depth = 0
+# In-place random fills, whose names without the underscore mean other functions
+_RANDOM_IN_PLACE = frozenset(("uniform", "normal", "bernoulli", "random", "exponential",
+                              "geometric", "log_normal", "cauchy"))
+_PRIMITIVES: set = set()  # the names found to reach a kernel of their own: straight to the loop
+
+
+def _unruled(func, lvl, args, kwargs, name):
+    """A function without a batching rule: first run as what it may be, a composition of
+    functions that have rules (its body on the batched tensors, each op it calls reaching its
+    rule: the same kernels over the batch), else, where it reaches a kernel of its own or a
+    vmap error of its body, once per example (``_fallback``)."""
+    twin = name[:-1]
+    if name.endswith("_") and not name.endswith("__") and twin in RULES and \
+            twin not in _RANDOM_IN_PLACE and args and type(args[0]) is BatchedTensor and \
+            hasattr(Tensor, twin):
+        # (an in-place form: its out-of-place twin by its rule, copied in, as PyTorch's)
+        self = args[0]
+        return self.copy_(getattr(self, twin)(*args[1:], **kwargs))
+    raw = overrides._unwrapped(func)
+    if name not in _PRIMITIVES and raw is not func:
+        _transparent.depth = getattr(_transparent, "depth", 0) + 1
+        try:
+            return raw(*args, **kwargs)
+        except _Primitive:
+            _PRIMITIVES.add(name)
+        except RuntimeError as error:
+            if not str(error).startswith("vmap"):
+                raise
+        finally:
+            _transparent.depth -= 1
+    return _fallback(func, lvl, args, kwargs, name)
+
+
 _WARNED: set = set()
 
 

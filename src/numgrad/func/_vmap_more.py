@@ -406,3 +406,119 @@ def _batch_norm(func, lvl, args, kwargs):
     bf = None if b is None else _batched(b, lvl).reshape(-1)
     out = func(folded, None, None, wf, bf, True, bound.get("momentum", 0.1), eps)
     return _make(out.reshape((n, size, c, *tuple(v.shape)[3:])).movedim(1, 0), lvl)
+
+
+# --- compositions of ops with rules, for functions that are kernels of their own
+@_rule("outer", "ger")
+def _outer(func, lvl, args, kwargs):
+    a, b = args[0], args[1] if len(args) > 1 else kwargs.get("vec2", kwargs.get("other"))
+    return a.unsqueeze(-1) * b
+
+
+@_rule("vdot")
+def _vdot(func, lvl, args, kwargs):
+    return (args[0] * args[1]).sum()
+
+
+@_rule("inner")
+def _inner(func, lvl, args, kwargs):
+    a, b = args[0], args[1]
+    if not a.ndim or not b.ndim:
+        return a * b
+    n = a.shape[-1]
+    flat = a.reshape((-1, n)) @ b.reshape((-1, n)).transpose(0, 1)
+    return flat.reshape((*tuple(a.shape)[:-1], *tuple(b.shape)[:-1]))
+
+
+@_rule("softmin")
+def _softmin(func, lvl, args, kwargs):
+    return (-args[0]).softmax(*args[1:], **kwargs)
+
+
+@_rule("atleast_1d", "atleast_2d", "atleast_3d")
+def _atleast(func, lvl, args, kwargs):
+    if len(args) != 1 or kwargs or not isinstance(args[0], Tensor):
+        return NotImplemented
+    x, want = args[0], int(_vmap._name(func)[-2])
+    if x.ndim >= want:
+        return x
+    if x.ndim == 0:
+        return x.reshape((1,) * want)
+    if want == 2 or x.ndim == 2:  # ((n,) -> (1, n); (m, n) -> (m, n, 1))
+        return x.unsqueeze(0) if x.ndim == 1 else x.unsqueeze(-1)
+    return x.unsqueeze(0).unsqueeze(-1)  # ((n,) -> (1, n, 1))
+
+
+@_rule("tile")
+def _tile(func, lvl, args, kwargs):
+    x = args[0]
+    reps = _vmap._sizes(args) if len(args) > 1 else tuple(kwargs["dims"])
+    return x.repeat((1,) * (x.ndim - len(reps)) + tuple(reps))
+
+
+@_rule("rot90")
+def _rot90(func, lvl, args, kwargs):
+    x = args[0]
+    k, _ = _get(args, kwargs, 1, "k", 1)
+    dims, _ = _get(args, kwargs, 2, "dims", (0, 1))
+    if x.ndim < 2 or len(dims) != 2:
+        return NotImplemented  # (the op's own error, from the loop)
+    d0, d1 = dims
+    k %= 4
+    if k == 1:
+        return x.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return x.flip((d0, d1))
+    if k == 3:
+        return x.flip(d0).transpose(d0, d1)
+    return x.clone()
+
+
+@_rule("repeat_interleave")
+def _repeat_interleave(func, lvl, args, kwargs):
+    x = args[0]
+    repeats, _ = _get(args, kwargs, 1, "repeats")
+    dim, _ = _get(args, kwargs, 2, "dim")
+    if not isinstance(repeats, int) or "output_size" in kwargs or not isinstance(x, Tensor):
+        return NotImplemented
+    if dim is None:
+        x, dim = x.flatten(), 0
+    dim = _vmap._norm(dim, x.ndim)
+    shape = tuple(x.shape)
+    out = x.unsqueeze(dim + 1).expand((*shape[:dim + 1], repeats, *shape[dim + 1:]))
+    return out.flatten(dim, dim + 1)
+
+
+@_rule("diagflat")
+def _diagflat(func, lvl, args, kwargs):
+    offset, _ = _get(args, kwargs, 1, "offset", 0)
+    return args[0].flatten().diag(offset)
+
+
+@_rule("kron")
+def _kron(func, lvl, args, kwargs):
+    """The two operands' dimensions interleaved (one of them ones), multiplied, folded."""
+    a, b = args[0], args[1]
+    n = max(a.ndim, b.ndim)
+    a = a.reshape((1,) * (n - a.ndim) + tuple(a.shape))
+    b = b.reshape((1,) * (n - b.ndim) + tuple(b.shape))
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    wide_a = a.reshape(tuple(s for d in sa for s in (d, 1)))
+    wide_b = b.reshape(tuple(s for d in sb for s in (1, d)))
+    return (wide_a * wide_b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+
+
+@_rule("isclose")
+def _isclose(func, lvl, args, kwargs):
+    a, b = args[0], args[1]
+    rtol, _ = _get(args, kwargs, 2, "rtol", 1e-5)
+    atol, _ = _get(args, kwargs, 3, "atol", 1e-8)
+    equal_nan, _ = _get(args, kwargs, 4, "equal_nan", False)
+    if not (a.dtype.is_floating_point and b.dtype.is_floating_point) or a.dtype != b.dtype:
+        return NotImplemented
+    close = a == b
+    if equal_nan:
+        close = close.logical_or(a.isnan().logical_and(b.isnan()))
+    error = (a - b).abs()
+    within = error.isfinite().logical_and(error <= atol + (b * rtol).abs())
+    return close.logical_or(within)

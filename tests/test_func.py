@@ -360,8 +360,8 @@ def test_grad_and_vmap_errors_are_pytorchs():
 def test_an_op_without_a_batching_rule_loops_with_pytorchs_warning():
     with pytest.warns(UserWarning, match="There is a performance drop because we have not yet "
                                          "implemented the batching rule for"):
-        got = nfunc.vmap(lambda a: numgrad.cartesian_prod(a[:2], a[2:]))(_t(numgrad, XB))
-    want = tfunc.vmap(lambda a: torch.cartesian_prod(a[:2], a[2:]))(_t(torch, XB))
+        got = nfunc.vmap(lambda a: a.view(5, 1).renorm(2, 0, 0.5))(_t(numgrad, XB))
+    want = tfunc.vmap(lambda a: a.view(5, 1).renorm(2, 0, 0.5))(_t(torch, XB))
     _same(got.numpy(), want.numpy())
 
 
@@ -430,7 +430,8 @@ def test_functions_without_a_rule_run_as_compositions_of_ops_with_rules():
     """A public function without a batching rule runs on the batched tensors as what it is, a
     composition of ops with rules (broadcast_to, cosine_similarity, cov, matrix_power ...);
     an in-place form as its out-of-place twin copied in; and kernels of their own with small
-    compositions as rules (outer, kron, tile, rot90 ...): no loop, torch.func.vmap's values."""
+    compositions as rules (outer, kron, tile, rot90, tensordot, attention ...): no loop,
+    torch.func.vmap's values."""
     x, y = RNG.standard_normal((3, 4, 5)), RNG.standard_normal((3, 4, 5))
 
     def run(m, F):
@@ -443,7 +444,11 @@ def test_functions_without_a_rule_run_as_compositions_of_ops_with_rules():
             m.outer(a[0], b[1]), m.kron(a[:2, :2], b[:2, :3]), m.atleast_3d(a[0]),
             m.tile(a, (2, 1)), fn.softmin(a, 1), m.vdot(a[0], b[0]), m.inner(a, b),
             m.rot90(a, 1, (0, 1)), m.rot90(a, 3, (1, 0)), m.isclose(a, a + 1e-9),
-            m.diagflat(a[0]), a.repeat_interleave(2, 0)))(_t(m, x), _t(m, y))
+            m.diagflat(a[0]), a.repeat_interleave(2, 0), m.tensordot(a, b, ([1], [1])),
+            fn.rms_norm(a, (5,)), fn.scaled_dot_product_attention(a, b, b, is_causal=True),
+            fn.scaled_dot_product_attention(a, b, b, attn_mask=a[:, :4] > 0),
+            fn.hinge_embedding_loss(a, b.sign()), m.cartesian_prod(a[0], b[0]),
+            a.put(m.tensor([0, -3]), b[0, :2])))(_t(m, x), _t(m, y))
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (no loop)

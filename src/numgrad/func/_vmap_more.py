@@ -522,3 +522,124 @@ def _isclose(func, lvl, args, kwargs):
     error = (a - b).abs()
     within = error.isfinite().logical_and(error <= atol + (b * rtol).abs())
     return close.logical_or(within)
+
+
+def _bound(func, args, kwargs):
+    """The call's arguments by name (the raw function's signature), or None."""
+    import inspect
+
+    try:
+        return inspect.signature(_vmap.overrides._unwrapped(func)).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+
+
+@_rule("tensordot")
+def _tensordot(func, lvl, args, kwargs):
+    """The contracted dimensions of each operand moved together, both made matrices, one
+    matrix product, the free dimensions unfolded."""
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    a, b, dims = bound["a"], bound["b"], bound.get("dims", 2)
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    elif isinstance(dims, (tuple, list)) and len(dims) == 2 and not isinstance(dims[0], Tensor):
+        da, db = [list(d) if isinstance(d, (tuple, list)) else [d] for d in dims]
+    else:
+        return NotImplemented
+    da = [_vmap._norm(d, a.ndim) for d in da]
+    db = [_vmap._norm(d, b.ndim) for d in db]
+    free_a = [d for d in range(a.ndim) if d not in da]
+    free_b = [d for d in range(b.ndim) if d not in db]
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    k = 1
+    for d in da:
+        k *= sa[d]
+    left = a.permute((*free_a, *da)).reshape((-1, k))
+    right = b.permute((*db, *free_b)).reshape((k, -1))
+    return (left @ right).reshape((*[sa[d] for d in free_a], *[sb[d] for d in free_b]))
+
+
+@_rule("rms_norm")
+def _rms_norm(func, lvl, args, kwargs):
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    x, shape = bound["input"], bound["normalized_shape"]
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    eps = bound.get("eps")
+    if eps is None:
+        import numpy as np
+
+        eps = float(np.finfo(innermost(x)._data.dtype).eps)
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    weight = bound.get("weight")
+    return out if weight is None else out * weight
+
+
+@_rule("scaled_dot_product_attention")
+def _attention(func, lvl, args, kwargs):
+    """Attention as its matrix products and softmax (without dropout or grouped heads)."""
+    bound = _bound(func, args, kwargs)
+    if bound is None or bound.get("dropout_p", 0.0) or bound.get("enable_gqa", False):
+        return NotImplemented
+    q, k, v = bound["query"], bound["key"], bound["value"]
+    mask, scale = bound.get("attn_mask"), bound.get("scale")
+    if scale is None:
+        scale = 1.0 / float(q.shape[-1]) ** 0.5
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if bound.get("is_causal", False):
+        from .. import ones as _ones
+
+        keep = _ones((q.shape[-2], k.shape[-2]), dtype=bool_, device=q.device).tril()
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if mask is not None:
+        scores = scores.masked_fill(mask.logical_not(), float("-inf")) if mask.dtype == bool_ \
+            else scores + mask
+    weights = scores.softmax(-1)
+    if mask is not None or bound.get("is_causal", False):  # (a row masked whole: zeros, as
+        hidden = (scores == float("-inf")).all(-1, keepdim=True)  # PyTorch's safe softmax)
+        weights = where(hidden, 0.0, weights)
+    return weights @ v
+
+
+@_rule("hinge_embedding_loss")
+def _hinge_embedding_loss(func, lvl, args, kwargs):
+    bound = _bound(func, args, kwargs)
+    if bound is None or bound.get("size_average") is not None or \
+            bound.get("reduce") is not None:
+        return NotImplemented
+    x, target = bound["input"], bound["target"]
+    margin, reduction = bound.get("margin", 1.0), bound.get("reduction", "mean")
+    zero = x * 0
+    out = where(target != 1, (margin - x).clamp_min(0), zero) + where(target != -1, x, zero)
+    if reduction == "none":
+        return out
+    return out.mean() if reduction == "mean" else out.sum()
+
+
+@_rule("cartesian_prod")
+def _cartesian_prod(func, lvl, args, kwargs):
+    if kwargs or len(args) < 2 or any(t.ndim != 1 for t in args):
+        return NotImplemented
+    sizes = tuple(t.shape[0] for t in args)
+    columns = []
+    for i, t in enumerate(args):
+        shape = [1] * len(args)
+        shape[i] = sizes[i]
+        columns.append(t.reshape(tuple(shape)).expand(sizes).flatten())
+    return _vmap.stack(columns, 1)
+
+
+@_rule("put")
+def _put(func, lvl, args, kwargs):
+    bound = _bound(func, args, kwargs)
+    if bound is None or type(bound["index"]) is BatchedTensor:
+        return NotImplemented
+    x, index, source = bound["input"], bound["index"], bound["source"]
+    n = x.numel()
+    flat = x.reshape((n,)).index_put(((index.flatten() + n) % max(n, 1),), source.flatten(),
+                                     bound.get("accumulate", False))
+    return flat.reshape(tuple(x.shape))

@@ -56,6 +56,11 @@ def xlog1py(input, other):
     return _ops.where((x.detach() == 0) & ~y.detach().isnan(), 0.0, product)
 
 
+from .ops import bessel as _bessel  # noqa: E402  (J, Y, K of orders 0 and 1; Airy's Ai)
+
+globals().update({_name: getattr(_bessel, _name) for _name in _bessel.NAMES})
+
+
 def modified_bessel_i0(input):
     """The modified Bessel function of the first kind of order 0 (``i0``; not differentiable,
     as PyTorch's)."""
@@ -83,7 +88,7 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "er
            "expm1", "exp2", "log1p", "expit", "logit", "xlogy", "sinc", "round", "logsumexp",
            "softmax", "log_softmax", "ndtr", "entr", "xlog1py", "erfinv", "i0", "i0e", "i1",
            "i1e", "erfcx", "log_ndtr", "ndtri", "modified_bessel_i0", "modified_bessel_i1",
-           "spherical_bessel_j0", *_more.POLYNOMIALS]
+           "spherical_bessel_j0", *_bessel.NAMES, *_more.POLYNOMIALS]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
 # numgrad.nn.functional binds its own: numgrad.special is imported on first use, after numgrad

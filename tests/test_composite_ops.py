@@ -138,6 +138,10 @@ DIFFERENTIABLE = [
                                                               dtype=x.dtype)],
                                          edge_order=2), (3, 4), True),
     ("gradient uniform", lambda m, x: m.gradient(x, spacing=[2.0, 0.5]), (3, 4), True),
+    ("igamma in x", lambda m, x: m.igamma(m.tensor([[0.5], [2.0], [7.0]], dtype=x.dtype),
+                                          x.abs() * 4), (3, 4), True),
+    ("igammac in x", lambda m, x: m.igammac(m.tensor([[0.5], [2.0], [7.0]], dtype=x.dtype),
+                                            x.abs() * 4), (3, 4), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -244,6 +248,11 @@ HARD = [
     ("histogramdd", lambda m: m.histogramdd(
         m.tensor([[0.0, 1], [1, 1], [2, 5], [2, 9]], dtype=m.float64), [2, 3],
         weight=m.tensor([1.0, 2, 3, 4], dtype=m.float64), density=True)),
+    ("igamma edges", lambda m: [f(m.tensor([0.0, 0.0, 1.0, -1.0, 1.0, math.inf, math.inf, 2.0,
+                                            math.nan, 1.0, 0.5, 3.0, 900.0]),
+                                  m.tensor([1.0, 0.0, 0.0, 1.0, math.inf, 1.0, math.inf, -1.0,
+                                            1.0, math.nan, 2.0, 2.5, 1000.0]))
+                                for f in (m.igamma, m.igammac)]),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -289,6 +298,8 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.igamma(m.tensor([2]), m.tensor([3])),
+    lambda m: m.pca_lowrank(m.zeros(3, 4), q=5),
     lambda m: m.histogram(m.zeros(2), 0),
     lambda m: m.histogram(m.zeros(2), 2, range=(2.0, 1.0)),
     lambda m: m.histogramdd(m.zeros(3, 2), [2, 2], range=[0.0, 1]),
@@ -389,3 +400,18 @@ def test_bessel_functions_over_their_domain():
               getattr(torch.special, name)(torch.tensor(special, dtype=torch.float32)))
         _same(getattr(numgrad.special, name)(numgrad.tensor([1, 3])),
               getattr(torch.special, name)(torch.tensor([1, 3])))
+
+
+def test_svd_lowrank_recovers_a_low_rank_matrix():
+    numgrad.manual_seed(35)
+    A = numgrad.randn(2, 30, 3, dtype=numgrad.float64) @ numgrad.randn(2, 3, 20,
+                                                                     dtype=numgrad.float64)
+    for X in (A, A.mT):
+        U, S, V = numgrad.svd_lowrank(X, q=3)
+        assert tuple(U.shape) == tuple(X.shape[:-1]) + (3,) and tuple(V.shape[-2:]) == (
+            X.shape[-1], 3)
+        assert float((U @ numgrad.diag_embed(S) @ V.mT - X).abs().max()) < 1e-10
+    U, S, V = numgrad.pca_lowrank(A, q=3)
+    want = torch.linalg.svdvals(torch.from_numpy(A.numpy()) - torch.from_numpy(
+        A.numpy()).mean(-2, keepdim=True))[..., :3]
+    np.testing.assert_allclose(S.numpy(), want.numpy(), rtol=1e-10)

@@ -61,6 +61,9 @@ from .ops import bessel as _bessel  # noqa: E402  (J, Y, K of orders 0 and 1; Ai
 globals().update({_name: getattr(_bessel, _name) for _name in _bessel.NAMES})
 
 
+gammainc, gammaincc = _ops.igamma, _ops.igammac
+
+
 def modified_bessel_i0(input):
     """The modified Bessel function of the first kind of order 0 (``i0``; not differentiable,
     as PyTorch's)."""
@@ -88,7 +91,8 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "er
            "expm1", "exp2", "log1p", "expit", "logit", "xlogy", "sinc", "round", "logsumexp",
            "softmax", "log_softmax", "ndtr", "entr", "xlog1py", "erfinv", "i0", "i0e", "i1",
            "i1e", "erfcx", "log_ndtr", "ndtri", "modified_bessel_i0", "modified_bessel_i1",
-           "spherical_bessel_j0", *_bessel.NAMES, *_more.POLYNOMIALS]
+           "spherical_bessel_j0", "gammainc", "gammaincc", *_bessel.NAMES,
+           *_more.POLYNOMIALS]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
 # numgrad.nn.functional binds its own: numgrad.special is imported on first use, after numgrad

@@ -174,6 +174,53 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     return Q[..., :, :n]
 
 
+# ------------------------------------------------------------------ randomized low-rank SVD
+def _range_basis(X: Tensor, q: int, niter: int) -> Tensor:
+    """An orthonormal basis (..., m, q) of most of ``X``'s range: a Gaussian sketch refined by
+    ``niter`` power iterations (Halko, Martinsson and Tropp's algorithm 4.4)."""
+    ng = _ng()
+    from .linalg_more import linalg_qr
+
+    R = ng.randn(*X.shape[:-2], X.shape[-1], q, dtype=X.dtype, device=X.device)
+    Q = linalg_qr(X @ R)[0]
+    for _ in range(niter):
+        Q = linalg_qr(X.mT @ Q)[0]
+        Q = linalg_qr(X @ Q)[0]
+    return Q
+
+
+def svd_lowrank(A: Tensor, q=6, niter: int = 2, M=None):
+    """``(U, S, V)``, an approximate truncated SVD of rank ``q`` of ``A - M`` from a random
+    sketch (``U`` (..., m, q), ``S`` (..., q), ``V`` (..., n, q)); random, as PyTorch's."""
+    from .linalg_more import linalg_svd
+
+    q = 6 if q is None else q
+    X = A if M is None else A - M
+    m, n = X.shape[-2], X.shape[-1]
+    if m < n:
+        V, S, U = svd_lowrank(X.mT, q, niter)  # (the transpose's factors, swapped)
+        return U, S, V
+    Q = _range_basis(X, q, niter)
+    U, S, Vh = linalg_svd(Q.mT @ X, full_matrices=False)
+    return Q @ U, S, Vh.mT
+
+
+def pca_lowrank(A: Tensor, q=None, center: bool = True, niter: int = 2):
+    """``svd_lowrank`` of ``A`` with its column means removed (``center``), of rank ``q``
+    (``min(6, m, n)`` by default)."""
+    m, n = A.shape[-2], A.shape[-1]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)="
+                         f"{min(m, n)}")
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return svd_lowrank(A, q, niter)
+    return svd_lowrank(A - A.mean(-2, keepdim=True), q, niter)
+
+
 # ------------------------------------------------------------------ Vandermonde, exponential
 def vander(x: Tensor, N=None) -> Tensor:
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0 .. x**(N-1)``
@@ -222,6 +269,6 @@ def matrix_exp(A: Tensor) -> Tensor:
 LINALG = {"solve_triangular": solve_triangular, "tensorinv": tensorinv,
           "tensorsolve": tensorsolve, "cond": cond, "vander": vander, "matrix_exp": matrix_exp,
           "householder_product": householder_product}
-__all__ = ["triangular_solve", "matrix_exp", "orgqr"]
+__all__ = ["triangular_solve", "matrix_exp", "orgqr", "svd_lowrank", "pca_lowrank"]
 METHODS = ("triangular_solve", "matrix_exp", "orgqr")
 orgqr = householder_product

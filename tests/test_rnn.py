@@ -455,3 +455,126 @@ def test_gradcheck_of_cells_and_a_bidirectional_lstm():
                      w_hh_t)[1]
 
     assert gradcheck(with_weight, (w,))
+
+
+def _nodes(t) -> set:
+    """The names of the nodes of ``t``'s graph."""
+    seen, stack, names = set(), [t.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.add(node.name())
+        stack.extend(fn for fn, _ in node.next_functions)
+    return names
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_a_float32_lstm_runs_each_layer_as_one_node_with_pytorchs_values(bidirectional):
+    """As PyTorch's CPU LSTM takes oneDNN's layer in float32: one node a layer and direction
+    (MkldnnRnnLayerBackward0), its values and gradients PyTorch's, from non-contiguous initial
+    states too; float64 keeps the loop of ops (PyTorch's nodes there)."""
+    rng = np.random.default_rng(3)
+    ours, theirs = _modules("LSTM", "float32", num_layers=2, bidirectional=bidirectional)
+    d = 2 if bidirectional else 1
+    ox, tx = _pair(rng.normal(size=(T, B, I)).astype(np.float32))
+    states = [_pair(np.ascontiguousarray(rng.normal(size=(B, 2 * d, H)).astype(np.float32)))
+              for _ in range(2)]
+    (oh, th), (oc, tc) = [(o.transpose(0, 1), t.transpose(0, 1)) for o, t in states]
+    o_out, (o_h, o_c) = ours(ox, (oh, oc))
+    t_out, (t_h, t_c) = theirs(tx, (th, tc))
+    assert "MkldnnRnnLayerBackward0" in _nodes(o_out) and "MulBackward0" not in _nodes(o_out)
+    for o, t in ((o_out, t_out), (o_h, t_h), (o_c, t_c)):
+        _close(o, t, "float32")
+    seed = rng.normal(size=tuple(t_out.shape)).astype(np.float32)
+    (o_out * numgrad.tensor(seed)).sum().add(o_h.sum() * 0.5 + (o_c * o_c).sum()).backward()
+    (t_out * torch.tensor(seed)).sum().add(t_h.sum() * 0.5 + (t_c * t_c).sum()).backward()
+    for (o, t) in [(ox, tx)] + states:
+        _close(o.grad, t.grad, "float32")
+    for name, p in theirs.named_parameters():
+        _close(getattr(ours, name).grad, p.grad, "float32", name)
+    o64, _ = _modules("LSTM", "float64")
+    assert "MkldnnRnnLayerBackward0" not in _nodes(o64(numgrad.ones(T, B, I, dtype=numgrad.float64,
+                                                                   requires_grad=True))[0])
+
+
+def test_a_float32_lstm_layer_takes_nan_an_empty_batch_and_second_derivatives():
+    ours, theirs = _modules("LSTM", "float32")
+    x = np.zeros((T, B, I), np.float32)
+    x[1, 0, 0] = np.nan  # (NaN spreads forward from step 1 in its sequence, as PyTorch's)
+    o_out, t_out = ours(numgrad.tensor(x))[0], theirs(torch.tensor(x))[0]
+    np.testing.assert_array_equal(np.isnan(o_out.detach().numpy()),
+                                  np.isnan(t_out.detach().numpy()))
+    empty = ours(numgrad.zeros(T, 0, I, requires_grad=True))[0]
+    assert tuple(empty.shape) == (T, 0, H)
+    empty.sum().backward()
+    x = numgrad.randn(3, 2, I, requires_grad=True)
+    out, _ = ours(x)
+    (g,) = numgrad.autograd.grad(out.pow(2).sum(), x, create_graph=True)
+    (gg,) = numgrad.autograd.grad(g.sum(), x)
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    (tg,) = torch.autograd.grad(theirs(tx)[0].pow(2).sum(), tx, create_graph=True)
+    (tgg,) = torch.autograd.grad(tg.sum(), tx)
+    _close(g, tg, "float32")
+    np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+@pytest.mark.parametrize("packed", [False, True])
+def test_the_functional_layers_match_pytorchs(name, packed):
+    """``torch.lstm``, ``torch.gru``, ``torch.rnn_tanh``, ``torch.rnn_relu`` over a flat
+    parameter list, in the input form and the packed one."""
+    module = {"lstm": "LSTM", "gru": "GRU", "rnn_tanh": "RNN", "rnn_relu": "RNN"}[name]
+    kw = {"nonlinearity": "relu"} if name == "rnn_relu" else {}
+    ours, theirs = _modules(module, "float32", num_layers=2, bidirectional=True, **kw)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(T, B, I)).astype(np.float32)
+    h = rng.normal(size=(4, B, H)).astype(np.float32)
+    hx = ((numgrad.tensor(h), numgrad.tensor(h * 0.5)), (torch.tensor(h), torch.tensor(h * 0.5)))
+    if name != "lstm":
+        hx = (hx[0][0], hx[1][0])
+    o_params, t_params = ours._flat_weights, theirs._flat_weights
+    if packed:
+        sizes = np.array([T] * B)
+        o_in = NU.pack_padded_sequence(numgrad.tensor(x), sizes)
+        t_in = TU.pack_padded_sequence(torch.tensor(x), torch.tensor(sizes))
+        args = lambda m, p, params, h: (p.data, p.batch_sizes, h, params, True, 2, 0.0, False,
+                                        True)
+    else:
+        o_in, t_in = numgrad.tensor(x), torch.tensor(x)
+        args = lambda m, x, params, h: (x, h, params, True, 2, 0.0, False, True, False)
+    got = getattr(numgrad, name)(*args(numgrad, o_in, o_params, hx[0]))
+    want = getattr(torch, name)(*args(torch, t_in, t_params, hx[1]))
+    assert len(got) == len(want)
+    for o, t in zip(got, want):
+        _close(o, t, "float32")
+
+
+def test_a_compiled_lstm_training_step_equals_eagers():
+    """numgrad.compile over a step of the fused layer (its workspace included): the same
+    losses and parameters as eager, bit for bit."""
+    def make():
+        numgrad.manual_seed(0)
+        model = nn.LSTM(I, H, 2)
+        opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            out, (h, c) = model(x)
+            loss = out.pow(2).mean() + c.sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return model, step
+
+    (m1, eager), (m2, step) = make(), make()
+    compiled = numgrad.compile(step)
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        x = numgrad.tensor(rng.normal(size=(T, B, I)).astype(np.float32))
+        assert eager(x).item() == compiled(x).item()
+    for p, q in zip(m1.parameters(), m2.parameters()):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
+    assert "eagerly" not in numgrad.compiler.explain(compiled)

@@ -408,6 +408,9 @@ class _RecordedModule:
         return self._wrap(self._trace, f"{self._prefix}.{name}", getattr(self._module, name))
 
 
+_PARTS = frozenset({"loss", "conv", "pooling", "structure", "rnn"})  # (kernel modules' names)
+
+
 class TracingKernels:
     """A device's kernel module (``kernels.cpu`` or ``kernels.cuda``) with every call recorded
     into ``trace`` (calls from other threads pass through unrecorded). ``_wrap`` makes the
@@ -419,11 +422,12 @@ class TracingKernels:
         self._trace = trace
         self._module = module
         self.DEVICE = trace.device
-        for part in ("loss", "conv", "pooling", "structure"):
-            setattr(self, part, _RecordedModule(trace, getattr(module, part), part, self._wrap))
 
     def __getattr__(self, name):
         real = getattr(self._module, name)
+        if name in _PARTS:  # (a kernel module of the device's: ``K.loss.cross_entropy`` ...)
+            made = self.__dict__[name] = _RecordedModule(self._trace, real, name, self._wrap)
+            return made
         if not callable(real) or name.isupper():
             return real
         return self._wrap(self._trace, name, real)

@@ -41,6 +41,7 @@ from . import data_dependent  # noqa: E402  (nonzero, masked_select, unique: sha
 
 FAMILIES += (predicates, data_dependent)
 from . import normalization  # noqa: E402,F401  (batch_norm: NativeBatchNormBackward0)
+from . import recurrent  # noqa: E402  (the LSTM layer as one node; torch.lstm, gru, rnn_tanh ...)
 from . import activation  # noqa: E402  (the fused activations, nn.functional's)
 from .activation import (  # noqa: E402,F401  (ATen's backward ops)
     elu_backward, gelu_backward, hardsigmoid_backward, hardswish_backward, hardtanh_backward,
@@ -48,6 +49,7 @@ from .activation import (  # noqa: E402,F401  (ATen's backward ops)
 )
 
 FAMILIES += (activation,)
+FAMILIES += (recurrent,)
 from . import linalg_more  # noqa: E402  (torch.linalg's ops and the top-level det, svd, qr ...)
 
 FAMILIES += (linalg_more,)

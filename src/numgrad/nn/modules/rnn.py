@@ -15,7 +15,10 @@ import math
 import numbers
 import warnings
 
+import numpy as np
+
 from ... import ops
+from ...ops import recurrent
 from ...creation import empty, zeros
 from ...tensor import Tensor
 from .. import functional as F
@@ -128,6 +131,77 @@ def _run_direction(mode, gis, batch_sizes, h0, c0, w_hh_t, b_hn, w_hr_t, reverse
         h, c = _step(mode, gis[t], h, c, w_hh_t, b_hn, w_hr_t)
         outs[t] = h
     return outs, h, c
+
+
+def _fused_lstm(data: Tensor, h0: Tensor, c0, params: dict) -> bool:
+    """Whether a layer of an LSTM runs as one node (``ops.recurrent``): CPU float32 tensors,
+    no projection, as PyTorch's CPU LSTM takes oneDNN's layer (its float64 runs the loop of
+    ops, whose nodes ours has too)."""
+    if c0 is None or params.get("weight_hr") is not None:
+        return False
+    dtype = data._data.dtype
+    return dtype.name == "float32" and all(
+        isinstance(t._data, np.ndarray) and t._data.dtype == dtype  # (a trace's arrays too)
+        for t in (data, h0, c0, params["weight_hh"]))
+
+
+def _run_layers(mode: str, input: Tensor, batch_sizes, hx: Tensor, cx, weights: list,
+                num_layers: int, bidirectional: bool, dropout: float, training: bool,
+                batch_first: bool):
+    """``RNNBase._run`` over ``weights`` (a dict of each layer and direction's parameters by
+    PyTorch's names less the suffix: ``weight_ih``, ``weight_hh``, ``bias_ih`` ...)."""
+    packed = batch_sizes is not None
+    if packed:
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        data = input
+    else:
+        if batch_first:
+            input = input.transpose(0, 1)
+        steps, batch = input.size(0), input.size(1)
+        if steps == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        sizes = [batch] * steps
+        data = input.reshape(steps * batch, input.size(2))
+    num_directions = 2 if bidirectional else 1
+    h_n, c_n = [], []
+    for layer in range(num_layers):
+        results = []
+        for direction in range(num_directions):
+            k = layer * num_directions + direction
+            params = weights[k]
+            w_ih_g, biases, w_hh_t, b_hn, w_hr_t = _weights(
+                mode, params["weight_ih"], params["weight_hh"], params.get("bias_ih"),
+                params.get("bias_hh"), params.get("weight_hr"))
+            c0 = None if cx is None else cx[k]
+            if mode == "LSTM" and not packed and _fused_lstm(data, hx[k], c0, params):
+                gx = _project(data, w_ih_g, biases)[0].reshape(
+                    len(sizes), sizes[0], params["weight_hh"].shape[0])
+                if direction == 1:
+                    gx = gx.flip(0)
+                out, h, c = recurrent.lstm_layer(gx, hx[k], c0, params["weight_hh"])
+                results.append(out.flip(0) if direction == 1 else out)
+                h_n.append(h)
+                c_n.append(c)
+                continue
+            gates = [gi.split(sizes, 0) if len(sizes) > 1 else [gi]
+                     for gi in _project(data, w_ih_g, biases)]
+            gis = list(zip(*gates))  # per step, each gate's rows
+            outs, h, c = _run_direction(mode, gis, sizes, hx[k], c0, w_hh_t, b_hn, w_hr_t,
+                                        reverse=direction == 1)
+            # as PyTorch's CPU loop: the steps stacked (a packed sequence's rows
+            # concatenated), the directions concatenated
+            results.append(ops.cat(outs, 0) if packed else ops.stack(outs, 0))
+            h_n.append(h)
+            c_n.append(c)
+        output = results[0] if len(results) == 1 else ops.cat(results, 1 if packed else 2)
+        if dropout != 0 and training and layer < num_layers - 1:
+            output = F.dropout(output, dropout, True)
+        data = output if packed else output.reshape(len(sizes) * sizes[0], output.size(2))
+    if not packed and batch_first:
+        output = output.transpose(0, 1)
+    h_n = ops.stack(h_n, 0)
+    c_n = ops.stack(c_n, 0) if cx is not None else None
+    return output, h_n, c_n
 
 
 class RNNBase(Module):
@@ -283,49 +357,10 @@ class RNNBase(Module):
     def _run(self, input: Tensor, batch_sizes, hx: Tensor, cx):
         """Every layer over a 3-D ``(T, B, I)`` input (``batch_sizes`` None) or the 2-D data of
         a packed sequence; returns ``(output, h_n, c_n)``."""
-        packed = batch_sizes is not None
-        if packed:
-            sizes = [int(b) for b in batch_sizes.tolist()]
-            data = input
-        else:
-            if self.batch_first:
-                input = input.transpose(0, 1)
-            steps, batch = input.size(0), input.size(1)
-            if steps == 0:
-                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-            sizes = [batch] * steps
-            data = input.reshape(steps * batch, input.size(2))
-        num_directions = 2 if self.bidirectional else 1
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            results = []
-            for direction in range(num_directions):
-                names = self._all_weights[layer * num_directions + direction]
-                params = {n.split("_l")[0]: getattr(self, n) for n in names}
-                w_ih_g, biases, w_hh_t, b_hn, w_hr_t = _weights(
-                    self.mode, params["weight_ih"], params["weight_hh"], params.get("bias_ih"),
-                    params.get("bias_hh"), params.get("weight_hr"))
-                gates = [gi.split(sizes, 0) if len(sizes) > 1 else [gi]
-                         for gi in _project(data, w_ih_g, biases)]
-                gis = list(zip(*gates))  # per step, each gate's rows
-                k = layer * num_directions + direction
-                outs, h, c = _run_direction(
-                    self.mode, gis, sizes, hx[k], None if cx is None else cx[k], w_hh_t, b_hn,
-                    w_hr_t, reverse=direction == 1)
-                # as PyTorch's CPU loop: the steps stacked (a packed sequence's rows
-                # concatenated), the directions concatenated
-                results.append(ops.cat(outs, 0) if packed else ops.stack(outs, 0))
-                h_n.append(h)
-                c_n.append(c)
-            output = results[0] if len(results) == 1 else ops.cat(results, 1 if packed else 2)
-            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
-                output = F.dropout(output, self.dropout, True)
-            data = output if packed else output.reshape(len(sizes) * sizes[0], output.size(2))
-        if not packed and self.batch_first:
-            output = output.transpose(0, 1)
-        h_n = ops.stack(h_n, 0)
-        c_n = ops.stack(c_n, 0) if cx is not None else None
-        return output, h_n, c_n
+        weights = [{n.split("_l")[0]: getattr(self, n) for n in names}
+                   for names in self._all_weights]
+        return _run_layers(self.mode, input, batch_sizes, hx, cx, weights, self.num_layers,
+                           self.bidirectional, self.dropout, self.training, self.batch_first)
 
     def _zeros(self, input, batch, size):
         num_directions = 2 if self.bidirectional else 1

@@ -1,0 +1,98 @@
+"""The LSTM layer's CPU kernels: a whole sequence each way, as PyTorch's CPU path (oneDNN's RNN
+layer) runs it. Forward, each step is one matrix product of the hidden state with ``W_hh`` (BLAS)
+and one pass over the four gates (``_cell``: their activations, the cell state and the hidden
+state). Backward runs the steps in reverse, each one pass over the gates (``_cell_backward``) and
+one product with ``W_hh`` for the hidden state's gradient, and then ``W_hh``'s gradient as one
+product over all steps. The input projection (``x W_ih^T + b``, every step at once) is the
+caller's ``linear``, so its gradients are one product each too.
+
+Gate order (i, f, g, o) and formulas as PyTorch's: ``c' = f c + i g``, ``h' = o tanh(c')``, with
+i, f, o sigmoids and g a tanh of the step's row of the projection plus ``h W_hh^T``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, error_model="numpy")
+def _cell(gx, gh, c_prev, acts, c, h):
+    batch, hidden = c_prev.shape
+    for b in range(batch):
+        for j in range(hidden):
+            i = 1.0 / (1.0 + np.exp(-(gx[b, j] + gh[b, j])))
+            f = 1.0 / (1.0 + np.exp(-(gx[b, hidden + j] + gh[b, hidden + j])))
+            g = np.tanh(gx[b, 2 * hidden + j] + gh[b, 2 * hidden + j])
+            o = 1.0 / (1.0 + np.exp(-(gx[b, 3 * hidden + j] + gh[b, 3 * hidden + j])))
+            acts[b, j] = i
+            acts[b, hidden + j] = f
+            acts[b, 2 * hidden + j] = g
+            acts[b, 3 * hidden + j] = o
+            cell = f * c_prev[b, j] + i * g
+            c[b, j] = cell
+            h[b, j] = o * np.tanh(cell)
+
+
+@njit(cache=True, error_model="numpy")
+def _cell_backward(acts, c, c_prev, dh_out, dh_rec, dc_next, dgates, dc_prev):
+    batch, hidden = c_prev.shape
+    for b in range(batch):
+        for j in range(hidden):
+            i = acts[b, j]
+            f = acts[b, hidden + j]
+            g = acts[b, 2 * hidden + j]
+            o = acts[b, 3 * hidden + j]
+            tc = np.tanh(c[b, j])
+            dh = dh_out[b, j] + dh_rec[b, j]
+            dc = dc_next[b, j] + dh * o * (1.0 - tc * tc)
+            dgates[b, j] = dc * g * i * (1.0 - i)
+            dgates[b, hidden + j] = dc * c_prev[b, j] * f * (1.0 - f)
+            dgates[b, 2 * hidden + j] = dc * i * (1.0 - g * g)
+            dgates[b, 3 * hidden + j] = dh * tc * o * (1.0 - o)
+            dc_prev[b, j] = dc * f
+
+
+def lstm_forward(gx: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarray):
+    """One LSTM layer over a sequence: ``gx`` (T, B, 4H) the steps' input projections with both
+    biases, ``h0`` and ``c0`` (B, H), ``w_hh`` (4H, H). Returns ``(y, acts, cs)``: ``y``
+    (T + 1, B, H) the hidden states h_1 .. h_T and then c_T; ``acts`` (T, B, 4H) the gates after
+    their activations and ``cs`` (T, B, H) the cell states, which the backward reads."""
+    gx = np.ascontiguousarray(gx)
+    h = np.ascontiguousarray(h0)
+    c = np.ascontiguousarray(c0)
+    steps, batch, gates = gx.shape
+    hidden = gates // 4
+    y = np.empty((steps + 1, batch, hidden), gx.dtype)
+    acts = np.empty((steps, batch, gates), gx.dtype)
+    cs = np.empty((steps, batch, hidden), gx.dtype)
+    gh = np.empty((batch, gates), gx.dtype)
+    w_t = w_hh.T
+    for t in range(steps):
+        np.matmul(h, w_t, out=gh)
+        _cell(gx[t], gh, c, acts[t], cs[t], y[t])
+        h, c = y[t], cs[t]
+    y[steps] = c
+    return y, acts, cs
+
+
+def lstm_backward(grad: np.ndarray, acts: np.ndarray, cs: np.ndarray, y: np.ndarray,
+                  h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarray):
+    """The gradients of ``lstm_forward``'s inputs given ``grad``, that of its ``y``:
+    ``(d gx (T, B, 4H), d h0, d c0 (B, H), d w_hh (4H, H))``."""
+    grad = np.ascontiguousarray(grad)
+    h0 = np.ascontiguousarray(h0)
+    c0 = np.ascontiguousarray(c0)
+    steps, batch, gates = acts.shape
+    hidden = gates // 4
+    dgx = np.empty_like(acts)
+    dh_rec = np.zeros((batch, hidden), acts.dtype)
+    dc = grad[steps].copy()
+    dc_prev = np.empty_like(dc)
+    for t in range(steps - 1, -1, -1):
+        _cell_backward(acts[t], cs[t], cs[t - 1] if t else c0, grad[t], dh_rec, dc, dgx[t],
+                       dc_prev)
+        np.matmul(dgx[t], w_hh, out=dh_rec)
+        dc, dc_prev = dc_prev, dc
+    h_prev = np.concatenate((h0[None], y[:steps - 1]), 0) if steps else y[:0]
+    dw_hh = dgx.reshape(steps * batch, gates).T @ h_prev.reshape(steps * batch, hidden)
+    return dgx, dh_rec, dc, dw_hh

@@ -1,0 +1,179 @@
+"""The LSTM layer as one node, as PyTorch's CPU path runs it (oneDNN's ``mkldnn_rnn_layer``,
+``MkldnnRnnLayerBackward0``): the recurrence over a whole sequence is one kernel each way
+(``K.rnn.lstm_forward``/``lstm_backward``: a matrix product and one pass over the gates per
+step), not a dozen ops and their nodes per step. ``nn.LSTM`` takes it for a CPU float32 sequence
+without projections or packing, where PyTorch takes oneDNN's (float64 runs the loop of ops, whose
+nodes PyTorch's float64 LSTM has too); the input projection stays ``linear``.
+
+The node's output is ``(T + 1, B, H)``: the steps' hidden states, then the last cell state (so
+one node gives the output, ``h_n`` and ``c_n``, each a view of it). The backward recorded for a
+second derivative (``create_graph=True``) is the same formula in differentiable ops.
+"""
+from __future__ import annotations
+
+import sys
+
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from . import _jvp
+from .registry import Op, Sample, apply, kernels_of, register
+
+
+def _lstm_sample(m, gx, h, c, w_hh):
+    """The op on numgrad; on PyTorch, its LSTM over ``gx`` with an identity input projection
+    and no biases (the same recurrence)."""
+    if hasattr(m.ops, "recurrent"):
+        out, h_n, c_n = m.ops.recurrent.lstm_layer(gx, h, c, w_hh)
+    else:
+        eye = m.eye(gx.shape[-1], dtype=gx.dtype)
+        out, h_n, c_n = m.lstm(gx, (h[None], c[None]), (eye, w_hh), False, 1, 0.0, True, False,
+                               False)
+        h_n, c_n = h_n[0], c_n[0]
+    return m.cat([out.flatten(), h_n.flatten(), c_n.flatten()])
+
+
+@register
+class LstmLayer(Op):
+    """``(gx, h0, c0, w_hh)`` -> the stacked ``h_1 .. h_T, c_T`` of an LSTM layer whose steps'
+    input projections (both biases added) are ``gx`` (T, B, 4H); ``workspace`` (a list, empty
+    until the forward) gets the gates' activations and the cell states, which the backward
+    reads."""
+
+    name, node = "lstm_layer", "MkldnnRnnLayerBackward0"
+    jvp = _jvp.transposed_backward
+    save_inputs = (0, 1, 2, 3)
+    save_output = True
+    samples = (
+        Sample(_lstm_sample, ((3, 2, 8), (2, 2), (2, 2), (8, 2))),
+    )
+
+    @staticmethod
+    def forward(K, gx, h0, c0, w_hh, *, workspace):
+        y, acts, cs = K.rnn.lstm_forward(gx, h0, c0, w_hh)
+        workspace.append((acts, cs))
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx, h0, c0, w_hh, y = ctx.saved_tensors
+        if grad_mode.state.enabled:  # (create_graph: the formula in differentiable ops)
+            grads = _backward_in_ops(grad, gx, h0, c0, w_hh)
+        else:
+            acts, cs = ctx.params["workspace"][0]
+            K = kernels_of(grad._data)
+            grads = tuple(Tensor._wrap(a) for a in K.rnn.lstm_backward(
+                grad._data, acts, cs, y._data, h0._data, c0._data, w_hh._data))
+        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+
+
+def _forward_in_ops(gx: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor) -> tuple:
+    """The recurrence in numgrad's ops (Tensor's methods, which vmap's batched tensors take
+    too): each step's gates ``(i, f, g, o)``, the cell states, and the hidden states from
+    ``h0`` on."""
+    w_t = w_hh.t()
+    h, c = h0, c0
+    gates, cells, hs = [], [], [h0]
+    for t in range(gx.shape[0]):
+        i, f, g, o = (gx[t] + h.mm(w_t)).chunk(4, 1)
+        i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+        c = f * c + i * g
+        h = o * c.tanh()
+        gates.append((i, f, g, o))
+        cells.append(c)
+        hs.append(h)
+    return gates, cells, hs
+
+
+def _backward_in_ops(grad: Tensor, gx: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor) -> tuple:
+    """``lstm_backward`` in numgrad's ops (differentiable): the forward's gates again, then the
+    steps in reverse."""
+    from .. import ops
+
+    steps = gx.shape[0]
+    gates, cells, hs = _forward_in_ops(gx, h0, c0, w_hh)
+    dh_rec = None
+    dc = grad[steps]
+    dgates = [None] * steps
+    for t in range(steps - 1, -1, -1):
+        i, f, g, o = gates[t]
+        tc = ops.tanh(cells[t])
+        dh = grad[t] if dh_rec is None else grad[t] + dh_rec
+        dc = dc + dh * o * (1 - tc * tc)
+        c_prev = cells[t - 1] if t else c0
+        dgates[t] = ops.cat([dc * g * i * (1 - i), dc * c_prev * f * (1 - f),
+                             dc * i * (1 - g * g), dh * tc * o * (1 - o)], 1)
+        dh_rec = ops.mm(dgates[t], w_hh)
+        dc = dc * f
+    dgx = ops.stack(dgates, 0)
+    hidden, gate_size = h0.shape[-1], gx.shape[-1]
+    h_prev = ops.stack(hs[:steps], 0)
+    dw = ops.mm(dgx.reshape(-1, gate_size).t(), h_prev.reshape(-1, hidden))
+    return dgx, dh_rec, dc, dw
+
+
+def lstm_layer(gx: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor) -> tuple:
+    """One LSTM layer's recurrence (``LstmLayer``): ``(output (T, B, H), h_n, c_n)``. Under
+    vmap, its ops (whose batching rules merge the examples into their kernels)."""
+    vmap = sys.modules.get("numgrad.func._vmap")
+    if vmap is not None and vmap._levels:  # (``stack``'s public form: batched tensors')
+        _, cells, hs = _forward_in_ops(gx, h0, c0, w_hh)
+        return sys.modules["numgrad"].stack(hs[1:], 0), hs[-1], cells[-1]
+    y = apply(LstmLayer, (gx, h0, c0, w_hh), (gx._data, h0._data, c0._data, w_hh._data),
+              workspace=[])
+    steps = gx.shape[0]
+    return y[:steps], y[steps - 1], y[steps]
+
+
+# ---------------------------------------------------------------- torch.lstm, torch.gru ...
+def _functional(mode: str, input, second, third, params, has_biases, num_layers, dropout, train,
+                bidirectional, batch_first=False):
+    """The recurrent layers as functions of a flat parameter list (PyTorch's ``torch.lstm``
+    and family), in either of their forms: ``(input, hx, params, ..., batch_first)``, or the
+    packed one ``(data, batch_sizes, hx, params, ...)``."""
+    from ..nn.modules.rnn import _run_layers
+
+    if isinstance(second if mode == "LSTM" else third, Tensor):  # (the packed form)
+        batch_sizes, hx = second, third
+    else:
+        batch_sizes, hx = None, second
+        params, has_biases, num_layers, dropout, train, bidirectional, batch_first = (
+            third, params, has_biases, num_layers, dropout, train, bidirectional)
+    per = 4 if has_biases else 2
+    directions = 2 if bidirectional else 1
+    params = list(params)
+    projected = mode == "LSTM" and len(params) == num_layers * directions * (per + 1)
+    if len(params) != num_layers * directions * (per + projected):
+        raise RuntimeError(f"{mode.lower()}: expected {num_layers * directions * per} "
+                           f"parameters, got {len(params)}")
+    names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if has_biases else []) + \
+        (["weight_hr"] if projected else [])
+    weights = [dict(zip(names, params[k * len(names):(k + 1) * len(names)]))
+               for k in range(num_layers * directions)]
+    h0, c0 = (hx[0], hx[1]) if mode == "LSTM" else (hx, None)
+    output, h_n, c_n = _run_layers(mode, input, batch_sizes, h0, c0, weights, num_layers,
+                                   bidirectional, dropout, train, batch_first)
+    return (output, h_n, c_n) if mode == "LSTM" else (output, h_n)
+
+
+def _layer_function(mode: str, name: str, returns: str):
+    def layer(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+              batch_first=False):
+        return _functional(mode, input, hx, params, has_biases, num_layers, dropout, train,
+                           bidirectional, batch_first)
+
+    layer.__name__ = layer.__qualname__ = name
+    layer.__doc__ = (f"``torch.{name}``: ``{returns}`` of the layers whose parameters are "
+                     "``params`` (per layer and direction: ``w_ih, w_hh[, b_ih, b_hh]``"
+                     + (", ``[w_hr]``; ``hx`` is ``(h_0, c_0)``" if mode == "LSTM" else "")
+                     + "), or the packed form ``(data, batch_sizes, hx, params, ...)``.")
+    return layer
+
+
+lstm = _layer_function("LSTM", "lstm", "(output, h_n, c_n)")
+gru = _layer_function("GRU", "gru", "(output, h_n)")
+rnn_tanh = _layer_function("RNN_TANH", "rnn_tanh", "(output, h_n)")
+rnn_relu = _layer_function("RNN_RELU", "rnn_relu", "(output, h_n)")
+
+
+__all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu"]
+METHODS = ()

@@ -456,6 +456,29 @@ def test_functions_without_a_rule_run_as_compositions_of_ops_with_rules():
     _same(_np(list(got)), _np(list(run(torch, tfunc))))
 
 
+def test_vmap_of_forms_the_op_database_showed_and_the_error_for_what_does_not_dispatch():
+    """var with a positional unbiased, index_add of 0-d examples, a nuclear norm, the
+    linalg.diagonal keywords, a view's copy, split aliases, constant_pad_nd, msort and
+    torch.fft (which now dispatches) against torch.func.vmap; a batched tensor reaching a
+    function that does not dispatch raises instead of computing with the whole batch."""
+    x = RNG.standard_normal((3, 4, 5))
+
+    def run(m, F):
+        return F.vmap(lambda a: (
+            a.var(True), m.index_add(a[0, 0], 0, m.tensor([0]), a[1, 1]), m.norm(a, p="nuc"),
+            m.linalg.diagonal(a, offset=1), m.permute_copy(a, (1, 0)), m.unsafe_split(a, 2)[1],
+            m.hsplit(a, [2])[0], m.constant_pad_nd(a, (1, 1), 0.5), m.msort(a),
+            m.fft.fftshift(a), m.fft.irfft(a)))(_t(m, x))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no loop)
+        got = run(numgrad, nfunc)
+    _same(_np(list(got)), _np(list(run(torch, tfunc))))
+    with pytest.raises(RuntimeError, match="a batched tensor reached a function that does not "
+                                           "dispatch"):
+        nfunc.vmap(lambda a: numgrad.ops._safe_softmax(a, -1))(_t(numgrad, x))
+
+
 def test_vmap_of_ops_whose_sizes_come_from_values():
     """Counting and masked ops under vmap, by their rules, against torch.func.vmap: a shared
     mask selects alike, per-example histograms over each example's own range, counts, and

@@ -161,3 +161,12 @@ def fftshift(input: Tensor, dim=None) -> Tensor:
 def ifftshift(input: Tensor, dim=None) -> Tensor:
     """The inverse of ``fftshift``: rolled back by ``n // 2``."""
     return _shift(input, dim, True)
+
+
+# The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
+# numgrad.special binds its own (so that vmap reaches them through its dispatch).
+import sys as _sys  # noqa: E402
+
+from . import overrides as _overrides  # noqa: E402
+
+_overrides.wrap_namespace(_sys.modules[__name__], "torch.fft.")

@@ -84,14 +84,23 @@ class BatchedTensor(Tensor):
                 return out
         return _unruled(func, lvl, args, kwargs, name)
 
-    # The array is the innermost physical value's, for the metadata; a function run on batched
-    # tensors as a composition of ops (``_unruled``) that reaches for it instead is a primitive
-    # without a rule: ``_Primitive``, and the loop.
+    # The array (``_phys``) is the innermost physical value's, for the metadata only: code that
+    # reaches for a batched tensor's array would compute with the whole batch as if it were one
+    # example. A function run as a composition of ops (``_unruled``) that does is a primitive
+    # without a rule: ``_Primitive``, and the loop; anything else (a function that does not
+    # dispatch, as ``torch.ops.aten``'s) gets an error instead of wrong values.
     @property
     def _data(self):
         if getattr(_transparent, "depth", 0):
             raise _Primitive
-        return self._phys
+        raise RuntimeError("vmap: a batched tensor reached a function that does not dispatch "
+                           "on its arguments (no batching rule can run): call it outside vmap, "
+                           "or once per example")
+
+    def __iter__(self):
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
 
     @_data.setter
     def _data(self, value):
@@ -175,7 +184,7 @@ def _make(value: Tensor, lvl: _Level) -> BatchedTensor:
     inner = value
     while type(inner) is BatchedTensor:
         inner = inner._value
-    b._data = inner._data  # (dtype and device; the shape is the logical one, above)
+    b._phys = inner._data  # (dtype and device; the shape is the logical one, above)
     b._requires_grad = inner._requires_grad
     b._grad = b._grad_fn = b._hooks = b._accumulator = b._base = None
     b._version_counter = inner._version_counter
@@ -295,6 +304,31 @@ class _Primitive(BaseException):
     on the way takes it for the function's own error.)"""
 
 
+def _numgrad():
+    import numgrad
+
+    return numgrad
+
+
+def _split_along(dim_of):
+    def alias(x, sections, *rest, **kwargs):
+        if rest or kwargs or x.ndim <= (0 if dim_of(x) == 0 else dim_of(x) - 1 + 1) - 1:
+            return NotImplemented
+        return _numgrad().tensor_split(x, sections, dim_of(x))
+    return alias
+
+
+# Functions that are others with other names or arguments (what their body would run)
+_ALIASES = {
+    "unsafe_split": lambda x, *a, **k: _numgrad().split(x, *a, **k),
+    "unsafe_chunk": lambda x, *a, **k: _numgrad().chunk(x, *a, **k),
+    "split_with_sizes": lambda x, sizes, dim=0: _numgrad().split(x, list(sizes), dim),
+    "hsplit": _split_along(lambda x: 1 if x.ndim > 1 else 0),
+    "vsplit": _split_along(lambda x: 0),
+    "dsplit": _split_along(lambda x: 2),
+    "constant_pad_nd": lambda x, pad, value=0: _numgrad().nn.functional.pad(x, pad, value=value),
+    "msort": lambda x: _numgrad().sort(x, 0).values,
+}
 _transparent = threading.local()  # depth > 0 while a function without a rule runs composed
 _transparent.depth = 0
 # In-place random fills, whose names without the underscore mean other functions
@@ -315,6 +349,15 @@ def _unruled(func, lvl, args, kwargs, name):
         # (an in-place form: its out-of-place twin by its rule, copied in, as PyTorch's)
         self = args[0]
         return self.copy_(getattr(self, twin)(*args[1:], **kwargs))
+    if name.endswith("_copy") and name[:-5] in RULES:  # (a view's copy: the view, copied)
+        view = getattr(_numgrad(), name[:-5], None) or getattr(Tensor, name[:-5])
+        return _pytree.tree_map(lambda t: t.clone() if isinstance(t, Tensor) else t,
+                                view(*args, **kwargs))
+    alias = _ALIASES.get(name)
+    if alias is not None:
+        out = alias(*args, **kwargs)
+        if out is not NotImplemented:
+            return out
     raw = overrides._unwrapped(func)
     if name not in _PRIMITIVES and raw is not func:
         _transparent.depth = getattr(_transparent, "depth", 0) + 1
@@ -427,7 +470,8 @@ zeta special_zeta chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polyno
 chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he laguerre_polynomial_l
 legendre_polynomial_p shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u
 shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w gammaln psi multigammaln
-expit ndtr entr i0e i1 i1e log_ndtr ndtri
+expit ndtr entr i0e i1 i1e log_ndtr ndtri frexp gcd lcm ldexp mvlgamma modified_bessel_i0
+modified_bessel_i1 spherical_bessel_j0
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise
@@ -567,8 +611,17 @@ def _drop_made(out, ndim):
 
 
 for _n in ("sum", "mean", "nansum", "nanmean", "amax", "amin", "prod", "logsumexp", "all", "any",
-           "count_nonzero", "std", "var", "argmax", "argmin", "aminmax"):
+           "count_nonzero", "argmax", "argmin", "aminmax"):
     RULES[_n] = _reduction()
+_spread = _reduction()
+
+
+@_rule("std", "var", "std_mean", "var_mean")
+def _std_var(func, lvl, args, kwargs):
+    """``var(x, unbiased)`` (a bool where the dim would be: all elements) or ``var(x, dim ...)``."""
+    if len(args) > 1 and isinstance(args[1], bool):
+        return _spread(func, lvl, (args[0],), {**kwargs, "unbiased": args[1]})
+    return _spread(func, lvl, args, kwargs)
 _median_dim = _reduction(none_all=False)
 
 
@@ -586,7 +639,18 @@ for _n in ("softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "cumma
 RULES["unbind"] = _reduction(none_all=False, default=0)
 for _n in ("sort", "argsort", "glu"):
     RULES[_n] = _reduction(none_all=False, default=-1)
-RULES["norm"] = _reduction(pos=2)
+_norm_dim = _reduction(pos=2)
+
+
+@_rule("norm")
+def _norm_rule(func, lvl, args, kwargs):
+    """``norm``: a matrix norm ('fro', 'nuc') without a dim is over a matrix example's two
+    dimensions; otherwise as a reduction of ``dim``."""
+    p, _ = _get(args, kwargs, 1, "p", "fro")
+    d, _ = _get(args, kwargs, 2, "dim")
+    if isinstance(p, str) and d is None and args[0].ndim == 2 and len(args) <= 2:
+        return func(args[0], p, dim=(0, 1), **{k: v for k, v in kwargs.items() if k != "p"})
+    return _norm_dim(func, lvl, args, kwargs)
 RULES["normalize"] = _reduction(pos=2, none_all=False)
 RULES["topk"] = _reduction(pos=2, none_all=False, default=-1)
 RULES["kthvalue"] = _reduction(pos=2, none_all=False, default=-1)
@@ -607,7 +671,6 @@ def _unfold(func, lvl, args, kwargs):
         _, size, step = (*args[1:], *kwargs.values())[:3]
         return _make(v.unsqueeze(1).unfold(1, size, step).squeeze(1), lvl)
     return _unfold_dim(func, lvl, args, kwargs)
-RULES["var_mean"] = RULES["std_mean"] = _reduction()
 RULES["flip"] = _reduction(none_all=False, name="dims")
 RULES["select"] = _reduction(none_all=False)
 RULES["narrow"] = _reduction(none_all=False)
@@ -1065,6 +1128,12 @@ def _index_write(func, lvl, args, kwargs):
         return NotImplemented  # (a batched index, or index_fill's 0-d value: the loop)
     x = args[0]
     d, where = _get(args, kwargs, 1, "dim")
+    if x.ndim == 0:  # (a 0-d example: as one of one element, PyTorch's reading; a 0-d source
+        source = _name(func) != "index_fill"  # likewise, index_fill's value as it is)
+        rest = [a.unsqueeze(0) if source and k == 2 and isinstance(a, Tensor) and not a.ndim
+                else a for k, a in enumerate(args[1:])]
+        out = func(x.unsqueeze(0), *rest, **kwargs)
+        return out.squeeze(0)
     args = [_batched(a, lvl) if isinstance(a, Tensor) and a is not index else a for a in args]
     kwargs = {k: _batched(a, lvl) if isinstance(a, Tensor) and a is not index else a
               for k, a in kwargs.items()}
@@ -1193,12 +1262,15 @@ def _roll(func, lvl, args, kwargs):
 @_rule("diagonal", "diagonal_copy")
 def _diagonal(func, lvl, args, kwargs):
     v = _value_at(args[0], lvl.id)
-    offset, _ = _get(args, kwargs, 1, "offset", 0)
-    d1, _ = _get(args, kwargs, 2, "dim1", 0)
-    d2, _ = _get(args, kwargs, 3, "dim2", 1)
+    matrix = (overrides.resolve_name(func) or "").startswith("torch.linalg.")  # (keywords,
+    offset, _ = _get(args, kwargs, 1, "offset", 0)                            # the last two)
+    d1, _ = _get(args, kwargs, 2, "dim1", -2 if matrix else 0)
+    d2, _ = _get(args, kwargs, 3, "dim2", -1 if matrix else 1)
     if v is None:
         return NotImplemented
     n = v.ndim - 1
+    if matrix:
+        return _make(func(v, offset=offset, dim1=_norm(d1, n) + 1, dim2=_norm(d2, n) + 1), lvl)
     return _make(func(v, offset, _norm(d1, n) + 1, _norm(d2, n) + 1), lvl)
 
 

@@ -643,3 +643,16 @@ def _put(func, lvl, args, kwargs):
     flat = x.reshape((n,)).index_put(((index.flatten() + n) % max(n, 1),), source.flatten(),
                                      bound.get("accumulate", False))
     return flat.reshape(tuple(x.shape))
+
+
+@_rule("fftshift", "ifftshift")
+def _fftshift(func, lvl, args, kwargs):
+    """A roll of each of ``dim`` (every dimension when None) by half its size (``ifftshift``:
+    back)."""
+    x = args[0]
+    dim, _ = _get(args, kwargs, 1, "dim")
+    dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return x.clone()
+    sign = -1 if _vmap._name(func) == "ifftshift" else 1
+    return x.roll(tuple(sign * (x.shape[d] // 2) for d in dims), dims)

@@ -505,6 +505,13 @@ def test_vmap_of_ops_whose_sizes_come_from_values():
     with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size, but got "
                                            "\\[4\\] at entry 0 and \\[3\\] at entry 2"):
         nfunc.vmap(lambda a: a.bincount())(_t(numgrad, np.array([[3, 0], [1, 3], [2, 2]])))
+    for f in (lambda m, a: a.nonzero(), lambda m, a: m.unique(a),
+              lambda m, a: m.unique_consecutive(a), lambda m, a: a.nonzero(as_tuple=True)[0]):
+        with pytest.raises(RuntimeError) as theirs:
+            tfunc.vmap(lambda a: f(torch, a))(_t(torch, x))
+        with pytest.raises(RuntimeError) as ours:
+            nfunc.vmap(lambda a: f(numgrad, a))(_t(numgrad, x))
+        assert str(ours.value) == str(theirs.value)
 
 
 def test_functionalize_behaves_as_pytorchs_eager_functionalize():

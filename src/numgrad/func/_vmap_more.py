@@ -656,3 +656,29 @@ def _fftshift(func, lvl, args, kwargs):
         return x.clone()
     sign = -1 if _vmap._name(func) == "ifftshift" else 1
     return x.roll(tuple(sign * (x.shape[d] // 2) for d in dims), dims)
+
+
+# --- results whose size is read from each example's values: PyTorch's vmap errors
+def _dynamic(aten_name):
+    def rule(func, lvl, args, kwargs):
+        raise RuntimeError("vmap: We do not support batching operators that can output dynamic "
+                           f"shape. Attempted to vmap over aten::{aten_name}. Please file an "
+                           "issue at https://github.com/pytorch/pytorch/issues if you need this "
+                           "feature.")
+    return rule
+
+
+_dynamic_nonzero = _dynamic("nonzero")
+
+
+@_rule("nonzero")
+def _nonzero(func, lvl, args, kwargs):
+    as_tuple, _ = _get(args, kwargs, 1, "as_tuple", False)
+    if as_tuple:
+        raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We could not "
+                           "generate a fallback.")
+    return _dynamic_nonzero(func, lvl, args, kwargs)
+
+
+_vmap.RULES["unique"] = _dynamic("_unique2")
+_vmap.RULES["unique_consecutive"] = _dynamic("unique_consecutive")

@@ -797,6 +797,12 @@ def test_autograd_functional_forward_mode_needs_vectorize():
 
 def test_vmap_randomness_of_random_factories():
     x = numgrad.zeros(6, 5)
+    with pytest.raises(RuntimeError, match="randomness error mode"):  # (in-place fills too)
+        nfunc.vmap(lambda a: a.clone().uniform_())(x)
+    filled = nfunc.vmap(lambda a: a.clone().normal_(), randomness="different")(x)
+    alike = nfunc.vmap(lambda a: a.clone().uniform_(0, 1), randomness="same")(x)
+    assert not (filled[0] == filled[1]).all() and (alike == alike[0]).all()
+    assert not (alike[0] == alike[0][0]).all()
     with pytest.raises(RuntimeError, match="randomness error mode"):
         nfunc.vmap(lambda a: numgrad.randn(5) + a)(x)
     different = nfunc.vmap(lambda a: numgrad.randn(5) + a, randomness="different")(x)

@@ -496,6 +496,9 @@ def _no(message):
     return rule
 
 
+RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please "
+                    "either use the 'same' or 'different' randomness flags on vmap or perform "
+                    "the randomness operation out of vmap")
 _ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
          "calling .item() on a Tensor, please try to rewrite what you're doing with other "
          "operations. If error is occurring somewhere inside PyTorch internals, please file a "
@@ -1300,9 +1303,7 @@ def _random(func, lvl, args, kwargs):
         if not training or p == 0:
             return args[0]
     if lvl.randomness == "error":
-        raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
-                           "either use the 'same' or 'different' randomness flags on vmap or "
-                           "perform the randomness operation out of vmap")
+        raise RuntimeError(RANDOMNESS_ERROR)
     if lvl.randomness == "different" and name not in ("multinomial",):
         return _pointwise(func, lvl, args, kwargs)
     if lvl.randomness == "same" and name.startswith("dropout"):
@@ -1710,9 +1711,7 @@ def _random_factory(func, lvl, args, kwargs):
     if any(isinstance(a, Tensor) for a in (*args, *kwargs.values())):
         return func(*args, **kwargs)
     if lvl.randomness == "error":
-        raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
-                           "either use the 'same' or 'different' randomness flags on vmap or "
-                           "perform the randomness operation out of vmap")
+        raise RuntimeError(RANDOMNESS_ERROR)
     if lvl.randomness == "same":
         return func(*args, **kwargs)
 

@@ -682,3 +682,23 @@ def _nonzero(func, lvl, args, kwargs):
 
 _vmap.RULES["unique"] = _dynamic("_unique2")
 _vmap.RULES["unique_consecutive"] = _dynamic("unique_consecutive")
+
+
+# --- in-place random fills: by the level's randomness, as random factories
+@_rule("uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
+       "log_normal_", "cauchy_")
+def _random_fill(func, lvl, args, kwargs):
+    """'error' raises PyTorch's error; 'different' fills the whole batch (each example its own
+    draws); 'same' draws one example's and writes it into every example."""
+    x = args[0]
+    v = _value_at(x, lvl.id)
+    if lvl.randomness == "error":
+        raise RuntimeError(_vmap.RANDOMNESS_ERROR)
+    if v is None or any(type(a) is BatchedTensor for a in (*args[1:], *kwargs.values())):
+        return NotImplemented
+    if lvl.randomness == "different":
+        func(v, *args[1:], **kwargs)
+        return x
+    one = func(v[0].clone(), *args[1:], **kwargs)
+    v.copy_(one.unsqueeze(0).expand(tuple(v.shape)))
+    return x

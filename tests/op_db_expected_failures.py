@@ -34,7 +34,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'fft.rfft2': 'float32 sample 0: missing name: torch.fft.rfft2',
  'fft.rfftn': 'float32 sample 0: missing name: torch.fft.rfftn',
  'gather': 'float32 sample 3: dtype torch.uint8',
- 'geqrf': 'float32 sample 0: missing name: torch.geqrf',
  'grid_sampler_2d': 'float32 sample 0: missing name: torch.grid_sampler_2d',
  'grid_sampler_3d': 'float32 sample 0: missing name: torch.grid_sampler_3d',
  'half': 'float32 sample 0: missing name: torch.Tensor.half',
@@ -51,7 +50,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'linalg.ldl_factor': 'float32 sample 0: missing name: torch.linalg.ldl_factor',
  'linalg.ldl_factor_ex': 'float32 sample 0: missing name: torch.linalg.ldl_factor_ex',
  'linalg.ldl_solve': 'float32 sample 0: missing name: torch.linalg.ldl_solve',
- 'max_pool2d_with_indices_backward': 'float32 sample 0: missing name: torch.ops.aten',
  'nn.functional.adaptive_max_pool3d': 'float32 sample 0: missing name: '
                                       'torch.nn.functional.adaptive_max_pool3d',
  'nn.functional.ctc_loss': 'float32 sample 0: missing name: torch.nn.functional.ctc_loss',
@@ -64,7 +62,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'nn.functional.layer_norm': "float32 sample 2: layer_norm over one element: the weight's gradient "
                              'is exactly 0 in numgrad, rounding noise (-2.2e-05 = 1e-7 x rstd 316) '
                              "in PyTorch's float32",
- 'ormqr': 'float32 sample 0: missing name: torch.ormqr',
  'polar': 'float32 sample 0: missing name: torch.polar',
  'resize_': 'float32 sample 0: missing name: torch.Tensor.resize_',
  'resize_as_': 'float32 sample 0: missing name: torch.resize_as_',
@@ -217,8 +214,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
                              "normalized_shape to be at least 1-dimensional'",
  'nn.functional.soft_margin_loss#1': 'raises ValueError, PyTorch RuntimeError (shapes (5, 4) and '
                                      '(1, 5) do not broadcast)',
- 'ormqr#0': 'missing name: torch.ormqr',
- 'ormqr#1': 'missing name: torch.ormqr',
  'polar#0': 'missing name: torch.polar',
  'polar#1': 'missing name: torch.polar',
  'polar#2': 'missing name: torch.polar',

@@ -142,6 +142,10 @@ DIFFERENTIABLE = [
                                           x.abs() * 4), (3, 4), True),
     ("igammac in x", lambda m, x: m.igammac(m.tensor([[0.5], [2.0], [7.0]], dtype=x.dtype),
                                             x.abs() * 4), (3, 4), True),
+    ("ormqr", lambda m, x: m.ormqr(x[:, :3], x[0, 3:6], x[:, 6:], left=True, transpose=True),
+     (4, 8), True),
+    ("ormqr right", lambda m, x: m.ormqr(x[:, :3], x[0, 3:6], x[:2, :4], left=False), (4, 8),
+     True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -253,6 +257,9 @@ HARD = [
                                   m.tensor([1.0, 0.0, 0.0, 1.0, math.inf, 1.0, math.inf, -1.0,
                                             1.0, math.nan, 2.0, 2.5, 1000.0]))
                                 for f in (m.igamma, m.igammac)]),
+    ("geqrf", lambda m: [m.geqrf(m.tensor(v, dtype=m.float64)) for v in (
+        [[1.0, 2.0, 0.5], [0.0, -1.0, 2.0], [3.0, 1.0, 1.0], [2.0, 0.0, -4.0]],
+        [[1.0, 2.0, 0.5, 1.0], [2.0, -1.0, 2.0, 0.0]], [[0.0, 1.0], [0.0, 2.0]])]),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -298,6 +305,8 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.geqrf(m.zeros(3)),
+    lambda m: m.ormqr(m.zeros(5, 5), m.zeros(5), m.zeros(4, 5)),
     lambda m: m.igamma(m.tensor([2]), m.tensor([3])),
     lambda m: m.pca_lowrank(m.zeros(3, 4), q=5),
     lambda m: m.histogram(m.zeros(2), 0),

@@ -298,6 +298,38 @@ def test_set_num_threads_sets_numbas_and_blass_threads():
         numgrad.set_num_threads(before)
 
 
+def test_an_lstm_layer_runs_its_steps_on_one_blas_thread_and_leaves_the_setting_as_it_was():
+    from threadpoolctl import threadpool_info
+
+    from numgrad.kernels.cpu import rnn
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"
+                and "numpy" in i["filepath"]]
+
+    seen = []
+    real = rnn._cell
+
+    def cell(*args):  # (the BLAS setting while the steps run)
+        seen.append(blas_threads())
+        return real(*args)
+
+    model = numgrad.nn.LSTM(3, 4)
+    before = numgrad.get_num_threads()
+    try:
+        for threads in (2, 1):
+            numgrad.set_num_threads(threads)
+            rnn._cell = cell
+            model(numgrad.ones(2, 1, 3))[0].sum().backward()
+            rnn._cell = real
+            assert seen and all(s == [1] for s in seen)
+            assert blas_threads() == [threads]
+            seen.clear()
+    finally:
+        rnn._cell = real
+        numgrad.set_num_threads(before)
+
+
 @pytest.mark.parametrize("value", [0, -2, 1.5, "2"], ids=repr)
 def test_set_num_threads_refuses_as_pytorch(value):
     def run(m):

@@ -21,25 +21,32 @@ import numpy as np
 
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
             "openblas_set_num_threads64_", "openblas_set_num_threads", "MKL_Set_Num_Threads")
+_GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
+            "openblas_get_num_threads64_", "openblas_get_num_threads", "MKL_Get_Max_Threads")
 _blas_setter = None  # the BLAS's set_num_threads function, once looked up (False: none found)
+_blas_getter = None  # and its get_num_threads (False: none)
 
 
 def _blas_set_num_threads():
     """NumPy's BLAS's ``set_num_threads`` function, or None."""
-    global _blas_setter
+    global _blas_setter, _blas_getter
     if _blas_setter is None:
-        _blas_setter = False
+        _blas_setter = _blas_getter = False
         folder = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
         for path in sorted(glob.glob(os.path.join(folder, "*blas*"))):
             try:
                 library = ctypes.CDLL(path)  # (already loaded by NumPy: the same handle)
             except OSError:
                 continue
-            for name in _SETTERS:
+            for name, getter_name in zip(_SETTERS, _GETTERS):
                 setter = getattr(library, name, None)
                 if setter is not None:
                     setter.argtypes = [ctypes.c_int]
                     _blas_setter = setter
+                    getter = getattr(library, getter_name, None)
+                    if getter is not None:
+                        getter.restype = ctypes.c_int
+                        _blas_getter = getter
                     break
             if _blas_setter:
                 break
@@ -62,6 +69,30 @@ def set_num_threads(n) -> None:
 
 
 _threads = None  # what set_num_threads was given, if it was called
+
+
+class one_blas_thread:
+    """BLAS on one thread inside the block (``with one_blas_thread(small):``, where ``small``
+    says whether the products to come are small), then as set before: a loop of small products
+    (an LSTM's steps) waits on BLAS's other threads at each call, which on a machine whose
+    cores are busy costs many times the product itself. Process-wide, as BLAS's setting is."""
+
+    __slots__ = ("setter", "before")
+
+    def __init__(self, small: bool = True):
+        self.setter = _blas_set_num_threads() if small and _blas_setter is not False else None
+        self.before = 1
+
+    def __enter__(self):
+        if self.setter is not None:
+            self.before = _blas_getter() if _blas_getter else get_num_threads()
+            if self.before != 1:
+                self.setter(1)
+        return self
+
+    def __exit__(self, *exc):
+        if self.setter is not None and self.before != 1:
+            self.setter(self.before)
 
 
 def get_num_threads() -> int:

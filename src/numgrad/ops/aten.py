@@ -96,5 +96,31 @@ def _chunk_cat(tensors, dim: int, num_chunks: int) -> Tensor:
 
 
 builtins_slice = __builtins__["slice"] if isinstance(__builtins__, dict) else __builtins__.slice
+
+
+class _Overloads:
+    """``torch.ops.aten.<name>``: callable, with its ``.default`` overload (the same function)."""
+
+    def __init__(self, fn):
+        self.default = fn
+        self.__name__ = getattr(fn, "__name__", "op")
+
+    def __call__(self, *args, **kwargs):
+        return self.default(*args, **kwargs)
+
+
+def __getattr__(name: str):
+    """``numgrad.ops.aten.<name>`` for the ATen operators numgrad has (``numgrad.ops.<name>``),
+    as ``torch.ops.aten.<name>`` (``.default`` included)."""
+    from .. import ops
+
+    fn = getattr(ops, name, None)
+    if name.startswith("__") or fn is None or not callable(fn):
+        raise AttributeError(f"module 'numgrad.ops.aten' has no attribute '{name}'")
+    return _Overloads(fn)
+
+
+for _fn in (slice, _softmax_backward_data, _safe_softmax, native_dropout_backward):
+    _fn.default = _fn  # (torch.ops.aten.<name>.default)
 __all__ = ["_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "_chunk_cat"]
 METHODS = ()

@@ -165,13 +165,84 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
                            f"not match input dtype {names.get(A.dtype.name, A.dtype.name)}")
     ng = _ng()
     Q = ng.eye(m, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], m, m)
-    rows = ng.arange(m, device=A.device)
     for i in range(tau.shape[-1]):
-        below = (rows > i).to(A.dtype)
-        v = A[..., :, i] * below + (rows == i).to(A.dtype)
+        v = _reflector(A, i)
         Qv = (Q @ v.unsqueeze(-1))
         Q = Q - (Qv * tau[..., i, None, None]) @ v.unsqueeze(-2)
     return Q[..., :, :n]
+
+
+def _reflector(A: Tensor, i: int) -> Tensor:
+    """The ``i``-th Householder vector of ``A`` (geqrf's storage): 1 at ``i``, ``A``'s column
+    ``i`` below it, zeros above."""
+    ng = _ng()
+    rows = ng.arange(A.shape[-2], device=A.device)
+    return A[..., :, i] * (rows > i).to(A.dtype) + (rows == i).to(A.dtype)
+
+
+class _GeqrfResult(tuple):
+    """``(a, tau)``, as PyTorch's ``torch.return_types.geqrf``."""
+
+    a = property(lambda self: self[0])
+    tau = property(lambda self: self[1])
+
+    def __new__(cls, a, tau):
+        return super().__new__(cls, (a, tau))
+
+
+def geqrf(input: Tensor):
+    """LAPACK's QR factorisation ``(a, tau)``: ``R`` on and above ``a``'s diagonal, the
+    Householder vectors below it, their scalars in ``tau`` (``beta = -sign(alpha) norm``, as
+    ``dlarfg``); not differentiable, as PyTorch's."""
+    ng = _ng()
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"geqrf_cpu" not implemented for '
+                                  f"'{torch_name(input._data.dtype)}'")
+    A = input.detach().clone()
+    m, n = A.shape[-2], A.shape[-1]
+    taus = []
+    for j in range(min(m, n)):
+        alpha, x = A[..., j, j], A[..., j + 1:, j]
+        xnorm = (x * x).sum(-1).sqrt()
+        zero = xnorm == 0
+        beta = -ng.copysign((alpha * alpha + xnorm * xnorm).sqrt(), alpha)
+        tau = ng.where(zero, 0.0, (beta - alpha) / ng.where(zero, 1.0, beta))
+        v = x / ng.where(zero, 1.0, alpha - beta).unsqueeze(-1)
+        A[..., j, j] = ng.where(zero, alpha, beta)
+        A[..., j + 1:, j] = v
+        if j + 1 < n:
+            w = ng.cat([ng.ones_like(alpha).unsqueeze(-1), v], -1).unsqueeze(-1)
+            C = A[..., j:, j + 1:]
+            A[..., j:, j + 1:] = C - tau[..., None, None] * w @ (w.mT @ C)
+        taus.append(tau)
+    tau = ng.stack(taus, -1) if taus else A.new_zeros((*A.shape[:-2], 0))
+    return _GeqrfResult(A, tau)
+
+
+def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
+          transpose: bool = False) -> Tensor:
+    """``Q other`` (``left=False``: ``other Q``; ``transpose``: ``Q^T``) for ``Q`` the product of
+    the Householder reflectors ``geqrf`` stores in ``input`` and ``tau``, applied one by one."""
+    fn = "torch.ormqr"
+    for name, t in (("input", input), ("other", other)):
+        if t.ndim < 2:
+            raise RuntimeError(f"{fn}: {name} must have at least 2 dimensions.")
+    k = tau.shape[-1] if tau.ndim else 1
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"{fn}: other.shape[{side}] must be equal to input.shape[-2]")
+    if k > min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"{fn}: tau.shape[-1] must be equal to min(other.shape[-2], "
+                           "input.shape[-1])")
+    order = range(k) if left == transpose else range(k - 1, -1, -1)
+    C = other
+    for i in order:
+        v = _reflector(input, i).unsqueeze(-1)
+        t = tau[..., i, None, None]
+        C = C - t * v @ (v.mT @ C) if left else C - (C @ v) * t @ v.mT
+    return C
 
 
 # ------------------------------------------------------------------ randomized low-rank SVD
@@ -269,6 +340,7 @@ def matrix_exp(A: Tensor) -> Tensor:
 LINALG = {"solve_triangular": solve_triangular, "tensorinv": tensorinv,
           "tensorsolve": tensorsolve, "cond": cond, "vander": vander, "matrix_exp": matrix_exp,
           "householder_product": householder_product}
-__all__ = ["triangular_solve", "matrix_exp", "orgqr", "svd_lowrank", "pca_lowrank"]
-METHODS = ("triangular_solve", "matrix_exp", "orgqr")
+__all__ = ["triangular_solve", "matrix_exp", "orgqr", "svd_lowrank", "pca_lowrank", "geqrf",
+           "ormqr"]
+METHODS = ("triangular_solve", "matrix_exp", "orgqr", "geqrf", "ormqr")
 orgqr = householder_product

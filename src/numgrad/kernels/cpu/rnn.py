@@ -14,6 +14,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..._threads import one_blas_thread
+
+# A step's product (B x H by H x 4H) smaller than this many multiply-adds runs on one BLAS
+# thread: the loop of small products otherwise waits on BLAS's threads at every step.
+_SMALL_STEP = 1 << 24
+
 
 @njit(cache=True, error_model="numpy")
 def _cell(gx, gh, c_prev, acts, c, h):
@@ -67,10 +73,11 @@ def lstm_forward(gx: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarra
     cs = np.empty((steps, batch, hidden), gx.dtype)
     gh = np.empty((batch, gates), gx.dtype)
     w_t = w_hh.T
-    for t in range(steps):
-        np.matmul(h, w_t, out=gh)
-        _cell(gx[t], gh, c, acts[t], cs[t], y[t])
-        h, c = y[t], cs[t]
+    with one_blas_thread(batch * hidden * gates < _SMALL_STEP):
+        for t in range(steps):
+            np.matmul(h, w_t, out=gh)
+            _cell(gx[t], gh, c, acts[t], cs[t], y[t])
+            h, c = y[t], cs[t]
     y[steps] = c
     return y, acts, cs
 
@@ -88,11 +95,12 @@ def lstm_backward(grad: np.ndarray, acts: np.ndarray, cs: np.ndarray, y: np.ndar
     dh_rec = np.zeros((batch, hidden), acts.dtype)
     dc = grad[steps].copy()
     dc_prev = np.empty_like(dc)
-    for t in range(steps - 1, -1, -1):
-        _cell_backward(acts[t], cs[t], cs[t - 1] if t else c0, grad[t], dh_rec, dc, dgx[t],
-                       dc_prev)
-        np.matmul(dgx[t], w_hh, out=dh_rec)
-        dc, dc_prev = dc_prev, dc
+    with one_blas_thread(batch * hidden * gates < _SMALL_STEP):
+        for t in range(steps - 1, -1, -1):
+            _cell_backward(acts[t], cs[t], cs[t - 1] if t else c0, grad[t], dh_rec, dc, dgx[t],
+                           dc_prev)
+            np.matmul(dgx[t], w_hh, out=dh_rec)
+            dc, dc_prev = dc_prev, dc
     h_prev = np.concatenate((h0[None], y[:steps - 1]), 0) if steps else y[:0]
     dw_hh = dgx.reshape(steps * batch, gates).T @ h_prev.reshape(steps * batch, hidden)
     return dgx, dh_rec, dc, dw_hh

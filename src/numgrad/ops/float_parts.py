@@ -7,16 +7,11 @@ import numpy as np
 
 from .._dtype import float32, float64, int32, int64
 from ..tensor import Tensor
+from .linalg_more import _ExResult
 
 
-class _FrexpResult(tuple):
-    """``(mantissa, exponent)``, as PyTorch's ``torch.return_types.frexp``."""
-
-    mantissa = property(lambda self: self[0])
-    exponent = property(lambda self: self[1])
-
-    def __new__(cls, mantissa, exponent):
-        return super().__new__(cls, (mantissa, exponent))
+class _FrexpResult(_ExResult):
+    _fields, _name = ("mantissa", "exponent"), "frexp"
 
 
 def frexp(input: Tensor):

@@ -10,16 +10,11 @@ import math
 
 from .._dtype import torch_name
 from ..tensor import Tensor
+from .linalg_more import _ExResult
 
 
-class _HistogramResult(tuple):
-    """``(hist, bin_edges)``, as PyTorch's ``torch.return_types.histogram(dd)``."""
-
-    hist = property(lambda self: self[0])
-    bin_edges = property(lambda self: self[1])
-
-    def __new__(cls, hist, bin_edges):
-        return super().__new__(cls, (hist, bin_edges))
+class _HistogramResult(_ExResult):
+    _fields, _name = ("hist", "bin_edges"), "histogram"
 
 
 def _ng():

@@ -13,7 +13,9 @@ import math
 
 from .._dtype import torch_name
 from ..tensor import Tensor
-from .linalg_more import _check_matrix, _check_tensor, inv_ex, matrix_norm, solve, svdvals
+from .linalg_more import (
+    _check_matrix, _check_tensor, _ExResult, inv_ex, matrix_norm, solve, svdvals,
+)
 
 
 def _ng():
@@ -60,14 +62,8 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     return solve(_triangle(A, upper, unitriangular), B, left=left)
 
 
-class _TriangularSolveResult(tuple):
-    """``(solution, cloned_coefficient)``, as PyTorch's ``torch.return_types.triangular_solve``."""
-
-    solution = property(lambda self: self[0])
-    cloned_coefficient = property(lambda self: self[1])
-
-    def __new__(cls, solution, cloned_coefficient):
-        return super().__new__(cls, (solution, cloned_coefficient))
+class _TriangularSolveResult(_ExResult):
+    _fields, _name = ("solution", "cloned_coefficient"), "triangular_solve"
 
 
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
@@ -180,14 +176,8 @@ def _reflector(A: Tensor, i: int) -> Tensor:
     return A[..., :, i] * (rows > i).to(A.dtype) + (rows == i).to(A.dtype)
 
 
-class _GeqrfResult(tuple):
-    """``(a, tau)``, as PyTorch's ``torch.return_types.geqrf``."""
-
-    a = property(lambda self: self[0])
-    tau = property(lambda self: self[1])
-
-    def __new__(cls, a, tau):
-        return super().__new__(cls, (a, tau))
+class _GeqrfResult(_ExResult):
+    _fields, _name = ("a", "tau"), "geqrf"
 
 
 def geqrf(input: Tensor):

@@ -741,6 +741,17 @@ def test_custom_function_jvp_with_setup_context_and_save_for_forward():
             NoJvp.apply(nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5)))
 
 
+def test_autograd_grad_with_is_grads_batched():
+    def run(m):
+        x = _t(m, X5).requires_grad_()
+        y = (x.sin() * x.sum())[:3]
+        (g,) = m.autograd.grad(y, x, _t(m, W35.T.copy()), create_graph=True,
+                               is_grads_batched=True)
+        return g, m.autograd.grad(g.sum(), x)[0]
+
+    _same(_np(list(run(numgrad))), _np(list(run(torch))))
+
+
 def test_gradcheck_checks_forward_ad_and_batched_grad():
     x = numgrad.tensor(X5, requires_grad=True)
     w = numgrad.tensor(W35, requires_grad=True)

@@ -106,10 +106,24 @@ def _input_node(t):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused=None, materialize_grads: bool = False) -> tuple:
-    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated."""
+         allow_unused=None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated. With
+    ``is_grads_batched``, each of ``grad_outputs`` has a leading batch dimension and so does
+    each gradient (one backward pass per seed of the batch)."""
     outs = _as_tuple(outputs)
     targets = _as_tuple(inputs)
+    if is_grads_batched:
+        seeds = _as_tuple(grad_outputs)
+        per_seed = []
+        for b in range(seeds[0].shape[0]):
+            last = b == seeds[0].shape[0] - 1
+            per_seed.append(grad(outs, targets, tuple(s[b] for s in seeds),
+                                 retain_graph if last else True, create_graph, allow_unused,
+                                 materialize_grads=materialize_grads))
+        from ..ops.shape import stack
+
+        return tuple(None if g[0] is None else stack(list(g)) for g in zip(*per_seed))
     seeds = _seed_gradients(outs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph

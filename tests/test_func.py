@@ -965,6 +965,27 @@ def test_per_sample_gradients_of_a_cnn_without_a_loop():
     _same(_np(got), _np(_per_sample_grads(torch, tfunc, theirs, _t(torch, x), _t(torch, y))))
 
 
+def test_per_sample_gradients_with_batch_norm_replaced_and_debug_unwrap():
+    """The tutorial's model with BatchNorm: replace_all_batch_norm_modules_ drops the running
+    statistics so that vmap(grad(...)) takes each example's own (by the batch_norm rule);
+    debug_unwrap gives a batched tensor's physical value."""
+    def make(m):
+        model = m.nn.Sequential(m.nn.Conv2d(1, 3, 3), m.nn.BatchNorm2d(3), m.nn.ReLU(),
+                                m.nn.Flatten(), m.nn.Linear(12, 4)).double()
+        return m.func.replace_all_batch_norm_modules_(model)
+
+    ours, theirs = _models(make)
+    assert ours[1].running_mean is None and not ours[1].track_running_stats
+    x, y = RNG.standard_normal((5, 1, 4, 4)), RNG.integers(0, 4, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no loop)
+        got = _per_sample_grads(numgrad, nfunc, ours, _t(numgrad, x), _t(numgrad, y))
+    _same(_np(got), _np(_per_sample_grads(torch, tfunc, theirs, _t(torch, x), _t(torch, y))))
+    seen = []
+    nfunc.vmap(lambda a: seen.append(nfunc.debug_unwrap(a)) or a)(_t(numgrad, XB))
+    assert type(seen[0]) is numgrad.Tensor and tuple(seen[0].shape) == XB.shape
+
+
 def test_neural_tangent_kernel_both_ways():
     """The NTK tutorial's two forms: Jacobian contraction (vmap of jacrev) and the
     vjp-then-jvp form under three nested vmaps (vjp_fn mapped over a newer level: a batched

@@ -23,7 +23,8 @@ from . import _pytree, _vmap
 from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
-           "vmap", "functional_call", "stack_module_state", "functionalize"]
+           "vmap", "functional_call", "stack_module_state", "functionalize",
+           "replace_all_batch_norm_modules_", "debug_unwrap"]
 
 
 # ------------------------------------------------------------------------------ reverse mode
@@ -609,3 +610,27 @@ def functionalize(func, *, remove: str = "mutations"):
             lambda y: y.clone() if isinstance(y, Tensor) and y._base is not None else y, out)
 
     return wrapper
+
+
+# ------------------------------------------------------------------------------ utilities
+def replace_all_batch_norm_modules_(root):
+    """Every batch-norm module under ``root`` made to use its batch's statistics, in place:
+    running statistics dropped and no longer tracked (what ``vmap`` over a model in training
+    needs, as PyTorch's per-sample-gradient tutorial does). Returns ``root``."""
+    from ..nn.modules.batchnorm import _BatchNorm
+
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
+
+
+def debug_unwrap(tensor, *, recurse: bool = True):
+    """The tensor a ``vmap``-batched tensor wraps: its physical value at its level (batch
+    dimension first), or, with ``recurse``, at every level down to a plain tensor."""
+    if not isinstance(tensor, _vmap.BatchedTensor):
+        return tensor
+    return _vmap.innermost(tensor) if recurse else tensor._value

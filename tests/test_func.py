@@ -747,7 +747,9 @@ def test_autograd_grad_with_is_grads_batched():
         y = (x.sin() * x.sum())[:3]
         (g,) = m.autograd.grad(y, x, _t(m, W35.T.copy()), create_graph=True,
                                is_grads_batched=True)
-        return g, m.autograd.grad(g.sum(), x)[0]
+        mapped = m.func.vmap(lambda v: m.autograd.grad(y, x, v, retain_graph=True)[0])(
+            _t(m, W35.T.copy()))  # (vmap over the seeds of a graph made outside: the same)
+        return g, m.autograd.grad(g.sum(), x)[0], mapped
 
     _same(_np(list(run(numgrad))), _np(list(run(torch))))
 

@@ -1395,6 +1395,12 @@ def _autograd_grad(func, lvl, args, kwargs):
         seeds = (None,) * len(outs)
     elif isinstance(seeds, Tensor):
         seeds = (seeds,)
+    if not any(type(t) is BatchedTensor for t in (*outs, *ins)) and all(
+            type(g) is BatchedTensor and g._level == lvl.id and type(g._value) is not
+            BatchedTensor for g in seeds) and "is_grads_batched" not in rest:
+        # (a graph made outside this vmap, seeds batched by it: PyTorch's batched backward)
+        grads = func(outs, ins, tuple(g._value for g in seeds), is_grads_batched=True, **rest)
+        return tuple(None if g is None else _make(g, lvl) for g in grads)
 
     phys_seeds = []
     for o, g in zip(outs, seeds):

@@ -53,7 +53,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'nn.functional.adaptive_max_pool3d': 'float32 sample 0: missing name: '
                                       'torch.nn.functional.adaptive_max_pool3d',
  'nn.functional.ctc_loss': 'float32 sample 0: missing name: torch.nn.functional.ctc_loss',
- 'nn.functional.embedding_bag': 'float32 sample 0: missing name: torch.nn.functional.embedding_bag',
  'nn.functional.fractional_max_pool2d': 'float32 sample 0: missing name: '
                                         'torch.nn.functional.fractional_max_pool2d',
  'nn.functional.fractional_max_pool3d': 'float32 sample 0: missing name: '
@@ -63,8 +62,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
                              'is exactly 0 in numgrad, rounding noise (-2.2e-05 = 1e-7 x rstd 316) '
                              "in PyTorch's float32",
  'polar': 'float32 sample 0: missing name: torch.polar',
- 'resize_': 'float32 sample 0: missing name: torch.Tensor.resize_',
- 'resize_as_': 'float32 sample 0: missing name: torch.resize_as_',
  'short': 'float32 sample 0: missing name: torch.Tensor.short',
  'sparse.mm[reduce]': 'float32 sample 0: layout torch.sparse_csr',
  'sparse.sampled_addmm': 'float32 sample 0: layout torch.sparse_csr',

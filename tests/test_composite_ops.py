@@ -146,6 +146,14 @@ DIFFERENTIABLE = [
      (4, 8), True),
     ("ormqr right", lambda m, x: m.ormqr(x[:, :3], x[0, 3:6], x[:2, :4], left=False), (4, 8),
      True),
+    ("embedding_bag mean", lambda m, x: m.nn.functional.embedding_bag(
+        m.tensor([2, 1, 2, 0, 4]), x, m.tensor([0, 1, 1, 5]), padding_idx=2, mode="mean",
+        include_last_offset=True), (5, 3), True),
+    ("embedding_bag sum", lambda m, x: m.nn.functional.embedding_bag(
+        m.tensor([[0, 3], [3, 3]]), x[:4], mode="sum", per_sample_weights=x[4, :4].reshape(2, 2)),
+     (5, 4), True),
+    ("embedding_bag max", lambda m, x: m.nn.functional.embedding_bag(
+        m.tensor([0, 1, 2]), x, m.tensor([0, 0, 2]), mode="max"), (4, 3), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -260,6 +268,8 @@ HARD = [
     ("geqrf", lambda m: [m.geqrf(m.tensor(v, dtype=m.float64)) for v in (
         [[1.0, 2.0, 0.5], [0.0, -1.0, 2.0], [3.0, 1.0, 1.0], [2.0, 0.0, -4.0]],
         [[1.0, 2.0, 0.5, 1.0], [2.0, -1.0, 2.0, 0.0]], [[0.0, 1.0], [0.0, 2.0]])]),
+    ("resize_", lambda m: [m.arange(6.0).resize_(s) for s in ((2, 3), (4,), (3, 3))][:2]
+     + [m.arange(6.0).resize_(3, 3)[:2], m.arange(4.0).resize_as_(m.zeros(2, 2))]),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -305,6 +315,11 @@ ERRORS = [
     lambda m: m.signal.windows.general_cosine(3, a=[]),
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
+    lambda m: m.ones(3, requires_grad=True).resize_(2),
+    lambda m: m.nn.functional.embedding_bag(m.tensor([0, 7]), m.zeros(5, 3), m.tensor([0])),
+    lambda m: m.nn.functional.embedding_bag(m.tensor([0, 1]), m.zeros(5, 3), m.tensor([0]),
+                                            mode="max", per_sample_weights=m.ones(2)),
+    lambda m: m.nn.functional.embedding_bag(m.tensor([[0, 1]]), m.zeros(5, 3), m.tensor([0])),
     lambda m: m.geqrf(m.zeros(3)),
     lambda m: m.ormqr(m.zeros(5, 5), m.zeros(5), m.zeros(4, 5)),
     lambda m: m.igamma(m.tensor([2]), m.tensor([3])),

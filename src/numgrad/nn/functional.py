@@ -486,8 +486,9 @@ from .functional_losses import *  # noqa: E402,F401,F403  (linear_cross_entropy,
 from .functional_losses import __all__ as _losses_all  # noqa: E402
 from .functional_unpool import *  # noqa: E402,F401,F403  (max_unpool1d/2d/3d)
 from .functional_unpool import __all__ as _unpool_all  # noqa: E402
+from .functional_embedding import embedding_bag  # noqa: E402,F401
 
-__all__ += _losses_all + _unpool_all + ["channel_shuffle"]
+__all__ += _losses_all + _unpool_all + ["channel_shuffle", "embedding_bag"]
 
 # Attention (composites of matmul, softmax, where and dropout: nn/functional_attention.py).
 from .functional_attention import (  # noqa: E402,F401

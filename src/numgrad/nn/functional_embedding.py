@@ -1,0 +1,94 @@
+"""``embedding_bag``: the sum, mean or max of each bag of ``weight``'s rows picked by indices,
+bags given by the rows of a 2-D input or by ``offsets`` into a 1-D one; entries equal to
+``padding_idx`` left out (of the count too), empty bags zero.
+
+Composed of ``embedding`` (its ``max_norm`` renormalisation and ``scale_grad_by_freq``),
+``index_add`` and ``scatter_reduce``, so the gradient is PyTorch's (dense: ``sparse=True``
+gives the same values).
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+
+__all__ = ["embedding_bag"]
+
+
+def _ng():
+    import numgrad
+
+    return numgrad
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
+                  sparse: bool = False, per_sample_weights=None,
+                  include_last_offset: bool = False, padding_idx=None) -> Tensor:
+    """``(bags, embedding_dim)``: each bag's rows of ``weight`` reduced by ``mode``."""
+    from .functional import embedding
+
+    ng = _ng()
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            kind = "<class 'torch.Tensor'>" if isinstance(offsets, Tensor) else type(offsets)
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {kind}")
+        bags, length = input.shape
+        seg = ng.arange(bags, device=input.device).repeat_interleave(length)
+        idx = input.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        idx = input
+        bags = offsets.shape[0] - (1 if include_last_offset else 0)
+        positions = ng.arange(idx.shape[0], device=input.device)
+        seg = ng.searchsorted(offsets[:bags].contiguous(), positions, right=True) - 1
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                "GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "
+                             f"is not None, then it must have the same shape as the input "
+                             f"({input.shape})")
+    n = weight.shape[0]
+    if idx.numel():
+        bad = ((idx < 0) | (idx >= n)).detach()
+        if bool(bad.any()):
+            k = int(bad.nonzero()[0, 0])
+            raise RuntimeError(f"Index {k} of input takes value {int(idx[k])} which is not in the "
+                               f"valid range [0, {n})")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    rows = embedding(idx, weight, padding_idx=padding_idx, max_norm=max_norm,
+                     norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq)
+    keep = (idx != padding_idx) if padding_idx is not None else ng.ones_like(idx, dtype=ng.bool)
+    keep = keep & (seg >= 0)
+    seg = seg.clamp(0, max(bags - 1, 0))
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1, 1).to(rows.dtype)
+    dim = weight.shape[1]
+    zeros = weight.new_zeros((bags, dim))
+    if mode == "max":
+        lowest = ng.where(keep.unsqueeze(1), rows, -float("inf"))
+        out = zeros.scatter_reduce(0, seg.unsqueeze(1).expand(-1, dim), lowest, "amax",
+                                   include_self=False)
+        return ng.where(out == -float("inf"), 0.0, out)
+    total = zeros.index_add(0, seg, ng.where(keep.unsqueeze(1), rows, 0.0))
+    if mode == "sum":
+        return total
+    count = ng.zeros(bags, dtype=weight.dtype, device=weight.device).index_add(
+        0, seg, keep.to(weight.dtype))
+    return total / count.clamp_min(1).unsqueeze(1)

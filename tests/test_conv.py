@@ -417,3 +417,29 @@ def test_a_small_cnn_trains():
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_a_large_convolution_takes_the_threaded_im2col_with_pytorchs_values(monkeypatch):
+    """Columns of 2**19 elements or more are made on Numba's threads (``_im2col_parallel``,
+    where the threading layer allows): padding, stride and dilation read the same elements as
+    PyTorch's."""
+    from numgrad.kernels.cpu import conv
+
+    calls = []
+    threaded = conv._im2col_parallel
+    monkeypatch.setattr(conv, "_im2col_parallel", lambda *a: calls.append(1) or threaded(*a))
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((16, 8, 34, 33)).astype(np.float32)
+    w = rng.standard_normal((5, 8, 3, 3)).astype(np.float32)
+    kw = dict(stride=(1, 2), padding=(2, 1), dilation=(2, 1))
+    assert 8 * 9 * 16 * 34 * 17 >= conv.PARALLEL_THRESHOLD  # (rows x columns)
+    ox, tx = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ow, tw = numgrad.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+    out, want = F.conv2d(ox, ow, **kw), TF.conv2d(tx, tw, **kw)
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-4)
+    out.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(ow.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(ox.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+    assert len(calls) == (2 if conv._threaded(x.dtype, x.dtype) else 0)  # (forward, weight's)

@@ -26,37 +26,56 @@ CPU convolution accepts them.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from .elementwise import PARALLEL_THRESHOLD, _threaded
+
+
+@njit(cache=True, inline="always")
+def _im2col_row(x, r, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, row):
+    """Row ``r`` of the columns: ``row[n*oh*ow + y*ow + z] = x[n, c, y*sh - pt + i*dh, z*sw - pl
+    + j*dw]`` (0 outside ``x``) for ``r = (c*kh + i)*kw + j``. The outputs ``z`` that read inside
+    the row are found once per kernel column (``z0 <= z < z1``), so the copy has no test per
+    element."""
+    n_batch, channels, height, width = x.shape
+    length = oh * ow
+    c = r // (kh * kw)
+    i = (r // kw) % kh
+    j = r % kw
+    shift = j * dw - pl
+    z0 = min(ow, max(0, -((shift) // sw)))  # (the first z with z*sw + shift >= 0)
+    z1 = max(z0, min(ow, -((shift - width) // sw)))  # (the first z with z*sw + shift >= width)
+    for n in range(n_batch):
+        base = n * length
+        for y in range(oh):
+            iy = y * sh - pt + i * dh
+            at = base + y * ow
+            if iy < 0 or iy >= height:
+                for z in range(ow):
+                    row[at + z] = 0
+                continue
+            src = x[n, c, iy]
+            for z in range(z0):
+                row[at + z] = 0
+            for z in range(z0, z1):
+                row[at + z] = src[z * sw + shift]
+            for z in range(z1, ow):
+                row[at + z] = 0
 
 
 @njit(cache=True)
 def _im2col(x, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols):
-    """``cols[(c*kh + i)*kw + j, n*oh*ow + y*ow + z] = x[n, c, y*sh - pt + i*dh, z*sw - pl +
-    j*dw]`` (0 outside ``x``): ``x`` is C-contiguous ``(N, C, H, W)``. (A test per element
-    measured faster than splitting each row at its valid range, or than reading a zero-padded
-    copy: the rows of small images are short.)"""
-    n_batch, channels, height, width = x.shape
-    length = oh * ow
-    for c in range(channels):
-        for i in range(kh):
-            for j in range(kw):
-                row = cols[(c * kh + i) * kw + j]
-                for n in range(n_batch):
-                    base = n * length
-                    for y in range(oh):
-                        iy = y * sh - pt + i * dh
-                        at = base + y * ow
-                        if iy < 0 or iy >= height:
-                            for z in range(ow):
-                                row[at + z] = 0
-                            continue
-                        src = x[n, c, iy]
-                        for z in range(ow):
-                            ix = z * sw - pl + j * dw
-                            if 0 <= ix < width:
-                                row[at + z] = src[ix]
-                            else:
-                                row[at + z] = 0
+    """The columns of C-contiguous ``x`` ``(N, C, H, W)``: ``cols`` ``(C*kh*kw, N*oh*ow)``, a
+    row each (``_im2col_row``)."""
+    for r in range(cols.shape[0]):
+        _im2col_row(x, r, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols[r])
+
+
+@njit(cache=True, parallel=True)
+def _im2col_parallel(x, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols):
+    """``_im2col`` with its rows on Numba's threads (large float inputs)."""
+    for r in prange(cols.shape[0]):
+        _im2col_row(x, r, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols[r])
 
 
 @njit(cache=True)
@@ -189,7 +208,12 @@ def _cols(x, kernel, stride, padding, dilation, out_sp):
     cols = np.empty((c * _prod(kernel), n * _prod(out_sp)), x.dtype)
     if cols.size == 0:
         return cols
-    im2col = _im2col if len(kernel) == 2 else _im2col3
+    if len(kernel) == 3:
+        im2col = _im2col3
+    elif cols.size >= PARALLEL_THRESHOLD and _threaded(x.dtype, x.dtype):
+        im2col = _im2col_parallel
+    else:
+        im2col = _im2col
     im2col(x, *_geometry(kernel, stride, padding, dilation, out_sp), cols)
     return cols
 

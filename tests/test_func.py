@@ -468,7 +468,8 @@ def test_vmap_of_forms_the_op_database_showed_and_the_error_for_what_does_not_di
             a.var(True), m.index_add(a[0, 0], 0, m.tensor([0]), a[1, 1]), m.norm(a, p="nuc"),
             m.linalg.diagonal(a, offset=1), m.permute_copy(a, (1, 0)), m.unsafe_split(a, 2)[1],
             m.hsplit(a, [2])[0], m.constant_pad_nd(a, (1, 1), 0.5), m.msort(a),
-            m.fft.fftshift(a), m.fft.irfft(a)))(_t(m, x))
+            m.fft.fftshift(a), m.fft.irfft(a),
+            a.index_fill(1, m.tensor([0, 2]), m.tensor(0.5, dtype=a.dtype))))(_t(m, x))
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (no loop)

@@ -1137,9 +1137,11 @@ def _index_write(func, lvl, args, kwargs):
                 else a for k, a in enumerate(args[1:])]
         out = func(x.unsqueeze(0), *rest, **kwargs)
         return out.squeeze(0)
-    args = [_batched(a, lvl) if isinstance(a, Tensor) and a is not index else a for a in args]
-    kwargs = {k: _batched(a, lvl) if isinstance(a, Tensor) and a is not index else a
-              for k, a in kwargs.items()}
+    fill = value if _name(func) == "index_fill" else None  # (its 0-d value, as it is)
+    args = [_batched(a, lvl) if isinstance(a, Tensor) and a is not index and a is not fill
+            else a for a in args]
+    kwargs = {k: _batched(a, lvl) if isinstance(a, Tensor) and a is not index and a is not fill
+              else a for k, a in kwargs.items()}
     args, kwargs = _put(args, kwargs, where, _norm(d, x.ndim) + 1, "dim")
     return _make(func(*args, **kwargs), lvl)
 

@@ -11,7 +11,8 @@ import numgrad
 
 @pytest.mark.parametrize("dtype, tol", [("float32", 2e-6), ("float64", 1e-12)])
 @pytest.mark.parametrize("shape, dim", [((64, 10), 1), ((3, 1), -1), ((5, 1000), 1), ((2, 3, 7), 2),
-                                        ((2, 3, 7), 1), ((4, 6), 0)])
+                                        ((2, 3, 7), 1), ((4, 6), 0),
+                                        ((600, 1000), 1)])  # (rows on Numba's threads)
 def test_log_softmax_matches_pytorch(dtype, tol, shape, dim):
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(shape) * 5).astype(dtype)

@@ -6,8 +6,6 @@ OpInfo that fails and is not listed, and on a listed one that passes: the lists 
 
 SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
                             'torch.ops.aten._batch_norm_with_update',
- '_segment_reduce[lengths]': 'float32 sample 0: missing name: torch._segment_reduce',
- '_segment_reduce[offsets]': 'float32 sample 0: missing name: torch._segment_reduce',
  '_upsample_bilinear2d_aa': 'float32 sample 0: missing name: '
                             'torch.ops.aten._upsample_bilinear2d_aa',
  'as_strided': 'float32 sample 0: missing name: torch.as_strided',
@@ -53,10 +51,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'nn.functional.adaptive_max_pool3d': 'float32 sample 0: missing name: '
                                       'torch.nn.functional.adaptive_max_pool3d',
  'nn.functional.ctc_loss': 'float32 sample 0: missing name: torch.nn.functional.ctc_loss',
- 'nn.functional.fractional_max_pool2d': 'float32 sample 0: missing name: '
-                                        'torch.nn.functional.fractional_max_pool2d',
- 'nn.functional.fractional_max_pool3d': 'float32 sample 0: missing name: '
-                                        'torch.nn.functional.fractional_max_pool3d',
  'nn.functional.grid_sample': 'float32 sample 0: missing name: torch.nn.functional.grid_sample',
  'nn.functional.layer_norm': "float32 sample 2: layer_norm over one element: the weight's gradient "
                              'is exactly 0 in numgrad, rounding noise (-2.2e-05 = 1e-7 x rstd 316) '

@@ -154,6 +154,15 @@ DIFFERENTIABLE = [
      (5, 4), True),
     ("embedding_bag max", lambda m, x: m.nn.functional.embedding_bag(
         m.tensor([0, 1, 2]), x, m.tensor([0, 0, 2]), mode="max"), (4, 3), True),
+    ("fractional_max_pool2d", lambda m, x: m.nn.functional.fractional_max_pool2d(
+        x, (3, 2), output_size=(3, 4), _random_samples=m.tensor([[[0.3, 0.8]]], dtype=x.dtype)),
+     (1, 1, 7, 8), True),
+    ("fractional_max_pool3d", lambda m, x: m.nn.functional.fractional_max_pool3d(
+        x, 2, output_ratio=(0.5, 0.6, 0.7), return_indices=True,
+        _random_samples=m.tensor([[[0.1, 0.5, 0.9]]], dtype=x.dtype))[0], (1, 1, 4, 5, 6), True),
+    ("_segment_reduce mean", lambda m, x: m._segment_reduce(
+        x, "mean", lengths=m.tensor([[2, 0, 1, 2], [1, 1, 1, 2]]), axis=1, initial=0.5), (2, 5),
+     True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -270,6 +279,9 @@ HARD = [
         [[1.0, 2.0, 0.5, 1.0], [2.0, -1.0, 2.0, 0.0]], [[0.0, 1.0], [0.0, 2.0]])]),
     ("resize_", lambda m: [m.arange(6.0).resize_(s) for s in ((2, 3), (4,), (3, 3))][:2]
      + [m.arange(6.0).resize_(3, 3)[:2], m.arange(4.0).resize_as_(m.zeros(2, 2))]),
+    ("_segment_reduce", lambda m: [m._segment_reduce(
+        m.tensor([1.0, 5, 2, -3, 4]), r, offsets=m.tensor([0, 2, 2, 3, 5]), initial=i)
+        for r in ("max", "min", "mean", "sum", "prod") for i in (None, 3.0)]),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")
@@ -316,6 +328,8 @@ ERRORS = [
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
     lambda m: m.ones(3, requires_grad=True).resize_(2),
+    lambda m: m.nn.functional.fractional_max_pool2d(m.zeros(1, 1, 9, 9), 3),
+    lambda m: m.nn.functional.fractional_max_pool2d(m.zeros(1, 1, 9, 9), 3, output_size=8),
     lambda m: m.nn.functional.embedding_bag(m.tensor([0, 7]), m.zeros(5, 3), m.tensor([0])),
     lambda m: m.nn.functional.embedding_bag(m.tensor([0, 1]), m.zeros(5, 3), m.tensor([0]),
                                             mode="max", per_sample_weights=m.ones(2)),

@@ -487,8 +487,12 @@ from .functional_losses import __all__ as _losses_all  # noqa: E402
 from .functional_unpool import *  # noqa: E402,F401,F403  (max_unpool1d/2d/3d)
 from .functional_unpool import __all__ as _unpool_all  # noqa: E402
 from .functional_embedding import embedding_bag  # noqa: E402,F401
+from .functional_fractional_pool import (  # noqa: E402,F401
+    fractional_max_pool2d, fractional_max_pool3d,
+)
 
-__all__ += _losses_all + _unpool_all + ["channel_shuffle", "embedding_bag"]
+__all__ += _losses_all + _unpool_all + ["channel_shuffle", "embedding_bag",
+                                        "fractional_max_pool2d", "fractional_max_pool3d"]
 
 # Attention (composites of matmul, softmax, where and dropout: nn/functional_attention.py).
 from .functional_attention import (  # noqa: E402,F401

@@ -10,6 +10,8 @@ product of the rest), an extreme's is shared evenly among the elements equal to 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._dtype import bool_, int64
@@ -195,10 +197,51 @@ def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce
     return _write(input, index_reduce, dim, index, source, reduce, include_self=include_self)
 
 
+def _segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, offsets=None,
+                    axis: int = 0, unsafe: bool = False, initial=None) -> Tensor:
+    """``data`` reduced along ``axis`` over consecutive segments of ``lengths`` (or between
+    ``offsets``; per leading position when they have leading dimensions): 'sum', 'mean',
+    'prod', 'max' or 'min', ``initial`` taking part in each segment (and the value of an empty
+    one; without it: 0, NaN, 1, -inf, inf)."""
+    ng = _ng()
+    if reduce not in ("sum", "mean", "prod", "max", "min"):
+        raise RuntimeError(f"segment_reduce(): reduction '{reduce}' is not supported")
+    if lengths is None:
+        if offsets is None:
+            raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+        lengths = offsets[..., 1:] - offsets[..., :-1]
+    axis = _wrap_dim(axis, data.ndim)
+    ends = lengths.cumsum(-1)
+    positions = ng.arange(data.shape[axis], device=data.device)
+    positions = positions.expand(*ends.shape[:-1], data.shape[axis]).contiguous()
+    segment = ng.searchsorted(ends.contiguous(), positions, right=True)
+    count = lengths.shape[-1]
+    segment = segment.clamp(max=max(count - 1, 0))
+    index = segment.reshape(*segment.shape, *([1] * (data.ndim - axis - 1))).expand(
+        tuple(data.shape))
+    shape = (*data.shape[:axis], count, *data.shape[axis + 1:])
+    fill = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}[reduce]
+    base = data.new_full(shape, fill if initial is None else initial)
+    if reduce in ("sum", "mean"):
+        total = scatter_add(base, axis, index, data)
+        if reduce == "sum":
+            return total
+        n = lengths.reshape(*lengths.shape, *([1] * (data.ndim - axis - 1))).to(data.dtype)
+        return total / (n.clamp_min(1) if initial is not None else n)
+    return scatter_reduce(base, axis, index, data, {"max": "amax", "min": "amin"}.get(reduce,
+                                                                                      reduce))
+
+
+def _ng():
+    import numgrad
+
+    return numgrad
+
+
 def _name(t: Tensor) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
         t.dtype.name, t.dtype.name)
 
 
-__all__ = ["scatter_reduce", "index_reduce"]
+__all__ = ["scatter_reduce", "index_reduce", "_segment_reduce"]
 METHODS = ("scatter_reduce", "index_reduce", "scatter_reduce_", "index_reduce_")

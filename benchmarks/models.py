@@ -13,8 +13,8 @@ fixed seeds and returns a function that runs one training step (forward, loss, b
 - ``conv_transpose``: a decoder's upsampling layer (conv_transpose2d 64→32, 4×4, stride 2, of
   a 16×16 batch of 16), SGD.
 
-Used by ``compare.py --models`` (eager and compiled beside PyTorch) and ``profile_step.py``
-(where the time of a step goes, op by op).
+Used by ``compare.py --models`` (eager and compiled beside PyTorch), ``profile_step.py``
+(where the time of a step goes, op by op) and the asv suite ``bench_models.py``.
 """
 from __future__ import annotations
 

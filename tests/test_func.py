@@ -989,6 +989,22 @@ def test_per_sample_gradients_with_batch_norm_replaced_and_debug_unwrap():
     assert type(seen[0]) is numgrad.Tensor and tuple(seen[0].shape) == XB.shape
 
 
+def test_per_sample_gradients_of_a_transformer_layer_without_a_loop():
+    """A TransformerEncoderLayer (attention, layer norms with per-example weights): its
+    functional attention now calls numgrad's dispatching functions, so vmap reaches rules."""
+    def make(m):
+        return m.nn.Sequential(m.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0,
+                                                            batch_first=True),
+                               m.nn.Flatten(), m.nn.Linear(12, 3)).double()
+
+    ours, theirs = _models(make)
+    x, y = RNG.standard_normal((4, 3, 4)), RNG.integers(0, 3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no loop)
+        got = _per_sample_grads(numgrad, nfunc, ours, _t(numgrad, x), _t(numgrad, y))
+    _same(_np(got), _np(_per_sample_grads(torch, tfunc, theirs, _t(torch, x), _t(torch, y))))
+
+
 def test_neural_tangent_kernel_both_ways():
     """The NTK tutorial's two forms: Jacobian contraction (vmap of jacrev) and the
     vjp-then-jvp form under three nested vmaps (vjp_fn mapped over a newer level: a batched

@@ -102,6 +102,24 @@ class BatchedTensor(Tensor):
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(len(self)))
 
+    # (the metadata that reads the array, and ``unflatten``, a method that does not dispatch)
+    @property
+    def is_cuda(self) -> bool:
+        return innermost(self).is_cuda
+
+    @property
+    def itemsize(self) -> int:
+        return self._phys.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._phys.dtype.itemsize
+
+    def unflatten(self, dim, sizes):
+        import numgrad
+
+        return numgrad.unflatten(self, dim, sizes)
+
     @_data.setter
     def _data(self, value):
         self._phys = value

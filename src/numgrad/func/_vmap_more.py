@@ -702,3 +702,21 @@ def _random_fill(func, lvl, args, kwargs):
     one = func(v[0].clone(), *args[1:], **kwargs)
     v.copy_(one.unsqueeze(0).expand(tuple(v.shape)))
     return x
+
+
+@_rule("layer_norm")
+def _layer_norm(func, lvl, args, kwargs):
+    """With the affine weight or bias batched (per-example gradients): the normalisation of
+    the trailing dimensions, then the affine part as batched ops (as PyTorch's rule composes
+    it); otherwise the op on the physical value (the batch is one more leading dimension)."""
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    w, b = bound.get("weight"), bound.get("bias")
+    if type(w) is not BatchedTensor and type(b) is not BatchedTensor:
+        return _vmap._trailing(func, lvl, args, kwargs)
+    x = bound["input"]
+    out = func(x, bound["normalized_shape"], None, None, bound.get("eps", 1e-5))
+    if w is not None:
+        out = out * w
+    return out if b is None else out + b

@@ -11,7 +11,21 @@ from __future__ import annotations
 import math
 import warnings
 
-from .. import ops
+from .. import ops as _raw_ops
+
+
+class _Dispatching:
+    """numgrad's public forms of the ops used here (``numgrad.matmul`` ...), so that a
+    ``__torch_function__`` class or a vmap's batched tensor meets its own rules on the way."""
+
+    def __getattr__(self, name):
+        import numgrad
+
+        found = getattr(numgrad, name, None)
+        return found if found is not None else getattr(_raw_ops, name)
+
+
+ops = _Dispatching()
 from .._dtype import bool_ as _bool
 from ..creation import ones as _ones
 from ..creation import zeros_like as _zeros_like

@@ -48,8 +48,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'linalg.ldl_factor': 'float32 sample 0: missing name: torch.linalg.ldl_factor',
  'linalg.ldl_factor_ex': 'float32 sample 0: missing name: torch.linalg.ldl_factor_ex',
  'linalg.ldl_solve': 'float32 sample 0: missing name: torch.linalg.ldl_solve',
- 'nn.functional.adaptive_max_pool3d': 'float32 sample 0: missing name: '
-                                      'torch.nn.functional.adaptive_max_pool3d',
  'nn.functional.ctc_loss': 'float32 sample 0: missing name: torch.nn.functional.ctc_loss',
  'nn.functional.grid_sample': 'float32 sample 0: missing name: torch.nn.functional.grid_sample',
  'nn.functional.layer_norm': "float32 sample 2: layer_norm over one element: the weight's gradient "
@@ -186,9 +184,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'narrow_copy#6': 'missing name: torch.narrow_copy',
  'ne#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
- 'nn.functional.adaptive_max_pool3d#0': 'missing name: torch.nn.functional.adaptive_max_pool3d',
- 'nn.functional.adaptive_max_pool3d#1': 'missing name: torch.nn.functional.adaptive_max_pool3d',
- 'nn.functional.adaptive_max_pool3d#2': 'missing name: torch.nn.functional.adaptive_max_pool3d',
  'nn.functional.conv1d#1': 'dtype torch.complex128',
  'nn.functional.conv2d#1': 'dtype torch.complex128',
  'nn.functional.conv3d#1': 'dtype torch.complex128',

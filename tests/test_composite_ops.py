@@ -163,6 +163,8 @@ DIFFERENTIABLE = [
     ("_segment_reduce mean", lambda m, x: m._segment_reduce(
         x, "mean", lengths=m.tensor([[2, 0, 1, 2], [1, 1, 1, 2]]), axis=1, initial=0.5), (2, 5),
      True),
+    ("adaptive_max_pool3d", lambda m, x: m.nn.functional.adaptive_max_pool3d(
+        x, (2, None, 3), return_indices=True)[0], (1, 2, 5, 3, 7), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -282,6 +284,9 @@ HARD = [
     ("_segment_reduce", lambda m: [m._segment_reduce(
         m.tensor([1.0, 5, 2, -3, 4]), r, offsets=m.tensor([0, 2, 2, 3, 5]), initial=i)
         for r in ("max", "min", "mean", "sum", "prod") for i in (None, 3.0)]),
+    ("adaptive_max_pool3d indices", lambda m: m.nn.functional.adaptive_max_pool3d(
+        m.arange(2 * 5 * 4 * 7, dtype=m.float64).reshape(2, 5, 4, 7).cos(), (3, 2, 4),
+        return_indices=True)),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")

@@ -68,23 +68,30 @@ def _fractional(name: str, k: int, input: Tensor, kernel_size, output_size, outp
         start = _starts(samples[..., order[d]], sizes[d], kernel[d], out[d])  # (n, c, out_d)
         pos = start.unsqueeze(-1) + ng.arange(kernel[d], device=x.device)  # (n, c, out_d, k_d)
         positions.append(pos)
-    # every window's elements, by flat position in the plane: (n, c, *out, *kernel)
-    flat = None
-    for d in range(k):
-        shape = [n, c] + [1] * (2 * k)
-        shape[2 + d], shape[2 + k + d] = out[d], kernel[d]
-        p = positions[d].reshape(n, c, out[d], kernel[d]).reshape(
-            [n, c] + [out[d] if e == d else 1 for e in range(k)]
-            + [kernel[d] if e == d else 1 for e in range(k)])
-        flat = p if flat is None else flat * sizes[d] + p
-    flat = flat.reshape(n, c, -1)
-    plane = x.reshape(n, c, -1)
-    window = plane.gather(-1, flat).reshape(n, c, *out, -1)
-    values, which = window.max(-1)
-    indices = flat.reshape(n, c, *out, -1).gather(-1, which.unsqueeze(-1)).squeeze(-1)
+    values, indices = window_max(x, positions, sizes)
     if not batched:
         values, indices = values.squeeze(0), indices.squeeze(0)
     return (values, indices) if return_indices else values
+
+
+def window_max(x: Tensor, positions: list, sizes: tuple):
+    """(the maxima, their flat positions in their planes) of windows of ``x`` (N, C, *sizes):
+    ``positions[d]`` (N or 1, C or 1, out_d, k_d) are the windows' positions along dimension
+    ``d``; every window's elements gathered (N, C, *out, prod(k)), then the first largest."""
+    n, c = x.shape[0], x.shape[1]
+    k = len(sizes)
+    out = [p.shape[2] for p in positions]
+    flat = None
+    for d in range(k):
+        p = positions[d].expand(n, c, out[d], positions[d].shape[3]).reshape(
+            [n, c] + [out[d] if e == d else 1 for e in range(k)]
+            + [positions[d].shape[3] if e == d else 1 for e in range(k)])
+        flat = p if flat is None else flat * sizes[d] + p
+    flat = flat.expand(n, c, *flat.shape[2:]).reshape(n, c, -1)
+    window = x.reshape(n, c, -1).gather(-1, flat).reshape(n, c, *out, -1)
+    values, which = window.max(-1)
+    indices = flat.reshape(n, c, *out, -1).gather(-1, which.unsqueeze(-1)).squeeze(-1)
+    return values, indices
 
 
 def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,

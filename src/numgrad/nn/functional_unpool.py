@@ -1,8 +1,11 @@
 """``max_unpool1d/2d/3d``: the partial inverse of max pooling, each value written back at the
-flat position (within its channel's output plane) its index names, zeros elsewhere.
+flat position (within its channel's output plane) its index names, zeros elsewhere; and
+``adaptive_max_pool3d``.
 
-Composed of ``scatter`` into zeros, so the gradient is PyTorch's: the gradient at those
-positions, gathered (``MaxUnpool2DBackward0`` gathers the same way).
+Unpooling is composed of ``scatter`` into zeros, so the gradient is PyTorch's: the gradient at
+those positions, gathered (``MaxUnpool2DBackward0`` gathers the same way). Adaptive 3-D max
+pooling gathers each window (``[floor(i L / n), ceil((i + 1) L / n))`` along each dimension,
+short windows padded with their last element) and takes the first largest.
 """
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import math
 
 from ..tensor import Tensor
 
-__all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
+__all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_max_pool3d"]
 
 
 def _tuple(value, k: int) -> tuple:
@@ -95,3 +98,51 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
                  output_size=None) -> Tensor:
     """The partial inverse of ``max_pool3d``: ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """The largest element of each of ``output_size`` adaptive windows of the last three
+    dimensions of a (N, C, D, H, W) or (C, D, H, W) input (None entries keep the input's size);
+    with ``return_indices``, its flat position in its (D, H, W) plane."""
+    import numgrad
+
+    from ..ops.pooling import _output_size_arg
+    from .functional_fractional_pool import window_max
+
+    shape = tuple(input.shape)
+    size = _output_size_arg(output_size, shape) if isinstance(output_size, (list, tuple)) else (
+        (int(output_size),) * 3)
+    if len(size) != 3:
+        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: "
+                           f"{list(shape)}")
+    for d in range(1, input.ndim):
+        if shape[d] <= 0:
+            raise RuntimeError("adaptive_max_pool3d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {list(shape)} with "
+                               f"dimension {d} being empty")
+    if any(s < 0 for s in size):
+        bad = next(s for s in size if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                           f"{list(shape[:-3] + size)}")
+    if not input.dtype.is_floating_point:
+        from .._dtype import torch_name
+
+        raise NotImplementedError(f'"adaptive_max_pool3d_cpu" not implemented for '
+                                  f"'{torch_name(input._data.dtype)}'")
+    batched = input.ndim == 5
+    x = input if batched else input.unsqueeze(0)
+    sizes = tuple(x.shape[2:])
+    positions = []
+    for L, n in zip(sizes, size):
+        starts = [i * L // n for i in range(n)]
+        ends = [-(-(i + 1) * L // n) for i in range(n)]
+        width = max((e - b for b, e in zip(starts, ends)), default=1)
+        rows = [[min(b + j, e - 1) for j in range(width)] for b, e in zip(starts, ends)]
+        positions.append(numgrad.tensor(rows or [[0]] * 0, dtype=numgrad.int64,
+                                        device=x.device).reshape(1, 1, n, width))
+    values, indices = window_max(x, positions, sizes)
+    if not batched:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return (values, indices) if return_indices else values

@@ -458,3 +458,31 @@ def test_svd_lowrank_recovers_a_low_rank_matrix():
     want = torch.linalg.svdvals(torch.from_numpy(A.numpy()) - torch.from_numpy(
         A.numpy()).mean(-2, keepdim=True))[..., :3]
     np.testing.assert_allclose(S.numpy(), want.numpy(), rtol=1e-10)
+
+
+def test_the_new_functions_modules_match_pytorchs():
+    x = _arr(2, 4, 6, 6)
+    cases = [
+        (lambda m: m.nn.ChannelShuffle(2), (x,)),
+        (lambda m: m.nn.AdaptiveMaxPool3d((2, 3, 4)), (x,)),
+        (lambda m: m.nn.MultiLabelMarginLoss(reduction="sum"), (x[0, 0], [[3, 0, -1, 1, 2, 5]] * 6)),
+        (lambda m: m.nn.TripletMarginWithDistanceLoss(margin=2.0, swap=True), (x[0], x[1], x[0, ::-1])),
+        (lambda m: m.nn.FractionalMaxPool2d(3, output_ratio=0.5, _random_samples=m.tensor(
+            np.full((2, 4, 2), 0.4))), (x,)),
+        (lambda m: m.nn.FeatureAlphaDropout(0.3).eval(), (x,)),
+    ]
+    for make, args in cases:
+        outs = []
+        for m in (numgrad, torch):
+            tensors = [m.tensor(np.ascontiguousarray(a)) for a in args]
+            outs.append(make(m)(*tensors))
+        _same(*outs)
+    weight = _arr(6, 3)
+    bag_n = numgrad.nn.EmbeddingBag(6, 3, mode="max", _weight=numgrad.tensor(weight))
+    bag_t = torch.nn.EmbeddingBag(6, 3, mode="max", _weight=torch.tensor(weight))
+    _same(bag_n(numgrad.tensor([1, 4, 2, 0]), numgrad.tensor([0, 1])),
+          bag_t(torch.tensor([1, 4, 2, 0]), torch.tensor([0, 1])))
+    pool_n, pool_t = numgrad.nn.MaxPool2d(2, return_indices=True), torch.nn.MaxPool2d(
+        2, return_indices=True)
+    _same(numgrad.nn.MaxUnpool2d(2)(*pool_n(numgrad.tensor(x))),
+          torch.nn.MaxUnpool2d(2)(*pool_t(torch.tensor(x))))

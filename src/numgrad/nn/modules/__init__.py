@@ -98,3 +98,15 @@ from .transformer import (  # noqa: E402
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
             "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
             "TransformerEncoderLayer", "TransformerDecoderLayer"]
+from .dropout import FeatureAlphaDropout  # noqa: E402
+from .loss import MultiLabelMarginLoss, TripletMarginWithDistanceLoss  # noqa: E402
+from .pooling import (  # noqa: E402
+    AdaptiveMaxPool3d, FractionalMaxPool2d, FractionalMaxPool3d, MaxUnpool1d, MaxUnpool2d,
+    MaxUnpool3d,
+)
+from .sparse import EmbeddingBag  # noqa: E402
+from .upsampling import ChannelShuffle  # noqa: E402
+
+__all__ += ["FeatureAlphaDropout", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+            "AdaptiveMaxPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d",
+            "MaxUnpool2d", "MaxUnpool3d", "EmbeddingBag", "ChannelShuffle"]

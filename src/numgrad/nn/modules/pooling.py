@@ -167,3 +167,74 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Adaptive 2-D max pooling to ``output_size``."""
 
     _functional = "adaptive_max_pool2d"
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Adaptive 3-D max pooling to ``output_size``."""
+
+    _functional = "adaptive_max_pool3d"
+
+
+class _MaxUnpoolNd(Module):
+    """The partial inverse of max pooling (``F.max_unpool1d/2d/3d``)."""
+
+    _functional = ""
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return getattr(F, self._functional)(input, indices, self.kernel_size, self.stride,
+                                            self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _functional = "max_unpool1d"
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _functional = "max_unpool2d"
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _functional = "max_unpool3d"
+
+
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling (``F.fractional_max_pool2d/3d``) to ``output_size`` or
+    ``output_ratio``, fresh random window positions each call unless ``_random_samples``."""
+
+    _functional = ""
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices: bool = False, _random_samples=None) -> None:
+        super().__init__()
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, "
+                             "or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        self.kernel_size = kernel_size
+        self.output_size = output_size
+        self.output_ratio = output_ratio
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+
+    def forward(self, input: Tensor):
+        return getattr(F, self._functional)(input, self.kernel_size, self.output_size,
+                                            self.output_ratio, self.return_indices,
+                                            _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _functional = "fractional_max_pool2d"
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _functional = "fractional_max_pool3d"

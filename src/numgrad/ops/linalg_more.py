@@ -625,8 +625,19 @@ def _cholesky_backward(gL: Tensor, L: Tensor, upper: bool) -> Tensor:
     return _bsolve(L, gA, left=False)
 
 
+def _cholesky_jvp(ctx, t):
+    """PyTorch's forward formula: ``dL = L Phi(L^-1 dA L^-H)``, ``Phi`` the lower triangle with
+    the diagonal halved, ``dA`` used whole (a tangent that is not symmetric too, as there)."""
+    upper = ctx.params["upper"]
+    L = _mH(ctx.result) if upper else ctx.result
+    inner = _bsolve(_mH(L), _bsolve(L, t), left=False)
+    inner = inner.tril() - _diag(0.5 * inner.diagonal(0, -2, -1))
+    dL = L @ inner
+    return _mH(dL) if upper else dL
+
+
 class _Cholesky(Op):
-    jvp = _jvp.transposed_backward
+    jvp = _cholesky_jvp
     on_cuda = True
     save_output = True
 
@@ -958,8 +969,21 @@ def _eigh_rebuilt(r):
     return (r[1] * r[0].unsqueeze(-2)) @ r[1].mT
 
 
+def _eigh_jvp(ctx, t):
+    """PyTorch's forward formula: with ``dP = V^H dA V`` (``dA`` used whole), the eigenvalues'
+    tangent ``diag(dP)``, the eigenvectors' ``V (dP / (L_j - L_i))`` with a zero diagonal."""
+    ng = _ng()
+    L, V = eigh(ctx.inputs[0], ctx.params["UPLO"])
+    dP = _mH(V) @ t @ V
+    if not ctx.op.index:
+        return ng.diagonal(dP, 0, -2, -1)
+    n = L.shape[-1]
+    off = ng.eye(n, dtype=ng.bool).logical_not()
+    return V @ ng.where(off, dP / (L.unsqueeze(-2) - L.unsqueeze(-1)), 0.0)
+
+
 class _EighFactor(_Factor):
-    jvp = _jvp.transposed_backward
+    jvp = _eigh_jvp
     on_cuda = True
 
     @staticmethod

@@ -18,11 +18,13 @@ class _Dispatching:
     """numgrad's public forms of the ops used here (``numgrad.matmul`` ...), so that a
     ``__torch_function__`` class or a vmap's batched tensor meets its own rules on the way."""
 
-    def __getattr__(self, name):
+    def __getattr__(self, name):  # (found once, then an attribute of the instance)
         import numgrad
 
         found = getattr(numgrad, name, None)
-        return found if found is not None else getattr(_raw_ops, name)
+        found = found if found is not None else getattr(_raw_ops, name)
+        setattr(self, name, found)
+        return found
 
 
 ops = _Dispatching()

@@ -339,6 +339,16 @@ def test_grad_and_vmap_errors_are_pytorchs():
         nfunc.grad(lambda x: 3.0)(x)
     with pytest.raises(RuntimeError, match="Got argnum=1, but only 1 positional inputs"):
         nfunc.grad(lambda x: x.sum(), argnums=1)(x)
+    for argnums, message in (((), "argnums must be non-empty"), ((0, -2), "argnums elements "
+                                                                 "must be unique, got \\(0, 0\\)"),
+                             ([0], "argnums must be int or Tuple\\[int, ...\\], got: <class "
+                                   "'list'>"), ((0, 1.5), "argnum must be int, got: <class "
+                                                          "'float'>")):
+        with pytest.raises(RuntimeError, match=message):
+            nfunc.grad(lambda a, b: (a * b).sum(), argnums=argnums)(x, x)
+    with pytest.raises(RuntimeError, match="All outputs of f must be floating-point or complex "
+                                           "Tensors, got Tensor with dtype numgrad.bool"):
+        nfunc.jacrev(lambda a: a > 0)(x)
     with pytest.raises(ValueError, match="Expected all tensors to have the same size in the "
                                          "mapped dimension, got sizes \\[4, 3\\]"):
         nfunc.vmap(lambda a, b: a)(_t(numgrad, XB), _t(numgrad, YB.T.copy()))

@@ -29,17 +29,22 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfw
 
 # ------------------------------------------------------------------------------ reverse mode
 def _argnums_tuple(argnums, nargs, fname):
+    """(whether ``argnums`` is one int, the argument positions), with PyTorch's errors."""
     single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
-    if not nums and not single:
-        raise RuntimeError(f"{fname}: Expected argnums to be a non-empty tuple of ints, got ().")
+    if not single and not isinstance(argnums, tuple):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    nums = (argnums,) if single else argnums
+    if not nums:
+        raise RuntimeError("argnums must be non-empty")
     for a in nums:
         if not isinstance(a, int):
-            raise RuntimeError(f"{fname}: Got argnums={argnums}; expected argnums to be int or "
-                               "Tuple[int, ...]")
+            raise RuntimeError(f"argnum must be int, got: {type(a)}")
         if not -nargs <= a < nargs:
             raise RuntimeError(f"Got argnum={a}, but only {nargs} positional inputs")
-    return single, tuple(a % nargs for a in nums)
+    nums = tuple(a % nargs for a in nums)
+    if len(set(nums)) != len(nums):
+        raise RuntimeError(f"argnums elements must be unique, got {nums}")
+    return single, nums
 
 
 def _needs_graph(leaves) -> tuple:
@@ -204,6 +209,9 @@ def vjp(func, *primals, has_aux: bool = False):
         if not isinstance(o, Tensor):
             raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
                                f"non-empty output that are tensors, got {type(o)}")
+        if not o.dtype.is_floating_point:
+            raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex "
+                               f"Tensors, got Tensor with dtype {o.dtype}")
     known = {lvl.id for lvl in _vmap.active_levels()}  # (the levels the graph was made under)
     versions = [x._version for x in leaves if isinstance(x, Tensor)]
     leaves = [x for x in leaves if isinstance(x, Tensor)]
@@ -217,8 +225,8 @@ def vjp(func, *primals, has_aux: bool = False):
         for c, o in zip(ct_leaves, out_leaves):
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of {tuple(c.shape)} and "
-                    f"output[0] has a shape of {tuple(o.shape)}.")
+                    f"Mismatch in shape: grad_output[0] has a shape of {c.shape} and "
+                    f"output[0] has a shape of {o.shape}.")
         newer = [lvl.id for c in ct_leaves for lvl in _vmap.chain_of(c) if lvl.id not in known]
         if newer:  # (vmap over vjp_fn: the batched backward of a batched forward, else a loop)
             lvl = _vmap._level(max(newer))

@@ -1,0 +1,120 @@
+"""``as_strided`` (a view of a tensor's memory with any sizes, strides and offset, in elements),
+``as_strided_copy`` and ``as_strided_scatter``.
+
+``as_strided`` reads the memory the tensor lives in (the whole NumPy buffer its array views),
+as PyTorch reads the storage. Where no gradient is recorded it is a view (it shares memory and
+the version counter); where one is, it is composed as a gather from a copy of that memory into
+which the input's elements are put (``index_put``), so the gradient is PyTorch's (each input
+element gets the gradients of every output element that reads it) but the result is a copy,
+which writes do not reach the input through. CPU tensors only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _storage(data: np.ndarray):
+    """(the buffer ``data`` views, flat in ``data``'s dtype; the offset in elements of ``data``'s
+    first one in it)."""
+    root = data
+    while True:  # (NumPy's as_strided views hold their array through a wrapper's .base)
+        base = root.base
+        base = base if isinstance(base, np.ndarray) else getattr(base, "base", None)
+        if not isinstance(base, np.ndarray):
+            break
+        root = base
+    if not root.flags.c_contiguous:
+        raise NotImplementedError("as_strided: the tensor's memory is not one contiguous buffer")
+    flat = root.reshape(-1).view(data.dtype)
+    return flat, (_address(data) - _address(root)) // data.itemsize
+
+
+def _checked(size, stride, storage_offset, storage_size: int, itemsize: int):
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    need = 0 if 0 in size else storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if need > storage_size:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {storage_offset}, and itemsize {itemsize} requiring a storage "
+                           f"size of {need * itemsize} are out of bounds for storage of size "
+                           f"{storage_size * itemsize}")
+    return size, stride
+
+
+def _positions(size: tuple, stride: tuple, offset: int) -> np.ndarray:
+    """The flat positions in memory of the elements of a strided view."""
+    out = np.full(size, offset, np.int64)
+    for d, (n, s) in enumerate(zip(size, stride)):
+        out += (np.arange(n, dtype=np.int64) * s).reshape([-1 if e == d else 1
+                                                           for e in range(len(size))])
+    return out
+
+
+def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """The elements of ``input``'s memory at ``storage_offset + sum(i_d stride_d)`` (``input``'s
+    own offset by default), as a tensor of ``size``."""
+    from ..autograd import grad_mode
+    from .registry import _view_of
+
+    data = input._data
+    if not isinstance(data, np.ndarray):
+        raise NotImplementedError("as_strided: numgrad supports it for CPU tensors")
+    flat, here = _storage(data)
+    offset = here if storage_offset is None else int(storage_offset)
+    size, stride = _checked(size, stride, offset, flat.size, data.itemsize)
+    view = np.lib.stride_tricks.as_strided(flat[offset:], size,
+                                           tuple(s * data.itemsize for s in stride))
+    if not (grad_mode.state.enabled and input.requires_grad):
+        out = Tensor._wrap(view)
+        _view_of(out, input)
+        return out
+    import numgrad
+
+    from .indexing import index_put
+
+    where = np.lib.stride_tricks.as_strided(
+        np.arange(flat.size, dtype=np.int64)[here:], data.shape,
+        tuple(s // data.itemsize * 8 for s in data.strides)) if data.size else np.zeros(
+        data.shape, np.int64)
+    memory = numgrad.from_numpy(flat.copy())
+    memory = index_put(memory, (numgrad.from_numpy(np.ascontiguousarray(where).reshape(-1)),),
+                       input.reshape(-1))
+    return memory[numgrad.from_numpy(_positions(size, stride, offset))]
+
+
+def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """``as_strided`` in new memory."""
+    return as_strided(input, size, stride, storage_offset).clone()
+
+
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """A copy of ``input`` (in new contiguous memory) with ``src`` written into its
+    ``as_strided(size, stride, storage_offset)`` view."""
+    import numgrad
+
+    from .indexing import index_put
+
+    offset = 0 if storage_offset is None else int(storage_offset)
+    size, stride = _checked(size, stride, offset, input.numel(), input._data.itemsize)
+    if tuple(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(size)}")
+    where = numgrad.from_numpy(_positions(size, stride, offset).reshape(-1))
+    out = index_put(input.reshape(-1), (where,), src.reshape(-1))
+    return out.reshape(input.shape)
+
+
+__all__ = ["as_strided", "as_strided_copy", "as_strided_scatter"]
+METHODS = ("as_strided", "as_strided_scatter")

@@ -481,10 +481,19 @@ def test_vmap_of_forms_the_op_database_showed_and_the_error_for_what_does_not_di
             m.fft.fftshift(a), m.fft.irfft(a),
             a.index_fill(1, m.tensor([0, 2]), m.tensor(0.5, dtype=a.dtype))))(_t(m, x))
 
+    def shared_first(m, F):  # (an unbatched tensor with a batched one)
+        base = _t(m, x[0])
+        return F.vmap(lambda b: (
+            m.slice_scatter(base, b[:, 1:3], 1, 1, 3), m.select_scatter(base, b[0], 0, 2),
+            m.diagonal_scatter(base, b[0, :4], 0), base[0].expand_as(b), base.reshape_as(b),
+            m.broadcast_tensors(base[:, :1], b[0])[0], m.isin(base, b[0]).double(),
+            m.special.gammainc(base.abs() + 1, b.abs() + 1)))(_t(m, x[1:] * 2))
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (no loop)
-        got = run(numgrad, nfunc)
-    _same(_np(list(got)), _np(list(run(torch, tfunc))))
+        got = run(numgrad, nfunc), shared_first(numgrad, nfunc)
+    _same(_np([list(g) for g in got]), _np([list(run(torch, tfunc)), list(shared_first(torch,
+                                                                                       tfunc))]))
     with pytest.raises(RuntimeError, match="a batched tensor reached a function that does not "
                                            "dispatch"):
         nfunc.vmap(lambda a: numgrad.ops._safe_softmax(a, -1))(_t(numgrad, x))

@@ -488,8 +488,8 @@ zeta special_zeta chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polyno
 chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he laguerre_polynomial_l
 legendre_polynomial_p shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u
 shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w gammaln psi multigammaln
-expit ndtr entr i0e i1 i1e log_ndtr ndtri frexp gcd lcm ldexp mvlgamma modified_bessel_i0
-modified_bessel_i1 spherical_bessel_j0
+expit ndtr entr i0e i1 i1e log_ndtr ndtri frexp gcd lcm ldexp mvlgamma igamma igammac gammainc
+gammaincc modified_bessel_i0 modified_bessel_i1 spherical_bessel_j0
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise

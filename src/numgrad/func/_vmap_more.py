@@ -720,3 +720,64 @@ def _layer_norm(func, lvl, args, kwargs):
     if w is not None:
         out = out * w
     return out if b is None else out + b
+
+
+# --- functions of an unbatched tensor and a batched one
+@_rule("expand_as", "reshape_as", "view_as")
+def _as_shape_of(func, lvl, args, kwargs):
+    """``x.expand_as(other)`` and kin: by ``other``'s (logical) shape, whichever is batched."""
+    x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
+    if _value_at(x, lvl.id) is not None:
+        if _vmap._name(func) == "expand_as":
+            return _vmap._expand_as(func, lvl, (x, other), {})
+        return _vmap._reshape_as(func, lvl, (x, other), {})
+    shape = tuple(other.shape)
+    return x.expand(shape) if _vmap._name(func) == "expand_as" else x.reshape(shape)
+
+
+@_rule("broadcast_tensors")
+def _broadcast_tensors(func, lvl, args, kwargs):
+    tensors = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+    shape = _broadcast([tuple(t.shape) for t in tensors])
+    return tuple(t.expand(shape) for t in tensors)
+
+
+@_rule("isin")
+def _isin(func, lvl, args, kwargs):
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    elements, tests = bound["elements"], bound["test_elements"]
+    if not isinstance(elements, Tensor) or not isinstance(tests, Tensor):
+        return NotImplemented
+    found = (elements.unsqueeze(-1) == tests.reshape((-1,))).any(-1)
+    return found.logical_not() if bound.get("invert", False) else found
+
+
+def _written_copy(x, lvl):
+    """``x`` as a new batched tensor of this level (its own storage) to write into."""
+    return _make(_batched(x, lvl).clone(), lvl)
+
+
+@_rule("slice_scatter", "select_scatter", "diagonal_scatter")
+def _scatter_into_view(func, lvl, args, kwargs):
+    """``*_scatter(input, src, ...)``: a copy of ``input`` (batched) with ``src`` written into
+    the view the arguments name, by the batched views' and writes' rules."""
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    name = _vmap._name(func)
+    out = _written_copy(bound["input"], lvl)
+    src = bound["src"]
+    if name == "diagonal_scatter":
+        view = out.diagonal(bound.get("offset", 0), bound.get("dim1", 0), bound.get("dim2", 1))
+        view.copy_(src)
+        return out
+    dim = _vmap._norm(bound.get("dim", 0), out.ndim)
+    if name == "select_scatter":
+        key = (slice(None),) * dim + (bound["index"],)
+    else:
+        key = (slice(None),) * dim + (slice(bound.get("start"), bound.get("end"),
+                                            bound.get("step", 1)),)
+    out[key] = src
+    return out

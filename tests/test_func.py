@@ -479,7 +479,9 @@ def test_vmap_of_forms_the_op_database_showed_and_the_error_for_what_does_not_di
             m.linalg.diagonal(a, offset=1), m.permute_copy(a, (1, 0)), m.unsafe_split(a, 2)[1],
             m.hsplit(a, [2])[0], m.constant_pad_nd(a, (1, 1), 0.5), m.msort(a),
             m.fft.fftshift(a), m.fft.irfft(a),
-            a.index_fill(1, m.tensor([0, 2]), m.tensor(0.5, dtype=a.dtype))))(_t(m, x))
+            a.index_fill(1, m.tensor([0, 2]), m.tensor(0.5, dtype=a.dtype)),
+            m.as_strided(a, (2, 2), (2, 1), 1), m.as_strided(a[1:], (2, 2), (5, 1)),
+            m.as_strided_copy(a, (3,), (2,))))(_t(m, x))  # (offsets: each example's own)
 
     def shared_first(m, F):  # (an unbatched tensor with a batched one)
         base = _t(m, x[0])

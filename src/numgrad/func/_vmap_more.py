@@ -781,3 +781,27 @@ def _scatter_into_view(func, lvl, args, kwargs):
                                             bound.get("step", 1)),)
     out[key] = src
     return out
+
+
+@_rule("as_strided", "as_strided_copy")
+def _as_strided(func, lvl, args, kwargs):
+    """Each example as if it had a storage of its own (PyTorch's rule): the strides and the
+    offset taken from the example's first element, the batch by the physical batch stride."""
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    x = bound["input"]
+    v = _value_at(x, lvl.id)
+    if v is None or type(v) is BatchedTensor:
+        return NotImplemented
+    offset = bound.get("storage_offset")
+    start = v.storage_offset() + (0 if offset is None else offset)
+    out = v.as_strided((v.shape[0], *tuple(bound["size"])), (v.stride(0),
+                                                              *tuple(bound["stride"])), start)
+    return _make(out.clone() if _vmap._name(func) == "as_strided_copy" else out, lvl)
+
+
+@_rule("as_strided_scatter")
+def _as_strided_scatter(func, lvl, args, kwargs):
+    raise RuntimeError("Error: aten::as_strided_scatter requires special handling, and does not "
+                       "yet have a batching rule. Feel free to file a github issue!")

@@ -533,7 +533,15 @@ RULES["is_nonzero"] = _no(_DATA_DEPENDENT)
 @_rule("is_floating_point", "is_complex", "is_contiguous", "element_size", "data_ptr", "stride",
        "get_device", "is_signed", "dim_order", "untyped_storage")
 def _meta(func, lvl, args, kwargs):
+    """The physical value's metadata; the memory layout's (strides, addresses) only where no
+    function without a rule is being composed, whose own arithmetic on them would read the batch
+    as one example (it loops instead)."""
+    if _name(func) in _LAYOUT and getattr(_transparent, "depth", 0):
+        raise _Primitive
     return func(innermost(args[0]), *args[1:], **kwargs)
+
+
+_LAYOUT = frozenset(("is_contiguous", "data_ptr", "stride", "dim_order", "untyped_storage"))
 
 
 @_rule("__repr__", "__str__", "__format__")

@@ -8,7 +8,11 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
                             'torch.ops.aten._batch_norm_with_update',
  '_upsample_bilinear2d_aa': 'float32 sample 0: missing name: '
                             'torch.ops.aten._upsample_bilinear2d_aa',
- 'as_strided_scatter': "float32 sample 0: PyTorch 2.13's gradient with respect to input is inverted: it gives the gradient to the elements src overwrites and none to the others (as_strided_scatter(x, s, (1,), (1,), 0) of x = [2, 5]: x.grad [1, 0] where [0, 1] is the derivative); numgrad's is the derivative (tests/test_composite_ops.py)",
+ 'as_strided_scatter': "float32 sample 0: PyTorch 2.13's gradient with respect to input is "
+                       'inverted: it gives the gradient to the elements src overwrites and none to '
+                       'the others (as_strided_scatter(x, s, (1,), (1,), 0) of x = [2, 5]: x.grad '
+                       "[1, 0] where [0, 1] is the derivative); numgrad's is the derivative "
+                       '(tests/test_composite_ops.py)',
  'bfloat16': 'float32 sample 0: missing name: torch.Tensor.bfloat16',
  'byte': 'float32 sample 0: missing name: torch.Tensor.byte',
  'cdouble': 'float32 sample 0: missing name: torch.cdouble',
@@ -95,7 +99,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
              "'out')",
  'bernoulli#0': 'raises TypeError, PyTorch RuntimeError (bernoulli() got an unexpected keyword '
                 "argument 'out')",
- 'cat#0': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
  'clamp_max#1': 'missing name: torch.clamp_max',
  'clamp_min#1': 'missing name: torch.clamp_min',
  'complex#0': 'missing name: torch.complex',
@@ -119,8 +122,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'fft.rfft#0': 'missing name: torch.fft.rfft',
  'fft.rfft2#0': 'missing name: torch.fft.rfft2',
  'fft.rfftn#0': 'missing name: torch.fft.rfftn',
- 'gather#5': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
- 'gather#6': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
  'gather#7': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
  'ge#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
@@ -134,7 +135,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'gt#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
  'hsplit#2': 'missing name: torch.hsplit',
- 'index_select#0': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
  'jiterator_binary#0': 'missing name: torch.jiterator_binary',
  'jiterator_binary#1': 'missing name: torch.jiterator_binary',
  'jiterator_binary#2': 'missing name: torch.jiterator_binary',
@@ -150,9 +150,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
                   "without overflow')",
  'masked_fill#2': 'dtype torch.complex64',
  'masked_scatter#1': 'dtype torch.uint8',
- 'masked_select#0': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
- 'masked_select#1': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
- 'masked_select#2': "accepted silently (PyTorch: RuntimeError 'unsupported operation')",
  'max[binary]#2': "raises AttributeError: 'int' object has no attribute '_data'",
  'mean#1': "message 'mean(): could not infer output dtype. Input dtype must be either a floating "
            "poin' does not match PyTorch's 'mean\\\\(\\\\): could not infer output dtype. Optional "

@@ -335,6 +335,10 @@ ERRORS = [
     lambda m: m.fft.fftshift(m.tensor(2.0)),
     lambda m: m.masked.mean(m.zeros(3, dtype=m.int64)),
     lambda m: m.ones(3, requires_grad=True).resize_(2),
+    lambda m: m.add(m.ones(3), 1, out=m.zeros(1).expand(3)),
+    lambda m: (lambda y: m.index_select(y, 0, m.tensor([0, 1, 2]), out=y))(m.zeros(3)),
+    lambda m: (lambda y: m.cat([y[:2], y[2:]], out=y))(m.zeros(4, 2)),
+    lambda m: (lambda y: m.masked_select(y, y > 0, out=y))(m.ones(4)),
     lambda m: m.as_strided(m.zeros(3, 3), (2, 2), (1,)),
     lambda m: m.as_strided(m.zeros(3, 3), (2, 2), (1, -1)),
     lambda m: m.as_strided(m.zeros(3, 3), (2, 2), (200, 200)),
@@ -506,3 +510,10 @@ def test_as_strided_is_a_view_without_grad_and_as_strided_scatter_overwrites():
     x = numgrad.tensor([2.0, 5.0, 7.0], requires_grad=True)
     numgrad.as_strided_scatter(x, numgrad.tensor([3.0]), (1,), (1,), 1).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0])
+
+
+def test_out_overlapping_an_argument_only_where_pytorch_can_tell():
+    # (a non-contiguous out is not looked into, by PyTorch either)
+    for m in (numgrad, torch):
+        y = m.zeros(3, 6)
+        m.index_select(y, 1, m.tensor([0, 2]), out=y[:, :2])

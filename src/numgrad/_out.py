@@ -57,6 +57,27 @@ def _tensors(args, kwargs):
             yield from (t for t in a if isinstance(t, Tensor))
 
 
+# the functions whose out= may not share memory with any argument (PyTorch's
+# assert_no_overlap): the others allow out= to be an argument itself (``add(a, b, out=a)``)
+NO_OVERLAP = frozenset({"cat", "concat", "concatenate", "gather", "index_select",
+                        "masked_select"})
+_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation.")
+
+
+def _overlaps(out: Tensor, args, kwargs) -> bool:
+    """Whether ``out`` shares memory with an argument, as PyTorch tells: only between tensors
+    laid out contiguously (it does not look into others)."""
+    import numpy as np
+
+    o = out._data
+    if not isinstance(o, np.ndarray) or not o.flags.c_contiguous:
+        return False
+    return any(isinstance(t._data, np.ndarray) and t._data.flags.c_contiguous
+               and np.shares_memory(t._data, o) for t in _tensors(args, kwargs))
+
+
 def with_out(fn, name: str):
     """``fn`` taking ``out=`` as well."""
 
@@ -71,6 +92,12 @@ def with_out(fn, name: str):
             raise RuntimeError(
                 f"{name}(): functions with out=... arguments don't support automatic "
                 "differentiation, but one of the arguments requires grad.")
+        if any(st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides)):
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.")
+        if name in NO_OVERLAP and _overlaps(out, args, kwargs):
+            raise RuntimeError(_OVERLAP)
         result = fn(*args, **kwargs)
         if name in SAME_DTYPE and out._data.dtype != result._data.dtype:
             message = SAME_DTYPE[name] or (

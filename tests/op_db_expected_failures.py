@@ -33,8 +33,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'fft.rfft2': 'float32 sample 0: missing name: torch.fft.rfft2',
  'fft.rfftn': 'float32 sample 0: missing name: torch.fft.rfftn',
  'gather': 'float32 sample 3: dtype torch.uint8',
- 'grid_sampler_2d': 'float32 sample 0: missing name: torch.grid_sampler_2d',
- 'grid_sampler_3d': 'float32 sample 0: missing name: torch.grid_sampler_3d',
  'half': 'float32 sample 0: missing name: torch.Tensor.half',
  'hash_tensor': 'float32 sample 0: missing name: torch.hash_tensor',
  'jiterator_2inputs_2outputs': 'float32 sample 0: missing name: torch.jiterator_2inputs_2outputs',
@@ -50,7 +48,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'linalg.ldl_factor_ex': 'float32 sample 0: missing name: torch.linalg.ldl_factor_ex',
  'linalg.ldl_solve': 'float32 sample 0: missing name: torch.linalg.ldl_solve',
  'nn.functional.ctc_loss': 'float32 sample 0: missing name: torch.nn.functional.ctc_loss',
- 'nn.functional.grid_sample': 'float32 sample 0: missing name: torch.nn.functional.grid_sample',
  'nn.functional.layer_norm': "float32 sample 2: layer_norm over one element: the weight's gradient "
                              'is exactly 0 in numgrad, rounding noise (-2.2e-05 = 1e-7 x rstd 316) '
                              "in PyTorch's float32",

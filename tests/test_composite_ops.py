@@ -167,6 +167,12 @@ DIFFERENTIABLE = [
         x, (2, None, 3), return_indices=True)[0], (1, 2, 5, 3, 7), True),
     ("as_strided", lambda m, x: m.as_strided(x, (3, 2), (1, 3), 1), (3, 4), True),
     ("as_strided overlapping", lambda m, x: x[1:].as_strided((3, 3), (1, 1)), (2, 5), True),
+    ("grid_sample reflection", lambda m, x: m.nn.functional.grid_sample(
+        x[:, :, :, :4], x[:, 0, :, 4:6].reshape(1, 3, 1, 2) * 1.7, padding_mode="reflection",
+        align_corners=False), (1, 2, 3, 6), True),
+    ("grid_sample 3d border", lambda m, x: m.nn.functional.grid_sample(
+        x[..., :3], x[:, :1, :2, :2, 3:].reshape(1, 2, 2, 1, 3) * 1.4, padding_mode="border",
+        align_corners=True), (1, 2, 3, 3, 6), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 
@@ -289,6 +295,11 @@ HARD = [
     ("adaptive_max_pool3d indices", lambda m: m.nn.functional.adaptive_max_pool3d(
         m.arange(2 * 5 * 4 * 7, dtype=m.float64).reshape(2, 5, 4, 7).cos(), (3, 2, 4),
         return_indices=True)),
+    ("grid_sample nearest", lambda m: [m.nn.functional.grid_sample(
+        m.arange(2 * 4 * 5, dtype=m.float64).reshape(1, 2, 4, 5).sin(),
+        m.tensor([[[[-1.2, 0.3], [0.5, -0.5], [0.99, 1.3], [0.0, 0.25]]]], dtype=m.float64),
+        mode="nearest", padding_mode=p, align_corners=a)
+        for p in ("zeros", "border", "reflection") for a in (True, False)]),
     ("windows", lambda m: [getattr(m.signal.windows, name)(M, sym=sym, dtype=m.float64)
                            for name in ("bartlett", "blackman", "cosine", "exponential",
                                         "gaussian", "hamming", "hann", "kaiser", "nuttall")

@@ -68,12 +68,13 @@ from . import aten, linalg_lu, native_normalization, scatter_reductions  # noqa:
 from . import float_parts, integer_math  # noqa: E402  (frexp, nextafter; gcd, lcm)
 from . import finite_differences, histograms  # noqa: E402  (gradient; histogram, histogramdd)
 from . import incomplete_gamma, resize, strided  # noqa: E402  (igamma; resize_; as_strided)
+from . import grid_sample  # noqa: E402  (grid_sampler_2d/3d)
 from .aten import _safe_softmax, _softmax_backward_data  # noqa: E402,F401  (torch.ops.aten's)
 from .aten import native_dropout_backward, slice  # noqa: E402,F401,A004
 
 FAMILIES += (flat_index, linalg_derived, order_statistics, scatter_views, native_normalization,
              aten, linalg_lu, scatter_reductions, float_parts, integer_math, finite_differences,
-             histograms, incomplete_gamma, resize, strided)
+             histograms, incomplete_gamma, resize, strided, grid_sample)
 
 __all__ = []
 METHODS = {}

@@ -1,0 +1,138 @@
+"""Sampling an input at the positions of a grid: ``nn.functional.grid_sample`` and ATen's
+``grid_sampler_2d``/``grid_sampler_3d``, bilinear (trilinear in 3-D) or nearest, with the
+padding modes ``zeros``, ``border`` and ``reflection`` and ``align_corners``, as ATen's
+``GridSampler.h`` computes the source positions.
+
+Composed of numgrad's ops (each corner's value gathered from the flattened input, weighted),
+so the gradient reaches the input and, through the positions, the grid, as PyTorch's.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+
+_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _ng():
+    import numgrad
+
+    return numgrad
+
+
+def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """``x`` reflected into [twice_low / 2, twice_high / 2] (ATen's reflect_coordinates)."""
+    if twice_low == twice_high:
+        return x * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    x = (x - low).abs()
+    extra = x.fmod(span)
+    flips = (x / span).floor()
+    even = (flips.detach() % 2) == 0
+    return _ng().where(even, extra + low, span - extra + low)
+
+
+def _source(coord: Tensor, size: int, padding: int, align_corners: bool) -> Tensor:
+    """The position in the input of normalised grid coordinates in [-1, 1]."""
+    if align_corners:
+        x = (coord + 1) / 2 * (size - 1)
+    else:
+        x = ((coord + 1) * size - 1) / 2
+    if padding == 1:
+        x = x.clamp(0, size - 1)
+    elif padding == 2:
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def _sample(input: Tensor, grid: Tensor, mode: int, padding: int, align_corners: bool) -> Tensor:
+    ng = _ng()
+    k = input.ndim - 2
+    n, c = input.shape[0], input.shape[1]
+    sizes = tuple(input.shape[2:])
+    out = tuple(grid.shape[1:-1])
+    # the grid's last dimension is (x, y[, z]): the input's dimensions from the last
+    pos = [_source(grid[..., k - 1 - d], sizes[d], padding, align_corners) for d in range(k)]
+    flat = input.reshape(n, c, -1)
+
+    def tap(corner):
+        """The input at integer positions ``corner`` (one per dimension), 0 outside."""
+        inside = None
+        index = None
+        for d, p in enumerate(corner):
+            ok = (p >= 0) & (p <= sizes[d] - 1)
+            inside = ok if inside is None else inside & ok
+            q = p.clamp(0, sizes[d] - 1).to(ng.int64)
+            index = q if index is None else index * sizes[d] + q
+        values = flat.gather(-1, index.reshape(n, 1, -1).expand(n, c, -1)).reshape(n, c, *out)
+        return values * inside.to(input.dtype).unsqueeze(1)
+
+    if mode == 1:
+        return tap([p.detach().round() for p in pos])
+    if mode != 0:
+        raise NotImplementedError("grid_sample: mode='bicubic' is not supported yet")
+    low = [p.detach().floor() for p in pos]
+    total = None
+    for corner in range(2 ** k):
+        ends = [(corner >> (k - 1 - d)) & 1 for d in range(k)]
+        weight = None
+        for d in range(k):
+            w = (pos[d] - low[d]) if ends[d] else (low[d] + 1 - pos[d])
+            weight = w if weight is None else weight * w
+        value = tap([low[d] + ends[d] for d in range(k)]) * weight.unsqueeze(1)
+        total = value if total is None else total + value
+    return total
+
+
+def _checked(name: str, input: Tensor, grid: Tensor, k: int) -> None:
+    if input.ndim != k + 2 or grid.ndim != k + 2:
+        raise RuntimeError(f"{name}(): expected {k + 2}D input and grid with same number of "
+                           f"dimensions, but got input with sizes {list(input.shape)} and grid "
+                           f"with sizes {list(grid.shape)}")
+    if grid.shape[-1] != k:
+        raise RuntimeError(f"{name}(): expected grid to have size {k} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"{name}(): expected grid and input to have same batch size, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """ATen's 2-D grid sampler (modes 0 bilinear, 1 nearest; paddings 0 zeros, 1 border,
+    2 reflection)."""
+    _checked("grid_sampler_2d", input, grid, 2)
+    return _sample(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """ATen's 3-D grid sampler (trilinear or nearest)."""
+    _checked("grid_sampler_3d", input, grid, 3)
+    return _sample(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:
+    """``grid_sampler_2d`` or ``grid_sampler_3d`` by the input's dimensions."""
+    fn = grid_sampler_2d if input.ndim == 4 else grid_sampler_3d
+    return fn(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners=None) -> Tensor:
+    """``input`` (N, C, H, W) or (N, C, D, H, W) sampled at ``grid``'s normalised positions
+    ((N, H_out, W_out, 2) or (N, D_out, H_out, W_out, 3), x first, in [-1, 1])."""
+    if mode not in _MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in _PADDINGS:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    return grid_sampler(input, grid, _MODES[mode], _PADDINGS[padding_mode], bool(align_corners))
+
+
+__all__ = ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d"]
+METHODS = ()

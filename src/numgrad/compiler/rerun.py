@@ -248,6 +248,18 @@ class Lazy(dispatch.Mode):
             return False
         return True
 
+    def release(self) -> None:
+        """The end of the call: its tables emptied and its kernels dropped, so that what the
+        call made is freed as it goes out of use, not left for the garbage collector (whose
+        full collections a re-run key's calls otherwise set off every few calls)."""
+        self.active = False
+        self.kernels = None
+        for table in (self.env, self.by_id, self.created, self.numbers):
+            table.clear()
+        self.keep.clear()
+        self.pending.clear()
+        self.restore = []
+
     def unbind(self, result=None) -> None:
         """The inputs' tensors get their plain arrays back (where they still hold the views),
         and so do their gradients and the tensors returned (where they hold pending arrays of
@@ -701,4 +713,5 @@ def run(plans: list, args, kwargs, may_trace: bool = False):
         lazy.unbind(result)
         plan.counts[lazy.outcome] += 1
         plan.misses = plan.misses + 1 if lazy.outcome == "eager" else 0
+        lazy.release()
     return result

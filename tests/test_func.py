@@ -306,6 +306,26 @@ def test_forward_ad_views_share_their_bases_tangent():
     assert ours[2] and theirs[2]
 
 
+def test_jacobians_and_hessian_through_in_place_writes_into_views():
+    """jacfwd (forward AD under vmap), jacrev and hessian (forward over reverse) of a function
+    that writes into views of its intermediates: torch.func's, exactly."""
+    def f(m):
+        def g(x):
+            y = x * 1
+            y[1:3].mul_(x[:2])
+            y.add_(x.sin())
+            z = y.exp() * 1
+            z[1:] = y[:3].exp()
+            return z * y
+        return g
+
+    def run(m, F):
+        x = _t(m, X5[:4])
+        return F.jacfwd(f(m))(x), F.jacrev(f(m))(x), F.hessian(lambda v: f(m)(v).sum())(x)
+
+    _same(_np(list(run(numgrad, nfunc))), _np(list(run(torch, tfunc))))
+
+
 def test_forward_ad_errors_are_pytorchs(monkeypatch):
     with pytest.raises(RuntimeError, match="no level exists, make sure to enter_dual_level"):
         nfwd.make_dual(_t(numgrad, X5), _t(numgrad, V5))

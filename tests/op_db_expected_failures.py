@@ -47,7 +47,7 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'linalg.ldl_factor': 'float32 sample 0: missing name: torch.linalg.ldl_factor',
  'linalg.ldl_factor_ex': 'float32 sample 0: missing name: torch.linalg.ldl_factor_ex',
  'linalg.ldl_solve': 'float32 sample 0: missing name: torch.linalg.ldl_solve',
- 'nn.functional.ctc_loss': 'float32 sample 0: missing name: torch.nn.functional.ctc_loss',
+ 'nn.functional.ctc_loss': "float32 sample 0: PyTorch 2.13's float32 gradient is off by up to 8.8e-5 from the float64 gradient (its recursion runs in float32 over 50 steps); numgrad's, computed in float64, agrees with it to 1e-8; the float64 samples pass",
  'nn.functional.layer_norm': "float32 sample 2: layer_norm over one element: the weight's gradient "
                              'is exactly 0 in numgrad, rounding noise (-2.2e-05 = 1e-7 x rstd 316) '
                              "in PyTorch's float32",

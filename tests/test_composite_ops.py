@@ -528,3 +528,30 @@ def test_out_overlapping_an_argument_only_where_pytorch_can_tell():
     for m in (numgrad, torch):
         y = m.zeros(3, 6)
         m.index_select(y, 1, m.tensor([0, 2]), out=y[:, :2])
+
+
+def test_ctc_loss_values_and_gradients_as_pytorch_in_float64():
+    rng = np.random.default_rng(35)
+    logits = rng.standard_normal((12, 3, 5))
+    targets = [[1, 2, 2, 4], [3, 1, 0, 0], [2, 2, 2, 0]]  # (a repeat needs a blank between)
+    cases = [dict(reduction="none"), dict(reduction="mean"),
+             dict(reduction="sum", zero_infinity=True)]
+    for kwargs in cases:
+        grads = []
+        for m in (numgrad, torch):
+            lp = m.tensor(logits, dtype=m.float64).log_softmax(2).detach().requires_grad_(True)
+            t = m.tensor(targets)
+            loss = m.nn.functional.ctc_loss(lp, t, [12, 10, 6], [4, 2, 3], **kwargs)
+            loss.backward(m.ones_like(loss))
+            grads.append((loss, lp.grad))
+        _same(grads[0], grads[1])
+    # concatenated targets, unbatched input, an impossible alignment (inf, or 0 zeroed)
+    outs = []
+    for m in (numgrad, torch):
+        lp = m.tensor(logits[:, 0], dtype=m.float64).log_softmax(1)
+        F = m.nn.functional
+        outs.append([F.ctc_loss(lp, m.tensor([1, 2, 2, 4]), [12], [4], reduction="sum"),
+                     F.ctc_loss(lp[:2], m.tensor([1, 2, 2, 4]), [2], [4], reduction="sum"),
+                     m.nn.CTCLoss(zero_infinity=True)(lp[:3].unsqueeze(1), m.tensor([[1, 1]]),
+                                                      [3], [2])])
+    _same(outs[0], outs[1])

@@ -99,7 +99,7 @@ __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell
             "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
             "TransformerEncoderLayer", "TransformerDecoderLayer"]
 from .dropout import FeatureAlphaDropout  # noqa: E402
-from .loss import MultiLabelMarginLoss, TripletMarginWithDistanceLoss  # noqa: E402
+from .loss import CTCLoss, MultiLabelMarginLoss, TripletMarginWithDistanceLoss  # noqa: E402
 from .pooling import (  # noqa: E402
     AdaptiveMaxPool3d, FractionalMaxPool2d, FractionalMaxPool3d, MaxUnpool1d, MaxUnpool2d,
     MaxUnpool3d,
@@ -109,4 +109,4 @@ from .upsampling import ChannelShuffle  # noqa: E402
 
 __all__ += ["FeatureAlphaDropout", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
             "AdaptiveMaxPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d",
-            "MaxUnpool2d", "MaxUnpool3d", "EmbeddingBag", "ChannelShuffle"]
+            "MaxUnpool2d", "MaxUnpool3d", "EmbeddingBag", "ChannelShuffle", "CTCLoss"]

@@ -308,7 +308,7 @@ def test_forward_ad_views_share_their_bases_tangent():
 
 def test_jacobians_and_hessian_through_in_place_writes_into_views():
     """jacfwd (forward AD under vmap), jacrev and hessian (forward over reverse) of a function
-    that writes into views of its intermediates: torch.func's, exactly."""
+    that writes into views of its intermediates and into a tensor of its own: torch.func's."""
     def f(m):
         def g(x):
             y = x * 1
@@ -316,7 +316,9 @@ def test_jacobians_and_hessian_through_in_place_writes_into_views():
             y.add_(x.sin())
             z = y.exp() * 1
             z[1:] = y[:3].exp()
-            return z * y
+            filled = m.zeros(4, dtype=x.dtype)  # (a tensor of its own, filled with the
+            filled[:2] = x[2:] * 3  # inputs' values: PyTorch batches the tangents alone)
+            return z * y + filled
         return g
 
     def run(m, F):

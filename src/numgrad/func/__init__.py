@@ -207,8 +207,8 @@ def vjp(func, *primals, has_aux: bool = False):
     out_leaves, out_spec = _pytree.tree_flatten(output)
     for o in out_leaves:
         if not isinstance(o, Tensor):
-            raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
-                               f"non-empty output that are tensors, got {type(o)}")
+            raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only tensors, "
+                               f"got unsupported type {type(o)}")
         if not o.dtype.is_floating_point:
             raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex "
                                f"Tensors, got Tensor with dtype {o.dtype}")
@@ -323,18 +323,23 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None, _prealloc
 
 
 def _jacrev_by_vmap(func, args, kwargs, argnums, chunk_size):
-    """``jacrev`` as ``vmap`` of ``vjp`` over the unit cotangents: inside the vmap, ``vjp``
-    differentiates each example's copy of the inputs, so one batched forward and one backward
-    give every row (the function is evaluated once more, unbatched, for its output's shape)."""
+    """``jacrev`` as ``vjp`` once, then ``vmap`` of its ``vjp_fn`` over the unit cotangents (a
+    batched backward: the function run again at the vmap's level, each example its own copy
+    of the inputs, one backward pass for every row; where that cannot be, a function that
+    draws random numbers or fills a tensor of its own with the inputs' values, one backward
+    pass per row of the graph made once)."""
 
     single, nums = _argnums_tuple(argnums, len(args), "jacrev")
-    with grad_mode.no_grad():
-        probe = func(*args, **kwargs)
+    primals = [args[i] for i in nums]
+
+    def partial(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return func(*full, **kwargs)
+
+    probe, vjp_fn = vjp(partial, *primals)
     out_leaves, out_spec = _pytree.tree_flatten(probe)
-    for o in out_leaves:
-        if not isinstance(o, Tensor):
-            raise RuntimeError("jacrev(f, ...)(*args): Expected f to be a function that has "
-                               f"non-empty output that are tensors, got {type(o)}")
     shapes = [tuple(o.shape) for o in out_leaves]
     sizes = [o.numel() for o in out_leaves]
     total = sum(sizes)
@@ -345,19 +350,13 @@ def _jacrev_by_vmap(func, args, kwargs, argnums, chunk_size):
     for shape, n in zip(shapes, sizes):
         parts.append(basis[:, start:start + n].reshape((total, *shape)))
         start += n
-    primals = [args[i] for i in nums]
-
-    def partial(*diff):
-        full = list(args)
-        for i, d in zip(nums, diff):
-            full[i] = d
-        return func(*full, **kwargs)
 
     def rows(*cotangents):
-        _, vjp_fn = vjp(partial, *primals)
         return vjp_fn(_pytree.tree_unflatten(list(cotangents), out_spec))
 
-    mapped = vmap(rows, randomness="same", chunk_size=chunk_size)(*parts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (the loop, where it runs, is by design)
+        mapped = vmap(rows, chunk_size=chunk_size)(*parts)
     per_output, start = [], 0
     for shape, n in zip(shapes, sizes):
         def piece(x, shape=shape, n=n, start=start):
@@ -471,7 +470,16 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             out = jvp(partial, tuple(primals), tuple(tangents), has_aux=has_aux)
             return (out[1], out[2]) if has_aux else out[1]
 
-        mapped = vmap(push, randomness=randomness)(*parts)
+        try:
+            mapped = vmap(push, randomness=randomness)(*parts)
+        except RuntimeError as error:  # (a write of the inputs' values into a tensor the
+            if "index_put_" not in str(error):  # function made itself: one jvp per column)
+                raise
+            columns = [push(*[p[i] for p in parts]) for i in range(total)]
+            flat = [_pytree.tree_flatten(c)[0] for c in columns]
+            mapped = _pytree.tree_unflatten(
+                [stack([f[k] for f in flat]) if isinstance(flat[0][k], Tensor) else flat[0][k]
+                 for k in range(len(flat[0]))], _pytree.tree_flatten(columns[0])[1])
         if has_aux:
             mapped, aux = mapped
             aux = _pytree.tree_map(lambda a: a[0] if isinstance(a, Tensor) else a, aux)

@@ -138,10 +138,10 @@ DIFFERENTIABLE = [
                                                               dtype=x.dtype)],
                                          edge_order=2), (3, 4), True),
     ("gradient uniform", lambda m, x: m.gradient(x, spacing=[2.0, 0.5]), (3, 4), True),
-    ("igamma in x", lambda m, x: m.igamma(m.tensor([[0.5], [2.0], [7.0]], dtype=x.dtype),
-                                          x.abs() * 4), (3, 4), True),
-    ("igammac in x", lambda m, x: m.igammac(m.tensor([[0.5], [2.0], [7.0]], dtype=x.dtype),
-                                            x.abs() * 4), (3, 4), True),
+    ("igamma in x", lambda m, x: m.igamma(m.tensor([[0.5], [7.0]], dtype=x.dtype),
+                                          x.abs() * 4), (2, 2), True),
+    ("igammac in x", lambda m, x: m.igammac(m.tensor([[0.5], [7.0]], dtype=x.dtype),
+                                            x.abs() * 4), (2, 2), False),
     ("ormqr", lambda m, x: m.ormqr(x[:, :3], x[0, 3:6], x[:, 6:], left=True, transpose=True),
      (4, 8), True),
     ("ormqr right", lambda m, x: m.ormqr(x[:, :3], x[0, 3:6], x[:2, :4], left=False), (4, 8),
@@ -172,7 +172,7 @@ DIFFERENTIABLE = [
         align_corners=False), (1, 2, 3, 6), True),
     ("grid_sample 3d border", lambda m, x: m.nn.functional.grid_sample(
         x[..., :3], x[:, :1, :2, :2, 3:].reshape(1, 2, 2, 1, 3) * 1.4, padding_mode="border",
-        align_corners=True), (1, 2, 3, 3, 6), True),
+        align_corners=True), (1, 1, 2, 2, 6), True),
     ("fftshift", lambda m, x: m.fft.ifftshift(m.fft.fftshift(x, (0, 1)) * x, 1), (3, 4), False),
 ]
 

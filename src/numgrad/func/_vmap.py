@@ -367,7 +367,8 @@ def _unruled(func, lvl, args, kwargs, name):
         # (an in-place form: its out-of-place twin by its rule, copied in, as PyTorch's)
         self = args[0]
         return self.copy_(getattr(self, twin)(*args[1:], **kwargs))
-    if name.endswith("_copy") and name[:-5] in RULES:  # (a view's copy: the view, copied)
+    if name.endswith("_copy") and (name[:-5] in RULES or name[:-5] in _ALIASES):
+        # (a view's copy: the view, copied)
         view = getattr(_numgrad(), name[:-5], None) or getattr(Tensor, name[:-5])
         return _pytree.tree_map(lambda t: t.clone() if isinstance(t, Tensor) else t,
                                 view(*args, **kwargs))

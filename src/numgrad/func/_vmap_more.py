@@ -622,6 +622,8 @@ def _hinge_embedding_loss(func, lvl, args, kwargs):
 
 @_rule("cartesian_prod")
 def _cartesian_prod(func, lvl, args, kwargs):
+    if len(args) == 1 and not kwargs and args[0].ndim == 1:
+        return args[0]  # (of one tensor: that tensor, as PyTorch's)
     if kwargs or len(args) < 2 or any(t.ndim != 1 for t in args):
         return NotImplemented
     sizes = tuple(t.shape[0] for t in args)
@@ -805,3 +807,49 @@ def _as_strided(func, lvl, args, kwargs):
 def _as_strided_scatter(func, lvl, args, kwargs):
     raise RuntimeError("Error: aten::as_strided_scatter requires special handling, and does not "
                        "yet have a batching rule. Feel free to file a github issue!")
+
+
+@_rule("meshgrid")
+def _meshgrid(func, lvl, args, kwargs):
+    """Each 1-D tensor along its own dimension, expanded to the grid ('xy': the first two
+    swapped), as PyTorch's."""
+    tensors = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+    indexing = kwargs.get("indexing", "ij")
+    if any(t.ndim > 1 for t in tensors) or indexing not in ("ij", "xy") or \
+            set(kwargs) - {"indexing"}:
+        return NotImplemented
+    tensors = [t.reshape((-1,)) for t in tensors]
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) > 1:
+        order[0], order[1] = 1, 0
+    sizes = [tensors[i].shape[0] for i in order]
+    out = []
+    for k, t in enumerate(tensors):
+        shape = [1] * len(tensors)
+        shape[order.index(k)] = t.shape[0]
+        out.append(t.reshape(tuple(shape)).expand(tuple(sizes)))
+    return tuple(out)
+
+
+@_rule("renorm")
+def _renorm(func, lvl, args, kwargs):
+    """Each slice along ``dim`` scaled to a ``p``-norm of at most ``maxnorm`` (PyTorch's
+    formula: ``maxnorm / (norm + 1e-7)`` where the norm is larger)."""
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    x, p, dim, top = bound["input"], bound["p"], bound["dim"], bound["maxnorm"]
+    dim = _vmap._norm(dim, x.ndim)
+    others = tuple(d for d in range(x.ndim) if d != dim)
+    norm = x.norm(p, others, keepdim=True) if others else x.abs()
+    return x * where(norm > top, top / (norm + 1e-7), 1.0)
+
+
+@_rule("take_along_dim")
+def _take_along_dim(func, lvl, args, kwargs):
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    if bound.get("dim") is not None:
+        return _vmap._gather(func, lvl, args, kwargs)
+    return bound["input"].flatten().gather(0, bound["indices"].flatten())

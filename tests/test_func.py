@@ -507,7 +507,8 @@ def test_vmap_of_forms_the_op_database_showed_and_the_error_for_what_does_not_di
             m.as_strided(a, (2, 2), (2, 1), 1), m.as_strided(a[1:], (2, 2), (5, 1)),
             m.as_strided_copy(a, (3,), (2,)),  # (offsets: each example's own)
             m.meshgrid(a[0], a[1, :3], indexing="xy")[1], m.renorm(a, 1, 1, 0.5),
-            m.take_along_dim(a, m.tensor([[0, 3]])), m.split_with_sizes_copy(a, [1, 3])[1]))(
+            m.take_along_dim(a, m.tensor([[0, 3]])), m.split_with_sizes_copy(a, [1, 3])[1],
+            m.quantile(a, 0.3), m.nanquantile(a, m.tensor([0.2, 0.9], dtype=a.dtype), dim=0)))(
                 _t(m, x))
 
     def shared_first(m, F):  # (an unbatched tensor with a batched one)

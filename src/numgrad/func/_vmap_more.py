@@ -853,3 +853,27 @@ def _take_along_dim(func, lvl, args, kwargs):
     if bound.get("dim") is not None:
         return _vmap._gather(func, lvl, args, kwargs)
     return bound["input"].flatten().gather(0, bound["indices"].flatten())
+
+
+@_rule("quantile", "nanquantile")
+def _quantile(func, lvl, args, kwargs):
+    """Of each example (flattened where ``dim`` is None) along its dimension; a 1-D ``q`` puts
+    its dimension first, in front of the batch's, moved back behind it."""
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    x, q = bound["input"], bound["q"]
+    v = _value_at(x, lvl.id)
+    if v is None or type(q) is BatchedTensor or isinstance(q, Tensor) and q.ndim > 1:
+        return NotImplemented
+    dim, keepdim = bound.get("dim"), bound.get("keepdim", False)
+    rest = {k: bound[k] for k in ("interpolation",) if k in bound}
+    if dim is None:
+        if keepdim:
+            return NotImplemented
+        out = func(_flat(v), q, 1, False, **rest)
+    else:
+        out = func(v, q, _vmap._norm(dim, x.ndim) + 1, keepdim, **rest)
+    if isinstance(q, Tensor) and q.ndim == 1:
+        out = out.movedim(0, 1)
+    return _make(out, lvl)

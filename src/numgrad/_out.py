@@ -36,6 +36,10 @@ SAME_DTYPE = {
     "gather": None, "scatter": None, "scatter_add": None, "norm": None, "softmax": None,
     "log_softmax": None, "tril": None, "triu": None, "diag": None, "cross": None,
     "take_along_dim": None,
+    "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype "
+            "and {out} for out's dtype.",
+    "amin": "Expected the dtype for input and out to match, but got {result} for input's dtype "
+            "and {out} for out's dtype.",
     "index_select": "index_select(): self and result must have the same scalar type",
     "masked_select": "masked_select(): self and result must have the same scalar type",
     "nan_to_num": "nan_to_num: dtype of out: {out} should be same as input: {result}",

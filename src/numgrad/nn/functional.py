@@ -346,6 +346,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     ``norm_type``-norm exceeds it are first renormalised in place (PyTorch's
     ``embedding_renorm_``); ``scale_grad_by_freq`` divides each row's gradient by its count in
     ``input``."""
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.size(0):

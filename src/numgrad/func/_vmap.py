@@ -1213,7 +1213,7 @@ def _both_batched(func, lvl, args, kwargs):
 
 @_rule("det", "inv", "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
        "pinv", "matrix_exp", "inv_ex", "cholesky_ex", "cholesky_inverse", "matrix_norm",
-       "inverse", "pinverse")
+       "inverse", "pinverse", "lu_factor", "lu_factor_ex", "matrix_rank", "cond", "lu")
 def _trailing_matrix(func, lvl, args, kwargs):
     """Ops of the trailing matrix dimensions, which batch over any leading ones."""
     return _trailing(func, lvl, args, kwargs)

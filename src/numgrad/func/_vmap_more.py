@@ -877,3 +877,18 @@ def _quantile(func, lvl, args, kwargs):
     if isinstance(q, Tensor) and q.ndim == 1:
         out = out.movedim(0, 1)
     return _make(out, lvl)
+
+
+@_rule("solve_triangular", "lu_solve")
+def _solve_aligned(func, lvl, args, kwargs):
+    """Solves whose operands' batch dimensions broadcast (``solve_triangular(A, B)``,
+    ``lu_solve(LU, pivots, B)``): each operand physical, lined up after the vmap batch, the
+    op's own keywords (``left``, ``upper`` ...) as given."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if len(tensors) != len(args) or any(isinstance(v, Tensor) for v in kwargs.values()):
+        return NotImplemented
+    phys = [_batched(a, lvl) for a in args]
+    # (matrices to one rank; lu_solve's integer pivots, a dimension fewer, to one less)
+    rank = max(p.ndim + (0 if p.dtype.is_floating_point else 1) for p in phys)
+    phys = [_lead(p, rank if p.dtype.is_floating_point else rank - 1) for p in phys]
+    return _make(func(*phys, **kwargs), lvl)

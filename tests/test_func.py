@@ -480,7 +480,8 @@ def test_functions_without_a_rule_run_as_compositions_of_ops_with_rules():
             fn.rms_norm(a, (5,)), fn.scaled_dot_product_attention(a, b, b, is_causal=True),
             fn.scaled_dot_product_attention(a, b, b, attn_mask=a[:, :4] > 0),
             fn.hinge_embedding_loss(a, b.sign()), m.cartesian_prod(a[0], b[0]),
-            a.put(m.tensor([0, -3]), b[0, :2])))(_t(m, x), _t(m, y))
+            a.put(m.tensor([0, -3]), b[0, :2]), fn.bilinear(a, b, (a[:3, :, None] * b[:3, None]),
+                                                          b[0, :3])))(_t(m, x), _t(m, y))
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (no loop)

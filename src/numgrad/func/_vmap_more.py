@@ -892,3 +892,15 @@ def _solve_aligned(func, lvl, args, kwargs):
     rank = max(p.ndim + (0 if p.dtype.is_floating_point else 1) for p in phys)
     phys = [_lead(p, rank if p.dtype.is_floating_point else rank - 1) for p in phys]
     return _make(func(*phys, **kwargs), lvl)
+
+
+@_rule("bilinear")
+def _bilinear(func, lvl, args, kwargs):
+    """``x1^T W_o x2 + b_o`` for each output ``o``, as matrix products of batched ops."""
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    x1, x2, w, b = bound["input1"], bound["input2"], bound["weight"], bound.get("bias")
+    left = (x1.unsqueeze(-2).unsqueeze(-3) @ w).squeeze(-2)  # (..., out, in2)
+    out = (left * x2.unsqueeze(-2)).sum(-1)
+    return out if b is None else out + b

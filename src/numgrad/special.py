@@ -47,6 +47,9 @@ def entr(input):
 def xlog1py(input, other):
     """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     ng = _more._ng()
+    if not isinstance(input, ng.Tensor) and not isinstance(other, ng.Tensor):
+        raise TypeError("xlog1py(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
     if not isinstance(input, ng.Tensor):
         input = ng.tensor(input, dtype=other.dtype if other.dtype.is_floating_point else None)
     if not isinstance(other, ng.Tensor):

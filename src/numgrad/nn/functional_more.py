@@ -245,7 +245,10 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     epsilon of the input's float type (float32's for float32)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     n = len(shape)
-    if n == 0 or input.ndim < n or tuple(input.shape[input.ndim - n:]) != shape:
+    if n == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    if input.ndim < n or tuple(input.shape[input.ndim - n:]) != shape:
         star = "*" + ", ".join(str(s) for s in shape)  # (PyTorch's rms_norm writes [*4, 5])
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape [{star}], but got "
@@ -290,6 +293,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where ``x > 0``, else ``weight * x``, with one weight or one per channel
     (dimension 1)."""
+    if input.ndim == 0 and weight.numel() != 1:
+        raise RuntimeError("Not allow zero-dim input tensor.")
     _check_float("prelu", input)
     if weight.dtype != input.dtype:
         raise RuntimeError("prelu: Type promoting not supported. Got "
@@ -594,6 +599,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None and not (weight.dim() <= 1 and weight.numel() == dim):
         raise RuntimeError(
             f"inconsistent weight size, expected {dim} but got {_sizes(weight.shape)}")
+    if target.dtype.name != "int64":
+        raise RuntimeError(f"expected scalar type Long but found {_type_name(target)}")
     _check_float("multi_margin_loss_cpu_kernel", input, suffix=False)
     if target.device.type == "cpu" and target.numel():
         # (PyTorch's CPU check, on the host values: validation, not traced by numgrad.compile)

@@ -1073,6 +1073,9 @@ subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 # What numgrad exports as functions, and what Tensor gets as methods.
 def clamp_min(input: Tensor, min) -> Tensor:
     """``clamp(input, min=min)`` (its own node, ``ClampMinBackward0``, for a number)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"clamp_min(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     if isinstance(min, Tensor):
         return clamp(input, min=min)
     a, _ = binary_operands(input, min)
@@ -1081,6 +1084,9 @@ def clamp_min(input: Tensor, min) -> Tensor:
 
 def clamp_max(input: Tensor, max) -> Tensor:
     """``clamp(input, max=max)`` (its own node, ``ClampMaxBackward0``, for a number)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"clamp_max(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     if isinstance(max, Tensor):
         return clamp(input, max=max)
     a, _ = binary_operands(input, max)

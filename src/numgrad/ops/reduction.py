@@ -657,6 +657,9 @@ class _MinResult(_ValuesIndices):
 
 
 def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{result._name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     if isinstance(dim, Tensor):
         return pairwise(input, dim)
     data = input._data

@@ -126,7 +126,6 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'gradient#3': "a tensor on device 'meta'",
  'gt#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
- 'hsplit#2': 'missing name: torch.hsplit',
  'jiterator_binary#0': 'missing name: torch.jiterator_binary',
  'jiterator_binary#1': 'missing name: torch.jiterator_binary',
  'jiterator_binary#2': 'missing name: torch.jiterator_binary',
@@ -192,5 +191,4 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
            "'out')",
  'take#2': 'raises TypeError, PyTorch RuntimeError (take() got an unexpected keyword argument '
            "'out')",
- 'vdot#0': 'dtype torch.float16',
- 'vsplit#2': 'missing name: torch.vsplit'}
+ 'vdot#0': 'dtype torch.float16'}

@@ -637,6 +637,11 @@ def _directional_split(name: str, dim_of):
         if nd < need:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, "
                                f"but got a tensor with {nd} dimensions!")
+        if not isinstance(indices_or_sections, (int, np.integer, list, tuple, Tensor)):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"(Tensor, {type(indices_or_sections).__name__}), but expected one "
+                            "of:\n * (Tensor input, int sections)\n * (Tensor input, tuple of "
+                            "ints indices)")
         if isinstance(indices_or_sections, (int, np.integer)):
             n, size = int(indices_or_sections), input._data.shape[d]
             if n == 0 or size % n:

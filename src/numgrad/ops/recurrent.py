@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
+from .._dtype import torch_name
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _jvp
@@ -41,6 +44,9 @@ class LstmLayer(Op):
 
     name, node = "lstm_layer", "MkldnnRnnLayerBackward0"
     jvp = _jvp.transposed_backward
+    # (``lstm_layer`` gives CUDA tensors to the layer's ops, which run there: the node itself
+    # sees CPU arrays only)
+    on_cuda = True
     save_inputs = (0, 1, 2, 3)
     save_output = True
     samples = (
@@ -111,11 +117,34 @@ def _backward_in_ops(grad: Tensor, gx: Tensor, h0: Tensor, c0: Tensor, w_hh: Ten
     return dgx, dh_rec, dc, dw
 
 
+def _check(gx: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor) -> None:
+    """PyTorch's errors for what its LSTM refuses: integer or bool tensors (its messages), a
+    0-d one (an IndexError, as reading its last size), other shapes, and no steps."""
+    dtype = gx.dtype  # (not its array: a vmap's batched tensor has none to read)
+    if dtype.name == "bool":
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    if not dtype.is_floating_point:
+        raise RuntimeError("result type Float can't be cast to the desired output type "
+                           f"{torch_name(np.dtype(dtype.name))}")
+    gates = (gx.shape[-1], h0.shape[-1], c0.shape[-1], w_hh.shape[-1])
+    if gx.ndim != 3 or h0.ndim != 2 or c0.ndim != 2 or w_hh.ndim != 2 or \
+            tuple(w_hh.shape) != (gates[0], gates[1]) or gates[0] != 4 * gates[1] or \
+            tuple(h0.shape) != tuple(c0.shape) or h0.shape[0] != gx.shape[1]:
+        raise RuntimeError(f"lstm_layer: expected gx (T, B, 4H), h0 and c0 (B, H) and w_hh "
+                           f"(4H, H), got {list(gx.shape)}, {list(h0.shape)}, "
+                           f"{list(c0.shape)} and {list(w_hh.shape)}")
+    if gx.shape[0] == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+
+
 def lstm_layer(gx: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor) -> tuple:
     """One LSTM layer's recurrence (``LstmLayer``): ``(output (T, B, H), h_n, c_n)``. Under
-    vmap, its ops (whose batching rules merge the examples into their kernels)."""
+    vmap, and on CUDA (whose kernels have no LSTM layer yet), its ops (whose batching rules
+    merge the examples into their kernels)."""
+    _check(gx, h0, c0, w_hh)
     vmap = sys.modules.get("numgrad.func._vmap")
-    if vmap is not None and vmap._levels:  # (``stack``'s public form: batched tensors')
+    if vmap is not None and vmap._levels or not isinstance(gx._data, np.ndarray):
+        # (``stack``'s public form: batched tensors')
         _, cells, hs = _forward_in_ops(gx, h0, c0, w_hh)
         return sys.modules["numgrad"].stack(hs[1:], 0), hs[-1], cells[-1]
     y = apply(LstmLayer, (gx, h0, c0, w_hh), (gx._data, h0._data, c0._data, w_hh._data),

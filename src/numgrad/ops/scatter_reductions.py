@@ -57,13 +57,15 @@ class ScatterReduceTwo(Op):
 
     name, node = "scatter_reduce", "ScatterReduceBackward0"
     jvp = _jvp.transposed_backward
+    on_cuda = True  # (the CUDA scatter's AMAX/AMIN and MULTIPLY run one thread, in index order)
     save_inputs = (0, 1)
     save_output = True
     samples = (
-        Sample(lambda m, a, s: a.scatter_reduce(1, m.tensor([[1, 1], [2, 1]]), s, "amax",
-                                                include_self=False), ((2, 3), (2, 2))),
-        Sample(lambda m, a, s: m.scatter_reduce(a, 0, m.tensor([2, 0, 2]), s, "amin"),
-               ((3,), (3,))),
+        Sample(lambda m, a, s: a.scatter_reduce(1, m.tensor([[1, 1], [2, 1]], device=a.device),
+                                                s, "amax", include_self=False),
+               ((2, 3), (2, 2))),
+        Sample(lambda m, a, s: m.scatter_reduce(a, 0, m.tensor([2, 0, 2], device=a.device), s,
+                                                "amin"), ((3,), (3,))),
     )
 
     @staticmethod

@@ -19,7 +19,7 @@ from .indexing import _int_meta, _record, device_errors
 from .layout import broadcast_to, reshape_view, strides_of, view_index
 from .memory import ascontiguous, empty, flat, launch
 
-SET, ADD, MULTIPLY = 0, 1, 2
+SET, ADD, MULTIPLY, AMAX, AMIN = 0, 1, 2, 3, 4  # (the CPU's scatter modes)
 
 
 @cuda.jit(device=True)
@@ -86,6 +86,23 @@ def _scatter_mul_k(out, idx, meta, err, src):
                 out[o] = out[o] * src[p]
 
 
+@cuda.jit
+def _scatter_extreme_k(out, idx, meta, err, src, larger):
+    """One thread: the larger (``larger``) or smaller of each target and the values scattered
+    onto it, in index order; a NaN wins (the CPU's order and rule)."""
+    if cuda.grid(1) == 0:
+        size = meta[2]
+        for p in range(idx.size):
+            v = idx[p]
+            if v < 0 or v >= size:
+                _record(err, v, meta[1], size)
+            else:
+                o = _target(p, meta, v)
+                x = src[p]
+                if (x > out[o] if larger else x < out[o]) or x != x:
+                    out[o] = x
+
+
 def _meta(a, dim: int, index_shape: tuple):
     size = a.shape[dim] if a.ndim else 1
     strides = strides_of(a) if a.ndim else (1,)
@@ -120,7 +137,8 @@ def index_select_dim(x, dim: int, index):
 
 
 def scatter_dim(x, dim: int, index, src, mode: int):
-    """A copy of ``x`` with ``src[c]`` written (ADD: added, MULTIPLY: multiplied) at ``c`` with
+    """A copy of ``x`` with ``src[c]`` written (ADD: added, MULTIPLY: multiplied, AMAX / AMIN:
+    the larger / smaller kept) at ``c`` with
     ``c[dim] = index[c]``, for each position ``c`` of ``index``."""
     out = copy(x)
     if index.size:
@@ -135,6 +153,8 @@ def scatter_dim(x, dim: int, index, src, mode: int):
                 flat(part) if part.ndim else reshape_view(part, (1,)))
         if mode == MULTIPLY:
             _scatter_mul_k[1, 1](*args)
+        elif mode in (AMAX, AMIN):
+            _scatter_extreme_k[1, 1](*args, mode == AMAX)
         else:
             launch(_scatter_add_k if mode == ADD else _scatter_k, index.size)(*args)
     return out

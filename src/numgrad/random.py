@@ -291,13 +291,6 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if weights.shape[-1] > 1 << 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
-    if replacement and weights.size:  # (PyTorch's sampler with replacement words it so)
-        if not bool((weights >= 0).all()):
-            raise RuntimeError("invalid multinomial distribution (encountering probability entry "
-                               "< 0)")
-        if bool(np.isinf(weights).any()):
-            raise RuntimeError("invalid multinomial distribution (encountering probability entry "
-                               "= infinity or NaN)")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > weights.shape[-1]:

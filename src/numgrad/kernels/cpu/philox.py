@@ -326,6 +326,14 @@ def philox_multinomial(state: np.ndarray, weights: np.ndarray, num_samples: int,
     exponential clocks of rates ``w`` ring, which is sampling without replacement with
     probabilities proportional to the weights left. Bad weights raise PyTorch's errors."""
     rows = np.ascontiguousarray(weights, np.float64).reshape(-1, weights.shape[-1])
+    if replacement and rows.size:  # (PyTorch's sampler with replacement words it so; checked
+        # here, in the recorded draw, so that a compiled call replays it without reading values)
+        if not (rows >= 0).all():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry "
+                               "< 0)")
+        if np.isinf(rows).any():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry "
+                               "= infinity or NaN)")
     if (rows < 0).any() or not np.isfinite(rows).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (rows.sum(1) <= 0).any():

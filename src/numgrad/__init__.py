@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import gc as _gc
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 # Importing numgrad (NumPy, Numba and numgrad's own modules) makes ~100k objects. The cyclic
 # collector is off while numgrad imports (its collections would traverse them again and again)
@@ -69,7 +70,83 @@ _LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "o
                     "version", "func", "special", "signal", "fft", "masked")
 
 
-def __getattr__(name: str):
+if _TYPE_CHECKING:
+    # What the run-time code above binds by loops, spelled out for type checkers (mypy, pyright:
+    # numgrad ships py.typed): the ops families' functions, which ``from .ops import *`` brings
+    # from ops.__all__ (built in a loop, in this order: a later family's name wins), and the
+    # submodules that ``__getattr__`` imports on first use.
+    from .ops.elementwise import *  # noqa: F401,F403
+    from .ops.reduction import *  # noqa: F401,F403
+    from .ops.shape import *  # noqa: F401,F403
+    from .ops.linalg import *  # noqa: F401,F403
+    from .ops.convert import *  # noqa: F401,F403
+    from .ops.inplace import *  # noqa: F401,F403
+    from .ops.indexing import *  # noqa: F401,F403
+    from .ops.loss import *  # noqa: F401,F403
+    from .ops.elementwise_more import *  # noqa: F401,F403
+    from .ops.conv import *  # noqa: F401,F403
+    from .ops.scan import *  # noqa: F401,F403
+    from .ops.sorting import *  # noqa: F401,F403
+    from .ops.gather import *  # noqa: F401,F403
+    from .ops.einsum import *  # noqa: F401,F403
+    from .ops.pooling import *  # noqa: F401,F403
+    from .ops.padding import *  # noqa: F401,F403
+    from .ops.structure import *  # noqa: F401,F403
+    from .ops.predicates import *  # noqa: F401,F403
+    from .ops.data_dependent import *  # noqa: F401,F403
+    from .ops.activation import *  # noqa: F401,F403
+    from .ops.recurrent import *  # noqa: F401,F403
+    from .ops.linalg_more import *  # noqa: F401,F403
+    from .ops.upsample import *  # noqa: F401,F403
+    from .ops.indexing_more import *  # noqa: F401,F403
+    from .ops.flat_index import *  # noqa: F401,F403
+    from .ops.linalg_derived import *  # noqa: F401,F403
+    from .ops.order_statistics import *  # noqa: F401,F403
+    from .ops.scatter_views import *  # noqa: F401,F403
+    from .ops.native_normalization import *  # noqa: F401,F403
+    from .ops.aten import *  # noqa: F401,F403
+    from .ops.linalg_lu import *  # noqa: F401,F403
+    from .ops.scatter_reductions import *  # noqa: F401,F403
+    from .ops.float_parts import *  # noqa: F401,F403
+    from .ops.integer_math import *  # noqa: F401,F403
+    from .ops.finite_differences import *  # noqa: F401,F403
+    from .ops.histograms import *  # noqa: F401,F403
+    from .ops.incomplete_gamma import *  # noqa: F401,F403
+    from .ops.resize import *  # noqa: F401,F403
+    from .ops.strided import *  # noqa: F401,F403
+    from .ops.grid_sample import *  # noqa: F401,F403
+    from .ops.shape import (  # noqa: F401  (an __all__ built by code: named here)
+        alias_copy, cat, chunk, detach_copy, dsplit, expand_copy, flatten, hsplit, narrow,
+        narrow_copy, permute, permute_copy, reshape, select_copy, split, split_copy,
+        split_with_sizes, split_with_sizes_copy, squeeze, squeeze_copy, stack, t, t_copy,
+        transpose, transpose_copy, unbind_copy, unfold_copy, unsafe_chunk, unsafe_split, unsqueeze,
+        unsqueeze_copy, view_copy, vsplit,
+    )
+    from .ops.inplace import (  # noqa: F401  (an __all__ built by code: named here)
+        abs_, acos_, acosh_, addcdiv_, addcmul_, arccos_, arccosh_, arcsin_, arcsinh_, arctan2_,
+        arctan_, arctanh_, asin_, asinh_, atan2_, atan_, atanh_, bitwise_and_, bitwise_left_shift_,
+        bitwise_not_, bitwise_or_, bitwise_right_shift_, bitwise_xor_, ceil_, clamp_, clamp_max_,
+        clamp_min_, clip_, cos_, cosh_, deg2rad_, erf_, erfc_, exp2_, exp_, expm1_, fill, fill_,
+        fix_, floor_, frac_, hypot_, lerp_, log10_, log1p_, log2_, log_, logical_and_,
+        logical_not_, logical_or_, logical_xor_, masked_fill, neg_, negative_, rad2deg_,
+        reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_,
+        tanh_, trunc_, xlogy_, zero_,
+    )
+    from .ops.elementwise_more import (  # noqa: F401  (an __all__ built by code: named here)
+        acos, acosh, addcdiv, addcmul, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh,
+        asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+        bitwise_right_shift, bitwise_xor, copysign, cosh, deg2rad, digamma, erf, erfc, erfinv,
+        exp2, fix, float_power, floor_divide, fmax, fmin, fmod, frac, heaviside, hypot, i0, ldexp,
+        lerp, lgamma, log10, log2, logaddexp, logaddexp2, logical_and, logical_not, logical_or,
+        logical_xor, logit, mvlgamma, polygamma, rad2deg, remainder, sgn, signbit, sinc, sinh,
+        square, trunc, xlogy,
+    )
+    from . import accelerator, backends, fft, func, masked, nn, onnx, optim  # noqa: F401
+    from . import signal, special, testing, utils, version, viz  # noqa: F401
+    from .func import vmap  # noqa: F401
+
+
+def __getattr__(name: str) -> object:
     if name in _LAZY_SUBMODULES:
         import importlib
 

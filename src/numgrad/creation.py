@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -501,9 +502,15 @@ def _like(fn):
     return like
 
 
-zeros_like = _like(zeros)
-ones_like = _like(ones)
-empty_like = _like(empty)
+if TYPE_CHECKING:  # (what _like makes, for type checkers)
+    def zeros_like(input: Tensor, *, dtype: object = None, layout: object = None,
+                   device: object = None, requires_grad: bool = False,
+                   memory_format: object = None) -> Tensor: ...
+    ones_like = empty_like = zeros_like
+else:
+    zeros_like = _like(zeros)
+    ones_like = _like(ones)
+    empty_like = _like(empty)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import warnings
 import weakref
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
 from . import _dtype
 from ._dtype import CPU, CUDA, from_numpy_dtype
 from ._tensor_str import format_tensor
-from .autograd.node import AccumulateGrad, RemovableHandle
+from .autograd.node import AccumulateGrad, Node, RemovableHandle
 from . import dispatch
+
+if TYPE_CHECKING:
+    # The methods and operators that numgrad/__init__.py binds at import, declared for type
+    # checkers (a stub, _tensor_methods.pyi); at run time Tensor derives from object alone.
+    from ._tensor_methods import _TensorMethods as _Methods
+else:
+    _Methods = object
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -70,7 +78,7 @@ class _VersionCounter:
         self.value = 0
 
 
-class Tensor:
+class Tensor(_Methods):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
@@ -194,7 +202,12 @@ class Tensor:
     def shape(self) -> "Size":
         return Size(self._data.shape)
 
-    def size(self, dim: int | None = None):
+    @overload
+    def size(self, dim: None = None) -> "Size": ...
+    @overload
+    def size(self, dim: int) -> int: ...
+
+    def size(self, dim: int | None = None) -> "Size | int":
         """The shape, or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
@@ -226,7 +239,12 @@ class Tensor:
         """Bytes of the elements (``numel() * itemsize``, as PyTorch: not of the storage)."""
         return self._data.size * self._data.dtype.itemsize
 
-    def stride(self, dim: int | None = None):
+    @overload
+    def stride(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def stride(self, dim: int) -> int: ...
+
+    def stride(self, dim: int | None = None) -> "tuple[int, ...] | int":
         """The step in elements between neighbours along each dimension (of ``dim``). The
         strides of dimensions of size 1 and of empty tensors do not move through memory; they
         are PyTorch's (a new dimension's stride is the next one's extent, an empty tensor's
@@ -370,7 +388,7 @@ class Tensor:
         return fn if fn is not None else self._grad_accumulator()
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> "Node | None":
         """The node that made this tensor (None for a leaf). A view (``_base`` set: its root
         base, whose storage and version counter it shares) whose base was written in place after
         its history was recorded (by an op on the base or on another of its views) gets a fresh
@@ -462,7 +480,7 @@ class Tensor:
             if mode is not None:
                 mode.read(what)
 
-    def item(self):
+    def item(self) -> "int | float | bool":
         """The value of a one-element tensor as a Python number."""
         self._number_read("Tensor.item() (a value read from a tensor)")
         if self._data.size != 1:

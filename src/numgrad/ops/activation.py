@@ -19,6 +19,10 @@ from .elementwise import where
 from .loss import _type_name
 from . import _jvp
 from .registry import Op, Sample, apply, register
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import BackwardOp, UnaryOp
 
 _one = ((3, 4),)
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -652,13 +656,13 @@ def _act(op, kernel: str, doc: str):
     return fn
 
 
-silu = _act(Silu, "silu", "``x * sigmoid(x)``.")
-mish = _act(Mish, "mish", "``x * tanh(softplus(x))``.")
-hardswish = _act(Hardswish, "hardswish", "``x * relu6(x + 3) / 6``.")
-hardsigmoid = _act(Hardsigmoid, "hardsigmoid", "``relu6(x + 3) / 6``.")
-log_sigmoid = _act(LogSigmoid, "log_sigmoid", "``log(sigmoid(x))``, without overflow.")
-_gelu = _act(Gelu, "GeluKernelImpl", "")
-_gelu_tanh = _act(GeluTanh, "GeluKernelImpl", "")
+silu: UnaryOp = _act(Silu, "silu", "``x * sigmoid(x)``.")
+mish: UnaryOp = _act(Mish, "mish", "``x * tanh(softplus(x))``.")
+hardswish: UnaryOp = _act(Hardswish, "hardswish", "``x * relu6(x + 3) / 6``.")
+hardsigmoid: UnaryOp = _act(Hardsigmoid, "hardsigmoid", "``relu6(x + 3) / 6``.")
+log_sigmoid: UnaryOp = _act(LogSigmoid, "log_sigmoid", "``log(sigmoid(x))``, without overflow.")
+_gelu: UnaryOp = _act(Gelu, "GeluKernelImpl", "")
+_gelu_tanh: UnaryOp = _act(GeluTanh, "GeluKernelImpl", "")
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -679,10 +683,10 @@ def _backward_of(op, kernel):
     return fn
 
 
-silu_backward = _backward_of(SiluBackward, "silu_backward")
-mish_backward = _backward_of(MishBackward, "mish_backward")
-hardswish_backward = _backward_of(HardswishBackward, "hardswish_backward")
-hardsigmoid_backward = _backward_of(HardsigmoidBackward, "hardsigmoid_backward")
+silu_backward: BackwardOp = _backward_of(SiluBackward, "silu_backward")
+mish_backward: BackwardOp = _backward_of(MishBackward, "mish_backward")
+hardswish_backward: BackwardOp = _backward_of(HardswishBackward, "hardswish_backward")
+hardsigmoid_backward: BackwardOp = _backward_of(HardsigmoidBackward, "hardsigmoid_backward")
 
 
 def gelu_backward(grad: Tensor, input: Tensor, approximate: str = "none") -> Tensor:

@@ -15,6 +15,10 @@ from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 
 from builtins import abs as builtins_abs  # (``abs`` is the op below)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import BinaryOp, UnaryOp
 
 _two = ((3, 4), (3, 4))
 _broadcast = ((3, 1, 4), (5, 1))
@@ -822,29 +826,29 @@ def _unary(op):
     return fn
 
 
-exp = _unary(Exp)
+exp: UnaryOp = _unary(Exp)
 exp.__doc__ = "The exponential of each element."
-log = _unary(Log)
+log: UnaryOp = _unary(Log)
 log.__doc__ = "The natural logarithm of each element."
-sqrt = _unary(Sqrt)
+sqrt: UnaryOp = _unary(Sqrt)
 sqrt.__doc__ = "The square root of each element."
-reciprocal = _unary(Reciprocal)
+reciprocal: UnaryOp = _unary(Reciprocal)
 reciprocal.__doc__ = "``1 / input``, elementwise."
-tanh = _unary(Tanh)
+tanh: UnaryOp = _unary(Tanh)
 tanh.__doc__ = "The hyperbolic tangent of each element."
-sigmoid = _unary(Sigmoid)
+sigmoid: UnaryOp = _unary(Sigmoid)
 sigmoid.__doc__ = "The logistic sigmoid ``1 / (1 + exp(-x))`` of each element."
-log1p = _unary(Log1p)
+log1p: UnaryOp = _unary(Log1p)
 log1p.__doc__ = "``log(1 + x)``, accurate for small x."
-expm1 = _unary(Expm1)
+expm1: UnaryOp = _unary(Expm1)
 expm1.__doc__ = "``exp(x) - 1``, accurate for small x."
-rsqrt = _unary(Rsqrt)
+rsqrt: UnaryOp = _unary(Rsqrt)
 rsqrt.__doc__ = "``1 / sqrt(x)``, elementwise."
-sin = _unary(Sin)
+sin: UnaryOp = _unary(Sin)
 sin.__doc__ = "The sine of each element."
-cos = _unary(Cos)
+cos: UnaryOp = _unary(Cos)
 cos.__doc__ = "The cosine of each element."
-tan = _unary(Tan)
+tan: UnaryOp = _unary(Tan)
 tan.__doc__ = "The tangent of each element."
 
 
@@ -857,10 +861,10 @@ def _same_dtype(op, doc):
     return fn
 
 
-abs = _same_dtype(Abs, "The absolute value of each element.")
-sign = _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient).")
-floor = _same_dtype(Floor, "Each element rounded down (zero gradient).")
-ceil = _same_dtype(Ceil, "Each element rounded up (zero gradient).")
+abs: UnaryOp = _same_dtype(Abs, "The absolute value of each element.")
+sign: UnaryOp = _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient).")
+floor: UnaryOp = _same_dtype(Floor, "Each element rounded down (zero gradient).")
+ceil: UnaryOp = _same_dtype(Ceil, "Each element rounded up (zero gradient).")
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Each element rounded to the nearest integer, half to even (zero gradient); with
     ``decimals``, to that many decimal places."""
@@ -934,12 +938,12 @@ def _comparison(name: str, code: str, doc: str):
     return fn
 
 
-eq = _comparison("eq", "EQ", "``input == other``, elementwise, as a bool tensor.")
-ne = _comparison("ne", "NE", "``input != other``, elementwise, as a bool tensor.")
-lt = _comparison("lt", "LT", "``input < other``, elementwise, as a bool tensor.")
-le = _comparison("le", "LE", "``input <= other``, elementwise, as a bool tensor.")
-gt = _comparison("gt", "GT", "``input > other``, elementwise, as a bool tensor.")
-ge = _comparison("ge", "GE", "``input >= other``, elementwise, as a bool tensor.")
+eq: BinaryOp = _comparison("eq", "EQ", "``input == other``, elementwise, as a bool tensor.")
+ne: BinaryOp = _comparison("ne", "NE", "``input != other``, elementwise, as a bool tensor.")
+lt: BinaryOp = _comparison("lt", "LT", "``input < other``, elementwise, as a bool tensor.")
+le: BinaryOp = _comparison("le", "LE", "``input <= other``, elementwise, as a bool tensor.")
+gt: BinaryOp = _comparison("gt", "GT", "``input > other``, elementwise, as a bool tensor.")
+ge: BinaryOp = _comparison("ge", "GE", "``input >= other``, elementwise, as a bool tensor.")
 
 
 # ------------------------------------------------------------------ clamp, maximum, minimum

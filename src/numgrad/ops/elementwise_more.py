@@ -21,6 +21,10 @@ from .elementwise import _Unary, where
 from .loss import _type_name
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import BinaryOp, TensorBinaryOp, UnaryOp
 
 _two = ((3, 4), (3, 4))
 _broadcast = ((3, 1, 4), (5, 1))
@@ -123,9 +127,9 @@ def _logaddexp(op, name: str):
     return fn
 
 
-logaddexp = _logaddexp(LogAddExp, "logaddexp")
+logaddexp: TensorBinaryOp = _logaddexp(LogAddExp, "logaddexp")
 logaddexp.__doc__ = "``log(exp(input) + exp(other))``, elementwise, without overflow."
-logaddexp2 = _logaddexp(LogAddExp2, "logaddexp2")
+logaddexp2: TensorBinaryOp = _logaddexp(LogAddExp2, "logaddexp2")
 logaddexp2.__doc__ = "``log2(2**input + 2**other)``, elementwise, without overflow."
 
 
@@ -865,20 +869,20 @@ def _float_unary(op, doc: str):
     return fn
 
 
-asin = _float_unary(Asin, "The arcsine of each element (integers give the default float dtype).")
-acos = _float_unary(Acos, "The arccosine of each element.")
-atan = _float_unary(Atan, "The arctangent of each element.")
-sinh = _float_unary(Sinh, "The hyperbolic sine of each element.")
-cosh = _float_unary(Cosh, "The hyperbolic cosine of each element.")
-asinh = _float_unary(Asinh, "The inverse hyperbolic sine of each element.")
-acosh = _float_unary(Acosh, "The inverse hyperbolic cosine of each element.")
-atanh = _float_unary(Atanh, "The inverse hyperbolic tangent of each element.")
-log2 = _float_unary(Log2, "The base-2 logarithm of each element.")
-log10 = _float_unary(Log10, "The base-10 logarithm of each element.")
-exp2 = _float_unary(Exp2, "``2 ** x``, elementwise.")
-sinc = _float_unary(Sinc, "``sin(pi x) / (pi x)``, 1 at 0, elementwise.")
-deg2rad = _float_unary(Deg2Rad, "Degrees to radians, elementwise.")
-rad2deg = _float_unary(Rad2Deg, "Radians to degrees, elementwise.")
+asin: UnaryOp = _float_unary(Asin, "The arcsine of each element (integers give the default float dtype).")
+acos: UnaryOp = _float_unary(Acos, "The arccosine of each element.")
+atan: UnaryOp = _float_unary(Atan, "The arctangent of each element.")
+sinh: UnaryOp = _float_unary(Sinh, "The hyperbolic sine of each element.")
+cosh: UnaryOp = _float_unary(Cosh, "The hyperbolic cosine of each element.")
+asinh: UnaryOp = _float_unary(Asinh, "The inverse hyperbolic sine of each element.")
+acosh: UnaryOp = _float_unary(Acosh, "The inverse hyperbolic cosine of each element.")
+atanh: UnaryOp = _float_unary(Atanh, "The inverse hyperbolic tangent of each element.")
+log2: UnaryOp = _float_unary(Log2, "The base-2 logarithm of each element.")
+log10: UnaryOp = _float_unary(Log10, "The base-10 logarithm of each element.")
+exp2: UnaryOp = _float_unary(Exp2, "``2 ** x``, elementwise.")
+sinc: UnaryOp = _float_unary(Sinc, "``sin(pi x) / (pi x)``, 1 at 0, elementwise.")
+deg2rad: UnaryOp = _float_unary(Deg2Rad, "Degrees to radians, elementwise.")
+rad2deg: UnaryOp = _float_unary(Rad2Deg, "Radians to degrees, elementwise.")
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 
 
@@ -1404,18 +1408,18 @@ def _binary_int(name: str, doc: str):
     return fn
 
 
-logical_and = _binary_int("logical_and", "Elementwise ``input and other`` (nonzero is true), a "
+logical_and: BinaryOp = _binary_int("logical_and", "Elementwise ``input and other`` (nonzero is true), a "
                           "bool tensor.")
-logical_or = _binary_int("logical_or", "Elementwise ``input or other``, a bool tensor.")
-logical_xor = _binary_int("logical_xor", "Elementwise: exactly one of the two is nonzero, a bool "
+logical_or: BinaryOp = _binary_int("logical_or", "Elementwise ``input or other``, a bool tensor.")
+logical_xor: BinaryOp = _binary_int("logical_xor", "Elementwise: exactly one of the two is nonzero, a bool "
                           "tensor.")
-bitwise_and = _binary_int("bitwise_and", "``input & other`` of integer or bool tensors.")
-bitwise_or = _binary_int("bitwise_or", "``input | other`` of integer or bool tensors.")
-bitwise_xor = _binary_int("bitwise_xor", "``input ^ other`` of integer or bool tensors.")
-bitwise_left_shift = _binary_int(
+bitwise_and: BinaryOp = _binary_int("bitwise_and", "``input & other`` of integer or bool tensors.")
+bitwise_or: BinaryOp = _binary_int("bitwise_or", "``input | other`` of integer or bool tensors.")
+bitwise_xor: BinaryOp = _binary_int("bitwise_xor", "``input ^ other`` of integer or bool tensors.")
+bitwise_left_shift: BinaryOp = _binary_int(
     "bitwise_left_shift", "``input << other`` of integer tensors (bits shifted out are lost; a "
     "count that is negative or at least the width gives 0).")
-bitwise_right_shift = _binary_int(
+bitwise_right_shift: BinaryOp = _binary_int(
     "bitwise_right_shift", "``input >> other`` of integer tensors, arithmetic (a count that is "
     "negative or at least the width gives the sign, 0 or -1).")
 
@@ -1525,8 +1529,8 @@ def _nan_ignoring(name: str, keep_first):
     return fn
 
 
-fmax = _nan_ignoring("fmax", lambda a, b: a >= b)
-fmin = _nan_ignoring("fmin", lambda a, b: a <= b)
+fmax: TensorBinaryOp = _nan_ignoring("fmax", lambda a, b: a >= b)
+fmin: TensorBinaryOp = _nan_ignoring("fmin", lambda a, b: a <= b)
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:

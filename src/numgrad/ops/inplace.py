@@ -17,6 +17,10 @@ from . import elementwise, elementwise_more, registry
 from ._promote import broadcast_shapes
 from . import _jvp
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import InplaceBinaryOp, Number, UnaryOp
 
 _OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -401,6 +405,11 @@ _FORM_MODULES = [elementwise, elementwise_more]
 _UNARY_FORMS = ("abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
                 "tan", "tanh", "sigmoid", "relu", "sign", "floor", "ceil", "round", "reciprocal",
                 "pow", "negative")
+if TYPE_CHECKING:  # (the forms the line below makes, for type checkers)
+    abs_: UnaryOp; neg_: UnaryOp; exp_: UnaryOp; log_: UnaryOp; log1p_: UnaryOp; expm1_: UnaryOp
+    sqrt_: UnaryOp; rsqrt_: UnaryOp; sin_: UnaryOp; cos_: UnaryOp; tan_: UnaryOp; tanh_: UnaryOp
+    sigmoid_: UnaryOp; relu_: UnaryOp; sign_: UnaryOp; floor_: UnaryOp; ceil_: UnaryOp
+    round_: UnaryOp; reciprocal_: UnaryOp; negative_: UnaryOp; pow_: InplaceBinaryOp
 (abs_, neg_, exp_, log_, log1p_, expm1_, sqrt_, rsqrt_, sin_, cos_, tan_, tanh_, sigmoid_, relu_,
  sign_, floor_, ceil_, round_, reciprocal_, pow_, negative_) = map(_inplace_form, _UNARY_FORMS)
 
@@ -414,6 +423,26 @@ _MORE_FORMS = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"
                "bitwise_right_shift")
 for _name in _MORE_FORMS:
     globals()[_name + "_"] = _inplace_form(_name)
+
+if TYPE_CHECKING:
+    # The forms the loop above makes, declared for type checkers (numgrad ships py.typed).
+    asin_: UnaryOp; acos_: UnaryOp; atan_: UnaryOp; sinh_: UnaryOp; cosh_: UnaryOp
+    asinh_: UnaryOp; acosh_: UnaryOp; atanh_: UnaryOp; arcsin_: UnaryOp; arccos_: UnaryOp
+    arctan_: UnaryOp; arcsinh_: UnaryOp; arccosh_: UnaryOp; arctanh_: UnaryOp; log2_: UnaryOp
+    log10_: UnaryOp; exp2_: UnaryOp; trunc_: UnaryOp; fix_: UnaryOp; frac_: UnaryOp
+    sinc_: UnaryOp; deg2rad_: UnaryOp; rad2deg_: UnaryOp; square_: UnaryOp; erf_: UnaryOp
+    erfc_: UnaryOp; logical_not_: UnaryOp; bitwise_not_: UnaryOp
+    hypot_: InplaceBinaryOp; xlogy_: InplaceBinaryOp; atan2_: InplaceBinaryOp
+    arctan2_: InplaceBinaryOp; logical_and_: InplaceBinaryOp; logical_or_: InplaceBinaryOp
+    logical_xor_: InplaceBinaryOp; bitwise_and_: InplaceBinaryOp; bitwise_or_: InplaceBinaryOp
+    bitwise_xor_: InplaceBinaryOp; bitwise_left_shift_: InplaceBinaryOp
+    bitwise_right_shift_: InplaceBinaryOp
+
+    def lerp_(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor: ...
+    def addcmul_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,
+                 value: Number = 1) -> Tensor: ...
+    def addcdiv_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,
+                 value: Number = 1) -> Tensor: ...
 
 
 def clamp_min_(input: Tensor, min) -> Tensor:

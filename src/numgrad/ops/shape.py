@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -525,7 +526,7 @@ def _common(tensors):
     return [t._data if t._data.dtype == dt.np else K.cast(t._data, dt.np) for t in tensors]
 
 
-def cat(tensors, dim: int = 0) -> Tensor:
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension."""
     if isinstance(tensors, Tensor):
         raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
@@ -554,7 +555,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return apply(Cat, tuple(tensors), tuple(_common(tensors)), dim=d)
 
 
-def stack(tensors, dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Stacks tensors of one shape along a new dimension."""
     tensors = list(tensors)
     _check_same_rank(tensors, "stack")

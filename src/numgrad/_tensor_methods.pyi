@@ -1,0 +1,505 @@
+"""The Tensor methods and operators that ``numgrad/__init__.py`` binds at import
+(``_bind_methods``), declared for type checkers: ``numgrad.Tensor`` derives from this class only
+while type checking (``typing.TYPE_CHECKING``), so mypy and pyright see ``x.exp()``, ``x + 1`` and
+``x.sum()`` as what they are, functions of the ops families that return ``Tensor``. A stub with no
+module behind it: nothing imports it at run time. tests/test_typing.py checks that it names every
+method bound.
+"""
+from __future__ import annotations
+
+import builtins
+
+from . import creation as _creation, random as _random
+from .ops import (  # (as _names: some families share a method's name, gather's for one)
+    convert as _convert, data_dependent as _data_dependent, elementwise as _elementwise,
+    elementwise_more as _elementwise_more, flat_index as _flat_index, float_parts as _float_parts,
+    gather as _gather, histograms as _histograms, incomplete_gamma as _incomplete_gamma, indexing
+    as _indexing, indexing_more as _indexing_more, inplace as _inplace, integer_math as
+    _integer_math, linalg as _linalg, linalg_derived as _linalg_derived, linalg_lu as _linalg_lu,
+    linalg_more as _linalg_more, order_statistics as _order_statistics, predicates as _predicates,
+    reduction as _reduction, resize as _resize, scan as _scan, scatter_reductions as
+    _scatter_reductions, scatter_views as _scatter_views, shape as _shape, sorting as _sorting,
+    strided as _strided, structure as _structure,
+)
+
+from .tensor import Tensor
+
+_Number = builtins.int | builtins.float | builtins.bool
+
+
+class _TensorMethods:
+    # The ops families' methods (numgrad.ops.METHODS: a later family's name wins).
+    add = _elementwise.add
+    sub = _elementwise.sub
+    mul = _elementwise.mul
+    div = _elementwise.div
+    neg = _elementwise.neg
+    pow = _elementwise.pow
+    exp = _elementwise.exp
+    log = _elementwise.log
+    sqrt = _elementwise.sqrt
+    reciprocal = _elementwise.reciprocal
+    tanh = _elementwise.tanh
+    sigmoid = _elementwise.sigmoid
+    relu = _elementwise.relu
+    log1p = _elementwise.log1p
+    expm1 = _elementwise.expm1
+    rsqrt = _elementwise.rsqrt
+    abs = _elementwise.abs
+    sin = _elementwise.sin
+    cos = _elementwise.cos
+    tan = _elementwise.tan
+    sign = _elementwise.sign
+    floor = _elementwise.floor
+    ceil = _elementwise.ceil
+    round = _elementwise.round
+    eq = _elementwise.eq
+    ne = _elementwise.ne
+    lt = _elementwise.lt
+    le = _elementwise.le
+    gt = _elementwise.gt
+    ge = _elementwise.ge
+    clamp = _elementwise.clamp
+    clip = _elementwise.clip
+    maximum = _elementwise.maximum
+    minimum = _elementwise.minimum
+    subtract = _elementwise.subtract
+    multiply = _elementwise.multiply
+    divide = _elementwise.divide
+    true_divide = _elementwise.true_divide
+    negative = _elementwise.negative
+    clamp_min = _elementwise.clamp_min
+    clamp_max = _elementwise.clamp_max
+    positive = _elementwise.positive
+    conj = _elementwise.conj
+    resolve_conj = _elementwise.resolve_conj
+    resolve_neg = _elementwise.resolve_neg
+    conj_physical = _elementwise.conj_physical
+    isreal = _elementwise.isreal
+    angle = _elementwise.angle
+    sum = _reduction.sum
+    mean = _reduction.mean
+    norm = _linalg_more.norm
+    prod = _reduction.prod
+    amax = _reduction.amax
+    amin = _reduction.amin
+    max = _reduction.max
+    min = _reduction.min
+    argmax = _reduction.argmax
+    argmin = _reduction.argmin
+    var = _reduction.var
+    std = _reduction.std
+    logsumexp = _reduction.logsumexp
+    softmax = _reduction.softmax
+    log_softmax = _reduction.log_softmax
+    sum_to_size = _reduction.sum_to_size
+    cov = _reduction.cov
+    corrcoef = _reduction.corrcoef
+    renorm = _reduction.renorm
+    view = _shape.view
+    view_as = _shape.view_as
+    reshape = _shape.reshape
+    reshape_as = _shape.reshape_as
+    flatten = _shape.flatten
+    transpose = _shape.transpose
+    t = _shape.t
+    permute = _shape.permute
+    unsqueeze = _shape.unsqueeze
+    squeeze = _shape.squeeze
+    expand = _shape.expand
+    expand_as = _shape.expand_as
+    narrow = _shape.narrow
+    split = _shape.split
+    chunk = _shape.chunk
+    repeat = _shape.repeat
+    split_with_sizes = _shape.split_with_sizes
+    unsafe_split = _shape.unsafe_split
+    unsafe_chunk = _shape.unsafe_chunk
+    hsplit = _shape.hsplit
+    vsplit = _shape.vsplit
+    dsplit = _shape.dsplit
+    matmul = _linalg.matmul
+    mm = _linalg.mm
+    mv = _linalg.mv
+    dot = _linalg.dot
+    bmm = _linalg.bmm
+    addmm = _linalg.addmm
+    vdot = _linalg.vdot
+    inner = _linalg.inner
+    addr = _linalg.addr
+    addbmm = _linalg.addbmm
+    to = _convert.to
+    type_as = _convert.type_as
+    clone = _convert.clone
+    contiguous = _convert.contiguous
+    add_ = _inplace.add_
+    sub_ = _inplace.sub_
+    mul_ = _inplace.mul_
+    div_ = _inplace.div_
+    floor_divide_ = _inplace.floor_divide_
+    remainder_ = _inplace.remainder_
+    fmod_ = _inplace.fmod_
+    clamp_ = _inplace.clamp_
+    clip_ = _inplace.clip_
+    zero_ = _inplace.zero_
+    fill_ = _inplace.fill_
+    copy_ = _inplace.copy_
+    clamp_min_ = _inplace.clamp_min_
+    clamp_max_ = _inplace.clamp_max_
+    masked_fill = _inplace.masked_fill
+    masked_fill_ = _inplace.masked_fill_
+    abs_ = _inplace.abs_
+    neg_ = _inplace.neg_
+    exp_ = _inplace.exp_
+    log_ = _inplace.log_
+    log1p_ = _inplace.log1p_
+    expm1_ = _inplace.expm1_
+    sqrt_ = _inplace.sqrt_
+    rsqrt_ = _inplace.rsqrt_
+    sin_ = _inplace.sin_
+    cos_ = _inplace.cos_
+    tan_ = _inplace.tan_
+    tanh_ = _inplace.tanh_
+    sigmoid_ = _inplace.sigmoid_
+    relu_ = _inplace.relu_
+    sign_ = _inplace.sign_
+    floor_ = _inplace.floor_
+    ceil_ = _inplace.ceil_
+    round_ = _inplace.round_
+    reciprocal_ = _inplace.reciprocal_
+    pow_ = _inplace.pow_
+    negative_ = _inplace.negative_
+    asin_ = _inplace.asin_
+    acos_ = _inplace.acos_
+    atan_ = _inplace.atan_
+    sinh_ = _inplace.sinh_
+    cosh_ = _inplace.cosh_
+    asinh_ = _inplace.asinh_
+    acosh_ = _inplace.acosh_
+    atanh_ = _inplace.atanh_
+    arcsin_ = _inplace.arcsin_
+    arccos_ = _inplace.arccos_
+    arctan_ = _inplace.arctan_
+    arcsinh_ = _inplace.arcsinh_
+    arccosh_ = _inplace.arccosh_
+    arctanh_ = _inplace.arctanh_
+    log2_ = _inplace.log2_
+    log10_ = _inplace.log10_
+    exp2_ = _inplace.exp2_
+    trunc_ = _inplace.trunc_
+    fix_ = _inplace.fix_
+    frac_ = _inplace.frac_
+    sinc_ = _inplace.sinc_
+    deg2rad_ = _inplace.deg2rad_
+    rad2deg_ = _inplace.rad2deg_
+    square_ = _inplace.square_
+    hypot_ = _inplace.hypot_
+    xlogy_ = _inplace.xlogy_
+    lerp_ = _inplace.lerp_
+    atan2_ = _inplace.atan2_
+    arctan2_ = _inplace.arctan2_
+    erf_ = _inplace.erf_
+    erfc_ = _inplace.erfc_
+    addcmul_ = _inplace.addcmul_
+    addcdiv_ = _inplace.addcdiv_
+    logical_and_ = _inplace.logical_and_
+    logical_or_ = _inplace.logical_or_
+    logical_xor_ = _inplace.logical_xor_
+    logical_not_ = _inplace.logical_not_
+    bitwise_and_ = _inplace.bitwise_and_
+    bitwise_or_ = _inplace.bitwise_or_
+    bitwise_xor_ = _inplace.bitwise_xor_
+    bitwise_not_ = _inplace.bitwise_not_
+    bitwise_left_shift_ = _inplace.bitwise_left_shift_
+    bitwise_right_shift_ = _inplace.bitwise_right_shift_
+    __getitem__ = _indexing.__getitem__
+    __setitem__ = _indexing.__setitem__
+    index_put = _indexing.index_put
+    index_put_ = _indexing.index_put_
+    atan2 = _elementwise_more.atan2
+    arctan2 = _elementwise_more.arctan2
+    logaddexp = _elementwise_more.logaddexp
+    logaddexp2 = _elementwise_more.logaddexp2
+    erf = _elementwise_more.erf
+    erfc = _elementwise_more.erfc
+    floor_divide = _elementwise_more.floor_divide
+    asin = _elementwise_more.asin
+    acos = _elementwise_more.acos
+    atan = _elementwise_more.atan
+    sinh = _elementwise_more.sinh
+    cosh = _elementwise_more.cosh
+    asinh = _elementwise_more.asinh
+    acosh = _elementwise_more.acosh
+    atanh = _elementwise_more.atanh
+    arcsin = _elementwise_more.arcsin
+    arccos = _elementwise_more.arccos
+    arctan = _elementwise_more.arctan
+    arcsinh = _elementwise_more.arcsinh
+    arccosh = _elementwise_more.arccosh
+    arctanh = _elementwise_more.arctanh
+    log2 = _elementwise_more.log2
+    log10 = _elementwise_more.log10
+    exp2 = _elementwise_more.exp2
+    trunc = _elementwise_more.trunc
+    fix = _elementwise_more.fix
+    frac = _elementwise_more.frac
+    sinc = _elementwise_more.sinc
+    deg2rad = _elementwise_more.deg2rad
+    rad2deg = _elementwise_more.rad2deg
+    square = _elementwise_more.square
+    fmod = _elementwise_more.fmod
+    remainder = _elementwise_more.remainder
+    hypot = _elementwise_more.hypot
+    xlogy = _elementwise_more.xlogy
+    lerp = _elementwise_more.lerp
+    addcmul = _elementwise_more.addcmul
+    addcdiv = _elementwise_more.addcdiv
+    lgamma = _elementwise_more.lgamma
+    digamma = _elementwise_more.digamma
+    mvlgamma = _elementwise_more.mvlgamma
+    erfinv = _elementwise_more.erfinv
+    i0 = _elementwise_more.i0
+    logical_and = _elementwise_more.logical_and
+    logical_or = _elementwise_more.logical_or
+    logical_xor = _elementwise_more.logical_xor
+    logical_not = _elementwise_more.logical_not
+    bitwise_and = _elementwise_more.bitwise_and
+    bitwise_or = _elementwise_more.bitwise_or
+    bitwise_xor = _elementwise_more.bitwise_xor
+    bitwise_not = _elementwise_more.bitwise_not
+    bitwise_left_shift = _elementwise_more.bitwise_left_shift
+    bitwise_right_shift = _elementwise_more.bitwise_right_shift
+    sgn = _elementwise_more.sgn
+    signbit = _elementwise_more.signbit
+    copysign = _elementwise_more.copysign
+    fmax = _elementwise_more.fmax
+    fmin = _elementwise_more.fmin
+    heaviside = _elementwise_more.heaviside
+    logit = _elementwise_more.logit
+    float_power = _elementwise_more.float_power
+    ldexp = _elementwise_more.ldexp
+    cumsum = _scan.cumsum
+    cumprod = _scan.cumprod
+    sort = _sorting.sort
+    argsort = _sorting.argsort
+    msort = _sorting.msort
+    topk = _sorting.topk
+    gather = _gather.gather
+    scatter = _gather.scatter
+    scatter_ = _gather.scatter_
+    scatter_add = _gather.scatter_add
+    scatter_add_ = _gather.scatter_add_
+    index_select = _gather.index_select
+    tril = _structure.tril
+    triu = _structure.triu
+    tril_ = _structure.tril_
+    triu_ = _structure.triu_
+    diag = _structure.diag
+    diagonal = _structure.diagonal
+    diag_embed = _structure.diag_embed
+    trace = _structure.trace
+    flip = _structure.flip
+    fliplr = _structure.fliplr
+    flipud = _structure.flipud
+    roll = _structure.roll
+    outer = _structure.outer
+    ger = _structure.ger
+    movedim = _structure.movedim
+    moveaxis = _structure.moveaxis
+    swapaxes = _structure.swapaxes
+    swapdims = _structure.swapdims
+    unflatten = _structure.unflatten
+    repeat_interleave = _structure.repeat_interleave
+    tile = _structure.tile
+    take_along_dim = _structure.take_along_dim
+    broadcast_to = _structure.broadcast_to
+    ravel = _structure.ravel
+    unfold = _structure.unfold
+    rot90 = _structure.rot90
+    diagflat = _structure.diagflat
+    isnan = _predicates.isnan
+    isinf = _predicates.isinf
+    isposinf = _predicates.isposinf
+    isneginf = _predicates.isneginf
+    isfinite = _predicates.isfinite
+    any = _predicates.any
+    all = _predicates.all
+    count_nonzero = _predicates.count_nonzero
+    isclose = _predicates.isclose
+    allclose = _predicates.allclose
+    equal = _predicates.equal
+    nan_to_num = _predicates.nan_to_num
+    nan_to_num_ = _predicates.nan_to_num_
+    nansum = _predicates.nansum
+    nanmean = _predicates.nanmean
+    median = _predicates.median
+    nanmedian = _predicates.nanmedian
+    mode = _predicates.mode
+    aminmax = _predicates.aminmax
+    cross = _predicates.cross
+    dist = _predicates.dist
+    nonzero = _data_dependent.nonzero
+    argwhere = _data_dependent.argwhere
+    masked_select = _data_dependent.masked_select
+    unique = _data_dependent.unique
+    unique_consecutive = _data_dependent.unique_consecutive
+    nonzero_static = _data_dependent.nonzero_static
+    det = _linalg_more.det
+    logdet = _linalg_more.logdet
+    slogdet = _linalg_more.slogdet
+    inverse = _linalg_more.inverse
+    pinverse = _linalg_more.pinverse
+    cholesky = _linalg_more.cholesky
+    cholesky_solve = _linalg_more.cholesky_solve
+    cholesky_inverse = _linalg_more.cholesky_inverse
+    svd = _linalg_more.svd
+    qr = _linalg_more.qr
+    matrix_power = _linalg_more.matrix_power
+    unbind = _indexing_more.unbind
+    select = _indexing_more.select
+    tensor_split = _indexing_more.tensor_split
+    index_add = _indexing_more.index_add
+    index_add_ = _indexing_more.index_add_
+    index_copy = _indexing_more.index_copy
+    index_copy_ = _indexing_more.index_copy_
+    index_fill = _indexing_more.index_fill
+    index_fill_ = _indexing_more.index_fill_
+    take = _indexing_more.take
+    masked_scatter = _indexing_more.masked_scatter
+    masked_scatter_ = _indexing_more.masked_scatter_
+    diff = _indexing_more.diff
+    kron = _indexing_more.kron
+    baddbmm = _indexing_more.baddbmm
+    baddbmm_ = _indexing_more.baddbmm_
+    addmv = _indexing_more.addmv
+    addmv_ = _indexing_more.addmv_
+    cummax = _indexing_more.cummax
+    cummin = _indexing_more.cummin
+    logcumsumexp = _indexing_more.logcumsumexp
+    bincount = _indexing_more.bincount
+    histc = _indexing_more.histc
+    is_nonzero = _indexing_more.is_nonzero
+    put = _flat_index.put
+    put_ = _flat_index.put_
+    triangular_solve = _linalg_derived.triangular_solve
+    matrix_exp = _linalg_derived.matrix_exp
+    orgqr = _linalg_derived.orgqr
+    geqrf = _linalg_derived.geqrf
+    ormqr = _linalg_derived.ormqr
+    kthvalue = _order_statistics.kthvalue
+    quantile = _order_statistics.quantile
+    nanquantile = _order_statistics.nanquantile
+    select_scatter = _scatter_views.select_scatter
+    slice_scatter = _scatter_views.slice_scatter
+    diagonal_scatter = _scatter_views.diagonal_scatter
+    lu_unpack = _linalg_lu.lu_unpack
+    lu = _linalg_lu.lu
+    lu_solve = _linalg_lu.lu_solve
+    scatter_reduce = _scatter_reductions.scatter_reduce
+    index_reduce = _scatter_reductions.index_reduce
+    scatter_reduce_ = _scatter_reductions.scatter_reduce_
+    index_reduce_ = _scatter_reductions.index_reduce_
+    frexp = _float_parts.frexp
+    nextafter = _float_parts.nextafter
+    gcd = _integer_math.gcd
+    lcm = _integer_math.lcm
+    gcd_ = _integer_math.gcd_
+    lcm_ = _integer_math.lcm_
+    histogram = _histograms.histogram
+    igamma = _incomplete_gamma.igamma
+    igammac = _incomplete_gamma.igammac
+    igamma_ = _incomplete_gamma.igamma_
+    igammac_ = _incomplete_gamma.igammac_
+    resize_ = _resize.resize_
+    resize_as_ = _resize.resize_as_
+    as_strided = _strided.as_strided
+    as_strided_scatter = _strided.as_strided_scatter
+    # numgrad.random's and numgrad.creation's methods
+    uniform_ = _random.uniform_
+    normal_ = _random.normal_
+    random_ = _random.random_
+    bernoulli_ = _random.bernoulli_
+    exponential_ = _random.exponential_
+    bernoulli = _random.bernoulli
+    multinomial = _random.multinomial
+    cauchy_ = _random.cauchy_
+    log_normal_ = _random.log_normal_
+    geometric_ = _random.geometric_
+    new_zeros = _creation.new_zeros
+    new_ones = _creation.new_ones
+    new_empty = _creation.new_empty
+    new_full = _creation.new_full
+    new_tensor = _creation.new_tensor
+    new_empty_strided = _creation.new_empty_strided
+
+    # The operators: the same functions (``x + y`` is ``numgrad.add(x, y)``).
+    def __add__(self, other: Tensor | _Number) -> Tensor: ...
+    def __radd__(self, other: Tensor | _Number) -> Tensor: ...
+    def __sub__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rsub__(self, other: Tensor | _Number) -> Tensor: ...
+    def __mul__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rmul__(self, other: Tensor | _Number) -> Tensor: ...
+    def __truediv__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rtruediv__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rdiv__(self, other: Tensor | _Number) -> Tensor: ...
+    def __floordiv__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rfloordiv__(self, other: Tensor | _Number) -> Tensor: ...
+    def __mod__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rmod__(self, other: Tensor | _Number) -> Tensor: ...
+    def __pow__(self, exponent: Tensor | _Number) -> Tensor: ...
+    def __rpow__(self, other: Tensor | _Number) -> Tensor: ...
+    def __matmul__(self, other: Tensor) -> Tensor: ...
+    def __rmatmul__(self, other: Tensor) -> Tensor: ...
+    def __iadd__(self, other: Tensor | _Number) -> Tensor: ...
+    def __isub__(self, other: Tensor | _Number) -> Tensor: ...
+    def __imul__(self, other: Tensor | _Number) -> Tensor: ...
+    def __itruediv__(self, other: Tensor | _Number) -> Tensor: ...
+    def __ifloordiv__(self, other: Tensor | _Number) -> Tensor: ...
+    def __imod__(self, other: Tensor | _Number) -> Tensor: ...
+    def __neg__(self) -> Tensor: ...
+    def __pos__(self) -> Tensor: ...
+    def __abs__(self) -> Tensor: ...
+    def __invert__(self) -> Tensor: ...
+    def __and__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rand__(self, other: Tensor | _Number) -> Tensor: ...
+    def __or__(self, other: Tensor | _Number) -> Tensor: ...
+    def __ror__(self, other: Tensor | _Number) -> Tensor: ...
+    def __xor__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rxor__(self, other: Tensor | _Number) -> Tensor: ...
+    def __lshift__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rlshift__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rshift__(self, other: Tensor | _Number) -> Tensor: ...
+    def __rrshift__(self, other: Tensor | _Number) -> Tensor: ...
+    def __iand__(self, other: Tensor | _Number) -> Tensor: ...
+    def __ior__(self, other: Tensor | _Number) -> Tensor: ...
+    def __ixor__(self, other: Tensor | _Number) -> Tensor: ...
+    def __ilshift__(self, other: Tensor | _Number) -> Tensor: ...
+    def __irshift__(self, other: Tensor | _Number) -> Tensor: ...
+    def __lt__(self, other: Tensor | _Number) -> Tensor: ...
+    def __le__(self, other: Tensor | _Number) -> Tensor: ...
+    def __gt__(self, other: Tensor | _Number) -> Tensor: ...
+    def __ge__(self, other: Tensor | _Number) -> Tensor: ...
+    def __eq__(self, other: object) -> Tensor: ...  # type: ignore[override]
+    def __ne__(self, other: object) -> Tensor: ...  # type: ignore[override]
+
+    # Properties and conversions
+    @property
+    def T(self) -> Tensor: ...
+    @property
+    def mT(self) -> Tensor: ...
+    @property
+    def mH(self) -> Tensor: ...
+    @property
+    def H(self) -> Tensor: ...
+    @property
+    def real(self) -> Tensor: ...
+    @property
+    def imag(self) -> Tensor: ...
+    def polygamma(self, n: builtins.int) -> Tensor: ...
+    def float(self, memory_format: object = None) -> Tensor: ...
+    def double(self, memory_format: object = None) -> Tensor: ...
+    def long(self, memory_format: object = None) -> Tensor: ...
+    def int(self, memory_format: object = None) -> Tensor: ...
+    def bool(self, memory_format: object = None) -> Tensor: ...
+    def cpu(self) -> Tensor: ...
+    def cuda(self, device: object = None, non_blocking: builtins.bool = False) -> Tensor: ...

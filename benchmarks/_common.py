@@ -39,6 +39,18 @@ import numgrad  # noqa: E402
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 
+# Threads every benchmark runs with (numgrad's kernels and BLAS, and PyTorch's where it is the
+# reference): a fixed count, so that a result does not move with the machine's free cores.
+THREADS = int(os.environ.get("NUMGRAD_ASV_THREADS", "2"))
+
+
+def pin_threads() -> None:
+    """Called by each suite's ``setup``: numgrad (and PyTorch, if imported) on ``THREADS``."""
+    numgrad.set_num_threads(min(THREADS, os.cpu_count() or 1))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(THREADS)
+
 
 def randn(shape, dtype: str = "float32", requires_grad: bool = True, seed: int = 0):
     """A numgrad leaf of standard-normal values, built by NumPy (no numgrad kernel involved)."""

@@ -11,7 +11,7 @@ numgrad's peak at most PyTorch's.
 """
 from __future__ import annotations
 
-from ._common import numgrad, randn
+from ._common import numgrad, pin_threads, randn
 
 SIZE = 10_000_000
 
@@ -52,6 +52,7 @@ class Chain20Numgrad:
     timeout = 300
 
     def setup(self):
+        pin_threads()
         # Above any plausible parallel-kernel threshold, so every kernel the big run uses is
         # compiled (or loaded) here, yet small next to the measured run.
         chain20(numgrad, randn(1_000_000, "float32", seed=1))
@@ -75,6 +76,7 @@ class Chain20TorchReference:
         except ImportError:
             raise NotImplementedError("PyTorch is not installed") from None
         self.torch = torch
+        pin_threads()
         x = randn(SIZE, "float32", requires_grad=False).numpy()
         self.x = torch.from_numpy(x).requires_grad_(True)
         chain20(torch, torch.randn(1_000_000, requires_grad=True))

@@ -5,7 +5,7 @@ steps first (kernels compiled, a compiled step traced and its program built), so
 ``--quick``'s single one included, times a first call."""
 from __future__ import annotations
 
-from ._common import numgrad
+from ._common import numgrad, pin_threads
 from .models import MODELS
 
 _MAKES = {make.__name__: make for make in MODELS.values()}
@@ -23,10 +23,13 @@ class Models:
     params = (list(_MAKES), ["eager", "compiled"])
     param_names = ["model", "mode"]
     number = 1
-    repeat = (1, 5, 60.0)
+    repeat = (3, 5, 60.0)
+    rounds = 2
+    warmup_time = 0.0  # (setup has run three steps)
     timeout = 600
 
     def setup(self, model, mode):
+        pin_threads()
         step = _MAKES[model](numgrad)
         self.step = _warm(numgrad.compile(step) if mode == "compiled" else step)
 
@@ -41,7 +44,9 @@ class ModelsTorchReference:
     params = list(_MAKES)
     param_names = ["model"]
     number = 1
-    repeat = (1, 5, 60.0)
+    repeat = (3, 5, 60.0)
+    rounds = 2
+    warmup_time = 0.0  # (setup has run three steps)
     timeout = 600
 
     def setup(self, model):
@@ -49,7 +54,7 @@ class ModelsTorchReference:
             import torch
         except ImportError:
             raise NotImplementedError("PyTorch is not installed") from None
-        torch.set_num_threads(2)
+        pin_threads()
         self.step = _warm(_MAKES[model](torch))
 
     def time_step(self, model):

@@ -13,21 +13,23 @@ import math
 
 import numpy as np
 
-from ._common import Memo, numgrad, randn
+from ._common import Memo, numgrad, pin_threads, randn
 
 UNARY = {
     "exp": numgrad.exp,
-    "tanh": numgrad.tanh,
-    "sigmoid": numgrad.sigmoid,
     "relu": numgrad.relu,
     "sum": numgrad.sum,
-    "mean": numgrad.mean,
 }
 BINARY = {"add": numgrad.add, "mul": numgrad.mul, "matmul": numgrad.matmul}
-OPS = ["add", "mul", "exp", "tanh", "sigmoid", "relu", "sum", "mean", "matmul"]
-SIZES = [10, 1_000, 100_000, 10_000_000]
+# One op per kind of kernel: binary elementwise (add, mul), a transcendental (exp; tanh and
+# sigmoid run the same loop), a masked one (relu), a reduction (sum; mean is sum and a scale) and
+# BLAS (matmul). The sizes: 10 elements, where an op costs its Python overhead (dispatch, graph
+# recording, engine); 1,000,000, its kernel's throughput; 10,000,000, above the 64 MiB mmap
+# threshold (a fresh mapping per output). float32 only: float64 runs the same code.
+OVERHEAD_OPS = ["add", "mul", "exp", "relu", "sum", "matmul"]
+THROUGHPUT_OPS = ["add", "exp", "relu", "sum"]
 # matmul of n×n at 10,000,000 elements (n = 3162) is ~190 GFLOP forward + backward: minutes per
-# run on a laptop-class CPU, for a number the 100,000-element case already tracks.
+# run, for a number Matmul512 (bench_workloads) already tracks.
 MATMUL_MAX_SIZE = 100_000
 
 _memo = Memo()
@@ -62,20 +64,44 @@ class Case:
             t.grad = None
 
 
-class Ops:
-    params = (OPS, SIZES, ["float32", "float64"])
-    param_names = ["op", "size", "dtype"]
-    timeout = 300
+class OpsOverhead:
+    """Per-op overhead: forward, and forward + backward, of 10-element float32 tensors (matmul:
+    3×3). Fixed ``number`` and ``repeat``, so that every run and ``--quick`` time the same loop."""
 
-    def setup(self, op, size, dtype):
-        if op == "matmul" and size > MATMUL_MAX_SIZE:
-            raise NotImplementedError("matmul is benchmarked up to 100,000 elements per operand")
-        self.case = _memo.get((op, size, dtype), lambda: Case(op, size, dtype))
+    params = OVERHEAD_OPS
+    param_names = ["op"]
+    number = 200
+    repeat = (10, 20, 10.0)
+    rounds = 2
+    warmup_time = 0.2
 
-    def time_forward(self, op, size, dtype):
+    def setup(self, op):
+        pin_threads()
+        self.case = _memo.get((op, 10), lambda: Case(op, 10, "float32"))
+
+    def time_forward(self, op):
         self.case.forward()
 
-    def time_forward_backward(self, op, size, dtype):
+    def time_forward_backward(self, op):
+        self.case.forward_backward()
+
+
+class OpsThroughput:
+    """Kernel throughput: forward + backward of 1,000,000 and 10,000,000 float32 elements."""
+
+    params = (THROUGHPUT_OPS, [1_000_000, 10_000_000])
+    param_names = ["op", "size"]
+    number = 1
+    repeat = (10, 20, 20.0)
+    rounds = 2
+    warmup_time = 0.5
+    timeout = 300
+
+    def setup(self, op, size):
+        pin_threads()
+        self.case = _memo.get((op, size), lambda: Case(op, size, "float32"))
+
+    def time_forward_backward(self, op, size):
         self.case.forward_backward()
 
 
@@ -83,10 +109,15 @@ class RandomDraws:
     """Draws from the Philox stream (``rand``, ``randn``) and dropout's forward + backward (its
     mask is a Bernoulli draw), against NumPy's PCG64 draws of the same size as the floor."""
 
-    params = ([1_000, 1_000_000], ["float32", "float64"])
+    params = ([1_000, 1_000_000], ["float32"])
     param_names = ["size", "dtype"]
+    number = 5
+    repeat = (10, 20, 10.0)
+    rounds = 2
+    warmup_time = 0.2
 
     def setup(self, size, dtype):
+        pin_threads()
         self.dtype = getattr(numgrad, dtype)
         self.x = randn((size,), dtype)
         self.rng = np.random.default_rng(0)

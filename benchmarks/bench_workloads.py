@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import os
 
-from ._common import numgrad
+from ._common import numgrad, pin_threads
 from .workloads import chain_200, elementwise_1m, matmul_512, mlp_step, seed_walkthrough
 
 
 class _Workload:
     make = None
+    # Fixed sample sizes (so every run, ``--quick`` included, times the same loop) and a warm-up
+    # before the first sample.
+    number = 10
+    repeat = (10, 20, 10.0)
+    rounds = 2
+    warmup_time = 0.5
 
     def setup(self):
+        pin_threads()
         self.run = type(self).make(numgrad)
         self.run()  # the first call compiles / loads the kernels
 
@@ -20,6 +27,7 @@ class SeedWalkthrough(_Workload):
     """``ones(2, 2, requires_grad=True)``, ``+ 2``, ``* y * 3``, ``mean``, ``backward``."""
 
     make = staticmethod(seed_walkthrough)
+    number = 200
 
     def time_seed_walkthrough(self):
         self.run()
@@ -69,10 +77,15 @@ class Compiled:
 
     params = ["seed", "chain", "elementwise_1m", "matmul_512", "mlp_step"]
     param_names = ["workload"]
+    number = 10
+    repeat = (10, 20, 10.0)
+    rounds = 2
+    warmup_time = 0.5
     _makes = {"seed": seed_walkthrough, "chain": chain_200, "elementwise_1m": elementwise_1m,
               "matmul_512": matmul_512, "mlp_step": mlp_step}
 
     def setup(self, workload):
+        pin_threads()
         self.run = numgrad.compile(self._makes[workload](numgrad))
         for _ in range(3):  # trace (twice where a first step makes optimizer state), compile
             self.run()

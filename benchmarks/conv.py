@@ -62,10 +62,10 @@ import tempfile
 import time
 
 try:
-    from ._common import numgrad
+    from ._common import numgrad, pin_threads
 except ImportError:  # run as a script
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _common import numgrad  # noqa: E402
+    from _common import numgrad, pin_threads  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -302,10 +302,15 @@ class Conv2dCNN:
     """Forward + backward of the CNN's convolutions (batch 64, 1→16→32 channels, 8×8, 3×3,
     padding 1), one layer or the two-layer stack."""
 
-    params = (["conv1", "conv2", "stack"], ["float32", "float64"])
+    params = (["conv1", "conv2", "stack"], ["float32"])
     param_names = ["layers", "dtype"]
+    number = 5
+    repeat = (10, 20, 10.0)
+    rounds = 2
+    warmup_time = 0.5
 
     def setup(self, layers, dtype):
+        pin_threads()
         self.step = make(numgrad, dtype, layers)
         self.step()  # (the first call compiles or loads the kernels)
 

@@ -119,6 +119,42 @@ def test_a_constant_matches_the_traces_bit_for_bit_zeros_signs_and_nans_included
     assert "re-run" in _explain(compiled)
 
 
+def test_the_fast_lanes_ops_record_on_the_rerun_path_with_the_general_paths_nodes(monkeypatch):
+    """While a call re-runs, the eager fast lane serves its elementwise ops (``Mode.lane``): no
+    op but the sum goes through ``registry._record``, and the values, gradients and graph are eager's, bit
+    for bit, from a number, a same-shape tensor, a row and a unary op, float32 and float64."""
+    from numgrad.ops import registry
+
+    log = []
+
+    def f(x, w, b):
+        log.append(None)  # (an effect: the re-run path)
+        y = (x * 1.5 - 0.25) / 3.0 + w
+        z = (-(y * w + b)).relu().exp() + x.tanh()
+        z.sum().backward()
+        return z, z.grad_fn.name(), z.grad_fn.next_functions[0][0].name()
+
+    compiled = numgrad.compile(f)
+    rng = np.random.default_rng(0)
+    for k, dtype in enumerate((np.float64, np.float32, np.float32)):
+        data = [rng.standard_normal(s).astype(dtype) for s in ((3, 4), (3, 4), (4,))]
+        want_in = [numgrad.tensor(d, requires_grad=True) for d in data]
+        got_in = [numgrad.tensor(d, requires_grad=True) for d in data]
+        want = f(*want_in)
+        records = []
+        keep = registry._record
+        monkeypatch.setattr(registry, "_record", lambda *a: records.append(a[0].name) or keep(*a))
+        got = compiled(*got_in)
+        monkeypatch.setattr(registry, "_record", keep)
+        assert got[0].detach().numpy().tobytes() == want[0].detach().numpy().tobytes()
+        assert got[1:] == want[1:]
+        for g, w in zip(got_in, want_in):
+            assert g.grad.numpy().tobytes() == w.grad.numpy().tobytes()
+        if k == 2:  # (the float32 key's second call: re-run; its first traced it)
+            assert records == ["sum"], f"ops off the lane: {records}"
+    assert "re-run" in _explain(compiled)
+
+
 def test_a_tensor_swapped_behind_a_subscript_is_read_where_the_call_finds_it():
     state = {"w": numgrad.ones(3)}
     seen = []

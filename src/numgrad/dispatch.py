@@ -35,6 +35,11 @@ class Mode:
     stopped at a break stays pushed until its call ends, but no longer records)."""
 
     active = True
+    # Whether the eager fast lane (``ops/_lane.py``) may serve this mode's ops: it then calls the
+    # op's ``forward`` with the kernels of ``use``, as ``registry.apply`` would, and makes the
+    # node ``registry._record`` would make. True for a mode that sees the kernel calls alone
+    # (the re-run path's), not for one that sees the ops themselves (a trace).
+    lane = False
 
     def use(self, module):
         """The kernel module the ops of this thread use instead of ``module`` (a device's)."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import threading
 import weakref
+from threading import get_ident
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -39,6 +40,7 @@ from .traced import TracedArray
 from .ir import READS, STRUCTURAL, VIEWS
 from .tracer import TracingKernels, _address, _plain_deep, call_plain
 
+_F64, _F32 = np.float64, np.float32
 PROGRAMS = 4  # fused programs kept per function (one per start and set of referenced results)
 
 
@@ -181,10 +183,16 @@ def _recipe(a: np.ndarray) -> tuple:
 
 
 def _lazy_call(lazy, name: str, function):
-    def call(*args, **kwargs):
-        if lazy.active and threading.get_ident() == lazy.thread and name not in STRUCTURAL:
-            return lazy.call(name, function, args, kwargs)
-        return call_plain(function, args, kwargs)
+    if name in STRUCTURAL:  # (run as they are: they read no value and make none)
+        def call(*args, **kwargs):
+            return call_plain(function, args, kwargs)
+    else:
+        thread = lazy.thread
+
+        def call(*args, **kwargs):
+            if lazy.active and get_ident() == thread:
+                return lazy.call(name, function, args, kwargs)
+            return call_plain(function, args, kwargs)
 
     call.__name__ = name
     return call
@@ -196,6 +204,7 @@ class Lazy(dispatch.Mode):
     and the CPU ops of its thread get its recording kernels."""
 
     device = "cpu"  # (its LazyKernels' device)
+    lane = True  # (the fast lane's ops make the kernel calls the trace's general path made)
 
     def __init__(self, plan: Plan, module):
         self.plan = plan
@@ -452,23 +461,28 @@ class Lazy(dispatch.Mode):
     # ---------------------------------------------------------------- recording
     def call(self, name: str, function, args: tuple, kwargs: dict):
         plan = self.plan
-        if self.next >= len(plan.calls):
+        n = self.next
+        try:
+            expected, positional, keywords, how, position, raising = plan.calls[n]
+        except IndexError:  # (more calls than the trace's)
             self._mismatch()
             return call_plain(function, args, kwargs)
-        expected, positional, keywords, how, position, raising = plan.calls[self.next]
-        if (expected != name or len(args) != len(positional) or len(kwargs) != len(keywords)
-                or not (self._match_plain(args, positional) if not keywords and self.next
-                        not in plan.numbers else
+        if (expected != name or len(args) != len(positional)
+                or not (self._match_plain(args, positional) if not keywords and not kwargs and
+                        n not in plan.numbers else
+                        len(kwargs) == len(keywords) and
                         self._match_all(args, positional, kwargs, keywords))):
             self._mismatch()
             return call_plain(function, args, kwargs)
-        self.next += 1
+        self.next = n + 1
         if raising:
             # (it may raise for some values: it runs now, as in eager, its result real)
             self._run_pending(position)
             result = call_plain(function, args, kwargs)
             self.start = position + 1
             return self._real(result, how)
+        if how is not None and how[0] == "new":
+            return self._new(how)
         return self._pending(how, function, args, kwargs)
 
     def _real(self, result, how):
@@ -506,7 +520,9 @@ class Lazy(dispatch.Mode):
 
     def _new(self, how):
         _, v, (order, shape, dtype, span, strides, readonly) = how
-        if order is not None:
+        if order == "C":
+            buffer = np.empty(shape, dtype)
+        elif order is not None:
             buffer = np.empty(shape, dtype, order=order)
         else:
             buffer = as_strided(np.empty(span, dtype), shape, strides)
@@ -532,7 +548,12 @@ class Lazy(dispatch.Mode):
             kind = s[0]
             if kind == "c":
                 c = s[1]
-                if a is not c and not _same_constant(a, c):
+                if a is c:
+                    continue
+                t = type(a)  # (equal nonzero NumPy floats of one type: the same bits)
+                if t is type(c) and (t is _F64 or t is _F32) and a == c and a != 0:
+                    continue
+                if not _same_constant(a, c):
                     return self._match_all(args, positional, {}, ())
             elif kind == "v":
                 if type(a) is TracedArray and a._whole and a._trace is self and a._root is s[1]:

@@ -126,6 +126,22 @@ def _kernels_of(data, code: int, unary: bool):
 _RECENT: dict = {}  # op id -> (dtype, its kernels): the last used, tested by identity
 
 
+def _moded(data):
+    """While this thread's dispatch mode lets the lane serve its ops (``Mode.lane``: the re-run
+    path of numgrad.compile, which records the kernel calls): the kernel module it has the ops
+    use, for a float32 or float64 host array with no CUDA, anomaly mode or profile block in the
+    way; else None. The lane then runs the op's ``forward`` with it, the call ``registry.apply``
+    would make, and records the node as ever."""
+    mode = dispatch.current()
+    if mode is None or not mode.lane:
+        return None
+    dt = data.dtype
+    if (dt is not _F64 and dt is not _F32) or not isinstance(data, _ndarray) or \
+            registry._cuda_kernels is not None or _anomaly.enabled or closed:
+        return None
+    return mode.use(cpu_kernels)
+
+
 def binary(op, code: int, input: Tensor, other):
     """``op(input, other)`` for a float CPU tensor and a Python int or float, or for two float
     CPU tensors (``with_tensor``), or None."""
@@ -135,7 +151,10 @@ def binary(op, code: int, input: Tensor, other):
     data = input._data
     kernels = _kernels_of(data, code, False) if plan is not None else None
     if kernels is None:
-        return None
+        if plan is None or not dispatch._pushed or (K := _moded(data)) is None:
+            return None
+        out = op.forward(K, data, data.dtype.type(other))  # (``binary_operands``' scalar)
+        return _binary_result(op, out, input, other, plan)
     dt = data.dtype
     if data.ndim == 1:  # (``plain_binary``'s work, inline: this is the commonest call)
         out = dest = np.empty(data.size, dt)
@@ -147,12 +166,19 @@ def binary(op, code: int, input: Tensor, other):
     # signature, and it dispatches faster than a NumPy number; other numbers are converted)
     kernels.zip_1d_scalar(flat, other if type(other) is float and dt is _F64 else dt.type(other),
                           dest)
+    return _binary_result(op, out, input, other, plan)
+
+
+def _binary_result(op, out, input: Tensor, other, plan) -> Tensor:
+    """The result of ``op(input, other)`` with a number, its node recorded where one is."""
     if not (_grad.enabled and input._requires_grad):
         return _tensor(out, False)
+    data = input._data
     fn = input._grad_fn if input._base is None else input.grad_fn  # (``_edge``, inline)
     return _recorded(op, out, ((fn if fn is not None else input._grad_accumulator(), 0),
                                _NO_EDGE),
-                     _ONLY_FIRST, (data.shape, None), (dt, None), (None, other) if plan else ())
+                     _ONLY_FIRST, (data.shape, None), (data.dtype, None),
+                     (None, other) if plan else ())
 
 
 def with_tensor(op, code: int, input: Tensor, other: Tensor):
@@ -161,7 +187,13 @@ def with_tensor(op, code: int, input: Tensor, other: Tensor):
     a, b = input._data, other._data
     shape = a.shape
     dt = a.dtype
-    if b.shape == shape:
+    if dispatch._pushed:
+        K = _moded(a) if b.dtype is dt and isinstance(b, _ndarray) else None
+        if K is None or not (b.shape == shape or b.ndim == 1 and a.ndim > 1 and a.size and
+                             shape[-1] == b.shape[0] > 1):
+            return None
+        out = op.forward(K, a, b)  # (``registry.apply``'s call: ``binary_operands`` gives both)
+    elif b.shape == shape:
         out = plain_binary(code, a, b)
         if out is None:
             return None
@@ -207,7 +239,9 @@ def unary(op, code: int, input: Tensor):
     data = input._data
     kernels = _kernels_of(data, code, True)
     if kernels is None:
-        return None
+        if not dispatch._pushed or op._lane is None or (K := _moded(data)) is None:
+            return None
+        return _unary_result(op, op.forward(K, data), input)
     dt = data.dtype
     if data.ndim == 1:
         out = dest = np.empty(data.size, dt)
@@ -215,11 +249,17 @@ def unary(op, code: int, input: Tensor):
     else:
         out = np.empty(data.shape, dt)
         kernels.map_1d(data.ravel(), out.ravel())
+    return _unary_result(op, out, input)
+
+
+def _unary_result(op, out, input: Tensor) -> Tensor:
+    """The result of unary ``op(input)``, its node recorded where one is."""
     if not (_grad.enabled and input._requires_grad):
         return _tensor(out, False)
     plan = op._lane
+    data = input._data
     saved = _OUTPUT if plan == "output" else (_saved_input(input),) if plan == "input" else ()
-    return _recorded(op, out, (_edge(input),), (True,), (data.shape,), (dt,), saved)
+    return _recorded(op, out, (_edge(input),), (True,), (data.shape,), (data.dtype,), saved)
 
 
 _ALL_DIMS = tuple(tuple(range(n)) for n in range(33))  # (``dims`` of a reduction of everything)

@@ -1,7 +1,23 @@
-"""``numgrad.save`` and ``numgrad.load``: checkpoints of tensors, state dicts and plain data that
-are safe to load.
+"""``numgrad.save`` and ``numgrad.load``: checkpoints in PyTorch's own format, which
+``torch.load`` reads and which ``numgrad.load`` reads from ``torch.save``, with no PyTorch needed.
 
-The format is a zip archive (stored, not compressed) holding
+``numgrad.save`` writes the zip archive that ``torch.save`` writes (``numgrad._torch_format`` has
+the layout): tensors keep their dtype, shape, strides, ``requires_grad``, ``nn.Parameter`` type and
+shared storage, and ``torch.load(f, weights_only=True)`` reads a state dict, an optimizer's state
+dict or nested containers of tensors, numbers, strings, dtypes and devices as PyTorch's own.
+
+``numgrad.load`` reads
+
+- PyTorch's zip archives (``torch.save``'s, and ``numgrad.save``'s): by default (``weights_only``
+  True or None) with a restricted unpickler that allows exactly the globals PyTorch's
+  weights-only unpickler allows, mapped to numgrad's tensors, dtypes, devices and containers, and
+  refuses any other with PyTorch's ``UnpicklingError`` message before anything runs;
+  ``weights_only=False`` unpickles fully (only for trusted files), PyTorch's names resolving to
+  numgrad's;
+- the checkpoints of earlier numgrad releases (``numgrad/checkpoint.json`` and ``.npy`` arrays,
+  described below), which still load.
+
+The earlier numgrad format is a zip archive (stored, not compressed) holding
 
 - ``numgrad/checkpoint.json``: ``{"format": "numgrad-checkpoint", "version": 1, "root": ...,
   "tensors": [...], "pickled": [...]}``, where ``root`` describes the saved object: JSON's
@@ -13,14 +29,8 @@ The format is a zip archive (stored, not compressed) holding
   device it was saved from;
 - ``numgrad/data/<i>.npy``: the arrays, in NumPy's ``.npy`` format, read back with
   ``allow_pickle=False``;
-- ``numgrad/objects.pkl``, only when the saved object holds something else (an instance of a
-  user's class, a set, ...): those objects, pickled, with their tensors stored as arrays beside
-  them. Only ``numgrad.load(..., weights_only=False)`` unpickles it; the default refuses.
-
-So loading with the default ``weights_only=True`` runs no code from the file: it parses JSON and
-reads raw arrays. Each tensor is saved as a plain copy of its values: views of one tensor saved
-together load as independent tensors (PyTorch keeps their shared storage), and ``.grad`` and the
-autograd history are not saved. The same tensor object saved twice in one call loads as one object.
+- ``numgrad/objects.pkl``, only when the saved object holds something else: those objects,
+  pickled, loaded only with ``weights_only=False``.
 """
 from __future__ import annotations
 
@@ -39,7 +49,8 @@ from ._dtype import dtype as _dtype_cls
 from ._dtype import from_numpy_dtype
 from .tensor import Size, Tensor
 
-__all__ = ["load", "save"]
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
+           "safe_globals", "save"]
 
 FORMAT = "numgrad-checkpoint"
 VERSION = 1
@@ -146,15 +157,50 @@ class _Writer:
 
 def save(obj, f, pickle_module=pickle, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False):
-    """Saves ``obj`` to ``f`` (a path, ``str`` or ``os.PathLike``, or a binary file object).
+    """Saves ``obj`` to ``f`` (a path, ``str`` or ``os.PathLike``, or a binary file object) in
+    PyTorch's checkpoint format: ``torch.load`` reads the file, and so does ``numgrad.load``.
 
-    ``obj`` may be a tensor (its dtype, shape, ``requires_grad``, ``nn.Parameter`` type and
-    device are kept), a NumPy array, a number, a string, bytes, None, a numgrad dtype or device,
-    or dicts (``OrderedDict`` too), lists and tuples of these: a module's or an optimizer's
-    ``state_dict()``. Those load with the default ``numgrad.load(f)`` and no code is run. Anything
-    else (an instance of another class) is pickled into the file and loads only with
-    ``weights_only=False``, as in PyTorch. See ``numgrad.serialization`` for the format.
+    ``obj`` may be a tensor (its dtype, shape, strides, ``requires_grad`` and ``nn.Parameter`` type
+    are kept, and tensors that view one storage are saved over that one storage, as PyTorch saves
+    them), a number, a string, bytes, None, a numgrad dtype, device or Size, or dicts
+    (``OrderedDict`` too), lists, tuples and sets of these: a module's or an optimizer's
+    ``state_dict()``. Those load with the default ``weights_only=True``, in numgrad and in
+    PyTorch. Anything else (an instance of a user's class, a NumPy array) is pickled as it is and
+    loads only with ``weights_only=False`` (or its globals allowed by ``add_safe_globals``), as in
+    PyTorch. ``pickle_protocol`` is the pickle's protocol (2, as PyTorch's default);
+    ``pickle_module`` is accepted for PyTorch's signature (numgrad's pickler writes the pickle).
     """
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("numgrad.save writes PyTorch's zip format only "
+                                  "(_use_new_zipfile_serialization=True)")
+    _check_cycles(obj)
+    from . import _torch_format
+
+    with _open_write(f) as fileobj:
+        _torch_format.save(obj, fileobj, _torch_format.archive_name(f), pickle_protocol)
+
+
+def _check_cycles(obj) -> None:
+    """A list, tuple or dict that contains itself: refused (PyTorch's pickle would write it, but
+    the weights-only unpickler of either library cannot rebuild it)."""
+    open_ids: set[int] = set()
+
+    def walk(o):
+        kind = type(o)
+        if kind not in (list, tuple, dict, OrderedDict):
+            return
+        if id(o) in open_ids:
+            raise ValueError("numgrad.save: a container that contains itself cannot be saved")
+        open_ids.add(id(o))
+        for v in (o.items() if kind in (dict, OrderedDict) else o):
+            walk(v)
+        open_ids.discard(id(o))
+
+    walk(obj)
+
+
+def _save_v1(obj, f, pickle_module=pickle, pickle_protocol: int = 2):
+    """The format of earlier numgrad releases (kept to test that their files still load)."""
     writer = _Writer()
     root = writer.encode(obj)
     pickled = writer.pickle_objects(pickle_module, pickle_protocol)
@@ -381,22 +427,28 @@ def _weights_only_message(types) -> str:
 
 def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args):
-    """Loads an object saved by ``numgrad.save`` from ``f`` (a path or a binary file object).
+    """Loads an object saved by ``torch.save`` or ``numgrad.save`` (this release's or an
+    earlier one's) from ``f`` (a path or a binary file object).
 
     With ``weights_only=True`` (the default, None, as in PyTorch ≥ 2.6) no code from the file is
-    run: tensors, arrays, numbers, strings, None, dtypes, devices and containers of them load,
-    and a checkpoint that holds other (pickled) objects is refused with a
-    ``pickle.UnpicklingError``. ``weights_only=False`` unpickles those too (with
-    ``pickle_module``, by default ``pickle``, and ``pickle_load_args``): only for trusted files.
+    run: the pickle may name only the globals PyTorch's weights-only unpickler allows (tensors,
+    storages, dtypes, ``torch.device``, ``torch.Size``, ``OrderedDict``, ``Counter``, sets,
+    bytes, complex numbers) and those added with ``add_safe_globals``; any other is refused with
+    PyTorch's ``pickle.UnpicklingError`` before it is called. ``weights_only=False`` unpickles
+    everything (with ``pickle_module``, by default ``pickle``, and ``pickle_load_args``), PyTorch's
+    names standing for numgrad's: only for trusted files.
 
     ``map_location`` puts the tensors where they should go: None (where they were saved), a
     device or its name (all of them there), a dict from saved location names to new ones
     (``{"cuda:0": "cpu"}``), or a callable ``fn(tensor, location)`` given each tensor on the CPU
-    and its saved location name, returning the tensor to use (or None for the default). ``mmap``
-    is accepted and has no effect (the arrays are read into memory).
+    and its saved location name, returning the tensor to use (or anything else for the default,
+    so ``lambda storage, loc: storage`` works). ``mmap=True`` (``f`` a path) maps the file's
+    storages into memory, copy-on-write as in PyTorch, instead of reading them.
 
-    A file that ``numgrad.save`` did not write (a PyTorch checkpoint, a pickle, anything else) is
-    refused with a RuntimeError that says what it looks like; it is never unpickled.
+    Tensors saved over one storage load over one NumPy array again (writes through one are seen
+    through the others). PyTorch tensors of a dtype numgrad lacks (float16, bfloat16, uint8 ...)
+    are refused with a TypeError naming it. A file that is neither (a damaged or truncated zip, a
+    legacy pickle, anything else) gets a RuntimeError that says what it is.
     """
     if weights_only is None:
         weights_only = True
@@ -406,35 +458,127 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         import warnings
 
         warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     with _open_read(f) as (fileobj, name):
         start = fileobj.tell()
         head = fileobj.read(8)
         fileobj.seek(start)
         if head[:4] != b"PK\x03\x04" or not zipfile.is_zipfile(fileobj):
+            if head[:4] == b"PK\x03\x04":
+                raise RuntimeError(
+                    f"{name} is a damaged checkpoint: it starts as a zip archive but its end (the "
+                    "central directory) is missing or unreadable: the file is truncated or "
+                    "corrupted (PytorchStreamReader failed reading zip archive: failed finding "
+                    "central directory)")
             raise _not_a_checkpoint(name, head)
         fileobj.seek(start)
-        with zipfile.ZipFile(fileobj) as zf:
+        try:
+            zf = zipfile.ZipFile(fileobj)
+        except (zipfile.BadZipFile, OSError, ValueError) as e:
+            raise RuntimeError(f"{name} is a damaged checkpoint: its zip directory cannot be read "
+                               f"({e})") from None
+        with zf:
             names = zf.namelist()
-            if _HEADER not in names:
+            if _HEADER in names:
+                return _load_v1(zf, name, head, names, map_location, weights_only, pickle_module,
+                                pickle_load_args)
+            from . import _torch_format
+
+            prefix = _torch_format.archive_prefix(names)
+            if prefix is None:
                 raise _not_a_checkpoint(name, head, names)
-            try:
-                header = json.loads(zf.read(_HEADER))
-            except (ValueError, UnicodeDecodeError) as e:
-                raise RuntimeError(f"{name} is a damaged numgrad checkpoint: its {_HEADER} is "
-                                   f"not JSON ({e})") from None
-            if not isinstance(header, dict) or header.get("format") != FORMAT:
-                raise _not_a_checkpoint(name, head, names)
-            version = header.get("version")
-            if type(version) is not int or version > VERSION:
-                raise RuntimeError(f"{name} was written by a newer numgrad (checkpoint format "
-                                   f"version {version!r}); this numgrad reads version {VERSION}")
-            if weights_only and header.get("pickled"):
-                raise pickle.UnpicklingError(_weights_only_message(header["pickled"]))
-            reader = _Reader(zf, header, map_location, weights_only, pickle_module,
-                             pickle_load_args, name)
-            return reader.decode(header.get("root"))
+            if mmap:
+                if start:
+                    raise ValueError("mmap=True needs the checkpoint at the start of its file")
+                import mmap as _mmap
+
+                # (copy-on-write, as PyTorch maps it: MAP_PRIVATE; the arrays over it keep it)
+                mapped = _mmap.mmap(fileobj.fileno(), 0, access=_mmap.ACCESS_COPY)
+            else:
+                mapped = None
+            return _torch_format.load(zf, prefix, name, map_location, weights_only,
+                                      pickle_module, pickle_load_args, mapped)
 
 
+def _load_v1(zf, name, head, names, map_location, weights_only, pickle_module, pickle_load_args):
+    """Loads a checkpoint of earlier numgrad releases (``numgrad/checkpoint.json``)."""
+    try:
+        header = json.loads(zf.read(_HEADER))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RuntimeError(f"{name} is a damaged numgrad checkpoint: its {_HEADER} is "
+                           f"not JSON ({e})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise _not_a_checkpoint(name, head, names)
+    version = header.get("version")
+    if type(version) is not int or version > VERSION:
+        raise RuntimeError(f"{name} was written by a newer numgrad (checkpoint format "
+                           f"version {version!r}); this numgrad reads version {VERSION}")
+    if weights_only and header.get("pickled"):
+        raise pickle.UnpicklingError(_weights_only_message(header["pickled"]))
+    reader = _Reader(zf, header, map_location, weights_only, pickle_module,
+                     pickle_load_args, name)
+    return reader.decode(header.get("root"))
+
+
+# Globals a user allows in weights-only loads (``add_safe_globals``), by their full name.
+_SAFE_GLOBALS: dict[str, object] = {}
+
+
+def _global_name(g) -> tuple[str, object]:
+    if isinstance(g, tuple):
+        if len(g) != 2:
+            raise ValueError(f"Expected tuple of length 2 (global, str of callable full path), "
+                             f"but got tuple of length: {len(g)}")
+        if type(g[1]) is not str:
+            raise TypeError("Expected second item in tuple to be str of callable full path, but "
+                            f"got: {type(g[1])}")
+        return g[1], g[0]
+    return f"{g.__module__}.{g.__qualname__}", g
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Allows these globals (classes, functions, or ``(global, "module.name")`` pairs) in
+    ``weights_only`` loads, as ``torch.serialization.add_safe_globals``: only for ones you trust
+    (``numpy.core.multiarray._reconstruct``, ``numpy.ndarray`` and ``numpy.dtype`` for NumPy
+    arrays, say)."""
+    for g in safe_globals:
+        key, value = _global_name(g)
+        _SAFE_GLOBALS[key] = value
+
+
+def get_safe_globals() -> list:
+    """The globals ``add_safe_globals`` allowed."""
+    return list(_SAFE_GLOBALS.values())
+
+
+def clear_safe_globals() -> None:
+    """Forgets every global ``add_safe_globals`` allowed."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """``with numgrad.serialization.safe_globals([...]):`` allows these globals inside the block."""
+
+    def __init__(self, safe_globals: list):
+        self.safe_globals = safe_globals
+        self.added: list[str] = []
+
+    def __enter__(self):
+        for g in self.safe_globals:
+            key, value = _global_name(g)
+            if key not in _SAFE_GLOBALS:
+                self.added.append(key)
+            _SAFE_GLOBALS[key] = value
+
+    def __exit__(self, *exc):
+        for key in self.added:
+            _SAFE_GLOBALS.pop(key, None)
+        self.added = []
+
+
+def _user_globals() -> dict:
+    return dict(_SAFE_GLOBALS)
 class _open_read:
     def __init__(self, f):
         self.f, self.opened = f, None
@@ -462,24 +606,18 @@ class _open_read:
 
 
 def _not_a_checkpoint(name: str, head: bytes, names=None) -> RuntimeError:
-    """The error for a file numgrad.save did not write, saying what it looks like."""
-    hint = ""
+    """The error for a file that is not a checkpoint numgrad reads, saying what it looks like."""
     if names is not None:
-        if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names):
-            what = "a PyTorch checkpoint (written by torch.save)"
-            hint = (" Load it with PyTorch and convert it, e.g. {k: numgrad.tensor(v.numpy()) "
-                    "for k, v in torch.load(path).items()} (Module.load_state_dict also accepts "
-                    "PyTorch CPU tensors as they are).")
-        else:
-            what = "a zip archive without " + _HEADER
+        what = "a zip archive without a data.pkl record or numgrad/checkpoint.json"
     elif not head:
         what = "empty"
     elif head[:1] == b"\x80" or head[:1] in (b"(", b"]", b"}"):
-        what = "a pickle (perhaps an old-format torch.save file)"
+        what = ("a pickle (perhaps a legacy-format torch.save file: numgrad reads the zip format "
+                "that torch.save writes by default; re-save it with PyTorch, or load it with "
+                "pickle only if you trust it)")
     elif head.startswith(b"\x93NUMPY"):
         what = "a NumPy .npy file (load it with numpy.load)"
     else:
         what = f"not a zip archive (it starts with {head!r})"
-    return RuntimeError(f"{name} is not a numgrad checkpoint (a file written by numgrad.save): it "
-                        f"is {what}. numgrad.load never unpickles a file numgrad.save did not "
-                        f"write.{hint}")
+    return RuntimeError(f"{name} is not a checkpoint (a file written by torch.save or "
+                        f"numgrad.save): it is {what}.")

@@ -49,6 +49,7 @@ try:
     from ._as_torch import install_as_torch  # noqa: E402,F401
     from . import linalg  # noqa: E402,F401
     from .serialization import load, save  # noqa: E402,F401
+    from ._dlpack import from_dlpack  # noqa: E402,F401
     from ._threads import get_num_threads, set_num_threads  # noqa: E402,F401
     from ._typeinfo import can_cast, finfo, iinfo, promote_types, result_type  # noqa: E402,F401
     from .backends import (  # noqa: E402,F401  (the settings of programs' first lines)

@@ -191,6 +191,38 @@ class Tensor(_Methods):
 
         return interop.export_interface(self._data)
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule over this tensor's memory (``numgrad.utils.dlpack``): for NumPy's,
+        PyTorch's, JAX's ``from_dlpack`` to share it without a copy. As in PyTorch, refused
+        (BufferError) for a tensor that requires grad; a versioned capsule when ``max_version``
+        is at least (1, 0). CUDA tensors are shared through ``__cuda_array_interface__``."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is not None and type(stream) is not int:
+            raise TypeError("stream must be ``int`` or ``none``")
+        if not isinstance(self._data, np.ndarray):
+            raise BufferError(
+                "numgrad's CUDA tensors are not exported through DLPack (their device arrays have "
+                "no DLPack support); use __cuda_array_interface__ (torch.as_tensor, cupy.asarray "
+                "and numba.cuda.as_cuda_array take it), or tensor.cpu()")
+        if stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        self._value_read("__dlpack__ of a tensor (its memory leaves the trace)")
+        kwargs = {"copy": copy}
+        if max_version is not None:
+            kwargs["max_version"] = tuple(max_version)
+        if dl_device is not None:
+            kwargs["dl_device"] = tuple(dl_device)
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(DLDeviceType.kDLCPU, 0)`` or ``(DLDeviceType.kDLCUDA, index)``."""
+        from ._dlpack import DLDeviceType
+
+        if isinstance(self._data, np.ndarray):
+            return (DLDeviceType.kDLCPU, 0)
+        return (DLDeviceType.kDLCUDA, self.device.index or 0)
+
     def _check_host(self) -> None:
         if not isinstance(self._data, np.ndarray):
             raise TypeError(

@@ -1,3 +1,3 @@
-"""``numgrad.utils``: ``numgrad.utils.data`` (datasets, samplers and ``DataLoader``) and
-``numgrad.utils.hooks`` (``RemovableHandle``), as ``torch.utils``."""
-from . import data, hooks  # noqa: F401
+"""``numgrad.utils``: ``numgrad.utils.data`` (datasets, samplers and ``DataLoader``),
+``numgrad.utils.hooks`` (``RemovableHandle``) and ``numgrad.utils.dlpack``, as ``torch.utils``."""
+from . import data, dlpack, hooks  # noqa: F401

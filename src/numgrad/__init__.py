@@ -68,7 +68,7 @@ except BaseException:
 # them either way. (``from numgrad import *`` includes them only once they are imported;
 # ``from torch import *`` never includes them.)
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "onnx", "testing",
-                    "version", "func", "special", "signal", "fft", "masked")
+                    "version", "func", "special", "signal", "fft", "masked", "distributions")
 
 
 if _TYPE_CHECKING:
@@ -142,7 +142,8 @@ if _TYPE_CHECKING:
         logical_xor, logit, mvlgamma, polygamma, rad2deg, remainder, sgn, signbit, sinc, sinh,
         square, trunc, xlogy,
     )
-    from . import accelerator, backends, fft, func, masked, nn, onnx, optim  # noqa: F401
+    from . import accelerator, backends, distributions, fft, func, masked, nn, onnx  # noqa: F401
+    from . import optim  # noqa: F401
     from . import signal, special, testing, utils, version, viz  # noqa: F401
     from .func import vmap  # noqa: F401
 

@@ -1,0 +1,42 @@
+"""Probability distributions with PyTorch's semantics (``torch.distributions``): parameters,
+``log_prob``, ``sample`` / ``rsample`` (reparameterised, differentiable), ``entropy``, moments,
+``cdf`` / ``icdf``, argument validation, transforms and ``kl_divergence``. Everything is
+computed with numgrad's tensor ops, so gradients (and ``torch.func`` / ``numgrad.compile``) see
+it; draws come from numgrad's default generator (``numgrad.manual_seed``)."""
+from __future__ import annotations
+
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .binomial import Binomial
+from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
+from .cauchy import Cauchy
+from .dirichlet import Beta, Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Chi2, Gamma
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F401,F403
+from .uniform import Uniform
+
+__all__ = [
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+    "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma",
+    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily",
+    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
+    "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "transforms",
+]
+__all__ += transforms.__all__

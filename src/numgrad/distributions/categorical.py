@@ -1,0 +1,209 @@
+"""The categorical distribution (an index drawn from ``probs`` over the last dimension), and
+the one-hot categorical (the same draw as a one-hot vector)."""
+from __future__ import annotations
+
+import numgrad
+
+from . import constraints
+from .distribution import Distribution
+from .utils import _size, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
+
+
+class Categorical(Distribution):
+    """Categorical(probs) over ``0 .. K-1`` (K: the last dimension of ``probs`` or ``logits``;
+    the dimensions before it are the batch). ``probs`` need not sum to 1 (they are normalised),
+    ``logits`` are unnormalised log-probabilities."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(
+        constraints.real, 1)}
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            if probs.dim() < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            self.probs = probs / probs.sum(-1, keepdim=True)
+        else:
+            if logits.dim() < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        self._param = self.probs if probs is not None else self.logits
+        self._num_events = self._param.size()[-1]
+        batch_shape = _size(self._param.size()[:-1]) if self._param.dim() > 1 else _size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Categorical, _instance)
+        batch_shape = _size(batch_shape)
+        param_shape = tuple(batch_shape) + (self._num_events,)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(param_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(param_shape)
+            new._param = new.logits
+        new._num_events = self._num_events
+        super(Categorical, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @property
+    def mean(self):
+        return numgrad.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype,
+                            device=self.probs.device)
+
+    @property
+    def mode(self):
+        return self.probs.argmax(-1)
+
+    @property
+    def variance(self):
+        return numgrad.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype,
+                            device=self.probs.device)
+
+    def sample(self, sample_shape=()):
+        sample_shape = _size(sample_shape)
+        probs_2d = self.probs.reshape(-1, self._num_events)
+        n = 1
+        for s in sample_shape:
+            n *= s
+        with numgrad.no_grad():
+            samples_2d = numgrad.multinomial(probs_2d, n, True).T
+        return samples_2d.reshape(self._extended_shape(sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = value.long().unsqueeze(-1)
+        value, log_pmf = numgrad.broadcast_tensors(value, self.logits)
+        value = value[..., :1]
+        return log_pmf.gather(-1, value).squeeze(-1)
+
+    def entropy(self):
+        min_real = numgrad.finfo(self.logits.dtype).min
+        logits = self.logits.clamp(min=min_real)
+        return -(logits * self.probs).sum(-1)
+
+    def enumerate_support(self, expand: bool = True):
+        values = numgrad.arange(self._num_events, dtype=numgrad.int64,
+                                device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values
+
+
+class OneHotCategorical(Distribution):
+    """Categorical(probs) with its draws as one-hot vectors of length K (the event)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(
+        constraints.real, 1)}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits)
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(OneHotCategorical, _instance)
+        batch_shape = _size(batch_shape)
+        new._categorical = self._categorical.expand(batch_shape)
+        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape,
+                                               validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)
+
+    @property
+    def _param(self):
+        return self._categorical._param
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def mean(self):
+        return self._categorical.probs
+
+    @property
+    def mode(self):
+        probs = self._categorical.probs
+        mode = probs.argmax(-1)
+        return numgrad.nn.functional.one_hot(mode, num_classes=probs.shape[-1]).to(probs.dtype)
+
+    @property
+    def variance(self):
+        return self._categorical.probs * (1 - self._categorical.probs)
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    def sample(self, sample_shape=()):
+        sample_shape = _size(sample_shape)
+        probs = self._categorical.probs
+        num_events = self._categorical._num_events
+        indices = self._categorical.sample(sample_shape)
+        return numgrad.nn.functional.one_hot(indices, num_events).to(probs.dtype)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        indices = value.max(-1)[1]
+        return self._categorical.log_prob(indices)
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand: bool = True):
+        n = self.event_shape[0]
+        values = numgrad.eye(n, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
+        if expand:
+            values = values.expand((n,) + tuple(self.batch_shape) + (n,))
+        return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose ``rsample`` passes gradients straight through the draw (the
+    one-hot draw plus probs minus probs detached: Bengio et al., 2013)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

@@ -1,0 +1,159 @@
+"""The Dirichlet distribution (on the simplex) and the beta distribution (its two-category
+case)."""
+from __future__ import annotations
+
+from numbers import Number, Real
+
+import numgrad
+
+from . import constraints
+from ._sampling import standard_gamma
+from .exp_family import ExponentialFamily
+from .utils import _size, broadcast_all
+
+__all__ = ["Beta", "Dirichlet"]
+
+
+class Dirichlet(ExponentialFamily):
+    """Dirichlet(concentration) over the last dimension of ``concentration`` (the event; K >= 1
+    categories). ``rsample`` normalises independent gamma draws, differentiable through their
+    implicit reparameterisation."""
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        batch_shape = concentration.shape[:-1]
+        event_shape = concentration.shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Dirichlet, _instance)
+        batch_shape = _size(batch_shape)
+        new.concentration = self.concentration.expand(tuple(batch_shape)
+                                                      + tuple(self.event_shape))
+        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        gammas = standard_gamma(self.concentration.expand(shape))
+        return gammas / gammas.sum(-1, keepdim=True)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return (numgrad.xlogy(self.concentration - 1.0, value).sum(-1)
+                + numgrad.lgamma(self.concentration.sum(-1))
+                - numgrad.lgamma(self.concentration).sum(-1))
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, True)
+
+    @property
+    def mode(self):
+        concentrationm1 = (self.concentration - 1).clamp(min=0.0)
+        mode = concentrationm1 / concentrationm1.sum(-1, True)
+        mask = (self.concentration < 1).all(-1, keepdim=True)
+        one_hot = numgrad.nn.functional.one_hot(
+            mode.argmax(-1), concentrationm1.shape[-1]).to(mode.dtype)
+        return numgrad.where(mask, one_hot, mode)
+
+    @property
+    def variance(self):
+        con0 = self.concentration.sum(-1, True)
+        return (self.concentration * (con0 - self.concentration)
+                / (con0.pow(2) * (con0 + 1)))
+
+    def entropy(self):
+        k = self.concentration.size(-1)
+        a0 = self.concentration.sum(-1)
+        return (numgrad.lgamma(self.concentration).sum(-1) - numgrad.lgamma(a0)
+                - (k - a0) * numgrad.digamma(a0)
+                - ((self.concentration - 1.0) * numgrad.digamma(self.concentration)).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - numgrad.lgamma(x.sum(-1))
+
+
+class Beta(ExponentialFamily):
+    """Beta(concentration1, concentration0) on [0, 1]: a Dirichlet over (x, 1 - x)."""
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        if isinstance(concentration1, Real) and isinstance(concentration0, Real):
+            concentration1_concentration0 = numgrad.tensor(
+                [float(concentration1), float(concentration0)])
+        else:
+            concentration1, concentration0 = broadcast_all(concentration1, concentration0)
+            concentration1_concentration0 = numgrad.stack([concentration1, concentration0], -1)
+        self._dirichlet = Dirichlet(concentration1_concentration0, validate_args=validate_args)
+        super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Beta, _instance)
+        batch_shape = _size(batch_shape)
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        super(Beta, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self):
+        return self._dirichlet.mode[..., 0]
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+
+    def rsample(self, sample_shape=()):
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        heads_tails = numgrad.stack([value, 1.0 - value], -1)
+        return self._dirichlet.log_prob(heads_tails)
+
+    def entropy(self):
+        return self._dirichlet.entropy()
+
+    @property
+    def concentration1(self):
+        result = self._dirichlet.concentration[..., 0]
+        if isinstance(result, Number):
+            return numgrad.tensor([result])
+        return result
+
+    @property
+    def concentration0(self):
+        result = self._dirichlet.concentration[..., 1]
+        if isinstance(result, Number):
+            return numgrad.tensor([result])
+        return result
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return numgrad.lgamma(x) + numgrad.lgamma(y) - numgrad.lgamma(x + y)

@@ -316,3 +316,20 @@ def test_save_and_load_never_import_torch():
     done = subprocess.run([sys.executable, "-c", _NO_TORCH], capture_output=True, text=True,
                           timeout=120, env=dict(os.environ, NUMGRAD_QUIET="1"))
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_legacy_format(tmp_path):
+    x = torch.arange(6.0).reshape(2, 3)
+    path = tmp_path / "legacy.pt"
+    torch.save({"x": x, "row": x[1], "p": torch.nn.Parameter(torch.ones(2))}, path,
+               _use_new_zipfile_serialization=False)
+    out = numgrad.load(path)
+    _same(out, torch.load(path, weights_only=True))
+    out["row"][0] = 9.0
+    assert out["x"][1, 0].item() == 9.0
+    marker = tmp_path / "pwned"
+    torch.save({"payload": _Exploit(marker)}, tmp_path / "evil.pt",
+               _use_new_zipfile_serialization=False)
+    with pytest.raises(pickle.UnpicklingError, match="posix.system whose module posix is blocked"):
+        numgrad.load(tmp_path / "evil.pt")
+    assert not marker.exists()

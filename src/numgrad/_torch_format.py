@@ -396,8 +396,9 @@ class _Loader:
         self.map_location = map_location
         self.mmap = mmap_file
         self.storages: dict[str, _Storage] = {}
-        order = zf.read(prefix + "byteorder").decode() if prefix + "byteorder" in zf.NameToInfo \
-            else "little"
+        self.legacy = zf is None  # (the legacy format: storages' bytes follow the pickle)
+        order = zf.read(prefix + "byteorder").decode() if zf is not None and (
+            prefix + "byteorder" in zf.NameToInfo) else sys.byteorder if zf is None else "little"
         if order not in ("little", "big"):
             raise ValueError("Unknown endianness type: " + order)
         self.swap = order != sys.byteorder
@@ -410,7 +411,6 @@ class _Loader:
     def allowed_globals(self) -> dict:
         """PyTorch's weights-only allowlist, mapped to numgrad's objects."""
         from . import serialization
-        from .tensor import _LEGACY_KINDS  # noqa: F401 (numgrad's legacy classes exist)
         import numgrad
 
         g = {
@@ -476,6 +476,8 @@ class _Loader:
 
     # -- storages
     def storage(self, pid):
+        if self.legacy and isinstance(pid, tuple) and len(pid) == 6 and pid[5] is None:
+            pid = pid[:5]  # (a legacy storage id: its view metadata, None but for old views)
         if not isinstance(pid, tuple) or len(pid) != 5:
             raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
         kind, storage_type, key, location, numel = pid
@@ -500,6 +502,9 @@ class _Loader:
         return s
 
     def read_storage(self, key: str, numel: int, storage_type: _StorageType) -> np.ndarray:
+        if self.legacy:
+            return np.empty(numel, storage_type.np if storage_type.np is not None else np.dtype(
+                f"u{storage_type.itemsize}"))  # (filled once the pickle is read)
         record = f"{self.prefix}data/{key}"
         info = self.zf.NameToInfo.get(record)
         if info is None:
@@ -707,6 +712,63 @@ def load(zf: zipfile.ZipFile, prefix: str, name: str, map_location, weights_only
     except (EOFError, ValueError, KeyError, IndexError, struct.error) as e:
         raise loader.corrupt(f"its {prefix}data.pkl is not a complete pickle ({type(e).__name__}:"
                              f" {e})") from None
+
+
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+
+
+def load_legacy(fileobj, name: str, map_location, weights_only: bool, pickle_module,
+                pickle_load_args: dict):
+    """Reads the legacy (before PyTorch 1.6, ``_use_new_zipfile_serialization=False``) format: the
+    pickles of a magic number, a protocol version and the system's description, the object's
+    pickle, the pickle of its storages' keys, then each storage as its element count (8 bytes,
+    little-endian) and its bytes."""
+    loader = _Loader(None, "", name, map_location, None)
+    module = pickle if weights_only or pickle_module is None else pickle_module
+    args = dict(pickle_load_args)
+    args.setdefault("encoding", "utf-8")
+
+    class Unpickler(module.Unpickler):
+        def find_class(self, mod_name, global_name):
+            return loader.find_class(mod_name, global_name, weights_only, super().find_class)
+
+        def persistent_load(self, pid):
+            return loader.storage(pid)
+
+    try:
+        try:
+            if Unpickler(fileobj, **args).load() != LEGACY_MAGIC:
+                raise RuntimeError(f"{name} is not a checkpoint: it is a pickle that is not a "
+                                   "torch.save file (no PyTorch magic number)")
+            if Unpickler(fileobj, **args).load() != 1001:
+                raise RuntimeError(f"{name}: an unknown legacy torch.save protocol version")
+            info = Unpickler(fileobj, **args).load()
+            if isinstance(info, dict) and info.get("little_endian") is not None:
+                loader.swap = bool(info["little_endian"]) != (sys.byteorder == "little")
+            result = Unpickler(fileobj, **args).load()
+            keys = Unpickler(fileobj, **args).load()
+        except pickle.UnpicklingError as e:
+            if weights_only:
+                raise pickle.UnpicklingError(weights_only_message(str(e))) from None
+            raise
+        for key in keys:
+            storage = loader.storages.get(key)
+            if storage is None:
+                raise loader.corrupt(f"storage {key!r} is listed but never used")
+            head = fileobj.read(8)
+            count = int.from_bytes(head, "little") if len(head) == 8 else -1
+            array = storage.array
+            if count != array.size:
+                raise loader.corrupt(f"storage {key!r} holds {count} elements where its id says "
+                                     f"{array.size}")
+            view = memoryview(array.view(np.uint8))
+            if fileobj.readinto(view) != array.nbytes:
+                raise loader.corrupt(f"storage {key!r} ends early")
+            if loader.swap:
+                array.byteswap(inplace=True)
+    except (EOFError, struct.error) as e:
+        raise loader.corrupt(f"the file ends early ({type(e).__name__}: {e})") from None
+    return result
 
 
 UNSAFE_MESSAGE = (

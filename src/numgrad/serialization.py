@@ -14,6 +14,8 @@ dict or nested containers of tensors, numbers, strings, dtypes and devices as Py
   refuses any other with PyTorch's ``UnpicklingError`` message before anything runs;
   ``weights_only=False`` unpickles fully (only for trusted files), PyTorch's names resolving to
   numgrad's;
+- PyTorch's legacy format (``torch.save(..., _use_new_zipfile_serialization=False)``, pickles
+  followed by the storages' bytes), with the same unpickler;
 - the checkpoints of earlier numgrad releases (``numgrad/checkpoint.json`` and ``.npy`` arrays,
   described below), which still load.
 
@@ -447,8 +449,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
 
     Tensors saved over one storage load over one NumPy array again (writes through one are seen
     through the others). PyTorch tensors of a dtype numgrad lacks (float16, bfloat16, uint8 ...)
-    are refused with a TypeError naming it. A file that is neither (a damaged or truncated zip, a
-    legacy pickle, anything else) gets a RuntimeError that says what it is.
+    are refused with a TypeError naming it. PyTorch's legacy (non-zip) format is read too. Any
+    other file (a damaged or truncated zip, a plain pickle ...) gets a RuntimeError that says
+    what it is.
     """
     if weights_only is None:
         weights_only = True
@@ -471,6 +474,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
                     "central directory) is missing or unreadable: the file is truncated or "
                     "corrupted (PytorchStreamReader failed reading zip archive: failed finding "
                     "central directory)")
+            if head[:1] == b"\x80" and _is_legacy_torch(fileobj, start):
+                if mmap:
+                    raise RuntimeError(
+                        "mmap can only be used with files saved with "
+                        "`torch.save(_use_new_zipfile_serialization=True), please torch.save your "
+                        "checkpoint with this option in order to use mmap.")
+                from . import _torch_format
+
+                return _torch_format.load_legacy(fileobj, name, map_location, weights_only,
+                                                 pickle_module, pickle_load_args)
             raise _not_a_checkpoint(name, head)
         fileobj.seek(start)
         try:
@@ -603,6 +616,17 @@ class _open_read:
     def __exit__(self, *exc):
         if self.opened is not None:
             self.opened.close()
+
+
+def _is_legacy_torch(fileobj, start: int) -> bool:
+    """Whether the file starts with the pickle of PyTorch's legacy magic number (read without
+    unpickling: it is a protocol-2 LONG1 opcode and its bytes)."""
+    from ._torch_format import LEGACY_MAGIC
+
+    head = fileobj.read(32)
+    fileobj.seek(start)
+    body = LEGACY_MAGIC.to_bytes(10, "little")
+    return head[2:4] == b"\x8a\x0a" and head[4:14] == body
 
 
 def _not_a_checkpoint(name: str, head: bytes, names=None) -> RuntimeError:

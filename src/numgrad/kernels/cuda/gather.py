@@ -73,23 +73,10 @@ def _scatter_add_k(out, idx, meta, err, src):
 
 
 @cuda.jit
-def _scatter_mul_k(out, idx, meta, err, src):
-    """One thread: the products in index order (no atomic multiply)."""
-    if cuda.grid(1) == 0:
-        size = meta[2]
-        for p in range(idx.size):
-            v = idx[p]
-            if v < 0 or v >= size:
-                _record(err, v, meta[1], size)
-            else:
-                o = _target(p, meta, v)
-                out[o] = out[o] * src[p]
-
-
-@cuda.jit
-def _scatter_extreme_k(out, idx, meta, err, src, larger):
-    """One thread: the larger (``larger``) or smaller of each target and the values scattered
-    onto it, in index order; a NaN wins (the CPU's order and rule)."""
+def _scatter_serial_k(out, idx, meta, err, src, how):
+    """One thread, in index order (no atomic multiply, max or min): each target multiplied by
+    the values scattered onto it (``how`` 0), or the larger (1) or smaller (2) kept, a NaN
+    winning (the CPU's order and rule)."""
     if cuda.grid(1) == 0:
         size = meta[2]
         for p in range(idx.size):
@@ -99,7 +86,9 @@ def _scatter_extreme_k(out, idx, meta, err, src, larger):
             else:
                 o = _target(p, meta, v)
                 x = src[p]
-                if (x > out[o] if larger else x < out[o]) or x != x:
+                if how == 0:
+                    out[o] = out[o] * x
+                elif (x > out[o] if how == 1 else x < out[o]) or x != x:
                     out[o] = x
 
 
@@ -151,10 +140,8 @@ def scatter_dim(x, dim: int, index, src, mode: int):
         args = (flat(out) if out.ndim else reshape_view(out, (1,)), _flat_index(index),
                 _meta(out, dim, index.shape), device_errors(),
                 flat(part) if part.ndim else reshape_view(part, (1,)))
-        if mode == MULTIPLY:
-            _scatter_mul_k[1, 1](*args)
-        elif mode in (AMAX, AMIN):
-            _scatter_extreme_k[1, 1](*args, mode == AMAX)
+        if mode in (MULTIPLY, AMAX, AMIN):
+            _scatter_serial_k[1, 1](*args, (MULTIPLY, AMAX, AMIN).index(mode))
         else:
             launch(_scatter_add_k if mode == ADD else _scatter_k, index.size)(*args)
     return out

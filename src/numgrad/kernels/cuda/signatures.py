@@ -153,8 +153,7 @@ def hand_written() -> list:
         (gather, "_gather_k", [(A(t), META, META, META, A(t)) for t in ALL]),
         (gather, "_scatter_k", [(A(t), META, META, META, A(t)) for t in ALL]),
         (gather, "_scatter_add_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
-        (gather, "_scatter_mul_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
-        (gather, "_scatter_extreme_k", [(A(t), META, META, META, A(t), BOOL) for t in NUMBER]),
+        (gather, "_scatter_serial_k", [(A(t), META, META, META, A(t), I64) for t in NUMBER]),
     ]
     from . import pooling  # (pooling and padding of the last two dimensions)
 

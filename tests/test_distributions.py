@@ -24,7 +24,7 @@ def ng(a, dtype=np.float64, requires_grad=False):
 
 
 def th(a, dtype=np.float64, requires_grad=False):
-    return torch.tensor(np.ascontiguousarray(a, dtype=dtype), requires_grad=requires_grad)
+    return torch.tensor(np.array(a, dtype=dtype, copy=True), requires_grad=requires_grad)
 
 
 def close(ours, theirs, rtol=1e-6, atol=1e-8):
@@ -232,6 +232,14 @@ KL_PAIRS = {
                                  M.Categorical(logits=c(RNG_P["logits"]))),
     "OneHotCategorical": lambda M, c: (M.OneHotCategorical(c(RNG_P["simplex"])),
                                        M.OneHotCategorical(logits=c(RNG_P["logits"]))),
+    "NormalGamma": lambda M, c: (M.Normal(c(RNG_P["loc"]), c(RNG_P["scale"])),
+                                 M.Gamma(c(RNG_P["scale"]), c(RNG_P["scale2"]))),
+    "LaplaceUniform": lambda M, c: (M.Laplace(c(RNG_P["loc"]), c(RNG_P["scale"])),
+                                    M.Uniform(c(RNG_P["loc"]) - 1, c(RNG_P["loc"]) + 1)),
+    "NormalBeta": lambda M, c: (M.Normal(c(RNG_P["loc"]), c(RNG_P["scale"])),
+                                M.Beta(c(RNG_P["scale"]), c(RNG_P["scale2"]))),
+    "LaplaceExponential": lambda M, c: (M.Laplace(c(RNG_P["loc"]), c(RNG_P["scale"])),
+                                        M.Exponential(c(RNG_P["scale2"]))),
     "Uniform": lambda M, c: (M.Uniform(c(np.array([0.0, -1.0, 0.5])), c(np.array([1.0, 1, 2]))),
                              M.Uniform(c(np.array([-1.0, -0.5, 0.0])), c(np.array([2.0, 3, 2])))),
     "Exponential": lambda M, c: (M.Exponential(c(RNG_P["scale"])),
@@ -399,3 +407,263 @@ def test_rsample_gradients_with_the_noise_fixed(name, monkeypatch):
         assert (ours is None) == (theirs is None)
         if ours is not None:
             close(ours, theirs, rtol=1e-8, atol=1e-10)
+
+
+# ---------------------------------------------------------------- gamma's reparameterisation
+def test_standard_gamma_grad_matches_pytorch():
+    from numgrad.distributions._sampling import standard_gamma_grad
+
+    alpha = np.repeat([0.05, 0.3, 1.0, 2.5, 7.0, 30.0, 200.0], 5)
+    q = np.tile([0.05, 0.25, 0.5, 0.75, 0.95], 7)
+    stats = pytest.importorskip("scipy.stats")  # (the quantiles: PyTorch's Gamma has no icdf)
+
+    x = stats.gamma.ppf(q, alpha)
+    ours = standard_gamma_grad(ng(alpha), ng(x))
+    theirs = torch._standard_gamma_grad(th(alpha), th(x))
+    close(ours, theirs, rtol=5e-3, atol=1e-8)
+    # and the exact value, d x(α, q) / dα at a fixed quantile q, by a central difference
+    h = 1e-6 * alpha
+    exact = (stats.gamma.ppf(q, alpha + h) - stats.gamma.ppf(q, alpha - h)) / (2 * h)
+    close(ours, exact, rtol=1e-4, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["Gamma", "Beta", "Dirichlet", "StudentT", "Chi2"])
+def test_rsample_through_gamma_is_differentiable_and_unbiased(name):
+    """The pathwise gradient of E[f(x)] from rsample, averaged over many draws, is the exact
+    gradient of the expectation (closed forms through PyTorch's mean and variance)."""
+    numgrad.manual_seed(3)
+    n = 20000
+    if name == "Gamma":
+        p = ng([0.7, 3.0], requires_grad=True)
+        make = lambda M, c: M.Gamma(c, 2.0)  # noqa: E731
+    elif name == "Chi2":
+        p = ng([0.7, 3.0], requires_grad=True)
+        make = lambda M, c: M.Chi2(c)  # noqa: E731
+    elif name == "Beta":
+        p = ng([0.7, 3.0], requires_grad=True)
+        make = lambda M, c: M.Beta(c, c.flip(0) + 0.5)  # noqa: E731
+    elif name == "Dirichlet":
+        p = ng([0.7, 3.0, 1.5], requires_grad=True)
+        make = lambda M, c: M.Dirichlet(c)  # noqa: E731
+    else:
+        p = ng([5.0, 9.0], requires_grad=True)
+        make = lambda M, c: M.StudentT(c, 0.5, 2.0)  # noqa: E731
+    x = make(D, p).rsample((n,))
+    assert x.requires_grad
+    (x ** 2).mean(0).sum().backward()
+    tp = th(p.detach().numpy(), requires_grad=True)
+    td = make(TD, tp)
+    (td.variance + td.mean ** 2).sum().backward()
+    close(p.grad, tp.grad, rtol=0.08, atol=0.02)
+
+
+# ---------------------------------------------------------------- gradcheck (float64)
+GRADCHECK = {
+    "Normal": (lambda a, b: D.Normal(a, b.exp()), (4, 3)),
+    "Laplace": (lambda a, b: D.Laplace(a, b.exp()), (4, 3)),
+    "Cauchy": (lambda a, b: D.Cauchy(a, b.exp()), (4, 3)),
+    "LogNormal": (lambda a, b: D.LogNormal(a, b.exp()), (4, 3)),
+    "Gamma": (lambda a, b: D.Gamma(a.exp(), b.exp()), (4, 3)),
+    "Beta": (lambda a, b: D.Beta(a.exp(), b.exp()), (4, 3)),
+    "StudentT": (lambda a, b: D.StudentT(a.exp() + 1, a, b.exp()), (4, 3)),
+    "Bernoulli": (lambda a, b: D.Bernoulli(logits=a * b), (4, 3)),
+    "Binomial": (lambda a, b: D.Binomial(9, logits=a * b), (4, 3)),
+    "Poisson": (lambda a, b: D.Poisson(a.exp()), (4, 3)),
+    "Categorical": (lambda a, b: D.Categorical(logits=a.unsqueeze(-1) * b), (4, 3)),
+    "Dirichlet": (lambda a, b: D.Dirichlet((a + b).exp()), (4, 3)),
+    "MultivariateNormal": (lambda a, b: D.MultivariateNormal(
+        a, scale_tril=(b.exp().diag_embed() + 0.3 * a.unsqueeze(-1) * b.unsqueeze(-2)).tril()),
+        (4, 3)),
+    "RelaxedBernoulli": (lambda a, b: D.RelaxedBernoulli(b.exp()[0], logits=a), (4, 3)),
+    "Mixture": (lambda a, b: D.MixtureSameFamily(D.Categorical(logits=a),
+                                                 D.Normal(b, a.exp())), (4,)),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADCHECK))
+def test_gradcheck_log_prob_entropy_and_rsample(name):
+    make, shape = GRADCHECK[name]
+    a = ng(RNG.normal(size=3) * 0.5, requires_grad=True)
+    b = ng(RNG.normal(size=3) * 0.5, requires_grad=True)
+    numgrad.manual_seed(5)
+    with numgrad.no_grad():
+        value = make(a, b).sample(shape[:1])
+
+    assert numgrad.autograd.gradcheck(lambda a, b: make(a, b).log_prob(value), (a, b))
+    try:
+        make(a, b).entropy()
+    except NotImplementedError:
+        pass
+    else:
+        assert numgrad.autograd.gradcheck(lambda a, b: make(a, b).entropy(), (a, b))
+    if make(a, b).has_rsample and name not in ("Gamma", "Beta", "StudentT", "Dirichlet"):
+
+        def draw(a, b):
+            numgrad.manual_seed(11)  # (the same noise at every evaluation)
+            return make(a, b).rsample((2,))
+
+        assert numgrad.autograd.gradcheck(draw, (a, b))
+
+
+def test_func_transforms_and_compile_see_the_graph():
+    import numgrad.func as F
+
+    value = ng([0.3, 1.0])
+    loc = ng([0.1, 0.2])
+    grad = F.grad(lambda m: D.Normal(m, 2.0).log_prob(value).sum())(loc)
+    close(grad, (value - loc).numpy() / 4.0)
+    logits = numgrad.tensor(RNG.normal(size=(4, 3)))
+    batched = F.vmap(lambda x: D.Categorical(logits=x, validate_args=False).entropy())(logits)
+    close(batched, TD.Categorical(logits=th(logits.numpy())).entropy())
+
+    @numgrad.compile
+    def nll(m, s):
+        return -D.Normal(m, s, validate_args=False).log_prob(value).sum()
+
+    for shift in (0.0, 0.5):
+        m = ng([0.1 + shift, 0.2])
+        tm = th([0.1 + shift, 0.2])
+        close(nll(m, ng([1.5, 2.0])), -TD.Normal(tm, th([1.5, 2.0])).log_prob(th([0.3, 1.0]))
+              .sum())
+
+
+# ---------------------------------------------------------------- validation, PyTorch's words
+def _message(fn):
+    try:
+        fn()
+    except (ValueError, NotImplementedError, TypeError) as e:
+        return type(e), " ".join(_spelled(str(e)).split())
+    raise AssertionError("no error raised")
+
+
+VALIDATION = {
+    "negative scale": lambda M, c: M.Normal(c([0.0, 1.0]), c([1.0, -1.0]), validate_args=True),
+    "probs and logits": lambda M, c: M.Bernoulli(probs=c(0.3), logits=c(0.1)),
+    "neither": lambda M, c: M.Categorical(),
+    "probs > 1": lambda M, c: M.Bernoulli(c([0.3, 1.5]), validate_args=True),
+    "Uniform low >= high": lambda M, c: M.Uniform(c([0.0, 2.0]), c([1.0, 1.0]),
+                                                  validate_args=True),
+    "outside the support": lambda M, c: M.Exponential(c([1.0]), validate_args=True).log_prob(
+        c([-1.0])),
+    "not a tensor": lambda M, c: M.Normal(c(0.0), c(1.0), validate_args=True).log_prob(0.5),
+    "event shape": lambda M, c: M.MultivariateNormal(c([0.0, 0.0]), c(np.eye(2)),
+                                                     validate_args=True).log_prob(c([1.0, 2, 3])),
+    "not broadcastable": lambda M, c: M.Normal(c([0.0, 1.0]), c([1.0, 1.0]),
+                                               validate_args=True).log_prob(c([1.0, 2, 3])),
+    "categorical value": lambda M, c: M.Categorical(c([0.2, 0.8]), validate_args=True).log_prob(
+        c(np.array(2), np.int64)),
+    "mvn two matrices": lambda M, c: M.MultivariateNormal(c([0.0, 0.0]), c(np.eye(2)),
+                                                          scale_tril=c(np.eye(2))),
+    "mvn not pd": lambda M, c: M.MultivariateNormal(c([0.0, 0.0]), c([[1.0, 2], [2, 1]]),
+                                                    validate_args=True),
+    "loc 0-dim": lambda M, c: M.MultivariateNormal(c(0.0), c(np.eye(2))),
+    "independent ndims": lambda M, c: M.Independent(M.Normal(c([0.0]), c([1.0])), 2),
+    "mixture": lambda M, c: M.MixtureSameFamily(M.Categorical(c([0.5, 0.5])),
+                                                M.Normal(c([0.0, 1, 2]), c([1.0, 1, 1]))),
+    "dirichlet support": lambda M, c: M.Dirichlet(c([1.0, 2.0]), validate_args=True).log_prob(
+        c([0.5, 0.6])),
+    "binomial count": lambda M, c: M.Binomial(c([2.5]), c([0.5]), validate_args=True),
+    "kl unregistered": lambda M, c: M.kl_divergence(M.StudentT(3.0), M.Normal(0.0, 1.0)),
+    "kl exponential families": lambda M, c: M.kl.kl_divergence.__globals__[
+        "_kl_expfamily_expfamily"](M.Poisson(1.0), M.Gamma(1.0, 1.0)),
+    "transforms": lambda M, c: M.TransformedDistribution(M.Normal(0.0, 1.0), "exp"),
+    "cache_size": lambda M, c: M.ExpTransform(cache_size=2),
+}
+
+
+@pytest.mark.parametrize("case", list(VALIDATION))
+def test_validation_errors_in_pytorchs_words(case):
+    make = VALIDATION[case]
+    ours = _message(lambda: make(D, lambda a, d=np.float64: ng(a, d)))
+    theirs = _message(lambda: make(TD, lambda a, d=np.float64: th(a, d)))
+    assert ours == theirs
+
+
+def test_default_validation_switch():
+    assert D.Distribution._validate_args is TD.Distribution._validate_args
+    try:
+        D.Distribution.set_default_validate_args(False)
+        D.Normal(0.0, -1.0)  # (not checked)
+        assert D.Normal(0.0, 1.0, validate_args=True)._validate_args
+        D.Distribution.set_default_validate_args(True)
+        with pytest.raises(ValueError, match="to satisfy the constraint GreaterThan"):
+            D.Normal(0.0, -1.0)
+        with pytest.raises(ValueError):
+            D.Distribution.set_default_validate_args(2)
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        D.Normal(0.0, -1.0, validate_args=False).log_prob(ng(0.5))
+
+
+# ---------------------------------------------------------------- draws: rough statistics
+STATS = {
+    "Normal": lambda M, c: M.Normal(c([0.5, -2.0]), c([1.0, 3.0])),
+    "Bernoulli": lambda M, c: M.Bernoulli(c([0.1, 0.7])),
+    "Categorical": lambda M, c: M.Categorical(c([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])),
+    "OneHotCategorical": lambda M, c: M.OneHotCategorical(c([0.1, 0.6, 0.3])),
+    "Uniform": lambda M, c: M.Uniform(c([0.0, -3.0]), c([1.0, 5.0])),
+    "Laplace": lambda M, c: M.Laplace(c([0.5, -2.0]), c([1.0, 3.0])),
+    "Exponential": lambda M, c: M.Exponential(c([0.5, 4.0])),
+    "LogNormal": lambda M, c: M.LogNormal(c([0.0, 0.5]), c([0.3, 0.5])),
+    "Gamma": lambda M, c: M.Gamma(c([0.2, 1.0, 4.0, 80.0]), c([1.0, 2.0, 0.5, 3.0])),
+    "Beta": lambda M, c: M.Beta(c([0.3, 2.0, 5.0]), c([0.5, 2.0, 1.0])),
+    "Dirichlet": lambda M, c: M.Dirichlet(c([0.3, 2.0, 5.0])),
+    "Poisson": lambda M, c: M.Poisson(c([0.0, 0.3, 4.0, 25.0, 400.0])),
+    "Binomial": lambda M, c: M.Binomial(c([0.0, 5.0, 30.0, 200.0, 50.0]),
+                                        c([0.3, 0.9, 0.5, 0.2, 1.0])),
+    "StudentT": lambda M, c: M.StudentT(c([6.0, 10.0]), c([0.5, -1.0]), c([1.0, 2.0])),
+    "MultivariateNormal": lambda M, c: M.MultivariateNormal(c([1.0, -1.0]),
+                                                            c([[2.0, 0.6], [0.6, 1.0]])),
+    "MixtureSameFamily": lambda M, c: M.MixtureSameFamily(M.Categorical(c([0.3, 0.7])),
+                                                          M.Normal(c([-2.0, 3.0]), c([0.5, 1.0]))),
+    "RelaxedBernoulli": lambda M, c: M.RelaxedBernoulli(c(0.5), c([0.2, 0.8])),
+}
+
+
+@pytest.mark.parametrize("name", list(STATS))
+def test_sample_statistics(name):
+    numgrad.manual_seed(2024)
+    n = 20000
+    ours = STATS[name](D, ng)
+    x = ours.sample((n,))
+    assert tuple(x.shape) == (n,) + tuple(ours.batch_shape) + tuple(ours.event_shape)
+    assert bool(ours.support.check(x).all())
+    x = x.numpy().astype(np.float64)
+    if name == "RelaxedBernoulli":  # (no closed-form mean: compare with PyTorch's own draws)
+        torch.manual_seed(0)
+        ref = STATS[name](TD, th).sample((n,)).numpy()
+        np.testing.assert_allclose(x.mean(0), ref.mean(0), atol=0.02)
+        return
+    theirs = STATS[name](TD, th)
+    mean, var = theirs.mean.numpy(), theirs.variance.numpy()
+    if name == "MultivariateNormal":
+        np.testing.assert_allclose(np.cov(x.T), theirs.covariance_matrix.numpy(), atol=0.08)
+    if name == "Categorical":
+        freq = np.stack([(x == k).mean(0) for k in range(3)], -1)
+        np.testing.assert_allclose(freq, theirs.probs.numpy(), atol=0.015)
+        return
+    se = np.sqrt(var / n)
+    assert np.all(np.abs(x.mean(0) - mean) <= 5 * se + 1e-12), (x.mean(0), mean)
+    np.testing.assert_allclose(x.var(0), var, rtol=0.1, atol=1e-12)
+
+
+def test_seeded_draws_repeat_and_torch_spelling():
+    numgrad.manual_seed(7)
+    a = D.Gamma(ng([0.5, 3.0]), 1.0).sample((5,))
+    numgrad.manual_seed(7)
+    b = D.Gamma(ng([0.5, 3.0]), 1.0).sample((5,))
+    close(a, b, rtol=0, atol=0)
+    import subprocess
+    import sys
+
+    code = ("import numgrad; numgrad.install_as_torch(quiet=True)\n"
+            "import torch\nfrom torch.distributions import Normal, kl_divergence\n"
+            "import torch.distributions.constraints as C\n"
+            "assert torch.distributions is numgrad.distributions and C.positive.lower_bound == 0\n"
+            "print(float(kl_divergence(Normal(0.0, 1.0), Normal(1.0, 1.0))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0.5"

@@ -124,6 +124,9 @@ PROGRAMS = [
     # written for numgrad (issue 30) in the style of the torch.func tutorials, committed
     Program("func_transforms.py"),
     Program("func_physics.py"),
+    # written for numgrad (issue 37) with torch.distributions, committed
+    Program("distributions_vae.py"),
+    Program("distributions_reinforce.py"),
 ]
 
 

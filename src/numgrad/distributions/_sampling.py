@@ -48,19 +48,24 @@ def standard_gamma_grad(alpha, x):
     """d x / d alpha for x ~ Gamma(alpha, 1) drawn by inversion (the implicit reparameterisation
     gradient): -(dP(alpha, x)/dalpha) / p(x; alpha), with P the regularised lower incomplete gamma
     function and p the density. dP/dalpha is a central difference of P (or of its complement
-    where P > 1/2, so that the smaller of the two is differenced) in float64."""
+    Q above the median, so that the smaller of the two is differenced) in float64."""
     with numgrad.no_grad():
         a = alpha.detach().to(numgrad.float64)
         xx = x.detach().to(numgrad.float64).clamp(min=numgrad.finfo(numgrad.float64).tiny)
+        a, xx = numgrad.broadcast_tensors(a, xx)
         h = 1e-5 * a.clamp(min=1e-3)
-        lower = numgrad.special.gammainc(a, xx) <= 0.5
-        p_hi = numgrad.where(lower, numgrad.special.gammainc(a + h, xx),
-                             -numgrad.special.gammaincc(a + h, xx))
-        p_lo = numgrad.where(lower, numgrad.special.gammainc(a - h, xx),
-                             -numgrad.special.gammaincc(a - h, xx))
-        dp_da = (p_hi - p_lo) / (2 * h)
+        # P(alpha, x) < 1/2 about where x < alpha - 1/3 (the median): P is differenced there,
+        # -Q elsewhere, each element evaluated twice
+        lower = xx < a - 1.0 / 3.0
+        dp_da = numgrad.zeros_like(a)
+        for mask, fn, sign in ((lower, numgrad.special.gammainc, 1.0),
+                               (~lower, numgrad.special.gammaincc, -1.0)):
+            if bool(mask.any()):
+                am, xm, hm = a[mask], xx[mask], h[mask]
+                dp_da[mask] = sign * (fn(am + hm, xm) - fn(am - hm, xm)) / (2 * hm)
         log_density = (a - 1) * xx.log() - xx - numgrad.lgamma(a)
         grad = -dp_da * (-log_density).exp()
+        grad = numgrad.where(dp_da == 0, numgrad.zeros_like(grad), grad)  # (far tails)
         return grad.to(alpha.dtype)
 
 

@@ -268,6 +268,16 @@ def _kl_uniform_uniform(p, q):
     return numgrad.where(outside, _infinite_like(result), result)
 
 
+def _kl_infinite(p, q):
+    """p puts mass where q has none (a real line against a bounded or positive support)."""
+    return _infinite_like(p.loc)
+
+
+for _p in (Normal, Laplace):
+    for _q in (Beta, Exponential, Gamma, Uniform):
+        register_kl(_p, _q)(_kl_infinite)
+
+
 @register_kl(Independent, Independent)
 def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:

@@ -144,6 +144,10 @@ def _install_bridge():
     def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
         return to_ng(_rt.randperm(n, dtype=rt_dtype(dtype, numgrad.int64)), requires_grad, device)
 
+    def fill(t, values):
+        """``t`` filled in place with ``values`` (PyTorch's draws, as an array)."""
+        return ng_random._fill_tensor(t, numgrad.tensor(values, dtype=t.dtype, device=t.device))
+
     def like(t):
         return _rt.empty(tuple(t.shape), dtype=rt_dtype(t.dtype))
 
@@ -152,13 +156,13 @@ def _install_bridge():
         if a > b:
             raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                                f"from={a} > to={b}")
-        return ng_random._fill(self, like(self).uniform_(a, b).numpy())
+        return fill(self, like(self).uniform_(a, b).numpy())
 
     @bridged
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        return ng_random._fill(self, like(self).normal_(mean, std).numpy())
+        return fill(self, like(self).normal_(mean, std).numpy())
 
     @bridged
     def init_uniform_(tensor, a=0.0, b=1.0, generator=None):

@@ -54,8 +54,10 @@ class Gamma(ExponentialFamily):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        # values that underflowed to 0 are raised to the smallest normal number, the gradient
+        # left as it was (PyTorch clamps the data in place)
         tiny = numgrad.finfo(value.dtype).tiny
-        return value.clamp(min=tiny)
+        return value + (value.detach().clamp(min=tiny) - value.detach())
 
     def log_prob(self, value):
         value = numgrad.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)

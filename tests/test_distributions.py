@@ -131,6 +131,30 @@ CASES = {
     "TransformedStickBreaking": (lambda M, c: M.TransformedDistribution(
         M.Independent(M.Normal(c(RNG_P["mvn_loc"]), c(RNG_P["mvn_scale"])), 1),
         M.StickBreakingTransform()), lambda: _probs(5, 2, 4), ()),
+    "Geometric": (lambda M, c: M.Geometric(probs=c(np.array([0.2, 0.5, 1.0]))),
+                  lambda: RNG.integers(0, 6, size=(4, 3)).astype(float), ()),
+    "GeometricLogits": (lambda M, c: M.Geometric(logits=c(RNG_P["loc"])),
+                        lambda: RNG.integers(0, 6, size=(4, 3)).astype(float), ()),
+    "Gumbel": (lambda M, c: M.Gumbel(c(RNG_P["loc"]), c(RNG_P["scale"])),
+               lambda: RNG.normal(size=(4, 3)), ("cdf", "icdf")),
+    "HalfNormal": (lambda M, c: M.HalfNormal(c(RNG_P["scale"])),
+                   lambda: RNG.uniform(0, 3, size=(4, 3)), ("cdf", "icdf")),
+    "HalfCauchy": (lambda M, c: M.HalfCauchy(c(RNG_P["scale"])),
+                   lambda: RNG.uniform(0, 3, size=(4, 3)), ("cdf", "icdf")),
+    "Pareto": (lambda M, c: M.Pareto(c(RNG_P["scale"]), c(np.array([0.7, 1.5, 3.0]))),
+               lambda: RNG.uniform(2.6, 5, size=(4, 3)), ("cdf", "icdf")),
+    "Weibull": (lambda M, c: M.Weibull(c(RNG_P["scale"]), c(RNG_P["scale2"])),
+                lambda: RNG.uniform(0.1, 3, size=(4, 3)), ("cdf", "icdf")),
+    "InverseGamma": (lambda M, c: M.InverseGamma(c(np.array([0.7, 1.5, 3.0])), c(RNG_P["scale"])),
+                     lambda: RNG.uniform(0.1, 3, size=(4, 3)), ()),
+    "Multinomial": (lambda M, c: M.Multinomial(5, probs=c(RNG_P["simplex"])),
+                    lambda: RNG.multinomial(5, [0.25] * 4, size=(2, 3)).astype(float), ()),
+    "NegativeBinomial": (lambda M, c: M.NegativeBinomial(c(RNG_P["scale"] * 2),
+                                                         probs=c(RNG_P["p"])),
+                         lambda: RNG.integers(0, 9, size=(4, 3)).astype(float), ()),
+    "NegativeBinomialLogits": (lambda M, c: M.NegativeBinomial(c(np.array([0.0, 1.5, 4.0])),
+                                                               logits=c(RNG_P["loc"])),
+                               lambda: RNG.integers(1, 9, size=(4, 3)).astype(float), ()),
 }
 
 RNG_P = {
@@ -240,6 +264,12 @@ KL_PAIRS = {
                                 M.Beta(c(RNG_P["scale"]), c(RNG_P["scale2"]))),
     "LaplaceExponential": lambda M, c: (M.Laplace(c(RNG_P["loc"]), c(RNG_P["scale"])),
                                         M.Exponential(c(RNG_P["scale2"]))),
+    "Geometric": lambda M, c: (M.Geometric(c(RNG_P["p"])), M.Geometric(logits=c(RNG_P["loc"]))),
+    "Gumbel": lambda M, c: (M.Gumbel(c(RNG_P["loc"]), c(RNG_P["scale"])),
+                            M.Gumbel(c(RNG_P["loc"] * 2), c(RNG_P["scale2"]))),
+    "HalfNormal": lambda M, c: (M.HalfNormal(c(RNG_P["scale"])), M.HalfNormal(c(RNG_P["scale2"]))),
+    "Pareto": lambda M, c: (M.Pareto(c(RNG_P["scale"]), c(RNG_P["scale2"])),
+                            M.Pareto(c(RNG_P["scale2"]), c(RNG_P["scale"]))),
     "Uniform": lambda M, c: (M.Uniform(c(np.array([0.0, -1.0, 0.5])), c(np.array([1.0, 1, 2]))),
                              M.Uniform(c(np.array([-1.0, -0.5, 0.0])), c(np.array([2.0, 3, 2])))),
     "Exponential": lambda M, c: (M.Exponential(c(RNG_P["scale"])),
@@ -635,6 +665,13 @@ STATS = {
     "MixtureSameFamily": lambda M, c: M.MixtureSameFamily(M.Categorical(c([0.3, 0.7])),
                                                           M.Normal(c([-2.0, 3.0]), c([0.5, 1.0]))),
     "RelaxedBernoulli": lambda M, c: M.RelaxedBernoulli(c(0.5), c([0.2, 0.8])),
+    "Geometric": lambda M, c: M.Geometric(c([0.2, 0.7])),
+    "Gumbel": lambda M, c: M.Gumbel(c([0.5, -2.0]), c([1.0, 3.0])),
+    "HalfNormal": lambda M, c: M.HalfNormal(c([0.5, 2.0])),
+    "Weibull": lambda M, c: M.Weibull(c([0.5, 2.0]), c([1.5, 3.0])),
+    "InverseGamma": lambda M, c: M.InverseGamma(c([6.0, 9.0]), c([1.0, 3.0])),
+    "NegativeBinomial": lambda M, c: M.NegativeBinomial(c([3.0, 10.0]), c([0.3, 0.6])),
+    "Multinomial": lambda M, c: M.Multinomial(7, c([0.2, 0.5, 0.3])),
 }
 
 
@@ -710,7 +747,78 @@ TRANSFORMS = {
                     lambda: RNG.normal(size=(4, 3))),
     "Reshape": (lambda M, c: M.ReshapeTransform((3,), (3, 1)), lambda: RNG.normal(size=(4, 3))),
     "Inverse": (lambda M, c: M.ExpTransform().inv, lambda: _pos(4, 3)),
+    "Cat": (lambda M, c: M.CatTransform([M.ExpTransform(), M.AffineTransform(1.0, 2.0),
+                                         M.SigmoidTransform()], dim=-1, lengths=[1, 1, 1]),
+            lambda: RNG.normal(size=(4, 3))),
+    "CatRows": (lambda M, c: M.CatTransform([M.ExpTransform(), M.TanhTransform()], dim=0,
+                                            lengths=[1, 3]), lambda: RNG.normal(size=(4, 3))),
+    "Stack": (lambda M, c: M.StackTransform([M.ExpTransform(), M.AffineTransform(1.0, 2.0),
+                                             M.SigmoidTransform()], dim=1),
+              lambda: RNG.normal(size=(4, 3))),
 }
+MATRIX_TRANSFORMS = {
+    "LowerCholesky": lambda M: M.LowerCholeskyTransform(),
+    "PositiveDefinite": lambda M: M.PositiveDefiniteTransform(),
+}
+
+
+@pytest.mark.parametrize("name", list(MATRIX_TRANSFORMS))
+def test_matrix_transforms_match_pytorch(name):
+    ours, theirs = MATRIX_TRANSFORMS[name](D), MATRIX_TRANSFORMS[name](TD.transforms)
+    x = RNG.normal(size=(2, 3, 3))
+    y, ty = ours(ng(x)), theirs(th(x))
+    close(y, ty, rtol=1e-10, atol=1e-12)
+    close(ours.inv(y), theirs.inv(ty), rtol=1e-8, atol=1e-10)
+    assert bool(ours.codomain.check(y).all())
+    assert repr(ours.codomain) == repr(theirs.codomain)
+
+
+REGISTRY_CONSTRAINTS = {
+    "real": lambda M, c: M.constraints.real,
+    "positive": lambda M, c: M.constraints.positive,
+    "nonnegative": lambda M, c: M.constraints.nonnegative,
+    "greater_than": lambda M, c: M.constraints.greater_than(c(RNG_P["loc"])),
+    "greater_than_eq": lambda M, c: M.constraints.greater_than_eq(2.5),
+    "less_than": lambda M, c: M.constraints.less_than(c(RNG_P["loc"])),
+    "unit_interval": lambda M, c: M.constraints.unit_interval,
+    "interval": lambda M, c: M.constraints.interval(c(RNG_P["loc"]), c(RNG_P["loc"] + 2)),
+    "half_open_interval": lambda M, c: M.constraints.half_open_interval(-1.0, 3.0),
+    "simplex": lambda M, c: M.constraints.simplex,
+    "independent": lambda M, c: M.constraints.independent(M.constraints.positive, 1),
+    "cat": lambda M, c: M.constraints.cat([M.constraints.positive, M.constraints.real,
+                                           M.constraints.unit_interval], dim=-1),
+    "stack": lambda M, c: M.constraints.stack([M.constraints.positive, M.constraints.real,
+                                               M.constraints.unit_interval], dim=-1),
+}
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("name", list(REGISTRY_CONSTRAINTS))
+def test_constraint_registry_matches_pytorch(name, registry):
+    constraint = REGISTRY_CONSTRAINTS[name](D, ng)
+    t_constraint = REGISTRY_CONSTRAINTS[name](TD, th)
+    ours, theirs = getattr(D, registry)(constraint), getattr(TD, registry)(t_constraint)
+    assert type(ours).__name__ == type(theirs).__name__
+    x = RNG.normal(size=(4, 3))
+    y, ty = ours(ng(x)), theirs(th(x))
+    close(y, ty, rtol=1e-10, atol=1e-12)
+    assert bool(constraint.check(y).all())
+    if name != "simplex" or registry == "biject_to":
+        close(ours.inv(y), theirs.inv(ty), rtol=1e-7, atol=1e-9)
+        close(ours.log_abs_det_jacobian(ng(x), y), theirs.log_abs_det_jacobian(th(x), ty),
+              rtol=1e-8, atol=1e-10)
+
+
+def test_constraint_registry_errors_and_matrices():
+    with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
+        D.biject_to(D.constraints.boolean)
+    with pytest.raises(TypeError, match="Expected constraint to be either a Constraint"):
+        D.biject_to.register(int, lambda c: None)
+    x = RNG.normal(size=(3, 3))
+    close(D.transform_to(D.constraints.positive_definite)(ng(x)),
+          TD.transform_to(TD.constraints.positive_definite)(th(x)), rtol=1e-10)
+    close(D.transform_to(D.constraints.lower_cholesky)(ng(x)),
+          TD.transform_to(TD.constraints.lower_cholesky)(th(x)), rtol=1e-10)
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))

@@ -6,6 +6,7 @@ it; draws come from numgrad's default generator (``numgrad.manual_seed``)."""
 from __future__ import annotations
 
 from . import constraints, transforms
+from .constraint_registry import biject_to, transform_to
 from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
@@ -15,13 +16,20 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Chi2, Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfCauchy, HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
+from .pareto import Pareto, Weibull
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
@@ -33,10 +41,11 @@ from .uniform import Uniform
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
     "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma",
-    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily",
-    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
-    "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl",
-    "transforms",
+    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Laplace",
+    "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
+    "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]
 __all__ += transforms.__all__

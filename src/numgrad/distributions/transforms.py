@@ -14,9 +14,10 @@ from . import constraints
 from .utils import _size, _sum_rightmost, lazy_property
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-    "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
     "Transform", "identity_transform",
 ]
 
@@ -719,3 +720,175 @@ class StickBreakingTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return _size(tuple(shape[:-1]) + (shape[-1] - 1,))
+
+
+class LowerCholeskyTransform(Transform):
+    """Unconstrained square matrices -> lower-triangular ones with a positive diagonal (the
+    strictly lower part kept, the diagonal exponentiated)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained square matrices -> positive-definite ones: L L^T of the
+    LowerCholeskyTransform's L."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        y = numgrad.linalg.cholesky(y)
+        return LowerCholeskyTransform().inv(y)
+
+
+class CatTransform(Transform):
+    """The transforms ``tseq`` applied to consecutive slices (of ``lengths``, 1 each by
+    default) along ``dim``, the results concatenated."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        if lengths is None:
+            lengths = [1] * len(self.transforms)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"Expected {len(self.transforms)} lengths but got "
+                                 f"{len(self.lengths)}")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, x, fns):
+        if not -x.dim() <= self.dim < x.dim():
+            raise AssertionError(f"dim {self.dim} out of range for {x.dim()}-d input")
+        if x.size(self.dim) != self.length:
+            raise AssertionError(f"Expected size {self.length} along dim {self.dim}, but got "
+                                 f"{x.size(self.dim)}")
+        out, start = [], 0
+        for fn, length in zip(fns, self.lengths):
+            out.append(fn(x.narrow(self.dim, start, length)))
+            start += length
+        return numgrad.cat(out, dim=self.dim)
+
+    def _call(self, x):
+        return self._pieces(x, self.transforms)
+
+    def _inverse(self, y):
+        return self._pieces(y, [t.inv for t in self.transforms])
+
+    def log_abs_det_jacobian(self, x, y):
+        terms, start = [], 0
+        for t, length in zip(self.transforms, self.lengths):
+            term = t.log_abs_det_jacobian(x.narrow(self.dim, start, length),
+                                          y.narrow(self.dim, start, length))
+            if t.event_dim < self.event_dim:
+                term = _sum_rightmost(term, self.event_dim - t.event_dim)
+            terms.append(term)
+            start += length
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        if dim < 0:
+            return numgrad.cat(terms, dim=dim)
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """The transforms ``tseq`` applied to the slices of ``dim`` (one each), the results
+    stacked."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _call(self, x):
+        if x.size(self.dim) != len(self.transforms):
+            raise AssertionError(f"Expected {len(self.transforms)} slices along dim {self.dim}")
+        return numgrad.stack([t(v) for v, t in zip(self._slice(x), self.transforms)],
+                             dim=self.dim)
+
+    def _inverse(self, y):
+        if y.size(self.dim) != len(self.transforms):
+            raise AssertionError(f"Expected {len(self.transforms)} slices along dim {self.dim}")
+        return numgrad.stack([t.inv(v) for v, t in zip(self._slice(y), self.transforms)],
+                             dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        return numgrad.stack([t.log_abs_det_jacobian(a, b) for a, b, t in
+                              zip(self._slice(x), self._slice(y), self.transforms)],
+                             dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)

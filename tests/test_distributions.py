@@ -155,13 +155,23 @@ CASES = {
     "NegativeBinomialLogits": (lambda M, c: M.NegativeBinomial(c(np.array([0.0, 1.5, 4.0])),
                                                                logits=c(RNG_P["loc"])),
                                lambda: RNG.integers(1, 9, size=(4, 3)).astype(float), ()),
+    "FisherSnedecor": (lambda M, c: M.FisherSnedecor(c(np.array([1.5, 3.0, 6.0])),
+                                                     c(np.array([1.5, 3.0, 8.0]))),
+                       lambda: RNG.uniform(0.1, 3, size=(4, 3)), ()),
+    "Kumaraswamy": (lambda M, c: M.Kumaraswamy(c(np.array([0.7, 1.5, 3.0])), c(RNG_P["scale"])),
+                    lambda: RNG.uniform(0.05, 0.95, size=(4, 3)), ("cdf", "icdf")),
+    "LogisticNormal": (lambda M, c: M.LogisticNormal(c(RNG_P["mvn_loc"]), c(RNG_P["mvn_scale"])),
+                       lambda: _probs(5, 2, 4), ()),
+    "LowRankMultivariateNormal": (lambda M, c: M.LowRankMultivariateNormal(
+        c(RNG_P["mvn_loc"]), c(RNG_P["W"]), c(RNG_P["mvn_scale"])),
+        lambda: RNG.normal(size=(5, 2, 3)), ()),
 }
 
 RNG_P = {
     "loc": RNG.normal(size=3), "scale": _pos(3), "scale2": _pos(3), "p": RNG.uniform(0.1, 0.9, 3),
     "simplex": _probs(3, 4), "logits": RNG.normal(size=(3, 4)), "mvn_loc": RNG.normal(size=(2, 3)),
     "mvn_scale": _pos(2, 3), "spd": _spd(3, (2,)), "conc": _pos(3, 4),
-    "mix_loc": RNG.normal(size=(3, 4)), "mix_scale": _pos(3, 4),
+    "mix_loc": RNG.normal(size=(3, 4)), "mix_scale": _pos(3, 4), "W": RNG.normal(size=(3, 2)),
 }
 MOMENTS = ("mean", "variance", "stddev", "mode")
 # what PyTorch itself leaves unimplemented (NotImplementedError): skipped for both
@@ -404,6 +414,14 @@ RSAMPLE_CASES = {
     "Transformed": (lambda M, a, b: M.TransformedDistribution(
         M.Normal(a, b.exp()), [M.AffineTransform(0.5, 2.0), M.TanhTransform(),
                                M.AffineTransform(b, a)]), lambda x: x.exp()),
+    "LowRankMultivariateNormal": (lambda M, a, b: M.LowRankMultivariateNormal(
+        a, a.unsqueeze(-1) * b.unsqueeze(-2), b.exp()), lambda x: x.sin()),
+    "Kumaraswamy": (lambda M, a, b: M.Kumaraswamy(a.exp(), b.exp()), lambda x: x.square()),
+    "LogisticNormal": (lambda M, a, b: M.LogisticNormal(a, b.exp()), lambda x: x.cumsum(-1)),
+    "Gumbel": (lambda M, a, b: M.Gumbel(a, b.exp()), lambda x: x.sin()),
+    "HalfNormal": (lambda M, a, b: M.HalfNormal(b.exp()), lambda x: x.sqrt()),
+    "Weibull": (lambda M, a, b: M.Weibull(a.exp(), b.exp()), lambda x: x.sqrt()),
+    "Pareto": (lambda M, a, b: M.Pareto(a.exp(), b.exp()), lambda x: x.log()),
     "OneHotStraightThrough": (lambda M, a, b: M.OneHotCategoricalStraightThrough(logits=a * b),
                               lambda x: x * x.new_tensor([1.0, -2.0, 3.0])),
 }
@@ -672,6 +690,10 @@ STATS = {
     "InverseGamma": lambda M, c: M.InverseGamma(c([6.0, 9.0]), c([1.0, 3.0])),
     "NegativeBinomial": lambda M, c: M.NegativeBinomial(c([3.0, 10.0]), c([0.3, 0.6])),
     "Multinomial": lambda M, c: M.Multinomial(7, c([0.2, 0.5, 0.3])),
+    "FisherSnedecor": lambda M, c: M.FisherSnedecor(c([5.0, 10.0]), c([12.0, 20.0])),
+    "Kumaraswamy": lambda M, c: M.Kumaraswamy(c([0.7, 2.0]), c([1.5, 3.0])),
+    "LowRankMultivariateNormal": lambda M, c: M.LowRankMultivariateNormal(
+        c([1.0, -1.0]), c([[1.0], [0.5]]), c([0.5, 1.0])),
 }
 
 

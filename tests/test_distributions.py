@@ -165,6 +165,13 @@ CASES = {
     "LowRankMultivariateNormal": (lambda M, c: M.LowRankMultivariateNormal(
         c(RNG_P["mvn_loc"]), c(RNG_P["W"]), c(RNG_P["mvn_scale"])),
         lambda: RNG.normal(size=(5, 2, 3)), ()),
+    "VonMises": (lambda M, c: M.VonMises(c(RNG_P["loc"]), c(np.array([0.3, 2.0, 8.0]))),
+                 lambda: RNG.uniform(-3, 3, size=(4, 3)), ()),
+    "ContinuousBernoulli": (lambda M, c: M.ContinuousBernoulli(
+        probs=c(np.array([0.2, 0.4995, 0.8]))), lambda: RNG.uniform(0.05, 0.95, size=(4, 3)),
+        ("cdf", "icdf")),
+    "ContinuousBernoulliLogits": (lambda M, c: M.ContinuousBernoulli(logits=c(RNG_P["loc"])),
+                                  lambda: RNG.uniform(0.05, 0.95, size=(4, 3)), ("cdf", "icdf")),
 }
 
 RNG_P = {
@@ -174,6 +181,9 @@ RNG_P = {
     "mix_loc": RNG.normal(size=(3, 4)), "mix_scale": _pos(3, 4), "W": RNG.normal(size=(3, 2)),
 }
 MOMENTS = ("mean", "variance", "stddev", "mode")
+# PyTorch's VonMises takes log I0 and log I1 from polynomial approximations (Abramowitz and
+# Stegun 9.8.1-4, |error| < 2e-7), numgrad's from the exponentially scaled Bessel functions
+ATOL = {"VonMises": 1e-6}
 # what PyTorch itself leaves unimplemented (NotImplementedError): skipped for both
 _TORCH_LACKS = {}
 
@@ -206,19 +216,19 @@ def test_family_matches_pytorch(name):
     dtype = np.int64 if v.dtype == np.int64 else np.float64
     a, b = _both(lambda: ours.log_prob(ng(v, dtype)), lambda: theirs.log_prob(th(v, dtype)))
     if b is not None:
-        close(a, b, rtol=1e-6, atol=1e-9)
+        close(a, b, rtol=1e-6, atol=ATOL.get(name, 1e-9))
     a, b = _both(ours.entropy, theirs.entropy)
     if b is not None:
-        close(a, b, rtol=1e-6, atol=1e-9)
+        close(a, b, rtol=1e-6, atol=ATOL.get(name, 1e-9))
     for m in MOMENTS:
         a, b = _both(lambda: getattr(ours, m), lambda: getattr(theirs, m))
         if b is not None:
-            close(a, b, rtol=1e-6, atol=1e-9)
+            close(a, b, rtol=1e-6, atol=ATOL.get(name, 1e-9))
     if "cdf" in extra:
-        close(ours.cdf(ng(v)), theirs.cdf(th(v)), rtol=1e-6, atol=1e-9)
+        close(ours.cdf(ng(v)), theirs.cdf(th(v)), rtol=1e-6, atol=ATOL.get(name, 1e-9))
     if "icdf" in extra:
         u = RNG.uniform(0.05, 0.95, size=(4, 3))
-        close(ours.icdf(ng(u)), theirs.icdf(th(u)), rtol=1e-6, atol=1e-9)
+        close(ours.icdf(ng(u)), theirs.icdf(th(u)), rtol=1e-6, atol=ATOL.get(name, 1e-9))
     if theirs.has_enumerate_support:
         for expand in (True, False):
             a, b = _both(lambda: ours.enumerate_support(expand),
@@ -251,7 +261,7 @@ def test_sample_shapes_and_expand(name):
         close(a, b)
     x = e_ours.sample()
     close(e_ours.log_prob(x), e_theirs.log_prob(th(x.numpy(), x.numpy().dtype)), rtol=1e-6,
-          atol=1e-9)
+          atol=ATOL.get(name, 1e-9))
 
 
 # ---------------------------------------------------------------- KL divergence
@@ -422,6 +432,8 @@ RSAMPLE_CASES = {
     "HalfNormal": (lambda M, a, b: M.HalfNormal(b.exp()), lambda x: x.sqrt()),
     "Weibull": (lambda M, a, b: M.Weibull(a.exp(), b.exp()), lambda x: x.sqrt()),
     "Pareto": (lambda M, a, b: M.Pareto(a.exp(), b.exp()), lambda x: x.log()),
+    "ContinuousBernoulli": (lambda M, a, b: M.ContinuousBernoulli(logits=a * b),
+                            lambda x: x.square()),
     "OneHotStraightThrough": (lambda M, a, b: M.OneHotCategoricalStraightThrough(logits=a * b),
                               lambda x: x * x.new_tensor([1.0, -2.0, 3.0])),
 }
@@ -691,10 +703,23 @@ STATS = {
     "NegativeBinomial": lambda M, c: M.NegativeBinomial(c([3.0, 10.0]), c([0.3, 0.6])),
     "Multinomial": lambda M, c: M.Multinomial(7, c([0.2, 0.5, 0.3])),
     "FisherSnedecor": lambda M, c: M.FisherSnedecor(c([5.0, 10.0]), c([12.0, 20.0])),
+    "ContinuousBernoulli": lambda M, c: M.ContinuousBernoulli(c([0.2, 0.4995, 0.9])),
     "Kumaraswamy": lambda M, c: M.Kumaraswamy(c([0.7, 2.0]), c([1.5, 3.0])),
     "LowRankMultivariateNormal": lambda M, c: M.LowRankMultivariateNormal(
         c([1.0, -1.0]), c([[1.0], [0.5]]), c([0.5, 1.0])),
 }
+
+
+def test_von_mises_draws():
+    numgrad.manual_seed(4)
+    loc, kappa = np.array([0.5, -2.5, 3.0]), np.array([0.3, 2.0, 20.0])
+    x = D.VonMises(ng(loc), ng(kappa)).sample((20000,)).numpy()
+    assert x.shape == (20000, 3) and np.all(np.abs(x) <= np.pi)
+    # the circular mean direction and mean resultant length I1(κ)/I0(κ)
+    resultant = np.exp(1j * x).mean(0)
+    np.testing.assert_allclose(np.angle(resultant * np.exp(-1j * loc)), 0, atol=0.06)
+    expected = 1 - TD.VonMises(th(loc), th(kappa)).variance.numpy()
+    np.testing.assert_allclose(np.abs(resultant), expected, atol=0.02)
 
 
 @pytest.mark.parametrize("name", list(STATS))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import constraints, transforms
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
@@ -41,16 +42,18 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
+from .von_mises import VonMises
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-    "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
+    "Dirichlet", "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily",
     "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
     "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
-    "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
+    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
+    "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
+    "transforms",
 ]
 __all__ += transforms.__all__

@@ -183,7 +183,9 @@ RNG_P = {
 MOMENTS = ("mean", "variance", "stddev", "mode")
 # PyTorch's VonMises takes log I0 and log I1 from polynomial approximations (Abramowitz and
 # Stegun 9.8.1-4, |error| < 2e-7), numgrad's from the exponentially scaled Bessel functions
-ATOL = {"VonMises": 1e-6}
+# Multinomial.entropy: PyTorch takes lgamma(total_count + 1) of an int64 tensor, so in float32
+# (5.6e-8 off in float64); numgrad's is in the probabilities' dtype
+ATOL = {"VonMises": 1e-6, "Multinomial": 1e-6}
 # what PyTorch itself leaves unimplemented (NotImplementedError): skipped for both
 _TORCH_LACKS = {}
 
@@ -900,3 +902,46 @@ def test_exponential_family_entropy_by_autograd(name):
                  lambda: TD.ExponentialFamily.entropy(theirs))
     if b is not None:  # (Beta and Dirichlet: no carrier measure in PyTorch either)
         close(a, theirs.entropy(), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_parameter_gradients_match_pytorch(name):
+    """The gradients of log_prob + entropy (+ mean, where finite) in every tensor parameter,
+    against PyTorch's."""
+    make, values, _ = CASES[name]
+    ours_leaves, theirs_leaves = [], []
+
+    def leaf(a, convert, leaves):
+        t = convert(a, requires_grad=True)
+        leaves.append(t)
+        return t
+
+    ours = make(D, lambda a: leaf(a, ng, ours_leaves))
+    theirs = make(TD, lambda a: leaf(a, th, theirs_leaves))
+    assert repr(ours) == _spelled(repr(theirs))
+    v = values()
+    dtype = np.int64 if v.dtype == np.int64 else np.float64
+
+    def objective(dist, convert, module):
+        total = dist.log_prob(convert(v, dtype)).sum()
+        try:
+            total = total + dist.entropy().sum()
+        except NotImplementedError:
+            pass
+        try:
+            mean = dist.mean
+        except NotImplementedError:
+            return total
+        finite = module.isfinite(mean)
+        return total + module.where(finite, mean, module.zeros_like(mean)).sum()
+
+    ours_total = objective(ours, ng, numgrad)
+    theirs_total = objective(theirs, th, torch)
+    close(ours_total, theirs_total, rtol=1e-6, atol=ATOL.get(name, 1e-9))
+    ours_grads = numgrad.autograd.grad(ours_total, ours_leaves, allow_unused=True)
+    theirs_grads = torch.autograd.grad(theirs_total, theirs_leaves, allow_unused=True)
+    for a, b in zip(ours_grads, theirs_grads):
+        if b is None:
+            assert a is None or not np.any(a.numpy())
+        else:
+            close(a, b, rtol=1e-6, atol=max(ATOL.get(name, 1e-9), 1e-8))

@@ -15,7 +15,10 @@ __all__ = ["ContinuousBernoulli"]
 
 
 def _bce_with_logits(logits, target):
-    return logits.clamp(min=0) - logits * target + numgrad.log1p(numgrad.exp(-logits.abs()))
+    """-(target·log σ(logits) + (1 - target)·log(1 - σ(logits))), elementwise and stable (with
+    the smooth gradient σ(logits) - target, also at logits = 0)."""
+    return numgrad.nn.functional.binary_cross_entropy_with_logits(logits, target,
+                                                                  reduction="none")
 
 
 class ContinuousBernoulli(ExponentialFamily):

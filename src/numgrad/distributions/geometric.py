@@ -7,6 +7,7 @@ import numgrad
 
 from . import constraints
 from .distribution import Distribution
+from .bernoulli import _bce_with_logits
 from .utils import _size, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Geometric"]
@@ -86,6 +87,4 @@ class Geometric(Distribution):
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self):
-        logits, probs = self.logits, self.probs
-        bce = logits.clamp(min=0) - logits * probs + numgrad.log1p(numgrad.exp(-logits.abs()))
-        return bce / probs
+        return _bce_with_logits(self.logits, self.probs) / self.probs

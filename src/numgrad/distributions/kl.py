@@ -111,7 +111,7 @@ def kl_divergence(p, q):
 
 
 def _softplus(x):
-    return x.clamp(min=0) + numgrad.log1p(numgrad.exp(-x.abs()))
+    return numgrad.nn.functional.softplus(x)
 
 
 @register_kl(Bernoulli, Bernoulli)

@@ -13,7 +13,7 @@ __all__ = ["NegativeBinomial"]
 
 
 def _logsigmoid(x):
-    return -(x.neg().clamp(min=0) + numgrad.log1p(numgrad.exp(-x.abs())))
+    return numgrad.nn.functional.logsigmoid(x)
 
 
 class NegativeBinomial(Distribution):

@@ -472,7 +472,7 @@ def _clipped_sigmoid(x):
 
 
 def _softplus(x):
-    return x.clamp(min=0) + numgrad.log1p(numgrad.exp(-x.abs()))
+    return numgrad.nn.functional.softplus(x)
 
 
 class SigmoidTransform(Transform):

@@ -330,6 +330,31 @@ def test_kl_matches_pytorch(name):
     close(D.kl_divergence(p, q), TD.kl_divergence(tp, tq), rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("name", [n for n in KL_PAIRS if n not in ("NormalGamma", "LaplaceUniform",
+                                                                    "NormalBeta",
+                                                                    "LaplaceExponential")])
+def test_kl_gradients_match_pytorch(name):
+    ours_leaves, theirs_leaves = [], []
+
+    def leaf(a, convert, leaves):
+        t = convert(a, requires_grad=True)
+        leaves.append(t)
+        return t
+
+    ours = D.kl_divergence(*KL_PAIRS[name](D, lambda a: leaf(a, ng, ours_leaves)))
+    theirs = TD.kl_divergence(*KL_PAIRS[name](TD, lambda a: leaf(a, th, theirs_leaves)))
+    keep = np.isfinite(theirs.detach().numpy())
+    ours_total = numgrad.where(ng(keep, bool), ours, numgrad.zeros_like(ours)).sum()
+    theirs_total = torch.where(th(keep, bool), theirs, torch.zeros_like(theirs)).sum()
+    ours_grads = numgrad.autograd.grad(ours_total, ours_leaves, allow_unused=True)
+    theirs_grads = torch.autograd.grad(theirs_total, theirs_leaves, allow_unused=True)
+    for a, b in zip(ours_grads, theirs_grads):
+        if b is None:
+            assert a is None or not np.any(a.numpy())
+        else:
+            close(a, b, rtol=1e-6, atol=1e-9)
+
+
 def test_kl_gradients_and_registry():
     loc = ng(RNG_P["loc"], requires_grad=True)
     tloc = th(RNG_P["loc"], requires_grad=True)
@@ -945,3 +970,52 @@ def test_parameter_gradients_match_pytorch(name):
             assert a is None or not np.any(a.numpy())
         else:
             close(a, b, rtol=1e-6, atol=max(ATOL.get(name, 1e-9), 1e-8))
+
+
+# every pair PyTorch registers, each family at fixed parameters (batch shape (3,))
+KL_FAMILIES = {
+    "Bernoulli": lambda M, c: M.Bernoulli(c([0.2, 0.6, 0.9])),
+    "Beta": lambda M, c: M.Beta(c([0.7, 2.0, 3.5]), c([1.5, 0.8, 2.5])),
+    "Binomial": lambda M, c: M.Binomial(c([5.0, 5.0, 5.0]), c([0.2, 0.6, 0.9])),
+    "Categorical": lambda M, c: M.Categorical(c(RNG_P["simplex"])),
+    "Cauchy": lambda M, c: M.Cauchy(c([0.3, -1.0, 2.0]), c([0.5, 1.0, 2.0])),
+    "ContinuousBernoulli": lambda M, c: M.ContinuousBernoulli(c([0.2, 0.4995, 0.9])),
+    "Dirichlet": lambda M, c: M.Dirichlet(c(RNG_P["conc"])),
+    "Exponential": lambda M, c: M.Exponential(c([0.5, 1.3, 2.0])),
+    "Gamma": lambda M, c: M.Gamma(c([0.7, 2.0, 3.5]), c([1.5, 0.8, 2.5])),
+    "Geometric": lambda M, c: M.Geometric(c([0.2, 0.6, 0.9])),
+    "Gumbel": lambda M, c: M.Gumbel(c([0.3, -1.0, 2.0]), c([0.5, 1.0, 2.0])),
+    "HalfNormal": lambda M, c: M.HalfNormal(c([0.5, 1.0, 2.0])),
+    "Laplace": lambda M, c: M.Laplace(c([0.3, -1.0, 2.0]), c([0.5, 1.0, 2.0])),
+    "LowRankMultivariateNormal": lambda M, c: M.LowRankMultivariateNormal(
+        c(RNG_P["mvn_loc"]), c(RNG_P["W"]), c(RNG_P["mvn_scale"])),
+    "MultivariateNormal": lambda M, c: M.MultivariateNormal(c(RNG_P["mvn_loc"][::-1]),
+                                                            covariance_matrix=c(RNG_P["spd"])),
+    "Normal": lambda M, c: M.Normal(c([0.3, -1.0, 2.0]), c([0.5, 1.0, 2.0])),
+    "OneHotCategorical": lambda M, c: M.OneHotCategorical(c(RNG_P["simplex"])),
+    "Pareto": lambda M, c: M.Pareto(c([0.5, 1.0, 2.0]), c([0.7, 1.5, 3.5])),
+    "Poisson": lambda M, c: M.Poisson(c([0.5, 1.3, 2.0])),
+    "Uniform": lambda M, c: M.Uniform(c([0.1, 0.3, 1.5]), c([0.6, 2.0, 4.0])),
+}
+KL_SECOND = {  # (a second instance of the family, for pairs of one family)
+    "Normal": lambda M, c: M.Normal(c([-0.4, 0.5, 1.0]), c([1.5, 0.7, 1.0])),
+    "Uniform": lambda M, c: M.Uniform(c([0.0, 0.2, 1.0]), c([0.8, 2.5, 5.0])),
+    "Pareto": lambda M, c: M.Pareto(c([0.4, 1.0, 2.5]), c([1.5, 0.9, 2.0])),
+}
+_TORCH_KL_PAIRS = sorted((p.__name__, q.__name__) for p, q in TD.kl._KL_REGISTRY
+                         if p.__name__ in KL_FAMILIES and q.__name__ in KL_FAMILIES)
+
+
+@pytest.mark.parametrize("pair", _TORCH_KL_PAIRS, ids=lambda p: f"{p[0]}-{p[1]}")
+def test_every_pytorch_kl_pair(pair):
+    pn, qn = pair
+    make_q = KL_SECOND.get(qn, KL_FAMILIES[qn]) if pn == qn else KL_FAMILIES[qn]
+    p, q = KL_FAMILIES[pn](D, ng), make_q(D, ng)
+    tp, tq = KL_FAMILIES[pn](TD, th), make_q(TD, th)
+    close(D.kl_divergence(p, q), TD.kl_divergence(tp, tq), rtol=1e-6, atol=1e-9)
+
+
+def test_the_kl_registry_holds_pytorchs_pairs():
+    ours = {(p.__name__, q.__name__) for p, q in D.kl._KL_REGISTRY}
+    theirs = {(p.__name__, q.__name__) for p, q in TD.kl._KL_REGISTRY}
+    assert theirs - ours == set()

@@ -172,6 +172,16 @@ CASES = {
         ("cdf", "icdf")),
     "ContinuousBernoulliLogits": (lambda M, c: M.ContinuousBernoulli(logits=c(RNG_P["loc"])),
                                   lambda: RNG.uniform(0.05, 0.95, size=(4, 3)), ("cdf", "icdf")),
+    "Wishart": (lambda M, c: M.Wishart(c(np.array([3.5, 6.0])), covariance_matrix=c(RNG_P["spd"])),
+                lambda: _spd(3, (4, 2)) / 3, ()),
+    "WishartTril": (lambda M, c: M.Wishart(5.0, scale_tril=c(np.linalg.cholesky(
+        RNG_P["spd"][0]))),
+                    lambda: _spd(3, (4, 2)) / 3, ()),
+    "WishartPrecision": (lambda M, c: M.Wishart(c(np.array([3.5, 4.0])),
+                                                precision_matrix=c(RNG_P["spd"])),
+                         lambda: _spd(3, (4, 2)) / 3, ()),
+    "LKJCholesky": (lambda M, c: M.LKJCholesky(3, c(np.array([0.5, 1.0, 3.0]))),
+                    lambda: D.CorrCholeskyTransform()(ng(RNG.normal(size=(4, 3, 3)))).numpy(), ()),
 }
 
 RNG_P = {
@@ -242,6 +252,8 @@ def test_family_matches_pytorch(name):
         {k: _spelled(repr(c)) for k, c in theirs.arg_constraints.items()}
 
 
+@pytest.mark.filterwarnings("ignore:Singular sample detected")  # (PyTorch's Wishart.rsample
+# warns about its valid draws: it takes support.check's True for "singular")
 @pytest.mark.parametrize("name", list(CASES))
 def test_sample_shapes_and_expand(name):
     ours, theirs, _, _ = _pair(name)
@@ -729,12 +741,39 @@ STATS = {
     "InverseGamma": lambda M, c: M.InverseGamma(c([6.0, 9.0]), c([1.0, 3.0])),
     "NegativeBinomial": lambda M, c: M.NegativeBinomial(c([3.0, 10.0]), c([0.3, 0.6])),
     "Multinomial": lambda M, c: M.Multinomial(7, c([0.2, 0.5, 0.3])),
+    "Wishart": lambda M, c: M.Wishart(c(6.0), c([[2.0, 0.6], [0.6, 1.0]])),
     "FisherSnedecor": lambda M, c: M.FisherSnedecor(c([5.0, 10.0]), c([12.0, 20.0])),
     "ContinuousBernoulli": lambda M, c: M.ContinuousBernoulli(c([0.2, 0.4995, 0.9])),
     "Kumaraswamy": lambda M, c: M.Kumaraswamy(c([0.7, 2.0]), c([1.5, 3.0])),
     "LowRankMultivariateNormal": lambda M, c: M.LowRankMultivariateNormal(
         c([1.0, -1.0]), c([[1.0], [0.5]]), c([0.5, 1.0])),
 }
+
+
+def test_generalized_pareto_matches_pytorch():
+    """(In float32: PyTorch's GeneralizedPareto compares its concentration with a float32 zero,
+    which fails for float64 parameters.)"""
+    f32 = np.float32
+    args = (RNG_P["loc"], RNG_P["scale"], np.array([-0.3, 0.0, 0.4]))
+    ours = D.GeneralizedPareto(*[ng(a, f32, requires_grad=True) for a in args])
+    theirs = TD.GeneralizedPareto(*[th(a, f32, requires_grad=True) for a in args])
+    v = RNG_P["loc"] + RNG.uniform(0.05, 1.0, size=(4, 3)) * RNG_P["scale"]
+    u = RNG.uniform(0.05, 0.95, size=(4, 3))
+    for fn in (lambda d, c: d.log_prob(c(v, f32)), lambda d, c: d.cdf(c(v, f32)),
+               lambda d, c: d.icdf(c(u, f32)), lambda d, c: d.entropy(),
+               lambda d, c: d.mean, lambda d, c: d.variance, lambda d, c: d.mode):
+        close(fn(ours, ng), fn(theirs, th), rtol=2e-6, atol=1e-6)
+    assert repr(ours.support) == _spelled(repr(theirs.support))
+    assert tuple(ours.expand((2, 3)).sample((5,)).shape) == (5, 2, 3)
+    numgrad.manual_seed(0)
+    x = ours.rsample((1000,))
+    assert bool(ours.support.check(x).all())
+    a = [p for p in (ours.loc, ours.scale, ours.concentration)]
+    ta = [p for p in (theirs.loc, theirs.scale, theirs.concentration)]
+    ga = numgrad.autograd.grad(ours.log_prob(ng(v, f32)).sum(), a)
+    gb = torch.autograd.grad(theirs.log_prob(th(v, f32)).sum(), ta)
+    for x, y in zip(ga, gb):
+        close(x, y, rtol=1e-5, atol=1e-5)
 
 
 def test_von_mises_draws():
@@ -826,6 +865,10 @@ TRANSFORMS = {
             lambda: RNG.normal(size=(4, 3))),
     "CatRows": (lambda M, c: M.CatTransform([M.ExpTransform(), M.TanhTransform()], dim=0,
                                             lengths=[1, 3]), lambda: RNG.normal(size=(4, 3))),
+    "CorrCholesky": (lambda M, c: M.CorrCholeskyTransform(), lambda: RNG.normal(size=(4, 6))),
+    "CumulativeDistribution": (lambda M, c: M.CumulativeDistributionTransform(
+        (D if M is D else TD).Normal(c(RNG_P["loc"]), c(RNG_P["scale"]))),
+        lambda: RNG.normal(size=(4, 3))),
     "Stack": (lambda M, c: M.StackTransform([M.ExpTransform(), M.AffineTransform(1.0, 2.0),
                                              M.SigmoidTransform()], dim=1),
               lambda: RNG.normal(size=(4, 3))),
@@ -861,6 +904,7 @@ REGISTRY_CONSTRAINTS = {
     "independent": lambda M, c: M.constraints.independent(M.constraints.positive, 1),
     "cat": lambda M, c: M.constraints.cat([M.constraints.positive, M.constraints.real,
                                            M.constraints.unit_interval], dim=-1),
+    "corr_cholesky": lambda M, c: M.constraints.corr_cholesky,
     "stack": lambda M, c: M.constraints.stack([M.constraints.positive, M.constraints.real,
                                                M.constraints.unit_interval], dim=-1),
 }

@@ -18,6 +18,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .gamma import Chi2, Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_normal import HalfCauchy, HalfNormal
@@ -26,6 +27,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -43,17 +45,18 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 from .von_mises import VonMises
+from .wishart import Wishart
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily",
-    "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
-    "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
-    "transforms",
+    "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy",
+    "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+    "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
+    "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
+    "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence",
+    "register_kl", "transform_to", "transforms",
 ]
 __all__ += transforms.__all__

@@ -11,10 +11,11 @@ import numgrad
 from numgrad.tensor import Tensor
 
 from . import constraints
-from .utils import _size, _sum_rightmost, lazy_property
+from .utils import _size, _sum_rightmost, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "ExpTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
@@ -892,3 +893,92 @@ class StackTransform(Transform):
     @constraints.dependent_property
     def codomain(self):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length D(D-1)/2 -> Cholesky factors of D x D correlation
+    matrices (lower triangular, positive diagonal, rows of unit norm): tanh of each entry gives
+    a partial correlation in (-1, 1), placed below the diagonal row by row, and each row is
+    completed by stick breaking so that its squared norm is 1."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        x = numgrad.tanh(x)
+        eps = numgrad.finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # row i: y_ij = r_ij · sqrt(prod_{k<j} (1 - r_ik²)), y_ii the rest of the unit norm
+        z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + numgrad.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * numgrad.nn.functional.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - numgrad.cumsum(y * y, dim=-1)
+        y_cumsum_shifted = numgrad.nn.functional.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + _softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return _size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return _size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> distribution.cdf(x), onto [0, 1]: its inverse is the icdf and its
+    log-determinant the log density."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

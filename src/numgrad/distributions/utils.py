@@ -8,7 +8,8 @@ import numbers
 import numgrad
 from numgrad.tensor import Tensor
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
+           "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 
 def _size(shape=()) -> numgrad.Size:
@@ -88,3 +89,46 @@ class _lazy_property_and_property(lazy_property, property):
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
 
+
+
+def _tril_positions(n: int, diag: int):
+    """The (row, column) positions of the lower triangle below diagonal ``diag`` of an n x n
+    matrix, row by row (as NumPy lists)."""
+    import numpy as np
+
+    rows, cols = np.tril_indices(n, k=diag)
+    return rows, cols
+
+
+def tril_matrix_to_vec(mat, diag: int = 0):
+    """The entries of the lower triangle (below diagonal ``diag``) of the last two dimensions,
+    row by row, as the last dimension."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    rows, cols = _tril_positions(n, diag)
+    flat = mat.reshape(tuple(mat.shape[:-2]) + (n * n,))
+    index = numgrad.tensor((rows * n + cols).tolist(), dtype=numgrad.int64, device=mat.device)
+    return flat.index_select(-1, index)
+
+
+def vec_to_tril_matrix(vec, diag: int = 0):
+    """The inverse of ``tril_matrix_to_vec``: a (batch of) D x D lower-triangular matrices
+    holding ``vec``'s entries row by row (zeros elsewhere)."""
+    import numpy as np
+
+    m = vec.shape[-1]
+    # D is the positive root of D² + (1 + 2 diag) D - |diag| (diag + 1) - 2 m = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    eps = numgrad.finfo(vec.dtype).eps
+    if round(n) - n > eps:
+        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as the "
+                         "lower triangular part of a square D x D matrix.")
+    n = round(n)
+    rows, cols = _tril_positions(n, diag)
+    # a gather from [0, vec...]: position k of the triangle reads entry k + 1, the rest 0
+    source = np.zeros(n * n, dtype=np.int64)
+    source[rows * n + cols] = np.arange(1, len(rows) + 1)
+    padded = numgrad.cat([vec.new_zeros(tuple(vec.shape[:-1]) + (1,)), vec], -1)
+    index = numgrad.tensor(source.tolist(), dtype=numgrad.int64, device=vec.device)
+    return padded.index_select(-1, index).reshape(tuple(vec.shape[:-1]) + (n, n))

@@ -1063,3 +1063,29 @@ def test_the_kl_registry_holds_pytorchs_pairs():
     ours = {(p.__name__, q.__name__) for p, q in D.kl._KL_REGISTRY}
     theirs = {(p.__name__, q.__name__) for p, q in TD.kl._KL_REGISTRY}
     assert theirs - ours == set()
+
+
+def test_the_api_surface_is_pytorchs():
+    for ours, theirs in ((D, TD), (D.transforms, TD.transforms),
+                         (D.constraints, TD.constraints), (D.utils, TD.utils)):
+        missing = [n for n in theirs.__all__ if not hasattr(ours, n)] if hasattr(
+            theirs, "__all__") else []
+        assert missing == [], (ours.__name__, missing)
+    assert D.utils.euler_constant == TD.utils.euler_constant
+    for name in ("Distribution", "ExponentialFamily", "TransformedDistribution"):
+        assert hasattr(D, name)
+
+
+def test_distributions_pickle():
+    import pickle
+
+    for d in (D.Normal(ng([0.0, 1.0]), ng([1.0, 2.0])), D.Categorical(logits=ng(RNG_P["logits"])),
+              D.LogNormal(0.0, 1.0), D.MultivariateNormal(ng(RNG_P["mvn_loc"]), ng(RNG_P["spd"])),
+              D.Bernoulli(probs=ng(0.3)), D.TransformedDistribution(
+                  D.Normal(0.0, 1.0), [D.AffineTransform(1.0, 2.0), D.ExpTransform()])):
+        d.entropy() if not isinstance(d, D.TransformedDistribution) else None  # (lazy
+        # attributes made first, probs from logits and the like: they travel too)
+        e = pickle.loads(pickle.dumps(d))
+        assert type(e) is type(d) and e.batch_shape == d.batch_shape
+        x = d.sample()
+        close(e.log_prob(x), d.log_prob(x), rtol=0, atol=0)

@@ -10,11 +10,9 @@ from . import constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
-from .utils import broadcast_all
+from .utils import broadcast_all, euler_constant as _EULER
 
 __all__ = ["Gumbel"]
-
-_EULER = 0.57721566490153286060
 
 
 class Gumbel(TransformedDistribution):

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numgrad
 
 __all__ = [
-    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
-    "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-    "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
-    "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-    "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
-    "stack", "symmetric", "unit_interval",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+    "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
+    "independent", "integer_interval", "interval", "is_dependent", "less_than",
+    "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
+    "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite",
+    "real", "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
 
 

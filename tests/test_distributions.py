@@ -612,8 +612,14 @@ def test_func_transforms_and_compile_see_the_graph():
     grad = F.grad(lambda m: D.Normal(m, 2.0).log_prob(value).sum())(loc)
     close(grad, (value - loc).numpy() / 4.0)
     logits = numgrad.tensor(RNG.normal(size=(4, 3)))
-    batched = F.vmap(lambda x: D.Categorical(logits=x, validate_args=False).entropy())(logits)
+    # (argument validation works under vmap, over the whole batch, as PyTorch's does)
+    batched = F.vmap(lambda x: D.Categorical(logits=x).entropy())(logits)
     close(batched, TD.Categorical(logits=th(logits.numpy())).entropy())
+    scales = RNG.uniform(0.5, 2.0, size=4)
+    close(F.vmap(lambda s: D.Normal(0.3, s).log_prob(ng(0.5)))(ng(scales)),
+          torch.func.vmap(lambda s: TD.Normal(0.3, s).log_prob(th(0.5)))(th(scales)))
+    with pytest.raises(ValueError, match="to satisfy the constraint GreaterThan"):
+        F.vmap(lambda s: D.Normal(0.0, s).log_prob(ng(0.5)))(ng([1.0, -1.0]))
 
     @numgrad.compile
     def nll(m, s):

@@ -9,7 +9,7 @@ import numgrad
 from numgrad.tensor import Tensor
 
 from . import constraints
-from .utils import _size, lazy_property
+from .utils import _is_all_true, _size, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -51,7 +51,7 @@ class Distribution:
                                                              lazy_property):
                     continue  # (made lazily from another parameter, which is checked)
                 value = getattr(self, param)
-                if not bool(constraint.check(value).all()):
+                if not _is_all_true(constraint.check(value)):
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {repr(self)} to satisfy the "
@@ -161,7 +161,7 @@ class Distribution:
             return
         if support is None:
             raise AssertionError("support is unexpectedly None")
-        if not bool(support.check(value).all()):
+        if not _is_all_true(support.check(value)):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({repr(support)}) of the "

@@ -8,7 +8,8 @@ import numgrad
 from . import constraints
 from .distribution import Distribution
 from .bernoulli import _bce_with_logits
-from .utils import _size, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _is_all_true, _size, broadcast_all, lazy_property, logits_to_probs
+from .utils import probs_to_logits
 
 __all__ = ["Geometric"]
 
@@ -33,7 +34,7 @@ class Geometric(Distribution):
         if self._validate_args and probs is not None:
             value = self.probs
             valid = value > 0
-            if not bool(valid.all()):
+            if not _is_all_true(valid):
                 raise ValueError(
                     f"Expected parameter probs ({type(value).__name__} of shape "
                     f"{tuple(value.shape)}) of distribution {repr(self)} to be positive but "

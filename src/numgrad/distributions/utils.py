@@ -45,6 +45,17 @@ def _sum_rightmost(value, dim: int):
     return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1)
 
 
+def _is_all_true(mask) -> bool:
+    """Whether every element of the boolean tensor ``mask`` is True; inside ``vmap``, over
+    the whole batch (what argument validation needs there: it reads no single example's value
+    to branch on)."""
+    if type(mask).__name__ == "BatchedTensor":
+        from numgrad.func._vmap import innermost
+
+        mask = innermost(mask)
+    return bool(mask.all())
+
+
 def logits_to_probs(logits, is_binary: bool = False):
     """Probabilities from logits: the sigmoid of each (``is_binary``) or the softmax over the
     last dimension."""

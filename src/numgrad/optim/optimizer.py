@@ -203,6 +203,8 @@ def _cast(param: Tensor, value, key=None):
         return value
     if isinstance(value, dict):
         return {k: _cast(param, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):  # (LBFGS's history of directions)
+        return type(value)(_cast(param, v, key) for v in value)
     return copy.deepcopy(value)
 
 
@@ -226,3 +228,19 @@ def _unsupported(**flags) -> None:
             raise NotImplementedError(
                 f"{name}=True is not supported by numgrad's optimizers; leave it unset"
             )
+
+
+def _check_betas(betas) -> None:
+    """PyTorch's ValueError for a beta outside [0, 1)."""
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _lerp_(start: Tensor, end: Tensor, weight: float) -> Tensor:
+    """``start.lerp_(end, weight)`` with PyTorch's CPU formula, so that the roundings agree:
+    ``start + weight * (end - start)`` for a weight under 0.5, else
+    ``end - (end - start) * (1 - weight)``."""
+    if abs(weight) < 0.5:
+        return start.add_((end - start) * weight)
+    return start.copy_(end - (end - start) * (1 - weight))

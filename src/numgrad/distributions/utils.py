@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import numbers
 
+import numpy as np
+
 import numgrad
 from numgrad.tensor import Tensor
 
@@ -106,9 +108,7 @@ class _lazy_property_and_property(lazy_property, property):
 
 def _tril_positions(n: int, diag: int):
     """The (row, column) positions of the lower triangle below diagonal ``diag`` of an n x n
-    matrix, row by row (as NumPy lists)."""
-    import numpy as np
-
+    matrix, row by row (as NumPy arrays)."""
     rows, cols = np.tril_indices(n, k=diag)
     return rows, cols
 
@@ -128,8 +128,6 @@ def tril_matrix_to_vec(mat, diag: int = 0):
 def vec_to_tril_matrix(vec, diag: int = 0):
     """The inverse of ``tril_matrix_to_vec``: a (batch of) D x D lower-triangular matrices
     holding ``vec``'s entries row by row (zeros elsewhere)."""
-    import numpy as np
-
     m = vec.shape[-1]
     # D is the positive root of D² + (1 + 2 diag) D - |diag| (diag + 1) - 2 m = 0
     n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2

@@ -531,7 +531,7 @@ def test_rsample_through_gamma_is_differentiable_and_unbiased(name):
     """The pathwise gradient of E[f(x)] from rsample, averaged over many draws, is the exact
     gradient of the expectation (closed forms through PyTorch's mean and variance)."""
     numgrad.manual_seed(3)
-    n = 20000
+    n = 8000
     if name == "Gamma":
         p = ng([0.7, 3.0], requires_grad=True)
         make = lambda M, c: M.Gamma(c, 2.0)  # noqa: E731

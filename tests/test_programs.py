@@ -127,6 +127,8 @@ PROGRAMS = [
     # written for numgrad (issue 37) with torch.distributions, committed
     Program("distributions_vae.py"),
     Program("distributions_reinforce.py"),
+    # written for numgrad (issue 31) with the optimizers and schedulers, committed
+    Program("optim_schedules.py"),
 ]
 
 

@@ -206,6 +206,37 @@ def test_state_dict_round_trip_resumes_training(name):
         np.testing.assert_array_equal(np.concatenate([head, tail]), expected)
 
 
+def _to_numgrad(value):
+    """A PyTorch state dict with its tensors turned into numgrad tensors (what numgrad.load of
+    a torch.save file gives)."""
+    if isinstance(value, torch.Tensor):
+        return numgrad.tensor(value.numpy())
+    if isinstance(value, dict):
+        return {k: _to_numgrad(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_numgrad(v) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("name", ["adadelta", "adamax_small_beta1_weight_decay", "nadam",
+                                  "radam_decoupled_weight_decay"])
+def test_pytorchs_state_dict_resumes_in_numgrad(name):
+    """PyTorch trains 6 steps; its model and optimizer state dicts, loaded into numgrad, go on
+    for 6 more as PyTorch's do, loaded back into PyTorch."""
+    ours, theirs = _models()
+    opt_theirs = OPTIMIZERS[name](torch, theirs)
+    _train(torch, theirs, opt_theirs, steps=6)
+    ours.load_state_dict(_to_numgrad(theirs.state_dict()))
+    opt_ours = OPTIMIZERS[name](numgrad, ours)
+    saved = opt_theirs.state_dict()
+    opt_ours.load_state_dict(_to_numgrad(saved))
+    opt_theirs.load_state_dict(saved)  # (PyTorch resumed too: NAdam's mu_product to float64)
+    lo, _ = _train(numgrad, ours, opt_ours, steps=6)
+    lt, _ = _train(torch, theirs, opt_theirs, steps=6)
+    np.testing.assert_allclose(lo, lt, rtol=RTOL)
+    _compare_state(opt_ours, opt_theirs, ours.parameters(), theirs.parameters())
+
+
 def test_accepted_implementation_flags():
     """``foreach`` and ``capturable`` are accepted where PyTorch accepts them (and change
     nothing: the step count already stays beside the parameter); ``differentiable`` raises."""
@@ -362,6 +393,27 @@ def test_lbfgs_state_dict_round_trip_resumes():
     tail = [opt.step(closure).item() for _ in range(2)]
     np.testing.assert_array_equal(head + tail, expected)
     np.testing.assert_array_equal(x.detach().numpy(), x_straight.detach().numpy())
+
+
+def test_pytorchs_lbfgs_state_resumes_in_numgrad():
+    """PyTorch's L-BFGS history (lists of tensors, a float or tensor step), loaded into
+    numgrad, gives PyTorch's next steps."""
+    _, _, x_theirs, opt_theirs = _lbfgs_run(torch, "rosenbrock", {"history_size": 5}, steps=2)
+    x = numgrad.nn.Parameter(numgrad.tensor(x_theirs.detach().numpy()))
+    opt = numgrad.optim.LBFGS([x], history_size=5)
+    opt.load_state_dict(_to_numgrad(opt_theirs.state_dict()))
+    assert len(opt.state[x]["old_dirs"]) == len(opt_theirs.state[x_theirs]["old_dirs"])
+    results = []
+    for lib, param, optimizer in ((numgrad, x, opt), (torch, x_theirs, opt_theirs)):
+        def closure():
+            optimizer.zero_grad()
+            loss = _rosenbrock(param)
+            loss.backward()
+            return loss
+
+        results.append([optimizer.step(closure).item() for _ in range(3)])
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-8)
+    np.testing.assert_allclose(x.detach().numpy(), x_theirs.detach().numpy(), rtol=1e-8)
 
 
 def test_lbfgs_stops_at_an_optimum_and_returns_the_first_loss():

@@ -5,6 +5,7 @@ the same initial weights, data and options give the same losses, weights and opt
 learning rates (and momenta, for OneCycleLR) epoch by epoch; plus state_dict round trips,
 PyTorch's error messages and reprs, and numgrad.compile of the new optimizers' steps."""
 import copy
+import inspect
 import math
 import warnings
 
@@ -796,3 +797,24 @@ def test_names_are_exported():
         assert issubclass(getattr(numgrad.optim.lr_scheduler, name),
                           numgrad.optim.lr_scheduler.LRScheduler)
     assert math.isinf(numgrad.optim.lr_scheduler.ReduceLROnPlateau(_sgd(numgrad)).best)
+
+
+@pytest.mark.parametrize("path", ["Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
+                                  "lr_scheduler.ReduceLROnPlateau", "lr_scheduler.OneCycleLR",
+                                  "lr_scheduler.SequentialLR", "lr_scheduler.ChainedScheduler",
+                                  "lr_scheduler.CosineAnnealingWarmRestarts"])
+def test_signatures_match_pytorch(path):
+    """The same parameter names, kinds (positional or keyword-only) and defaults, for the
+    constructor and ``step``."""
+    def resolve(lib):
+        obj = lib.optim
+        for part in path.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    def params(fn):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    ours, theirs = resolve(numgrad), resolve(torch)
+    assert params(ours) == params(theirs)
+    assert [p[:2] for p in params(ours.step)] == [p[:2] for p in params(theirs.step)]

@@ -620,6 +620,14 @@ def test_func_transforms_and_compile_see_the_graph():
           torch.func.vmap(lambda s: TD.Normal(0.3, s).log_prob(th(0.5)))(th(scales)))
     with pytest.raises(ValueError, match="to satisfy the constraint GreaterThan"):
         F.vmap(lambda s: D.Normal(0.0, s).log_prob(ng(0.5)))(ng([1.0, -1.0]))
+    # rsample under vmap: PyTorch's randomness rules for its in-place fill of fresh noise
+    draw = lambda m: D.Normal(m, 1.0).rsample((2,))  # noqa: E731
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        F.vmap(draw)(ng([0.0, 10.0]))
+    with pytest.raises(RuntimeError, match="Cannot ask for different inplace randomness"):
+        F.vmap(draw, randomness="different")(ng([0.0, 10.0]))
+    same = F.vmap(draw, randomness="same")(ng([0.0, 10.0]))
+    close(same[1] - same[0], np.full(2, 10.0))
 
     @numgrad.compile
     def nll(m, s):

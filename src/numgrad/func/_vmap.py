@@ -1714,6 +1714,13 @@ def _run(func, out_dims, randomness, leaves, spec, dims, size, kwargs):
 
 # Random factories (no tensor argument, so no BatchedTensor to dispatch on): a mode sees them.
 _RANDOM_FACTORIES = frozenset(("rand", "randn", "randint", "randperm", "normal"))
+# In-place random fills of a tensor made inside the function (unbatched: no BatchedTensor to
+# dispatch on either; a batched one's fill is _vmap_more's rule)
+_RANDOM_FILLS = frozenset(("uniform_", "normal_", "bernoulli_", "random_", "exponential_",
+                           "geometric_", "log_normal_", "cauchy_"))
+_UNBATCHED_FILL = ("vmap: Cannot ask for different inplace randomness on an unbatched tensor. "
+                   "This will appear like same randomness. If this is necessary for your usage, "
+                   "please file an issue with functorch.")
 
 
 class _RandomnessMode(TorchFunctionMode):
@@ -1727,13 +1734,23 @@ class _RandomnessMode(TorchFunctionMode):
         if _FACTORIES[0] is None:  # (only these reach it: overrides._modes_pass)
             import numgrad
 
-            _FACTORIES[0] = frozenset(overrides._unwrapped(getattr(numgrad, n))
-                                      for n in _RANDOM_FACTORIES)
+            _FACTORIES[0] = frozenset(
+                [overrides._unwrapped(getattr(numgrad, n)) for n in _RANDOM_FACTORIES]
+                + [overrides._unwrapped(getattr(numgrad.Tensor, n)) for n in _RANDOM_FILLS])
         self._numgrad_overrides = _FACTORIES[0]
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if types or _name(func) not in _RANDOM_FACTORIES:
+        name = _name(func)
+        if not types and name in _RANDOM_FILLS and args and type(args[0]) is not BatchedTensor:
+            # (PyTorch's rules: 'error' refuses, 'different' cannot differ per example on a
+            # tensor without the batch, 'same' fills it once)
+            if self.level.randomness == "error":
+                raise RuntimeError(RANDOMNESS_ERROR)
+            if self.level.randomness == "different":
+                raise RuntimeError(_UNBATCHED_FILL)
+            return func(*args, **kwargs)
+        if types or name not in _RANDOM_FACTORIES:
             return func(*args, **kwargs)
         return _random_factory(func, self.level, args, kwargs)
 

@@ -1120,6 +1120,15 @@ def test_the_api_surface_is_pytorchs():
             theirs, "__all__") else []
         assert missing == [], (ours.__name__, missing)
     assert D.utils.euler_constant == TD.utils.euler_constant
+    # and PyTorch's module paths: from torch.distributions.one_hot_categorical import ...
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(TD.__path__):
+        ours = importlib.import_module(f"numgrad.distributions.{info.name}")
+        theirs = importlib.import_module(f"torch.distributions.{info.name}")
+        assert [n for n in getattr(theirs, "__all__", []) if not hasattr(ours, n)] == [], \
+            info.name
     for name in ("Distribution", "ExponentialFamily", "TransformedDistribution"):
         assert hasattr(D, name)
 

@@ -1,5 +1,4 @@
-"""The categorical distribution (an index drawn from ``probs`` over the last dimension), and
-the one-hot categorical (the same draw as a one-hot vector)."""
+"""The categorical distribution: an index drawn from ``probs`` over the last dimension."""
 from __future__ import annotations
 
 import numgrad
@@ -8,7 +7,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import _size, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
+__all__ = ["Categorical"]
 
 
 class Categorical(Distribution):
@@ -114,96 +113,3 @@ class Categorical(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
-
-
-class OneHotCategorical(Distribution):
-    """Categorical(probs) with its draws as one-hot vectors of length K (the event)."""
-
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(
-        constraints.real, 1)}
-    support = constraints.one_hot
-    has_enumerate_support = True
-
-    def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = _size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape,
-                                               validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def mean(self):
-        return self._categorical.probs
-
-    @property
-    def mode(self):
-        probs = self._categorical.probs
-        mode = probs.argmax(-1)
-        return numgrad.nn.functional.one_hot(mode, num_classes=probs.shape[-1]).to(probs.dtype)
-
-    @property
-    def variance(self):
-        return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    def sample(self, sample_shape=()):
-        sample_shape = _size(sample_shape)
-        probs = self._categorical.probs
-        num_events = self._categorical._num_events
-        indices = self._categorical.sample(sample_shape)
-        return numgrad.nn.functional.one_hot(indices, num_events).to(probs.dtype)
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        indices = value.max(-1)[1]
-        return self._categorical.log_prob(indices)
-
-    def entropy(self):
-        return self._categorical.entropy()
-
-    def enumerate_support(self, expand: bool = True):
-        n = self.event_shape[0]
-        values = numgrad.eye(n, dtype=self._param.dtype, device=self._param.device)
-        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
-        if expand:
-            values = values.expand((n,) + tuple(self.batch_shape) + (n,))
-        return values
-
-
-class OneHotCategoricalStraightThrough(OneHotCategorical):
-    """OneHotCategorical whose ``rsample`` passes gradients straight through the draw (the
-    one-hot draw plus probs minus probs detached: Bengio et al., 2013)."""
-
-    has_rsample = True
-
-    def rsample(self, sample_shape=()):
-        samples = self.sample(sample_shape)
-        probs = self._categorical.probs
-        return samples + (probs - probs.detach())

@@ -1,4 +1,4 @@
-"""The gamma distribution, and the chi-squared distribution (a gamma with rate 1/2)."""
+"""The gamma distribution."""
 from __future__ import annotations
 
 from numbers import Number
@@ -10,7 +10,7 @@ from ._sampling import standard_gamma
 from .exp_family import ExponentialFamily
 from .utils import _size, broadcast_all
 
-__all__ = ["Chi2", "Gamma"]
+__all__ = ["Gamma"]
 
 
 class Gamma(ExponentialFamily):
@@ -82,20 +82,3 @@ class Gamma(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return numgrad.special.gammainc(self.concentration, self.rate * value)
-
-
-class Chi2(Gamma):
-    """Chi-squared with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
-
-    arg_constraints = {"df": constraints.positive}
-
-    def __init__(self, df, validate_args=None):
-        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)
-
-    @property
-    def df(self):
-        return self.concentration * 2

@@ -1,4 +1,5 @@
-"""The half-normal and half-Cauchy distributions: |X| for a centred normal or Cauchy X."""
+"""The half-normal distribution: |X| for a centred normal X (and the folding both it and the
+half-Cauchy share)."""
 from __future__ import annotations
 
 import math
@@ -6,12 +7,11 @@ import math
 import numgrad
 
 from . import constraints
-from .cauchy import Cauchy
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
-__all__ = ["HalfCauchy", "HalfNormal"]
+__all__ = ["HalfNormal"]
 
 
 class _Folded(TransformedDistribution):
@@ -66,24 +66,3 @@ class HalfNormal(_Folded):
     @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-
-class HalfCauchy(_Folded):
-    """|X| for X ~ Cauchy(0, scale)."""
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def mean(self):
-        return numgrad.full(self._extended_shape(), math.inf, dtype=self.scale.dtype,
-                            device=self.scale.device)
-
-    @property
-    def variance(self):
-        return self.base_dist.variance

@@ -10,16 +10,17 @@ import numgrad
 
 from .bernoulli import Bernoulli
 from .binomial import Binomial
-from .categorical import Categorical, OneHotCategorical
+from .beta import Beta
+from .categorical import Categorical
 from .continuous_bernoulli import ContinuousBernoulli
 from .cauchy import Cauchy
-from .dirichlet import Beta, Dirichlet
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
-from .gumbel import _EULER, Gumbel
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
@@ -28,11 +29,12 @@ from .lowrank_multivariate_normal import (
 )
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
 from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, euler_constant as _EULER
 
 __all__ = ["kl_divergence", "register_kl"]
 

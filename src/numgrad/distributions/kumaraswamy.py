@@ -6,11 +6,10 @@ import math
 import numgrad
 
 from . import constraints
-from .gumbel import _EULER
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
-from .utils import broadcast_all
+from .utils import broadcast_all, euler_constant as _EULER
 
 __all__ = ["Kumaraswamy"]
 

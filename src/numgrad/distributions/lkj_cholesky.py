@@ -6,7 +6,7 @@ import math
 import numgrad
 
 from . import constraints
-from .dirichlet import Beta
+from .beta import Beta
 from .distribution import Distribution
 from .utils import _size, broadcast_all
 

@@ -1,16 +1,13 @@
-"""The Pareto (type I) and Weibull distributions: transformed exponentials."""
+"""The Pareto (type I) distribution: a scaled exponential of an exponential."""
 from __future__ import annotations
-
-import numgrad
 
 from . import constraints
 from .exponential import Exponential
-from .gumbel import _EULER
 from .transformed_distribution import TransformedDistribution
-from .transforms import AffineTransform, ExpTransform, PowerTransform
+from .transforms import AffineTransform, ExpTransform
 from .utils import broadcast_all
 
-__all__ = ["Pareto", "Weibull"]
+__all__ = ["Pareto"]
 
 
 class Pareto(TransformedDistribution):
@@ -50,49 +47,3 @@ class Pareto(TransformedDistribution):
 
     def entropy(self):
         return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
-
-
-class Weibull(TransformedDistribution):
-    """Weibull(scale, concentration): scale · E^(1/concentration), E ~ Exponential(1)."""
-
-    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
-    support = constraints.positive
-
-    def __init__(self, scale, concentration, validate_args=None):
-        self.scale, self.concentration = broadcast_all(scale, concentration)
-        self.concentration_reciprocal = self.concentration.reciprocal()
-        base_dist = Exponential(numgrad.ones_like(self.scale), validate_args=validate_args)
-        transforms = [PowerTransform(exponent=self.concentration_reciprocal),
-                      AffineTransform(loc=0, scale=self.scale)]
-        super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Weibull, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.concentration_reciprocal = new.concentration.reciprocal()
-        base_dist = self.base_dist.expand(batch_shape)
-        transforms = [PowerTransform(exponent=new.concentration_reciprocal),
-                      AffineTransform(loc=0, scale=new.scale)]
-        super(Weibull, new).__init__(base_dist, transforms, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def mean(self):
-        return self.scale * numgrad.exp(numgrad.lgamma(1 + self.concentration_reciprocal))
-
-    @property
-    def mode(self):
-        return (self.scale * ((self.concentration - 1) / self.concentration)
-                ** self.concentration.reciprocal())
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (
-            numgrad.exp(numgrad.lgamma(1 + 2 * self.concentration_reciprocal))
-            - numgrad.exp(2 * numgrad.lgamma(1 + self.concentration_reciprocal)))
-
-    def entropy(self):
-        return (_EULER * (1 - self.concentration_reciprocal)
-                + numgrad.log(self.scale * self.concentration_reciprocal) + 1)

@@ -7,7 +7,7 @@ import numgrad
 
 from . import constraints
 from .distribution import Distribution
-from .gamma import Chi2
+from .chi2 import Chi2
 from .utils import _size, _standard_normal, broadcast_all
 
 __all__ = ["StudentT"]

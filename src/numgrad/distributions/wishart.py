@@ -9,7 +9,7 @@ import numgrad
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import Chi2
+from .chi2 import Chi2
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import _size, lazy_property, vec_to_tril_matrix
 

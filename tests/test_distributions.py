@@ -628,6 +628,20 @@ def test_func_transforms_and_compile_see_the_graph():
         F.vmap(draw, randomness="different")(ng([0.0, 10.0]))
     same = F.vmap(draw, randomness="same")(ng([0.0, 10.0]))
     close(same[1] - same[0], np.full(2, 10.0))
+    # the rejection samplers under vmap (randomness="different"), as PyTorch's gamma sampler
+    numgrad.manual_seed(6)
+    rates = ng([1.0, 30.0, 400.0])
+    gammas = F.vmap(lambda a: D.Gamma(a, 1.0).rsample((2000,)), randomness="different")(rates)
+    assert tuple(gammas.shape) == (3, 2000)
+    np.testing.assert_allclose(gammas.numpy().mean(1), rates.numpy(), rtol=0.08)
+    counts = F.vmap(lambda r: D.Poisson(r).sample((2000,)), randomness="different")(rates)
+    np.testing.assert_allclose(counts.numpy().mean(1), rates.numpy(), rtol=0.08)
+    draws = F.vmap(lambda p: D.Binomial(ng(50.0), p).sample((2000,)),
+                   randomness="different")(ng([0.1, 0.5, 0.9]))
+    np.testing.assert_allclose(draws.numpy().mean(1), [5.0, 25.0, 45.0], rtol=0.05)
+    close(F.vmap(lambda p: D.Binomial(ng(50.0), p).log_prob(ng(3.0)))(ng([0.1, 0.5, 0.9])),
+          torch.func.vmap(lambda p: TD.Binomial(th(50.0), p).log_prob(th(3.0)))(
+              th([0.1, 0.5, 0.9])))
 
     @numgrad.compile
     def nll(m, s):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numgrad
 from numgrad.autograd import Function
 
+from .utils import _is_any_true
+
 __all__ = ["standard_gamma", "standard_gamma_grad", "poisson", "binomial"]
 
 
@@ -28,7 +30,7 @@ def _gamma_draw(alpha):
     c = 1.0 / (9.0 * d).sqrt()
     out = numgrad.zeros_like(a)
     pending = numgrad.ones_like(a, dtype=numgrad.bool)
-    while bool(pending.any()):
+    while _is_any_true(pending):
         x = _randn(a)
         v = (1 + c * x) ** 3
         u = _rand(a)
@@ -37,7 +39,7 @@ def _gamma_draw(alpha):
         accept = pending & ok & (u.log() < 0.5 * x * x + d - d * v + d * log_v)
         out = numgrad.where(accept, d * v, out)
         pending = pending & ~accept
-    if bool(small.any()):
+    if _is_any_true(small):
         u = _rand(a)
         out = numgrad.where(small, out * u.pow(1.0 / a), out)
     out = out.to(alpha.dtype)
@@ -60,7 +62,7 @@ def standard_gamma_grad(alpha, x):
         dp_da = numgrad.zeros_like(a)
         for mask, fn, sign in ((lower, numgrad.special.gammainc, 1.0),
                                (~lower, numgrad.special.gammaincc, -1.0)):
-            if bool(mask.any()):
+            if _is_any_true(mask):
                 am, xm, hm = a[mask], xx[mask], h[mask]
                 dp_da[mask] = sign * (fn(am + hm, xm) - fn(am - hm, xm)) / (2 * hm)
         log_density = (a - 1) * xx.log() - xx - numgrad.lgamma(a)
@@ -99,19 +101,19 @@ def poisson(rate):
         lam = rate.detach().to(numgrad.float64)
         out = numgrad.zeros_like(lam)
         small = lam < 10
-        if bool(small.any()):
+        if _is_any_true(small):
             limit = (-numgrad.where(small, lam, numgrad.zeros_like(lam))).exp()
             prod = numgrad.ones_like(lam)
             pending = small.clone()
             count = numgrad.zeros_like(lam)
-            while bool(pending.any()):
+            while _is_any_true(pending):
                 prod = prod * _rand(lam)
                 stop = pending & (prod <= limit)
                 pending = pending & ~stop
                 count = numgrad.where(pending, count + 1, count)
             out = numgrad.where(small, count, out)
         big = ~small
-        if bool(big.any()):
+        if _is_any_true(big):
             lam_b = numgrad.where(big, lam, numgrad.full_like(lam, 10.0))
             slam = lam_b.sqrt()
             loglam = lam_b.log()
@@ -120,7 +122,7 @@ def poisson(rate):
             inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
             vr = 0.9277 - 3.6224 / (b - 2)
             pending = big.clone()
-            while bool(pending.any()):
+            while _is_any_true(pending):
                 u = _rand(lam) - 0.5
                 v = _rand(lam)
                 us = 0.5 - u.abs()
@@ -148,7 +150,7 @@ def binomial(count, prob):
         q = 1 - p
         out = numgrad.zeros_like(p)
         small = n * p < 10
-        if bool(small.any()):
+        if _is_any_true(small):
             # inversion: walk k up while the running cdf stays below a uniform
             pmf = numgrad.where(small, q.pow(n), numgrad.ones_like(q))
             cdf = pmf.clone()
@@ -156,14 +158,14 @@ def binomial(count, prob):
             k = numgrad.zeros_like(p)
             pending = small & (u > cdf) & (p > 0)
             ratio = p / numgrad.where(q > 0, q, numgrad.ones_like(q))
-            while bool(pending.any()):
+            while _is_any_true(pending):
                 pmf = pmf * (n - k) / (k + 1) * ratio
                 k = numgrad.where(pending, k + 1, k)
                 cdf = cdf + pmf
                 pending = pending & (u > cdf) & (k < n)
             out = numgrad.where(small, numgrad.minimum(k, n), out)
         big = ~small
-        if bool(big.any()):
+        if _is_any_true(big):
             nb = numgrad.where(big, n, numgrad.full_like(n, 100.0))
             pb = numgrad.where(big, p, numgrad.full_like(p, 0.5))
             qb = 1 - pb
@@ -177,7 +179,7 @@ def binomial(count, prob):
             lpq = (pb / qb).log()
             h = numgrad.lgamma(m + 1) + numgrad.lgamma(nb - m + 1)
             pending = big.clone()
-            while bool(pending.any()):
+            while _is_any_true(pending):
                 u = _rand(p) - 0.5
                 v = _rand(p)
                 us = 0.5 - u.abs()

@@ -47,15 +47,26 @@ def _sum_rightmost(value, dim: int):
     return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1)
 
 
+def _physical(mask):
+    """``mask`` itself, or inside ``vmap`` the whole batch's values (its physical tensor)."""
+    if type(mask).__name__ == "BatchedTensor":
+        from numgrad.func._vmap import innermost
+
+        return innermost(mask)
+    return mask
+
+
 def _is_all_true(mask) -> bool:
     """Whether every element of the boolean tensor ``mask`` is True; inside ``vmap``, over
     the whole batch (what argument validation needs there: it reads no single example's value
     to branch on)."""
-    if type(mask).__name__ == "BatchedTensor":
-        from numgrad.func._vmap import innermost
+    return bool(_physical(mask).all())
 
-        mask = innermost(mask)
-    return bool(mask.all())
+
+def _is_any_true(mask) -> bool:
+    """Whether some element of ``mask`` is True, over the whole batch inside ``vmap`` (the
+    samplers' rejection loops run until every example of every batch entry is accepted)."""
+    return bool(_physical(mask).any())
 
 
 def logits_to_probs(logits, is_binary: bool = False):

@@ -7,7 +7,7 @@ import numgrad
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _size, broadcast_all, lazy_property
+from .utils import _is_all_true, _size, broadcast_all, lazy_property
 
 __all__ = ["VonMises"]
 
@@ -62,7 +62,7 @@ class VonMises(Distribution):
             loc, kappa, r = self._loc, self._concentration, self._proposal_r
             x = numgrad.zeros(shape, dtype=numgrad.float64, device=self.loc.device)
             done = numgrad.zeros(shape, dtype=numgrad.bool, device=self.loc.device)
-            while not bool(done.all()):
+            while not _is_all_true(done):
                 u1, u2, u3 = numgrad.rand((3,) + shape, dtype=numgrad.float64,
                                           device=self.loc.device).unbind()
                 z = numgrad.cos(math.pi * u1)

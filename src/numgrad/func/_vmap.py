@@ -503,6 +503,14 @@ def _to(func, lvl, args, kwargs):
     return _pointwise(func, lvl, args, kwargs)
 
 
+@_rule("type_as")
+def _type_as(func, lvl, args, kwargs):
+    """``x.type_as(other)``: ``x`` in ``other``'s dtype, batched as ``x`` is (``other`` gives
+    only its dtype: an unbatched ``x`` stays unbatched, as PyTorch's)."""
+    other = args[1] if len(args) > 1 else kwargs["other"]
+    return args[0].to(other.dtype)
+
+
 @_rule("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor")
 def _new(func, lvl, args, kwargs):
     """A new tensor of the given size: unbatched, as PyTorch's."""

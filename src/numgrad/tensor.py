@@ -397,11 +397,25 @@ class Tensor(_Methods):
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
-            return self.grad_fn.register_prehook(hook)
+            return self.grad_fn._tensor_prehook(hook)
         if self._hooks is None:
             self._hooks = {}
         handle = RemovableHandle(self._hooks)
         self._hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """Registers ``hook(tensor)`` on a leaf, called after backward has accumulated its
+        gradient into ``.grad`` (not by ``autograd.grad``, which accumulates nothing)."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .autograd.engine import post_accumulate_hooks
+
+        hooks = post_accumulate_hooks(self)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
         return handle
 
     def _grad_accumulator(self) -> AccumulateGrad:

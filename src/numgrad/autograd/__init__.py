@@ -154,6 +154,7 @@ from .function import Function  # noqa: E402,F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
 from .variable import Variable  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
+from . import graph  # noqa: E402,F401  (graph.Node, saved-tensor hooks)
 
 __all__ = [
     "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad",

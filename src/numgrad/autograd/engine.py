@@ -245,6 +245,8 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                         acc and node.variable._hooks):
                     grad = _run_pre_hooks(node, grad, writes, foreign)
                 if acc:
+                    if node._pre_hooks is not None and node._pre_hooks.post:
+                        _run_post_hooks(node, (), grad, foreign)
                     if capture is not None:
                         if node in capture:
                             capture[node] = grad
@@ -260,6 +262,8 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                     in_grads = _apply_anomaly(node, grad)
                 else:
                     in_grads = node.apply(grad)
+                if node._pre_hooks is not None and node._pre_hooks.post and in_grads is not None:
+                    in_grads = _run_post_hooks(node, in_grads, grad, foreign)
                 if not retain_graph:
                     node.release()
             # The gradients checked and handed to the children (``_propagate``, inline).
@@ -346,9 +350,53 @@ def _check_hook_result(hook, original, result):
         raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
+def _run_post_hooks(node, in_grads, grad, foreign):
+    """The hooks of ``Node.register_hook``, in order: ``hook(grad_inputs, grad_outputs)`` with
+    the gradients of the node's inputs, checked and reduced to the inputs' shapes (as PyTorch
+    validates them before its post hooks), and those of its outputs; a tuple returned replaces
+    the gradients of the inputs."""
+    dispatch.graph_break("a node hook (Python code that runs in the backward)")
+    edges = node.next_functions
+    if len(in_grads) < len(edges):
+        error = _wrong_count(node, in_grads)
+        if error is not None:
+            raise error
+    grads = []
+    shapes, dtypes = node.input_shapes, node.input_dtypes
+    for i, g in enumerate(in_grads):
+        if g is not None:
+            g = _private(g)
+            if shapes is not None and i < len(shapes) and shapes[i] is not None and (
+                    g._data.shape != shapes[i] or g._data.dtype != dtypes[i]):
+                g = _fit(node, i, g, shapes[i], dtypes[i])
+            foreign.add(id(g))
+            foreign.add(id(g._data))
+        grads.append(g)
+    grads = tuple(grads) + (None,) * (len(edges) - len(grads))
+    outputs = tuple(grad) if isinstance(grad, list) else (grad,)
+    for hook in tuple(node._pre_hooks.post.values()):
+        result = hook(grads, outputs)
+        if result is not None:
+            result = tuple(result)
+            if len(result) != len(grads):
+                name = getattr(hook, "__name__", type(hook).__name__)
+                raise RuntimeError(
+                    f"hook '{name}' has returned an incorrect number of values (got "
+                    f"{len(result)}, but expected {len(grads)})"
+                )
+            for g in result:
+                if g is not None:
+                    foreign.add(id(g))
+                    foreign.add(id(g._data))
+            grads = result
+    return grads
+
+
 def _run_pre_hooks(node, grad, writes, foreign):
     if type(node) is AccumulateGrad:
         hooks = node.variable._hooks
+        if node._pre_hooks:  # (``register_prehook`` on the leaf's node: after the tensor's)
+            hooks = {**(hooks or {}), **node._pre_hooks}
     else:
         hooks = node._pre_hooks
     if hooks or node._retained is not None:  # (their Python runs at each backward)
@@ -470,3 +518,35 @@ def accumulate(writes, create_graph: bool, foreign=None) -> None:
                 tensor._grad = tensor._grad + grad
             else:
                 tensor._grad._add_inplace_data(grad._data, True)  # (checked above)
+    if POST_ACCUMULATE:
+        _run_post_accumulate(writes)
+
+
+# The hooks of ``Tensor.register_post_accumulate_grad_hook``: id(leaf) -> (weak reference to
+# the leaf, {handle id: hook}); an entry goes with its leaf.
+POST_ACCUMULATE: dict = {}
+
+
+def post_accumulate_hooks(leaf) -> dict:
+    """The dict of post-accumulate-grad hooks of ``leaf``, made on first use."""
+    import weakref
+
+    key = id(leaf)
+    entry = POST_ACCUMULATE.get(key)
+    if entry is None or entry[0]() is not leaf:
+        entry = POST_ACCUMULATE[key] = (
+            weakref.ref(leaf, lambda _, key=key: POST_ACCUMULATE.pop(key, None)), {})
+    return entry[1]
+
+
+def _run_post_accumulate(writes) -> None:
+    """Each leaf written with its post-accumulate-grad hooks, ``hook(leaf)``, after its
+    ``.grad`` holds the new sum (outside the lock: a hook may step an optimizer)."""
+    done = set()
+    for tensor, _ in writes:
+        entry = POST_ACCUMULATE.get(id(tensor))
+        if entry is None or entry[0]() is not tensor or id(tensor) in done:
+            continue
+        done.add(id(tensor))
+        for hook in tuple(entry[1].values()):
+            hook(tensor)

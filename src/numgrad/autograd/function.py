@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 from ..dispatch import note_created
-from . import anomaly_mode, grad_mode
+from . import anomaly_mode, grad_mode, graph
 from .engine import _expandable, _private
 from .node import _FREED, Node, OpNode, SavedTensor
 
@@ -405,6 +405,9 @@ def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
     to_save = ctx.__dict__.pop("to_save", ())  # not kept: an output there would form a cycle
     ctx._saved_outputs = tuple(None if t is None else index.get(id(t)) for t in to_save)
     ctx._saved = tuple(None if t is None else SavedTensor(t, id(t) in index) for t in to_save)
+    if ctx._saved and graph._open:  # (saved-tensor hooks open: the tensors packed)
+        ctx._saved = tuple(s if s is None else graph.pack_all((s,), ctx._output_node(k))[0]
+                           for s, k in zip(ctx._saved, ctx._saved_outputs))
     if anomaly_mode.state.enabled:
         anomaly_mode.record(ctx)
     return tuple(outs) if is_tuple else outs[0]

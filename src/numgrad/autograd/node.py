@@ -79,6 +79,8 @@ class SavedTensor:
     def check_version(self, node=None) -> None:
         if self.counter.value == self.version:
             return
+        if type(self.counter) is Packed:  # (packed by hooks: PyTorch tracks no version then)
+            return
         t = self.tensor
         data = t._data if t is not None else self.data
         kind = torch_name(data.dtype)
@@ -93,6 +95,8 @@ class SavedTensor:
 
     def unpack(self, node):
         if self.counter.value != self.version:
+            if type(self.counter) is Packed:  # (packed by saved-tensor hooks: never equal)
+                return self.counter.unpack(node)
             self.check_version(node)
         if self.tensor is not None:
             return self.tensor
@@ -105,6 +109,73 @@ class SavedTensor:
         out._grad = out._hooks = out._accumulator = out._base = None
         out._version_counter = self.counter
         return out
+
+
+class Packed:
+    """What a ``SavedTensor`` packed by saved-tensor hooks (``autograd.graph.saved_tensors_hooks``,
+    ``register_hooks`` of ``grad_fn._raw_saved_<name>``) keeps, in its ``counter`` slot: the pack
+    hook's result and the unpack hook, and the autograd metadata the unpacked tensor gets (as
+    PyTorch's ``SavedVariable`` with hooks). Its ``value`` never equals a version, so every
+    access to the saved value goes through ``SavedTensor.unpack``'s slow branch, here, and the
+    fast paths that read an unwritten input need no test of their own. As in PyTorch, no version
+    is tracked through hooks."""
+
+    __slots__ = ("value", "packed", "unpack_hook", "is_output", "requires_grad", "grad_fn",
+                 "accumulator")
+
+    def __init__(self, tensor, is_output: bool, pack_hook, unpack_hook):
+        self.value = None
+        self.is_output = is_output
+        self.requires_grad = tensor._requires_grad
+        self.grad_fn = None if is_output else tensor.grad_fn
+        self.accumulator = tensor._grad_accumulator() if (
+            tensor._requires_grad and self.grad_fn is None and not is_output) else None
+        self.unpack_hook = unpack_hook
+        from .grad_mode import no_grad
+
+        counter = tensor._version_counter
+        before = counter.value
+        with no_grad():
+            self.packed = pack_hook(tensor)
+        if counter.value != before:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook cannot be modified by in-place operations as this can lead to "
+                "unexpected side-effects. Please open an issue if you need to perform in-place "
+                "operations on the input to a pack hook."
+            )
+
+    def unpack(self, node):
+        from ..tensor import Tensor
+
+        data = self.unpack_hook(self.packed)
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                f"type {type(data).__name__}"
+            )
+        out = _new_tensor()
+        out._data = data._data
+        out._grad = out._hooks = out._accumulator = out._base = None
+        out._version_counter = data._version_counter
+        fn = node if self.is_output else self.grad_fn
+        out._requires_grad = self.requires_grad
+        out._grad_fn = fn if self.requires_grad else None
+        if self.accumulator is not None:  # (a leaf's copy accumulates into the leaf)
+            import weakref
+
+            out._accumulator = weakref.ref(self.accumulator)
+        return out
+
+
+def packed(tensor, is_output: bool, pack_hook, unpack_hook) -> SavedTensor:
+    """A ``SavedTensor`` of ``tensor`` packed by ``pack_hook``."""
+    s = SavedTensor.__new__(SavedTensor)
+    s.tensor = s.data = None
+    s.requires_grad = tensor._requires_grad
+    s.counter = Packed(tensor, is_output, pack_hook, unpack_hook)
+    s.version = 0
+    return s
 
 
 def _new_tensor():
@@ -120,13 +191,53 @@ def _new_tensor():
     return _new_tensor()
 
 
+class _NodeHooks(dict):
+    """A node's ``_pre_hooks``: {handle id: hook(grad)} run in order on the gradient of its
+    output before it runs (tensor hooks, and ``register_prehook``'s hooks adapted), and in
+    ``post`` the hooks ``register_hook`` added, run on its result. A node with none keeps None
+    there, and the engine runs it on its fast path."""
+
+    __slots__ = ("post",)
+
+    def __init__(self):
+        super().__init__()
+        self.post = {}
+
+
+class _Prehook:
+    """PyTorch's node pre-hook, ``hook(grad_outputs) -> tuple or None``, as a hook on the one
+    gradient the engine hands the node."""
+
+    __slots__ = ("hook", "__name__")
+
+    def __init__(self, hook):
+        self.hook = hook
+        self.__name__ = getattr(hook, "__name__", type(hook).__name__)
+
+    def __call__(self, grad):
+        several = isinstance(grad, list)
+        result = self.hook(tuple(grad) if several else (grad,))
+        if result is None:
+            return None
+        result = tuple(result)
+        expected = len(grad) if several else 1
+        if len(result) != expected:
+            raise RuntimeError(
+                f"hook '{self.__name__}' has returned an incorrect number of values (got "
+                f"{len(result)}, but expected {expected})"
+            )
+        return list(result) if several else result[0]
+
+
 class Node:
     """A backward function. ``name()`` is PyTorch's (``MulBackward0``).
 
-    ``_anomaly`` is set only on nodes recorded in anomaly mode (``anomaly_mode.record``).
+    ``_anomaly`` is set only on nodes recorded in anomaly mode (``anomaly_mode.record``);
+    ``_metadata`` on those whose ``metadata`` was asked for.
     """
 
-    __slots__ = ("next_functions", "_pre_hooks", "_retained", "_anomaly", "__weakref__")
+    __slots__ = ("next_functions", "_pre_hooks", "_retained", "_anomaly", "_metadata",
+                 "__weakref__")
     _num_outputs = 1  # a node with several outputs gets one gradient each (a list) in apply
     # What the engine checks each input's gradient against (None: nothing; OpNode and custom
     # Functions' nodes set them per node).
@@ -148,13 +259,43 @@ class Node:
         """The gradients of the inputs, one per edge in ``next_functions`` (None where unused)."""
         raise NotImplementedError
 
-    def register_prehook(self, hook) -> RemovableHandle:
-        """A hook run on the gradient of this node's output before the node runs."""
+    def _hooks(self) -> _NodeHooks:
         if self._pre_hooks is None:
-            self._pre_hooks = {}
-        handle = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[handle.id] = hook
+            self._pre_hooks = _NodeHooks()
+        return self._pre_hooks
+
+    def _tensor_prehook(self, hook) -> RemovableHandle:
+        """``hook(grad)`` run on the gradient of this node's output before the node runs (what
+        ``Tensor.register_hook`` adds to the node of a non-leaf)."""
+        hooks = self._hooks()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
         return handle
+
+    def register_prehook(self, hook) -> RemovableHandle:
+        """PyTorch's ``Node.register_prehook``: ``hook(grad_outputs) -> tuple of Tensor or
+        None``, run before the node with the gradients of its outputs; a tuple returned replaces
+        them."""
+        return self._tensor_prehook(_Prehook(hook))
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """PyTorch's ``Node.register_hook``: ``hook(grad_inputs, grad_outputs) -> tuple of
+        Tensor or None``, run after the node with the gradients it computed for its inputs and
+        those of its outputs it was given; a tuple returned replaces the gradients of the
+        inputs."""
+        post = self._hooks().post
+        handle = RemovableHandle(post)
+        post[handle.id] = hook
+        return handle
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of whatever user code keeps on this node (empty at first), as PyTorch's."""
+        try:
+            return self._metadata
+        except AttributeError:
+            self._metadata = {}
+            return self._metadata
 
     # The engine asks these; nodes that save nothing can always run again.
     def released(self) -> bool:
@@ -225,3 +366,18 @@ class OpNode(Node):
 
     def apply(self, grad):
         return self.op.backward(self, grad)
+
+    def __getattr__(self, name):
+        """``_saved_<name>`` and ``_raw_saved_<name>``: what the node saved, under PyTorch's
+        names (``autograd.graph.saved_attribute``). Only reached for attributes not found
+        otherwise, so it costs the ops nothing."""
+        if name.startswith("_saved_") or name.startswith("_raw_saved_"):
+            from .graph import saved_attribute
+
+            return saved_attribute(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        from .graph import saved_names
+
+        return sorted(set(super().__dir__()) | set(saved_names(self)))

@@ -287,3 +287,19 @@ def _record(op, inputs, result, params) -> Tensor:
         anomaly_mode.record(node)
     result._grad_fn = node  # (a fresh result: not a view yet, so no version to note)
     return result
+
+
+_record_plain = _record
+
+
+def _record_packing(op, inputs, result, params) -> Tensor:
+    """``_record`` while saved-tensor hooks are open in some thread (``autograd.graph`` swaps it
+    in, and the fast lane out): the node's saved tensors packed by this thread's innermost
+    hooks."""
+    result = _record_plain(op, inputs, result, params)
+    node = result._grad_fn
+    if node._saved:
+        from ..autograd.graph import pack_all
+
+        node._saved = pack_all(node._saved, node)
+    return result

@@ -1,0 +1,390 @@
+"""``numgrad.autograd.graph``: the graph's nodes as PyTorch shows them, and saved-tensor hooks.
+
+- ``Node``: PyTorch's abstract base class of ``grad_fn`` objects. numgrad's node classes
+  (``autograd.node.Node`` and its subclasses: op nodes, ``AccumulateGrad``, custom Functions'
+  nodes) are registered as its virtual subclasses, so ``isinstance(t.grad_fn, Node)`` holds; they
+  have its ``name()``, ``next_functions``, ``metadata``, ``register_hook`` and
+  ``register_prehook``.
+- What a node saved for backward, under PyTorch's names: ``grad_fn._saved_<name>`` (the value,
+  unpacked) and ``grad_fn._raw_saved_<name>`` (a ``SavedTensor`` whose ``register_hooks(pack,
+  unpack)`` packs it now and unpacks it when backward reads it). The names come from each op's
+  inputs, its output (``result``) and its parameters (``saved_fields``).
+- ``saved_tensors_hooks(pack_hook, unpack_hook)``: while open, every tensor a node saves is
+  handed to ``pack_hook`` when the node is recorded, and what it returned to ``unpack_hook``
+  when backward (or ``_saved_<name>``) reads it; ``save_on_cpu`` is such a pair, and
+  ``disable_saved_tensors_hooks`` forbids them. As in PyTorch, nothing checks the version of a
+  tensor saved through hooks.
+
+No work is added to recording an op while no hooks are open: opening the first makes every op
+take the general path (``ops.registry.apply``, not the eager fast lane) and swaps the
+registry's ``_record`` for one that packs what the node saved.
+"""
+from __future__ import annotations
+
+import abc
+import threading
+from typing import NamedTuple
+
+from . import node as _node
+from .node import _FREED, OpNode, Packed, SavedTensor, packed
+
+__all__ = [
+    "Node", "GradientEdge", "get_gradient_edge", "saved_tensors_hooks", "save_on_cpu",
+    "disable_saved_tensors_hooks",
+]
+
+
+class Node(abc.ABC):
+    """The base class of the nodes of the autograd graph (``tensor.grad_fn``)."""
+
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The node's name, e.g. ``MulBackward0``."""
+
+    @property
+    @abc.abstractmethod
+    def next_functions(self) -> tuple:
+        """One ``(node, output index)`` pair per input: ``(None, 0)`` where an input needs no
+        gradient."""
+
+    @property
+    @abc.abstractmethod
+    def metadata(self) -> dict:
+        """A dict kept on the node for user code."""
+
+    @abc.abstractmethod
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> tuple or None``, run after the node."""
+
+    @abc.abstractmethod
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> tuple or None``, run before the node."""
+
+    @classmethod
+    def __subclasshook__(cls, C):
+        if cls is Node and issubclass(C, _node.Node):
+            return True
+        return NotImplemented
+
+
+Node.register(_node.Node)
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: a node and which of its outputs."""
+
+    node: object
+    output_nr: int
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge through which gradients flow into ``tensor``'s history."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    return GradientEdge(tensor._edge(), 0)
+
+
+# ----------------------------------------------------------------- saved-tensor hooks
+
+class _State(threading.local):
+    def __init__(self):
+        self.stack = []  # (pack, unpack) pairs, innermost last
+        self.disabled = None  # the message of an open ``disable_saved_tensors_hooks``
+
+
+_state = _State()
+_open = 0  # hooks open in all threads (ops record through ``_record_packing`` while any are)
+_lock = threading.Lock()
+
+
+def _switch(delta: int) -> None:
+    """Counts an opened (+1) or closed (-1) pair of hooks; the first opened routes every op
+    through the registry's packing ``_record``, the last closed restores the plain one."""
+    global _open
+    from ..ops import _lane, registry
+
+    with _lock:
+        _open += delta
+        _lane.closed += delta  # (the fast lane records nodes field by field: not while open)
+        registry._record = registry._record_packing if _open else registry._record_plain
+
+
+class saved_tensors_hooks:
+    """Context manager: the pack and unpack hooks of every tensor saved for backward while it
+    is open, in this thread. ``pack_hook(tensor)`` runs (with grad mode off) when the node is
+    recorded and may return anything; ``unpack_hook(packed)`` runs when the value is needed and
+    must return a tensor of the saved one's value."""
+
+    def __init__(self, pack_hook, unpack_hook) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _state.disabled is not None:
+            raise RuntimeError(_state.disabled)
+        _state.stack.append((self.pack_hook, self.unpack_hook))
+        _switch(1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.stack.pop()
+        _switch(-1)
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved-tensor hooks that keep every saved tensor on the CPU and move it back to its
+    device for backward (on the CPU: kept as it is, no copy)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack_to_cpu(tensor):
+            if not pin_memory:
+                return (tensor.device, tensor.cpu())
+            from ..creation import empty
+
+            out = empty(tensor.size(), dtype=tensor.dtype)
+            out.copy_(tensor)
+            return (tensor.device, out)
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager: saved-tensor hooks are refused while it is open (a RuntimeError with
+    ``error_message``), both opening them and saving a tensor under hooks opened before."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = _state.disabled
+        _state.disabled = self.error_message
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.disabled = self._prev
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with disable_saved_tensors_hooks(self.error_message):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def current_hooks():
+    """This thread's innermost (pack, unpack) pair, or None."""
+    stack = _state.stack
+    if not stack:
+        return None
+    if _state.disabled is not None:
+        raise RuntimeError(_state.disabled)
+    return stack[-1]
+
+
+def pack_all(saved: tuple, node) -> tuple:
+    """``saved`` (a node's saved values) with each tensor packed by this thread's innermost
+    hooks; as it is where none are open."""
+    hooks = current_hooks()
+    if hooks is None:
+        return saved
+    pack, unpack = hooks
+    out = []
+    for s in saved:
+        if type(s) is SavedTensor and type(s.counter) is not Packed:
+            is_output = s.tensor is None
+            s = packed(s.tensor if not is_output else s.unpack(node), is_output, pack, unpack)
+        out.append(s)
+    return tuple(out)
+
+
+# ----------------------------------------------------------------- saved values by name
+
+# PyTorch's names of each op's inputs (derivatives.yaml), by numgrad op name, where they are not
+# ``self`` and ``other``.
+_INPUT_NAMES = {
+    "mm": ("self", "mat2"), "bmm": ("self", "mat2"), "matmul": ("self", "other"),
+    "addmm": ("self", "mat1", "mat2"), "addmv": ("self", "mat", "vec"),
+    "baddbmm": ("self", "batch1", "batch2"), "mv": ("self", "vec"), "dot": ("self", "tensor"),
+    "addcmul": ("self", "tensor1", "tensor2"), "addcdiv": ("self", "tensor1", "tensor2"),
+    "pow": ("self", "exponent"), "rpow": ("exponent",),
+    "convolution": ("input", "weight", "bias"), "convolution_transpose": ("input", "weight", "bias"),
+    "mse_loss": ("self", "target"), "huber_loss": ("self", "target"),
+    "smooth_l1_loss": ("self", "target"), "soft_margin_loss": ("self", "target"),
+    "binary_cross_entropy": ("self", "target", "weight"),
+    "binary_cross_entropy_with_logits": ("self", "target", "weight"),
+    "lerp_tensor": ("self", "end", "weight"), "prelu": ("self", "weight"),
+    "clamp_tensor": ("self", "min", "max"), "cdist": ("x1", "x2"),
+    "native_batch_norm": ("input", "weight", "bias", "running_mean", "running_var"),
+    "native_group_norm": ("input", "weight", "bias"), "where": ("condition", "self", "other"),
+    "silu_backward": ("grad_output", "self"), "mish_backward": ("grad_output", "self"),
+}
+# {input: the input whose gradient alone needs it}, where PyTorch saves an input only for the
+# other's gradient and numgrad saves both: shown as None, as PyTorch's, when that gradient is
+# not needed.
+_SHOWN_ONLY_FOR = {"mm": {0: 1, 1: 0}, "bmm": {0: 1, 1: 0}, "mv": {0: 1, 1: 0},
+                   "dot": {0: 1, 1: 0}, "addmm": {1: 2, 2: 1}, "baddbmm": {1: 2, 2: 1},
+                   "addmv": {1: 2, 2: 1}}
+# Parameters PyTorch's node shows that numgrad's op has fixed (its other cases are other ops).
+_FIXED_PARAMS = {"addmm": {"alpha": 1, "beta": 1}}
+# numgrad's parameter names -> PyTorch's, and the parameters PyTorch's nodes show.
+_PARAM_NAMES = {"dims": "dim", "slope": "negative_slope", "kernel": "kernel_size",
+                "base": "self", "lo": "min_val", "hi": "max_val"}
+_PARAMS_SHOWN = {
+    "dim", "keepdim", "exponent", "alpha", "beta", "negative_slope", "min", "max", "min_val",
+    "max_val", "kernel_size", "stride", "padding", "dilation", "groups", "ceil_mode",
+    "count_include_pad", "divisor_override", "p", "reduction", "eps", "lambd", "value",
+    "threshold", "correction", "margin", "self", "nan", "posinf", "neginf", "n", "index",
+    "training", "num_groups", "upper", "ord",
+}
+
+
+def _input_names(op, n: int) -> tuple:
+    names = _INPUT_NAMES.get(op.name)
+    if names is None:
+        names = ("self", "other")
+    if len(names) < n:
+        names = names + tuple(f"input{i}" for i in range(len(names), n))
+    return names
+
+
+def saved_fields(node) -> dict:
+    """{PyTorch name: where}: ``("saved", k)`` for the node's k-th saved value, ``("param",
+    key)`` for a parameter. Empty for nodes other than registered ops'."""
+    op = type(node).op
+    if op is None or not isinstance(node, OpNode):
+        return {}
+    shapes = node.input_shapes or ()
+    names = _input_names(op, len(shapes))
+    fields = {}
+    k = 0
+    only_for = _SHOWN_ONLY_FOR.get(op.name, {})
+    needs = node.needs_input_grad
+    for i, _ in op._save_plan:
+        j = only_for.get(i)
+        shown = None if j is not None and not needs[j] else k
+        fields[names[i] if i < len(names) else f"input{i}"] = ("saved", shown)
+        k += 1
+    if op.save_output:
+        fields["result"] = ("saved", k)
+    for key in (node.params or {}):
+        name = _PARAM_NAMES.get(key, key)
+        if name in _PARAMS_SHOWN and name not in fields:
+            fields[name] = ("param", key)
+    for name, value in _FIXED_PARAMS.get(op.name, {}).items():
+        fields.setdefault(name, ("fixed", value))
+    return fields
+
+
+class RawSavedTensor:
+    """A value a node saved for backward, as ``grad_fn._raw_saved_<name>`` gives it (PyTorch's
+    ``torch._C._autograd.SavedTensor``)."""
+
+    __slots__ = ("_node", "_index")
+
+    def __init__(self, node, index: int):
+        self._node = node
+        self._index = index
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """Packs the saved tensor now with ``pack_hook``; backward reads it back through
+        ``unpack_hook``. Once per saved tensor."""
+        node = self._node
+        if node._released:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved variables after calling "
+                "backward."
+            )
+        saved = None if self._index is None else node._saved[self._index]
+        if saved is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks expects two callables, a pack hook and an unpack hook")
+        if type(saved) is not SavedTensor:
+            raise RuntimeError(
+                "Calling register_hooks on a saved Python number is not supported by numgrad")
+        if type(saved.counter) is Packed:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time."
+            )
+        is_output = saved.tensor is None
+        value = saved.unpack(node)
+        entries = list(node._saved)
+        entries[self._index] = packed(value, is_output, pack_hook, unpack_hook)
+        node._saved = tuple(entries)
+
+    def __repr__(self) -> str:
+        return f"<numgrad._C._autograd.SavedTensor object at {hex(id(self))}>"
+
+
+def _wrapped_number(value):
+    """A Python number an op saved, as PyTorch shows it: a 0-d tensor of the number's default
+    wide dtype (a wrapped number)."""
+    from .. import _dtype
+    from ..creation import tensor
+
+    if isinstance(value, bool):
+        return tensor(value)
+    if isinstance(value, int):
+        return tensor(value, dtype=_dtype.int64)
+    if isinstance(value, float):
+        return tensor(value, dtype=_dtype.float64)
+    if isinstance(value, complex):
+        return tensor(value, dtype=_dtype.complex128)
+    return value
+
+
+def saved_attribute(node, attr: str):
+    """``node._saved_<name>`` or ``node._raw_saved_<name>`` (``OpNode.__getattr__``)."""
+    raw = attr.startswith("_raw_saved_")
+    name = attr[len("_raw_saved_"):] if raw else attr[len("_saved_"):]
+    fields = saved_fields(node)
+    where = fields.get(name)
+    if where is None:
+        if not raw and name.endswith("_sym_sizes") and fields:
+            names = _input_names(type(node).op, len(node.input_shapes or ()))
+            base = name[: -len("_sym_sizes")]
+            if base in names and names.index(base) < len(node.input_shapes) and \
+                    node.input_shapes[names.index(base)] is not None:
+                return tuple(node.input_shapes[names.index(base)])
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+    kind, key = where
+    if kind != "saved":
+        if raw:
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+        return key if kind == "fixed" else node.params[key]
+    if raw:
+        return RawSavedTensor(node, key)
+    if node._released:
+        raise RuntimeError(_FREED)
+    if key is None:
+        return None
+    value = node._saved[key]
+    if value is None:
+        return None
+    if type(value) is SavedTensor:
+        return value.unpack(node)
+    return _wrapped_number(value)
+
+
+def saved_names(node) -> list:
+    """The ``_saved_<name>`` and ``_raw_saved_<name>`` attributes of ``node``, for ``dir``."""
+    out = []
+    for name, (kind, _) in saved_fields(node).items():
+        out.append("_saved_" + name)
+        if kind == "saved":
+            out.append("_raw_saved_" + name)
+    return out

@@ -68,7 +68,14 @@ except BaseException:
 # them either way. (``from numgrad import *`` includes them only once they are imported;
 # ``from torch import *`` never includes them.)
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "onnx", "testing",
-                    "version", "func", "special", "signal", "fft", "masked", "distributions")
+                    "version", "func", "special", "signal", "fft", "masked", "distributions",
+                    "amp", "cpu")
+# ``numgrad.autocast`` and its state's functions, from ``numgrad.amp.autocast_mode`` on first use
+_AUTOCAST_NAMES = ("autocast", "is_autocast_enabled", "set_autocast_enabled",
+                   "get_autocast_dtype", "set_autocast_dtype", "is_autocast_cpu_enabled",
+                   "get_autocast_cpu_dtype", "is_autocast_cache_enabled",
+                   "set_autocast_cache_enabled", "clear_autocast_cache",
+                   "autocast_increment_nesting", "autocast_decrement_nesting")
 
 
 if _TYPE_CHECKING:
@@ -157,11 +164,15 @@ def __getattr__(name: str) -> object:
         from .func import vmap
 
         return vmap
+    if name in _AUTOCAST_NAMES:
+        from .amp import autocast_mode
+
+        return getattr(autocast_mode, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list:
-    return sorted({*globals(), *_LAZY_SUBMODULES, "vmap"})
+    return sorted({*globals(), *_LAZY_SUBMODULES, *_AUTOCAST_NAMES, "vmap"})
 
 
 __version__ = "0.1.0"
@@ -232,6 +243,27 @@ def _bind_methods() -> None:
     T.cuda = lambda self, *a, **k: self.to("cuda")
     for name in ("float", "double", "long", "int", "bool", "cpu", "cuda"):
         getattr(T, name).__name__ = name
+    for name, dtype_name in (("half", "float16"), ("bfloat16", "bfloat16"), ("byte", "uint8"),
+                             ("char", "int8"), ("short", "int16")):
+        if not hasattr(T, name):
+            setattr(T, name, _cast_to_missing_dtype(name, dtype_name))
+
+
+def _cast_to_missing_dtype(method: str, dtype_name: str):
+    """``Tensor.half()`` and the like, for dtypes numgrad may lack: a cast where ``numgrad``
+    has the dtype, else PyTorch's kind of error, saying what numgrad has."""
+    def cast(self, memory_format=None):
+        target = globals().get(dtype_name)
+        if isinstance(target, dtype):
+            return self.to(target, memory_format=memory_format)
+        raise TypeError(
+            f"Tensor.{method}(): numgrad has no {dtype_name} dtype (PyTorch's "
+            f"{_dtype._TORCH_NAMES.get(dtype_name, dtype_name)}); its dtypes are float32, "
+            "float64, int64, int32 and bool: use .float(), .double(), .long(), .int() or .bool()"
+        )
+
+    cast.__name__ = method
+    return cast
 
 
 _WARNED_ONCE: set = set()  # PyTorch's TORCH_WARN_ONCE: these warn once per process

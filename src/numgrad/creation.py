@@ -226,6 +226,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         traced = _traced_copy(data, dtype, False)
         if traced is not None:
             return traced
+    if dtype is not None and not isinstance(data, (Tensor, np.ndarray)):
+        # (Python numbers, as ``tensor`` reads them in ``dtype``: not through float32 first)
+        return tensor(data, dtype=dtype, device=device)
     a = _infer(data)
     if dtype is not None:
         a = a.astype(to_dtype(dtype).np, copy=False)

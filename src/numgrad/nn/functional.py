@@ -492,12 +492,12 @@ from .functional_embedding import embedding_bag  # noqa: E402,F401
 from .functional_fractional_pool import (  # noqa: E402,F401
     fractional_max_pool2d, fractional_max_pool3d,
 )
-from ..ops.grid_sample import grid_sample  # noqa: E402,F401
+from ..ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
 from .functional_ctc import ctc_loss  # noqa: E402,F401
 
 __all__ += _losses_all + _unpool_all + ["channel_shuffle", "embedding_bag",
                                         "fractional_max_pool2d", "fractional_max_pool3d",
-                                        "grid_sample", "ctc_loss"]
+                                        "grid_sample", "affine_grid", "ctc_loss"]
 
 # Attention (composites of matmul, softmax, where and dropout: nn/functional_attention.py).
 from .functional_attention import (  # noqa: E402,F401

@@ -134,5 +134,86 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     return grid_sampler(input, grid, _MODES[mode], _PADDINGS[padding_mode], bool(align_corners))
 
 
-__all__ = ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d"]
+def _linspace_from_neg_one(theta: Tensor, n: int, align_corners: bool):
+    """The normalised coordinates of ``n`` pixel centres, as a NumPy array (ATen's
+    ``linspace_from_neg_one``)."""
+    ng = _ng()
+    if n <= 1:
+        return ng.tensor(0.0, dtype=theta.dtype).numpy()
+    r = ng.linspace(-1, 1, n, dtype=theta.dtype)
+    if not align_corners:
+        r = r * (n - 1) / n
+    return r.numpy()
+
+
+def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
+    """ATen's ``affine_grid_generator``: the base grid of pixel centres (x, y[, z], 1) times
+    ``theta`` transposed, so that the gradient reaches ``theta``."""
+    import numpy as np
+
+    ng = _ng()
+    if len(size) == 4:
+        n, _, h, w = size
+        spatial = (h, w)
+    else:
+        n, _, d, h, w = size
+        spatial = (d, h, w)
+    k = len(spatial)
+    base = np.empty((n, *spatial, k + 1), dtype=theta.dtype.np)
+    for axis, steps in enumerate(reversed(spatial)):  # x along W, y along H, z along D
+        shape = [1] * k
+        shape[k - 1 - axis] = steps
+        base[..., axis] = _linspace_from_neg_one(theta, steps, align_corners).reshape(shape)
+    base[..., k] = 1
+    grid = ng.tensor(base, device=theta.device).view(n, -1, k + 1).bmm(theta.transpose(1, 2))
+    return grid.view(n, *spatial, k)
+
+
+def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
+    """The sampling grid of the affine maps ``theta`` ((N, 2, 3) for a 2-D ``size`` (N, C, H, W),
+    (N, 3, 4) for a 3-D one), for ``grid_sample``: (N, H, W, 2) or (N, D, H, W, 3)."""
+    import warnings
+
+    if align_corners is None:
+        warnings.warn(
+            "Default grid_sample and affine_grid behavior has changed to align_corners=False "
+            "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
+            "See the documentation of grid_sample for details.",
+            stacklevel=2,
+        )
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                f"Got {theta.shape}."
+            )
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                f"Got {theta.shape}."
+            )
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            f"respectively. Got size {size}."
+        )
+    if align_corners and min(spatial_size) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+            "align_corners=True. This is not an intended use case of affine_grid. See the "
+            "documentation of affine_grid for details.",
+            stacklevel=2,
+        )
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return affine_grid_generator(theta, size, align_corners)
+
+
+__all__ = ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator"]
 METHODS = ()

@@ -2,7 +2,7 @@
 
 Datasets (``Dataset``, ``IterableDataset``, ``TensorDataset``, ``ConcatDataset``,
 ``ChainDataset``, ``Subset``, ``random_split``), samplers (``Sampler``, ``SequentialSampler``,
-``RandomSampler``, ``SubsetRandomSampler``, ``BatchSampler``) and ``DataLoader`` with
+``RandomSampler``, ``SubsetRandomSampler``, ``WeightedRandomSampler``, ``BatchSampler``) and ``DataLoader`` with
 ``default_collate`` / ``default_convert``, with PyTorch's names, defaults and error messages.
 
 Loading is single-process: ``num_workers > 0`` is accepted (so PyTorch code runs unchanged) and
@@ -28,10 +28,11 @@ from .sampler import (
     Sampler,
     SequentialSampler,
     SubsetRandomSampler,
+    WeightedRandomSampler,
 )
 
 __all__ = [
     "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
     "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
-    "TensorDataset", "default_collate", "default_convert", "get_worker_info", "random_split",
+    "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info", "random_split",
 ]

@@ -138,6 +138,49 @@ class SubsetRandomSampler(Sampler[int]):
         return len(self.indices)
 
 
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices of ``[0, len(weights))`` drawn with probabilities proportional to
+    ``weights`` (``numgrad.multinomial``), with or without replacement."""
+
+    def __init__(self, weights, num_samples: int, replacement: bool = True,
+                 generator=None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                "num_samples should be a positive integer value, but got "
+                f"num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}")
+        import numgrad
+
+        weights_tensor = numgrad.as_tensor(weights, dtype=numgrad.double)
+        if len(weights_tensor.shape) != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(weights_tensor.shape)}"
+            )
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        import numgrad
+
+        if isinstance(self.generator, np.random.Generator):
+            p = self.weights.numpy()
+            drawn = self.generator.choice(len(p), self.num_samples, self.replacement, p / p.sum())
+            yield from drawn.tolist()
+            return
+        rand_tensor = numgrad.multinomial(self.weights, self.num_samples, self.replacement,
+                                          generator=self.generator)
+        yield from iter(rand_tensor.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 class BatchSampler(Sampler[list]):
     """Groups another sampler's indices into lists of ``batch_size`` (the last one shorter unless
     ``drop_last``)."""

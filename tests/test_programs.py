@@ -129,6 +129,8 @@ PROGRAMS = [
     Program("distributions_reinforce.py"),
     # written for numgrad (issue 31) with the optimizers and schedulers, committed
     Program("optim_schedules.py"),
+    # written for numgrad (issue 31) with saved-tensor hooks, node hooks and checkpointing
+    Program("checkpoint_hooks.py"),
 ]
 
 

@@ -17,7 +17,8 @@ in both runs of a program, and sets NUMGRAD_PROGRAMS_RUN to say which run it is:
   tensor: ``manual_seed``, ``rand``, ``randn``, ``randint``, ``rand_like``, ``randn_like``,
   ``normal``, ``randperm``, ``Tensor.uniform_``, ``Tensor.normal_``, and ``nn.init.uniform_`` /
   ``nn.init.normal_`` (which ``kaiming_*`` / ``xavier_*`` and the layers' ``reset_parameters`` call,
-  as PyTorch's do). numgrad's other Philox draws (``bernoulli`` with a tensor, ``multinomial``,
+  as PyTorch's do), and ``get_rng_state``/``set_rng_state``/``fork_rng`` (PyTorch's state, which
+  ``utils.checkpoint`` saves and restores around its recomputation). numgrad's other Philox draws (``bernoulli`` with a tensor, ``multinomial``,
   ``random_``, ``randint_like``, ``exponential_``) and its NumPy generator are replaced by ones that
   raise, so a draw the bridge does not cover fails loudly instead of giving other numbers (its
   uniform and normal draws, which dropout's masks and ``bernoulli_`` with a number use, stay
@@ -178,6 +179,31 @@ def _install_bridge():
         setattr(numgrad, name, fn)
         setattr(creation, name, fn)
     for name, fn in [("normal", normal), ("randperm", randperm)]:
+        setattr(numgrad, name, fn)
+        setattr(ng_random, name, fn)
+    # The generator's state (``utils.checkpoint`` keeps it to replay a forward's draws): PyTorch's,
+    # kept as PyTorch's ByteTensor, which only these functions read.
+    @bridged
+    def get_rng_state():
+        return _rt.get_rng_state()
+
+    @bridged
+    def set_rng_state(new_state):
+        _rt.set_rng_state(new_state)
+
+    @contextlib.contextmanager
+    def fork_rng(devices=None, enabled=True, *args, **kwargs):
+        if not enabled:
+            yield
+            return
+        state = get_rng_state()
+        try:
+            yield
+        finally:
+            set_rng_state(state)
+
+    for name, fn in [("get_rng_state", get_rng_state), ("set_rng_state", set_rng_state),
+                     ("fork_rng", fork_rng)]:
         setattr(numgrad, name, fn)
         setattr(ng_random, name, fn)
     numgrad.Tensor.uniform_ = uniform_

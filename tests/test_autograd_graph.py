@@ -49,6 +49,8 @@ def _saved_names(node):
 @pytest.mark.parametrize("case", [
     "mul", "mul_scalar", "div", "mm", "pow_scalar", "pow_tensor", "exp", "tanh", "sigmoid",
     "relu", "sum_dim", "softmax", "sin", "addmm", "log", "addmm_one", "mm_one", "dot",
+    "sum_all", "mean_all", "mean_dim", "view", "expand", "transpose", "permute", "cat", "squeeze",
+    "add", "sub", "mse", "gelu", "gelu_tanh", "leaky_relu", "clamp",
 ])
 def test_saved_values_have_pytorch_names(case):
     def run(m):
@@ -72,10 +74,27 @@ def test_saved_values_have_pytorch_names(case):
             "addmm_one": lambda: m.addmm(m.tensor(W[0]), x, m.tensor(W)),
             "mm_one": lambda: m.tensor(X).mm(w),
             "dot": lambda: x[0].dot(m.tensor(V)),
+            "sum_all": lambda: x.sum(),
+            "mean_all": lambda: x.mean(),
+            "mean_dim": lambda: x.mean(0),
+            "view": lambda: x.view(12),
+            "expand": lambda: x[:, :1].expand(4, 3),
+            "transpose": lambda: x.transpose(0, 1),
+            "permute": lambda: x.permute(1, 0),
+            "cat": lambda: m.cat([x, x], 1),
+            "squeeze": lambda: x.unsqueeze(0).squeeze(0),
+            "add": lambda: x + x,
+            "sub": lambda: x - 1,
+            "mse": lambda: m.nn.functional.mse_loss(x, m.tensor(X)),
+            "gelu": lambda: m.nn.functional.gelu(x),
+            "gelu_tanh": lambda: m.nn.functional.gelu(x, approximate="tanh"),
+            "leaky_relu": lambda: m.nn.functional.leaky_relu(x, 0.2),
+            "clamp": lambda: x.clamp(-0.5, 0.5),
+
             "log": lambda: (x * x + 1).log(),
         }[case]()
         fn = y.grad_fn
-        names = [a for a in _saved_names(fn) if not a.endswith(("_sym_sizes", "_sym_strides"))]
+        names = [a for a in _saved_names(fn) if not a.endswith("_sym_strides")]
         values = {}
         for a in names:
             if a.startswith("_raw_"):
@@ -93,6 +112,27 @@ def test_saved_values_have_pytorch_names(case):
         else:
             assert tuple(v1[k]) == tuple(v2[k]) if isinstance(v2[k], (tuple, list)) else \
                 v1[k] == v2[k], k
+
+
+def test_saved_parameters_as_pytorch_shows_them():
+    """Index arrays as tensors, the reduction as PyTorch's enum value, a convolution's fixed
+    arguments (where numgrad keeps the other saved values differently, the names it has)."""
+    def run(m):
+        x = m.tensor(X, requires_grad=True)
+        t = m.tensor([0, 2, 1, 1])
+        nll = m.nn.functional.nll_loss(x.log_softmax(1), t, reduction="sum").grad_fn
+        g = x.gather(1, t.view(4, 1)).grad_fn
+        c = m.nn.functional.conv2d(x.view(1, 1, 4, 3), m.tensor(X[:2]).view(1, 1, 2, 3),
+                                   padding=(1, 2), stride=(2, 1)).grad_fn
+        return (nll._saved_reduction, _np(nll._saved_target).tolist(), nll._saved_ignore_index,
+                nll._saved_weight, g._saved_dim, _np(g._saved_index).tolist(),
+                g._saved_sparse_grad, c._saved_transposed, c._saved_output_padding,
+                c._saved_stride, c._saved_padding, c._saved_dilation, c._saved_groups,
+                tuple(c._saved_weight.shape), x.mean().grad_fn._saved_self_sym_numel)
+    a, b = _both(run)
+    # (PyTorch shows ignore_index=-100 through an unsigned int64: 2**64 - 100; numgrad -100)
+    assert a[2] == -100 and b[2] == 2 ** 64 - 100
+    assert a[:2] + a[3:] == b[:2] + b[3:]
 
 
 def test_saved_input_is_the_tensor_and_saved_output_a_new_one():

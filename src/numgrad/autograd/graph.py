@@ -234,8 +234,29 @@ _INPUT_NAMES = {
 _SHOWN_ONLY_FOR = {"mm": {0: 1, 1: 0}, "bmm": {0: 1, 1: 0}, "mv": {0: 1, 1: 0},
                    "dot": {0: 1, 1: 0}, "addmm": {1: 2, 2: 1}, "baddbmm": {1: 2, 2: 1},
                    "addmv": {1: 2, 2: 1}}
-# Parameters PyTorch's node shows that numgrad's op has fixed (its other cases are other ops).
-_FIXED_PARAMS = {"addmm": {"alpha": 1, "beta": 1}}
+# Parameters PyTorch's node shows that numgrad's op has fixed (its other cases are other ops):
+# values, or functions of the node.
+_FIXED_PARAMS = {
+    "addmm": {"alpha": 1, "beta": 1}, "add": {"alpha": 1}, "sub": {"alpha": 1},
+    "convolution": {"transposed": False,
+                    "output_padding": lambda node: (0,) * len(_conv_sizes(node, "stride"))},
+    "convolution_transpose": {"transposed": True},
+    "gelu": {"approximate": "none"}, "gelu_tanh": {"approximate": "tanh"},
+    "gather": {"sparse_grad": False},
+}
+# Nodes whose parameters PyTorch does not show (a reduction of everything keeps no dims).
+_NO_PARAMS = {"SumBackward0", "MeanBackward0", "MaxBackward1", "MinBackward1"}
+# The inputs whose sizes PyTorch's node keeps (``_saved_self_sym_sizes``), by node name.
+_SIZES = {name: ("self",) for name in (
+    "SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "ViewBackward0",
+    "ExpandBackward0", "IndexBackward0", "UnsafeViewBackward0", "NansumBackward0",
+    "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2")}
+_SIZES["MmBackward0"] = ("self", "mat2")
+_SIZES["AddmmBackward0"] = ("mat1", "mat2")
+_NUMEL = {"MeanBackward0", "MeanBackward1"}  # (and ``_saved_self_sym_numel``)
+# Per-op parameter names where the general renaming is not PyTorch's.
+_OP_PARAM_NAMES = {"permute": {"dims": "dims"}}
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # (PyTorch keeps the enum's value)
 # numgrad's parameter names -> PyTorch's, and the parameters PyTorch's nodes show.
 _PARAM_NAMES = {"dims": "dim", "slope": "negative_slope", "kernel": "kernel_size",
                 "base": "self", "lo": "min_val", "hi": "max_val"}
@@ -244,7 +265,8 @@ _PARAMS_SHOWN = {
     "max_val", "kernel_size", "stride", "padding", "dilation", "groups", "ceil_mode",
     "count_include_pad", "divisor_override", "p", "reduction", "eps", "lambd", "value",
     "threshold", "correction", "margin", "self", "nan", "posinf", "neginf", "n", "index",
-    "training", "num_groups", "upper", "ord",
+    "training", "num_groups", "upper", "ord", "dim0", "dim1", "dims", "ignore_index", "target",
+    "weight", "transposed", "output_padding", "approximate", "sparse_grad",
 }
 
 
@@ -276,12 +298,20 @@ def saved_fields(node) -> dict:
         k += 1
     if op.save_output:
         fields["result"] = ("saved", k)
-    for key in (node.params or {}):
-        name = _PARAM_NAMES.get(key, key)
-        if name in _PARAMS_SHOWN and name not in fields:
-            fields[name] = ("param", key)
-    for name, value in _FIXED_PARAMS.get(op.name, {}).items():
-        fields.setdefault(name, ("fixed", value))
+    node_name = type(node).__name__
+    if node_name not in _NO_PARAMS:
+        renames = _OP_PARAM_NAMES.get(op.name, {})
+        for key in (node.params or {}):
+            name = renames.get(key) or _PARAM_NAMES.get(key, key)
+            if name in _PARAMS_SHOWN and name not in fields:
+                fields[name] = ("param", key)
+        for name, value in _FIXED_PARAMS.get(op.name, {}).items():
+            fields.setdefault(name, ("fixed", value))
+    for name in _SIZES.get(node_name, ()):
+        if names.index(name) < len(shapes) and shapes[names.index(name)] is not None:
+            fields[name + "_sym_sizes"] = ("size", names.index(name))
+            if node_name in _NUMEL:
+                fields[name + "_sym_numel"] = ("numel", names.index(name))
     return fields
 
 
@@ -347,6 +377,31 @@ def _wrapped_number(value):
     return value
 
 
+def _conv_sizes(node, name: str) -> tuple:
+    """A convolution's ``stride``/``padding``/``dilation`` as PyTorch's node keeps them: one per
+    spatial dimension (numgrad keeps a padding per side, and a 1-d convolution as a 2-d one)."""
+    value = tuple(node.params[name])
+    if name == "padding":
+        value = value[::2]
+    if node.params.get("one_d"):
+        value = value[1:]
+    return value
+
+
+def _param_value(name: str, value):
+    """A parameter as PyTorch's node shows it: an index array as a tensor, a reduction as the
+    value of PyTorch's enum."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        from ..creation import tensor
+
+        return tensor(value)
+    if name == "reduction" and isinstance(value, str):
+        return _REDUCTIONS.get(value, value)
+    return value
+
+
 def saved_attribute(node, attr: str):
     """``node._saved_<name>`` or ``node._raw_saved_<name>`` (``OpNode.__getattr__``)."""
     raw = attr.startswith("_raw_saved_")
@@ -365,7 +420,19 @@ def saved_attribute(node, attr: str):
     if kind != "saved":
         if raw:
             raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
-        return key if kind == "fixed" else node.params[key]
+        if kind == "fixed":
+            return key(node) if callable(key) else key
+        if kind == "size":
+            return tuple(node.input_shapes[key])
+        if kind == "numel":
+            n = 1
+            for d in node.input_shapes[key]:
+                n *= d
+            return n
+        if type(node).op.name in ("convolution", "convolution_transpose") and name in (
+                "stride", "padding", "dilation"):
+            return _conv_sizes(node, key)
+        return _param_value(name, node.params[key])
     if raw:
         return RawSavedTensor(node, key)
     if node._released:

@@ -199,6 +199,32 @@ def test_raw_saved_register_hooks_packs_now_and_unpacks_in_backward():
     _close(gx1, gx2)
 
 
+def test_custom_function_raw_saved_tensors():
+    def run(m):
+        class Twice(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * x
+
+        log = []
+        x = m.tensor(V, requires_grad=True)
+        y = Twice.apply(x)
+        raw = y.grad_fn._raw_saved_tensors
+        raw[0].register_hooks(lambda t: (log.append("pack"), t * 3)[1],
+                              lambda t: (log.append("unpack"), t / 3)[1])
+        y.sum().backward()
+        return type(raw).__name__, len(raw), log, x.grad
+    (t1, n1, l1, g1), (t2, n2, l2, g2) = _both(run)
+    assert (t1, n1, l1) == (t2, n2, l2)
+    _close(g1, g2)
+
+
 def test_raw_saved_register_hooks_errors():
     def none_value(m):
         x = m.tensor(X, requires_grad=True)

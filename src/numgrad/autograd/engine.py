@@ -535,7 +535,8 @@ def post_accumulate_hooks(leaf) -> dict:
     entry = POST_ACCUMULATE.get(key)
     if entry is None or entry[0]() is not leaf:
         entry = POST_ACCUMULATE[key] = (
-            weakref.ref(leaf, lambda _, key=key: POST_ACCUMULATE.pop(key, None)), {})
+            weakref.ref(leaf, lambda _, key=key, table=POST_ACCUMULATE: table.pop(key, None)),
+            {})
     return entry[1]
 
 

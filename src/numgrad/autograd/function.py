@@ -101,6 +101,14 @@ class BackwardCFunction(FunctionCtx, OpNode):
         return tuple(s if s is None else s.unpack(self._output_node(k))
                      for s, k in zip(self._saved, self._saved_outputs))
 
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """The saved tensors as ``autograd.graph.RawSavedTensor`` objects, whose
+        ``register_hooks(pack, unpack)`` hooks each (PyTorch's ``ctx._raw_saved_tensors``)."""
+        from .graph import RawSavedTensor
+
+        return tuple(RawSavedTensor(self, k) for k in range(len(self._saved)))
+
     def _output_node(self, index):
         """The ``grad_fn`` of output ``index`` (this node, unless there are several outputs)."""
         if self._num_outputs == 1 or index is None:

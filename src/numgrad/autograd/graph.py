@@ -351,7 +351,8 @@ class RawSavedTensor:
                 "Hint: only one pair of hooks is allowed at a time."
             )
         is_output = saved.tensor is None
-        value = saved.unpack(node)
+        outputs = getattr(node, "_saved_outputs", None)  # (a custom Function's node)
+        value = saved.unpack(node if outputs is None else node._output_node(outputs[self._index]))
         entries = list(node._saved)
         entries[self._index] = packed(value, is_output, pack_hook, unpack_hook)
         node._saved = tuple(entries)

@@ -66,6 +66,26 @@ def test_checkpoint_non_reentrant_passes_keywords_and_works_with_autograd_grad()
     _close(*_both(run))
 
 
+def test_checkpoint_recomputes_once_per_backward():
+    def run(m):
+        calls = []
+        x = m.tensor(X, requires_grad=True)
+
+        def f(t):
+            calls.append(1)
+            return (t.sin() * t).exp()
+
+        y = m.utils.checkpoint.checkpoint(f, x, use_reentrant=False).sum()
+        y.backward(retain_graph=True)
+        first = x.grad.clone()
+        y.backward()
+        return len(calls), first, x.grad
+    (n1, a1, b1), (n2, a2, b2) = _both(run)
+    assert n1 == n2 == 3
+    _close(a1, a2)
+    _close(b1, b2)
+
+
 def test_checkpoint_matches_the_unchecked_run_with_dropout_and_restores_the_random_state():
     """The recomputation draws the forward's dropout mask (preserve_rng_state), and the random
     state after backward is the one backward started with (numgrad alone: its generator is not

@@ -120,6 +120,7 @@ class _Frame:
         self.count = 0  # tensors saved in the forward
         self.recomputed = None  # the recomputation's saved tensors, in order
         self.metadata = []  # (shape, dtype) of each, as the forward saved it
+        self.unpacked = set()  # the positions handed out since the last recomputation
 
     def pack(self, tensor):
         index = self.count
@@ -128,14 +129,22 @@ class _Frame:
         return index
 
     def unpack(self, index):
-        if self.recomputed is None:
-            self.recompute()
-        if index >= len(self.recomputed):
+        """The recomputed tensor ``index``. Once each has been handed out, the recomputed
+        tensors are let go, so that another backward through a retained graph recomputes
+        them, as PyTorch recomputes once per backward pass."""
+        recomputed = self.recomputed
+        if recomputed is None:
+            recomputed = self.recompute()
+        if index >= len(recomputed):
             raise CheckpointError(
                 "torch.utils.checkpoint: trying to save more tensors during recomputation than "
                 "during the original forward pass."
             )
-        return self.recomputed[index]
+        self.unpacked.add(index)
+        if len(self.unpacked) == self.count:
+            self.recomputed = None
+            self.unpacked = set()
+        return recomputed[index]
 
     def recompute(self):
         saved = []
@@ -168,6 +177,7 @@ class _Frame:
                     f"'dtype': {t.dtype}}}\n"
                 )
         self.recomputed = saved
+        return saved
 
 
 def _warn_reentrant(where: str) -> None:

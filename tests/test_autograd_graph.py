@@ -291,6 +291,35 @@ def test_saved_tensors_hooks_give_pytorch_gradients(hooks):
     assert len(l1) == len(l2)
 
 
+def test_saved_tensors_hooks_pack_in_pytorchs_order():
+    """PyTorch's nodes save their inputs by name, alphabetically, then the result; and pack
+    nothing they do not keep (mm's self when only self requires grad)."""
+    def run(m):
+        a = m.tensor(np.ones((2, 3)), requires_grad=True)
+        b = m.tensor(np.full((3, 4), 2.0), requires_grad=True)
+        c = m.tensor(np.full((2, 3), 3.0), requires_grad=True)
+        v = m.tensor(np.full(3, 4.0), requires_grad=True)
+        ba = m.tensor(np.full((2, 2, 3), 5.0), requires_grad=True)
+        bb = m.tensor(np.full((2, 3, 4), 6.0), requires_grad=True)
+        cases = [lambda: a * c, lambda: a / c, lambda: a.mm(b), lambda: a.mm(b.detach()),
+                 lambda: a.detach().mm(b), lambda: m.addmm(m.ones(4, dtype=m.float64), a, b),
+                 lambda: ba.bmm(bb), lambda: a.mv(v), lambda: v.dot(v * 2), lambda: a.pow(c),
+                 lambda: a.atan2(c), lambda: ba @ bb, lambda: m.maximum(a, c),
+                 lambda: m.addcmul(a, c, a * 2), lambda: m.lerp(a, c, a * 0.5),
+                 lambda: m.nn.functional.linear(a, b.t()), lambda: a.exp(), lambda: a.sin()]
+        logs = []
+        for f in cases:
+            log = []
+            with m.autograd.graph.saved_tensors_hooks(
+                    lambda t: (log.append(round(float(t.detach().reshape(-1)[0]), 9)), t)[1],
+                    lambda t: t):
+                f()
+            logs.append(log)
+        return logs
+    a, b = _both(run)
+    assert a == b
+
+
 def test_saved_tensors_hooks_nest_and_apply_to_custom_functions():
     def run(m):
         class Square(m.autograd.Function):

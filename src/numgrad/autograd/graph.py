@@ -198,13 +198,25 @@ def pack_all(saved: tuple, node) -> tuple:
     if hooks is None:
         return saved
     pack, unpack = hooks
-    out = []
-    for s in saved:
+    out = list(saved)
+    for k in _pack_order(node, len(saved)):
+        s = out[k]
         if type(s) is SavedTensor and type(s.counter) is not Packed:
             is_output = s.tensor is None
-            s = packed(s.tensor if not is_output else s.unpack(node), is_output, pack, unpack)
-        out.append(s)
+            out[k] = packed(s.tensor if not is_output else s.unpack(node), is_output, pack, unpack)
     return tuple(out)
+
+
+def _pack_order(node, n: int) -> list:
+    """The positions of a node's saved values in the order PyTorch packs them: its generated
+    nodes save their inputs by name, alphabetically, then the result (``mul``: other, self;
+    ``mm``: mat2, self). A value numgrad keeps where PyTorch's node keeps none (``mm``'s self
+    when only it requires grad) is not packed, as PyTorch calls no hook for it."""
+    if type(node).op is None or not isinstance(node, OpNode):
+        return list(range(n))
+    fields = sorted((name == "result", name, where[1]) for name, where in
+                    saved_fields(node).items() if where[0] == "saved")
+    return [k for _, _, k in fields if k is not None]
 
 
 # ----------------------------------------------------------------- saved values by name

@@ -133,7 +133,16 @@ def test_checkpoint_warnings_and_errors():
             return type(e).__name__, str(e)
         return None
 
+    def grad_through_reentrant(m):
+        t = m.tensor(x, requires_grad=True)
+        m.autograd.grad(m.utils.checkpoint.checkpoint(m.sin, t, use_reentrant=True).sum(), t)
+
+    def backward_inputs_through_reentrant(m):
+        t = m.tensor(x, requires_grad=True)
+        m.utils.checkpoint.checkpoint(m.sin, t, use_reentrant=True).sum().backward(inputs=[t])
+
     for fn in (
+        grad_through_reentrant, backward_inputs_through_reentrant,
         lambda m: m.utils.checkpoint.checkpoint(m.sin, m.tensor(x), use_reentrant=True, foo=1),
         lambda m: m.utils.checkpoint.checkpoint(m.sin, m.tensor(x), use_reentrant=True,
                                                 debug=True),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 
+import threading
+
 import numpy as np
 
 from ..dispatch import note_created
@@ -95,8 +97,33 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     if not targets:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     pairs = [(_input_node(t), t) for t in targets]
-    grads = engine.run_backward(roots, seeds, retain_graph, create_graph, inputs=pairs)
+    grads = _run_for_inputs(roots, seeds, retain_graph, create_graph, inputs=pairs)
     engine.accumulate([(t, g) for t, g in zip(targets, grads) if g is not None], create_graph)
+
+
+class _TaskState(threading.local):
+    """Whether the backward pass running in this thread was asked for given inputs only
+    (``autograd.grad``, ``backward(inputs=...)``): PyTorch's ``_is_checkpoint_valid``, which
+    the reentrant ``utils.checkpoint`` consults."""
+
+    inputs_given = False
+
+
+_task = _TaskState()
+
+
+def _is_checkpoint_valid() -> bool:
+    return not _task.inputs_given
+
+
+def _run_for_inputs(*args, **kwargs):
+    """``engine.run_backward`` for a pass asked for given inputs (see ``_TaskState``)."""
+    prev = _task.inputs_given
+    _task.inputs_given = True
+    try:
+        return engine.run_backward(*args, **kwargs)
+    finally:
+        _task.inputs_given = prev
 
 
 def _input_node(t):
@@ -128,8 +155,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     if retain_graph is None:
         retain_graph = create_graph
     pairs = [(_input_node(t), t) for t in targets]
-    grads = engine.run_backward([t._edge() for t in outs], seeds, retain_graph, create_graph,
-                                inputs=pairs)
+    grads = _run_for_inputs([t._edge() for t in outs], seeds, retain_graph, create_graph,
+                            inputs=pairs)
     result = []
     for t, g in zip(targets, grads):
         if g is None:

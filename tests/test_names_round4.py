@@ -303,6 +303,24 @@ def test_grad_scaler_state_dict_pickle_and_disabled():
     assert a == b
 
 
+def test_cuda_amp_deprecated_spellings():
+    """``torch.cuda.amp.autocast/GradScaler`` (and ``from torch.cuda.amp import ...``): PyTorch's
+    FutureWarnings, and on a machine without a GPU its warnings and disabled objects."""
+    if numgrad.cuda.is_available() or torch.cuda.is_available():
+        pytest.skip("a GPU is present: the objects stay enabled")
+    from numgrad.cuda.amp import GradScaler, autocast  # noqa: F401
+
+    def run(m):
+        scaler = m.cuda.amp.GradScaler()
+        with m.cuda.amp.autocast():
+            inside = m.is_autocast_enabled()
+        return scaler.is_enabled(), scaler.state_dict(), inside
+    a, b = _both(lambda m: _warned(run, m))
+    assert [w[0] for w in a[0]] == [w[0] for w in b[0]]
+    assert [w[1] for w in a[0]] == [w[1] for w in b[0]]
+    assert a[1] == b[1] == (False, {}, False)
+
+
 def test_grad_scaler_errors():
     def twice_unscaled(m):
         p = m.nn.Parameter(m.ones(2))

@@ -6,6 +6,8 @@ the CPU needs. Without numba-cuda or without a GPU (and outside Numba's CUDA sim
 """
 from __future__ import annotations
 
+import os as _os
+
 import numpy as np
 
 
@@ -128,3 +130,16 @@ def memory_stats(device=None) -> dict:
     allocation; blocks in use and cached. Empty before the first CUDA allocation."""
     pool = _pool()
     return {} if pool is None else pool.memory_stats()
+
+
+def __getattr__(name: str):
+    """``numgrad.cuda.amp`` (PyTorch's deprecated ``torch.cuda.amp``), imported on first use."""
+    if name == "amp":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# (``numgrad.cuda`` is a module; its submodule ``amp`` lives in ``numgrad/_cuda/``)
+__path__ = [_os.path.join(_os.path.dirname(__file__), "_cuda")]

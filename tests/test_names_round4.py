@@ -197,6 +197,9 @@ def test_casts_to_dtypes_numgrad_lacks_say_so(method):
         pytest.skip("numgrad has this dtype now")
     with pytest.raises(TypeError, match=f"Tensor.{method}\\(\\): numgrad has no"):
         getattr(x, method)()
+    if method in ("half", "bfloat16"):
+        with pytest.raises(TypeError, match=f"Module.{method}\\(\\): numgrad has no"):
+            getattr(numgrad.nn.Linear(2, 1), method)()
 
 
 # ----------------------------------------------------------------- autocast

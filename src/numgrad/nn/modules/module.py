@@ -564,6 +564,25 @@ class Module:
         """Casts floating-point parameters and buffers to float32."""
         return self.to(np.float32)
 
+    def half(self) -> "Module":
+        """Casts floating-point parameters and buffers to float16, where numgrad has it."""
+        return self._to_missing_dtype("half", "float16")
+
+    def bfloat16(self) -> "Module":
+        """Casts floating-point parameters and buffers to bfloat16, where numgrad has it."""
+        return self._to_missing_dtype("bfloat16", "bfloat16")
+
+    def _to_missing_dtype(self, method: str, name: str) -> "Module":
+        import numgrad
+
+        target = getattr(numgrad, name, None)
+        if target is not None:
+            return self.to(target)
+        raise TypeError(
+            f"Module.{method}(): numgrad has no {name} dtype; its floating-point dtypes are "
+            "float32 and float64: use .float() or .double()"
+        )
+
     def cpu(self) -> "Module":
         return self.to("cpu")
 

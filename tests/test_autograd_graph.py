@@ -542,3 +542,47 @@ def test_post_accumulate_grad_hook_steps_an_optimizer_in_backward():
             (m.tensor(X) @ w).pow(2).sum().backward()
         return w
     _close(*_both(run))
+
+
+def test_hooked_and_checkpointed_graphs_die_by_reference_counting():
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        x = numgrad.tensor(X, requires_grad=True)
+        w = numgrad.tensor(np.eye(3), requires_grad=True)
+        y = numgrad.utils.checkpoint.checkpoint(lambda t: (t @ w).tanh() @ w, x * 2,
+                                                use_reentrant=False)
+        ref = weakref.ref(y.grad_fn)
+        y.sum().backward()
+        del y
+        assert ref() is None
+        with numgrad.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+            y = (x.exp() * x).sum()
+        ref = weakref.ref(y.grad_fn)
+        del y
+        assert ref() is None
+    finally:
+        if was:
+            gc.enable()
+
+
+def test_saved_tensors_hooks_are_per_thread():
+    import threading
+
+    from numgrad.autograd.node import Packed
+
+    x = numgrad.tensor(V, requires_grad=True)
+    seen = []
+
+    def other():
+        seen.append(type((x * numgrad.tensor(V)).grad_fn._saved[1].counter) is Packed)
+
+    with numgrad.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        seen.append(type((x * numgrad.tensor(V)).grad_fn._saved[1].counter) is Packed)
+    assert seen == [False, True]

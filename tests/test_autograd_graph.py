@@ -485,6 +485,21 @@ def test_node_prehook_and_hook():
     assert e1 == e2
 
 
+def test_leaf_node_hooks_see_the_new_grad_and_do_not_run_in_autograd_grad():
+    def run(m):
+        a = m.tensor(V[:2], requires_grad=True)
+        acc = (a * 2).grad_fn.next_functions[0][0]
+        seen = []
+        acc.register_hook(lambda gi, go: seen.append(("post", _np(a.grad).tolist())))
+        acc.register_prehook(lambda go: seen.append(("pre", a.grad is None)))
+        a.register_hook(lambda g: seen.append(("tensor hook", _np(g).tolist())))
+        (a * 2).sum().backward()
+        m.autograd.grad((a * 3).sum(), a)
+        return seen
+    a, b = _both(run)
+    assert a == b
+
+
 def test_node_hook_errors():
     def post_count(m):
         a = m.tensor(V, requires_grad=True)

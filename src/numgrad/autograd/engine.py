@@ -219,6 +219,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
             buffers[node] = buffers[node] + grad if node in buffers else grad
         ready = [n for n in dict.fromkeys(roots) if deps[n] == 0]
     writes = []  # (tensor, gradient) pairs for .grad, applied at the end
+    accumulated = None  # leaf nodes with ``register_hook`` hooks, run after the writes
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
     anomaly = anomaly_mode.state.enabled
@@ -243,10 +244,13 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                 acc = type(node) is AccumulateGrad
                 if node._pre_hooks is not None or node._retained is not None or (
                         acc and node.variable._hooks):
-                    grad = _run_pre_hooks(node, grad, writes, foreign)
+                    grad = _run_pre_hooks(node, grad, writes, foreign, capture is None)
                 if acc:
-                    if node._pre_hooks is not None and node._pre_hooks.post:
-                        _run_post_hooks(node, (), grad, foreign)
+                    if node._pre_hooks is not None and node._pre_hooks.post and capture is None:
+                        # (a leaf node's own hooks: after its .grad is written, as PyTorch's)
+                        if accumulated is None:
+                            accumulated = []
+                        accumulated.append((node, grad))
                     if capture is not None:
                         if node in capture:
                             capture[node] = grad
@@ -318,6 +322,9 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     if capture is not None:
         return [_private(capture[node]) for node, _ in inputs]
     accumulate(writes, create_graph, foreign)
+    if accumulated is not None:
+        for node, grad in accumulated:
+            _run_post_hooks(node, (), grad, foreign)
     return None
 
 
@@ -392,11 +399,11 @@ def _run_post_hooks(node, in_grads, grad, foreign):
     return grads
 
 
-def _run_pre_hooks(node, grad, writes, foreign):
+def _run_pre_hooks(node, grad, writes, foreign, accumulating=True):
     if type(node) is AccumulateGrad:
         hooks = node.variable._hooks
-        if node._pre_hooks:  # (``register_prehook`` on the leaf's node: after the tensor's)
-            hooks = {**(hooks or {}), **node._pre_hooks}
+        if node._pre_hooks and accumulating:  # (``register_prehook`` on the leaf's node: after
+            hooks = {**(hooks or {}), **node._pre_hooks}  # the tensor's; not run by grad())
     else:
         hooks = node._pre_hooks
     if hooks or node._retained is not None:  # (their Python runs at each backward)

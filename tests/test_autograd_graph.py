@@ -1,5 +1,5 @@
-"""autograd internals people print and hook, against PyTorch 2.13 (issue 31): ``grad_fn._saved_<name>``
-and ``_raw_saved_<name>`` with ``register_hooks``, ``autograd.graph.saved_tensors_hooks``,
+"""autograd internals people print and hook, against PyTorch 2.13 (issue 31):
+``grad_fn._saved_<name>`` and ``_raw_saved_<name>`` with ``register_hooks``, ``autograd.graph.saved_tensors_hooks``,
 ``save_on_cpu`` and ``disable_saved_tensors_hooks``, ``autograd.graph.Node`` (``name()``,
 ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``) and
 ``Tensor.register_post_accumulate_grad_hook``."""

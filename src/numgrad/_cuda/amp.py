@@ -1,8 +1,8 @@
-"""``numgrad.cuda.amp`` (this folder is ``numgrad.cuda``'s ``__path__``, so that ``import
-numgrad.cuda.amp`` and ``from torch.cuda.amp import GradScaler`` find it): PyTorch's deprecated ``torch.cuda.amp.autocast``, ``GradScaler``,
+"""``numgrad.cuda.amp``: PyTorch's deprecated ``torch.cuda.amp.autocast``, ``GradScaler``,
 ``custom_fwd`` and ``custom_bwd``, with its FutureWarnings: ``numgrad.amp``'s, for CUDA (where
 numgrad has no GPU, disabled with PyTorch's warnings, as PyTorch's are on a machine without
-one)."""
+one). This folder is ``numgrad.cuda``'s ``__path__``, so that ``import numgrad.cuda.amp`` and
+``from torch.cuda.amp import GradScaler`` find it."""
 from __future__ import annotations
 
 import functools

@@ -229,7 +229,8 @@ _INPUT_NAMES = {
     "baddbmm": ("self", "batch1", "batch2"), "mv": ("self", "vec"), "dot": ("self", "tensor"),
     "addcmul": ("self", "tensor1", "tensor2"), "addcdiv": ("self", "tensor1", "tensor2"),
     "pow": ("self", "exponent"), "rpow": ("exponent",),
-    "convolution": ("input", "weight", "bias"), "convolution_transpose": ("input", "weight", "bias"),
+    "convolution": ("input", "weight", "bias"),
+    "convolution_transpose": ("input", "weight", "bias"),
     "mse_loss": ("self", "target"), "huber_loss": ("self", "target"),
     "smooth_l1_loss": ("self", "target"), "soft_margin_loss": ("self", "target"),
     "binary_cross_entropy": ("self", "target", "weight"),
@@ -351,7 +352,8 @@ class RawSavedTensor:
             )
         saved = None if self._index is None else node._saved[self._index]
         if saved is None:
-            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden")
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("register_hooks expects two callables, a pack hook and an unpack hook")
         if type(saved) is not SavedTensor:

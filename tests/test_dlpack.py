@@ -123,3 +123,19 @@ def test_cuda_under_the_simulator():
     done = subprocess.run([sys.executable, "-c", _CUDA_SCRIPT], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_torch_tensor_is_read_through_dlpack_once_dispatch_is_on():
+    """PyTorch's own tensors do not take part in numgrad's ``__torch_function__`` dispatch (their
+    method calls the function again under PyTorch's switch, which would recurse): once a
+    tensor-like has turned dispatch on, ``from_dlpack`` of a torch tensor still reads it."""
+    class Like:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return "dispatched"
+
+    assert numgrad.add(Like(), 1) == "dispatched"
+    theirs = torch.arange(3)
+    ours = numgrad.from_dlpack(theirs)
+    theirs[0] = 9
+    assert ours.tolist() == [9, 1, 2]

@@ -110,10 +110,20 @@ def _takes_part(t) -> bool:
     from .tensor import Tensor
 
     tf = getattr(t, "__torch_function__", None)
+    func = getattr(tf, "__func__", tf)
     result = tf is not None and t is not Tensor and tf is not _disabled_torch_function_impl \
-        and getattr(tf, "__func__", None) is not _disabled_torch_function_impl
+        and func is not _disabled_torch_function_impl and not _pytorchs_own(func)
     _relevant_types[t] = result
     return result
+
+
+def _pytorchs_own(func) -> bool:
+    """Whether ``func`` is PyTorch's own ``Tensor.__torch_function__`` (a real ``torch.Tensor``,
+    or a subclass keeping it): it calls the function again under PyTorch's switch, which
+    numgrad's dispatch does not see, so taking it would recurse; such a tensor is a foreign
+    object to numgrad's functions (``numgrad.from_dlpack(torch_tensor)`` reads its DLPack)."""
+    return getattr(func, "__module__", None) == "torch._tensor" and \
+        getattr(func, "__qualname__", None) == "Tensor.__torch_function__"
 
 
 _PLAIN = {int, float, bool, complex, str, type(None), slice, type(Ellipsis)}

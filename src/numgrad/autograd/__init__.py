@@ -16,6 +16,7 @@ from .anomaly_mode import (  # noqa: F401
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .grad_mode import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .node import AccumulateGrad, Node  # noqa: F401
+from . import graph  # noqa: E402,F401  (installs the _saved_<name> properties on OpNode)
 
 
 def _as_tuple(x) -> tuple:

@@ -367,17 +367,9 @@ class OpNode(Node):
     def apply(self, grad):
         return self.op.backward(self, grad)
 
-    def __getattr__(self, name):
-        """``_saved_<name>`` and ``_raw_saved_<name>``: what the node saved, under PyTorch's
-        names (``autograd.graph.saved_attribute``). Only reached for attributes not found
-        otherwise, so it costs the ops nothing."""
-        if name.startswith("_saved_") or name.startswith("_raw_saved_"):
-            from .graph import saved_attribute
-
-            return saved_attribute(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     def __dir__(self):
         from .graph import saved_names
 
-        return sorted(set(super().__dir__()) | set(saved_names(self)))
+        own = {a for a in super().__dir__()  # (the class has every name's property: its own)
+               if not (a.startswith("_saved_") or a.startswith("_raw_saved_"))}
+        return sorted(own | set(saved_names(self)))

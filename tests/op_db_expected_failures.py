@@ -44,9 +44,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'jiterator_unary': 'float32 sample 0: missing name: torch.jiterator_unary',
  'linalg.eig': 'float32 sample 0: missing name: torch.linalg.eig',
  'linalg.eigvals': 'float32 sample 0: missing name: torch.linalg.eigvals',
- 'linalg.ldl_factor': 'float32 sample 0: missing name: torch.linalg.ldl_factor',
- 'linalg.ldl_factor_ex': 'float32 sample 0: missing name: torch.linalg.ldl_factor_ex',
- 'linalg.ldl_solve': 'float32 sample 0: missing name: torch.linalg.ldl_solve',
  'nn.functional.ctc_loss': "float32 sample 0: PyTorch 2.13's float32 gradient is off by up to "
                            '8.8e-5 from the float64 gradient (its recursion runs in float32 over '
                            "50 steps); numgrad's, computed in float64, agrees with it to 1e-8; the "

@@ -244,6 +244,15 @@ HARD = [
     ("lu_unpack wide", lambda m: m.lu_unpack(*m.linalg.lu_factor(
         m.arange(8.0, dtype=m.float64).reshape(2, 4).cos()))),
     ("lu empty", lambda m: m.linalg.lu(m.zeros(2, 0, 3))),
+    ("ldl_factor_ex zero, nan and 2x2 pivots", lambda m: m.linalg.ldl_factor_ex(m.tensor(
+        [[[0.0, 0.0], [0.0, 0.0]], [[math.nan, 1.0], [1.0, 2.0]], [[1.0, 5.0], [7.0, 2.0]]],
+        dtype=m.float64))),
+    ("ldl empty", lambda m: [m.linalg.ldl_factor(m.zeros(2, 0, 0)),
+                             m.linalg.ldl_solve(m.zeros(0, 3, 3), m.zeros(0, 3, dtype=m.int32),
+                                                m.ones(3, 2))]),
+    ("ldl non-contiguous", lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(
+        m.arange(16.0, dtype=m.float64).reshape(4, 4).cos().mT[::2, ::2] + m.eye(2)),
+        m.arange(6.0, dtype=m.float64).reshape(2, 3)[:, ::2])),
     ("scatter_reduce int mean", lambda m: m.tensor([1, 2, 3]).scatter_reduce(
         0, m.tensor([0, 0, 2]), m.tensor([2, 2, -4]), "mean")),
     ("scatter_reduce bool", lambda m: [m.tensor([True, False, False]).scatter_reduce(
@@ -397,6 +406,16 @@ ERRORS = [
     lambda m: m.linalg.lu(m.zeros(3)),
     lambda m: m.linalg.lu_factor(m.zeros(3, 2, 2)),
     lambda m: m.linalg.lu_factor_ex(m.zeros(2, 2), check_errors=True),
+    lambda m: m.linalg.ldl_factor(m.zeros(3)),
+    lambda m: m.linalg.ldl_factor_ex(m.zeros(3, 2)),
+    lambda m: m.linalg.ldl_factor(m.zeros(3, 3, dtype=m.int64)),
+    lambda m: m.linalg.ldl_solve(m.eye(2), m.ones(1, dtype=m.int32), m.ones(2, 1)),
+    lambda m: m.linalg.ldl_solve(m.eye(2), m.ones(2), m.ones(2, 1)),
+    lambda m: m.linalg.ldl_solve(m.eye(2), m.ones(2, dtype=m.int32), m.ones(2)),
+    lambda m: m.linalg.ldl_solve(m.eye(2), m.ones(2, dtype=m.int32), m.ones(2, 1, dtype=m.int64)),
+    lambda m: m.linalg.ldl_solve(m.eye(2), m.ones(2, dtype=m.int32), m.ones(3, 1)),
+    lambda m: m.linalg.ldl_solve(m.eye(2).expand(3, 2, 2), m.ones(3, 2, dtype=m.int32),
+                                 m.ones(4, 2, 1)),
     lambda m: m.linalg.householder_product(m.zeros(3, 4), m.zeros(2)),
     lambda m: m.linalg.householder_product(m.zeros(4, 3), m.zeros(2, dtype=m.float64)),
     lambda m: m._chunk_cat([m.zeros(2, 3), m.zeros(3)], -1, 2),
@@ -470,6 +489,33 @@ def test_bessel_functions_over_their_domain():
               getattr(torch.special, name)(torch.tensor(special, dtype=torch.float32)))
         _same(getattr(numgrad.special, name)(numgrad.tensor([1, 3])),
               getattr(torch.special, name)(torch.tensor([1, 3])))
+
+
+def test_ldl_factor_gives_lapacks_factors_and_pivots():
+    """Bunch-Kaufman's choices (1x1 and 2x2 blocks, swaps) as PyTorch's LAPACK, in float32 and
+    float64, up to a size where LAPACK's blocked factorisation takes over; solves; no
+    derivative (PyTorch's node raises)."""
+    rng = np.random.default_rng(35)
+    for dtype, n in (("float64", 6), ("float32", 9), ("float64", 70)):
+        a = rng.standard_normal((3, n, n)).astype(dtype)
+        a = a + np.swapaxes(a, 1, 2)
+        a[0, np.arange(n), np.arange(n)] *= 0.01  # (mostly 2x2 blocks)
+        b = rng.standard_normal((n, 2)).astype(dtype)
+        ours = numgrad.linalg.ldl_factor_ex(numgrad.tensor(a))
+        theirs = torch.linalg.ldl_factor_ex(torch.tensor(a))
+        assert np.array_equal(ours.pivots.numpy(), theirs.pivots.numpy())
+        tol = 1e-9 if dtype == "float64" else 1e-4
+        np.testing.assert_allclose(ours.LD.numpy(), theirs.LD.numpy(), rtol=tol, atol=tol)
+        x = numgrad.linalg.ldl_solve(ours.LD, ours.pivots, numgrad.tensor(b))
+        np.testing.assert_allclose(np.einsum("zij,zjk->zik", a, x.numpy()), np.broadcast_to(
+            b, (3, n, 2)), rtol=tol, atol=tol)
+    x = numgrad.eye(2, requires_grad=True)
+    LD = numgrad.linalg.ldl_factor(x).LD
+    assert LD.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_factor_ex is not"):
+        LD.sum().backward()
+    with pytest.raises(RuntimeError, match="torch.linalg.ldl_factor: Unknown error code: 1."):
+        numgrad.linalg.ldl_factor(numgrad.zeros(2, 2))
 
 
 def test_svd_lowrank_recovers_a_low_rank_matrix():

@@ -18,8 +18,10 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal",
 assert sorted(__all__) == sorted(["LinAlgError", "matmul", *_more.LINALG])
 from .ops import linalg_derived as _derived  # noqa: E402  (solve_triangular, cond, vander ...)
 
+from .ops import linalg_ldl as _ldl  # noqa: E402  (ldl_factor, ldl_factor_ex, ldl_solve)
 from .ops import linalg_lu as _lu  # noqa: E402  (lu_factor, lu, lu_solve)
 
 globals().update(_derived.LINALG)
 globals().update(_lu.LINALG)
-__all__ += list(_derived.LINALG) + list(_lu.LINALG)
+globals().update(_ldl.LINALG)
+__all__ += list(_derived.LINALG) + list(_lu.LINALG) + list(_ldl.LINALG)

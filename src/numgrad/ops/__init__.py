@@ -69,6 +69,7 @@ from . import float_parts, integer_math  # noqa: E402  (frexp, nextafter; gcd, l
 from . import finite_differences, histograms  # noqa: E402  (gradient; histogram, histogramdd)
 from . import incomplete_gamma, resize, strided  # noqa: E402  (igamma; resize_; as_strided)
 from . import grid_sample  # noqa: E402  (grid_sampler_2d/3d)
+from . import linalg_ldl  # noqa: E402,F401  (linalg.ldl_factor, ldl_solve)
 from .aten import _safe_softmax, _softmax_backward_data  # noqa: E402,F401  (torch.ops.aten's)
 from .aten import native_dropout_backward, slice  # noqa: E402,F401,A004
 

@@ -55,12 +55,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: missing name: '
  'short': 'float32 sample 0: missing name: torch.Tensor.short',
  'sparse.mm[reduce]': 'float32 sample 0: layout torch.sparse_csr',
  'sparse.sampled_addmm': 'float32 sample 0: layout torch.sparse_csr',
- 'special.bessel_j0': "float64 sample 0: PyTorch 2.13's float64 bessel_j0 is off by up to 1.9e-7 "
-                      "from SciPy's j0 at these points; numgrad's agrees with SciPy to 2e-16 "
-                      '(tests/test_composite_ops.py)',
- 'special.bessel_y1': "float64 sample 0: PyTorch 2.13's float64 bessel_y1 is off by up to 3.2e-7 "
-                      "from SciPy's y1 at these points; numgrad's agrees with SciPy to 1e-15 "
-                      '(tests/test_composite_ops.py)',
  'stft': 'float32 sample 0: missing name: torch.stft',
  'to_sparse': 'float32 sample 0: missing name: torch.Tensor.to_sparse',
  'view_as_complex': 'float32 sample 0: missing name: torch.view_as_complex'}

@@ -69,7 +69,7 @@ except BaseException:
 # ``from torch import *`` never includes them.)
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "accelerator", "backends", "onnx", "testing",
                     "version", "func", "special", "signal", "fft", "masked", "distributions",
-                    "amp", "cpu")
+                    "amp", "cpu", "distributed")
 # ``numgrad.autocast`` and its state's functions, from ``numgrad.amp.autocast_mode`` on first use
 _AUTOCAST_NAMES = ("autocast", "is_autocast_enabled", "set_autocast_enabled",
                    "get_autocast_dtype", "set_autocast_dtype", "is_autocast_cpu_enabled",

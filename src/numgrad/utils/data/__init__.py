@@ -22,6 +22,7 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -32,7 +33,8 @@ from .sampler import (
 )
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
+    "IterableDataset",
     "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
     "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info", "random_split",
 ]

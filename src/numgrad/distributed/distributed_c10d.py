@@ -791,9 +791,10 @@ def barrier(group=None, async_op: bool = False, device_ids=None):
 
 # ---------------------------------------------------------------------------------- point to point
 def _header(array: np.ndarray) -> np.ndarray:
-    head = np.zeros(2 + _MAX_DIMS, np.int64)
-    head[0], head[1] = ord(array.dtype.char), array.ndim
-    head[2:2 + min(array.ndim, _MAX_DIMS)] = array.shape[:_MAX_DIMS]
+    """A tensor's dtype, number of elements, dimensions and sizes (the first ``_MAX_DIMS``)."""
+    head = np.zeros(3 + _MAX_DIMS, np.int64)
+    head[0], head[1], head[2] = ord(array.dtype.char), array.size, array.ndim
+    head[3:3 + min(array.ndim, _MAX_DIMS)] = array.shape[:_MAX_DIMS]
     return head
 
 
@@ -829,7 +830,7 @@ class _RecvWork(Work):
     def __init__(self, pg: ProcessGroup, buf: _Buffer, peer: int, tag: int):
         super().__init__(pg, [], "RECV", None, (0, buf.array.size), [buf.tensor])
         self._buf, self._tag = buf, tag
-        self._head = np.zeros(2 + _MAX_DIMS, np.int64)
+        self._head = np.zeros(3 + _MAX_DIMS, np.int64)
         self._requests = [pg.comm.Irecv(self._head, peer, 2 * tag)]
         self.source = -1
 
@@ -843,14 +844,18 @@ class _RecvWork(Work):
         status = _mpi().Status()
         _wait(self._requests, pg, "RECV", *self._numel, statuses=[status])
         source = status.Get_source()
-        if not np.array_equal(head, _header(buf.array)):
-            got = [int(s) for s in head[2:2 + min(int(head[1]), _MAX_DIMS)]]
+        sent = np.dtype(chr(int(head[0])))
+        same = np.array_equal(head, _header(buf.array))
+        # (a tensor that does not fit is received into scratch memory, so that it is not left
+        # for a later recv to take, and the error raised after)
+        into = _flat(buf.array) if same else np.empty(int(head[1]), sent)
+        _wait([pg.comm.Irecv(into, source, 2 * self._tag + 1)], pg, "RECV", *self._numel)
+        if not same:
+            got = [int(s) for s in head[3:3 + min(int(head[2]), _MAX_DIMS)]]
             raise RuntimeError(
                 f"recv: the tensor sent by rank {pg.ranks[source]} (shape {got}, dtype "
-                f"{_dtype_name(np.dtype(chr(int(head[0]))))}) does not match the receiving "
-                f"tensor (shape {list(buf.array.shape)}, dtype {_dtype_name(buf.array.dtype)})")
-        _wait([pg.comm.Irecv(_flat(buf.array), source, 2 * self._tag + 1)], pg, "RECV",
-              *self._numel)
+                f"{_dtype_name(sent)}) does not match the receiving tensor (shape "
+                f"{list(buf.array.shape)}, dtype {_dtype_name(buf.array.dtype)})")
         buf.done()
         self._done, self.source = True, pg.ranks[source]
         return True

@@ -1,0 +1,137 @@
+"""numgrad.distributed (on MPI), DistributedDataParallel, DistributedSampler and the launcher.
+
+The two-process checks run as one job of tests/distributed_script.py under
+``python -m numgrad.distributed.run --nproc-per-node 2`` (collectives against NumPy, DDP training
+of an MLP and a CNN against single-process training on the whole batch, float64 to 1e-12,
+``numgrad.compile`` of a DDP step against eager); the fault tests launch a short script each, and
+must end with the error within seconds. Every launch has a hard timeout.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import numgrad
+import numgrad.distributed as dist
+from numgrad.distributed import run as launcher
+from numgrad.utils.data import DistributedSampler
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIMIT = 240  # seconds: the hard timeout of one launch (2 processes that compile kernels cold)
+
+
+def launch(script, *args, nproc: int = 2):
+    """Runs ``script`` on ``nproc`` processes with the launcher: (the completed process,
+    seconds)."""
+    line = [sys.executable, "-m", "numgrad.distributed.run", "--nproc-per-node", str(nproc),
+            script, *args]
+    start = time.monotonic()
+    done = subprocess.run(line, capture_output=True, text=True, timeout=LIMIT,
+                          env={**os.environ, "NUMGRAD_QUIET": "1"})
+    return done, time.monotonic() - start
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    out = tmp_path_factory.mktemp("distributed")
+    done, _ = launch(os.path.join(HERE, "distributed_script.py"), str(out))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
+
+
+@pytest.mark.parametrize("check", [
+    "init_and_ranks", "all_reduce_against_numpy", "async_work", "broadcast_gather_scatter",
+    "point_to_point_and_groups", "mismatched_collectives_raise",
+    "ddp_mlp_and_cnn_equal_full_batch_training", "ddp_no_sync_accumulates_locally",
+    "ddp_find_unused_parameters_and_buffers", "ddp_refuses_different_models",
+    "sampler_and_loader_in_pytorch_order", "compiled_ddp_step_equals_eager",
+])
+def test_two_processes(two_ranks, check):
+    for rank, results in enumerate(two_ranks):
+        assert results.get(check) == "ok", f"rank {rank}: {results.get(check, 'did not run')}"
+
+
+FAULTY = """
+import os, sys, time
+from datetime import timedelta
+import numgrad, numgrad.distributed as dist
+dist.init_process_group("gloo", timeout=timedelta(seconds=2))
+t = numgrad.ones(1000)
+for step in range(1000):
+    if step == 3 and dist.get_rank() == 1:
+        if sys.argv[1] == "raise":
+            raise ValueError("rank 1 fails at step 3")
+        if sys.argv[1] == "kill":
+            os.kill(os.getpid(), 9)
+        if sys.argv[1] == "hang":
+            time.sleep(60)
+    dist.all_reduce(t)
+"""
+
+
+@pytest.mark.parametrize("fault, texts", [
+    ("raise", ["[rank1]: ValueError: rank 1 fails at step 3", "FAILED", "rank      : 1",
+               "ValueError: rank 1 fails at step 3"]),
+    ("kill", ["FAILED", "rank      : 1", "killed by signal 9"]),
+    ("hang", ["[rank0]:", "DistBackendError: Watchdog caught collective operation timeout",
+              "OpType=ALLREDUCE", "Timeout(ms)=2000", "rank      : 0"]),
+])
+def test_a_failing_rank_ends_the_job_with_its_error(tmp_path, fault, texts):
+    script = tmp_path / "faulty.py"
+    script.write_text(textwrap.dedent(FAULTY))
+    done, seconds = launch(str(script), fault)
+    assert done.returncode == 1
+    for text in texts:
+        assert text in done.stderr, done.stderr[-3000:]
+    assert seconds < 60  # (the hung rank would sleep for 60 s: the job ends before)
+
+
+def test_before_init_and_imports():
+    with pytest.raises(ValueError, match="Default process group has not been initialized, "
+                                         "please make sure to call init_process_group."):
+        dist.all_reduce(numgrad.ones(2))
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.get_world_size()
+    assert not dist.is_initialized() and dist.is_available()
+    code = ("import sys, numgrad, numgrad.distributed, numgrad.nn.parallel, numgrad.utils.data;"
+            "print('mpi4py' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+@pytest.mark.parametrize("n, replicas, shuffle, drop_last, seed", [
+    (23, 2, True, False, 0), (23, 3, True, True, 7), (10, 4, False, False, 0),
+    (3, 5, True, False, 1), (100, 3, True, False, 2**33 + 5),
+])
+def test_distributed_sampler_order_is_pytorchs(n, replicas, shuffle, drop_last, seed):
+    import torch.utils.data as tdata
+
+    for rank in range(replicas):
+        ours = DistributedSampler(range(n), replicas, rank, shuffle=shuffle, seed=seed,
+                                  drop_last=drop_last)
+        theirs = tdata.DistributedSampler(range(n), replicas, rank, shuffle=shuffle, seed=seed,
+                                          drop_last=drop_last)
+        for epoch in (0, 5):
+            ours.set_epoch(epoch)
+            theirs.set_epoch(epoch)
+            assert list(ours) == list(theirs) and len(ours) == len(theirs)
+    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval "
+                                         r"\[0, 1\]"):
+        DistributedSampler(range(4), 2, 2)
+
+
+def test_launcher_command_line():
+    line, env = launcher.command(launcher.parse_args(
+        ["--nnodes", "2", "--nproc_per_node", "4", "--hostfile", "hosts", "--master-port",
+         "1234", "train.py", "--lr", "0.1"]))
+    assert line[1:3] == ["-n", "8"] and line[3:7] == ["-f", "hosts", "-ppn", "4"]
+    assert line[-3:] == ["train.py", "--lr", "0.1"] and env["MASTER_PORT"] == "1234"
+    with pytest.raises(ValueError, match="--hostfile"):
+        launcher.command(launcher.parse_args(["--nnodes", "2", "train.py"]))
+    line, _ = launcher.command(launcher.parse_args(["-m", "pkg.train"]))
+    assert line[-2:] == ["module", "pkg.train"]

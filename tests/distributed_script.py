@@ -427,6 +427,25 @@ def compiled_ddp_step_equals_eager():
             assert twice(t).tolist() == [2.0 ** (k + 1)] * 3
 
 
+@check
+def cuda_tensors_staged_through_the_host():
+    # (the job runs in Numba's CUDA simulator, NUMBA_ENABLE_CUDASIM=1: numgrad's CUDA tensors,
+    # without a GPU)
+    assert numgrad.cuda.is_available()
+    t = numgrad.from_numpy(data(R, (3, 4), np.float32)).cuda()
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    assert t.is_cuda
+    np.testing.assert_array_equal(t.cpu().numpy(), np.maximum(data(0, (3, 4), np.float32),
+                                                              data(1, (3, 4), np.float32)))
+    outs = [numgrad.zeros(2).cuda() for _ in range(W)]
+    dist.all_gather(outs, numgrad.full((2,), float(R)).cuda())
+    assert [o.cpu().tolist() for o in outs] == [[0.0, 0.0], [1.0, 1.0]]
+    model = nn.Linear(3, 2).double().cuda()
+    ddp = DDP(model)
+    ddp(numgrad.ones(2, 3, dtype=numgrad.float64).cuda() * (R + 1)).sum().backward()
+    assert model.weight.grad.is_cuda and model.weight.grad.cpu().tolist() == [[3.0] * 3] * 2
+
+
 def main(out_dir: str) -> None:
     for fn in CHECKS:
         try:

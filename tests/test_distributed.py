@@ -24,21 +24,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIMIT = 240  # seconds: the hard timeout of one launch (2 processes that compile kernels cold)
 
 
-def launch(script, *args, nproc: int = 2):
+def launch(script, *args, nproc: int = 2, env=None):
     """Runs ``script`` on ``nproc`` processes with the launcher: (the completed process,
     seconds)."""
     line = [sys.executable, "-m", "numgrad.distributed.run", "--nproc-per-node", str(nproc),
             script, *args]
     start = time.monotonic()
     done = subprocess.run(line, capture_output=True, text=True, timeout=LIMIT,
-                          env={**os.environ, "NUMGRAD_QUIET": "1"})
+                          env={**os.environ, "NUMGRAD_QUIET": "1", **(env or {})})
     return done, time.monotonic() - start
 
 
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory):
     out = tmp_path_factory.mktemp("distributed")
-    done, _ = launch(os.path.join(HERE, "distributed_script.py"), str(out))
+    # (in Numba's CUDA simulator, so that CUDA tensors are checked without a GPU)
+    done, _ = launch(os.path.join(HERE, "distributed_script.py"), str(out),
+                     env={"NUMBA_ENABLE_CUDASIM": "1"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
 
@@ -49,6 +51,7 @@ def two_ranks(tmp_path_factory):
     "ddp_mlp_and_cnn_equal_full_batch_training", "ddp_no_sync_accumulates_locally",
     "ddp_find_unused_parameters_and_buffers", "ddp_refuses_different_models",
     "sampler_and_loader_in_pytorch_order", "compiled_ddp_step_equals_eager",
+    "cuda_tensors_staged_through_the_host",
 ])
 def test_two_processes(two_ranks, check):
     for rank, results in enumerate(two_ranks):

@@ -495,6 +495,15 @@ def _mismatch(pg, mine: int, fp: np.ndarray, other: int, other_fp: np.ndarray) -
             + ", ".join(aspects))
 
 
+def _start(group, what: str) -> ProcessGroup | None:
+    """The group a collective runs in (None: this rank is outside it, and the call does
+    nothing), after stopping any ``numgrad.compile`` trace (``_not_traced``)."""
+    pg = _group(group)
+    if pg is not None:
+        _not_traced(what)
+    return pg
+
+
 def _not_traced(what: str) -> None:
     """A collective inside ``numgrad.compile``: the trace stops here (the call runs eagerly,
     every time), so that no replay ever skips the communication."""
@@ -570,10 +579,9 @@ def _run(pg, requests, op, finish, async_op: bool, numel=(0, 0), result=None):
 # ---------------------------------------------------------------------------------- collectives
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduces ``tensor`` across every process of the group, in place: each holds the result."""
-    pg = _group(group)
+    pg = _start(group, "all_reduce")
     if pg is None:
         return None
-    _not_traced("all_reduce")
     buf = _Buffer(tensor, True)
     mpi_op = _mpi_op(op, buf.array.dtype)
     _check_same(pg, "ALLREDUCE", buf.array, tensor.device.type)
@@ -590,10 +598,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
 def reduce(tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = False,
            group_dst: int | None = None):
     """Reduces ``tensor`` across the group into the tensor of rank ``dst`` (a global rank)."""
-    pg = _group(group)
+    pg = _start(group, "reduce")
     if pg is None:
         return None
-    _not_traced("reduce")
     root = _group_rank(pg, dst, group_dst, "dst")
     buf = _Buffer(tensor, pg.rank() == root)
     mpi_op = _mpi_op(op, buf.array.dtype)
@@ -623,10 +630,9 @@ def _group_rank(pg: ProcessGroup, global_rank, group_rank, name: str) -> int:
 def broadcast(tensor, src: int = 0, group=None, async_op: bool = False,
               group_src: int | None = None):
     """Copies ``tensor`` of rank ``src`` (a global rank) into every other rank's ``tensor``."""
-    pg = _group(group)
+    pg = _start(group, "broadcast")
     if pg is None:
         return None
-    _not_traced("broadcast")
     root = _group_rank(pg, src, group_src, "src")
     buf = _Buffer(tensor, pg.rank() != root)
     _check_same(pg, "BROADCAST", buf.array, tensor.device.type)
@@ -638,10 +644,9 @@ def broadcast(tensor, src: int = 0, group=None, async_op: bool = False,
 def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
     """Gathers every rank's ``tensor`` into ``tensor_list`` (one tensor per rank, in rank
     order), on every rank."""
-    pg = _group(group)
+    pg = _start(group, "all_gather")
     if pg is None:
         return None
-    _not_traced("all_gather")
     src = _Buffer(tensor, False)
     if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != pg.size():
         raise RuntimeError(f"ProcessGroupMPI::allgather: invalid output tensor list at index 0 "
@@ -653,13 +658,18 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
     gathered = np.empty((pg.size(),) + src.array.shape, src.array.dtype)
     request = pg.comm.Iallgather(_flat(src.array), _flat(gathered))
 
-    def finish():
-        for k, b in enumerate(outs):
-            b.array[...] = gathered[k]
-            b.done()
-
+    finish = _rows_into(gathered, outs)
     return _run(pg, [request], "ALLGATHER", finish, async_op,
                 (src.array.size, gathered.size), list(tensor_list))
+
+
+def _rows_into(gathered: np.ndarray, buffers: list):
+    """What finishes a gather: row k of ``gathered`` into the k-th buffer."""
+    def finish():
+        for row, b in zip(gathered, buffers):
+            b.array[...] = row
+            b.done()
+    return finish
 
 
 def _expect_like(buffers, like: np.ndarray, what: str) -> None:
@@ -676,10 +686,9 @@ def _expect_like(buffers, like: np.ndarray, what: str) -> None:
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
     """Gathers every rank's ``input_tensor`` into ``output_tensor``, concatenated along the
     first dimension (or stacked: an output of shape ``(world_size, *input.shape)``)."""
-    pg = _group(group)
+    pg = _start(group, "all_gather_into_tensor")
     if pg is None:
         return None
-    _not_traced("all_gather_into_tensor")
     src, out = _Buffer(input_tensor, False), _Buffer(output_tensor, True)
     if out.array.size != src.array.size * pg.size():
         raise ValueError("output tensor size must be equal to world_size times input tensor "
@@ -695,10 +704,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduces ``input`` across the ranks, and gives rank k the k-th of its ``world_size``
     equal parts along the first dimension, in ``output``."""
-    pg = _group(group)
+    pg = _start(group, "reduce_scatter_tensor")
     if pg is None:
         return None
-    _not_traced("reduce_scatter_tensor")
     src, out = _Buffer(input, False), _Buffer(output, True)
     if src.array.size != out.array.size * pg.size():
         raise ValueError("input tensor must be the same size as output size times world size")
@@ -716,26 +724,33 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
                 (src.array.size, out.array.size), [output])
 
 
+def _root_list(pg: ProcessGroup, root: int, tensors, name: str, role: str, like: np.ndarray,
+               writes: bool):
+    """The buffers of ``gather_list`` or ``scatter_list``: given on rank ``root`` only (None on
+    the others), one tensor per rank, each of ``like``'s shape and dtype."""
+    if pg.rank() != root:
+        if tensors:
+            raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+        return None
+    if not tensors:
+        raise ValueError(f"Argument ``{name}`` must be specified on {role} rank.")
+    if len(tensors) != pg.size():
+        raise ValueError(f"Argument ``{name}`` must have one tensor per rank ({pg.size()}), "
+                         f"not {len(tensors)}")
+    buffers = [_Buffer(t, writes) for t in tensors]
+    _expect_like(buffers, like, name.split("_")[0])
+    return buffers
+
+
 def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = False,
            group_dst: int | None = None):
     """Gathers every rank's ``tensor`` into ``gather_list`` on rank ``dst`` (a global rank)."""
-    pg = _group(group)
+    pg = _start(group, "gather")
     if pg is None:
         return None
-    _not_traced("gather")
     root = _group_rank(pg, dst, group_dst, "dst")
     src = _Buffer(tensor, False)
-    if pg.rank() == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        if len(gather_list) != pg.size():
-            raise ValueError("Argument ``gather_list`` must have one tensor per rank "
-                             f"({pg.size()}), not {len(gather_list)}")
-        outs = [_Buffer(t, True) for t in gather_list]
-        _expect_like(outs, src.array, "gather")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+    outs = _root_list(pg, root, gather_list, "gather_list", "destination", src.array, True)
     _check_same(pg, "GATHER", src.array, tensor.device.type)
     if pg.rank() != root:
         return _run(pg, [pg.comm.Igather(_flat(src.array), None, root)], "GATHER", None,
@@ -743,11 +758,7 @@ def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = 
     gathered = np.empty((pg.size(),) + src.array.shape, src.array.dtype)
     request = pg.comm.Igather(_flat(src.array), _flat(gathered), root)
 
-    def finish():
-        for k, b in enumerate(outs):
-            b.array[...] = gathered[k]
-            b.done()
-
+    finish = _rows_into(gathered, outs)
     return _run(pg, [request], "GATHER", finish, async_op, (src.array.size, gathered.size),
                 list(gather_list))
 
@@ -756,24 +767,13 @@ def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool 
             group_src: int | None = None):
     """Gives rank k the k-th tensor of ``scatter_list`` of rank ``src`` (a global rank), in
     ``tensor``."""
-    pg = _group(group)
+    pg = _start(group, "scatter")
     if pg is None:
         return None
-    _not_traced("scatter")
     root = _group_rank(pg, src, group_src, "src")
     out = _Buffer(tensor, True)
-    send = None
-    if pg.rank() == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        if len(scatter_list) != pg.size():
-            raise ValueError("Argument ``scatter_list`` must have one tensor per rank "
-                             f"({pg.size()}), not {len(scatter_list)}")
-        ins = [_Buffer(t, False) for t in scatter_list]
-        _expect_like(ins, out.array, "scatter")
-        send = np.stack([b.array for b in ins])
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    ins = _root_list(pg, root, scatter_list, "scatter_list", "source", out.array, False)
+    send = None if ins is None else np.stack([b.array for b in ins])
     _check_same(pg, "SCATTER", out.array, tensor.device.type)
     request = pg.comm.Iscatter(None if send is None else _flat(send), _flat(out.array), root)
     return _run(pg, [request], "SCATTER", out.done, async_op, (0, out.array.size), [tensor])
@@ -781,10 +781,9 @@ def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
     """Waits until every rank of the group has reached it."""
-    pg = _group(group)
+    pg = _start(group, "barrier")
     if pg is None:
         return None
-    _not_traced("barrier")
     _check_same(pg, "BARRIER", None)
     return _run(pg, [pg.comm.Ibarrier()], "BARRIER", None, async_op)
 
@@ -801,10 +800,9 @@ def _header(array: np.ndarray) -> np.ndarray:
 def isend(tensor, dst: int, group=None, tag: int = 0, group_dst: int | None = None):
     """Sends ``tensor`` to rank ``dst`` (a global rank) without waiting: a ``Work``. A header
     (dtype and shape) goes first, which ``recv`` checks against its tensor."""
-    pg = _group(group)
+    pg = _start(group, "isend")
     if pg is None:
         return None
-    _not_traced("isend")
     peer = _group_rank(pg, dst, group_dst, "dst")
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: should not be the same as the rank of the "
@@ -865,10 +863,9 @@ def irecv(tensor, src: int | None = None, group=None, tag: int = 0,
           group_src: int | None = None):
     """Receives into ``tensor`` from rank ``src`` (any rank if None) without waiting: a
     ``Work``; its ``wait()`` raises where the tensor sent has another shape or dtype."""
-    pg = _group(group)
+    pg = _start(group, "irecv")
     if pg is None:
         return None
-    _not_traced("irecv")
     peer = _mpi().ANY_SOURCE if src is None and group_src is None else \
         _group_rank(pg, src, group_src, "src")
     return _RecvWork(pg, _Buffer(tensor, True), peer, tag)
@@ -886,16 +883,9 @@ def recv(tensor, src: int | None = None, group=None, tag: int = 0,
 
 
 # ---------------------------------------------------------------------------------- objects
-def _objects_comm(group):
-    pg = _group(group)
-    if pg is not None:
-        _not_traced("an object collective")
-    return pg
-
-
 def all_gather_object(object_list: list, obj, group=None) -> None:
     """Gathers every rank's picklable ``obj`` into ``object_list`` (one per rank)."""
-    pg = _objects_comm(group)
+    pg = _start(group, "an object collective")
     if pg is None:
         return
     if len(object_list) != pg.size():
@@ -906,7 +896,7 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
 def broadcast_object_list(object_list: list, src: int = 0, group=None, device=None,
                           group_src: int | None = None) -> None:
     """Copies rank ``src``'s picklable objects into every rank's ``object_list``, in place."""
-    pg = _objects_comm(group)
+    pg = _start(group, "an object collective")
     if pg is None:
         return
     root = _group_rank(pg, src, group_src, "src")
@@ -916,7 +906,7 @@ def broadcast_object_list(object_list: list, src: int = 0, group=None, device=No
 def gather_object(obj, object_gather_list=None, dst: int = 0, group=None,
                   group_dst: int | None = None) -> None:
     """Gathers every rank's picklable ``obj`` into ``object_gather_list`` on rank ``dst``."""
-    pg = _objects_comm(group)
+    pg = _start(group, "an object collective")
     if pg is None:
         return
     root = _group_rank(pg, dst, group_dst, "dst")

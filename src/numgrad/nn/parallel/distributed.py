@@ -81,17 +81,11 @@ def _assign_buckets(params: list, cap_bytes: int) -> list:
     return [_Bucket(b, params) for b in buckets]
 
 
-def _outputs(value, found: list) -> list:
+def _outputs(value) -> list:
     """The tensors in ``value`` (nested lists, tuples and dicts)."""
-    if isinstance(value, Tensor):
-        found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _outputs(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _outputs(v, found)
-    return found
+    from ...func._pytree import tree_flatten
+
+    return [v for v in tree_flatten(value)[0] if isinstance(v, Tensor)]
 
 
 def _reached_leaves(outputs: list) -> set:
@@ -252,7 +246,7 @@ class DistributedDataParallel(Module):
             for bucket in self._buckets:
                 bucket.pending = len(bucket.indices)
             if self.find_unused_parameters:
-                reached = _reached_leaves(_outputs(output, []))
+                reached = _reached_leaves(_outputs(output))
                 for i, p in enumerate(self._params):
                     if id(p) not in reached:
                         self._mark_ready(i)

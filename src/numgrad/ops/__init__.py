@@ -54,6 +54,7 @@ from . import linalg_more  # noqa: E402  (torch.linalg's ops and the top-level d
 
 FAMILIES += (linalg_more,)
 from . import upsample  # noqa: E402  (interpolate, pixel_shuffle: nn.functional's)
+from .upsample import _upsample_bilinear2d_aa  # noqa: E402,F401  (torch.ops.aten's)
 
 FAMILIES += (upsample,)
 from . import indexing_more  # noqa: E402  (unbind, index_add, cummax, bincount, searchsorted ...)
@@ -72,6 +73,7 @@ from . import grid_sample  # noqa: E402  (grid_sampler_2d/3d)
 from . import linalg_ldl  # noqa: E402,F401  (linalg.ldl_factor, ldl_solve)
 from .aten import _safe_softmax, _softmax_backward_data  # noqa: E402,F401  (torch.ops.aten's)
 from .aten import native_dropout_backward, slice  # noqa: E402,F401,A004
+from .native_normalization import _batch_norm_with_update  # noqa: E402,F401  (torch.ops.aten's)
 
 FAMILIES += (flat_index, linalg_derived, order_statistics, scatter_views, native_normalization,
              aten, linalg_lu, scatter_reductions, float_parts, integer_math, finite_differences,

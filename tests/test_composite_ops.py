@@ -104,6 +104,9 @@ DIFFERENTIABLE = [
         x, m.tensor([[True, False], [True, True]]), [m.tensor([[0], [5]]), m.tensor([[2, 1]])],
         -1.0), (3, 4), True),
     ("_chunk_cat", lambda m, x: m._chunk_cat([x, x[:, :3] * 2], 1, 3), (2, 5), True),
+    ("_batch_norm_with_update", lambda m, x: (m.ops.aten if m is torch else m.ops)
+     ._batch_norm_with_update(x, x[0, :, 0].exp(), x[1, :, 1], m.zeros(3, dtype=x.dtype),
+                              m.ones(3, dtype=x.dtype), 0.3, 1e-5)[0], (2, 3, 4), True),
     ("lu_factor", lambda m, x: m.linalg.lu_factor(x)[0], (2, 4, 3), True),
     ("linalg.lu", lambda m, x: m.linalg.lu(x)[1:], (3, 5), True),
     ("lu_solve adjoint", lambda m, x: m.linalg.lu_solve(*m.linalg.lu_factor(x[:, :3]), x[:, 3:],
@@ -244,6 +247,14 @@ HARD = [
     ("lu_unpack wide", lambda m: m.lu_unpack(*m.linalg.lu_factor(
         m.arange(8.0, dtype=m.float64).reshape(2, 4).cos()))),
     ("lu empty", lambda m: m.linalg.lu(m.zeros(2, 0, 3))),
+    ("interpolate antialias hard", lambda m: [m.nn.functional.interpolate(
+        x, size=(2, 5), mode="bilinear", antialias=True) for x in (
+        m.zeros(0, 2, 4, 4), m.tensor([[[[1.0, math.nan, 2.0], [math.inf, 0.5, -1.0]]]]),
+        m.arange(6.0).reshape(1, 1, 2, 3).expand(2, 3, 2, 3), m.ones(1, 1, 1, 1))]),
+    ("_batch_norm_with_update running stats", lambda m: (lambda rm, rv: [
+        *(m.ops.aten if m is torch else m.ops)._batch_norm_with_update(
+            m.arange(12.0).reshape(2, 3, 2).mT, None, None, rm, rv, 0.25, 1e-3)[:3], rm, rv])(
+        m.zeros(2), m.ones(2))),
     ("ldl_factor_ex zero, nan and 2x2 pivots", lambda m: m.linalg.ldl_factor_ex(m.tensor(
         [[[0.0, 0.0], [0.0, 0.0]], [[math.nan, 1.0], [1.0, 2.0]], [[1.0, 5.0], [7.0, 2.0]]],
         dtype=m.float64))),
@@ -406,6 +417,14 @@ ERRORS = [
     lambda m: m.linalg.lu(m.zeros(3)),
     lambda m: m.linalg.lu_factor(m.zeros(3, 2, 2)),
     lambda m: m.linalg.lu_factor_ex(m.zeros(2, 2), check_errors=True),
+    lambda m: (m.ops.aten if m is torch else m.ops)._upsample_bilinear2d_aa(
+        m.zeros(1, 0, 4, 4), [2, 3], False, None),
+    lambda m: (m.ops.aten if m is torch else m.ops)._upsample_bilinear2d_aa(
+        m.zeros(1, 1, 4, 4), [0, 3], False, None),
+    lambda m: (m.ops.aten if m is torch else m.ops)._upsample_bilinear2d_aa(
+        m.zeros(1, 4, 4), [2, 3], False, None),
+    lambda m: (m.ops.aten if m is torch else m.ops)._upsample_bilinear2d_aa(
+        m.zeros(1, 1, 4, 4, dtype=m.int64), [2, 3], False, None),
     lambda m: m.linalg.ldl_factor(m.zeros(3)),
     lambda m: m.linalg.ldl_factor_ex(m.zeros(3, 2)),
     lambda m: m.linalg.ldl_factor(m.zeros(3, 3, dtype=m.int64)),

@@ -58,6 +58,19 @@ def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, tr
 _native_batch_norm_legit = native_batch_norm
 
 
+def _batch_norm_with_update(input: Tensor, weight, bias, running_mean: Tensor,
+                            running_var: Tensor, momentum: float, eps: float):
+    """ATen's ``_batch_norm_with_update``: ``native_batch_norm`` in training (the running
+    statistics updated in place), and the empty ``reserve`` tensor of cuDNN's kernels."""
+    import numgrad
+
+    out, mean, invstd = native_batch_norm(input, weight, bias, running_mean, running_var, True,
+                                          momentum, eps)
+    # (PyTorch's reserve is uint8, a dtype numgrad gains in issue 35; bool until then)
+    reserve = input.new_empty((0,), dtype=getattr(numgrad, "uint8", numgrad.bool))
+    return out, mean, invstd, reserve
+
+
 def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, group: int,
                       eps: float):
     """``(group_norm(input), mean, rstd)``, the statistics of shape ``(N, group)``."""

@@ -133,6 +133,74 @@ _make("upsample_bicubic2d", "UpsampleBicubic2DBackward0", CUBIC, 2,
       (_grad_sample("bicubic", (1, 2, 3, 3), (1, 2, 5, 4), size=(5, 4)),))
 
 
+# ---------------------------------------------------------------------- anti-aliased bilinear
+@register
+class UpsampleBilinear2dAa(Op):
+    """Anti-aliased bilinear interpolation (``interpolate(..., antialias=True)``; kernels in
+    ``kernels/cpu/upsample.py``, CPU only): separable, each output a normalised average of a
+    window of inputs; its backward, the transposed interpolation, is an op of its own, whose
+    derivative is the interpolation again."""
+
+    name, node = "_upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0"
+    jvp = _jvp.linear
+    samples = (
+        Sample(lambda m, x: _F(m).interpolate(x, size=(3, 7), mode="bilinear", antialias=True),
+               ((2, 2, 9, 5),)),
+        Sample(lambda m, x: _F(m).interpolate(x, scale_factor=(0.4, 1.5), mode="bilinear",
+                                              align_corners=True, antialias=True), ((1, 2, 6, 4),)),
+    )
+
+    @staticmethod
+    def forward(K, x, *, out_size, in_size, align_corners, scales):
+        return K.pooling.interpolate_aa(x, out_size, align_corners, scales)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (apply(UpsampleBilinear2dAaBackward, (grad,), (grad._data,), **ctx.params),)
+
+
+@register
+class UpsampleBilinear2dAaBackward(Op):
+    name, node = "_upsample_bilinear2d_aa_backward", "UpsampleBilinear2DAaBackwardBackward0"
+    jvp = _jvp.linear
+    samples = (_grad_sample("bilinear", (1, 2, 7, 4), (1, 2, 3, 5), size=(3, 5), antialias=True),)
+
+    @staticmethod
+    def forward(K, grad, *, out_size, in_size, align_corners, scales):
+        return K.pooling.interpolate_aa_backward(grad, in_size, align_corners, scales)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (apply(UpsampleBilinear2dAa, (grad,), (grad._data,), **ctx.params),)
+
+
+def _upsample_bilinear2d_aa(input: Tensor, output_size, align_corners: bool, scales_h=None,
+                            scales_w=None, *, scale_factors=None) -> Tensor:
+    """ATen's ``_upsample_bilinear2d_aa`` (``output_size``, ``scales_h``, ``scales_w``) and its
+    ``.vec`` overload (``output_size`` or ``scale_factors``, a list in the fourth place)."""
+    if isinstance(scales_h, (list, tuple)):
+        scale_factors, scales_h = scales_h, None
+    if scale_factors is not None:
+        scales_h, scales_w = (float(v) for v in scale_factors)
+    if output_size is None:
+        output_size = [int(int(input.shape[2 + i]) * float(v))
+                       for i, v in enumerate(scale_factors)]
+    if len(output_size) != 2:
+        raise RuntimeError(f"It is expected output_size equals to 2, but got size "
+                           f"{len(output_size)}")
+    if input.ndim != 4:
+        raise RuntimeError(f"It is expected input_size equals to 4, but got size {input.ndim}")
+    out_size = tuple(int(v) for v in output_size)
+    in_size = _checked_sizes(input, 2, out_size)
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"compute_index_ranges_weights\" not implemented for "
+                                  f"'{torch_name(input._data.dtype)}'")
+    kernels_for((input,), UpsampleBilinear2dAa)
+    return apply(UpsampleBilinear2dAa, (input,), (input._data,), out_size=out_size,
+                 in_size=in_size, align_corners=bool(align_corners),
+                 scales=(scales_h, scales_w))
+
+
 # ---------------------------------------------------------------------- F.interpolate
 _KIND = {"nearest": NEAREST, "nearest-exact": NEAREST_EXACT, "linear": LINEAR,
          "bilinear": LINEAR, "trilinear": LINEAR, "bicubic": CUBIC}
@@ -159,6 +227,21 @@ def _upsample(input: Tensor, kind: int, dims: int, out_size, scales, align_corne
     else:
         out_size = [int(s) for s in out_size]
         scales = (None,) * dims
+    _checked_sizes(input, dims, out_size)
+    dtype = input._data.dtype
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"compute_indices_weights_{_NAMES[kind]}\" not implemented "
+                                  f"for '{torch_name(dtype)}'")
+    op = _FORWARD[(kind, dims)]
+    kernels_for((input,), op)
+    return apply(op, (input,), (input._data,), out_size=tuple(out_size), in_size=tuple(in_sp),
+                 mode=kind, align_corners=bool(align_corners), scales=tuple(scales))
+
+
+def _checked_sizes(input: Tensor, dims: int, out_size) -> tuple:
+    """PyTorch's checks of an interpolation's sizes; the input's spatial size."""
+    shape = tuple(input._data.shape)
+    in_sp = shape[2:]
     if _prod(shape[1:]) == 0:
         raise RuntimeError(f"Non-empty {dims + 2}D data tensor expected but got a tensor with "
                            f"sizes {_sizes(shape)}")
@@ -169,14 +252,7 @@ def _upsample(input: Tensor, kind: int, dims: int, out_size, scales, align_corne
         sep = " and " if dims == 1 else " "
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({a}){sep}output ({b})")
-    dtype = input._data.dtype
-    if dtype.kind != "f":
-        raise NotImplementedError(f"\"compute_indices_weights_{_NAMES[kind]}\" not implemented "
-                                  f"for '{torch_name(dtype)}'")
-    op = _FORWARD[(kind, dims)]
-    kernels_for((input,), op)
-    return apply(op, (input,), (input._data,), out_size=tuple(out_size), in_size=tuple(in_sp),
-                 mode=kind, align_corners=bool(align_corners), scales=tuple(scales))
+    return tuple(int(v) for v in in_sp)
 
 
 def _prod(values) -> int:
@@ -191,7 +267,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     """``input`` (N, C, *spatial) resampled to ``size`` or by ``scale_factor`` in its 1 to 3
     spatial dimensions: PyTorch's ``F.interpolate``, its arguments, checks and messages; modes
     'nearest', 'nearest-exact', 'linear' (3-D input), 'bilinear' and 'bicubic' (4-D),
-    'trilinear' (5-D) and 'area' (adaptive average pooling). ``antialias`` is not built."""
+    'trilinear' (5-D) and 'area' (adaptive average pooling); ``antialias`` with 'bilinear'."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
@@ -243,8 +319,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
+    if antialias and mode == "bilinear":
+        return _upsample_bilinear2d_aa(input, output_size, align_corners,
+                                       scale_factors=scale_factors)
     if antialias:
-        raise NotImplementedError("numgrad's interpolate has no antialias yet")
+        raise NotImplementedError(f"numgrad's interpolate has no antialias for mode '{mode}' yet")
     ndim = input.dim()
     if mode == "area" and 3 <= ndim <= 5:
         from . import pooling

@@ -662,3 +662,4 @@ def pad2d_backward(grad, in_size, pads, mode: int):
 # Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, the
 # module ``numgrad.compile``'s tracer records.
 from .upsample import interpolate, interpolate_backward  # noqa: E402,F401
+from .upsample import interpolate_aa, interpolate_aa_backward  # noqa: E402,F401

@@ -237,3 +237,83 @@ def interpolate_backward(grad, in_size, mode, align_corners, scales):
         else:
             _resample_backward(g, *t, out)
     return out.reshape(lead + tuple(in_size))
+
+
+# ---------------------------------------------------------------------- anti-aliased bilinear
+def aa_tables(in_size: int, out_size: int, align_corners: bool, scale, dtype):
+    """``(first (out_size,) int64, count (out_size,) int64, weights (out_size, width))`` of
+    anti-aliased bilinear interpolation along one dimension, PyTorch's (Pillow's): output ``i``
+    averages the ``count[i]`` inputs from ``first[i]`` under a triangle centred at
+    ``s (i + 1/2)``, stretched by ``s`` when shrinking, its weights normalised."""
+    if align_corners:
+        s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    support, inv = (s, 1.0 / s) if s >= 1.0 else (1.0, 1.0)
+    width = int(np.ceil(support)) * 2 + 1
+    first = np.zeros(out_size, np.int64)
+    count = np.zeros(out_size, np.int64)
+    weights = np.zeros((out_size, width))
+    for i in range(out_size):
+        center = s * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)  # (int(): C's truncation, as PyTorch's)
+        n = min(max(min(int(center + support + 0.5), in_size) - lo, 0), width)
+        w = np.maximum(0.0, 1.0 - np.abs((np.arange(n) + lo - center + 0.5) * inv))
+        total = w.sum()
+        first[i], count[i], weights[i, :n] = lo, n, w / total if total != 0.0 else w
+    return first, count, weights.astype(_float(dtype))
+
+
+@njit(cache=True)
+def _aa_rows(x, first, count, w, out):
+    """``out[r, i] = sum_j w[i, j] x[r, first[i] + j]`` (j < count[i]) for each row ``r``."""
+    for r in range(x.shape[0]):
+        for i in range(out.shape[1]):
+            acc = x.dtype.type(0)
+            for j in range(count[i]):
+                acc += w[i, j] * x[r, first[i] + j]
+            out[r, i] = acc
+
+
+@njit(cache=True)
+def _aa_rows_adjoint(g, first, count, w, out):
+    """``out[r, first[i] + j] += w[i, j] g[r, i]``: ``_aa_rows``'s adjoint (``out`` zeros)."""
+    for r in range(g.shape[0]):
+        for i in range(g.shape[1]):
+            for j in range(count[i]):
+                out[r, first[i] + j] += w[i, j] * g[r, i]
+
+
+def _aa_pass(x, table, size: int, adjoint: bool):
+    """One separable pass over the last dimension of ``x``, to ``size`` there."""
+    first, count, w = table
+    rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    out = (np.zeros if adjoint else np.empty)((rows.shape[0], size), x.dtype)
+    if out.size and rows.size:
+        (_aa_rows_adjoint if adjoint else _aa_rows)(rows, first, count, w, out)
+    return out.reshape(x.shape[:-1] + (size,))
+
+
+def _aa_both(x, sizes, tables, adjoint: bool):
+    """Along W, then H (PyTorch's order), each pass skipped where ``tables`` has None."""
+    if tables[1] is not None:
+        x = _aa_pass(x, tables[1], sizes[1], adjoint)
+    if tables[0] is not None:
+        x = np.swapaxes(_aa_pass(np.swapaxes(x, -1, -2), tables[0], sizes[0], adjoint), -1, -2)
+    return np.ascontiguousarray(x)
+
+
+def interpolate_aa(x, out_size, align_corners, scales):
+    """Anti-aliased bilinear interpolation of ``x`` (..., H, W) to ``out_size``, a pass skipped
+    where the size does not change, as PyTorch's (whatever the scale factor)."""
+    tables = [None if i == o else aa_tables(i, o, align_corners, s, x.dtype)
+              for i, o, s in zip(x.shape[-2:], out_size, scales)]
+    return _aa_both(x, tuple(out_size), tables, False)
+
+
+def interpolate_aa_backward(grad, in_size, align_corners, scales):
+    """The gradient of ``interpolate_aa`` with respect to its input of size ``in_size``:
+    PyTorch's (each output's window, no pass skipped)."""
+    tables = [aa_tables(i, o, align_corners, s, grad.dtype)
+              for i, o, s in zip(in_size, grad.shape[-2:], scales)]
+    return _aa_both(grad, tuple(in_size), tables, True)

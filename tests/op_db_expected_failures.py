@@ -33,7 +33,8 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: output 3, the empty res
  'fft.rfftn': 'float32 sample 0: missing name: torch.fft.rfftn',
  'gather': 'float32 sample 3: dtype torch.uint8',
  'half': 'float32 sample 0: missing name: torch.Tensor.half',
- 'hash_tensor': 'float32 sample 0: missing name: torch.hash_tensor',
+ 'hash_tensor': 'float32 sample 0: output 0 dtype int64, PyTorch uint64, a dtype numgrad lacks '
+                'yet (the same 64 bits; every sample matches viewed as int64)',
  'jiterator_2inputs_2outputs': 'float32 sample 0: missing name: torch.jiterator_2inputs_2outputs',
  'jiterator_4inputs_with_extra_args': 'float32 sample 0: missing name: '
                                       'torch.jiterator_4inputs_with_extra_args',

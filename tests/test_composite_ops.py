@@ -255,6 +255,12 @@ HARD = [
         *(m.ops.aten if m is torch else m.ops)._batch_norm_with_update(
             m.arange(12.0).reshape(2, 3, 2).mT, None, None, rm, rv, 0.25, 1e-3)[:3], rm, rv])(
         m.zeros(2), m.ones(2))),
+    ("hash_tensor bits", lambda m: [h.view(m.int64) for h in (
+        m.hash_tensor(m.tensor([math.nan, -0.0, math.inf, -math.nan])),
+        m.hash_tensor(m.tensor(2.5), 0, keepdim=True), m.hash_tensor(m.zeros(0, 3), 1),
+        m.arange(24.0).reshape(2, 3, 4).mT.hash_tensor((0, 2)),
+        m.tensor([[-1, 7], [3, 3]], dtype=m.int32).hash_tensor(keepdim=True),
+        m.tensor([True, True, True]).hash_tensor(0))]),
     ("ldl_factor_ex zero, nan and 2x2 pivots", lambda m: m.linalg.ldl_factor_ex(m.tensor(
         [[[0.0, 0.0], [0.0, 0.0]], [[math.nan, 1.0], [1.0, 2.0]], [[1.0, 5.0], [7.0, 2.0]]],
         dtype=m.float64))),
@@ -425,6 +431,10 @@ ERRORS = [
         m.zeros(1, 4, 4), [2, 3], False, None),
     lambda m: (m.ops.aten if m is torch else m.ops)._upsample_bilinear2d_aa(
         m.zeros(1, 1, 4, 4, dtype=m.int64), [2, 3], False, None),
+    lambda m: m.hash_tensor(m.zeros(3), mode=1),
+    lambda m: m.hash_tensor(m.zeros(0, 3)),
+    lambda m: m.hash_tensor(m.zeros(0, 3), 0),
+    lambda m: m.hash_tensor(m.zeros(2, 3), (1, -1)),
     lambda m: m.linalg.ldl_factor(m.zeros(3)),
     lambda m: m.linalg.ldl_factor_ex(m.zeros(3, 2)),
     lambda m: m.linalg.ldl_factor(m.zeros(3, 3, dtype=m.int64)),

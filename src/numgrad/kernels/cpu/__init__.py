@@ -33,7 +33,7 @@ _LAZY_FUNCTIONS = {
     "search_sorted": "indexing_more", "bincount": "indexing_more", "histc": "indexing_more",
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
     "batch_norm_backward": "normalization",
-    "ldl_factor": "ldl", "ldl_solve": "ldl",
+    "ldl_factor": "ldl", "ldl_solve": "ldl", "xor_rows": "hashing",
 }
 _LAZY_FUNCTIONS.update({f"philox_{n}": "philox" for n in (  # (K.philox_uniform ...)
     "uniform", "normal", "integers", "permutation", "exponential", "bernoulli", "multinomial")})

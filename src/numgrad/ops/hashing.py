@@ -1,0 +1,68 @@
+"""``torch.hash_tensor``: the exclusive or (``mode=0``, the only one) of the elements' 64-bit
+patterns over the reduced dimensions, each element first widened to its 64-bit float or integer
+equivalent (float32 to float64, int32 and bool to int64), as PyTorch's. Not differentiable.
+
+PyTorch's result is uint64, a dtype numgrad does not have yet: the result is those 64 bits as
+int64 until it does (``result.view(torch.int64)`` is the same on both).
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..tensor import Tensor
+from .predicates import _dims_listed
+from .reduction import _torch_name
+from .registry import Op, Sample, apply, kernels_for, register
+
+
+@register
+class HashTensor(Op):
+    name, node = "hash_tensor", ""
+    differentiable = False
+    samples = (
+        Sample(lambda m, x: m.hash_tensor(x).view(m.int64), ((3, 4),), grad=False),
+        Sample(lambda m, x: m.hash_tensor(x.mT, (0,), keepdim=True).view(m.int64), ((2, 3, 4),),
+               grad=False),
+        Sample(lambda m, x: m.hash_tensor((x * 10).long(), dim=-1).view(m.int64), ((3, 5),),
+               grad=False),
+    )
+
+    @staticmethod
+    def forward(K, x, *, dims, keepdim):
+        wide = x.astype(np.float64 if x.dtype.kind == "f" else np.int64).view(np.uint64)
+        kept = [d for d in range(x.ndim) if d not in dims]
+        rows = np.transpose(wide, kept + list(dims)).reshape(
+            int(np.prod([x.shape[d] for d in kept])), int(np.prod([x.shape[d] for d in dims])))
+        out = K.xor_rows(rows).reshape([x.shape[d] for d in kept])
+        if keepdim:
+            out = out.reshape([1 if d in dims else x.shape[d] for d in range(x.ndim)])
+        import numgrad
+
+        return out.view(getattr(numgrad, "uint64", numgrad.int64).np)
+
+
+def hash_tensor(input: Tensor, dim=(), *, keepdim: bool = False, mode: int = 0) -> Tensor:
+    """The exclusive or of the elements' 64-bit patterns over ``dim`` (all dimensions when
+    ``()`` or None)."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    x = input._data
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for '{_torch_name(x.dtype)}'")
+    listed = dim is not None and not (isinstance(dim, (tuple, list)) and len(dim) == 0)
+    dims = _dims_listed(dim if listed else None, x.ndim)
+    if not listed and x.size == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    kernels_for((input,), HashTensor)  # (CPU only: PyTorch's error for CUDA tensors)
+    return apply(HashTensor, (input,), (x,), dims=dims, keepdim=builtins.bool(keepdim))
+
+
+__all__ = ["hash_tensor"]
+METHODS = ("hash_tensor",)

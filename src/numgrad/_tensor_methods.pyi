@@ -13,13 +13,13 @@ from . import creation as _creation, random as _random
 from .ops import (  # (as _names: some families share a method's name, gather's for one)
     convert as _convert, data_dependent as _data_dependent, elementwise as _elementwise,
     elementwise_more as _elementwise_more, flat_index as _flat_index, float_parts as _float_parts,
-    gather as _gather, histograms as _histograms, incomplete_gamma as _incomplete_gamma, indexing
-    as _indexing, indexing_more as _indexing_more, inplace as _inplace, integer_math as
-    _integer_math, linalg as _linalg, linalg_derived as _linalg_derived, linalg_lu as _linalg_lu,
-    linalg_more as _linalg_more, order_statistics as _order_statistics, predicates as _predicates,
-    reduction as _reduction, resize as _resize, scan as _scan, scatter_reductions as
-    _scatter_reductions, scatter_views as _scatter_views, shape as _shape, sorting as _sorting,
-    strided as _strided, structure as _structure,
+    gather as _gather, hashing as _hashing, histograms as _histograms, incomplete_gamma as
+    _incomplete_gamma, indexing as _indexing, indexing_more as _indexing_more, inplace as
+    _inplace, integer_math as _integer_math, linalg as _linalg, linalg_derived as
+    _linalg_derived, linalg_lu as _linalg_lu, linalg_more as _linalg_more, order_statistics as
+    _order_statistics, predicates as _predicates, reduction as _reduction, resize as _resize,
+    scan as _scan, scatter_reductions as _scatter_reductions, scatter_views as _scatter_views,
+    shape as _shape, sorting as _sorting, strided as _strided, structure as _structure,
 )
 
 from .tensor import Tensor
@@ -414,6 +414,7 @@ class _TensorMethods:
     resize_as_ = _resize.resize_as_
     as_strided = _strided.as_strided
     as_strided_scatter = _strided.as_strided_scatter
+    hash_tensor = _hashing.hash_tensor
     # numgrad.random's and numgrad.creation's methods
     uniform_ = _random.uniform_
     normal_ = _random.normal_

@@ -62,7 +62,8 @@ def init_and_ranks():
         dist.all_reduce(numgrad.ones(2))
     with raises(ValueError, "world_size 3", "--nproc-per-node 3"):
         dist.init_process_group("mpi", world_size=3)
-    dist.init_process_group("gloo", init_method="env://", timeout=timedelta(seconds=20))
+    # (a safety net only: a collective that waits this long fails the job instead of hanging)
+    dist.init_process_group("gloo", init_method="env://", timeout=timedelta(seconds=120))
     with raises(ValueError, "trying to initialize the default process group twice!"):
         dist.init_process_group("mpi")
     R, W = dist.get_rank(), dist.get_world_size()

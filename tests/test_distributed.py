@@ -3,16 +3,20 @@
 The two-process checks run as one job of tests/distributed_script.py under
 ``python -m numgrad.distributed.run --nproc-per-node 2`` (collectives against NumPy, DDP training
 of an MLP and a CNN against single-process training on the whole batch, float64 to 1e-12,
-``numgrad.compile`` of a DDP step against eager); the fault tests launch a short script each, and
-must end with the error within seconds. Every launch has a hard timeout.
+``numgrad.compile`` of a DDP step against eager), started in the background as soon as
+collection selects one of them (tests/_background.py), so that it overlaps with the rest of the
+suite; the fault tests launch a short script each, and must end with the error within seconds.
+Every launch has a hard timeout.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 import time
 
+import _background
 import pytest
 
 import numgrad
@@ -24,25 +28,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIMIT = 240  # seconds: the hard timeout of one launch (2 processes that compile kernels cold)
 
 
-def launch(script, *args, nproc: int = 2, env=None):
-    """Runs ``script`` on ``nproc`` processes with the launcher: (the completed process,
-    seconds)."""
-    line = [sys.executable, "-m", "numgrad.distributed.run", "--nproc-per-node", str(nproc),
-            script, *args]
+def launch(script, *args):
+    """Runs ``script`` on 2 processes with the launcher: (returncode, stderr, seconds). Past
+    ``LIMIT`` the launcher and the processes it started (its session) are killed."""
+    line = [sys.executable, "-m", "numgrad.distributed.run", "--nproc-per-node", "2", script,
+            *args]
     start = time.monotonic()
-    done = subprocess.run(line, capture_output=True, text=True, timeout=LIMIT,
-                          env={**os.environ, "NUMGRAD_QUIET": "1", **(env or {})})
-    return done, time.monotonic() - start
+    job = subprocess.Popen(line, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "NUMGRAD_QUIET": "1"}, start_new_session=True)
+    try:
+        _, err = job.communicate(timeout=LIMIT)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+        pytest.fail(f"{script} {args} still ran after {LIMIT} s")
+    return job.returncode, err, time.monotonic() - start
+
+
+def start_background_run():
+    """The one 2-process job of tests/distributed_script.py (in Numba's CUDA simulator, so that
+    CUDA tensors are checked without a GPU)."""
+    return _background.start(
+        "distributed",
+        ["-m", "numgrad.distributed.run", "--nproc-per-node", "2",
+         os.path.join(HERE, "distributed_script.py"), "{folder}"],
+        {"NUMBA_ENABLE_CUDASIM": "1", "NUMGRAD_QUIET": "1"})
 
 
 @pytest.fixture(scope="module")
-def two_ranks(tmp_path_factory):
-    out = tmp_path_factory.mktemp("distributed")
-    # (in Numba's CUDA simulator, so that CUDA tensors are checked without a GPU)
-    done, _ = launch(os.path.join(HERE, "distributed_script.py"), str(out),
-                     env={"NUMBA_ENABLE_CUDASIM": "1"})
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
+def two_ranks():
+    run = start_background_run()
+    text = run.wait(timeout=LIMIT)
+    if run.process.returncode != 0 or not (run.folder / "rank1.json").exists():
+        pytest.fail(f"the 2-process job failed:\n{text[-6000:]}")
+    return [json.loads((run.folder / f"rank{r}.json").read_text()) for r in range(2)]
 
 
 @pytest.mark.parametrize("check", [
@@ -62,7 +81,9 @@ FAULTY = """
 import os, sys, time
 from datetime import timedelta
 import numgrad, numgrad.distributed as dist
-dist.init_process_group("gloo", timeout=timedelta(seconds=2))
+dist.init_process_group("gloo")
+dist.barrier()  # (both have imported numgrad: from here on, 2 s without the other is a fault)
+quick = dist.new_group(timeout=timedelta(seconds=2))
 t = numgrad.ones(1000)
 for step in range(1000):
     if step == 3 and dist.get_rank() == 1:
@@ -72,7 +93,7 @@ for step in range(1000):
             os.kill(os.getpid(), 9)
         if sys.argv[1] == "hang":
             time.sleep(60)
-    dist.all_reduce(t)
+    dist.all_reduce(t, group=quick)
 """
 
 
@@ -86,10 +107,10 @@ for step in range(1000):
 def test_a_failing_rank_ends_the_job_with_its_error(tmp_path, fault, texts):
     script = tmp_path / "faulty.py"
     script.write_text(textwrap.dedent(FAULTY))
-    done, seconds = launch(str(script), fault)
-    assert done.returncode == 1
+    code, err, seconds = launch(str(script), fault)
+    assert code == 1
     for text in texts:
-        assert text in done.stderr, done.stderr[-3000:]
+        assert text in err, err[-3000:]
     assert seconds < 60  # (the hung rank would sleep for 60 s: the job ends before)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -180,7 +181,12 @@ def run(args: argparse.Namespace) -> int:
     line, env = command(args)
     with tempfile.TemporaryDirectory(prefix="numgrad-run-") as reports:
         env["NUMGRAD_ERROR_DIR"] = reports
-        code, culprit = _forward(subprocess.Popen(line, env=env, stdout=subprocess.PIPE))
+        job = subprocess.Popen(line, env=env, stdout=subprocess.PIPE)
+        # (stopping the launcher stops the job: mpiexec stops its processes on SIGINT, Ctrl-C,
+        # and forces them on a second one; it does not on SIGTERM)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda number, frame: job.send_signal(signal.SIGINT))
+        code, culprit = _forward(job)
         if code == 0:
             return 0
         print(_summary(args.training_script, reports, code, culprit), file=sys.stderr)

@@ -350,8 +350,9 @@ def new_group(ranks=None, timeout: timedelta | None = None, backend=None, pg_opt
 
 # ---------------------------------------------------------------------------------- buffers
 class _Buffer:
-    """A tensor's data as an MPI buffer: its own array on the CPU (no copy), a host copy of a
-    CUDA tensor's, written back by ``done``."""
+    """A tensor's data as an MPI buffer: a contiguous CPU tensor's own array (no copy); a
+    contiguous copy of a strided one's (gloo takes those), or a host copy of a (contiguous, as
+    NCCL wants) CUDA tensor's, written back by ``done``."""
 
     __slots__ = ("tensor", "array", "staged")
 
@@ -363,18 +364,24 @@ class _Buffer:
                             f"{type(tensor).__name__}")
         self.tensor = tensor
         data = tensor._data
-        self.staged = not isinstance(data, np.ndarray)
-        array = tensor._host() if self.staged else data
-        if not array.flags.c_contiguous:
-            raise ValueError("Tensors must be contiguous")
-        if writes and not self.staged and not array.flags.writeable:
+        if not isinstance(data, np.ndarray):
+            if not data.is_c_contiguous():
+                raise ValueError("Tensors must be contiguous")  # (NCCL's error)
+            self.staged, self.array = "cuda", tensor._host()
+        elif not data.flags.c_contiguous:
+            self.staged, self.array = "strided", np.ascontiguousarray(data)
+        else:
+            self.staged, self.array = None, data
+        if writes and self.staged != "cuda" and not data.flags.writeable:
             raise RuntimeError("the tensor's memory is read-only (a view of a read-only array)")
-        self.array = array
 
     def done(self) -> None:
-        """The result is in ``array``: a CUDA tensor gets it back; the version counts a write."""
-        if self.staged:
+        """The result is in ``array``: a staged tensor gets it back; the version counts a
+        write."""
+        if self.staged == "cuda":
             self.tensor._data.copy_to_device(self.array)
+        elif self.staged == "strided":
+            self.tensor._data[...] = self.array
         self.tensor._version_counter.value += 1
 
 

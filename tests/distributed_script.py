@@ -208,6 +208,15 @@ def point_to_point_and_groups():
     box = [f"from {R}", R]
     dist.broadcast_object_list(box, src=1)
     assert box == ["from 1", 1]
+    mine = [None]
+    dist.scatter_object_list(mine, [{"to": r} for r in range(W)] if R == 0 else None, src=0)
+    assert mine == [{"to": R}]
+    if R == 1:
+        collected = [None, None]
+        dist.gather_object(("rank", R), collected, dst=1)
+        assert collected == [("rank", 0), ("rank", 1)]
+    else:
+        dist.gather_object(("rank", R), dst=1)
 
 
 @check

@@ -121,11 +121,26 @@ def test_before_init_and_imports():
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         dist.get_world_size()
     assert not dist.is_initialized() and dist.is_available()
-    code = ("import sys, numgrad, numgrad.distributed, numgrad.nn.parallel, numgrad.utils.data;"
-            "print('mpi4py' in sys.modules)")
+    # importing numgrad's distributed parts does not import MPI; env:// outside a launched job
+    # without RANK raises PyTorch's error; without env://, one process is a world of 1
+    code = textwrap.dedent("""
+        import os, sys, numgrad, numgrad.distributed as dist, numgrad.nn.parallel
+        import numgrad.utils.data
+        print('mpi4py' in sys.modules)
+        os.environ.pop('RANK', None)
+        try:
+            dist.init_process_group(init_method='env://')
+        except ValueError as error:
+            print(error)
+        dist.init_process_group()
+        print(dist.get_rank(), dist.get_world_size())
+        """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert done.stdout.strip() == "False", done.stderr
+                          timeout=120, env={k: v for k, v in os.environ.items()
+                                            if k not in ("RANK", "WORLD_SIZE")})
+    assert done.stdout.splitlines() == [
+        "False", "Error initializing torch.distributed using env:// rendezvous: environment "
+        "variable RANK expected, but not set", "0 1"], done.stderr
 
 
 @pytest.mark.parametrize("n, replicas, shuffle, drop_last, seed", [

@@ -30,7 +30,8 @@ __all__ = [
     "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks",
     "get_rank", "get_world_size", "group", "init_process_group", "irecv", "is_initialized",
     "is_mpi_available", "is_gloo_available", "is_nccl_available", "is_torchelastic_launched",
-    "isend", "new_group", "recv", "reduce", "reduce_scatter_tensor", "scatter", "send",
+    "isend", "new_group", "recv", "reduce", "reduce_scatter_tensor", "scatter",
+    "scatter_object_list", "send",
 ]
 
 default_pg_timeout = timedelta(minutes=30)  # PyTorch's default for CPU process groups
@@ -210,12 +211,14 @@ def init_process_group(backend=None, init_method=None, timeout: timedelta | None
     MPI = _mpi()
     comm = MPI.COMM_WORLD
     mpi_rank, mpi_size = comm.Get_rank(), comm.Get_size()
-    if init_method is not None and str(init_method).startswith("env://") or (
-            init_method is None and store is None and "WORLD_SIZE" in os.environ):
-        want_rank = _env_int("RANK") if rank < 0 else rank
-        want_size = _env_int("WORLD_SIZE") if world_size < 0 else world_size
-    else:
-        want_rank, want_size = rank, world_size
+    # (``env://``, the default: RANK and WORLD_SIZE where set, as torchrun sets them; a job
+    # that mpiexec started without them takes MPI's)
+    want_rank = rank if rank >= 0 else int(os.environ.get("RANK", -1))
+    want_size = world_size if world_size >= 0 else int(os.environ.get("WORLD_SIZE", -1))
+    if mpi_size == 1 and str(init_method).startswith("env://"):
+        for name, value in (("RANK", want_rank), ("WORLD_SIZE", want_size)):
+            if value < 0:
+                _env_int(name)
     if want_size >= 0 and want_size != mpi_size:
         raise ValueError(
             f"numgrad.distributed runs on MPI: world_size {want_size} was asked for, but MPI "
@@ -908,6 +911,21 @@ def broadcast_object_list(object_list: list, src: int = 0, group=None, device=No
         return
     root = _group_rank(pg, src, group_src, "src")
     object_list[:] = pg.comm.bcast(list(object_list) if pg.rank() == root else None, root)
+
+
+def scatter_object_list(scatter_object_output_list: list, scatter_object_input_list=None,
+                        src: int = 0, group=None, group_src: int | None = None) -> None:
+    """Gives rank k the k-th picklable object of rank ``src``'s list, as the first item of its
+    ``scatter_object_output_list``."""
+    pg = _start(group, "an object collective")
+    if pg is None:
+        return
+    root = _group_rank(pg, src, group_src, "src")
+    if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size at "
+                         "least 1.")
+    objects = list(scatter_object_input_list) if pg.rank() == root else None
+    scatter_object_output_list[0] = pg.comm.scatter(objects, root)
 
 
 def gather_object(obj, object_gather_list=None, dst: int = 0, group=None,

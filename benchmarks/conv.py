@@ -199,18 +199,15 @@ def im2col_share(dtype: str, repeat: int) -> None:
         kernel = w_shape[2:]
         dil = (1,) * len(kernel)
         out_sp = K._out_sp(x.shape, kernel, stride, pads, dil)
-        cols = K._cols(x, kernel, stride, pads, dil, out_sp)
-        t_im2col = median_ms(lambda: K._cols(x, kernel, stride, pads, dil, out_sp), repeat)
+        geometry = K._geometry(kernel, stride, pads, dil, out_sp)
+        rows, length = x_shape[1] * K._prod(kernel), K._prod(out_sp)
+        cols = np.empty(x_shape[0] * rows * length, dtype)  # (the (N, K, L) layout, flat)
+        t_im2col = median_ms(
+            lambda: K._unfold_into(x, geometry, cols, rows * length, length), repeat)
         out = np.zeros(x_shape, dtype)
 
         def fold():
-            out[...] = 0
-            if len(kernel) == 2:
-                K._col2im(cols, kernel[0], kernel[1], stride[0], stride[1], pads[0], pads[2],
-                          1, 1, out_sp[0], out_sp[1], out)
-            else:
-                K._col2im3(cols, *kernel, *stride, pads[0], pads[2], pads[4], 1, 1, 1, *out_sp,
-                           out)
+            K._fold_into(cols, geometry, out, rows * length, length)
 
         t_col2im = median_ms(fold, repeat)
         step = next(k for k in MORE if k.startswith(name.split(" (")[0]))

@@ -419,27 +419,36 @@ def test_a_small_cnn_trains():
     assert losses[-1] < 0.5 * losses[0]
 
 
-def test_a_large_convolution_takes_the_threaded_im2col_with_pytorchs_values(monkeypatch):
-    """Columns of 2**19 elements or more are made on Numba's threads (``_im2col_parallel``,
-    where the threading layer allows): padding, stride and dilation read the same elements as
-    PyTorch's."""
+def test_a_large_convolution_is_made_in_batches_on_threads_with_pytorchs_values(monkeypatch):
+    """Columns of ``THREADED_COLS`` entries or more are made a batch of samples at a time
+    (``CHUNK`` entries at most, here a few samples) on ``get_num_threads()`` threads: padding,
+    stride and dilation read the same elements as PyTorch's, each batch's output and input
+    gradient land in its own samples and the weight's gradient sums every batch."""
     from numgrad.kernels.cpu import conv
-
-    calls = []
-    threaded = conv._im2col_parallel
-    monkeypatch.setattr(conv, "_im2col_parallel", lambda *a: calls.append(1) or threaded(*a))
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((16, 8, 34, 33)).astype(np.float32)
     w = rng.standard_normal((5, 8, 3, 3)).astype(np.float32)
     kw = dict(stride=(1, 2), padding=(2, 1), dilation=(2, 1))
-    assert 8 * 9 * 16 * 34 * 17 >= conv.PARALLEL_THRESHOLD  # (rows x columns)
-    ox, tx = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    ow, tw = numgrad.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
-    out, want = F.conv2d(ox, ow, **kw), TF.conv2d(tx, tw, **kw)
-    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-4)
-    out.sum().backward()
+    rows_by_columns = 8 * 9 * 16 * 34 * 17
+    assert rows_by_columns >= conv.THREADED_COLS
+    monkeypatch.setattr(conv, "CHUNK", rows_by_columns // 5)  # (3 samples a batch, 6 batches)
+    batches = []
+    unfold_into = conv._unfold_into
+    monkeypatch.setattr(conv, "_unfold_into", lambda x, *a: batches.append(x.shape[0])
+                        or unfold_into(x, *a))
+    before = numgrad.get_num_threads()
+    numgrad.set_num_threads(2)
+    try:
+        ox, tx = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ow, tw = numgrad.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+        out, want = F.conv2d(ox, ow, **kw), TF.conv2d(tx, tw, **kw)
+        out.sum().backward()
+    finally:
+        numgrad.set_num_threads(before)
     want.sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(ow.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-2)
     np.testing.assert_allclose(ox.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
-    assert len(calls) == (2 if conv._threaded(x.dtype, x.dtype) else 0)  # (forward, weight's)
+    assert sorted(batches) == [1] * 2 + [3] * 10  # (forward, weight's gradient)
+    assert conv._pool is not None

@@ -25,124 +25,137 @@ CPU convolution accepts them.
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, prange
+import os
 
-from .elementwise import PARALLEL_THRESHOLD, _threaded
+import numpy as np
+from numba import njit
+
+from ..._threads import get_num_threads, one_blas_thread
 
 
 @njit(cache=True, inline="always")
-def _im2col_row(x, r, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, row):
-    """Row ``r`` of the columns: ``row[n*oh*ow + y*ow + z] = x[n, c, y*sh - pt + i*dh, z*sw - pl
-    + j*dw]`` (0 outside ``x``) for ``r = (c*kh + i)*kw + j``. The outputs ``z`` that read inside
-    the row are found once per kernel column (``z0 <= z < z1``), so the copy has no test per
-    element."""
-    n_batch, channels, height, width = x.shape
-    length = oh * ow
+def _im2col_row(x, n, r, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols, at):
+    """Row ``r`` of sample ``n``'s columns, written at ``cols[at:at + oh*ow]``: ``cols[at + y*ow
+    + z] = x[n, c, y*sh - pt + i*dh, z*sw - pl + j*dw]`` (0 outside ``x``) for ``r = (c*kh +
+    i)*kw + j``. The outputs ``z`` that read inside the row are found once per kernel column
+    (``z0 <= z < z1``), so the copy has no test per element."""
+    height, width = x.shape[2], x.shape[3]
     c = r // (kh * kw)
     i = (r // kw) % kh
     j = r % kw
     shift = j * dw - pl
-    z0 = min(ow, max(0, -((shift) // sw)))  # (the first z with z*sw + shift >= 0)
+    z0 = min(ow, max(0, -(shift // sw)))  # (the first z with z*sw + shift >= 0)
     z1 = max(z0, min(ow, -((shift - width) // sw)))  # (the first z with z*sw + shift >= width)
-    for n in range(n_batch):
-        base = n * length
-        for y in range(oh):
-            iy = y * sh - pt + i * dh
-            at = base + y * ow
-            if iy < 0 or iy >= height:
-                for z in range(ow):
-                    row[at + z] = 0
-                continue
-            src = x[n, c, iy]
-            for z in range(z0):
-                row[at + z] = 0
+    for y in range(oh):
+        iy = y * sh - pt + i * dh
+        base = at + y * ow
+        if iy < 0 or iy >= height:
+            cols[base:base + ow] = 0
+            continue
+        src = x[n, c, iy]
+        cols[base:base + z0] = 0
+        if sw == 1:  # (a contiguous copy, which LLVM vectorises)
+            dst = cols[base + z0:base + z1]
+            part = src[z0 + shift:z1 + shift]
+            for z in range(z1 - z0):
+                dst[z] = part[z]
+        else:
             for z in range(z0, z1):
-                row[at + z] = src[z * sw + shift]
-            for z in range(z1, ow):
-                row[at + z] = 0
+                cols[base + z] = src[z * sw + shift]
+        cols[base + z1:base + ow] = 0
 
 
-@njit(cache=True)
-def _im2col(x, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols):
-    """The columns of C-contiguous ``x`` ``(N, C, H, W)``: ``cols`` ``(C*kh*kw, N*oh*ow)``, a
-    row each (``_im2col_row``)."""
-    for r in range(cols.shape[0]):
-        _im2col_row(x, r, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols[r])
+@njit(cache=True, nogil=True)
+def _im2col(x, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols, sn, sr):
+    """The columns of C-contiguous ``x`` ``(N, C, H, W)`` into the flat ``cols``: row ``r`` of
+    sample ``n`` (``_im2col_row``) at ``n*sn + r*sr``, so that ``(sn, sr) = (K*L, L)`` lays
+    them out ``(N, K, L)`` (``K = C*kh*kw``, ``L = oh*ow``) and ``(L, N*L)`` as ``(K, N*L)``."""
+    rows = x.shape[1] * kh * kw
+    for n in range(x.shape[0]):
+        for r in range(rows):
+            _im2col_row(x, n, r, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols, n * sn + r * sr)
 
 
-@njit(cache=True, parallel=True)
-def _im2col_parallel(x, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols):
-    """``_im2col`` with its rows on Numba's threads (large float inputs)."""
-    for r in prange(cols.shape[0]):
-        _im2col_row(x, r, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, cols[r])
+@njit(cache=True, inline="always")
+def _col2im_channel(cols, sn, sr, n, c, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, out):
+    """``out[n, c]`` (overwritten) as the sum of the column entries read from it (the adjoint of
+    ``_im2col_row`` over the rows of channel ``c``)."""
+    height, width = out.shape[2], out.shape[3]
+    dst = out[n, c]
+    for iy in range(height):
+        for ix in range(width):
+            dst[iy, ix] = 0
+    for i in range(kh):
+        for j in range(kw):
+            at = n * sn + ((c * kh + i) * kw + j) * sr
+            shift = j * dw - pl
+            z0 = min(ow, max(0, -(shift // sw)))
+            z1 = max(z0, min(ow, -((shift - width) // sw)))
+            for y in range(oh):
+                iy = y * sh - pt + i * dh
+                if iy < 0 or iy >= height:
+                    continue
+                base = at + y * ow
+                if sw == 1:  # (contiguous, vectorised)
+                    d = dst[iy, z0 + shift:z1 + shift]
+                    part = cols[base + z0:base + z1]
+                    for z in range(z1 - z0):
+                        d[z] += part[z]
+                else:
+                    d = dst[iy]
+                    for z in range(z0, z1):
+                        d[z * sw + shift] += cols[base + z]
 
 
-@njit(cache=True)
-def _col2im(cols, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, out):
-    """The adjoint of ``_im2col``: ``out`` (zeroed, ``(N, C, H, W)``) accumulates each column
-    entry at the input position it was read from."""
-    n_batch, channels, height, width = out.shape
-    length = oh * ow
-    for c in range(channels):
-        for i in range(kh):
-            for j in range(kw):
-                row = cols[(c * kh + i) * kw + j]
-                for n in range(n_batch):
-                    base = n * length
-                    for y in range(oh):
-                        iy = y * sh - pt + i * dh
-                        if iy < 0 or iy >= height:
-                            continue
-                        dst = out[n, c, iy]
-                        at = base + y * ow
-                        for z in range(ow):
-                            ix = z * sw - pl + j * dw
-                            if 0 <= ix < width:
-                                dst[ix] += row[at + z]
+@njit(cache=True, nogil=True)
+def _col2im(cols, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, out, sn, sr):
+    """The adjoint of ``_im2col`` (the same layout arguments): ``out`` ``(N, C, H, W)``
+    (overwritten) sums each column entry at the input position it was read from."""
+    for n in range(out.shape[0]):
+        for c in range(out.shape[1]):
+            _col2im_channel(cols, sn, sr, n, c, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, out)
 
 
-@njit(cache=True)
-def _im2col3(x, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, cols):
-    """``_im2col`` with a depth: ``cols[((c*kd + a)*kh + i)*kw + j, n*od*oh*ow + (t*oh + y)*ow
+@njit(cache=True, nogil=True)
+def _im2col3(x, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, cols, sn, sr):
+    """``_im2col`` with a depth: ``cols[n*sn + (((c*kd + a)*kh + i)*kw + j)*sr + (t*oh + y)*ow
     + z] = x[n, c, t*sd - pf + a*dd, y*sh - pt + i*dh, z*sw - pl + j*dw]`` (0 outside)."""
     n_batch, channels, depth, height, width = x.shape
-    length = od * oh * ow
-    for c in range(channels):
-        for a in range(kd):
-            for i in range(kh):
-                for j in range(kw):
-                    row = cols[((c * kd + a) * kh + i) * kw + j]
-                    for n in range(n_batch):
+    for n in range(n_batch):
+        for c in range(channels):
+            for a in range(kd):
+                for i in range(kh):
+                    for j in range(kw):
+                        at = n * sn + (((c * kd + a) * kh + i) * kw + j) * sr
                         for t in range(od):
                             it = t * sd - pf + a * dd
                             for y in range(oh):
                                 iy = y * sh - pt + i * dh
-                                at = n * length + (t * oh + y) * ow
+                                base = at + (t * oh + y) * ow
                                 if it < 0 or it >= depth or iy < 0 or iy >= height:
                                     for z in range(ow):
-                                        row[at + z] = 0
+                                        cols[base + z] = 0
                                     continue
                                 src = x[n, c, it, iy]
                                 for z in range(ow):
                                     ix = z * sw - pl + j * dw
                                     if 0 <= ix < width:
-                                        row[at + z] = src[ix]
+                                        cols[base + z] = src[ix]
                                     else:
-                                        row[at + z] = 0
+                                        cols[base + z] = 0
 
 
-@njit(cache=True)
-def _col2im3(cols, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, out):
-    """The adjoint of ``_im2col3``: ``out`` (zeroed, ``(N, C, D, H, W)``) accumulates."""
+@njit(cache=True, nogil=True)
+def _col2im3(cols, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, out, sn, sr):
+    """The adjoint of ``_im2col3``: ``out`` ``(N, C, D, H, W)`` (overwritten) sums."""
     n_batch, channels, depth, height, width = out.shape
-    length = od * oh * ow
-    for c in range(channels):
-        for a in range(kd):
-            for i in range(kh):
-                for j in range(kw):
-                    row = cols[((c * kd + a) * kh + i) * kw + j]
-                    for n in range(n_batch):
+    out[...] = 0
+    for n in range(n_batch):
+        for c in range(channels):
+            for a in range(kd):
+                for i in range(kh):
+                    for j in range(kw):
+                        at = n * sn + (((c * kd + a) * kh + i) * kw + j) * sr
                         for t in range(od):
                             it = t * sd - pf + a * dd
                             if it < 0 or it >= depth:
@@ -152,28 +165,14 @@ def _col2im3(cols, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, o
                                 if iy < 0 or iy >= height:
                                     continue
                                 dst = out[n, c, it, iy]
-                                at = n * length + (t * oh + y) * ow
+                                base = at + (t * oh + y) * ow
                                 for z in range(ow):
                                     ix = z * sw - pl + j * dw
                                     if 0 <= ix < width:
-                                        dst[ix] += row[at + z]
+                                        dst[ix] += cols[base + z]
 
 
-@njit(cache=True)
-def _to_batch_major(src, bias, out):
-    """``out[n, o, l] = src[o, n, l] (+ bias[o])``; ``bias`` has 0 or O elements."""
-    n_out, n_batch, length = src.shape
-    with_bias = bias.shape[0] > 0
-    for n in range(n_batch):
-        for o in range(n_out):
-            b = bias[o] if with_bias else src[0, 0, 0] * 0
-            s = src[o, n]
-            d = out[n, o]
-            for k in range(length):
-                d[k] = s[k] + b if with_bias else s[k]
-
-
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _to_channel_major(src, out):
     """``out[o, n, l] = src[n, o, l]``."""
     n_batch, n_out, length = src.shape
@@ -203,25 +202,87 @@ def _geometry(kernel, stride, padding, dilation, out_sp) -> tuple:
             + tuple(out_sp))
 
 
-def _cols(x, kernel, stride, padding, dilation, out_sp):
-    n, c = x.shape[0], x.shape[1]
-    cols = np.empty((c * _prod(kernel), n * _prod(out_sp)), x.dtype)
-    if cols.size == 0:
-        return cols
-    if len(kernel) == 3:
-        im2col = _im2col3
-    elif cols.size >= PARALLEL_THRESHOLD and _threaded(x.dtype, x.dtype):
-        im2col = _im2col_parallel
-    else:
-        im2col = _im2col
-    im2col(x, *_geometry(kernel, stride, padding, dilation, out_sp), cols)
-    return cols
+# Columns are made and used a batch of samples at a time (``CHUNK`` entries at most, one sample
+# at least) in a buffer each thread reuses: they stay in the cache between im2col, the GEMM and
+# col2im, where the whole batch's columns (42 MB at the MNIST CNN's second convolution) went
+# through memory three times. The batches are shared among ``get_num_threads()`` Python threads
+# (this one included), each taking the next batch when done with one, its GEMMs on one BLAS
+# thread: one fork and join per call, where Numba's parallel im2col and BLAS's threads took
+# turns at each of many small steps (on a busy 2-core machine each turn waits for a core, which
+# made a step of the CNN's second convolution 30 to 80 times slower than on one thread).
+CHUNK = 1 << 18
+THREADED_COLS = 1 << 19  # (columns from this size on, in all, are made on several threads)
+_pool = None
 
 
-def _fold_back(cols, kernel, stride, padding, dilation, out_sp, out):
-    """col2im of ``cols`` into ``out`` (zeroed), 2-D or 3-D."""
-    col2im = _col2im if len(kernel) == 2 else _col2im3
-    col2im(cols, *_geometry(kernel, stride, padding, dilation, out_sp), out)
+def _on_threads(items: list, work, size: int) -> None:
+    """``work(item, slot)`` for each of ``items``, ``slot`` the running thread's number (its own
+    buffers), on up to ``get_num_threads()`` threads when ``size`` (the columns' entries in all)
+    is large enough, BLAS on one thread meanwhile."""
+    threads = min(get_num_threads(), len(items)) if size >= THREADED_COLS else 1
+    if threads <= 1:
+        for item in items:
+            work(item, 0)
+        return
+    global _pool
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _pool = ThreadPoolExecutor(max(2, get_num_threads()) - 1, "numgrad-conv")
+    queue = iter(items)  # (next() on a list's iterator is atomic under the GIL)
+
+    def run(slot):
+        for item in queue:
+            work(item, slot)
+
+    with one_blas_thread():
+        helpers = [_pool.submit(run, slot) for slot in range(1, threads)]
+        try:
+            run(0)
+        finally:
+            for helper in helpers:
+                helper.result()
+
+
+def _forget_pool() -> None:
+    global _pool
+    _pool = None  # (a forked child has none of its parent's threads)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _unfold_into(x, geometry, cols, sn, sr):
+    """im2col of ``x`` (2-D or 3-D) into the flat ``cols``, laid out by ``sn``, ``sr``."""
+    (_im2col3 if len(geometry) > 10 else _im2col)(x, *geometry, cols, sn, sr)
+
+
+def _fold_into(cols, geometry, out, sn, sr):
+    """col2im of the flat ``cols`` (laid out by ``sn``, ``sr``) into ``out`` (overwritten)."""
+    (_col2im3 if len(geometry) > 10 else _col2im)(cols, *geometry, out, sn, sr)
+
+
+def _batches(n: int, per_sample: int) -> tuple:
+    """``(start, stop)`` of each batch of samples whose columns fill at most ``CHUNK`` entries,
+    and the most samples in one."""
+    step = max(1, min(n, CHUNK // max(per_sample, 1)))
+    return [(start, min(n, start + step)) for start in range(0, n, step)], step
+
+
+class _Buffers:
+    """One flat buffer of ``size`` entries per thread slot, made on first use."""
+
+    __slots__ = ("size", "dtype", "held")
+
+    def __init__(self, size: int, dtype):
+        self.size, self.dtype, self.held = size, dtype, {}
+
+    def __call__(self, slot: int, used: int):
+        buffer = self.held.get(slot)
+        if buffer is None:
+            buffer = self.held[slot] = np.empty(self.size, self.dtype)
+        return buffer[:used]
 
 
 def _out_sp(shape, kernel, stride, padding, dilation):
@@ -232,72 +293,117 @@ def _out_sp(shape, kernel, stride, padding, dilation):
 def conv_forward(x, weight, bias, stride, padding, dilation, groups):
     """The cross-correlation of ``x`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) with ``weight``
     ``(O, C/groups, kh, kw)`` (``(O, C/groups, kd, kh, kw)``), plus ``bias`` ``(O,)`` or None:
-    ``(N, O, oh, ow)`` (``(N, O, od, oh, ow)``)."""
+    ``(N, O, oh, ow)`` (``(N, O, od, oh, ow)``). Each batch's columns ``(B, K, L)`` go through
+    one GEMM per sample and group straight into the output's ``(B, O, L)``."""
     x = np.ascontiguousarray(x)
     w = np.ascontiguousarray(weight)
     n, out_c = x.shape[0], w.shape[0]
     kernel = tuple(w.shape[2:])
     out_sp = _out_sp(x.shape, kernel, stride, padding, dilation)
-    cols = _cols(x, kernel, stride, padding, dilation, out_sp)
-    inner = cols.shape[0] // groups
-    prod = np.matmul(w.reshape(groups, out_c // groups, inner),
-                     cols.reshape(groups, inner, cols.shape[1]))
+    geometry = _geometry(kernel, stride, padding, dilation, out_sp)
+    rows, length = x.shape[1] * _prod(kernel), _prod(out_sp)
     out = np.empty((n, out_c) + out_sp, x.dtype)
-    b = np.zeros(0, x.dtype) if bias is None else np.ascontiguousarray(bias, x.dtype)
-    if out.size:
-        length = cols.shape[1] // n
-        _to_batch_major(prod.reshape(out_c, n, length), b, out.reshape(n, out_c, length))
+    if out.size == 0:
+        return out
+    inner, per_group = rows // groups, out_c // groups
+    weights = w.reshape(groups, per_group, inner)
+    out4 = out.reshape(n, groups, per_group, length)
+    b = None if bias is None else np.asarray(bias, x.dtype).reshape(groups, per_group, 1)
+    spans, step = _batches(n, rows * length)
+    buffers = _Buffers(step * rows * length, x.dtype)
+
+    def work(span, slot):
+        start, stop = span
+        cols = buffers(slot, (stop - start) * rows * length)
+        _unfold_into(x[start:stop], geometry, cols, rows * length, length)
+        part = out4[start:stop]
+        np.matmul(weights, cols.reshape(stop - start, groups, inner, length), out=part)
+        if b is not None:
+            part += b
+
+    _on_threads(spans, work, n * rows * length)
     return out
-
-
-def _grad_channel_major(grad):
-    """``grad`` ``(N, O, *spatial)`` as ``(O, N * prod(spatial))``."""
-    g = np.ascontiguousarray(grad)
-    n, o = g.shape[0], g.shape[1]
-    length = _prod(g.shape[2:])
-    out = np.empty((o, n, length), g.dtype)
-    if out.size:
-        _to_channel_major(g.reshape(n, o, length), out)
-    return out.reshape(o, n * length)
 
 
 def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, groups):
     """The gradient of ``conv_forward`` with respect to its input (of shape ``input_shape``),
-    from the output's gradient ``grad``: ``weight.T @ grad`` per group, folded back (also the
-    forward of a transposed convolution)."""
+    from the output's gradient ``grad``: ``weight.T @ grad`` per sample and group, folded back
+    a batch of samples at a time (also the forward of a transposed convolution)."""
     w = np.ascontiguousarray(weight)
-    out_c = w.shape[0]
+    g = np.ascontiguousarray(grad)
+    input_shape = tuple(input_shape)
+    n, out_c = input_shape[0], w.shape[0]
     kernel = tuple(w.shape[2:])
-    out_sp = tuple(grad.shape[2:])
-    g = _grad_channel_major(grad)
-    inner = _prod(w.shape[1:])
-    wg = w.reshape(groups, out_c // groups, inner)
-    cols = np.matmul(wg.transpose(0, 2, 1), g.reshape(groups, out_c // groups, g.shape[1]))
-    out = np.zeros(tuple(input_shape), g.dtype)
-    if out.size and cols.size:
-        _fold_back(cols.reshape(-1, g.shape[1]), kernel, stride, padding, dilation, out_sp, out)
+    out_sp = tuple(g.shape[2:])
+    geometry = _geometry(kernel, stride, padding, dilation, out_sp)
+    rows, length = input_shape[1] * _prod(kernel), _prod(out_sp)
+    if rows * length * out_c == 0 or 0 in input_shape:
+        return np.zeros(input_shape, g.dtype)
+    out = np.empty(input_shape, g.dtype)
+    inner, per_group = rows // groups, out_c // groups
+    weights = np.ascontiguousarray(w.reshape(groups, per_group, inner).transpose(0, 2, 1))
+    g4 = g.reshape(n, groups, per_group, length)
+    spans, step = _batches(n, rows * length)
+    buffers = _Buffers(step * rows * length, g.dtype)
+
+    def work(span, slot):
+        start, stop = span
+        cols = buffers(slot, (stop - start) * rows * length)
+        np.matmul(weights, g4[start:stop], out=cols.reshape(stop - start, groups, inner, length))
+        _fold_into(cols, geometry, out[start:stop], rows * length, length)
+
+    _on_threads(spans, work, n * rows * length)
     return out
 
 
 def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, groups):
     """The gradient of ``conv_forward`` with respect to its weight (of shape ``weight_shape``),
-    from the output's gradient ``grad`` and the input ``x``: ``grad @ cols.T`` per group."""
+    from the output's gradient ``grad`` and the input ``x``: per batch of samples, one GEMM per
+    group of the gradient ``(O, B*L)`` with the columns ``(K, B*L)``, summed. Each thread sums
+    the batches of its own share of the samples, in order, and the shares are added in order
+    (the same result for the same number of threads)."""
     x = np.ascontiguousarray(x)
-    out_c = weight_shape[0]
+    g = np.ascontiguousarray(grad)
+    n, out_c = x.shape[0], weight_shape[0]
     kernel = tuple(weight_shape[2:])
-    out_sp = tuple(grad.shape[2:])
-    cols = _cols(x, kernel, stride, padding, dilation, out_sp)
-    g = _grad_channel_major(grad)
-    inner = cols.shape[0] // groups
-    prod = np.matmul(g.reshape(groups, out_c // groups, g.shape[1]),
-                     cols.reshape(groups, inner, cols.shape[1]).transpose(0, 2, 1))
-    return np.ascontiguousarray(prod.reshape(tuple(weight_shape)))
+    out_sp = tuple(g.shape[2:])
+    geometry = _geometry(kernel, stride, padding, dilation, out_sp)
+    rows, length = x.shape[1] * _prod(kernel), _prod(out_sp)
+    inner, per_group = rows // groups, out_c // groups
+    size = n * rows * length
+    threads = max(1, min(get_num_threads(), n)) if size >= THREADED_COLS else 1
+    totals = np.zeros((threads, groups, per_group, inner), g.dtype)
+    if totals.size == 0 or n * length == 0:
+        return totals[0].reshape(tuple(weight_shape))
+    g3 = g.reshape(n, out_c, length)
+    spans, step = _batches(n, rows * length)
+    buffers = _Buffers(step * rows * length, x.dtype)
+    grads = _Buffers(step * out_c * length, g.dtype)
+    shares = [(t, spans[len(spans) * t // threads:len(spans) * (t + 1) // threads])
+              for t in range(threads)]
+
+    def work(share, slot):
+        t, own = share
+        for start, stop in own:
+            width = (stop - start) * length
+            cols = buffers(slot, rows * width)
+            _unfold_into(x[start:stop], geometry, cols, length, width)
+            gm = grads(slot, out_c * width)
+            _to_channel_major(g3[start:stop], gm.reshape(out_c, stop - start, length))
+            totals[t] += np.matmul(gm.reshape(groups, per_group, width),
+                                   cols.reshape(groups, inner, width).transpose(0, 2, 1))
+
+    _on_threads(shares, work, size)
+    total = totals[0]
+    for t in range(1, threads):
+        total += totals[t]
+    return total.reshape(tuple(weight_shape))
 
 
 def unfold(x, kernel, dilation, padding, stride):
     """``F.unfold``: ``x`` (N, C, H, W) as its sliding blocks, (N, C*kh*kw, L) (an unbatched
-    (C, H, W): (C*kh*kw, L)), channel-major within a block (im2col, then each batch's columns
-    gathered). The result owns its memory (no view of a larger array). Bool blocks are copied
+    (C, H, W): (C*kh*kw, L)), channel-major within a block (im2col in the ``(N, K, L)``
+    layout). The result owns its memory (no view of a larger array). Bool blocks are copied
     as bytes."""
     if x.dtype == np.bool_:
         return unfold(np.ascontiguousarray(x).view(np.uint8), kernel, dilation, padding,
@@ -306,16 +412,13 @@ def unfold(x, kernel, dilation, padding, stride):
     x = np.ascontiguousarray(x)
     if unbatched:
         x = x.reshape((1,) + x.shape)
-    n = x.shape[0]
     pads = (padding[0], padding[0], padding[1], padding[1])
     out_sp = _out_sp(x.shape, kernel, stride, pads, dilation)
-    cols = _cols(x, kernel, stride, pads, dilation, out_sp)
-    length = out_sp[0] * out_sp[1]
-    rows = cols.shape[0]
-    result = np.empty((rows, length) if unbatched else (n, rows, length), x.dtype)
+    rows, length = x.shape[1] * _prod(kernel), _prod(out_sp)
+    result = np.empty((rows, length) if unbatched else (x.shape[0], rows, length), x.dtype)
     if result.size:
-        _to_batch_major(cols.reshape(rows, n, length), np.zeros(0, x.dtype),
-                        result.reshape(n, rows, length))
+        _unfold_into(x, _geometry(kernel, stride, pads, dilation, out_sp), result.reshape(-1),
+                     rows * length, length)
     return result
 
 
@@ -328,16 +431,15 @@ def fold(cols, output_size, kernel, dilation, padding, stride):
                      kernel, dilation, padding, stride)
         return total != 0
     unbatched = cols.ndim == 2
+    cols = np.ascontiguousarray(cols)
     if unbatched:
         cols = cols.reshape((1,) + cols.shape)
-    n, rows = cols.shape[0], cols.shape[1]
-    kh, kw = kernel
+    n, rows, length = cols.shape
     pads = (padding[0], padding[0], padding[1], padding[1])
     out_sp = _out_sp((n, 0) + tuple(output_size), kernel, stride, pads, dilation)
-    g = _grad_channel_major(cols)
-    c = rows // (kh * kw)
+    c = rows // _prod(kernel)
     result = np.zeros(((c,) if unbatched else (n, c)) + tuple(output_size), cols.dtype)
-    out = result.reshape((n, c) + tuple(output_size))
-    if out.size and g.size:
-        _fold_back(g, kernel, stride, pads, dilation, out_sp, out)
+    if result.size and cols.size:
+        _fold_into(cols.reshape(-1), _geometry(kernel, stride, pads, dilation, out_sp),
+                   result.reshape((n, c) + tuple(output_size)), rows * length, length)
     return result

@@ -28,11 +28,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIMIT = 240  # seconds: the hard timeout of one launch (2 processes that compile kernels cold)
 
 
-def launch(script, *args):
-    """Runs ``script`` on 2 processes with the launcher: (returncode, stderr, seconds). Past
-    ``LIMIT`` the launcher and the processes it started (its session) are killed."""
-    line = [sys.executable, "-m", "numgrad.distributed.run", "--nproc-per-node", "2", script,
-            *args]
+def launch(script, *args, options=()):
+    """Runs ``script`` on 2 processes with the launcher (and its ``options``): (returncode,
+    stderr, seconds). Past ``LIMIT`` the launcher and the processes it started (its session)
+    are killed."""
+    line = [sys.executable, "-m", "numgrad.distributed.run", "--nproc-per-node", "2",
+            *options, script, *args]
     start = time.monotonic()
     job = subprocess.Popen(line, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env={**os.environ, "NUMGRAD_QUIET": "1"}, start_new_session=True)
@@ -103,14 +104,20 @@ for step in range(1000):
     ("kill", ["FAILED", "rank      : 1", "killed by signal 9"]),
     ("hang", ["[rank0]:", "DistBackendError: Watchdog caught collective operation timeout",
               "OpType=ALLREDUCE", "Timeout(ms)=2000", "rank      : 0"]),
+    # (rank 1's output hidden: its failure still in the summary)
+    ("raise --local-ranks-filter 0", ["FAILED", "rank      : 1",
+                                      "ValueError: rank 1 fails at step 3"]),
 ])
 def test_a_failing_rank_ends_the_job_with_its_error(tmp_path, fault, texts):
     script = tmp_path / "faulty.py"
     script.write_text(textwrap.dedent(FAULTY))
-    code, err, seconds = launch(str(script), fault)
+    fault, *options = fault.split()
+    code, err, seconds = launch(str(script), fault, options=options)
     assert code == 1
     for text in texts:
         assert text in err, err[-3000:]
+    if fault == "raise":
+        assert ("[rank1]:" in err) == (not options)
     assert seconds < 60  # (the hung rank would sleep for 60 s: the job ends before)
 
 
@@ -174,3 +181,5 @@ def test_launcher_command_line():
         launcher.command(launcher.parse_args(["--nnodes", "2", "train.py"]))
     line, _ = launcher.command(launcher.parse_args(["-m", "pkg.train"]))
     assert line[-2:] == ["module", "pkg.train"]
+    with pytest.raises(ValueError, match="--redirects needs --log-dir"):
+        launcher.command(launcher.parse_args(["--redirects", "3", "train.py"]))

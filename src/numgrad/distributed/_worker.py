@@ -25,7 +25,30 @@ def _environment() -> int:
         LOCAL_WORLD_SIZE=str(local_size), GROUP_RANK=str(rank // max(per_node, 1)),
         GROUP_WORLD_SIZE=str(max(size // max(per_node, 1), 1)), ROLE_RANK=str(rank),
         ROLE_WORLD_SIZE=str(size), ROLE_NAME=os.environ.get("NUMGRAD_ROLE", "default"))
+    _redirect(rank, local)
     return rank
+
+
+def _redirect(rank: int, local: int) -> None:
+    """torchrun's ``--redirects`` (into ``<log dir>/<rank>/stdout.log``, ``stderr.log``) and
+    ``--local-ranks-filter`` (the other ranks' output dropped; a failure still reaches the
+    launcher's summary)."""
+    streams = []
+    spec = os.environ.get("NUMGRAD_REDIRECTS")
+    if spec:
+        folder, which = spec.rsplit(":", 1)
+        folder = os.path.join(folder, str(rank))
+        os.makedirs(folder, exist_ok=True)
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            if int(which) & fd:
+                streams.append((fd, os.path.join(folder, f"{name}.log")))
+    shown = os.environ.get("NUMGRAD_LOCAL_RANKS_FILTER")
+    if shown and str(local) not in shown.split(","):
+        streams = [(1, os.devnull), (2, os.devnull)]
+    for fd, path in streams:
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
 
 
 def main(argv: list) -> None:

@@ -55,10 +55,13 @@ def get_args_parser() -> argparse.ArgumentParser:
     option("monitor-interval", type=float, default=0.1)
     option("start-method", default="spawn")
     option("role", default="default")
-    option("log-dir", default=None)
-    option("redirects", default="0")
+    option("log-dir", default=None, help="with --redirects: the folder of the processes' logs "
+                                          "(<log-dir>/<run id>/attempt_0/<rank>/stdout.log)")
+    option("redirects", default="0", help="send the processes' output to files: 1 stdout, 2 "
+                                          "stderr, 3 both")
     option("tee", default="0")
-    option("local-ranks-filter", default="")
+    option("local-ranks-filter", default="", help="show the output of these local ranks only "
+                                                  "(comma-separated)")
     option("local-addr", default=None)
     option("run-path", action="store_true")
     option("no-python", action="store_true", help="run the script as a program, not Python")
@@ -118,9 +121,20 @@ def command(args: argparse.Namespace) -> tuple:
     how = "program" if args.no_python else "module" if args.module else "script"
     line += [sys.executable, "-m", "numgrad.distributed._worker", how, args.training_script,
              *args.training_script_args]
+    if args.tee != "0":
+        raise ValueError("--tee: numgrad's launcher shows the output or (--redirects with "
+                         "--log-dir) writes it to files, not both")
     env = dict(os.environ)
+    run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex
+    if args.redirects != "0":
+        if args.log_dir is None:
+            raise ValueError("--redirects needs --log-dir (where the files go)")
+        env["NUMGRAD_REDIRECTS"] = os.path.join(os.path.abspath(args.log_dir), run_id,
+                                                "attempt_0") + ":" + args.redirects
+    if args.local_ranks_filter:
+        env["NUMGRAD_LOCAL_RANKS_FILTER"] = args.local_ranks_filter
     env.update(MASTER_ADDR=args.master_addr, MASTER_PORT=str(args.master_port),
-               TORCHELASTIC_RUN_ID=args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex,
+               TORCHELASTIC_RUN_ID=run_id,
                TORCHELASTIC_RESTART_COUNT="0", TORCHELASTIC_MAX_RESTARTS="0",
                NUMGRAD_NPROC_PER_NODE=str(per_node), NUMGRAD_ROLE=args.role)
     return line, env

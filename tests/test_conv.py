@@ -452,3 +452,35 @@ def test_a_large_convolution_is_made_in_batches_on_threads_with_pytorchs_values(
     np.testing.assert_allclose(ox.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
     assert sorted(batches) == [1] * 2 + [3] * 10  # (forward, weight's gradient)
     assert conv._pool is not None
+
+
+def test_a_compiled_step_through_a_convolutions_input_gradient_is_replayed():
+    """The compiler's list of kernels that may raise matches parts of names: the input
+    gradient (``conv.conv_backward_input``, "put" in "input") after BatchNorm's running
+    statistics were written does not make a ResNet-like training step run eagerly, and the
+    replay gives eager's values."""
+    nn = numgrad.nn
+
+    def make():
+        numgrad.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.ReLU(),
+                              nn.Conv2d(3, 2, 3, padding=1))
+        opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
+        x = numgrad.tensor(np.random.default_rng(0).standard_normal((2, 2, 5, 5)),
+                           dtype=numgrad.float32)
+
+        def step():
+            opt.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    eager, compiled = make(), numgrad.compile(make())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # (no "runs ... eagerly" warning)
+        losses = [(eager().item(), compiled().item()) for _ in range(4)]
+    np.testing.assert_allclose([c for _, c in losses], [e for e, _ in losses], rtol=1e-5)
+    assert "replayed" in numgrad.compiler.explain(compiled).splitlines()[-1]

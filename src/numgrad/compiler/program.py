@@ -446,8 +446,9 @@ def _restoring(replay, states: list):
 
 
 # Kernels that may raise for some values of their arguments (an index out of range, a class
-# target out of range, a singular matrix), whatever the shapes the guard checked.
-_RAISING = ("index", "gather", "scatter", "take", "put", "loss.", "linalg", "embedding",
+# target out of range, a singular matrix), whatever the shapes the guard checked. (Parts of
+# names: "_put" and ".put", as a bare "put" is in every "input" and "output".)
+_RAISING = ("index", "gather", "scatter", "take", "_put", ".put", "loss.", "linalg", "embedding",
             "select", "bincount", "multinomial", "searchsorted", "one_hot", "structure.",
             "pooling.unpool", "cholesky", "solve", "inv", "philox_bernoulli", "philox_normal")
 

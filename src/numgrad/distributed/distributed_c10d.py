@@ -45,6 +45,10 @@ class DistBackendError(DistError):
     """An error of the communication backend (here MPI): a timed-out or failed collective."""
 
 
+# (shown where users find them)
+DistError.__module__ = DistBackendError.__module__ = "numgrad.distributed"
+
+
 class Backend(str):
     """A backend's name. numgrad has one transport, MPI: ``"mpi"``; ``"gloo"`` and ``"nccl"``
     (and ``"cpu:gloo,cuda:nccl"``) are accepted so that PyTorch programs run unchanged, and run

@@ -191,11 +191,12 @@ class DistributedDataParallel(Module):
         for other in range(size):
             for k in range(len(self._params)):
                 if not np.array_equal(every[other, k], mine[k]):
-                    what = "sizes" if every[other, k, 0] == mine[k, 0] else "dtype"
+                    param = self._params[k]
+                    what, value = ("sizes", list(param.shape)) \
+                        if every[other, k, 0] == mine[k, 0] else ("dtype", param.dtype)
                     raise RuntimeError(
-                        f"[{pg.ranks[rank]}]: params[{k}] in this process with {what} "
-                        f"{list(self._params[k].shape) if what == 'sizes' else self._params[k].dtype}"
-                        f" appears not to match {what} of the same param in process "
+                        f"[{pg.ranks[rank]}]: params[{k}] in this process with {what} {value} "
+                        f"appears not to match {what} of the same param in process "
                         f"{pg.ranks[other]}.")
 
     def _broadcast(self, tensors: list) -> None:

@@ -107,7 +107,8 @@ _MPI_BOOL_OPS = {"SUM": "LOR", "PROD": "LAND", "MAX": "LOR", "MIN": "LAND", "BAN
                  "BOR": "LOR", "BXOR": "LXOR"}
 # Fingerprint operation codes, in the names of PyTorch's OpType
 _OPS = ("BROADCAST", "ALLREDUCE", "REDUCE", "ALLGATHER", "_ALLGATHER_BASE", "GATHER", "SCATTER",
-        "_REDUCE_SCATTER_BASE", "BARRIER", "ALLGATHER_OBJECT")
+        "_REDUCE_SCATTER_BASE", "BARRIER", "ALLGATHER_OBJECT", "BROADCAST_OBJECT",
+        "SCATTER_OBJECT", "GATHER_OBJECT")
 _MAX_DIMS = 6
 
 
@@ -897,9 +898,18 @@ def recv(tensor, src: int | None = None, group=None, tag: int = 0,
 
 
 # ---------------------------------------------------------------------------------- objects
+def _objects_start(group, op: str) -> ProcessGroup | None:
+    """The start of an object collective: every rank has reached the same one (checked within
+    the timeout) before mpi4py's pickling collective, which cannot time out, runs."""
+    pg = _start(group, "an object collective")
+    if pg is not None:
+        _check_same(pg, op, None)
+    return pg
+
+
 def all_gather_object(object_list: list, obj, group=None) -> None:
     """Gathers every rank's picklable ``obj`` into ``object_list`` (one per rank)."""
-    pg = _start(group, "an object collective")
+    pg = _objects_start(group, "ALLGATHER_OBJECT")
     if pg is None:
         return
     if len(object_list) != pg.size():
@@ -910,7 +920,7 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
 def broadcast_object_list(object_list: list, src: int = 0, group=None, device=None,
                           group_src: int | None = None) -> None:
     """Copies rank ``src``'s picklable objects into every rank's ``object_list``, in place."""
-    pg = _start(group, "an object collective")
+    pg = _objects_start(group, "BROADCAST_OBJECT")
     if pg is None:
         return
     root = _group_rank(pg, src, group_src, "src")
@@ -921,7 +931,7 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
                         src: int = 0, group=None, group_src: int | None = None) -> None:
     """Gives rank k the k-th picklable object of rank ``src``'s list, as the first item of its
     ``scatter_object_output_list``."""
-    pg = _start(group, "an object collective")
+    pg = _objects_start(group, "SCATTER_OBJECT")
     if pg is None:
         return
     root = _group_rank(pg, src, group_src, "src")
@@ -935,7 +945,7 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
 def gather_object(obj, object_gather_list=None, dst: int = 0, group=None,
                   group_dst: int | None = None) -> None:
     """Gathers every rank's picklable ``obj`` into ``object_gather_list`` on rank ``dst``."""
-    pg = _start(group, "an object collective")
+    pg = _objects_start(group, "GATHER_OBJECT")
     if pg is None:
         return
     root = _group_rank(pg, dst, group_dst, "dst")

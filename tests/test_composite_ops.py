@@ -261,6 +261,12 @@ HARD = [
         m.arange(24.0).reshape(2, 3, 4).mT.hash_tensor((0, 2)),
         m.tensor([[-1, 7], [3, 3]], dtype=m.int32).hash_tensor(keepdim=True),
         m.tensor([True, True, True]).hash_tensor(0))]),
+    ("arange integer", lambda m: [m.arange(*a, dtype=d) for a, d in (
+        ((0.5, 4.7, 1.5), m.int64), ((5, 0.5, -1.5), m.int64), ((0, 3, 0.5), m.int32),
+        ((-7, 8, 3), m.int32), ((0.7,), m.int64))] + [m.arange(4, out=m.zeros(2, dtype=m.int64))]),
+    ("out= tuples and casts", lambda m: [*m.aminmax(m.arange(12.0).reshape(3, 4), dim=0, out=(
+        m.zeros(4), m.zeros(4))), m.bernoulli(m.ones(3), out=m.zeros(3, dtype=m.int64)),
+        m.take(m.arange(6.0), m.tensor([5, 0]), out=m.zeros(2))]),
     ("ldl_factor_ex zero, nan and 2x2 pivots", lambda m: m.linalg.ldl_factor_ex(m.tensor(
         [[[0.0, 0.0], [0.0, 0.0]], [[math.nan, 1.0], [1.0, 2.0]], [[1.0, 5.0], [7.0, 2.0]]],
         dtype=m.float64))),

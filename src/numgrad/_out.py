@@ -27,8 +27,11 @@ FUNCTIONS = (
     "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "square", "trunc", "fix",
     "frac", "fmod", "remainder", "hypot", "lerp", "xlogy", "sinc", "deg2rad", "outer", "ger",
     "tril", "triu", "diag", "hstack", "vstack", "dstack", "column_stack", "concat", "concatenate",
-    "cross", "nan_to_num", "masked_select", "take_along_dim", "nansum", "nanmean",
+    "cross", "nan_to_num", "masked_select", "take_along_dim", "nansum", "nanmean", "take",
+    "aminmax", "arange",
 )
+# numgrad.random's, installed after it is imported
+RANDOM_FUNCTIONS = ("bernoulli", "multinomial")
 
 # Those whose out= must have the result's dtype exactly (PyTorch casts for the others), with
 # PyTorch's message where it is not its common one.
@@ -43,13 +46,29 @@ SAME_DTYPE = {
     "index_select": "index_select(): self and result must have the same scalar type",
     "masked_select": "masked_select(): self and result must have the same scalar type",
     "nan_to_num": "nan_to_num: dtype of out: {out} should be same as input: {result}",
+    "take": "take(): self and out expected to have the same dtype, but got self.dtype = "
+            "{result} and out.dtype = {out}",
+    "aminmax": None,
 }
+# Those with several results, whose out= is a tuple of tensors
+TUPLE_OUT = frozenset({"aminmax"})
+# Those whose out= dtype is checked before they run (they draw random numbers: a refused call
+# leaves the generator as it was): the dtype out= must have, and PyTorch's message.
+DTYPE_FIRST = {"multinomial": ("int64", "multinomial expects Long tensor out, got: {out}")}
+# Those whose result is cast to any out= dtype (bernoulli's 0 and 1 fit every dtype)
+ANY_DTYPE = frozenset({"bernoulli"})
 
 _RESIZED = (
     "An output with one or more elements was resized since it had shape {}, which does not "
     "match the required output shape {}. This behavior is deprecated, and in a future PyTorch "
     "release outputs will not be resized unless they have zero elements. You can explicitly "
     "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0)."
+)
+
+_ARANGE_RESIZED = (
+    "The number of elements in the out tensor of shape {} is {} which does not match the "
+    "computed number of elements {}. Note that this may occur as a result of rounding error. "
+    "The out tensor will be resized to a tensor of shape ({},)."
 )
 
 
@@ -64,63 +83,113 @@ def _tensors(args, kwargs):
 # the functions whose out= may not share memory with any argument (PyTorch's
 # assert_no_overlap): the others allow out= to be an argument itself (``add(a, b, out=a)``)
 NO_OVERLAP = frozenset({"cat", "concat", "concatenate", "gather", "index_select",
-                        "masked_select"})
+                        "masked_select", "take"})
 _OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
             "refer to a single memory location. Please clone() the tensor before performing the "
             "operation.")
 
 
-def _overlaps(out: Tensor, args, kwargs) -> bool:
+def _overlaps(out: Tensor, args, kwargs, size: int | None = None) -> bool:
     """Whether ``out`` shares memory with an argument, as PyTorch tells: only between tensors
-    laid out contiguously (it does not look into others)."""
+    laid out contiguously (it does not look into others). ``size``: the number of elements
+    ``out`` is resized to, in place in its buffer where that has room, as PyTorch's storage."""
     import numpy as np
 
     o = out._data
     if not isinstance(o, np.ndarray) or not o.flags.c_contiguous:
         return False
+    if size is not None:
+        base = o  # (the array owning the memory; NumPy's as_strided puts an object between)
+        while True:
+            up = base.base if isinstance(base.base, np.ndarray) else getattr(base.base, "base",
+                                                                              None)
+            if not isinstance(up, np.ndarray):
+                break
+            base = up
+        if not base.flags.c_contiguous:
+            return False
+        offset = o.ctypes.data - base.ctypes.data
+        if offset + size * o.itemsize > base.nbytes:
+            return False  # (no room: PyTorch gives out new memory)
+        o = base.reshape(-1).view(np.uint8)[offset:offset + size * o.itemsize]
     return any(isinstance(t._data, np.ndarray) and t._data.flags.c_contiguous
                and np.shares_memory(t._data, o) for t in _tensors(args, kwargs))
 
 
+def _check_out(name: str, out, args, kwargs) -> None:
+    """PyTorch's refusals of an out= tensor before anything runs."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if any(st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    if name in NO_OVERLAP and _overlaps(out, args, kwargs):
+        raise RuntimeError(_OVERLAP)
+    if name in DTYPE_FIRST and out._data.dtype.name != DTYPE_FIRST[name][0]:
+        raise RuntimeError(DTYPE_FIRST[name][1].format(out=torch_name(out._data.dtype)))
+
+
+def _check_dtype(name: str, out: Tensor, result: Tensor) -> None:
+    if name in SAME_DTYPE and out._data.dtype != result._data.dtype:
+        message = SAME_DTYPE[name] or (
+            "Expected out tensor to have dtype {result_c}, but got {out_c} instead")
+        raise RuntimeError(message.format(
+            out=torch_name(out._data.dtype), result=torch_name(result._data.dtype),
+            out_c=c_name(out._data.dtype), result_c=c_name(result._data.dtype)))
+
+
 def with_out(fn, name: str):
-    """``fn`` taking ``out=`` as well."""
+    """``fn`` taking ``out=`` as well (a tuple of tensors for a function of several results)."""
 
     @functools.wraps(fn)
     def call(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        several = name in TUPLE_OUT
+        if several and not isinstance(out, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
+                            f"{type(out).__name__}")
+        outs = tuple(out) if several else (out,)
         if grad_mode.state.enabled and (
-                out._requires_grad or any(t._requires_grad for t in _tensors(args, kwargs))):
+                any(isinstance(o, Tensor) and o._requires_grad for o in outs)
+                or any(t._requires_grad for t in _tensors(args, kwargs))):
             raise RuntimeError(
                 f"{name}(): functions with out=... arguments don't support automatic "
                 "differentiation, but one of the arguments requires grad.")
-        if any(st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides)):
-            raise RuntimeError("unsupported operation: more than one element of the written-to "
-                               "tensor refers to a single memory location. Please clone() the "
-                               "tensor before performing the operation.")
-        if name in NO_OVERLAP and _overlaps(out, args, kwargs):
-            raise RuntimeError(_OVERLAP)
+        for o in outs:
+            _check_out(name, o, args, kwargs)
+        if name == "arange":  # (its dtype is out's: the bounds and step converted to it)
+            given = kwargs.get("dtype")
+            if given is not None and given is not out.dtype:
+                raise RuntimeError(f"dtype {torch_name(given.np)} does not match dtype of out "
+                                   f"parameter ({torch_name(out._data.dtype)})")
+            kwargs["dtype"] = out.dtype
         result = fn(*args, **kwargs)
-        if name in SAME_DTYPE and out._data.dtype != result._data.dtype:
-            message = SAME_DTYPE[name] or (
-                "Expected out tensor to have dtype {result_c}, but got {out_c} instead")
-            raise RuntimeError(message.format(
-                out=torch_name(out._data.dtype), result=torch_name(result._data.dtype),
-                out_c=c_name(out._data.dtype), result_c=c_name(result._data.dtype)))
-        write(out, result)
-        return out
+        results = tuple(result) if several else (result,)
+        for o, r in zip(outs, results):
+            _check_dtype(name, o, r)
+            if name in NO_OVERLAP and o._data.shape != r._data.shape and \
+                    _overlaps(o, args, kwargs, r._data.size):
+                raise RuntimeError(_OVERLAP)  # (out resized in its storage, as PyTorch's)
+        if name == "arange" and out._data.shape != result._data.shape and out._data.size:
+            warnings.warn(_ARANGE_RESIZED.format(list(out._data.shape), out._data.size,
+                                                 result._data.size, result._data.size),
+                          UserWarning, stacklevel=2)
+            out._data = out._data.reshape(-1)[:0]  # (resized by write, without its warning)
+        for o, r in zip(outs, results):
+            write(o, r, any_dtype=name in ANY_DTYPE)
+        return type(result)(*outs) if several else out
 
     return call
 
 
-def write(out: Tensor, result: Tensor) -> None:
+def write(out: Tensor, result: Tensor, any_dtype: bool = False) -> None:
     """``result``'s values into ``out``, as PyTorch's out= functions leave it."""
     from .ops.registry import kernels_of
 
     data = result._data
-    if from_numpy_dtype(data.dtype)._category > out.dtype._category:
+    if not any_dtype and from_numpy_dtype(data.dtype)._category > out.dtype._category:
         raise RuntimeError(
             f"result type {torch_name(data.dtype)} can't be cast to the desired "
             f"output type {torch_name(out._data.dtype)}")
@@ -134,9 +203,9 @@ def write(out: Tensor, result: Tensor) -> None:
     out._version_counter.value += 1
 
 
-def install(namespace: dict) -> None:
-    """Replaces each of ``FUNCTIONS`` in ``namespace`` (numgrad's) by its out= form."""
-    for name in FUNCTIONS:
+def install(namespace: dict, names=FUNCTIONS) -> None:
+    """Replaces each of ``names`` in ``namespace`` (numgrad's) by its out= form."""
+    for name in names:
         fn = namespace.get(name)
         if fn is not None:
             namespace[name] = with_out(fn, name)

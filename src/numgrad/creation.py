@@ -438,7 +438,27 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     if dtype is None:
         is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = int64 if is_int else default_for_category(FLOAT)
-    return _finish(np.arange(start, end, step).astype(to_dtype(dtype).np), requires_grad, device)
+    np_dtype = to_dtype(dtype).np
+    if np_dtype.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if np_dtype.kind in "iu":
+        return _finish(_integer_range(start, end, step, np_dtype), requires_grad, device)
+    return _finish(np.arange(start, end, step).astype(np_dtype), requires_grad, device)
+
+
+def _integer_range(start, end, step, np_dtype) -> np.ndarray:
+    """PyTorch's integer ``arange``: the bounds and step truncated to int64 first, the values
+    ``start + i * step`` wrapped into ``np_dtype``; the count in integers for int64, from the
+    bounds as given for the narrower types (so ``arange(0, 3, 0.5, dtype=int32)`` is zeros)."""
+    lo, hi, st = int(start), int(end), int(step)
+    if np_dtype == np.int64:
+        if st == 0:
+            raise ValueError("step must be nonzero")
+        q = hi - lo + st - ((st > 0) - (st < 0))
+        n = abs(q) // abs(st) * (1 if (q >= 0) == (st > 0) else -1)  # (C's division)
+    else:
+        n = math.ceil((float(end) - float(start)) / float(step))
+    return (lo + np.arange(max(n, 0), dtype=np.int64) * st).astype(np_dtype)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

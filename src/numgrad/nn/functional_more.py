@@ -542,6 +542,9 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input)}")
+    from ..ops._promote import broadcast_shapes
+
+    broadcast_shapes(tuple(input.shape), tuple(target.shape))  # (PyTorch's error)
     if target.dtype != input.dtype:
         target = target.to(input.dtype)
     return _nn.soft_margin_loss(input, target, reduction)

@@ -556,8 +556,9 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
             return out
     if not input.dtype.is_floating_point:
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {_torch_name(input._data.dtype)}"
+            f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} "
+            "dtype must be either a floating point or complex dtype. Got: "
+            f"{_torch_name(input._data.dtype)}"
         )
     return _reduce(MeanAll, MeanDim, input, dim, keepdim)
 

@@ -489,7 +489,12 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand(input, other._data.shape)
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
-    """``length`` elements along ``dim`` starting at ``start`` (a view)."""
+    """``length`` elements along ``dim`` starting at ``start`` (a view; ``start`` may be a 0-d
+    integer tensor)."""
+    if isinstance(start, Tensor):
+        if start.ndim or start._data.dtype.kind not in "iu":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start)
     nd = input._data.ndim
     if not nd:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")

@@ -180,5 +180,7 @@ def test_launcher_command_line():
         launcher.command(launcher.parse_args(["--nnodes", "2", "train.py"]))
     line, _ = launcher.command(launcher.parse_args(["-m", "pkg.train"]))
     assert line[-2:] == ["module", "pkg.train"]
+    _, env = launcher.command(launcher.parse_args(["--rdzv-endpoint", "node1:2950", "t.py"]))
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("node1", "2950")
     with pytest.raises(ValueError, match="--redirects needs --log-dir"):
         launcher.command(launcher.parse_args(["--redirects", "3", "train.py"]))

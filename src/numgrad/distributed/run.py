@@ -133,7 +133,12 @@ def command(args: argparse.Namespace) -> tuple:
                                                 "attempt_0") + ":" + args.redirects
     if args.local_ranks_filter:
         env["NUMGRAD_LOCAL_RANKS_FILTER"] = args.local_ranks_filter
-    env.update(MASTER_ADDR=args.master_addr, MASTER_PORT=str(args.master_port),
+    address, port = args.master_addr, str(args.master_port)
+    if args.rdzv_endpoint:  # (torchrun's multi-machine form: host:port)
+        address, _, given = args.rdzv_endpoint.rpartition(":") if ":" in \
+            args.rdzv_endpoint else (args.rdzv_endpoint, "", port)
+        port = given or port
+    env.update(MASTER_ADDR=address, MASTER_PORT=port,
                TORCHELASTIC_RUN_ID=run_id,
                TORCHELASTIC_RESTART_COUNT="0", TORCHELASTIC_MAX_RESTARTS="0",
                NUMGRAD_NPROC_PER_NODE=str(per_node), NUMGRAD_ROLE=args.role)

@@ -134,15 +134,24 @@ _make("upsample_bicubic2d", "UpsampleBicubic2DBackward0", CUBIC, 2,
 
 
 # ---------------------------------------------------------------------- anti-aliased bilinear
-@register
-class UpsampleBilinear2dAa(Op):
+class _Antialiased(Op):
     """Anti-aliased bilinear interpolation (``interpolate(..., antialias=True)``; kernels in
-    ``kernels/cpu/upsample.py``, CPU only): separable, each output a normalised average of a
-    window of inputs; its backward, the transposed interpolation, is an op of its own, whose
-    derivative is the interpolation again."""
+    ``kernels/cpu/upsample.py``, CPU only) and its transpose, each the other's backward: the
+    interpolation is linear, so every order of derivative is recorded."""
+
+    jvp = _jvp.linear
+    adjoint = None  # (the other op, set below)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (apply(ctx.op.adjoint, (grad,), (grad._data,), **ctx.params),)
+
+
+@register
+class UpsampleBilinear2dAa(_Antialiased):
+    """Each output a normalised average of a window of inputs (separable)."""
 
     name, node = "_upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0"
-    jvp = _jvp.linear
     samples = (
         Sample(lambda m, x: _F(m).interpolate(x, size=(3, 7), mode="bilinear", antialias=True),
                ((2, 2, 9, 5),)),
@@ -154,24 +163,21 @@ class UpsampleBilinear2dAa(Op):
     def forward(K, x, *, out_size, in_size, align_corners, scales):
         return K.pooling.interpolate_aa(x, out_size, align_corners, scales)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return (apply(UpsampleBilinear2dAaBackward, (grad,), (grad._data,), **ctx.params),)
-
 
 @register
-class UpsampleBilinear2dAaBackward(Op):
+class UpsampleBilinear2dAaBackward(_Antialiased):
+    """The gradient: each output's gradient spread over its window, times the weights."""
+
     name, node = "_upsample_bilinear2d_aa_backward", "UpsampleBilinear2DAaBackwardBackward0"
-    jvp = _jvp.linear
     samples = (_grad_sample("bilinear", (1, 2, 7, 4), (1, 2, 3, 5), size=(3, 5), antialias=True),)
 
     @staticmethod
     def forward(K, grad, *, out_size, in_size, align_corners, scales):
         return K.pooling.interpolate_aa_backward(grad, in_size, align_corners, scales)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return (apply(UpsampleBilinear2dAa, (grad,), (grad._data,), **ctx.params),)
+
+UpsampleBilinear2dAa.adjoint = UpsampleBilinear2dAaBackward
+UpsampleBilinear2dAaBackward.adjoint = UpsampleBilinear2dAa
 
 
 def _upsample_bilinear2d_aa(input: Tensor, output_size, align_corners: bool, scales_h=None,

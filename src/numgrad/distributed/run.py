@@ -135,8 +135,7 @@ def command(args: argparse.Namespace) -> tuple:
         env["NUMGRAD_LOCAL_RANKS_FILTER"] = args.local_ranks_filter
     address, port = args.master_addr, str(args.master_port)
     if args.rdzv_endpoint:  # (torchrun's multi-machine form: host:port)
-        address, _, given = args.rdzv_endpoint.rpartition(":") if ":" in \
-            args.rdzv_endpoint else (args.rdzv_endpoint, "", port)
+        address, _, given = args.rdzv_endpoint.partition(":")
         port = given or port
     env.update(MASTER_ADDR=address, MASTER_PORT=port,
                TORCHELASTIC_RUN_ID=run_id,

@@ -616,7 +616,7 @@ def reduce(tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = F
     pg = _start(group, "reduce")
     if pg is None:
         return None
-    root = _group_rank(pg, dst, group_dst, "dst")
+    root = _group_rank(pg, dst, group_dst)
     buf = _Buffer(tensor, pg.rank() == root)
     mpi_op = _mpi_op(op, buf.array.dtype)
     _check_same(pg, "REDUCE", buf.array, tensor.device.type)
@@ -632,7 +632,9 @@ def reduce(tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = F
     return _run(pg, [request], "REDUCE", finish, async_op, (buf.array.size,) * 2, [tensor])
 
 
-def _group_rank(pg: ProcessGroup, global_rank, group_rank, name: str) -> int:
+def _group_rank(pg: ProcessGroup, global_rank, group_rank) -> int:
+    """The rank in ``pg`` of a peer named by its global rank, or by its group rank (PyTorch's
+    ``group_src``/``group_dst``) where given."""
     if group_rank is not None:
         if not 0 <= group_rank < pg.size():
             raise ValueError(f"Group rank {group_rank} is not part of group {pg}")
@@ -648,7 +650,7 @@ def broadcast(tensor, src: int = 0, group=None, async_op: bool = False,
     pg = _start(group, "broadcast")
     if pg is None:
         return None
-    root = _group_rank(pg, src, group_src, "src")
+    root = _group_rank(pg, src, group_src)
     buf = _Buffer(tensor, pg.rank() != root)
     _check_same(pg, "BROADCAST", buf.array, tensor.device.type)
     request = pg.comm.Ibcast(_flat(buf.array), root)
@@ -763,7 +765,7 @@ def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = 
     pg = _start(group, "gather")
     if pg is None:
         return None
-    root = _group_rank(pg, dst, group_dst, "dst")
+    root = _group_rank(pg, dst, group_dst)
     src = _Buffer(tensor, False)
     outs = _root_list(pg, root, gather_list, "gather_list", "destination", src.array, True)
     _check_same(pg, "GATHER", src.array, tensor.device.type)
@@ -785,7 +787,7 @@ def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool 
     pg = _start(group, "scatter")
     if pg is None:
         return None
-    root = _group_rank(pg, src, group_src, "src")
+    root = _group_rank(pg, src, group_src)
     out = _Buffer(tensor, True)
     ins = _root_list(pg, root, scatter_list, "scatter_list", "source", out.array, False)
     send = None if ins is None else np.stack([b.array for b in ins])
@@ -818,7 +820,7 @@ def isend(tensor, dst: int, group=None, tag: int = 0, group_dst: int | None = No
     pg = _start(group, "isend")
     if pg is None:
         return None
-    peer = _group_rank(pg, dst, group_dst, "dst")
+    peer = _group_rank(pg, dst, group_dst)
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: should not be the same as the rank of the "
                          "current process.")
@@ -882,7 +884,7 @@ def irecv(tensor, src: int | None = None, group=None, tag: int = 0,
     if pg is None:
         return None
     peer = _mpi().ANY_SOURCE if src is None and group_src is None else \
-        _group_rank(pg, src, group_src, "src")
+        _group_rank(pg, src, group_src)
     return _RecvWork(pg, _Buffer(tensor, True), peer, tag)
 
 
@@ -923,7 +925,7 @@ def broadcast_object_list(object_list: list, src: int = 0, group=None, device=No
     pg = _objects_start(group, "BROADCAST_OBJECT")
     if pg is None:
         return
-    root = _group_rank(pg, src, group_src, "src")
+    root = _group_rank(pg, src, group_src)
     object_list[:] = pg.comm.bcast(list(object_list) if pg.rank() == root else None, root)
 
 
@@ -934,7 +936,7 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
     pg = _objects_start(group, "SCATTER_OBJECT")
     if pg is None:
         return
-    root = _group_rank(pg, src, group_src, "src")
+    root = _group_rank(pg, src, group_src)
     if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
         raise ValueError("Expected argument scatter_object_output_list to be a list of size at "
                          "least 1.")
@@ -948,7 +950,7 @@ def gather_object(obj, object_gather_list=None, dst: int = 0, group=None,
     pg = _objects_start(group, "GATHER_OBJECT")
     if pg is None:
         return
-    root = _group_rank(pg, dst, group_dst, "dst")
+    root = _group_rank(pg, dst, group_dst)
     got = pg.comm.gather(obj, root)
     if pg.rank() == root:
         if object_gather_list is None:

@@ -43,9 +43,9 @@ try:
     from . import random  # noqa: E402,F401
     from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
     from .random import *  # noqa: E402,F401,F403
-    # (nn, optim, utils and viz: imported on first use, see _LAZY_SUBMODULES)
 
     _out.install(globals(), _out.RANDOM_FUNCTIONS)  # (bernoulli(..., out=t), multinomial)
+    # (nn, optim, utils and viz: imported on first use, see _LAZY_SUBMODULES)
     from . import compiler  # noqa: E402,F401
     from .compiler import compile  # noqa: E402,F401,A001
     from ._as_torch import install_as_torch  # noqa: E402,F401

@@ -748,6 +748,12 @@ def sub(input, other, *, alpha=1) -> Tensor:
 
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     """``other - alpha * input``."""
+    if not isinstance(input, Tensor):  # (PyTorch's parser: a number first matches no overload)
+        given = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__
+                          for a in (input, other))
+        raise TypeError(f"rsub() received an invalid combination of arguments - got ({given}), "
+                        "but expected one of:\n * (Tensor input, Tensor other, *, Number alpha = "
+                        "1)\n * (Tensor input, Number other, Number alpha = 1)\n")
     _check_sub(input, other)
     if alpha != 1:
         input = input * alpha
@@ -767,12 +773,6 @@ def mul(input, other) -> Tensor:
             return out
         if type(other) is float or type(other) is int:
             data = input._data  # (x * 0.5: binary_operands' first case, without its call)
-    if not isinstance(input, Tensor):  # (PyTorch's parser: a number first matches no overload)
-        given = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__
-                          for a in (input, other))
-        raise TypeError(f"rsub() received an invalid combination of arguments - got ({given}), "
-                        "but expected one of:\n * (Tensor input, Tensor other, *, Number alpha = "
-                        "1)\n * (Tensor input, Number other, Number alpha = 1)\n")
             if data.dtype.kind == "f":
                 return apply(Mul, (input, other), (data, data.dtype.type(other)))
     a, b = binary_operands(input, other)

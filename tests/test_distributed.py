@@ -29,11 +29,14 @@ LIMIT = 240  # seconds: the hard timeout of one launch (2 processes that compile
 
 
 def launch(script, *args, options=()):
-    """Runs ``script`` on 2 processes with the launcher (and its ``options``): (returncode,
-    stderr, seconds). Past ``LIMIT`` the launcher and the processes it started (its session)
-    are killed."""
-    line = [sys.executable, "-m", "numgrad.distributed.run", "--nproc-per-node", "2",
-            *options, script, *args]
+    """Runs ``script`` on 2 processes with the launcher (and its ``options``), as ``run_job``."""
+    return run_job([sys.executable, "-m", "numgrad.distributed.run", "--nproc-per-node", "2",
+                    *options, script, *args])
+
+
+def run_job(line: list):
+    """Runs the command ``line``: (returncode, stderr, seconds); past ``LIMIT`` it is killed
+    with the processes it started (its session)."""
     start = time.monotonic()
     job = subprocess.Popen(line, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env={**os.environ, "NUMGRAD_QUIET": "1"}, start_new_session=True)
@@ -42,7 +45,7 @@ def launch(script, *args, options=()):
     except subprocess.TimeoutExpired:
         os.killpg(job.pid, signal.SIGKILL)
         job.communicate()
-        pytest.fail(f"{script} {args} still ran after {LIMIT} s")
+        pytest.fail(f"{line} still ran after {LIMIT} s")
     return job.returncode, err, time.monotonic() - start
 
 
@@ -118,6 +121,24 @@ def test_a_failing_rank_ends_the_job_with_its_error(tmp_path, fault, texts):
     if fault == "raise":
         assert "[rank1]:" not in err and "[rank0]:" not in err
     assert seconds < 60  # (the hung rank would sleep for 60 s: the job ends before)
+
+
+def test_a_rank_that_fails_before_init_under_plain_mpiexec(tmp_path):
+    # (without the launcher, MPI's start-up in init_process_group waits for the rank that never
+    # comes: its watchdog ends the wait at the timeout, with the stack of where it waited)
+    script = tmp_path / "early.py"
+    script.write_text(textwrap.dedent("""
+        import os
+        from datetime import timedelta
+        import numgrad.distributed as dist
+        if os.environ["PMI_RANK"] == "1":
+            raise ValueError("rank 1 fails before init_process_group")
+        dist.init_process_group(timeout=timedelta(seconds=2))
+        """))
+    code, err, seconds = run_job([launcher._mpiexec(), "-n", "2", sys.executable, str(script)])
+    assert code != 0 and "ValueError: rank 1 fails before init_process_group" in err
+    assert "Timeout (0:00:02)!" in err and "in init_process_group" in err
+    assert "in _mpi_start_up_waits_for_every_process_of_the_job" in err and seconds < 60
 
 
 def test_before_init_and_imports():

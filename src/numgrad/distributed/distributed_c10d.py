@@ -213,8 +213,8 @@ def init_process_group(backend=None, init_method=None, timeout: timedelta | None
                         f"{type(timeout).__name__}")
     if init_method is not None and store is not None:
         raise ValueError("Cannot specify both init_method and store.")
-    MPI = _mpi()
-    comm = MPI.COMM_WORLD
+    timeout = timeout or default_pg_timeout
+    comm = _start_mpi(timeout).COMM_WORLD
     mpi_rank, mpi_size = comm.Get_rank(), comm.Get_size()
     # (``env://``, the default: RANK and WORLD_SIZE where set, as torchrun sets them; a job
     # that mpiexec started without them takes MPI's)
@@ -233,10 +233,31 @@ def init_process_group(backend=None, init_method=None, timeout: timedelta | None
     if want_rank >= 0 and want_rank != mpi_rank:
         raise ValueError(f"numgrad.distributed runs on MPI: rank {want_rank} was asked for, but "
                          f"MPI gave this process rank {mpi_rank}")
-    GroupMember.WORLD = ProcessGroup(comm, range(mpi_size), timeout or default_pg_timeout,
-                                     str(backend))
+    GroupMember.WORLD = ProcessGroup(comm, range(mpi_size), timeout, str(backend))
     if mpi_size > 1:
         _end_job_on_uncaught_errors(mpi_rank)
+
+
+def _start_mpi(timeout: timedelta):
+    """MPI, started within ``timeout``: its start-up waits for every process of the job, so a
+    process that failed before reaching it would leave the others waiting for ever. It waits
+    in C holding the GIL, so the watchdog is faulthandler's (a C thread): past the timeout it
+    prints where this process waited ("Timeout ...", then ``init_process_group``'s stack) and
+    ends it, as PyTorch's NCCL watchdog ends a process that waits too long."""
+    if "mpi4py.MPI" in sys.modules:
+        return _mpi()
+    import faulthandler
+
+    faulthandler.dump_traceback_later(timeout.total_seconds(), exit=True)
+    try:
+        return _mpi_start_up_waits_for_every_process_of_the_job()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _mpi_start_up_waits_for_every_process_of_the_job():
+    """(Named for the watchdog's stack dump: where a process waits for one that never came.)"""
+    return _mpi()
 
 
 def _end_job_on_uncaught_errors(rank: int) -> None:

@@ -108,7 +108,7 @@ _MPI_BOOL_OPS = {"SUM": "LOR", "PROD": "LAND", "MAX": "LOR", "MIN": "LAND", "BAN
 # Fingerprint operation codes, in the names of PyTorch's OpType
 _OPS = ("BROADCAST", "ALLREDUCE", "REDUCE", "ALLGATHER", "_ALLGATHER_BASE", "GATHER", "SCATTER",
         "_REDUCE_SCATTER_BASE", "BARRIER", "ALLGATHER_OBJECT", "BROADCAST_OBJECT",
-        "SCATTER_OBJECT", "GATHER_OBJECT")
+        "SCATTER_OBJECT", "GATHER_OBJECT", "NEW_GROUP", "DUP")
 _MAX_DIMS = 6
 
 
@@ -138,6 +138,7 @@ class ProcessGroup:
         their reductions run beside the user's own collectives without being matched to them.
         (Made collectively: the ranks ask for it in the same order, when building the model.)"""
         if self._reducer_comm is None:
+            _check_same(self, "DUP", None)  # (every rank there, within the timeout: Dup blocks)
             self._reducer_comm = self.comm.Dup()
         return self._reducer_comm
 
@@ -370,6 +371,7 @@ def new_group(ranks=None, timeout: timedelta | None = None, backend=None, pg_opt
                              "init_process_group")
     MPI = _mpi()
     member = world.rank() in ranks
+    _check_same(world, "NEW_GROUP", None)  # (every rank there, within the timeout: Split blocks)
     comm = world.comm.Split(0 if member else MPI.UNDEFINED, world.rank())
     if not member:
         return GroupMember.NON_GROUP_MEMBER

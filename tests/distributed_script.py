@@ -148,6 +148,25 @@ def broadcast_gather_scatter():
         dist.reduce_scatter_tensor(out, numgrad.from_numpy(data(R, (W * 3,), np.float64)), op=op)
         want = fn(np.stack([data(r, (W * 3,), np.float64) for r in range(W)]), axis=0)
         np.testing.assert_allclose(out.numpy(), want[3 * R:3 * R + 3], rtol=1e-15)
+    out = numgrad.zeros(2, 3, dtype=numgrad.float64)
+    dist.reduce_scatter(out, [numgrad.from_numpy(data(R, (W, 2, 3), np.float64)[k].copy())
+                              for k in range(W)])
+    np.testing.assert_allclose(out.numpy(), (data(0, (W, 2, 3), np.float64)
+                                             + data(1, (W, 2, 3), np.float64))[R], rtol=1e-15)
+    # all_to_all_single: equal parts, then rank r sends r + 1 rows to rank 0 and 2 to rank 1
+    out = numgrad.zeros(4, 3, dtype=numgrad.int64)
+    dist.all_to_all_single(out, numgrad.from_numpy(data(R, (4, 3), np.int64)))
+    np.testing.assert_array_equal(out.numpy(), np.concatenate(
+        [data(r, (4, 3), np.int64)[2 * R:2 * R + 2] for r in range(W)]))
+    sent = [R + 1, 2]
+    got = [r + 1 if R == 0 else 2 for r in range(W)]
+    out = numgrad.zeros(sum(got), 3, dtype=numgrad.int64)
+    dist.all_to_all_single(out, numgrad.from_numpy(data(R, (sum(sent), 3), np.int64)), got, sent)
+    parts = [np.split(data(r, (r + 3, 3), np.int64), [r + 1])[R] for r in range(W)]
+    np.testing.assert_array_equal(out.numpy(), np.concatenate(parts))
+    outs = [numgrad.zeros(r + 1) for r in range(W)]  # (rank r sends R + 1 values to each)
+    dist.all_to_all(outs, [numgrad.full((R + 1,), 10.0 * R + k) for k in range(W)])
+    assert [o.tolist() for o in outs] == [[10.0 * r + R] * (r + 1) for r in range(W)]
     t = numgrad.from_numpy(data(R, (4,), np.float64))
     dist.reduce(t, dst=1)
     if R == 1:

@@ -31,7 +31,7 @@ __all__ = [
     "get_rank", "get_world_size", "group", "init_process_group", "irecv", "is_initialized",
     "is_mpi_available", "is_gloo_available", "is_nccl_available", "is_torchelastic_launched",
     "isend", "new_group", "recv", "reduce", "reduce_scatter_tensor", "scatter",
-    "scatter_object_list", "send",
+    "scatter_object_list", "send", "reduce_scatter", "all_to_all", "all_to_all_single",
 ]
 
 default_pg_timeout = timedelta(minutes=30)  # PyTorch's default for CPU process groups
@@ -108,7 +108,8 @@ _MPI_BOOL_OPS = {"SUM": "LOR", "PROD": "LAND", "MAX": "LOR", "MIN": "LAND", "BAN
 # Fingerprint operation codes, in the names of PyTorch's OpType
 _OPS = ("BROADCAST", "ALLREDUCE", "REDUCE", "ALLGATHER", "_ALLGATHER_BASE", "GATHER", "SCATTER",
         "_REDUCE_SCATTER_BASE", "BARRIER", "ALLGATHER_OBJECT", "BROADCAST_OBJECT",
-        "SCATTER_OBJECT", "GATHER_OBJECT", "NEW_GROUP", "DUP")
+        "SCATTER_OBJECT", "GATHER_OBJECT", "NEW_GROUP", "DUP", "REDUCE_SCATTER", "ALLTOALL_BASE",
+        "ALLTOALL")
 _MAX_DIMS = 6
 
 
@@ -817,6 +818,104 @@ def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool 
     _check_same(pg, "SCATTER", out.array, tensor.device.type)
     request = pg.comm.Iscatter(None if send is None else _flat(send), _flat(out.array), root)
     return _run(pg, [request], "SCATTER", out.done, async_op, (0, out.array.size), [tensor])
+
+
+def reduce_scatter(output, input_list: list, op=ReduceOp.SUM, group=None,
+                   async_op: bool = False):
+    """Reduces the k-th tensors of every rank's ``input_list`` into rank k's ``output``."""
+    pg = _start(group, "reduce_scatter")
+    if pg is None:
+        return None
+    out = _Buffer(output, True)
+    if len(input_list) != pg.size():
+        raise ValueError(f"Argument ``input_list`` must have one tensor per rank ({pg.size()}), "
+                         f"not {len(input_list)}")
+    ins = [_Buffer(t, False) for t in input_list]
+    _expect_like(ins, out.array, "reduce_scatter")
+    mpi_op = _mpi_op(op, out.array.dtype)
+    _check_same(pg, "REDUCE_SCATTER", out.array, output.device.type)
+    send = np.stack([b.array for b in ins])
+    request = pg.comm.Ireduce_scatter_block(_flat(send), _flat(out.array), mpi_op)
+
+    def finish():
+        _average([out], op, pg.size())
+        out.done()
+
+    return _run(pg, [request], "REDUCE_SCATTER", finish, async_op,
+                (send.size, out.array.size), [output])
+
+
+def _split_counts(sizes, array: np.ndarray, size: int, name: str) -> list:
+    """Element counts of the parts along the first dimension: ``sizes`` (rows), or equal."""
+    rows = array.shape[0] if array.ndim else 1
+    row = array.size // rows if rows else 0
+    if sizes is None or len(sizes) == 0:
+        if rows % size:
+            raise ValueError(f"Tensor's dim 0 does not divide equally across group size "
+                             f"({rows} rows, {size} ranks)")
+        return [rows // size * row] * size
+    if len(sizes) != size or sum(sizes) != rows:
+        raise ValueError(f"Split sizes doesn't match total dim 0 size ({name}: {list(sizes)}, "
+                         f"{rows} rows, {size} ranks)")
+    return [int(n) * row for n in sizes]
+
+
+def _offsets(counts: list) -> list:
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int).tolist()
+
+
+def _alltoall(pg: ProcessGroup, op: str, send: np.ndarray, send_counts: list,
+              recv: np.ndarray, recv_counts: list, finish, async_op: bool, result: list):
+    _check_same(pg, op, np.empty(0, send.dtype))  # (shapes may differ between ranks)
+    if recv.dtype != send.dtype:
+        raise RuntimeError(f"all_to_all: the output tensors' dtype ({_dtype_name(recv.dtype)}) "
+                           f"is not the input's ({_dtype_name(send.dtype)})")
+    request = pg.comm.Ialltoallv([_flat(send), (send_counts, _offsets(send_counts))],
+                                 [_flat(recv), (recv_counts, _offsets(recv_counts))])
+    return _run(pg, [request], op, finish, async_op, (send.size, recv.size), result)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
+                      group=None, async_op: bool = False):
+    """Splits ``input`` along its first dimension (equally, or by ``input_split_sizes``) and
+    sends part k to rank k; ``output`` receives rank k's part for this rank at part k."""
+    pg = _start(group, "all_to_all_single")
+    if pg is None:
+        return None
+    src, out = _Buffer(input, False), _Buffer(output, True)
+    sends = _split_counts(input_split_sizes, src.array, pg.size(), "input_split_sizes")
+    recvs = _split_counts(output_split_sizes, out.array, pg.size(), "output_split_sizes")
+    return _alltoall(pg, "ALLTOALL_BASE", src.array, sends, out.array, recvs, out.done,
+                     async_op, [output])
+
+
+def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None,
+               async_op: bool = False):
+    """Sends the k-th tensor of ``input_tensor_list`` to rank k; the k-th tensor of
+    ``output_tensor_list`` receives rank k's tensor for this rank."""
+    pg = _start(group, "all_to_all")
+    if pg is None:
+        return None
+    for name, tensors in (("output_tensor_list", output_tensor_list),
+                          ("input_tensor_list", input_tensor_list)):
+        if len(tensors) != pg.size():
+            raise ValueError(f"Argument ``{name}`` must have one tensor per rank "
+                             f"({pg.size()}), not {len(tensors)}")
+    ins = [_Buffer(t, False) for t in input_tensor_list]
+    outs = [_Buffer(t, True) for t in output_tensor_list]
+    send = np.concatenate([_flat(b.array) for b in ins])
+    recv = np.empty(sum(b.array.size for b in outs), outs[0].array.dtype)
+    recv_counts = [b.array.size for b in outs]
+
+    def finish():
+        start = 0
+        for b in outs:
+            b.array[...] = recv[start:start + b.array.size].reshape(b.array.shape)
+            start += b.array.size
+            b.done()
+
+    return _alltoall(pg, "ALLTOALL", send, [b.array.size for b in ins], recv, recv_counts,
+                     finish, async_op, list(output_tensor_list))
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):

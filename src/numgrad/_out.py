@@ -28,7 +28,7 @@ FUNCTIONS = (
     "frac", "fmod", "remainder", "hypot", "lerp", "xlogy", "sinc", "deg2rad", "outer", "ger",
     "tril", "triu", "diag", "hstack", "vstack", "dstack", "column_stack", "concat", "concatenate",
     "cross", "nan_to_num", "masked_select", "take_along_dim", "nansum", "nanmean", "take",
-    "aminmax", "arange",
+    "aminmax", "arange", "kthvalue",
 )
 # numgrad.random's, installed after it is imported
 RANDOM_FUNCTIONS = ("bernoulli", "multinomial")
@@ -51,7 +51,7 @@ SAME_DTYPE = {
     "aminmax": None,
 }
 # Those with several results, whose out= is a tuple of tensors
-TUPLE_OUT = frozenset({"aminmax"})
+TUPLE_OUT = frozenset({"aminmax", "kthvalue"})
 # Those whose out= dtype is checked before they run (they draw random numbers: a refused call
 # leaves the generator as it was): the dtype out= must have, and PyTorch's message.
 DTYPE_FIRST = {"multinomial": ("int64", "multinomial expects Long tensor out, got: {out}")}
@@ -83,7 +83,7 @@ def _tensors(args, kwargs):
 # the functions whose out= may not share memory with any argument (PyTorch's
 # assert_no_overlap): the others allow out= to be an argument itself (``add(a, b, out=a)``)
 NO_OVERLAP = frozenset({"cat", "concat", "concatenate", "gather", "index_select",
-                        "masked_select", "take"})
+                        "masked_select", "take", "kthvalue"})
 _OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
             "refer to a single memory location. Please clone() the tensor before performing the "
             "operation.")

@@ -685,9 +685,25 @@ def _copy_of(view_name: str):
 
 
 _COPIES = ("view", "t", "transpose", "unsqueeze", "squeeze", "permute", "expand", "unbind",
-           "unfold", "narrow", "split_with_sizes", "split", "select", "detach")
+           "unfold", "split_with_sizes", "split", "select", "detach")
 for _name in _COPIES:
     globals()[_name + "_copy"] = _copy_of(_name)
+
+
+def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:
+    """``narrow``'s values in new memory, with PyTorch's own checks of ``narrow_copy`` (a ``dim``
+    past the last and a negative ``length`` are refused in its words)."""
+    nd = input.ndim
+    if nd and dim >= nd:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    if nd and isinstance(start, int) and length < 0:
+        size = input.shape[dim]
+        first = start + size if -size <= start < 0 else start
+        raise RuntimeError(f"start ({first}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return narrow(input, dim, start, length).clone()
 
 
 def alias_copy(input: Tensor) -> Tensor:
@@ -710,7 +726,8 @@ def repeat(input: Tensor, *repeats) -> Tensor:
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "narrow",
            "cat", "stack", "split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
-           "hsplit", "vsplit", "dsplit", "alias_copy"] + [n + "_copy" for n in _COPIES]
+           "hsplit", "vsplit", "dsplit", "alias_copy", "narrow_copy"] + [
+               n + "_copy" for n in _COPIES]
 METHODS = ("view", "view_as", "reshape", "reshape_as", "flatten", "transpose", "t", "permute",
            "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "split", "chunk", "repeat",
            "split_with_sizes", "unsafe_split", "unsafe_chunk", "hsplit", "vsplit", "dsplit")

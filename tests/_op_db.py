@@ -246,6 +246,13 @@ def numgrad_op(op):
     if isinstance(f, types.FunctionType) and f.__module__.startswith("torch.testing"):
         return rebind(f)
     torch = _torch()
+    if isinstance(f, types.MethodDescriptorType) and issubclass(torch.Tensor, f.__objclass__):
+        import numgrad  # (a Tensor method, ``Tensor.cfloat``: not ``torch.cfloat``, a dtype)
+
+        name = f.__name__
+        if not hasattr(numgrad.Tensor, name):
+            raise Missing(f"missing name: torch.Tensor.{name}")
+        return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
     if isinstance(f, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         import numgrad
 
@@ -301,7 +308,7 @@ def _dtype_name(t) -> str:
 def _numpy(t):
     if isinstance(t, _torch().Tensor) and t._is_zerotensor():  # (PyTorch's lazy zeros)
         return np.zeros(tuple(t.shape), str(t.dtype).split(".")[-1])
-    return t.detach().cpu().numpy()
+    return t.detach().cpu().resolve_conj().resolve_neg().numpy()
 
 
 def _close(a: np.ndarray, b: np.ndarray, dtype: str) -> bool:
@@ -309,7 +316,8 @@ def _close(a: np.ndarray, b: np.ndarray, dtype: str) -> bool:
         return False
     if a.dtype.kind in "biu" or b.dtype.kind in "biu":
         return np.array_equal(a, b)
-    rtol, atol = (1e-4, 1e-5) if dtype == "float32" else (1e-7, 1e-7)
+    # (complex values compared as their real dtype's: the modulus of the difference)
+    rtol, atol = (1e-4, 1e-5) if dtype in ("float32", "complex64") else (1e-7, 1e-7)
     scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)))
     return bool(np.allclose(a, b, rtol=rtol, atol=atol * scale, equal_nan=True))
 
@@ -372,7 +380,7 @@ def _default_process(sample) -> bool:
 
 
 def _differentiable(t) -> bool:
-    return _is_tensor(t) and t.requires_grad and t.dtype.is_floating_point
+    return _is_tensor(t) and t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)
 
 
 # the ops whose indices are unique only up to ties: (the indices' place among the outputs, None
@@ -467,7 +475,11 @@ def run_sample(op, sample, dtype_name: str, index: int) -> str | None:
     for i in wanted:
         if not _differentiable(n_outs[i]):
             return f"output {i} does not require grad (PyTorch's does)"
-        cot = rng.standard_normal(tuple(t_outs[i].shape)).astype(_numpy(t_outs[i]).dtype)
+        shape, dtype = tuple(t_outs[i].shape), _numpy(t_outs[i]).dtype
+        cot = rng.standard_normal(shape)
+        if dtype.kind == "c":  # (a complex output: a complex cotangent)
+            cot = cot + 1j * rng.standard_normal(shape)
+        cot = np.asarray(cot).astype(dtype)
         t_seeds.append(torch.from_numpy(cot.copy()))
         n_seeds.append(numgrad.from_numpy(cot.copy()))
         n_diff.append(n_outs[i])

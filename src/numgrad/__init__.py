@@ -25,6 +25,7 @@ try:
     from .kernels.cpu._cache import KernelCompileWarning  # noqa: E402,F401
     from ._dtype import bool_ as bool  # noqa: A001
     from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
+    from ._dtype import complex64, complex128  # noqa: F401
     from ._dtype import channels_last, channels_last_3d, contiguous_format  # noqa: F401
     from ._dtype import layout, memory_format, preserve_format, sparse_coo, strided  # noqa: F401
     from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
@@ -183,6 +184,8 @@ float = float32  # noqa: A001
 double = float64
 long = int64
 int = int32  # noqa: A001
+cfloat = complex64
+cdouble = complex128
 
 
 def _bind_methods() -> None:
@@ -223,7 +226,7 @@ def _bind_methods() -> None:
     T.H = property(_adjoint)
     T.__abs__ = ops.abs
     T.polygamma = lambda self, n: ops.polygamma(n, self)
-    T.real = property(ops.real)  # (numgrad's tensors are real: the tensor itself)
+    T.real = property(_real)  # (a view of a complex tensor's parts; a real tensor itself)
     T.imag = property(_imag)
     T.__and__ = T.__rand__ = ops.bitwise_and
     T.__or__ = T.__ror__ = ops.bitwise_or
@@ -241,9 +244,12 @@ def _bind_methods() -> None:
     T.long = lambda self, memory_format=None: self.to(int64, memory_format=memory_format)
     T.int = lambda self, memory_format=None: self.to(int32, memory_format=memory_format)
     T.bool = lambda self, memory_format=None: self.to(bool, memory_format=memory_format)
+    T.cfloat = lambda self, memory_format=None: self.to(complex64, memory_format=memory_format)
+    T.cdouble = lambda self, memory_format=None: self.to(complex128,
+                                                         memory_format=memory_format)
     T.cpu = lambda self: self.to("cpu")
     T.cuda = lambda self, *a, **k: self.to("cuda")
-    for name in ("float", "double", "long", "int", "bool", "cpu", "cuda"):
+    for name in ("float", "double", "long", "int", "bool", "cfloat", "cdouble", "cpu", "cuda"):
         getattr(T, name).__name__ = name
     for name, dtype_name in (("half", "float16"), ("bfloat16", "bfloat16"), ("byte", "uint8"),
                              ("char", "int8"), ("short", "int16")):
@@ -301,8 +307,14 @@ def _matrix_transpose(self):
     return self.transpose(-2, -1)
 
 
+def _real(self):
+    """``x.real``: ``numgrad.real(x)``, in its dispatching form (bound at the end of import)."""
+    return real(self)
+
+
 def _imag(self):
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    """``x.imag``: ``numgrad.imag(x)``, in its dispatching form."""
+    return imag(self)
 
 
 def _matrix_adjoint(self):
@@ -313,20 +325,20 @@ def _matrix_adjoint(self):
             raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
                                f"Got {self.ndim}-D tensor.")
         _warn_once("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
-        return self
-    return self.transpose(-2, -1)
+        return self.conj()
+    return self.transpose(-2, -1).conj()
 
 
 def _adjoint(self):
     """``x.H``: the conjugate transpose of a matrix (of a real one, ``T``)."""
     if self.ndim == 0:
         _warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
-        return self
+        return self.conj()
     if self.ndim != 2:
         hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
         raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.{hint}")
-    return self.transpose(0, 1)
+    return self.transpose(0, 1).conj()
 
 
 try:

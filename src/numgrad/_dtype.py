@@ -7,17 +7,37 @@ import numpy as np
 class dtype:
     """A tensor element type, printed as PyTorch prints it (``numgrad.float32``)."""
 
-    __slots__ = ("name", "np", "is_floating_point", "_category")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "_category")
 
     def __init__(self, name: str, np_dtype, category: int):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.is_floating_point = category == FLOAT
+        self.is_complex = category == COMPLEX
         self._category = category
 
     @property
     def itemsize(self) -> int:
         return self.np.itemsize
+
+    @property
+    def is_signed(self) -> bool:
+        return self._category != BOOL
+
+    def to_complex(self) -> dtype:
+        """The complex dtype of this floating-point dtype's precision (``float32.to_complex()``
+        is ``complex64``); a complex dtype is its own."""
+        if self._category == COMPLEX:
+            return self
+        if self._category != FLOAT:
+            raise ValueError(f"to_complex is only supported for floating point types, got "
+                             f"{self!r}".replace("numgrad.", "torch."))
+        return _COMPLEX_OF[self.name]
+
+    def to_real(self) -> dtype:
+        """The real dtype of a complex dtype's parts (``complex64.to_real()`` is ``float32``);
+        any other dtype is its own."""
+        return _REAL_OF[self.name] if self._category == COMPLEX else self
 
     def __repr__(self) -> str:
         return f"numgrad.{self.name}"
@@ -26,25 +46,30 @@ class dtype:
         return self.name
 
 
-# Categories, ordered as PyTorch promotes them: bool < integer < floating point.
-BOOL, INT, FLOAT = 0, 1, 2
+# Categories, ordered as PyTorch promotes them: bool < integer < floating point < complex.
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 
 float32 = dtype("float32", np.float32, FLOAT)
 float64 = dtype("float64", np.float64, FLOAT)
 int64 = dtype("int64", np.int64, INT)
 int32 = dtype("int32", np.int32, INT)
 bool_ = dtype("bool", np.bool_, BOOL)
+complex64 = dtype("complex64", np.complex64, COMPLEX)
+complex128 = dtype("complex128", np.complex128, COMPLEX)
 
-_BY_NUMPY = {d.np: d for d in (float32, float64, int64, int32, bool_)}
+_BY_NUMPY = {d.np: d for d in (float32, float64, int64, int32, bool_, complex64, complex128)}
+_COMPLEX_OF = {"float32": complex64, "float64": complex128}
+_REAL_OF = {"complex64": float32, "complex128": float64}
 
 # PyTorch's names of the scalar types, in its messages and legacy tensor types (FloatTensor).
 _TORCH_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                 "bool": "Bool", "float16": "Half", "int16": "Short", "int8": "Char",
-                "uint8": "Byte"}
+                "uint8": "Byte", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool"}
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
 
 
 def c_name(np_dtype) -> str:
@@ -59,7 +84,7 @@ def torch_name(np_dtype) -> str:
     PyTorch has no name for."""
     name = np.dtype(np_dtype).name
     return _TORCH_NAMES.get(name, name)
-_DEFAULT_FOR_CATEGORY = {BOOL: bool_, INT: int64, FLOAT: float32}
+_DEFAULT_FOR_CATEGORY = {BOOL: bool_, INT: int64, FLOAT: float32, COMPLEX: complex64}
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
@@ -69,7 +94,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, int64, int32, and bool."
+            "float64, float32, complex64, complex128, int64, int32, and bool."
         ) from None
 
 
@@ -83,6 +108,8 @@ def to_dtype(d) -> dtype:
         return int64
     if d is bool:
         return bool_
+    if d is complex:
+        return complex128
     return from_numpy_dtype(d)
 
 
@@ -93,6 +120,8 @@ def scalar_category(value) -> int:
         return INT
     if isinstance(value, (float, np.floating)):
         return FLOAT
+    if isinstance(value, (complex, np.complexfloating)):
+        return COMPLEX
     raise TypeError(f"unsupported operand type: {type(value).__name__}")
 
 
@@ -101,8 +130,21 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if a._category != b._category:
-        return a if a._category > b._category else b
+        high, low = (a, b) if a._category > b._category else (b, a)
+        if high._category == COMPLEX and low._category == FLOAT and \
+                low.itemsize * 2 > high.itemsize:
+            return _COMPLEX_OF[low.name]  # (float64 with complex64: complex128)
+        return high
     return a if a.itemsize >= b.itemsize else b
+
+
+def _lifted(result: dtype, category: int) -> dtype:
+    """``result`` combined with a lower-priority operand of a higher ``category``, as PyTorch's
+    ``combine_categories``: a floating-point result keeps its precision in the complex category
+    (a float64 tensor with a complex number is complex128)."""
+    if category == COMPLEX and result._category == FLOAT:
+        return _COMPLEX_OF[result.name]
+    return _DEFAULT_FOR_CATEGORY[category]
 
 
 def result_type(dimensioned, zero_dim, scalars) -> dtype:
@@ -115,11 +157,14 @@ def result_type(dimensioned, zero_dim, scalars) -> dtype:
         for d in group:
             best = d if best is None else promote_types(best, d)
         if best is not None and (result is None or best._category > result._category):
-            result = best
+            result = best if result is None or best._category != COMPLEX else \
+                _lifted(result, COMPLEX) if result._category == FLOAT else best
     if scalars:
         category = max(scalar_category(s) for s in scalars)
-        if result is None or category > result._category:
+        if result is None:
             result = _DEFAULT_FOR_CATEGORY[category]
+        elif category > result._category:
+            result = _lifted(result, category)
     return result
 
 
@@ -134,6 +179,7 @@ def set_default_dtype(d) -> None:
     if d._category != FLOAT:
         raise TypeError("only floating-point types are supported as the default type")
     _DEFAULT_FOR_CATEGORY[FLOAT] = d
+    _DEFAULT_FOR_CATEGORY[COMPLEX] = _COMPLEX_OF[d.name]
 
 
 def get_default_dtype() -> dtype:

@@ -68,7 +68,7 @@ def get_printoptions() -> dict:
 _PREFIX = "tensor("
 _DEFAULT_DTYPE = "float32"
 # Dtypes whose name is not printed for a non-empty tensor.
-_IMPLICIT_DTYPES = ("float32", "int64", "bool")
+_IMPLICIT_DTYPES = ("float32", "int64", "bool", "complex64")
 
 
 class _Formatter:
@@ -116,6 +116,20 @@ class _Formatter:
         else:
             text = f"{value:.{OPTS.precision}f}"
         return text.rjust(self.max_width)
+
+
+class _ComplexFormatter:
+    """PyTorch's two formatters of complex values, one for the real parts and one for the
+    imaginary parts, each element printed ``re+imj``."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1  # (and the "j")
+
+    def format(self, value: complex) -> str:
+        real = self.real.format(value.real)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
 
 
 def _edge_indices(size: int) -> np.ndarray:
@@ -168,7 +182,8 @@ def _values_str(values: np.ndarray, indent: int) -> str:
     if values.size == 0:
         return "[]"
     summarize = values.size > OPTS.threshold
-    fmt = _Formatter(_summarized_data(values) if summarize else values)
+    shown = _summarized_data(values) if summarize else values
+    fmt = _ComplexFormatter(shown) if values.dtype.kind == "c" else _Formatter(shown)
     return _nested_str(values, indent, summarize, fmt)
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._dtype import device as _device
-from ._dtype import FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
+from ._dtype import COMPLEX, FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
 from . import dispatch
 from .kernels import cpu as _cpu_module
 from .tensor import Tensor
@@ -96,6 +96,10 @@ def _infer(data) -> np.ndarray:
             if a.dtype == np.float64 and _holds_float64_scalar(data):
                 return a  # PyTorch infers a NumPy scalar's own dtype: float64 wins
             return a.astype(default_for_category(FLOAT).np)
+        if a.dtype.kind == "c":
+            if a.dtype == np.complex128 and _holds_float64_scalar(data, np.complex128):
+                return a
+            return a.astype(default_for_category(COMPLEX).np)
         if a.dtype.kind in "iu":
             return a if a.dtype == np.int32 else a.astype(np.int64)  # (int32: NumPy int32s only)
         if a.dtype.kind == "b":
@@ -106,7 +110,7 @@ def _infer(data) -> np.ndarray:
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _holds_float64_scalar(data) -> bool:
+def _holds_float64_scalar(data, np_dtype=np.float64) -> bool:
     """Whether nested Python data holds a NumPy float64 scalar (or 0-d array), which makes
     PyTorch infer float64 for the whole tensor, where Python floats alone give the default."""
     stack = [data]
@@ -114,7 +118,7 @@ def _holds_float64_scalar(data) -> bool:
         item = stack.pop()
         if isinstance(item, (list, tuple)):
             stack.extend(item)
-        elif isinstance(item, (np.generic, np.ndarray)) and item.dtype == np.float64:
+        elif isinstance(item, (np.generic, np.ndarray)) and item.dtype == np_dtype:
             return True
     return False
 
@@ -390,6 +394,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         else:
             dtype = _infer(fill_value).dtype
     np_dtype = to_dtype(dtype).np
+    if isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real) \
+            and np_dtype.kind in "fi":
+        check_scalar(fill_value, np_dtype)
+        fill_value = fill_value.real
     if np_dtype.kind == "i" and isinstance(fill_value, numbers.Real):
         check_scalar(fill_value, np_dtype)
     elif np_dtype.kind == "b" and isinstance(fill_value, numbers.Number):
@@ -399,7 +407,15 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 def check_scalar(value, np_dtype) -> None:
     """PyTorch's error for a number written into an integer tensor (a fill, ``masked_fill``, an
-    indexed write) that its dtype cannot hold: a float out of range, inf or NaN included."""
+    indexed write) that its dtype cannot hold: a float out of range, inf or NaN included; a
+    complex number with an imaginary part into a real tensor."""
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real) and \
+            np_dtype.kind in "fiu":
+        if value.imag != 0:
+            name = {"float32": "float", "float64": "double", "int64": "int64_t"}.get(
+                np.dtype(np_dtype).name, "int")
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        value = value.real
     if np_dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)):
         return
     if isinstance(value, numbers.Integral):

@@ -1,12 +1,13 @@
-"""``numgrad.fft``: PyTorch's ``torch.fft``, the functions numgrad has. numgrad has no complex
-dtype yet, so of the transforms only those of a real input with a real result: ``irfft``,
-``irfft2``, ``irfftn`` and ``hfft``, ``hfft2``, ``hfftn`` (a real input is a complex one with
-zero imaginary parts); and the shifts of the zero frequency.
+"""``numgrad.fft``: PyTorch's ``torch.fft``. The complex transforms (``fft``, ``ifft``, their
+``2``/``n`` forms), the real-input ones (``rfft``, ``ihfft``, their ``2``/``n`` forms) are one
+primitive, the DFT along a dimension (``ops/fourier.py``, numgrad's own Numba kernel), applied
+dimension by dimension, with PyTorch's ``n``/``s``, ``dim`` and ``norm`` and their gradients.
 
-The transforms are products with cosine and sine matrices along each dimension (the real and
-imaginary parts carried through the complex inverse transforms of the leading dimensions, the
-last dimension's complex-to-real transform reading both), so they are differentiable, twice, with
-PyTorch's gradients.
+The inverse real transforms ``irfft``/``hfft`` (and their ``2``/``n`` forms) of a complex input
+are the same primitive on the Hermitian spectrum; of a real input, products with cosine and sine
+matrices along each dimension (the real and imaginary parts carried through the complex inverse
+transforms of the leading dimensions, the last dimension's complex-to-real transform reading
+both), differentiable twice. And the shifts of the zero frequency.
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import math
 
 from .tensor import Tensor, _wrap_dim
 
-__all__ = ["fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn"]
+__all__ = ["fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn",
+           "fft", "fft2", "fftn", "ifft", "ifft2", "ifftn", "rfft", "rfft2", "rfftn", "ihfft",
+           "ihfft2", "ihfftn"]
 
 _NORMS = ("backward", "ortho", "forward")
 _SWAPPED = {"backward": "forward", "forward": "backward", "ortho": "ortho", None: "forward"}
@@ -49,12 +52,19 @@ def _angles(k: int, t: int, dtype, device):
     return theta.cos().to(dtype), theta.sin().to(dtype)
 
 
-def _plan(x: Tensor, s, dim):
-    """(dims, output sizes) of an n-dimensional transform, with PyTorch's checks."""
+def _plan(x: Tensor, s, dim, c2r: bool = True):
+    """(dims, signal sizes) of an n-dimensional transform, with PyTorch's checks; the last
+    dimension's default size is ``2 (L - 1)`` for a complex-to-real transform (``c2r``), else
+    its length."""
+    if not c2r and dim is None and s is None:
+        return list(range(x.ndim)), list(x.shape)
     if x.ndim == 0:
         first = (dim if isinstance(dim, int) else dim[0]) if dim is not None else -1
         raise IndexError(f"Dimension specified as {first} but tensor has no dimensions")
     if dim is None:
+        if s is not None and len(s) > x.ndim:
+            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has "
+                               f"{x.ndim} dimensions.")
         dims = list(range(x.ndim - len(s), x.ndim)) if s is not None else list(range(x.ndim))
     else:
         dims = [dim] if isinstance(dim, int) else list(dim)
@@ -65,7 +75,7 @@ def _plan(x: Tensor, s, dim):
         raise RuntimeError("When given, dim and shape arguments must have the same length")
     sizes = []
     for k, d in enumerate(dims):
-        last = k == len(dims) - 1
+        last = k == len(dims) - 1 and c2r
         n = s[k] if s is not None and s[k] != -1 else (
             2 * (x.shape[d] - 1) if last else x.shape[d])
         if n < 1:
@@ -75,10 +85,12 @@ def _plan(x: Tensor, s, dim):
 
 
 def _c2r(x: Tensor, s, dim, norm) -> Tensor:
-    """The inverse real transform of a real ``x`` over ``dim`` (the last one complex-to-real)."""
+    """The inverse real transform of ``x`` over ``dim`` (the last one complex-to-real)."""
     if norm not in (None,) + _NORMS:
         raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     ng = _ng()
+    if x.dtype.is_complex:
+        return _c2r_complex(x, s, dim, norm)
     if not x.dtype.is_floating_point:
         x = x.to(ng.get_default_dtype())
     dims, sizes = _plan(x, s, dim)
@@ -106,6 +118,144 @@ def _c2r(x: Tensor, s, dim, norm) -> Tensor:
     return out / math.sqrt(total) if norm == "ortho" else out
 
 
+def _c2r_complex(x: Tensor, s, dim, norm) -> Tensor:
+    """The inverse real transform of a complex ``x``: the inverse transforms of the leading
+    dims, then the last one's of the Hermitian spectrum its ``n // 2 + 1`` first entries make
+    (an imaginary part at zero frequency, or at n / 2, drops out, as in PyTorch)."""
+    from .ops.fourier import fft_c2c
+
+    dims, sizes = _plan(x, s, dim)
+    for d, n in zip(dims[:-1], sizes[:-1]):
+        x = fft_c2c(_fitted(x, d, n), d, False, _scale(norm, n, False))
+    d, n = dims[-1], sizes[-1]
+    half = _fitted(x, d, n // 2 + 1)
+    mirrored = half.narrow(d, 1, n - n // 2 - 1).flip(d).conj()
+    full = _ng().cat([half, mirrored], d)
+    return fft_c2c(full, d, False, _scale(norm, n, False)).real.contiguous()
+
+
+def _scale(norm, n: int, forward: bool) -> float:
+    """The factor of a transform of ``n`` points by ``norm``: "backward" (the default) scales
+    the inverse by 1/n, "forward" the forward transform, "ortho" both by 1/sqrt(n)."""
+    if norm is None or norm == "backward":
+        return 1.0 if forward else 1.0 / n
+    if norm == "forward":
+        return 1.0 / n if forward else 1.0
+    if norm == "ortho":
+        return 1.0 / math.sqrt(n)
+    raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+
+
+def _as_complex(x: Tensor) -> Tensor:
+    """``x`` in the complex dtype of its precision (integers: the default one's)."""
+    if x.dtype.is_complex:
+        return x
+    ng = _ng()
+    real = x.dtype if x.dtype.is_floating_point else ng.get_default_dtype()
+    return x.to(real.to_complex())
+
+
+def _real_input(x: Tensor, name: str) -> Tensor:
+    if x.dtype.is_complex:
+        from ._dtype import torch_name
+
+        raise RuntimeError(f"{name} expects a real input tensor, but got "
+                           f"{torch_name(x._data.dtype)}")
+    return x if x.dtype.is_floating_point else x.to(_ng().get_default_dtype())
+
+
+def _transform(x: Tensor, s, dim, norm, forward: bool, onesided: str | None) -> Tensor:
+    """The n-dimensional transform of ``x`` over the planned dims, each padded or cut to its
+    size; ``onesided`` (the function's name) for a real input whose last transformed dimension
+    keeps its ``n // 2 + 1`` non-negative frequencies (``rfft``, ``ihfft``)."""
+    from .ops.fourier import fft_c2c
+
+    if onesided is not None:
+        x = _real_input(x, onesided)
+    if norm not in (None,) + _NORMS:
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+    dims, sizes = _plan(x, s, dim, c2r=False)
+    if onesided is not None and not dims:
+        raise RuntimeError(f"{onesided}n must transform at least one axis")
+    for d, n in zip(dims, sizes):
+        if n < 1:
+            raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    for d, n in zip(dims, sizes):
+        x = _fitted(x, d, n)
+    x = _as_complex(x)
+    order = dims[::-1] if onesided is not None else dims  # (the one-sided dimension first)
+    for k, d in enumerate(order):
+        n = x.shape[d]
+        x = fft_c2c(x, d, forward, _scale(norm, n, forward))
+        if k == 0 and onesided is not None:
+            x = x.narrow(d, 0, n // 2 + 1)
+    return x
+
+
+def fft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
+    """The discrete Fourier transform along ``dim``, of ``n`` points (the input padded with
+    zeros or cut); ``norm``: "backward" (no scaling, the default), "ortho" (1/sqrt(n)) or
+    "forward" (1/n)."""
+    return _transform(input, None if n is None else (n,), dim, norm, True, None)
+
+
+def ifft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
+    """The inverse discrete Fourier transform along ``dim`` (by default scaled by 1/n)."""
+    return _transform(input, None if n is None else (n,), dim, norm, False, None)
+
+
+def fft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """``fftn`` over two dimensions (the last two by default)."""
+    return _transform(input, s, dim, norm, True, None)
+
+
+def ifft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """``ifftn`` over two dimensions (the last two by default)."""
+    return _transform(input, s, dim, norm, False, None)
+
+
+def fftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
+    """The n-dimensional transform over ``dim`` (all dimensions, or the last ``len(s)``), each
+    of the sizes ``s`` (-1: its own)."""
+    return _transform(input, s, dim, norm, True, None)
+
+
+def ifftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
+    """The n-dimensional inverse transform over ``dim``."""
+    return _transform(input, s, dim, norm, False, None)
+
+
+def rfft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
+    """The transform of a real signal along ``dim``: its ``n // 2 + 1`` non-negative
+    frequencies (the others are their conjugates)."""
+    return _transform(input, None if n is None else (n,), dim, norm, True, "rfft")
+
+
+def rfft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """``rfftn`` over two dimensions."""
+    return _transform(input, s, dim, norm, True, "rfft")
+
+
+def rfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
+    """The n-dimensional transform of a real signal, one-sided in the last of ``dim``."""
+    return _transform(input, s, dim, norm, True, "rfft")
+
+
+def ihfft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
+    """The inverse of ``hfft``: the one-sided inverse transform of a real signal."""
+    return _transform(input, None if n is None else (n,), dim, norm, False, "ihfft")
+
+
+def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """``ihfftn`` over two dimensions."""
+    return _transform(input, s, dim, norm, False, "ihfft")
+
+
+def ihfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
+    """The n-dimensional inverse transform of a real signal, one-sided in the last of ``dim``."""
+    return _transform(input, s, dim, norm, False, "ihfft")
+
+
 def irfft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
     """The inverse of ``rfft``: ``n`` real points (``2 (L - 1)`` by default) from the
     one-sided spectrum along ``dim``."""
@@ -123,19 +273,19 @@ def irfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
 
 
 def hfft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
-    """The transform of a Hermitian-symmetric signal given by its first half: for a real input,
-    ``irfft`` with the opposite normalisation."""
-    return _c2r(input, None if n is None else (n,), dim, _SWAPPED.get(norm, norm))
+    """The transform of a Hermitian-symmetric signal given by its first half: ``irfft`` of its
+    conjugate with the opposite normalisation."""
+    return _c2r(input.conj(), None if n is None else (n,), dim, _SWAPPED.get(norm, norm))
 
 
 def hfft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``hfftn`` over two dimensions."""
-    return _c2r(input, s, dim, _SWAPPED.get(norm, norm))
+    return _c2r(input.conj(), s, dim, _SWAPPED.get(norm, norm))
 
 
 def hfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
-    """``hfft`` over ``dim``: for a real input, ``irfftn`` with the opposite normalisation."""
-    return _c2r(input, s, dim, _SWAPPED.get(norm, norm))
+    """``hfft`` over ``dim``: ``irfftn`` of the conjugate with the opposite normalisation."""
+    return _c2r(input.conj(), s, dim, _SWAPPED.get(norm, norm))
 
 
 def _shift(input: Tensor, dim, inverse: bool) -> Tensor:

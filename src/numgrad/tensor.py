@@ -317,6 +317,10 @@ class Tensor(_Methods):
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
+    def is_complex(self) -> bool:
+        """Whether the dtype is a complex one (``complex64``, ``complex128``)."""
+        return self.dtype.is_complex
+
     def is_contiguous(self) -> bool:
         """Whether the elements lie in memory in row-major order without gaps."""
         data = self._data
@@ -352,7 +356,7 @@ class Tensor(_Methods):
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if requires_grad and not self.dtype.is_floating_point:
+        if requires_grad and self.dtype._category < _dtype.FLOAT:
             raise RuntimeError(_ONLY_FLOAT)
         self._requires_grad = bool(requires_grad)
         return self
@@ -543,6 +547,10 @@ class Tensor(_Methods):
         self._number_read("float() of a tensor (a value read from a tensor)")
         return float(self.item())
 
+    def __complex__(self) -> complex:
+        self._number_read("complex() of a tensor (a value read from a tensor)")
+        return complex(self.item())
+
     def __int__(self) -> int:
         self._number_read("int() of a tensor (a value read from a tensor)")
         return int(self.item())
@@ -556,7 +564,7 @@ class Tensor(_Methods):
         return bool(self.item())
 
     def __index__(self) -> int:
-        if self.dtype.is_floating_point or self._data.size != 1:
+        if self.dtype._category >= _dtype.FLOAT or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 

@@ -140,6 +140,8 @@ def _reduce_to(grad, shape, dtype):
             if lead:
                 grad = grad.reshape(shape)
     if grad._data.dtype != dtype:
+        if grad._data.dtype.kind == "c" and dtype.kind != "c":
+            grad = grad.real  # (a real input of a complex result: PyTorch's handle_r_to_c)
         grad = grad.to(dtype)
     return grad
 

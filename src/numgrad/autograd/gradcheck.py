@@ -120,6 +120,9 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     from ..tensor import Tensor
 
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if any(isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in inputs) or \
+            any(o._data.dtype.kind == "c" for o in _outputs(func, inputs)):
+        func, inputs = _as_real_pairs(func, inputs)
     wrt = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     for i in wrt:
         if inputs[i]._data.dtype != np.float64:
@@ -153,6 +156,38 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     return True
 
 
+def _as_real_pairs(func, inputs):
+    """``func`` and ``inputs`` with each complex tensor, in or out, seen as its real and
+    imaginary parts (``view_as_real``): the real Jacobian of that function checks both
+    Wirtinger derivatives, as PyTorch's gradcheck does for complex functions, and autograd's
+    gradients through it are right only if the complex ones follow PyTorch's convention."""
+    from ..ops.complex import view_as_complex, view_as_real
+    from ..tensor import Tensor
+
+    complex_in = [isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in inputs]
+    pairs = tuple(view_as_real(t.detach()).clone().requires_grad_(t.requires_grad) if c else t
+                  for t, c in zip(inputs, complex_in))
+
+    def real_func(*xs):
+        out = func(*[view_as_complex(x) if c else x for x, c in zip(xs, complex_in)])
+        outs = (out,) if isinstance(out, Tensor) else tuple(out)
+        return tuple(view_as_real(o) if isinstance(o, Tensor) and o._data.dtype.kind == "c"
+                     else o for o in outs)
+
+    return real_func, pairs
+
+
+def _random_like(o, randn):
+    """A random gradient of output ``o`` that requires grad (a complex one for a complex ``o``:
+    both parts drawn)."""
+    if o._data.dtype.kind != "c":
+        return randn(o.shape, dtype=o.dtype, requires_grad=True)
+    from ..ops.complex import complex as make_complex
+
+    real = o.dtype.to_real()
+    return make_complex(randn(o.shape, dtype=real), randn(o.shape, dtype=real)).requires_grad_()
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3, raise_exception: bool = True, **_ignored) -> bool:
     """Checks second derivatives: gradchecks the function ``(inputs, grad_outputs) -> the
@@ -164,9 +199,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     outs = _outputs(func, inputs)
     if grad_outputs is None:
-        grad_outputs = tuple(
-            randn(o.shape, dtype=o.dtype, requires_grad=True) for o in outs if o.requires_grad
-        )
+        grad_outputs = tuple(_random_like(o, randn) for o in outs if o.requires_grad)
     grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
     n = len(inputs)
 

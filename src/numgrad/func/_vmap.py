@@ -478,6 +478,7 @@ isneginf signbit eq ne lt le gt ge equal logical_and logical_or logical_xor logi
 bitwise_and bitwise_or bitwise_xor bitwise_not sinc deg2rad rad2deg heaviside copysign nextafter
 subtract multiply divide float double half int long bool to type_as contiguous clone detach
 zeros_like ones_like empty_like full_like masked_fill positive conj real imag angle
+complex polar view_as_real conj_physical cfloat cdouble
 __and__ __or__ __xor__ __invert__ __eq__ __pow__ __rpow__ __floordiv__ __rfloordiv__ __rsub__
 __rtruediv__ __rmod__ __mod__ __lshift__ __rshift__ requires_grad_ cpu
 add_ sub_ mul_ div_ pow_ clamp_ clamp_min_ clamp_max_ neg_ exp_ log_ sqrt_ tanh_ sigmoid_ relu_
@@ -494,6 +495,55 @@ gammaincc modified_bessel_i0 modified_bessel_i1 spherical_bessel_j0
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise
+
+
+# torch.fft's transforms of one dimension (``dim`` an int, -1 by default), of two (a pair, the
+# last two by default) and of n (None: all, or the last ``len(s)``)
+_FFT_DEFAULT_DIMS = {**{n: -1 for n in ("fft", "ifft", "rfft", "ihfft")},
+                     **{n + "2": (-2, -1) for n in ("fft", "ifft", "rfft", "ihfft")},
+                     **{n + "n": None for n in ("fft", "ifft", "rfft", "ihfft")}}
+
+
+@_rule(*_FFT_DEFAULT_DIMS)
+def _fft(func, lvl, args, kwargs):
+    """The transform of the batch (first in the physical value) over the examples' dims, named
+    from the end."""
+    x = args[0]
+    if type(x) is not BatchedTensor or x._level != lvl.id:
+        return _fallback(func, lvl, args, kwargs, _name(func))
+    n = x.ndim
+    default = _FFT_DEFAULT_DIMS[_name(func)]
+    dim, where = _get(args, kwargs, 2, "dim", default)
+    if dim is None:
+        size, _ = _get(args, kwargs, 1, "n" if isinstance(default, int) else "s")
+        count = n if size is None else len(size)
+        dim = tuple(range(-count, 0)) if count <= n else None  # (None: the function's error)
+    if dim is not None:
+        if n == 0 and (isinstance(dim, int) or dim):
+            first = dim if isinstance(dim, int) else dim[0]
+            raise IndexError(f"Dimension specified as {first} but tensor has no dimensions")
+        dim = _norm(dim, n) - n if isinstance(dim, int) else tuple(_norm(d, n) - n for d in dim)
+    args, kwargs = _put(args, kwargs, where, dim, "dim")
+    args[0] = x._value
+    return _wrap_out(overrides._unwrapped(func)(*args, **kwargs), lvl)
+
+
+@_rule("view_as_complex")
+def _view_as_complex(func, lvl, args, kwargs):
+    """The batch's pairs as complex numbers: a view where the physical value's layout allows
+    one (the pairs adjacent, the batch's stride even), else of a contiguous copy."""
+    x = args[0]
+    if type(x) is not BatchedTensor or x._level != lvl.id:
+        return _fallback(func, lvl, args, kwargs, "view_as_complex")
+    v = x._value
+    if type(v) is BatchedTensor:  # (batched at an outer level too: its rule decides)
+        v = v.contiguous()
+    else:
+        data = v._data
+        if data.strides[-1] != data.itemsize or any((st // data.itemsize) % 2
+                                                      for st in data.strides[:-1]):
+            v = v.contiguous()
+    return _wrap_out(func(v, *args[1:], **kwargs), lvl)
 
 
 @_rule("type", "to")

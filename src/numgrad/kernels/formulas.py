@@ -81,6 +81,7 @@ FLOAT = ("float32", "float64")
 INT = ("int64", "int32")
 NUMBER = FLOAT + INT
 ALL = NUMBER + ("bool",)
+COMPLEX = ("complex64", "complex128")
 
 
 class Formula(NamedTuple):
@@ -103,7 +104,7 @@ def _rows(op, cpu, cuda=None, dtypes=FLOAT, *more):
 _S = "scalar:"
 _M = "cpu.mathfuncs:"
 TABLE: dict = dict((
-    _rows(Unary.NEG, _S + "neg", None, NUMBER),
+    _rows(Unary.NEG, _S + "neg", None, NUMBER + COMPLEX),
     _rows(Unary.EXP, "cpu.mathfuncs:fast_exp", _S + "exp_portable"),
     _rows(Unary.LOG, "cpu.mathfuncs:fast_log", _S + "log_portable"),
     _rows(Unary.TANH, "cpu.mathfuncs:fast_tanh", _S + "tanh_portable"),
@@ -149,12 +150,12 @@ TABLE: dict = dict((
     _rows(Unary.SELU, _M + "selu", _S + "selu"),
     _rows(Unary.SELU_GRAD, _M + "selu_grad", _S + "selu_grad"),
     _rows(Unary.LOGSIGMOID, _M + "log_sigmoid", _S + "log_sigmoid"),
-    _rows(Binary.ADD, _S + "add", None, ALL),
-    _rows(Binary.SUB, _S + "sub", None, NUMBER),
-    _rows(Binary.MUL, _S + "mul", None, ALL),
-    _rows(Binary.DIV, _S + "div"),
+    _rows(Binary.ADD, _S + "add", None, ALL + COMPLEX),
+    _rows(Binary.SUB, _S + "sub", None, NUMBER + COMPLEX),
+    _rows(Binary.MUL, _S + "mul", None, ALL + COMPLEX),
+    _rows(Binary.DIV, _S + "div", None, FLOAT + COMPLEX),
     _rows(Binary.POW, _S + "power", None, FLOAT, _S + "power_int", INT),
-    _rows(Binary.RSUB, _S + "rsub", None, NUMBER),
+    _rows(Binary.RSUB, _S + "rsub", None, NUMBER + COMPLEX),
     _rows(Binary.RPOW, _S + "rpow", None, FLOAT, _S + "rpow_int", INT),
     _rows(Binary.MAXIMUM, _S + "maximum", None, ALL),
     _rows(Binary.MINIMUM, _S + "minimum", None, ALL),
@@ -186,8 +187,8 @@ TABLE: dict = dict((
     _rows(Binary.CELU_GRAD, _M + "celu_grad", _S + "celu_grad"),
     _rows(Binary.SOFTPLUS, _M + "softplus_z", _S + "softplus_z"),
     _rows(Binary.SOFTPLUS_GRAD, _M + "softplus_grad", _S + "softplus_grad"),
-    _rows(Compare.EQ, _S + "eq", None, ALL),
-    _rows(Compare.NE, _S + "ne", None, ALL),
+    _rows(Compare.EQ, _S + "eq", None, ALL + COMPLEX),
+    _rows(Compare.NE, _S + "ne", None, ALL + COMPLEX),
     _rows(Compare.LT, _S + "lt", None, ALL),
     _rows(Compare.LE, _S + "le", None, ALL),
     _rows(Compare.GT, _S + "gt", None, ALL),
@@ -237,9 +238,7 @@ OP_CODES = {member.name: member for fam in FAMILIES for member in fam}
 assert len(OP_CODES) == sum(len(fam) for fam in FAMILIES), "two families share an op name"
 
 # PyTorch's names of the dtypes, for "not implemented for 'Bool'".
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-                "bool": "Bool", "float16": "Half", "int16": "Short", "int8": "Char",
-                "uint8": "Byte"}
+from .._dtype import _TORCH_NAMES  # noqa: E402
 
 
 def rows(op) -> tuple:

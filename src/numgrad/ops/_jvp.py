@@ -123,17 +123,23 @@ def _expand_to(t: Tensor, shape) -> Tensor:
 
 def elementwise(ctx, *tangents):
     """The backward formula with the tangent as the output gradient, input by input (a diagonal
-    Jacobian is its own transpose)."""
+    Jacobian is its own transpose). A complex result's op is holomorphic (the complex ops that
+    take this rule are): its backward multiplies by the conjugate derivative, so the tangent is
+    the conjugate of the backward of the conjugate tangent."""
     shape = ctx.result._data.shape
     needs = ctx.needs_input_grad
+    cx = ctx.result._data.dtype.kind == "c"
     out = None
     for i, t in enumerate(tangents):
         if t is None:
             continue
         ctx.needs_input_grad = tuple(j == i for j in range(len(needs)))
-        g = ctx.op.backward(ctx, _expand_to(_as_dtype(t, ctx.result), shape))[i]
+        t = _expand_to(_as_dtype(t, ctx.result), shape)
+        g = ctx.op.backward(ctx, t.conj() if cx else t)[i]
         if g is None:
             continue
+        if cx:
+            g = g.conj()
         if tuple(g._data.shape) != tuple(shape):
             g = _expand_to(g, shape)
         out = g if out is None else out + g

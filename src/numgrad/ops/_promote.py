@@ -7,7 +7,7 @@ from .._dtype import FLOAT, default_for_category, from_numpy_dtype, result_type,
 from ..tensor import Tensor
 from .registry import kernels_of
 
-_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+_SCALARS = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating)
 
 
 def broadcast_shapes(a: tuple, b: tuple) -> tuple:
@@ -50,12 +50,10 @@ def binary_operands(a, b, floating: bool = False):
             return (data, scalar) if ta else (scalar, data)
         if not isinstance(s, _SCALARS):
             raise TypeError(f"unsupported operand type: {type(s).__name__}")
-        dt = t.dtype
-        if scalar_category(s) > dt._category:
-            dt = default_for_category(scalar_category(s))
+        dt = result_type((t.dtype,), (), (s,))
     else:
         raise TypeError("expected at least one Tensor operand")
-    if floating and not dt.is_floating_point:
+    if floating and dt._category < FLOAT:
         dt = default_for_category(FLOAT)
     return _as(a, dt.np), _as(b, dt.np)
 
@@ -63,7 +61,7 @@ def binary_operands(a, b, floating: bool = False):
 def floating_operand(t: Tensor) -> np.ndarray:
     """The data of ``t``, made the default float dtype if it is an integer or bool tensor."""
     d = t._data
-    return d if d.dtype.kind == "f" else cast_data(d, default_for_category(FLOAT).np)
+    return d if d.dtype.kind in "fc" else cast_data(d, default_for_category(FLOAT).np)
 
 
 def cast_data(d, np_dtype):

@@ -5,7 +5,7 @@ import numpy as np
 
 from .._dtype import channels_last, channels_last_3d, contiguous_format, memory_format
 from .._dtype import device as _device
-from .._dtype import preserve_format, to_dtype
+from .._dtype import FLOAT, preserve_format, to_dtype
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -101,7 +101,7 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False,
         dt = None
     if dt is None and target is None and not copy:
         return input
-    if dt is not None and input._requires_grad and not dt.is_floating_point:
+    if dt is not None and input._requires_grad and dt._category < FLOAT:
         # PyTorch returns an integer tensor with no history here.
         return Tensor._wrap(ToCopy.forward(kernels_for((input,)), input._data, dtype=dt.np, device=target))
     return apply(ToCopy, (input,), (input._data,), dtype=None if dt is None else dt.np,

@@ -9,6 +9,7 @@ from ..creation import zeros_like
 from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor
 from . import _lane
+from . import complex as _complex
 from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
 from . import _jvp
@@ -27,6 +28,7 @@ _broadcast = ((3, 1, 4), (5, 1))
 @register
 class Add(Op):
     name, node = "add", "AddBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (
@@ -48,6 +50,7 @@ class Add(Op):
 @register
 class Sub(Op):
     name, node = "sub", "SubBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (
@@ -70,6 +73,7 @@ class Rsub(Op):
     """``scalar - tensor``."""
 
     name, node = "rsub", "RsubBackward1"
+    complex_ok = True
     jvp = _jvp.elementwise
     on_cuda = True
     samples = (Sample(lambda m, a: 2 - a, ((2, 3),)),)
@@ -86,6 +90,7 @@ class Rsub(Op):
 @register
 class Mul(Op):
     name, node = "mul", "MulBackward0"
+    complex_ok = True
     jvp = _jvp.bilinear
     on_cuda = True
     save_inputs = (0, 1)
@@ -105,6 +110,8 @@ class Mul(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
+            return (grad * _conj(b) if need_a else None), (grad * _conj(a) if need_b else None)
         if a is b and need_a and not grad_mode.state.enabled:
             # ``y * y``: both gradients are grad * y, the same values; one product, given to both
             # inputs (as Add gives ``grad`` twice), which the engine adds as it adds two. With a
@@ -191,9 +198,15 @@ def _times(grad: Tensor, other) -> Tensor:
     return grad * other
 
 
+def _conj(v):
+    """The conjugate of a tensor or a number."""
+    return _complex.conj(v) if isinstance(v, Tensor) else v.conjugate()
+
+
 @register
 class Div(Op):
     name, node = "div", "DivBackward0"
+    complex_ok = True
     jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0, 1)
@@ -213,6 +226,10 @@ class Div(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
+            b = _conj(b)
+            return (grad / b if need_a else None), \
+                (-grad * ((_conj(a) / b) / b) if need_b else None)
         grad_a = grad / b if need_a else None
         # PyTorch's -grad * ((a / b) / b): no b * b to overflow, and its rounding (x / x gets 0)
         grad_b = -grad * ((a / b) / b) if need_b else None
@@ -222,6 +239,7 @@ class Div(Op):
 @register
 class Neg(Op):
     name, node = "neg", "NegBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: -a, ((3, 2),)), Sample(lambda m, a: m.neg(a), ((4,),)))
@@ -573,6 +591,7 @@ class Where(Op):
     """``input`` where ``condition`` else ``other``; the condition is a constant bool tensor."""
 
     name, node = "where", "WhereBackward0"
+    complex_ok = True
     jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
@@ -867,7 +886,13 @@ def _same_dtype(op, doc):
     return fn
 
 
-abs: UnaryOp = _same_dtype(Abs, "The absolute value of each element.")
+def abs(input: Tensor) -> Tensor:  # noqa: A001
+    """The absolute value of each element (of a complex one, its modulus)."""
+    if input._data.dtype.kind == "c":
+        return _complex.abs(input)
+    return apply(Abs, (input,), (input._data,))
+
+
 sign: UnaryOp = _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient).")
 floor: UnaryOp = _same_dtype(Floor, "Each element rounded down (zero gradient).")
 ceil: UnaryOp = _same_dtype(Ceil, "Each element rounded up (zero gradient).")
@@ -918,6 +943,7 @@ class _Compare(Op):
 
     differentiable = False
     on_cuda = True
+    complex_ok = True  # (the formula table has complex rows for eq and ne alone)
     code: str = ""
 
     @classmethod
@@ -1103,13 +1129,12 @@ def clamp_max(input: Tensor, max) -> Tensor:
     return apply(ClampMax, (input,), (a,), min=None, max=max)
 
 
-def conj(input: Tensor) -> Tensor:
-    """The complex conjugate: of a real tensor, the tensor itself (as PyTorch)."""
-    return input
+conj = _complex.conj
 
 
 def resolve_conj(input: Tensor) -> Tensor:
-    """``input`` with a pending conjugation applied: a real tensor is itself."""
+    """``input`` with a pending conjugation applied: numgrad's conjugates are in memory, so the
+    tensor itself."""
     return input
 
 
@@ -1120,12 +1145,10 @@ def resolve_neg(input: Tensor) -> Tensor:
 
 def conj_physical(input: Tensor) -> Tensor:
     """The conjugate computed into memory: of a real tensor, the tensor itself."""
-    return input
+    return _complex.conj(input)
 
 
-def real(input: Tensor) -> Tensor:
-    """The real part: of a real tensor, the tensor itself."""
-    return input
+real = _complex.real
 
 
 def angle(input: Tensor) -> Tensor:
@@ -1133,12 +1156,16 @@ def angle(input: Tensor) -> Tensor:
     at NaN, in a float dtype (integers: the default one); the gradient is 0, as PyTorch's."""
     from .._dtype import get_default_dtype
 
+    if input.dtype.is_complex:
+        return _complex.angle(input)
     x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     return where(x.detach().isnan(), np.nan, sign(x).clamp(max=0) * -np.pi + 0.0)
 
 
 def isreal(input: Tensor) -> Tensor:
     """Whether each element is real (imaginary part 0): all true for a real tensor."""
+    if input.dtype.is_complex:
+        return _complex.imag(input) == 0
     from .._dtype import bool_
     from ..creation import ones
 

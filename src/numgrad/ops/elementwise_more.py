@@ -1484,8 +1484,13 @@ def _as_tensor_like(value, like: Tensor) -> Tensor:
 
 
 def sgn(input: Tensor) -> Tensor:
-    """The sign (of a real tensor, ``sign``)."""
+    """The sign: ``z / |z|`` of a complex element (0 at 0), ``sign`` of a real one."""
     from .elementwise import sign
+
+    if input.dtype.is_complex:
+        from .complex import sgn as complex_sgn
+
+        return complex_sgn(input)
 
     return sign(input)
 

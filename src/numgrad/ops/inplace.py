@@ -263,6 +263,7 @@ class Fill(Op):
     """The values replaced by a number: no gradient reaches the old values."""
 
     name, node = "fill_", "FillBackward2"
+    complex_ok = True
     jvp = _jvp.zero
     on_cuda = True
     samples = (Sample(lambda m, a: (a * 1).fill_(2.5) * a, ((3, 4),)),)
@@ -295,6 +296,7 @@ class Copy(Op):
     """``src`` broadcast and cast into the tensor: the gradient goes to ``src`` alone."""
 
     name, node = "copy_", "torch::autograd::CopyBackwards"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (
@@ -461,6 +463,7 @@ class MaskedFill(Op):
     gradient reaches the input where it is False."""
 
     name, node = "masked_fill", "MaskedFillBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (

@@ -24,6 +24,7 @@ import builtins
 import math
 
 import numpy as np
+from .._dtype import FLOAT
 
 from ..tensor import Tensor, _wrap_dim
 from .reduction import (
@@ -324,7 +325,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     input = _tensor(input, "nansum")
     if dtype is not None:
         input = input.to(dtype)
-    elif not input.dtype.is_floating_point and input._data.dtype != np.int64:
+    elif input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)
     dims = normalize_dims(None if dim == () or dim == [] else dim, input._data.ndim)
     return apply(Nansum, (input,), (input._data,), dims=dims, keepdim=keepdim)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from .. import dispatch
-from .._dtype import torch_name
+from .._dtype import FLOAT, torch_name
 from ..tensor import Tensor, _wrap_dim
 from . import _lane
 from . import _jvp
@@ -69,6 +69,7 @@ def _grad_to_input(grad: Tensor, ctx, count: int = 1) -> Tensor:
 class _Sum(Op):
     jvp = _jvp.linear
     on_cuda = True
+    complex_ok = True
     @staticmethod
     def forward(K, a, *, dims, keepdim):
         return K.sum_dims(a, dims, keepdim)
@@ -104,6 +105,7 @@ _FILL_BELOW = 4096  # (elements: a gradient of one value smaller than this is fi
 class _Mean(Op):
     jvp = _jvp.linear
     on_cuda = True
+    complex_ok = True
     @staticmethod
     def forward(K, a, *, dims, keepdim):
         total = K.sum_dims(a, dims, keepdim)
@@ -541,7 +543,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
         out = _lane.reduce_all(SumAll, input, False)  # (``ops/_lane.py``: float tensors)
         if out is not None:
             return out
-    if dtype is None and not input.dtype.is_floating_point and input._data.dtype != np.int64:
+    if dtype is None and input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)
     return _reduce(SumAll, SumDim, input, dim, keepdim)
 
@@ -554,7 +556,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
         out = _lane.reduce_all(MeanAll, input, True)  # (``ops/_lane.py``: float tensors)
         if out is not None:
             return out
-    if not input.dtype.is_floating_point:
+    if input.dtype._category < FLOAT:  # (not floating point nor complex)
         raise RuntimeError(
             f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} "
             "dtype must be either a floating point or complex dtype. Got: "
@@ -597,7 +599,7 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     """The product of all elements, or over dimension ``dim``."""
     if dtype is not None:
         input = input.to(dtype)
-    elif not input.dtype.is_floating_point and input._data.dtype != np.int64:
+    elif input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)  # integers and bools multiply in int64, as PyTorch
     return _reduce(ProdAll, ProdDim, input, dim, keepdim)
 

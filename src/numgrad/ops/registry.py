@@ -56,6 +56,10 @@ class Op:
     # Whether forward and backward run on CUDA tensors. An op whose forward or backward still
     # calls NumPy directly says False, and CUDA inputs get a clear NotImplementedError.
     on_cuda: bool = False
+    # Whether it takes complex tensors (PyTorch's way, gradients the conjugate Wirtinger
+    # derivative); a complex input to an op that does not raises PyTorch's "not implemented for
+    # 'ComplexFloat'". By default the ops of the families that only move or copy elements do.
+    complex_ok: bool = False
     _lane = None  # what the eager fast lane saves for this op (``ops/_lane.serve``); None: unserved
 
     @staticmethod
@@ -78,6 +82,8 @@ class Op:
 
 
 REGISTRY: dict[str, type[Op]] = {}
+# The op families whose values are elements moved or copied, whatever their dtype.
+_MOVE_ONLY = {"shape", "strided", "convert", "indexing", "scatter_views", "resize", "complex"}
 
 
 def register(op: type[Op]) -> type[Op]:
@@ -86,6 +92,8 @@ def register(op: type[Op]) -> type[Op]:
     # PyTorch's C++ nodes have a qualified name() (torch::autograd::CopySlices) but their Python
     # type, which reprs show, has the last part only.
     op.node_class = type(op.node.split("::")[-1], (OpNode,), {"__slots__": (), "op": op, "_name": op.node})
+    if "complex_ok" not in op.__dict__:
+        op.complex_ok = op.complex_ok or op.__module__.rpartition(".")[2] in _MOVE_ONLY
     only_for = op.save_only_for or {}
     op._save_plan = tuple((i, only_for.get(i, -1)) for i in op.save_inputs)
     REGISTRY[op.name] = op
@@ -162,6 +170,10 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     may hold non-tensor constants."""
     K = _cpu_module if _cuda_kernels is None and not dispatch._pushed else \
         kernels_for(inputs, op)
+    if not op.complex_ok:
+        for a in arrays:
+            if getattr(a, "dtype", _REAL).kind == "c":
+                _not_complex(op, a)
     out = op.forward(K, *arrays, **params)
     if _grad.enabled and op.differentiable:
         for t in inputs:
@@ -178,6 +190,15 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     if _forward_ad is not None:
         return _forward_ad(op, inputs, arrays, params, result)
     return result
+
+
+_REAL = np.dtype(np.float64)  # (the dtype of an input that has none: a number)
+
+
+def _not_complex(op, a):
+    from .._dtype import torch_name
+
+    raise NotImplementedError(f'"{op.name}" not implemented for \'{torch_name(a.dtype)}\'')
 
 
 # ``autograd.forward_ad.propagate`` while a forward-AD level is open (the outputs' tangents, by

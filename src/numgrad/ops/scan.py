@@ -9,6 +9,7 @@ formula (a kernel when no graph is recorded, else PyTorch's O(n²) composite, di
 from __future__ import annotations
 
 import numpy as np
+from .._dtype import FLOAT
 
 from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
@@ -97,7 +98,7 @@ def _cumprod_grad_composite(x: Tensor, grad: Tensor, dim: int) -> Tensor:
 def _scan(op, input: Tensor, dim, dtype) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
-    elif not input.dtype.is_floating_point and input._data.dtype != np.int64:
+    elif input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)  # integers and bools accumulate in int64, as PyTorch
     d = (_wrap_dim(int(dim), input._data.ndim) % max(input._data.ndim, 1))
     return apply(op, (input,), (input._data,), dim=d, reverse=False)

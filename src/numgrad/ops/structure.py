@@ -378,6 +378,7 @@ def trace(input: Tensor) -> Tensor:
 @register
 class Flip(Op):
     name, node = "flip", "FlipBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.flip(0), ((3, 4),)),
@@ -396,6 +397,7 @@ class Flip(Op):
 @register
 class Roll(Op):
     name, node = "roll", "RollBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.roll(1), ((3, 4),)),

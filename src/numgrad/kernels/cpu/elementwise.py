@@ -345,7 +345,14 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
 
 
 def cast(a: np.ndarray, dtype) -> np.ndarray:
-    """A copy of ``a`` in ``dtype``."""
+    """A copy of ``a`` in ``dtype`` (of a complex ``a`` in a real dtype: its real parts, with
+    PyTorch's warning)."""
+    if a.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        import warnings
+
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=2)
+        return a.real.astype(dtype)
     return a.astype(dtype)
 
 

@@ -19,9 +19,12 @@ from .elementwise import PARALLEL_THRESHOLD, parallel_safe
 @njit(inline="always")
 def _accumulator(v):
     """The zero to sum elements like ``v`` from: int64 for integers and bools (exact, as
-    PyTorch), float64 for floats (so float32 sums of millions of elements stay accurate)."""
+    PyTorch), float64 for floats (so float32 sums of millions of elements stay accurate),
+    complex128 for complex numbers."""
     if isinstance(v, int) or isinstance(v, bool):
         return np.int64(0)
+    if isinstance(v, complex):
+        return 0j
     return 0.0
 
 

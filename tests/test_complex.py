@@ -1,0 +1,272 @@
+"""Complex dtypes (complex64, complex128) and torch.fft against PyTorch: promotion, creation,
+printing, the parts and their views, arithmetic and its gradients (the conjugate Wirtinger
+derivative), gradcheck in complex128, the errors of ops that take no complex tensor, and the
+transforms of every length with their n, dim, norm, gradients and errors."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+from numgrad.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(35)
+DTYPES = ("bool", "int64", "float32", "float64", "complex64", "complex128")
+
+
+def _c(shape, dtype=np.complex128):
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
+
+
+def _same(ours, theirs, tol=1e-12):
+    theirs = theirs.detach().resolve_conj().resolve_neg()
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=tol, atol=tol,
+                               equal_nan=True)
+
+
+def test_promotion_matches_pytorch():
+    for a in DTYPES:
+        for b in DTYPES:
+            assert numgrad.promote_types(getattr(numgrad, a), getattr(numgrad, b)).name == \
+                str(torch.promote_types(getattr(torch, a), getattr(torch, b)))[6:]
+    # tensors with dimensions, 0-d tensors and Python numbers, each by its own priority
+    cases = [((2,), "float64", 1j), ((2,), "float32", 1j), ((2,), "int64", 1j),
+             ((2,), "complex64", 2.5), ((), "complex128", 1), ((2,), "bool", 1j)]
+    for shape, name, number in cases:
+        ours = numgrad.ones(shape, dtype=getattr(numgrad, name)) * number
+        theirs = torch.ones(shape, dtype=getattr(torch, name)) * number
+        _same(ours, theirs)
+    for dim_t, zero_t in (("float64", "complex64"), ("float32", "complex128"),
+                          ("int64", "complex128"), ("complex64", "float64")):
+        value = 1 + 1j if zero_t.startswith("complex") else 1.5
+        ours = numgrad.ones(2, dtype=getattr(numgrad, dim_t)) + \
+            numgrad.tensor(value, dtype=getattr(numgrad, zero_t))
+        theirs = torch.ones(2, dtype=getattr(torch, dim_t)) + \
+            torch.tensor(value, dtype=getattr(torch, zero_t))
+        _same(ours, theirs)
+
+
+def test_creation_conversion_and_printing():
+    assert numgrad.cfloat is numgrad.complex64 and numgrad.cdouble is numgrad.complex128
+    assert numgrad.complex64.is_complex and not numgrad.float32.is_complex
+    assert numgrad.float64.to_complex() is numgrad.complex128
+    for data in ([1 + 2j, 3 - 1j], [[1.5 + 2j, 3j]], 1 + 2j, [[1e10 + 2j, -0.0j]],
+                 [complex("nan"), 1 + 1e-6j]):
+        for name in (None, "complex128"):
+            kw = {} if name is None else {"dtype": getattr(numgrad, name)}
+            tkw = {} if name is None else {"dtype": getattr(torch, name)}
+            ours, theirs = numgrad.tensor(data, **kw), torch.tensor(data, **tkw)
+            _same(ours, theirs)
+            assert repr(ours).replace("numgrad.", "torch.") == repr(theirs)
+    assert repr(numgrad.zeros(0, dtype=numgrad.cfloat)) == "tensor([], dtype=numgrad.complex64)"
+    x = np.array([1.5, -2.0, 0.0])
+    _same(numgrad.tensor(x).cfloat(), torch.tensor(x).cfloat())
+    _same(numgrad.tensor(x).to(numgrad.cdouble), torch.tensor(x).to(torch.cdouble))
+    _same(numgrad.tensor([1, 2]).cdouble(), torch.tensor([1, 2]).cdouble())
+    assert complex(numgrad.tensor(1 + 2j)) == 1 + 2j
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        _same(numgrad.tensor([1 + 2j]).double(), torch.tensor([1 + 2j]).double())
+    assert numgrad.zeros(2, dtype=numgrad.cfloat).requires_grad_().requires_grad
+    with pytest.raises(RuntimeError, match="value cannot be converted to type float"):
+        numgrad.full((2,), 1j, dtype=numgrad.float32)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int64_t"):
+        numgrad.zeros(2, dtype=numgrad.int64).masked_fill(numgrad.tensor([True, False]), 1j)
+
+
+def test_parts_are_views_with_pytorchs_layout():
+    data = _c((3, 4))[:, ::2]  # (non-contiguous)
+    ours, theirs = numgrad.tensor(data)[:, ::1], torch.tensor(data)
+    for f in (lambda t: t.real, lambda t: t.imag, lambda t: torch_like(t).view_as_real(t),
+              lambda t: t.conj(), lambda t: t.abs(), lambda t: t.angle(), lambda t: t.sgn()):
+        _same(f(ours), f(theirs))
+    z = numgrad.tensor(_c((2, 3), np.complex64))
+    assert z.imag.data_ptr() == z.data_ptr() + 4 and z.real.data_ptr() == z.data_ptr()
+    pairs = numgrad.view_as_real(z)
+    assert pairs.data_ptr() == z.data_ptr() and tuple(pairs.stride()) == (6, 2, 1)
+    back = numgrad.view_as_complex(pairs)
+    assert back.data_ptr() == z.data_ptr() and back._version == z._version
+    assert numgrad.tensor([1.0, -0.0]).real.tolist() == [1.0, -0.0]  # (a real tensor: itself)
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex"):
+        numgrad.ones(2).imag
+    with pytest.raises(RuntimeError, match="view_as_real is only supported for complex tensors"):
+        numgrad.view_as_real(numgrad.ones(2))
+    for bad, message in ((numgrad.ones(3, 3), "last dimension of size 2"),
+                         (numgrad.ones(2, 4)[:, ::2], "last dimension with stride 1"),
+                         (numgrad.ones(3, 3)[:, :2], "stride divisible by 2"),
+                         (numgrad.ones(3, 2, dtype=numgrad.int64), "float and double tensors")):
+        with pytest.raises(RuntimeError, match=message):
+            numgrad.view_as_complex(bad)
+
+
+def torch_like(t):
+    return numgrad if isinstance(t, numgrad.Tensor) else torch
+
+
+def _function(m, z, w, r):
+    a = z * w.conj() / (w + 2) - z.real * 0.5 + r * z
+    b = m.polar(r.abs() + 0.5, r) * z.imag + m.complex(r, r * 2)
+    return (a.abs() + a.angle()).sum() + (b * (1 - 1j)).mean().real + (-a).sum().imag
+
+
+def test_arithmetic_gradients_are_pytorchs_conjugate_wirtinger_derivative():
+    arrays = _c((3, 4)), _c((3, 4)), RNG.standard_normal((4,))
+    ours = [numgrad.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    _function(numgrad, *ours).backward()
+    _function(torch, *theirs).backward()
+    for o, t in zip(ours, theirs):
+        _same(o.grad, t.grad, 1e-10)
+    # a complex64 product: the gradient in complex64
+    z = numgrad.tensor(arrays[0].astype(np.complex64), requires_grad=True)
+    (z * z).abs().sum().backward()
+    assert z.grad.dtype is numgrad.complex64
+
+
+@pytest.mark.parametrize("f", [
+    lambda m, z, w: z * w.conj() / (z + 3),
+    lambda m, z, w: (z * w).abs() + z.angle(),
+    lambda m, z, w: m.view_as_real(z - w).sum(-1) + z.imag * w.real,
+    lambda m, z, w: m.fft.ifft(m.fft.fft(z * w, n=7), norm="ortho"),
+])
+def test_gradcheck_in_complex128(f):
+    inputs = [numgrad.tensor(_c((5,)), requires_grad=True) for _ in range(2)]
+    assert gradcheck(lambda z, w: f(numgrad, z, w), inputs)
+    assert gradgradcheck(lambda z, w: f(numgrad, z, w), inputs)
+
+
+def test_gradcheck_catches_a_gradient_that_is_not_conjugated():
+    class Square(numgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * 2 * a  # (PyTorch's convention: g * conj(2 a))
+
+    z = numgrad.tensor(_c((3,)), requires_grad=True)
+    assert not gradcheck(Square.apply, (z,), raise_exception=False)
+
+
+def test_ops_without_complex_kernels_raise_pytorchs_error():
+    z = numgrad.tensor([1 + 1j, 2j])
+    for f in (numgrad.exp, numgrad.relu, lambda t: t < 1, lambda t: t.max(), numgrad.sign,
+              lambda t: t.cumsum(0), lambda t: t @ t):
+        with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
+            f(z)
+    with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):
+        numgrad.tensor([1j], dtype=numgrad.cdouble).sqrt()
+    # numgrad.complex and polar: PyTorch's checks
+    f32, f64, i64 = numgrad.ones(2), numgrad.ones(2, dtype=numgrad.float64), numgrad.ones(2).long()
+    for f in (numgrad.complex, numgrad.polar):
+        with pytest.raises(RuntimeError, match="Expected both inputs to be Half, Float or Double "
+                                               "tensors but got Float and Long"):
+            f(f32, i64)
+        with pytest.raises(RuntimeError, match="Expected object of scalar type Float but got "
+                                               "scalar type Double for second argument"):
+            f(f32, f64)
+        with pytest.raises(RuntimeError, match="The size of tensor a"):
+            f(f32, numgrad.ones(3))
+    with pytest.raises(RuntimeError, match="scalar type ComplexFloat but got scalar type Float "
+                                           "for argument 'out'"):
+        numgrad.complex(f32, f32, out=numgrad.empty(2))
+
+
+FFTS = ("fft", "ifft", "rfft", "ihfft")
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 12, 16, 30, 97])
+def test_fft_of_every_length_matches_pytorch(n):
+    x = RNG.standard_normal((3, n))
+    z = _c((3, n))
+    for name in FFTS:
+        for norm in (None, "backward", "ortho", "forward"):
+            f = getattr(numgrad.fft, name)
+            g = getattr(torch.fft, name)
+            _same(f(numgrad.tensor(x), norm=norm), g(torch.tensor(x), norm=norm), 1e-12)
+            if name in ("fft", "ifft"):
+                _same(f(numgrad.tensor(z), norm=norm), g(torch.tensor(z), norm=norm), 1e-12)
+    _same(numgrad.fft.fft(numgrad.tensor(z.astype(np.complex64))),
+          torch.fft.fft(torch.tensor(z.astype(np.complex64))), 1e-4)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.fft.fft(x, n=5, dim=0),
+    lambda m, x: m.fft.ifft(x, n=11),
+    lambda m, x: m.fft.rfft(x, n=9, norm="ortho"),
+    lambda m, x: m.fft.ihfft(x, dim=1, norm="forward"),
+    lambda m, x: m.fft.fft2(x, s=(3, 4)),
+    lambda m, x: m.fft.ifft2(x, dim=(0, 2)),
+    lambda m, x: m.fft.fftn(x),
+    lambda m, x: m.fft.ifftn(x, s=(2, -1), norm="ortho"),
+    lambda m, x: m.fft.rfft2(x),
+    lambda m, x: m.fft.rfftn(x, s=(5, 6), dim=(2, 0)),
+    lambda m, x: m.fft.ihfft2(x, norm="ortho"),
+    lambda m, x: m.fft.ihfftn(x, dim=(0, 1)),
+])
+def test_fft_shapes_and_gradients_match_pytorch(call):
+    x = RNG.standard_normal((4, 6, 5))[:, ::2]  # (non-contiguous)
+    ours = numgrad.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    out_n, out_t = call(numgrad, ours), call(torch, theirs)
+    _same(out_n, out_t, 1e-12)
+    cot = _c(tuple(out_t.shape))
+    out_n.backward(numgrad.tensor(cot))
+    out_t.backward(torch.tensor(cot))
+    _same(ours.grad, theirs.grad, 1e-12)
+    real = lambda t: call(numgrad, t)  # noqa: E731
+    small = numgrad.tensor(RNG.standard_normal((3, 4, 2)), requires_grad=True)
+    assert gradcheck(real, (small,))
+
+
+def test_fft_hard_inputs():
+    for x in (np.array([np.nan, 1.0, 2.0]), np.array([5.0])):
+        for name in FFTS:
+            _same(getattr(numgrad.fft, name)(numgrad.tensor(x)),
+                  getattr(torch.fft, name)(torch.tensor(x)), 1e-12)
+    _same(numgrad.fft.fftn(numgrad.tensor(2.0)), torch.fft.fftn(torch.tensor(2.0)))
+    assert tuple(numgrad.fft.rfft(numgrad.zeros(0, 4)).shape) == (0, 3)  # (PyTorch's MKL fails)
+    _same(numgrad.fft.fft(numgrad.tensor([1, 2, 3])), torch.fft.fft(torch.tensor([1, 2, 3])), 1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.fft.fft(m.ones(3), n=0),
+    lambda m: m.fft.ifft(m.ones(3), norm="bad"),
+    lambda m: m.fft.fft(m.ones(3), dim=2),
+    lambda m: m.fft.rfft(m.ones(3, dtype=m.cfloat)),
+    lambda m: m.fft.ihfft(m.ones(3, dtype=m.cfloat)),
+    lambda m: m.fft.fft(m.tensor(1.0)),
+    lambda m: m.fft.fft2(m.ones(3)),
+    lambda m: m.fft.fftn(m.ones(3, 4), s=(2, 3), dim=(0,)),
+    lambda m: m.fft.fftn(m.ones(3), s=(2, 3)),
+    lambda m: m.fft.fftn(m.ones(3, 4), dim=(0, 0)),
+    lambda m: m.fft.rfftn(m.tensor(1.0)),
+    lambda m: m.fft.fft(m.zeros(0)),
+])
+def test_fft_errors_match_pytorch(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(numgrad)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.fft.irfft(x),
+    lambda m, x: m.fft.irfft(x, n=7, dim=0, norm="ortho"),
+    lambda m, x: m.fft.hfft(x, n=6, norm="forward"),
+    lambda m, x: m.fft.irfftn(x, s=(3, 6)),
+    lambda m, x: m.fft.hfft2(x, norm="ortho"),
+])
+def test_inverse_real_transforms_of_a_complex_spectrum(call):
+    z = _c((4, 5))
+    ours, theirs = numgrad.tensor(z, requires_grad=True), torch.tensor(z, requires_grad=True)
+    out_n, out_t = call(numgrad, ours), call(torch, theirs)
+    _same(out_n, out_t, 1e-12)
+    cot = RNG.standard_normal(tuple(out_t.shape))
+    out_n.backward(numgrad.tensor(cot))
+    out_t.backward(torch.tensor(cot))
+    _same(ours.grad, theirs.grad, 1e-12)

@@ -90,12 +90,15 @@ class ReduceOp(enum.Enum):
 
 def _mpi():
     """mpi4py's MPI module, imported on first use (``import numgrad`` never imports it)."""
-    try:
-        from mpi4py import MPI
-    except ImportError as error:
-        raise RuntimeError(
-            "numgrad.distributed runs on MPI, and mpi4py is not installed: "
-            "pip install 'numgrad[distributed]' (mpi4py and MPICH)") from error
+    MPI = _state.get("MPI")
+    if MPI is None:
+        try:
+            from mpi4py import MPI
+        except ImportError as error:
+            raise RuntimeError(
+                "numgrad.distributed runs on MPI, and mpi4py is not installed: "
+                "pip install 'numgrad[distributed]' (mpi4py and MPICH)") from error
+        _state["MPI"] = MPI
     return MPI
 
 
@@ -495,10 +498,10 @@ def _check_same(pg: ProcessGroup, op: str, array: np.ndarray | None,
             print_[-1] = int(np.prod(shape[_MAX_DIMS - 1:]))
     every = np.empty((pg.size(), print_.size), np.int64)
     _wait([pg.comm.Iallgather(print_, every)], pg, op, 0, 0)
-    mine = pg.rank()
-    for other in range(pg.size()):
-        if not np.array_equal(every[other], print_):
-            raise RuntimeError(_mismatch(pg, mine, print_, other, every[other]))
+    differs = (every != print_).any(axis=1)
+    if differs.any():
+        other = int(differs.argmax())
+        raise RuntimeError(_mismatch(pg, pg.rank(), print_, other, every[other]))
 
 
 def _describe(fp: np.ndarray) -> tuple:
@@ -546,9 +549,12 @@ def _start(group, what: str) -> ProcessGroup | None:
 def _not_traced(what: str) -> None:
     """A collective inside ``numgrad.compile``: the trace stops here (the call runs eagerly,
     every time), so that no replay ever skips the communication."""
-    from ..compiler.traced import graph_break
+    from .. import dispatch
 
-    graph_break(f"a collective communication ({what}), which every call must run")
+    if dispatch.current() is not None:  # (tracing, or a re-run call: rarely)
+        from ..compiler.traced import graph_break
+
+        graph_break(f"a collective communication ({what}), which every call must run")
 
 
 # ---------------------------------------------------------------------------------- work

@@ -489,6 +489,18 @@ SCHEDULES = {
         o, T_0=3, T_mult=2, eta_min=0.001)),
     "warm_restarts_t_mult_1": (
         _two_groups, lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=4)),
+    "multiplicative_groups": (_two_groups, lambda L, o: L.optim.lr_scheduler.MultiplicativeLR(
+        o, [lambda e: 0.95, lambda e: 1.0 - 0.01 * e])),
+    "cyclic_triangular_sgd_momentum": (_sgd, lambda L, o: L.optim.lr_scheduler.CyclicLR(
+        o, 0.01, 0.1, step_size_up=4, step_size_down=3)),
+    "cyclic_triangular2_adam_beta1": (_two_groups, lambda L, o: L.optim.lr_scheduler.CyclicLR(
+        o, [0.01, 0.001], [0.1, 0.05], step_size_up=5, mode="triangular2")),
+    "cyclic_exp_range_no_momentum": (lambda L: L.optim.Adagrad(_p(L), lr=0.1),
+                                     lambda L, o: L.optim.lr_scheduler.CyclicLR(
+                                         o, 0.01, 0.2, 3, mode="exp_range", gamma=0.97,
+                                         cycle_momentum=False)),
+    "cyclic_scale_fn_iterations": (_sgd, lambda L, o: L.optim.lr_scheduler.CyclicLR(
+        o, 0.02, 0.3, 4, scale_fn=lambda x: 1 / (1 + 0.1 * x), scale_mode="iterations")),
 }
 
 
@@ -568,7 +580,8 @@ def test_schedulers_drive_training_like_pytorch():
 
 @pytest.mark.parametrize("name", ["plateau_min_rel_cooldown_min_lr", "one_cycle_cos_sgd",
                                   "sequential_warmup_cosine_step", "chained_linear_exponential",
-                                  "warm_restarts_t_mult_2"])
+                                  "warm_restarts_t_mult_2", "multiplicative_groups",
+                                  "cyclic_triangular2_adam_beta1"])
 def test_scheduler_state_dict_round_trip_resumes(name):
     """30 epochs in one go equal 12, a save, a load into a fresh optimizer and scheduler, and
     18 more (the composite schedulers save their schedulers' states)."""
@@ -727,6 +740,14 @@ SCHEDULER_ERRORS = {
         _sgd(L), 2, T_mult=1.5),
     "warm_restarts_eta_min": lambda L: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(
         _sgd(L), 2, eta_min="0"),
+    "multiplicative_count": lambda L: L.optim.lr_scheduler.MultiplicativeLR(
+        _sgd(L), [lambda e: 0.9, lambda e: 0.9]),
+    "multiplicative_not_callable": lambda L: L.optim.lr_scheduler.MultiplicativeLR(_sgd(L), 0.9),
+    "cyclic_not_an_optimizer": lambda L: L.optim.lr_scheduler.CyclicLR(None, 0.1, 1.0),
+    "cyclic_mode": lambda L: L.optim.lr_scheduler.CyclicLR(_sgd(L), 0.1, 1.0, mode="sine"),
+    "cyclic_no_momentum": lambda L: L.optim.lr_scheduler.CyclicLR(
+        L.optim.Adagrad(_p(L)), 0.1, 1.0),
+    "cyclic_max_lr_count": lambda L: L.optim.lr_scheduler.CyclicLR(_sgd(L), 0.1, [1.0, 2.0]),
 }
 
 OPTIMIZER_ERRORS = {

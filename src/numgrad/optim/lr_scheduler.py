@@ -15,14 +15,14 @@ import warnings
 from bisect import bisect_right
 from math import inf
 from collections import Counter
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 from weakref import ref
 
 from ..tensor import Tensor
 from .optimizer import Optimizer
 
-__all__ = ["LambdaLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
+__all__ = ["LambdaLR", "MultiplicativeLR", "CyclicLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
            "PolynomialLR", "CosineAnnealingLR", "LRScheduler", "ReduceLROnPlateau", "OneCycleLR",
            "SequentialLR", "ChainedScheduler", "CosineAnnealingWarmRestarts"]
 
@@ -188,24 +188,22 @@ class _LRScheduler(LRScheduler):
     """The base class's former name (kept, as in PyTorch)."""
 
 
-class LambdaLR(LRScheduler):
-    """Each group's rate is its initial rate times ``lr_lambda(epoch)`` (one function for all
-    groups, or a list of one per group)."""
+def _lambdas(optimizer: Optimizer, lr_lambda) -> list:
+    """``lr_lambda`` per group: one function for all groups, or a list or tuple of one per
+    group."""
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        raise ValueError(
+            f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+    return list(lr_lambda)
 
-    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
-        self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        super().__init__(optimizer, last_epoch)
+
+class _LambdaState:
+    """The ``state_dict`` of a scheduler of ``lr_lambdas``: of the lambdas, only callable
+    objects' attributes are saved (functions and lambdas are saved as None)."""
 
     def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state; of the lambdas, only callable objects' attributes are saved
-        (functions and lambdas are saved as None)."""
         state_dict = {key: value for key, value in self.__dict__.items()
                       if key not in ("optimizer", "lr_lambdas")}
         state_dict["lr_lambdas"] = [None] * len(self.lr_lambdas)
@@ -223,10 +221,41 @@ class LambdaLR(LRScheduler):
             if fn is not None:
                 self.lr_lambdas[idx].__dict__.update(fn)
 
+
+class LambdaLR(_LambdaState, LRScheduler):
+    """Each group's rate is its initial rate times ``lr_lambda(epoch)`` (one function for all
+    groups, or a list of one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
     def get_lr(self) -> list:
         _warn_get_lr_called_within_step(self)
         return [base_lr * lmbda(self.last_epoch)
                 for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+
+
+class MultiplicativeLR(_LambdaState, LRScheduler):
+    """Each step multiplies each group's rate by ``lr_lambda(epoch)`` (one function for all
+    groups, or a list of one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch > 0:
+            return [group["lr"] * lmbda(self.last_epoch)
+                    for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups,
+                                            strict=True)]
+        return _param_groups_val_list(self.optimizer, "lr")
 
 
 class StepLR(LRScheduler):
@@ -703,6 +732,130 @@ def _format_param(name: str, optimizer: Optimizer, param) -> list:
     else:
         param = [param] * len(optimizer.param_groups)
     return [p.clone() if isinstance(p, Tensor) else p for p in param]
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith, 2017): each group's rate goes from ``base_lr`` up to
+    ``max_lr`` in ``step_size_up`` steps and back down in ``step_size_down`` (by default as
+    many), the height of each cycle scaled by ``mode`` ("triangular": constant, "triangular2":
+    halved each cycle, "exp_range": ``gamma ** step``) or by ``scale_fn`` (of the cycle or the
+    step, as ``scale_mode`` says). Stepped after every batch. With ``cycle_momentum`` the
+    momentum (or Adam's beta1) moves the opposite way, between ``max_momentum`` and
+    ``base_momentum``."""
+
+    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn=None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum: float = 0.8,
+                 max_momentum: float = 0.9, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                _update_param_group_val(group, "lr", lr)
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for top, bottom, group in zip(self.max_momentums, self.base_momentums,
+                                              optimizer.param_groups, strict=True):
+                    self._set_momentum(group, top)
+                    group["max_momentum"] = top
+                    group["base_momentum"] = bottom
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _set_momentum(self, group: dict, value) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _init_scale_fn(self) -> None:
+        """The built-in scale of ``mode`` (and its ``scale_mode``), where no ``scale_fn`` is
+        given."""
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref, self.scale_mode = _triangular_scale, "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref, self.scale_mode = _triangular2_scale, "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref, self.scale_mode = partial(_exp_range_scale, self.gamma), \
+                "iterations"
+
+    def scale_fn(self, x) -> float:
+        """The height of the cycle at ``x`` (a cycle or a step, as ``scale_mode`` says)."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [base_lr + (max_lr - base_lr) * scale_factor * self.scale_fn(at)
+               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs, strict=True)]
+        if self.cycle_momentum:
+            for bottom, top, group in zip(self.base_momentums, self.max_momentums,
+                                          self.optimizer.param_groups, strict=True):
+                self._set_momentum(group, top - (top - bottom) * scale_factor * self.scale_fn(at))
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Loads a ``state_dict()``. (PyTorch's takes ``_scale_fn_custom`` out of the dict it is
+        given; this one leaves the dict as it was.)"""
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        state_dict["_scale_fn_custom"] = fn
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+def _triangular_scale(x: float) -> float:
+    return 1.0
+
+
+def _triangular2_scale(x: float) -> float:
+    return 1 / (2.0 ** (x - 1))
+
+
+def _exp_range_scale(gamma: float, x: float) -> float:
+    return gamma ** x
 
 
 class OneCycleLR(LRScheduler):

@@ -94,7 +94,7 @@ RARE_FAMILIES = (
     ("interpolation (F.interpolate, nn.Upsample)",
      lambda op, module: module == "upsample" and "upsample" in op),
     ("torch.linalg's decompositions, inverses and solvers",
-     lambda op, module: module == "linalg_more" and op != "linalg_vector_norm"),
+     lambda op, module: module in ("linalg_more", "linalg_ldl") and op != "linalg_vector_norm"),
     ("fold/unfold and transposed convolution",
      lambda op, module: op in ("im2col", "col2im") or op.startswith("convolution_transpose")),
     ("distances (cdist, dist)", lambda op, module: op in ("cdist", "_euclidean_dist", "dist")),

@@ -230,7 +230,7 @@ class DistributedDataParallel(Module):
         from ...autograd import grad_mode
         from ...distributed import distributed_c10d as c10d
 
-        c10d._not_traced("DistributedDataParallel's forward (its backward communicates)")
+        c10d._not_traced("DistributedDataParallel's forward, whose backward communicates")
         if self._syncing and any(self._ready):
             missing = [i for i, ready in enumerate(self._ready) if not ready]
             raise RuntimeError(_UNFINISHED.format(rank=self.process_group.ranks[

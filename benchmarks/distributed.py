@@ -42,11 +42,6 @@ import sys
 import tempfile
 import time
 
-for _name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-              "MKL_NUM_THREADS"):
-    if __name__ == "__main__":  # (asv imports this module: leave its environment alone)
-        os.environ.setdefault(_name, "1")
-
 SIZES = [2**10, 2**14, 2**18, 2**22, 2**24]  # float32 elements: 4 KiB .. 64 MiB
 
 
@@ -135,6 +130,9 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--job", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                 "MKL_NUM_THREADS"):  # (before numgrad, Numba and NumPy's BLAS are imported)
+        os.environ.setdefault(name, "1")
     if args.job is not None:
         return job(args.job, args.steps, args.batch, args.width)
     with tempfile.TemporaryDirectory() as folder:

@@ -561,6 +561,9 @@ def test_ldl_factor_gives_lapacks_factors_and_pivots():
         LD.sum().backward()
     with pytest.raises(RuntimeError, match="torch.linalg.ldl_factor: Unknown error code: 1."):
         numgrad.linalg.ldl_factor(numgrad.zeros(2, 2))
+    with pytest.raises(RuntimeError, match="pivots are not LAPACK's"):  # (not read out of bounds)
+        numgrad.linalg.ldl_solve(numgrad.eye(2), numgrad.tensor([1, -2], dtype=numgrad.int32),
+                                 numgrad.ones(2, 1))
 
 
 def test_svd_lowrank_recovers_a_low_rank_matrix():

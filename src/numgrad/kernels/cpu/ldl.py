@@ -168,6 +168,25 @@ def _sytrs_lower(a, ipiv, b):
             k -= step
 
 
+@njit(cache=True)
+def _pivots_ok(ipiv, n) -> bool:
+    """Whether each row of ``ipiv`` is a sequence LAPACK's factorisation can give (each in
+    1..n; negative ones in equal pairs), so that the solve reads nothing out of bounds."""
+    for z in range(ipiv.shape[0]):
+        k = 0
+        while k < n:
+            p = ipiv[z, k]
+            if p > 0:
+                if p > n:
+                    return False
+                k += 1
+            elif p < 0 and -p <= n and k + 1 < n and ipiv[z, k + 1] == p:
+                k += 2
+            else:
+                return False
+    return True
+
+
 def ldl_factor(a: np.ndarray) -> tuple:
     """(LD, pivots, info) of each matrix of ``a`` (``(*, n, n)``, floating)."""
     shape = a.shape
@@ -191,5 +210,8 @@ def ldl_solve(ld: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> np.ndarray:
         p = np.ascontiguousarray(np.broadcast_to(pivots, batch + pivots.shape[-1:]),
                                  dtype=np.int32).reshape(-1, n)
         x = x.reshape(-1, n, nrhs)
+        if not _pivots_ok(p, n):  # (LAPACK reads out of bounds; PyTorch checks nothing)
+            raise RuntimeError("torch.linalg.ldl_solve: the pivots are not LAPACK's (each in "
+                               "1..n, the negative ones in equal pairs)")
         _sytrs_lower(a, p, x)
     return x.reshape(batch + (n, nrhs))

@@ -39,7 +39,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: output 3, the empty res
  'short': 'float32 sample 0: missing name: torch.Tensor.short',
  'sparse.mm[reduce]': 'float32 sample 0: layout torch.sparse_csr',
  'sparse.sampled_addmm': 'float32 sample 0: layout torch.sparse_csr',
- 'stft': 'float32 sample 0: missing name: torch.stft',
  'to_sparse': 'float32 sample 0: missing name: torch.Tensor.to_sparse'}
 
 # error inputs (OpInfo#index in its error_inputs)

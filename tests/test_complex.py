@@ -270,3 +270,42 @@ def test_inverse_real_transforms_of_a_complex_spectrum(call):
     out_n.backward(numgrad.tensor(cot))
     out_t.backward(torch.tensor(cot))
     _same(ours.grad, theirs.grad, 1e-12)
+
+
+@pytest.mark.parametrize("shape, kw", [
+    ((3, 60), dict(n_fft=16, hop_length=4, center=False)),
+    ((10,), dict(n_fft=7)),
+    ((2, 50), dict(n_fft=16, window=True, onesided=False, normalized=True)),
+    ((40,), dict(n_fft=10, win_length=7, window=True, pad_mode="constant")),
+])
+def test_stft_values_and_gradients_match_pytorch(shape, kw):
+    x = RNG.standard_normal(shape)
+    window = RNG.standard_normal(kw.get("win_length", kw["n_fft"]))
+    ours, theirs = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    kn = dict(kw, window=numgrad.tensor(window)) if "window" in kw else kw
+    kt = dict(kw, window=torch.tensor(window)) if "window" in kw else kw
+    out_n = numgrad.stft(ours, return_complex=True, **kn)
+    out_t = torch.stft(theirs, return_complex=True, **kt)
+    _same(out_n, out_t, 1e-12)
+    cot = _c(tuple(out_t.shape))
+    out_n.backward(numgrad.tensor(cot))
+    out_t.backward(torch.tensor(cot))
+    _same(ours.grad, theirs.grad, 1e-12)
+
+
+@pytest.mark.parametrize("kw", [dict(n_fft=0), dict(n_fft=30, center=False),
+                                dict(n_fft=8, hop_length=0), dict(n_fft=8, win_length=9),
+                                dict(n_fft=8, window=7), dict(n_fft=8, return_complex=None)])
+def test_stft_errors_match_pytorch(kw):
+    def call(m):
+        args = dict(kw)
+        if "window" in args:
+            args["window"] = m.ones(args["window"])
+        args.setdefault("return_complex", True)
+        return m.stft(m.ones(2, 20), **args)
+
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch)
+    with pytest.raises(RuntimeError) as ours:
+        call(numgrad)
+    assert str(ours.value).replace("numgrad.", "torch.") == str(theirs.value)

@@ -74,13 +74,14 @@ from . import linalg_ldl  # noqa: E402,F401  (linalg.ldl_factor, ldl_solve)
 from . import hashing  # noqa: E402  (hash_tensor)
 from . import complex  # noqa: E402,A004  (complex, polar, view_as_real, the parts of complex tensors)
 from . import fourier  # noqa: E402,F401  (the DFT along a dimension: numgrad.fft's primitive)
+from . import spectral  # noqa: E402  (stft)
 from .aten import _safe_softmax, _softmax_backward_data  # noqa: E402,F401  (torch.ops.aten's)
 from .aten import native_dropout_backward, slice  # noqa: E402,F401,A004
 from .native_normalization import _batch_norm_with_update  # noqa: E402,F401  (torch.ops.aten's)
 
 FAMILIES += (flat_index, linalg_derived, order_statistics, scatter_views, native_normalization,
              aten, linalg_lu, scatter_reductions, float_parts, integer_math, finite_differences,
-             histograms, incomplete_gamma, resize, strided, grid_sample, complex)
+             histograms, incomplete_gamma, resize, strided, grid_sample, complex, spectral)
 FAMILIES += (hashing,)
 
 __all__ = []

@@ -7,7 +7,8 @@
    against the same step of the plain model in 1 process on half the batch: the same
    arithmetic per process, so the difference is what DDP adds (its hooks, packing the buckets,
    the all-reduce, unpacking) and what 2 busy processes cost each other; the plain model's
-   step on both processes at once (no communication) tells the two apart.
+   step on both processes at once (no communication), then with one mpi4py ``Allreduce`` of
+   all its gradients after backward, tell the parts apart.
 2. ``numgrad.distributed.all_reduce`` of a float32 tensor against mpi4py's own
    ``comm.Allreduce(MPI.IN_PLACE, array)`` on a NumPy buffer of the same size, 2 processes: the
    median time and the bandwidth (bytes reduced per second), from 4 KiB to 64 MiB.
@@ -16,21 +17,20 @@ Each process runs single-threaded (NUMBA_NUM_THREADS=1 and the BLAS thread count
 2 processes get a core each; the medians are of wall time. The 2-process part runs under
 ``python -m numgrad.distributed.run`` (this file again, with ``--job``).
 
-Measured on the 2-core development machine, shared with other jobs (load average 6: the figures
-are noisy, and 2 busy processes slow each other down), MPICH 5.0.2 over shared memory:
+Measured on the 2-core development machine, shared with other jobs (load average 6 to 7: the
+figures are noisy, and 2 busy processes slow each other down), MPICH 5.0.2 over shared memory:
 
-    1 process, batch 64                     12.6 ms/step
-    2 processes without DDP, batch 64 each  19.7 ms/step   (no communication)
-    DDP, 2 processes, batch 64 each         48.6 ms/step   (+29 ms over the line above)
-    (the same job with one mpi4py Allreduce of all the gradients after backward instead of DDP:
-     +16 ms; DDP +20 to +23 ms in that run)
+    1 process, batch 64                                  20.45 ms/step
+    2 processes, batch 64 each, no communication         25.06 ms/step
+      + one mpi4py Allreduce of all the gradients        48.14 ms/step
+    DDP, 2 processes, batch 64 each                      48.57 ms/step  (+0.43 ms over the above)
 
     all_reduce    numgrad   mpi4py   ratio
-      4 KiB        29 us     7.9 us   3.7   (numgrad's fingerprint check is a second exchange)
-     64 KiB        83 us      50 us   1.7
-      1 MiB       694 us     561 us   1.2
-     16 MiB        12 ms      13 ms   0.9
-     64 MiB        82 ms      79 ms   1.0
+      4 KiB        26 us     7.7 us   3.4   (numgrad's fingerprint check is a second exchange)
+     64 KiB        84 us      48 us   1.8
+      1 MiB       0.7 ms    0.3 to 2.9 ms  (runs of the same size vary that much here)
+     16 MiB        13 ms      14 ms   0.9
+     64 MiB        79 ms      75 ms   1.05
 """
 from __future__ import annotations
 
@@ -54,8 +54,9 @@ def _model(width: int):
                          nn.Linear(width, 10))
 
 
-def _step_times(model, batch: int, steps: int, seed: int) -> list:
-    """Wall seconds of each training step after 3 warm-up steps."""
+def _step_times(model, batch: int, steps: int, seed: int, after_backward=None) -> list:
+    """Wall seconds of each training step after 3 warm-up steps (``after_backward(model)``
+    between backward and the optimizer's step)."""
     import numpy as np
 
     import numgrad
@@ -69,10 +70,28 @@ def _step_times(model, batch: int, steps: int, seed: int) -> list:
         start = time.perf_counter()
         opt.zero_grad()
         numgrad.nn.functional.cross_entropy(model(x), y).backward()
+        if after_backward is not None:
+            after_backward(model)
         opt.step()
         if k >= 3:
             times.append(time.perf_counter() - start)
     return times
+
+
+def _allreduce_flat(model) -> None:
+    """The least a data-parallel step communicates: every gradient in one NumPy buffer, one
+    mpi4py ``Allreduce``, the averages written back."""
+    import numpy as np
+    from mpi4py import MPI
+
+    params = list(model.parameters())
+    flat = np.concatenate([p.grad.numpy().ravel() for p in params])
+    MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, flat)
+    flat /= MPI.COMM_WORLD.Get_size()
+    start = 0
+    for p in params:
+        p.grad.numpy()[...] = flat[start:start + p.numel()].reshape(p.shape)
+        start += p.numel()
 
 
 def _median(values: list) -> float:
@@ -113,13 +132,17 @@ def job(out: str, steps: int, batch: int, width: int) -> None:
     rank = dist.get_rank()
     dist.barrier()  # (both processes at once, each on its own half, without communication)
     side_by_side = _step_times(_model(width), batch // dist.get_world_size(), steps, seed=rank)
+    dist.barrier()
+    by_hand = _step_times(_model(width), batch // dist.get_world_size(), steps, seed=rank,
+                          after_backward=_allreduce_flat)
     ddp = DistributedDataParallel(_model(width))
     dist.barrier()
     step = _step_times(ddp, batch // dist.get_world_size(), steps, seed=rank)
     reduce = {size: _allreduce_times(size, 50 if size <= 2**18 else 10) for size in SIZES}
     if rank == 0:
         with open(out, "w") as f:
-            json.dump({"step": step, "side_by_side": side_by_side, "allreduce": reduce}, f)
+            json.dump({"step": step, "side_by_side": side_by_side, "by_hand": by_hand,
+                       "allreduce": reduce}, f)
     dist.destroy_process_group()
 
 
@@ -146,16 +169,20 @@ def main() -> None:
     alone = _step_times(_model(args.width), args.batch // 2, args.steps, seed=0)
     params = sum(p.numel() for p in _model(args.width).parameters())
     ddp, one = _median(figures["step"]), _median(alone)
-    two = _median(figures["side_by_side"])
+    two, by_hand = _median(figures["side_by_side"]), _median(figures["by_hand"])
     print(f"MLP 256-{args.width}-{args.width}-10 float32, {params:,} parameters "
           f"({params * 4 / 2**20:.1f} MiB of gradients), batch {args.batch}, median of "
           f"{args.steps} steps")
-    print(f"  1 process, batch {args.batch // 2}:              {one * 1e3:8.2f} ms/step")
-    print(f"  2 processes without DDP, batch {args.batch // 2} each: {two * 1e3:8.2f} ms/step "
-          "(no communication: what sharing the machine costs)")
-    print(f"  DDP, 2 processes, batch {args.batch // 2} each:    {ddp * 1e3:8.2f} ms/step "
-          f"({ddp / one:.2f}x the 1 process; {(ddp - two) * 1e3:+.2f} ms over the 2 processes "
-          "without DDP)")
+    half = args.batch // 2
+    rows = [(f"1 process, batch {half}", one, ""),
+            (f"2 processes, batch {half} each, no communication", two,
+             "what sharing the machine costs"),
+            ("  + one mpi4py Allreduce of all the gradients", by_hand,
+             "the least a data-parallel step communicates"),
+            (f"DDP, 2 processes, batch {half} each", ddp,
+             f"{(ddp - by_hand) * 1e3:+.2f} ms over the line above")]
+    for label, seconds, note in rows:
+        print(f"  {label:<50} {seconds * 1e3:7.2f} ms/step" + (f"  ({note})" if note else ""))
     print("all_reduce (SUM, float32, 2 processes): numgrad vs mpi4py on a NumPy buffer")
     print(f"  {'size':>8}  {'numgrad':>10}  {'mpi4py':>10}  {'numgrad GB/s':>12}  "
           f"{'mpi4py GB/s':>11}  ratio")

@@ -20,7 +20,8 @@ def _torch_randperm(n: int, seed: int) -> list[int]:
     """``torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()``: PyTorch's
     CPU generator is MT19937 seeded with the seed's low 32 bits (NumPy's legacy seeding does
     the same), and its ``randperm`` swaps ``r[i]`` with ``r[i + random() % (n - i)]`` for
-    ``i = 0 .. n-2`` (for ``n`` below 2**32 / 20)."""
+    ``i = 0 .. n-2``. (That is PyTorch's way below 2**32 / 20 elements; above, its order differs
+    from this one.)"""
     state = np.random.RandomState(seed & 0xFFFFFFFF).get_state()
     bits = np.random.MT19937()
     bits.state = {"bit_generator": "MT19937", "state": {"key": state[1], "pos": state[2]}}

@@ -1,7 +1,7 @@
 """Side-by-side timings: numgrad eager and compiled against PyTorch, JAX (each when installed) and
 NumPy, in one process.
 
-    python benchmarks/compare.py [--repeat N] [--models [--model-repeat N]]
+    python benchmarks/compare.py [--repeat N] [--models [--model-repeat N]] [--sizes]
 
 Prints, for each workload, the median microseconds of numgrad eager, numgrad compiled
 (``numgrad.compile`` of the same function), PyTorch eager (two threads, as the issues measure
@@ -15,7 +15,8 @@ are noisy: read medians and ratios, not single runs.
 ``--models`` times instead the training steps of the models people train (``models.py``: the
 MNIST-example CNN, a word-level LSTM language model, a tiny GPT, a ResNet block, a transposed
 convolution), in milliseconds, each after three warm-up steps (kernels compiled, the compiled step
-traced and its program compiled), with the ratios to PyTorch eager.
+traced and its program compiled), with the ratios to PyTorch eager. ``--sizes`` times large
+elementwise ops at 4M and 10M elements (nanoseconds per element; issue 38's cliff).
 """
 from __future__ import annotations
 
@@ -197,18 +198,46 @@ def rerun_line(repeat: int) -> None:
           f"call ({eager / calls:.2f} eagerly)")
 
 
+def size_lines(repeat: int) -> None:
+    """Large elementwise ops (float64, forward): nanoseconds per element at 4M and at 10M
+    elements, numgrad against PyTorch, and the ratio 10M/4M (above 32 MiB an output is a fresh
+    mapping each time, page-faulted in, unless something reuses it: numgrad's pool does)."""
+    print("large ops, float64, ns per element: numgrad / PyTorch at 4M, at 10M; 10M/4M for each")
+    rng = np.random.default_rng(0)
+    for name in ("relu", "exp", "add"):
+        per = {}
+        for size in (4_000_000, 10_000_000):
+            a = rng.standard_normal(size)
+            for lib in (numgrad, torch) if torch else (numgrad,):
+                x = lib.tensor(a)
+                fn = {"relu": lambda: lib.relu(x), "exp": lambda: lib.exp(x),
+                      "add": lambda: x + x}[name]
+                per[lib.__name__, size] = median_us(fn, repeat) * 1e3 / size
+        ours = per["numgrad", 10_000_000] / per["numgrad", 4_000_000]
+        theirs = (per["torch", 10_000_000] / per["torch", 4_000_000]) if torch else float("nan")
+        print(f"  {name:5s} {per['numgrad', 4_000_000]:6.2f} / "
+              f"{per.get(('torch', 4_000_000), float('nan')):6.2f}   "
+              f"{per['numgrad', 10_000_000]:6.2f} / "
+              f"{per.get(('torch', 10_000_000), float('nan')):6.2f}   "
+              f"10M/4M {ours:5.2f} / {theirs:5.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--fresh-runs", type=int, default=5)
     parser.add_argument("--models", action="store_true", help="the models' training steps")
     parser.add_argument("--model-repeat", type=int, default=7)
+    parser.add_argument("--sizes", action="store_true", help="large ops at 4M and 10M elements")
     args = parser.parse_args()
     if torch:
         torch.set_num_threads(2)  # as the speed issue measured it (here, not at import: asv
         # imports every file in benchmarks/)
     if args.models:
         models(args.model_repeat)
+        return
+    if args.sizes:
+        size_lines(args.repeat)
         return
     print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}, "
           f"numpy {np.__version__}; medians of {args.repeat} repeats, µs")

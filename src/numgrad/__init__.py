@@ -20,6 +20,7 @@ try:
 
     _GC_FREEZE = _runtime.from_environment()  # (NUMGRAD_GC_FREEZE=1, NUMGRAD_MALLOC_TUNING=1)
     from ._runtime import set_runtime_defaults  # noqa: F401
+    from ._pool import empty_cache  # noqa: F401  (the host's pool of large buffers)
 
     from . import autograd, cuda, ops  # noqa: E402,F401
     from .kernels.cpu._cache import KernelCompileWarning  # noqa: E402,F401

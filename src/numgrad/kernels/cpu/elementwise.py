@@ -13,6 +13,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 from numpy.lib.stride_tricks import as_strided
 
+from ... import _pool
 from .. import codegen
 from ..formulas import SWAPPED, Binary
 from ._cache import light_cache as _light_cache
@@ -93,11 +94,12 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
     n = x.size
+    empty = np.empty if n < PARALLEL_THRESHOLD else _pool.empty  # (large: reused buffers)
     if x.ndim == 1:
-        out = flat_out = np.empty(n, dt)
+        out = flat_out = empty(n, dt)
         flat = x
     else:  # (1-D views for the kernels: ravel, of a C-contiguous array, is half a reshape)
-        out = np.empty(x.shape, dt)
+        out = empty(x.shape, dt)
         flat, flat_out = x.ravel(), out.ravel()
     if n < PARALLEL_THRESHOLD or not _threaded(dt, dt):
         kernels.map_1d(flat, flat_out)
@@ -145,13 +147,14 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     # kernels take 1-D arrays; a reshape costs as much as the kernel call on small arrays).
     if a.flags.c_contiguous:
         n = a.size
+        empty = np.empty if n < PARALLEL_THRESHOLD else _pool.empty  # (large: reused buffers)
         if b.ndim == 0:
             if isinstance(b, np.ndarray):
                 b = b[()]  # (a 0-d array's number; a NumPy number is passed as it is)
             if a.ndim == 1:
-                out = dest = np.empty(n, dt)
+                out = dest = empty(n, dt)
             else:  # (1-D views for the kernels: ravel, of a C-contiguous array, is half a reshape)
-                out = np.empty(a.shape, dt)
+                out = empty(a.shape, dt)
                 a, dest = a.ravel(), out.ravel()
             if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
                 kernels.zip_1d_scalar(a, b, dest)
@@ -160,9 +163,9 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
             return out
         if a.shape == b.shape and b.flags.c_contiguous:
             if a.ndim == 1:
-                out = dest = np.empty(n, dt)
+                out = dest = empty(n, dt)
             else:
-                out = np.empty(a.shape, dt)
+                out = empty(a.shape, dt)
                 a, b, dest = a.ravel(), b.ravel(), out.ravel()
             if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
                 kernels.zip_1d(a, b, dest)

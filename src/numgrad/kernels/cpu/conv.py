@@ -7,14 +7,16 @@ through ``_im2col3`` / ``_col2im3``, the same loops with a depth; transposed con
 
 Shapes: input ``(N, C, H, W)``, weight ``(O, C // groups, kh, kw)``, output ``(N, O, oh, ow)``;
 ``padding`` is ``(top, bottom, left, right)`` (PyTorch's 'same' can need one more on the far
-side), ``stride`` and ``dilation`` are ``(h, w)`` pairs. The columns are channel-major,
-``(C * kh * kw, N * oh * ow)``, so each group's rows are one contiguous block and each product
-is one GEMM per group over the whole batch:
+side), ``stride`` and ``dilation`` are ``(h, w)`` pairs. The columns are made a batch of
+``B`` samples at a time (``CHUNK`` entries, see below), ``K = C*kh*kw`` rows channel-major so
+that each group's rows are one contiguous block, ``L = oh*ow``:
 
-- forward: ``out[g] = W[g] @ cols[g]`` (``(O/G, C/G*kh*kw) @ (C/G*kh*kw, N*oh*ow)``), then one
-  pass that writes ``(O, N, L)`` as ``(N, O, L)`` and adds the bias;
-- grad of the weight: ``grad[g] @ cols[g].T``, with the gradient laid out as ``(O, N*L)``;
-- grad of the input: ``W[g].T @ grad[g]``, folded back (col2im, accumulating overlaps).
+- forward: columns ``(B, K, L)``; ``out[n, g] = W[g] @ cols[n, g]`` written straight into the
+  output's ``(B, O, L)``, plus the bias;
+- grad of the input: ``cols[n, g] = W[g].T @ grad[n, g]`` into ``(B, K, L)``, folded back
+  (col2im, summing overlaps) into those samples' rows of the input's gradient;
+- grad of the weight: columns ``(K, B*L)`` @ the gradient transposed ``(B*L, O)`` per group,
+  summed over the batches, transposed at the end.
 
 Measured against direct loops on the small CNN of benchmarks/conv.py (batch 64, 1→16→32
 channels, 8×8 images, 3×3 kernels, padding 1), im2col into BLAS was faster for forward and

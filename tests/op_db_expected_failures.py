@@ -76,14 +76,11 @@ ERROR_INPUTS = {'__radd__#0': "accepted silently (PyTorch: Exception '')",
  'jiterator_binary_return_by_ref#0': 'missing name: torch.jiterator_binary_return_by_ref',
  'jiterator_binary_return_by_ref#1': 'missing name: torch.jiterator_binary_return_by_ref',
  'jiterator_binary_return_by_ref#2': 'missing name: torch.jiterator_binary_return_by_ref',
- 'kthvalue#0': 'missing name: torch.kthvalue',
  'le#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
  'lt#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
  'masked_scatter#1': 'dtype torch.uint8',
- 'narrow_copy#1': 'missing name: torch.narrow_copy',
- 'narrow_copy#6': 'missing name: torch.narrow_copy',
  'ne#0': 'a number as input: PyTorch raises TypeError, numgrad compares (its compiler tests, '
          'tests/test_compile_lowering.py, take numbers first through the public comparisons)',
  'signal.windows.bartlett#3': 'dtype torch.bfloat16',

@@ -72,7 +72,7 @@ def lstm_forward(gx: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarra
     acts = np.empty((steps, batch, gates), gx.dtype)
     cs = np.empty((steps, batch, hidden), gx.dtype)
     gh = np.empty((batch, gates), gx.dtype)
-    w_t = w_hh.T
+    w_t = np.ascontiguousarray(w_hh.T)  # (row-major: BLAS's NN kernel, 1.8x NT's at 20 x 200)
     with one_blas_thread(batch * hidden * gates < _SMALL_STEP):
         for t in range(steps):
             np.matmul(h, w_t, out=gh)

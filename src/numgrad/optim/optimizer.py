@@ -10,6 +10,7 @@ from itertools import chain
 from typing import Any
 
 from ..autograd import grad_mode
+from ..creation import tensor, zeros_like
 from ..nn.parameter import reset_grads
 from ..tensor import Tensor
 
@@ -39,6 +40,14 @@ def _no_grad_step(step):
             return step(self, *args, **kwargs)
 
     return wrapper
+
+
+def _call_closure(closure):
+    """``closure()`` with grad mode on (it re-evaluates the loss), or None without one."""
+    if closure is None:
+        return None
+    with grad_mode.enable_grad():
+        return closure()
 
 
 class Optimizer:
@@ -244,3 +253,75 @@ def _lerp_(start: Tensor, end: Tensor, weight: float) -> Tensor:
     if abs(weight) < 0.5:
         return start.add_((end - start) * weight)
     return start.copy_(end - (end - start) * (1 - weight))
+
+
+def _check_adam_like(lr, betas, eps, weight_decay) -> None:
+    """PyTorch's checks of the options of Adam's kin, in its order (so that the first wrong one
+    is the one named): a tensor ``lr`` of one element, ``lr`` and ``eps`` not below 0, ``betas``
+    in [0, 1), ``weight_decay`` not below 0."""
+    _check_tensor_lr(lr)
+    _check_nonnegative(lr=lr, eps=eps)
+    _check_betas(betas)
+    _check_nonnegative(weight_decay=weight_decay)
+
+
+def _check_tensor_lr(lr) -> None:
+    """PyTorch's ValueError for a learning rate given as a tensor of more than one element."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
+class _SingleTensorOptimizer(Optimizer):
+    """An optimizer whose ``step`` is the loop of PyTorch's single-tensor path, which Adadelta,
+    Adamax and RAdam share: ``closure`` is called first, with grad mode on, and its loss
+    returned; then, group by group and in order, each parameter ``p`` whose ``grad`` is not None
+    gets ``self._update(group, lr, p, grad, state)``, where ``lr`` is the group's learning rate
+    as a Python number (read once per group, also where it is a tensor), ``grad`` is ``p.grad``
+    (negated where the group maximizes) and ``state`` is ``p``'s state with its ``step`` already
+    advanced by one.
+
+    A subclass names in ``_buffers`` the tensors of a parameter's state other than ``step``
+    (created as zeros on first use) and in ``_late_options`` the options, with their defaults,
+    that ``__setstate__`` sets in groups pickled before those options existed."""
+
+    _buffers: tuple[str, ...] = ()
+    _late_options: dict[str, Any] = {}
+
+    def _state(self, p: Tensor) -> dict:
+        """``p``'s state, created on first use: ``step`` (a float32 0-d tensor on ``p``'s
+        device, as Adam's) and, for each name in ``_buffers``, zeros shaped as ``p``."""
+        state = self.state[p]
+        if not state:
+            state["step"] = tensor(0.0, device=p.device)
+            for name in self._buffers:
+                state[name] = zeros_like(p)
+        return state
+
+    @_no_grad_step
+    def step(self, closure=None):
+        """Performs one optimization step; ``closure`` (re-evaluating the loss, with grad mode
+        on) is called first if given, and its loss returned."""
+        loss = _call_closure(closure)
+        for group in self.param_groups:
+            lr = group["lr"]
+            if isinstance(lr, Tensor):
+                lr = lr.item()
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = -p.grad if group["maximize"] else p.grad
+                state = self._state(p)
+                state["step"] += 1
+                self._update(group, lr, p, grad, state)
+        return loss
+
+    def _update(self, group: dict[str, Any], lr: float, p: Tensor, grad: Tensor,
+                state: dict) -> None:
+        """Updates ``p`` and its ``state`` from ``grad`` with the options of ``group``."""
+        raise NotImplementedError
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, value in self._late_options.items():
+                group.setdefault(key, value)

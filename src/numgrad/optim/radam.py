@@ -2,15 +2,11 @@
 from __future__ import annotations
 
 from .._dtype import float64
-from ..creation import tensor, zeros_like
 from ..ops import where
-from ..tensor import Tensor
-from .optimizer import (Optimizer, _check_betas, _check_nonnegative, _lerp_, _no_grad_step,
-                        _unsupported)
-from .sgd import _call_closure
+from .optimizer import _SingleTensorOptimizer, _check_adam_like, _lerp_, _unsupported
 
 
-class RAdam(Optimizer):
+class RAdam(_SingleTensorOptimizer):
     """PyTorch's RAdam, update for update (its single-tensor path)::
 
         t += 1;  g = grad (+ weight_decay * p, or p *= 1 - lr * weight_decay if decoupled)
@@ -27,16 +23,16 @@ class RAdam(Optimizer):
     skipped.
     """
 
+    _buffers = ("exp_avg", "exp_avg_sq")
+    _late_options = dict(foreach=None, maximize=False, differentiable=False, capturable=False,
+                         decoupled_weight_decay=False)
+
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        _check_nonnegative(lr=lr, eps=eps)
-        _check_betas(betas)
-        _check_nonnegative(weight_decay=weight_decay)
+        _check_adam_like(lr, betas, eps, weight_decay)
         _unsupported(differentiable=differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         maximize=maximize, foreach=foreach, capturable=capturable,
@@ -44,56 +40,28 @@ class RAdam(Optimizer):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _state(self, p) -> dict:
-        state = self.state[p]
-        if not state:
-            state["step"] = tensor(0.0, device=p.device)
-            state["exp_avg"] = zeros_like(p)
-            state["exp_avg_sq"] = zeros_like(p)
-        return state
-
-    @_no_grad_step
-    def step(self, closure=None):
-        """Performs one optimization step; ``closure`` (re-evaluating the loss, with grad mode
-        on) is called first if given, and its loss returned."""
-        loss = _call_closure(closure)
-        for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay = group["weight_decay"]
-            if isinstance(lr, Tensor):
-                lr = lr.item()
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad if group["maximize"] else p.grad
-                state = self._state(p)
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                state["step"] += 1
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).add_(grad * (1 - beta2) * grad)
-                # The scalars as 0-d float64 tensors (PyTorch: Python floats from the step read
-                # back), and the branch on rho_t a ``where``, so that nothing is read back.
-                step = state["step"].to(float64)
-                bias_correction1 = 1 - beta1**step
-                bias_correction2 = 1 - beta2**step
-                corrected = exp_avg / bias_correction1 * lr
-                rho_inf = 2 / (1 - beta2) - 1
-                rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-                # (negative under the root while rho_t < 4: that branch is not taken)
-                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t)).clamp(min=0) ** 0.5
-                adaptive = bias_correction2**0.5 / exp_avg_sq.sqrt().add_(eps)
-                p.sub_(where(rho_t > 5.0, corrected * adaptive * rect, corrected))
-        return loss
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
-                               ("capturable", False), ("decoupled_weight_decay", False)):
-                group.setdefault(key, value)
+    def _update(self, group, lr, p, grad, state) -> None:
+        """One parameter's RAdam update (``lr`` a number, its ``state["step"]`` advanced)."""
+        (beta1, beta2), eps = group["betas"], group["eps"]
+        weight_decay = group["weight_decay"]
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(p, alpha=weight_decay)
+        _lerp_(exp_avg, grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).add_(grad * (1 - beta2) * grad)
+        # The scalars as 0-d float64 tensors (PyTorch: Python floats from the step read back),
+        # and the branch on rho_t a ``where``, so that nothing is read back.
+        step = state["step"].to(float64)
+        bias_correction1 = 1 - beta1**step
+        bias_correction2 = 1 - beta2**step
+        corrected = exp_avg / bias_correction1 * lr
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        # (negative under the root while rho_t < 4: that branch is not taken)
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                / ((rho_inf - 4) * (rho_inf - 2) * rho_t)).clamp(min=0) ** 0.5
+        adaptive = bias_correction2**0.5 / exp_avg_sq.sqrt().add_(eps)
+        p.sub_(where(rho_t > 5.0, corrected * adaptive * rect, corrected))

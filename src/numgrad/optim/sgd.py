@@ -1,7 +1,7 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum and weight decay."""
 from __future__ import annotations
 
-from .optimizer import Optimizer, _no_grad_step, _unsupported
+from .optimizer import Optimizer, _call_closure, _no_grad_step, _unsupported
 
 
 class SGD(Optimizer):
@@ -58,11 +58,3 @@ class SGD(Optimizer):
                 p.add_(grad, alpha=-lr)
         return loss
 
-
-def _call_closure(closure):
-    if closure is None:
-        return None
-    from ..autograd import grad_mode
-
-    with grad_mode.enable_grad():
-        return closure()

@@ -47,6 +47,18 @@ def test_promotion_matches_pytorch():
         _same(ours, theirs)
 
 
+def test_dtype_introspection_matches_pytorch():
+    for a in DTYPES:
+        for b in DTYPES:
+            assert numgrad.can_cast(getattr(numgrad, a), getattr(numgrad, b)) == \
+                torch.can_cast(getattr(torch, a), getattr(torch, b)), (a, b)
+    for x, y in ((True, 1j), (1j, 2), (2.5, 1j)):
+        assert numgrad.result_type(x, y).name == str(torch.result_type(x, y))[6:]
+    assert numgrad.finfo(numgrad.complex64).eps == torch.finfo(torch.complex64).eps
+    assert numgrad.tensor([1j]).type() == "numgrad.ComplexFloatTensor"
+    assert numgrad.tensor([1j]).is_complex() and not numgrad.ones(1).is_complex()
+
+
 def test_creation_conversion_and_printing():
     assert numgrad.cfloat is numgrad.complex64 and numgrad.cdouble is numgrad.complex128
     assert numgrad.complex64.is_complex and not numgrad.float32.is_complex
@@ -133,6 +145,29 @@ def test_gradcheck_in_complex128(f):
     inputs = [numgrad.tensor(_c((5,)), requires_grad=True) for _ in range(2)]
     assert gradcheck(lambda z, w: f(numgrad, z, w), inputs)
     assert gradgradcheck(lambda z, w: f(numgrad, z, w), inputs)
+
+
+def test_number_first_division_powers_and_writes():
+    x = _c((4,))
+    for f in (lambda m, z: 1 / z, lambda m, z: 2.5 / z, lambda m, z: 1j / z.real,
+              lambda m, z: z ** 2, lambda m, z: z ** -1.5, lambda m, z: z ** 0.5,
+              lambda m, z: z.real ** 1j):
+        ours, theirs = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        out_n, out_t = f(numgrad, ours), f(torch, theirs)
+        _same(out_n, out_t, 1e-12)
+        (out_n * (1 - 2j)).real.sum().backward()
+        (out_t * (1 - 2j)).real.sum().backward()
+        _same(ours.grad, theirs.grad, 1e-12)
+    z = numgrad.tensor(x)
+    z[1] = 5j
+    assert z[1].item() == 5j
+    real = numgrad.ones(2)
+    real[0] = 2 + 0j
+    assert real.tolist() == [2.0, 1.0]
+    with pytest.raises(RuntimeError, match="value cannot be converted to type float"):
+        real[1] = 1j
+    with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):
+        numgrad.tensor(x) ** numgrad.tensor(x)
 
 
 def test_gradcheck_catches_a_gradient_that_is_not_conjugated():

@@ -24,9 +24,10 @@ class finfo:
     def __init__(self, type=None):
         if type is None:
             type = _dtype.get_default_dtype()
-        if not isinstance(type, dtype) or type._category != FLOAT:
+        if not isinstance(type, dtype) or type._category not in (FLOAT, _dtype.COMPLEX):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
+        type = type.to_real()  # (a complex dtype's: its parts')
         info = np.finfo(type.np)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
@@ -90,7 +91,7 @@ def result_type(tensor1, tensor2) -> dtype:
     for x in (tensor1, tensor2):
         if isinstance(x, Tensor):
             (dimensioned if x.ndim else zero_dim).append(x.dtype)
-        elif isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, complex):
+        elif isinstance(x, (numbers.Number, np.generic)):
             scalars.append(x)
         else:
             raise TypeError(f"result_type(): argument 'other' must be Tensor or Number, not "
@@ -98,22 +99,18 @@ def result_type(tensor1, tensor2) -> dtype:
     if not dimensioned and not zero_dim:
         # Two numbers: each counts as a 0-d tensor of its default dtype (int64, the default
         # float dtype, bool).
-        zero_dim = [_dtype.to_dtype(bool if isinstance(s, (bool, np.bool_)) else
-                                    int if isinstance(s, (int, np.integer)) else float)
-                    if not isinstance(s, (float, np.floating)) else
-                    _dtype.get_default_dtype() for s in scalars]
+        zero_dim = [_dtype.default_for_category(_dtype.scalar_category(s)) for s in scalars]
         scalars = []
     return _dtype.result_type(dimensioned, zero_dim, scalars)
 
 
 def can_cast(from_, to) -> bool:
     """Whether PyTorch's casting rules allow an in-place op to store ``from_`` into ``to``: not
-    floating point into an integer, nor anything but bool into bool."""
+    into a lower category (complex into real, floating point into an integer, anything but bool
+    into bool)."""
     a = _as_dtype(from_, "can_cast")
     b = _as_dtype(to, "can_cast")
-    if a._category == FLOAT and b._category != FLOAT:
-        return False
-    return not (a._category != BOOL and b._category == BOOL)
+    return a._category <= b._category
 
 
 __all__ = ["can_cast", "finfo", "iinfo", "promote_types", "result_type"]

@@ -638,6 +638,7 @@ class SharedGrad(Tensor):
 _LEGACY_KINDS = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
                  "IntTensor": "int32", "BoolTensor": "bool"}
 _LEGACY_BY_DTYPE = {v: k for k, v in _LEGACY_KINDS.items()}
+_LEGACY_BY_DTYPE.update(complex64="ComplexFloatTensor", complex128="ComplexDoubleTensor")
 
 
 def _legacy_name(t: Tensor) -> str:

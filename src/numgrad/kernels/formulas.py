@@ -154,7 +154,7 @@ TABLE: dict = dict((
     _rows(Binary.SUB, _S + "sub", None, NUMBER + COMPLEX),
     _rows(Binary.MUL, _S + "mul", None, ALL + COMPLEX),
     _rows(Binary.DIV, _S + "div", None, FLOAT + COMPLEX),
-    _rows(Binary.POW, _S + "power", None, FLOAT, _S + "power_int", INT),
+    _rows(Binary.POW, _S + "power", None, FLOAT + COMPLEX, _S + "power_int", INT),
     _rows(Binary.RSUB, _S + "rsub", None, NUMBER + COMPLEX),
     _rows(Binary.RPOW, _S + "rpow", None, FLOAT, _S + "rpow_int", INT),
     _rows(Binary.MAXIMUM, _S + "maximum", None, ALL),

@@ -258,6 +258,7 @@ class PowScalar(Op):
     """``tensor ** number``."""
 
     name, node = "pow_scalar", "PowBackward0"
+    complex_ok = True
     jvp = _jvp.elementwise
     on_cuda = True
     save_inputs = (0,)
@@ -280,6 +281,8 @@ class PowScalar(Op):
         e = ctx.params["exponent"]
         if e == 0:
             return (zeros_like(grad),)  # (PyTorch's zeros, not grad * 0: NaN for an inf grad)
+        if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
+            return (grad * _conj(a ** (e - 1) * e),)
         return (grad * (a ** (e - 1) * e),)  # (PyTorch's grad * (e * a**(e-1)), its rounding)
 
 
@@ -805,6 +808,9 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
 
         return div_mode(input, other, rounding_mode)
     if not isinstance(input, Tensor):
+        if other._data.dtype.kind == "c" or isinstance(input, complex):
+            a, b = binary_operands(input, other, floating=True)  # (no complex reciprocal)
+            return apply(Div, (input, other), (a, b))
         return mul(reciprocal(other), input)
     out = _lane.binary(Div, _DIV, input, other)
     if out is not None:

@@ -752,9 +752,11 @@ def _as_value(value, t: Tensor) -> Tensor:
     """A value to write into ``t``: a tensor, or a number as a 0-d tensor of ``t``'s dtype."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (numbers.Number, np.bool_, np.number)) and not isinstance(value, complex):
+    if isinstance(value, (numbers.Number, np.bool_, np.number)):
         data = t._data
         check_scalar(value, data.dtype)
+        if isinstance(value, (complex, np.complexfloating)) and data.dtype.kind in "fiu":
+            value = value.real  # (its imaginary part is 0: check_scalar refuses any other)
         if isinstance(data, np.ndarray):
             number = np.array(value).astype(data.dtype)
             note_created(number)

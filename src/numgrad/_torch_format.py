@@ -49,6 +49,7 @@ import numpy as np
 
 from ._dtype import device as _device
 from ._dtype import dtype as _dtype_cls
+from .serialization import _place
 from .tensor import Size, Tensor
 
 ALIGNMENT = 64
@@ -645,31 +646,23 @@ def _numgrad_equivalent(module: str, name: str):
             f"the checkpoint needs {module}.{name}, which numgrad does not have") from None
 
 
-def _place(t: Tensor, location: str, m) -> Tensor:
-    """``t`` (on the CPU) moved where ``map_location`` says for a tensor saved on ``location``."""
-    if callable(m) and not isinstance(m, (str, _device, dict)):
-        out = m(t, location)
-        if isinstance(out, Tensor):
-            return out
-        target = location
-    elif m is None:
-        target = location
-    elif isinstance(m, dict):
-        target = m.get(location, location)
-    else:
-        target = m
-    target = _device(target)
-    if target.type == "cuda":
-        from . import cuda
+def _unpickler(loader: _Loader, weights_only: bool, pickle_module, pickle_load_args: dict):
+    """The unpickler class that reads a PyTorch file's pickles, and the keyword arguments to
+    build it with: ``pickle``'s (always with ``weights_only``) or ``pickle_module``'s, with
+    ``encoding`` "utf-8" unless ``pickle_load_args`` says, its classes found by ``loader``
+    (allowed ones only with ``weights_only``) and its storages read by ``loader``."""
+    module = pickle if weights_only or pickle_module is None else pickle_module
+    args = dict(pickle_load_args)
+    args.setdefault("encoding", "utf-8")
 
-        if not cuda.is_available():
-            raise RuntimeError(
-                "Attempting to deserialize object on a CUDA device but "
-                "numgrad.cuda.is_available() is False. If you are running on a CPU-only "
-                "machine, please use numgrad.load with map_location=numgrad.device('cpu') to "
-                "map your storages to the CPU.")
-        return t.to(target)
-    return t
+    class Unpickler(module.Unpickler):
+        def find_class(self, mod_name, global_name):
+            return loader.find_class(mod_name, global_name, weights_only, super().find_class)
+
+        def persistent_load(self, pid):
+            return loader.storage(pid)
+
+    return Unpickler, args
 
 
 def archive_prefix(names: list[str]) -> str | None:
@@ -691,17 +684,7 @@ def load(zf: zipfile.ZipFile, prefix: str, name: str, map_location, weights_only
         pickled = zf.read(prefix + "data.pkl")
     except (zipfile.BadZipFile, OSError, EOFError) as e:
         raise loader.corrupt(f"{prefix}data.pkl cannot be read ({e})") from None
-    module = pickle if weights_only or pickle_module is None else pickle_module
-    args = dict(pickle_load_args)
-    args.setdefault("encoding", "utf-8")
-
-    class Unpickler(module.Unpickler):
-        def find_class(self, mod_name, global_name):
-            return loader.find_class(mod_name, global_name, weights_only, super().find_class)
-
-        def persistent_load(self, pid):
-            return loader.storage(pid)
-
+    Unpickler, args = _unpickler(loader, weights_only, pickle_module, pickle_load_args)
     unpickler = Unpickler(io.BytesIO(pickled), **args)
     if not weights_only:
         return unpickler.load()
@@ -724,17 +707,7 @@ def load_legacy(fileobj, name: str, map_location, weights_only: bool, pickle_mod
     pickle, the pickle of its storages' keys, then each storage as its element count (8 bytes,
     little-endian) and its bytes."""
     loader = _Loader(None, "", name, map_location, None)
-    module = pickle if weights_only or pickle_module is None else pickle_module
-    args = dict(pickle_load_args)
-    args.setdefault("encoding", "utf-8")
-
-    class Unpickler(module.Unpickler):
-        def find_class(self, mod_name, global_name):
-            return loader.find_class(mod_name, global_name, weights_only, super().find_class)
-
-        def persistent_load(self, pid):
-            return loader.storage(pid)
-
+    Unpickler, args = _unpickler(loader, weights_only, pickle_module, pickle_load_args)
     try:
         try:
             if Unpickler(fileobj, **args).load() != LEGACY_MAGIC:

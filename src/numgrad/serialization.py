@@ -245,6 +245,34 @@ class _open_write:
 
 
 # ----------------------------------------------------------------------------------------- load
+def _place(t: Tensor, location: str, m) -> Tensor:
+    """``t`` (on the CPU) moved where ``map_location`` (``m``) says for a tensor saved on
+    ``location``: the rule of both formats' loaders (this module's and ``_torch_format``'s)."""
+    if callable(m) and not isinstance(m, (str, _device, dict)):
+        out = m(t, location)
+        if isinstance(out, Tensor):
+            return out
+        target = location
+    elif m is None:
+        target = location
+    elif isinstance(m, dict):
+        target = m.get(location, location)
+    else:
+        target = m
+    target = _device(target)
+    if target.type == "cuda":
+        from . import cuda
+
+        if not cuda.is_available():
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but "
+                "numgrad.cuda.is_available() is False. If you are running on a CPU-only "
+                "machine, please use numgrad.load with map_location=numgrad.device('cpu') to "
+                "map your storages to the CPU.")
+        return t.to(target)
+    return t
+
+
 class _Reader:
     """Rebuilds the saved object from an open archive and its JSON description."""
 
@@ -300,7 +328,7 @@ class _Reader:
 
         t = from_numpy(a)
         location = str(entry.get("device", "cpu"))
-        t = self.place(t, location)
+        t = _place(t, location, self.map_location)
         requires_grad = bool(entry.get("requires_grad", False))
         if entry.get("parameter"):
             from .nn.parameter import Parameter
@@ -308,34 +336,6 @@ class _Reader:
             return Parameter(t, requires_grad=requires_grad)
         if requires_grad:
             t.requires_grad_(True)
-        return t
-
-    def place(self, t: Tensor, location: str) -> Tensor:
-        """``t`` (on the CPU) moved where ``map_location`` says for a tensor saved on
-        ``location``."""
-        m = self.map_location
-        if callable(m) and not isinstance(m, (str, _device, dict)):
-            out = m(t, location)
-            if isinstance(out, Tensor):
-                return out
-            target = location
-        elif m is None:
-            target = location
-        elif isinstance(m, dict):
-            target = m.get(location, location)
-        else:
-            target = m
-        target = _device(target)
-        if target.type == "cuda":
-            from . import cuda
-
-            if not cuda.is_available():
-                raise RuntimeError(
-                    "Attempting to deserialize object on a CUDA device but "
-                    "numgrad.cuda.is_available() is False. If you are running on a CPU-only "
-                    "machine, please use numgrad.load with map_location=numgrad.device('cpu') to "
-                    "map your storages to the CPU.")
-            return t.to(target)
         return t
 
     def objects(self) -> list:

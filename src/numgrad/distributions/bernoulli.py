@@ -1,13 +1,11 @@
 """The Bernoulli distribution (a coin: 1 with probability ``probs``)."""
 from __future__ import annotations
 
-from numbers import Number
-
 import numgrad
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _size, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsOrLogits, _batch_shape, _expand_params, broadcast_all
 
 __all__ = ["Bernoulli"]
 
@@ -19,7 +17,7 @@ def _bce_with_logits(logits, target):
                                                                   reduction="none")
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(ExponentialFamily, _ProbsOrLogits):
     """Bernoulli(probs) (or given ``logits``, the log-odds): exactly one of the two."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -28,33 +26,12 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = _size() if is_scalar else self._param.size()
+        self._set_probs_or_logits(probs, logits)
+        batch_shape = _batch_shape([logits if probs is None else probs], self._param)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = _size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return _expand_params(self, Bernoulli, batch_shape, _instance, probs_or_logits=True)
 
     @property
     def mean(self):
@@ -68,18 +45,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

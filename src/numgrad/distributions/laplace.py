@@ -1,13 +1,11 @@
 """The Laplace (double exponential) distribution."""
 from __future__ import annotations
 
-from numbers import Number
-
 import numgrad
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _size, broadcast_all
+from .utils import _batch_shape, _expand_params, broadcast_all
 
 __all__ = ["Laplace"]
 
@@ -37,20 +35,10 @@ class Laplace(Distribution):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = _size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(_batch_shape([loc, scale], self.loc), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = _size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Laplace, batch_shape, _instance, ("loc", "scale"))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

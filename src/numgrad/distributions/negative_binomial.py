@@ -7,7 +7,7 @@ from . import constraints
 from ._sampling import poisson
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import _size, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsOrLogits, _expand_params, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
@@ -16,7 +16,7 @@ def _logsigmoid(x):
     return numgrad.nn.functional.logsigmoid(x)
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(Distribution, _ProbsOrLogits):
     """NegativeBinomial(total_count, probs): the number of successes (each of probability
     ``probs``) before ``total_count`` failures; a Poisson whose rate is gamma-distributed."""
 
@@ -26,33 +26,13 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (total_count,) = self._set_probs_or_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = _size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return _expand_params(self, NegativeBinomial, batch_shape, _instance, ("total_count",),
+                              probs_or_logits=True)
 
     @property
     def mean(self):
@@ -65,18 +45,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / numgrad.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

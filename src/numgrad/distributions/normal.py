@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import math
-from numbers import Number, Real
+from numbers import Real
 
 import numgrad
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _size, _standard_normal, broadcast_all
+from .utils import _batch_shape, _expand_params, _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
@@ -39,20 +39,10 @@ class Normal(ExponentialFamily):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = _size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(_batch_shape([loc, scale], self.loc), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = _size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Normal, batch_shape, _instance, ("loc", "scale"))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

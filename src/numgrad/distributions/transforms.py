@@ -124,6 +124,36 @@ class Transform:
         return shape
 
 
+def _parameter_free(cls):
+    """Class decorator of the transforms that hold no parameters: any instance of ``cls`` (or of
+    a subclass) equals any other, as PyTorch's ``__eq__`` of each says, and the hash stays
+    ``Transform``'s."""
+
+    def __eq__(self, other):
+        return isinstance(other, cls)
+
+    cls.__eq__ = __eq__
+    cls.__hash__ = Transform.__hash__
+    return cls
+
+
+def _check_enough_dims(ndim: int, needed: int) -> None:
+    """PyTorch's ValueError for an input (or an input's shape) of ``ndim`` dimensions where the
+    transform needs at least ``needed``."""
+    if ndim < needed:
+        raise ValueError("Too few dimensions on input")
+
+
+def _replace_trailing_shape(shape, old, new):
+    """``shape`` with its trailing dimensions ``old`` replaced by ``new`` (ReshapeTransform's
+    shapes), and PyTorch's ValueErrors where ``shape`` does not end in ``old``."""
+    _check_enough_dims(len(shape), len(old))
+    cut = len(shape) - len(old)
+    if tuple(shape[cut:]) != tuple(old):
+        raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+    return _size(tuple(shape[:cut]) + tuple(new))
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform (``transform.inv``)."""
 
@@ -317,13 +347,11 @@ class IndependentTransform(Transform):
         return self.base_transform.sign
 
     def _call(self, x):
-        if x.dim() < self.domain.event_dim:
-            raise ValueError("Too few dimensions on input")
+        _check_enough_dims(x.dim(), self.domain.event_dim)
         return self.base_transform(x)
 
     def _inverse(self, y):
-        if y.dim() < self.codomain.event_dim:
-            raise ValueError("Too few dimensions on input")
+        _check_enough_dims(y.dim(), self.codomain.event_dim)
         return self.base_transform.inv(y)
 
     def log_abs_det_jacobian(self, x, y):
@@ -380,22 +408,13 @@ class ReshapeTransform(Transform):
         return x.new_zeros(batch_shape)
 
     def forward_shape(self, shape):
-        if len(shape) < len(self.in_shape):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(self.in_shape)
-        if tuple(shape[cut:]) != tuple(self.in_shape):
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
-        return _size(tuple(shape[:cut]) + tuple(self.out_shape))
+        return _replace_trailing_shape(shape, self.in_shape, self.out_shape)
 
     def inverse_shape(self, shape):
-        if len(shape) < len(self.out_shape):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(self.out_shape)
-        if tuple(shape[cut:]) != tuple(self.out_shape):
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
-        return _size(tuple(shape[:cut]) + tuple(self.in_shape))
+        return _replace_trailing_shape(shape, self.out_shape, self.in_shape)
 
 
+@_parameter_free
 class ExpTransform(Transform):
     """y = exp(x)."""
 
@@ -403,11 +422,6 @@ class ExpTransform(Transform):
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -476,6 +490,7 @@ def _softplus(x):
     return numgrad.nn.functional.softplus(x)
 
 
+@_parameter_free
 class SigmoidTransform(Transform):
     """y = 1 / (1 + exp(-x))."""
 
@@ -483,11 +498,6 @@ class SigmoidTransform(Transform):
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -501,6 +511,7 @@ class SigmoidTransform(Transform):
         return -_softplus(-x) - _softplus(x)
 
 
+@_parameter_free
 class SoftplusTransform(Transform):
     """y = log(1 + exp(x))."""
 
@@ -508,11 +519,6 @@ class SoftplusTransform(Transform):
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return _softplus(x)
@@ -524,6 +530,7 @@ class SoftplusTransform(Transform):
         return -_softplus(-x)
 
 
+@_parameter_free
 class TanhTransform(Transform):
     """y = tanh(x) (its inverse, atanh, is not stable near ±1: use cache_size=1 to invert the
     values it made)."""
@@ -532,11 +539,6 @@ class TanhTransform(Transform):
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -549,16 +551,12 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
 
 
+@_parameter_free
 class AbsTransform(Transform):
     """y = |x| (not bijective: ``inv`` gives the positive root)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -645,17 +643,13 @@ class AffineTransform(Transform):
         return self.forward_shape(shape)
 
 
+@_parameter_free
 class SoftmaxTransform(Transform):
     """y = softmax(x) over the last dimension (not bijective: ``inv`` gives log y, one of the
     preimages; no log-determinant)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         logprobs = x
@@ -666,16 +660,15 @@ class SoftmaxTransform(Transform):
         return y.log()
 
     def forward_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+        _check_enough_dims(len(shape), 1)
         return shape
 
     def inverse_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+        _check_enough_dims(len(shape), 1)
         return shape
 
 
+@_parameter_free
 class StickBreakingTransform(Transform):
     """R^(K-1) -> the K-simplex by stick breaking: each coordinate, through a shifted sigmoid,
     takes its fraction of what is left of the stick (bijective, with a log-determinant)."""
@@ -683,11 +676,6 @@ class StickBreakingTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = Transform.__hash__
 
     def _offset(self, x):
         k = x.shape[-1]
@@ -713,27 +701,21 @@ class StickBreakingTransform(Transform):
         return (-x + numgrad.nn.functional.logsigmoid(x) + y[..., :-1].log()).sum(-1)
 
     def forward_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+        _check_enough_dims(len(shape), 1)
         return _size(tuple(shape[:-1]) + (shape[-1] + 1,))
 
     def inverse_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+        _check_enough_dims(len(shape), 1)
         return _size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
+@_parameter_free
 class LowerCholeskyTransform(Transform):
     """Unconstrained square matrices -> lower-triangular ones with a positive diagonal (the
     strictly lower part kept, the diagonal exponentiated)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -742,17 +724,13 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
+@_parameter_free
 class PositiveDefiniteTransform(Transform):
     """Unconstrained square matrices -> positive-definite ones: L L^T of the
     LowerCholeskyTransform's L."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
@@ -763,15 +741,22 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(y)
 
 
+def _checked_parts(tseq, cache_size: int):
+    """The transforms ``tseq`` of a CatTransform or StackTransform, each with ``cache_size``
+    where it is not 0; PyTorch's AssertionError where one is not a Transform."""
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    if cache_size:
+        tseq = [t.with_cache(cache_size) for t in tseq]
+    return tseq
+
+
 class CatTransform(Transform):
     """The transforms ``tseq`` applied to consecutive slices (of ``lengths``, 1 each by
     default) along ``dim``, the results concatenated."""
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        tseq = _checked_parts(tseq, cache_size)
         super().__init__(cache_size=cache_size)
         self.transforms = list(tseq)
         if lengths is None:
@@ -849,10 +834,7 @@ class StackTransform(Transform):
     stacked."""
 
     def __init__(self, tseq, dim=0, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        tseq = _checked_parts(tseq, cache_size)
         super().__init__(cache_size=cache_size)
         self.transforms = list(tseq)
         self.dim = dim
@@ -895,6 +877,7 @@ class StackTransform(Transform):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
 
+@_parameter_free
 class CorrCholeskyTransform(Transform):
     """Unconstrained vectors of length D(D-1)/2 -> Cholesky factors of D x D correlation
     matrices (lower triangular, positive diagonal, rows of unit norm): tanh of each entry gives
@@ -904,11 +887,6 @@ class CorrCholeskyTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         x = numgrad.tanh(x)
@@ -936,8 +914,7 @@ class CorrCholeskyTransform(Transform):
         return stick_breaking_logdet + tanh_logdet
 
     def forward_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+        _check_enough_dims(len(shape), 1)
         n = shape[-1]
         d = round((0.25 + 2 * n) ** 0.5 + 0.5)
         if d * (d - 1) // 2 != n:
@@ -945,8 +922,7 @@ class CorrCholeskyTransform(Transform):
         return _size(tuple(shape[:-1]) + (d, d))
 
     def inverse_shape(self, shape):
-        if len(shape) < 2:
-            raise ValueError("Too few dimensions on input")
+        _check_enough_dims(len(shape), 2)
         if shape[-2] != shape[-1]:
             raise ValueError("Input is not square")
         d = shape[-1]

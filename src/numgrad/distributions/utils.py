@@ -117,6 +117,72 @@ class _lazy_property_and_property(lazy_property, property):
 
 
 
+def _batch_shape(values, param) -> numgrad.Size:
+    """The batch shape of a distribution built from the parameters ``values``: ``()`` when
+    every one is a Python number, else the size of ``param``, one of them broadcast."""
+    if all(isinstance(v, numbers.Number) for v in values):
+        return _size()
+    return param.size()
+
+
+def _expand_params(dist, cls, batch_shape, _instance, names=(), probs_or_logits=False):
+    """PyTorch's ``expand`` for ``dist``, a ``cls``: a new instance (or ``_instance``, made by a
+    subclass's ``expand``) whose parameters ``names`` are ``dist``'s expanded to
+    ``batch_shape`` (views), and with ``probs_or_logits`` also whichever of ``probs`` and
+    ``logits`` ``dist`` holds (see ``_ProbsOrLogits``); its batch shape is set without
+    validation, and its validation flag is ``dist``'s."""
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = _size(batch_shape)
+    for name in names:
+        setattr(new, name, getattr(dist, name).expand(batch_shape))
+    if probs_or_logits:
+        if "probs" in dist.__dict__:
+            new.probs = dist.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in dist.__dict__:
+            new.logits = dist.logits.expand(batch_shape)
+            new._param = new.logits
+    super(cls, new).__init__(batch_shape, validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
+class _ProbsOrLogits:
+    """What the distributions given a success probability ``probs`` or its log-odds ``logits``
+    (exactly one) share: the other one computed on first use, ``_param`` (the one given: its
+    dtype, device and shape are the distribution's), ``param_shape`` and ``_new``."""
+
+    def _set_probs_or_logits(self, probs, logits, *others) -> list:
+        """Stores the one of ``probs`` and ``logits`` given (PyTorch's ValueError unless
+        exactly one is), broadcast with ``others`` (before it, whose tensors set the dtype of
+        numbers), as ``self.probs`` or ``self.logits`` and as ``self._param``; returns
+        ``others`` broadcast."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            *others, self.probs = broadcast_all(*others, probs)
+            self._param = self.probs
+        else:
+            *others, self.logits = broadcast_all(*others, logits)
+            self._param = self.logits
+        return others
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+
 def _tril_positions(n: int, diag: int):
     """The (row, column) positions of the lower triangle below diagonal ``diag`` of an n x n
     matrix, row by row (as NumPy arrays)."""

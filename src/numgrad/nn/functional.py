@@ -406,9 +406,11 @@ def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type
 def _vector_norm(x: Tensor, ord: float, dim=None) -> Tensor:
     """``linalg.vector_norm(x, ord, dim)`` from numgrad's ops."""
     ord = float(ord)
+    if ord == 2.0 and dim is None:  # (before |x|, which this one does not need: clip_grad_norm_
+        return x.norm()             # made it of every gradient, 2M entries in the word-LM's)
     a = x.abs()
     if ord == 2.0:
-        return (a * a).sum(dim).sqrt() if dim is not None else x.norm()
+        return (a * a).sum(dim).sqrt()
     if ord == math.inf:
         return a.amax(dim) if dim is not None else a.max()
     if ord == -math.inf:

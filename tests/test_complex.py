@@ -170,6 +170,24 @@ def test_number_first_division_powers_and_writes():
         numgrad.tensor(x) ** numgrad.tensor(x)
 
 
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((2, 3, 4), (2, 4, 2)), ((3, 4), (4,)),
+                                    ((4,), (4,)), ((2, 3, 4), (4,)), ((4,), (2, 4, 3))])
+def test_matmul_values_gradients_and_gradcheck(shapes):
+    x, y = _c(shapes[0]), _c(shapes[1])
+    ours = [numgrad.tensor(a, requires_grad=True) for a in (x, y)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, y)]
+    out_n, out_t = ours[0] @ ours[1], theirs[0] @ theirs[1]
+    _same(out_n, out_t, 1e-12)
+    cot = np.asarray(_c(tuple(out_t.shape)))
+    out_n.backward(numgrad.tensor(cot))
+    out_t.backward(torch.tensor(cot))
+    for o, t in zip(ours, theirs):
+        _same(o.grad, t.grad, 1e-12)
+    assert gradcheck(lambda a, b: a @ b, [numgrad.tensor(a, requires_grad=True) for a in (x, y)])
+    _same(numgrad.vdot(numgrad.tensor(x.ravel()), numgrad.tensor(x.ravel())),
+          torch.vdot(torch.tensor(x.ravel()), torch.tensor(x.ravel())), 1e-12)
+
+
 def test_gradcheck_catches_a_gradient_that_is_not_conjugated():
     class Square(numgrad.autograd.Function):
         @staticmethod
@@ -189,7 +207,7 @@ def test_gradcheck_catches_a_gradient_that_is_not_conjugated():
 def test_ops_without_complex_kernels_raise_pytorchs_error():
     z = numgrad.tensor([1 + 1j, 2j])
     for f in (numgrad.exp, numgrad.relu, lambda t: t < 1, lambda t: t.max(), numgrad.sign,
-              lambda t: t.cumsum(0), lambda t: t @ t):
+              lambda t: t.cumsum(0), lambda t: t.norm()):
         with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
             f(z)
     with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):

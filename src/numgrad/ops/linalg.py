@@ -17,6 +17,7 @@ from ..tensor import Tensor
 from .elementwise import Mul, uniform_element
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_of, register
+from .complex import conj
 from .shape import SqueezeInplace
 
 
@@ -30,6 +31,7 @@ class _MatrixProduct(Op):
 
     jvp = _jvp.bilinear
     on_cuda = True
+    complex_ok = True
     save_inputs = (0, 1)
 
     @staticmethod
@@ -45,8 +47,11 @@ class _MatrixProduct(Op):
 
 
 def _product_backward(cls, a, b, grad, need_a, need_b, ta, tb):
-    """The gradients of ``op(a) @ op(b)`` (``cls`` Mm or Bmm, which records them)."""
+    """The gradients of ``op(a) @ op(b)`` (``cls`` Mm or Bmm, which records them); of complex
+    ones, the products with the conjugates (the conjugate Wirtinger derivative)."""
     grad_a = grad_b = None
+    if grad._data.dtype.kind == "c":
+        a, b = conj(a), conj(b)
     if cls is Mm and not grad_mode.state.enabled:
         c = uniform_element(grad._data)  # (a 2-D product's gradient)
         if c is not None:
@@ -116,6 +121,7 @@ class Addmm(Op):
     kernel; the products of the backward are Mm's (so are its second derivatives)."""
 
     name, node = "addmm", "AddmmBackward0"
+    complex_ok = True
     jvp = _jvp.bilinear_with((1, 2), 0)
     on_cuda = True
     save_inputs = (1, 2)
@@ -142,6 +148,7 @@ class Addmm(Op):
 @register
 class Mv(Op):
     name, node = "mv", "MvBackward0"
+    complex_ok = True
     jvp = _jvp.bilinear
     on_cuda = True
     save_inputs = (0, 1)
@@ -157,6 +164,9 @@ class Mv(Op):
         a, v = ctx.saved_tensors
         need_a, need_v = ctx.needs_input_grad
         ta = ctx.params["trans_a"]
+        if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
+            a = None if a is None else conj(a)
+            v = None if v is None else conj(v)
         grad_a = grad_v = None
         if need_a:  # the outer product grad v^T (v grad^T for a transposed a)
             grad_a = grad.reshape(grad.shape[0], 1) * v if not ta else v.reshape(v.shape[0], 1) * grad
@@ -168,6 +178,7 @@ class Mv(Op):
 @register
 class Dot(Op):
     name, node = "dot", "DotBackward0"
+    complex_ok = True
     jvp = _jvp.bilinear
     on_cuda = True
     save_inputs = (0, 1)
@@ -431,8 +442,8 @@ def _folded(input: Tensor, other: Tensor) -> Tensor:
 
 # What numgrad exports as functions, and what Tensor gets as methods.
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """The dot product of two 1-D tensors (of real ones, ``dot``)."""
-    return dot(input, other)
+    """The dot product of two 1-D tensors, the first conjugated (of real ones, ``dot``)."""
+    return dot(conj(input), other)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:

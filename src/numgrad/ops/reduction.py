@@ -567,7 +567,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     """The 2-norm (``p='fro'`` or 2) of all elements, or of each slice along ``dim``."""
-    if not input.dtype.is_floating_point:
+    if input.dtype._category < FLOAT:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_torch_name(input._data.dtype)}")
     if p not in ("fro", 2, 2.0):

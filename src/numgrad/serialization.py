@@ -222,26 +222,36 @@ def _save_v1(obj, f, pickle_module=pickle, pickle_protocol: int = 2):
                 np.lib.format.write_array(out, a, allow_pickle=False)
 
 
-class _open_write:
+class _path_or_file:
+    """The context of ``numgrad.save``'s or ``numgrad.load``'s ``f``: a path, opened on entry
+    (and closed on exit), or a binary file object, left open."""
+
     def __init__(self, f):
         self.f, self.opened = f, None
 
-    def __enter__(self):
+    def _open_or_check(self, mode: str, function: str, method: str):
+        """The file: ``f`` opened in ``mode`` if it is a path, else ``f`` itself, with the
+        TypeError of ``numgrad.<function>`` where it is a text file or lacks ``method``."""
         f = self.f
         if isinstance(f, (str, os.PathLike)):
-            self.opened = open(os.fspath(f), "wb")
+            self.opened = open(os.fspath(f), mode)
             return self.opened
         if isinstance(f, io.TextIOBase):
-            raise TypeError("numgrad.save needs a binary file object (opened with 'wb'), got a "
-                            "text file")
-        if not callable(getattr(f, "write", None)):
+            raise TypeError(f"numgrad.{function} needs a binary file object (opened with "
+                            f"'{mode}'), got a text file")
+        if not callable(getattr(f, method, None)):
             raise TypeError("f must be a path (str or os.PathLike) or a binary file object with "
-                            f"write(), but got {type(f).__name__}")
+                            f"{method}(), but got {type(f).__name__}")
         return f
 
     def __exit__(self, *exc):
         if self.opened is not None:
             self.opened.close()
+
+
+class _open_write(_path_or_file):
+    def __enter__(self):
+        return self._open_or_check("wb", "save", "write")
 
 
 # ----------------------------------------------------------------------------------------- load
@@ -592,30 +602,16 @@ class safe_globals:
 
 def _user_globals() -> dict:
     return dict(_SAFE_GLOBALS)
-class _open_read:
-    def __init__(self, f):
-        self.f, self.opened = f, None
-
+class _open_read(_path_or_file):
     def __enter__(self):
-        f = self.f
-        if isinstance(f, (str, os.PathLike)):
-            self.opened = open(os.fspath(f), "rb")
-            return self.opened, repr(os.fspath(f))
-        if isinstance(f, io.TextIOBase):
-            raise TypeError("numgrad.load needs a binary file object (opened with 'rb'), got a "
-                            "text file")
-        if not callable(getattr(f, "read", None)):
-            raise TypeError("f must be a path (str or os.PathLike) or a binary file object with "
-                            f"read(), but got {type(f).__name__}")
+        f = self._open_or_check("rb", "load", "read")
+        if self.opened is not None:
+            return f, repr(os.fspath(self.f))
         seekable = getattr(f, "seekable", None)
         if not (callable(seekable) and seekable()):
             f = io.BytesIO(f.read())
         name = getattr(self.f, "name", None)
         return f, (repr(name) if isinstance(name, str) else "the file")
-
-    def __exit__(self, *exc):
-        if self.opened is not None:
-            self.opened.close()
 
 
 def _is_legacy_torch(fileobj, start: int) -> bool:

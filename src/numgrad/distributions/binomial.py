@@ -25,8 +25,7 @@ class Binomial(Distribution, _ProbsOrLogits):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        (total_count,) = self._set_probs_or_logits(probs, logits, total_count)
-        self.total_count = total_count.type_as(self._param)
+        self._set_count_and_probs_or_logits(total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

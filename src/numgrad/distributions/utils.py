@@ -167,6 +167,12 @@ class _ProbsOrLogits:
             self._param = self.logits
         return others
 
+    def _set_count_and_probs_or_logits(self, total_count, probs, logits) -> None:
+        """``_set_probs_or_logits``, with ``self.total_count`` broadcast with the parameter and
+        of its dtype (Binomial's and NegativeBinomial's number of trials)."""
+        (total_count,) = self._set_probs_or_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
+
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
 

@@ -207,7 +207,8 @@ def test_gradcheck_catches_a_gradient_that_is_not_conjugated():
 def test_ops_without_complex_kernels_raise_pytorchs_error():
     z = numgrad.tensor([1 + 1j, 2j])
     for f in (numgrad.exp, numgrad.relu, lambda t: t < 1, lambda t: t.max(), numgrad.sign,
-              lambda t: t.cumsum(0), lambda t: t.norm()):
+              lambda t: t.cumsum(0), lambda t: t.norm(), lambda t: numgrad.copysign(t, 1.0),
+              lambda t: t.expand(2, 2).trace()):
         with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
             f(z)
     with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):

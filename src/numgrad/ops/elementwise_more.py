@@ -1510,6 +1510,9 @@ def copysign(input, other) -> Tensor:
         raise TypeError(f"copysign(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     dtype = ng.result_type(input, other)
+    if dtype.is_complex:
+        raise NotImplementedError(f"\"copysign_cpu\" not implemented for "
+                                  f"'{torch_name(dtype.np)}'")
     if not dtype.is_floating_point:
         dtype = ng.get_default_dtype()
     other = _as_tensor_like(other, input)

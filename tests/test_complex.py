@@ -213,6 +213,10 @@ def test_ops_without_complex_kernels_raise_pytorchs_error():
             f(z)
     with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):
         numgrad.tensor([1j], dtype=numgrad.cdouble).sqrt()
+    with pytest.raises(RuntimeError, match="Sort does not support complex dtypes on CPU"):
+        z.sort()
+    with pytest.raises(NotImplementedError, match="\"unique\" not implemented for 'ComplexFloat'"):
+        numgrad.unique(z)
     # numgrad.complex and polar: PyTorch's checks
     f32, f64, i64 = numgrad.ones(2), numgrad.ones(2, dtype=numgrad.float64), numgrad.ones(2).long()
     for f in (numgrad.complex, numgrad.polar):

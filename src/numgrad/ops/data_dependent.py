@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import torch_name
 from ..tensor import Tensor
 from ._promote import broadcast_shapes
 from . import _jvp
@@ -132,6 +133,8 @@ def _runs(K, values):
 def _unique_flat(input: Tensor, sort: bool, return_inverse: bool, return_counts: bool, name):
     input = _tensor(input, name)
     K, d = kernels_for((input,)), input._data
+    if d.dtype.kind == "c":
+        raise NotImplementedError(f"\"{name}\" not implemented for '{torch_name(d.dtype)}'")
     shape = tuple(d.shape)
     n = int(d.size)
     flat = K.reshape_view(K.ascontiguous(d), (n,))

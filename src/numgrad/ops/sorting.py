@@ -76,6 +76,8 @@ class Topk(_Selecting):
 
 def _checked(input: Tensor, dim):
     data = input._data
+    if data.dtype.kind == "c":  # (PyTorch's CPU sorts refuse complex numbers)
+        raise RuntimeError("Sort does not support complex dtypes on CPU")
     d = (_wrap_dim(int(dim), data.ndim) % max(data.ndim, 1))
     return data, d
 

@@ -27,8 +27,6 @@ SAMPLES = {'_batch_norm_with_update': 'float32 sample 0: output 3, the empty res
  'jiterator_binary_return_by_ref': 'float32 sample 0: missing name: '
                                    'torch.jiterator_binary_return_by_ref',
  'jiterator_unary': 'float32 sample 0: missing name: torch.jiterator_unary',
- 'linalg.eig': 'float32 sample 0: missing name: torch.linalg.eig',
- 'linalg.eigvals': 'float32 sample 0: missing name: torch.linalg.eigvals',
  'nn.functional.ctc_loss': "float32 sample 0: PyTorch 2.13's float32 gradient is off by up to "
                            '8.8e-5 from the float64 gradient (its recursion runs in float32 over '
                            "50 steps); numgrad's, computed in float64, agrees with it to 1e-8; the "

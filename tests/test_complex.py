@@ -367,3 +367,36 @@ def test_stft_errors_match_pytorch(kw):
     with pytest.raises(RuntimeError) as ours:
         call(numgrad)
     assert str(ours.value).replace("numgrad.", "torch.") == str(theirs.value)
+
+
+@pytest.mark.parametrize("data", [
+    np.array([[0.0, -2.0, 0.5], [1.5, 0.2, -0.3], [0.1, 0.4, 1.0]]),  # (a complex pair)
+    RNG.standard_normal((2, 4, 4)),
+    _c((3, 3)),
+])
+def test_eig_values_and_gradients_match_pytorch(data):
+    ours, theirs = numgrad.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    L, V = numgrad.linalg.eig(ours)
+    Lt, Vt = torch.linalg.eig(theirs)
+    _same(L, Lt, 1e-10)
+    _same(V, Vt, 1e-10)
+    cot = _c(tuple(Lt.shape))
+    ((L * numgrad.tensor(cot)).real.sum() + (V.abs() * 1.5).sum()).backward()
+    ((Lt * torch.tensor(cot)).real.sum() + (Vt.abs() * 1.5).sum()).backward()
+    _same(ours.grad, theirs.grad, 1e-9)
+    _same(numgrad.linalg.eigvals(ours), torch.linalg.eigvals(theirs), 1e-10)
+    small = numgrad.tensor(data[..., :3, :3] if data.ndim == 3 else data, requires_grad=True)
+    assert gradcheck(lambda a: numgrad.view_as_real(numgrad.linalg.eigvals(a)), (small,))
+    assert gradcheck(lambda a: numgrad.linalg.eig(a)[1].abs(), (small,))
+
+
+def test_eig_errors_match_pytorch():
+    v = numgrad.linalg.eig(numgrad.tensor(_c((3, 3)), requires_grad=True))[1]
+    with pytest.raises(RuntimeError, match="specified up to multiplication by e\\^\\{i phi\\}"):
+        v.real.sum().backward()  # (depends on the vectors' phases)
+    for call in (lambda m: m.linalg.eig(m.ones(3)), lambda m: m.linalg.eigvals(m.ones(2, 3))):
+        with pytest.raises(RuntimeError) as theirs:
+            call(torch)
+        with pytest.raises(RuntimeError) as ours:
+            call(numgrad)
+        assert str(ours.value) == str(theirs.value)

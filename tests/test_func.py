@@ -681,7 +681,8 @@ NO_JVP_YET = frozenset()
 # function with a rule (``sum_dim`` through ``sum``, ``getitem_slice`` through ``__getitem__``)
 # counts as covered (``COVERED_BY``).
 COVERED_BY = {
-    "fft_c2c": "fft", "abs_complex": "abs", "angle_complex": "angle",
+    "fft_c2c": "fft", "abs_complex": "abs", "angle_complex": "angle", "linalg_eig": "eig",
+    "linalg_eig_vectors": "eig",
     "to_copy": "to", "pow_scalar": "pow", "rpow": "pow", "clamp_tensor": "clamp",
     "div_mode": "div", "fmod_scalar": "fmod", "remainder_scalar": "remainder",
     "remainder_scalar_tensor": "remainder", "xlogy_scalar_self": "xlogy",

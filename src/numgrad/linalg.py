@@ -20,8 +20,10 @@ from .ops import linalg_derived as _derived  # noqa: E402  (solve_triangular, co
 
 from .ops import linalg_ldl as _ldl  # noqa: E402  (ldl_factor, ldl_factor_ex, ldl_solve)
 from .ops import linalg_lu as _lu  # noqa: E402  (lu_factor, lu, lu_solve)
+from .ops import linalg_eig as _eig  # noqa: E402  (eig, eigvals)
 
 globals().update(_derived.LINALG)
 globals().update(_lu.LINALG)
 globals().update(_ldl.LINALG)
-__all__ += list(_derived.LINALG) + list(_lu.LINALG) + list(_ldl.LINALG)
+globals().update(_eig.LINALG)
+__all__ += list(_derived.LINALG) + list(_lu.LINALG) + list(_ldl.LINALG) + list(_eig.LINALG)

@@ -1269,7 +1269,8 @@ def _both_batched(func, lvl, args, kwargs):
     return _wrap_out(func(*phys, **kwargs), lvl)
 
 
-@_rule("det", "inv", "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
+@_rule("det", "inv", "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "eig", "eigvals",
+       "svd", "svdvals",
        "pinv", "matrix_exp", "inv_ex", "cholesky_ex", "cholesky_inverse", "matrix_norm",
        "inverse", "pinverse", "lu_factor", "lu_factor_ex", "matrix_rank", "cond", "lu")
 def _trailing_matrix(func, lvl, args, kwargs):

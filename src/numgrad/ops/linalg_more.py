@@ -75,7 +75,9 @@ def _check_matrix(fn: str, A: Tensor, square: bool = True) -> None:
 
 
 def _mH(t: Tensor) -> Tensor:
-    return t.transpose(-2, -1)
+    """The conjugate transpose of the last two dimensions (of a real tensor, the transpose)."""
+    t = t.transpose(-2, -1)
+    return t.conj() if t._data.dtype.kind == "c" else t
 
 
 def _diag(values: Tensor) -> Tensor:
@@ -525,6 +527,7 @@ def _is_vector_rhs(A, B) -> bool:
 @register
 class LinalgSolveEx(Op):
     name, node = "linalg_solve_ex", "LinalgSolveExBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)

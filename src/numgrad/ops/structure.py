@@ -119,6 +119,7 @@ def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
 @register
 class Diagonal(Op):
     name, node = "diagonal", "DiagonalBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     is_view = True
     on_cuda = True
@@ -156,6 +157,7 @@ class DiagonalBackward(Op):
     diagonal."""
 
     name, node = "diagonal_backward", "DiagonalBackwardBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, g: m.ops.diagonal_backward(g, [3, 4], 1, 0, 1), ((3,),)),)
@@ -256,6 +258,7 @@ def unfold_backward(grad_in: Tensor, input_sizes, dim: int, size: int, step: int
 @register
 class DiagEmbed(Op):
     name, node = "diag_embed", "DiagEmbedBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: m.diag_embed(a), ((2, 3),)),

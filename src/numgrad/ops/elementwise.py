@@ -291,6 +291,7 @@ class PowScalar(Op):
 # pow(x, 3) in the last bit; sqrt(-inf) is NaN where pow(-inf, 0.5) is inf; 1 / (x * x) is 0
 # where x * x overflows, where pow(x, -2) may be subnormal).
 _POW_SPECIAL = {
+    1: lambda K, a: K.copy(a),  # (x ** 2's gradient, a**1 * 2: pow per element was 6 ns each)
     0.5: lambda K, a: K.unary(K.SQRT, a),
     -0.5: lambda K, a: K.unary(K.RSQRT, a),
     2: lambda K, a: K.binary(K.MUL, a, a),

@@ -2,7 +2,7 @@
 3×3 kernels, padding 1 (the scikit-learn digits CNN's convolutions).
 
     python benchmarks/conv.py [--repeat N] [--threads T] [--dtype float32|float64] [--direct]
-                              [--more] [--no-first-call]
+                              [--more] [--models] [--no-first-call]
 
 Prints the median process CPU time (``time.process_time``, all threads counted) of forward +
 backward for each layer and for the two-layer stack (``conv2(relu(conv1(x))).sum()``), numgrad's
@@ -158,10 +158,25 @@ MORE = {
     "pixel_shuffle 2, 64×16²": (((16, 64, 16, 16),), lambda F, x: F.pixel_shuffle(x, 2)),
 }
 
+# ``--models``: the convolutions of the training steps in models.py (compare.py --models), each
+# forward + backward on its own (every input's gradient computed, the MNIST conv1's too).
+MODEL_LAYERS = {
+    "MNIST CNN conv1 1→32, 28², batch 64": (
+        ((64, 1, 28, 28), (32, 1, 3, 3), (32,)), lambda F, x, w, b: F.conv2d(x, w, b)),
+    "MNIST CNN conv2 32→64, 26², batch 64": (
+        ((64, 32, 26, 26), (64, 32, 3, 3), (64,)), lambda F, x, w, b: F.conv2d(x, w, b)),
+    "ResNet block 64→64 p1, 32², batch 16": (
+        ((16, 64, 32, 32), (64, 64, 3, 3)), lambda F, x, w: F.conv2d(x, w, padding=1)),
+    "conv_transpose2d 64→32 k4 s2 p1, 16², x16": (
+        ((16, 64, 16, 16), (64, 32, 4, 4), (32,)),
+        lambda F, x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1)),
+}
 
-def make_more(m, name: str, dtype: str = "float32", seed: int = 0):
-    """A forward + backward step of numgrad or PyTorch (``m``) on ``MORE[name]``."""
-    shapes, fn = MORE[name]
+
+def make_more(m, name: str, dtype: str = "float32", seed: int = 0, table=None):
+    """A forward + backward step of numgrad or PyTorch (``m``) on ``table[name]`` (``MORE``'s
+    by default)."""
+    shapes, fn = (MORE if table is None else table)[name]
     rng = np.random.default_rng(seed)
     ts = [m.tensor(rng.uniform(-1, 1, s).astype(dtype), requires_grad=True) for s in shapes]
 
@@ -173,15 +188,16 @@ def make_more(m, name: str, dtype: str = "float32", seed: int = 0):
     return step
 
 
-def more_against_pytorch(dtype: str, repeat: int) -> None:
+def more_against_pytorch(dtype: str, repeat: int, table=None, title="more layers") -> None:
     import torch
 
-    print(f"\nmore layers, forward + backward, {dtype}; median process CPU ms of {repeat}")
-    print(f"{'layer':<40}{'numgrad':>10}{'PyTorch':>10}{'ratio':>8}")
-    for name in MORE:
-        ours = median_ms(make_more(numgrad, name, dtype), repeat)
-        theirs = median_ms(make_more(torch, name, dtype), repeat)
-        print(f"{name:<40}{ours:>10.3f}{theirs:>10.3f}{ours / theirs:>8.2f}")
+    table = MORE if table is None else table
+    print(f"\n{title}, forward + backward, {dtype}; median process CPU ms of {repeat}")
+    print(f"{'layer':<42}{'numgrad':>10}{'PyTorch':>10}{'ratio':>8}")
+    for name in table:
+        ours = median_ms(make_more(numgrad, name, dtype, table=table), repeat)
+        theirs = median_ms(make_more(torch, name, dtype, table=table), repeat)
+        print(f"{name:<42}{ours:>10.3f}{theirs:>10.3f}{ours / theirs:>8.2f}")
 
 
 def im2col_share(dtype: str, repeat: int) -> None:
@@ -326,6 +342,9 @@ def main() -> None:
     parser.add_argument("--more", action="store_true",
                         help="also time the transposed and 3-D convolutions, 3-D pooling, "
                              "interpolation and pixel shuffle against PyTorch")
+    parser.add_argument("--models", action="store_true",
+                        help="only the convolutions of models.py's training steps, against "
+                             "PyTorch")
     parser.add_argument("--no-first-call", action="store_true",
                         help="skip the fresh-process first calls")
     args = parser.parse_args()
@@ -341,6 +360,10 @@ def main() -> None:
         threadpool_limits(threads, user_api="blas")
     except ImportError:
         print("(threadpoolctl is not installed: NumPy's BLAS keeps its own thread count)")
+    if args.models:
+        more_against_pytorch(args.dtype, args.repeat, MODEL_LAYERS,
+                             f"models.py's convolutions, {threads} threads")
+        return
     print(f"convolution forward + backward, {args.dtype}, batch {BATCH}, {SIZE}x{SIZE}, "
           f"{threads} threads; median process CPU ms of {args.repeat}")
     print(f"{'layers':<28}{'numgrad':>10}{'PyTorch':>10}{'ratio':>8}")

@@ -50,7 +50,8 @@ RANDOM = frozenset(name for name in WRITES if name.startswith("philox_"))
 # Those whose result may view their first argument's memory.
 VIEWS = frozenset({"reshape_view", "broadcast_to", "permute", "transpose", "squeeze",
                    "unsqueeze", "view_index", "ascontiguous", "structure.diagonal",
-                   "structure.unfold"})
+                   "structure.unfold", "complex_real", "complex_imag", "complex_pairs",
+                   "complex_from_pairs"})
 
 
 class Op(enum.Enum):
@@ -97,7 +98,8 @@ def op_of(name: str) -> Op:
 # ---------------------------------------------------------------------- dtypes
 # The one map from a dtype to the text that names it in generated code (the renderers').
 DTYPES = {"float32": "np.float32", "float64": "np.float64", "int64": "np.int64",
-          "int32": "np.int32", "bool": "np.bool_"}
+          "int32": "np.int32", "bool": "np.bool_", "complex64": "np.complex64",
+          "complex128": "np.complex128"}
 
 
 def dtype_text(dtype) -> str:

@@ -196,6 +196,8 @@ def _literal(value) -> str:
         name = _DTYPES[value.dtype.name]
         if value.dtype.kind == "f":
             return f"{name}({_float(float(value))})"
+        if value.dtype.kind == "c":
+            return f"{name}(complex({_float(float(value.real))}, {_float(float(value.imag))}))"
         if value.dtype.kind == "b":
             return repr(bool(value))
         return f"{name}({int(value)})"

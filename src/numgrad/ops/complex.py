@@ -8,9 +8,6 @@ gets the real part of its gradient (the engine takes it, as PyTorch's ``handle_r
 """
 from __future__ import annotations
 
-import numpy as np
-from numpy.lib.stride_tricks import as_strided
-
 from .._dtype import FLOAT, torch_name
 from ..tensor import Tensor
 from . import _jvp
@@ -31,13 +28,6 @@ def is_complex(input: Tensor) -> bool:
 _PAIR = ((3, 4), (3, 4))
 
 
-def _parts(a: np.ndarray) -> np.ndarray:
-    """The real view of complex ``a``: its shape with a last dimension of 2 (real, imaginary)."""
-    half = a.itemsize // 2
-    base = a.real  # (a view with ``a``'s strides, in the parts' dtype)
-    return as_strided(base, a.shape + (2,), a.strides + (half,))
-
-
 @register
 class Real(Op):
     name, node = "real", "SelectBackward0"  # (PyTorch's real is a select of view_as_real)
@@ -47,7 +37,7 @@ class Real(Op):
 
     @staticmethod
     def forward(K, a):
-        return a.real
+        return K.complex_real(a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -63,7 +53,7 @@ class Imag(Op):
 
     @staticmethod
     def forward(K, a):
-        return a.imag
+        return K.complex_imag(a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -80,7 +70,7 @@ class ViewAsReal(Op):
 
     @staticmethod
     def forward(K, a):
-        return _parts(a)
+        return K.complex_pairs(a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -97,8 +87,7 @@ class ViewAsComplex(Op):
 
     @staticmethod
     def forward(K, a):
-        cdt = np.complex64 if a.dtype == np.float32 else np.complex128
-        return a.view(cdt)[..., 0] if a.size else np.empty(a.shape[:-1], cdt)
+        return K.complex_from_pairs(a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -116,7 +105,7 @@ class Conj(Op):
 
     @staticmethod
     def forward(K, a):
-        return np.conjugate(a)
+        return K.complex_conj(a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -133,7 +122,7 @@ class AbsComplex(Op):
 
     @staticmethod
     def forward(K, a):
-        return np.abs(a)
+        return K.complex_abs(a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -154,7 +143,7 @@ class AngleComplex(Op):
 
     @staticmethod
     def forward(K, a):
-        return np.angle(a)
+        return K.complex_angle(a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -183,11 +172,7 @@ class Complex(Op):
 
     @staticmethod
     def forward(K, re, im):
-        out = np.empty(np.broadcast_shapes(re.shape, im.shape),
-                       np.complex64 if re.dtype == np.float32 else np.complex128)
-        out.real = re
-        out.imag = im
-        return out
+        return K.complex_from_parts(re, im, False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -204,11 +189,7 @@ class Polar(Op):
 
     @staticmethod
     def forward(K, r, theta):
-        out = np.empty(np.broadcast_shapes(r.shape, theta.shape),
-                       np.complex64 if r.dtype == np.float32 else np.complex128)
-        out.real = r * np.cos(theta)
-        out.imag = r * np.sin(theta)
-        return out
+        return K.complex_from_parts(r, theta, True)
 
     @staticmethod
     def backward(ctx, grad):

@@ -7,8 +7,6 @@ convention, is the adjoint: the transform the other way with the same scale. The
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, register
@@ -28,15 +26,7 @@ class FftC2C(Op):
 
     @staticmethod
     def forward(K, a, *, dim, forward, scale):
-        from ..kernels.cpu.fft import dft_rows
-
-        moved = np.moveaxis(a, dim, -1)
-        shape = moved.shape
-        rows = np.ascontiguousarray(moved.reshape(-1, shape[-1]), dtype=np.complex128)
-        out = dft_rows(rows, -1 if forward else 1)
-        if scale != 1.0:
-            out *= scale
-        return np.moveaxis(out.reshape(shape).astype(a.dtype, copy=False), -1, dim)
+        return K.fft_c2c(a, dim, forward, scale)
 
     @staticmethod
     def backward(ctx, grad):

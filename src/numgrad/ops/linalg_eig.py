@@ -7,27 +7,13 @@ backward, as PyTorch refuses it.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..tensor import Tensor
-from .linalg_more import LinAlgError, _check_matrix, _ExResult, _Factor, _ng
-from .registry import Sample, apply, register
+from .linalg_more import _check_matrix, _ExResult, _Factor, _ng
+from .registry import Sample, apply, kernels_for, register
 
 _PHASE = ("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
           "it is ill-defined.")
-
-
-def _decompose(a: np.ndarray) -> tuple:
-    """(eigenvalues, eigenvectors as columns) of each matrix of ``a``, complex."""
-    cdt = np.complex64 if a.dtype in (np.float32, np.complex64) else np.complex128
-    if not a.size:
-        return np.zeros(a.shape[:-1], cdt), np.zeros(a.shape, cdt)
-    if not np.isfinite(a).all():
-        raise LinAlgError("linalg.eig: The algorithm failed to converge because the input "
-                          "matrix contained non-finite values.")
-    w, v = np.linalg.eig(a)
-    return w.astype(cdt, copy=False), v.astype(cdt, copy=False)
 
 
 def _eig_backward(gL, gV, L: Tensor, V: Tensor) -> Tensor:
@@ -111,7 +97,7 @@ def eig(A: Tensor):
     """``torch.linalg.eig``: (eigenvalues, eigenvectors as columns) of each square matrix,
     complex; each eigenvector of unit norm."""
     _check_matrix("linalg.eig", A)
-    w, v = _decompose(A._data)
+    w, v = kernels_for((A,), LinalgEig).linalg_eig(A._data)
     factors = (w, v)
     return _EigResult(apply(LinalgEig, (A,), (w,), factors=factors),
                       apply(LinalgEigVectors, (A,), (v,), factors=factors))
@@ -120,7 +106,7 @@ def eig(A: Tensor):
 def eigvals(A: Tensor) -> Tensor:
     """``torch.linalg.eigvals``: the eigenvalues of each square matrix, complex."""
     _check_matrix("linalg.eigvals", A)
-    w, v = _decompose(A._data)
+    w, v = kernels_for((A,), LinalgEig).linalg_eig(A._data)
     return apply(LinalgEig, (A,), (w,), factors=(w, v))
 
 

@@ -35,6 +35,9 @@ _LAZY_FUNCTIONS = {
     "batch_norm_backward": "normalization",
     "ldl_factor": "ldl", "ldl_solve": "ldl", "xor_rows": "hashing",
 }
+_LAZY_FUNCTIONS.update({n: "complex" for n in (  # (K.complex_real ...; K.fft_c2c)
+    "complex_real", "complex_imag", "complex_pairs", "complex_from_pairs", "complex_conj",
+    "complex_abs", "complex_angle", "complex_from_parts", "linalg_eig")}, fft_c2c="fft")
 _LAZY_FUNCTIONS.update({f"philox_{n}": "philox" for n in (  # (K.philox_uniform ...)
     "uniform", "normal", "integers", "permutation", "exponential", "bernoulli", "multinomial")})
 _LAZY_FUNCTIONS.update({f"linalg_{n}": "linalg_more" for n in (  # (K.linalg_det ...)

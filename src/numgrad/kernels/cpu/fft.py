@@ -83,3 +83,15 @@ def dft_rows(x, sign):
         for k in range(n):
             out[r, k] = work[k] * chirp[k] / m
     return out
+
+
+def fft_c2c(a: np.ndarray, dim: int, forward: bool, scale: float) -> np.ndarray:
+    """``scale`` times the DFT of complex ``a`` along ``dim`` (the exponent negative when
+    ``forward``), in ``a``'s dtype."""
+    moved = np.moveaxis(a, dim, -1)
+    shape = moved.shape
+    rows = np.ascontiguousarray(moved.reshape(-1, shape[-1]), dtype=np.complex128)
+    out = dft_rows(rows, -1 if forward else 1)
+    if scale != 1.0:
+        out *= scale
+    return np.moveaxis(out.reshape(shape).astype(a.dtype, copy=False), -1, dim)

@@ -35,15 +35,22 @@ class Mode:
     stopped at a break stays pushed until its call ends, but no longer records)."""
 
     active = True
-    # Whether the eager fast lane (``ops/_lane.py``) may serve this mode's ops: it then calls the
-    # op's ``forward`` with the kernels of ``use``, as ``registry.apply`` would, and makes the
-    # node ``registry._record`` would make. True for a mode that sees the kernel calls alone
-    # (the re-run path's), not for one that sees the ops themselves (a trace).
+    # Whether the eager fast lane (``ops/_lane.py``) may serve this mode's ops: it then hands
+    # ``record`` the kernel call the op's ``forward`` makes, as ``registry.apply`` would have it
+    # made, and makes the node ``registry._record`` would make. True for a mode that sees the
+    # kernel calls alone (the re-run path's), not for one that sees the ops themselves (a trace).
     lane = False
 
     def use(self, module):
         """The kernel module the ops of this thread use instead of ``module`` (a device's)."""
         return module
+
+    def record(self, name: str, args: tuple):
+        """``K.<name>(*args)`` with ``K`` the CPU kernels of ``use``: the fast lane's kernel
+        call, for a mode with ``lane`` (which may take it more directly)."""
+        from .kernels import cpu
+
+        return getattr(self.use(cpu), name)(*args)
 
     def note_created(self, array) -> None:
         """``array`` was just made by numgrad from Python data (a fill, a seed gradient)."""

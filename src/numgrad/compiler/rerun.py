@@ -459,6 +459,24 @@ class Lazy(dispatch.Mode):
         self.active = False
 
     # ---------------------------------------------------------------- recording
+    def record(self, name: str, args: tuple):
+        """``K.<name>(*args)`` as the eager fast lane makes it (``dispatch.Mode.record``): what
+        the recording kernel's ``call`` does, without the kernel wrapper's frame, for the common
+        case (the trace's next call, a new result, positional arguments, no number that varies);
+        anything else goes to ``call``. The lane asks from this thread, while this mode is
+        active (``dispatch.current``)."""
+        n = self.next
+        plan = self.plan
+        calls = plan.calls
+        if n < len(calls):
+            expected, positional, keywords, how, _, raising = calls[n]
+            if (expected == name and not raising and not keywords and how is not None
+                    and how[0] == "new" and len(args) == len(positional)
+                    and n not in plan.numbers and self._match_plain(args, positional)):
+                self.next = n + 1
+                return self._new(how)
+        return self.call(name, getattr(self.module, name), args, {})
+
     def call(self, name: str, function, args: tuple, kwargs: dict):
         plan = self.plan
         n = self.next
@@ -526,9 +544,11 @@ class Lazy(dispatch.Mode):
             buffer = np.empty(shape, dtype, order=order)
         else:
             buffer = as_strided(np.empty(span, dtype), shape, strides)
-        self.env[v.index] = weakref.ref(buffer)
-        out = buffer.view(TracedArray)
-        out._trace, out._root, out._whole = self, v, True
+        self.env[v.index] = weakref.ref(buffer)  # (the buffer, which NumPy's plain views of
+        out = buffer.view(TracedArray)            # the pending array hold: not only ``out``)
+        out._trace = self
+        out._root = v
+        out._whole = True
         if readonly:
             out.flags.writeable = False
         self.pending.append((v, weakref.ref(out)))

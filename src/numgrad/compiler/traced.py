@@ -96,14 +96,18 @@ class TracedArray(np.ndarray):
     """A view of an array recorded by a trace (``_trace``), with its root value (``_root``: the
     trace's value that owns the memory; a view made by NumPy keeps its base's)."""
 
-    _trace = None
-    _root = None
-    _whole = False  # (an array the re-run path handed out for its root, not a view made of it)
+    # (slots, not an instance dict: the re-run path makes one of these per recorded kernel
+    # call, and a slotted array is made and filled in half the time)
+    __slots__ = ("_trace", "_root", "_whole")
+    # _whole: an array the re-run path handed out for its root, not a view made of it
 
     def __array_finalize__(self, obj):
         if type(obj) is TracedArray:
             self._trace = obj._trace
             self._root = obj._root
+        else:
+            self._trace = self._root = None
+        self._whole = False
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if any(isinstance(x, TracedArray) for x in kwargs.get("out", ())):

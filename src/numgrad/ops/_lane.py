@@ -128,10 +128,11 @@ _RECENT: dict = {}  # op id -> (dtype, its kernels): the last used, tested by id
 
 def _moded(data):
     """While this thread's dispatch mode lets the lane serve its ops (``Mode.lane``: the re-run
-    path of numgrad.compile, which records the kernel calls): the kernel module it has the ops
-    use, for a float32 or float64 host array with no CUDA, anomaly mode or profile block in the
-    way; else None. The lane then runs the op's ``forward`` with it, the call ``registry.apply``
-    would make, and records the node as ever."""
+    path of numgrad.compile, which records the kernel calls): that mode, for a float32 or
+    float64 host array with no CUDA, anomaly mode or profile block in the way; else None. The
+    lane then hands the mode the kernel call the op's ``forward`` makes (``Mode.record``: a
+    served op's forward is ``K.binary(code, a, b)`` or ``K.unary(code, a)``), the call
+    ``registry.apply`` would make, and records the node as ever."""
     mode = dispatch.current()
     if mode is None or not mode.lane:
         return None
@@ -139,7 +140,7 @@ def _moded(data):
     if (dt is not _F64 and dt is not _F32) or not isinstance(data, _ndarray) or \
             registry._cuda_kernels is not None or _anomaly.enabled or closed:
         return None
-    return mode.use(cpu_kernels)
+    return mode
 
 
 def binary(op, code: int, input: Tensor, other):
@@ -151,9 +152,10 @@ def binary(op, code: int, input: Tensor, other):
     data = input._data
     kernels = _kernels_of(data, code, False) if plan is not None else None
     if kernels is None:
-        if plan is None or not dispatch._pushed or (K := _moded(data)) is None:
+        if plan is None or not dispatch._pushed or (mode := _moded(data)) is None:
             return None
-        out = op.forward(K, data, data.dtype.type(other))  # (``binary_operands``' scalar)
+        out = mode.record("binary", (code, data, data.dtype.type(other)))  # (``binary_operands``'
+        #                                                                     scalar)
         return _binary_result(op, out, input, other, plan)
     dt = data.dtype
     if data.ndim == 1:  # (``plain_binary``'s work, inline: this is the commonest call)
@@ -188,11 +190,12 @@ def with_tensor(op, code: int, input: Tensor, other: Tensor):
     shape = a.shape
     dt = a.dtype
     if dispatch._pushed:
-        K = _moded(a) if b.dtype is dt and isinstance(b, _ndarray) else None
-        if K is None or not (b.shape == shape or b.ndim == 1 and a.ndim > 1 and a.size and
-                             shape[-1] == b.shape[0] > 1):
+        mode = _moded(a) if b.dtype is dt and isinstance(b, _ndarray) else None
+        if mode is None or not (b.shape == shape or b.ndim == 1 and a.ndim > 1 and a.size and
+                                shape[-1] == b.shape[0] > 1):
             return None
-        out = op.forward(K, a, b)  # (``registry.apply``'s call: ``binary_operands`` gives both)
+        out = mode.record("binary", (code, a, b))  # (``registry.apply``'s call: ``binary_operands``
+        #                                             gives both)
     elif b.shape == shape:
         out = plain_binary(code, a, b)
         if out is None:
@@ -239,9 +242,9 @@ def unary(op, code: int, input: Tensor):
     data = input._data
     kernels = _kernels_of(data, code, True)
     if kernels is None:
-        if not dispatch._pushed or op._lane is None or (K := _moded(data)) is None:
+        if not dispatch._pushed or op._lane is None or (mode := _moded(data)) is None:
             return None
-        return _unary_result(op, op.forward(K, data), input)
+        return _unary_result(op, mode.record("unary", (code, data)), input)
     dt = data.dtype
     if data.ndim == 1:
         out = dest = np.empty(data.size, dt)

@@ -704,6 +704,15 @@ for _n in ("sum", "mean", "nansum", "nanmean", "amax", "amin", "prod", "logsumex
 _spread = _reduction()
 
 
+@_rule("hash_tensor")
+def _hash_tensor(func, lvl, args, kwargs):
+    """``hash_tensor``'s ``dim=()`` (its default) is every dimension, as None is elsewhere."""
+    d, where = _get(args, kwargs, 1, "dim", ())
+    if d is None or isinstance(d, (tuple, list)) and len(d) == 0:
+        args, kwargs = _put(args, kwargs, where, None, "dim")
+    return _spread(func, lvl, args, kwargs)
+
+
 @_rule("std", "var", "std_mean", "var_mean")
 def _std_var(func, lvl, args, kwargs):
     """``var(x, unbiased)`` (a bool where the dim would be: all elements) or ``var(x, dim ...)``."""
@@ -795,8 +804,11 @@ def _reshape(func, lvl, args, kwargs):
     if v is None:
         return NotImplemented
     shape = _sizes(args) if len(args) > 1 else tuple(kwargs.get("shape", kwargs.get("size")))
-    if shape and not isinstance(shape[0], int):
-        return NotImplemented  # (``view(dtype)``)
+    if shape and not isinstance(shape[0], int):  # (``view(dtype)``: elementwise where the
+        dtype = shape[0]                           # element size stays)
+        if len(shape) == 1 and getattr(dtype, "itemsize", None) == v.dtype.itemsize:
+            return _make(func(v, dtype), lvl)
+        return NotImplemented
     if -1 in shape and not v.shape[0]:  # (an empty batch: -1 from one example's elements)
         known = 1
         for n in shape:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import builtins
 
-import numpy as np
-
 from ..tensor import Tensor
 from .predicates import _dims_listed
 from .reduction import _torch_name
@@ -31,16 +29,11 @@ class HashTensor(Op):
 
     @staticmethod
     def forward(K, x, *, dims, keepdim):
-        wide = x.astype(np.float64 if x.dtype.kind == "f" else np.int64).view(np.uint64)
-        kept = [d for d in range(x.ndim) if d not in dims]
-        rows = np.transpose(wide, kept + list(dims)).reshape(
-            int(np.prod([x.shape[d] for d in kept])), int(np.prod([x.shape[d] for d in dims])))
-        out = K.xor_rows(rows).reshape([x.shape[d] for d in kept])
-        if keepdim:
-            out = out.reshape([1 if d in dims else x.shape[d] for d in range(x.ndim)])
+        out = K.xor_rows(x, dims, keepdim)  # (the 64 bits, as int64)
         import numgrad
 
-        return out.view(getattr(numgrad, "uint64", numgrad.int64).np)
+        uint64 = getattr(numgrad, "uint64", None)
+        return out if uint64 is None else out.view(uint64.np)
 
 
 def hash_tensor(input: Tensor, dim=(), *, keepdim: bool = False, mode: int = 0) -> Tensor:

@@ -15,9 +15,18 @@ def _xor_rows(words, out):
         out[r] = acc
 
 
-def xor_rows(words: np.ndarray) -> np.ndarray:
-    """The exclusive or of each row of ``words`` (``(rows, n)`` uint64; 0 for an empty row)."""
-    out = np.zeros(words.shape[0], np.uint64)
-    if words.size:
-        _xor_rows(np.ascontiguousarray(words), out)
-    return out
+def xor_rows(x: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
+    """``hash_tensor``'s reduction: the exclusive or over ``dims`` of ``x``'s elements' 64-bit
+    patterns, each element first widened to float64 or int64 (0 where ``dims`` hold nothing).
+    The 64 bits come back as int64. (One kernel call, so that numgrad.compile records it as one:
+    the widening, transposing and bit view happen on the plain array, here.)"""
+    wide = x.astype(np.float64 if x.dtype.kind == "f" else np.int64).view(np.uint64)
+    kept = [d for d in range(x.ndim) if d not in dims]
+    rows = np.ascontiguousarray(np.transpose(wide, kept + list(dims))).reshape(
+        int(np.prod([x.shape[d] for d in kept])), int(np.prod([x.shape[d] for d in dims])))
+    out = np.zeros(rows.shape[0], np.uint64)
+    if rows.size:
+        _xor_rows(rows, out)
+    shape = ([1 if d in dims else x.shape[d] for d in range(x.ndim)] if keepdim else
+             [x.shape[d] for d in kept])
+    return out.reshape(shape).view(np.int64)

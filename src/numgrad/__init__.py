@@ -268,7 +268,8 @@ def _cast_to_missing_dtype(method: str, dtype_name: str):
         raise TypeError(
             f"Tensor.{method}(): numgrad has no {dtype_name} dtype (PyTorch's "
             f"{_dtype._TORCH_NAMES.get(dtype_name, dtype_name)}); its dtypes are float32, "
-            "float64, int64, int32 and bool: use .float(), .double(), .long(), .int() or .bool()"
+            "float64, complex64, complex128, int64, int32 and bool: use .float(), .double(), "
+            ".cfloat(), .cdouble(), .long(), .int() or .bool()"
         )
 
     cast.__name__ = method

@@ -1284,10 +1284,28 @@ def _both_batched(func, lvl, args, kwargs):
 @_rule("det", "inv", "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "eig", "eigvals",
        "svd", "svdvals",
        "pinv", "matrix_exp", "inv_ex", "cholesky_ex", "cholesky_inverse", "matrix_norm",
-       "inverse", "pinverse", "lu_factor", "lu_factor_ex", "matrix_rank", "cond", "lu")
+       "inverse", "pinverse", "lu_factor", "lu_factor_ex", "matrix_rank", "cond", "lu",
+       "ldl_factor", "ldl_factor_ex")
 def _trailing_matrix(func, lvl, args, kwargs):
     """Ops of the trailing matrix dimensions, which batch over any leading ones."""
     return _trailing(func, lvl, args, kwargs)
+
+
+@_rule("ldl_solve")
+def _ldl_solve(func, lvl, args, kwargs):
+    """``ldl_solve(LD, pivots, B)``: each operand batched (expanded where it is not), its
+    example's batch dimensions padded with ones after the vmap batch to the most any operand
+    has (the solve broadcasts the leading dimensions of all three, from the right)."""
+    if kwargs.get("hermitian") or len(args) != 3:
+        return NotImplemented
+    core = (2, 1, 2)  # (the matrix's, the pivots' and the right-hand side's own dimensions)
+    phys = [_batched(a, lvl) for a in args]
+    most = max(p.ndim - 1 - c for p, c in zip(phys, core))
+    for i, (p, c) in enumerate(zip(phys, core)):
+        for _ in range(most - (p.ndim - 1 - c)):
+            p = p.unsqueeze(1)
+        phys[i] = p
+    return _wrap_out(func(*phys, **kwargs), lvl)
 
 
 RULES["vector_norm"] = _reduction(pos=2)

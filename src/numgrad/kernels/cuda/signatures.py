@@ -67,7 +67,9 @@ def generated() -> list:
                 name = f"{template}[{row.cuda}].{kernel}"
                 _, _, sigs = found.setdefault(name, (name, getattr(module, kernel), []))
                 for dtype in row.dtypes:
-                    t = _BY_NAME[dtype]
+                    t = _BY_NAME.get(dtype)
+                    if t is None:  # (complex: not in the catalogue yet; compiled at first use)
+                        continue
                     sig = pattern(t, result or t)
                     if sig not in sigs:
                         sigs.append(sig)

@@ -18,7 +18,7 @@ import torch
 import numgrad
 from numgrad import nn
 
-DTYPES = ["float32", "float64", "int64", "int32", "bool"]
+DTYPES = ["float32", "float64", "complex64", "complex128", "int64", "int32", "bool"]
 
 
 def _to_numgrad(path_or_buffer, **kwargs):
@@ -195,6 +195,8 @@ def test_every_dtype_both_ways(dtype):
     def make():
         base = torch.arange(-6, 6).reshape(3, 4)
         t = (base % 3 == 0) if dtype == "bool" else base.to(getattr(torch, dtype))
+        if dtype.startswith("complex"):
+            t = t + 1j * t.flip(0)
         return {"t": t, "T": t.t(), "0d": t[1, 2], "dtype": t.dtype}
 
     ours, _ = _both_ways(make)

@@ -68,7 +68,8 @@ _STORAGE_DTYPES = {
     "QUInt2x4Storage": ("quint2x4", None),
 }
 _STORAGE_OF = {"float32": "FloatStorage", "float64": "DoubleStorage", "int64": "LongStorage",
-               "int32": "IntStorage", "bool": "BoolStorage"}
+               "int32": "IntStorage", "bool": "BoolStorage",
+               "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
 _ITEMSIZE = {"bfloat16": 2, "qint8": 1, "quint8": 1, "qint32": 4, "quint4x2": 1, "quint2x4": 1}
 
 # PyTorch's dtypes, as named in its allowlist (``torch.float32``...): numgrad has five of them.
@@ -588,8 +589,8 @@ class _Loader:
         if isinstance(dtype, _ForeignDtype) or name not in _STORAGE_OF:
             raise TypeError(
                 f"{self.name} holds a tensor of dtype torch.{name}, which numgrad does not have "
-                "(its dtypes: float32, float64, int64, int32 and bool); convert it with PyTorch "
-                "first (tensor.float(), say)")
+                "(its dtypes: float32, float64, complex64, complex128, int64, int32 and bool); "
+                "convert it with PyTorch first (tensor.float(), say)")
         try:
             size = tuple(int(n) for n in size)
             stride = tuple(int(s) for s in stride)

@@ -67,7 +67,7 @@ UNSAFE_MESSAGE = (
     "trusted source."
 )
 
-_DTYPES = {"float32", "float64", "int64", "int32", "bool"}
+_DTYPES = {"float32", "float64", "complex64", "complex128", "int64", "int32", "bool"}
 
 
 # ----------------------------------------------------------------------------------------- save

@@ -118,33 +118,38 @@ def _col2im(cols, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, out, sn, sr):
             _col2im_channel(cols, sn, sr, n, c, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, out)
 
 
+@njit(cache=True, inline="always")
+def _row3(q, channels, kd, kh, kw, sn, sr):
+    """Row ``q`` of a 3-D im2col over the batch, ``(n*C + c)*kd*kh*kw + (a*kh + i)*kw + j``:
+    ``(n, c, a, i, j)`` and where it starts in the flat columns (``n*sn + r*sr``)."""
+    r = q % (channels * kd * kh * kw)
+    n = q // (channels * kd * kh * kw)
+    return n, r // (kd * kh * kw), (r // (kh * kw)) % kd, (r // kw) % kh, r % kw, n * sn + r * sr
+
+
 @njit(cache=True, nogil=True)
 def _im2col3(x, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, cols, sn, sr):
     """``_im2col`` with a depth: ``cols[n*sn + (((c*kd + a)*kh + i)*kw + j)*sr + (t*oh + y)*ow
     + z] = x[n, c, t*sd - pf + a*dd, y*sh - pt + i*dh, z*sw - pl + j*dw]`` (0 outside)."""
     n_batch, channels, depth, height, width = x.shape
-    for n in range(n_batch):
-        for c in range(channels):
-            for a in range(kd):
-                for i in range(kh):
-                    for j in range(kw):
-                        at = n * sn + (((c * kd + a) * kh + i) * kw + j) * sr
-                        for t in range(od):
-                            it = t * sd - pf + a * dd
-                            for y in range(oh):
-                                iy = y * sh - pt + i * dh
-                                base = at + (t * oh + y) * ow
-                                if it < 0 or it >= depth or iy < 0 or iy >= height:
-                                    for z in range(ow):
-                                        cols[base + z] = 0
-                                    continue
-                                src = x[n, c, it, iy]
-                                for z in range(ow):
-                                    ix = z * sw - pl + j * dw
-                                    if 0 <= ix < width:
-                                        cols[base + z] = src[ix]
-                                    else:
-                                        cols[base + z] = 0
+    for q in range(n_batch * channels * kd * kh * kw):
+        n, c, a, i, j, at = _row3(q, channels, kd, kh, kw, sn, sr)
+        for t in range(od):
+            it = t * sd - pf + a * dd
+            for y in range(oh):
+                iy = y * sh - pt + i * dh
+                base = at + (t * oh + y) * ow
+                if it < 0 or it >= depth or iy < 0 or iy >= height:
+                    for z in range(ow):
+                        cols[base + z] = 0
+                    continue
+                src = x[n, c, it, iy]
+                for z in range(ow):
+                    ix = z * sw - pl + j * dw
+                    if 0 <= ix < width:
+                        cols[base + z] = src[ix]
+                    else:
+                        cols[base + z] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -152,26 +157,22 @@ def _col2im3(cols, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, o
     """The adjoint of ``_im2col3``: ``out`` ``(N, C, D, H, W)`` (overwritten) sums."""
     n_batch, channels, depth, height, width = out.shape
     out[...] = 0
-    for n in range(n_batch):
-        for c in range(channels):
-            for a in range(kd):
-                for i in range(kh):
-                    for j in range(kw):
-                        at = n * sn + (((c * kd + a) * kh + i) * kw + j) * sr
-                        for t in range(od):
-                            it = t * sd - pf + a * dd
-                            if it < 0 or it >= depth:
-                                continue
-                            for y in range(oh):
-                                iy = y * sh - pt + i * dh
-                                if iy < 0 or iy >= height:
-                                    continue
-                                dst = out[n, c, it, iy]
-                                base = at + (t * oh + y) * ow
-                                for z in range(ow):
-                                    ix = z * sw - pl + j * dw
-                                    if 0 <= ix < width:
-                                        dst[ix] += cols[base + z]
+    for q in range(n_batch * channels * kd * kh * kw):
+        n, c, a, i, j, at = _row3(q, channels, kd, kh, kw, sn, sr)
+        for t in range(od):
+            it = t * sd - pf + a * dd
+            if it < 0 or it >= depth:
+                continue
+            for y in range(oh):
+                iy = y * sh - pt + i * dh
+                if iy < 0 or iy >= height:
+                    continue
+                dst = out[n, c, it, iy]
+                base = at + (t * oh + y) * ow
+                for z in range(ow):
+                    ix = z * sw - pl + j * dw
+                    if 0 <= ix < width:
+                        dst[ix] += cols[base + z]
 
 
 def output_size(size: int, k: int, s: int, before: int, after: int, d: int) -> int:

@@ -316,3 +316,26 @@ def test_random_tensors(seed):
 
 def test_accepts_numpy_scalar():
     assert format_tensor(np.float32(27.0), "float32") == "tensor(27.)"
+
+
+def test_dtype_suffix_follows_set_default_dtype():
+    """After ``set_default_dtype(float64)`` a float64 tensor (and a complex128 one) prints
+    without ``dtype=``, a float32 one with it, as PyTorch prints them."""
+    import numgrad
+
+    def reprs(lib):
+        return [repr(t) for t in (
+            lib.tensor([1.5, 2.0]), lib.tensor([1.5, 2.0], dtype=lib.float32),
+            lib.tensor([1.5j]), lib.tensor([1.5j], dtype=lib.complex64), lib.tensor([]),
+            lib.tensor([], dtype=lib.float32), lib.tensor([3, 4]))]
+
+    for default in ("float64", "float32"):
+        theirs, ours = {}, {}
+        for lib, out in ((torch, theirs), (numgrad, ours)):
+            before = lib.get_default_dtype()
+            lib.set_default_dtype(getattr(lib, default))
+            try:
+                out[default] = reprs(lib)
+            finally:
+                lib.set_default_dtype(before)
+        assert ours[default] == [r.replace("torch.", "numgrad.") for r in theirs[default]]

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._dtype import get_default_dtype
+
 __all__ = ["format_tensor", "set_printoptions", "get_printoptions"]
 
 
@@ -66,9 +68,15 @@ def get_printoptions() -> dict:
 
 
 _PREFIX = "tensor("
-_DEFAULT_DTYPE = "float32"
-# Dtypes whose name is not printed for a non-empty tensor.
-_IMPLICIT_DTYPES = ("float32", "int64", "bool", "complex64")
+
+
+def _implicit_dtypes() -> tuple:
+    """The default float dtype's name, and the dtypes whose name is not printed for a non-empty
+    tensor: the default float dtype, its complex twin, int64 and bool (``set_default_dtype``
+    changes the first two, as in PyTorch)."""
+    default = get_default_dtype().name
+    return default, (default, "complex128" if default == "float64" else "complex64", "int64",
+                     "bool")
 
 
 class _Formatter:
@@ -207,12 +215,13 @@ def _metadata_suffixes(values: np.ndarray, dtype_name: str, device: str) -> list
     suffixes = []
     if device != "cpu":
         suffixes.append(f"device='{device}'")
+    default, implicit = _implicit_dtypes()
     if values.size == 0:
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
-        if dtype_name != _DEFAULT_DTYPE:
+        if dtype_name != default:
             suffixes.append(f"dtype=numgrad.{dtype_name}")
-    elif dtype_name not in _IMPLICIT_DTYPES:
+    elif dtype_name not in implicit:
         suffixes.append(f"dtype=numgrad.{dtype_name}")
     return suffixes
 

@@ -681,6 +681,8 @@ NO_JVP_YET = frozenset()
 # function with a rule (``sum_dim`` through ``sum``, ``getitem_slice`` through ``__getitem__``)
 # counts as covered (``COVERED_BY``).
 COVERED_BY = {
+    "linalg_ldl_factor_ex": "ldl_factor_ex", "linalg_ldl_solve": "ldl_solve",
+    "_upsample_bilinear2d_aa": "interpolate",
     "fft_c2c": "fft", "abs_complex": "abs", "angle_complex": "angle", "linalg_eig": "eig",
     "linalg_eig_vectors": "eig",
     "to_copy": "to", "pow_scalar": "pow", "rpow": "pow", "clamp_tensor": "clamp",

@@ -243,6 +243,16 @@ def _big_graph():
     return big, s, out, node, saved_ref
 
 
+@pytest.fixture
+def no_pool(monkeypatch):
+    """numgrad's pool of large buffers (numgrad/_pool.py) off: these tests measure, with
+    tracemalloc, that the graph lets go of its arrays, which a pool would keep for reuse."""
+    from numgrad import _pool
+
+    monkeypatch.setattr(_pool, "POOL_FROM", 1 << 62)
+    ng.empty_cache()
+
+
 def _warm_kernels():
     """Runs the graph once so that compiling its kernels (on a cold Numba cache, as in CI) does not
     land inside a tracemalloc measurement."""
@@ -255,7 +265,7 @@ def _expected_grad(big):
     return float(np.sum(b * np.exp(0.5 * b)))
 
 
-def test_backward_releases_saved_arrays():
+def test_backward_releases_saved_arrays(no_pool):
     _warm_kernels()
     tracemalloc.start()
     try:
@@ -276,7 +286,7 @@ def test_backward_releases_saved_arrays():
     np.testing.assert_allclose(s.grad.item(), _expected_grad(big), rtol=1e-3)
 
 
-def test_retain_graph_keeps_saved_arrays():
+def test_retain_graph_keeps_saved_arrays(no_pool):
     _warm_kernels()
     tracemalloc.start()
     try:

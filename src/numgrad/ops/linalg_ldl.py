@@ -21,6 +21,12 @@ def _sym(m, a):
 class _NoDerivative(Op):
     node = "torch::autograd::NotImplemented"
 
+    @classmethod
+    def jvp(cls, ctx, *tangents):
+        """PyTorch defines no derivative here, in either mode: forward AD raises its error."""
+        raise NotImplementedError(f"Trying to use forward AD with aten::{cls.name} that does not "
+                                  "support it.")
+
     @staticmethod
     def forward(K, result, *inputs):
         return result

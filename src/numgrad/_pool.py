@@ -19,6 +19,7 @@ lock, taken only for outputs of ``POOL_FROM`` bytes or more).
 """
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -39,10 +40,7 @@ _refs: int | None = None  # sys.getrefcount of a buffer that only the pool refer
 def empty(shape, dtype) -> np.ndarray:
     """``np.empty(shape, dtype)``, from the pool where it holds ``POOL_FROM`` bytes or more."""
     dtype = np.dtype(dtype)
-    count = 1
-    for n in (shape if isinstance(shape, tuple) else (shape,)):
-        count *= n
-    nbytes = count * dtype.itemsize
+    nbytes = (math.prod(shape) if isinstance(shape, tuple) else shape) * dtype.itemsize
     if nbytes < POOL_FROM:
         return np.empty(shape, dtype)
     block = _take(-(-nbytes // _ALIGN) * _ALIGN)

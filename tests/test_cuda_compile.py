@@ -20,9 +20,31 @@ import pytest
 import _background
 import numgrad
 
+
+
+def _toolchain_missing() -> str:
+    """Why the check cannot run here, or "" when NVVM and nvJitLink are found (the cu12 wheels of
+    the compile-check extra, or a CUDA toolkit on the system)."""
+    if importlib.util.find_spec("numba_cuda") is None or \
+            importlib.util.find_spec("cuda.core") is None:
+        return "numba-cuda is not installed"
+    try:
+        from cuda import pathfinder
+    except ImportError:
+        return "cuda.pathfinder is not installed"
+    for lib in ("nvvm", "nvJitLink"):
+        try:
+            pathfinder.load_nvidia_dynamic_lib(lib)
+        except Exception as e:  # (pathfinder's DynamicLibNotFoundError and its kin)
+            return f"the CUDA toolchain's {lib} is not found ({type(e).__name__})"
+    return ""
+
+
+_MISSING = _toolchain_missing()
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("numba_cuda") is None or importlib.util.find_spec("cuda.core") is None,
-    reason="numba-cuda[cu12] (NVVM, nvJitLink) is not installed")
+    bool(_MISSING),
+    reason=f"{_MISSING}: install numgrad's compile-check extra (pip install \".[compile-check]\") "
+           "for the no-GPU compile check")
 
 PACKAGE = Path(numgrad.__file__).parent  # (installed or in the checkout: the one imported)
 

@@ -29,8 +29,8 @@ _LAZY_FUNCTIONS = {
     "gather_dim": "gather", "index_select_dim": "gather", "scatter_dim": "gather",
     "mode_dim": "predicates", "nan_to_num": "predicates", "isclose": "predicates",
     "order_dim": "predicates",
-    "cum_extreme": "indexing_more", "logcumsumexp_dim": "indexing_more",
-    "search_sorted": "indexing_more", "bincount": "indexing_more", "histc": "indexing_more",
+    "cum_extreme": "scan", "logcumsumexp_dim": "scan",
+    "search_sorted": "counting", "bincount": "counting", "histc": "counting",
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
     "batch_norm_backward": "normalization",
     "ldl_factor": "ldl", "ldl_solve": "ldl", "xor_rows": "hashing",
@@ -40,7 +40,7 @@ _LAZY_FUNCTIONS.update({n: "complex" for n in (  # (K.complex_real ...; K.fft_c2
     "complex_abs", "complex_angle", "complex_from_parts", "linalg_eig")}, fft_c2c="fft")
 _LAZY_FUNCTIONS.update({f"philox_{n}": "philox" for n in (  # (K.philox_uniform ...)
     "uniform", "normal", "integers", "permutation", "exponential", "bernoulli", "multinomial")})
-_LAZY_FUNCTIONS.update({f"linalg_{n}": "linalg_more" for n in (  # (K.linalg_det ...)
+_LAZY_FUNCTIONS.update({f"linalg_{n}": "decompositions" for n in (  # (K.linalg_det ...)
     "det", "det_backward", "slogdet", "inv", "solve", "cholesky", "eigh", "svd", "qr", "pinv",
     "lstsq")})
 

@@ -1,5 +1,6 @@
-"""Cumulative sums and products along one dimension (``cumsum``, ``cumprod``) and cumprod's
-gradient, on the CPU.
+"""Scans along one dimension on the CPU: cumulative sums and products (``cumsum``, ``cumprod``)
+and cumprod's gradient, ``cummax``/``cummin`` (values and the index of each running extreme,
+``K.cum_extreme``) and ``logcumsumexp`` (``K.logcumsumexp_dim``).
 
 Each entry point views its operand as ``(outer, n, inner)`` (the scanned dimension in the middle,
 C-contiguous) and one compiled loop walks each line. As PyTorch's CPU kernels, the running value
@@ -68,6 +69,52 @@ def _cumprod_grad_k(x, out, g, res, outer, n, inner):
                     res[base + k * inner] = 0
 
 
+@njit(cache=True)
+def _cum_extreme_k(x, values, indices, outer, n, inner, take_max):
+    """PyTorch's cummax (``take_max``) / cummin along the middle axis: the running extreme and
+    the index where it was last reached (ties take the later index); a NaN, once met, is the
+    extreme from there on, each later NaN taking its index."""
+    for o in range(outer):
+        for i in range(inner):
+            base = o * n * inner + i
+            best = x[base]
+            at = 0
+            for k in range(n):
+                p = base + k * inner
+                v = x[p]
+                if v != v:  # noqa: PLR0124  (a NaN test that works for ints)
+                    best = v
+                    at = k
+                elif best == best:  # noqa: PLR0124, SIM102
+                    if (v >= best) if take_max else (v <= best):
+                        best = v
+                        at = k
+                values[p] = best
+                indices[p] = at
+
+
+@njit(cache=True)
+def _logcumsumexp_k(x, out, outer, n, inner):
+    """The running ``log(sum(exp(x)))`` along the middle axis, kept in float64 (PyTorch's CPU
+    accumulation type), each element rounded to the result's dtype as it is written."""
+    for o in range(outer):
+        for i in range(inner):
+            base = o * n * inner + i
+            acc = -np.inf
+            for k in range(n):
+                p = base + k * inner
+                v = np.float64(x[p])
+                lo = min(acc, v)
+                hi = max(acc, v)
+                if v != v or acc != acc:  # noqa: PLR0124
+                    acc = np.nan
+                elif lo != hi or math.isfinite(lo):
+                    acc = hi + math.log1p(math.exp(lo - hi))
+                else:
+                    acc = v
+                out[p] = acc
+
+
 def _lines(shape: tuple, dim: int):
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
 
@@ -95,3 +142,28 @@ def cumprod_backward(x: np.ndarray, out: np.ndarray, grad: np.ndarray, dim: int)
     if x.size:
         _cumprod_grad_k(a, o, g, res.reshape(-1), *_lines(x.shape, dim))
     return res
+
+
+def cum_extreme(x: np.ndarray, dim: int, take_max: bool) -> tuple:
+    """``(values, int64 indices)`` of cummax (``take_max``) or cummin of ``x`` along ``dim``."""
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (NumPy's makes 0-d 1-d)
+    values = np.empty(a.shape, a.dtype)
+    indices = np.empty(a.shape, np.int64)
+    if a.ndim == 0:
+        values[...] = a
+        indices[...] = 0
+    elif a.size:
+        _cum_extreme_k(a.reshape(-1), values.reshape(-1), indices.reshape(-1),
+                       *_lines(a.shape, dim), bool(take_max))
+    return values, indices
+
+
+def logcumsumexp_dim(x: np.ndarray, dim: int) -> np.ndarray:
+    """The running ``log(sum(exp(x)))`` of the float array ``x`` along ``dim``."""
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    out = np.empty(a.shape, a.dtype)
+    if a.ndim == 0:
+        out[...] = a
+    elif a.size:
+        _logcumsumexp_k(a.reshape(-1), out.reshape(-1), *_lines(a.shape, dim))
+    return out

@@ -46,20 +46,18 @@ from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
 from .normalization import (  # noqa: E402,F401
     batch_norm_backward, batch_norm_forward, batch_norm_stats,
 )
-from .scan import cumprod_backward, cumulative  # noqa: E402,F401
+from .scan import cum_extreme, cumprod_backward, cumulative, logcumsumexp_dim  # noqa: E402,F401
 from .sorting import sort_dim, topk_dim  # noqa: E402,F401
 from .predicates import isclose, mode_dim, nan_to_num, order_dim  # noqa: E402,F401
 from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: E402,F401
 from . import conv  # noqa: E402,F401  (``K.conv``: convolution's kernels)
 from . import pooling  # noqa: E402,F401  (``K.pooling``: pooling's and padding's kernels)
 from . import structure  # noqa: E402,F401  (``K.structure``: tril/triu, diagonals, flip/roll)
-from .linalg_more import (  # noqa: E402,F401  (torch.linalg: LU, Cholesky, QR, Jacobi eigh/svd)
+from .decompositions import (  # noqa: E402,F401  (torch.linalg: LU, Cholesky, QR, Jacobi eigh/svd)
     linalg_cholesky, linalg_det, linalg_det_backward, linalg_eigh, linalg_inv, linalg_lstsq,
     linalg_pinv, linalg_qr, linalg_slogdet, linalg_solve, linalg_svd,
 )
-from .indexing_more import (  # noqa: E402,F401  (cummax/cummin, searchsorted, bincount, histc)
-    bincount, cum_extreme, histc, logcumsumexp_dim, search_sorted,
-)
+from .counting import bincount, histc, search_sorted  # noqa: E402,F401  (searchsorted ...)
 from .philox import (  # noqa: E402,F401  (the Philox generator's draws)
     philox_bernoulli, philox_exponential, philox_integers, philox_multinomial, philox_normal,
     philox_permutation, philox_uniform,

@@ -192,27 +192,26 @@ def hand_written() -> list:
         (structure, "_tri_k", [(A(t), I64, I64, I64, BOOL, A(t)) for t in ALL]),
         (structure, "_remap_k", [(A(t), META, A(t)) for t in ALL]),
     ]
-    from . import indexing_more  # (cummax/cummin, logcumsumexp, searchsorted, bincount, histc)
+    from . import counting  # (searchsorted, bincount, histc)
 
     table += [
-        (indexing_more, "_cum_extreme_k", [(A(t), A(t), META, I64, I64, BOOL) for t in ALL]),
-        (indexing_more, "_logcumsumexp_k", [(A(t), A(t), I64, I64) for t in FLOAT]),
-        (indexing_more, "_search_k", [(A(t), A(t), META, BOOL, I64, I64, BOOL, A(r))
-                                      for t in NUMBER for r in (I64, I32)]),
-        (indexing_more, "_bincount_k", [(META, A(w), BOOL, A(w)) for w in (I64, F32, F64)]),
-        (indexing_more, "_histc_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
+        (scan, "_cum_extreme_k", [(A(t), A(t), META, I64, I64, BOOL) for t in ALL]),
+        (scan, "_logcumsumexp_k", [(A(t), A(t), I64, I64) for t in FLOAT]),
+        (counting, "_search_k", [(A(t), A(t), META, BOOL, I64, I64, BOOL, A(r))
+                                 for t in NUMBER for r in (I64, I32)]),
+        (counting, "_bincount_k", [(META, A(w), BOOL, A(w)) for w in (I64, F32, F64)]),
+        (counting, "_histc_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
     ]
-    from . import linalg_more  # (torch.linalg: LU, Cholesky, QR, Jacobi eigh and SVD)
+    from . import decompositions as dec  # (torch.linalg: LU, Cholesky, QR, Jacobi eigh, SVD)
 
     table += [
-        (linalg_more, "_lu_k", [(A(t), I64, I64, META, META, A(t), A(t), A(t)) for t in FLOAT]),
-        (linalg_more, "_lu_solve_k", [(A(t), META, A(t), I64, I64, I64) for t in FLOAT]),
-        (linalg_more, "_cholesky_k", [(A(t), A(t), I64, I64, META) for t in FLOAT]),
-        (linalg_more, "_qr_k", [(A(t), A(t), A(t), I64, I64, I64, I64, BOOL) for t in FLOAT]),
-        (linalg_more, "_upper_rows_k", [(A(t), A(t), I64, I64, I64, I64) for t in FLOAT]),
-        (linalg_more, "_eigh_k", [(A(t), A(t), A(t), A(t), I64, I64, BOOL, F64) for t in FLOAT]),
-        (linalg_more, "_svd_k", [(A(t), A(t), A(t), A(t), I64, I64, I64, I64, F64)
-                                 for t in FLOAT]),
+        (dec, "_lu_k", [(A(t), I64, I64, META, META, A(t), A(t), A(t)) for t in FLOAT]),
+        (dec, "_lu_solve_k", [(A(t), META, A(t), I64, I64, I64) for t in FLOAT]),
+        (dec, "_cholesky_k", [(A(t), A(t), I64, I64, META) for t in FLOAT]),
+        (dec, "_qr_k", [(A(t), A(t), A(t), I64, I64, I64, I64, BOOL) for t in FLOAT]),
+        (dec, "_upper_rows_k", [(A(t), A(t), I64, I64, I64, I64) for t in FLOAT]),
+        (dec, "_eigh_k", [(A(t), A(t), A(t), A(t), I64, I64, BOOL, F64) for t in FLOAT]),
+        (dec, "_svd_k", [(A(t), A(t), A(t), A(t), I64, I64, I64, I64, F64) for t in FLOAT]),
     ]
     for dtype, kernel in linalg._GEMM.items():  # factory-built, one per dtype
         t = _BY_NAME[dtype.name]

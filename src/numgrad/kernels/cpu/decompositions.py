@@ -5,9 +5,9 @@ factorisation meets its first zero pivot and where a Cholesky factorisation fail
 error messages name them).
 
 Every function takes arrays of any batch shape (``(*, m, n)``) and returns new C-contiguous
-arrays; the CUDA module (``kernels/cuda/linalg_more.py``) has the same functions. A factorisation
-that fails raises PyTorch's ``LinAlgError`` where ``check`` says so, else reports it in ``info``
-(int32, one per matrix), as ``torch.linalg.*_ex``.
+arrays; the CUDA module (``kernels/cuda/decompositions.py``) has the same functions. A
+factorisation that fails raises PyTorch's ``LinAlgError`` where ``check`` says so, else reports it
+in ``info`` (int32, one per matrix), as ``torch.linalg.*_ex``.
 """
 from __future__ import annotations
 

@@ -1,64 +1,13 @@
-"""Kernels of the scans with indices and the counting and searching ops on the CPU
-(``K.cum_extreme``, ``K.logcumsumexp_dim``, ``K.search_sorted``, ``K.bincount``,
-``K.histc``): ``cummax``/``cummin`` (values and the index of each running extreme),
-``logcumsumexp``, the binary search of ``searchsorted``/``bucketize``, ``bincount`` and
-``histc``. The CUDA module (``kernels/cuda/indexing_more.py``) has the same functions.
+"""Kernels of the searching and counting ops on the CPU (``K.search_sorted``, ``K.bincount``,
+``K.histc``): the binary search of ``searchsorted``/``bucketize``, ``bincount`` and ``histc``.
+The CUDA module (``kernels/cuda/counting.py``) has the same functions.
 
-Each kernel reads C-contiguous operands flat and writes a new C-contiguous array. The scans view
-their operand as ``(outer, n, inner)``, the scanned dimension in the middle, as ``scan.py``.
+Each kernel reads C-contiguous operands flat and writes a new C-contiguous array.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
-
-
-@njit(cache=True)
-def _cum_extreme_k(x, values, indices, outer, n, inner, take_max):
-    """PyTorch's cummax (``take_max``) / cummin along the middle axis: the running extreme and
-    the index where it was last reached (ties take the later index); a NaN, once met, is the
-    extreme from there on, each later NaN taking its index."""
-    for o in range(outer):
-        for i in range(inner):
-            base = o * n * inner + i
-            best = x[base]
-            at = 0
-            for k in range(n):
-                p = base + k * inner
-                v = x[p]
-                if v != v:  # noqa: PLR0124  (a NaN test that works for ints)
-                    best = v
-                    at = k
-                elif best == best:  # noqa: PLR0124, SIM102
-                    if (v >= best) if take_max else (v <= best):
-                        best = v
-                        at = k
-                values[p] = best
-                indices[p] = at
-
-
-@njit(cache=True)
-def _logcumsumexp_k(x, out, outer, n, inner):
-    """The running ``log(sum(exp(x)))`` along the middle axis, kept in float64 (PyTorch's CPU
-    accumulation type), each element rounded to the result's dtype as it is written."""
-    for o in range(outer):
-        for i in range(inner):
-            base = o * n * inner + i
-            acc = -np.inf
-            for k in range(n):
-                p = base + k * inner
-                v = np.float64(x[p])
-                lo = min(acc, v)
-                hi = max(acc, v)
-                if v != v or acc != acc:  # noqa: PLR0124
-                    acc = np.nan
-                elif lo != hi or math.isfinite(lo):
-                    acc = hi + math.log1p(math.exp(lo - hi))
-                else:
-                    acc = v
-                out[p] = acc
 
 
 @njit(cache=True)
@@ -109,35 +58,6 @@ def _histc_k(x, lo, hi, bins, out):
             if pos >= nb:
                 pos = nb - 1
             out[pos] += 1
-
-
-def _lines(shape: tuple, dim: int):
-    return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
-
-
-def cum_extreme(x: np.ndarray, dim: int, take_max: bool) -> tuple:
-    """``(values, int64 indices)`` of cummax (``take_max``) or cummin of ``x`` along ``dim``."""
-    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (NumPy's makes 0-d 1-d)
-    values = np.empty(a.shape, a.dtype)
-    indices = np.empty(a.shape, np.int64)
-    if a.ndim == 0:
-        values[...] = a
-        indices[...] = 0
-    elif a.size:
-        _cum_extreme_k(a.reshape(-1), values.reshape(-1), indices.reshape(-1),
-                       *_lines(a.shape, dim), bool(take_max))
-    return values, indices
-
-
-def logcumsumexp_dim(x: np.ndarray, dim: int) -> np.ndarray:
-    """The running ``log(sum(exp(x)))`` of the float array ``x`` along ``dim``."""
-    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
-    out = np.empty(a.shape, a.dtype)
-    if a.ndim == 0:
-        out[...] = a
-    elif a.size:
-        _logcumsumexp_k(a.reshape(-1), out.reshape(-1), *_lines(a.shape, dim))
-    return out
 
 
 def search_sorted(bounds: np.ndarray, values: np.ndarray, sorter, right: bool, out_dtype) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Linear algebra on CUDA (``K.linalg_*``), with the CPU module's interface
-(``kernels/cpu/linalg_more.py``), for batches of small matrices: one thread per matrix (or per
+(``kernels/cpu/decompositions.py``), for batches of small matrices: one thread per matrix (or per
 matrix and right-hand side column), each running the serial algorithm in the matrix's own slice
 of device memory.
 
@@ -138,7 +138,7 @@ def _first(shape: tuple, array):
 
 def _fail(name: str, a, info, message) -> None:
     """PyTorch's error for the first matrix whose ``info`` is nonzero (a read back: a sync)."""
-    from ..cpu.linalg_more import _fail as fail
+    from ..cpu.decompositions import _fail as fail
 
     host = np.asarray(to_host(info)).reshape(-1)
     bad = np.flatnonzero(host)
@@ -211,7 +211,7 @@ def linalg_det_backward(a, det, grad):
                                      tuple(a.shape), a.dtype)
     host_det = np.asarray(to_host(det))
     if (host_det == 0).any():
-        from ..cpu.linalg_more import linalg_det_backward as on_host
+        from ..cpu.decompositions import linalg_det_backward as on_host
 
         return upload(on_host(np.asarray(to_host(a)), host_det, np.asarray(to_host(grad))))
     inv, _ = linalg_inv(a, False)

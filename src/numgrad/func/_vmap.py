@@ -24,6 +24,7 @@ tangent duals their physical values).
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import warnings
 
@@ -635,6 +636,25 @@ def _put(args, kwargs, where, value, name):
     else:
         kwargs[where[1]] = value
     return args, kwargs
+
+
+def _bound(func, args, kwargs):
+    """The call's arguments by name (the raw function's signature), or None."""
+    try:
+        return inspect.signature(overrides._unwrapped(func)).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+
+
+def _broadcast(shapes):
+    """The shape that ``shapes`` broadcast to."""
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    for s in shapes:
+        for k, n in enumerate(s, rank - len(s)):
+            if n != 1:
+                out[k] = n
+    return tuple(out)
 
 
 def _shift(d, n):
@@ -1804,7 +1824,7 @@ def _run(func, out_dims, randomness, leaves, spec, dims, size, kwargs):
 # Random factories (no tensor argument, so no BatchedTensor to dispatch on): a mode sees them.
 _RANDOM_FACTORIES = frozenset(("rand", "randn", "randint", "randperm", "normal"))
 # In-place random fills of a tensor made inside the function (unbatched: no BatchedTensor to
-# dispatch on either; a batched one's fill is _vmap_more's rule)
+# dispatch on either; a batched one's fill is _vmap_composite's rule)
 _RANDOM_FILLS = frozenset(("uniform_", "normal_", "bernoulli_", "random_", "exponential_",
                            "geometric_", "log_normal_", "cauchy_"))
 _UNBATCHED_FILL = ("vmap: Cannot ask for different inplace randomness on an unbatched tensor. "
@@ -1917,4 +1937,4 @@ def _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims
 
 
 from . import _expanded  # noqa: E402  (it uses this module's BatchedTensor)
-from . import _vmap_more  # noqa: E402,F401  (more rules, registered in RULES)
+from . import _vmap_composite, _vmap_indexing  # noqa: E402,F401  (more rules, in RULES)

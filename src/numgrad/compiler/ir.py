@@ -43,6 +43,7 @@ READS = {
 }
 # Those that write into an argument (the index of that argument).
 WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0,
+          "custom_call_into": 1,  # (a custom op with mutates_args: numgrad.library)
           **dict.fromkeys(("philox_uniform", "philox_normal", "philox_integers",
                            "philox_permutation", "philox_exponential", "philox_bernoulli",
                            "philox_multinomial"), 0)}  # (a draw advances the generator's state)

@@ -114,7 +114,7 @@ def formula_kernels(device: str, op, dtype, unary: bool) -> types.ModuleType:
     from . import formulas
 
     row = formulas.formula(op, dtype)
-    if isinstance(row.op, formulas.Unary) != unary:
+    if formulas.is_unary(row.op) != unary:
         raise ValueError(f"{row.op!r} is not a {'unary' if unary else 'binary'} op")
     return load(f"{device}/{'unary' if unary else 'binary'}", getattr(row, device))
 

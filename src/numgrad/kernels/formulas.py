@@ -241,11 +241,54 @@ assert len(OP_CODES) == sum(len(fam) for fam in FAMILIES), "two families share a
 from .._dtype import _TORCH_NAMES  # noqa: E402
 
 
+class Open(int):
+    """The op id of a formula declared at run time, through ``numgrad.library.elementwise``: an
+    int (the kernels key their loops on it, as on the enums' ids) with the op's ``name`` and
+    ``arity`` (1: a unary formula, 2: a binary one). Its rows are in ``OPEN``, not ``TABLE``, so
+    the table of numgrad's own formulas (and the checks that walk it) stays what it is."""
+
+    name: str
+    arity: int
+
+    def __new__(cls, value: int, name: str, arity: int):
+        self = int.__new__(cls, value)
+        self.name, self.arity = name, arity
+        return self
+
+    def __repr__(self) -> str:
+        return f"<Open.{self.name}: {int(self)}>"
+
+    def __reduce__(self):
+        return (Open, (int(self), self.name, self.arity))
+
+
+OPEN: dict = {}  # Open id -> its rows, as TABLE's
+_OPEN_BASE = 10_000  # (above every family's ids)
+
+
+def declare(name: str, arity: int, cpu: str, cuda: str, dtypes: tuple) -> Open:
+    """A new op id for the formula ``cpu`` (and ``cuda``: functions named as the table names
+    them) of ``arity`` arguments, serving ``dtypes``."""
+    if arity not in (1, 2):
+        raise ValueError(f"an elementwise formula takes 1 or 2 arguments, not {arity}")
+    op = Open(_OPEN_BASE + len(OPEN), name, arity)
+    OPEN[op] = (Formula(op, cpu, cuda, tuple(dtypes)),)
+    return op
+
+
+def is_unary(op) -> bool:
+    """Whether ``op`` (an id of the table or an ``Open`` one) is a formula of one argument."""
+    return isinstance(op, Unary) or (isinstance(op, Open) and op.arity == 1)
+
+
 def rows(op) -> tuple:
     """Every formula row of ``op``; ValueError for an id no family has."""
     try:
         return TABLE[op]
     except (KeyError, TypeError):
+        found = OPEN.get(op) if isinstance(op, int) else None
+        if found is not None:
+            return found
         raise ValueError(f"no elementwise formula has the op id {op!r}") from None
 
 
@@ -257,7 +300,9 @@ def formula(op, dtype) -> Formula:
     for row in found:
         if name in row.dtypes:
             return row
-    raise NotImplementedError(f'"{found[0].op.name.lower()}" not implemented for '
+    op_name = found[0].op.name
+    op_name = op_name.rpartition("::")[2] if isinstance(found[0].op, Open) else op_name.lower()
+    raise NotImplementedError(f'"{op_name}" not implemented for '
                               f"'{_TORCH_NAMES.get(name, name)}'")
 
 

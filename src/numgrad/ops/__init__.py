@@ -114,3 +114,12 @@ def accumulate_into(dst, src, checked: bool = False) -> None:
         check_accumulable(dst)
     K = kernels_of(dst)
     K.binary_into(K.ADD, dst, src)
+
+
+def __getattr__(name: str):
+    """``numgrad.ops.<ns>``: the ops ``numgrad.library`` registered in namespace ``ns``."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..library import namespace
+
+    return namespace(name)

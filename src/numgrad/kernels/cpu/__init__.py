@@ -34,6 +34,7 @@ _LAZY_FUNCTIONS = {
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
     "batch_norm_backward": "normalization",
     "ldl_factor": "ldl", "ldl_solve": "ldl", "xor_rows": "hashing",
+    "custom_call": "custom", "custom_call_into": "custom",  # (numgrad.library's custom ops)
 }
 _LAZY_FUNCTIONS.update({n: "complex" for n in (  # (K.complex_real ...; K.fft_c2c)
     "complex_real", "complex_imag", "complex_pairs", "complex_from_pairs", "complex_conj",

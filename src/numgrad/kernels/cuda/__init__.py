@@ -53,6 +53,7 @@ from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: E402,F401
 from . import conv  # noqa: E402,F401  (``K.conv``: convolution's kernels)
 from . import pooling  # noqa: E402,F401  (``K.pooling``: pooling's and padding's kernels)
 from . import structure  # noqa: E402,F401  (``K.structure``: tril/triu, diagonals, flip/roll)
+from .custom import custom_call, custom_call_into  # noqa: E402,F401  (numgrad.library's)
 from .decompositions import (  # noqa: E402,F401  (torch.linalg: LU, Cholesky, QR, Jacobi eigh/svd)
     linalg_cholesky, linalg_det, linalg_det_backward, linalg_eigh, linalg_inv, linalg_lstsq,
     linalg_pinv, linalg_qr, linalg_slogdet, linalg_solve, linalg_svd,

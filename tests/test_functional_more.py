@@ -1,8 +1,9 @@
-"""nn.functional round three (nn/functional_more.py) and its modules, containers and init
-functions against PyTorch: values and gradients (float64 and float32), node names where PyTorch's
-is a composite's, gradcheck and gradgradcheck in float64, PyTorch's error messages, train/eval
-behaviour, module reprs, parameter names and shapes (PyTorch's weights loaded with
-``load_state_dict``), container methods and ``state_dict`` keys."""
+"""nn.functional's distances, normalisations, activations, losses, dropouts and bilinear
+(nn/functional_<concept>.py) and their modules, containers and init functions against PyTorch:
+values and gradients (float64 and float32), node names where PyTorch's is a composite's,
+gradcheck and gradgradcheck in float64, PyTorch's error messages, train/eval behaviour, module
+reprs, parameter names and shapes (PyTorch's weights loaded with ``load_state_dict``), container
+methods and ``state_dict`` keys."""
 import math
 import warnings
 from collections import OrderedDict

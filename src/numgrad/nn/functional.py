@@ -481,13 +481,21 @@ from ..ops.loss import (  # noqa: E402,F401
 
 __all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
 
-# Round three: norms, distances, more activations, losses and dropouts (nn/functional_more.py).
-from .functional_more import *  # noqa: E402,F401,F403
-from .functional_more import __all__ as _more_all  # noqa: E402
+# Distances, normalisations, activations, losses and dropouts beyond the fused ops
+# (nn/functional_<concept>.py), and bilinear.
+from . import functional_activation, functional_bilinear, functional_distance  # noqa: E402
+from . import functional_dropout, functional_losses, functional_normalization  # noqa: E402
+from .functional_distance import *  # noqa: E402,F401,F403  (normalize, pdist ...)
+from .functional_normalization import *  # noqa: E402,F401,F403  (group_norm, rms_norm ...)
+from .functional_activation import *  # noqa: E402,F401,F403  (prelu, glu, softshrink ...)
+from .functional_losses import *  # noqa: E402,F401,F403  (margin_ranking_loss ...)
+from .functional_dropout import *  # noqa: E402,F401,F403  (dropout2d, alpha_dropout ...)
+from .functional_bilinear import *  # noqa: E402,F401,F403
 
-__all__ += _more_all
-from .functional_losses import *  # noqa: E402,F401,F403  (linear_cross_entropy, ...)
-from .functional_losses import __all__ as _losses_all  # noqa: E402
+for _module in (functional_distance, functional_normalization, functional_activation,
+                functional_dropout, functional_bilinear):
+    __all__ += _module.__all__
+_losses_all = functional_losses.__all__
 from .functional_unpool import *  # noqa: E402,F401,F403  (max_unpool1d/2d/3d)
 from .functional_unpool import __all__ as _unpool_all  # noqa: E402
 from .functional_embedding import embedding_bag  # noqa: E402,F401

@@ -63,7 +63,7 @@ FAMILIES += (indexing_more,)
 # nn.functional's own ops (threshold, prelu, glu, native_group_norm ...): not a family (they are
 # not numgrad.X nor Tensor methods), but registered with the others, so that REGISTRY (warmup, the
 # profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.
-from . import nn_more  # noqa: E402,F401
+from . import nn_functional  # noqa: E402,F401
 from . import flat_index, linalg_derived, order_statistics, scatter_views  # noqa: E402
 from . import aten, linalg_lu, native_normalization, scatter_reductions  # noqa: E402
 from . import float_parts, integer_math  # noqa: E402  (frexp, nextafter; gcd, lcm)

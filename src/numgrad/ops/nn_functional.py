@@ -1,7 +1,8 @@
-"""The ops of ``nn.functional``'s third round that PyTorch runs as one node of their own:
-``threshold`` (``ThresholdBackward0``), ``softshrink``, ``hardshrink``, ``prelu``
-(``PreluKernelBackward0``), ``glu``, ``rrelu_with_noise``, ``soft_margin_loss``,
-``multi_margin_loss`` and ``native_group_norm`` (``NativeGroupNormBackward0``).
+"""The ops of ``nn.functional`` that PyTorch runs as one node of their own and that are neither
+``numgrad.X`` functions nor Tensor methods: ``threshold`` (``ThresholdBackward0``),
+``softshrink``, ``hardshrink``, ``prelu`` (``PreluKernelBackward0``), ``glu``,
+``rrelu_with_noise``, ``soft_margin_loss``, ``multi_margin_loss`` and ``native_group_norm``
+(``NativeGroupNormBackward0``).
 
 Each forward is a few calls of the device's existing kernels (comparisons, ``where``, the
 elementwise formulas, sums and batch normalisation's statistics), so no kernel is new and

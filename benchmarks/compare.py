@@ -17,6 +17,8 @@ MNIST-example CNN, a word-level LSTM language model, a tiny GPT, a ResNet block,
 convolution), in milliseconds, each after three warm-up steps (kernels compiled, the compiled step
 traced and its program compiled), with the ratios to PyTorch eager. ``--sizes`` times large
 elementwise ops at 4M and 10M elements (nanoseconds per element; issue 38's cliff).
+``--formula`` times a user's fused formula (``numgrad.library.elementwise``) against the same math
+composed from built-in ops, eager and compiled (``user_formula.py``; issue 36).
 """
 from __future__ import annotations
 
@@ -222,6 +224,38 @@ def size_lines(repeat: int) -> None:
               f"10M/4M {ours:5.2f} / {theirs:5.2f}")
 
 
+def formula_lines(repeat: int) -> None:
+    """GELU's tanh approximation on 1M float32 elements: a user's fused formula against the same
+    math composed from eight built-in ops, forward and forward + backward, eager and compiled,
+    with PyTorch's composition for reference (ms, medians). The two numgrad variants are timed
+    in alternation, call by call, so that a load that comes and goes (a shared machine) weighs
+    on both alike; the ratio is the median of the per-pair ratios."""
+    import user_formula
+
+    print(f"user formula vs composed built-in ops, gelu-tanh on 1M float32; medians of "
+          f"{repeat} alternating pairs, ms")
+    print(f"{'':28s} {'composed':>9s} {'formula':>9s} {'composed/formula':>17s} {'PyTorch':>9s}")
+    clock = time.perf_counter
+    for backward in (False, True):
+        for mode in ("eager", "compiled"):
+            wrap = numgrad.compile if mode == "compiled" else (lambda f: f)
+            steps = [wrap(user_formula.step(numgrad, fused, backward)) for fused in (False, True)]
+            for s in steps:
+                s(), s()  # (kernels compiled, a compiled step traced and its program built)
+            times: list = [[], []]
+            for _ in range(repeat):
+                for which, s in enumerate(steps):
+                    start = clock()
+                    s()
+                    times[which].append(clock() - start)
+            ratio = statistics.median(a / b for a, b in zip(*times))
+            composed, fused = (statistics.median(t) * 1e3 for t in times)
+            theirs = median_us(user_formula.step(torch, False, backward), repeat) / 1e3 \
+                if torch and mode == "eager" else float("nan")
+            label = f"{'fwd+bwd' if backward else 'forward'}, {mode}"
+            print(f"  {label:26s} {composed:9.2f} {fused:9.2f} {ratio:17.2f} {theirs:9.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -229,6 +263,8 @@ def main() -> None:
     parser.add_argument("--models", action="store_true", help="the models' training steps")
     parser.add_argument("--model-repeat", type=int, default=7)
     parser.add_argument("--sizes", action="store_true", help="large ops at 4M and 10M elements")
+    parser.add_argument("--formula", action="store_true",
+                        help="a user's fused formula against composed built-in ops")
     args = parser.parse_args()
     if torch:
         torch.set_num_threads(2)  # as the speed issue measured it (here, not at import: asv
@@ -238,6 +274,9 @@ def main() -> None:
         return
     if args.sizes:
         size_lines(args.repeat)
+        return
+    if args.formula:
+        formula_lines(args.repeat)
         return
     print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}, "
           f"numpy {np.__version__}; medians of {args.repeat} repeats, µs")

@@ -857,6 +857,64 @@ def _jit(fn):
     return fn if isinstance(fn, Dispatcher) else njit(inline="always")(fn)
 
 
+_FAST_MATH_MODULE = []
+
+
+def _fast_math():
+    """``math`` for the CPU loops of a formula: its ``exp``, ``log``, ``tanh``, ``erf``,
+    ``log2`` and ``exp2`` are the vectorisable ones numgrad's own CPU kernels use
+    (``kernels/cpu/mathfuncs.py``: libm's scalar calls keep a loop from vectorising, 3-10x
+    slower), everything else ``math``'s own."""
+    if not _FAST_MATH_MODULE:
+        import math
+
+        from .kernels.cpu import mathfuncs as mf
+
+        module = types.ModuleType("numgrad_fast_math")
+        module.__dict__.update({k: v for k, v in vars(math).items() if not k.startswith("__")})
+        swaps = {"exp": mf.fast_exp, "log": mf.fast_log, "tanh": mf.fast_tanh, "erf": mf.erf,
+                 "log2": mf.log2, "exp2": mf.exp2}
+        module.__dict__.update(swaps)
+        _FAST_MATH_MODULE.append((module, {getattr(math, k): v for k, v in swaps.items()
+                                           if hasattr(math, k)}))
+    return _FAST_MATH_MODULE[0]
+
+
+def _cpu_variant(fn):
+    """``fn`` for the CPU loops: the same code with ``math`` (or the ``math`` functions it names)
+    the fast CPU versions of ``_fast_math``, jitted; ``_jit(fn)`` where it names none."""
+    import math
+
+    py = getattr(fn, "py_func", fn)
+    if not isinstance(py, types.FunctionType):
+        return _jit(fn)
+    module, functions = _fast_math()
+    names, stack = set(), [py.__code__]
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    scope = dict(py.__globals__)
+    changed = False
+    for name in names:
+        value = scope.get(name)
+        if value is math:
+            scope[name], changed = module, True
+        else:
+            try:
+                fast = functions.get(value)
+            except TypeError:  # (an unhashable global)
+                fast = None
+            if fast is not None:
+                scope[name], changed = fast, True
+    if not changed:
+        return _jit(fn)
+    from numba import njit
+
+    copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__, py.__closure__)
+    return njit(inline="always")(copy)
+
+
 def _times(d):
     """The formula ``(g, x) -> g * d(x)``: a unary op's backward, one fused loop."""
     from numba import njit
@@ -867,11 +925,16 @@ def _times(d):
     return backward
 
 
-def _declare(key: str, name: str, arity: int, fn, dtypes):
+def _declare(key: str, name: str, arity: int, fn, dtypes, cpu=None):
+    """The op id of the formula ``fn`` (its CPU loops calling ``cpu`` where given), the
+    functions set in ``kernels/user.py`` for the generated kernels to import."""
     from .kernels import formulas, user
 
     setattr(user, key, fn)
-    return formulas.declare(name, arity, f"user:{key}", f"user:{key}", dtypes)
+    if cpu is not None:
+        setattr(user, key + "_cpu", cpu)
+    return formulas.declare(name, arity, f"user:{key}" + ("_cpu" if cpu is not None else ""),
+                            f"user:{key}", dtypes)
 
 
 def _formula_op(opname: str, code, arity: int, differentiable_by=None):
@@ -932,7 +995,8 @@ class ElementwiseOp:
         self.arity, self.dtypes = arity, dtypes
         digest = _digest(formula)
         key = f"{ns}__{name}_{digest}"
-        self.code = _declare(key, self._qualname, arity, _jit(formula), dtypes)
+        self.code = _declare(key, self._qualname, arity, _jit(formula), dtypes,
+                             _cpu_variant(formula))
         grads = None if grad is None else tuple(grad) if isinstance(grad, (tuple, list)) \
             else (grad,)
         if grads is not None and len(grads) != arity:
@@ -943,13 +1007,14 @@ class ElementwiseOp:
             floats = tuple(d for d in dtypes if d.startswith("float")) or ("float32", "float64")
             if arity == 1:
                 bcode = _declare(key + "_bwd", f"{self._qualname}_backward", 2,
-                                 _times(_jit(grads[0])), floats)
+                                 _times(_jit(grads[0])), floats, _times(_cpu_variant(grads[0])))
                 self._bwd = _formula_op(f"{self._qualname}_backward", bcode, 2)
                 backward = self._backward_unary
             else:
                 self._partials = tuple(
                     _formula_op(f"{self._qualname}_d{i}", _declare(
-                        f"{key}_d{i}", f"{self._qualname}_d{i}", 2, _jit(g), floats), 2)
+                        f"{key}_d{i}", f"{self._qualname}_d{i}", 2, _jit(g), floats,
+                        _cpu_variant(g)), 2)
                     for i, g in enumerate(grads))
                 backward = self._backward_binary
         self._op = _formula_op(self._qualname, self.code, arity, backward)

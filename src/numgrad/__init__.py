@@ -110,7 +110,12 @@ if _TYPE_CHECKING:
     from .ops.recurrent import *  # noqa: F401,F403
     from .ops.linalg_more import *  # noqa: F401,F403
     from .ops.upsample import *  # noqa: F401,F403
-    from .ops.indexing_more import *  # noqa: F401,F403
+    from .ops.index_views import *  # noqa: F401,F403
+    from .ops.index_writes import *  # noqa: F401,F403
+    from .ops.products import *  # noqa: F401,F403
+    from .ops.cumulative_extremes import *  # noqa: F401,F403
+    from .ops.counting import *  # noqa: F401,F403
+    from .ops.utilities import *  # noqa: F401,F403
     from .ops.flat_index import *  # noqa: F401,F403
     from .ops.linalg_derived import *  # noqa: F401,F403
     from .ops.order_statistics import *  # noqa: F401,F403

@@ -11,15 +11,17 @@ import builtins
 
 from . import creation as _creation, random as _random
 from .ops import (  # (as _names: some families share a method's name, gather's for one)
-    convert as _convert, data_dependent as _data_dependent, elementwise as _elementwise,
-    elementwise_more as _elementwise_more, flat_index as _flat_index, float_parts as _float_parts,
-    gather as _gather, hashing as _hashing, histograms as _histograms, incomplete_gamma as
-    _incomplete_gamma, indexing as _indexing, indexing_more as _indexing_more, inplace as
-    _inplace, integer_math as _integer_math, linalg as _linalg, linalg_derived as
-    _linalg_derived, linalg_lu as _linalg_lu, linalg_more as _linalg_more, order_statistics as
-    _order_statistics, predicates as _predicates, reduction as _reduction, resize as _resize,
+    convert as _convert, counting as _counting, cumulative_extremes as _cumulative_extremes,
+    data_dependent as _data_dependent, elementwise as _elementwise, elementwise_more as
+    _elementwise_more, flat_index as _flat_index, float_parts as _float_parts, gather as _gather,
+    hashing as _hashing, histograms as _histograms, incomplete_gamma as _incomplete_gamma,
+    index_views as _index_views, index_writes as _index_writes, indexing as _indexing, inplace as
+    _inplace, integer_math as _integer_math, linalg as _linalg, linalg_derived as _linalg_derived,
+    linalg_lu as _linalg_lu, linalg_more as _linalg_more, order_statistics as _order_statistics,
+    predicates as _predicates, products as _products, reduction as _reduction, resize as _resize,
     scan as _scan, scatter_reductions as _scatter_reductions, scatter_views as _scatter_views,
-    shape as _shape, sorting as _sorting, strided as _strided, structure as _structure,
+    shape as _shape, sorting as _sorting, strided as _strided, structure as _structure, utilities
+    as _utilities,
 )
 
 from .tensor import Tensor
@@ -355,30 +357,30 @@ class _TensorMethods:
     svd = _linalg_more.svd
     qr = _linalg_more.qr
     matrix_power = _linalg_more.matrix_power
-    unbind = _indexing_more.unbind
-    select = _indexing_more.select
-    tensor_split = _indexing_more.tensor_split
-    index_add = _indexing_more.index_add
-    index_add_ = _indexing_more.index_add_
-    index_copy = _indexing_more.index_copy
-    index_copy_ = _indexing_more.index_copy_
-    index_fill = _indexing_more.index_fill
-    index_fill_ = _indexing_more.index_fill_
-    take = _indexing_more.take
-    masked_scatter = _indexing_more.masked_scatter
-    masked_scatter_ = _indexing_more.masked_scatter_
-    diff = _indexing_more.diff
-    kron = _indexing_more.kron
-    baddbmm = _indexing_more.baddbmm
-    baddbmm_ = _indexing_more.baddbmm_
-    addmv = _indexing_more.addmv
-    addmv_ = _indexing_more.addmv_
-    cummax = _indexing_more.cummax
-    cummin = _indexing_more.cummin
-    logcumsumexp = _indexing_more.logcumsumexp
-    bincount = _indexing_more.bincount
-    histc = _indexing_more.histc
-    is_nonzero = _indexing_more.is_nonzero
+    unbind = _index_views.unbind
+    select = _index_views.select
+    tensor_split = _index_views.tensor_split
+    index_add = _index_writes.index_add
+    index_add_ = _index_writes.index_add_
+    index_copy = _index_writes.index_copy
+    index_copy_ = _index_writes.index_copy_
+    index_fill = _index_writes.index_fill
+    index_fill_ = _index_writes.index_fill_
+    take = _index_writes.take
+    masked_scatter = _index_writes.masked_scatter
+    masked_scatter_ = _index_writes.masked_scatter_
+    diff = _utilities.diff
+    kron = _products.kron
+    baddbmm = _products.baddbmm
+    baddbmm_ = _products.baddbmm_
+    addmv = _products.addmv
+    addmv_ = _products.addmv_
+    cummax = _cumulative_extremes.cummax
+    cummin = _cumulative_extremes.cummin
+    logcumsumexp = _cumulative_extremes.logcumsumexp
+    bincount = _counting.bincount
+    histc = _counting.histc
+    is_nonzero = _utilities.is_nonzero
     put = _flat_index.put
     put_ = _flat_index.put_
     triangular_solve = _linalg_derived.triangular_solve

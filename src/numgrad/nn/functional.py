@@ -516,7 +516,7 @@ from .functional_attention import (  # noqa: E402,F401
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
-from ..ops.indexing_more import one_hot  # noqa: E402,F401  (int64 one-hot encoding)
+from ..ops.counting import one_hot  # noqa: E402,F401  (int64 one-hot encoding)
 
 __all__ += ["one_hot"]
 

@@ -57,9 +57,10 @@ from . import upsample  # noqa: E402  (interpolate, pixel_shuffle: nn.functional
 from .upsample import _upsample_bilinear2d_aa  # noqa: E402,F401  (torch.ops.aten's)
 
 FAMILIES += (upsample,)
-from . import indexing_more  # noqa: E402  (unbind, index_add, cummax, bincount, searchsorted ...)
+from . import index_views, index_writes, products  # noqa: E402  (unbind; index_add; kron ...)
+from . import counting, cumulative_extremes, utilities  # noqa: E402  (bincount; cummax; diff)
 
-FAMILIES += (indexing_more,)
+FAMILIES += (index_views, index_writes, products, cumulative_extremes, counting, utilities)
 # nn.functional's own ops (threshold, prelu, glu, native_group_norm ...): not a family (they are
 # not numgrad.X nor Tensor methods), but registered with the others, so that REGISTRY (warmup, the
 # profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.

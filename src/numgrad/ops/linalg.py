@@ -453,7 +453,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError("inner() the last dimension must match on both input tensors but got "
                            f"shapes {list(input.shape)} and {list(other.shape)}")
-    from .indexing_more import tensordot
+    from .products import tensordot
 
     return tensordot(input, other, dims=([-1], [-1]))
 

@@ -635,7 +635,7 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 def _directional_split(name: str, dim_of):
     def fn(input: Tensor, indices_or_sections) -> tuple:
-        from .indexing_more import tensor_split
+        from .index_views import tensor_split
 
         nd = input._data.ndim
         d = dim_of(nd)

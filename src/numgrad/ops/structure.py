@@ -19,7 +19,7 @@ from ..creation import arange
 from ..tensor import Tensor, _wrap_dim
 from ._promote import broadcast_shapes
 from .gather import ADD as _SCATTER_ADD
-from .indexing_more import _wide
+from .index_writes import _wide
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 

@@ -206,3 +206,26 @@ def test_a_custom_op_in_a_compiled_step_is_one_opaque_call():
     assert "replayed as a fused program" in numgrad.compiler.explain(compiled)
     counts = dispatches(compiled, x)
     assert counts["registry"] == 0 and counts["numba"] <= 2
+
+
+def test_library_define_impl_and_a_vmap_rule():
+    lib = library.Library("test_library_lib", "DEF")
+    lib.define("rowsum(Tensor x) -> Tensor")
+    lib.impl("rowsum", lambda x: x.sum(-1), "CPU")
+    rowsum = numgrad.ops.test_library_lib.rowsum
+    x = numgrad.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(rowsum(x).numpy(), [3, 12])
+    seen = []
+
+    @library.register_vmap("test_library_lib::rowsum")
+    def _(info, in_dims, x):
+        seen.append((info.batch_size, in_dims))
+        return rowsum(x.movedim(in_dims[0], 0)), 0
+
+    np.testing.assert_array_equal(numgrad.func.vmap(rowsum, in_dims=1)(x).numpy(), [3, 5, 7])
+    assert [size for size, _ in seen] == [3]  # (numgrad batches batch-first: in_dims (0,))
+    with pytest.raises(AttributeError, match="'_OpNamespace' 'test_library_lib' object has no "
+                                             "attribute 'nope'"):
+        numgrad.ops.test_library_lib.nope
+    with pytest.raises(ValueError, match="Unsupported kind: XYZ"):
+        library.Library("test_library_lib", "XYZ")

@@ -847,6 +847,12 @@ def _digest(fn) -> str:
         h.update(code.co_code + repr((code.co_consts, code.co_names)).encode())
     for cell in getattr(py, "__closure__", None) or ():
         h.update(repr(cell.cell_contents).encode())
+    # (the numbers it reads from its module: Numba compiles a global as a constant)
+    scope = getattr(py, "__globals__", {})
+    for name in sorted(getattr(getattr(py, "__code__", None), "co_names", ())):
+        value = scope.get(name)
+        if isinstance(value, (bool, int, float, complex, str, tuple)):
+            h.update(f"{name}={value!r}".encode())
     return h.hexdigest()[:12]
 
 
@@ -1006,15 +1012,18 @@ class ElementwiseOp:
         if grads is not None:
             floats = tuple(d for d in dtypes if d.startswith("float")) or ("float32", "float64")
             if arity == 1:
-                bcode = _declare(key + "_bwd", f"{self._qualname}_backward", 2,
-                                 _times(_jit(grads[0])), floats, _times(_cpu_variant(grads[0])))
+                # (each generated name ends in the digest of the code it runs: a changed
+                # derivative names new files too)
+                bkey = f"{key}_bwd_{_digest(grads[0])}"
+                bcode = _declare(bkey, f"{self._qualname}_backward", 2, _times(_jit(grads[0])),
+                                 floats, _times(_cpu_variant(grads[0])))
                 self._bwd = _formula_op(f"{self._qualname}_backward", bcode, 2)
                 backward = self._backward_unary
             else:
                 self._partials = tuple(
                     _formula_op(f"{self._qualname}_d{i}", _declare(
-                        f"{key}_d{i}", f"{self._qualname}_d{i}", 2, _jit(g), floats,
-                        _cpu_variant(g)), 2)
+                        f"{key}_d{i}_{_digest(g)}", f"{self._qualname}_d{i}", 2, _jit(g),
+                        floats, _cpu_variant(g)), 2)
                     for i, g in enumerate(grads))
                 backward = self._backward_binary
         self._op = _formula_op(self._qualname, self.code, arity, backward)

@@ -204,11 +204,12 @@ def test_every_dtype_both_ways(dtype):
 
 
 def test_dtypes_numgrad_lacks_are_named():
-    path = _torch_saved({"h": torch.ones(2, dtype=torch.float16), "dtype": torch.bfloat16})
-    with pytest.raises(TypeError, match="holds a tensor of dtype torch.float16, which numgrad "
+    path = _torch_saved({"h": torch.ones(2, dtype=torch.uint16), "dtype": torch.float8_e4m3fn})
+    with pytest.raises(TypeError, match="holds a tensor of dtype torch.uint16, which numgrad "
                                         "does not have"):
         _to_numgrad(path)
-    assert repr(_to_numgrad(_torch_saved({"dtype": torch.bfloat16}))["dtype"]) == "torch.bfloat16"
+    assert repr(_to_numgrad(_torch_saved({"dtype": torch.float8_e4m3fn}))["dtype"]) == \
+        "torch.float8_e4m3fn"
 
 
 def test_mmap_and_map_location(tmp_path):

@@ -1,7 +1,6 @@
 """Issue 31's names outside autograd, against PyTorch 2.13: ``nn.DataParallel`` (one device),
 ``nn.utils.parameters_to_vector``/``vector_to_parameters``, ``utils.data.WeightedRandomSampler``,
-``F.affine_grid``, the casts to dtypes numgrad lacks (``half``, ``byte``, ``char``, ``short``,
-``bfloat16``), ``autocast`` (``amp``, ``cpu.amp``) and ``amp.GradScaler`` on the CPU."""
+``F.affine_grid``, ``autocast`` (``amp``, ``cpu.amp``) and ``amp.GradScaler`` on the CPU."""
 import pickle
 import warnings
 
@@ -185,21 +184,6 @@ def test_affine_grid_float32_default_and_errors():
         lambda m: m.nn.functional.affine_grid(m.tensor(th), [2, 3, 0, 5], align_corners=False),
     ):
         _same_error(fn)
-
-
-# ----------------------------------------------------------------- casts to missing dtypes
-
-@pytest.mark.parametrize("method", ["half", "byte", "char", "short", "bfloat16"])
-def test_casts_to_dtypes_numgrad_lacks_say_so(method):
-    x = numgrad.ones(2)
-    if hasattr(numgrad, {"half": "float16", "byte": "uint8", "char": "int8", "short": "int16",
-                         "bfloat16": "bfloat16"}[method]):
-        pytest.skip("numgrad has this dtype now")
-    with pytest.raises(TypeError, match=f"Tensor.{method}\\(\\): numgrad has no"):
-        getattr(x, method)()
-    if method in ("half", "bfloat16"):
-        with pytest.raises(TypeError, match=f"Module.{method}\\(\\): numgrad has no"):
-            getattr(numgrad.nn.Linear(2, 1), method)()
 
 
 # ----------------------------------------------------------------- autocast

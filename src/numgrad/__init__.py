@@ -27,6 +27,7 @@ try:
     from ._dtype import bool_ as bool  # noqa: A001
     from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
     from ._dtype import complex64, complex128  # noqa: F401
+    from ._dtype import bfloat16, float16, int8, int16, uint8  # noqa: F401
     from ._dtype import channels_last, channels_last_3d, contiguous_format  # noqa: F401
     from ._dtype import layout, memory_format, preserve_format, sparse_coo, strided  # noqa: F401
     from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
@@ -42,6 +43,7 @@ try:
     _out.install(globals())  # (numgrad.add(..., out=t) …; the Tensor methods stay as they are)
     from .tensor import Size, Tensor  # noqa: F401
     from .tensor import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor  # noqa: F401
+    from .tensor import BFloat16Tensor, ByteTensor, CharTensor, HalfTensor, ShortTensor  # noqa: F401
     from . import random  # noqa: E402,F401
     from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
     from .random import *  # noqa: E402,F401,F403
@@ -108,7 +110,11 @@ if _TYPE_CHECKING:
     from .ops.data_dependent import *  # noqa: F401,F403
     from .ops.activation import *  # noqa: F401,F403
     from .ops.recurrent import *  # noqa: F401,F403
-    from .ops.linalg_more import *  # noqa: F401,F403
+    from .ops.linalg_solve import *  # noqa: F401,F403
+    from .ops.linalg_decompositions import *  # noqa: F401,F403
+    from .ops.linalg_determinants import *  # noqa: F401,F403
+    from .ops.linalg_norms import *  # noqa: F401,F403
+    from .ops.linalg_compositions import *  # noqa: F401,F403
     from .ops.upsample import *  # noqa: F401,F403
     from .ops.index_views import *  # noqa: F401,F403
     from .ops.index_writes import *  # noqa: F401,F403
@@ -192,6 +198,8 @@ long = int64
 int = int32  # noqa: A001
 cfloat = complex64
 cdouble = complex128
+half = float16
+short = int16
 
 
 def _bind_methods() -> None:

@@ -22,7 +22,7 @@ class dtype:
 
     @property
     def is_signed(self) -> bool:
-        return self._category != BOOL
+        return self._category != BOOL and self.name != "uint8"
 
     def to_complex(self) -> dtype:
         """The complex dtype of this floating-point dtype's precision (``float32.to_complex()``
@@ -56,20 +56,43 @@ int32 = dtype("int32", np.int32, INT)
 bool_ = dtype("bool", np.bool_, BOOL)
 complex64 = dtype("complex64", np.complex64, COMPLEX)
 complex128 = dtype("complex128", np.complex128, COMPLEX)
+# The narrow dtypes (``_lowp``): stored in their own width, computed in float32 or int32.
+float16 = dtype("float16", np.float16, FLOAT)
+# NumPy has no bfloat16: its elements are 2-byte opaque values (NumPy's "V2") holding the upper
+# half of a float32's bits, so that NumPy's arithmetic and casts refuse them instead of reading
+# them as integers; ``_lowp`` converts them to and from float32 as PyTorch rounds.
+bfloat16 = dtype("bfloat16", np.dtype("V2"), FLOAT)
+uint8 = dtype("uint8", np.uint8, INT)
+int8 = dtype("int8", np.int8, INT)
+int16 = dtype("int16", np.int16, INT)
 
-_BY_NUMPY = {d.np: d for d in (float32, float64, int64, int32, bool_, complex64, complex128)}
+_BY_NUMPY = {d.np: d for d in (float32, float64, int64, int32, bool_, complex64, complex128,
+                               float16, bfloat16, uint8, int8, int16)}
+_BY_NAME = {d.name: d for d in _BY_NUMPY.values()}
 _COMPLEX_OF = {"float32": complex64, "float64": complex128}
+
+
+class _NoComplexHalf(dict):
+    def __missing__(self, name):  # (float16, bfloat16: PyTorch's complex32, which numgrad lacks)
+        raise TypeError(f"numgrad has no complex dtype of {name}'s precision (PyTorch's "
+                        "complex32, ComplexHalf)")
+
+
+_COMPLEX_OF = _NoComplexHalf(_COMPLEX_OF)
 _REAL_OF = {"complex64": float32, "complex128": float64}
 
 # PyTorch's names of the scalar types, in its messages and legacy tensor types (FloatTensor).
 _TORCH_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                 "bool": "Bool", "float16": "Half", "int16": "Short", "int8": "Char",
-                "uint8": "Byte", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+                "uint8": "Byte", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                "bfloat16": "BFloat16", "void16": "BFloat16"}
 
 
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
             "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}
+            "complex128": "c10::complex<double>", "float16": "c10::Half",
+            "void16": "c10::BFloat16", "uint8": "unsigned char", "int8": "signed char",
+            "int16": "short int"}
 
 
 def c_name(np_dtype) -> str:
@@ -88,13 +111,15 @@ _DEFAULT_FOR_CATEGORY = {BOOL: bool_, INT: int64, FLOAT: float32, COMPLEX: compl
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
-    """The numgrad dtype for a NumPy dtype; float16 and unsigned types are not supported."""
+    """The numgrad dtype for a NumPy dtype (NumPy's "V2" is bfloat16's storage); uint16, uint32
+    and uint64 are not supported."""
     try:
         return _BY_NUMPY[np.dtype(np_dtype)]
     except KeyError:
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, complex64, complex128, int64, int32, and bool."
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
+            "supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
+            "int16, int8, uint8, and bool."
         ) from None
 
 
@@ -135,7 +160,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
                 low.itemsize * 2 > high.itemsize:
             return _COMPLEX_OF[low.name]  # (float64 with complex64: complex128)
         return high
-    return a if a.itemsize >= b.itemsize else b
+    if a.itemsize == b.itemsize:  # (float16 with bfloat16: float32; uint8 with int8: int16)
+        return float32 if a._category == FLOAT else int16
+    return a if a.itemsize > b.itemsize else b
 
 
 def _lifted(result: dtype, category: int) -> dtype:

@@ -238,8 +238,7 @@ def format_tensor(
     Args:
         values: The tensor's data, of any shape (0-d and empty included) and
             any memory layout.  It is cast to ``dtype_name`` if needed.
-        dtype_name: ``"float32"``, ``"float64"``, ``"int64"``, ``"int32"`` or
-            ``"bool"``.
+        dtype_name: numgrad's name of the dtype (``"float32"``, ``"bfloat16"``...).
         device: Device string; anything but ``"cpu"`` is printed as
             ``device='...'``.
         suffixes: Already-formatted trailing items such as
@@ -249,7 +248,12 @@ def format_tensor(
     Returns:
         A string such as ``tensor([[3., 3.],\\n        [3., 3.]], grad_fn=<AddBackward0>)``.
     """
-    values = np.asarray(values, dtype=np.dtype(dtype_name))
+    if dtype_name == "bfloat16":  # (NumPy has none: printed from its float32 values)
+        from ._lowp import to_float
+
+        values = to_float(np.asarray(values))
+    else:
+        values = np.asarray(values, dtype=np.dtype(dtype_name))
     indent = len(_PREFIX)
     body = _PREFIX + _values_str(values, indent)
     items = _metadata_suffixes(values, dtype_name, device) + list(suffixes)

@@ -54,11 +54,12 @@ from .tensor import Size, Tensor
 
 ALIGNMENT = 64
 
-# PyTorch's storage classes and the element type of each (None: a dtype NumPy has no type for,
-# whose bytes load as raw 16-bit words until a tensor of it is built, which numgrad refuses).
+# PyTorch's storage classes and the element type of each (None: a dtype numgrad has no type for,
+# whose bytes load as raw words until a tensor of it is built, which numgrad refuses; "V2":
+# bfloat16's storage, ``numgrad._lowp``).
 _STORAGE_DTYPES = {
     "FloatStorage": ("float32", "f4"), "DoubleStorage": ("float64", "f8"),
-    "HalfStorage": ("float16", "f2"), "BFloat16Storage": ("bfloat16", None),
+    "HalfStorage": ("float16", "f2"), "BFloat16Storage": ("bfloat16", "V2"),
     "LongStorage": ("int64", "i8"), "IntStorage": ("int32", "i4"), "ShortStorage": ("int16", "i2"),
     "CharStorage": ("int8", "i1"), "ByteStorage": ("uint8", "u1"), "BoolStorage": ("bool", "?"),
     "ComplexFloatStorage": ("complex64", "c8"), "ComplexDoubleStorage": ("complex128", "c16"),
@@ -69,7 +70,9 @@ _STORAGE_DTYPES = {
 }
 _STORAGE_OF = {"float32": "FloatStorage", "float64": "DoubleStorage", "int64": "LongStorage",
                "int32": "IntStorage", "bool": "BoolStorage",
-               "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
+               "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage",
+               "float16": "HalfStorage", "bfloat16": "BFloat16Storage", "void16": "BFloat16Storage",
+               "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage"}
 _ITEMSIZE = {"bfloat16": 2, "qint8": 1, "quint8": 1, "qint32": 4, "quint4x2": 1, "quint2x4": 1}
 
 # PyTorch's dtypes, as named in its allowlist (``torch.float32``...): numgrad has five of them.
@@ -589,7 +592,8 @@ class _Loader:
         if isinstance(dtype, _ForeignDtype) or name not in _STORAGE_OF:
             raise TypeError(
                 f"{self.name} holds a tensor of dtype torch.{name}, which numgrad does not have "
-                "(its dtypes: float32, float64, complex64, complex128, int64, int32 and bool); "
+                "(its dtypes: float32, float64, float16, bfloat16, complex64, complex128, int64, "
+                "int32, int16, int8, uint8 and bool); "
                 "convert it with PyTorch first (tensor.float(), say)")
         try:
             size = tuple(int(n) for n in size)

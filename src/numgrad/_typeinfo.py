@@ -1,5 +1,5 @@
 """Dtype introspection with PyTorch's names and results: ``finfo``, ``iinfo``, ``result_type``,
-``promote_types``, ``can_cast`` (over numgrad's dtypes: float32, float64, int32, int64, bool)."""
+``promote_types``, ``can_cast`` (over numgrad's dtypes)."""
 from __future__ import annotations
 
 import numbers
@@ -28,13 +28,18 @@ class finfo:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
         type = type.to_real()  # (a complex dtype's: its parts')
-        info = np.finfo(type.np)
-        self.bits = int(info.bits)
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -int(info.precision)  # (PyTorch's: a Python float)
+        if type.name == "bfloat16":  # (NumPy has none: 8 exponent bits as float32, 7 mantissa)
+            self.bits, self.eps, self.max = 16, 2.0 ** -7, float.fromhex("0x1.fep127")
+            self.min, self.tiny = -self.max, 2.0 ** -126
+            self.smallest_normal, self.resolution = self.tiny, 0.01
+        else:
+            info = np.finfo(type.np)
+            self.bits = int(info.bits)
+            self.eps = float(info.eps)
+            self.max = float(info.max)
+            self.min = float(info.min)
+            self.tiny = self.smallest_normal = float(info.smallest_normal)
+            self.resolution = 10.0 ** -int(info.precision)  # (PyTorch's: a Python float)
         self.dtype = type.name
 
     def __eq__(self, other) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._dtype import device as _device
 from ._dtype import COMPLEX, FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
-from . import dispatch
+from . import _lowp, dispatch
 from .kernels import cpu as _cpu_module
 from .tensor import Tensor
 
@@ -204,14 +204,21 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         device = data.device
     if dtype is None:
         a = np.array(_infer(data), copy=True)
+    elif to_dtype(dtype).np.kind == "V":  # (bfloat16: the values rounded from float32)
+        a = _lowp.cast(np.array(_lowp.to_float(_infer(data)), np.float32), _lowp.BF16)
     elif isinstance(data, (Tensor, np.ndarray)):
-        a = np.array(_infer(data), dtype=to_dtype(dtype).np, copy=True)
+        a = _lowp.cast(_infer(data), to_dtype(dtype).np) if _infer(data).dtype.kind == "V" else \
+            np.array(_infer(data), dtype=to_dtype(dtype).np, copy=True)
     else:  # straight from the Python numbers, not through float32
         np_dtype = to_dtype(dtype).np
         try:
             a = np.array(data, dtype=np_dtype)
         except OverflowError:
-            if np.dtype(np_dtype).kind != "i":
+            if np.dtype(np_dtype).kind == "u":  # (PyTorch wraps a negative int into uint8)
+                wide = np.array(data, dtype=np.int64)
+                if wide.size and wide.max() <= np.iinfo(np_dtype).max:
+                    return _finish(wide.astype(np_dtype), requires_grad, device)
+            if np.dtype(np_dtype).kind not in "iu":
                 raise
             raise _int_overflow(data, np_dtype) from None
     return _finish(a, requires_grad, device)
@@ -234,8 +241,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         # (Python numbers, as ``tensor`` reads them in ``dtype``: not through float32 first)
         return tensor(data, dtype=dtype, device=device)
     a = _infer(data)
-    if dtype is not None:
-        a = a.astype(to_dtype(dtype).np, copy=False)
+    if dtype is not None and a.dtype != to_dtype(dtype).np:
+        a = _cpu_module.cast(a, to_dtype(dtype).np)
     return _finish(a, False, device)
 
 
@@ -289,6 +296,8 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
     backward makes its seed gradient, ``ones_like``, this way)."""
     if device is None:
         device = _default_device
+    if np_dtype.kind == "V" and value is not None:  # (bfloat16: its bits, rounded from float32)
+        value = _lowp.f32_to_bf16(np.float32(value))[()]
     if device is None or not _is_cuda(device):
         mode = dispatch.current()
         K = _cpu_module if mode is None else mode.use(_cpu_module)
@@ -459,7 +468,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if np_dtype.kind in "iu":
         return _finish(_integer_range(start, end, step, np_dtype), requires_grad, device)
-    return _finish(np.arange(start, end, step).astype(np_dtype), requires_grad, device)
+    return _finish(_cpu_module.cast(np.arange(start, end, step), np_dtype), requires_grad, device)
 
 
 def _integer_range(start, end, step, np_dtype) -> np.ndarray:
@@ -493,7 +502,8 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
         i = np.arange(steps)
         values = np.where(i < steps // 2, lo + step * i, hi - step * (steps - 1 - i))
         return _finish(np.trunc(values.astype(np.float64)).astype(np_dtype), requires_grad, device)
-    return _finish(np.linspace(start, end, steps).astype(np_dtype), requires_grad, device)
+    return _finish(_cpu_module.cast(np.linspace(start, end, steps), np_dtype), requires_grad,
+                   device)
 
 
 def _check_space_args(name: str, start, end, steps) -> None:
@@ -518,7 +528,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device)
+    return _finish(_cpu_module.cast(np.eye(n, m), _float_dtype(dtype)), requires_grad, device)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad: bool = False,

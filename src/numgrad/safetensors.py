@@ -17,13 +17,16 @@ import sys
 
 import numpy as np
 
+from ._dtype import _BY_NAME
+
 __all__ = ["SafetensorError", "load", "load_file", "safe_open", "save", "save_file"]
 
-_CODES = {"float32": "F32", "float64": "F64", "int64": "I64", "int32": "I32", "bool": "BOOL"}
+_CODES = {"float32": "F32", "float64": "F64", "int64": "I64", "int32": "I32", "bool": "BOOL",
+          "float16": "F16", "bfloat16": "BF16", "int8": "I8", "uint8": "U8", "int16": "I16",
+          "complex64": "C64"}
 _NAMES = {v: k for k, v in _CODES.items()}
-_OTHER = {"F16": "float16", "BF16": "bfloat16", "I8": "int8", "U8": "uint8", "I16": "int16",
-          "U16": "uint16", "U32": "uint32", "U64": "uint64", "F8_E4M3": "float8_e4m3fn",
-          "F8_E5M2": "float8_e5m2", "C64": "complex64"}
+_OTHER = {"U16": "uint16", "U32": "uint32", "U64": "uint64", "F8_E4M3": "float8_e4m3fn",
+          "F8_E5M2": "float8_e5m2"}
 _MAX_HEADER = 100_000_000
 
 
@@ -38,7 +41,10 @@ def _tensor_bytes(name, t) -> tuple[str, list[int], np.ndarray]:
         raise ValueError(f"Key `{name}` is invalid, expected numgrad.Tensor but received "
                          f"{type(t)}")
     data = t.detach()._host()
-    code = _CODES[data.dtype.name]
+    if t.dtype.name not in _CODES:  # (complex128: safetensors has no code for it)
+        raise TypeError(f"tensor {name!r} is of dtype {t.dtype.name}, which safetensors cannot "
+                        "hold")
+    code = _CODES[t.dtype.name]
     a = data.copy(order="C") if not data.flags.c_contiguous else data
     if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and sys.byteorder == "big"):
         a = a.astype(a.dtype.newbyteorder("<"))
@@ -118,8 +124,9 @@ def _tensor(buffer, start: int, name: str, entry: dict, device):
     if code not in _NAMES:
         other = _OTHER.get(code, code)
         raise TypeError(f"tensor {name!r} is of dtype {other} ({code}), which numgrad does not "
-                        "have (its dtypes: float32, float64, int64, int32 and bool)")
-    dtype = np.dtype(_NAMES[code]).newbyteorder("<")
+                        "have (its dtypes: float32, float64, float16, bfloat16, complex64, int64, "
+                        "int32, int16, int8, uint8 and bool)")
+    dtype = _BY_NAME[_NAMES[code]].np.newbyteorder("<")
     begin, end = entry["data_offsets"]
     shape = tuple(entry["shape"])
     count = int(np.prod(shape, dtype=np.int64))

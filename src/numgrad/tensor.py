@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _lowp
 from ._dtype import CPU, CUDA, from_numpy_dtype
 from ._tensor_str import format_tensor
 from .autograd.node import AccumulateGrad, Node, RemovableHandle
@@ -46,6 +46,10 @@ def _legacy_data(args: tuple, np_dtype) -> np.ndarray:
     data = args[0]
     if isinstance(data, Tensor):
         data = data._host()
+    if np_dtype.kind == "V":  # (bfloat16: rounded from float32)
+        from ._lowp import cast
+
+        return cast(np.array(data, dtype=np.float32), np_dtype)
     return np.array(data, dtype=np_dtype)
 
 
@@ -67,6 +71,12 @@ def _load_late() -> None:
     from .ops import accumulate_into
 
     _autograd_backward, _accumulate_into = backward, accumulate_into
+
+
+def _no_numpy_bfloat16(data) -> None:
+    """PyTorch's refusal: NumPy has no bfloat16 (``t.float().numpy()`` is the way)."""
+    if data.dtype.kind == "V":
+        raise TypeError("Got unsupported ScalarType BFloat16")
 
 
 class _VersionCounter:
@@ -121,10 +131,10 @@ class Tensor(_Methods):
             kind = name.rsplit(".", 1)[-1]
             if kind not in _LEGACY_KINDS:
                 raise ValueError(f"invalid type: '{dtype}'")
-            out = self.to(from_numpy_dtype(np.dtype(_LEGACY_KINDS[kind])))
+            out = self.to(_dtype._BY_NAME[_LEGACY_KINDS[kind]])
             return out.cuda() if cuda and not out.is_cuda else out
         legacy = getattr(dtype, "_legacy_dtype", None)
-        return self.to(from_numpy_dtype(np.dtype(legacy)) if legacy is not None else dtype)
+        return self.to(_dtype._BY_NAME[legacy] if legacy is not None else dtype)
 
     @classmethod
     def _wrap(cls, data: np.ndarray, requires_grad: bool = False) -> "Tensor":
@@ -497,6 +507,7 @@ class Tensor(_Methods):
             )
         self._check_host()
         self._value_read("Tensor.numpy() (the values leave the trace)")
+        _no_numpy_bfloat16(self._data)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -507,6 +518,7 @@ class Tensor(_Methods):
             )
         self._check_host()
         self._value_read("np.asarray of a tensor (the values leave the trace)")
+        _no_numpy_bfloat16(self._data)
         if dtype is not None and np.dtype(dtype) != self._data.dtype:
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data
@@ -537,11 +549,11 @@ class Tensor(_Methods):
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self._host().reshape(-1)[0].item()
+        return _lowp.to_float(self._host()).reshape(-1)[0].item()
 
     def tolist(self):
         self._number_read("Tensor.tolist() (a value read from a tensor)")
-        return self._host().tolist()
+        return _lowp.to_float(self._host()).tolist()
 
     def __float__(self) -> float:
         self._number_read("float() of a tensor (a value read from a tensor)")
@@ -576,7 +588,7 @@ class Tensor(_Methods):
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         data = self._host()
-        return format_tensor(data, data.dtype.name, device=str(self.device), suffixes=suffixes)
+        return format_tensor(data, self.dtype.name, device=str(self.device), suffixes=suffixes)
 
     def __hash__(self) -> int:
         return id(self)
@@ -636,13 +648,15 @@ class SharedGrad(Tensor):
 
 
 _LEGACY_KINDS = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
-                 "IntTensor": "int32", "BoolTensor": "bool"}
+                 "IntTensor": "int32", "BoolTensor": "bool", "HalfTensor": "float16",
+                 "BFloat16Tensor": "bfloat16", "ByteTensor": "uint8", "CharTensor": "int8",
+                 "ShortTensor": "int16"}
 _LEGACY_BY_DTYPE = {v: k for k, v in _LEGACY_KINDS.items()}
 _LEGACY_BY_DTYPE.update(complex64="ComplexFloatTensor", complex128="ComplexDoubleTensor")
 
 
 def _legacy_name(t: Tensor) -> str:
-    kind = _LEGACY_BY_DTYPE.get(t._data.dtype.name, "FloatTensor")
+    kind = _LEGACY_BY_DTYPE.get(t.dtype.name, "FloatTensor")
     return f"numgrad.{kind}" if isinstance(t._data, np.ndarray) else f"numgrad.cuda.{kind}"
 
 
@@ -652,7 +666,7 @@ class _LegacyType(type):
 
     def __instancecheck__(cls, obj) -> bool:
         return (isinstance(obj, Tensor) and isinstance(obj._data, np.ndarray)
-                and obj._data.dtype.name == cls._legacy_dtype)
+                and obj.dtype.name == cls._legacy_dtype)
 
     def __repr__(cls) -> str:
         return f"<class 'numgrad.{cls.__name__}'>"
@@ -660,7 +674,7 @@ class _LegacyType(type):
 
 def _legacy_class(name: str, np_name: str):
     def __new__(cls, *args, device=None):
-        t = Tensor._wrap(_legacy_data(args, np.dtype(np_name)))
+        t = Tensor._wrap(_legacy_data(args, _dtype._BY_NAME[np_name].np))
         return t if device is None else t.to(device)
 
     doc = (f"``numgrad.{name}(...)``: PyTorch's legacy constructor of {np_name} tensors (sizes, "
@@ -668,5 +682,6 @@ def _legacy_class(name: str, np_name: str):
     return _LegacyType(name, (), {"__new__": __new__, "_legacy_dtype": np_name, "__doc__": doc})
 
 
-FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor = (
+(FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor, HalfTensor, BFloat16Tensor,
+ ByteTensor, CharTensor, ShortTensor) = (
     _legacy_class(name, np_name) for name, np_name in _LEGACY_KINDS.items())

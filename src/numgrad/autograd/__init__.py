@@ -61,7 +61,7 @@ _ONES: dict = {}  # dtype -> a 0-d 1, copied for each seed
 def _one_like(out):
     """The implicit seed of a single-element output: a fresh 1 of its shape, dtype and device."""
     data = out._data
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray) and data.dtype.kind != "V":  # (not bfloat16: ones_like's)
         one = _ONES.get(data.dtype)
         if one is None:
             one = _ONES[data.dtype] = np.ones((), data.dtype)

@@ -155,7 +155,7 @@ def _fit(node, i, grad, shape, dtype):
             f"Function {node.name()} returned an invalid gradient at index {i} - got "
             f"{list(data.shape)} but expected shape compatible with {list(shape)}"
         )
-    if data.dtype.kind not in "fc":
+    if data.dtype.kind not in "fcV":  # ("V": bfloat16's storage, numgrad._lowp)
         raise RuntimeError(
             f"Function {node.name()} returned an invalid gradient at index {i} - expected a "
             f"floating point gradient, got {data.dtype.name}"

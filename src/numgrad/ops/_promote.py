@@ -61,7 +61,7 @@ def binary_operands(a, b, floating: bool = False):
 def floating_operand(t: Tensor) -> np.ndarray:
     """The data of ``t``, made the default float dtype if it is an integer or bool tensor."""
     d = t._data
-    return d if d.dtype.kind in "fc" else cast_data(d, default_for_category(FLOAT).np)
+    return d if d.dtype.kind in "fcV" else cast_data(d, default_for_category(FLOAT).np)
 
 
 def cast_data(d, np_dtype):
@@ -74,7 +74,7 @@ def _as(x, np_dtype):
     if isinstance(x, Tensor):
         d = x._data
         return d if d.dtype == np_dtype else cast_data(d, np_dtype)
-    return np_dtype.type(x)
+    return np_dtype.type(x) if np_dtype.kind != "V" else np.float32(x)  # (bfloat16's: float32)
 
 
 def as_tensor_dtype(x, like: Tensor):

@@ -34,7 +34,7 @@ def _float_only(kernel: str, input: Tensor) -> None:
     if not isinstance(input, Tensor):
         raise TypeError(f"{kernel}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":  # ("V": bfloat16, numgrad._lowp)
         device = "cpu" if isinstance(input._data, np.ndarray) else "cuda"
         name = kernel if kernel == "GeluKernelImpl" else f"{kernel}_{device}"
         raise NotImplementedError(f"\"{name}\" not implemented for '{_type_name(input)}'")

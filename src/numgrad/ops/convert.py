@@ -18,6 +18,7 @@ class ToCopy(Op):
     name, node = "to_copy", "ToCopyBackward0"
     jvp = _jvp.linear
     on_cuda = True
+    narrow_ok = True  # (``K.cast`` converts to and from float16, bfloat16 ... as PyTorch rounds)
     # A float32 round trip is linear, so a large finite-difference step is exact up to rounding.
     samples = (
         Sample(lambda m, a: a.float(), ((3, 4),), eps=1e-2, atol=1e-4),

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..autograd import grad_mode
+from .. import _lowp
 from .._dtype import torch_name
 from ..tensor import Tensor
 from ..dispatch import note_created
@@ -758,7 +759,8 @@ def _as_value(value, t: Tensor) -> Tensor:
         if isinstance(value, (complex, np.complexfloating)) and data.dtype.kind in "fiu":
             value = value.real  # (its imaginary part is 0: check_scalar refuses any other)
         if isinstance(data, np.ndarray):
-            number = np.array(value).astype(data.dtype)
+            number = np.array(value).astype(data.dtype) if data.dtype.kind != "V" else \
+                _lowp.cast(np.array(value), data.dtype)  # (bfloat16: rounded as PyTorch)
             note_created(number)
             return Tensor._wrap(number)
         return Tensor._wrap(kernels_of(data).full((), np.array(value).astype(data.dtype)[()], data.dtype))

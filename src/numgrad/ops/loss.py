@@ -313,7 +313,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """The mean (or sum, or each) of the squared differences of ``input`` and ``target``."""
     check_reduction(reduction)
     a, b = binary_operands(input, target)
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":  # ("V": bfloat16, numgrad._lowp)
         kernel = "mse_cpu" if isinstance(a, np.ndarray) else "mse_cuda"
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_type_name(Tensor._wrap(a))}'")

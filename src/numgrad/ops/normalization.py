@@ -127,7 +127,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[{-max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got 1)")
     x = input._data
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":  # ("V": bfloat16, numgrad._lowp)
         raise NotImplementedError(f"\"batch_norm\" not implemented for '{torch_name(x.dtype)}'")
     for t in (weight, bias, running_mean, running_var):
         if t is not None and t._data.dtype != x.dtype:

@@ -12,10 +12,12 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .. import dispatch
+from .. import _lowp, dispatch
 from ..autograd import anomaly_mode, grad_mode
 from ..autograd.node import OpNode, SavedTensor
 from ..kernels import cpu as _cpu_module
+
+_lowp.install(_cpu_module)  # (its kernels called directly on narrow arrays: run on them widened)
 from ..tensor import Tensor
 
 
@@ -60,6 +62,9 @@ class Op:
     # derivative); a complex input to an op that does not raises PyTorch's "not implemented for
     # 'ComplexFloat'". By default the ops of the families that only move or copy elements do.
     complex_ok: bool = False
+    # Whether its forward takes the narrow dtypes (float16, bfloat16, uint8, int8, int16) as they
+    # are; else ``apply`` runs it on them widened (``numgrad._lowp``). By default the views do.
+    narrow_ok: bool = False
     _lane = None  # what the eager fast lane saves for this op (``ops/_lane.serve``); None: unserved
 
     @staticmethod
@@ -94,6 +99,8 @@ def register(op: type[Op]) -> type[Op]:
     op.node_class = type(op.node.split("::")[-1], (OpNode,), {"__slots__": (), "op": op, "_name": op.node})
     if "complex_ok" not in op.__dict__:
         op.complex_ok = op.complex_ok or op.__module__.rpartition(".")[2] in _MOVE_ONLY
+    if "narrow_ok" not in op.__dict__:
+        op.narrow_ok = op.narrow_ok or op.is_view
     only_for = op.save_only_for or {}
     op._save_plan = tuple((i, only_for.get(i, -1)) for i in op.save_inputs)
     REGISTRY[op.name] = op
@@ -174,6 +181,10 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
         for a in arrays:
             if getattr(a, "dtype", _REAL).kind == "c":
                 _not_complex(op, a)
+    if not op.narrow_ok:  # (float16, bfloat16, the small integers: computed wider, ``_lowp``)
+        for a in arrays:
+            if getattr(a, "dtype", _REAL).num in _NARROW:
+                return _apply_narrow(op, K, inputs, arrays, params)
     out = op.forward(K, *arrays, **params)
     if _grad.enabled and op.differentiable:
         for t in inputs:
@@ -193,6 +204,16 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
 
 
 _REAL = np.dtype(np.float64)  # (the dtype of an input that has none: a number)
+_NARROW = _lowp.NARROW
+
+
+def _apply_narrow(op, K, inputs, arrays, params) -> Tensor:
+    """``apply`` for arrays among which some are of a narrow dtype: run on them widened, the
+    result rounded back to the narrow dtype where it is of the widened one (``numgrad._lowp``)."""
+    wide, back = _lowp.widened(K, arrays)
+    result = apply(op, inputs, wide, **params)
+    result._data = _lowp.narrowed(K, result._data, back)
+    return result
 
 
 def _not_complex(op, a):

@@ -13,7 +13,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 from numpy.lib.stride_tricks import as_strided
 
-from ... import _pool
+from ... import _lowp, _pool
 from .. import codegen
 from ..formulas import SWAPPED, Binary
 from ._cache import light_cache as _light_cache
@@ -90,7 +90,11 @@ _LOADED: dict = {}
 def unary(op: int, x: np.ndarray) -> np.ndarray:
     """``op`` applied to every element of ``x``; the result is a new C-contiguous array."""
     dt = x.dtype
-    kernels = _LOADED.get((op, dt, True)) or _kernels(op, dt, True)
+    kernels = _LOADED.get((op, dt, True))
+    if kernels is None:
+        if dt.num in _lowp.NARROW:  # (float16, bfloat16, small integers: computed wider)
+            return _lowp.wider(unary, op, x)
+        kernels = _kernels(op, dt, True)
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
     n = x.size
@@ -111,7 +115,11 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
 def unary_into(op: int, x: np.ndarray) -> None:
     """``x = op(x)`` in place, in one pass where ``x`` is contiguous (the loop reads and writes
     each element at one index); else computed out of place and written back."""
-    kernels = _LOADED.get((op, x.dtype, True)) or _kernels(op, x.dtype, True)
+    kernels = _LOADED.get((op, x.dtype, True))
+    if kernels is None and x.dtype.num in _lowp.NARROW:
+        x[...] = unary(op, x)
+        return
+    kernels = kernels or _kernels(op, x.dtype, True)
     if not x.flags.c_contiguous:
         x[...] = unary(op, x)
         return
@@ -141,7 +149,11 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     """``op(a, b)`` with NumPy/PyTorch broadcasting. ``a`` and ``b`` (arrays or NumPy scalars)
     share one dtype; the result has it too unless ``out_dtype`` is given (bool for comparisons)."""
     da = a.dtype
-    kernels = _LOADED.get((op, da, False)) or _kernels(op, da)
+    kernels = _LOADED.get((op, da, False))
+    if kernels is None:
+        if da.num in _lowp.NARROW:  # (float16, bfloat16, small integers: computed wider)
+            return _lowp.wider(binary, op, a, b, out_dtype=out_dtype)
+        kernels = _kernels(op, da)
     dt = da if out_dtype is None else out_dtype
     # The two commonest cases, an array and a number and two arrays of one shape, flat (the
     # kernels take 1-D arrays; a reshape costs as much as the kernel call on small arrays).
@@ -324,6 +336,11 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
     With ``alpha`` (a number of ``out``'s dtype; ``op`` ADD or SUB), ``out = op(out, alpha * b)``:
     one pass where the shapes match (an optimiser's ``p.add_(grad, alpha=-lr)``), with the
     values of the two passes (``alpha * b`` rounded, then added)."""
+    if out.dtype.num in _lowp.NARROW:  # (float16: computed wider, each step rounded)
+        if alpha is not None:
+            b = binary(Binary.MUL, np.asarray(b, out.dtype), out.dtype.type(alpha))
+        out[...] = binary(op, out, np.asarray(b, out.dtype))
+        return
     if alpha is not None:
         if op == Binary.SUB:
             op, alpha = Binary.ADD, -alpha  # (exact: a - x*b is a + (-x)*b, bit for bit)
@@ -350,6 +367,8 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
 def cast(a: np.ndarray, dtype) -> np.ndarray:
     """A copy of ``a`` in ``dtype`` (of a complex ``a`` in a real dtype: its real parts, with
     PyTorch's warning)."""
+    if a.dtype.kind == "V" or np.dtype(dtype).kind == "V":  # (bfloat16's storage: rounded)
+        return _lowp.cast(a, dtype)
     if a.dtype.kind == "c" and np.dtype(dtype).kind != "c":
         import warnings
 

@@ -93,6 +93,10 @@ def broadcast_copy(a: np.ndarray, shape: tuple, dtype) -> np.ndarray:
 
 def assign(dst: np.ndarray, src) -> None:
     """``dst[...] = src`` in place, ``src`` broadcast and cast (unsafely) to ``dst``'s dtype."""
+    if dst.dtype.kind == "V" or getattr(src, "dtype", dst.dtype).kind == "V":  # (bfloat16)
+        from ..._lowp import cast
+
+        src = cast(src, dst.dtype)
     np.copyto(dst, src, casting="unsafe")
 
 

@@ -1,0 +1,146 @@
+"""float16, bfloat16, uint8, int8 and int16 (``numgrad._lowp``), against torch 2.13: the dtypes'
+properties and promotion, creation, casts (rounding, NaN, inf, -0, wrapping), printing, storage
+ops, arithmetic computed wider and rounded back, autograd through half tensors, and files both
+ways (torch.save, safetensors)."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+
+NAMES = ["float16", "bfloat16", "uint8", "int8", "int16"]
+ALL = NAMES + ["float32", "float64", "int32", "int64", "bool", "complex64"]
+FLOATS = np.array([1.5, -2.25, 0.1, 3.3359375, -0.0, np.inf, -np.inf, 65519.0, 1e-7, 2.0 ** -24],
+                  np.float32)
+
+
+def _same(ours, theirs):
+    """Equal values, dtype and shape: bit for bit (NaNs in the same places)."""
+    assert str(ours.dtype).replace("numgrad", "torch") == str(theirs.dtype)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    a = ours.float().tolist() if ours.dtype.is_floating_point else ours.tolist()
+    b = theirs.float().tolist() if theirs.dtype.is_floating_point else theirs.tolist()
+    np.testing.assert_array_equal(np.array(a), np.array(b))
+
+
+def test_dtype_properties_and_promotion_are_pytorchs():
+    for name in NAMES:
+        ours, theirs = getattr(numgrad, name), getattr(torch, name)
+        assert repr(ours) == repr(theirs).replace("torch", "numgrad")
+        assert (ours.itemsize, ours.is_floating_point, ours.is_signed) == \
+            (theirs.itemsize, theirs.is_floating_point, theirs.is_signed)
+        for other in ALL:
+            got = numgrad.promote_types(ours, getattr(numgrad, other))
+            assert repr(got) == repr(torch.promote_types(theirs, getattr(torch, other))).replace(
+                "torch", "numgrad"), (name, other)
+    assert numgrad.half is numgrad.float16 and numgrad.short is numgrad.int16
+    for name in ("float16", "bfloat16"):
+        assert repr(numgrad.finfo(getattr(numgrad, name))) == repr(torch.finfo(getattr(torch, name)))
+    for name in ("uint8", "int8", "int16"):
+        assert repr(numgrad.iinfo(getattr(numgrad, name))) == repr(torch.iinfo(getattr(torch, name)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_creation_printing_and_legacy_types(name):
+    for make in (lambda m: m.zeros(2, 3, dtype=getattr(m, name)),
+                 lambda m: m.ones(2, dtype=getattr(m, name)),
+                 lambda m: m.full((2,), 7, dtype=getattr(m, name)),
+                 lambda m: m.arange(5, dtype=getattr(m, name)),
+                 lambda m: m.tensor([1, 2, 100], dtype=getattr(m, name)),
+                 lambda m: m.full_like(m.zeros(2, dtype=getattr(m, name)), 3),
+                 lambda m: m.zeros(0, dtype=getattr(m, name)),
+                 lambda m: m.tensor(5, dtype=getattr(m, name))):
+        ours, theirs = make(numgrad), make(torch)
+        _same(ours, theirs)
+        assert repr(ours) == repr(theirs).replace("torch.", "numgrad.")
+    t = numgrad.ones(2, dtype=getattr(numgrad, name))
+    assert t.type() == torch.ones(2, dtype=getattr(torch, name)).type().replace("torch", "numgrad")
+    assert t.element_size() == torch.ones(1, dtype=getattr(torch, name)).element_size()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_casts_both_ways_round_and_wrap_as_pytorch(name):
+    values = np.concatenate([FLOATS, [np.nan, 300.7, -1.5, 1e10, 1.00390625, 1.01171875]]).astype(
+        np.float32)  # (the last two: ties of bfloat16's rounding)
+    ours = numgrad.tensor(values).to(getattr(numgrad, name))
+    theirs = torch.tensor(values).to(getattr(torch, name))
+    _same(ours, theirs)
+    _same(ours.double(), theirs.double())  # (and back)
+    method = {"float16": "half", "bfloat16": "bfloat16", "uint8": "byte", "int8": "char",
+              "int16": "short"}[name]
+    _same(getattr(numgrad.tensor(values[:4]), method)(), getattr(torch.tensor(values[:4]), method)())
+    _same(numgrad.arange(3).type_as(ours), torch.arange(3).type_as(theirs))
+    legacy = type(theirs.type(), (), {}).__name__.rpartition(".")[2]
+    _same(numgrad.arange(3.0).type(getattr(numgrad, legacy)), torch.arange(3.0).type(getattr(torch, legacy)))
+    if name == "bfloat16":
+        with pytest.raises(TypeError, match="Got unsupported ScalarType BFloat16"):
+            ours.numpy()
+    else:
+        assert ours.numpy().dtype == theirs.numpy().dtype
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_storage_ops(name):
+    def run(m):
+        x = m.arange(12, dtype=getattr(m, name)).reshape(3, 4)
+        y = x.t()  # (not contiguous)
+        z = x[1:, ::2]
+        z[0, 1] = 9  # (through a view, into x)
+        w = m.zeros(4, dtype=getattr(m, name)).copy_(m.tensor([1.5, 2.5, -0.0, 4.0]))
+        return [x, y.contiguous(), y.clone(), x[m.tensor([2, 0])], x[x > 5], m.cat([x, x]),
+                m.stack([x[0], x[1]]), x.view(4, 3), y.reshape(-1), w, x.flip(0), x[0, 0]]
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        _same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_arithmetic_is_computed_wider_and_rounded_back(name):
+    def run(m):
+        d = getattr(m, name)
+        a = m.tensor([3.0, 100.0, 7.0, 1.0, 120.0, 2.0]).to(d)
+        b = m.tensor([2.0, 50.0, 3.0, 4.0, 7.0, 1.0]).to(d)
+        out = [a + b, a - b, a * b, a * 3, a / b, a < b, a == b, a.sum(), a.max(), m.relu(a - 4),
+               a.reshape(2, 3) @ b.reshape(3, 2), a + m.ones(6), a + m.ones(6, dtype=m.int64),
+               a * 2.5]
+        if d.is_floating_point:
+            out += [a.mean(), m.exp(a / 50), m.softmax(a / 10, 0)]
+        return out
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        _same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_autograd_through_half_tensors(name):
+    def run(m):
+        x = m.tensor([[0.5, -1.25, 2.0], [3.0, 0.1, -0.7]], dtype=getattr(m, name),
+                     requires_grad=True)
+        w = m.tensor([[1.5], [-0.5], [0.25]], dtype=getattr(m, name), requires_grad=True)
+        loss = (m.relu(x @ w) * x.sum(1, keepdim=True)).mean()
+        loss.backward()
+        return loss, x.grad, w.grad
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        _same(ours.detach(), theirs.detach())
+
+
+def test_files_both_ways(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    from numgrad import safetensors as st
+
+    src = {n: torch.tensor([1.5, -2.25, 3.0, 100.1]).to(getattr(torch, n)) for n in NAMES}
+    src["view"] = src["float16"][1:3]
+    torch.save(src, tmp_path / "t.pt")
+    ours = numgrad.load(tmp_path / "t.pt")
+    for k, v in ours.items():
+        _same(v, src[k])
+    numgrad.save(ours, tmp_path / "n.pt")
+    back = torch.load(tmp_path / "n.pt", weights_only=True)
+    for k, v in back.items():
+        assert v.dtype == src[k].dtype and torch.equal(v, src[k])
+    assert back["view"].untyped_storage().data_ptr() == back["float16"].untyped_storage().data_ptr()
+    del src["view"]
+    save_file(src, tmp_path / "a.safetensors")
+    ours = st.load_file(tmp_path / "a.safetensors")
+    st.save_file(ours, tmp_path / "b.safetensors")
+    for k, v in load_file(tmp_path / "b.safetensors").items():
+        assert v.dtype == src[k].dtype and torch.equal(v, src[k])

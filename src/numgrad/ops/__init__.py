@@ -118,9 +118,12 @@ def accumulate_into(dst, src, checked: bool = False) -> None:
 
 
 def __getattr__(name: str):
-    """``numgrad.ops.<ns>``: the ops ``numgrad.library`` registered in namespace ``ns``."""
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ..library import namespace
+    """``numgrad.ops.<ns>``: the ops ``numgrad.library`` registered in namespace ``ns`` (none
+    before it is imported, so a miss, as an import's ``from .ops import x``, does not import
+    it)."""
+    import sys
 
-    return namespace(name)
+    library = sys.modules.get("numgrad.library")
+    if library is None or name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return library.namespace(name)

@@ -5,7 +5,7 @@ one number everywhere (``(a @ b).sum()``, ``.mean()``) is reduced instead of mul
 (ops/linalg.py, ``_uniform_grad_backward``), and a column-major operand (a transposed view, as
 F.linear's weight.t()) gets a gradient laid out for its parameter.
 
-``numgrad.linalg`` and the top-level names (ops/linalg_more.py): values, result dtypes and field
+``numgrad.linalg`` and the top-level names (ops/linalg_*.py): values, result dtypes and field
 names, node names and input gradients against PyTorch over batches, broadcast batches, empty
 batches and non-contiguous inputs in float64 and float32; every matrix norm's order; gradcheck and
 gradgradcheck beyond the registry's samples (det at singular matrices, left=False solves, full

@@ -16,12 +16,14 @@ from .ops import (  # (as _names: some families share a method's name, gather's 
     _elementwise_more, flat_index as _flat_index, float_parts as _float_parts, gather as _gather,
     hashing as _hashing, histograms as _histograms, incomplete_gamma as _incomplete_gamma,
     index_views as _index_views, index_writes as _index_writes, indexing as _indexing, inplace as
-    _inplace, integer_math as _integer_math, linalg as _linalg, linalg_derived as _linalg_derived,
-    linalg_lu as _linalg_lu, linalg_more as _linalg_more, order_statistics as _order_statistics,
-    predicates as _predicates, products as _products, reduction as _reduction, resize as _resize,
-    scan as _scan, scatter_reductions as _scatter_reductions, scatter_views as _scatter_views,
-    shape as _shape, sorting as _sorting, strided as _strided, structure as _structure, utilities
-    as _utilities,
+    _inplace, integer_math as _integer_math, linalg as _linalg, linalg_compositions as
+    _linalg_compositions, linalg_decompositions as _linalg_decompositions, linalg_derived as
+    _linalg_derived, linalg_determinants as _linalg_determinants, linalg_lu as _linalg_lu,
+    linalg_norms as _linalg_norms, linalg_solve as _linalg_solve, order_statistics as
+    _order_statistics, predicates as _predicates, products as _products, reduction as _reduction,
+    resize as _resize, scan as _scan, scatter_reductions as _scatter_reductions, scatter_views as
+    _scatter_views, shape as _shape, sorting as _sorting, strided as _strided, structure as
+    _structure, utilities as _utilities,
 )
 
 from .tensor import Tensor
@@ -81,7 +83,7 @@ class _TensorMethods:
     angle = _elementwise.angle
     sum = _reduction.sum
     mean = _reduction.mean
-    norm = _linalg_more.norm
+    norm = _linalg_norms.norm
     prod = _reduction.prod
     amax = _reduction.amax
     amin = _reduction.amin
@@ -346,17 +348,17 @@ class _TensorMethods:
     unique = _data_dependent.unique
     unique_consecutive = _data_dependent.unique_consecutive
     nonzero_static = _data_dependent.nonzero_static
-    det = _linalg_more.det
-    logdet = _linalg_more.logdet
-    slogdet = _linalg_more.slogdet
-    inverse = _linalg_more.inverse
-    pinverse = _linalg_more.pinverse
-    cholesky = _linalg_more.cholesky
-    cholesky_solve = _linalg_more.cholesky_solve
-    cholesky_inverse = _linalg_more.cholesky_inverse
-    svd = _linalg_more.svd
-    qr = _linalg_more.qr
-    matrix_power = _linalg_more.matrix_power
+    det = _linalg_determinants.det
+    logdet = _linalg_determinants.logdet
+    slogdet = _linalg_determinants.slogdet
+    inverse = _linalg_solve.inverse
+    pinverse = _linalg_decompositions.pinverse
+    cholesky = _linalg_decompositions.cholesky
+    cholesky_solve = _linalg_solve.cholesky_solve
+    cholesky_inverse = _linalg_solve.cholesky_inverse
+    svd = _linalg_decompositions.svd
+    qr = _linalg_decompositions.qr
+    matrix_power = _linalg_compositions.matrix_power
     unbind = _index_views.unbind
     select = _index_views.select
     tensor_split = _index_views.tensor_split

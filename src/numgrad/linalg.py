@@ -1,21 +1,28 @@
-"""``numgrad.linalg``: PyTorch's ``torch.linalg`` (the ops are in ``ops/linalg_more.py``, the
-matrix products in ``ops/linalg.py``). The functions with one result take ``out=``; those with
-several refuse it (NotImplementedError)."""
+"""``numgrad.linalg``: PyTorch's ``torch.linalg`` (the ops are in ``ops/linalg_<concept>.py``:
+solves, decompositions, determinants, norms, compositions, and the derived, LU, LDL and eig ones;
+the matrix products in ``ops/linalg.py``). The functions with one result take ``out=``; those
+with several refuse it (NotImplementedError)."""
 from __future__ import annotations
 
 from ._out import with_out as _with_out
 from .ops import linalg as _products
-from .ops import linalg_more as _more
-from .ops.linalg_more import LinAlgError
+from .ops import linalg_compositions as _compositions
+from .ops import linalg_decompositions as _decompositions
+from .ops import linalg_determinants as _determinants
+from .ops import linalg_norms as _norms
+from .ops import linalg_solve as _solve
+from .ops.linalg_common import LinAlgError
 
 matmul = _with_out(_products.matmul, "matmul")
-globals().update(_more.LINALG)
+_LINALG = {**_solve.LINALG, **_decompositions.LINALG, **_determinants.LINALG, **_norms.LINALG,
+           **_compositions.LINALG}
+globals().update(_LINALG)
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",  # noqa: F822
            "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "svd",
            "svdvals", "vecdot", "vector_norm"]
-assert sorted(__all__) == sorted(["LinAlgError", "matmul", *_more.LINALG])
+assert sorted(__all__) == sorted(["LinAlgError", "matmul", *_LINALG])
 from .ops import linalg_derived as _derived  # noqa: E402  (solve_triangular, cond, vander ...)
 
 from .ops import linalg_ldl as _ldl  # noqa: E402  (ldl_factor, ldl_factor_ex, ldl_solve)

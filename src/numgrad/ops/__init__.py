@@ -50,9 +50,11 @@ from .activation import (  # noqa: E402,F401  (ATen's backward ops)
 
 FAMILIES += (activation,)
 FAMILIES += (recurrent,)
-from . import linalg_more  # noqa: E402  (torch.linalg's ops and the top-level det, svd, qr ...)
+from . import linalg_solve, linalg_decompositions  # noqa: E402  (torch.linalg's; svd, qr ...)
+from . import linalg_determinants, linalg_norms, linalg_compositions  # noqa: E402  (det, norm ...)
 
-FAMILIES += (linalg_more,)
+FAMILIES += (linalg_solve, linalg_decompositions, linalg_determinants, linalg_norms,
+             linalg_compositions)
 from . import upsample  # noqa: E402  (interpolate, pixel_shuffle: nn.functional's)
 from .upsample import _upsample_bilinear2d_aa  # noqa: E402,F401  (torch.ops.aten's)
 

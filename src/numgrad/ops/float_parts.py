@@ -7,7 +7,7 @@ import numpy as np
 
 from .._dtype import float32, float64, int32, int64
 from ..tensor import Tensor
-from .linalg_more import _ExResult
+from .linalg_common import _ExResult
 
 
 class _FrexpResult(_ExResult):

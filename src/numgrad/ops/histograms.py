@@ -10,7 +10,7 @@ import math
 
 from .._dtype import torch_name
 from ..tensor import Tensor
-from .linalg_more import _ExResult
+from .linalg_common import _ExResult
 
 
 class _HistogramResult(_ExResult):

@@ -13,9 +13,10 @@ import math
 
 from .._dtype import torch_name
 from ..tensor import Tensor
-from .linalg_more import (
-    _check_matrix, _check_tensor, _ExResult, inv_ex, matrix_norm, solve, svdvals,
-)
+from .linalg_common import _check_matrix, _check_tensor, _ExResult
+from .linalg_decompositions import linalg_qr, linalg_svd, svdvals
+from .linalg_norms import matrix_norm
+from .linalg_solve import inv, inv_ex, solve
 
 
 def _ng():
@@ -92,8 +93,6 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     if _prod(rows) != _prod(cols):
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {_prod(cols)} != {_prod(rows)}")
-    from .linalg_more import inv
-
     return inv(A.reshape(_prod(rows), _prod(cols))).reshape(cols + rows)
 
 
@@ -240,8 +239,6 @@ def _range_basis(X: Tensor, q: int, niter: int) -> Tensor:
     """An orthonormal basis (..., m, q) of most of ``X``'s range: a Gaussian sketch refined by
     ``niter`` power iterations (Halko, Martinsson and Tropp's algorithm 4.4)."""
     ng = _ng()
-    from .linalg_more import linalg_qr
-
     R = ng.randn(*X.shape[:-2], X.shape[-1], q, dtype=X.dtype, device=X.device)
     Q = linalg_qr(X @ R)[0]
     for _ in range(niter):
@@ -253,8 +250,6 @@ def _range_basis(X: Tensor, q: int, niter: int) -> Tensor:
 def svd_lowrank(A: Tensor, q=6, niter: int = 2, M=None):
     """``(U, S, V)``, an approximate truncated SVD of rank ``q`` of ``A - M`` from a random
     sketch (``U`` (..., m, q), ``S`` (..., q), ``V`` (..., n, q)); random, as PyTorch's."""
-    from .linalg_more import linalg_svd
-
     q = 6 if q is None else q
     X = A if M is None else A - M
     m, n = X.shape[-2], X.shape[-1]

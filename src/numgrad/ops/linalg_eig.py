@@ -8,7 +8,7 @@ backward, as PyTorch refuses it.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .linalg_more import _check_matrix, _ExResult, _Factor, _ng
+from .linalg_common import _check_matrix, _ExResult, _Factor, _ng
 from .registry import Sample, apply, kernels_for, register
 
 _PHASE = ("linalg_eig_backward: The eigenvectors in the complex case are specified up to "

@@ -9,7 +9,8 @@ nothing for real matrices.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .linalg_more import _check_matrix, _ExResult, _torch_name
+from .linalg_common import _check_matrix, _ExResult
+from .reduction import _torch_name
 from .registry import Op, Sample, apply, kernels_for, register
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .linalg_derived import solve_triangular
-from .linalg_more import _ExResult, _check_tensor
+from .linalg_common import _ExResult, _check_tensor
 
 
 def _ng():

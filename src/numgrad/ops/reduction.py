@@ -808,7 +808,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     from .elementwise import where
-    from .linalg_more import vector_norm
+    from .linalg_norms import vector_norm
 
     d = _wrap_dim(dim, input.ndim)
     others = tuple(i for i in range(input.ndim) if i != d)

@@ -64,7 +64,7 @@ def linalg_eig(a: np.ndarray) -> tuple:
     if not a.size:
         return np.zeros(a.shape[:-1], cdt), np.zeros(a.shape, cdt)
     if not np.isfinite(a).all():
-        from ...ops.linalg_more import LinAlgError
+        from ...ops.linalg_common import LinAlgError
 
         raise LinAlgError("linalg.eig: The algorithm failed to converge because the input "
                           "matrix contained non-finite values.")

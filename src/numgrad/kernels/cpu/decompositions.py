@@ -86,7 +86,7 @@ def _batch(a: np.ndarray) -> np.ndarray:
 
 
 def _fail(name: str, a: np.ndarray, z: int, message: str):
-    from ...ops.linalg_more import LinAlgError
+    from ...ops.linalg_common import LinAlgError
 
     prefix = f"(Batch element {z}): " if a.ndim > 2 else ""
     raise LinAlgError(f"{name}: {prefix}{message}")
@@ -174,7 +174,7 @@ def linalg_det_backward(a: np.ndarray, det: np.ndarray, grad: np.ndarray) -> np.
     """The gradient of det at each square matrix of ``a`` (``det`` its determinants, ``grad``
     theirs) in a plain backward: ``grad det A^-T`` by a solve, and at a matrix whose determinant
     is exactly 0 (no solve) its cofactors through the SVD, as a recorded backward takes them
-    (ops/linalg_more.py) and as PyTorch does where its solve of the singular LU gives NaN."""
+    (ops/linalg_determinants.py) and as PyTorch does where its solve of the singular LU gives NaN."""
     n = a.shape[-1]
     if n == 1:  # (the derivative of a 1 x 1 determinant is 1, whatever the entry: ``grad``,
         # in new memory, as every result of a kernel)

@@ -451,7 +451,7 @@ def test_a_large_convolution_is_made_in_batches_on_threads_with_pytorchs_values(
     np.testing.assert_allclose(ow.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-2)
     np.testing.assert_allclose(ox.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
     assert sorted(batches) == [1] * 2 + [3] * 10  # (forward, weight's gradient)
-    assert conv._pool is not None
+    assert conv._workers._pool is not None
 
 
 def test_a_compiled_step_through_a_convolutions_input_gradient_is_replayed():

@@ -342,3 +342,42 @@ def test_base_class_step_is_abstract():
     with pytest.raises(NotImplementedError):
         opt.step()
     assert opt.param_groups[0]["lr"] == 0.1 and not opt.state
+
+
+def _adam_run(make, dtype, fused, monkeypatch):
+    """Six steps of ``make(params)`` on float ``dtype`` parameters (one large enough to be cut
+    into parts and shared among threads, a 1-element one, a 0-d one, and one whose gradient is
+    not contiguous), with NaN, infinities and -0.0 in a gradient; the parameters', states' and
+    version counters' values afterwards."""
+    if not fused:
+        monkeypatch.setattr(numgrad.optim.Adam, "_fused_arguments", lambda *a: False)
+    rng = np.random.default_rng(0)
+    shapes = [(600, 500), (1,), (), (3, 4)]
+    params = [nn.Parameter(numgrad.tensor(rng.standard_normal(s).astype(dtype))) for s in shapes]
+    opt = make(params)
+    for k in range(6):
+        for p, shape in zip(params, shapes):
+            g = np.array(rng.standard_normal(shape[::-1]) * 10.0 ** rng.integers(-8, 4), dtype)
+            if k == 3 and g.size > 4:
+                g.reshape(-1)[:4] = [np.nan, np.inf, -0.0, -np.inf]
+            p.grad = numgrad.tensor(g).T if len(shape) == 2 and shape[0] == 3 else \
+                numgrad.tensor(g.reshape(shape))
+        opt.step()
+    monkeypatch.undo()
+    states = [{k: v.numpy().tobytes() for k, v in opt.state[p].items()} for p in params]
+    versions = [p._version for p in params] + [
+        v._version for p in params for v in opt.state[p].values()]
+    return [p.detach().numpy().tobytes() for p in params], states, versions
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("make", [
+    lambda p: numgrad.optim.Adam(p, lr=1e-2),
+    lambda p: numgrad.optim.Adam(p, lr=1e-2, betas=(0.8, 0.99), weight_decay=0.1,
+                                 amsgrad=True, maximize=True),
+    lambda p: numgrad.optim.AdamW(p, lr=3e-3, eps=1e-6, amsgrad=True, weight_decay=0.5),
+], ids=["adam", "l2_amsgrad_maximize", "adamw_amsgrad"])
+def test_fused_adam_equals_the_op_by_op_update_bit_for_bit(make, dtype, monkeypatch):
+    """Adam's fused CPU kernel and its op-by-op update (the traced one) give the same bits,
+    NaN included, the same state and the same version counts."""
+    assert _adam_run(make, dtype, True, monkeypatch) == _adam_run(make, dtype, False, monkeypatch)

@@ -27,12 +27,11 @@ CPU convolution accepts them.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from numba import njit
 
 from ..._threads import get_num_threads, one_blas_thread
+from . import _workers
 
 
 @njit(cache=True, inline="always")
@@ -203,7 +202,6 @@ def _geometry(kernel, stride, padding, dilation, out_sp) -> tuple:
 # made a step of the CNN's second convolution 30 to 80 times slower than on one thread).
 CHUNK = 1 << 18
 THREADED_COLS = 1 << 19  # (columns from this size on, in all, are made on several threads)
-_pool = None
 
 
 def _on_threads(items: list, work, size: int) -> None:
@@ -212,39 +210,13 @@ def _on_threads(items: list, work, size: int) -> None:
     is large enough; BLAS on one thread meanwhile, unless a single large item has it alone
     (small products on BLAS's threads spin them: the MNIST CNN's conv1, 64 products of 32 x 9
     by 9 x 676, took 38 ms of process time on two threads, 3 ms on one)."""
-    threads = min(get_num_threads(), len(items)) if size >= THREADED_COLS else 1
+    threads = _workers.threads_for(len(items), size >= THREADED_COLS)
     if threads <= 1:
         with one_blas_thread(len(items) > 1 or size < THREADED_COLS):
             for item in items:
                 work(item, 0)
         return
-    global _pool
-    if _pool is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _pool = ThreadPoolExecutor(max(2, get_num_threads()) - 1, "numgrad-conv")
-    queue = iter(items)  # (next() on a list's iterator is atomic under the GIL)
-
-    def run(slot):
-        for item in queue:
-            work(item, slot)
-
-    with one_blas_thread():
-        helpers = [_pool.submit(run, slot) for slot in range(1, threads)]
-        try:
-            run(0)
-        finally:
-            for helper in helpers:
-                helper.result()
-
-
-def _forget_pool() -> None:
-    global _pool
-    _pool = None  # (a forked child has none of its parent's threads)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+    _workers.run(items, work, threads)
 
 
 def _unfold_into(x, geometry, cols, sn, sr):

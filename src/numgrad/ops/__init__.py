@@ -4,88 +4,75 @@ Each family module lists its public functions in ``__all__`` and the names Tenso
 in ``METHODS``; a new family is one line in ``FAMILIES``.
 """
 
-from . import convert, elementwise, elementwise_more, indexing, inplace, linalg, loss, reduction, shape
+from . import convert, elementwise, elementwise_more, indexing, inplace, linalg, loss, reduction
+from . import shape
+from . import conv
+from . import padding, pooling  # (pooling and padding, nn.functional's)
+from . import einsum, gather, scan, sorting  # (scans, sorting, gather/scatter, einsum)
+from . import structure  # (tril, diagonal, flip, roll, the *stack family ...)
+from . import predicates  # (predicates, nan-aware and order reductions)
+from . import data_dependent  # (nonzero, masked_select, unique: shapes from values)
+from . import normalization  # noqa: F401  (batch_norm: NativeBatchNormBackward0)
+from . import recurrent  # (the LSTM layer as one node; torch.lstm, gru, rnn_tanh ...)
+from . import activation  # (the fused activations, nn.functional's)
+from . import linalg_solve, linalg_decompositions  # (torch.linalg's; svd, qr ...)
+from . import linalg_determinants, linalg_norms, linalg_compositions  # (det, norm ...)
+from . import upsample  # (interpolate, pixel_shuffle: nn.functional's)
+from . import index_views, index_writes, products  # (unbind; index_add; kron ...)
+from . import counting, cumulative_extremes, utilities  # (bincount; cummax; diff)
+# nn.functional's own ops (threshold, prelu, glu, native_group_norm ...): not a family (they are
+# not numgrad.X nor Tensor methods), but registered with the others, so that REGISTRY (warmup, the
+# profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.
+from . import nn_functional  # noqa: F401
+from . import flat_index, linalg_derived, order_statistics, scatter_views
+from . import aten, linalg_lu, native_normalization, scatter_reductions
+from . import float_parts, integer_math  # (frexp, nextafter; gcd, lcm)
+from . import finite_differences, histograms  # (gradient; histogram, histogramdd)
+from . import incomplete_gamma, resize, strided  # (igamma; resize_; as_strided)
+from . import grid_sample  # (grid_sampler_2d/3d)
+from . import linalg_ldl  # noqa: F401  (linalg.ldl_factor, ldl_solve)
+from . import hashing  # (hash_tensor)
+from . import complex  # noqa: A004  (complex, polar, view_as_real, the parts of complex tensors)
+from . import fourier  # noqa: F401  (the DFT along a dimension: numgrad.fft's primitive)
+from . import spectral  # (stft)
+# ATen's backward ops and other torch.ops.aten names that are not families' exports
+from .activation import (  # noqa: F401
+    elu_backward, gelu_backward, hardsigmoid_backward, hardswish_backward, hardtanh_backward,
+    leaky_relu_backward, log_sigmoid_backward, mish_backward, silu_backward, softplus_backward,
+)
+from .aten import _safe_softmax, _softmax_backward_data  # noqa: F401
+from .aten import native_dropout_backward, slice  # noqa: F401,A004
+from .conv import convolution_backward  # noqa: F401
 from .elementwise import sigmoid_backward, tanh_backward, threshold_backward  # noqa: F401
 from .loss import nll_loss_backward  # noqa: F401
 from .loss import (  # noqa: F401
     binary_cross_entropy_backward, huber_loss_backward, smooth_l1_loss_backward,
 )
-from . import conv  # noqa: E402
-from .conv import convolution_backward  # noqa: F401
-from . import padding, pooling  # noqa: E402,F401  (pooling and padding, nn.functional's)
-from .padding import (  # noqa: F401  (ATen's backward ops)
+from .native_normalization import _batch_norm_with_update  # noqa: F401
+from .padding import (  # noqa: F401
     reflection_pad1d_backward, reflection_pad2d_backward, replication_pad1d_backward,
     replication_pad2d_backward,
 )
 from .padding import reflection_pad3d_backward, replication_pad3d_backward  # noqa: F401
-from .pooling import (  # noqa: F401  (ATen's backward ops)
+from .pooling import (  # noqa: F401
     _adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d_backward,
     max_pool2d_with_indices_backward,
 )
 from .registry import REGISTRY, Op, Sample, apply, kernels_of, register  # noqa: F401
+from .structure import diagonal_backward, unfold_backward  # noqa: F401
+from .upsample import _upsample_bilinear2d_aa  # noqa: F401
 
-FAMILIES = (elementwise, reduction, shape, linalg, convert, inplace, indexing, loss,
-            elementwise_more)
-FAMILIES += (conv,)
-
-from . import einsum, gather, scan, sorting  # noqa: E402  (scans, sorting, gather/scatter, einsum)
-
-FAMILIES += (scan, sorting, gather, einsum)
-FAMILIES += (pooling, padding)  # (torch.max_pool2d, torch.constant_pad_nd ...)
-from . import structure  # noqa: E402  (tril, diagonal, flip, roll, the *stack family ...)
-from .structure import diagonal_backward, unfold_backward  # noqa: E402,F401  (ATen's backward ops)
-
-FAMILIES += (structure,)
-from . import predicates  # noqa: E402  (predicates, nan-aware and order reductions)
-from . import data_dependent  # noqa: E402  (nonzero, masked_select, unique: shapes from values)
-
-FAMILIES += (predicates, data_dependent)
-from . import normalization  # noqa: E402,F401  (batch_norm: NativeBatchNormBackward0)
-from . import recurrent  # noqa: E402  (the LSTM layer as one node; torch.lstm, gru, rnn_tanh ...)
-from . import activation  # noqa: E402  (the fused activations, nn.functional's)
-from .activation import (  # noqa: E402,F401  (ATen's backward ops)
-    elu_backward, gelu_backward, hardsigmoid_backward, hardswish_backward, hardtanh_backward,
-    leaky_relu_backward, log_sigmoid_backward, mish_backward, silu_backward, softplus_backward,
+# The families, in the order their names are bound (a later family's name wins).
+FAMILIES = (
+    elementwise, reduction, shape, linalg, convert, inplace, indexing, loss, elementwise_more,
+    conv, scan, sorting, gather, einsum, pooling, padding, structure, predicates, data_dependent,
+    activation, recurrent, linalg_solve, linalg_decompositions, linalg_determinants, linalg_norms,
+    linalg_compositions, upsample, index_views, index_writes, products, cumulative_extremes,
+    counting, utilities, flat_index, linalg_derived, order_statistics, scatter_views,
+    native_normalization, aten, linalg_lu, scatter_reductions, float_parts, integer_math,
+    finite_differences, histograms, incomplete_gamma, resize, strided, grid_sample, complex,
+    spectral, hashing,
 )
-
-FAMILIES += (activation,)
-FAMILIES += (recurrent,)
-from . import linalg_solve, linalg_decompositions  # noqa: E402  (torch.linalg's; svd, qr ...)
-from . import linalg_determinants, linalg_norms, linalg_compositions  # noqa: E402  (det, norm ...)
-
-FAMILIES += (linalg_solve, linalg_decompositions, linalg_determinants, linalg_norms,
-             linalg_compositions)
-from . import upsample  # noqa: E402  (interpolate, pixel_shuffle: nn.functional's)
-from .upsample import _upsample_bilinear2d_aa  # noqa: E402,F401  (torch.ops.aten's)
-
-FAMILIES += (upsample,)
-from . import index_views, index_writes, products  # noqa: E402  (unbind; index_add; kron ...)
-from . import counting, cumulative_extremes, utilities  # noqa: E402  (bincount; cummax; diff)
-
-FAMILIES += (index_views, index_writes, products, cumulative_extremes, counting, utilities)
-# nn.functional's own ops (threshold, prelu, glu, native_group_norm ...): not a family (they are
-# not numgrad.X nor Tensor methods), but registered with the others, so that REGISTRY (warmup, the
-# profiler) holds them whether or not numgrad.nn, which numgrad imports on first use, is imported.
-from . import nn_functional  # noqa: E402,F401
-from . import flat_index, linalg_derived, order_statistics, scatter_views  # noqa: E402
-from . import aten, linalg_lu, native_normalization, scatter_reductions  # noqa: E402
-from . import float_parts, integer_math  # noqa: E402  (frexp, nextafter; gcd, lcm)
-from . import finite_differences, histograms  # noqa: E402  (gradient; histogram, histogramdd)
-from . import incomplete_gamma, resize, strided  # noqa: E402  (igamma; resize_; as_strided)
-from . import grid_sample  # noqa: E402  (grid_sampler_2d/3d)
-from . import linalg_ldl  # noqa: E402,F401  (linalg.ldl_factor, ldl_solve)
-from . import hashing  # noqa: E402  (hash_tensor)
-from . import complex  # noqa: E402,A004  (complex, polar, view_as_real, the parts of complex tensors)
-from . import fourier  # noqa: E402,F401  (the DFT along a dimension: numgrad.fft's primitive)
-from . import spectral  # noqa: E402  (stft)
-from .aten import _safe_softmax, _softmax_backward_data  # noqa: E402,F401  (torch.ops.aten's)
-from .aten import native_dropout_backward, slice  # noqa: E402,F401,A004
-from .native_normalization import _batch_norm_with_update  # noqa: E402,F401  (torch.ops.aten's)
-
-FAMILIES += (flat_index, linalg_derived, order_statistics, scatter_views, native_normalization,
-             aten, linalg_lu, scatter_reductions, float_parts, integer_math, finite_differences,
-             histograms, incomplete_gamma, resize, strided, grid_sample, complex, spectral)
-FAMILIES += (hashing,)
 
 __all__ = []
 METHODS = {}

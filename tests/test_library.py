@@ -116,6 +116,11 @@ for code, (row,) in formulas.OPEN.items():
     for kernel, pattern in signatures.TEMPLATES[template].items():
         sigs = [pattern(signatures._BY_NAME[d], signatures._BY_NAME[d]) for d in row.dtypes]
         entries.append((f"{template}[{row.cuda}].{kernel}", getattr(module, kernel), sigs))
+library.elementwise("cc::lerp", lambda a, b, w: a + w * (b - a))  # (three numbers: one loop)
+loop = library._INTERNAL["cc::lerp#loop"].module("cuda").loop
+A = signatures.A
+entries.append(("nary[cc::lerp].loop", loop, [(A(t),) * 4 for t in (signatures.F32,
+                                                                      signatures.F64)]))
 results = compile_check.check(entries)
 print(compile_check.summary(results))
 assert results and not [r for r in results if r.error], [r for r in results if r.error]
@@ -139,7 +144,7 @@ def test_a_formula_compiles_for_sm_80_and_sm_90_without_a_gpu(tmp_path):
         pytest.skip(missing)
     done = _run(_COMPILE_CHECK, tmp_path, {"NUMBA_ENABLE_CUDASIM": "0"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    assert "12/12 kernels and 24/24 signatures compiled" in done.stdout
+    assert "13/13 kernels and 26/26 signatures compiled" in done.stdout
     assert "sm_80, sm_90" in done.stdout
 
 
@@ -229,3 +234,22 @@ def test_library_define_impl_and_a_vmap_rule():
         numgrad.ops.test_library_lib.nope
     with pytest.raises(ValueError, match="Unsupported kind: XYZ"):
         library.Library("test_library_lib", "XYZ")
+
+
+def test_a_formula_of_three_numbers_matches_pytorch_with_its_backward():
+    torch = pytest.importorskip("torch")
+    lerp = library.elementwise("test_library::lerp", lambda a, b, w: a + w * (b - a), grad=(
+        lambda a, b, w: 1 - w, lambda a, b, w: w, lambda a, b, w: b - a))
+    rng = np.random.default_rng(0)
+    a, b, w = rng.standard_normal((3, 1)), rng.standard_normal(4), rng.random((3, 4))
+    ours = [numgrad.tensor(v, requires_grad=True) for v in (a, b, w)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b, w)]
+    out, expected = lerp(*ours), torch.lerp(*theirs)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    out.sum().backward()
+    expected.sum().backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert lerp(numgrad.arange(3), numgrad.arange(3), 1).dtype == numgrad.float32
+    compiled = numgrad.compile(lambda x: lerp(x * 2.0, x, 0.5) + 1.0, fullgraph=True)
+    np.testing.assert_allclose(compiled(ours[1].detach()).numpy(), b * 1.5 + 1.0, rtol=1e-12)

@@ -8,11 +8,12 @@
   ``register_fake`` and ``register_vmap`` add to it, with PyTorch's semantics; ``opcheck`` checks
   it. It is reachable as ``numgrad.ops.<namespace>.<name>``.
 - ``elementwise(name, formula, grad=..., dtypes=...)`` makes an elementwise op of a scalar
-  formula of one or two numbers (Numba-compilable, as numgrad's own formulas are): its CPU and
+  formula of one or more numbers (Numba-compilable, as numgrad's own formulas are): its CPU and
   CUDA loops are generated from numgrad's templates, with broadcasting and type promotion, its
   backward from the partial derivatives ``grad`` (formulas too), its in-place form
-  (``numgrad.ops.<ns>.<name>_``), ``out=``, its jvp and batching rules, and numgrad.compile fuses
-  it into its loops as any formula of the table.
+  (``numgrad.ops.<ns>.<name>_``), ``out=``, its jvp and batching rules. numgrad.compile fuses a
+  formula of one or two numbers into its loops as any formula of the table; one of three or more
+  is one loop of its own (a ``K.custom_call``), called as it is.
 - ``Library(ns, kind)``, ``define`` and ``impl``: the older API, over the same ops.
 
 Inside ``numgrad.compile`` a custom op is one opaque kernel call of the trace
@@ -577,7 +578,7 @@ def call_kernel(qualname: str, device: str, args: tuple):
     """``K.custom_call``'s body: the kernel of ``qualname`` for ``device`` on ``args``, its
     results checked (arrays of that device, none of them an argument or sharing its memory:
     PyTorch's error)."""
-    op = _OPS[qualname]
+    op = _OPS.get(qualname) or _INTERNAL[qualname]
     # The kernel is opaque to numgrad.compile: a replay calls it again, so what its Python does
     # is not the traced function's (whose calls the compiler's audit, a profile hook, judges).
     profile = sys.getprofile()
@@ -972,6 +973,121 @@ def _formula_op(opname: str, code, arity: int, differentiable_by=None):
     return _Formula
 
 
+_INTERNAL: dict = {}  # kernels numgrad.library makes for itself (n-ary formulas' loops)
+
+_NARY_CPU = """import numpy as np
+from numba import njit
+
+from numgrad.kernels.user import {key} as f
+
+
+@njit(cache=True, error_model="numpy")
+def loop({args}, out):
+    for i in range(out.size):
+        out[i] = f({items})
+"""
+_NARY_CUDA = """from numba import cuda
+
+from numgrad.kernels.user import {key} as f
+
+
+@cuda.jit
+def loop({args}, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i] = f({items})
+"""
+
+
+class _Kernels:
+    """The kernels of an internal ``K.custom_call``: what ``call_kernel`` reads of a custom op."""
+
+    _returns = ("Tensor",)
+
+    def __init__(self, name: str, kernels: dict):
+        self._name, self._kernels, self._init_fn = name, kernels, None
+
+
+def _nary_kernels(qualname: str, key: str, cpu_key: str, arity: int) -> str:
+    """The name of the ``K.custom_call`` kernels of an n-ary formula (its arguments broadcast
+    and made contiguous, one loop; generated files named after the formula's digest, as the
+    unary and binary families' are): CPU and CUDA."""
+    from .kernels import codegen
+
+    args = ", ".join(f"a{i}" for i in range(arity))
+    items = ", ".join(f"a{i}[i]" for i in range(arity))
+    modules = {}
+
+    def module(device):
+        if device not in modules:
+            text = (_NARY_CPU if device == "cpu" else _NARY_CUDA).format(
+                key=cpu_key if device == "cpu" else key, args=args, items=items)
+            modules[device] = codegen.load_text(f"nary_{key}"[:60], text, device)
+        return modules[device]
+
+    def cpu(*arrays):
+        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+        dtype = np.result_type(*arrays)
+        flat = [np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype), shape)).reshape(-1)
+                for a in arrays]
+        out = np.empty(shape, dtype)
+        if out.size:
+            module("cpu").loop(*flat, out.reshape(-1))
+        return out
+
+    def cuda(*arrays):
+        from numba import cuda as nc
+
+        from .kernels.cuda import layout
+
+        shapes = [tuple(getattr(a, "shape", ())) for a in arrays]
+        shape = tuple(np.broadcast_shapes(*shapes))
+        dtype = next(a.dtype for a in arrays if hasattr(a, "copy_to_host"))
+        flat = []
+        for a in arrays:
+            if hasattr(a, "copy_to_host"):
+                a = layout.ascontiguous(layout.broadcast_to(a, shape)) if tuple(a.shape) != shape \
+                    else layout.ascontiguous(a)
+            else:
+                a = nc.to_device(np.full(shape, a, dtype))
+            flat.append(a.reshape(-1) if a.size else a)
+        out = nc.device_array(shape, dtype)
+        if out.size:
+            module("cuda").loop.forall(out.size)(*flat, out.reshape(-1))
+        return out
+
+    name = f"{qualname}#loop"
+    _INTERNAL[name] = _Kernels(qualname.rpartition("::")[2], {"cpu": cpu, "cuda": cuda})
+    _INTERNAL[name].module = module  # (the generated modules, for the no-GPU compile check)
+    return name
+
+
+def _nary_op(opname: str, kernel: str, arity: int, differentiable_by=None):
+    """An Op computing an n-ary formula through its ``K.custom_call`` kernels (opaque to
+    numgrad.compile's fusion, one call), kept out of numgrad's registry as ``_formula_op``'s."""
+    from .ops import _jvp, registry
+
+    class _Formula(registry.Op):
+        name, node = opname, opname.replace("::", "_") + "Backward0"
+        on_cuda = True
+        save_inputs = tuple(range(arity)) if differentiable_by is not None else ()
+        jvp = _jvp.elementwise if differentiable_by is not None else None
+
+        @staticmethod
+        def forward(K, *arrays):
+            return K.custom_call(kernel, *arrays)
+
+        @staticmethod
+        def backward(ctx, grad):
+            if differentiable_by is None:
+                raise RuntimeError(f"the derivative of {opname} is not implemented (give its "
+                                   "partial derivatives with grad=)")
+            return differentiable_by(ctx, grad)
+
+    registry.register(_Formula)
+    registry.REGISTRY.pop(opname, None)
+    return _Formula
+
+
 class ElementwiseOp:
     """An elementwise op made of a formula (``elementwise``'s result): ``op(x)`` or ``op(a, b)``
     broadcast, with ``out=``; ``op.inplace(x, ...)`` (``numgrad.ops.<ns>.<name>_``) writes into
@@ -989,9 +1105,8 @@ class ElementwiseOp:
             raise TypeError(f"elementwise: formula must be a function, got "
                             f"{type(formula).__name__}")
         arity = len(inspect.signature(py).parameters)
-        if arity not in (1, 2):
-            raise ValueError(f"elementwise: {self._qualname}'s formula takes {arity} arguments; "
-                             "formulas of 1 or 2 arguments are supported")
+        if arity < 1:
+            raise ValueError(f"elementwise: {self._qualname}'s formula takes no argument")
         dtypes = tuple(np.dtype(d).name for d in (
             (dtypes,) if isinstance(dtypes, str) else dtypes))
         for d in dtypes:
@@ -1001,6 +1116,9 @@ class ElementwiseOp:
         self.arity, self.dtypes = arity, dtypes
         digest = _digest(formula)
         key = f"{ns}__{name}_{digest}"
+        if arity > 2:
+            self._init_nary(key, formula, grad, dtypes, arity)
+            return
         self.code = _declare(key, self._qualname, arity, _jit(formula), dtypes,
                              _cpu_variant(formula))
         grads = None if grad is None else tuple(grad) if isinstance(grad, (tuple, list)) \
@@ -1039,6 +1157,42 @@ class ElementwiseOp:
 
     def __repr__(self) -> str:
         return f"<ElementwiseOp({self._qualname})>"
+
+    def _init_nary(self, key, formula, grad, dtypes, arity) -> None:
+        """A formula of three or more numbers: its loops are ``K.custom_call`` kernels (one call,
+        not fused by numgrad.compile), its backward ``grad * d_i`` for each partial ``d_i``."""
+        from .kernels import user
+
+        py = getattr(formula, "py_func", formula)
+
+        def kernels(k, fn, name):
+            setattr(user, k, _jit(fn))
+            setattr(user, k + "_cpu", _cpu_variant(fn))
+            return _nary_kernels(name, k, k + "_cpu", arity)
+
+        grads = None if grad is None else tuple(grad) if isinstance(grad, (tuple, list)) \
+            else (grad,)
+        if grads is not None and len(grads) != arity:
+            raise ValueError(f"elementwise: grad gives {len(grads)} partial derivatives for a "
+                             f"formula of {arity} arguments")
+        backward = None
+        if grads is not None:
+            self._partials = tuple(
+                _nary_op(f"{self._qualname}_d{i}", kernels(
+                    f"{key}_d{i}_{_digest(g)}", g, f"{self._qualname}_d{i}"), arity)
+                for i, g in enumerate(grads))
+            backward = self._backward_nary
+        self.code = None
+        self._op = _nary_op(self._qualname, kernels(key, formula, self._qualname), arity,
+                            backward)
+        self._params = [_Param(p, "Tensor", inspect.Parameter.empty)
+                        for p in inspect.signature(py).parameters]
+        self._mutated, self._returns, self._backward = (), ("Tensor",), backward
+        self._fake = self._fake_result
+        from ._out import with_out
+
+        self._with_out = with_out(self._call, self._name)
+        self._registered_at = _where()
 
     def _bind(self, args, kwargs) -> tuple:
         if kwargs or len(args) != self.arity:
@@ -1082,6 +1236,21 @@ class ElementwiseOp:
             out.append(_sum_to(g, x.shape) if tuple(g.shape) != tuple(x.shape) else g)
         return tuple(out)
 
+    def _backward_nary(self, ctx, grad):
+        from .ops import registry
+        from .ops._jvp import _sum_to
+
+        inputs = ctx.saved_tensors
+        arrays = self._operands(inputs)
+        out = []
+        for i, (x, need) in enumerate(zip(inputs, ctx.needs_input_grad)):
+            if not need or not isinstance(x, Tensor):
+                out.append(None)
+                continue
+            g = grad * registry.apply(self._partials[i], inputs, arrays)
+            out.append(_sum_to(g, x.shape) if tuple(g.shape) != tuple(x.shape) else g)
+        return tuple(out)
+
     # ---------------------------------------------------------------- calling
     def _operands(self, inputs) -> tuple:
         """The arrays of ``inputs`` in the dtype the formula runs in: their common dtype
@@ -1096,14 +1265,12 @@ class ElementwiseOp:
                 raise TypeError(f"{self._name}(): argument 'input' must be Tensor, not "
                                 f"{type(x).__name__}")
             arrays = (x._data,)
-        else:
+        elif self.arity == 2:
             arrays = binary_operands(*inputs)
-        dt = np.asarray(arrays[0]).dtype if not isinstance(arrays[0], np.ndarray) and \
-            not hasattr(arrays[0], "copy_to_host") else arrays[0].dtype
-        if self.arity == 2 and not hasattr(arrays[0], "shape") or (
-                self.arity == 2 and getattr(arrays[0], "ndim", 1) == 0 and
-                not isinstance(arrays[0], np.ndarray)):
-            dt = arrays[1].dtype if hasattr(arrays[1], "dtype") else dt
+        else:
+            arrays = _common_operands(inputs)
+        dt = next((a.dtype for a in arrays if isinstance(a, np.ndarray) or
+                   hasattr(a, "copy_to_host")), None) or np.asarray(arrays[0]).dtype
         if dt.name in self.dtypes:
             return arrays
         floats = [d for d in self.dtypes if d.startswith("float")]
@@ -1139,6 +1306,27 @@ class ElementwiseOp:
         return _write(input, self._call, *others)
 
 
+def _common_operands(inputs) -> tuple:
+    """The arrays of ``inputs`` (tensors and numbers) in their common dtype, PyTorch's
+    promotion, their shapes checked to broadcast (PyTorch's error)."""
+    from ._dtype import result_type
+    from .ops._promote import _SCALARS, _as, broadcast_shapes
+
+    tensors = [t for t in inputs if isinstance(t, Tensor)]
+    if not tensors:
+        raise TypeError("expected at least one Tensor operand")
+    shape = ()
+    for t in tensors:
+        shape = broadcast_shapes(shape, tuple(t._data.shape))
+    for s in inputs:
+        if not isinstance(s, Tensor) and not isinstance(s, _SCALARS):
+            raise TypeError(f"unsupported operand type: {type(s).__name__}")
+    dt = result_type([t.dtype for t in tensors if t._data.ndim],
+                     [t.dtype for t in tensors if not t._data.ndim],
+                     tuple(s for s in inputs if not isinstance(s, Tensor)))
+    return tuple(_as(x, dt.np) for x in inputs)
+
+
 def _install_pointwise(op) -> None:
     """``op``'s batching rule: numgrad's rule for elementwise ops."""
     from .func import _vmap
@@ -1149,7 +1337,7 @@ def _install_pointwise(op) -> None:
 
 
 def elementwise(name: str, formula, *, grad=None, dtypes=("float32", "float64")) -> ElementwiseOp:
-    """An elementwise op ``"ns::name"`` of a scalar ``formula`` of one or two numbers, compiled
+    """An elementwise op ``"ns::name"`` of a scalar ``formula`` of one or more numbers, compiled
     by Numba into CPU and CUDA loops (broadcasting, type promotion), with ``grad`` its partial
     derivatives (a formula of the same arguments, or one per argument) for the backward and the
     jvp, for the dtypes ``dtypes`` (integer inputs of a float-only formula are made the default

@@ -293,8 +293,9 @@ class CustomOpDef:
         batch_size``), each argument batched along its ``in_dims`` entry (None: unbatched)."""
         def register(fn):
             self._vmap = fn
-            self._function.vmap = staticmethod(_vmap_rule(self, fn))
+            self._function.vmap = staticmethod(fn)
             self._function.generate_vmap_rule = False
+            _install_vmap_rule(self)
             return fn
         return register if fn is None else register(fn)
 
@@ -475,14 +476,9 @@ def _vmap_name(op) -> None:
         vm._NAMES[op] = op._qualname
 
 
-def _vmap_rule(op, fn):
-    """Function.vmap of ``op``'s Function from the user's ``register_vmap`` function."""
-    def rule(info, in_dims, *args):
-        return fn(info, in_dims, *args)
-    return rule
-
-
 def _install_vmap_rule(op) -> None:
+    """``op``'s batching rule under ``numgrad.func.vmap``: its Function, whose ``vmap`` is the
+    user's rule (``register_vmap``)."""
     from .func import _vmap
 
     _vmap._NAMES[op] = op._qualname
@@ -532,13 +528,7 @@ def register_fake(op, func=None, /, *, lib=None, _stacklevel=1):
 
 def register_vmap(op, func=None, /, *, lib=None):
     """``torch.library.register_vmap``."""
-    made = _op(op)
-
-    def register(fn):
-        made.register_vmap(fn)
-        _install_vmap_rule(made)
-        return fn
-    return register if func is None else register(func)
+    return _op(op).register_vmap(func)
 
 
 # ------------------------------------------------------------------------------ namespaces

@@ -308,7 +308,8 @@ def _dtype_name(t) -> str:
 def _numpy(t):
     if isinstance(t, _torch().Tensor) and t._is_zerotensor():  # (PyTorch's lazy zeros)
         return np.zeros(tuple(t.shape), str(t.dtype).split(".")[-1])
-    return t.detach().cpu().resolve_conj().resolve_neg().numpy()
+    t = t.detach().cpu().resolve_conj().resolve_neg()
+    return (t.float() if _dtype_name(t) == "bfloat16" else t).numpy()  # (NumPy has no bfloat16)
 
 
 def _close(a: np.ndarray, b: np.ndarray, dtype: str) -> bool:

@@ -16,7 +16,7 @@ from .anomaly_mode import (  # noqa: F401
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .grad_mode import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .node import AccumulateGrad, Node  # noqa: F401
-from . import graph  # noqa: E402,F401  (installs the _saved_<name> properties on OpNode)
+from . import graph  # noqa: F401  (installs the _saved_<name> properties on OpNode)
 
 
 def _as_tuple(x) -> tuple:
@@ -51,6 +51,9 @@ def _seed_gradients(outputs: tuple, grad_outputs) -> list:
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
                 f"a shape of {out.shape}."
             )
+        elif g._data.dtype != out._data.dtype and out._data.itemsize == 2 and \
+                out.dtype.is_floating_point and g.dtype.is_floating_point:
+            g = g.to(out.dtype)  # (a float16/bfloat16 output's seed rounded to it, as PyTorch)
         seeds.append(g)
     return seeds
 

@@ -57,6 +57,25 @@ def test_log_softmax_special_values_as_pytorch(dim):
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
 
 
+def test_long_rows_special_values_and_signed_zeros_as_pytorch():
+    """Rows of 16 elements and more take their max and sum in lanes: a NaN in any lane, +inf,
+    a row of -inf, a max in the last lane of a row of -1000s (its exp overflows if missed)
+    and a lone -0.0 (log-sum-exp exactly 0) come out as PyTorch's, signs too."""
+    x = np.full((6, 21), -1000, np.float32)
+    x[0, 13], x[1, 17], x[2], x[5, 15] = np.nan, np.inf, -np.inf, 100.0
+    x[3, 0], x[4, 5], x[4, 20] = -0.0, -0.0, 0.0
+    g = np.linspace(-1, 1, x.size, dtype=np.float32).reshape(x.shape)
+    ours = numgrad.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    out, tout = ours.log_softmax(-1), theirs.log_softmax(-1)
+    out.backward(numgrad.tensor(g))
+    tout.backward(torch.tensor(g))
+    for a, b in ((out.detach().numpy(), tout.detach().numpy()), (ours.grad.numpy(),
+                                                                theirs.grad.numpy())):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(np.signbit(a[3:5]), np.signbit(b[3:5]))
+
+
 def test_log_softmax_second_derivative_uses_the_composite_backward():
     x = numgrad.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
     t = torch.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)

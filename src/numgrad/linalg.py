@@ -8,7 +8,11 @@ from ._out import with_out as _with_out
 from .ops import linalg as _products
 from .ops import linalg_compositions as _compositions
 from .ops import linalg_decompositions as _decompositions
+from .ops import linalg_derived as _derived  # (solve_triangular, cond, vander ...)
 from .ops import linalg_determinants as _determinants
+from .ops import linalg_eig as _eig  # (eig, eigvals)
+from .ops import linalg_ldl as _ldl  # (ldl_factor, ldl_factor_ex, ldl_solve)
+from .ops import linalg_lu as _lu  # (lu_factor, lu, lu_solve)
 from .ops import linalg_norms as _norms
 from .ops import linalg_solve as _solve
 from .ops.linalg_common import LinAlgError
@@ -23,11 +27,6 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "svd",
            "svdvals", "vecdot", "vector_norm"]
 assert sorted(__all__) == sorted(["LinAlgError", "matmul", *_LINALG])
-from .ops import linalg_derived as _derived  # noqa: E402  (solve_triangular, cond, vander ...)
-
-from .ops import linalg_ldl as _ldl  # noqa: E402  (ldl_factor, ldl_factor_ex, ldl_solve)
-from .ops import linalg_lu as _lu  # noqa: E402  (lu_factor, lu, lu_solve)
-from .ops import linalg_eig as _eig  # noqa: E402  (eig, eigvals)
 
 globals().update(_derived.LINALG)
 globals().update(_lu.LINALG)

@@ -20,6 +20,7 @@ from ..creation import ones_like, zeros, zeros_like
 from ..ops import registry
 from ..tensor import Tensor
 from . import _pytree, _vmap
+from . import _vmap_composite, _vmap_indexing  # noqa: F401  (more batching rules, in _vmap.RULES)
 from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",

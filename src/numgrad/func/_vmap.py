@@ -35,7 +35,7 @@ from ..autograd.function import Function
 from ..overrides import TorchFunctionMode
 from .._dtype import from_numpy_dtype
 from ..tensor import Size, Tensor
-from . import _pytree
+from . import _expanded, _pytree  # (_expanded reads this module's names when it runs)
 
 # ------------------------------------------------------------------------------------- levels
 
@@ -1935,6 +1935,3 @@ def _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims
               for i, d in enumerate(odims)]
     return _pytree.tree_unflatten(joined, ospec)
 
-
-from . import _expanded  # noqa: E402  (it uses this module's BatchedTensor)
-from . import _vmap_composite, _vmap_indexing  # noqa: E402,F401  (more rules, in RULES)

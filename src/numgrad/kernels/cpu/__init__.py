@@ -2,18 +2,18 @@
 
 Large kernels run with parallel=True on the threading layer Numba chooses, which numgrad leaves
 as the user has it (``elementwise.parallel_safe``: under workqueue they run on one thread)."""
-from ..formulas import OP_CODES  # noqa: E402
-from ._cache import light_cache  # noqa: E402
-from .elementwise import *  # noqa: F401,F403,E402  (entry points)
-from .reduction import (  # noqa: F401,E402
+from ..formulas import OP_CODES
+from ._cache import light_cache
+from .elementwise import *  # noqa: F401,F403  (entry points)
+from .reduction import (  # noqa: F401
     any_equal, any_equal_device, arg_reduce_dims, extreme_share, finite_or_zero, inf_where_zero,
     one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
-from .linalg import dot, matmul  # noqa: F401,E402
-from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401,E402
-from . import structure  # noqa: F401,E402  (``K.structure``: tril/triu, diagonals, flip/roll)
-from .indexing import index, index_add_flat, index_put, nonzero, unravel_index  # noqa: F401,E402
-from .layout import *  # noqa: F401,F403,E402
+from .linalg import dot, matmul  # noqa: F401
+from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401
+from . import structure  # noqa: F401  (``K.structure``: tril/triu, diagonals, flip/roll)
+from .indexing import index, index_add_flat, index_put, nonzero, unravel_index  # noqa: F401
+from .layout import *  # noqa: F401,F403
 
 globals().update(OP_CODES)  # K.EXP, K.ADD, K.MAX …
 DEVICE = "cpu"  # the device type whose kernels these are

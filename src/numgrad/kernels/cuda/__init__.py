@@ -18,48 +18,45 @@ CUDA data is a device array that may be a strided view of another's memory, as o
 (``layout.py``): views share memory, ``broadcast_to`` (expand) is a view with stride 0, and
 every entry point reads strided operands through their strides or ``ascontiguous``.
 """
-from ... import cuda as _numgrad_cuda
-
-_numgrad_cuda._apply_numpy_shims()  # before numba-cuda is imported (numpy 2.5)
-
-from ..formulas import OP_CODES  # noqa: E402
-from .elementwise import (  # noqa: E402,F401
+from . import _numpy_shims  # noqa: F401  (first: before numba-cuda is imported, numpy 2.5)
+from ..formulas import OP_CODES
+from .elementwise import (  # noqa: F401
     binary, binary_into, broadcast_to, cast, copy, reshape_view, to_device, to_host, unary,
     unary_into, upload, where,
 )
-from .indexing import (  # noqa: E402,F401
+from .indexing import (  # noqa: F401
     check_errors, index, index_put, nonzero, result_shape, unravel_index,
 )
-from .layout import (  # noqa: E402,F401
+from .layout import (  # noqa: F401
     address, ascontiguous, assign, broadcast_copy, cat, full, is_contiguous, is_writeable,
     may_share_memory, permute, repeat, squeeze, stack, strided, transpose, unsqueeze, view_index,
     zeros,
 )
-from .memory import empty  # noqa: E402,F401
-from .linalg import dot, matmul  # noqa: E402,F401
-from .reduction import (  # noqa: E402,F401
+from .memory import empty  # noqa: F401
+from .linalg import dot, matmul  # noqa: F401
+from .reduction import (  # noqa: F401
     any_equal, any_equal_device, arg_reduce_dims, extreme_share, finite_or_zero, inf_where_zero,
     one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
-from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: E402,F401
-from . import loss  # noqa: E402,F401  (``K.loss``: nll_loss's kernels)
-from .normalization import (  # noqa: E402,F401
+from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401
+from . import loss  # noqa: F401  (``K.loss``: nll_loss's kernels)
+from .normalization import (  # noqa: F401
     batch_norm_backward, batch_norm_forward, batch_norm_stats,
 )
-from .scan import cum_extreme, cumprod_backward, cumulative, logcumsumexp_dim  # noqa: E402,F401
-from .sorting import sort_dim, topk_dim  # noqa: E402,F401
-from .predicates import isclose, mode_dim, nan_to_num, order_dim  # noqa: E402,F401
-from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: E402,F401
-from . import conv  # noqa: E402,F401  (``K.conv``: convolution's kernels)
-from . import pooling  # noqa: E402,F401  (``K.pooling``: pooling's and padding's kernels)
-from . import structure  # noqa: E402,F401  (``K.structure``: tril/triu, diagonals, flip/roll)
-from .custom import custom_call, custom_call_into  # noqa: E402,F401  (numgrad.library's)
-from .decompositions import (  # noqa: E402,F401  (torch.linalg: LU, Cholesky, QR, Jacobi eigh/svd)
+from .scan import cum_extreme, cumprod_backward, cumulative, logcumsumexp_dim  # noqa: F401
+from .sorting import sort_dim, topk_dim  # noqa: F401
+from .predicates import isclose, mode_dim, nan_to_num, order_dim  # noqa: F401
+from .gather import gather_dim, index_select_dim, scatter_dim  # noqa: F401
+from . import conv  # noqa: F401  (``K.conv``: convolution's kernels)
+from . import pooling  # noqa: F401  (``K.pooling``: pooling's and padding's kernels)
+from . import structure  # noqa: F401  (``K.structure``: tril/triu, diagonals, flip/roll)
+from .custom import custom_call, custom_call_into  # noqa: F401  (numgrad.library's)
+from .decompositions import (  # noqa: F401  (torch.linalg: LU, Cholesky, QR, Jacobi eigh/svd)
     linalg_cholesky, linalg_det, linalg_det_backward, linalg_eigh, linalg_inv, linalg_lstsq,
     linalg_pinv, linalg_qr, linalg_slogdet, linalg_solve, linalg_svd,
 )
-from .counting import bincount, histc, search_sorted  # noqa: E402,F401  (searchsorted ...)
-from .philox import (  # noqa: E402,F401  (the Philox generator's draws)
+from .counting import bincount, histc, search_sorted  # noqa: F401  (searchsorted ...)
+from .philox import (  # noqa: F401  (the Philox generator's draws)
     philox_bernoulli, philox_exponential, philox_integers, philox_multinomial, philox_normal,
     philox_permutation, philox_uniform,
 )

@@ -40,16 +40,25 @@ import numgrad  # noqa: E402
 DTYPES = {"float32": np.float32, "float64": np.float64}
 
 # Threads every benchmark runs with (numgrad's kernels and BLAS, and PyTorch's where it is the
-# reference): a fixed count, so that a result does not move with the machine's free cores.
-THREADS = int(os.environ.get("NUMGRAD_ASV_THREADS", "2"))
+# reference): a fixed count, so that a result does not move with the machine's free cores. One by
+# default: a second thread on a 2-core machine shares its core with asv and with whatever else
+# runs, and a parallel kernel waits for its slowest thread, so a busy core slows a 2-thread
+# kernel by more than its share. NUMGRAD_ASV_THREADS=2 measures the threaded path.
+THREADS = int(os.environ.get("NUMGRAD_ASV_THREADS", "1"))
+_pinned: set = set()
 
 
 def pin_threads() -> None:
-    """Called by each suite's ``setup``: numgrad (and PyTorch, if imported) on ``THREADS``."""
-    numgrad.set_num_threads(min(THREADS, os.cpu_count() or 1))
+    """Called by each suite's ``setup``: numgrad (and PyTorch, if imported) on ``THREADS``. asv
+    re-runs ``setup`` before every timed call, so only the first call in a process (or the first
+    after PyTorch is imported) does anything."""
+    if "numgrad" not in _pinned:
+        numgrad.set_num_threads(min(THREADS, os.cpu_count() or 1))
+        _pinned.add("numgrad")
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None and "torch" not in _pinned:
         torch.set_num_threads(THREADS)
+        _pinned.add("torch")
 
 
 def randn(shape, dtype: str = "float32", requires_grad: bool = True, seed: int = 0):
@@ -59,8 +68,9 @@ def randn(shape, dtype: str = "float32", requires_grad: bool = True, seed: int =
 
 
 class Memo:
-    """A one-entry cache. asv re-runs ``setup`` before every timed sample; inputs of 10,000,000
-    elements (and the warm-up call that compiles the kernels) are built once per parameter set."""
+    """A one-entry cache. asv re-runs ``setup`` before every timed call (and every sample), so a
+    suite's inputs, its warm-up call (which compiles or loads the kernels), a model or a compiled
+    program are built once per parameter set through this, and ``setup`` is a lookup after that."""
 
     def __init__(self):
         self.key = None

@@ -24,8 +24,9 @@ BINARY = {"add": numgrad.add, "mul": numgrad.mul, "matmul": numgrad.matmul}
 # One op per kind of kernel: binary elementwise (add, mul), a transcendental (exp; tanh and
 # sigmoid run the same loop), a masked one (relu), a reduction (sum; mean is sum and a scale) and
 # BLAS (matmul). The sizes: 10 elements, where an op costs its Python overhead (dispatch, graph
-# recording, engine); 1,000,000, its kernel's throughput; 10,000,000, above the 64 MiB mmap
-# threshold (a fresh mapping per output). float32 only: float64 runs the same code.
+# recording, engine); 1,000,000, its kernel's throughput; 10,000,000, where outputs come from
+# numgrad's pool of large buffers (32 MiB and up) instead of fresh mappings. float32 only: float64
+# runs the same code.
 OVERHEAD_OPS = ["add", "mul", "exp", "relu", "sum", "matmul"]
 THROUGHPUT_OPS = ["add", "exp", "relu", "sum"]
 # matmul of n×n at 10,000,000 elements (n = 3162) is ~190 GFLOP forward + backward: minutes per
@@ -64,16 +65,23 @@ class Case:
             t.grad = None
 
 
+# Sampling. Each parameter case is a process (asv forks it from a server that imported the
+# suite once, "launch_method": "forkserver" in asv.conf.json), and a round runs every case once,
+# the two commits of ``asv continuous`` alternating round by round. Machine load drifts between
+# processes more than within one, so more rounds of fewer samples tell a change from noise
+# better than one long process: asv compares all samples of both commits (Mann-Whitney U).
+
+
 class OpsOverhead:
     """Per-op overhead: forward, and forward + backward, of 10-element float32 tensors (matmul:
     3×3). Fixed ``number`` and ``repeat``, so that every run and ``--quick`` time the same loop."""
 
     params = OVERHEAD_OPS
     param_names = ["op"]
-    number = 200
-    repeat = (10, 20, 10.0)
-    rounds = 2
-    warmup_time = 0.2
+    number = 100
+    repeat = 6
+    rounds = 4
+    warmup_time = 0.1
 
     def setup(self, op):
         pin_threads()
@@ -92,9 +100,9 @@ class OpsThroughput:
     params = (THROUGHPUT_OPS, [1_000_000, 10_000_000])
     param_names = ["op", "size"]
     number = 1
-    repeat = (10, 20, 20.0)
-    rounds = 2
-    warmup_time = 0.5
+    repeat = 5
+    rounds = 3
+    warmup_time = 0.1
     timeout = 300
 
     def setup(self, op, size):
@@ -112,17 +120,23 @@ class RandomDraws:
     params = ([1_000, 1_000_000], ["float32"])
     param_names = ["size", "dtype"]
     number = 5
-    repeat = (10, 20, 10.0)
+    repeat = 6
     rounds = 2
-    warmup_time = 0.2
+    warmup_time = 0.1
 
     def setup(self, size, dtype):
         pin_threads()
-        self.dtype = getattr(numgrad, dtype)
-        self.x = randn((size,), dtype)
-        self.rng = np.random.default_rng(0)
-        numgrad.rand(size, dtype=self.dtype), numgrad.randn(size, dtype=self.dtype)
-        numgrad.nn.functional.dropout(self.x, 0.5).sum().backward()
+        self.dtype, self.x, self.rng = _memo.get(("random", size, dtype),
+                                                 lambda: self._build(size, dtype))
+
+    @staticmethod
+    def _build(size, dtype):
+        dt = getattr(numgrad, dtype)
+        x = randn((size,), dtype)
+        numgrad.rand(size, dtype=dt), numgrad.randn(size, dtype=dt)
+        numgrad.nn.functional.dropout(x, 0.5).sum().backward()
+        x.grad = None
+        return dt, x, np.random.default_rng(0)
 
     def time_rand(self, size, dtype):
         numgrad.rand(size, dtype=self.dtype)

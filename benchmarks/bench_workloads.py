@@ -4,23 +4,31 @@ from __future__ import annotations
 
 import os
 
-from ._common import numgrad, pin_threads
+from ._common import Memo, numgrad, pin_threads
 from .workloads import chain_200, elementwise_1m, matmul_512, mlp_step, seed_walkthrough
+
+
+_memo = Memo()
 
 
 class _Workload:
     make = None
-    # Fixed sample sizes (so every run, ``--quick`` included, times the same loop) and a warm-up
-    # before the first sample.
+    # Fixed sample sizes (so that every run times the same loop, and ``--quick`` one call of an
+    # already warm workload) and a short warm-up before the first sample.
     number = 10
-    repeat = (10, 20, 10.0)
+    repeat = 6
     rounds = 2
-    warmup_time = 0.5
+    warmup_time = 0.1
 
     def setup(self):
         pin_threads()
-        self.run = type(self).make(numgrad)
-        self.run()  # the first call compiles / loads the kernels
+        self.run = _memo.get(type(self), lambda: _warm(type(self).make(numgrad), 1))
+
+
+def _warm(run, calls):
+    for _ in range(calls):  # the first call compiles / loads the kernels
+        run()
+    return run
 
 
 class SeedWalkthrough(_Workload):
@@ -78,17 +86,17 @@ class Compiled:
     params = ["seed", "chain", "elementwise_1m", "matmul_512", "mlp_step"]
     param_names = ["workload"]
     number = 10
-    repeat = (10, 20, 10.0)
+    repeat = 6
     rounds = 2
-    warmup_time = 0.5
+    warmup_time = 0.1
     _makes = {"seed": seed_walkthrough, "chain": chain_200, "elementwise_1m": elementwise_1m,
               "matmul_512": matmul_512, "mlp_step": mlp_step}
 
     def setup(self, workload):
         pin_threads()
-        self.run = numgrad.compile(self._makes[workload](numgrad))
-        for _ in range(3):  # trace (twice where a first step makes optimizer state), compile
-            self.run()
+        # Three calls: trace (twice where a first step makes optimizer state), compile.
+        self.run = _memo.get(("compiled", workload),
+                             lambda: _warm(numgrad.compile(self._makes[workload](numgrad)), 3))
 
     def time_compiled(self, workload):
         self.run()
@@ -96,16 +104,17 @@ class Compiled:
 
 class CompileCost:
     """What compiling costs a fresh process: the first compiled result of the seed walkthrough
-    and of the MLP step, with the program cache empty (``timeraw_``: a new process each)."""
+    with the program cache empty (``timeraw_``: a new process each). One sample per round: each
+    is seconds of Numba compilation. The MLP step's costs about 4x the seed's (45 s against 12 s
+    in one trial on the loaded 2-core machine), too much for every commit: it is in
+    ``python benchmarks/compare.py``'s compile table."""
 
-    repeat = (1, 3, 60.0)
+    repeat = 1
+    rounds = 2
     timeout = 300
 
     def timeraw_compile_seed_empty_program_cache(self):
         return _COMPILE.format(here=_HERE, make="seed_walkthrough")
-
-    def timeraw_compile_mlp_step_empty_program_cache(self):
-        return _COMPILE.format(here=_HERE, make="mlp_step")
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

@@ -3,6 +3,7 @@ signatures (``import numgrad.nn.functional as F``)."""
 from __future__ import annotations
 
 import math
+import sys as _sys
 import warnings
 
 from .. import ops
@@ -11,6 +12,51 @@ from ..creation import empty_like as _empty_like
 from ..creation import zeros_like as _zeros_like
 from ..ops import loss as _loss
 from ..tensor import Tensor
+from ..ops import activation as _act
+from ..ops.normalization import batch_norm  # noqa: F401  (NativeBatchNormBackward0)
+from ..ops.conv import conv1d, conv2d  # noqa: F401  (ATen's convolution ops)
+from ..ops.conv import (  # noqa: F401
+    conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
+from ..ops.upsample import (  # noqa: F401
+    interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
+)
+from ..ops.upsample import channel_shuffle  # noqa: F401
+from ..ops.pooling import (  # noqa: F401
+    adaptive_avg_pool3d, avg_pool3d, max_pool3d, max_pool3d_with_indices,
+)
+from ..ops.conv import fold, unfold  # noqa: F401  (ATen's im2col and col2im)
+from ..ops.padding import pad  # noqa: F401
+from ..ops.pooling import (  # noqa: F401
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+    avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
+    max_pool2d_with_indices,
+)
+from ..ops.loss import (  # noqa: F401
+    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss,
+    smooth_l1_loss,
+)
+from . import functional_activation, functional_bilinear, functional_distance
+from . import functional_dropout, functional_losses, functional_normalization
+from .functional_distance import *  # noqa: F401,F403  (normalize, pdist ...)
+from .functional_normalization import *  # noqa: F401,F403  (group_norm, rms_norm ...)
+from .functional_activation import *  # noqa: F401,F403  (prelu, glu, softshrink ...)
+from .functional_losses import *  # noqa: F401,F403  (margin_ranking_loss ...)
+from .functional_dropout import *  # noqa: F401,F403  (dropout2d, alpha_dropout ...)
+from .functional_bilinear import *  # noqa: F401,F403
+from .functional_unpool import *  # noqa: F401,F403  (max_unpool1d/2d/3d)
+from .functional_unpool import __all__ as _unpool_all
+from .functional_embedding import embedding_bag  # noqa: F401
+from .functional_fractional_pool import (  # noqa: F401
+    fractional_max_pool2d, fractional_max_pool3d,
+)
+from ..ops.grid_sample import affine_grid, grid_sample  # noqa: F401
+from .functional_ctc import ctc_loss  # noqa: F401
+from .functional_attention import (  # noqa: F401
+    _canonical_mask, _none_or_dtype, multi_head_attention_forward, scaled_dot_product_attention,
+)
+from ..ops.counting import one_hot  # noqa: F401  (int64 one-hot encoding)
+from .. import overrides as _overrides
 
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "nll_loss",
@@ -199,7 +245,6 @@ def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
 # ----------------------------------------------------------------------------------- activations
 # Each one op with PyTorch's node (ops/activation.py): one fused forward kernel and a backward op
 # of its own, so that second derivatives work.
-from ..ops import activation as _act  # noqa: E402
 
 
 def _in_place(input: Tensor, fn, *args) -> Tensor:
@@ -452,77 +497,20 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     return out
 
 
-from ..ops.normalization import batch_norm  # noqa: E402,F401  (NativeBatchNormBackward0)
-from ..ops.conv import conv1d, conv2d  # noqa: E402,F401  (ATen's convolution ops)
-from ..ops.conv import (  # noqa: E402,F401
-    conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
-)
-from ..ops.upsample import (  # noqa: E402,F401
-    interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
-)
-from ..ops.upsample import channel_shuffle  # noqa: E402,F401
-from ..ops.pooling import (  # noqa: E402,F401
-    adaptive_avg_pool3d, avg_pool3d, max_pool3d, max_pool3d_with_indices,
-)
-from ..ops.conv import fold, unfold  # noqa: E402,F401  (ATen's im2col and col2im)
-from ..ops.padding import pad  # noqa: E402,F401
-from ..ops.pooling import (  # noqa: E402,F401
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
-    avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
-    max_pool2d_with_indices,
-)
-
-
 # The losses as ops (one fused kernel each where PyTorch has a node of its own).
-from ..ops.loss import (  # noqa: E402,F401
-    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss,
-    smooth_l1_loss,
-)
-
 __all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
-
 # Distances, normalisations, activations, losses and dropouts beyond the fused ops
-# (nn/functional_<concept>.py), and bilinear.
-from . import functional_activation, functional_bilinear, functional_distance  # noqa: E402
-from . import functional_dropout, functional_losses, functional_normalization  # noqa: E402
-from .functional_distance import *  # noqa: E402,F401,F403  (normalize, pdist ...)
-from .functional_normalization import *  # noqa: E402,F401,F403  (group_norm, rms_norm ...)
-from .functional_activation import *  # noqa: E402,F401,F403  (prelu, glu, softshrink ...)
-from .functional_losses import *  # noqa: E402,F401,F403  (margin_ranking_loss ...)
-from .functional_dropout import *  # noqa: E402,F401,F403  (dropout2d, alpha_dropout ...)
-from .functional_bilinear import *  # noqa: E402,F401,F403
-
+# (nn/functional_<concept>.py), bilinear, unpooling, embedding_bag, fractional pooling, grid
+# sampling, CTC, attention (composites of matmul, softmax, where and dropout) and one_hot.
 for _module in (functional_distance, functional_normalization, functional_activation,
                 functional_dropout, functional_bilinear):
     __all__ += _module.__all__
 _losses_all = functional_losses.__all__
-from .functional_unpool import *  # noqa: E402,F401,F403  (max_unpool1d/2d/3d)
-from .functional_unpool import __all__ as _unpool_all  # noqa: E402
-from .functional_embedding import embedding_bag  # noqa: E402,F401
-from .functional_fractional_pool import (  # noqa: E402,F401
-    fractional_max_pool2d, fractional_max_pool3d,
-)
-from ..ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
-from .functional_ctc import ctc_loss  # noqa: E402,F401
-
 __all__ += _losses_all + _unpool_all + ["channel_shuffle", "embedding_bag",
                                         "fractional_max_pool2d", "fractional_max_pool3d",
                                         "grid_sample", "affine_grid", "ctc_loss"]
-
-# Attention (composites of matmul, softmax, where and dropout: nn/functional_attention.py).
-from .functional_attention import (  # noqa: E402,F401
-    _canonical_mask, _none_or_dtype, multi_head_attention_forward, scaled_dot_product_attention,
-)
-
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
-
-from ..ops.counting import one_hot  # noqa: E402,F401  (int64 one-hot encoding)
-
 __all__ += ["one_hot"]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py).
-import sys as _sys  # noqa: E402
-
-from .. import overrides as _overrides  # noqa: E402
-
 _overrides.wrap_namespace(_sys.modules[__name__], "torch.nn.functional.", python_style=True)

@@ -12,8 +12,10 @@ both), differentiable twice. And the shifts of the zero frequency.
 from __future__ import annotations
 
 import math
+import sys as _sys
 
 from .tensor import Tensor, _wrap_dim
+from . import overrides as _overrides
 
 __all__ = ["fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn",
            "fft", "fft2", "fftn", "ifft", "ifft2", "ifftn", "rfft", "rfft2", "rfftn", "ihfft",
@@ -315,8 +317,4 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
 # numgrad.special binds its own (so that vmap reaches them through its dispatch).
-import sys as _sys  # noqa: E402
-
-from . import overrides as _overrides  # noqa: E402
-
 _overrides.wrap_namespace(_sys.modules[__name__], "torch.fft.")

@@ -3,9 +3,12 @@ in ``ops/elementwise_more.py``; the others are numgrad's ops under their ``speci
 from __future__ import annotations
 
 import math as _math
+import sys as _sys
 
 from . import ops as _ops
 from .ops import elementwise_more as _more
+from .ops import bessel as _bessel  # (J, Y, K of orders 0 and 1; Airy's Ai)
+from . import overrides as _overrides
 
 gammaln = _ops.lgamma
 digamma = psi = _ops.digamma
@@ -59,8 +62,6 @@ def xlog1py(input, other):
     return _ops.where((x.detach() == 0) & ~y.detach().isnan(), 0.0, product)
 
 
-from .ops import bessel as _bessel  # noqa: E402  (J, Y, K of orders 0 and 1; Airy's Ai)
-
 globals().update({_name: getattr(_bessel, _name) for _name in _bessel.NAMES})
 
 
@@ -100,8 +101,4 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "zeta", "er
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py), as
 # numgrad.nn.functional binds its own: numgrad.special is imported on first use, after numgrad
 # bound the others, and vmap reaches an op through its dispatch.
-import sys as _sys  # noqa: E402
-
-from . import overrides as _overrides  # noqa: E402
-
 _overrides.wrap_namespace(_sys.modules[__name__], "torch.special.")

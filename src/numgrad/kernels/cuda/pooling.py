@@ -17,6 +17,7 @@ from ..cpu import pooling as cpu
 from ..cpu.pooling import _lowest
 from .memory import ascontiguous, empty, flat, launch
 from .reduction import full
+from .upsample import interpolate, interpolate_backward  # noqa: F401
 
 REFLECT, REPLICATE = 0, 1
 
@@ -577,4 +578,3 @@ def adaptive_avg_pool3d_backward(grad, in_size):
 
 # Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, as on
 # the CPU.
-from .upsample import interpolate, interpolate_backward  # noqa: E402,F401

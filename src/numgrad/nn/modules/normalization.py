@@ -8,6 +8,7 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .batchnorm import _BatchNorm
 from .module import Module
 
 
@@ -135,9 +136,6 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
-
-
-from .batchnorm import _BatchNorm  # noqa: E402
 
 
 class _InstanceNorm(_BatchNorm):

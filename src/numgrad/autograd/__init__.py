@@ -17,6 +17,12 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  
 from .grad_mode import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .node import AccumulateGrad, Node  # noqa: F401
 from . import graph  # noqa: F401  (installs the _saved_<name> properties on OpNode)
+from . import functional  # noqa: F401
+from . import forward_ad  # noqa: F401  (dual tensors; numgrad.func's jvp, jacfwd)
+from .function import Function  # noqa: F401
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+from .variable import Variable  # noqa: F401
+from . import profiler  # noqa: F401
 
 
 def _as_tuple(x) -> tuple:
@@ -178,14 +184,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         result.append(g)
     return tuple(result)
 
-
-from . import functional  # noqa: E402,F401
-from . import forward_ad  # noqa: E402,F401  (dual tensors; numgrad.func's jvp, jacfwd)
-from .function import Function  # noqa: E402,F401
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
-from .variable import Variable  # noqa: E402,F401
-from . import profiler  # noqa: E402,F401
-from . import graph  # noqa: E402,F401  (graph.Node, saved-tensor hooks)
 
 __all__ = [
     "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad",

@@ -532,3 +532,36 @@ def test_an_in_place_write_to_the_input_before_backward(fn, refused):
             messages.append(str(error).split(":")[0])  # (numgrad names its own tensor types)
     assert (messages[1] is not None) == refused
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("pool", [
+    lambda F, x: F.max_pool2d(x, 3, 2, 1, dilation=2),
+    lambda F, x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+    lambda F, x: F.adaptive_avg_pool2d(x, (5, 7)),
+], ids=["max", "avg", "adaptive_avg"])
+def test_large_poolings_share_their_planes_among_threads_with_the_same_values(pool):
+    """From ``pooling.THREADED`` elements on, the planes are cut into parts run on two threads:
+    the same bits as on one thread, forward and backward, and PyTorch's values."""
+    from numgrad.kernels.cpu import pooling
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 17, 44, 45)).astype(np.float32)
+    assert x.size >= pooling.THREADED
+    results = []
+    before = numgrad.get_num_threads()
+    try:
+        for threads in (1, 2):
+            numgrad.set_num_threads(threads)
+            ours = numgrad.tensor(x, requires_grad=True)
+            out = pool(F, ours)
+            out.backward(numgrad.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32)
+                                        .reshape(out.shape)))
+            results.append((out.detach().numpy().tobytes(), ours.grad.numpy().tobytes()))
+    finally:
+        numgrad.set_num_threads(before)
+    assert results[0] == results[1]
+    theirs = torch.tensor(x, requires_grad=True)
+    want = pool(TF, theirs)
+    want.backward(torch.linspace(-1, 1, want.numel()).reshape(want.shape))
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), **TOL["float32"])
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), **TOL["float32"])

@@ -25,7 +25,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import _workers
+
 REFLECT, REPLICATE = 0, 1  # padding modes
+THREADED = 1 << 18  # poolings reading and writing this many elements in all, and more, share
+# their planes among threads (the kernels release the GIL)
+
+
+def _on_planes(planes: int, size: int, call) -> None:
+    """``call(start, stop)`` (a kernel on planes ``start:stop``) over all ``planes``: at once,
+    or in parts shared among threads where ``size`` (the elements read and written) is large.
+    Planes are independent, so the values are the same either way."""
+    threads = _workers.threads_for(planes, size >= THREADED)
+    if threads <= 1:
+        call(0, planes)
+        return
+    _workers.run(_workers.spans(planes, 4 * threads),
+                 lambda span, slot: call(*span), threads)
 
 
 def _lowest(dtype):
@@ -79,7 +95,7 @@ def _idivide(total, divisor):
     return q if (total >= 0) == (divisor >= 0) else -q
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _max_pool(x, kh, kw, sh, sw, ph, pw, dh, dw, lowest, out, idx):
     """``lowest`` is -inf (the smallest integer for integers): a window that the padding and the
     dilation leave empty gives it, with the index of its first position, as PyTorch's."""
@@ -117,7 +133,7 @@ def _avg_window(oh, ow, kh, kw, sh, sw, ph, pw, height, width, count_include_pad
     return h0, h1, w0, w1, divisor
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _avg_pool(x, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override, out):
     height, width = x.shape[1], x.shape[2]
     for p in range(x.shape[0]):
@@ -151,7 +167,7 @@ def _avg_pool(x, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override, ou
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _avg_pool_int(x, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override, out):
     """``_avg_pool`` for integer inputs (C++'s truncating division, in int64)."""
     height, width = x.shape[1], x.shape[2]
@@ -171,7 +187,7 @@ def _avg_pool_int(x, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _avg_pool_backward(grad, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override, out):
     """``out`` (P, H, W) arrives zeroed: each output's gradient / its divisor is added to every
     input element of its window."""
@@ -188,7 +204,7 @@ def _avg_pool_backward(grad, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _avg_pool_backward_int(grad, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override,
                            out):
     """``_avg_pool_backward`` for int64 gradients (each share divided as C++, truncating)."""
@@ -205,7 +221,7 @@ def _avg_pool_backward_int(grad, kh, kw, sh, sw, ph, pw, count_include_pad, divi
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adaptive_avg_pool(x, out):
     height, width = x.shape[1], x.shape[2]
     for p in range(x.shape[0]):
@@ -221,7 +237,7 @@ def _adaptive_avg_pool(x, out):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adaptive_avg_pool_backward(grad, out):
     """``out`` (P, H, W) arrives zeroed."""
     height, width = out.shape[1], out.shape[2]
@@ -240,7 +256,7 @@ def _adaptive_avg_pool_backward(grad, out):
 # The 3-D kernels: the same loops with a depth, on (P, D, H, W) volumes (PyTorch's 3-D CPU
 # kernels; the max index is into the volume, ``(d * H + h) * W + w``); ``g`` holds the geometry
 # (kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw).
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _max_pool3d(x, g, lowest, out, idx):
     """``_max_pool``'s loop with a depth (the window arithmetic written out: through
     ``_max_span`` it measured 3-8% slower, one thread)."""
@@ -313,7 +329,7 @@ def _avg_window3d(od, oh, ow, g, depth, height, width, count_include_pad, diviso
     return t0, t1, h0, h1, w0, w1, divisor
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _avg_pool3d(x, g, count_include_pad, divisor_override, out):
     depth, height, width = x.shape[1], x.shape[2], x.shape[3]
     for p in range(x.shape[0]):
@@ -335,7 +351,7 @@ def _avg_pool3d(x, g, count_include_pad, divisor_override, out):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _avg_pool3d_int(x, g, count_include_pad, divisor_override, out):
     """``_avg_pool3d`` for integers (the sum in int64, C++'s truncating division)."""
     depth, height, width = x.shape[1], x.shape[2], x.shape[3]
@@ -358,7 +374,7 @@ def _avg_pool3d_int(x, g, count_include_pad, divisor_override, out):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _avg_pool3d_backward(grad, g, count_include_pad, divisor_override, out):
     """``out`` (P, D, H, W) arrives zeroed: each output's gradient / its divisor is added to
     every input element of its window."""
@@ -378,7 +394,7 @@ def _avg_pool3d_backward(grad, g, count_include_pad, divisor_override, out):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adaptive_avg_pool3d(x, out):
     depth, height, width = x.shape[1], x.shape[2], x.shape[3]
     for p in range(x.shape[0]):
@@ -398,7 +414,7 @@ def _adaptive_avg_pool3d(x, out):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adaptive_avg_pool3d_backward(grad, out):
     """``out`` (P, D, H, W) arrives zeroed."""
     depth, height, width = out.shape[1], out.shape[2], out.shape[3]
@@ -418,7 +434,7 @@ def _adaptive_avg_pool3d_backward(grad, out):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scatter(grad, idx, out):
     """``out[p, idx[p, j]] += grad[p, j]`` (``out`` (P, H*W) arrives zeroed). An index outside
     the plane (a window that padding and dilation left empty) takes nothing."""
@@ -508,8 +524,11 @@ def _max_pool_nd(n, x, kernel, stride, padding, dilation, out_size):
     out = np.empty((v.shape[0],) + tuple(out_size), x.dtype)
     idx = np.empty(out.shape, np.int64)
     if out.size:
-        (_max_pool if n == 2 else _max_pool3d)(
-            v, *_geometry(kernel, stride, padding, dilation), _lowest(x.dtype), out, idx)
+        kernel_fn, geometry = (_max_pool if n == 2 else _max_pool3d), _geometry(
+            kernel, stride, padding, dilation)
+        lowest = _lowest(x.dtype)
+        _on_planes(v.shape[0], v.size + out.size, lambda a, b: kernel_fn(
+            v[a:b], *geometry, lowest, out[a:b], idx[a:b]))
     shape = x.shape[:x.ndim - n] + tuple(out_size)
     return out.reshape(shape), idx.reshape(shape)
 
@@ -527,8 +546,10 @@ def _avg(table, n, x, shape, kernel, stride, padding, count_include_pad, divisor
     v = _volumes(x, n)
     out = fill((v.shape[0],) + tuple(shape), x.dtype)
     if v.size and out.size:
-        table[n, x.dtype.kind == "f"](v, *_geometry(kernel, stride, padding),
-                                      bool(count_include_pad), int(divisor_override), out)
+        kernel_fn, geometry = table[n, x.dtype.kind == "f"], _geometry(kernel, stride, padding)
+        options = (bool(count_include_pad), int(divisor_override))
+        _on_planes(v.shape[0], v.size + out.size, lambda a, b: kernel_fn(
+            v[a:b], *geometry, *options, out[a:b]))
     return out.reshape(x.shape[:x.ndim - n] + tuple(shape))
 
 
@@ -536,7 +557,7 @@ def _adaptive(kernel_fn, n, x, shape, fill=np.empty):
     v = _volumes(x, n)
     out = fill((v.shape[0],) + tuple(shape), x.dtype)
     if v.size and out.size:
-        kernel_fn(v, out)
+        _on_planes(v.shape[0], v.size + out.size, lambda a, b: kernel_fn(v[a:b], out[a:b]))
     return out.reshape(x.shape[:x.ndim - n] + tuple(shape))
 
 
@@ -623,7 +644,8 @@ def max_pool_scatter(grad, indices, in_size):
         size *= int(s)
     out = np.zeros((g2.shape[0], size), grad.dtype)
     if g2.size:
-        _scatter(g2, i2, out)
+        _on_planes(g2.shape[0], g2.size + out.size, lambda a, b: _scatter(
+            g2[a:b], i2[a:b], out[a:b]))
     return out.reshape(grad.shape[:-n] + tuple(in_size))
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import sys
 
+import numpy
+
 
 def _versions() -> None:
     import numba
-    import numpy
 
     import numgrad
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import warnings
 
+import numpy as np
+
 from ._dtype import c_name, from_numpy_dtype, torch_name
 from .autograd import grad_mode
 from .tensor import Tensor
@@ -93,8 +95,6 @@ def _overlaps(out: Tensor, args, kwargs, size: int | None = None) -> bool:
     """Whether ``out`` shares memory with an argument, as PyTorch tells: only between tensors
     laid out contiguously (it does not look into others). ``size``: the number of elements
     ``out`` is resized to, in place in its buffer where that has room, as PyTorch's storage."""
-    import numpy as np
-
     o = out._data
     if not isinstance(o, np.ndarray) or not o.flags.c_contiguous:
         return False

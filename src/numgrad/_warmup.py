@@ -14,6 +14,11 @@ folder (``kernels/codegen.py``).
 """
 from __future__ import annotations
 
+import importlib
+import os
+import subprocess
+import sys
+import threading
 import time
 import warnings
 
@@ -36,9 +41,7 @@ def _progress(items, desc: str):
 def kernels() -> list:
     """Every CPU Numba dispatcher of ``numgrad.kernels`` and of the kernel modules generated so
     far in this process (``kernels/codegen.py``; templates are not kernels)."""
-    import importlib
     import pkgutil
-    import sys
 
     from numba.core.registry import CPUDispatcher
 
@@ -178,8 +181,6 @@ _DONE = "numgrad-warmup: done"
 def _serve() -> None:
     """A worker process: runs the items named on each line of its stdin, answering each line with
     ``_DONE`` when it is done, until stdin closes."""
-    import sys
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for line in sys.stdin:
@@ -218,11 +219,6 @@ def _share(items, jobs: int) -> None:
     """Runs ``items`` in ``jobs`` worker processes (Numba compiles holding the GIL, so threads
     would not help), each writing to the same cache: each worker is handed the next item as soon
     as it is done with its last, so the work stays balanced to the end."""
-    import os
-    import subprocess
-    import sys
-    import threading
-
     env = dict(os.environ, NUMGRAD_QUIET="1")
     code = "from numgrad._warmup import _serve; _serve()"
     workers = [subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE,
@@ -271,8 +267,6 @@ def warmup(jobs: int | None = None, everything: bool = False) -> float:
     processes (one per core by default), largest items first; this process then runs it all once
     more, loading what they compiled (and compiling anything their concurrent writes to a cache
     index lost). Returns the seconds it took."""
-    import os
-
     start = time.perf_counter()
     items = plan(everything)
     jobs = max(1, jobs or min(os.cpu_count() or 1, 4))

@@ -6,7 +6,9 @@ the CPU needs. Without numba-cuda or without a GPU (and outside Numba's CUDA sim
 """
 from __future__ import annotations
 
+import importlib
 import os as _os
+import sys
 
 import numpy as np
 
@@ -85,8 +87,6 @@ def synchronize() -> None:
 def _pool():
     """numgrad's CUDA memory pool (``kernels/cuda/pool.py``), or None before CUDA memory has
     been allocated in this process (then, as in PyTorch, the statistics are 0)."""
-    import sys
-
     module = sys.modules.get(__name__.rpartition(".")[0] + ".kernels.cuda.pool")
     return None if module is None else module.current()
 
@@ -135,8 +135,6 @@ def memory_stats(device=None) -> dict:
 def __getattr__(name: str):
     """``numgrad.cuda.amp`` (PyTorch's deprecated ``torch.cuda.amp``), imported on first use."""
     if name == "amp":
-        import importlib
-
         return importlib.import_module(f"{__name__}.amp")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -16,6 +16,7 @@ import sys as _sys
 
 from .tensor import Tensor, _wrap_dim
 from . import overrides as _overrides
+from ._dtype import torch_name
 
 __all__ = ["fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn",
            "fft", "fft2", "fftn", "ifft", "ifft2", "ifftn", "rfft", "rfft2", "rfftn", "ihfft",
@@ -159,8 +160,6 @@ def _as_complex(x: Tensor) -> Tensor:
 
 def _real_input(x: Tensor, name: str) -> Tensor:
     if x.dtype.is_complex:
-        from ._dtype import torch_name
-
         raise RuntimeError(f"{name} expects a real input tensor, but got "
                            f"{torch_name(x._data.dtype)}")
     return x if x.dtype.is_floating_point else x.to(_ng().get_default_dtype())

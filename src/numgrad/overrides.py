@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import inspect
 import sys
 import threading
@@ -382,8 +383,6 @@ _OPERATORS = frozenset(
 def _namespaces():
     """(module or class, PyTorch's prefix, the failure message's style) of each namespace whose
     public functions dispatch."""
-    import importlib
-
     from .tensor import Tensor
 
     found = [("numgrad", "torch.", False), ("numgrad.nn.functional", "torch.nn.functional.", True),

@@ -23,6 +23,7 @@ program's random numbers differ from numgrad's for the same seed).
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -425,8 +426,6 @@ class fork_rng:
         return False
 
     def __call__(self, fn):
-        import functools
-
         @functools.wraps(fn)
         def wrapped(*args, **kwargs):
             with fork_rng(enabled=self.enabled):

@@ -14,6 +14,8 @@ import functools
 import threading
 import warnings
 
+from .._dtype import device as _device
+
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 _DEVICES = ("cpu", "cuda")
@@ -111,8 +113,6 @@ class autocast:
             raise ValueError(
                 f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         if dtype is None:
-            from .._dtype import device as _device
-
             _device(device_type)  # (PyTorch's error for a string that names no device type)
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self.device = device_type

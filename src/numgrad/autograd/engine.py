@@ -24,6 +24,7 @@ of the forward call that recorded it before the error propagates.
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -538,8 +539,6 @@ POST_ACCUMULATE: dict = {}
 
 def post_accumulate_hooks(leaf) -> dict:
     """The dict of post-accumulate-grad hooks of ``leaf``, made on first use."""
-    import weakref
-
     key = id(leaf)
     entry = POST_ACCUMULATE.get(key)
     if entry is None or entry[0]() is not leaf:

@@ -22,8 +22,11 @@ registry's ``_record`` for one that packs what the node saved.
 from __future__ import annotations
 
 import abc
+import functools
 import threading
 from typing import NamedTuple
+
+import numpy as np
 
 from . import node as _node
 from .node import _FREED, OpNode, Packed, SavedTensor, packed
@@ -171,8 +174,6 @@ class disable_saved_tensors_hooks:
         _state.disabled = self._prev
 
     def __call__(self, fn):
-        import functools
-
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with disable_saved_tensors_hooks(self.error_message):
@@ -406,8 +407,6 @@ def _conv_sizes(node, name: str) -> tuple:
 def _param_value(name: str, value):
     """A parameter as PyTorch's node shows it: an index array as a tensor, a reduction as the
     value of PyTorch's enum."""
-    import numpy as np
-
     if isinstance(value, np.ndarray):
         from ..creation import tensor
 

@@ -8,6 +8,7 @@ cycles and die by reference counting as soon as the last tensor goes.
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from .._dtype import torch_name
 from . import anomaly_mode
@@ -162,7 +163,6 @@ class Packed:
         out._requires_grad = self.requires_grad
         out._grad_fn = fn if self.requires_grad else None
         if self.accumulator is not None:  # (a leaf's copy accumulates into the leaf)
-            import weakref
 
             out._accumulator = weakref.ref(self.accumulator)
         return out

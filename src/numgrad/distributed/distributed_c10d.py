@@ -16,12 +16,16 @@ launcher then stops the others, as PyTorch's NCCL watchdog takes a failing job d
 from __future__ import annotations
 
 import enum
+import importlib.util
 import os
 import sys
 import time
+import traceback as tb
 from datetime import timedelta
 
 import numpy as np
+
+from .._dtype import from_numpy_dtype
 
 __all__ = [
     "Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp",
@@ -164,8 +168,6 @@ _state: dict = {"hook": None}
 
 def is_mpi_available() -> bool:
     """Whether mpi4py (MPI) can be imported: numgrad's one backend."""
-    import importlib.util
-
     return importlib.util.find_spec("mpi4py") is not None
 
 
@@ -282,8 +284,6 @@ def _fail(rank: int, kind, value, traceback, status: int = 1) -> None:
     """Prints the traceback with ``[rankN]:`` before each line, leaves it where the launcher
     looks for it (its failure summary names the first rank that failed), and ends the process
     with ``status`` without running exit handlers."""
-    import traceback as tb
-
     text = "".join(tb.format_exception(kind, value, traceback))
     sys.stdout.flush()
     sys.stderr.write("".join(f"[rank{rank}]: {line}\n" for line in text.splitlines()))
@@ -446,8 +446,6 @@ def _average(buffers, op, size: int) -> None:
 
 
 def _dtype_name(dtype: np.dtype) -> str:
-    from .._dtype import from_numpy_dtype
-
     name = str(from_numpy_dtype(dtype)).split(".")[-1]
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import socket
@@ -214,8 +215,6 @@ def run(args: argparse.Namespace) -> int:
 def _forward(process) -> tuple:
     """Passes mpiexec's output through as it comes; its exit status, and the PID its message
     names where a process ended badly (None if none)."""
-    import re
-
     out = sys.stdout.buffer
     tail = b""
     while True:

@@ -28,6 +28,8 @@ import inspect
 import threading
 import warnings
 
+import numpy as np
+
 from .. import arange, cat, matmul, ones_like, outer, overrides, stack
 from .. import where as _where
 from ..autograd import forward_ad
@@ -974,8 +976,6 @@ def _apart_index(v, idx, lvl):
     select first; if tensors or lists are still apart, their dimensions come first: the batch's
     own positions join them as one more advanced index in front (its dimension then leads the
     broadcast ones). Boolean parts loop."""
-    import numpy as np
-
     def is_int(i):
         return type(i) is int or isinstance(i, Tensor) and i.ndim == 0 and \
             not i.dtype.is_floating_point and i.dtype.itemsize > 1

@@ -8,6 +8,8 @@ level's randomness, as the random factories).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import cat, where, zeros
 from .._dtype import bool_, promote_types
 from ..tensor import Tensor
@@ -353,8 +355,6 @@ def _rms_norm(func, lvl, args, kwargs):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     eps = bound.get("eps")
     if eps is None:
-        import numpy as np
-
         eps = float(np.finfo(innermost(x)._data.dtype).eps)
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()

@@ -6,6 +6,8 @@ import math
 import sys as _sys
 import warnings
 
+import numpy as np
+
 from .. import ops
 from .._dtype import bool_ as _bool
 from ..creation import empty_like as _empty_like
@@ -423,8 +425,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
 
 def _bincount(input: Tensor, n: int, dtype, device) -> Tensor:
-    import numpy as np
-
     from ..creation import tensor
 
     counts = np.bincount(input.detach().cpu().numpy().reshape(-1), minlength=n)
@@ -434,8 +434,6 @@ def _bincount(input: Tensor, n: int, dtype, device) -> Tensor:
 def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
     """PyTorch's ``embedding_renorm_``: each distinct row of ``weight`` in ``input`` whose norm
     exceeds ``max_norm`` is scaled by ``max_norm / (norm + 1e-7)``, in place, unrecorded."""
-    import numpy as np
-
     from ..autograd import grad_mode
     from ..creation import tensor
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
+from .._dtype import torch_name
 
 __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_max_pool3d"]
 
@@ -77,8 +78,6 @@ def _max_unpool(k: int, input: Tensor, indices: Tensor, kernel_size, stride, pad
 
 
 def _torch_dtype(t: Tensor) -> str:
-    from .._dtype import torch_name
-
     return torch_name(t._data.dtype)
 
 
@@ -127,8 +126,6 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
         raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
                            f"{list(shape[:-3] + size)}")
     if not input.dtype.is_floating_point:
-        from .._dtype import torch_name
-
         raise NotImplementedError(f'"adaptive_max_pool3d_cpu" not implemented for '
                                   f"'{torch_name(input._data.dtype)}'")
     batched = input.ndim == 5

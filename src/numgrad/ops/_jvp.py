@@ -27,6 +27,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import registry
+from .._dtype import from_numpy_dtype
 
 
 def _is_float(t) -> bool:
@@ -54,8 +55,6 @@ def _as_dtype(tangent: Tensor, like) -> Tensor:
 
 
 def _torch_dtype(np_dtype):
-    from .._dtype import from_numpy_dtype
-
     return from_numpy_dtype(np_dtype)
 
 

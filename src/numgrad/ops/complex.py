@@ -12,6 +12,8 @@ from .._dtype import FLOAT, torch_name
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, register
+from ._promote import broadcast_shapes
+from .._dtype import from_numpy_dtype
 
 
 def _ng():
@@ -307,13 +309,10 @@ def _from_parts(op, name: str, a, b, out) -> Tensor:
     if da != db:
         raise RuntimeError(f"Expected object of scalar type {torch_name(da)} but got scalar type "
                            f"{torch_name(db)} for second argument")
-    from ._promote import broadcast_shapes
 
     broadcast_shapes(a._data.shape, b._data.shape)
     result = apply(op, (a, b), (a._data, b._data))
     if out is not None:
-        from .._dtype import from_numpy_dtype
-
         want = from_numpy_dtype(result._data.dtype)
         if out.dtype is not want:
             raise RuntimeError(f"Expected object of scalar type {torch_name(want.np)} but got "

@@ -12,6 +12,7 @@ import numpy as np
 from .._dtype import torch_name
 from ..tensor import Tensor
 from .indexing import index_put
+from .._dtype import int64
 
 
 def _flat_positions(input: Tensor, index: Tensor, source: Tensor) -> Tensor:
@@ -59,7 +60,6 @@ def unravel_index(indices: Tensor, shape) -> tuple:
         raise ValueError(f"'shape' cannot have negative values, but got {shape}")
     if 0 in shape:
         raise RuntimeError("ZeroDivisionError")
-    from .._dtype import int64
 
     indices = indices.to(int64)
     out = []

@@ -8,6 +8,8 @@ import numpy as np
 from .._dtype import float32, float64, int32, int64
 from ..tensor import Tensor
 from .linalg_common import _ExResult
+from ._promote import binary_operands
+from .._dtype import torch_name
 
 
 class _FrexpResult(_ExResult):
@@ -44,7 +46,6 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next float after ``input`` towards ``other`` (``other`` where they are equal, NaN
     where either is NaN), in the promoted float dtype; its gradient goes to ``input`` whole, as
     PyTorch's."""
-    from ._promote import binary_operands
     from .elementwise import where
 
     if not isinstance(other, Tensor):
@@ -53,8 +54,6 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     a, _ = binary_operands(input, other)
     kind = np.dtype(a.dtype)
     if kind.kind != "f":
-        from .._dtype import torch_name
-
         raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{torch_name(kind)}\'')
     dtype = float64 if kind == np.float64 else float32
     x, y = input.detach().to(dtype), other.detach().to(dtype)

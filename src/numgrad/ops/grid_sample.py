@@ -8,6 +8,10 @@ so the gradient reaches the input and, through the positions, the grid, as PyTor
 """
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
 from ..tensor import Tensor
 
 _MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
@@ -149,8 +153,6 @@ def _linspace_from_neg_one(theta: Tensor, n: int, align_corners: bool):
 def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
     """ATen's ``affine_grid_generator``: the base grid of pixel centres (x, y[, z], 1) times
     ``theta`` transposed, so that the gradient reaches ``theta``."""
-    import numpy as np
-
     ng = _ng()
     if len(size) == 4:
         n, _, h, w = size
@@ -172,8 +174,6 @@ def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
 def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
     """The sampling grid of the affine maps ``theta`` ((N, 2, 3) for a 2-D ``size`` (N, C, H, W),
     (N, 3, 4) for a 3-D one), for ``grid_sample``: (N, H, W, 2) or (N, D, H, W, 3)."""
-    import warnings
-
     if align_corners is None:
         warnings.warn(
             "Default grid_sample and affine_grid behavior has changed to align_corners=False "

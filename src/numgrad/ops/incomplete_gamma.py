@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
+from .._dtype import torch_name
+from ._promote import binary_operands
 
 _EPS = 1e-16
 _TINY = 1e-300
@@ -24,9 +26,6 @@ def _ng():
 
 
 def _operands(name: str, input, other):
-    from .._dtype import torch_name
-    from ._promote import binary_operands
-
     a, _ = binary_operands(input, other)
     if a.dtype.kind != "f":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_name(a.dtype)}\'')

@@ -15,6 +15,7 @@ from .gather import ADD, SET, ScatterAdd, _scatter_into_zeros
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from ._common import _dim, _i, _inplace, _ops
+from ._promote import broadcast_shapes as _broadcast
 
 
 # ------------------------------------------------------------------ writes along one dimension
@@ -392,7 +393,6 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if source._data.dtype != input._data.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
                            f"{torch_name(input._data.dtype)} and {torch_name(source._data.dtype)}")
-    from ._promote import broadcast_shapes as _broadcast
 
     shape = tuple(_broadcast(tuple(mask._data.shape), tuple(input._data.shape)))
     m = K.ascontiguous(K.broadcast_to(mask._data, shape))

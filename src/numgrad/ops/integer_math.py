@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from .._dtype import torch_name
+from ._promote import binary_operands
+from .._dtype import from_numpy_dtype
 
 
 def _operands(name: str, input, other):
-    from .._dtype import torch_name
-    from ._promote import binary_operands
-
     for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
         if not isinstance(value, Tensor):
             raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
@@ -20,7 +20,6 @@ def _operands(name: str, input, other):
     kind = np.dtype(a.dtype)
     if kind.kind not in "iu":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_name(kind)}\'')
-    from .._dtype import from_numpy_dtype
 
     dtype = from_numpy_dtype(kind)
     return input.detach().to(dtype), other.detach().to(dtype)

@@ -19,6 +19,7 @@ from . import _jvp
 from .registry import Op, Sample, apply, kernels_of, register
 from .complex import conj
 from .shape import SqueezeInplace
+from ._promote import broadcast_shapes
 
 
 def _mm(op, a: Tensor, b: Tensor, trans_a: bool, trans_b: bool) -> Tensor:
@@ -388,8 +389,6 @@ def _rows_fold(shape: tuple, strides: tuple) -> bool:
 
 
 def _broadcast_batch(a: tuple, b: tuple) -> tuple:
-    from ._promote import broadcast_shapes
-
     return tuple(broadcast_shapes(a, b))
 
 
@@ -479,8 +478,6 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     if alpha != 1:
         product = product * alpha
     if beta == 0:
-        from ._promote import broadcast_shapes
-
         broadcast_shapes(tuple(input.shape), tuple(product.shape))  # (PyTorch's shape error)
         return product
     return (input * beta if beta != 1 else input) + product

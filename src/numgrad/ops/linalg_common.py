@@ -6,11 +6,13 @@ wrappers of ``torch.linalg``'s functions.
 from __future__ import annotations
 
 import builtins
+import functools
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .reduction import _torch_name
 from .registry import Op
+from .._dtype import c_name
 
 
 class _LinAlgError(RuntimeError):
@@ -135,14 +137,11 @@ def _with_out(fn, name: str, same_dtype: bool = True):
     into ``out`` (of the result's dtype), which is returned; refused where autograd would record
     the call; ``same_dtype`` False: ``out`` of another dtype gets the result cast, where it can
     hold it."""
-    import functools
-
     @functools.wraps(fn)
     def call(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
         from .. import _out
-        from .._dtype import c_name
 
         if not isinstance(out, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
@@ -162,8 +161,6 @@ def _with_out(fn, name: str, same_dtype: bool = True):
 
 def _no_out(fn, name: str):
     """``fn`` refusing ``out=`` (a tuple of results: not supported yet) with NotImplementedError."""
-    import functools
-
     @functools.wraps(fn)
     def call(*args, out=None, **kwargs):
         if out is not None:

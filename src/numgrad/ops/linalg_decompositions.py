@@ -32,6 +32,7 @@ from .linalg_common import (
     _ExResult, _Factor, _check_matrix, _check_tensor, _diag, _mH, _ng, _no_out, _with_out,
 )
 from .linalg_solve import _bsolve
+from ._promote import broadcast_shapes
 
 
 # ------------------------------------------------------------------ Cholesky
@@ -629,7 +630,6 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-" +
                            ("1)" if vector else "2)"))
     K = kernels_for((A, B), LinalgLstsq)
-    from ._promote import broadcast_shapes
 
     b = K.unsqueeze(B._data, B.ndim) if vector else B._data
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple((b.shape)[:-2])))

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from .linalg_common import _check_matrix, _ExResult
 from .reduction import _torch_name
 from .registry import Op, Sample, apply, kernels_for, register
+from ._promote import broadcast_shapes
 
 
 def _sym(m, a):
@@ -128,7 +129,6 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
     if B.shape[-2] != n:
         raise RuntimeError(f"Incompatible matrix sizes for {fn}: each A matrix is {n} by {n} but "
                            f"each b matrix is {B.shape[-2]} by {B.shape[-1]}")
-    from ._promote import broadcast_shapes
 
     broadcast_shapes(tuple(B.shape[:-2]), tuple(LD.shape[:-2]))  # (PyTorch's error)
     K = kernels_for((LD, pivots, B), LinalgLdlSolve)

@@ -13,6 +13,7 @@ from .registry import Op, Sample, apply, kernels_for, register
 from .linalg_common import (
     _ExResult, _check_matrix, _check_tensor, _mH, _no_out, _renamed, _with_out,
 )
+from ._promote import broadcast_shapes
 
 
 # ------------------------------------------------------------------ inverse
@@ -130,7 +131,6 @@ def _solve(A: Tensor, B: Tensor, left: bool, check: bool):
         shape = f"{tuple(b.shape)[-2]}x{tuple(b.shape)[-1]}"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {shape})")
-    from ._promote import broadcast_shapes
 
     batch = tuple(broadcast_shapes(tuple((a.shape)[:-2]), tuple((b.shape)[:-2])))
     a = K.ascontiguous(K.broadcast_to(a, batch + (n, n)))
@@ -227,7 +227,6 @@ def _cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{_torch_name(B._data.dtype)} and A of type "
                            f"{_torch_name(L._data.dtype)} instead.")
-    from ._promote import broadcast_shapes
 
     batch = tuple(broadcast_shapes(tuple(B.shape[:-2]), tuple(L.shape[:-2])))
     return apply(CholeskySolve, (B, L), (B._data, L._data), upper=bool(upper), batch=batch)

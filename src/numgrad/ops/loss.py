@@ -7,12 +7,16 @@ second derivatives work. ``mse_loss``'s backward is a tensor formula, differenti
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..autograd import grad_mode
 from ..dispatch import note_created
 from .._dtype import torch_name
 from ..tensor import Tensor
+from ._promote import broadcast_shapes
+from .._dtype import result_type
 
 
 def _created(array):
@@ -610,8 +614,6 @@ def _backward_dtype(self: Tensor, kernel: str, integers: bool, *others) -> None:
 
 def _in_place_broadcast(shape: tuple, other: tuple) -> None:
     """PyTorch's error where an in-place product with ``other`` would change ``shape``."""
-    from ._promote import broadcast_shapes
-
     result = broadcast_shapes(shape, other)
     if result != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
@@ -659,8 +661,6 @@ def _reduction_of(size_average, reduce, reduction: str) -> str:
 
 def _size_warning(input: Tensor, target: Tensor) -> None:
     if target.shape != input.shape:
-        import warnings
-
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
@@ -670,8 +670,6 @@ def _size_warning(input: Tensor, target: Tensor) -> None:
 def _broadcast_pair(input: Tensor, target: Tensor, promote: bool = True):
     """``torch.broadcast_tensors(input, target)``, both in their promoted dtype (``promote``) or
     the target in the input's (``huber_loss``'s kernel casts it so)."""
-    from ._promote import broadcast_shapes
-
     shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
     if tuple(input.shape) != shape:
         input = input.expand(shape)
@@ -689,8 +687,6 @@ def _broadcast_pair(input: Tensor, target: Tensor, promote: bool = True):
 def _castable(input: Tensor, target: Tensor) -> None:
     """PyTorch's error where the promoted type of ``input`` and ``target`` cannot be cast to the
     input's (a kernel writing its result in the input's type)."""
-    from .._dtype import result_type
-
     both = (input, target)
     promoted = result_type([t.dtype for t in both if t.ndim], [t.dtype for t in both if not t.ndim],
                            ())
@@ -814,8 +810,6 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size.")
     if weight is not None:
-        from ._promote import broadcast_shapes
-
         try:
             shape = broadcast_shapes(tuple(target.shape), tuple(weight.shape))
         except RuntimeError:
@@ -844,7 +838,6 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    from ._promote import broadcast_shapes
 
     shape = tuple(input.shape)
     if pos_weight is not None:  # (PyTorch multiplies by these in place)
@@ -876,8 +869,6 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
         reduction = _reduction_of(size_average, reduce, reduction)
     else:
         if reduction == "mean":
-            import warnings
-
             warnings.warn(
                 "reduction: 'mean' divides the total loss by both the batch size and the support "
                 "size.'batchmean' divides only by the batch size, and aligns with the KL div math "

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 import numpy as np
 from .._dtype import FLOAT
@@ -43,6 +44,8 @@ from .reduction import (
 )
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from .._dtype import get_default_dtype
+from ._promote import binary_operands
 
 _BOOL = np.bool_
 
@@ -192,7 +195,6 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     if rtol == 0 and atol == 0:
         return Tensor._wrap(close)
     # integers and bools: the error in the default float dtype
-    from .._dtype import get_default_dtype
 
     ft = np.dtype(get_default_dtype().name)
     a, b = K.cast(a, ft), K.cast(b, ft)
@@ -211,8 +213,6 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """Whether both have the same shape and elements (a Python bool: reads the result)."""
-    from ._promote import binary_operands
-
     input = _tensor(input, "equal")
     other = _tensor(other, "equal", "other", 2)
     if tuple(input.shape) != tuple(other.shape):
@@ -226,8 +226,6 @@ def equal(input: Tensor, other: Tensor) -> bool:
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each of ``elements`` is in ``test_elements`` (either may be a number); bool of
     ``elements``' shape. A comparison of every pair (memory: both sizes multiplied)."""
-    from ._promote import binary_operands
-
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments: at least one of "
                         "elements and test_elements must be a Tensor")
@@ -653,8 +651,6 @@ class LinalgCross(Op):
 
 def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """The cross product of 3-vectors along ``dim`` (broadcast), as ``torch.linalg.cross``."""
-    from ._promote import binary_operands
-
     a, b = binary_operands(input, other)
     if a.ndim != b.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
@@ -671,8 +667,6 @@ def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
     """``linalg_cross`` along ``dim``; without ``dim``, the first dimension of size 3 (PyTorch's
     deprecated default, with its warning)."""
     if dim is None:
-        import warnings
-
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
                       "default value of dim will change to agree with that of linalg.cross in a "
@@ -750,8 +744,6 @@ class Dist(Op):
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast)."""
-    from ._promote import binary_operands
-
     a, b = binary_operands(input, other)
     if a.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "

@@ -16,6 +16,8 @@ from ..tensor import Tensor, _wrap_dim
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from ._common import _inplace, _ops, _with_out
+from .._dtype import c_name
+from .._dtype import get_default_dtype
 
 
 def _tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
@@ -173,8 +175,6 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
     kernels_for((input, batch1, batch2), Baddbmm)  # (PyTorch's error for two devices)
     kinds = [t._data.dtype for t in (input, batch1, batch2)]
     if len(set(kinds)) > 1:
-        from .._dtype import c_name
-
         raise RuntimeError(f"Input dtypes must be the same, got: input {c_name(kinds[0])}, "
                            f"batch1: {c_name(kinds[1])}, batch2: {c_name(kinds[2])}")
     if kinds[0] == np.bool_:
@@ -305,8 +305,6 @@ def block_diag(*tensors) -> Tensor:
         shape = t._data.shape
         shapes.append((1, 1) if nd == 0 else (1, shape[0]) if nd == 1 else tuple(shape))
     if not tensors:
-        from .._dtype import get_default_dtype
-
         return Tensor._wrap(kernels_for(()).zeros((1, 0), get_default_dtype().np))
     dt = tensors[0].dtype
     for t in tensors[1:]:

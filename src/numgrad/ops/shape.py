@@ -11,6 +11,8 @@ from .._dtype import promote_types
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from .._dtype import dtype as _dtype_class
+from .._dtype import torch_name
 
 
 def _infer_shape(shape, numel: int) -> tuple:
@@ -330,8 +332,6 @@ class Repeat(Op):
 def view(input: Tensor, *shape) -> Tensor:
     """The same data with another shape; never copies (raises where a copy would be needed).
     ``view(dtype)``: the same bytes read as another dtype (not differentiable, as PyTorch's)."""
-    from .._dtype import dtype as _dtype_class
-
     if len(shape) == 1 and isinstance(shape[0], _dtype_class):
         return _view_dtype(input, shape[0])
     shape = _infer_shape(shape, input._data.size)
@@ -341,8 +341,6 @@ def view(input: Tensor, *shape) -> Tensor:
 def _view_dtype(input: Tensor, dtype) -> Tensor:
     """The same memory as ``dtype``; with a different element size the last dimension (of
     stride 1) is rescaled, as PyTorch does."""
-    from .._dtype import torch_name
-
     data = input._data
     new = np.dtype(dtype.np)
     if new.itemsize != data.dtype.itemsize:

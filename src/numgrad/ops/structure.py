@@ -22,6 +22,7 @@ from .gather import ADD as _SCATTER_ADD
 from .index_writes import _wide
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from .._dtype import from_numpy_dtype
 
 
 def _int_arg(fn: str, name: str, position: int, value) -> int:
@@ -815,8 +816,6 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     _tensor_arg("take_along_dim", input)
     _tensor_arg("take_along_dim", indices, "indices", 2)
     if indices._data.dtype != np.int64:
-        from .._dtype import from_numpy_dtype
-
         name = {"float32": "Float", "float64": "Double", "int32": "Int", "bool": "Bool"}.get(
             from_numpy_dtype(indices._data.dtype).name, str(indices.dtype))
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "

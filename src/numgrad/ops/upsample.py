@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 from .._dtype import torch_name
 from ..tensor import Tensor
@@ -354,8 +355,6 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
              align_corners=None):
     """Deprecated ``F.upsample``: ``interpolate``, with PyTorch's warning."""
-    import warnings
-
     warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
@@ -363,8 +362,6 @@ def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
 
 def upsample_nearest(input: Tensor, size=None, scale_factor=None):
     """Deprecated ``F.upsample_nearest``: ``interpolate(..., mode='nearest')``."""
-    import warnings
-
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
@@ -373,8 +370,6 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None):
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None):
     """Deprecated ``F.upsample_bilinear``: ``interpolate(..., mode='bilinear',
     align_corners=True)``."""
-    import warnings
-
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -11,6 +11,7 @@ import numpy as np
 from .._dtype import to_dtype
 from ..tensor import Tensor, _wrap_dim
 from ._common import _ops
+from .._dtype import get_default_dtype
 
 
 # ------------------------------------------------------------------ composed as PyTorch composes
@@ -65,7 +66,6 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
              requires_grad: bool = False) -> Tensor:
     """``steps`` values ``base ** t`` for ``t`` evenly spaced from ``start`` to ``end``,
     computed as PyTorch's kernel does (the first half from ``start``, the rest from ``end``)."""
-    from .._dtype import get_default_dtype
     from ..creation import _check_space_args, _finish
 
     _check_space_args("logspace", start, end, steps)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import pickle
 import stat
@@ -619,8 +620,6 @@ def _defer_scipy_linalg() -> None:
     right after, and every Numba function that does use BLAS (np.dot in the user's own kernels)
     calls it, and imports scipy.linalg, at its own compilation, as before. Skipped where
     arraymath is already imported or Numba's internals differ."""
-    import importlib.util
-
     if "numba.np.arraymath" in sys.modules:
         return
     try:

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 from numba import cuda
+from numpy.lib.stride_tricks import as_strided
 
 from .memory import _SIMULATOR, empty, flat, launch
 
@@ -55,7 +56,6 @@ def strided(a, shape, strides, offset: int = 0):
                    for d, (n, s) in enumerate(zip(shape, strides)))
     if _SIMULATOR:
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-        from numpy.lib.stride_tricks import as_strided
 
         base = a._ary
         start = as_strided(base, (int(offset) + 1,), (item,))[int(offset):] if offset else base

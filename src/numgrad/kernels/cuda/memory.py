@@ -6,6 +6,8 @@ and kept with the kernel already configured, so a launch costs one dict lookup.
 """
 from __future__ import annotations
 
+import warnings
+
 from numba import config, cuda
 
 # The simulator runs every thread as a Python thread: keep its grids tiny. On a GPU, enough
@@ -41,8 +43,6 @@ def launch(kernel, n: int):
 def _configure(kernel, blocks: int, threads: int):
     """``kernel[blocks, threads]`` without numba-cuda's low-occupancy warning (for grids under
     128 blocks, which small arrays get on purpose): only that warning, only for our launches."""
-    import warnings
-
     try:
         from numba.cuda.core.errors import NumbaPerformanceWarning
     except ImportError:  # numba-cuda before it vendored Numba's core

@@ -48,6 +48,7 @@ import math
 import os
 import threading
 import weakref
+from ctypes import c_size_t
 
 import numpy as np
 
@@ -193,8 +194,6 @@ def _pooled_pointer_class(MemoryPointer):
     ``view()``, which makes it the slice's owner, referenced strongly) keeps it alive, so it dies
     with the last of them. It is made without ``MemoryPointer.__init__``'s conversions, and its
     ctypes pointer is computed once (kernel launches read it)."""
-    from ctypes import c_size_t
-
     class PooledPointer(MemoryPointer):
         device_ctypes_pointer = None  # an attribute here, not the base class's property
 

@@ -12,6 +12,7 @@ from ..._dtype import torch_name
 from ...autograd import grad_mode
 from ...tensor import Tensor
 from ..parameter import Parameter, reset_grads
+from ..._dtype import to_dtype
 
 
 def _addindent(s: str, spaces: int) -> str:
@@ -519,8 +520,6 @@ class Module:
     def to(self, *args, **kwargs) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(tensor)``: converts the floating-point parameters
         and buffers in place; returns self."""
-        from ..._dtype import to_dtype
-
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ...creation import empty
 from ...tensor import Tensor
@@ -162,8 +163,6 @@ class _InstanceNorm(_BatchNorm):
                                self.momentum if self.momentum is not None else 0.0, self.eps)
 
     def forward(self, input: Tensor) -> Tensor:
-        import warnings
-
         self._check_input_dim(input)
         feature_dim = input.dim() - self._no_batch_dim
         if input.size(feature_dim) != self.num_features:

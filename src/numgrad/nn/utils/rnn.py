@@ -15,6 +15,9 @@ from ... import ops
 from ..._dtype import int64 as _int64
 from ...creation import arange, as_tensor, empty_like, full
 from ...tensor import Tensor
+from ..._dtype import float64
+from ..._dtype import float32
+from ..._dtype import int32
 
 __all__ = [
     "PackedSequence",
@@ -80,21 +83,15 @@ class PackedSequence(PackedSequence_):
         return self.to("cpu")
 
     def double(self) -> PackedSequence:
-        from ..._dtype import float64
-
         return self.to(dtype=float64)
 
     def float(self) -> PackedSequence:
-        from ..._dtype import float32
-
         return self.to(dtype=float32)
 
     def long(self) -> PackedSequence:
         return self.to(dtype=_int64)
 
     def int(self) -> PackedSequence:
-        from ..._dtype import int32
-
         return self.to(dtype=int32)
 
     @property

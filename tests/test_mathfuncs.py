@@ -402,10 +402,11 @@ def test_softmax_kernels_carry_the_digest_of_mathfuncs():
     import hashlib
     from pathlib import Path
 
-    from numgrad.kernels.cpu import mathfuncs, softmax
+    from numgrad.kernels.cpu import mathfuncs, rnn, softmax
 
     digest = hashlib.sha256(Path(mathfuncs.__file__).read_bytes()).hexdigest()[:16]
     assert softmax.MATHFUNCS_DIGEST == digest
+    assert rnn.MATHFUNCS_DIGEST == digest  # (the LSTM cell's kernels inline it too)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,11 @@ import numpy as np
 from numba import njit
 
 from ..._threads import one_blas_thread
+from .mathfuncs import fast_sigmoid, fast_tanh
+
+# Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
+# it (checked by tests/test_mathfuncs.py, like softmax.py's) invalidates the cache with it.
+MATHFUNCS_DIGEST = "9fb3bd72168999de"
 
 # A step's product (B x H by H x 4H) smaller than this many multiply-adds runs on one BLAS
 # thread: the loop of small products otherwise waits on BLAS's threads at every step.
@@ -23,39 +28,44 @@ _SMALL_STEP = 1 << 24
 
 @njit(cache=True, error_model="numpy")
 def _cell(gx, gh, c_prev, acts, c, h):
+    """One step's gates, cell and hidden state, a row of the batch at a time (row views and
+    mathfuncs' sigmoid and tanh: the loop vectorises, where libm's were called per element)."""
     batch, hidden = c_prev.shape
     for b in range(batch):
+        x, r, a, cp, cb, hb = gx[b], gh[b], acts[b], c_prev[b], c[b], h[b]
         for j in range(hidden):
-            i = 1.0 / (1.0 + np.exp(-(gx[b, j] + gh[b, j])))
-            f = 1.0 / (1.0 + np.exp(-(gx[b, hidden + j] + gh[b, hidden + j])))
-            g = np.tanh(gx[b, 2 * hidden + j] + gh[b, 2 * hidden + j])
-            o = 1.0 / (1.0 + np.exp(-(gx[b, 3 * hidden + j] + gh[b, 3 * hidden + j])))
-            acts[b, j] = i
-            acts[b, hidden + j] = f
-            acts[b, 2 * hidden + j] = g
-            acts[b, 3 * hidden + j] = o
-            cell = f * c_prev[b, j] + i * g
-            c[b, j] = cell
-            h[b, j] = o * np.tanh(cell)
+            i = fast_sigmoid(x[j] + r[j])
+            f = fast_sigmoid(x[hidden + j] + r[hidden + j])
+            g = fast_tanh(x[2 * hidden + j] + r[2 * hidden + j])
+            o = fast_sigmoid(x[3 * hidden + j] + r[3 * hidden + j])
+            a[j] = i
+            a[hidden + j] = f
+            a[2 * hidden + j] = g
+            a[3 * hidden + j] = o
+            cell = f * cp[j] + i * g
+            cb[j] = cell
+            hb[j] = o * fast_tanh(cell)
 
 
 @njit(cache=True, error_model="numpy")
 def _cell_backward(acts, c, c_prev, dh_out, dh_rec, dc_next, dgates, dc_prev):
     batch, hidden = c_prev.shape
     for b in range(batch):
+        a, cb, cp, dho, dhr, dcn = acts[b], c[b], c_prev[b], dh_out[b], dh_rec[b], dc_next[b]
+        dg, dcp = dgates[b], dc_prev[b]
         for j in range(hidden):
-            i = acts[b, j]
-            f = acts[b, hidden + j]
-            g = acts[b, 2 * hidden + j]
-            o = acts[b, 3 * hidden + j]
-            tc = np.tanh(c[b, j])
-            dh = dh_out[b, j] + dh_rec[b, j]
-            dc = dc_next[b, j] + dh * o * (1.0 - tc * tc)
-            dgates[b, j] = dc * g * i * (1.0 - i)
-            dgates[b, hidden + j] = dc * c_prev[b, j] * f * (1.0 - f)
-            dgates[b, 2 * hidden + j] = dc * i * (1.0 - g * g)
-            dgates[b, 3 * hidden + j] = dh * tc * o * (1.0 - o)
-            dc_prev[b, j] = dc * f
+            i = a[j]
+            f = a[hidden + j]
+            g = a[2 * hidden + j]
+            o = a[3 * hidden + j]
+            tc = fast_tanh(cb[j])
+            dh = dho[j] + dhr[j]
+            dc = dcn[j] + dh * o * (1.0 - tc * tc)
+            dg[j] = dc * g * i * (1.0 - i)
+            dg[hidden + j] = dc * cp[j] * f * (1.0 - f)
+            dg[2 * hidden + j] = dc * i * (1.0 - g * g)
+            dg[3 * hidden + j] = dh * tc * o * (1.0 - o)
+            dcp[j] = dc * f
 
 
 def lstm_forward(gx: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarray):

@@ -277,3 +277,30 @@ def test_the_faster_of_rerun_and_eager_is_kept_with_eagers_results(monkeypatch):
     text = _explain(compiled)
     assert ("runs re-run, the faster here" in text or "runs eagerly, the faster here" in text), \
         text
+
+
+def test_results_kept_from_earlier_calls_keep_their_values():
+    """A re-run call hands out again the small pending arrays that no one held at the end of the
+    last call (``Plan.spare``): what a caller keeps, a tensor or a view of one, is never among
+    them, and later calls leave its values as they were."""
+    kept = ([], [])
+
+    def f(x, log):
+        y = x * 2.0 + 1.0
+        z = (y * y).tanh()
+        loss = (z * 0.5).sum()
+        loss.backward()
+        log.append((y.detach(), z.detach()[1:], (z * 3.0).detach(), x.grad))  # (a view too)
+        return loss.detach()
+
+    compiled = numgrad.compile(lambda x: f(x, kept[1]))
+    results = ([], [])
+    for k in range(6):
+        x = numgrad.tensor(np.random.default_rng(k).standard_normal(7), requires_grad=True)
+        results[0].append(f(x, kept[0]))
+        results[1].append(compiled(x))
+    assert "key 0: re-run" in _explain(compiled)
+    for (e, c), (ke, kc) in zip(zip(*results), zip(*kept)):  # (read after every call ran)
+        assert e.item() == c.item()
+        for a, b in zip(ke, kc):
+            assert a.detach().numpy().tobytes() == b.detach().numpy().tobytes()

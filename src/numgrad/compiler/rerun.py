@@ -27,6 +27,7 @@ Nothing is guessed:
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import weakref
 from threading import get_ident
@@ -41,6 +42,11 @@ from .ir import READS, STRUCTURAL, VIEWS
 from .tracer import TracingKernels, _address, _plain_deep, call_plain
 
 _F64, _F32 = np.float64, np.float32
+_refs = sys.getrefcount
+# The pending arrays of at most this many bytes are kept for the next call when nothing holds
+# them at the end of one (``Plan.spare``), so that recording a small kernel call makes no array:
+# a re-run call's recording is then cheaper than eager's kernel call it stands for.
+SPARE_BYTES = 1 << 16
 PROGRAMS = 4  # fused programs kept per function (one per start and set of referenced results)
 
 
@@ -82,6 +88,13 @@ class Plan:
                 self.kernel_views[out[1]] = position
             self.calls.append((name, positional, keywords, self._result(name, specs, out),
                                position, _raising(name) or name in READS))
+        # the calls ``Lazy.record`` may take without ``Lazy.call``'s general matching: (name,
+        # positional specs, result, number of arguments) of one that cannot raise, takes no
+        # keywords and makes a new array; else None
+        self.quick = [(name, positional, how, len(positional))
+                      if not raising and not keywords and how is not None and how[0] == "new"
+                      else None
+                      for name, positional, keywords, how, _, raising in self.calls]
         self.inputs = []  # (value, getter of its tensor, field)
         for v in trace.values:
             if v.kind != "input" or v not in {ir.root(r) for r in read}:
@@ -94,6 +107,10 @@ class Plan:
             getter = eval(f"lambda args, kwargs: {ref}", namespace)  # (refs: generated names)
             self.inputs.append((v, getter, field))
         self.programs: dict = {}
+        # value index -> a pending array of that value that no one held at the end of a call
+        # (small ones: ``SPARE_BYTES``), handed out again by the next call that makes the
+        # value (one dict for all threads: each ``pop`` takes an array for one call alone)
+        self.spare: dict = {}
         self.lock = threading.Lock()
         # the floats that changed between calls: {call index: {argument index or keyword}}
         self.numbers: dict = {}
@@ -176,10 +193,12 @@ def _spec_at(specs, arg):
 
 def _recipe(a: np.ndarray) -> tuple:
     """How a pending array of ``a``'s layout is made: (order or None for strided, shape, dtype,
-    the element count of a strided one's memory, strides, whether it is read-only)."""
+    the element count of a strided one's memory, strides, whether it is read-only, whether it
+    is kept for the next call when no one holds it: ``Plan.spare``)."""
     order = "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous else None
     span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // a.itemsize + 1
-    return (order, a.shape, a.dtype, span if a.size else 0, a.strides, not a.flags.writeable)
+    return (order, a.shape, a.dtype, span if a.size else 0, a.strides, not a.flags.writeable,
+            order is not None and a.nbytes <= SPARE_BYTES)
 
 
 def _lazy_call(lazy, name: str, function):
@@ -217,6 +236,9 @@ class Lazy(dispatch.Mode):
         self.by_id: dict = {}  # id of an array in ``env`` (inputs, pending, constants) -> value
         self.keep: list = []  # arrays whose ids ``by_id`` holds
         self.pending: list = []  # (value, weakref of the pending array handed out)
+        self.small: list = []  # the small pending arrays handed out (``Plan.spare``)
+        self.spare = plan.spare
+        self.quick = plan.quick
         self.next = 0  # the index of the next call expected
         self.start = 0  # the trace position from which calls are pending
         self.restore: list = []  # (tensor or grad holder, the plain array it had)
@@ -268,6 +290,12 @@ class Lazy(dispatch.Mode):
         self.keep.clear()
         self.pending.clear()
         self.restore = []
+        small, self.small = self.small, []
+        if self.outcome != "raised":
+            spare = self.spare
+            for out in small:  # (held by ``small``, ``out`` and the call: no one else)
+                if _refs(out) == 3 and _refs(out.base) == 2:
+                    spare[out._root.index] = out
 
     def unbind(self, result=None) -> None:
         """The inputs' tensors get their plain arrays back (where they still hold the views),
@@ -304,6 +332,11 @@ class Lazy(dispatch.Mode):
         for v, ref in self.pending:
             if ref() is not None:
                 root = ir.root(v)
+                if root.kind == "node":
+                    live.add(root)
+        for out in self.small:  # (held by ``small``, ``out`` and the call: no one else)
+            if _refs(out) > 3:
+                root = ir.root(out._root)
                 if root.kind == "node":
                     live.add(root)
         return live
@@ -462,19 +495,38 @@ class Lazy(dispatch.Mode):
     def record(self, name: str, args: tuple):
         """``K.<name>(*args)`` as the eager fast lane makes it (``dispatch.Mode.record``): what
         the recording kernel's ``call`` does, without the kernel wrapper's frame, for the common
-        case (the trace's next call, a new result, positional arguments, no number that varies);
-        anything else goes to ``call``. The lane asks from this thread, while this mode is
-        active (``dispatch.current``)."""
+        case (the trace's next call, a new result, positional arguments each the array handed
+        out for the trace's value there or the trace's constant itself); anything else goes to
+        ``call``. The lane asks from this thread, while this mode is active
+        (``dispatch.current``)."""
         n = self.next
-        plan = self.plan
-        calls = plan.calls
-        if n < len(calls):
-            expected, positional, keywords, how, _, raising = calls[n]
-            if (expected == name and not raising and not keywords and how is not None
-                    and how[0] == "new" and len(args) == len(positional)
-                    and n not in plan.numbers and self._match_plain(args, positional)):
+        try:
+            quick = self.quick[n]
+        except IndexError:  # (more calls than the trace's: ``call`` leaves it)
+            quick = None
+        if quick is not None and quick[0] == name and len(args) == quick[3]:
+            for a, s in zip(args, quick[1]):  # (``_match_plain``'s common cases, inline)
+                if s[0] == "v":
+                    if type(a) is not TracedArray or a._root is not s[1] or \
+                            a._trace is not self or not a._whole:
+                        break
+                elif a is not s[1]:
+                    c = s[1]  # (equal nonzero NumPy floats of one type: the same bits)
+                    t = type(a)
+                    if t is not type(c) or (t is not _F64 and t is not _F32) or a != c or \
+                            a == 0:
+                        break
+            else:
                 self.next = n + 1
-                return self._new(how)
+                how = quick[2]
+                v = how[1]
+                out = self.spare.pop(v.index, None) if how[2][6] else None
+                if out is None:
+                    return self._new(how)
+                out._trace = self  # (``_new``'s common case, inline: the last call's array)
+                self.env[v.index] = out.base
+                self.small.append(out)
+                return out
         return self.call(name, getattr(self.module, name), args, {})
 
     def call(self, name: str, function, args: tuple, kwargs: dict):
@@ -537,7 +589,23 @@ class Lazy(dispatch.Mode):
         return self._new(how)
 
     def _new(self, how):
-        _, v, (order, shape, dtype, span, strides, readonly) = how
+        _, v, recipe = how
+        if recipe[6]:  # (a small array: the last call's if no one holds it, held till the end)
+            out = self.spare.pop(v.index, None)
+            if out is None:
+                buffer = np.empty(recipe[1], recipe[2], order=recipe[0])
+                out = buffer.view(TracedArray)
+                out._root = v
+                out._whole = True
+                if recipe[5]:
+                    out.flags.writeable = False
+            else:
+                buffer = out.base
+            out._trace = self
+            self.env[v.index] = buffer
+            self.small.append(out)
+            return out
+        order, shape, dtype, span, strides, readonly, _ = recipe
         if order == "C":
             buffer = np.empty(shape, dtype)
         elif order is not None:

@@ -42,6 +42,7 @@ _anomaly = anomaly_mode.state
 _ndarray = np.ndarray
 _F64, _F32 = np.dtype(np.float64), np.dtype(np.float32)  # (the arrays' own dtype objects)
 _new = object.__new__
+_modes = dispatch._local  # (.stack: this thread's dispatch modes)
 _NO_EDGE = registry._NO_EDGE
 _ONLY_FIRST = (True, False)  # needs_input_grad of a tensor with a number
 _BOTH = (True, True)
@@ -133,8 +134,11 @@ def _moded(data):
     lane then hands the mode the kernel call the op's ``forward`` makes (``Mode.record``: a
     served op's forward is ``K.binary(code, a, b)`` or ``K.unary(code, a)``), the call
     ``registry.apply`` would make, and records the node as ever."""
-    mode = dispatch.current()
-    if mode is None or not mode.lane:
+    stack = getattr(_modes, "stack", None)  # (``dispatch.current()``, inline)
+    if not stack:
+        return None
+    mode = stack[-1]
+    if not mode.lane or not mode.active:
         return None
     dt = data.dtype
     if (dt is not _F64 and dt is not _F32) or not isinstance(data, _ndarray) or \

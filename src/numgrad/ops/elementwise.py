@@ -162,6 +162,12 @@ def _times(grad: Tensor, other) -> Tensor:
                 out = _lane.plain_binary(_MUL, g, other)
                 if out is not None:
                     return _lane._tensor(out, False)
+                if dispatch._pushed and (g.size < 2 or any(g.strides)) and \
+                        (mode := _lane._moded(g)) is not None:
+                    # (the call at the end, ``K.binary(K.MUL, g, ...)``, handed to the mode
+                    # that records it, as the lane hands its own: numgrad.compile's re-run path)
+                    return _lane._tensor(mode.record("binary", (_MUL, g, g.dtype.type(other))),
+                                         False)
                 K = kernels_for((grad,))
                 if isinstance(g, np.ndarray) and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the

@@ -9,7 +9,7 @@ A step takes 0.1-1 s, so each case takes 2 samples in each of 2 rounds (PyTorch'
 still the suite's largest family."""
 from __future__ import annotations
 
-from ._common import Memo, numgrad, pin_threads
+from ._common import CPU_TIMER, Memo, numgrad, pin_threads
 from .models import MODELS
 
 _MAKES = {make.__name__: make for make in MODELS.values()}
@@ -31,6 +31,7 @@ class Models:
     # (37 s of setup in one trial on the loaded 2-core machine), for each round and commit; its
     # compiled step is timed by ``python benchmarks/compare.py --models``.
     skip_params = [("tiny_gpt", "compiled")]
+    timer = CPU_TIMER
     number = 1
     repeat = 2
     rounds = 2
@@ -59,6 +60,7 @@ class ModelsTorchReference:
 
     params = list(_MAKES)
     param_names = ["model"]
+    timer = CPU_TIMER
     number = 1
     repeat = 2
     rounds = 1

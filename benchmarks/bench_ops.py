@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ._common import Memo, numgrad, pin_threads, randn
+from ._common import CPU_TIMER, Memo, numgrad, pin_threads, randn
 
 UNARY = {
     "exp": numgrad.exp,
@@ -78,6 +78,7 @@ class OpsOverhead:
 
     params = OVERHEAD_OPS
     param_names = ["op"]
+    timer = CPU_TIMER
     number = 100
     repeat = 6
     rounds = 4
@@ -99,6 +100,7 @@ class OpsThroughput:
 
     params = (THROUGHPUT_OPS, [1_000_000, 10_000_000])
     param_names = ["op", "size"]
+    timer = CPU_TIMER
     number = 1
     repeat = 5
     rounds = 3
@@ -119,6 +121,7 @@ class RandomDraws:
 
     params = ([1_000, 1_000_000], ["float32"])
     param_names = ["size", "dtype"]
+    timer = CPU_TIMER
     number = 5
     repeat = 6
     rounds = 2

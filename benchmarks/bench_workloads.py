@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ._common import Memo, numgrad, pin_threads
+from ._common import CPU_TIMER, Memo, numgrad, pin_threads
 from .workloads import chain_200, elementwise_1m, matmul_512, mlp_step, seed_walkthrough
 
 
@@ -13,6 +13,7 @@ _memo = Memo()
 
 class _Workload:
     make = None
+    timer = CPU_TIMER
     # Fixed sample sizes (so that every run times the same loop, and ``--quick`` one call of an
     # already warm workload) and a short warm-up before the first sample.
     number = 10
@@ -85,6 +86,7 @@ class Compiled:
 
     params = ["seed", "chain", "elementwise_1m", "matmul_512", "mlp_step"]
     param_names = ["workload"]
+    timer = CPU_TIMER
     number = 10
     repeat = 6
     rounds = 2

@@ -62,10 +62,10 @@ import tempfile
 import time
 
 try:
-    from ._common import numgrad, pin_threads
+    from ._common import CPU_TIMER, numgrad, pin_threads
 except ImportError:  # run as a script
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _common import numgrad, pin_threads  # noqa: E402
+    from _common import CPU_TIMER, numgrad, pin_threads  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -317,6 +317,7 @@ class Conv2dCNN:
 
     params = (["conv1", "conv2", "stack"], ["float32"])
     param_names = ["layers", "dtype"]
+    timer = CPU_TIMER
     number = 5
     repeat = 6
     rounds = 2

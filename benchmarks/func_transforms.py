@@ -149,6 +149,7 @@ class FuncTransforms:
     rounds = 2
     warmup_time = 0.1
     _built: dict = {}
+    timer = _common.CPU_TIMER
 
     def setup(self):
         _common.pin_threads()

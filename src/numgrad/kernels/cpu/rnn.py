@@ -28,23 +28,19 @@ _SMALL_STEP = 1 << 24
 
 @njit(cache=True, error_model="numpy")
 def _cell(gx, gh, c_prev, acts, c, h):
-    """One step's gates, cell and hidden state, a row of the batch at a time (row views and
-    mathfuncs' sigmoid and tanh: the loop vectorises, where libm's were called per element)."""
+    """One step's gates, cell and hidden state, a row of the batch at a time, in two loops
+    that vectorise (mathfuncs' sigmoid and tanh, where libm's were called per element; each
+    inlined once or twice: every copy costs compile time)."""
     batch, hidden = c_prev.shape
     for b in range(batch):
         x, r, a, cp, cb, hb = gx[b], gh[b], acts[b], c_prev[b], c[b], h[b]
+        for j in range(4 * hidden):
+            z = x[j] + r[j]
+            a[j] = fast_tanh(z) if 2 * hidden <= j < 3 * hidden else fast_sigmoid(z)
         for j in range(hidden):
-            i = fast_sigmoid(x[j] + r[j])
-            f = fast_sigmoid(x[hidden + j] + r[hidden + j])
-            g = fast_tanh(x[2 * hidden + j] + r[2 * hidden + j])
-            o = fast_sigmoid(x[3 * hidden + j] + r[3 * hidden + j])
-            a[j] = i
-            a[hidden + j] = f
-            a[2 * hidden + j] = g
-            a[3 * hidden + j] = o
-            cell = f * cp[j] + i * g
+            cell = a[hidden + j] * cp[j] + a[j] * a[2 * hidden + j]
             cb[j] = cell
-            hb[j] = o * fast_tanh(cell)
+            hb[j] = a[3 * hidden + j] * fast_tanh(cell)
 
 
 @njit(cache=True, error_model="numpy")

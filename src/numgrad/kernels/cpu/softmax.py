@@ -6,7 +6,7 @@ As PyTorch's: each row is shifted by its max, so a row holding NaN or ``+inf``, 
 comes out NaN. The sums of a row shorter than PyTorch's vector loop (16 elements) accumulate in
 the input's dtype one by one, as PyTorch's scalar loop does (a float32 log(1 + 2e-3) then rounds
 as PyTorch's, 3e-5 off a float64 sum's); longer rows accumulate in float64, which PyTorch's SIMD
-lanes come closer to than a float32 sum in order would, in eight lanes (``_lane_sum``: the
+lanes come closer to than a float32 sum in order would, in four lanes (``_lane_sum``: the
 exps and the sum vectorise; a 700 x 10k float32 log_softmax took 29 ms one element at a time).
 """
 from __future__ import annotations
@@ -40,24 +40,20 @@ _SHORT = 16  # rows shorter than this are summed in their own dtype, in order
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _lane_sum(a):
-    """The sum of ``a`` (1-D) in float64, as eight interleaved partial sums added in a fixed
+    """The sum of ``a`` (1-D) in float64, as four interleaved partial sums added in a fixed
     order: independent additions, which vectorise, where one running sum waits on each."""
     n = a.shape[0]
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    full = n - n % 8
-    for j in range(0, full, 8):
+    s0 = s1 = s2 = s3 = 0.0
+    full = n - n % 4
+    for j in range(0, full, 4):
         s0 += a[j]
         s1 += a[j + 1]
         s2 += a[j + 2]
         s3 += a[j + 3]
-        s4 += a[j + 4]
-        s5 += a[j + 5]
-        s6 += a[j + 6]
-        s7 += a[j + 7]
     tail = 0.0
     for j in range(full, n):
         tail += a[j]
-    return (((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))) + tail
+    return ((s0 + s1) + (s2 + s3)) + tail
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -74,33 +70,24 @@ def _first_max(row):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _lane_max(row):
-    """The maximum of ``row`` in eight lanes (vectorises). A NaN may be skipped, which the
+    """The maximum of ``row`` in four lanes (vectorises). A NaN may be skipped, which the
     callers' results do not show (it makes the row's sum NaN); a zero maximum is
     ``_first_max``'s, whose sign the result can show."""
     n = row.shape[0]
-    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = row[0]
-    full = n - n % 8
-    for j in range(0, full, 8):
+    m0 = m1 = m2 = m3 = row[0]
+    full = n - n % 4
+    for j in range(0, full, 4):
         v0, v1, v2, v3 = row[j], row[j + 1], row[j + 2], row[j + 3]
-        v4, v5, v6, v7 = row[j + 4], row[j + 5], row[j + 6], row[j + 7]
         m0 = v0 if v0 > m0 else m0
         m1 = v1 if v1 > m1 else m1
         m2 = v2 if v2 > m2 else m2
         m3 = v3 if v3 > m3 else m3
-        m4 = v4 if v4 > m4 else m4
-        m5 = v5 if v5 > m5 else m5
-        m6 = v6 if v6 > m6 else m6
-        m7 = v7 if v7 > m7 else m7
     for j in range(full, n):
         v = row[j]
         m0 = v if v > m0 else m0
     m0 = m1 if m1 > m0 else m0
     m2 = m3 if m3 > m2 else m2
-    m4 = m5 if m5 > m4 else m4
-    m6 = m7 if m7 > m6 else m6
-    m0 = m2 if m2 > m0 else m0
-    m4 = m6 if m6 > m4 else m4
-    m = m4 if m4 > m0 else m0
+    m = m2 if m2 > m0 else m0
     return _first_max(row) if m == 0 else m
 
 
@@ -109,16 +96,15 @@ def _log_softmax_row(x, r, out):
     row = x[r]
     o = out[r]
     n = row.shape[0]
+    m = _lane_max(row)
+    for j in range(n):  # (the exps first, into the output: they vectorise, and so does the sum)
+        o[j] = fast_exp(row[j] - m)
     if n < _SHORT:
-        m = _first_max(row)
         short = _zero_of(m)
         for j in range(n):
-            short += fast_exp(row[j] - m)
+            short += o[j]
         lse = np.log(short)
-    else:  # (the exps first, into the output: they vectorise, and so does their sum)
-        m = _lane_max(row)
-        for j in range(n):
-            o[j] = fast_exp(row[j] - m)
+    else:
         lse = np.log(_lane_sum(o))
     for j in range(n):
         o[j] = (row[j] - m) - lse  # (PyTorch's order: -0.0 - -0.0 - 0 is 0.0)

@@ -107,9 +107,11 @@ class Adam(Optimizer):
                     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                 p.add_(exp_avg * -step_size / denom)
         if arrays:
+            from ..autograd.profiler import record_function
             from ..kernels.cpu import optim as kernels
 
-            kernels.adam(arrays, scalars)
+            with record_function("aten::_fused_adam_"):  # (PyTorch's name for its fused step)
+                kernels.adam(arrays, scalars)
         return loss
 
     def _fused_arguments(self, group: dict, p, arrays: list, scalars: list) -> bool:

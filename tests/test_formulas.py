@@ -34,6 +34,23 @@ def test_op_ids_are_unique_across_families_and_an_unknown_id_raises():
         K.binary(Unary.EXP, x, x)
 
 
+
+def test_a_formula_declared_after_numgrads_table_gets_an_open_id_outside_it():
+    """``declare`` is how every formula enters: numgrad's own while formulas.py loads (the
+    enums are made from them), any later one (numgrad.library.elementwise's) with an Open id."""
+    before = dict(formulas.TABLE)
+    op = formulas.declare("test_formulas::negate", 1, "scalar:neg")
+    assert isinstance(op, formulas.Open) and op not in formulas.TABLE and formulas.TABLE == before
+    assert formulas.is_unary(op) and formulas.rows(op)[0].cuda == "scalar:neg"
+    x = np.array([1.5, -2.0, 0.0])
+    np.testing.assert_array_equal(K.unary(op, x), [-1.5, 2.0, -0.0])
+    with pytest.raises(NotImplementedError, match="\"negate\" not implemented for 'Bool'"):
+        K.unary(op, np.array([True]))
+    with pytest.raises(ValueError, match="numgrad's own formulas"):
+        formulas.declare("test_formulas::eq", 2, "scalar:eq", result="bool")
+    with pytest.raises(ValueError, match="1 or 2 arguments, not 3"):
+        formulas.declare("test_formulas::three", 3, "scalar:neg")
+
 def test_every_row_names_functions_that_exist_and_dtypes_numgrad_has():
     from numba.core.registry import CPUDispatcher
 

@@ -1,15 +1,25 @@
 """The formula table: every elementwise op's scalar formula, declared once for both devices.
 
-Each op has an id in the enum of its family (``Unary``, ``Binary``, ``Compare``; the reductions'
-op codes live here too, so that no two families share an id), and one or more ``Formula`` rows:
-the scalar function its CPU kernels call, the one its CUDA kernels call (the same function where
-it compiles for both, as most of ``kernels/scalar.py`` does), and the dtypes the row serves.
-Integer and bool inputs have rows of their own where their formula differs (``floor`` of an
-integer is the integer).
+A formula enters the table one way only, through ``declare(name, arity, cpu, cuda, dtypes, ...)``:
+numgrad's own formulas are the ones declared below, while this module loads, and a user's are
+declared the same way by ``numgrad.library.elementwise`` (which also makes the op that runs it).
+``declare`` gives the formula its op id and its ``Formula`` rows: the scalar function its CPU
+kernels call, the one its CUDA kernels call (the same function where it compiles for both, as
+most of ``kernels/scalar.py`` does), and the dtypes the row serves. Integer and bool inputs have
+rows of their own where their formula differs (``floor`` of an integer is the integer).
+
+The ids of numgrad's own formulas are numbered in the order they are declared, one range for each
+kind (``Unary`` from 100, ``Binary`` from 200, ``Compare``, a binary formula with a bool result,
+from 300); the enums of those names are made from the declarations once the table is complete,
+so that the kernels and ops can name an id (``K.EXP``, ``K.ADD``), and are nothing a formula has
+to be added to. The reductions' op codes (``Reduce``, ``ArgReduce``) live here too, so that no
+two families share an id. A formula declared after numgrad's (a user's) gets an ``Open`` id, and
+its rows are kept in ``OPEN``, not ``TABLE``, so that the checks that walk numgrad's own table
+(the CUDA signature catalogue, the table's tests) see what numgrad ships.
 
 The kernels are generated from these rows (``codegen.py``): one small module per formula and
 device, holding that formula's loops, so the first use of an op compiles that op's loop for that
-dtype and nothing else. The whole-step compiler will fuse the same functions.
+dtype and nothing else. The whole-step compiler fuses the same functions.
 
 A function is named ``"module:function"`` with the module relative to ``numgrad.kernels``, so
 that the CPU never imports the CUDA variants.
@@ -21,61 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-
-class Unary(IntEnum):
-    NEG, EXP, LOG, TANH, SIGMOID, RELU, SQRT, RECIPROCAL, LOG1P, EXPM1 = range(100, 110)
-    RSQRT, ABS, SIN, COS, TAN, SIGN, FLOOR, CEIL, ROUND = range(110, 119)
-    ERF, ERFC = range(119, 121)
-    ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH = range(121, 129)
-    LOG2, LOG10, EXP2, TRUNC, FRAC, SINC, DEG2RAD, RAD2DEG = range(129, 137)
-    # Activations (ops/activation.py)
-    SILU, GELU, GELU_TANH, MISH, HARDSWISH, HARDSIGMOID, SELU, SELU_GRAD, LOGSIGMOID = range(
-        137, 146)
-    BITWISE_NOT = 146
-    LGAMMA, DIGAMMA = range(147, 149)
-    ERFINV, I0, I0E, I1, I1E = range(149, 154)
-    ERFCX, LOG_NDTR, NDTRI = range(154, 157)
-
-
-class Binary(IntEnum):
-    ADD, SUB, MUL, DIV, POW, RSUB, RPOW, MAXIMUM, MINIMUM = range(200, 209)
-    # Fused backward formulas, taking (grad, saved output).
-    TANH_BWD, SIGMOID_BWD, RELU_BWD = range(209, 212)
-    ATAN2, LOGADDEXP, LOGADDEXP2, DIV_TRUNC, DIV_FLOOR = range(212, 217)
-    FMOD, REMAINDER, HYPOT, XLOGY = range(217, 221)
-    # Activations: fused backward formulas of (grad, input), and formulas of (input, parameter)
-    SILU_BWD, GELU_BWD, GELU_TANH_BWD, MISH_BWD, HARDSWISH_BWD, HARDSIGMOID_BWD = range(221, 227)
-    LOGSIGMOID_BWD, LEAKY_RELU, LEAKY_RELU_GRAD, ELU, ELU_GRAD, CELU, CELU_GRAD = range(227, 234)
-    SOFTPLUS, SOFTPLUS_GRAD = range(234, 236)
-    # Integer and bool ops (ops/elementwise_more.py)
-    BITWISE_AND, BITWISE_OR, BITWISE_XOR, LSHIFT, RSHIFT = range(236, 241)
-    # (x, n) and (x, q) of the gamma functions
-    POLYGAMMA, ZETA = range(241, 243)
-    # (x, n) of torch.special's orthogonal polynomials
-    CHEBYSHEV_T, CHEBYSHEV_U, CHEBYSHEV_V, CHEBYSHEV_W = range(243, 247)
-    SHIFTED_CHEBYSHEV_T, SHIFTED_CHEBYSHEV_U, SHIFTED_CHEBYSHEV_V, SHIFTED_CHEBYSHEV_W = range(
-        247, 251)
-    HERMITE_H, HERMITE_HE, LAGUERRE_L, LEGENDRE_P = range(251, 255)
-
-
-class Compare(IntEnum):
-    """Binary ops with a bool result."""
-
-    EQ, NE, LT, LE, GT, GE = range(300, 306)
-    LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR = range(306, 309)
-
-
-class Reduce(IntEnum):
-    """Op codes of the reduction kernels (``cpu/reduction.py``, ``cuda/reduction.py``)."""
-
-    PROD, MAX, MIN = range(400, 403)
-
-
-class ArgReduce(IntEnum):
-    ARGMAX, ARGMIN = range(500, 502)
-
-
-FAMILIES = (Unary, Binary, Compare, Reduce, ArgReduce)
+# PyTorch's names of the dtypes, for "not implemented for 'Bool'".
+from .._dtype import _TORCH_NAMES
 
 FLOAT = ("float32", "float64")
 INT = ("int64", "int32")
@@ -93,159 +50,10 @@ class Formula(NamedTuple):
     dtypes: tuple
 
 
-def _rows(op, cpu, cuda=None, dtypes=FLOAT, *more):
-    """``op``'s rows: (cpu, cuda, dtypes), then further (function for both, dtypes) pairs."""
-    rows = [Formula(op, cpu, cuda or cpu, dtypes)]
-    for i in range(0, len(more), 2):
-        rows.append(Formula(op, more[i], more[i], more[i + 1]))
-    return op, tuple(rows)
-
-
-_S = "scalar:"
-_M = "cpu.mathfuncs:"
-TABLE: dict = dict((
-    _rows(Unary.NEG, _S + "neg", None, NUMBER + COMPLEX),
-    _rows(Unary.EXP, "cpu.mathfuncs:fast_exp", _S + "exp_portable"),
-    _rows(Unary.LOG, "cpu.mathfuncs:fast_log", _S + "log_portable"),
-    _rows(Unary.TANH, "cpu.mathfuncs:fast_tanh", _S + "tanh_portable"),
-    _rows(Unary.SIGMOID, "cpu.mathfuncs:fast_sigmoid", _S + "sigmoid_portable"),
-    _rows(Unary.RELU, _S + "relu", None, FLOAT, _S + "relu_int", INT),
-    _rows(Unary.SQRT, _S + "sqrt"),
-    _rows(Unary.RECIPROCAL, _S + "reciprocal"),
-    _rows(Unary.LOG1P, _S + "log1p"),
-    _rows(Unary.EXPM1, _S + "expm1"),
-    _rows(Unary.RSQRT, _S + "rsqrt"),
-    _rows(Unary.ABS, _S + "absolute", None, NUMBER),
-    _rows(Unary.SIN, _S + "sin"),
-    _rows(Unary.COS, _S + "cos"),
-    _rows(Unary.TAN, _S + "tan"),
-    _rows(Unary.SIGN, _S + "sign", None, FLOAT, _S + "sign_int", INT, _S + "identity", ("bool",)),
-    _rows(Unary.FLOOR, "cpu.scalar:floor", "cuda.scalar:floor", FLOAT, _S + "identity", INT),
-    _rows(Unary.CEIL, "cpu.scalar:ceil", "cuda.scalar:ceil", FLOAT, _S + "identity", INT),
-    _rows(Unary.ROUND, "cpu.scalar:rint", "cuda.scalar:rint", FLOAT, _S + "identity", INT),
-    _rows(Unary.ERF, _M + "erf", _S + "erf"),
-    _rows(Unary.ERFC, _S + "erfc"),
-    _rows(Unary.ASIN, _S + "asin"),
-    _rows(Unary.ACOS, _S + "acos"),
-    _rows(Unary.ATAN, _S + "atan"),
-    _rows(Unary.SINH, _S + "sinh"),
-    _rows(Unary.COSH, _S + "cosh"),
-    _rows(Unary.ASINH, _S + "asinh"),
-    _rows(Unary.ACOSH, _S + "acosh"),
-    _rows(Unary.ATANH, _S + "atanh"),
-    _rows(Unary.LOG2, _M + "log2", _S + "log2"),
-    _rows(Unary.LOG10, _S + "log10"),
-    _rows(Unary.EXP2, _M + "exp2", _S + "exp2"),
-    _rows(Unary.TRUNC, _M + "trunc", _S + "trunc", FLOAT, _S + "identity", INT),
-    _rows(Unary.FRAC, _M + "frac", _S + "frac"),
-    _rows(Unary.SINC, _S + "sinc"),
-    _rows(Unary.DEG2RAD, _S + "deg2rad"),
-    _rows(Unary.RAD2DEG, _S + "rad2deg"),
-    _rows(Unary.SILU, _M + "silu", _S + "silu"),
-    _rows(Unary.GELU, _M + "gelu", _S + "gelu"),
-    _rows(Unary.GELU_TANH, _M + "gelu_tanh", _S + "gelu_tanh"),
-    _rows(Unary.MISH, _M + "mish", _S + "mish"),
-    _rows(Unary.HARDSWISH, _S + "hardswish"),
-    _rows(Unary.HARDSIGMOID, _S + "hardsigmoid"),
-    _rows(Unary.SELU, _M + "selu", _S + "selu"),
-    _rows(Unary.SELU_GRAD, _M + "selu_grad", _S + "selu_grad"),
-    _rows(Unary.LOGSIGMOID, _M + "log_sigmoid", _S + "log_sigmoid"),
-    _rows(Binary.ADD, _S + "add", None, ALL + COMPLEX),
-    _rows(Binary.SUB, _S + "sub", None, NUMBER + COMPLEX),
-    _rows(Binary.MUL, _S + "mul", None, ALL + COMPLEX),
-    _rows(Binary.DIV, _S + "div", None, FLOAT + COMPLEX),
-    _rows(Binary.POW, _S + "power", None, FLOAT + COMPLEX, _S + "power_int", INT),
-    _rows(Binary.RSUB, _S + "rsub", None, NUMBER + COMPLEX),
-    _rows(Binary.RPOW, _S + "rpow", None, FLOAT, _S + "rpow_int", INT),
-    _rows(Binary.MAXIMUM, _S + "maximum", None, ALL),
-    _rows(Binary.MINIMUM, _S + "minimum", None, ALL),
-    _rows(Binary.TANH_BWD, _S + "tanh_backward"),
-    _rows(Binary.SIGMOID_BWD, _S + "sigmoid_backward"),
-    _rows(Binary.RELU_BWD, _S + "relu_backward", None, FLOAT, _S + "relu_backward_int", INT),
-    _rows(Binary.ATAN2, _S + "atan2"),
-    _rows(Binary.LOGADDEXP, _S + "logaddexp"),
-    _rows(Binary.LOGADDEXP2, _S + "logaddexp2"),
-    _rows(Binary.DIV_TRUNC, _S + "div_trunc", None, FLOAT, _S + "div_trunc_int", INT),
-    _rows(Binary.DIV_FLOOR, _S + "div_floor", None, FLOAT, _S + "div_floor_int", INT),
-    _rows(Binary.FMOD, _M + "fmod", _S + "fmod_math", FLOAT, _S + "fmod_int", INT),
-    _rows(Binary.REMAINDER, _M + "remainder", _S + "remainder_math", FLOAT,
-          _S + "remainder_int", INT),
-    _rows(Binary.HYPOT, _S + "hypot"),
-    _rows(Binary.XLOGY, _S + "xlogy"),
-    _rows(Binary.SILU_BWD, _M + "silu_backward", _S + "silu_backward"),
-    _rows(Binary.GELU_BWD, _M + "gelu_backward", _S + "gelu_backward"),
-    _rows(Binary.GELU_TANH_BWD, _M + "gelu_tanh_backward", _S + "gelu_tanh_backward"),
-    _rows(Binary.MISH_BWD, _M + "mish_backward", _S + "mish_backward"),
-    _rows(Binary.HARDSWISH_BWD, _S + "hardswish_backward"),
-    _rows(Binary.HARDSIGMOID_BWD, _S + "hardsigmoid_backward"),
-    _rows(Binary.LOGSIGMOID_BWD, _M + "log_sigmoid_backward", _S + "log_sigmoid_backward"),
-    _rows(Binary.LEAKY_RELU, _S + "leaky_relu"),
-    _rows(Binary.LEAKY_RELU_GRAD, _S + "leaky_relu_grad"),
-    _rows(Binary.ELU, _M + "elu", _S + "elu"),
-    _rows(Binary.ELU_GRAD, _M + "elu_grad", _S + "elu_grad"),
-    _rows(Binary.CELU, _M + "celu", _S + "celu"),
-    _rows(Binary.CELU_GRAD, _M + "celu_grad", _S + "celu_grad"),
-    _rows(Binary.SOFTPLUS, _M + "softplus_z", _S + "softplus_z"),
-    _rows(Binary.SOFTPLUS_GRAD, _M + "softplus_grad", _S + "softplus_grad"),
-    _rows(Compare.EQ, _S + "eq", None, ALL + COMPLEX),
-    _rows(Compare.NE, _S + "ne", None, ALL + COMPLEX),
-    _rows(Compare.LT, _S + "lt", None, ALL),
-    _rows(Compare.LE, _S + "le", None, ALL),
-    _rows(Compare.GT, _S + "gt", None, ALL),
-    _rows(Compare.GE, _S + "ge", None, ALL),
-    _rows(Compare.LOGICAL_AND, _S + "logical_and", None, ALL),
-    _rows(Compare.LOGICAL_OR, _S + "logical_or", None, ALL),
-    _rows(Compare.LOGICAL_XOR, _S + "logical_xor", None, ALL),
-    _rows(Binary.BITWISE_AND, _S + "bitwise_and", None, INT + ("bool",)),
-    _rows(Binary.BITWISE_OR, _S + "bitwise_or", None, INT + ("bool",)),
-    _rows(Binary.BITWISE_XOR, _S + "bitwise_xor", None, INT + ("bool",)),
-    _rows(Binary.LSHIFT, _S + "lshift64", None, ("int64",), _S + "lshift32", ("int32",)),
-    _rows(Binary.RSHIFT, _S + "rshift64", None, ("int64",), _S + "rshift32", ("int32",)),
-    _rows(Unary.LGAMMA, _S + "lgamma"),
-    _rows(Unary.DIGAMMA, _S + "digamma"),
-    _rows(Unary.ERFINV, _S + "erfinv"),
-    _rows(Unary.I0, _S + "bessel_i0"),
-    _rows(Unary.I0E, _S + "bessel_i0e"),
-    _rows(Unary.I1, _S + "bessel_i1"),
-    _rows(Unary.I1E, _S + "bessel_i1e"),
-    _rows(Unary.ERFCX, _S + "erfcx"),
-    _rows(Unary.LOG_NDTR, _S + "log_ndtr"),
-    _rows(Unary.NDTRI, _S + "ndtri"),
-    _rows(Binary.POLYGAMMA, _S + "polygamma"),
-    _rows(Binary.ZETA, _S + "zeta"),
-    *(_rows(getattr(Binary, name.upper()), _S + name) for name in (
-        "chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w", "shifted_chebyshev_t",
-        "shifted_chebyshev_u", "shifted_chebyshev_v", "shifted_chebyshev_w", "hermite_h",
-        "hermite_he", "laguerre_l", "legendre_p")),
-    _rows(Unary.BITWISE_NOT, _S + "bitwise_not", None, INT, _S + "bitwise_not_bool", ("bool",)),
-))
-
-# op(s, x) == SWAPPED[op](x, s): lets a number on the left take the kernels for a number on the
-# right.
-SWAPPED = {
-    Binary.ADD: Binary.ADD, Binary.MUL: Binary.MUL, Binary.SUB: Binary.RSUB,
-    Binary.RSUB: Binary.SUB, Binary.POW: Binary.RPOW, Binary.RPOW: Binary.POW,
-    Binary.MAXIMUM: Binary.MAXIMUM, Binary.MINIMUM: Binary.MINIMUM,
-    Compare.EQ: Compare.EQ, Compare.NE: Compare.NE, Compare.LT: Compare.GT,
-    Compare.GT: Compare.LT, Compare.LE: Compare.GE, Compare.GE: Compare.LE,
-    Compare.LOGICAL_AND: Compare.LOGICAL_AND, Compare.LOGICAL_OR: Compare.LOGICAL_OR,
-    Compare.LOGICAL_XOR: Compare.LOGICAL_XOR, Binary.BITWISE_AND: Binary.BITWISE_AND,
-    Binary.BITWISE_OR: Binary.BITWISE_OR, Binary.BITWISE_XOR: Binary.BITWISE_XOR,
-}
-
-# Every op id by its name (``K.EXP``, ``K.ADD``, ``K.MAX`` …): the kernel modules export these.
-OP_CODES = {member.name: member for fam in FAMILIES for member in fam}
-assert len(OP_CODES) == sum(len(fam) for fam in FAMILIES), "two families share an op name"
-
-# PyTorch's names of the dtypes, for "not implemented for 'Bool'".
-from .._dtype import _TORCH_NAMES  # noqa: E402
-
-
 class Open(int):
-    """The op id of a formula declared at run time, through ``numgrad.library.elementwise``: an
-    int (the kernels key their loops on it, as on the enums' ids) with the op's ``name`` and
-    ``arity`` (1: a unary formula, 2: a binary one). Its rows are in ``OPEN``, not ``TABLE``, so
-    the table of numgrad's own formulas (and the checks that walk it) stays what it is."""
+    """The op id of a formula declared after numgrad's own (by ``numgrad.library.elementwise``):
+    an int (the kernels key their loops on it, as on numgrad's ids) with the op's ``name`` and
+    ``arity`` (1: a unary formula, 2: a binary one)."""
 
     name: str
     arity: int
@@ -262,18 +70,220 @@ class Open(int):
         return (Open, (int(self), self.name, self.arity))
 
 
-OPEN: dict = {}  # Open id -> its rows, as TABLE's
+TABLE: dict = {}  # numgrad's own formulas: op id -> its rows
+OPEN: dict = {}  # the formulas declared after numgrad's: Open id -> its rows, as TABLE's
+# op(s, x) == SWAPPED[op](x, s): lets a number on the left take the kernels for a number on the
+# right.
+SWAPPED: dict = {}
+
+_KINDS = {"Unary": 100, "Binary": 200, "Compare": 300}  # numgrad's kinds, each one's first id
 _OPEN_BASE = 10_000  # (above every family's ids)
+_OWN: list = []  # (kind, name, rows, swapped) of numgrad's formulas while the table is made
+_NAMES: dict = {kind: [] for kind in _KINDS}  # their names, of each kind in declaration order
 
 
-def declare(name: str, arity: int, cpu: str, cuda: str, dtypes: tuple) -> Open:
-    """A new op id for the formula ``cpu`` (and ``cuda``: functions named as the table names
-    them) of ``arity`` arguments, serving ``dtypes``."""
-    if arity not in (1, 2):
+def declare(name: str, arity: int, cpu: str, cuda: str | None = None, dtypes: tuple = FLOAT,
+            *more, result: str | None = None, swapped: str | None = None) -> int:
+    """Declares the elementwise formula ``name`` of ``arity`` (1 or 2) arguments and returns its
+    op id: computed by the scalar function ``cpu`` on the CPU and ``cuda`` on CUDA (``cpu``
+    where None; each ``"module:function"`` relative to ``numgrad.kernels``) for ``dtypes``, and by
+    further ``(function for both devices, dtypes)`` pairs ``more`` for other dtypes.
+
+    For numgrad's own formulas (declared while this module loads) ``result="bool"`` makes a
+    comparison (its kernels write bools), and ``swapped`` names the formula that computes it with
+    its arguments swapped (itself where it is symmetric). A formula declared later gets an
+    ``Open`` id."""
+    if arity != 1 and arity != 2:
         raise ValueError(f"an elementwise formula takes 1 or 2 arguments, not {arity}")
+    specs = [(cpu, cuda or cpu, tuple(dtypes))]
+    if more:
+        if len(more) % 2:
+            raise ValueError("declare: further rows come as (function, dtypes) pairs")
+        specs += [(more[i], more[i], tuple(more[i + 1])) for i in range(0, len(more), 2)]
+    if _OWN is not None:
+        if result is not None and (result != "bool" or arity != 2):
+            raise ValueError(f"declare: a {arity}-argument formula cannot return {result}")
+        kind = "Unary" if arity == 1 else "Binary" if result is None else "Compare"
+        _OWN.append((kind, name, specs, swapped))
+        _NAMES[kind].append(name.upper())
+        return _KINDS[kind] + len(_NAMES[kind]) - 1
+    if result is not None or swapped is not None:
+        raise ValueError("declare: result= and swapped= are for numgrad's own formulas")
     op = Open(_OPEN_BASE + len(OPEN), name, arity)
-    OPEN[op] = (Formula(op, cpu, cuda, tuple(dtypes)),)
+    OPEN[op] = tuple(Formula(op, *spec) for spec in specs)
     return op
+
+
+_S = "scalar:"
+_M = "cpu.mathfuncs:"
+
+# numgrad's own formulas. Each kind's ids follow the order of its declarations here: a new
+# formula goes after the last one of its kind, so that no other id changes.
+declare("neg", 1, _S + "neg", None, NUMBER + COMPLEX)
+declare("exp", 1, "cpu.mathfuncs:fast_exp", _S + "exp_portable")
+declare("log", 1, "cpu.mathfuncs:fast_log", _S + "log_portable")
+declare("tanh", 1, "cpu.mathfuncs:fast_tanh", _S + "tanh_portable")
+declare("sigmoid", 1, "cpu.mathfuncs:fast_sigmoid", _S + "sigmoid_portable")
+declare("relu", 1, _S + "relu", None, FLOAT, _S + "relu_int", INT)
+declare("sqrt", 1, _S + "sqrt")
+declare("reciprocal", 1, _S + "reciprocal")
+declare("log1p", 1, _S + "log1p")
+declare("expm1", 1, _S + "expm1")
+declare("rsqrt", 1, _S + "rsqrt")
+declare("abs", 1, _S + "absolute", None, NUMBER)
+declare("sin", 1, _S + "sin")
+declare("cos", 1, _S + "cos")
+declare("tan", 1, _S + "tan")
+declare("sign", 1, _S + "sign", None, FLOAT, _S + "sign_int", INT, _S + "identity", ("bool",))
+declare("floor", 1, "cpu.scalar:floor", "cuda.scalar:floor", FLOAT, _S + "identity", INT)
+declare("ceil", 1, "cpu.scalar:ceil", "cuda.scalar:ceil", FLOAT, _S + "identity", INT)
+declare("round", 1, "cpu.scalar:rint", "cuda.scalar:rint", FLOAT, _S + "identity", INT)
+declare("erf", 1, _M + "erf", _S + "erf")
+declare("erfc", 1, _S + "erfc")
+declare("asin", 1, _S + "asin")
+declare("acos", 1, _S + "acos")
+declare("atan", 1, _S + "atan")
+declare("sinh", 1, _S + "sinh")
+declare("cosh", 1, _S + "cosh")
+declare("asinh", 1, _S + "asinh")
+declare("acosh", 1, _S + "acosh")
+declare("atanh", 1, _S + "atanh")
+declare("log2", 1, _M + "log2", _S + "log2")
+declare("log10", 1, _S + "log10")
+declare("exp2", 1, _M + "exp2", _S + "exp2")
+declare("trunc", 1, _M + "trunc", _S + "trunc", FLOAT, _S + "identity", INT)
+declare("frac", 1, _M + "frac", _S + "frac")
+declare("sinc", 1, _S + "sinc")
+declare("deg2rad", 1, _S + "deg2rad")
+declare("rad2deg", 1, _S + "rad2deg")
+# Activations (ops/activation.py)
+declare("silu", 1, _M + "silu", _S + "silu")
+declare("gelu", 1, _M + "gelu", _S + "gelu")
+declare("gelu_tanh", 1, _M + "gelu_tanh", _S + "gelu_tanh")
+declare("mish", 1, _M + "mish", _S + "mish")
+declare("hardswish", 1, _S + "hardswish")
+declare("hardsigmoid", 1, _S + "hardsigmoid")
+declare("selu", 1, _M + "selu", _S + "selu")
+declare("selu_grad", 1, _M + "selu_grad", _S + "selu_grad")
+declare("logsigmoid", 1, _M + "log_sigmoid", _S + "log_sigmoid")
+declare("add", 2, _S + "add", None, ALL + COMPLEX, swapped="add")
+declare("sub", 2, _S + "sub", None, NUMBER + COMPLEX, swapped="rsub")
+declare("mul", 2, _S + "mul", None, ALL + COMPLEX, swapped="mul")
+declare("div", 2, _S + "div", None, FLOAT + COMPLEX)
+declare("pow", 2, _S + "power", None, FLOAT + COMPLEX, _S + "power_int", INT, swapped="rpow")
+declare("rsub", 2, _S + "rsub", None, NUMBER + COMPLEX, swapped="sub")
+declare("rpow", 2, _S + "rpow", None, FLOAT, _S + "rpow_int", INT, swapped="pow")
+declare("maximum", 2, _S + "maximum", None, ALL, swapped="maximum")
+declare("minimum", 2, _S + "minimum", None, ALL, swapped="minimum")
+# Fused backward formulas, taking (grad, saved output)
+declare("tanh_bwd", 2, _S + "tanh_backward")
+declare("sigmoid_bwd", 2, _S + "sigmoid_backward")
+declare("relu_bwd", 2, _S + "relu_backward", None, FLOAT, _S + "relu_backward_int", INT)
+declare("atan2", 2, _S + "atan2")
+declare("logaddexp", 2, _S + "logaddexp")
+declare("logaddexp2", 2, _S + "logaddexp2")
+declare("div_trunc", 2, _S + "div_trunc", None, FLOAT, _S + "div_trunc_int", INT)
+declare("div_floor", 2, _S + "div_floor", None, FLOAT, _S + "div_floor_int", INT)
+declare("fmod", 2, _M + "fmod", _S + "fmod_math", FLOAT, _S + "fmod_int", INT)
+declare("remainder", 2, _M + "remainder", _S + "remainder_math", FLOAT,
+        _S + "remainder_int", INT)
+declare("hypot", 2, _S + "hypot")
+declare("xlogy", 2, _S + "xlogy")
+# Activations: fused backward formulas of (grad, input), and formulas of (input, parameter)
+declare("silu_bwd", 2, _M + "silu_backward", _S + "silu_backward")
+declare("gelu_bwd", 2, _M + "gelu_backward", _S + "gelu_backward")
+declare("gelu_tanh_bwd", 2, _M + "gelu_tanh_backward", _S + "gelu_tanh_backward")
+declare("mish_bwd", 2, _M + "mish_backward", _S + "mish_backward")
+declare("hardswish_bwd", 2, _S + "hardswish_backward")
+declare("hardsigmoid_bwd", 2, _S + "hardsigmoid_backward")
+declare("logsigmoid_bwd", 2, _M + "log_sigmoid_backward", _S + "log_sigmoid_backward")
+declare("leaky_relu", 2, _S + "leaky_relu")
+declare("leaky_relu_grad", 2, _S + "leaky_relu_grad")
+declare("elu", 2, _M + "elu", _S + "elu")
+declare("elu_grad", 2, _M + "elu_grad", _S + "elu_grad")
+declare("celu", 2, _M + "celu", _S + "celu")
+declare("celu_grad", 2, _M + "celu_grad", _S + "celu_grad")
+declare("softplus", 2, _M + "softplus_z", _S + "softplus_z")
+declare("softplus_grad", 2, _M + "softplus_grad", _S + "softplus_grad")
+# Comparisons and logical ops: bool results
+declare("eq", 2, _S + "eq", None, ALL + COMPLEX, swapped="eq", result="bool")
+declare("ne", 2, _S + "ne", None, ALL + COMPLEX, swapped="ne", result="bool")
+declare("lt", 2, _S + "lt", None, ALL, swapped="gt", result="bool")
+declare("le", 2, _S + "le", None, ALL, swapped="ge", result="bool")
+declare("gt", 2, _S + "gt", None, ALL, swapped="lt", result="bool")
+declare("ge", 2, _S + "ge", None, ALL, swapped="le", result="bool")
+declare("logical_and", 2, _S + "logical_and", None, ALL, swapped="logical_and", result="bool")
+declare("logical_or", 2, _S + "logical_or", None, ALL, swapped="logical_or", result="bool")
+declare("logical_xor", 2, _S + "logical_xor", None, ALL, swapped="logical_xor", result="bool")
+# Integer and bool ops (ops/elementwise_more.py)
+declare("bitwise_and", 2, _S + "bitwise_and", None, INT + ("bool",), swapped="bitwise_and")
+declare("bitwise_or", 2, _S + "bitwise_or", None, INT + ("bool",), swapped="bitwise_or")
+declare("bitwise_xor", 2, _S + "bitwise_xor", None, INT + ("bool",), swapped="bitwise_xor")
+declare("lshift", 2, _S + "lshift64", None, ("int64",), _S + "lshift32", ("int32",))
+declare("rshift", 2, _S + "rshift64", None, ("int64",), _S + "rshift32", ("int32",))
+declare("bitwise_not", 1, _S + "bitwise_not", None, INT, _S + "bitwise_not_bool", ("bool",))
+# Special functions; (x, n) and (x, q) of the gamma functions
+declare("lgamma", 1, _S + "lgamma")
+declare("digamma", 1, _S + "digamma")
+declare("erfinv", 1, _S + "erfinv")
+declare("i0", 1, _S + "bessel_i0")
+declare("i0e", 1, _S + "bessel_i0e")
+declare("i1", 1, _S + "bessel_i1")
+declare("i1e", 1, _S + "bessel_i1e")
+declare("erfcx", 1, _S + "erfcx")
+declare("log_ndtr", 1, _S + "log_ndtr")
+declare("ndtri", 1, _S + "ndtri")
+declare("polygamma", 2, _S + "polygamma")
+declare("zeta", 2, _S + "zeta")
+for _name in ("chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w", "shifted_chebyshev_t",
+              "shifted_chebyshev_u", "shifted_chebyshev_v", "shifted_chebyshev_w", "hermite_h",
+              "hermite_he", "laguerre_l", "legendre_p"):
+    declare(_name, 2, _S + _name)  # (x, n) of torch.special's orthogonal polynomials
+
+
+def _family(kind: str, doc: str) -> type:
+    """The enum of numgrad's formulas of ``kind``, one member a declaration (its name upper case),
+    their ids in declaration order."""
+    enum = IntEnum(kind, [(name, _KINDS[kind] + i) for i, name in enumerate(_NAMES[kind])],
+                   module=__name__, qualname=kind)
+    enum.__doc__ = doc
+    return enum
+
+
+def _fill_table(enums: dict) -> None:
+    """TABLE's rows and SWAPPED of numgrad's formulas, keyed by their ids in ``enums``."""
+    members = {kind: list(enum) for kind, enum in enums.items()}
+    at = dict.fromkeys(enums, 0)
+    for kind, _, specs, swapped in _OWN:
+        op = members[kind][at[kind]]
+        at[kind] += 1
+        TABLE[op] = tuple([Formula(op, cpu, cuda, dtypes) for cpu, cuda, dtypes in specs])
+        if swapped is not None:
+            SWAPPED[op] = enums[kind][swapped.upper()]
+
+
+Unary = _family("Unary", "Ids of numgrad's formulas of one argument.")
+Binary = _family("Binary", "Ids of numgrad's formulas of two arguments.")
+Compare = _family("Compare", "Ids of numgrad's formulas of two arguments with a bool result.")
+_fill_table({"Unary": Unary, "Binary": Binary, "Compare": Compare})
+_OWN = _NAMES = None  # (numgrad's table is complete: a formula declared from now on is a user's)
+
+
+class Reduce(IntEnum):
+    """Op codes of the reduction kernels (``cpu/reduction.py``, ``cuda/reduction.py``)."""
+
+    PROD, MAX, MIN = range(400, 403)
+
+
+class ArgReduce(IntEnum):
+    ARGMAX, ARGMIN = range(500, 502)
+
+
+FAMILIES = (Unary, Binary, Compare, Reduce, ArgReduce)
+
+# Every op id by its name (``K.EXP``, ``K.ADD``, ``K.MAX`` …): the kernel modules export these.
+OP_CODES = {member.name: member for fam in FAMILIES for member in fam}
+assert len(OP_CODES) == sum(len(fam) for fam in FAMILIES), "two families share an op name"
 
 
 def is_unary(op) -> bool:

@@ -44,6 +44,20 @@ def test_the_custom_ops_page_runs_eager_opcheck_compiled_and_in_the_cuda_simulat
     assert "CUDA SECTION RAN True" in done.stdout
 
 
+
+def test_the_custom_ops_notebook_is_the_page():
+    """examples/custom_ops.ipynb runs the page's code, cell for cell (the page's test above runs
+    it), after one cell that switches on the CUDA simulator where there is no GPU; committed
+    without outputs."""
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(ROOT / "examples" / "custom_ops.ipynb", as_version=4)
+    nbformat.validate(nb)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert all(cell.outputs == [] and cell.execution_count is None for cell in code)
+    assert 'os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")' in code[0].source
+    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(), re.S)
+    assert [cell.source.strip() for cell in code[1:]] == [block.strip() for block in blocks]
+
 # ------------------------------------------------------------------ a formula, in this process
 def _swish(x):
     return x / (type(x)(1) + math.exp(-x))

@@ -8,12 +8,11 @@ from __future__ import annotations
 import sys
 
 import numpy
+import numgrad
 
 
 def _versions() -> None:
     import numba
-
-    import numgrad
 
     print(f"numgrad {numgrad.__version__}  numba {numba.__version__}  numpy {numpy.__version__}")
     print(f"CUDA GPU available: {numgrad.cuda.is_available()}")

@@ -13,6 +13,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import numgrad
 
 
 class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -57,7 +58,6 @@ def install_as_torch(quiet: bool | None = None) -> None:
             "numgrad.install_as_torch(): the real PyTorch is already imported in this process; "
             "numgrad cannot stand in for it now (their tensors do not mix). Call it before "
             "anything imports torch (in a notebook: in the first cell, after a kernel restart).")
-    import numgrad
 
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)

@@ -23,6 +23,7 @@ import time
 import warnings
 
 import numpy as np
+import numgrad
 
 
 def _progress(items, desc: str):
@@ -69,7 +70,6 @@ def cache_locations() -> list[str]:
 def _run_samples(names, done=None) -> None:
     """Runs the samples of the ops ``names`` forward and backward in float32 and float64 (each op's
     inputs drawn from its own seeded generator, so every process calls it with the same ones)."""
-    import numgrad
     from numgrad.ops import REGISTRY
 
     for name in names:
@@ -164,8 +164,6 @@ def plan(everything: bool = False) -> list[tuple[str, ...]]:
 
 def _run_items(names) -> None:
     """Runs the work ``names`` (op names and the extra items of ``plan``)."""
-    import numgrad
-
     for name in names:
         if name in _LARGE:
             _large_and_optimiser_kernels(numgrad, np.random.default_rng(0), name.split(":")[1])

@@ -17,6 +17,7 @@ import sys as _sys
 from .tensor import Tensor, _wrap_dim
 from . import overrides as _overrides
 from ._dtype import torch_name
+import numgrad
 
 __all__ = ["fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn",
            "fft", "fft2", "fftn", "ifft", "ifft2", "ifftn", "rfft", "rfft2", "rfftn", "ihfft",
@@ -27,8 +28,6 @@ _SWAPPED = {"backward": "forward", "forward": "backward", "ortho": "ortho", None
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -42,6 +42,7 @@ import sys
 import threading
 import types as _types
 import warnings
+import numgrad
 
 __all__ = [
     "BaseTorchFunctionMode", "TorchFunctionMode", "enable_reentrant_dispatch",
@@ -633,8 +634,6 @@ def _install() -> None:
     """Binds Tensor's side of the protocol, and the dispatching forms of the public functions of
     ``numgrad``, ``numgrad.linalg`` and Tensor (``numgrad.nn.functional`` binds its own when it
     is imported). Once per process, at the end of numgrad's import."""
-    import numgrad
-
     from . import linalg
     from .tensor import Tensor
 

@@ -15,6 +15,7 @@ import threading
 import warnings
 
 from .._dtype import device as _device
+import numgrad
 
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
@@ -35,15 +36,11 @@ _state = _State()
 def _lower_dtypes() -> list:
     """The lower-precision dtypes autocast may run in: those of PyTorch's (bfloat16, float16)
     that numgrad has."""
-    import numgrad
-
     return [d for d in (getattr(numgrad, "bfloat16", None), getattr(numgrad, "float16", None))
             if d is not None]
 
 
 def _default_dtype(device_type: str):
-    import numgrad
-
     preferred = "bfloat16" if device_type == "cpu" else "float16"
     return getattr(numgrad, preferred, None) or numgrad.float32
 

@@ -16,6 +16,7 @@ import warnings
 from collections import abc, defaultdict
 from enum import Enum
 from typing import Any
+import numgrad
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -31,8 +32,6 @@ def _refresh_per_optimizer_state() -> dict:
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

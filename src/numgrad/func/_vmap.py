@@ -38,6 +38,7 @@ from ..overrides import TorchFunctionMode
 from .._dtype import from_numpy_dtype
 from ..tensor import Size, Tensor
 from . import _expanded, _pytree  # (_expanded reads this module's names when it runs)
+import numgrad
 
 # ------------------------------------------------------------------------------------- levels
 
@@ -119,8 +120,6 @@ class BatchedTensor(Tensor):
         return self.numel() * self._phys.dtype.itemsize
 
     def unflatten(self, dim, sizes):
-        import numgrad
-
         return numgrad.unflatten(self, dim, sizes)
 
     @_data.setter
@@ -326,8 +325,6 @@ class _Primitive(BaseException):
 
 
 def _numgrad():
-    import numgrad
-
     return numgrad
 
 
@@ -1841,7 +1838,6 @@ class _RandomnessMode(TorchFunctionMode):
         super().__init__()
         self.level = level
         if _FACTORIES[0] is None:  # (only these reach it: overrides._modes_pass)
-            import numgrad
 
             _FACTORIES[0] = frozenset(
                 [overrides._unwrapped(getattr(numgrad, n)) for n in _RANDOM_FACTORIES]

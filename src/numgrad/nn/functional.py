@@ -59,6 +59,7 @@ from .functional_attention import (  # noqa: F401
 )
 from ..ops.counting import one_hot  # noqa: F401  (int64 one-hot encoding)
 from .. import overrides as _overrides
+from ..creation import tensor
 
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "nll_loss",
@@ -425,8 +426,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
 
 def _bincount(input: Tensor, n: int, dtype, device) -> Tensor:
-    from ..creation import tensor
-
     counts = np.bincount(input.detach().cpu().numpy().reshape(-1), minlength=n)
     return tensor(counts, dtype=dtype, device=device)
 
@@ -435,7 +434,6 @@ def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type
     """PyTorch's ``embedding_renorm_``: each distinct row of ``weight`` in ``input`` whose norm
     exceeds ``max_norm`` is scaled by ``max_norm / (norm + 1e-7)``, in place, unrecorded."""
     from ..autograd import grad_mode
-    from ..creation import tensor
 
     rows = np.unique(input.detach().cpu().numpy().reshape(-1))
     with grad_mode.no_grad():

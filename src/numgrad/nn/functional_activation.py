@@ -79,8 +79,6 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     top = 1.79769e+308 if input.dtype == _float64 else 3.40282e+38
     if not 0 <= lambd <= (1.7976931348623157e308 if input.dtype == _float64
                           else 3.4028234663852886e38):
-        from ..ops.loss import _type_name
-
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
                            f"{_type_name(input)}, but found {lambd:g}")
     return _nn.softshrink(input, lambd)

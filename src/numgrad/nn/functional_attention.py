@@ -12,6 +12,8 @@ import math
 import warnings
 
 from .. import ops as _raw_ops
+import numgrad
+from ..creation import zeros
 
 
 class _Dispatching:
@@ -19,7 +21,6 @@ class _Dispatching:
     ``__torch_function__`` class or a vmap's batched tensor meets its own rules on the way."""
 
     def __getattr__(self, name):  # (found once, then an attribute of the instance)
-        import numgrad
 
         found = getattr(numgrad, name, None)
         found = found if found is not None else getattr(_raw_ops, name)
@@ -322,8 +323,6 @@ def multi_head_attention_forward(
                 f"expecting static_v.size(2) of {head_dim}, but got {static_v.size(2)}")
         v = static_v
     if add_zero_attn:
-        from ..creation import zeros
-
         shape = (bsz * num_heads, 1, head_dim)
         k = ops.cat([k, zeros(shape, dtype=k.dtype, device=k.device)], dim=1)
         v = ops.cat([v, zeros(shape, dtype=v.dtype, device=v.device)], dim=1)

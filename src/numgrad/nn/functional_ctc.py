@@ -13,13 +13,12 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
+import numgrad
 
 __all__ = ["ctc_loss"]
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

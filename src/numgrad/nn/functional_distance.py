@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
+import numgrad
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -44,7 +45,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     denom = _norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
     if out is None:
         return input / denom
-    import numgrad
 
     return numgrad.div(input, denom, out=out)
 

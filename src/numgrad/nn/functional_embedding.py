@@ -9,13 +9,12 @@ gives the same values).
 from __future__ import annotations
 
 from ..tensor import Tensor
+import numgrad
 
 __all__ = ["embedding_bag"]
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -10,13 +10,12 @@ maxima, as PyTorch's; with ``return_indices``, the maxima's flat positions in th
 from __future__ import annotations
 
 from ..tensor import Tensor
+import numgrad
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool3d"]
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -22,6 +22,7 @@ from ..ops.loss import _type_name
 from ..tensor import Tensor
 from .functional_activation import _check_float
 from .functional_distance import pairwise_distance
+from ..ops.loss import check_reduction
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
            "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss",
@@ -300,7 +301,6 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
                      reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, reduced."""
     reduction = _reduction(size_average, reduce, reduction)
-    from ..ops.loss import check_reduction
 
     check_reduction(reduction)
     _not_differentiable("soft_margin_loss", "target", target)
@@ -352,7 +352,6 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
-    from ..ops.loss import check_reduction
 
     check_reduction(reduction)
     _not_differentiable("multi_margin_loss", "weight", weight)

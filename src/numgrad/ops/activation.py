@@ -20,6 +20,7 @@ from .loss import _type_name
 from . import _jvp
 from .registry import Op, Sample, apply, register
 from typing import TYPE_CHECKING
+from .elementwise import sigmoid_backward
 
 if TYPE_CHECKING:
     from .._typing import BackwardOp, UnaryOp
@@ -529,7 +530,6 @@ class SoftplusBackward(Op):
         if need_a:
             # PyTorch's softplus_double_backward: sigmoid_backward(grad * grad_output,
             # sigmoid(z)) times the mask z < threshold (multiplied), times beta
-            from .elementwise import sigmoid_backward
 
             z = a * beta
             mask = (z.detach() < threshold).to(a.dtype)

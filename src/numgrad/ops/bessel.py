@@ -23,14 +23,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numgrad
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(96)  # (on [-1, 1])
 _U, _W = (_NODES + 1) / 2, _WEIGHTS / 2  # (on [0, 1])
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -14,11 +14,10 @@ from . import _jvp
 from .registry import Op, Sample, apply, register
 from ._promote import broadcast_shapes
 from .._dtype import from_numpy_dtype
+import numgrad
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from ._promote import broadcast_shapes
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from ..tensor import _wrap_dim
 
 _INT64 = np.dtype(np.int64)
 
@@ -173,8 +174,6 @@ def _unique_dim(input: Tensor, dim, sort: bool, return_inverse: bool, return_cou
     """``unique`` / ``unique_consecutive`` of the slices along ``dim``: the slices as rows of a
     matrix, sorted lexicographically (stable sorts by each column, the last first), runs of equal
     rows found as in the flat case, the distinct rows put back along ``dim``."""
-    from ..tensor import _wrap_dim
-
     K, d = kernels_for((input,)), input._data
     shape = tuple(d.shape)
     if not shape:

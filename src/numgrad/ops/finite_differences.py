@@ -6,6 +6,7 @@ differentiable, with PyTorch's gradient)."""
 from __future__ import annotations
 
 from ..tensor import Tensor, _wrap_dim
+import numgrad
 
 
 def _along(t: Tensor, d: int, ndim: int) -> Tensor:
@@ -51,8 +52,6 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     """The derivative of ``input``'s samples along each of ``dim`` (all dimensions by default),
     one tensor a dimension; ``spacing`` a number, one number a dimension, or one 1-D tensor of
     coordinates a dimension."""
-    import numgrad
-
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = list(range(input.ndim)) if dim is None else (

@@ -13,14 +13,13 @@ import warnings
 import numpy as np
 
 from ..tensor import Tensor
+import numgrad
 
 _MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 _PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -13,6 +13,7 @@ from ..tensor import Tensor
 from .predicates import _dims_listed
 from .reduction import _torch_name
 from .registry import Op, Sample, apply, kernels_for, register
+import numgrad
 
 
 @register
@@ -30,7 +31,6 @@ class HashTensor(Op):
     @staticmethod
     def forward(K, x, *, dims, keepdim):
         out = K.xor_rows(x, dims, keepdim)  # (the 64 bits, as int64)
-        import numgrad
 
         uint64 = getattr(numgrad, "uint64", None)
         return out if uint64 is None else out.view(uint64.np)

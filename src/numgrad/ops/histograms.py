@@ -11,6 +11,7 @@ import math
 from .._dtype import torch_name
 from ..tensor import Tensor
 from .linalg_common import _ExResult
+import numgrad
 
 
 class _HistogramResult(_ExResult):
@@ -18,8 +19,6 @@ class _HistogramResult(_ExResult):
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -14,14 +14,13 @@ import math
 from ..tensor import Tensor
 from .._dtype import torch_name
 from ._promote import binary_operands
+import numgrad
 
 _EPS = 1e-16
 _TINY = 1e-300
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

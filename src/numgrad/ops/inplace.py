@@ -18,6 +18,7 @@ from ._promote import broadcast_shapes
 from . import _jvp
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
 from typing import TYPE_CHECKING
+from ..creation import full
 
 if TYPE_CHECKING:
     from .._typing import InplaceBinaryOp, Number, UnaryOp
@@ -335,8 +336,6 @@ def fill(input: Tensor, value) -> Tensor:
     """``torch.fill``: a tensor of ``input``'s shape and dtype filled with ``value`` (a number or
     a 0-d tensor, which gets the gradient summed); ``input``'s gradient is zero."""
     if isinstance(value, Tensor) and value.requires_grad:
-        from ..creation import full
-
         every = full(tuple(input.shape), True, dtype=bool_, device=input.device)
         return masked_fill(input, every, value)
     if isinstance(value, Tensor):

@@ -20,6 +20,7 @@ from .registry import Op, Sample, apply, kernels_of, register
 from .complex import conj
 from .shape import SqueezeInplace
 from ._promote import broadcast_shapes
+from .shape import UnsafeView
 
 
 def _mm(op, a: Tensor, b: Tensor, trans_a: bool, trans_b: bool) -> Tensor:
@@ -336,8 +337,6 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 def _batched(input: Tensor, other: Tensor) -> Tensor:
     """matmul with batch dimensions: broadcast them, fold them into one, ``bmm``, unfold."""
-    from .shape import UnsafeView
-
     vector_left = input._data.ndim == 1
     vector_right = other._data.ndim == 1
     if vector_left:
@@ -428,8 +427,6 @@ def _should_fold(input: Tensor, other: Tensor) -> bool:
 def _folded(input: Tensor, other: Tensor) -> Tensor:
     """``input @ other`` with ``input``'s leading dimensions folded into rows (``_should_fold``),
     viewed back as PyTorch's ``_unsafe_view`` of the product."""
-    from .shape import UnsafeView
-
     shape = tuple(input._data.shape)  # (a device array's shape refuses negative indices)
     lead, k = shape[:len(shape) - 1], shape[len(shape) - 1]
     folded = input.reshape(math.prod(lead), k)

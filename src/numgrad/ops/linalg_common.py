@@ -13,6 +13,7 @@ from ..tensor import Tensor
 from .reduction import _torch_name
 from .registry import Op
 from .._dtype import c_name
+import numgrad
 
 
 class _LinAlgError(RuntimeError):
@@ -27,8 +28,6 @@ LinAlgError = _LinAlgError
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -17,11 +17,10 @@ from .linalg_common import _check_matrix, _check_tensor, _ExResult
 from .linalg_decompositions import linalg_qr, linalg_svd, svdvals
 from .linalg_norms import matrix_norm
 from .linalg_solve import inv, inv_ex, solve
+import numgrad
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .linalg_derived import solve_triangular
 from .linalg_common import _ExResult, _check_tensor
+import numgrad
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -9,6 +9,7 @@ of numgrad's reductions.
 from __future__ import annotations
 
 from ..tensor import Tensor
+import numgrad
 
 
 def _functional():
@@ -62,8 +63,6 @@ def _batch_norm_with_update(input: Tensor, weight, bias, running_mean: Tensor,
                             running_var: Tensor, momentum: float, eps: float):
     """ATen's ``_batch_norm_with_update``: ``native_batch_norm`` in training (the running
     statistics updated in place), and the empty ``reserve`` tensor of cuDNN's kernels."""
-    import numgrad
-
     out, mean, invstd = native_batch_norm(input, weight, bias, running_mean, running_var, True,
                                           momentum, eps)
     # (PyTorch's reserve is uint8, a dtype numgrad gains in issue 35; bool until then)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..tensor import Tensor, _wrap_dim
 from .reduction import _ValuesIndices
 from .sorting import sort
+import numgrad
 
 
 class _KthvalueResult(_ValuesIndices):
@@ -35,8 +36,6 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _quantile(name: str, input: Tensor, q, dim, keepdim: bool, interpolation: str,
               ignore_nan: bool) -> Tensor:
-    import numgrad
-
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if isinstance(q, Tensor):

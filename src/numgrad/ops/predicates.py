@@ -46,6 +46,7 @@ from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from .._dtype import get_default_dtype
 from ._promote import binary_operands
+from .reduction import _inf_where_zero
 
 _BOOL = np.bool_
 
@@ -700,7 +701,6 @@ def _p_norm_backward(diff: Tensor, norm: Tensor, grad: Tensor, p: float, dims: t
     """PyTorch's norm_backward: the gradient of ``||diff||_p`` (``norm`` and ``grad`` with the
     reduced dimensions kept), 0 where the norm is 0."""
     from .elementwise import where
-    from .reduction import _inf_where_zero
 
     if p == 0:
         return diff * 0.0

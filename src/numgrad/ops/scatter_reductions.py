@@ -22,6 +22,7 @@ from .gather import (
 )
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+import numgrad
 
 AMAX, AMIN = 3, 4  # (the scatter kernel's modes)
 _MODES = {"prod": MULTIPLY, "amax": AMAX, "amin": AMIN}
@@ -235,8 +236,6 @@ def _segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, of
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 from ..tensor import Tensor
+import numgrad
 
 _RETURN_COMPLEX = ("stft requires the return_complex parameter be given for real inputs, and will "
                    "further require that return_complex=True in a future PyTorch release.")
@@ -22,8 +23,6 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     ``window`` (``win_length`` samples, centred in ``n_fft``; ones by default) multiplies each
     frame; ``normalized`` scales by ``n_fft ** -0.5``; ``onesided`` keeps the non-negative
     frequencies (the default for a real signal and window)."""
-    import numgrad
-
     complex_in = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None and not complex_in:
         raise RuntimeError(_RETURN_COMPLEX)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+import numgrad
 
 
 def _address(a: np.ndarray) -> int:
@@ -80,7 +81,6 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
         out = Tensor._wrap(view)
         _view_of(out, input)
         return out
-    import numgrad
 
     from .indexing import index_put
 
@@ -102,8 +102,6 @@ def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
     """A copy of ``input`` (in new contiguous memory) with ``src`` written into its
     ``as_strided(size, stride, storage_offset)`` view."""
-    import numgrad
-
     from .indexing import index_put
 
     offset = 0 if storage_offset is None else int(storage_offset)

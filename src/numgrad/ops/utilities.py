@@ -12,6 +12,7 @@ from .._dtype import to_dtype
 from ..tensor import Tensor, _wrap_dim
 from ._common import _ops
 from .._dtype import get_default_dtype
+from ..tensor import Size
 
 
 # ------------------------------------------------------------------ composed as PyTorch composes
@@ -91,8 +92,6 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
 def broadcast_shapes(*shapes):
     """The shape that tensors of ``shapes`` broadcast to (``numgrad.Size``), with PyTorch's
     error for shapes that do not broadcast."""
-    from ..tensor import Size
-
     sizes = [(s,) if isinstance(s, (int, np.integer)) else tuple(int(n) for n in s)
              for s in shapes]
     out: list = []

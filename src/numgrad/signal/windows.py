@@ -8,14 +8,13 @@ import math
 from collections.abc import Iterable
 
 from .._dtype import float32, float64, get_default_dtype, strided
+import numgrad
 
 __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
            "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

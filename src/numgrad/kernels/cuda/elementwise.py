@@ -21,6 +21,7 @@ from .layout import _copy_k, _offset, ascontiguous, convert, meta, operand  # no
 from .layout import address, assign, may_share_memory
 from .layout import broadcast_to, reshape_view  # noqa: F401  (entry points)
 from .memory import empty, flat, launch
+from .layout import full
 
 
 def _kernels(op, dtype, unary: bool = False):
@@ -75,8 +76,6 @@ def upload(a: np.ndarray):
 def _device_value(x, dtype):
     """A host number as a 0-d device array of ``dtype``: filled by a kernel that gets the number
     by value (an upload from pageable host memory would wait for the GPU)."""
-    from .layout import full
-
     return full((), _number(x, dtype), dtype)
 
 

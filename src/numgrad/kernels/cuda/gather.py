@@ -18,6 +18,7 @@ from .elementwise import copy
 from .indexing import _int_meta, _record, device_errors
 from .layout import broadcast_to, reshape_view, strides_of, view_index
 from .memory import ascontiguous, empty, flat, launch
+from .elementwise import cast
 
 SET, ADD, MULTIPLY, AMAX, AMIN = 0, 1, 2, 3, 4  # (the CPU's scatter modes)
 
@@ -134,8 +135,6 @@ def scatter_dim(x, dim: int, index, src, mode: int):
         part = src if not src.ndim else view_index(src, tuple(slice(0, n) for n in index.shape))
         part = ascontiguous(part)
         if part.dtype != out.dtype:
-            from .elementwise import cast
-
             part = cast(part, out.dtype)
         args = (flat(out) if out.ndim else reshape_view(out, (1,)), _flat_index(index),
                 _meta(out, dim, index.shape), device_errors(),

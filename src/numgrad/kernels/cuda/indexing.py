@@ -31,6 +31,7 @@ from ..formulas import Binary
 from .elementwise import binary_into
 from .layout import _offset, assign, broadcast_copy, buffer, meta, operand, strides_of, view_index
 from .memory import _SIMULATOR, empty, flat, launch
+from .elementwise import cast
 
 # ------------------------------------------------------------------ the device error flag
 # device int64 [flag, bad index, its index tensor's number, the dimension's size]; the flag is
@@ -375,8 +376,6 @@ def nonzero(mask) -> tuple:
 def unravel_index(positions, shape: tuple) -> tuple:
     """NumPy's ``unravel_index`` on the device: the coordinates in ``shape`` of the flat C-order
     ``positions`` (a device int array of any shape) as ``len(shape)`` int64 arrays of its shape."""
-    from .elementwise import cast
-
     pshape = tuple(positions.shape)
     positions = flat(cast(positions, np.int64))
     count = positions.size

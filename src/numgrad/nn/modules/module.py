@@ -13,6 +13,7 @@ from ...autograd import grad_mode
 from ...tensor import Tensor
 from ..parameter import Parameter, reset_grads
 from ..._dtype import to_dtype
+import numgrad
 
 
 def _addindent(s: str, spaces: int) -> str:
@@ -572,8 +573,6 @@ class Module:
         return self._to_missing_dtype("bfloat16", "bfloat16")
 
     def _to_missing_dtype(self, method: str, name: str) -> "Module":
-        import numgrad
-
         target = getattr(numgrad, name, None)
         if target is not None:
             return self.to(target)

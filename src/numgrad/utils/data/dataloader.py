@@ -14,6 +14,7 @@ import numpy as np
 from ...tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+import numgrad
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -32,8 +33,6 @@ def get_worker_info():
 
 # ------------------------------------------------------------------------------------ collation
 def _stack(batch, *, collate_fn_map=None):
-    import numgrad
-
     return numgrad.stack(batch, 0)
 
 
@@ -41,26 +40,19 @@ def _numpy_array(batch, *, collate_fn_map=None):
     elem = batch[0]
     if _np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-    import numgrad
 
     return collate([numgrad.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
 def _numpy_scalar(batch, *, collate_fn_map=None):
-    import numgrad
-
     return numgrad.from_numpy(np.array(batch))
 
 
 def _float(batch, *, collate_fn_map=None):
-    import numgrad
-
     return numgrad.tensor(batch, dtype=numgrad.float64)
 
 
 def _int(batch, *, collate_fn_map=None):
-    import numgrad
-
     return numgrad.tensor(batch)
 
 
@@ -143,8 +135,6 @@ def default_collate(batch):
 def default_convert(data):
     """PyTorch's conversion of one sample when automatic batching is off (``batch_size=None``):
     NumPy arrays and scalars become tensors, containers are converted element by element."""
-    import numgrad
-
     elem_type = type(data)
     if isinstance(data, Tensor):
         return data

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sized
 from typing import Generic, TypeVar
 
 import numpy as np
+import numgrad
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -22,7 +23,6 @@ def _randperm(n: int, generator=None) -> list[int]:
     global generator)."""
     if isinstance(generator, np.random.Generator):
         return generator.permutation(n).tolist()
-    import numgrad
 
     randperm = getattr(numgrad, "randperm", None)
     if randperm is not None:
@@ -39,7 +39,6 @@ def _randint(high: int, size: int, generator=None) -> list[int]:
     """``size`` random integers in ``[0, high)`` as a list, drawn from ``generator``."""
     if isinstance(generator, np.random.Generator):
         return generator.integers(0, high, size=size).tolist()
-    import numgrad
 
     if generator is None:
         return numgrad.randint(0, high, (size,)).tolist()
@@ -152,7 +151,6 @@ class WeightedRandomSampler(Sampler[int]):
         if not isinstance(replacement, bool):
             raise ValueError(
                 f"replacement should be a boolean value, but got replacement={replacement}")
-        import numgrad
 
         weights_tensor = numgrad.as_tensor(weights, dtype=numgrad.double)
         if len(weights_tensor.shape) != 1:
@@ -166,8 +164,6 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        import numgrad
-
         if isinstance(self.generator, np.random.Generator):
             p = self.weights.numpy()
             drawn = self.generator.choice(len(p), self.num_samples, self.replacement, p / p.sum())

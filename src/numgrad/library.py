@@ -13,7 +13,9 @@
   backward from the partial derivatives ``grad`` (formulas too), its in-place form
   (``numgrad.ops.<ns>.<name>_``), ``out=``, its jvp and batching rules. numgrad.compile fuses a
   formula of one or two numbers into its loops as any formula of the table; one of three or more
-  is one loop of its own (a ``K.custom_call``), called as it is.
+  is one loop of its own (a ``K.custom_call``), called as it is. The formula (and each partial
+  derivative) enters the formula table through ``kernels.formulas.declare``, the one function
+  numgrad's own formulas are declared with; ``elementwise`` adds the op that runs it.
 - ``Library(ns, kind)``, ``define`` and ``impl``: the older API, over the same ops.
 
 Inside ``numgrad.compile`` a custom op is one opaque kernel call of the trace

@@ -54,6 +54,12 @@ _pinned: set = set()
 # ``timeraw_`` start-up benchmarks time a fresh process by the wall clock, asv's only way there.)
 CPU_TIMER = time.process_time
 
+# Rounds of the timed suites: one sample each (see bench_ops.py), the two commits of
+# ``asv continuous`` alternating. With 3 samples a commit asv's rank test cannot reach its
+# threshold, so it reports a change only where the two commits' confidence intervals, built from
+# the rounds, do not overlap.
+ROUNDS = 3
+
 
 def pin_threads() -> None:
     """Called by each suite's ``setup``: numgrad (and PyTorch, if imported) on ``THREADS``. asv

@@ -5,8 +5,8 @@ steps (kernels compiled or loaded, optimizer state made, a compiled step traced 
 built), so no sample, ``--quick``'s single one included, times a first call. A model is built
 once per process: asv re-runs ``setup`` before each timed call.
 
-A step takes 0.1-1 s, so each case takes 2 samples in each of 2 rounds (PyTorch's, 2 in one):
-still the suite's largest family."""
+A step takes 0.1-1 s, so each case takes one sample of 2 steps in each of 2 rounds (PyTorch's,
+in one): still the suite's largest family."""
 from __future__ import annotations
 
 from ._common import CPU_TIMER, Memo, numgrad, pin_threads
@@ -32,8 +32,8 @@ class Models:
     # compiled step is timed by ``python benchmarks/compare.py --models``.
     skip_params = [("tiny_gpt", "compiled")]
     timer = CPU_TIMER
-    number = 1
-    repeat = 2
+    number = 2
+    repeat = 1
     rounds = 2
     warmup_time = 0.0  # (setup has run the first steps)
     timeout = 600
@@ -56,13 +56,13 @@ class Models:
 class ModelsTorchReference:
     """PyTorch's step of the same model (as many threads as numgrad's), to read numgrad's beside;
     skipped where PyTorch is not installed. PyTorch does not change between two commits of
-    numgrad, so one round of 2 samples."""
+    numgrad, so one round."""
 
     params = list(_MAKES)
     param_names = ["model"]
     timer = CPU_TIMER
-    number = 1
-    repeat = 2
+    number = 2
+    repeat = 1
     rounds = 1
     warmup_time = 0.0  # (setup has run two steps)
     timeout = 600

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ._common import CPU_TIMER, Memo, numgrad, pin_threads, randn
+from ._common import CPU_TIMER, ROUNDS, Memo, numgrad, pin_threads, randn
 
 UNARY = {
     "exp": numgrad.exp,
@@ -67,9 +67,11 @@ class Case:
 
 # Sampling. Each parameter case is a process (asv forks it from a server that imported the
 # suite once, "launch_method": "forkserver" in asv.conf.json), and a round runs every case once,
-# the two commits of ``asv continuous`` alternating round by round. Machine load drifts between
-# processes more than within one, so more rounds of fewer samples tell a change from noise
-# better than one long process: asv compares all samples of both commits (Mann-Whitney U).
+# the two commits of ``asv continuous`` alternating round by round. On a shared machine the noise
+# is in the round (what else runs then), not in the calls within it: samples of one round move
+# together, and asv, which takes samples as independent, called many of them a change. So each
+# round takes one sample, the mean of ``number`` calls (``repeat = 1``), and asv compares the
+# rounds' samples (``_common.ROUNDS``).
 
 
 class OpsOverhead:
@@ -79,9 +81,9 @@ class OpsOverhead:
     params = OVERHEAD_OPS
     param_names = ["op"]
     timer = CPU_TIMER
-    number = 100
-    repeat = 6
-    rounds = 4
+    number = 1000
+    repeat = 1
+    rounds = ROUNDS
     warmup_time = 0.1
 
     def setup(self, op):
@@ -101,9 +103,9 @@ class OpsThroughput:
     params = (THROUGHPUT_OPS, [1_000_000, 10_000_000])
     param_names = ["op", "size"]
     timer = CPU_TIMER
-    number = 1
-    repeat = 5
-    rounds = 3
+    number = 5
+    repeat = 1
+    rounds = ROUNDS
     warmup_time = 0.1
     timeout = 300
 
@@ -122,9 +124,9 @@ class RandomDraws:
     params = ([1_000, 1_000_000], ["float32"])
     param_names = ["size", "dtype"]
     timer = CPU_TIMER
-    number = 5
-    repeat = 6
-    rounds = 2
+    number = 10
+    repeat = 1
+    rounds = ROUNDS
     warmup_time = 0.1
 
     def setup(self, size, dtype):

@@ -39,14 +39,14 @@ def timeraw_import_numgrad():
     return "import numgrad"
 
 
-# Each sample is a fresh process of about half a second: 3 samples in each of 2 rounds.
-timeraw_import_numgrad.repeat = 3
-timeraw_import_numgrad.rounds = 2
+# Each sample is a fresh process of about half a second: one in each of 3 rounds.
+timeraw_import_numgrad.repeat = 1
+timeraw_import_numgrad.rounds = 3
 
 
 class WarmCache:
-    repeat = 3
-    rounds = 2
+    repeat = 1
+    rounds = 3
 
     def setup(self):
         seed_walkthrough(numgrad)()  # compiles here if needed, which writes the on-disk cache

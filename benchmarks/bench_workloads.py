@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ._common import CPU_TIMER, Memo, numgrad, pin_threads
+from ._common import CPU_TIMER, ROUNDS, Memo, numgrad, pin_threads
 from .workloads import chain_200, elementwise_1m, matmul_512, mlp_step, seed_walkthrough
 
 
@@ -16,9 +16,9 @@ class _Workload:
     timer = CPU_TIMER
     # Fixed sample sizes (so that every run times the same loop, and ``--quick`` one call of an
     # already warm workload) and a short warm-up before the first sample.
-    number = 10
-    repeat = 6
-    rounds = 2
+    number = 50
+    repeat = 1
+    rounds = ROUNDS
     warmup_time = 0.1
 
     def setup(self):
@@ -36,7 +36,7 @@ class SeedWalkthrough(_Workload):
     """``ones(2, 2, requires_grad=True)``, ``+ 2``, ``* y * 3``, ``mean``, ``backward``."""
 
     make = staticmethod(seed_walkthrough)
-    number = 200
+    number = 1000
 
     def time_seed_walkthrough(self):
         self.run()
@@ -87,9 +87,9 @@ class Compiled:
     params = ["seed", "chain", "elementwise_1m", "matmul_512", "mlp_step"]
     param_names = ["workload"]
     timer = CPU_TIMER
-    number = 10
-    repeat = 6
-    rounds = 2
+    number = 50
+    repeat = 1
+    rounds = ROUNDS
     warmup_time = 0.1
     _makes = {"seed": seed_walkthrough, "chain": chain_200, "elementwise_1m": elementwise_1m,
               "matmul_512": matmul_512, "mlp_step": mlp_step}

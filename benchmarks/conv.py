@@ -318,9 +318,9 @@ class Conv2dCNN:
     params = (["conv1", "conv2", "stack"], ["float32"])
     param_names = ["layers", "dtype"]
     timer = CPU_TIMER
-    number = 5
-    repeat = 6
-    rounds = 2
+    number = 20
+    repeat = 1
+    rounds = 3
     warmup_time = 0.1
     _built: dict = {}  # a step per parameter set and process: asv re-runs setup before each call
 

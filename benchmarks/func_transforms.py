@@ -144,9 +144,9 @@ class FuncTransforms:
     """asv: the numgrad side of the goals above. The functions are built and called once per
     process (asv re-runs ``setup`` before every timed call)."""
 
-    number = 1
-    repeat = 6
-    rounds = 2
+    number = 5
+    repeat = 1
+    rounds = 3
     warmup_time = 0.1
     _built: dict = {}
     timer = _common.CPU_TIMER

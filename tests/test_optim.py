@@ -345,14 +345,14 @@ def test_base_class_step_is_abstract():
 
 
 def _adam_run(make, dtype, fused, monkeypatch):
-    """Six steps of ``make(params)`` on float ``dtype`` parameters (one large enough to be cut
-    into parts and shared among threads, a 1-element one, a 0-d one, and one whose gradient is
-    not contiguous), with NaN, infinities and -0.0 in a gradient; the parameters', states' and
-    version counters' values afterwards."""
+    """Six steps of ``make(params)`` on float ``dtype`` parameters (one large enough,
+    ``optim.THREADED``, to be cut into parts and shared among threads, a 1-element one, a 0-d
+    one, and one whose gradient is not contiguous), with NaN, infinities and -0.0 in a
+    gradient; the parameters', states' and version counters' values afterwards."""
     if not fused:
         monkeypatch.setattr(numgrad.optim.Adam, "_fused_arguments", lambda *a: False)
     rng = np.random.default_rng(0)
-    shapes = [(600, 500), (1,), (), (3, 4)]
+    shapes = [(1100, 1000), (1,), (), (3, 4)]
     params = [nn.Parameter(numgrad.tensor(rng.standard_normal(s).astype(dtype))) for s in shapes]
     opt = make(params)
     for k in range(6):

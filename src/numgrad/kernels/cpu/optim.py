@@ -11,8 +11,10 @@ from numba import njit
 from . import _workers
 
 # Parameters of this many elements in all, and more, are updated on several threads; a part is
-# at least PART elements of one parameter.
-THREADED = 1 << 18
+# at least PART elements of one parameter. (Below, a step is about a millisecond: on a busy
+# machine a helper thread waiting for a core made the GPT's 0.8M-element AdamW step 18 ms on two
+# threads against 1.5 on one.)
+THREADED = 1 << 20
 PART = 1 << 16
 
 

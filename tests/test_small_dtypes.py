@@ -144,3 +144,15 @@ def test_files_both_ways(tmp_path):
     st.save_file(ours, tmp_path / "b.safetensors")
     for k, v in load_file(tmp_path / "b.safetensors").items():
         assert v.dtype == src[k].dtype and torch.equal(v, src[k])
+
+
+def test_a_narrow_array_from_numpy_in_a_fresh_process_is_computed_wider():
+    """The ops' test for narrow arrays is off until one is made (``numgrad._lowp.active``); an
+    array that enters without numgrad's dtype objects (from NumPy) switches it on."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, numgrad; x = numgrad.from_numpy(np.array([1.5, 2.0], np.float16));"
+            " y = (x * x).sum(); print(y.dtype, y.item())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["numgrad.float16", "6.25"]

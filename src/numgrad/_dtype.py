@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _lowp
+
 
 class dtype:
     """A tensor element type, printed as PyTorch prints it (``numgrad.float32``)."""
@@ -56,19 +58,39 @@ int32 = dtype("int32", np.int32, INT)
 bool_ = dtype("bool", np.bool_, BOOL)
 complex64 = dtype("complex64", np.complex64, COMPLEX)
 complex128 = dtype("complex128", np.complex128, COMPLEX)
-# The narrow dtypes (``_lowp``): stored in their own width, computed in float32 or int32.
-float16 = dtype("float16", np.float16, FLOAT)
+
+
+class _NarrowDtype(dtype):
+    """A narrow dtype (``numgrad._lowp``): stored in its own width, computed in float32 or
+    int32. Its NumPy dtype, which every way of making an array of it reads, switches on the
+    ops' test for such arrays (``_lowp.active``), which a process that never makes one skips."""
+
+    __slots__ = ("_np",)
+
+    @property
+    def np(self):
+        _lowp.active = True
+        return self._np
+
+    @np.setter
+    def np(self, value):
+        self._np = value
+
+
+float16 = _NarrowDtype("float16", np.float16, FLOAT)
 # NumPy has no bfloat16: its elements are 2-byte opaque values (NumPy's "V2") holding the upper
 # half of a float32's bits, so that NumPy's arithmetic and casts refuse them instead of reading
 # them as integers; ``_lowp`` converts them to and from float32 as PyTorch rounds.
-bfloat16 = dtype("bfloat16", np.dtype("V2"), FLOAT)
-uint8 = dtype("uint8", np.uint8, INT)
-int8 = dtype("int8", np.int8, INT)
-int16 = dtype("int16", np.int16, INT)
+bfloat16 = _NarrowDtype("bfloat16", np.dtype("V2"), FLOAT)
+uint8 = _NarrowDtype("uint8", np.uint8, INT)
+int8 = _NarrowDtype("int8", np.int8, INT)
+int16 = _NarrowDtype("int16", np.int16, INT)
 
-_BY_NUMPY = {d.np: d for d in (float32, float64, int64, int32, bool_, complex64, complex128,
-                               float16, bfloat16, uint8, int8, int16)}
-_BY_NAME = {d.name: d for d in _BY_NUMPY.values()}
+_BY_NUMPY = {d.np: d for d in (float32, float64, int64, int32, bool_, complex64, complex128)}
+# (apart: an array of one seen by ``from_numpy_dtype`` switches on ``_lowp.active``)
+_NARROW_BY_NUMPY = {d._np: d for d in (float16, bfloat16, uint8, int8, int16)}
+_lowp.active = False  # (``_BY_NAME`` below reads nothing; the lines above read ``np``)
+_BY_NAME = {d.name: d for d in (*_BY_NUMPY.values(), *_NARROW_BY_NUMPY.values())}
 _COMPLEX_OF = {"float32": complex64, "float64": complex128}
 
 
@@ -116,6 +138,10 @@ def from_numpy_dtype(np_dtype) -> dtype:
     try:
         return _BY_NUMPY[np.dtype(np_dtype)]
     except KeyError:
+        narrow = _NARROW_BY_NUMPY.get(np.dtype(np_dtype))
+        if narrow is not None:
+            _lowp.active = True
+            return narrow
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
             "supported types are: float64, float32, float16, complex64, complex128, int64, int32, "

@@ -21,12 +21,17 @@ import functools
 
 import numpy as np
 
+# Whether this process has made an array of a narrow dtype (``_dtype._NarrowDtype`` sets it):
+# until then ``registry.apply`` skips its test of each op's arrays.
+active = False
+
 BF16 = np.dtype("V2")
 _F32, _I32 = np.dtype(np.float32), np.dtype(np.int32)
 _WIDE = {np.dtype(np.float16): _F32, BF16: _F32, np.dtype(np.uint8): _I32,
          np.dtype(np.int8): _I32, np.dtype(np.int16): _I32}
 # NumPy's type numbers of the narrow dtypes: ``registry.apply``'s test, one set lookup an array
 NARROW = frozenset(d.num for d in _WIDE)
+NARROW_CHARS = frozenset(d.char for d in _WIDE)  # (and their codes: "e", "V", "B", "b", "h")
 
 
 def bf16_to_f32(a: np.ndarray) -> np.ndarray:
@@ -111,45 +116,48 @@ def narrowed(K, out, back: dict):
     return K.cast(out, narrow)
 
 
-def wider(fn, op, *arrays, **kwargs):
-    """``fn(op, *arrays)`` (a kernel entry point: ``kernels.cpu.binary``, ``unary``) for narrow
-    arrays: on them widened, the result rounded back (what ``registry.apply`` does for ops, for
-    the formulas and fast paths that call the kernels directly)."""
+def wider(fn, *args, **kwargs):
+    """``fn(*args)`` (a kernel entry point: ``kernels.cpu.binary``, ``unary``, ``sum_dims``...)
+    for narrow arrays among ``args``: on them widened, the result rounded back (what
+    ``registry.apply`` does for ops, for the formulas and fast paths that call the kernels
+    directly)."""
     from .kernels import cpu as K
 
-    wide, back = widened(K, arrays)
+    wide, back = widened(K, args)
     out_dtype = kwargs.get("out_dtype")
     if out_dtype is not None and np.dtype(out_dtype) in _WIDE:  # (a narrow result: widened too)
         back.setdefault(_WIDE[np.dtype(out_dtype)], np.dtype(out_dtype))
         kwargs["out_dtype"] = _WIDE[np.dtype(out_dtype)]
-    return narrowed(K, fn(op, *wide, **kwargs), back)
+    out = fn(*wide, **kwargs)
+    if isinstance(out, tuple):
+        return tuple(narrowed(K, o, back) for o in out)
+    return narrowed(K, out, back)
 
 
 # The kernels that ops' backward formulas and the non-differentiable functions (argmax, sort)
 # call directly on tensors' arrays, outside ``registry.apply``: run on narrow arrays widened, by
 # ``install``. True: the kernel writes into its first argument (which then gets the result).
-_DIRECT = {"sum_dims": False, "arg_reduce_dims": False, "extreme_share": False,
-           "sort_dim": False, "topk_dim": False, "index_put": True, "one_hot_dim": False,
-           "full": False}
+# {name: (the position of the argument whose dtype tells, whether it writes into argument 0)}
+# (``kernels.cpu.sum_dims``, called on every gradient summed to a shape, tests its array itself:
+# a wrapper's frame would cost more than the test.)
+_DIRECT = {"arg_reduce_dims": (1, False), "extreme_share": (0, False), "sort_dim": (0, False),
+           "topk_dim": (0, False), "index_put": (0, True), "one_hot_dim": (3, False)}
 
 
 def install(K) -> None:
     """Wraps ``K``'s kernels of ``_DIRECT`` (``registry`` calls it on the CPU kernels once):
     arrays of other dtypes go straight through, at the cost of one test per array."""
-    for name, writes in _DIRECT.items():
+    for name, (position, writes) in _DIRECT.items():
         fn = getattr(K, name)
         if getattr(fn, "_lowp", False):
             continue
-        setattr(K, name, _widening(K, fn, writes))
+        setattr(K, name, _widening(K, fn, position, writes))
 
 
-def _widening(K, fn, writes: bool):
+def _widening(K, fn, position: int, writes: bool):
     def kernel(*args, **kwargs):
-        for a in args:
-            if (a.dtype.num if type(a) is np.ndarray else a.num if isinstance(a, np.dtype) else
-                    0) in NARROW:  # (a narrow array, or a narrow dtype to make one of)
-                break
-        else:
+        tells = args[position]  # (an array, or the dtype of the array to make)
+        if getattr(tells, "dtype", tells).num not in NARROW:
             return fn(*args, **kwargs)
         wide, back = widened(K, args)
         out = fn(*wide, **kwargs)

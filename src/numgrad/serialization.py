@@ -46,6 +46,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from . import _lowp
 from ._dtype import device as _device
 from ._dtype import dtype as _dtype_cls
 from ._dtype import from_numpy_dtype
@@ -258,6 +259,8 @@ class _open_write(_path_or_file):
 def _place(t: Tensor, location: str, m) -> Tensor:
     """``t`` (on the CPU) moved where ``map_location`` (``m``) says for a tensor saved on
     ``location``: the rule of both formats' loaders (this module's and ``_torch_format``'s)."""
+    if t._data.dtype.num in _lowp.NARROW:  # (float16, bfloat16 ...: the ops' test switched on)
+        _lowp.active = True
     if callable(m) and not isinstance(m, (str, _device, dict)):
         out = m(t, location)
         if isinstance(out, Tensor):

@@ -66,6 +66,10 @@ class Op:
     # are; else ``apply`` runs it on them widened (``numgrad._lowp``). By default the views do.
     narrow_ok: bool = False
     _lane = None  # what the eager fast lane saves for this op (``ops/_lane.serve``); None: unserved
+    # The dtype codes ``apply`` looks for in its arrays: complex ones unless ``complex_ok``, the
+    # narrow ones unless ``narrow_ok`` (``register`` sets it from them); None: neither.
+    _special = frozenset("FDG") | _lowp.NARROW_CHARS
+    _refuses_complex = True
 
     @staticmethod
     def forward(K, *arrays, **params):
@@ -101,6 +105,9 @@ def register(op: type[Op]) -> type[Op]:
         op.complex_ok = op.complex_ok or op.__module__.rpartition(".")[2] in _MOVE_ONLY
     if "narrow_ok" not in op.__dict__:
         op.narrow_ok = op.narrow_ok or op.is_view
+    op._special = ((frozenset() if op.complex_ok else _COMPLEX) |
+                   (frozenset() if op.narrow_ok else _lowp.NARROW_CHARS)) or None
+    op._refuses_complex = not op.complex_ok  # (its complex test runs in any process)
     only_for = op.save_only_for or {}
     op._save_plan = tuple((i, only_for.get(i, -1)) for i in op.save_inputs)
     REGISTRY[op.name] = op
@@ -177,13 +184,14 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     may hold non-tensor constants."""
     K = _cpu_module if _cuda_kernels is None and not dispatch._pushed else \
         kernels_for(inputs, op)
-    if not op.complex_ok:
+    special = op._special  # (the dtypes it refuses or computes wider, by their NumPy codes)
+    if special is not None and (_lowp.active or op._refuses_complex):
         for a in arrays:
-            if getattr(a, "dtype", _REAL).kind == "c":
-                _not_complex(op, a)
-    if not op.narrow_ok:  # (float16, bfloat16, the small integers: computed wider, ``_lowp``)
-        for a in arrays:
-            if getattr(a, "dtype", _REAL).num in _NARROW:
+            char = getattr(a, "dtype", _REAL).char
+            if char in special:
+                if char in _COMPLEX:
+                    _not_complex(op, a)
+                # (float16, bfloat16, the small integers: computed wider, ``numgrad._lowp``)
                 return _apply_narrow(op, K, inputs, arrays, params)
     out = op.forward(K, *arrays, **params)
     if _grad.enabled and op.differentiable:
@@ -204,7 +212,7 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
 
 
 _REAL = np.dtype(np.float64)  # (the dtype of an input that has none: a number)
-_NARROW = _lowp.NARROW
+_COMPLEX = frozenset("FDG")  # (NumPy's codes of the complex dtypes)
 
 
 def _apply_narrow(op, K, inputs, arrays, params) -> Tensor:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from ... import _lowp
 from ..formulas import ArgReduce, Reduce
 from .elementwise import PARALLEL_THRESHOLD, parallel_safe
 
@@ -174,6 +175,8 @@ def arg_reduce_dims(op: int, x: np.ndarray, dims: tuple[int, ...], keepdim: bool
 
 def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     """Sum of ``x`` over ``dims`` (normalised, sorted, unique), keeping them as size 1 if asked."""
+    if x.dtype.num in _lowp.NARROW:  # (float16, bfloat16, small integers: summed wider)
+        return _lowp.wider(sum_dims, x, dims, keepdim)
     if len(dims) == x.ndim and not keepdim and x.flags.c_contiguous and 0 < x.size < PARALLEL_THRESHOLD:
         out = np.empty(1, x.dtype)  # (all of a contiguous array: the row loop, without _as_3d)
         _sum_rows(x.reshape(1, x.size), out)

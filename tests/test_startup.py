@@ -121,3 +121,15 @@ def test_the_collector_is_left_as_the_user_had_it():
         "    pass\n"
         "print(json.dumps([gc.isenabled(), gc.get_freeze_count()]))\n")
     assert failed == [True, 0]
+
+
+def test_import_loads_no_kernel_module_that_is_loaded_on_first_use():
+    """``kernels/cpu``'s ``_LAZY_FUNCTIONS`` and ``_LAZY_MODULES`` are imported at their first
+    use, not by ``import numgrad`` (numgrad's own wrappers of them, ``_lowp``, included)."""
+    out = _run(
+        "import json, sys\n"
+        "import numgrad\n"
+        "from numgrad.kernels import cpu\n"
+        "lazy = set(cpu._LAZY_FUNCTIONS.values()) | set(cpu._LAZY_MODULES)\n"
+        "print(json.dumps(sorted(m for m in lazy if 'numgrad.kernels.cpu.' + m in sys.modules)))\n")
+    assert out == []

@@ -146,16 +146,23 @@ _DIRECT = {"arg_reduce_dims": (1, False), "extreme_share": (0, False), "sort_dim
 
 def install(K) -> None:
     """Wraps ``K``'s kernels of ``_DIRECT`` (``registry`` calls it on the CPU kernels once):
-    arrays of other dtypes go straight through, at the cost of one test per array."""
+    arrays of other dtypes go straight through, at the cost of one test per array. A kernel of
+    a module that ``K`` loads on first use (``_LAZY_FUNCTIONS``) is not loaded here: its wrapper
+    loads it at its first call, so that ``import numgrad`` imports no more modules."""
     for name, (position, writes) in _DIRECT.items():
-        fn = getattr(K, name)
+        fn = K.__dict__.get(name)
         if getattr(fn, "_lowp", False):
             continue
-        setattr(K, name, _widening(K, fn, position, writes))
+        setattr(K, name, _widening(K, name, fn, position, writes))
 
 
-def _widening(K, fn, position: int, writes: bool):
+def _widening(K, name: str, fn, position: int, writes: bool):
     def kernel(*args, **kwargs):
+        nonlocal fn
+        if fn is None:  # (its module loaded now; the loader binds the plain kernel: ours again)
+            fn = K.__getattr__(name)
+            functools.update_wrapper(kernel, fn)
+            setattr(K, name, kernel)
         tells = args[position]  # (an array, or the dtype of the array to make)
         if getattr(tells, "dtype", tells).num not in NARROW:
             return fn(*args, **kwargs)
@@ -167,6 +174,9 @@ def _widening(K, fn, position: int, writes: bool):
             return tuple(narrowed(K, o, back) for o in out)
         return narrowed(K, out, back)
 
-    functools.update_wrapper(kernel, fn)  # (its name, doc and signature: ``fn``'s)
+    if fn is not None:
+        functools.update_wrapper(kernel, fn)  # (its name, doc and signature: ``fn``'s)
+    else:
+        kernel.__name__ = kernel.__qualname__ = name
     kernel._lowp = True
     return kernel

@@ -48,6 +48,7 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 from ._dtype import device as _device
+from ._dtype import _NarrowDtype
 from ._dtype import dtype as _dtype_cls
 from .serialization import _place
 from .tensor import Size, Tensor
@@ -234,6 +235,7 @@ class _Pickler(pickle._Pickler):  # (Python's pickler: its dispatch table can be
 
     dispatch[_Global] = save_torch_global
     dispatch[_dtype_cls] = save_dtype
+    dispatch[_NarrowDtype] = save_dtype  # (float16, bfloat16 and the small integers)
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRef:

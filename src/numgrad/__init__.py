@@ -22,8 +22,8 @@ try:
     from ._runtime import set_runtime_defaults  # noqa: F401
     from ._pool import empty_cache  # noqa: F401  (the host's pool of large buffers)
 
-    from . import autograd, cuda, ops  # noqa: E402,F401
-    from .kernels.cpu._cache import KernelCompileWarning  # noqa: E402,F401
+    from . import autograd, cuda, ops  # noqa: F401
+    from .kernels.cpu._cache import KernelCompileWarning  # noqa: F401
     from ._dtype import bool_ as bool  # noqa: A001
     from ._dtype import device, dtype, float32, float64, int32, int64  # noqa: F401
     from ._dtype import complex64, complex128  # noqa: F401
@@ -38,27 +38,27 @@ try:
     )
     from .creation import *  # noqa: F401,F403
     from .ops import *  # noqa: F401,F403  (the ops families' __all__)
-    from . import _out  # noqa: E402
+    from . import _out
 
     _out.install(globals())  # (numgrad.add(..., out=t) …; the Tensor methods stay as they are)
     from .tensor import Size, Tensor  # noqa: F401
     from .tensor import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor  # noqa: F401
     from .tensor import BFloat16Tensor, ByteTensor, CharTensor, HalfTensor, ShortTensor  # noqa: F401
-    from . import random  # noqa: E402,F401
-    from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
-    from .random import *  # noqa: E402,F401,F403
+    from . import random  # noqa: F401
+    from ._tensor_str import get_printoptions, set_printoptions  # noqa: F401
+    from .random import *  # noqa: F401,F403
 
     _out.install(globals(), _out.RANDOM_FUNCTIONS)  # (bernoulli(..., out=t), multinomial)
     # (nn, optim, utils and viz: imported on first use, see _LAZY_SUBMODULES)
-    from . import compiler  # noqa: E402,F401
-    from .compiler import compile  # noqa: E402,F401,A001
-    from ._as_torch import install_as_torch  # noqa: E402,F401
-    from . import linalg  # noqa: E402,F401
-    from .serialization import load, save  # noqa: E402,F401
-    from ._dlpack import from_dlpack  # noqa: E402,F401
-    from ._threads import get_num_threads, set_num_threads  # noqa: E402,F401
-    from ._typeinfo import can_cast, finfo, iinfo, promote_types, result_type  # noqa: E402,F401
-    from .backends import (  # noqa: E402,F401  (the settings of programs' first lines)
+    from . import compiler  # noqa: F401
+    from .compiler import compile  # noqa: F401,A001
+    from ._as_torch import install_as_torch  # noqa: F401
+    from . import linalg  # noqa: F401
+    from .serialization import load, save  # noqa: F401
+    from ._dlpack import from_dlpack  # noqa: F401
+    from ._threads import get_num_threads, set_num_threads  # noqa: F401
+    from ._typeinfo import can_cast, finfo, iinfo, promote_types, result_type  # noqa: F401
+    from .backends import (  # noqa: F401  (the settings of programs' first lines)
         are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
         get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
         set_deterministic_debug_mode, set_float32_matmul_precision, use_deterministic_algorithms,
@@ -358,7 +358,7 @@ def _adjoint(self):
 
 try:
     _bind_methods()
-    from . import overrides  # noqa: E402  (__torch_function__: Tensor's side, as_subclass)
+    from . import overrides  # (__torch_function__: Tensor's side, as_subclass)
 
     overrides._install()
 except BaseException:

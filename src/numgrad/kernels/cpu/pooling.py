@@ -26,6 +26,10 @@ import numpy as np
 from numba import njit
 
 from . import _workers
+# Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, the
+# module ``numgrad.compile``'s tracer records.
+from .upsample import interpolate, interpolate_backward  # noqa: F401
+from .upsample import interpolate_aa, interpolate_aa_backward  # noqa: F401
 
 REFLECT, REPLICATE = 0, 1  # padding modes
 THREADED = 1 << 18  # poolings reading and writing this many elements in all, and more, share
@@ -679,9 +683,3 @@ def pad2d_backward(grad, in_size, pads, mode: int):
     if g3.size:
         _pad_backward(g3, top, left, mode, out)
     return out.reshape(grad.shape[:-2] + tuple(in_size))
-
-
-# Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, the
-# module ``numgrad.compile``'s tracer records.
-from .upsample import interpolate, interpolate_backward  # noqa: E402,F401
-from .upsample import interpolate_aa, interpolate_aa_backward  # noqa: E402,F401

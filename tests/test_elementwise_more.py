@@ -1,6 +1,7 @@
 """atan2, logaddexp(2), erf(c), clamp with tensor bounds, div with rounding_mode and floor_divide
 against PyTorch: special values, integers near their limits, dtypes, gradients, node names and
-errors. (The registry samples in ops/elementwise_more.py are gradchecked by tests/test_ops.py.)"""
+errors. (The registry samples of these ops, in ops/trigonometric.py, exponents_and_rounding.py,
+special_functions.py, ternary.py and division.py, are gradchecked by tests/test_ops.py.)"""
 import math
 
 import numpy as np

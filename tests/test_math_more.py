@@ -1,4 +1,5 @@
-"""The second round of elementwise math (ops/elementwise_more.py) against PyTorch: asin acos atan
+"""Elementwise math (ops/trigonometric.py, exponents_and_rounding.py, division.py,
+special_functions.py, ternary.py) against PyTorch: asin acos atan
 sinh cosh asinh acosh atanh (and the arc* aliases), log2 log10 exp2 trunc/fix frac sinc deg2rad
 rad2deg square, fmod and remainder (``%``) with integer and float semantics, hypot, xlogy and lerp:
 special values (±0 with their signs, ±inf, NaN), integer and bool inputs, node names, gradients,

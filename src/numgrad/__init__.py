@@ -97,7 +97,13 @@ if _TYPE_CHECKING:
     from .ops.inplace import *  # noqa: F401,F403
     from .ops.indexing import *  # noqa: F401,F403
     from .ops.loss import *  # noqa: F401,F403
-    from .ops.elementwise_more import *  # noqa: F401,F403
+    from .ops.exponents_and_rounding import *  # noqa: F401,F403
+    from .ops.trigonometric import *  # noqa: F401,F403
+    from .ops.special_functions import *  # noqa: F401,F403
+    from .ops.ternary import *  # noqa: F401,F403
+    from .ops.division import *  # noqa: F401,F403
+    from .ops.logical_bitwise import *  # noqa: F401,F403
+    from .ops.signs_and_extrema import *  # noqa: F401,F403
     from .ops.conv import *  # noqa: F401,F403
     from .ops.scan import *  # noqa: F401,F403
     from .ops.sorting import *  # noqa: F401,F403
@@ -154,15 +160,6 @@ if _TYPE_CHECKING:
         logical_not_, logical_or_, logical_xor_, masked_fill, neg_, negative_, rad2deg_,
         reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_,
         tanh_, trunc_, xlogy_, zero_,
-    )
-    from .ops.elementwise_more import (  # noqa: F401  (an __all__ built by code: named here)
-        acos, acosh, addcdiv, addcmul, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh,
-        asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
-        bitwise_right_shift, bitwise_xor, copysign, cosh, deg2rad, digamma, erf, erfc, erfinv,
-        exp2, fix, float_power, floor_divide, fmax, fmin, fmod, frac, heaviside, hypot, i0, ldexp,
-        lerp, lgamma, log10, log2, logaddexp, logaddexp2, logical_and, logical_not, logical_or,
-        logical_xor, logit, mvlgamma, polygamma, rad2deg, remainder, sgn, signbit, sinc, sinh,
-        square, trunc, xlogy,
     )
     from . import accelerator, backends, distributions, fft, func, masked, nn, onnx  # noqa: F401
     from . import optim  # noqa: F401

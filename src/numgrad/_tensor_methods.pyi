@@ -12,18 +12,20 @@ import builtins
 from . import creation as _creation, random as _random
 from .ops import (  # (as _names: some families share a method's name, gather's for one)
     convert as _convert, counting as _counting, cumulative_extremes as _cumulative_extremes,
-    data_dependent as _data_dependent, elementwise as _elementwise, elementwise_more as
-    _elementwise_more, flat_index as _flat_index, float_parts as _float_parts, gather as _gather,
-    hashing as _hashing, histograms as _histograms, incomplete_gamma as _incomplete_gamma,
-    index_views as _index_views, index_writes as _index_writes, indexing as _indexing, inplace as
-    _inplace, integer_math as _integer_math, linalg as _linalg, linalg_compositions as
-    _linalg_compositions, linalg_decompositions as _linalg_decompositions, linalg_derived as
-    _linalg_derived, linalg_determinants as _linalg_determinants, linalg_lu as _linalg_lu,
-    linalg_norms as _linalg_norms, linalg_solve as _linalg_solve, order_statistics as
-    _order_statistics, predicates as _predicates, products as _products, reduction as _reduction,
-    resize as _resize, scan as _scan, scatter_reductions as _scatter_reductions, scatter_views as
-    _scatter_views, shape as _shape, sorting as _sorting, strided as _strided, structure as
-    _structure, utilities as _utilities,
+    data_dependent as _data_dependent, division as _division, elementwise as _elementwise,
+    exponents_and_rounding as _exponents_and_rounding, flat_index as _flat_index, float_parts as
+    _float_parts, gather as _gather, hashing as _hashing, histograms as _histograms,
+    incomplete_gamma as _incomplete_gamma, index_views as _index_views, index_writes as
+    _index_writes, indexing as _indexing, inplace as _inplace, integer_math as _integer_math,
+    linalg as _linalg, linalg_compositions as _linalg_compositions, linalg_decompositions as
+    _linalg_decompositions, linalg_derived as _linalg_derived, linalg_determinants as
+    _linalg_determinants, linalg_lu as _linalg_lu, linalg_norms as _linalg_norms, linalg_solve as
+    _linalg_solve, logical_bitwise as _logical_bitwise, order_statistics as _order_statistics,
+    predicates as _predicates, products as _products, reduction as _reduction, resize as _resize,
+    scan as _scan, scatter_reductions as _scatter_reductions, scatter_views as _scatter_views,
+    shape as _shape, signs_and_extrema as _signs_and_extrema, sorting as _sorting,
+    special_functions as _special_functions, strided as _strided, structure as _structure, ternary
+    as _ternary, trigonometric as _trigonometric, utilities as _utilities,
 )
 
 from .tensor import Tensor
@@ -220,68 +222,68 @@ class _TensorMethods:
     __setitem__ = _indexing.__setitem__
     index_put = _indexing.index_put
     index_put_ = _indexing.index_put_
-    atan2 = _elementwise_more.atan2
-    arctan2 = _elementwise_more.arctan2
-    logaddexp = _elementwise_more.logaddexp
-    logaddexp2 = _elementwise_more.logaddexp2
-    erf = _elementwise_more.erf
-    erfc = _elementwise_more.erfc
-    floor_divide = _elementwise_more.floor_divide
-    asin = _elementwise_more.asin
-    acos = _elementwise_more.acos
-    atan = _elementwise_more.atan
-    sinh = _elementwise_more.sinh
-    cosh = _elementwise_more.cosh
-    asinh = _elementwise_more.asinh
-    acosh = _elementwise_more.acosh
-    atanh = _elementwise_more.atanh
-    arcsin = _elementwise_more.arcsin
-    arccos = _elementwise_more.arccos
-    arctan = _elementwise_more.arctan
-    arcsinh = _elementwise_more.arcsinh
-    arccosh = _elementwise_more.arccosh
-    arctanh = _elementwise_more.arctanh
-    log2 = _elementwise_more.log2
-    log10 = _elementwise_more.log10
-    exp2 = _elementwise_more.exp2
-    trunc = _elementwise_more.trunc
-    fix = _elementwise_more.fix
-    frac = _elementwise_more.frac
-    sinc = _elementwise_more.sinc
-    deg2rad = _elementwise_more.deg2rad
-    rad2deg = _elementwise_more.rad2deg
-    square = _elementwise_more.square
-    fmod = _elementwise_more.fmod
-    remainder = _elementwise_more.remainder
-    hypot = _elementwise_more.hypot
-    xlogy = _elementwise_more.xlogy
-    lerp = _elementwise_more.lerp
-    addcmul = _elementwise_more.addcmul
-    addcdiv = _elementwise_more.addcdiv
-    lgamma = _elementwise_more.lgamma
-    digamma = _elementwise_more.digamma
-    mvlgamma = _elementwise_more.mvlgamma
-    erfinv = _elementwise_more.erfinv
-    i0 = _elementwise_more.i0
-    logical_and = _elementwise_more.logical_and
-    logical_or = _elementwise_more.logical_or
-    logical_xor = _elementwise_more.logical_xor
-    logical_not = _elementwise_more.logical_not
-    bitwise_and = _elementwise_more.bitwise_and
-    bitwise_or = _elementwise_more.bitwise_or
-    bitwise_xor = _elementwise_more.bitwise_xor
-    bitwise_not = _elementwise_more.bitwise_not
-    bitwise_left_shift = _elementwise_more.bitwise_left_shift
-    bitwise_right_shift = _elementwise_more.bitwise_right_shift
-    sgn = _elementwise_more.sgn
-    signbit = _elementwise_more.signbit
-    copysign = _elementwise_more.copysign
-    fmax = _elementwise_more.fmax
-    fmin = _elementwise_more.fmin
-    heaviside = _elementwise_more.heaviside
-    logit = _elementwise_more.logit
-    float_power = _elementwise_more.float_power
-    ldexp = _elementwise_more.ldexp
+    atan2 = _trigonometric.atan2
+    arctan2 = _trigonometric.arctan2
+    logaddexp = _exponents_and_rounding.logaddexp
+    logaddexp2 = _exponents_and_rounding.logaddexp2
+    erf = _special_functions.erf
+    erfc = _special_functions.erfc
+    floor_divide = _division.floor_divide
+    asin = _trigonometric.asin
+    acos = _trigonometric.acos
+    atan = _trigonometric.atan
+    sinh = _trigonometric.sinh
+    cosh = _trigonometric.cosh
+    asinh = _trigonometric.asinh
+    acosh = _trigonometric.acosh
+    atanh = _trigonometric.atanh
+    arcsin = _trigonometric.arcsin
+    arccos = _trigonometric.arccos
+    arctan = _trigonometric.arctan
+    arcsinh = _trigonometric.arcsinh
+    arccosh = _trigonometric.arccosh
+    arctanh = _trigonometric.arctanh
+    log2 = _exponents_and_rounding.log2
+    log10 = _exponents_and_rounding.log10
+    exp2 = _exponents_and_rounding.exp2
+    trunc = _exponents_and_rounding.trunc
+    fix = _exponents_and_rounding.fix
+    frac = _exponents_and_rounding.frac
+    sinc = _trigonometric.sinc
+    deg2rad = _trigonometric.deg2rad
+    rad2deg = _trigonometric.rad2deg
+    square = _exponents_and_rounding.square
+    fmod = _division.fmod
+    remainder = _division.remainder
+    hypot = _trigonometric.hypot
+    xlogy = _special_functions.xlogy
+    lerp = _ternary.lerp
+    addcmul = _ternary.addcmul
+    addcdiv = _ternary.addcdiv
+    lgamma = _special_functions.lgamma
+    digamma = _special_functions.digamma
+    mvlgamma = _special_functions.mvlgamma
+    erfinv = _special_functions.erfinv
+    i0 = _special_functions.i0
+    logical_and = _logical_bitwise.logical_and
+    logical_or = _logical_bitwise.logical_or
+    logical_xor = _logical_bitwise.logical_xor
+    logical_not = _logical_bitwise.logical_not
+    bitwise_and = _logical_bitwise.bitwise_and
+    bitwise_or = _logical_bitwise.bitwise_or
+    bitwise_xor = _logical_bitwise.bitwise_xor
+    bitwise_not = _logical_bitwise.bitwise_not
+    bitwise_left_shift = _logical_bitwise.bitwise_left_shift
+    bitwise_right_shift = _logical_bitwise.bitwise_right_shift
+    sgn = _signs_and_extrema.sgn
+    signbit = _signs_and_extrema.signbit
+    copysign = _signs_and_extrema.copysign
+    fmax = _signs_and_extrema.fmax
+    fmin = _signs_and_extrema.fmin
+    heaviside = _signs_and_extrema.heaviside
+    logit = _exponents_and_rounding.logit
+    float_power = _exponents_and_rounding.float_power
+    ldexp = _exponents_and_rounding.ldexp
     cumsum = _scan.cumsum
     cumprod = _scan.cumprod
     sort = _sorting.sort

@@ -118,7 +118,8 @@ RARE_FAMILIES = (
 # The families whose kernels the others reuse (the basic binary and unary ones, reductions)
 # come first, so that two workers seldom compile one signature each; then the rest by name.
 _FIRST = ("elementwise", "reduction", "linalg", "activation", "loss", "normalization", "indexing",
-          "gather", "conv", "pooling", "elementwise_more")
+          "gather", "conv", "pooling", "exponents_and_rounding", "trigonometric",
+          "special_functions", "ternary", "division", "logical_bitwise")
 _CHUNK = 6  # ops of one family handed to a worker at a time
 # Work that is not an op's samples: the multi-threaded kernels of large arrays with optimiser
 # steps, per dtype (the largest items, handed out first), and a few first programs.

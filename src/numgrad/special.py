@@ -1,12 +1,12 @@
 """``numgrad.special``: PyTorch's ``torch.special``, the functions numgrad has (the gamma family
-in ``ops/elementwise_more.py``; the others are numgrad's ops under their ``special`` names)."""
+in ``ops/special_functions.py``; the others are numgrad's ops under their ``special`` names)."""
 from __future__ import annotations
 
 import math as _math
 import sys as _sys
 
 from . import ops as _ops
-from .ops import elementwise_more as _more
+from .ops import special_functions as _more
 from .ops import bessel as _bessel  # (J, Y, K of orders 0 and 1; Airy's Ai)
 from . import overrides as _overrides
 
@@ -35,13 +35,13 @@ globals().update(_more.POLYNOMIALS)
 
 def ndtr(input):
     """The standard normal distribution function, ``erfc(-x / sqrt(2)) / 2``."""
-    x = _more._float_of(input)
+    x = _ops._common._float_of(input)
     return _ops.erfc(x * (-1.0 / _math.sqrt(2.0))) * 0.5
 
 
 def entr(input):
     """``-x log(x)`` elementwise: 0 at 0, -inf below."""
-    x = _more._float_of(input)
+    x = _ops._common._float_of(input)
     inside = -x * x.log()
     zero = x.detach() == 0
     return _ops.where(x.detach() < 0, -_math.inf, _ops.where(zero, 0.0, inside))
@@ -49,7 +49,7 @@ def entr(input):
 
 def xlog1py(input, other):
     """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    ng = _more._ng()
+    ng = _ops._common._ng()
     if not isinstance(input, ng.Tensor) and not isinstance(other, ng.Tensor):
         raise TypeError("xlog1py(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
@@ -57,7 +57,7 @@ def xlog1py(input, other):
         input = ng.tensor(input, dtype=other.dtype if other.dtype.is_floating_point else None)
     if not isinstance(other, ng.Tensor):
         other = ng.tensor(other, dtype=input.dtype if input.dtype.is_floating_point else None)
-    x, y = _more._float_of(input), _more._float_of(other)
+    x, y = _ops._common._float_of(input), _ops._common._float_of(other)
     product = x * y.log1p()
     return _ops.where((x.detach() == 0) & ~y.detach().isnan(), 0.0, product)
 
@@ -71,19 +71,19 @@ gammainc, gammaincc = _ops.igamma, _ops.igammac
 def modified_bessel_i0(input):
     """The modified Bessel function of the first kind of order 0 (``i0``; not differentiable,
     as PyTorch's)."""
-    return _ops.i0(_more._float_of(input).detach())
+    return _ops.i0(_ops._common._float_of(input).detach())
 
 
 def modified_bessel_i1(input):
     """The modified Bessel function of the first kind of order 1 (``i1``; not differentiable,
     as PyTorch's)."""
-    return i1(_more._float_of(input).detach())
+    return i1(_ops._common._float_of(input).detach())
 
 
 def spherical_bessel_j0(input):
     """The spherical Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0, 0 at
     +-inf; its series ``1 - x**2 / 6 + x**4 / 120`` near 0; not differentiable, as PyTorch's)."""
-    x = _more._float_of(input).detach()
+    x = _ops._common._float_of(input).detach()
     small = x.abs() < 1e-3
     x2 = x * x
     series = 1 - x2 / 6 + x2 * x2 / 120

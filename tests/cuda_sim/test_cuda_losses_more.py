@@ -1,6 +1,7 @@
 """The losses of ops/loss.py (huber, smooth L1, BCE, BCE with logits, l1, kl_div) and the
-elementwise ops of ops/elementwise_more.py on CUDA (the simulator): the CPU's values, gradients,
-second derivatives and node names, with weights, broadcasting and empty inputs."""
+elementwise ops of ops/trigonometric.py, special_functions.py, ternary.py ... on CUDA (the
+simulator): the CPU's values, gradients, second derivatives and node names, with weights,
+broadcasting and empty inputs."""
 import math
 import warnings
 

@@ -1,6 +1,6 @@
-"""The second round of elementwise math (ops/elementwise_more.py) and the fused activations
-(ops/activation.py) on CUDA (the simulator): the CPU's values at special inputs, integer
-modulo, gradients, second derivatives, node names and the in-place forms.
+"""Elementwise math (ops/trigonometric.py, exponents_and_rounding.py, division.py ...) and the
+fused activations (ops/activation.py) on CUDA (the simulator): the CPU's values at special
+inputs, integer modulo, gradients, second derivatives, node names and the in-place forms.
 
 (No zero divisors and no inputs outside a function's domain: the simulator runs the formulas as
 Python, whose math module raises there; a GPU run sees what a kernel gives.)"""

@@ -4,7 +4,10 @@ Each family module lists its public functions in ``__all__`` and the names Tenso
 in ``METHODS``; a new family is one line in ``FAMILIES``.
 """
 
-from . import convert, elementwise, elementwise_more, indexing, inplace, linalg, loss, reduction
+from . import convert, elementwise
+from . import exponents_and_rounding, trigonometric, special_functions  # (log2; asin; erf ...)
+from . import ternary, division, logical_bitwise, signs_and_extrema  # (lerp; fmod; bitwise_and)
+from . import indexing, inplace, linalg, loss, reduction
 from . import shape
 from . import conv
 from . import padding, pooling  # (pooling and padding, nn.functional's)
@@ -64,10 +67,11 @@ from .upsample import _upsample_bilinear2d_aa  # noqa: F401
 
 # The families, in the order their names are bound (a later family's name wins).
 FAMILIES = (
-    elementwise, reduction, shape, linalg, convert, inplace, indexing, loss, elementwise_more,
-    conv, scan, sorting, gather, einsum, pooling, padding, structure, predicates, data_dependent,
-    activation, recurrent, linalg_solve, linalg_decompositions, linalg_determinants, linalg_norms,
-    linalg_compositions, upsample, index_views, index_writes, products, cumulative_extremes,
+    elementwise, reduction, shape, linalg, convert, inplace, indexing, loss,
+    exponents_and_rounding, trigonometric, special_functions, ternary, division, logical_bitwise,
+    signs_and_extrema, conv, scan, sorting, gather, einsum, pooling, padding, structure,
+    predicates, data_dependent, activation, recurrent, linalg_solve, linalg_decompositions,
+    linalg_determinants, linalg_norms, linalg_compositions, upsample, index_views, index_writes, products, cumulative_extremes,
     counting, utilities, flat_index, linalg_derived, order_statistics, scatter_views,
     native_normalization, aten, linalg_lu, scatter_reductions, float_parts, integer_math,
     finite_differences, histograms, incomplete_gamma, resize, strided, grid_sample, complex,

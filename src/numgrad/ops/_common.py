@@ -1,10 +1,13 @@
 """Helpers shared by the ops modules: the ``numgrad.ops`` package (imported on first use: the
 families import before it is complete), an index tensor for the samples, a dimension wrapped, a
-function's in-place form and its ``out=`` form.
+function's in-place form and its ``out=`` form; the elementwise modules' sample shapes, their
+one-operand float ops (``_float_unary``) and their tensors-only check.
 """
 from __future__ import annotations
 
 from ..tensor import Tensor, _wrap_dim
+from ._promote import floating_operand
+from .registry import apply
 
 
 def _ops():
@@ -39,3 +42,40 @@ def _with_out(fn, name: str):
     from .._out import with_out
 
     return with_out(fn, name)
+
+
+_two = ((3, 4), (3, 4))
+_broadcast = ((3, 1, 4), (5, 1))
+
+
+def _tensor_only(name: str, input, other) -> None:
+    """PyTorch's error for an operand that is not a tensor (these take tensors only)."""
+    for value, which, pos in ((input, "input", 1), (other, "other", 2)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{which}' (position {pos}) must be Tensor, not "
+                            f"{type(value).__name__}")
+
+
+def _float_unary(op, doc: str):
+    def fn(input: Tensor) -> Tensor:
+        return apply(op, (input,), (floating_operand(input),))
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__module__ = op.__module__
+    fn.__doc__ = doc
+    return fn
+
+
+def _ng():
+    import numgrad
+
+    return numgrad
+
+
+def _float_of(t: Tensor) -> Tensor:
+    """``t``, or ``t`` in the default float dtype if it is an integer or bool tensor."""
+    return t if t.dtype.is_floating_point else t.to(_ng().get_default_dtype())
+
+
+def _as_tensor_like(value, like: Tensor) -> Tensor:
+    return value if isinstance(value, Tensor) else _ng().tensor(value, device=like.device)

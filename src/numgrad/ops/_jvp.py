@@ -260,7 +260,7 @@ def prelu(ctx, t, t_w):
 def lerp(ctx, t_a, t_b, t_w):
     """``lerp(a, b, w)`` with a tensor weight: ``lerp(a_t, b_t, w) + w_t * (b - a)``, PyTorch's
     formula (the lerp of the tangents, not their weighted sum: so at an infinite weight)."""
-    from .elementwise_more import lerp as lerp_
+    from .ternary import lerp as lerp_
 
     a, b, w = ctx.inputs
     t_a, t_b = _tangent_or_zeros(t_a, a), _tangent_or_zeros(t_b, b)

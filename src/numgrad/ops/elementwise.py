@@ -811,7 +811,7 @@ def mul(input, other) -> Tensor:
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division ``input / other`` (integers give the default float dtype)."""
     if rounding_mode is not None:
-        from .elementwise_more import div_mode
+        from .division import div_mode
 
         return div_mode(input, other, rounding_mode)
     if not isinstance(input, Tensor):
@@ -1082,7 +1082,7 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        from .elementwise_more import clamp_tensor
+        from .ternary import clamp_tensor
 
         return clamp_tensor(input, min, max)
     # (the bound that promotes furthest: an integer tensor with a float max is clamped as floats)

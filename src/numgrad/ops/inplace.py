@@ -13,7 +13,8 @@ from .._dtype import bool_, from_numpy_dtype, torch_name
 from ..autograd import grad_mode
 from ..creation import check_scalar, zeros_like
 from ..tensor import Tensor
-from . import elementwise, elementwise_more, registry
+from . import division, elementwise, exponents_and_rounding, logical_bitwise, registry
+from . import special_functions, ternary, trigonometric
 from ._promote import broadcast_shapes
 from . import _jvp
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
@@ -241,17 +242,17 @@ def div_(input: Tensor, other, *, rounding_mode=None) -> Tensor:
 
 def floor_divide_(input: Tensor, other) -> Tensor:
     """In-place ``input //= other``."""
-    return _write(input, elementwise_more.floor_divide, other, saves_self=False)
+    return _write(input, division.floor_divide, other, saves_self=False)
 
 
 def remainder_(input: Tensor, other) -> Tensor:
     """In-place ``input %= other``."""
-    return _write(input, elementwise_more.remainder, other, saves_self=_requires_grad(other))
+    return _write(input, division.remainder, other, saves_self=_requires_grad(other))
 
 
 def fmod_(input: Tensor, other) -> Tensor:
     """``fmod`` in place."""
-    return _write(input, elementwise_more.fmod, other, saves_self=_requires_grad(other))
+    return _write(input, division.fmod, other, saves_self=_requires_grad(other))
 
 
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
@@ -399,7 +400,8 @@ def _inplace_form(name: str):
 
 
 # Where the out-of-place twins of the forms below are.
-_FORM_MODULES = [elementwise, elementwise_more]
+_FORM_MODULES = [elementwise, trigonometric, exponents_and_rounding, special_functions, ternary,
+                 division, logical_bitwise]
 
 # Every elementwise op's in-place form that PyTorch has (the arithmetic ones above take the
 # one-pass path of ``_untracked_arithmetic`` where nothing is recorded).

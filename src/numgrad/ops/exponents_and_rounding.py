@@ -1,0 +1,217 @@
+"""Logarithms, powers and rounding: ``logaddexp``, ``logaddexp2``, ``log2``, ``log10``, ``exp2``,
+``square``, ``float_power``, ``ldexp``, ``logit``; ``trunc`` (``fix``) and ``frac``.
+
+Each formula is a row of the formula table (``kernels/formulas.py``), so both devices and the
+whole-step compiler get it from one place; the backward formulas are PyTorch's
+(``derivatives.yaml``), written with tensor ops so that they are differentiable again.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..creation import zeros_like
+from ..tensor import Tensor
+from ._promote import binary_operands
+from .elementwise import _Unary
+from .loss import _type_name
+from . import _jvp
+from .registry import Op, Sample, apply, register
+from ._common import _broadcast, _float_of, _float_unary, _ng, _tensor_only, _two
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import TensorBinaryOp, UnaryOp
+
+
+# ------------------------------------------------------------------ logaddexp, logaddexp2
+class _LogAddExp(Op):
+    jvp = _jvp.elementwise
+    on_cuda = True
+    save_inputs = (0, 1)
+    code = ""
+
+    @classmethod
+    def forward(cls, K, a, b):
+        return K.binary(getattr(K, cls.code), a, b)
+
+
+@register
+class LogAddExp(_LogAddExp):
+    name, node, code = "logaddexp", "LogaddexpBackward0", "LOGADDEXP"
+    samples = (
+        Sample(lambda m, a, b: m.logaddexp(a, b), _two),
+        Sample(lambda m, a, b: a.logaddexp(b * 3), _broadcast),
+    )
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return ((grad / (1 + (b - a).exp()) if need_a else None),
+                (grad / (1 + (a - b).exp()) if need_b else None))
+
+
+@register
+class LogAddExp2(_LogAddExp):
+    name, node, code = "logaddexp2", "Logaddexp2Backward0", "LOGADDEXP2"
+    samples = (Sample(lambda m, a, b: m.logaddexp2(a, b), _broadcast),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return ((grad / (1 + 2.0 ** (b - a)) if need_a else None),
+                (grad / (1 + 2.0 ** (a - b)) if need_b else None))
+
+
+def _logaddexp(op, name: str):
+    def fn(input: Tensor, other: Tensor) -> Tensor:
+        _tensor_only(name, input, other)
+        a, b = binary_operands(input, other)
+        if a.dtype.kind != "f":
+            device = "cpu" if isinstance(a, np.ndarray) else "cuda"
+            raise NotImplementedError(
+                f"\"{name}_{device}\" not implemented for '{_type_name(Tensor._wrap(a))}'")
+        return apply(op, (input, other), (a, b))
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+logaddexp: TensorBinaryOp = _logaddexp(LogAddExp, "logaddexp")
+logaddexp.__doc__ = "``log(exp(input) + exp(other))``, elementwise, without overflow."
+logaddexp2: TensorBinaryOp = _logaddexp(LogAddExp2, "logaddexp2")
+logaddexp2.__doc__ = "``log2(2**input + 2**other)``, elementwise, without overflow."
+
+
+# ------------------------------------------------------------------ logs, powers, rounding
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+@register
+class Log2(_Unary):
+    name, node, code = "log2", "Log2Backward0", "LOG2"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.log2(a), ((3, 4),), low=0.5, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / (a * _LN2),)
+
+
+@register
+class Log10(_Unary):
+    name, node, code = "log10", "Log10Backward0", "LOG10"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: a.log10(), ((3, 4),), low=0.5, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / (a * _LN10),)
+
+
+@register
+class Exp2(_Unary):
+    name, node, code = "exp2", "Exp2Backward0", "EXP2"
+    save_output = True
+    samples = (Sample(lambda m, a: m.exp2(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * (out * _LN2),)
+
+
+@register
+class Trunc(_Unary):
+    name, node, code = "trunc", "TruncBackward0", "TRUNC"
+    samples = (Sample(lambda m, a: m.trunc(a * 3) + a, ((3, 4),)),
+               Sample(lambda m, a: a.fix(), ((5,),)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (zeros_like(grad),)
+
+
+@register
+class Frac(_Unary):
+    name, node, code = "frac", "FracBackward0", "FRAC"
+    samples = (Sample(lambda m, a: m.frac(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad,)
+
+
+log2: UnaryOp = _float_unary(Log2, "The base-2 logarithm of each element.")
+log10: UnaryOp = _float_unary(Log10, "The base-10 logarithm of each element.")
+exp2: UnaryOp = _float_unary(Exp2, "``2 ** x``, elementwise.")
+
+
+def _not_for(name: str, input: Tensor, kinds: str) -> None:
+    """PyTorch's NotImplementedError for an operand dtype its kernel does not take."""
+    if input._data.dtype.kind in kinds:
+        device = "cpu" if isinstance(input._data, np.ndarray) else "cuda"
+        raise NotImplementedError(f"\"{name}_{device}\" not implemented for "
+                                  f"'{_type_name(input)}'")
+
+
+def trunc(input: Tensor) -> Tensor:
+    """Each element rounded toward zero (integers unchanged; zero gradient)."""
+    _not_for("trunc_vml", input, "b")
+    return apply(Trunc, (input,), (input._data,))
+
+
+def frac(input: Tensor) -> Tensor:
+    """``input - trunc(input)``, floats only."""
+    _not_for("frac", input, "biu")
+    return apply(Frac, (input,), (input._data,))
+
+
+fix = trunc
+
+
+def square(input: Tensor) -> Tensor:
+    """``input ** 2`` (PowBackward0, as PyTorch's; integers stay integers, bools become int64)."""
+    from .elementwise import pow as _pow
+
+    if input._data.dtype == np.bool_:
+        input = input.long()
+    return _pow(input, 2)
+
+
+def logit(input: Tensor, eps=None) -> Tensor:
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` if ``eps`` is given (then the
+    gradient is 0 outside that interval)."""
+    p = _float_of(input)
+    if eps is not None:
+        p = p.clamp(float(eps), 1.0 - float(eps))
+    return (p / (1 - p)).log()
+
+
+def float_power(input, exponent) -> Tensor:
+    """``input ** exponent`` in float64."""
+    ng = _ng()
+    base = input.to(ng.float64) if isinstance(input, Tensor) else float(input)
+    exp = exponent.to(ng.float64) if isinstance(exponent, Tensor) else float(exponent)
+    if not isinstance(base, Tensor):
+        return ng.pow(base, exp)
+    return base.pow(exp)
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """``input * 2 ** other``, in a float dtype."""
+    _tensor_only("ldexp", input, other)
+    ng = _ng()
+    return input * ng.pow(2.0, _float_of(other) if other.dtype.is_floating_point else other)
+
+
+__all__ = ["logaddexp", "logaddexp2", "log2", "log10", "exp2", "trunc", "fix", "frac", "square",
+           "logit", "float_power", "ldexp"]
+METHODS = ("logaddexp", "logaddexp2", "log2", "log10", "exp2", "trunc", "fix", "frac", "square",
+           "logit", "float_power", "ldexp")

@@ -1,0 +1,447 @@
+"""The special functions: ``erf``, ``erfc``, ``erfinv``, the gamma family (``lgamma``, ``digamma``,
+``polygamma``, ``mvlgamma``), Hurwitz's ``zeta``, the modified Bessel functions ``i0`` (and
+``torch.special``'s ``i0e``, ``i1``, ``i1e``), ``erfcx``, ``log_ndtr``, ``ndtri``, the orthogonal
+polynomials of ``torch.special`` (``POLYNOMIALS``) and ``xlogy``.
+
+Each formula is a row of the formula table (``kernels/formulas.py``), so both devices and the
+whole-step compiler get it from one place; the backward formulas are PyTorch's
+(``derivatives.yaml``), written with tensor ops so that they are differentiable again.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._promote import binary_operands, floating_operand
+from .elementwise import _Unary, where
+from . import _jvp
+from .registry import Op, Sample, apply, kernels_for, register
+from ._common import _broadcast, _ng, _two
+
+
+# ------------------------------------------------------------------ erf, erfc
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+@register
+class Erf(_Unary):
+    name, node, code = "erf", "ErfBackward0", "ERF"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.erf(a), ((3, 4),)), Sample(lambda m, a: a.erf(), ((5,),)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return ((-(a * a)).exp() * _TWO_OVER_SQRT_PI * grad,)
+
+
+@register
+class Erfc(_Unary):
+    name, node, code = "erfc", "ErfcBackward0", "ERFC"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.erfc(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return ((-(a * a)).exp() * -_TWO_OVER_SQRT_PI * grad,)
+
+
+def erf(input: Tensor) -> Tensor:
+    """The error function of each element (integers give the default float dtype)."""
+    return apply(Erf, (input,), (floating_operand(input),))
+
+
+def erfc(input: Tensor) -> Tensor:
+    """``1 - erf(x)``, accurate where ``erf(x)`` is near 1."""
+    return apply(Erfc, (input,), (floating_operand(input),))
+
+
+# ------------------------------------------------------------------ lgamma, digamma, polygamma
+@register
+class Lgamma(_Unary):
+    name, node, code = "lgamma", "LgammaBackward0", "LGAMMA"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.lgamma(a), ((3, 4),), low=0.2, high=4.0),
+               Sample(lambda m, a: a.lgamma(), ((5,),), low=-2.8, high=-2.2))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * digamma(a),)
+
+
+@register
+class Digamma(_Unary):
+    name, node, code = "digamma", "DigammaBackward0", "DIGAMMA"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.digamma(a), ((3, 4),), low=0.2, high=4.0),
+               Sample(lambda m, a: a.digamma(), ((5,),), low=-1.8, high=-1.2))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * polygamma(1, a),)
+
+
+@register
+class Polygamma(Op):
+    """The ``n``-th derivative of digamma (``n`` = 0 is digamma itself)."""
+
+    name, node = "polygamma", "PolygammaBackward0"
+    jvp = _jvp.elementwise
+    on_cuda = True
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.polygamma(1, a), ((3, 4),), low=0.2, high=4.0),
+               Sample(lambda m, a: a.polygamma(2), ((5,),), low=0.5, high=3.0),
+               Sample(lambda m, a: m.polygamma(3, a), ((2, 3),), low=-1.8, high=-1.2))
+
+    @staticmethod
+    def forward(K, a, *, n):
+        return K.binary(K.POLYGAMMA, a, np.asarray(n, a.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * polygamma(ctx.params["n"] + 1, a),)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """The log of the absolute value of the gamma function (inf at the poles)."""
+    return apply(Lgamma, (input,), (floating_operand(input),))
+
+
+def digamma(input: Tensor) -> Tensor:
+    """The derivative of ``lgamma`` (-inf at 0, NaN at the negative integers)."""
+    return apply(Digamma, (input,), (floating_operand(input),))
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of ``digamma``."""
+    if not isinstance(input, Tensor):
+        raise TypeError("polygamma(): argument 'input' (position 2) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return apply(Polygamma, (input,), (floating_operand(input),), n=int(n))
+
+
+def _polygamma_method(input: Tensor, n: int) -> Tensor:
+    return polygamma(n, input)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``:
+    ``p (p - 1) / 4 log(pi) + sum_j lgamma(input - j / 2)``, every element above (p - 1) / 2."""
+    if p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1")
+    x = input if input.dtype.is_floating_point else input.to(_ng().get_default_dtype())
+    if not bool((x.detach() > (p - 1) / 2).all()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2")
+    steps = _ng().arange(p, dtype=x.dtype, device=x.device) / 2
+    return lgamma(x.unsqueeze(-1) - steps).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+@register
+class Zeta(Op):
+    """The Hurwitz zeta function ``sum_k (k + q) ** -x`` (not differentiable here)."""
+
+    name, node = "zeta", ""
+    differentiable = False
+    on_cuda = True
+    samples = (Sample(lambda m, a, b: m.special.zeta(a + 3, b + 2.5), _two, grad=False),)
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.ZETA, a, b)
+
+
+def zeta(input, other) -> Tensor:
+    """``special.zeta``: the Hurwitz zeta function of ``input`` (x) and ``other`` (q)."""
+    a, b = binary_operands(input, other, floating=True)
+    return apply(Zeta, (input, other), (a, b))
+
+
+# ------------------------------------------------------------------ erfinv, Bessel I0 and I1
+_SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
+
+
+@register
+class Erfinv(_Unary):
+    name, node, code = "erfinv", "ErfinvBackward0", "ERFINV"
+    save_output = True
+    samples = (Sample(lambda m, a: m.erfinv(a), ((3, 4),), low=-0.95, high=0.95),
+               Sample(lambda m, a: a.erfinv(), ((5,),), low=-0.5, high=0.5))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * _SQRT_PI_OVER_2 * (out * out).exp(),)
+
+
+@register
+class I0(_Unary):
+    name, node, code = "i0", "I0Backward0", "I0"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.i0(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * _bessel(I1, a),)
+
+
+@register
+class I0e(_Unary):
+    name, node, code = "special_i0e", "SpecialI0EBackward0", "I0E"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.i0e(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        return (grad * (_bessel(I1e, a) - a.sign() * out),)
+
+
+@register
+class I1(_Unary):
+    name, node, code = "special_i1", "SpecialI1Backward0", "I1"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.i1(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # I1' = I0 - I1 / x; 1/2 within the dtype's eps of 0, and at NaN (PyTorch's
+        # i1_backward: where(|x| > eps, ..., 0.5))
+        a, out = ctx.saved_tensors
+        away = a.detach().abs() > float(np.finfo(a._data.dtype).eps)
+        safe = where(away, a, 1.0)
+        return (grad * where(away, _bessel(I0, a) - out / safe, 0.5),)
+
+
+@register
+class I1e(_Unary):
+    name, node, code = "special_i1e", "SpecialI1EBackward0", "I1E"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.i1e(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # I1e' = I0e - I1e (sign(x) + 1 / x); 1/2 near 0 and at NaN, as i1's
+        a, out = ctx.saved_tensors
+        away = a.detach().abs() > float(np.finfo(a._data.dtype).eps)
+        safe = where(away, a, 1.0)
+        return (grad * where(away, _bessel(I0e, a) - out * (a.sign() + safe.reciprocal()), 0.5),)
+
+
+@register
+class Erfcx(_Unary):
+    name, node, code = "special_erfcx", "SpecialErfcxBackward0", "ERFCX"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.erfcx(a * 3), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        return (grad * (2 * a * out - _TWO_OVER_SQRT_PI),)
+
+
+@register
+class LogNdtr(_Unary):
+    name, node, code = "special_log_ndtr", "SpecialLogNdtrBackward0", "LOG_NDTR"
+    save_inputs = (0,)
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.log_ndtr(a * 4), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # phi(x) / Phi(x), as PyTorch writes it: exp(-(log_ndtr(x) + x**2 / 2)) / sqrt(2 pi)
+        a, out = ctx.saved_tensors
+        return (grad * (-(out + a * a / 2)).exp() / math.sqrt(2 * math.pi),)
+
+
+@register
+class Ndtri(_Unary):
+    name, node, code = "special_ndtri", "SpecialNdtriBackward0", "NDTRI"
+    save_output = True
+    samples = (Sample(lambda m, a: m.special.ndtri(a), ((3, 4),), low=0.02, high=0.98),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return (grad * math.sqrt(2 * math.pi) * (out * out / 2).exp(),)
+
+
+def special_erfcx(input: Tensor) -> Tensor:
+    """``exp(x**2) erfc(x)``, without overflow or underflow."""
+    return _bessel(Erfcx, input)
+
+
+def special_log_ndtr(input: Tensor) -> Tensor:
+    """The log of the standard normal distribution function, accurate in the tails."""
+    return _bessel(LogNdtr, input)
+
+
+def special_ndtri(input: Tensor) -> Tensor:
+    """The inverse of the standard normal distribution function."""
+    return _bessel(Ndtri, input)
+
+
+def _bessel(op, input: Tensor) -> Tensor:
+    return apply(op, (input,), (floating_operand(input),))
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """The inverse error function (+-inf at +-1, NaN outside [-1, 1])."""
+    return apply(Erfinv, (input,), (floating_operand(input),))
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, of order 0."""
+    return _bessel(I0, input)
+
+
+def special_i0e(input: Tensor) -> Tensor:
+    """``exp(-|x|) i0(x)``."""
+    return _bessel(I0e, input)
+
+
+def special_i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, of order 1."""
+    return _bessel(I1, input)
+
+
+def special_i1e(input: Tensor) -> Tensor:
+    """``exp(-|x|) i1(x)``."""
+    return _bessel(I1e, input)
+
+
+# ------------------------------------------------------------------ orthogonal polynomials
+class _Polynomial(Op):
+    """One of torch.special's orthogonal polynomials of ``input`` and the degree ``n`` (not
+    differentiable, as PyTorch's)."""
+
+    differentiable = False
+    on_cuda = True
+    code: str = ""
+
+    @classmethod
+    def forward(cls, K, x, n):
+        return K.binary(getattr(K, cls.code), x, n)
+
+
+def _polynomial(name: str, code: str, doc: str):
+    op = register(type("".join(p.capitalize() for p in name.split("_")), (_Polynomial,), {
+        "name": name, "node": "", "code": code, "__doc__": doc,
+        "samples": (Sample(lambda m, x, n, f=name: getattr(m.special, f)(x, (n * 3 + 6).long()),
+                           _two, low=-1.2, high=1.2, grad=False),
+                    Sample(lambda m, x, f=name: getattr(m.special, f)(x, 11), ((5,),), low=0.0,
+                           high=1.0, grad=False)),
+    }))
+
+    def fn(input, n) -> Tensor:
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        a, b = binary_operands(input, n, floating=True)
+        return apply(op, (input, n), (a, b))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+POLYNOMIALS = {name: _polynomial(name, code, doc) for name, code, doc in (
+    ("chebyshev_polynomial_t", "CHEBYSHEV_T", "The Chebyshev polynomial of the first kind."),
+    ("chebyshev_polynomial_u", "CHEBYSHEV_U", "The Chebyshev polynomial of the second kind."),
+    ("chebyshev_polynomial_v", "CHEBYSHEV_V", "The Chebyshev polynomial of the third kind."),
+    ("chebyshev_polynomial_w", "CHEBYSHEV_W", "The Chebyshev polynomial of the fourth kind."),
+    ("shifted_chebyshev_polynomial_t", "SHIFTED_CHEBYSHEV_T",
+     "The Chebyshev polynomial of the first kind of ``2 x - 1``."),
+    ("shifted_chebyshev_polynomial_u", "SHIFTED_CHEBYSHEV_U",
+     "The Chebyshev polynomial of the second kind of ``2 x - 1``."),
+    ("shifted_chebyshev_polynomial_v", "SHIFTED_CHEBYSHEV_V",
+     "The Chebyshev polynomial of the third kind of ``2 x - 1``."),
+    ("shifted_chebyshev_polynomial_w", "SHIFTED_CHEBYSHEV_W",
+     "The Chebyshev polynomial of the fourth kind of ``2 x - 1``."),
+    ("hermite_polynomial_h", "HERMITE_H", "The physicists' Hermite polynomial."),
+    ("hermite_polynomial_he", "HERMITE_HE", "The probabilists' Hermite polynomial."),
+    ("laguerre_polynomial_l", "LAGUERRE_L", "The Laguerre polynomial."),
+    ("legendre_polynomial_p", "LEGENDRE_P", "The Legendre polynomial."),
+)}
+
+
+# ------------------------------------------------------------------ xlogy
+class _Xlogy(Op):
+    jvp = _jvp.elementwise
+    on_cuda = True
+    save_inputs = (0, 1)
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.XLOGY, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = grad * xlogy((a.detach() != 0).to(b.dtype), b)
+        if need_b:
+            grad_b = grad * a / b
+        return grad_a, grad_b
+
+
+@register
+class Xlogy(_Xlogy):
+    name, node = "xlogy", "XlogyBackward0"
+    samples = (Sample(lambda m, a, b: m.xlogy(a, b), _two, low=0.5),
+               Sample(lambda m, a, b: a.xlogy(b), _broadcast, low=0.5))
+
+
+@register
+class XlogyScalarSelf(_Xlogy):
+    name, node = "xlogy_scalar_self", "XlogyBackward1"
+    samples = (Sample(lambda m, b: m.xlogy(2.0, b), ((3, 4),), low=0.5),)
+
+
+@register
+class XlogyScalarOther(_Xlogy):
+    name, node = "xlogy_scalar_other", "XlogyBackward2"
+    samples = (Sample(lambda m, a: m.xlogy(a, 3.0), ((3, 4),)),)
+
+    @staticmethod
+    def forward(K, a, b, *, other):
+        return K.binary(K.XLOGY, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # PyTorch's: grad * log(other) for a positive number ``other`` (where input is 0 too)
+        other = ctx.params["other"]
+        if other > 0:
+            return grad * math.log(other), None
+        return _Xlogy.backward(ctx, grad)
+
+
+def xlogy(input, other) -> Tensor:
+    """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); integers give
+    the default float dtype."""
+    a, b = binary_operands(input, other, floating=True)
+    if not isinstance(input, Tensor):
+        t = Tensor._wrap(kernels_for((other,)).full((), a, b.dtype))
+        return apply(XlogyScalarSelf, (t, other), (t._data, b))
+    if not isinstance(other, Tensor):
+        t = Tensor._wrap(kernels_for((input,)).full((), b, a.dtype))
+        return apply(XlogyScalarOther, (input, t), (a, t._data), other=float(other))
+    return apply(Xlogy, (input, other), (a, b))
+
+
+__all__ = ["erf", "erfc", "xlogy", "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0"]
+METHODS = ("erf", "erfc", "xlogy", "lgamma", "digamma", "mvlgamma", "erfinv", "i0")

@@ -1,0 +1,252 @@
+"""The trigonometric ops beyond ``sin cos tan`` (``ops/elementwise.py``): ``atan2`` (``arctan2``),
+the inverse and hyperbolic functions (``asin acos atan sinh cosh asinh acosh atanh`` and their
+``arc*`` names), ``hypot``, ``sinc``, ``deg2rad`` and ``rad2deg``.
+
+Each formula is a row of the formula table (``kernels/formulas.py``), so both devices and the
+whole-step compiler get it from one place; the backward formulas are PyTorch's
+(``derivatives.yaml``), written with tensor ops so that they are differentiable again.
+"""
+from __future__ import annotations
+
+import math
+
+from ..tensor import Tensor
+from ._promote import binary_operands
+from .elementwise import _Unary, where
+from . import _jvp
+from .registry import Op, Sample, apply, register
+from ._common import _broadcast, _float_unary, _tensor_only, _two
+from .exponents_and_rounding import _not_for
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import UnaryOp
+
+
+# ------------------------------------------------------------------ atan2
+@register
+class Atan2(Op):
+    name, node = "atan2", "Atan2Backward0"
+    jvp = _jvp.elementwise
+    on_cuda = True
+    save_inputs = (0, 1)
+    samples = (
+        Sample(lambda m, a, b: m.atan2(a, b), _two),
+        Sample(lambda m, a, b: a.arctan2(b), _broadcast),
+    )
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.ATAN2, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        # PyTorch's atan2_backward: 1 / (a² + b²), taken as 0 where that is 0 (at the origin,
+        # or where the squares underflow)
+        denom = a * a + b * b
+        recip = where(denom.detach() == 0, 0.0, denom.reciprocal())
+        return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
+
+
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """The angle of the point ``(other, input)``, elementwise (integers give the default float
+    dtype)."""
+    _tensor_only("atan2", input, other)
+    a, b = binary_operands(input, other, floating=True)
+    return apply(Atan2, (input, other), (a, b))
+
+
+arctan2 = atan2
+
+
+# ------------------------------------------------------------------ inverse and hyperbolic trig
+def _square(t):
+    return t * t
+
+
+@register
+class Asin(_Unary):
+    name, node, code = "asin", "AsinBackward0", "ASIN"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.asin(a), ((3, 4),), low=-0.9, high=0.9),
+               Sample(lambda m, a: a.arcsin(), ((5,),), low=-0.9, high=0.9))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * (-a * a + 1).rsqrt(),)
+
+
+@register
+class Acos(_Unary):
+    name, node, code = "acos", "AcosBackward0", "ACOS"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.acos(a), ((3, 4),), low=-0.9, high=0.9),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * -((-a * a + 1).rsqrt()),)
+
+
+@register
+class Atan(_Unary):
+    name, node, code = "atan", "AtanBackward0", "ATAN"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.arctan(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad / (a * a + 1),)
+
+
+@register
+class Sinh(_Unary):
+    name, node, code = "sinh", "SinhBackward0", "SINH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.sinh(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * cosh(a),)
+
+
+@register
+class Cosh(_Unary):
+    name, node, code = "cosh", "CoshBackward0", "COSH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: a.cosh(), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * sinh(a),)
+
+
+@register
+class Asinh(_Unary):
+    name, node, code = "asinh", "AsinhBackward0", "ASINH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.arcsinh(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * (a * a + 1).rsqrt(),)
+
+
+@register
+class Acosh(_Unary):
+    name, node, code = "acosh", "AcoshBackward0", "ACOSH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.acosh(a), ((3, 4),), low=1.2, high=3.0),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * (a * a - 1).rsqrt(),)
+
+
+@register
+class Atanh(_Unary):
+    name, node, code = "atanh", "AtanhBackward0", "ATANH"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: a.atanh(), ((3, 4),), low=-0.9, high=0.9),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * (1 / (1 - a * a)),)
+
+
+# ------------------------------------------------------------------ sinc, degrees and radians
+@register
+class Sinc(_Unary):
+    name, node, code = "sinc", "SincBackward0", "SINC"
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.sinc(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        p = a * math.pi
+        d = (p * p.cos() - p.sin()) / (a * a * math.pi)
+        return (grad * where(a.detach() == 0, 0.0, d),)
+
+
+@register
+class Deg2Rad(_Unary):
+    name, node, code = "deg2rad", "Deg2RadBackward0", "DEG2RAD"
+    samples = (Sample(lambda m, a: m.deg2rad(a), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * (math.pi / 180.0),)
+
+
+@register
+class Rad2Deg(_Unary):
+    name, node, code = "rad2deg", "Rad2DegBackward0", "RAD2DEG"
+    samples = (Sample(lambda m, a: a.rad2deg(), ((3, 4),)),)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * (180.0 / math.pi),)
+
+
+asin: UnaryOp = _float_unary(Asin, "The arcsine of each element (integers give the default float dtype).")
+acos: UnaryOp = _float_unary(Acos, "The arccosine of each element.")
+atan: UnaryOp = _float_unary(Atan, "The arctangent of each element.")
+sinh: UnaryOp = _float_unary(Sinh, "The hyperbolic sine of each element.")
+cosh: UnaryOp = _float_unary(Cosh, "The hyperbolic cosine of each element.")
+asinh: UnaryOp = _float_unary(Asinh, "The inverse hyperbolic sine of each element.")
+acosh: UnaryOp = _float_unary(Acosh, "The inverse hyperbolic cosine of each element.")
+atanh: UnaryOp = _float_unary(Atanh, "The inverse hyperbolic tangent of each element.")
+
+
+sinc: UnaryOp = _float_unary(Sinc, "``sin(pi x) / (pi x)``, 1 at 0, elementwise.")
+deg2rad: UnaryOp = _float_unary(Deg2Rad, "Degrees to radians, elementwise.")
+rad2deg: UnaryOp = _float_unary(Rad2Deg, "Radians to degrees, elementwise.")
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+
+# ------------------------------------------------------------------ hypot
+@register
+class Hypot(Op):
+    name, node = "hypot", "HypotBackward0"
+    jvp = _jvp.elementwise
+    on_cuda = True
+    save_inputs = (0, 1)
+    save_output = True
+    samples = (Sample(lambda m, a, b: m.hypot(a, b), _two),
+               Sample(lambda m, a, b: a.hypot(b), _broadcast))
+
+    @staticmethod
+    def forward(K, a, b):
+        return K.binary(K.HYPOT, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return ((grad * a / out if need_a else None), (grad * b / out if need_b else None))
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)``, elementwise, without overflow (floats only)."""
+    _tensor_only("hypot", input, other)
+    a, b = binary_operands(input, other)
+    _not_for("hypot", Tensor._wrap(a), "biu")
+    return apply(Hypot, (input, other), (a, b))
+
+
+__all__ = ["arctan2", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+           "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sinc", "deg2rad",
+           "rad2deg", "hypot"]
+METHODS = ("atan2", "arctan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+           "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sinc", "deg2rad",
+           "rad2deg", "hypot")

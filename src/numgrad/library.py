@@ -939,9 +939,20 @@ def _declare(key: str, name: str, arity: int, fn, dtypes, cpu=None):
 def _formula_op(opname: str, code, arity: int, differentiable_by=None):
     """An Op computing the formula ``code`` (registered as numgrad's ops are, but kept out of
     numgrad's own registry: its harness checks numgrad's ops, not users')."""
-    from .ops import _jvp, registry
+    if arity == 1:
+        def forward(K, *arrays):
+            return K.unary(code, arrays[0])
+    else:
+        def forward(K, *arrays):
+            return K.binary(code, arrays[0], arrays[1])
+    return _user_op(opname, arity, forward, differentiable_by)
 
-    unary = arity == 1
+
+def _user_op(opname: str, arity: int, forward, differentiable_by=None):
+    """An Op of a user's formula with ``forward(K, *arrays)``, its backward
+    ``differentiable_by(ctx, grad)`` (None: not differentiable), registered as numgrad's ops are
+    but kept out of numgrad's own registry."""
+    from .ops import _jvp, registry
 
     class _Formula(registry.Op):
         name, node = opname, opname.replace("::", "_") + "Backward0"
@@ -950,16 +961,13 @@ def _formula_op(opname: str, code, arity: int, differentiable_by=None):
         jvp = _jvp.elementwise if differentiable_by is not None else None
 
         @staticmethod
-        def forward(K, *arrays):
-            return K.unary(code, arrays[0]) if unary else K.binary(code, arrays[0], arrays[1])
-
-        @staticmethod
         def backward(ctx, grad):
             if differentiable_by is None:
                 raise RuntimeError(f"the derivative of {opname} is not implemented (give its "
                                    "partial derivatives with grad=)")
             return differentiable_by(ctx, grad)
 
+    _Formula.forward = staticmethod(forward)
     registry.register(_Formula)
     registry.REGISTRY.pop(opname, None)  # (numgrad's registry lists numgrad's own ops)
     return _Formula
@@ -1056,28 +1064,10 @@ def _nary_kernels(qualname: str, key: str, cpu_key: str, arity: int) -> str:
 def _nary_op(opname: str, kernel: str, arity: int, differentiable_by=None):
     """An Op computing an n-ary formula through its ``K.custom_call`` kernels (opaque to
     numgrad.compile's fusion, one call), kept out of numgrad's registry as ``_formula_op``'s."""
-    from .ops import _jvp, registry
+    def forward(K, *arrays):
+        return K.custom_call(kernel, *arrays)
 
-    class _Formula(registry.Op):
-        name, node = opname, opname.replace("::", "_") + "Backward0"
-        on_cuda = True
-        save_inputs = tuple(range(arity)) if differentiable_by is not None else ()
-        jvp = _jvp.elementwise if differentiable_by is not None else None
-
-        @staticmethod
-        def forward(K, *arrays):
-            return K.custom_call(kernel, *arrays)
-
-        @staticmethod
-        def backward(ctx, grad):
-            if differentiable_by is None:
-                raise RuntimeError(f"the derivative of {opname} is not implemented (give its "
-                                   "partial derivatives with grad=)")
-            return differentiable_by(ctx, grad)
-
-    registry.register(_Formula)
-    registry.REGISTRY.pop(opname, None)
-    return _Formula
+    return _user_op(opname, arity, forward, differentiable_by)
 
 
 class ElementwiseOp:

@@ -326,7 +326,158 @@ def saved_fields(node) -> dict:
             fields[name + "_sym_sizes"] = ("size", names.index(name))
             if node_name in _NUMEL:
                 fields[name + "_sym_numel"] = ("numel", names.index(name))
+    computed = _COMPUTED.get(node_name)
+    if computed is not None:
+        for name, fn in computed.items():
+            if fn is None:
+                fields.pop(name, None)
+            else:
+                fields[name] = ("computed", fn)
     return fields
+
+
+# ----------------------------------------------------------------- values PyTorch's nodes keep
+# that numgrad's node derives (from its parameters, input shapes or saved inputs)
+
+_UINT64 = 1 << 64
+# Arguments PyTorch's nodes keep as int64 and show through an unsigned conversion (its
+# ``_saved_dim`` of ``x.sum(-1)`` is 2**64 - 1); its Scalars (``min``, ``value``...) stay signed.
+_INT_ARGS = {"dim", "dims", "dim0", "dim1", "dim2", "ignore_index", "start", "end", "step",
+             "index", "padding_idx", "offset", "diagonal"}
+# Parameters PyTorch's node saves as tensors (or None), so it also has ``_raw_saved_<name>``.
+_TENSOR_PARAMS = {"target", "weight", "index", "indices", "mask", "pos_weight"}
+_INT64_MAX = (1 << 63) - 1
+
+
+def _unsigned(value):
+    """An int64 argument as PyTorch's node shows it: a negative one as its unsigned bits."""
+    if type(value) is int and value < 0:
+        return value + _UINT64
+    if type(value) is tuple:
+        return tuple(_unsigned(v) for v in value)
+    return value
+
+
+def _as_tensor(array):
+    """A saved array (host or device) as a tensor, or None."""
+    if array is None:
+        return None
+    from ..tensor import Tensor
+
+    return Tensor._wrap(array)
+
+
+def _strides(i: int):
+    """``<input i>_sym_strides``: the input's strides in elements where PyTorch's node keeps
+    them (its own gradient is needed), else ``()``."""
+    def strides(node):
+        if not node.needs_input_grad[i]:
+            return ()
+        saved = _saved_input(node, i)
+        if saved is not None:
+            return tuple(saved.stride())
+        shape, out, step = node.input_shapes[i], [], 1
+        for n in reversed(shape):
+            out.append(step)
+            step *= max(n, 1)
+        return tuple(reversed(out))
+    return strides
+
+
+def _saved_input(node, i: int):
+    """The tensor ``node`` saved for its input ``i`` (not unpacked through hooks), or None."""
+    if node._released:
+        return None
+    for k, (j, _) in enumerate(type(node).op._save_plan):
+        if j == i and k < len(node._saved):
+            s = node._saved[k]
+            return s.tensor if type(s) is SavedTensor else None
+    return None
+
+
+def _view_arg(k: int):
+    """One of the arguments of the last view op of an indexing key (``Key.view``), or of
+    ``narrow`` as PyTorch's ``slice``: (dim, start, end, step, sizes) / (dim, index, sizes)."""
+    def arg(node):
+        p = node.params
+        if "key" in p:
+            key = p["key"]
+            if key.view is not None:
+                return key.view[k]
+            # (a key made without the parser: ``(:,) * d + (i,)``, a select)
+            d = len(key.basic) - 1
+            return (d, key.basic[d], tuple(node.input_shapes[0]))[k]
+        name = type(node).op.name
+        if name in ("real", "imag"):  # (PyTorch's select(-1, 0 or 1) of view_as_real)
+            return (-1, int(name == "imag"), tuple(node.input_shapes[0]) + (2,))[k]
+        if name != "narrow":  # (unsqueeze)
+            return p["dim"]
+        dim, start, length = p["dim"], p["start"], p["length"]
+        size = node.input_shapes[0][dim]
+        start = start + size if start < 0 else start
+        return (dim, start, start + length, 1, tuple(node.input_shapes[0]))[k]
+    return arg
+
+
+def _dim_given(node):
+    """``dim`` as the caller gave it (None: every dimension, as PyTorch shows it)."""
+    p = node.params
+    return p["dim"] if "dim" in p else p["dims"]
+
+
+def _extreme_dim(node):
+    p = node.params
+    return p["dim"] if p.get("dim") is not None else (p["dims"][0] if p["dims"] else 0)
+
+
+def _nll_total_weight(node):
+    """The weight of the rows that count (targets not ``ignore_index``), a 0-d tensor of the
+    input's dtype, as PyTorch's ``nll_loss_forward`` returns it."""
+    from ..ops.registry import kernels_of
+
+    p = node.params
+    target, weight = p["target"], p["weight"]
+    if not isinstance(target, np.ndarray):
+        K = kernels_of(target)
+        target = K.to_host(target)
+        weight = None if weight is None else K.to_host(weight)
+    t = np.asarray(target).reshape(-1)
+    live = t[t != p["ignore_index"]]
+    dtype = node.input_dtypes[0]
+    total = live.size if weight is None else np.asarray(weight)[live].sum(dtype=np.float64)
+    from ..creation import tensor
+
+    out = tensor(np.asarray(total, dtype=dtype))
+    return out if node.input_devices is None or node.input_devices[0] is not False else \
+        out.cuda()
+
+
+def _conv_bias_sizes(node):
+    shape = node.input_shapes[2] if len(node.input_shapes) > 2 else None
+    return tuple(shape) if shape is not None else (0,)
+
+
+# {node name: {PyTorch name: function of the node (None: a field numgrad's params would give
+# that PyTorch's node does not show)}}
+_COMPUTED = {
+    "MmBackward0": {"self_sym_strides": _strides(0), "mat2_sym_strides": _strides(1)},
+    "AddmmBackward0": {"mat1_sym_strides": _strides(1), "mat2_sym_strides": _strides(2)},
+    "SliceBackward0": {"dim": _view_arg(0), "start": _view_arg(1), "end": _view_arg(2),
+                       "step": _view_arg(3), "self_sym_sizes": _view_arg(4)},
+    "SelectBackward0": {"dim": _view_arg(0), "index": _view_arg(1),
+                        "self_sym_sizes": _view_arg(2)},
+    "UnsqueezeBackward0": {"dim": _view_arg(0)},
+    "UnbindBackward0": {"dim": lambda n: len(n.params["key"].basic) - 1},
+    "MaxBackward0": {"dim": _extreme_dim, "indices": lambda n: _as_tensor(n.params["indices"])},
+    "MinBackward0": {"dim": _extreme_dim, "indices": lambda n: _as_tensor(n.params["indices"])},
+    "LinalgVectorNormBackward0": {"dim": _dim_given,
+                                  "ord": lambda n: n.params.get("shown_ord", 2)},
+    "NllLossBackward0": {"total_weight": _nll_total_weight},
+    "ConvolutionBackward0": {"bias_sym_sizes_opt": _conv_bias_sizes},
+}
+_SIZES["MaxBackward0"] = _SIZES["MinBackward0"] = ("self",)
+# Computed values that are tensors in PyTorch's node (so it has ``_raw_saved_<name>`` too).
+_COMPUTED_TENSORS = {"indices", "total_weight", "result1", "result2"}
 
 
 class RawSavedTensor:
@@ -433,7 +584,15 @@ def saved_attribute(node, attr: str):
     kind, key = where
     if kind != "saved":
         if raw:
+            if kind == "computed" and name in _COMPUTED_TENSORS or kind == "param" and \
+                    name in _TENSOR_PARAMS and _is_array_or_none(node.params[key]):
+                return ComputedSavedTensor(node, name)
             raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+        if kind == "computed":
+            if node._released and name in _COMPUTED_TENSORS:
+                raise RuntimeError(_FREED)
+            value = key(node)
+            return _unsigned(value) if name in _INT_ARGS else value
         if kind == "fixed":
             return key(node) if callable(key) else key
         if kind == "size":
@@ -446,7 +605,8 @@ def saved_attribute(node, attr: str):
         if type(node).op.name in ("convolution", "convolution_transpose") and name in (
                 "stride", "padding", "dilation"):
             return _conv_sizes(node, key)
-        return _param_value(name, node.params[key])
+        value = _param_value(name, node.params[key])
+        return _unsigned(value) if name in _INT_ARGS else value
     if raw:
         return RawSavedTensor(node, key)
     if node._released:
@@ -461,12 +621,39 @@ def saved_attribute(node, attr: str):
     return _wrapped_number(value)
 
 
+def _is_array_or_none(value) -> bool:
+    return value is None or hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+class ComputedSavedTensor(RawSavedTensor):
+    """``_raw_saved_<name>`` of a tensor PyTorch's node saves and numgrad's derives when asked
+    (``_saved_total_weight`` of ``nll_loss``, the indices of ``max(dim)``...): its backward does
+    not read it, so hooks registered on it are checked as PyTorch checks them and the pack hook
+    runs on the value now; nothing unpacks it."""
+
+    __slots__ = ()
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        node = self._node
+        if node._released:
+            RawSavedTensor(node, None).register_hooks(pack_hook, unpack_hook)  # (its message)
+        value = saved_attribute(node, "_saved_" + self._index)
+        if value is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden")
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks expects two callables, a pack hook and an unpack hook")
+        pack_hook(value)
+
+
 def saved_names(node) -> list:
     """The ``_saved_<name>`` and ``_raw_saved_<name>`` attributes of ``node``, for ``dir``."""
     out = []
-    for name, (kind, _) in saved_fields(node).items():
+    for name, (kind, key) in saved_fields(node).items():
         out.append("_saved_" + name)
-        if kind == "saved":
+        if kind == "saved" or kind == "computed" and name in _COMPUTED_TENSORS or \
+                kind == "param" and name in _TENSOR_PARAMS and \
+                _is_array_or_none(node.params[key]):
             out.append("_raw_saved_" + name)
     return out
 
@@ -490,6 +677,8 @@ def _install_saved_properties() -> None:
         names.update(inputs)
     for fixed in _FIXED_PARAMS.values():
         names.update(fixed)
+    for computed in _COMPUTED.values():
+        names.update(computed)
     for node_name, inputs in _SIZES.items():
         for name in inputs:
             names.add(name + "_sym_sizes")

@@ -50,7 +50,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not -size <= i < size:
         raise IndexError(f"select(): index {i} out of range for tensor of size "
                          f"{list(input._data.shape)} at dimension {d}")
-    return _take_key(input, Key((slice(None),) * d + (i % size,), None, SELECT, SELECT))
+    return _take_key(input, Key((slice(None),) * d + (i % size,), None, SELECT, SELECT, False,
+                                (d, i, tuple(input._data.shape))))
 
 
 def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,

@@ -69,6 +69,7 @@ _TUPLE_SEQUENCE = (
 # The view ops PyTorch records for basic indexing; a key remembers its first and last one, which
 # name the node of the view (the last) and of its backward (the first).
 SELECT, SLICE, UNSQUEEZE, ALIAS = "select", "slice", "unsqueeze", "alias"
+_INT64_MAX = (1 << 63) - 1
 
 
 class Key(NamedTuple):
@@ -81,6 +82,10 @@ class Key(NamedTuple):
     first: str = ALIAS
     last: str = ALIAS
     mask: bool = False
+    # The arguments of the last view op as PyTorch records them (its node's ``_saved_*``): a
+    # slice's (dim, start, end, step, sizes of its input) with the bounds as written (None
+    # start 0, None end INT64_MAX), a select's (dim, index, sizes), an unsqueeze's (dim,).
+    view: tuple | None = None
 
 
 # ------------------------------------------------------------------ parsing
@@ -183,7 +188,8 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
     """The ``Key`` of ``tensor[index]`` for a tensor of ``shape``, with PyTorch's errors. For a
     CUDA tensor (``cuda``) the key's index arrays are device int64 arrays (``_to_device``)."""
     if type(index) is int and shape and -shape[0] <= index < shape[0]:
-        return Key((index,), None, SELECT, SELECT)  # the common x[i], without the general walk
+        # (the common x[i], without the general walk)
+        return Key((index,), None, SELECT, SELECT, False, (0, index, shape))
     if type(index) is tuple and not cuda and 0 < len(index) <= len(shape):
         key = _index_tensors_key(index)
         if key is not None:
@@ -209,6 +215,7 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
 
     basic, adv, kinds = [], {}, []
+    view = None  # the last view op's arguments (``Key.view``)
     cur = list(shape)  # the shape of the view built so far
     dim = 0  # the view's next dimension
     expanded = False
@@ -220,6 +227,7 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
                     f"index {value} is out of bounds for dimension {pos} with size {size}"
                 )
             basic.append(value)
+            view = (dim, value, tuple(cur))
             del cur[dim]
             kinds.append(SELECT)
         elif kind == _SLICE:
@@ -229,6 +237,9 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
                 raise ValueError("step must be greater than zero")
             if single or not _is_full(value, size):
                 kinds.append(SLICE)
+                view = (dim, 0 if value.start is None else operator.index(value.start),
+                        _INT64_MAX if value.stop is None else operator.index(value.stop),
+                        1 if value.step is None else operator.index(value.step), tuple(cur))
             basic.append(slice(start, stop, step))
             cur[dim] = len(range(start, stop, step))
             dim += 1
@@ -236,6 +247,7 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
             basic.append(None)
             cur.insert(dim, 1)
             kinds.append(UNSQUEEZE)
+            view = (dim,)
             if kind == _BOOL:  # x[True]: x[None] indexed by [0]; x[False]: by [] (PyTorch)
                 adv[dim] = np.zeros(1 if value else 0, np.int64)
             dim += 1
@@ -252,7 +264,7 @@ def parse_index(index, shape: tuple, cuda: bool = False) -> Key:
             dim += n
     first, last = (kinds[0], kinds[-1]) if kinds else (ALIAS, ALIAS)
     if not adv:
-        return Key(tuple(basic), None, first, last)
+        return Key(tuple(basic), None, first, last, False, view)
     resolved = _check_advanced(adv, cur, cuda)
     entries, d = [], 0
     for p in sorted(adv):

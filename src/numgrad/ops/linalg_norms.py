@@ -59,7 +59,8 @@ class LinalgVectorNorm(Op):
     )
 
     @staticmethod
-    def forward(K, a, *, ord, dims, keepdim):
+    def forward(K, a, *, ord, dims, keepdim, dim=None, shown_ord=None):
+        # (``dim``, ``shown_ord``: as the caller gave them, for the node's ``_saved_*``)
         return _vector_norm_array(K, a, ord, dims, keepdim)
 
     @staticmethod
@@ -101,6 +102,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
         x = x.to(dtype)
     data = x._data
     dims = _norm_dims(dim, data.ndim)
+    shown_ord = ord if type(ord) in (int, float) else float(ord)
     ord = float(ord)
     if (ord < 0 or math.isinf(ord)) and (
             builtins.any(tuple(data.shape)[d] == 0 for d in dims) or (not dims and not data.size and data.ndim)):
@@ -109,7 +111,10 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
                 "because the operation does not have an identity")
     if not math.isinf(ord) and ord == int(ord):
         ord = int(ord)
-    return apply(LinalgVectorNorm, (x,), (data,), ord=ord, dims=dims, keepdim=bool(keepdim))
+    given = None if dim is None else (int(dim),) if isinstance(dim, (int, np.integer)) else \
+        tuple(int(d) for d in dim)
+    return apply(LinalgVectorNorm, (x,), (data,), ord=ord, dims=dims, keepdim=bool(keepdim),
+                 dim=given, shown_ord=shown_ord)
 
 
 def _norm_dims(dim, ndim: int) -> tuple:

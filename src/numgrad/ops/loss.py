@@ -58,6 +58,7 @@ class NllLoss(Op):
     name, node = "nll_loss", "NllLossBackward0"
     jvp = _jvp.transposed_backward
     on_cuda = True
+    save_inputs = (0,)  # (unread by the backward: PyTorch's node keeps it, ``_saved_self``)
     samples = (
         Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, [0, 2, 1, 4])), ((4, 5),)),
         Sample(lambda m, x: _F(m).nll_loss(x, _t(m, x, [3, 3, 0]), reduction="sum"), ((3, 4),)),

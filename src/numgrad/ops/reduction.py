@@ -179,7 +179,8 @@ class VectorNorm(Op):
     )
 
     @staticmethod
-    def forward(K, a, *, dims, keepdim):
+    def forward(K, a, *, dims, keepdim, dim=None):
+        # (``dim``: as the caller gave it, for the node's ``_saved_dim``)
         if _count(a.shape, dims) == 1:
             # One element per slice: its absolute value, not sqrt(x * x), as PyTorch (so 1e30 in
             # float32 does not overflow); the backward's x / ||x|| is then sign(x).
@@ -328,7 +329,8 @@ class _ExtremeDim(Op):
     code = ""
 
     @classmethod
-    def forward(cls, K, a, *, dims, keepdim, indices):
+    def forward(cls, K, a, *, dims, keepdim, indices, dim=None):
+        # (``dim``: as the caller gave it, for the node's ``_saved_dim``)
         return K.reduce_dims(getattr(K, cls.code), a, dims, keepdim)
 
     @staticmethod
@@ -574,7 +576,15 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         raise NotImplementedError("norm supports p=2 only so far")
     data = input._data
     dims = normalize_dims(dim, data.ndim)
-    return apply(VectorNorm, (input,), (data,), dims=dims, keepdim=keepdim if dim is not None else False)
+    return apply(VectorNorm, (input,), (data,), dims=dims,
+                 keepdim=keepdim if dim is not None else False, dim=_as_given(dim))
+
+
+def _as_given(dim):
+    """A ``dim`` argument as PyTorch's node keeps an ``int[1]?`` one: None, or a tuple."""
+    if dim is None:
+        return None
+    return (int(dim),) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
 
 def _float_input(input: Tensor, dtype=None) -> Tensor:
     if dtype is not None:
@@ -678,7 +688,8 @@ def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
         _no_empty_slice(result._name, data.shape, dim, dims)
     K = kernels_for((input,), op_dim)
     indices = K.arg_reduce_dims(getattr(K, arg_code), data, dims, keepdim)
-    values = apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim, indices=indices)
+    values = apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim, indices=indices,
+                   dim=dim if type(dim) is int else None)
     return result(values, Tensor._wrap(indices))
 
 

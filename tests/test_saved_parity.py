@@ -1,0 +1,159 @@
+"""``grad_fn._saved_<name>`` / ``_raw_saved_<name>`` against PyTorch 2.13 (issue 31): for each op,
+the same graph is built in numgrad and in torch and the node's saved attributes compared: the
+names ``dir`` lists, and each value with its Python type (ints as ints, tuples as tuples, None as
+None, tensors by dtype, shape and values; negative int64 arguments as PyTorch shows them, through
+an unsigned conversion)."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+
+RNG = np.random.default_rng(2031)
+X = RNG.standard_normal((4, 3))
+W = RNG.standard_normal((3, 2))
+V = RNG.standard_normal(3)
+IMG = RNG.standard_normal((2, 3, 5, 5))
+KER = RNG.standard_normal((4, 3, 3, 3))
+B4 = RNG.standard_normal(4)
+EMB = RNG.standard_normal((10, 3))
+X3 = RNG.standard_normal((2, 4, 6))
+
+
+def _cases(m):
+    F = m.nn.functional
+    x = m.tensor(X, requires_grad=True)
+    w = m.tensor(W, requires_grad=True)
+    img = m.tensor(IMG, requires_grad=True)
+    k = m.tensor(KER, requires_grad=True)
+    b = m.tensor(B4, requires_grad=True)
+    t = m.tensor([0, 2, 1, 1])
+    e = m.tensor(EMB, requires_grad=True)
+    x3 = m.tensor(X3, requires_grad=True)
+    v = m.tensor(V, requires_grad=True)
+    return {
+        # MmBackward0 / AddmmBackward0: strides of the inputs whose gradient is needed
+        "mm": lambda: x.mm(w),
+        "mm_self_only": lambda: x.mm(m.tensor(W)),
+        "mm_transposed": lambda: x.t().mm(m.tensor(X, requires_grad=True)),
+        "linear_no_bias": lambda: F.linear(x, w.t()),
+        "addmm": lambda: m.addmm(m.tensor(W[0]), x, w),
+        # SliceBackward0 / SelectBackward0 / UnsqueezeBackward0: the last view op of a key
+        "slice_open_end": lambda: x[1:],
+        "slice_second_dim": lambda: x[:, 1:3],
+        "slice_step": lambda: x[0:4:2],
+        "slice_negative_start": lambda: x[-2:],
+        "slice_past_end": lambda: x[1:100],
+        "slice_full": lambda: x[:],
+        "slice_after_select": lambda: x[0, 1:],
+        "slice_after_none": lambda: x[None, 1:],
+        "slice_chain": lambda: x[1:][2:],
+        "narrow": lambda: x.narrow(1, 0, 2),
+        "narrow_negative_start": lambda: x.narrow(1, -2, 2),
+        "select": lambda: x[1],
+        "select_negative": lambda: x[-1],
+        "select_method": lambda: x.select(1, 2),
+        "select_after_slice": lambda: x[1:, 0],
+        "unsqueeze_index": lambda: x[0, None],
+        "unbind": lambda: x.unbind(0)[1],
+        # MaxBackward0 / MinBackward0 with a dim
+        "max_dim": lambda: x.max(1)[0],
+        "max_dim_keepdim": lambda: x.max(1, keepdim=True)[0],
+        "max_negative_dim": lambda: x.max(-1)[0],
+        "min_dim": lambda: x.min(0)[0],
+        # LinalgVectorNormBackward0
+        "vector_norm": lambda: m.linalg.vector_norm(x),
+        "vector_norm_dim": lambda: m.linalg.vector_norm(x, dim=1),
+        "vector_norm_negative_dim": lambda: m.linalg.vector_norm(x, 3.0, dim=-1),
+        "vector_norm_ord1": lambda: m.linalg.vector_norm(x, ord=1),
+        "tensor_norm": lambda: x.norm(),
+        "tensor_norm_dim": lambda: x.norm(dim=1),
+        # NllLossBackward0
+        "nll_loss": lambda: F.nll_loss(x.log_softmax(1), t),
+        "nll_loss_sum": lambda: F.nll_loss(x.log_softmax(1), t, reduction="sum"),
+        "nll_loss_weight": lambda: F.nll_loss(x.log_softmax(1), t, weight=m.tensor(V)),
+        "nll_loss_ignore": lambda: F.nll_loss(x.log_softmax(1), t, ignore_index=1),
+        "cross_entropy": lambda: F.cross_entropy(x, t),
+        # ConvolutionBackward0
+        "conv2d": lambda: F.conv2d(img, k, b),
+        "conv2d_no_bias": lambda: F.conv2d(img, k),
+        "conv2d_padded": lambda: F.conv2d(img, k, b, padding=1, stride=2),
+        "conv1d": lambda: F.conv1d(img[:, :, 0], k[:, :, 0], b),
+        # a sweep of common ops
+        "log_softmax": lambda: x.log_softmax(1),
+        "var": lambda: x.var(1),
+        "logsumexp": lambda: x.logsumexp(1),
+        "cumsum": lambda: x.cumsum(1),
+        "reshape": lambda: x.reshape(3, 4),
+        "flatten": lambda: x.flatten(),
+        "unsqueeze": lambda: x.unsqueeze(1),
+        "t": lambda: x.t(),
+        "stack": lambda: m.stack([x, x]),
+        "clone": lambda: x.clone(),
+        "bmm": lambda: x.unsqueeze(0).bmm(w.unsqueeze(0)),
+        "where": lambda: m.where(x > 0, x, m.tensor(X)),
+        "sqrt": lambda: (x * x).sqrt(),
+        "abs": lambda: x.abs(),
+        "maximum": lambda: m.maximum(x, m.tensor(X) * 0.5),
+        "silu": lambda: F.silu(x),
+        "hardtanh": lambda: F.hardtanh(x),
+        "mse_none": lambda: F.mse_loss(x, m.tensor(X), reduction="none"),
+        "l1": lambda: F.l1_loss(x, m.tensor(X)),
+        "mean_tuple": lambda: x.mean((0, 1)),
+        "div_scalar": lambda: x / 3,
+        "expand_as": lambda: x[:1].expand_as(x),
+        "einsum": lambda: m.einsum("ij,jk->ik", x, w),
+        "outer": lambda: m.outer(v, m.tensor(V)),
+        "x3_slice_last": lambda: x3[..., 2:5],
+    }
+
+
+def _rounded(a):
+    return (a.round(10) if a.dtype.kind in "fc" else a).tolist()
+
+
+def _describe(v, m):
+    if isinstance(v, m.Tensor):
+        return ("tensor", str(v.dtype).split(".")[-1], tuple(v.shape),
+                _rounded(np.asarray(v.detach().numpy())), v.requires_grad)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_describe(u, m) for u in v))
+    if type(v).__name__.endswith("SavedTensor"):
+        return "SavedTensor"
+    return (type(v).__name__, v)
+
+
+def _saved(m, case):
+    y = _cases(m)[case]()
+    fn = y.grad_fn
+    attrs = sorted(a for a in dir(fn) if a.startswith(("_saved_", "_raw_saved_")))
+    return fn.name(), {a: _describe(getattr(fn, a), m) for a in attrs}
+
+
+@pytest.mark.parametrize("case", sorted(_cases(torch)))
+def test_saved_attributes_as_pytorch(case):
+    ours, theirs = _saved(numgrad, case), _saved(torch, case)
+    assert ours[0] == theirs[0]
+    assert sorted(ours[1]) == sorted(theirs[1])
+    for name, value in theirs[1].items():
+        assert ours[1][name] == value, name
+
+
+def test_raw_saved_of_a_derived_tensor_takes_hooks():
+    """``_raw_saved_<name>`` of a value numgrad derives (``nll_loss``'s total weight): PyTorch's
+    checks, and its pack hook sees the value."""
+    def run(m):
+        x = m.tensor(X, requires_grad=True)
+        fn = m.nn.functional.nll_loss(x.log_softmax(1), m.tensor([0, 2, 1, 1]),
+                                      weight=m.tensor(V)).grad_fn
+        seen = []
+        fn._raw_saved_total_weight.register_hooks(lambda t: seen.append(float(t)) or t,
+                                                  lambda t: t)
+        try:
+            fn._raw_saved_weight.register_hooks(1, lambda t: t)
+        except TypeError as e:
+            seen.append(type(e).__name__)
+        return seen
+    ours, theirs = run(numgrad), run(torch)
+    assert ours[1:] == theirs[1:] == ["TypeError"]
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-12)

@@ -937,40 +937,21 @@ def _declare(key: str, name: str, arity: int, fn, dtypes, cpu=None):
 
 
 def _formula_op(opname: str, code, arity: int, differentiable_by=None):
-    """An Op computing the formula ``code`` (registered as numgrad's ops are, but kept out of
-    numgrad's own registry: its harness checks numgrad's ops, not users')."""
-    if arity == 1:
-        def forward(K, *arrays):
-            return K.unary(code, arrays[0])
-    else:
-        def forward(K, *arrays):
-            return K.binary(code, arrays[0], arrays[1])
-    return _user_op(opname, arity, forward, differentiable_by)
+    """An Op computing the formula ``code`` (an ``Open`` id): ``_user_op`` of it."""
+    return _user_op(opname, arity, None, differentiable_by, code)
 
 
-def _user_op(opname: str, arity: int, forward, differentiable_by=None):
-    """An Op of a user's formula with ``forward(K, *arrays)``, its backward
-    ``differentiable_by(ctx, grad)`` (None: not differentiable), registered as numgrad's ops are
-    but kept out of numgrad's own registry."""
-    from .ops import _jvp, registry
+def _user_op(opname: str, arity: int, forward, differentiable_by=None, code=None):
+    """An Op of a user's formula (its id ``code``, or ``forward(K, *arrays)`` where it computes
+    more), its backward ``differentiable_by(ctx, grad)`` (None: not differentiable): made by
+    ``ops._formula.make``, the factory of numgrad's own formula ops, but kept out of numgrad's
+    own registry (its harness checks numgrad's ops, not users')."""
+    from .ops import _formula
 
-    class _Formula(registry.Op):
-        name, node = opname, opname.replace("::", "_") + "Backward0"
-        on_cuda = True
-        save_inputs = tuple(range(arity)) if differentiable_by is not None else ()
-        jvp = _jvp.elementwise if differentiable_by is not None else None
-
-        @staticmethod
-        def backward(ctx, grad):
-            if differentiable_by is None:
-                raise RuntimeError(f"the derivative of {opname} is not implemented (give its "
-                                   "partial derivatives with grad=)")
-            return differentiable_by(ctx, grad)
-
-    _Formula.forward = staticmethod(forward)
-    registry.register(_Formula)
-    registry.REGISTRY.pop(opname, None)  # (numgrad's registry lists numgrad's own ops)
-    return _Formula
+    differentiable = differentiable_by is not None
+    return _formula.make(opname, opname.replace("::", "_") + "Backward0", code, arity=arity,
+                         forward=forward, backward=differentiable_by, own=False,
+                         module=__name__, save_inputs=tuple(range(arity)) if differentiable else ())
 
 
 _INTERNAL: dict = {}  # kernels numgrad.library makes for itself (n-ary formulas' loops)

@@ -14,6 +14,7 @@ from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from ._formula import UnaryFormula, formula_op, make as make_formula_op
 
 from builtins import abs as builtins_abs  # (``abs`` is the op below)
 from typing import TYPE_CHECKING
@@ -365,217 +366,137 @@ class RPow(Op):
         return (grad * (out * log_base),)
 
 
-class _Unary(Op):
-    """A unary op computed by one op code of the unary kernel."""
-
-    jvp = _jvp.elementwise
-    code: str = ""
-    on_cuda = True
-
-    @classmethod
-    def forward(cls, K, a):
-        return K.unary(getattr(K, cls.code), a)
+# A unary op computed by one op code of the unary kernel: what ``_formula.formula_op`` makes of a
+# formula of one operand (the in-place forms run its code in place: ``inplace._inplace_form``).
+_Unary = UnaryFormula
 
 
-@register
-class Exp(_Unary):
-    name, node, code = "exp", "ExpBackward0", "EXP"
-    save_output = True
-    samples = (Sample(lambda m, a: m.exp(a), ((3, 4),)), Sample(lambda m, a: a.exp(), ((5,),)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (grad * out,)
+@formula_op("exp", "ExpBackward0", "EXP", save_output=True,
+            samples=(Sample(lambda m, a: m.exp(a), ((3, 4),)),
+                     Sample(lambda m, a: a.exp(), ((5,),))))
+def Exp(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (grad * out,)
 
 
-@register
-class Log(_Unary):
-    name, node, code = "log", "LogBackward0", "LOG"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.log(a), ((3, 4),), low=0.5, high=3.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad / a,)
+@formula_op("log", "LogBackward0", "LOG", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.log(a), ((3, 4),), low=0.5, high=3.0),))
+def Log(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad / a,)
 
 
-@register
-class Sqrt(_Unary):
-    name, node, code = "sqrt", "SqrtBackward0", "SQRT"
-    save_output = True
-    samples = (Sample(lambda m, a: m.sqrt(a), ((3, 4),), low=0.5, high=3.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (grad / (2 * out),)
+@formula_op("sqrt", "SqrtBackward0", "SQRT", save_output=True,
+            samples=(Sample(lambda m, a: m.sqrt(a), ((3, 4),), low=0.5, high=3.0),))
+def Sqrt(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (grad / (2 * out),)
 
 
-@register
-class Reciprocal(_Unary):
-    name, node, code = "reciprocal", "ReciprocalBackward0", "RECIPROCAL"
-    save_output = True
-    samples = (Sample(lambda m, a: m.reciprocal(a), ((3, 4),), low=0.5, high=2.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (-grad * (out * out),)  # (PyTorch's grouping: out * out may overflow first)
+@formula_op("reciprocal", "ReciprocalBackward0", "RECIPROCAL", save_output=True,
+            samples=(Sample(lambda m, a: m.reciprocal(a), ((3, 4),), low=0.5, high=2.0),))
+def Reciprocal(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (-grad * (out * out),)  # (PyTorch's grouping: out * out may overflow first)
 
 
-@register
-class Tanh(_Unary):
-    name, node, code = "tanh", "TanhBackward0", "TANH"
-    save_output = True
-    samples = (Sample(lambda m, a: m.tanh(a), ((3, 4),)), Sample(lambda m, a: a.tanh(), ((6,),)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (_fused_backward(TanhBackward, grad, out),)
+@formula_op("tanh", "TanhBackward0", "TANH", save_output=True,
+            samples=(Sample(lambda m, a: m.tanh(a), ((3, 4),)),
+                     Sample(lambda m, a: a.tanh(), ((6,),))))
+def Tanh(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (_fused_backward(TanhBackward, grad, out),)
 
 
-@register
-class Sigmoid(_Unary):
-    name, node, code = "sigmoid", "SigmoidBackward0", "SIGMOID"
-    save_output = True
-    samples = (Sample(lambda m, a: m.sigmoid(a), ((3, 4),), low=-6.0, high=6.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (_fused_backward(SigmoidBackward, grad, out),)
+@formula_op("sigmoid", "SigmoidBackward0", "SIGMOID", save_output=True,
+            samples=(Sample(lambda m, a: m.sigmoid(a), ((3, 4),), low=-6.0, high=6.0),))
+def Sigmoid(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (_fused_backward(SigmoidBackward, grad, out),)
 
 
-@register
-class Relu(_Unary):
-    name, node, code = "relu", "ReluBackward0", "RELU"
-    save_output = True
-    samples = (Sample(lambda m, a: m.relu(a), ((3, 4),), gradgrad=True),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (_fused_backward(ThresholdBackward, grad, out),)
+@formula_op("relu", "ReluBackward0", "RELU", save_output=True,
+            samples=(Sample(lambda m, a: m.relu(a), ((3, 4),), gradgrad=True),))
+def Relu(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (_fused_backward(ThresholdBackward, grad, out),)
 
 
-@register
-class Log1p(_Unary):
-    name, node, code = "log1p", "Log1PBackward0", "LOG1P"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.log1p(a), ((3, 4),), low=-0.5, high=2.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad / (a + 1),)
+@formula_op("log1p", "Log1PBackward0", "LOG1P", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.log1p(a), ((3, 4),), low=-0.5, high=2.0),))
+def Log1p(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad / (a + 1),)
 
 
-@register
-class Expm1(_Unary):
-    name, node, code = "expm1", "Expm1Backward0", "EXPM1"
-    save_output = True
-    samples = (Sample(lambda m, a: a.expm1(), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (grad * (out + 1),)
+@formula_op("expm1", "Expm1Backward0", "EXPM1", save_output=True,
+            samples=(Sample(lambda m, a: a.expm1(), ((3, 4),)),))
+def Expm1(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (grad * (out + 1),)
 
 
-@register
-class Rsqrt(_Unary):
-    name, node, code = "rsqrt", "RsqrtBackward0", "RSQRT"
-    save_output = True
-    samples = (Sample(lambda m, a: m.rsqrt(a), ((3, 4),), low=0.5, high=3.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return ((grad * -0.5) * (out * out * out),)  # (PyTorch's grouping)
+@formula_op("rsqrt", "RsqrtBackward0", "RSQRT", save_output=True,
+            samples=(Sample(lambda m, a: m.rsqrt(a), ((3, 4),), low=0.5, high=3.0),))
+def Rsqrt(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return ((grad * -0.5) * (out * out * out),)  # (PyTorch's grouping)
 
 
-@register
-class Abs(_Unary):
-    name, node, code = "abs", "AbsBackward0", "ABS"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.abs(a), ((3, 4),)), Sample(lambda m, a: a.abs(), ((5,),)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * a.sign(),)
+@formula_op("abs", "AbsBackward0", "ABS", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.abs(a), ((3, 4),)),
+                     Sample(lambda m, a: a.abs(), ((5,),))))
+def Abs(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * a.sign(),)
 
 
-@register
-class Sin(_Unary):
-    name, node, code = "sin", "SinBackward0", "SIN"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.sin(a), ((3, 4),), low=-4.0, high=4.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * a.cos(),)
+@formula_op("sin", "SinBackward0", "SIN", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.sin(a), ((3, 4),), low=-4.0, high=4.0),))
+def Sin(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * a.cos(),)
 
 
-@register
-class Cos(_Unary):
-    name, node, code = "cos", "CosBackward0", "COS"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.cos(a), ((3, 4),), low=-4.0, high=4.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * -a.sin(),)
+@formula_op("cos", "CosBackward0", "COS", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.cos(a), ((3, 4),), low=-4.0, high=4.0),))
+def Cos(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * -a.sin(),)
 
 
-@register
-class Tan(_Unary):
-    name, node, code = "tan", "TanBackward0", "TAN"
-    save_output = True
-    samples = (Sample(lambda m, a: m.tan(a), ((3, 4),), low=-1.2, high=1.2),)
+@formula_op("tan", "TanBackward0", "TAN", save_output=True,
+            samples=(Sample(lambda m, a: m.tan(a), ((3, 4),), low=-1.2, high=1.2),))
+def Tan(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (grad * (out * out + 1),)
 
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (grad * (out * out + 1),)
+
+def _zero_gradient(ctx, grad):
+    return (zeros_like(grad),)
 
 
 class _Piecewise(_Unary):
     """Piecewise-constant functions: their gradient is zero (where it exists)."""
 
     jvp = _jvp.zero
-    @staticmethod
-    def backward(ctx, grad):
-        return (zeros_like(grad),)
+    backward = staticmethod(_zero_gradient)
 
 
-@register
-class Sign(_Piecewise):
-    name, node, code = "sign", "SignBackward0", "SIGN"
-    samples = (Sample(lambda m, a: m.sign(a) * a, ((3, 4),)),)
-
-
-@register
-class Floor(_Piecewise):
-    name, node, code = "floor", "FloorBackward0", "FLOOR"
-    samples = (Sample(lambda m, a: m.floor(a * 3) + a, ((3, 4),)),)
-
-
-@register
-class Ceil(_Piecewise):
-    name, node, code = "ceil", "CeilBackward0", "CEIL"
-    samples = (Sample(lambda m, a: a.ceil(), ((3, 4),)),)
-
-
-@register
-class Round(_Piecewise):
-    name, node, code = "round", "RoundBackward0", "ROUND"
-    samples = (Sample(lambda m, a: m.round(a * 4), ((3, 4),)),)
+Sign = make_formula_op("sign", "SignBackward0", "SIGN", base=_Piecewise, backward=_zero_gradient,
+                       samples=(Sample(lambda m, a: m.sign(a) * a, ((3, 4),)),),
+                       cls_name="Sign", module=__name__)
+Floor = make_formula_op("floor", "FloorBackward0", "FLOOR", base=_Piecewise,
+                        backward=_zero_gradient,
+                        samples=(Sample(lambda m, a: m.floor(a * 3) + a, ((3, 4),)),),
+                        cls_name="Floor", module=__name__)
+Ceil = make_formula_op("ceil", "CeilBackward0", "CEIL", base=_Piecewise, backward=_zero_gradient,
+                       samples=(Sample(lambda m, a: a.ceil(), ((3, 4),)),),
+                       cls_name="Ceil", module=__name__)
+Round = make_formula_op("round", "RoundBackward0", "ROUND", base=_Piecewise,
+                        backward=_zero_gradient,
+                        samples=(Sample(lambda m, a: m.round(a * 4), ((3, 4),)),),
+                        cls_name="Round", module=__name__)
 
 
 @register

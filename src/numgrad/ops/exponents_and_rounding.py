@@ -18,6 +18,7 @@ from .elementwise import _Unary
 from .loss import _type_name
 from . import _jvp
 from .registry import Op, Sample, apply, register
+from ._formula import formula_op
 from ._common import _broadcast, _float_of, _float_unary, _ng, _tensor_only, _two
 from typing import TYPE_CHECKING
 
@@ -91,61 +92,38 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-@register
-class Log2(_Unary):
-    name, node, code = "log2", "Log2Backward0", "LOG2"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.log2(a), ((3, 4),), low=0.5, high=3.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad / (a * _LN2),)
+@formula_op("log2", "Log2Backward0", "LOG2", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.log2(a), ((3, 4),), low=0.5, high=3.0),))
+def Log2(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad / (a * _LN2),)
 
 
-@register
-class Log10(_Unary):
-    name, node, code = "log10", "Log10Backward0", "LOG10"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: a.log10(), ((3, 4),), low=0.5, high=3.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad / (a * _LN10),)
+@formula_op("log10", "Log10Backward0", "LOG10", save_inputs=(0,),
+            samples=(Sample(lambda m, a: a.log10(), ((3, 4),), low=0.5, high=3.0),))
+def Log10(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad / (a * _LN10),)
 
 
-@register
-class Exp2(_Unary):
-    name, node, code = "exp2", "Exp2Backward0", "EXP2"
-    save_output = True
-    samples = (Sample(lambda m, a: m.exp2(a), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (grad * (out * _LN2),)
+@formula_op("exp2", "Exp2Backward0", "EXP2", save_output=True,
+            samples=(Sample(lambda m, a: m.exp2(a), ((3, 4),)),))
+def Exp2(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (grad * (out * _LN2),)
 
 
-@register
-class Trunc(_Unary):
-    name, node, code = "trunc", "TruncBackward0", "TRUNC"
-    samples = (Sample(lambda m, a: m.trunc(a * 3) + a, ((3, 4),)),
-               Sample(lambda m, a: a.fix(), ((5,),)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (zeros_like(grad),)
+@formula_op("trunc", "TruncBackward0", "TRUNC",
+            samples=(Sample(lambda m, a: m.trunc(a * 3) + a, ((3, 4),)),
+                     Sample(lambda m, a: a.fix(), ((5,),))))
+def Trunc(ctx, grad):
+    return (zeros_like(grad),)
 
 
-@register
-class Frac(_Unary):
-    name, node, code = "frac", "FracBackward0", "FRAC"
-    samples = (Sample(lambda m, a: m.frac(a * 3), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (grad,)
+@formula_op("frac", "FracBackward0", "FRAC",
+            samples=(Sample(lambda m, a: m.frac(a * 3), ((3, 4),)),))
+def Frac(ctx, grad):
+    return (grad,)
 
 
 log2: UnaryOp = _float_unary(Log2, "The base-2 logarithm of each element.")

@@ -18,6 +18,7 @@ from ._promote import binary_operands, floating_operand
 from .elementwise import _Unary, where
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from ._formula import formula_op
 from ._common import _broadcast, _ng, _two
 
 
@@ -25,28 +26,19 @@ from ._common import _broadcast, _ng, _two
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-@register
-class Erf(_Unary):
-    name, node, code = "erf", "ErfBackward0", "ERF"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.erf(a), ((3, 4),)), Sample(lambda m, a: a.erf(), ((5,),)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return ((-(a * a)).exp() * _TWO_OVER_SQRT_PI * grad,)
+@formula_op("erf", "ErfBackward0", "ERF", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.erf(a), ((3, 4),)),
+                     Sample(lambda m, a: a.erf(), ((5,),))))
+def Erf(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return ((-(a * a)).exp() * _TWO_OVER_SQRT_PI * grad,)
 
 
-@register
-class Erfc(_Unary):
-    name, node, code = "erfc", "ErfcBackward0", "ERFC"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.erfc(a), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return ((-(a * a)).exp() * -_TWO_OVER_SQRT_PI * grad,)
+@formula_op("erfc", "ErfcBackward0", "ERFC", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.erfc(a), ((3, 4),)),))
+def Erfc(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return ((-(a * a)).exp() * -_TWO_OVER_SQRT_PI * grad,)
 
 
 def erf(input: Tensor) -> Tensor:
@@ -60,30 +52,20 @@ def erfc(input: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ lgamma, digamma, polygamma
-@register
-class Lgamma(_Unary):
-    name, node, code = "lgamma", "LgammaBackward0", "LGAMMA"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.lgamma(a), ((3, 4),), low=0.2, high=4.0),
-               Sample(lambda m, a: a.lgamma(), ((5,),), low=-2.8, high=-2.2))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * digamma(a),)
+@formula_op("lgamma", "LgammaBackward0", "LGAMMA", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.lgamma(a), ((3, 4),), low=0.2, high=4.0),
+                     Sample(lambda m, a: a.lgamma(), ((5,),), low=-2.8, high=-2.2)))
+def Lgamma(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * digamma(a),)
 
 
-@register
-class Digamma(_Unary):
-    name, node, code = "digamma", "DigammaBackward0", "DIGAMMA"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.digamma(a), ((3, 4),), low=0.2, high=4.0),
-               Sample(lambda m, a: a.digamma(), ((5,),), low=-1.8, high=-1.2))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * polygamma(1, a),)
+@formula_op("digamma", "DigammaBackward0", "DIGAMMA", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.digamma(a), ((3, 4),), low=0.2, high=4.0),
+                     Sample(lambda m, a: a.digamma(), ((5,),), low=-1.8, high=-1.2)))
+def Digamma(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * polygamma(1, a),)
 
 
 @register
@@ -168,114 +150,65 @@ def zeta(input, other) -> Tensor:
 _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
 
 
-@register
-class Erfinv(_Unary):
-    name, node, code = "erfinv", "ErfinvBackward0", "ERFINV"
-    save_output = True
-    samples = (Sample(lambda m, a: m.erfinv(a), ((3, 4),), low=-0.95, high=0.95),
-               Sample(lambda m, a: a.erfinv(), ((5,),), low=-0.5, high=0.5))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (grad * _SQRT_PI_OVER_2 * (out * out).exp(),)
+@formula_op("erfinv", "ErfinvBackward0", "ERFINV", save_output=True,
+            samples=(Sample(lambda m, a: m.erfinv(a), ((3, 4),), low=-0.95, high=0.95),
+                     Sample(lambda m, a: a.erfinv(), ((5,),), low=-0.5, high=0.5)))
+def Erfinv(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (grad * _SQRT_PI_OVER_2 * (out * out).exp(),)
 
 
-@register
-class I0(_Unary):
-    name, node, code = "i0", "I0Backward0", "I0"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.i0(a * 3), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * _bessel(I1, a),)
+@formula_op("i0", "I0Backward0", "I0", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.i0(a * 3), ((3, 4),)),))
+def I0(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * _bessel(I1, a),)
 
 
-@register
-class I0e(_Unary):
-    name, node, code = "special_i0e", "SpecialI0EBackward0", "I0E"
-    save_inputs = (0,)
-    save_output = True
-    samples = (Sample(lambda m, a: m.special.i0e(a * 3), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, out = ctx.saved_tensors
-        return (grad * (_bessel(I1e, a) - a.sign() * out),)
+@formula_op("special_i0e", "SpecialI0EBackward0", "I0E", save_inputs=(0,), save_output=True,
+            samples=(Sample(lambda m, a: m.special.i0e(a * 3), ((3, 4),)),))
+def I0e(ctx, grad):
+    a, out = ctx.saved_tensors
+    return (grad * (_bessel(I1e, a) - a.sign() * out),)
 
 
-@register
-class I1(_Unary):
-    name, node, code = "special_i1", "SpecialI1Backward0", "I1"
-    save_inputs = (0,)
-    save_output = True
-    samples = (Sample(lambda m, a: m.special.i1(a * 3), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # I1' = I0 - I1 / x; 1/2 within the dtype's eps of 0, and at NaN (PyTorch's
-        # i1_backward: where(|x| > eps, ..., 0.5))
-        a, out = ctx.saved_tensors
-        away = a.detach().abs() > float(np.finfo(a._data.dtype).eps)
-        safe = where(away, a, 1.0)
-        return (grad * where(away, _bessel(I0, a) - out / safe, 0.5),)
+@formula_op("special_i1", "SpecialI1Backward0", "I1", save_inputs=(0,), save_output=True,
+            samples=(Sample(lambda m, a: m.special.i1(a * 3), ((3, 4),)),))
+def I1(ctx, grad):
+    a, out = ctx.saved_tensors
+    away = a.detach().abs() > float(np.finfo(a._data.dtype).eps)
+    safe = where(away, a, 1.0)
+    return (grad * where(away, _bessel(I0, a) - out / safe, 0.5),)
 
 
-@register
-class I1e(_Unary):
-    name, node, code = "special_i1e", "SpecialI1EBackward0", "I1E"
-    save_inputs = (0,)
-    save_output = True
-    samples = (Sample(lambda m, a: m.special.i1e(a * 3), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # I1e' = I0e - I1e (sign(x) + 1 / x); 1/2 near 0 and at NaN, as i1's
-        a, out = ctx.saved_tensors
-        away = a.detach().abs() > float(np.finfo(a._data.dtype).eps)
-        safe = where(away, a, 1.0)
-        return (grad * where(away, _bessel(I0e, a) - out * (a.sign() + safe.reciprocal()), 0.5),)
+@formula_op("special_i1e", "SpecialI1EBackward0", "I1E", save_inputs=(0,), save_output=True,
+            samples=(Sample(lambda m, a: m.special.i1e(a * 3), ((3, 4),)),))
+def I1e(ctx, grad):
+    a, out = ctx.saved_tensors
+    away = a.detach().abs() > float(np.finfo(a._data.dtype).eps)
+    safe = where(away, a, 1.0)
+    return (grad * where(away, _bessel(I0e, a) - out * (a.sign() + safe.reciprocal()), 0.5),)
 
 
-@register
-class Erfcx(_Unary):
-    name, node, code = "special_erfcx", "SpecialErfcxBackward0", "ERFCX"
-    save_inputs = (0,)
-    save_output = True
-    samples = (Sample(lambda m, a: m.special.erfcx(a * 3), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, out = ctx.saved_tensors
-        return (grad * (2 * a * out - _TWO_OVER_SQRT_PI),)
+@formula_op("special_erfcx", "SpecialErfcxBackward0", "ERFCX", save_inputs=(0,), save_output=True,
+            samples=(Sample(lambda m, a: m.special.erfcx(a * 3), ((3, 4),)),))
+def Erfcx(ctx, grad):
+    a, out = ctx.saved_tensors
+    return (grad * (2 * a * out - _TWO_OVER_SQRT_PI),)
 
 
-@register
-class LogNdtr(_Unary):
-    name, node, code = "special_log_ndtr", "SpecialLogNdtrBackward0", "LOG_NDTR"
-    save_inputs = (0,)
-    save_output = True
-    samples = (Sample(lambda m, a: m.special.log_ndtr(a * 4), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # phi(x) / Phi(x), as PyTorch writes it: exp(-(log_ndtr(x) + x**2 / 2)) / sqrt(2 pi)
-        a, out = ctx.saved_tensors
-        return (grad * (-(out + a * a / 2)).exp() / math.sqrt(2 * math.pi),)
+@formula_op("special_log_ndtr", "SpecialLogNdtrBackward0", "LOG_NDTR", save_inputs=(0,),
+            save_output=True, samples=(Sample(lambda m, a: m.special.log_ndtr(a * 4), ((3, 4),)),))
+def LogNdtr(ctx, grad):
+    a, out = ctx.saved_tensors
+    return (grad * (-(out + a * a / 2)).exp() / math.sqrt(2 * math.pi),)
 
 
-@register
-class Ndtri(_Unary):
-    name, node, code = "special_ndtri", "SpecialNdtriBackward0", "NDTRI"
-    save_output = True
-    samples = (Sample(lambda m, a: m.special.ndtri(a), ((3, 4),), low=0.02, high=0.98),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (grad * math.sqrt(2 * math.pi) * (out * out / 2).exp(),)
+@formula_op("special_ndtri", "SpecialNdtriBackward0", "NDTRI", save_output=True,
+            samples=(Sample(lambda m, a: m.special.ndtri(a), ((3, 4),), low=0.02, high=0.98),))
+def Ndtri(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (grad * math.sqrt(2 * math.pi) * (out * out / 2).exp(),)
 
 
 def special_erfcx(input: Tensor) -> Tensor:

@@ -15,6 +15,7 @@ from ._promote import binary_operands
 from .elementwise import _Unary, where
 from . import _jvp
 from .registry import Op, Sample, apply, register
+from ._formula import formula_op
 from ._common import _broadcast, _float_unary, _tensor_only, _two
 from .exponents_and_rounding import _not_for
 from typing import TYPE_CHECKING
@@ -66,136 +67,83 @@ def _square(t):
     return t * t
 
 
-@register
-class Asin(_Unary):
-    name, node, code = "asin", "AsinBackward0", "ASIN"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.asin(a), ((3, 4),), low=-0.9, high=0.9),
-               Sample(lambda m, a: a.arcsin(), ((5,),), low=-0.9, high=0.9))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * (-a * a + 1).rsqrt(),)
+@formula_op("asin", "AsinBackward0", "ASIN", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.asin(a), ((3, 4),), low=-0.9, high=0.9),
+                     Sample(lambda m, a: a.arcsin(), ((5,),), low=-0.9, high=0.9)))
+def Asin(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * (-a * a + 1).rsqrt(),)
 
 
-@register
-class Acos(_Unary):
-    name, node, code = "acos", "AcosBackward0", "ACOS"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.acos(a), ((3, 4),), low=-0.9, high=0.9),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * -((-a * a + 1).rsqrt()),)
+@formula_op("acos", "AcosBackward0", "ACOS", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.acos(a), ((3, 4),), low=-0.9, high=0.9),))
+def Acos(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * -((-a * a + 1).rsqrt()),)
 
 
-@register
-class Atan(_Unary):
-    name, node, code = "atan", "AtanBackward0", "ATAN"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.arctan(a), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad / (a * a + 1),)
+@formula_op("atan", "AtanBackward0", "ATAN", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.arctan(a), ((3, 4),)),))
+def Atan(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad / (a * a + 1),)
 
 
-@register
-class Sinh(_Unary):
-    name, node, code = "sinh", "SinhBackward0", "SINH"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.sinh(a), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * cosh(a),)
+@formula_op("sinh", "SinhBackward0", "SINH", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.sinh(a), ((3, 4),)),))
+def Sinh(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * cosh(a),)
 
 
-@register
-class Cosh(_Unary):
-    name, node, code = "cosh", "CoshBackward0", "COSH"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: a.cosh(), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * sinh(a),)
+@formula_op("cosh", "CoshBackward0", "COSH", save_inputs=(0,),
+            samples=(Sample(lambda m, a: a.cosh(), ((3, 4),)),))
+def Cosh(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * sinh(a),)
 
 
-@register
-class Asinh(_Unary):
-    name, node, code = "asinh", "AsinhBackward0", "ASINH"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.arcsinh(a), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * (a * a + 1).rsqrt(),)
+@formula_op("asinh", "AsinhBackward0", "ASINH", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.arcsinh(a), ((3, 4),)),))
+def Asinh(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * (a * a + 1).rsqrt(),)
 
 
-@register
-class Acosh(_Unary):
-    name, node, code = "acosh", "AcoshBackward0", "ACOSH"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.acosh(a), ((3, 4),), low=1.2, high=3.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * (a * a - 1).rsqrt(),)
+@formula_op("acosh", "AcoshBackward0", "ACOSH", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.acosh(a), ((3, 4),), low=1.2, high=3.0),))
+def Acosh(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * (a * a - 1).rsqrt(),)
 
 
-@register
-class Atanh(_Unary):
-    name, node, code = "atanh", "AtanhBackward0", "ATANH"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: a.atanh(), ((3, 4),), low=-0.9, high=0.9),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * (1 / (1 - a * a)),)
+@formula_op("atanh", "AtanhBackward0", "ATANH", save_inputs=(0,),
+            samples=(Sample(lambda m, a: a.atanh(), ((3, 4),), low=-0.9, high=0.9),))
+def Atanh(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * (1 / (1 - a * a)),)
 
 
 # ------------------------------------------------------------------ sinc, degrees and radians
-@register
-class Sinc(_Unary):
-    name, node, code = "sinc", "SincBackward0", "SINC"
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.sinc(a), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        p = a * math.pi
-        d = (p * p.cos() - p.sin()) / (a * a * math.pi)
-        return (grad * where(a.detach() == 0, 0.0, d),)
+@formula_op("sinc", "SincBackward0", "SINC", save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.sinc(a), ((3, 4),)),))
+def Sinc(ctx, grad):
+    (a,) = ctx.saved_tensors
+    p = a * math.pi
+    d = (p * p.cos() - p.sin()) / (a * a * math.pi)
+    return (grad * where(a.detach() == 0, 0.0, d),)
 
 
-@register
-class Deg2Rad(_Unary):
-    name, node, code = "deg2rad", "Deg2RadBackward0", "DEG2RAD"
-    samples = (Sample(lambda m, a: m.deg2rad(a), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (grad * (math.pi / 180.0),)
+@formula_op("deg2rad", "Deg2RadBackward0", "DEG2RAD",
+            samples=(Sample(lambda m, a: m.deg2rad(a), ((3, 4),)),))
+def Deg2Rad(ctx, grad):
+    return (grad * (math.pi / 180.0),)
 
 
-@register
-class Rad2Deg(_Unary):
-    name, node, code = "rad2deg", "Rad2DegBackward0", "RAD2DEG"
-    samples = (Sample(lambda m, a: a.rad2deg(), ((3, 4),)),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (grad * (180.0 / math.pi),)
+@formula_op("rad2deg", "Rad2DegBackward0", "RAD2DEG",
+            samples=(Sample(lambda m, a: a.rad2deg(), ((3, 4),)),))
+def Rad2Deg(ctx, grad):
+    return (grad * (180.0 / math.pi),)
 
 
 asin: UnaryOp = _float_unary(Asin, "The arcsine of each element (integers give the default float dtype).")

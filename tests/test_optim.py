@@ -344,6 +344,17 @@ def test_base_class_step_is_abstract():
     assert opt.param_groups[0]["lr"] == 0.1 and not opt.state
 
 
+def _random_grads(params, shapes, dtype, rng, specials):
+    """Gradients of magnitudes 1e-8 to 1e3 (the (3, 4) one not contiguous), with NaN, the
+    infinities and -0.0 in those of more than 4 elements where ``specials``."""
+    for p, shape in zip(params, shapes):
+        g = np.array(rng.standard_normal(shape[::-1]) * 10.0 ** rng.integers(-8, 4), dtype)
+        if specials and g.size > 4:
+            g.reshape(-1)[:4] = [np.nan, np.inf, -0.0, -np.inf]
+        p.grad = numgrad.tensor(g).T if len(shape) == 2 and shape[0] == 3 else \
+            numgrad.tensor(g.reshape(shape))
+
+
 def _adam_run(make, dtype, fused, monkeypatch):
     """Six steps of ``make(params)`` on float ``dtype`` parameters (one large enough,
     ``optim.THREADED``, to be cut into parts and shared among threads, a 1-element one, a 0-d
@@ -356,12 +367,7 @@ def _adam_run(make, dtype, fused, monkeypatch):
     params = [nn.Parameter(numgrad.tensor(rng.standard_normal(s).astype(dtype))) for s in shapes]
     opt = make(params)
     for k in range(6):
-        for p, shape in zip(params, shapes):
-            g = np.array(rng.standard_normal(shape[::-1]) * 10.0 ** rng.integers(-8, 4), dtype)
-            if k == 3 and g.size > 4:
-                g.reshape(-1)[:4] = [np.nan, np.inf, -0.0, -np.inf]
-            p.grad = numgrad.tensor(g).T if len(shape) == 2 and shape[0] == 3 else \
-                numgrad.tensor(g.reshape(shape))
+        _random_grads(params, shapes, dtype, rng, k == 3)
         opt.step()
     monkeypatch.undo()
     states = [{k: v.numpy().tobytes() for k, v in opt.state[p].items()} for p in params]
@@ -381,3 +387,58 @@ def test_fused_adam_equals_the_op_by_op_update_bit_for_bit(make, dtype, monkeypa
     """Adam's fused CPU kernel and its op-by-op update (the traced one) give the same bits,
     NaN included, the same state and the same version counts."""
     assert _adam_run(make, dtype, True, monkeypatch) == _adam_run(make, dtype, False, monkeypatch)
+
+
+def _sgd_run(make, dtype, fused, monkeypatch):
+    """Four steps of ``make(params)`` as ``_adam_run`` (the large parameter's parts shared among
+    threads), a gradient left None on the second step; the parameters', momentum buffers' and
+    version counters' values afterwards, and which parameters have a state."""
+    from numgrad.kernels.cpu import optim as kernels
+
+    sgd, calls = kernels.sgd, []
+    if fused:
+        monkeypatch.setattr(kernels, "THREADED", 1)
+        monkeypatch.setattr(kernels, "sgd", lambda *a: calls.append(kernels._sgd) or sgd(*a))
+    else:
+        monkeypatch.setattr(numgrad.optim.SGD, "_fused_arguments", lambda *a: False)
+    rng = np.random.default_rng(0)
+    shapes = [(600, 500), (1,), (), (3, 4)]
+    params = [nn.Parameter(numgrad.tensor(rng.standard_normal(s).astype(dtype))) for s in shapes]
+    opt = make(params)
+    for k in range(4):
+        _random_grads(params, shapes, dtype, rng, k == 2)
+        if k == 1:
+            params[1].grad = None
+        opt.step()
+    monkeypatch.undo()
+    assert len(calls) == (4 if fused else 0)
+    states = [{k: (v.numpy().tobytes(), v._version, v.requires_grad)
+               for k, v in opt.state[p].items()} if p in opt.state else None for p in params]
+    return [p.detach().numpy().tobytes() for p in params], states, [p._version for p in params]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("make", [
+    lambda p: numgrad.optim.SGD(p, lr=0.1),
+    lambda p: numgrad.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.1),
+    lambda p: numgrad.optim.SGD(p, lr=3e-3, momentum=0.5, dampening=0.3, weight_decay=1e-3,
+                                maximize=True),
+], ids=["plain", "nesterov_weight_decay", "dampening_maximize"])
+def test_fused_sgd_equals_the_op_by_op_update_bit_for_bit(make, dtype, monkeypatch):
+    """SGD's fused CPU kernel and its op-by-op update (the traced one) give the same bits, NaN
+    included, the same momentum buffers and the same version counts."""
+    assert _sgd_run(make, dtype, True, monkeypatch) == _sgd_run(make, dtype, False, monkeypatch)
+
+
+def test_fused_sgd_updates_the_parameters_before_an_error_as_op_by_op():
+    """A parameter the fused kernel takes is still updated when a later one's op-by-op update
+    fails (as the op-by-op update leaves it), and the error is PyTorch's."""
+    fused = nn.Parameter(numgrad.ones(3))
+    broken = nn.Parameter(numgrad.ones(2))
+    fused.grad, broken.grad = numgrad.ones(3), numgrad.ones(2)
+    opt = numgrad.optim.SGD([fused, broken], lr=0.5, momentum=0.9)
+    opt.state[broken]["momentum_buffer"] = numgrad.ones(3)  # (a wrong state: op by op)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        opt.step()
+    assert fused.tolist() == [0.5, 0.5, 0.5] and broken.tolist() == [1.0, 1.0]
+    assert opt.state[fused]["momentum_buffer"].tolist() == [1.0, 1.0, 1.0]

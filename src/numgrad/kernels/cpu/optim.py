@@ -61,8 +61,13 @@ def _adam(p, g, m, v, vmax, decay_mode, decay, weight, beta2, one_minus_beta2, n
 def adam(params: list, scalars: list) -> None:
     """One Adam step over ``params``, a list of ``(p, g, m, v, vmax)`` flat C-contiguous arrays
     of one dtype (``vmax`` of size 0 without amsgrad), each with its ``scalars`` (the options of
-    ``_adam`` after ``vmax``, as a tuple). Large parameters are cut into parts, and the parts
-    shared among threads."""
+    ``_adam`` after ``vmax``, as a tuple)."""
+    _foreach(_adam, params, scalars)
+
+
+def _foreach(kernel, params: list, scalars: list) -> None:
+    """``kernel(*arrays, *scalars)`` for each parameter's arrays and scalars: large parameters
+    cut into parts (the arrays of size 0 passed whole), and the parts shared among threads."""
     items = []
     total = 0
     for k, arrays in enumerate(params):
@@ -73,8 +78,52 @@ def adam(params: list, scalars: list) -> None:
 
     def work(item, slot):
         k, start, stop = item
-        p, g, m, v, vmax = params[k]
-        _adam(p[start:stop], g[start:stop], m[start:stop], v[start:stop],
-              vmax[start:stop] if vmax.size else vmax, *scalars[k])
+        kernel(*[a[start:stop] if a.size else a for a in params[k]], *scalars[k])
 
     _workers.run(items, work, _workers.threads_for(len(items), total >= THREADED))
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _sgd(p, g, buf, decay_mode, decay, momentum_mode, momentum, dampened, nesterov, neg_lr):
+    """SGD's update of ``p`` (flat, C-contiguous) as ``optim.SGD.step`` writes it op by op
+    (``g`` already negated where it maximizes): ``g + p * decay`` where ``decay_mode`` is 1 (0:
+    no weight decay, not even a decay that rounded to 0), then with
+    ``momentum_mode`` 1 the new buffer ``buf = g`` (the first step), with 2 ``buf = buf *
+    momentum + g * dampened`` (``dampened`` is ``1 - dampening``: 1 leaves ``g`` exact), ``g =
+    g + buf * momentum`` if ``nesterov`` else ``buf``; 0 is no momentum (``buf`` empty). Last
+    ``p + g * neg_lr``. Each loop vectorises (the modes tested outside it)."""
+    if momentum_mode == 0:
+        if decay_mode == 0:
+            for i in range(p.size):
+                p[i] = p[i] + g[i] * neg_lr
+        else:
+            for i in range(p.size):
+                p[i] = p[i] + (g[i] + p[i] * decay) * neg_lr
+    elif momentum_mode == 1:
+        for i in range(p.size):
+            gi = g[i]
+            if decay_mode != 0:
+                gi = gi + p[i] * decay
+            buf[i] = gi
+            if nesterov:
+                gi = gi + gi * momentum
+            p[i] = p[i] + gi * neg_lr
+    else:
+        for i in range(p.size):
+            gi = g[i]
+            if decay_mode != 0:
+                gi = gi + p[i] * decay
+            bi = buf[i] * momentum + gi * dampened
+            buf[i] = bi
+            if nesterov:
+                gi = gi + bi * momentum
+            else:
+                gi = bi
+            p[i] = p[i] + gi * neg_lr
+
+
+def sgd(params: list, scalars: list) -> None:
+    """One SGD step over ``params``, a list of ``(p, g, buf)`` flat C-contiguous arrays of one
+    dtype (``buf`` of size 0 without momentum), each with its ``scalars`` (the options of
+    ``_sgd`` after ``buf``, as a tuple)."""
+    _foreach(_sgd, params, scalars)

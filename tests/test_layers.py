@@ -3,7 +3,9 @@ autograd node, graph and engine, the op registry) is imported alone in a fresh p
 ``numgrad/__init__.py`` does not run (the package is a bare namespace, so only what the module
 imports itself is imported) and a meta-path finder refuses every higher layer (the compiler,
 ``nn``, ``optim``, ``func``, ``distributions``, the public facades ``linalg``/``fft``/``special``
-...): an import of one of them fails the test, naming the chain that reached it."""
+...) and every op family (``numgrad.ops.<family>``: only the registry and the engine's fast lane
+``ops._lane`` are core): an import of one of them fails the test, naming the chain that reached
+it."""
 from __future__ import annotations
 
 import json
@@ -23,9 +25,13 @@ HIGHER = ("compiler", "nn", "optim", "func", "distributions", "distributed", "am
           "serialization", "safetensors", "_torch_format", "_dlpack", "_as_torch", "cuda",
           "backends", "accelerator", "_warmup", "__main__")
 
+# The modules of numgrad.ops that belong to the core (the others are the op families, a layer above)
+CORE_OPS = ("registry", "_lane")
+
 PROBE = r"""
 import importlib, importlib.abc, importlib.machinery, json, sys, traceback, types
 PACKAGE, HIGHER, MODULE = sys.argv[1], tuple(json.loads(sys.argv[2])), sys.argv[3]
+CORE_OPS = tuple(json.loads(sys.argv[4]))
 blocked = tuple("numgrad." + h for h in HIGHER)
 
 
@@ -33,6 +39,9 @@ class Refuse(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name in blocked or name.startswith(tuple(b + "." for b in blocked)):
             raise ImportError(f"a core module imported the higher layer {name}")
+        parts = name.split(".")
+        if parts[:2] == ["numgrad", "ops"] and len(parts) > 2 and parts[2] not in CORE_OPS:
+            raise ImportError(f"a core module imported the op family {name}")
         return None
 
 
@@ -52,40 +61,38 @@ except Exception as error:
 print(json.dumps(result))
 """
 
-# What keeps a module from importing first (a cycle inside the core, no higher layer): the
-# package facades autograd/__init__.py (backward, grad, and eager imports of engine, function,
-# gradcheck ...) and ops/__init__.py (every op family) run before any of their submodules, and
-# both need ``Tensor`` while tensor.py is still importing autograd.node.
-CYCLE = ("tensor.py imports autograd.node, whose package autograd/__init__.py imports Tensor and "
-         "the engine (and through it every op family) before tensor.py has defined Tensor")
-CORE = [
-    "numgrad._dtype",
-    "numgrad.dispatch",
-    pytest.param("numgrad.tensor", marks=pytest.mark.xfail(reason=CYCLE, strict=True)),
-    "numgrad.autograd.node",
-    "numgrad.autograd.graph",
-    "numgrad.autograd.engine",
-    pytest.param("numgrad.ops.registry", marks=pytest.mark.xfail(
-        reason="ops/__init__.py imports every family, each importing tensor.py first: " + CYCLE,
-        strict=True)),
-]
+CORE = ["numgrad._dtype", "numgrad.dispatch", "numgrad.tensor", "numgrad.autograd.node",
+        "numgrad.autograd.graph", "numgrad.autograd.engine", "numgrad.ops.registry"]
+
+
+def _probe(module: str) -> dict:
+    environ = dict(os.environ, NUMGRAD_QUIET="1")
+    proc = subprocess.run([sys.executable, "-c", PROBE, PACKAGE, json.dumps(HIGHER), module,
+                           json.dumps(CORE_OPS)], capture_output=True, text=True, env=environ,
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("module", CORE)
 def test_a_core_module_imports_alone_without_the_layers_above_it(module):
-    environ = dict(os.environ, NUMGRAD_QUIET="1")
-    proc = subprocess.run([sys.executable, "-c", PROBE, PACKAGE, json.dumps(HIGHER), module],
-                          capture_output=True, text=True, env=environ, timeout=600, check=False)
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = _probe(module)
     assert result["ok"], f"{result['error']} (through {' -> '.join(result['chain'])})"
 
 
-def test_the_probe_refuses_a_higher_layer():
-    """The finder does refuse: a higher-layer module itself fails to import."""
-    environ = dict(os.environ, NUMGRAD_QUIET="1")
-    proc = subprocess.run([sys.executable, "-c", PROBE, PACKAGE, json.dumps(HIGHER),
-                           "numgrad.optim"], capture_output=True, text=True, env=environ,
-                          timeout=600, check=False)
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+def test_the_probe_refuses_a_higher_layer_and_an_op_family():
+    """The finder does refuse: a higher-layer module and an op family themselves fail to import
+    (and so would any core module that reached one)."""
+    result = _probe("numgrad.optim")
     assert not result["ok"] and "higher layer numgrad.optim" in result["error"]
+    result = _probe("numgrad.ops.elementwise")
+    assert not result["ok"] and "op family numgrad.ops.elementwise" in result["error"]
+
+
+def test_every_family_is_imported_in_the_registry_order():
+    """``ops._load_families`` imports ``IMPORT_ORDER`` (the order of REGISTRY) and binds
+    ``FAMILY_NAMES``: a family named in one list only would be imported out of that order."""
+    from numgrad import ops
+
+    assert set(ops.FAMILY_NAMES) <= set(ops.IMPORT_ORDER)
+    assert [f.__name__.rsplit(".", 1)[1] for f in ops.FAMILIES] == list(ops.FAMILY_NAMES)

@@ -37,7 +37,9 @@ try:
         is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
     )
     from .creation import *  # noqa: F401,F403
-    from .ops import *  # noqa: F401,F403  (the ops families' __all__)
+    from .ops import *  # noqa: F401,F403  (the ops families' __all__: imports them all)
+
+    autograd._load()  # (backward, grad, Function ...: they need Tensor and the ops, now here)
     from . import _out
 
     _out.install(globals())  # (numgrad.add(..., out=t) …; the Tensor methods stay as they are)

@@ -1,15 +1,19 @@
 """``numgrad.autograd``: running backward, ``grad``, custom ``Function``s, ``functional``
-(jacobian, hessian, vjp, jvp, hvp, vhp), anomaly detection, and the tools to check gradients."""
+(jacobian, hessian, vjp, jvp, hvp, vhp), anomaly detection, and the tools to check gradients.
+
+This package's own import is light: tensor.py imports ``autograd.node``, which runs this file
+first, before ``Tensor`` exists. So it imports here only the modules that do not need ``Tensor``
+(grad mode, anomaly mode, the node classes, saved-tensor hooks, ``functional``, ``gradcheck``,
+the profiler); the names that do (``backward``, ``grad``, ``Function``, ``Variable``,
+``forward_ad`` and the engine) are imported on first use (PEP 562 ``__getattr__``), from the
+module each is named with in ``_LAZY``. ``import numgrad`` loads them all at its end, so the
+package a user gets holds them as before.
+"""
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
 
-import threading
-
-import numpy as np
-
-from ..dispatch import note_created
-from ..tensor import Tensor
-from . import engine
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
 )
@@ -18,171 +22,42 @@ from .grad_mode import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .node import AccumulateGrad, Node  # noqa: F401
 from . import graph  # noqa: F401  (installs the _saved_<name> properties on OpNode)
 from . import functional  # noqa: F401
-from . import forward_ad  # noqa: F401  (dual tensors; numgrad.func's jvp, jacfwd)
-from .function import Function  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
-from .variable import Variable  # noqa: F401
 from . import profiler  # noqa: F401
 
+# name -> the submodule that defines it (None: the name is the submodule itself)
+_LAZY = {
+    "backward": "entry", "grad": "entry", "_is_checkpoint_valid": "entry",
+    "Function": "function", "Variable": "variable",
+    "engine": None, "entry": None, "function": None, "forward_ad": None, "variable": None,
+}
 
-def _as_tuple(x) -> tuple:
-    if x is None:
-        return ()
-    return (x,) if isinstance(x, Tensor) else tuple(x)
-
-
-def _seed_gradients(outputs: tuple, grad_outputs) -> list:
-    """The gradient each output starts from: given, or 1 for a single-element output."""
-    grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(
-            "grad can be implicitly created only for scalar outputs"
-            if not grads else
-            f"Mismatch in number of tensors: got {len(grads)} gradients for {len(outputs)} outputs"
-        )
-    seeds = []
-    for i, (out, g) in enumerate(zip(outputs, grads)):
-        if not out._requires_grad:
-            raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
-        if g is None:
-            if out._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = _one_like(out)
-        elif not isinstance(g, Tensor):
-            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-        elif g._data.shape != out._data.shape:
-            raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
-                f"a shape of {out.shape}."
-            )
-        elif g._data.dtype != out._data.dtype and out._data.itemsize == 2 and \
-                out.dtype.is_floating_point and g.dtype.is_floating_point:
-            g = g.to(out.dtype)  # (a float16/bfloat16 output's seed rounded to it, as PyTorch)
-        seeds.append(g)
-    return seeds
+if TYPE_CHECKING:  # (what ``__getattr__`` gives, spelled out for type checkers)
+    from . import engine, entry, forward_ad, function, variable  # noqa: F401
+    from .entry import _is_checkpoint_valid, backward, grad  # noqa: F401
+    from .function import Function  # noqa: F401
+    from .variable import Variable  # noqa: F401
 
 
-_ONES: dict = {}  # dtype -> a 0-d 1, copied for each seed
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_LAZY[name] or name}")
+    value = module if _LAZY[name] is None else getattr(module, name)
+    globals()[name] = value  # (a plain attribute from now on: no call here again)
+    return value
 
 
-def _one_like(out):
-    """The implicit seed of a single-element output: a fresh 1 of its shape, dtype and device."""
-    data = out._data
-    if isinstance(data, np.ndarray) and data.dtype.kind != "V":  # (not bfloat16: ones_like's)
-        one = _ONES.get(data.dtype)
-        if one is None:
-            one = _ONES[data.dtype] = np.ones((), data.dtype)
-        g = one.copy() if data.ndim == 0 else np.ones(data.shape, data.dtype)  # (np.ones: 0.6 us)
-        note_created(g)
-        return Tensor._wrap(g)
-    from ..creation import ones_like
-
-    return ones_like(out)
+def __dir__() -> list:
+    return sorted({*globals(), *_LAZY})
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
-             inputs=None) -> None:
-    """Computes the sum of gradients of ``tensors`` with respect to the graph's leaves and
-    accumulates them into the leaves' ``.grad`` (or only into ``inputs``' if given)."""
-    if (grad_tensors is None and inputs is None and type(tensors) is Tensor
-            and tensors._data.size == 1):
-        fn = tensors.grad_fn
-        if fn is not None:
-            # The common call, ``loss.backward()``: one output of a graph, seeded with 1.
-            engine.run_backward([fn], [_one_like(tensors)],
-                                create_graph if retain_graph is None else retain_graph,
-                                create_graph)
-            return
-    outputs = _as_tuple(tensors)
-    seeds = _seed_gradients(outputs, grad_tensors)
-    if retain_graph is None:
-        retain_graph = create_graph
-    roots = [t._edge() for t in outputs]
-    if inputs is None:
-        engine.run_backward(roots, seeds, retain_graph, create_graph)
-        return
-    targets = _as_tuple(inputs)
-    if not targets:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    pairs = [(_input_node(t), t) for t in targets]
-    grads = _run_for_inputs(roots, seeds, retain_graph, create_graph, inputs=pairs)
-    engine.accumulate([(t, g) for t, g in zip(targets, grads) if g is not None], create_graph)
-
-
-class _TaskState(threading.local):
-    """Whether the backward pass running in this thread was asked for given inputs only
-    (``autograd.grad``, ``backward(inputs=...)``): PyTorch's ``_is_checkpoint_valid``, which
-    the reentrant ``utils.checkpoint`` consults."""
-
-    inputs_given = False
-
-
-_task = _TaskState()
-
-
-def _is_checkpoint_valid() -> bool:
-    return not _task.inputs_given
-
-
-def _run_for_inputs(*args, **kwargs):
-    """``engine.run_backward`` for a pass asked for given inputs (see ``_TaskState``)."""
-    prev = _task.inputs_given
-    _task.inputs_given = True
-    try:
-        return engine.run_backward(*args, **kwargs)
-    finally:
-        _task.inputs_given = prev
-
-
-def _input_node(t):
-    if not t._requires_grad:
-        raise RuntimeError("One of the differentiated Tensors does not require grad")
-    return t._edge()
-
-
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused=None, is_grads_batched: bool = False,
-         materialize_grads: bool = False) -> tuple:
-    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated. With
-    ``is_grads_batched``, each of ``grad_outputs`` has a leading batch dimension and so does
-    each gradient (one backward pass per seed of the batch)."""
-    outs = _as_tuple(outputs)
-    targets = _as_tuple(inputs)
-    if is_grads_batched:
-        seeds = _as_tuple(grad_outputs)
-        per_seed = []
-        for b in range(seeds[0].shape[0]):
-            last = b == seeds[0].shape[0] - 1
-            per_seed.append(grad(outs, targets, tuple(s[b] for s in seeds),
-                                 retain_graph if last else True, create_graph, allow_unused,
-                                 materialize_grads=materialize_grads))
-        from ..ops.shape import stack
-
-        return tuple(None if g[0] is None else stack(list(g)) for g in zip(*per_seed))
-    seeds = _seed_gradients(outs, grad_outputs)
-    if retain_graph is None:
-        retain_graph = create_graph
-    pairs = [(_input_node(t), t) for t in targets]
-    grads = _run_for_inputs([t._edge() for t in outs], seeds, retain_graph, create_graph,
-                            inputs=pairs)
-    result = []
-    for t, g in zip(targets, grads):
-        if g is None:
-            if materialize_grads:
-                from ..creation import zeros_like
-
-                g = zeros_like(t)
-            elif not allow_unused:
-                raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior."
-                )
-        elif not create_graph:
-            g = g.detach()
-        result.append(g)
-    return tuple(result)
+def _load() -> None:
+    """Binds every name of ``_LAZY`` (``import numgrad`` calls it once ``Tensor`` and the ops
+    exist, so that the package holds what it always held)."""
+    for name in _LAZY:
+        if name not in globals():
+            __getattr__(name)
 
 
 __all__ = [

@@ -20,14 +20,14 @@ UNARY = {
     "relu": numgrad.relu,
     "sum": numgrad.sum,
 }
-BINARY = {"add": numgrad.add, "mul": numgrad.mul, "matmul": numgrad.matmul}
-# One op per kind of kernel: binary elementwise (add, mul), a transcendental (exp; tanh and
-# sigmoid run the same loop), a masked one (relu), a reduction (sum; mean is sum and a scale) and
-# BLAS (matmul). The sizes: 10 elements, where an op costs its Python overhead (dispatch, graph
+BINARY = {"add": numgrad.add, "matmul": numgrad.matmul}
+# One op per kind of kernel: binary elementwise (add; mul and the others run the same loop and
+# the same dispatch), a transcendental (exp; tanh and sigmoid run the same loop), a masked one
+# (relu), a reduction (sum; mean is sum and a scale) and BLAS (matmul). The sizes: 10 elements, where an op costs its Python overhead (dispatch, graph
 # recording, engine); 1,000,000, its kernel's throughput; 10,000,000, where outputs come from
 # numgrad's pool of large buffers (32 MiB and up) instead of fresh mappings. float32 only: float64
 # runs the same code.
-OVERHEAD_OPS = ["add", "mul", "exp", "relu", "sum", "matmul"]
+OVERHEAD_OPS = ["add", "exp", "relu", "sum", "matmul"]
 THROUGHPUT_OPS = ["add", "exp", "relu", "sum"]
 # matmul of n×n at 10,000,000 elements (n = 3162) is ~190 GFLOP forward + backward: minutes per
 # run, for a number Matmul512 (bench_workloads) already tracks.
@@ -84,7 +84,7 @@ class OpsOverhead:
     number = 1000
     repeat = 1
     rounds = ROUNDS
-    warmup_time = 0.1
+    warmup_time = 0.0  # (setup has made the first calls)
 
     def setup(self, op):
         pin_threads()
@@ -106,7 +106,7 @@ class OpsThroughput:
     number = 5
     repeat = 1
     rounds = ROUNDS
-    warmup_time = 0.1
+    warmup_time = 0.0  # (setup has made the first calls)
     timeout = 300
 
     def setup(self, op, size):
@@ -119,15 +119,17 @@ class OpsThroughput:
 
 class RandomDraws:
     """Draws from the Philox stream (``rand``, ``randn``) and dropout's forward + backward (its
-    mask is a Bernoulli draw), against NumPy's PCG64 draws of the same size as the floor."""
+    mask is a Bernoulli draw), against NumPy's PCG64 draws of the same size as the floor: 1M
+    float32, the generator's throughput (a small draw's cost is the per-op overhead that
+    ``OpsOverhead`` times)."""
 
-    params = ([1_000, 1_000_000], ["float32"])
+    params = ([1_000_000], ["float32"])
     param_names = ["size", "dtype"]
     timer = CPU_TIMER
     number = 10
     repeat = 1
     rounds = ROUNDS
-    warmup_time = 0.1
+    warmup_time = 0.0  # (setup has made the first calls)
 
     def setup(self, size, dtype):
         pin_threads()

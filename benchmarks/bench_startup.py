@@ -1,10 +1,13 @@
 """Fresh-process costs (``timeraw_``: each sample is a new ``python`` process, timed inside it).
 
 * ``import numgrad`` alone;
-* ``import numgrad`` + the seed walkthrough, with the Numba cache warm (what a user's script pays
-  after the first run), and the first call alone (the cache loads, import excluded);
-* the same with an empty Numba cache (``NUMBA_CACHE_DIR`` pointed at a new empty directory before
-  Numba is imported): the compile cost a first-time user pays.
+* the seed walkthrough's first call with the Numba cache warm, import excluded (the kernels load
+  from the cache): with ``import numgrad`` above, what a user's script pays after the first run;
+* ``import numgrad`` + the seed walkthrough with an empty Numba cache (``NUMBA_CACHE_DIR`` pointed
+  at a new empty directory before Numba is imported): the compile cost a first-time user pays.
+
+No warm-up sample (``warmup_time = 0``): asv's default runs one whole sample, a fresh process,
+before the timed one. One sample in each round.
 """
 from __future__ import annotations
 
@@ -42,17 +45,16 @@ def timeraw_import_numgrad():
 # Each sample is a fresh process of about half a second: one in each of 3 rounds.
 timeraw_import_numgrad.repeat = 1
 timeraw_import_numgrad.rounds = 3
+timeraw_import_numgrad.warmup_time = 0.0
 
 
 class WarmCache:
     repeat = 1
     rounds = 3
+    warmup_time = 0.0
 
     def setup(self):
         seed_walkthrough(numgrad)()  # compiles here if needed, which writes the on-disk cache
-
-    def timeraw_import_and_seed_walkthrough(self):
-        return SEED
 
     def timeraw_first_call_seed_walkthrough(self):
         return FIRST_CALL, "import numgrad as torch"
@@ -62,6 +64,7 @@ class EmptyCache:
     # Seconds of compilation per sample: one sample in each of 2 rounds.
     repeat = 1
     rounds = 2
+    warmup_time = 0.0
     timeout = 600
 
     def timeraw_import_and_seed_walkthrough_empty_cache(self):

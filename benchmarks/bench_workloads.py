@@ -15,11 +15,11 @@ class _Workload:
     make = None
     timer = CPU_TIMER
     # Fixed sample sizes (so that every run times the same loop, and ``--quick`` one call of an
-    # already warm workload) and a short warm-up before the first sample.
+    # already warm workload); no warm-up phase: ``setup`` has made the first call.
     number = 50
     repeat = 1
     rounds = ROUNDS
-    warmup_time = 0.1
+    warmup_time = 0.0
 
     def setup(self):
         pin_threads()
@@ -90,7 +90,7 @@ class Compiled:
     number = 50
     repeat = 1
     rounds = ROUNDS
-    warmup_time = 0.1
+    warmup_time = 0.0  # (setup has made the first calls)
     _makes = {"seed": seed_walkthrough, "chain": chain_200, "elementwise_1m": elementwise_1m,
               "matmul_512": matmul_512, "mlp_step": mlp_step}
 
@@ -113,6 +113,9 @@ class CompileCost:
 
     repeat = 1
     rounds = 2
+    # No warm-up sample: asv's default (0.1 s) runs one whole sample, a fresh process compiling
+    # for seconds, before the timed one.
+    warmup_time = 0.0
     timeout = 300
 
     def timeraw_compile_seed_empty_program_cache(self):

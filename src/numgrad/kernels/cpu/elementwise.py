@@ -16,6 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 from ... import _lowp, _pool
 from .. import codegen
 from ..formulas import SWAPPED, Binary
+from . import _workers
 from ._cache import light_cache as _light_cache
 
 # From this many elements the kernels split their loop over threads (numba.prange), one
@@ -34,8 +35,10 @@ PARALLEL_THRESHOLD = 1 << 19
 def _threaded(dtype, out_dtype) -> bool:
     """Whether elementwise kernels of ``dtype`` have multi-threaded variants (float in, the same
     float out) and may run them (``parallel_safe``); the caller tests the size against
-    ``PARALLEL_THRESHOLD`` first."""
-    return dtype.kind == "f" and out_dtype == dtype and (_SAFE or parallel_safe())
+    ``PARALLEL_THRESHOLD`` first. Not on a busy machine (``_workers.busy``: these kernels' values
+    are the same on any number of threads)."""
+    return (dtype.kind == "f" and out_dtype == dtype and (_SAFE or parallel_safe())
+            and not _workers.busy())
 
 
 _SAFE = None  # parallel_safe(), once found

@@ -30,7 +30,8 @@ def busy() -> bool:
     thread with no core, as OpenMP's ``OMP_DYNAMIC`` and MKL's ``MKL_DYNAMIC`` judge. Then the
     kernels whose values do not depend on the split (elementwise maps, rows) run on one thread,
     and so does BLAS (set again at each reading while busy; set back to ``get_num_threads()``
-    when the load falls). Under a load of 8 on 2 cores: a 0.5M-element GELU took 23 ms on two of
+    when the load falls): OpenBLAS's products on one thread may round differently (it blocks
+    them otherwise), as after ``set_num_threads(1)``. Under a load of 8 on 2 cores: a 0.5M-element GELU took 23 ms on two of
     Numba's threads against 1.2 ms on one; the tiny GPT's step 2.1 s against 0.47 s with both
     on one thread. False where the load is not known."""
     now = time.monotonic()

@@ -36,6 +36,7 @@ try:
     from .autograd.anomaly_mode import (  # noqa: F401
         is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
     )
+    from . import creation
     from .creation import *  # noqa: F401,F403
     from .ops import *  # noqa: F401,F403  (the ops families' __all__: imports them all)
 
@@ -208,8 +209,6 @@ def _bind_methods() -> None:
         setattr(T, name, fn)
     for name in random.METHODS:
         setattr(T, name, getattr(random, name))
-    from . import creation
-
     for name in creation.METHODS:  # (new_zeros, new_tensor ...)
         setattr(T, name, getattr(creation, name))
     T.__add__ = T.__radd__ = ops.add

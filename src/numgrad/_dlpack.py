@@ -16,6 +16,11 @@ import enum
 
 import numpy as np
 
+from . import creation
+from ._dtype import device as _device
+from ._dtype import from_numpy_dtype
+from .tensor import Tensor
+
 __all__ = ["DLDeviceType", "from_dlpack", "to_dlpack"]
 
 
@@ -74,10 +79,6 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     a PyTorch tensor, a JAX array ...) or a DLPack capsule, without a copy unless ``copy=True``
     (``copy=False``: never one) or ``device`` asks for another device. A CUDA array (its
     ``__dlpack_device__`` says ``kDLCUDA``) is imported through ``__cuda_array_interface__``."""
-    from ._dtype import device as _device
-    from ._dtype import from_numpy_dtype
-    from .tensor import Tensor
-
     if isinstance(ext_tensor, Tensor):
         t = Tensor._wrap(ext_tensor._data.copy() if copy else ext_tensor._data)
         return t if device is None else t.to(device)
@@ -93,9 +94,7 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
         if not hasattr(ext_tensor, "__cuda_array_interface__"):
             raise BufferError("from_dlpack: numgrad imports CUDA arrays through "
                               "__cuda_array_interface__, which this object does not have")
-        from .creation import as_tensor, tensor
-
-        t = tensor(ext_tensor) if copy else as_tensor(ext_tensor)
+        t = creation.tensor(ext_tensor) if copy else creation.as_tensor(ext_tensor)
         return t if device is None else t.to(device)
     if kind not in (DLDeviceType.kDLCPU, DLDeviceType.kDLCUDAHost):
         raise BufferError(f"from_dlpack: numgrad has no device for DLPack device type {kind}")

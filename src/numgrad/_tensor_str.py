@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._dtype import get_default_dtype
+from ._lowp import to_float
 
 __all__ = ["format_tensor", "set_printoptions", "get_printoptions"]
 
@@ -249,8 +250,6 @@ def format_tensor(
         A string such as ``tensor([[3., 3.],\\n        [3., 3.]], grad_fn=<AddBackward0>)``.
     """
     if dtype_name == "bfloat16":  # (NumPy has none: printed from its float32 values)
-        from ._lowp import to_float
-
         values = to_float(np.asarray(values))
     else:
         values = np.asarray(values, dtype=np.dtype(dtype_name))

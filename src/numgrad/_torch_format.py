@@ -36,6 +36,7 @@ from __future__ import annotations
 import _compat_pickle
 import codecs
 import hashlib
+import importlib
 import io
 import os
 import pickle
@@ -47,9 +48,13 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+import numgrad
+
+from . import creation, serialization
 from ._dtype import device as _device
 from ._dtype import _NarrowDtype
 from ._dtype import dtype as _dtype_cls
+from .ops import registry
 from .serialization import _place
 from .tensor import Size, Tensor
 
@@ -206,16 +211,12 @@ class _Writer:
 
 
 def _to_host(a) -> np.ndarray:
-    from .ops import registry
-
     return registry.kernels_of(a).to_host(a)
 
 
 def _address(a) -> int:
     if isinstance(a, np.ndarray):
         return a.__array_interface__["data"][0]
-    from .ops import registry
-
     return registry.kernels_of(a).address(a)
 
 
@@ -372,8 +373,6 @@ _FOREIGN = {name: _ForeignDtype(name) for name in _TORCH_DTYPES}
 
 
 def _numgrad_dtype(name):
-    import numgrad
-
     d = getattr(numgrad, name, None)
     return d if isinstance(d, _dtype_cls) else None
 
@@ -417,9 +416,6 @@ class _Loader:
     # -- the globals
     def allowed_globals(self) -> dict:
         """PyTorch's weights-only allowlist, mapped to numgrad's objects."""
-        from . import serialization
-        import numgrad
-
         g = {
             "collections.OrderedDict": OrderedDict, "collections.Counter": Counter,
             "torch.nn.parameter.Parameter": _Parameter,
@@ -577,9 +573,7 @@ class _Loader:
         return t.requires_grad_(True) if requires_grad else t
 
     def rebuild_from_numpy(self, data, dtype, device, requires_grad):
-        from .creation import tensor
-
-        return tensor(data, device=device, requires_grad=requires_grad)
+        return creation.tensor(data, device=device, requires_grad=requires_grad)
 
     def build(self, storage, offset, size, stride, requires_grad, dtype) -> Tensor:
         if type(storage) is not _Storage:
@@ -620,8 +614,6 @@ class _Loader:
 
 
 def _get_layout(name):
-    import numgrad
-
     layout = getattr(numgrad, str(name).rpartition(".")[2], None)
     if layout is None:
         raise pickle.UnpicklingError(f"numgrad has no layout {name}")
@@ -640,8 +632,6 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 def _numgrad_equivalent(module: str, name: str):
     """``weights_only=False``: PyTorch's ``module.name`` as numgrad's ``numgrad...name``."""
-    import importlib
-
     target = "numgrad" + module[len("torch"):]
     try:
         obj = importlib.import_module(target)

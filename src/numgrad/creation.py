@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._dtype import device as _device
 from ._dtype import COMPLEX, FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
-from . import _lowp, dispatch
+from ._dtype import get_default_dtype
+from . import _lowp, cuda, dispatch
 from .kernels import cpu as _cpu_module
+from .ops.registry import kernels_of
 from .tensor import Tensor
 
 # The default generator's NumPy PCG64 generator (``random._DefaultGenerator`` seeds it; its
@@ -39,8 +42,6 @@ def _cuda_kernels():
     """The CUDA kernel module; while numgrad.compile traces, what its dispatch mode has the ops
     use (a trace that has recorded nothing yet moves to CUDA; one computing on the CPU
     breaks)."""
-    from . import cuda
-
     K = cuda.kernels()
     mode = dispatch.current()
     return K if mode is None else mode.use(K)
@@ -172,8 +173,6 @@ def _from_cuda_interface(data, dtype, device, copy: bool) -> Tensor:
     """A CUDA tensor over the memory ``data`` exports through the CUDA Array Interface, without
     a copy unless ``copy``, another ``dtype``, a non-contiguous layout (CUDA tensors are
     C-contiguous for now) or the CPU ``device`` asks for one."""
-    from . import cuda
-
     K = cuda.kernels()
     from .kernels.cuda import interop, memory
 
@@ -256,8 +255,6 @@ def _traced_copy(data, dtype, requires_grad: bool):
         mode.graph_break("a tensor made from a NumPy array inside the compiled function (make it "
                     "outside and pass it in as an argument)")
         return None
-    from .ops.registry import kernels_of
-
     K = kernels_of(array)
     out = K.copy(array) if dtype is None else K.cast(array, to_dtype(dtype).np)
     t = Tensor._wrap(out)
@@ -534,8 +531,6 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                   pin_memory: bool = False) -> Tensor:
     """A 0-d tensor of the number ``s``, of the default float dtype unless ``dtype`` says."""
-    from ._dtype import get_default_dtype
-
     return full((), s, dtype=dtype or get_default_dtype(), device=device,
                 requires_grad=requires_grad)
 
@@ -611,8 +606,6 @@ def new_tensor(self: Tensor, data, *, dtype=None, device=None,
                requires_grad: bool = False) -> Tensor:
     """``tensor(data)`` (a copy, no history) with this tensor's dtype and device by default."""
     if isinstance(data, Tensor):
-        import warnings
-
         warnings.warn(_NEW_TENSOR_WARNING, UserWarning, stacklevel=2)
         data = data.detach()
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device,

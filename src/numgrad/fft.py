@@ -17,6 +17,8 @@ import sys as _sys
 from .tensor import Tensor, _wrap_dim
 from . import overrides as _overrides
 from ._dtype import torch_name
+from .ops.fourier import fft_c2c
+from .ops.structure import roll
 import numgrad
 
 __all__ = ["fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn",
@@ -124,8 +126,6 @@ def _c2r_complex(x: Tensor, s, dim, norm) -> Tensor:
     """The inverse real transform of a complex ``x``: the inverse transforms of the leading
     dims, then the last one's of the Hermitian spectrum its ``n // 2 + 1`` first entries make
     (an imaginary part at zero frequency, or at n / 2, drops out, as in PyTorch)."""
-    from .ops.fourier import fft_c2c
-
     dims, sizes = _plan(x, s, dim)
     for d, n in zip(dims[:-1], sizes[:-1]):
         x = fft_c2c(_fitted(x, d, n), d, False, _scale(norm, n, False))
@@ -168,8 +168,6 @@ def _transform(x: Tensor, s, dim, norm, forward: bool, onesided: str | None) -> 
     """The n-dimensional transform of ``x`` over the planned dims, each padded or cut to its
     size; ``onesided`` (the function's name) for a real input whose last transformed dimension
     keeps its ``n // 2 + 1`` non-negative frequencies (``rfft``, ``ihfft``)."""
-    from .ops.fourier import fft_c2c
-
     if onesided is not None:
         x = _real_input(x, onesided)
     if norm not in (None,) + _NORMS:
@@ -289,8 +287,6 @@ def hfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
 
 
 def _shift(input: Tensor, dim, inverse: bool) -> Tensor:
-    from .ops.structure import roll
-
     if dim is None:
         dims = tuple(range(input.ndim))
     else:

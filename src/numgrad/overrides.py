@@ -42,7 +42,11 @@ import sys
 import threading
 import types as _types
 import warnings
+
 import numgrad
+
+from . import autograd
+from .tensor import Tensor
 
 __all__ = [
     "BaseTorchFunctionMode", "TorchFunctionMode", "enable_reentrant_dispatch",
@@ -109,8 +113,6 @@ def _takes_part(t) -> bool:
     known = _relevant_types.get(t)
     if known is not None:
         return known
-    from .tensor import Tensor
-
     tf = getattr(t, "__torch_function__", None)
     func = getattr(tf, "__func__", tf)
     result = tf is not None and t is not Tensor and tf is not _disabled_torch_function_impl \
@@ -148,8 +150,6 @@ def _add(found: list, arg) -> None:
 def _overloaded(args, kwargs) -> list:
     """The arguments (and the elements of list and tuple arguments, as PyTorch's tensor lists)
     whose type takes part in dispatch."""
-    from .tensor import Tensor
-
     found = []
     for a in (args if not kwargs else args + tuple(kwargs.values())):
         t = type(a)
@@ -175,8 +175,6 @@ def _get_overloaded_args(relevant_args, get_type_fn=type) -> list:
 
 def is_tensor_like(inp) -> bool:
     """Whether ``inp`` is a Tensor or an instance of a type with ``__torch_function__``."""
-    from .tensor import Tensor
-
     return type(inp) is Tensor or hasattr(inp, "__torch_function__")
 
 
@@ -384,8 +382,6 @@ _OPERATORS = frozenset(
 def _namespaces():
     """(module or class, PyTorch's prefix, the failure message's style) of each namespace whose
     public functions dispatch."""
-    from .tensor import Tensor
-
     found = [("numgrad", "torch.", False), ("numgrad.nn.functional", "torch.nn.functional.", True),
              ("numgrad.linalg", "torch.linalg.", False), ("numgrad.special", "torch.special.", False),
              ("numgrad.fft", "torch.fft.", False)]
@@ -465,8 +461,6 @@ def _wrap_tensor(Tensor) -> None:
     """Binds Tensor's methods and operators to their dispatching forms (a Tensor operator and
     the method it is share one, as ``x * 2`` reaches ``__torch_function__`` as ``Tensor.mul`` in
     PyTorch), and ``autograd.backward`` and ``autograd.grad``."""
-    from . import autograd
-
     for name in ("backward", "grad"):  # (dispatched, as PyTorch's, with no name of theirs)
         value = getattr(autograd, name)
         public = _public(_without_dispatch(value), autograd.__name__, name)
@@ -559,8 +553,6 @@ def _dummy(signature):
 
 
 def is_tensor_method_or_property(func) -> bool:
-    from .tensor import Tensor
-
     return getattr(Tensor, getattr(func, "__name__", ""), None) is func
 
 
@@ -588,8 +580,6 @@ def enable_reentrant_dispatch():
 def _make_subclass(cls, data, require_grad: bool = False, **_ignored):
     """``Tensor._make_subclass(cls, data, require_grad=False)``: a leaf instance of ``cls``
     sharing ``data``'s storage (and version counter), without its history."""
-    from .tensor import Tensor
-
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(f"cls must be a type (got {type(cls).__name__})")
     out = cls._wrap(data._data)
@@ -634,15 +624,12 @@ def _install() -> None:
     """Binds Tensor's side of the protocol, and the dispatching forms of the public functions of
     ``numgrad``, ``numgrad.linalg`` and Tensor (``numgrad.nn.functional`` binds its own when it
     is imported). Once per process, at the end of numgrad's import."""
-    from . import linalg
-    from .tensor import Tensor
-
     Tensor.__torch_function__ = classmethod(_tensor_torch_function)
     Tensor.as_subclass = as_subclass
     Tensor._make_subclass = staticmethod(_make_subclass)
     sys.modules.setdefault("numgrad._C", _C)
     wrap_namespace(numgrad, "torch.")
-    wrap_namespace(linalg, "torch.linalg.")
+    wrap_namespace(numgrad.linalg, "torch.linalg.")
     _wrap_tensor(Tensor)
 
 
@@ -720,8 +707,6 @@ class BaseTorchFunctionMode(TorchFunctionMode):
 
 # ------------------------------------------------------------------------ Tensor's side of it
 def _convert(ret, cls):
-    from .tensor import Tensor
-
     if cls is Tensor:
         return ret
     if isinstance(ret, Tensor) and not isinstance(ret, cls):
@@ -759,8 +744,6 @@ _SLOTS = ("_data", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_
 def as_subclass(self, cls):
     """``Tensor.as_subclass(cls)``: an instance of ``cls`` sharing this tensor's data and
     attached to its graph (by an ``AliasBackward0`` node where it requires grad, as PyTorch's)."""
-    from .tensor import Tensor
-
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass: cls must be a subclass of torch.Tensor (got {cls!r})")
     with DisableTorchFunction():

@@ -29,8 +29,9 @@ import numbers
 
 import numpy as np
 
-from . import creation, dispatch
+from . import creation, cuda, dispatch
 from .autograd import grad_mode
+from .ops import inplace, registry
 from .tensor import Tensor
 
 _PCG_BYTES = 37  # PCG64: state (16 bytes), increment (16), has_uint32 (1), uinteger (4)
@@ -189,8 +190,6 @@ def _kernel_draw(generator, kernel: str, *args, device=None):
     use: a compiled function's trace records the call, and its replay draws the next values and
     advances the state as eager does. Array arguments are host arrays; the result is an array
     of ``device``."""
-    from .ops import registry
-
     if device is None:
         device = creation._default_device
     if device is not None and creation._is_cuda(device):
@@ -328,8 +327,6 @@ def _fill_tensor(t: Tensor, values: Tensor) -> Tensor:
     """Writes fresh samples ``values`` (a tensor drawn by the kernels, so recorded in a trace)
     into ``t`` (a leaf that requires grad only under no_grad, as PyTorch's in-place rules
     say)."""
-    from .ops import inplace
-
     inplace._check_leaf(t)
     if grad_mode.state.enabled and (t._requires_grad or
                                     (t._base is not None and t._base._requires_grad)):
@@ -439,8 +436,6 @@ def _cuda_seeding() -> None:
     ``seed_all``, ``initial_seed``, ``get_rng_state[_all]``, ``set_rng_state[_all]``), which
     programs call beside ``manual_seed`` for reproducibility: CUDA samples are drawn on the host
     from the default generator, so they act on it."""
-    from . import cuda
-
     def manual_seed_cuda(seed) -> None:
         default_generator.manual_seed(seed)
 

@@ -18,6 +18,8 @@ import sys
 import numpy as np
 
 from ._dtype import _BY_NAME
+from .creation import from_numpy
+from .tensor import Tensor
 
 __all__ = ["SafetensorError", "load", "load_file", "safe_open", "save", "save_file"]
 
@@ -35,8 +37,6 @@ class SafetensorError(Exception):
 
 
 def _tensor_bytes(name, t) -> tuple[str, list[int], np.ndarray]:
-    from .tensor import Tensor
-
     if not isinstance(t, Tensor):
         raise ValueError(f"Key `{name}` is invalid, expected numgrad.Tensor but received "
                          f"{type(t)}")
@@ -118,8 +118,6 @@ def _parse(buffer, where: str) -> tuple[dict, dict | None, int]:
 
 
 def _tensor(buffer, start: int, name: str, entry: dict, device):
-    from .creation import from_numpy
-
     code = entry["dtype"]
     if code not in _NAMES:
         other = _OTHER.get(code, code)

@@ -41,12 +41,16 @@ import json
 import math
 import os
 import pickle
+import warnings
 import zipfile
 from collections import OrderedDict
 
 import numpy as np
 
-from . import _lowp
+import numgrad
+
+from . import _lowp, cuda
+from .creation import from_numpy
 from ._dtype import device as _device
 from ._dtype import dtype as _dtype_cls
 from ._dtype import from_numpy_dtype
@@ -274,8 +278,6 @@ def _place(t: Tensor, location: str, m) -> Tensor:
         target = m
     target = _device(target)
     if target.type == "cuda":
-        from . import cuda
-
         if not cuda.is_available():
             raise RuntimeError(
                 "Attempting to deserialize object on a CUDA device but "
@@ -337,8 +339,6 @@ class _Reader:
             raise self.corrupt(f"an array is {a.dtype.name}{list(a.shape)} where the table says "
                                f"{entry['dtype']}{entry.get('shape')}")
         from_numpy_dtype(a.dtype)
-        from .creation import from_numpy
-
         t = from_numpy(a)
         location = str(entry.get("device", "cpu"))
         t = _place(t, location, self.map_location)
@@ -405,8 +405,6 @@ class _Reader:
         if tag == "bytes":
             return bytes.fromhex(str(node.get("hex")))
         if tag == "dtype":
-            import numgrad
-
             name = node.get("name")
             if name not in _DTYPES:
                 raise self.corrupt(f"unknown dtype {name!r}")
@@ -471,8 +469,6 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if pickle_load_args and weights_only:
-        import warnings
-
         warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
     if mmap and not isinstance(f, (str, os.PathLike)):
         raise ValueError("f must be a file path in order to use the mmap argument")

@@ -11,6 +11,8 @@ import numpy as np
 from . import _dtype, _lowp
 from ._dtype import CPU, CUDA, from_numpy_dtype
 from ._tensor_str import format_tensor
+from . import autograd
+from .autograd import grad_mode
 from .autograd.node import AccumulateGrad, Node, RemovableHandle
 from . import dispatch
 
@@ -47,30 +49,25 @@ def _legacy_data(args: tuple, np_dtype) -> np.ndarray:
     if isinstance(data, Tensor):
         data = data._host()
     if np_dtype.kind == "V":  # (bfloat16: rounded from float32)
-        from ._lowp import cast
-
-        return cast(np.array(data, dtype=np.float32), np_dtype)
+        return _lowp.cast(np.array(data, dtype=np.float32), np_dtype)
     return np.array(data, dtype=np_dtype)
 
 
 # numgrad.autograd.backward and numgrad.ops.accumulate_into, once loaded (``_load_late``: both
-# import this module, so they are imported on first use, not here; a function-level import
+# import this module, so they are looked up on first use, not here; a function-level import
 # statement costs as much as a small op on every call)
 _autograd_backward = _accumulate_into = None
 
 
 def _grad_enabled() -> bool:
-    from .autograd import grad_mode
-
     return grad_mode.state.enabled
 
 
 def _load_late() -> None:
     global _autograd_backward, _accumulate_into
-    from .autograd import backward
     from .ops import accumulate_into
 
-    _autograd_backward, _accumulate_into = backward, accumulate_into
+    _autograd_backward, _accumulate_into = autograd.backward, accumulate_into
 
 
 def _no_numpy_bfloat16(data) -> None:
@@ -425,9 +422,7 @@ class Tensor(_Methods):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from .autograd.engine import post_accumulate_hooks
-
-        hooks = post_accumulate_hooks(self)
+        hooks = autograd.engine.post_accumulate_hooks(self)
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         return handle

@@ -14,8 +14,10 @@ import functools
 import threading
 import warnings
 
-from .._dtype import device as _device
 import numgrad
+
+from .. import cuda
+from .._dtype import device as _device
 
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
@@ -121,8 +123,6 @@ class autocast:
         device_name = device_type.upper()
         if enabled:
             if device_type == "cuda":
-                from .. import cuda
-
                 if not cuda.is_available():
                     warnings.warn(
                         "CUDA is not available or torch_xla is imported. Disabling autocast.",

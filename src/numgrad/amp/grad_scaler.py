@@ -16,7 +16,11 @@ import warnings
 from collections import abc, defaultdict
 from enum import Enum
 from typing import Any
+
 import numgrad
+
+from .. import cuda
+from ..tensor import Tensor
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -44,8 +48,6 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if self._device == "cuda":
-            from .. import cuda
-
             if enabled and not cuda.is_available():
                 warnings.warn(
                     "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
@@ -85,8 +87,6 @@ class GradScaler:
 
     def scale(self, outputs):
         """``outputs`` (a tensor, or tensors in lists and tuples) times the scale."""
-        from ..tensor import Tensor
-
         if not self._enabled:
             return outputs
         if isinstance(outputs, Tensor):
@@ -111,8 +111,6 @@ class GradScaler:
     def _unscale_grads_(self, optimizer, inv_scale, found_inf, allow_fp16: bool) -> dict:
         """Each gradient times ``inv_scale``, and ``found_inf`` set to 1 where one is not
         finite (ATen's ``_amp_foreach_non_finite_check_and_unscale_``)."""
-        from ..tensor import Tensor
-
         ng = _ng()
         factor = inv_scale.item()
         with ng.no_grad():
@@ -175,8 +173,6 @@ class GradScaler:
     def update(self, new_scale=None) -> None:
         """The scale for the next iteration: ``new_scale``, or backed off after a skipped step,
         grown after ``growth_interval`` steps in a row (ATen's ``_amp_update_scale_``)."""
-        from ..tensor import Tensor
-
         if not self._enabled:
             return
         _scale, _growth_tracker = self._check_scale_growth_tracker("update")

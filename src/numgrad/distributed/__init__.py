@@ -9,6 +9,7 @@ default group. The collectives (``all_reduce``, ``broadcast``, ``all_gather``,
 arguments, ``async_op=True`` included. ``import numgrad.distributed`` does not import mpi4py:
 that waits for the first call that needs MPI.
 """
+from . import distributed_c10d
 from .distributed_c10d import *  # noqa: F401,F403
 from .distributed_c10d import __all__ as _c10d_all
 from .distributed_c10d import default_pg_timeout  # noqa: F401
@@ -16,9 +17,7 @@ from .distributed_c10d import default_pg_timeout  # noqa: F401
 
 def is_available() -> bool:
     """Whether distributed support can run here: mpi4py (MPI) is installed."""
-    from .distributed_c10d import is_mpi_available
-
-    return is_mpi_available()
+    return distributed_c10d.is_mpi_available()
 
 
 __all__ = ["is_available", *_c10d_all]

@@ -16,16 +16,20 @@ launcher then stops the others, as PyTorch's NCCL watchdog takes a failing job d
 from __future__ import annotations
 
 import enum
+import faulthandler
 import importlib.util
 import os
 import sys
 import time
 import traceback as tb
+from concurrent.futures import Future
 from datetime import timedelta
 
 import numpy as np
 
+from .. import dispatch
 from .._dtype import from_numpy_dtype
+from ..tensor import Tensor
 
 __all__ = [
     "Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp",
@@ -253,8 +257,6 @@ def _start_mpi(timeout: timedelta):
     ends it, as PyTorch's NCCL watchdog ends a process that waits too long."""
     if "mpi4py.MPI" in sys.modules:
         return _mpi()
-    import faulthandler
-
     faulthandler.dump_traceback_later(timeout.total_seconds(), exit=True)
     try:
         return _mpi_start_up_waits_for_every_process_of_the_job()
@@ -392,8 +394,6 @@ class _Buffer:
     __slots__ = ("tensor", "array", "staged")
 
     def __init__(self, tensor, writes: bool):
-        from ..tensor import Tensor
-
         if not isinstance(tensor, Tensor):
             raise TypeError(f"Invalid function argument: expected a Tensor, got "
                             f"{type(tensor).__name__}")
@@ -547,8 +547,6 @@ def _start(group, what: str) -> ProcessGroup | None:
 def _not_traced(what: str) -> None:
     """A collective inside ``numgrad.compile``: the trace stops here (the call runs eagerly,
     every time), so that no replay ever skips the communication."""
-    from .. import dispatch
-
     if dispatch.current() is not None:  # (tracing, or a re-run call: rarely)
         from ..compiler.traced import graph_break
 
@@ -601,8 +599,6 @@ class Work:
 
     def get_future(self):
         """A completed future of the result (the collective waited on)."""
-        from concurrent.futures import Future
-
         self.wait()
         future: Future = Future()
         future.set_result(list(self._result or []))

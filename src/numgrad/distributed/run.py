@@ -24,6 +24,8 @@ import tempfile
 import time
 import uuid
 
+from .. import cuda
+
 __all__ = ["main", "parse_args", "get_args_parser"]
 
 
@@ -93,8 +95,6 @@ def _processes_per_node(value: str) -> int:
     if value in ("cpu", "auto"):
         return os.cpu_count() or 1
     if value == "gpu":
-        from .. import cuda
-
         if not cuda.is_available():
             raise ValueError("Cuda is not available.")
         return cuda.device_count()

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 import numgrad
+from numgrad.func._vmap import innermost
 from numgrad.tensor import Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "euler_constant", "lazy_property", "logits_to_probs",
@@ -50,8 +51,6 @@ def _sum_rightmost(value, dim: int):
 def _physical(mask):
     """``mask`` itself, or inside ``vmap`` the whole batch's values (its physical tensor)."""
     if type(mask).__name__ == "BatchedTensor":
-        from numgrad.func._vmap import innermost
-
         return innermost(mask)
     return mask
 

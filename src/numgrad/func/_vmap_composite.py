@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cat, where, zeros
+from .. import cat, ones, where, zeros
 from .._dtype import bool_, promote_types
 from ..tensor import Tensor
 from . import _vmap
@@ -374,9 +374,7 @@ def _attention(func, lvl, args, kwargs):
         scale = 1.0 / float(q.shape[-1]) ** 0.5
     scores = (q @ k.transpose(-2, -1)) * scale
     if bound.get("is_causal", False):
-        from .. import ones as _ones
-
-        keep = _ones((q.shape[-2], k.shape[-2]), dtype=bool_, device=q.device).tril()
+        keep = ones((q.shape[-2], k.shape[-2]), dtype=bool_, device=q.device).tril()
         scores = scores.masked_fill(keep.logical_not(), float("-inf"))
     if mask is not None:
         scores = scores.masked_fill(mask.logical_not(), float("-inf")) if mask.dtype == bool_ \

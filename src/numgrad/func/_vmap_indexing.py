@@ -184,15 +184,13 @@ def _histc(func, lvl, args, kwargs):
 def _index_fill(func, lvl, args, kwargs):
     """``index_fill`` with a batched (0-d tensor) value: a mask of the filled positions, shared
     by the examples, and ``where``."""
-    from .. import zeros as _zeros
-
     x = args[0]
     d, _ = _get(args, kwargs, 1, "dim")
     index, _ = _get(args, kwargs, 2, "index")
     value, _ = _get(args, kwargs, 3, "value")
     if type(index) is BatchedTensor or type(value) is not BatchedTensor:
         return _vmap._index_write(func, lvl, args, kwargs)
-    mask = _zeros(tuple(x.shape), dtype=bool_, device=x.device).index_fill(d, index, True)
+    mask = zeros(tuple(x.shape), dtype=bool_, device=x.device).index_fill(d, index, True)
     return where(mask, value.to(x.dtype), x)
 
 

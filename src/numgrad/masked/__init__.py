@@ -12,17 +12,16 @@ import math
 
 import numpy as np
 
+import numgrad
+
 from .._dtype import bool_, float32, int64
+from ..linalg import vector_norm
+from ..nn import functional as F
 from ..tensor import Tensor
 
 __all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp",
            "logsumexp", "mean", "median", "norm", "normalize", "prod", "softmax", "softmin",
            "std", "sum", "var"]
-
-def _ng():
-    import numgrad
-
-    return numgrad
 
 
 def _dims(dim, ndim: int) -> tuple:
@@ -71,7 +70,7 @@ def _filled(kind: str, input: Tensor, mask) -> Tensor:
     mask = _mask(input, mask)
     if mask is None:
         return input
-    ng = _ng()
+    ng = numgrad
     fill = ng.tensor(_identity(kind, input), dtype=input.dtype, device=input.device)
     return ng.where(mask, input, fill)
 
@@ -86,7 +85,7 @@ def _sum_dtype(input: Tensor, dtype):
 def sum(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """The sum of the masked-in elements over ``dim``."""
     dims = _dims(dim, input.ndim)
-    return _ng().sum(_filled("sum", input, mask), dims, bool(keepdim),
+    return numgrad.sum(_filled("sum", input, mask), dims, bool(keepdim),
                      dtype=_sum_dtype(input, dtype))
 
 
@@ -102,30 +101,30 @@ def prod(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=Non
 def amax(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """The largest masked-in element over ``dim`` (-inf where none)."""
     x = _filled("max", input, mask)
-    return _ng().amax(x, _dims(dim, x.ndim), bool(keepdim)).to(dtype or input.dtype)
+    return numgrad.amax(x, _dims(dim, x.ndim), bool(keepdim)).to(dtype or input.dtype)
 
 
 def amin(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """The smallest masked-in element over ``dim`` (inf where none)."""
     x = _filled("min", input, mask)
-    return _ng().amin(x, _dims(dim, x.ndim), bool(keepdim)).to(dtype or input.dtype)
+    return numgrad.amin(x, _dims(dim, x.ndim), bool(keepdim)).to(dtype or input.dtype)
 
 
 def argmax(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """The index of the largest masked-in element along ``dim``, in ``dtype`` (the input's)."""
     x = _filled("max", input, mask)
-    return _ng().argmax(x, dim, bool(keepdim)).to(dtype or input.dtype)
+    return numgrad.argmax(x, dim, bool(keepdim)).to(dtype or input.dtype)
 
 
 def argmin(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """The index of the smallest masked-in element along ``dim``, in ``dtype`` (the input's)."""
     x = _filled("min", input, mask)
-    return _ng().argmin(x, dim, bool(keepdim)).to(dtype or input.dtype)
+    return numgrad.argmin(x, dim, bool(keepdim)).to(dtype or input.dtype)
 
 
 def _count(input: Tensor, mask, dim, keepdim: bool) -> Tensor:
     """How many elements are masked in over ``dim``."""
-    ng = _ng()
+    ng = numgrad
     m = _mask(input, mask)
     if m is None:
         m = ng.ones(tuple(input.shape), dtype=int64, device=input.device)
@@ -151,7 +150,7 @@ def median(input: Tensor, dim: int = -1, *, keepdim: bool = False, dtype=None,
     d = _dims(dim, input.ndim)[0]
     floating = input.dtype.is_floating_point
     x = _filled("median", input if floating else input.to(float32), mask)
-    out = _ng().nanmedian(x, d, keepdim).values
+    out = numgrad.nanmedian(x, d, keepdim).values
     if floating:
         return out
     if bool(out.isnan().any()):
@@ -164,7 +163,7 @@ def logsumexp(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None,
               mask=None) -> Tensor:
     """``log(sum(exp))`` of the masked-in elements over ``dim`` (-inf where none)."""
     x = _filled("max", input, mask)
-    return _ng().logsumexp(x, _dims(dim, input.ndim), keepdim=keepdim).to(dtype or input.dtype)
+    return numgrad.logsumexp(x, _dims(dim, input.ndim), keepdim=keepdim).to(dtype or input.dtype)
 
 
 def norm(input: Tensor, ord=2.0, dim=None, *, keepdim: bool = False, dtype=None,
@@ -172,8 +171,6 @@ def norm(input: Tensor, ord=2.0, dim=None, *, keepdim: bool = False, dtype=None,
     """The ``ord``-norm of the masked-in elements over ``dim``."""
     kind = "min" if ord == -math.inf else "sum"
     x = _filled(kind, input, mask)
-    from ..linalg import vector_norm
-
     return vector_norm(x, ord, _dims(dim, input.ndim), bool(keepdim), dtype=dtype or input.dtype)
 
 
@@ -185,7 +182,7 @@ def _std_var(input: Tensor, dim, unbiased, correction, keepdim: bool, dtype, mas
         float(correction) if correction is not None else float(bool(unbiased)))
     if dtype is None:
         dtype = input.dtype if input.dtype.is_floating_point else float32
-    ng = _ng()
+    ng = numgrad
     count = _count(input, mask, dim, True)
     centred = input - sum(input, dim, keepdim=True, dtype=dtype, mask=mask) / count
     total = sum(centred * centred, dim, keepdim=keepdim, dtype=dtype, mask=mask)
@@ -214,36 +211,30 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     """The running sums along ``dim``, masked-out elements counted as 0."""
     dtype = dtype or input.dtype
     x = _filled("sum", input, mask)
-    return _ng().cumsum(x, _dims(dim, input.ndim)[0], dtype=dtype).to(dtype)
+    return numgrad.cumsum(x, _dims(dim, input.ndim)[0], dtype=dtype).to(dtype)
 
 
 def cumprod(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     """The running products along ``dim``, masked-out elements counted as 1."""
     dtype = dtype or input.dtype
     x = _filled("prod", input, mask)
-    return _ng().cumprod(x, _dims(dim, input.ndim)[0], dtype=dtype).to(dtype)
+    return numgrad.cumprod(x, _dims(dim, input.ndim)[0], dtype=dtype).to(dtype)
 
 
 def softmax(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     """``softmax`` along ``dim`` over the masked-in elements (0 at the others)."""
-    from ..nn import functional as F
-
     return F.softmax(_filled("max", input, mask), _dims(dim, input.ndim)[0],
                      dtype=dtype or input.dtype)
 
 
 def log_softmax(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     """``log_softmax`` along ``dim`` over the masked-in elements (-inf at the others)."""
-    from ..nn import functional as F
-
     return F.log_softmax(_filled("max", input, mask), _dims(dim, input.ndim)[0],
                          dtype=dtype or input.dtype)
 
 
 def softmin(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     """``softmin`` along ``dim`` over the masked-in elements (0 at the others)."""
-    from ..nn import functional as F
-
     return F.softmin(_filled("min", input, mask), _dims(dim, input.ndim)[0],
                      dtype=dtype or input.dtype)
 
@@ -253,12 +244,12 @@ def normalize(input: Tensor, ord: float, dim: int, *, eps: float = 1e-12, dtype=
     """``input`` (masked-out elements 0) divided by the ``ord``-norm of its masked-in elements
     along ``dim`` (at least ``eps``)."""
     n = norm(input, ord, dim, keepdim=True, dtype=dtype or input.dtype, mask=mask)
-    return _filled("sum", input, mask) / _ng().clamp_min(n, eps)
+    return _filled("sum", input, mask) / numgrad.clamp_min(n, eps)
 
 
 def logaddexp(input: Tensor, other: Tensor, *, dtype=None, input_mask=None,
               other_mask=None) -> Tensor:
     """``logaddexp`` of the two, each one's masked-out elements taken as -inf."""
-    out = _ng().logaddexp(_filled("max", input, input_mask), _filled("max", other, other_mask))
+    out = numgrad.logaddexp(_filled("max", input, input_mask), _filled("max", other, other_mask))
     return out.to(dtype or input.dtype)
 

@@ -13,7 +13,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import _lowp, dispatch
+from .._dtype import torch_name
 from ..autograd import anomaly_mode, grad_mode
+from ..autograd.graph import pack_all
 from ..autograd.node import OpNode, SavedTensor
 from ..kernels import cpu as _cpu_module
 
@@ -225,8 +227,6 @@ def _apply_narrow(op, K, inputs, arrays, params) -> Tensor:
 
 
 def _not_complex(op, a):
-    from .._dtype import torch_name
-
     raise NotImplementedError(f'"{op.name}" not implemented for \'{torch_name(a.dtype)}\'')
 
 
@@ -349,7 +349,5 @@ def _record_packing(op, inputs, result, params) -> Tensor:
     result = _record_plain(op, inputs, result, params)
     node = result._grad_fn
     if node._saved:
-        from ..autograd.graph import pack_all
-
         node._saved = pack_all(node._saved, node)
     return result

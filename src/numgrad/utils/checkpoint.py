@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+from .. import autograd
 from .. import random as _random
 from ..autograd import Function, backward as _backward
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -86,8 +87,6 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        from .. import autograd
-
         if not autograd._is_checkpoint_valid():
             raise RuntimeError(
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import warnings
 
+import numgrad
+
 from ..autograd.function import Function
 from ..autograd.node import RemovableHandle
+from ..tensor import Tensor
 
 __all__ = ["BackwardHook", "RemovableHandle"]
 
@@ -55,12 +58,9 @@ class BackwardHook:
         self.input_tensors_index = None
 
     def _apply_on_tensors(self, callback, args: tuple):
-        from .. import is_grad_enabled
-        from ..tensor import Tensor
-
         index = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in index]
-        if not (is_grad_enabled() and any(t.requires_grad for t in tensors)):
+        if not (numgrad.is_grad_enabled() and any(t.requires_grad for t in tensors)):
             return args, None
         new = BackwardHookFunction.apply(callback, *tensors)
         out = list(args)
@@ -73,7 +73,7 @@ class BackwardHook:
             if self.grad_outputs is None:  # (a gradient that reached the inputs without
                 return grads               # passing through the outputs, as in PyTorch)
             # (as PyTorch's identity node, which materialises a missing gradient as zeros)
-            grads = [g if g is not None else zeros(shape, dtype=dtype, device=device)
+            grads = [g if g is not None else numgrad.zeros(shape, dtype=dtype, device=device)
                      for g, (shape, dtype, device) in zip(grads, self._input_meta)]
             res = _pack_with_none(self.input_tensors_index, grads, self.n_inputs)
             for hook in self.user_hooks:
@@ -87,8 +87,6 @@ class BackwardHook:
             self.grad_outputs = None
             return tuple(res[i] for i in self.input_tensors_index)
 
-        from .. import zeros
-        from ..tensor import Tensor
 
         self._input_meta = [(tuple(a.shape), a.dtype, a.device) for a in args
                             if isinstance(a, Tensor)]

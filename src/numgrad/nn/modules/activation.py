@@ -3,8 +3,11 @@
 ``Hardsigmoid``, ``SELU``, ``CELU``, ``LogSigmoid``, ``Softsign``, ``Tanhshrink``."""
 from __future__ import annotations
 
+from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
+from .. import init as _init
+from ..parameter import Parameter
 from .module import Module
 
 
@@ -255,9 +258,6 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
                  dtype=None) -> None:
-        from ...creation import empty
-        from ..parameter import Parameter
-
         self.num_parameters = num_parameters
         super().__init__()
         self.init = init
@@ -265,8 +265,6 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from .. import init as _init
-
         _init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:

@@ -9,7 +9,9 @@ import numpy as np
 
 from ..._dtype import device as _device
 from ..._dtype import torch_name
+from ... import compiler, creation, cuda
 from ...autograd import grad_mode
+from ...dispatch import graph_break
 from ...tensor import Tensor
 from ..parameter import Parameter, reset_grads
 from ..._dtype import to_dtype
@@ -138,8 +140,6 @@ class Module:
     def _call_with_hooks(self, compiled, args, kwargs):
         """A call with forward hooks, as PyTorch's ``_call_impl`` runs them. (Their Python runs
         at every call: inside ``numgrad.compile`` they end the trace.)"""
-        from ...dispatch import graph_break
-
         d = self.__dict__
         pre, post = d.get("_forward_pre_hooks") or {}, d.get("_forward_hooks") or {}
         backward, backward_pre = d.get("_backward_hooks") or {}, d.get("_backward_pre_hooks") or {}
@@ -191,9 +191,8 @@ class Module:
         """Compiles this module's call with ``numgrad.compile`` (the arguments are its own): as
         PyTorch's, the module is changed in place and its calls go through the compiled
         function from now on."""
-        from ...compiler import compile
-
-        object.__setattr__(self, "_compiled_call", compile(self.forward, *args, **kwargs))
+        compiled = compiler.compile(self.forward, *args, **kwargs)
+        object.__setattr__(self, "_compiled_call", compiled)
 
     # ----------------------------------------------------------------- registration
     def _check_name(self, name, kind: str) -> None:
@@ -543,8 +542,6 @@ class Module:
         if device is not None:
             device = _device(device)
             if device.type == "cuda":
-                from ... import cuda
-
                 cuda.kernels()  # "No CUDA GPUs are available" before anything is converted
         if dtype is None and device is None:
             return self
@@ -615,10 +612,8 @@ def _as_tensor(value) -> Tensor | None:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, np.ndarray) or hasattr(value, "__array__"):
-        from ...creation import tensor
-
         try:
-            return tensor(np.asarray(value))
+            return creation.tensor(np.asarray(value))
         except TypeError:
             return None
     return None

@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Callable
 
 from ... import ops
+from ...autograd import grad_mode
 from ...creation import full
 from ...tensor import Tensor
 from .. import functional as F
@@ -243,8 +244,6 @@ class TransformerEncoder(Module):
     def _nested_path(self, src, mask, padding) -> bool:
         """Whether PyTorch's sparsity fast path (nested tensors) would run: inference (no
         gradient wanted), batch_first, a left-aligned key padding mask and no ``mask``."""
-        from ...autograd import grad_mode
-
         first = self.layers[0]
         if not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3:
             return False

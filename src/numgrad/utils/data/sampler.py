@@ -15,6 +15,8 @@ from typing import Generic, TypeVar
 import numpy as np
 import numgrad
 
+from ... import creation
+
 T_co = TypeVar("T_co", covariant=True)
 
 
@@ -29,8 +31,6 @@ def _randperm(n: int, generator=None) -> list[int]:
         out = randperm(n) if generator is None else randperm(n, generator=generator)
         return out.tolist()
     if generator is None:  # (before numgrad.randperm: the generator behind numgrad.rand)
-        from ... import creation
-
         return creation._rng.permutation(n).tolist()
     return _numpy_of(generator).permutation(n).tolist()
 

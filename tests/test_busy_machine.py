@@ -1,6 +1,8 @@
 """On a busy machine (a load of 1.5 times the cores, ``kernels/cpu/_workers.busy``) the kernels
-whose values do not depend on the number of threads run on one, and BLAS too; the values are
-those of the threaded run, and BLAS's threads come back when the load falls."""
+whose values do not depend on the number of threads run on one, and BLAS and Numba's parallel
+kernels too; the values are those of the threaded run, and the threads come back when the load
+falls."""
+import numba
 import numpy as np
 import pytest
 
@@ -37,9 +39,10 @@ def test_a_busy_machine_runs_on_one_thread_with_the_same_values(load):
         load[0] = 3.0
         assert _workers.threads_for(4, True) == 1 and not E._threaded(x._data.dtype,
                                                                       x._data.dtype)
-        assert _threads._blas_getter() == 1
+        assert _threads._blas_getter() == 1 and numba.get_num_threads() == 1
         assert numgrad.nn.functional.gelu(x).numpy().tobytes() == quiet.tobytes()
         load[0] = 2.9
         assert _workers.threads_for(4, True) == 2 and _threads._blas_getter() == 2
+        assert numba.get_num_threads() == 2
     finally:
         numgrad.set_num_threads(before)

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import numgrad
+import numgrad.library
 from numgrad.kernels import cpu as K
 from numgrad.kernels import formulas
 from numgrad.kernels.formulas import Binary, Compare, Unary
@@ -151,3 +152,58 @@ def test_relu_passes_nan_in_its_gradient_as_pytorch():
     ours.relu().sum().backward()
     theirs.relu().sum().backward()
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+# The formula ops: numgrad's own and a user's are made by one factory (ops/_formula.make).
+_FORMULA_OPS = ("exp", "log", "tanh", "sign", "floor", "asin", "rad2deg", "erf", "special_ndtri",
+                "log2", "frac", "atan2", "hypot", "zeta", "floor_divide", "fmod", "remainder",
+                "logaddexp", "maximum", "eq", "ge", "logical_and", "bitwise_right_shift",
+                "chebyshev_polynomial_t")
+
+
+def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_the_table():
+    from numgrad.ops import _formula
+    from numgrad.ops.registry import REGISTRY
+
+    made = [op for op in _formula.MADE if REGISTRY.get(op.name) is op]
+    assert {op.name for op in made} >= set(_FORMULA_OPS)
+    assert len(made) == 83  # (the unary and binary formula ops converted so far: issue 36)
+    for op in made:
+        assert op.__qualname__ == op.__name__ and op.__module__.startswith("numgrad.ops.")
+        assert op.arity in (1, 2)
+        rows = formulas.rows(getattr(K, op.code))  # (a formula of the table, of its arity)
+        assert formulas.is_unary(rows[0].op) == (op.arity == 1), op.name
+    # what numgrad's own look like from outside is PyTorch's, as before the factory
+    exp = REGISTRY["exp"]
+    assert (exp.__name__, exp.node, exp.save_output) == ("Exp", "ExpBackward0", True)
+    x = numgrad.tensor([0.5, 1.0], requires_grad=True)
+    assert type(x.exp().grad_fn).__name__ == "ExpBackward0"
+
+
+def test_a_users_formula_op_comes_from_the_same_factory_kept_out_of_the_registry(monkeypatch):
+    from numgrad.ops import _formula
+    from numgrad.ops.registry import REGISTRY
+
+    made = []
+    real = _formula.make
+
+    def recording(*args, **kwargs):
+        op = real(*args, **kwargs)
+        made.append((op, kwargs.get("own", True)))
+        return op
+
+    monkeypatch.setattr(_formula, "make", recording)
+    op = numgrad.library.elementwise("formulas_test::cube", lambda x: x * x * x,
+                                     grad=lambda x: 3.0 * x * x)
+    try:
+        assert [own for _, own in made] == [False, False]  # (the op and its backward's op)
+        assert all(issubclass(cls, _formula.FormulaOp) for cls, _ in made)
+        assert made[-1][0] is op._op and op._op.code == op.code
+        assert "formulas_test::cube" not in REGISTRY
+        x = numgrad.tensor([1.0, -2.0], dtype=numgrad.float64, requires_grad=True)
+        y = op(x)
+        y.sum().backward()
+        assert y.tolist() == [1.0, -8.0] and x.grad.tolist() == [3.0, 12.0]
+        assert type(y.grad_fn).__name__ == "formulas_test_cubeBackward0"
+    finally:
+        numgrad.library._OPS.pop("formulas_test::cube", None)

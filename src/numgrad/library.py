@@ -950,8 +950,10 @@ def _user_op(opname: str, arity: int, forward, differentiable_by=None, code=None
 
     differentiable = differentiable_by is not None
     return _formula.make(opname, opname.replace("::", "_") + "Backward0", code, arity=arity,
-                         forward=forward, backward=differentiable_by, own=False,
-                         module=__name__, save_inputs=tuple(range(arity)) if differentiable else ())
+                         forward=forward, own=False, module=__name__,
+                         backward=differentiable_by or _formula.not_differentiable(opname),
+                         save_inputs=tuple(range(arity)) if differentiable else (),
+                         jvp=_formula.FormulaOp.jvp if differentiable else None)
 
 
 _INTERNAL: dict = {}  # kernels numgrad.library makes for itself (n-ary formulas' loops)

@@ -25,6 +25,9 @@ from . import _jvp
 from .registry import REGISTRY, Op, register
 
 
+MADE: list = []  # every op ``make`` made, numgrad's own and users', in the order made
+
+
 class FormulaOp(Op):
     """An op that computes one formula of the table on its operands (what ``formula_op`` makes).
     ``code`` names the formula; ``arity`` is its number of operands."""
@@ -64,11 +67,12 @@ def _by_id(code, arity: int) -> Callable:
     return staticmethod(forward)
 
 
-def _not_differentiable(opname: str) -> Callable:
+def not_differentiable(opname: str) -> Callable:
+    """The backward of a user's formula given no partial derivatives: it says so."""
     def backward(ctx, grad):
         raise RuntimeError(f"the derivative of {opname} is not implemented (give its partial "
                            "derivatives with grad=)")
-    return staticmethod(backward)
+    return backward
 
 
 def make(name: str, node: str, code=None, *, arity: int = 1, backward: Callable | None = None,
@@ -78,8 +82,8 @@ def make(name: str, node: str, code=None, *, arity: int = 1, backward: Callable 
     """The op ``name`` (its node ``node``, PyTorch's ``ExpBackward0``) computing the formula
     ``code`` of ``arity`` operands: a string names numgrad's formula in the kernel modules
     (``"EXP"``), an int is a formula's id (a user's); ``forward(K, *arrays)`` computes it
-    otherwise. ``backward(ctx, grad)`` gives the inputs' gradients (None: the op has no
-    derivative, and a backward through it says so). ``attrs`` are the op's other declarations
+    otherwise. ``backward(ctx, grad)`` gives the inputs' gradients (None: the base's).
+    ``attrs`` are the op's other declarations
     (``save_inputs``, ``save_output``, ``samples``, ``jvp`` ...). ``base`` is the class it
     derives from (a family's shared declarations); ``own=False`` keeps it out of numgrad's
     registry (a user's op: the registry harness checks numgrad's ops). Returns the registered
@@ -96,10 +100,8 @@ def make(name: str, node: str, code=None, *, arity: int = 1, backward: Callable 
         body["forward"] = staticmethod(forward)
     elif not isinstance(code, str):
         body["forward"] = _by_id(code, arity)
-    body["backward"] = staticmethod(backward) if backward is not None else \
-        _not_differentiable(name)
-    if backward is None:
-        attrs.setdefault("jvp", None)
+    if backward is not None:
+        body["backward"] = staticmethod(backward)
     body.update(attrs)
     if module is not None:
         body["__module__"] = module
@@ -107,6 +109,7 @@ def make(name: str, node: str, code=None, *, arity: int = 1, backward: Callable 
     cls = type(cls_name, (base,), body)
     cls.__qualname__ = cls_name
     register(cls)
+    MADE.append(cls)
     if not own:
         REGISTRY.pop(name, None)
     return cls

@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from ._promote import binary_operands
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from ._formula import BinaryFormula, formula_op, make as make_formula_op
 from ._common import _broadcast, _two
 
 
@@ -46,28 +47,15 @@ class DivMode(Op):
                 (zeros(shape_b, dtype=grad.dtype, device=grad.device) if need_b else None))
 
 
-@register
-class FloorDivide(Op):
-    """``floor_divide`` (``//``): ``div(rounding_mode='floor')`` whose node has no derivative,
-    as PyTorch's (``NotImplemented``: backward raises)."""
-
-    name, node = "floor_divide", "torch::autograd::NotImplemented"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    samples = (
-        # (the node's backward raises, so the gradient flows around it)
-        Sample(lambda m, a, b: m.floor_divide(a.detach() * 4, b.detach()) + a * b, _two, low=0.5),
-        Sample(lambda m, a: (a * 3) // 2, ((2, 3),), grad=False),
-        Sample(lambda m, a: 7.5 // a, ((4,),), low=0.5, grad=False),
-    )
-
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.DIV_FLOOR, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        raise RuntimeError("derivative for aten::floor_divide is not implemented")
+@formula_op("floor_divide", "torch::autograd::NotImplemented", "DIV_FLOOR", arity=2, samples=(
+    # (the node's backward raises, so the gradient flows around it)
+    Sample(lambda m, a, b: m.floor_divide(a.detach() * 4, b.detach()) + a * b, _two, low=0.5),
+    Sample(lambda m, a: (a * 3) // 2, ((2, 3),), grad=False),
+    Sample(lambda m, a: 7.5 // a, ((4,),), low=0.5, grad=False),
+), doc="""``floor_divide`` (``//``): ``div(rounding_mode='floor')`` whose node has no derivative,
+    as PyTorch's (``NotImplemented``: backward raises).""")
+def FloorDivide(ctx, grad):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
 _ROUNDING = {"trunc": False, "floor": True}
@@ -108,15 +96,8 @@ def floor_divide(input, other) -> Tensor:
 
 
 # ------------------------------------------------------------------ fmod, remainder (%)
-class _Mod(Op):
-    jvp = _jvp.elementwise
-    on_cuda = True
-    code = ""
+class _Mod(BinaryFormula):
     rounding = ""
-
-    @classmethod
-    def forward(cls, K, a, b):
-        return K.binary(getattr(K, cls.code), a, b)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -127,22 +108,18 @@ class _Mod(Op):
         return grad, grad_b
 
 
-@register
-class Fmod(_Mod):
-    name, node, code, rounding = "fmod", "FmodBackward1", "FMOD", "trunc"
-    save_inputs = (0, 1)
-    save_only_for = {0: 1, 1: 1}
-    samples = (Sample(lambda m, a, b: m.fmod(a * 3, b), _two, low=0.5),
-               Sample(lambda m, a, b: a.fmod(b), _broadcast, low=-2.0))
+Fmod = make_formula_op("fmod", "FmodBackward1", "FMOD", arity=2, base=_Mod, rounding="trunc",
+                       save_inputs=(0, 1), save_only_for={0: 1, 1: 1},
+                       samples=(Sample(lambda m, a, b: m.fmod(a * 3, b), _two, low=0.5),
+                                Sample(lambda m, a, b: a.fmod(b), _broadcast, low=-2.0)),
+                       cls_name="Fmod", module=__name__)
 
 
-@register
-class Remainder(_Mod):
-    name, node, code, rounding = "remainder", "RemainderBackward1", "REMAINDER", "floor"
-    save_inputs = (0, 1)
-    save_only_for = {0: 1, 1: 1}
-    samples = (Sample(lambda m, a, b: m.remainder(a * 3, b), _two, low=0.5),
-               Sample(lambda m, a, b: (a * 3) % b, _broadcast, low=0.5))
+Remainder = make_formula_op("remainder", "RemainderBackward1", "REMAINDER", arity=2, base=_Mod,
+                            rounding="floor", save_inputs=(0, 1), save_only_for={0: 1, 1: 1},
+                            samples=(Sample(lambda m, a, b: m.remainder(a * 3, b), _two, low=0.5),
+                                     Sample(lambda m, a, b: (a * 3) % b, _broadcast, low=0.5)),
+                            cls_name="Remainder", module=__name__)
 
 
 class _ModScalar(Op):
@@ -173,24 +150,14 @@ class RemainderScalar(_ModScalar):
     samples = (Sample(lambda m, a: (a * 3) % -1.5, ((3, 4),)),)
 
 
-@register
-class RemainderScalarTensor(Op):
-    """``number % tensor``: PyTorch's node has no derivative (backward raises)."""
-
-    name, node = "remainder_scalar_tensor", "torch::autograd::NotImplemented"
-    jvp = _jvp.unsupported("aten::remainder")
-    on_cuda = True
-    samples = (Sample(lambda m, a: 2.5 % a, ((4,),), low=0.5, grad=False),
-               # (the node's backward raises, so the gradient flows around it)
-               Sample(lambda m, a: 2.5 % (a.detach() * 4).ceil() + a, ((4,),), low=0.5))
-
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.REMAINDER, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        raise RuntimeError("derivative for aten::remainder is not implemented")
+@formula_op("remainder_scalar_tensor", "torch::autograd::NotImplemented", "REMAINDER", arity=2,
+            jvp=_jvp.unsupported("aten::remainder"),
+            samples=(Sample(lambda m, a: 2.5 % a, ((4,),), low=0.5, grad=False),
+                     # (the node's backward raises, so the gradient flows around it)
+                     Sample(lambda m, a: 2.5 % (a.detach() * 4).ceil() + a, ((4,),), low=0.5)),
+            doc="""``number % tensor``: PyTorch's node has no derivative (backward raises).""")
+def RemainderScalarTensor(ctx, grad):
+    raise RuntimeError("derivative for aten::remainder is not implemented")
 
 
 def _mod(input, other, kernel: str, tensor_op, scalar_op):

@@ -14,7 +14,7 @@ from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
-from ._formula import UnaryFormula, formula_op, make as make_formula_op
+from ._formula import BinaryFormula, UnaryFormula, formula_op, make as make_formula_op
 
 from builtins import abs as builtins_abs  # (``abs`` is the op below)
 from typing import TYPE_CHECKING
@@ -872,13 +872,12 @@ def threshold_backward(grad: Tensor, output: Tensor, threshold: float = 0) -> Te
 
 
 # ------------------------------------------------------------------ comparisons
-class _Compare(Op):
+class _Compare(BinaryFormula):
     """A comparison: a bool tensor, never differentiable."""
 
     differentiable = False
-    on_cuda = True
+    jvp = None
     complex_ok = True  # (the formula table has complex rows for eq and ne alone)
-    code: str = ""
 
     @classmethod
     def forward(cls, K, a, b):
@@ -886,14 +885,11 @@ class _Compare(Op):
 
 
 def _comparison(name: str, code: str, doc: str):
-    op = register(type(name.capitalize(), (_Compare,), {
-        "name": name, "node": "", "code": code, "__doc__": doc,
-        "samples": (
-            Sample(lambda m, a, b, f=name: getattr(m, f)(a, b), ((3, 4), (4,)), grad=False),
-            Sample(lambda m, a, f=name: getattr(a, f)(0.5), ((5,),), grad=False),
-            Sample(lambda m, a, f=name: getattr(a, f)(a.detach() * 1), ((2, 3),), grad=False),
-        ),
-    }))
+    op = make_formula_op(name, "", code, arity=2, base=_Compare, doc=doc, samples=(
+        Sample(lambda m, a, b, f=name: getattr(m, f)(a, b), ((3, 4), (4,)), grad=False),
+        Sample(lambda m, a, f=name: getattr(a, f)(0.5), ((5,),), grad=False),
+        Sample(lambda m, a, f=name: getattr(a, f)(a.detach() * 1), ((2, 3),), grad=False),
+    ), cls_name=name.capitalize(), module=__name__)
 
     def fn(input, other) -> Tensor:
         a, b = binary_operands(input, other)
@@ -959,15 +955,8 @@ class ClampMax(Clamp):
     samples = (Sample(lambda m, a: a.clamp_max(0.3), ((5,),)),)
 
 
-class _MaxMin(Op):
-    jvp = _jvp.elementwise
+class _MaxMin(BinaryFormula):
     save_inputs = (0, 1)
-    on_cuda = True
-    code = ""
-
-    @classmethod
-    def forward(cls, K, a, b):
-        return K.binary(getattr(K, cls.code), a, b)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -984,18 +973,14 @@ class _MaxMin(Op):
         return grad_a, grad_b
 
 
-@register
-class Maximum(_MaxMin):
-    name, node, code = "maximum", "MaximumBackward0", "MAXIMUM"
-    jvp = _jvp.max_min(greater=True)
-    samples = (Sample(lambda m, a, b: m.maximum(a, b), _broadcast),)
-
-
-@register
-class Minimum(_MaxMin):
-    name, node, code = "minimum", "MinimumBackward0", "MINIMUM"
-    jvp = _jvp.max_min(greater=False)
-    samples = (Sample(lambda m, a, b: m.minimum(a, b), _two),)
+Maximum = make_formula_op("maximum", "MaximumBackward0", "MAXIMUM", arity=2, base=_MaxMin,
+                          jvp=_jvp.max_min(greater=True),
+                          samples=(Sample(lambda m, a, b: m.maximum(a, b), _broadcast),),
+                          cls_name="Maximum", module=__name__)
+Minimum = make_formula_op("minimum", "MinimumBackward0", "MINIMUM", arity=2, base=_MaxMin,
+                          jvp=_jvp.max_min(greater=False),
+                          samples=(Sample(lambda m, a, b: m.minimum(a, b), _two),),
+                          cls_name="Minimum", module=__name__)
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:

@@ -14,11 +14,9 @@ import numpy as np
 from ..creation import zeros_like
 from ..tensor import Tensor
 from ._promote import binary_operands
-from .elementwise import _Unary
 from .loss import _type_name
-from . import _jvp
-from .registry import Op, Sample, apply, register
-from ._formula import formula_op
+from .registry import Sample, apply
+from ._formula import BinaryFormula, formula_op
 from ._common import _broadcast, _float_of, _float_unary, _ng, _tensor_only, _two
 from typing import TYPE_CHECKING
 
@@ -27,44 +25,27 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------ logaddexp, logaddexp2
-class _LogAddExp(Op):
-    jvp = _jvp.elementwise
-    on_cuda = True
+class _LogAddExp(BinaryFormula):
     save_inputs = (0, 1)
-    code = ""
-
-    @classmethod
-    def forward(cls, K, a, b):
-        return K.binary(getattr(K, cls.code), a, b)
 
 
-@register
-class LogAddExp(_LogAddExp):
-    name, node, code = "logaddexp", "LogaddexpBackward0", "LOGADDEXP"
-    samples = (
-        Sample(lambda m, a, b: m.logaddexp(a, b), _two),
-        Sample(lambda m, a, b: a.logaddexp(b * 3), _broadcast),
-    )
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return ((grad / (1 + (b - a).exp()) if need_a else None),
-                (grad / (1 + (a - b).exp()) if need_b else None))
+@formula_op("logaddexp", "LogaddexpBackward0", "LOGADDEXP", arity=2, base=_LogAddExp,
+            samples=(Sample(lambda m, a, b: m.logaddexp(a, b), _two),
+                     Sample(lambda m, a, b: a.logaddexp(b * 3), _broadcast)))
+def LogAddExp(ctx, grad):
+    a, b = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    return ((grad / (1 + (b - a).exp()) if need_a else None),
+            (grad / (1 + (a - b).exp()) if need_b else None))
 
 
-@register
-class LogAddExp2(_LogAddExp):
-    name, node, code = "logaddexp2", "Logaddexp2Backward0", "LOGADDEXP2"
-    samples = (Sample(lambda m, a, b: m.logaddexp2(a, b), _broadcast),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return ((grad / (1 + 2.0 ** (b - a)) if need_a else None),
-                (grad / (1 + 2.0 ** (a - b)) if need_b else None))
+@formula_op("logaddexp2", "Logaddexp2Backward0", "LOGADDEXP2", arity=2, base=_LogAddExp,
+            samples=(Sample(lambda m, a, b: m.logaddexp2(a, b), _broadcast),))
+def LogAddExp2(ctx, grad):
+    a, b = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    return ((grad / (1 + 2.0 ** (b - a)) if need_a else None),
+            (grad / (1 + 2.0 ** (a - b)) if need_b else None))
 
 
 def _logaddexp(op, name: str):

@@ -10,6 +10,7 @@ from .._dtype import torch_name
 from ..tensor import Tensor
 from ._promote import binary_operands
 from .registry import Op, Sample, apply, register
+from ._formula import BinaryFormula, make as make_formula_op
 from ._common import _broadcast, _tensor_only, _two
 from typing import TYPE_CHECKING
 
@@ -18,30 +19,24 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------ logical and bitwise ops
-class _Logical(Op):
+class _Logical(BinaryFormula):
     """``logical_and``/``or``/``xor``: a bool tensor of the operands' truth (nonzero; NaN is
     true), of any dtypes; never differentiable."""
 
     differentiable = False
-    on_cuda = True
-    code: str = ""
+    jvp = None
 
     @classmethod
     def forward(cls, K, a, b):
         return K.binary(getattr(K, cls.code), a, b, np.bool_)
 
 
-class _Bitwise(Op):
+class _Bitwise(BinaryFormula):
     """``bitwise_and``/``or``/``xor`` and the shifts of integer (and, but for the shifts, bool)
     tensors, in their promoted dtype; never differentiable."""
 
     differentiable = False
-    on_cuda = True
-    code: str = ""
-
-    @classmethod
-    def forward(cls, K, a, b):
-        return K.binary(getattr(K, cls.code), a, b)
+    jvp = None
 
 
 def _ints(a):
@@ -70,9 +65,9 @@ def _shift_samples(name, operator):
 
 
 def _register(base, name, code, samples):
-    return register(type("".join(p.capitalize() for p in name.split("_")), (base,),
-                         {"name": name, "node": "", "code": code, "samples": samples,
-                          "__doc__": base.__doc__}))
+    return make_formula_op(name, "", code, arity=2, base=base, samples=samples, doc=base.__doc__,
+                           cls_name="".join(p.capitalize() for p in name.split("_")),
+                           module=__name__)
 
 
 _OPS = {

@@ -15,10 +15,10 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._promote import binary_operands, floating_operand
-from .elementwise import _Unary, where
+from .elementwise import where
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
-from ._formula import formula_op
+from ._formula import BinaryFormula, formula_op, make as make_formula_op
 from ._common import _broadcast, _ng, _two
 
 
@@ -126,18 +126,11 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     return lgamma(x.unsqueeze(-1) - steps).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
-@register
-class Zeta(Op):
-    """The Hurwitz zeta function ``sum_k (k + q) ** -x`` (not differentiable here)."""
-
-    name, node = "zeta", ""
-    differentiable = False
-    on_cuda = True
-    samples = (Sample(lambda m, a, b: m.special.zeta(a + 3, b + 2.5), _two, grad=False),)
-
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.ZETA, a, b)
+Zeta = make_formula_op(
+    "zeta", "", "ZETA", arity=2, differentiable=False, jvp=None,
+    samples=(Sample(lambda m, a, b: m.special.zeta(a + 3, b + 2.5), _two, grad=False),),
+    doc="""The Hurwitz zeta function ``sum_k (k + q) ** -x`` (not differentiable here).""",
+    cls_name="Zeta", module=__name__)
 
 
 def zeta(input, other) -> Tensor:
@@ -256,27 +249,21 @@ def special_i1e(input: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ orthogonal polynomials
-class _Polynomial(Op):
+class _Polynomial(BinaryFormula):
     """One of torch.special's orthogonal polynomials of ``input`` and the degree ``n`` (not
     differentiable, as PyTorch's)."""
 
     differentiable = False
-    on_cuda = True
-    code: str = ""
-
-    @classmethod
-    def forward(cls, K, x, n):
-        return K.binary(getattr(K, cls.code), x, n)
+    jvp = None
 
 
 def _polynomial(name: str, code: str, doc: str):
-    op = register(type("".join(p.capitalize() for p in name.split("_")), (_Polynomial,), {
-        "name": name, "node": "", "code": code, "__doc__": doc,
-        "samples": (Sample(lambda m, x, n, f=name: getattr(m.special, f)(x, (n * 3 + 6).long()),
-                           _two, low=-1.2, high=1.2, grad=False),
-                    Sample(lambda m, x, f=name: getattr(m.special, f)(x, 11), ((5,),), low=0.0,
-                           high=1.0, grad=False)),
-    }))
+    op = make_formula_op(name, "", code, arity=2, base=_Polynomial, doc=doc, samples=(
+        Sample(lambda m, x, n, f=name: getattr(m.special, f)(x, (n * 3 + 6).long()), _two,
+               low=-1.2, high=1.2, grad=False),
+        Sample(lambda m, x, f=name: getattr(m.special, f)(x, 11), ((5,),), low=0.0, high=1.0,
+               grad=False),
+    ), cls_name="".join(p.capitalize() for p in name.split("_")), module=__name__)
 
     def fn(input, n) -> Tensor:
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):

@@ -12,9 +12,8 @@ import math
 
 from ..tensor import Tensor
 from ._promote import binary_operands
-from .elementwise import _Unary, where
-from . import _jvp
-from .registry import Op, Sample, apply, register
+from .elementwise import where
+from .registry import Sample, apply
 from ._formula import formula_op
 from ._common import _broadcast, _float_unary, _tensor_only, _two
 from .exponents_and_rounding import _not_for
@@ -25,30 +24,17 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------ atan2
-@register
-class Atan2(Op):
-    name, node = "atan2", "Atan2Backward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
-    samples = (
-        Sample(lambda m, a, b: m.atan2(a, b), _two),
-        Sample(lambda m, a, b: a.arctan2(b), _broadcast),
-    )
-
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.ATAN2, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        # PyTorch's atan2_backward: 1 / (a² + b²), taken as 0 where that is 0 (at the origin,
-        # or where the squares underflow)
-        denom = a * a + b * b
-        recip = where(denom.detach() == 0, 0.0, denom.reciprocal())
-        return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
+@formula_op("atan2", "Atan2Backward0", "ATAN2", arity=2, save_inputs=(0, 1),
+            samples=(Sample(lambda m, a, b: m.atan2(a, b), _two),
+                     Sample(lambda m, a, b: a.arctan2(b), _broadcast)))
+def Atan2(ctx, grad):
+    a, b = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    # PyTorch's atan2_backward: 1 / (a² + b²), taken as 0 where that is 0 (at the origin,
+    # or where the squares underflow)
+    denom = a * a + b * b
+    recip = where(denom.detach() == 0, 0.0, denom.reciprocal())
+    return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
 
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:
@@ -163,25 +149,13 @@ arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, aco
 
 
 # ------------------------------------------------------------------ hypot
-@register
-class Hypot(Op):
-    name, node = "hypot", "HypotBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
-    save_output = True
-    samples = (Sample(lambda m, a, b: m.hypot(a, b), _two),
-               Sample(lambda m, a, b: a.hypot(b), _broadcast))
-
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.HYPOT, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b, out = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return ((grad * a / out if need_a else None), (grad * b / out if need_b else None))
+@formula_op("hypot", "HypotBackward0", "HYPOT", arity=2, save_inputs=(0, 1), save_output=True,
+            samples=(Sample(lambda m, a, b: m.hypot(a, b), _two),
+                     Sample(lambda m, a, b: a.hypot(b), _broadcast)))
+def Hypot(ctx, grad):
+    a, b, out = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    return ((grad * a / out if need_a else None), (grad * b / out if need_b else None))
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:

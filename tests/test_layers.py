@@ -96,3 +96,21 @@ def test_every_family_is_imported_in_the_registry_order():
 
     assert set(ops.FAMILY_NAMES) <= set(ops.IMPORT_ORDER)
     assert [f.__name__.rsplit(".", 1)[1] for f in ops.FAMILIES] == list(ops.FAMILY_NAMES)
+
+
+def test_every_public_name_of_the_light_packages_resolves():
+    """``numgrad.autograd`` and ``numgrad.ops`` give some names on first use (PEP 562): each name
+    of their ``__all__`` is listed by ``dir`` and resolves, and ``autograd.gradcheck`` is the
+    function, not the submodule of the same name."""
+    import types
+
+    from numgrad import autograd, ops
+
+    for package in (autograd, ops):
+        listed = dir(package)
+        for name in package.__all__:
+            assert name in listed, name
+            assert getattr(package, name) is not None, name
+    assert isinstance(autograd.gradcheck, types.FunctionType)
+    assert isinstance(autograd.engine, types.ModuleType)
+    assert isinstance(autograd.Function, type) and isinstance(autograd.Variable, type)

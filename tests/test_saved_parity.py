@@ -79,6 +79,15 @@ def _cases(m):
         "conv2d_no_bias": lambda: F.conv2d(img, k),
         "conv2d_padded": lambda: F.conv2d(img, k, b, padding=1, stride=2),
         "conv1d": lambda: F.conv1d(img[:, :, 0], k[:, :, 0], b),
+        # NativeLayerNormBackward0 / EmbeddingBackward0 (one op each)
+        "layer_norm": lambda: F.layer_norm(x, (3,), v, m.tensor(V, requires_grad=True)),
+        "layer_norm_no_affine": lambda: F.layer_norm(x3, (4, 6)),
+        "embedding": lambda: F.embedding(t, e),
+        "embedding_padding": lambda: F.embedding(t.view(2, 2), e, padding_idx=-2),
+        "embedding_scaled": lambda: F.embedding(t, e, padding_idx=1, scale_grad_by_freq=True),
+        "embedding_double_backward": lambda: m.autograd.grad(
+            F.embedding(t, e, padding_idx=2), e, m.tensor(X, requires_grad=True),
+            create_graph=True)[0],
         # a sweep of common ops
         "log_softmax": lambda: x.log_softmax(1),
         "var": lambda: x.var(1),

@@ -240,6 +240,7 @@ _INPUT_NAMES = {
     "clamp_tensor": ("self", "min", "max"), "cdist": ("x1", "x2"),
     "native_batch_norm": ("input", "weight", "bias", "running_mean", "running_var"),
     "native_group_norm": ("input", "weight", "bias"), "where": ("condition", "self", "other"),
+    "native_layer_norm": ("input", "weight", "bias"),
     "silu_backward": ("grad_output", "self"), "mish_backward": ("grad_output", "self"),
 }
 # {input: the input whose gradient alone needs it}, where PyTorch saves an input only for the
@@ -280,7 +281,8 @@ _PARAMS_SHOWN = {
     "count_include_pad", "divisor_override", "p", "reduction", "eps", "lambd", "value",
     "threshold", "correction", "margin", "self", "nan", "posinf", "neginf", "n", "index",
     "training", "num_groups", "upper", "ord", "dim0", "dim1", "dims", "ignore_index", "target",
-    "weight", "transposed", "output_padding", "approximate", "sparse_grad",
+    "weight", "transposed", "output_padding", "approximate", "sparse_grad", "normalized_shape",
+    "padding_idx", "scale_grad_by_freq", "sparse",
 }
 
 
@@ -452,6 +454,17 @@ def _nll_total_weight(node):
         out.cuda()
 
 
+def _layer_norm_stat(node, which: str):
+    """A layer norm's row statistic (its forward's ``mean`` or ``rstd``), shaped as PyTorch's
+    ``result1``/``result2``: the input's shape with the normalised sizes 1."""
+    from ..ops.normalization import stats_shape
+    from ..ops.registry import kernels_of
+
+    array = getattr(node.params["stats"], which)
+    shape = stats_shape(node.input_shapes[0], len(node.params["normalized_shape"]))
+    return _as_tensor(kernels_of(array).reshape_view(array, shape))
+
+
 def _conv_bias_sizes(node):
     shape = node.input_shapes[2] if len(node.input_shapes) > 2 else None
     return tuple(shape) if shape is not None else (0,)
@@ -474,6 +487,12 @@ _COMPUTED = {
                                   "ord": lambda n: n.params.get("shown_ord", 2)},
     "NllLossBackward0": {"total_weight": _nll_total_weight},
     "ConvolutionBackward0": {"bias_sym_sizes_opt": _conv_bias_sizes},
+    "EmbeddingBackward0": {"indices": lambda n: _as_tensor(n.params["indices"]),
+                           "weight_sym_argsize_0": lambda n: n.input_shapes[0][0]},
+    "EmbeddingDenseBackwardBackward0": {"indices": lambda n: _as_tensor(n.params["indices"]),
+                                        "scale_grad_by_freq": None},
+    "NativeLayerNormBackward0": {"eps": None, "result1": lambda n: _layer_norm_stat(n, "mean"),
+                                 "result2": lambda n: _layer_norm_stat(n, "rstd")},
 }
 _SIZES["MaxBackward0"] = _SIZES["MinBackward0"] = ("self",)
 # Computed values that are tensors in PyTorch's node (so it has ``_raw_saved_<name>`` too).

@@ -1218,6 +1218,31 @@ def _trailing(func, lvl, args, kwargs):
     return _wrap_out(func(v, *args[1:], **kwargs), lvl)
 
 
+@_rule("embedding")
+def _embedding(func, lvl, args, kwargs):
+    """``embedding(input, weight, ...)``: batched indices are leading dimensions of one lookup;
+    a batched weight (a table per example) is one lookup in the tables stacked, each example's
+    indices offset by its table's first row (so ``scale_grad_by_freq`` counts per example). With
+    a ``padding_idx`` or ``max_norm`` and a batched weight: the loop."""
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    w = bound.get("weight")
+    wv = _value_at(w, lvl.id)
+    if wv is None:
+        return _trailing(func, lvl, args, kwargs)
+    rest = {k: v for k, v in bound.items() if k not in ("input", "weight")}
+    if rest.get("padding_idx") is not None or rest.get("max_norm") is not None or \
+            _others_batched(rest.values(), lvl.id) or wv.ndim != 3:
+        return NotImplemented
+    from ..creation import arange
+
+    idx = _batched(bound["input"], lvl)
+    size, rows = lvl.size, wv.shape[1]
+    offsets = arange(size, device=wv.device).mul_(rows).reshape((size,) + (1,) * (idx.ndim - 1))
+    return _make(func(idx + offsets, wv.reshape(size * rows, wv.shape[2]), **rest), lvl)
+
+
 @_rule("pad")
 def _pad(func, lvl, args, kwargs):
     """``pad`` changes the trailing ``len(pad) // 2`` dimensions (and reads the one before for

@@ -67,6 +67,22 @@ class Kernels(Protocol):
                             weight: Array, training: bool) -> tuple:
         """(grad of x, of weight, of bias); ``training``: the statistics are x's own."""
 
+    # -- layer normalisation over the last dimensions (``n`` elements; statistics (rows,))
+    def layer_norm_forward(self, x: Array, weight: Array, bias: Array, eps: float,
+                           n: int) -> tuple:
+        """(output, mean, rstd) of each row of ``n`` elements."""
+
+    def layer_norm_backward(self, grad: Array, x: Array, mean: Array, rstd: Array,
+                            weight: Array, n: int, need_x: bool = True) -> tuple:
+        """(grad of x or None, of weight, of bias), the weight's and bias's flattened (n,)."""
+
+    # -- embedding: the gradient of ``weight[indices]`` (rows of ``grad``, one per index)
+    def embedding_backward(self, grad: Array, indices: Array, num_weights: int,
+                           padding_idx: int, scale_grad_by_freq: bool) -> Array:
+        """(num_weights, D): each index's gradient row added into its row of the weight's,
+        none for ``padding_idx`` (-1: none), divided by the index's count if
+        ``scale_grad_by_freq``."""
+
     def log_softmax_last(self, a: Array) -> Array:
         """log_softmax along the last dimension of a C-contiguous, non-empty array."""
 

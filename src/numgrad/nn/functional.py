@@ -16,6 +16,8 @@ from ..ops import loss as _loss
 from ..tensor import Tensor
 from ..ops import activation as _act
 from ..ops.normalization import batch_norm  # noqa: F401  (NativeBatchNormBackward0)
+from ..ops import normalization as _normalization
+from ..ops import indexing as _indexing
 from ..ops.conv import conv1d, conv2d  # noqa: F401  (ATen's convolution ops)
 from ..ops.conv import (  # noqa: F401
     conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
@@ -393,8 +395,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     entries at ``padding_idx`` contribute no gradient; with ``max_norm``, the picked rows whose
     ``norm_type``-norm exceeds it are first renormalised in place (PyTorch's
     ``embedding_renorm_``); ``scale_grad_by_freq`` divides each row's gradient by its count in
-    ``input``."""
+    ``input``. One node, ``EmbeddingBackward0``, as in PyTorch (``ops/indexing.py``)."""
     if weight.ndim != 2:
+        from ..autograd import grad_mode
+
+        if weight.ndim == 0 and weight.requires_grad and grad_mode.state.enabled:
+            # (PyTorch's autograd reads the weight's size 0 first, for its node)
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         raise RuntimeError("'weight' must be 2-D")
     if padding_idx is not None:
         if padding_idx > 0:
@@ -413,21 +420,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             "arguments for embedding)")
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    out = weight[input]
-    if scale_grad_by_freq:
-        counts = _bincount(input, weight.size(0), weight.dtype, weight.device)
-        scale = counts[input].unsqueeze(-1)
-        live = out - out.detach()  # 0, carrying the gradient
-        out = out.detach() + live / scale
-    if padding_idx is not None:
-        pad = (input == padding_idx).unsqueeze(-1)
-        out = ops.where(pad, out.detach(), out)
-    return out
-
-
-def _bincount(input: Tensor, n: int, dtype, device) -> Tensor:
-    counts = np.bincount(input.detach().cpu().numpy().reshape(-1), minlength=n)
-    return tensor(counts, dtype=dtype, device=device)
+    return _indexing.embedding(weight, input, -1 if padding_idx is None else padding_idx,
+                               scale_grad_by_freq)
 
 
 def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
@@ -466,8 +460,15 @@ def _vector_norm(x: Tensor, ord: float, dim=None) -> Tensor:
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalises over the last ``len(normalized_shape)`` dimensions: ``(x - mean) /
-    sqrt(var + eps)`` with the biased variance, then ``* weight + bias`` (elementwise).
-    A composite (its node is not PyTorch's ``NativeLayerNormBackward0``)."""
+    sqrt(var + eps)`` with the biased variance, then ``* weight + bias`` (elementwise). One
+    node, ``NativeLayerNormBackward0``, as in PyTorch (``ops/normalization.py``)."""
+    shape = _layer_norm_shape(input, normalized_shape, weight, bias)
+    return _normalization.layer_norm(input, shape, weight, bias, eps)
+
+
+def _layer_norm_shape(input: Tensor, normalized_shape, weight, bias) -> tuple:
+    """``normalized_shape`` as a tuple, checked against the shapes of ``input``, ``weight`` and
+    ``bias`` (PyTorch's messages)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     n = len(shape)
     listed = list(shape)
@@ -481,16 +482,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
             raise RuntimeError(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
                 f"shape {list(t.shape)} and normalized_shape = {listed}")
-    dims = tuple(range(input.ndim - n, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    centred = input - mean
-    var = (centred * centred).mean(dims, keepdim=True)
-    out = centred * ops.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return shape
 
 
 # The losses as ops (one fused kernel each where PyTorch has a node of its own).

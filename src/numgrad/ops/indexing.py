@@ -1001,6 +1001,88 @@ def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False)
                   bool(accumulate))
 
 
+# ------------------------------------------------------------------ embedding
+@register
+class Embedding(Op):
+    """``weight[indices]`` for int64 ``indices`` of any shape: the rows they name. Its backward
+    is one scatter-add kernel (``K.embedding_backward``) of the gradient's rows into the weight's
+    gradient, none at ``padding_idx`` (-1: none), each divided by its index's count in
+    ``indices`` with ``scale_grad_by_freq``."""
+
+    name, node = "embedding", "EmbeddingBackward0"
+    jvp = _jvp.linear
+    on_cuda = True
+    samples = (
+        Sample(lambda m, w: m.nn.functional.embedding(
+            m.tensor([[0, 2], [3, 2]], device=w.device), w), ((4, 3),)),
+        Sample(lambda m, w: m.nn.functional.embedding(m.tensor(0, device=w.device), w,
+                                                      padding_idx=-1), ((3, 5),)),
+        # (PyTorch's gradients there are not the derivative: compared with PyTorch's in
+        # tests/test_embedding_layer_norm.py)
+        Sample(lambda m, w: m.nn.functional.embedding(
+            m.tensor([1, 1, 0, 3, 1], device=w.device), w, padding_idx=0,
+            scale_grad_by_freq=True), ((4, 2),), grad=False),
+    )
+
+    @staticmethod
+    def forward(K, weight, *, indices, padding_idx, scale_grad_by_freq, sparse):
+        flat = K.reshape_view(K.ascontiguous(indices), (indices.size,))
+        out = K.index_select_dim(weight, 0, flat)
+        return K.reshape_view(out, tuple(indices.shape) + (weight.shape[1],))
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        return (apply(EmbeddingDenseBackward, (grad,), (grad._data,), indices=p["indices"],
+                      num_weights=ctx.input_shapes[0][0], padding_idx=p["padding_idx"],
+                      scale_grad_by_freq=p["scale_grad_by_freq"]),)
+
+
+@register
+class EmbeddingDenseBackward(Op):
+    """The embedding's gradient, ``K.embedding_backward`` (one scatter-add kernel), as an op:
+    linear in ``grad``; its own backward is PyTorch's ``embedding_dense_double_backward``, the
+    rows of the gradient's gradient that the indices name, zero at ``padding_idx`` (not divided
+    by the counts, as PyTorch's is not)."""
+
+    name, node = "embedding_dense_backward", "EmbeddingDenseBackwardBackward0"
+    jvp = _jvp.linear
+    on_cuda = True
+    samples = (
+        Sample(lambda m, w, g: m.autograd.grad(m.nn.functional.embedding(
+            m.tensor([[2, 0, 2]], device=w.device), w, padding_idx=0), w, g,
+            create_graph=True)[0], ((3, 2), (1, 3, 2))),
+    )
+
+    @staticmethod
+    def forward(K, grad, *, indices, num_weights, padding_idx, scale_grad_by_freq):
+        return K.embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p = ctx.params
+        out = apply(Embedding, (grad,), (grad._data,), indices=p["indices"], padding_idx=-1,
+                    scale_grad_by_freq=False, sparse=False)
+        if p["padding_idx"] < 0:
+            return (out,)
+        K = kernels_of(grad._data)
+        idx = p["indices"]
+        keep = K.cast(K.binary(K.NE, idx, np.int64(p["padding_idx"])), grad._data.dtype)
+        return (out * Tensor._wrap(K.reshape_view(keep, tuple(idx.shape) + (1,))),)
+
+
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int, scale_grad_by_freq: bool,
+              sparse: bool = False) -> Tensor:
+    """The ``Embedding`` op (``nn.functional.embedding`` checked the arguments; ``padding_idx``
+    non-negative, or -1 for none)."""
+    K = kernels_for((weight, indices), Embedding)
+    idx = indices._data
+    if idx.dtype != np.int64:
+        idx = K.cast(idx, np.int64)
+    return apply(Embedding, (weight,), (weight._data,), indices=idx, padding_idx=int(padding_idx),
+                 scale_grad_by_freq=bool(scale_grad_by_freq), sparse=bool(sparse))
+
+
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["index_put"]
 METHODS = ("__getitem__", "__setitem__", "index_put", "index_put_")

@@ -3,12 +3,14 @@
 mean and the inverse standard deviation, the latter two not differentiable, as PyTorch's) and
 ``native_group_norm`` (its statistics differentiable, as PyTorch's).
 
-The output is ``nn.functional``'s own op (its node, its gradient); the statistics are composed
-of numgrad's reductions.
+``native_layer_norm`` is the layer norm op itself (``ops/normalization.py``), its statistics
+those its forward kernel computed; the others' output is ``nn.functional``'s own op (its node, its
+gradient), their statistics composed of numgrad's reductions.
 """
 from __future__ import annotations
 
 from ..tensor import Tensor
+from . import normalization as _normalization
 import numgrad
 
 
@@ -36,10 +38,8 @@ def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float)
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {list(t.shape)} and normalized_shape = "
                                f"{list(shape)}")
-    out = _functional().layer_norm(input, shape, weight, bias, eps)
-    dims = tuple(range(input.ndim - len(shape), input.ndim))
-    mean, rstd = _rstd(input.detach(), dims, eps)
-    return out, mean, rstd
+    shape = _functional()._layer_norm_shape(input, shape, weight, bias)
+    return _normalization.layer_norm(input, shape, weight, bias, eps, with_stats=True)
 
 
 def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,

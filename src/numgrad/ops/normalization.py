@@ -1,9 +1,13 @@
-"""Batch normalisation as PyTorch's one node, ``NativeBatchNormBackward0``: the statistics, the
-normalisation and its backward are kernels (``K.batch_norm_stats``, ``batch_norm_forward``,
-``batch_norm_backward``: one or two passes per channel on the CPU), not a dozen elementwise ops
-and their nodes. The backward recorded for a second derivative (``create_graph=True``) is the same
-formula in differentiable ops."""
+"""Batch and layer normalisation as PyTorch's one node each, ``NativeBatchNormBackward0`` and
+``NativeLayerNormBackward0``: the statistics, the normalisation and its backward are kernels
+(``K.batch_norm_stats``, ``batch_norm_forward``, ``batch_norm_backward``: one or two passes per
+channel on the CPU; ``K.layer_norm_forward``/``layer_norm_backward``: one kernel each, a row at a
+time, the forward's row statistics kept for the backward), not a dozen elementwise ops and their
+nodes. The backward recorded for a second derivative (``create_graph=True``) is the same formula
+in differentiable ops."""
 from __future__ import annotations
+
+import math
 
 from .._dtype import torch_name
 from ..autograd import grad_mode
@@ -164,6 +168,116 @@ def _update_running(running_mean, running_var, mean, var, count, momentum) -> No
         if running_var is not None:
             unbiased = Tensor._wrap(var) * (count / max(count - 1, 1))
             running_var.mul_(1 - momentum).add_(unbiased * momentum)
+
+
+class _RowStats:
+    """Each row's mean and rstd as the layer norm's forward computed them ((rows,) arrays): kept
+    by its node for the backward (``_saved_result1``/``_saved_result2``)."""
+
+    __slots__ = ("mean", "rstd")
+
+    def __init__(self):
+        self.mean = self.rstd = None
+
+
+@register
+class NativeLayerNorm(Op):
+    """``(x - mean) * rstd * weight + bias`` over the last ``len(normalized_shape)`` dimensions,
+    the statistics each row's (biased variance); ``weight``/``bias`` None are 1 and 0. The forward
+    fills ``stats`` (a ``_RowStats``) for the backward."""
+
+    name, node = "native_layer_norm", "NativeLayerNormBackward0"
+    jvp = _jvp.transposed_backward
+    on_cuda = True
+    save_inputs = (0, 1, 2)
+    samples = (
+        Sample(lambda m, x, w, b: _F(m).layer_norm(x, (3,), w, b), ((4, 3), (3,), (3,))),
+        Sample(lambda m, x: _F(m).layer_norm(x, (2, 3), eps=1e-3), ((2, 2, 3),)),
+        Sample(lambda m, x, w: _F(m).layer_norm(x.transpose(0, 1), (4,), w), ((4, 3), (4,))),
+        Sample(lambda m, x, b: _F(m).layer_norm(x, (5,), None, b), ((2, 5), (5,))),
+    )
+
+    @staticmethod
+    def forward(K, x, weight, bias, *, normalized_shape, eps, stats):
+        n = math.prod(normalized_shape)
+        rows = x.size // n if n else math.prod(x.shape[:x.ndim - len(normalized_shape)])
+        if not n:  # (rows of no elements: PyTorch's mean 0 and rstd NaN)
+            stats.mean, stats.rstd = K.zeros((rows,), x.dtype), K.full((rows,), math.nan, x.dtype)
+            return K.zeros(x.shape, x.dtype)
+        w = weight if weight is not None else K.full((n,), 1.0, x.dtype)
+        b = bias if bias is not None else K.full((n,), 0.0, x.dtype)
+        out, stats.mean, stats.rstd = K.layer_norm_forward(x, w, b, eps, n)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, bias = ctx.saved_tensors
+        p = ctx.params
+        need_x, need_w, need_b = ctx.needs_input_grad
+        shape = p["normalized_shape"]
+        n = math.prod(shape)
+        stats = p["stats"]
+        if not grad_mode.state.enabled and n and stats.mean.dtype == x._data.dtype:
+            # (a plain backward: one kernel; float16/bfloat16, whose forward ran widened, and
+            # second derivatives take the formula in ops)
+            K = kernels_of(grad._data)
+            dt = x._data.dtype
+            w = weight._data if weight is not None else K.full((n,), 1.0, dt)
+            gx, gw, gb = K.layer_norm_backward(grad._data, x._data, stats.mean, stats.rstd, w, n,
+                                               need_x)
+            return (Tensor._wrap(gx) if need_x else None,
+                    Tensor._wrap(K.reshape_view(gw, shape)) if need_w else None,
+                    Tensor._wrap(K.reshape_view(gb, shape)) if need_b else None)
+        return _layer_norm_backward_differentiable(grad, x, weight, shape, p["eps"], need_x,
+                                                   need_w, need_b)
+
+
+def _layer_norm_backward_differentiable(grad, x, weight, shape, eps, need_x, need_w, need_b):
+    """The layer norm's backward in ops (recorded with ``create_graph=True``: twice
+    differentiable), the statistics recomputed from ``x`` so that their dependence on it is
+    differentiated."""
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    lead = tuple(range(x.ndim - len(shape)))
+    centred = x - x.mean(dims, keepdim=True)
+    rstd = ((centred * centred).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = centred * rstd
+    grad_x = None
+    if need_x:
+        gw = grad * weight if weight is not None else grad
+        grad_x = (gw - gw.mean(dims, keepdim=True)
+                  - xhat * (gw * xhat).mean(dims, keepdim=True)) * rstd
+    grad_w = (grad * xhat).sum(lead) if need_w and lead else (grad * xhat) if need_w else None
+    grad_b = grad.sum(lead) if need_b and lead else grad if need_b else None
+    return grad_x, grad_w, grad_b
+
+
+def layer_norm(input: Tensor, shape: tuple, weight, bias, eps: float, with_stats: bool = False):
+    """``NativeLayerNorm`` of ``input`` (the caller checked the shapes); with ``with_stats``,
+    ``(out, mean, rstd)``, the statistics shaped to broadcast against ``input`` (size 1 in the
+    normalised dimensions), not differentiable."""
+    x = input._data
+    if x.dtype.kind not in "fV":  # ("V": bfloat16, numgrad._lowp)
+        raise NotImplementedError(
+            f"\"LayerNormKernelImpl\" not implemented for '{torch_name(x.dtype)}'")
+    for t in (weight, bias):
+        if t is not None and t._data.dtype != x.dtype:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{torch_name(x.dtype)}")
+    stats = _RowStats()
+    out = apply(NativeLayerNorm, (input, weight, bias),
+                (x, None if weight is None else weight._data, None if bias is None else bias._data),
+                normalized_shape=tuple(shape), eps=float(eps), stats=stats)
+    if not with_stats:
+        return out
+    stat_shape = stats_shape(x.shape, len(shape))
+    K = kernels_of(stats.mean)
+    return (out, Tensor._wrap(K.reshape_view(stats.mean, stat_shape)),
+            Tensor._wrap(K.reshape_view(stats.rstd, stat_shape)))
+
+
+def stats_shape(shape: tuple, k: int) -> tuple:
+    """The shape of a layer norm's statistics: ``shape`` with its last ``k`` sizes 1."""
+    return tuple(shape[:len(shape) - k]) + (1,) * k
 
 
 __all__ = []

@@ -32,7 +32,8 @@ _LAZY_FUNCTIONS = {
     "cum_extreme": "scan", "logcumsumexp_dim": "scan",
     "search_sorted": "counting", "bincount": "counting", "histc": "counting",
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
-    "batch_norm_backward": "normalization",
+    "batch_norm_backward": "normalization", "layer_norm_forward": "normalization",
+    "layer_norm_backward": "normalization", "embedding_backward": "embedding",
     "ldl_factor": "ldl", "ldl_solve": "ldl", "xor_rows": "hashing",
     "custom_call": "custom", "custom_call_into": "custom",  # (numgrad.library's custom ops)
 }

@@ -1,5 +1,13 @@
-"""Batch normalisation's CPU kernels: per-channel statistics, the normalisation and its backward,
-each one pass (or two) over an ``(N, C, L)`` view of the input (``L``: the spatial elements).
+"""Normalisation's CPU kernels.
+
+Batch normalisation: per-channel statistics, the normalisation and its backward, each one pass
+(or two) over an ``(N, C, L)`` view of the input (``L``: the spatial elements).
+
+Layer normalisation: one kernel per direction over a ``(rows, n)`` view (``n``: the elements of
+the normalised dimensions), one row at a time while it is in cache: the forward computes the
+row's mean and ``rstd = 1 / sqrt(var + eps)`` (kept for the backward) and writes the normalised
+row; the backward computes the row's two sums and writes its gradient, adding up the weight's
+and the bias's gradients as it goes.
 
 Statistics accumulate in float64 (as PyTorch's CPU kernel accumulates float32 in double); the
 variance is the biased one, from a second pass over the centred values.
@@ -118,4 +126,88 @@ def batch_norm_backward(grad: np.ndarray, x: np.ndarray, mean, invstd, weight, t
     return gx, gw, gb
 
 
-__all__ = ["batch_norm_stats", "batch_norm_forward", "batch_norm_backward"]
+@njit(cache=True, error_model="numpy")
+def _layer_norm_rows(x2, weight, bias, eps, out2, mean, rstd):
+    rows, n = x2.shape
+    for r in range(rows):
+        total = 0.0
+        for j in range(n):
+            total += x2[r, j]
+        m = total / n
+        squares = 0.0
+        for j in range(n):
+            d = x2[r, j] - m
+            squares += d * d
+        s = 1.0 / np.sqrt(squares / n + eps)
+        mean[r] = m
+        rstd[r] = s
+        for j in range(n):
+            out2[r, j] = (x2[r, j] - m) * s * weight[j] + bias[j]
+
+
+@njit(cache=True, error_model="numpy")
+def _layer_norm_backward_rows(g2, x2, mean, rstd, weight, need_x, gx2, gw, gb):
+    rows, n = x2.shape
+    for r in range(rows):
+        m = np.float64(mean[r])
+        s = np.float64(rstd[r])
+        total = 0.0  # sum of grad * weight over the row
+        dot = 0.0  # sum of grad * weight * xhat
+        for j in range(n):
+            g = np.float64(g2[r, j])
+            xhat = (x2[r, j] - m) * s
+            gw[j] += g * xhat
+            gb[j] += g
+            gwj = g * weight[j]
+            total += gwj
+            dot += gwj * xhat
+        if need_x:
+            a = total / n
+            c = dot / n
+            for j in range(n):
+                xhat = (x2[r, j] - m) * s
+                gx2[r, j] = (g2[r, j] * weight[j] - a - xhat * c) * s
+
+
+def _rows(x: np.ndarray, n: int) -> np.ndarray:
+    """``x`` as a C-contiguous (rows, n) array (a copy where it is not contiguous)."""
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    return x.reshape(x.size // n if n else 0, n)
+
+
+def layer_norm_forward(x: np.ndarray, weight, bias, eps: float, n: int):
+    """``(x - mean) * rstd * weight + bias`` over the last dimensions (``n`` elements, the
+    ``weight``/``bias`` arrays of that many), with each row's mean and ``rstd = 1 / sqrt(var +
+    eps)`` (biased variance): ``(out, mean, rstd)``, the statistics (rows,) arrays of ``x``'s
+    dtype (``n`` > 0: the op gives rows of no elements PyTorch's mean 0 and rstd NaN)."""
+    x2 = _rows(x, n)
+    rows = x2.shape[0]
+    out = np.empty(x.shape, x.dtype)
+    mean = np.empty(rows, x.dtype)
+    rstd = np.empty(rows, x.dtype)
+    if x2.size:
+        _layer_norm_rows(x2, weight.reshape(-1), bias.reshape(-1), eps, out.reshape(x2.shape),
+                         mean, rstd)
+    return out, mean, rstd
+
+
+def layer_norm_backward(grad: np.ndarray, x: np.ndarray, mean, rstd, weight, n: int,
+                        need_x: bool = True):
+    """The gradients of ``layer_norm_forward`` with respect to ``x`` (None unless ``need_x``),
+    ``weight`` and ``bias`` (arrays of the normalised shape flattened, (n,))."""
+    x2 = _rows(x, n)
+    g2 = _rows(grad if grad.dtype == x.dtype else grad.astype(x.dtype), n)
+    gx = np.empty(x.shape, x.dtype) if need_x else None
+    gw = np.zeros(n, np.float64)
+    gb = np.zeros(n, np.float64)
+    if x2.size:
+        _layer_norm_backward_rows(g2, x2, mean, rstd, weight.reshape(-1), bool(need_x),
+                                  gx.reshape(x2.shape) if need_x else x2, gw, gb)
+    elif need_x:
+        gx[...] = 0
+    return gx, gw.astype(x.dtype), gb.astype(x.dtype)
+
+
+__all__ = ["batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "layer_norm_forward",
+           "layer_norm_backward"]

@@ -41,8 +41,10 @@ from .reduction import (  # noqa: F401
 from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401
 from . import loss  # noqa: F401  (``K.loss``: nll_loss's kernels)
 from .normalization import (  # noqa: F401
-    batch_norm_backward, batch_norm_forward, batch_norm_stats,
+    batch_norm_backward, batch_norm_forward, batch_norm_stats, layer_norm_backward,
+    layer_norm_forward,
 )
+from .embedding import embedding_backward  # noqa: F401
 from .scan import cum_extreme, cumprod_backward, cumulative, logcumsumexp_dim  # noqa: F401
 from .sorting import sort_dim, topk_dim  # noqa: F401
 from .predicates import isclose, mode_dim, nan_to_num, order_dim  # noqa: F401

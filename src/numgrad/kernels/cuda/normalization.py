@@ -1,6 +1,7 @@
-"""Batch normalisation on CUDA, with the CPU module's entry points (``kernels/cpu/normalization.py``),
-built from this package's reductions and generated elementwise kernels: the statistics are
-``sum_dims`` over every dimension but the channel's, the normalisation and the backward are
+"""Batch and layer normalisation on CUDA, with the CPU module's entry points
+(``kernels/cpu/normalization.py``) and formulas, built from this package's reductions and generated
+elementwise kernels: the statistics are ``sum_dims`` over every dimension but the channel's (over
+each row of a ``(rows, n)`` view, for layer normalisation), the normalisation and the backward are
 broadcast elementwise kernels. Nothing is read back to the host."""
 from __future__ import annotations
 
@@ -64,4 +65,47 @@ def batch_norm_backward(grad, x, mean, invstd, weight, training: bool):
     return K.binary(K.MUL, inner, _per_channel(K, scale, x)), gw, total
 
 
-__all__ = ["batch_norm_stats", "batch_norm_forward", "batch_norm_backward"]
+def _rows(K, x, n: int):
+    return K.reshape_view(K.ascontiguous(x), (x.size // n if n else 0, n))
+
+
+def layer_norm_forward(x, weight, bias, eps: float, n: int):
+    K = _k()
+    dt = np.dtype(x.dtype)
+    x2 = _rows(K, x, n)
+    rows = x2.shape[0]
+    mean = K.binary(K.DIV, K.sum_dims(x2, (1,), True), dt.type(n))
+    centred = K.binary(K.SUB, x2, mean)
+    var = K.binary(K.DIV, K.sum_dims(K.binary(K.MUL, centred, centred), (1,), True), dt.type(n))
+    rstd = K.unary(K.RSQRT, K.binary(K.ADD, var, dt.type(eps)))
+    w = K.reshape_view(weight, (1, n))
+    b = K.reshape_view(bias, (1, n))
+    out = K.binary(K.ADD, K.binary(K.MUL, K.binary(K.MUL, centred, rstd), w), b)
+    return (K.reshape_view(out, x.shape), K.reshape_view(mean, (rows,)),
+            K.reshape_view(rstd, (rows,)))
+
+
+def layer_norm_backward(grad, x, mean, rstd, weight, n: int, need_x: bool = True):
+    K = _k()
+    dt = np.dtype(x.dtype)
+    if grad.dtype != x.dtype:
+        grad = K.cast(grad, dt)
+    x2 = _rows(K, x, n)
+    g2 = _rows(K, grad, n)
+    rows = x2.shape[0]
+    m = K.reshape_view(mean, (rows, 1))
+    s = K.reshape_view(rstd, (rows, 1))
+    xhat = K.binary(K.MUL, K.binary(K.SUB, x2, m), s)
+    gw = K.sum_dims(K.binary(K.MUL, g2, xhat), (0,), False)
+    gb = K.sum_dims(g2, (0,), False)
+    if not need_x:
+        return None, gw, gb
+    gwx = K.binary(K.MUL, g2, K.reshape_view(weight, (1, n)))
+    a = K.binary(K.DIV, K.sum_dims(gwx, (1,), True), dt.type(n))
+    c = K.binary(K.DIV, K.sum_dims(K.binary(K.MUL, gwx, xhat), (1,), True), dt.type(n))
+    gx = K.binary(K.MUL, K.binary(K.SUB, K.binary(K.SUB, gwx, a), K.binary(K.MUL, xhat, c)), s)
+    return K.reshape_view(gx, x.shape), gw, gb
+
+
+__all__ = ["batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "layer_norm_forward",
+           "layer_norm_backward"]

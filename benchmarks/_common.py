@@ -34,9 +34,26 @@ if _use_checkout_source():
     if _src not in _pythonpath.split(os.pathsep):
         os.environ["PYTHONPATH"] = _src + (os.pathsep + _pythonpath if _pythonpath else "")
 
+import importlib  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 import numgrad  # noqa: E402
+
+# The packages numgrad imports on first use that the suites' cases use (layers, optimizers, the
+# compiler, function transforms, user formulas), imported here: asv imports the suite once in the
+# process it forks every case from ("launch_method": "forkserver"), so each case starts with them
+# instead of importing them again (over a second of CPU per case where Python compiles their
+# sources, as with PYTHONDONTWRITEBYTECODE). Python modules only: no kernel is loaded and no
+# thread started before the fork. A package missing from an older commit is skipped.
+PREIMPORTED = ("numgrad.nn", "numgrad.nn.functional", "numgrad.optim", "numgrad.func",
+               "numgrad.library", "numgrad.compiler.tracer", "numgrad.compiler.program",
+               "numgrad.compiler.lower", "numgrad.compiler.whole", "numgrad.compiler.aot")
+for _name in PREIMPORTED:
+    try:
+        importlib.import_module(_name)
+    except ImportError:
+        pass
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 

@@ -3,8 +3,9 @@
 The chain is 4 × (``* 1.01``, ``+ 0.01``, ``tanh``, ``sigmoid``, ``exp``): three of every five ops
 save their output for backward, so the peak shows whether saved values are freed as soon as the
 engine no longer needs them. ``peakmem_`` is the process's maximum resident set size, so it also
-counts the interpreter, NumPy, Numba (and PyTorch, which benchmarks/compare.py imports when asv
-loads the suite) and the 40 MB input; ``track_*_peak_increase`` resets the kernel's high-water mark
+counts the interpreter, NumPy, Numba, what asv's import of the suite loads before it forks the
+case (numgrad's packages in ``_common.PREIMPORTED``, PyTorch and its ``torch._dynamo``, which
+``benchmarks/compare.py`` and ``bench_models.py`` import) and the 40 MB input; ``track_*_peak_increase`` resets the kernel's high-water mark
 after setup (Linux) and reports only what forward + backward added on top, in MB. The PyTorch
 reference runs the same chain (skipped when PyTorch is not installed), for the issue's target:
 numgrad's peak at most PyTorch's.

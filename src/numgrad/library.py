@@ -15,7 +15,9 @@
   formula of one or two numbers into its loops as any formula of the table; one of three or more
   is one loop of its own (a ``K.custom_call``), called as it is. The formula (and each partial
   derivative) enters the formula table through ``kernels.formulas.declare``, the one function
-  numgrad's own formulas are declared with; ``elementwise`` adds the op that runs it.
+  numgrad's own formulas are declared with; ``elementwise`` adds the op that runs it, made by
+  ``ops._formula.make``, the one factory numgrad's own formula ops (``exp``, ``atan2`` ...) are
+  made by too.
 - ``Library(ns, kind)``, ``define`` and ``impl``: the older API, over the same ops.
 
 Inside ``numgrad.compile`` a custom op is one opaque kernel call of the trace

@@ -76,7 +76,10 @@ class Kernels(Protocol):
                             weight: Array, n: int, need_x: bool = True) -> tuple:
         """(grad of x or None, of weight, of bias), the weight's and bias's flattened (n,)."""
 
-    # -- embedding: the gradient of ``weight[indices]`` (rows of ``grad``, one per index)
+    # -- embedding: ``weight[indices]`` and its gradient (rows of ``grad``, one per index)
+    def embedding_forward(self, weight: Array, indices: Array) -> Array:
+        """``indices.shape + (D,)``: the rows named (IndexError "index out of range in self")."""
+
     def embedding_backward(self, grad: Array, indices: Array, num_weights: int,
                            padding_idx: int, scale_grad_by_freq: bool) -> Array:
         """(num_weights, D): each index's gradient row added into its row of the weight's,

@@ -1026,9 +1026,7 @@ class Embedding(Op):
 
     @staticmethod
     def forward(K, weight, *, indices, padding_idx, scale_grad_by_freq, sparse):
-        flat = K.reshape_view(K.ascontiguous(indices), (indices.size,))
-        out = K.index_select_dim(weight, 0, flat)
-        return K.reshape_view(out, tuple(indices.shape) + (weight.shape[1],))
+        return K.embedding_forward(weight, indices)
 
     @staticmethod
     def backward(ctx, grad):

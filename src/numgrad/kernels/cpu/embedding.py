@@ -1,12 +1,37 @@
-"""Embedding's backward on the CPU: the gradient of ``weight[indices]`` as one scatter-add of the
-output's gradient rows into zeros of the weight's shape (repeated indices adding up), skipping
+"""Embedding's CPU kernels: the forward copies the rows of ``weight`` that the indices name (and
+says which index was out of range, if one was); the backward is one scatter-add of the output's
+gradient rows into zeros of the weight's shape (repeated indices adding up), skipping
 ``padding_idx`` and, with ``scale_grad_by_freq``, dividing each row by its index's count in the
-batch (counted first, in the same kernel). The forward is ``index_select`` along dimension 0.
+batch (counted first, in the same kernel).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+
+@njit(cache=True)
+def _gather_rows(weight, idx, out):
+    rows, width = weight.shape
+    for i in range(idx.shape[0]):
+        k = idx[i]
+        if k < 0 or k >= rows:
+            return i
+        for j in range(width):
+            out[i, j] = weight[k, j]
+    return -1
+
+
+def embedding_forward(weight: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``weight[indices]`` for a 2-D ``weight`` and int64 ``indices`` of any shape, with
+    PyTorch's error for an index out of range (``index_select``'s)."""
+    idx = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
+    if idx.size and not weight.shape[0]:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    out = np.empty((idx.size, weight.shape[1]), weight.dtype)
+    if idx.size and _gather_rows(weight, idx, out) >= 0:
+        raise IndexError("index out of range in self")
+    return out.reshape(tuple(indices.shape) + (weight.shape[1],))
 
 
 @njit(cache=True, error_model="numpy")
@@ -43,4 +68,4 @@ def embedding_backward(grad: np.ndarray, indices: np.ndarray, num_weights: int,
     return out
 
 
-__all__ = ["embedding_backward"]
+__all__ = ["embedding_forward", "embedding_backward"]

@@ -44,7 +44,7 @@ from .normalization import (  # noqa: F401
     batch_norm_backward, batch_norm_forward, batch_norm_stats, layer_norm_backward,
     layer_norm_forward,
 )
-from .embedding import embedding_backward  # noqa: F401
+from .embedding import embedding_backward, embedding_forward  # noqa: F401
 from .scan import cum_extreme, cumprod_backward, cumulative, logcumsumexp_dim  # noqa: F401
 from .sorting import sort_dim, topk_dim  # noqa: F401
 from .predicates import isclose, mode_dim, nan_to_num, order_dim  # noqa: F401

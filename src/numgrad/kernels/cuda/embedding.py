@@ -1,10 +1,19 @@
-"""Embedding's backward on CUDA, with the CPU module's entry point and formula
-(``kernels/cpu/embedding.py``): the gradient rows scaled by their index's count (counted by an
+"""Embedding on CUDA, with the CPU module's entry points and formulas
+(``kernels/cpu/embedding.py``): the forward is ``index_select`` along dimension 0 (an index out of
+range raised at the next sync); in the backward the gradient rows scaled by their index's count (counted by an
 atomic scatter-add of ones) and masked at ``padding_idx``, then scatter-added into zeros of the
 weight's shape by the atomic ``index_put``. Nothing is read back to the host."""
 from __future__ import annotations
 
 import numpy as np
+
+
+def embedding_forward(weight, indices):
+    from numgrad.kernels import cuda as K
+
+    flat = K.reshape_view(K.ascontiguous(indices), (indices.size,))
+    out = K.index_select_dim(weight, 0, flat)
+    return K.reshape_view(out, tuple(indices.shape) + (weight.shape[1],))
 
 
 def embedding_backward(grad, indices, num_weights: int, padding_idx: int,
@@ -30,4 +39,4 @@ def embedding_backward(grad, indices, num_weights: int, padding_idx: int,
     return out
 
 
-__all__ = ["embedding_backward"]
+__all__ = ["embedding_forward", "embedding_backward"]

@@ -52,6 +52,19 @@ class Mode:
 
         return getattr(self.use(cpu), name)(*args)
 
+    def record_scalar(self, code: int, a, other):
+        """``record("binary", (code, a, a.dtype.type(other)))``: the fast lane's binary kernel
+        call with a Python number (a mode may match it without making the NumPy scalar)."""
+        return self.record("binary", (code, a, a.dtype.type(other)))
+
+    def record_pair(self, code: int, a, b):
+        """``record("binary", (code, a, b))``."""
+        return self.record("binary", (code, a, b))
+
+    def record_unary(self, code: int, a):
+        """``record("unary", (code, a))``."""
+        return self.record("unary", (code, a))
+
     def note_created(self, array) -> None:
         """``array`` was just made by numgrad from Python data (a fill, a seed gradient)."""
 

@@ -95,6 +95,30 @@ class Plan:
                       if not raising and not keywords and how is not None and how[0] == "new"
                       else None
                       for name, positional, keywords, how, _, raising in self.calls]
+        # the same calls as the fast lane hands them (``Lazy.record_scalar``, ``record_pair``,
+        # ``record_unary``): (kernel code, the value(s) of the array argument(s), the scalar as
+        # a Python float, how the result is made, its value's index, whether it may be a
+        # spare); None elsewhere, and after the last call
+        self.scalars, self.pairs, self.unaries = [], [], []
+        for q in self.quick:
+            scalar = pair = unary = None
+            if q is not None and q[1][0][0] == "c" and isinstance(q[1][0][1], int):
+                how, specs = q[2], q[1]
+                made = (how, how[1].index, how[2][6])
+                kinds = tuple(spec[0] for spec in specs)
+                if q[0] == "binary" and kinds == ("c", "v", "c"):
+                    c = specs[2][1]  # (a nonzero float: a number equal to it has its bits)
+                    if type(c) in (_F64, _F32) and c == c and c != 0:
+                        scalar = (specs[0][1], specs[1][1], float(c)) + made
+                elif q[0] == "binary" and kinds == ("c", "v", "v"):
+                    pair = (specs[0][1], specs[1][1], specs[2][1]) + made
+                elif q[0] == "unary" and kinds == ("c", "v"):
+                    unary = (specs[0][1], specs[1][1], None) + made
+            self.scalars.append(scalar)
+            self.pairs.append(pair)
+            self.unaries.append(unary)
+        for table in (self.scalars, self.pairs, self.unaries):
+            table.append(None)
         self.inputs = []  # (value, getter of its tensor, field)
         for v in trace.values:
             if v.kind != "input" or v not in {ir.root(r) for r in read}:
@@ -239,6 +263,7 @@ class Lazy(dispatch.Mode):
         self.small: list = []  # the small pending arrays handed out (``Plan.spare``)
         self.spare = plan.spare
         self.quick = plan.quick
+        self.scalars, self.pairs, self.unaries = plan.scalars, plan.pairs, plan.unaries
         self.next = 0  # the index of the next call expected
         self.start = 0  # the trace position from which calls are pending
         self.restore: list = []  # (tensor or grad holder, the plain array it had)
@@ -528,6 +553,59 @@ class Lazy(dispatch.Mode):
                 self.small.append(out)
                 return out
         return self.call(name, getattr(self.module, name), args, {})
+
+    def record_scalar(self, code: int, a, other):
+        """``record("binary", (code, a, a.dtype.type(other)))``, the fast lane's product of an
+        array and a Python number: the trace's next call where the number equals the trace's
+        (a nonzero float: then the kernel gets the same bits) and ``a`` is the array handed out
+        for the trace's value there."""
+        n = self.next
+        q = self.scalars[n]
+        if q is not None and q[0] == code and other == q[2] and type(a) is TracedArray and \
+                a._root is q[1] and a._trace is self and a._whole:
+            self.next = n + 1
+            if q[5]:  # (``_new``'s common case, inline: the last call's array, if no one holds it)
+                out = self.spare.pop(q[4], None)
+                if out is not None:
+                    out._trace = self
+                    self.env[q[4]] = out.base
+                    self.small.append(out)
+                    return out
+            return self._new(q[3])
+        return self.record("binary", (code, a, a.dtype.type(other)))
+
+    def record_pair(self, code: int, a, b):
+        """``record("binary", (code, a, b))`` (as ``record_scalar``, for two arrays)."""
+        n = self.next
+        q = self.pairs[n]
+        if q is not None and q[0] == code and type(a) is TracedArray and type(b) is TracedArray \
+                and a._root is q[1] and b._root is q[2] and a._trace is self and \
+                b._trace is self and a._whole and b._whole:
+            self.next = n + 1
+            return self._made(q)
+        return self.record("binary", (code, a, b))
+
+    def record_unary(self, code: int, a):
+        """``record("unary", (code, a))`` (as ``record_scalar``, for a unary kernel)."""
+        n = self.next
+        q = self.unaries[n]
+        if q is not None and q[0] == code and type(a) is TracedArray and a._root is q[1] and \
+                a._trace is self and a._whole:
+            self.next = n + 1
+            return self._made(q)
+        return self.record("unary", (code, a))
+
+    def _made(self, q):
+        """The pending array of a matched call (``q[3]`` says how it is made): the last call's
+        if no one holds it (``Plan.spare``), else a new one."""
+        if q[5]:
+            out = self.spare.pop(q[4], None)
+            if out is not None:
+                out._trace = self
+                self.env[q[4]] = out.base
+                self.small.append(out)
+                return out
+        return self._new(q[3])
 
     def call(self, name: str, function, args: tuple, kwargs: dict):
         plan = self.plan

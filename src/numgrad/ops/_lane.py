@@ -158,8 +158,7 @@ def binary(op, code: int, input: Tensor, other):
     if kernels is None:
         if plan is None or not dispatch._pushed or (mode := _moded(data)) is None:
             return None
-        out = mode.record("binary", (code, data, data.dtype.type(other)))  # (``binary_operands``'
-        #                                                                     scalar)
+        out = mode.record_scalar(code, data, other)  # (``binary_operands``' scalar)
         return _binary_result(op, out, input, other, plan)
     dt = data.dtype
     if data.ndim == 1:  # (``plain_binary``'s work, inline: this is the commonest call)
@@ -198,8 +197,8 @@ def with_tensor(op, code: int, input: Tensor, other: Tensor):
         if mode is None or not (b.shape == shape or b.ndim == 1 and a.ndim > 1 and a.size and
                                 shape[-1] == b.shape[0] > 1):
             return None
-        out = mode.record("binary", (code, a, b))  # (``registry.apply``'s call: ``binary_operands``
-        #                                             gives both)
+        out = mode.record_pair(code, a, b)  # (``registry.apply``'s call: ``binary_operands``
+        #                                       gives both)
     elif b.shape == shape:
         out = plain_binary(code, a, b)
         if out is None:
@@ -248,7 +247,7 @@ def unary(op, code: int, input: Tensor):
     if kernels is None:
         if not dispatch._pushed or op._lane is None or (mode := _moded(data)) is None:
             return None
-        return _unary_result(op, mode.record("unary", (code, data)), input)
+        return _unary_result(op, mode.record_unary(code, data), input)
     dt = data.dtype
     if data.ndim == 1:
         out = dest = np.empty(data.size, dt)

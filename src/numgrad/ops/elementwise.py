@@ -167,8 +167,7 @@ def _times(grad: Tensor, other) -> Tensor:
                         (mode := _lane._moded(g)) is not None:
                     # (the call at the end, ``K.binary(K.MUL, g, ...)``, handed to the mode
                     # that records it, as the lane hands its own: numgrad.compile's re-run path)
-                    return _lane._tensor(mode.record("binary", (_MUL, g, g.dtype.type(other))),
-                                         False)
+                    return _lane._tensor(mode.record_scalar(_MUL, g, other), False)
                 K = kernels_for((grad,))
                 if isinstance(g, np.ndarray) and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the

@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from ... import _threads
-from ..._threads import _blas_set_num_threads, get_num_threads, one_blas_thread
+from ..._threads import get_num_threads, one_blas_thread
 
 _pool = None
 
@@ -28,12 +27,14 @@ _busy = [-BUSY_RECHECK, False]  # (when last read, the answer)
 def busy() -> bool:
     """Whether the machine is so loaded that a job split between threads waits for a helper
     thread with no core, as OpenMP's ``OMP_DYNAMIC`` and MKL's ``MKL_DYNAMIC`` judge. Then the
-    kernels whose values do not depend on the split (elementwise maps, rows) run on one thread,
-    and so does BLAS (set again at each reading while busy; set back to ``get_num_threads()``
-    when the load falls): OpenBLAS's products on one thread may round differently (it blocks
-    them otherwise), as after ``set_num_threads(1)``. Under a load of 8 on 2 cores: a 0.5M-element GELU took 23 ms on two of
-    Numba's threads against 1.2 ms on one; the tiny GPT's step 2.1 s against 0.47 s with both
-    on one thread. False where the load is not known."""
+    kernels whose values do not depend on the split (elementwise maps, rows, pooling planes,
+    optimizer parts, convolution batches) run on one thread. Under a load of 8 on 2 cores a
+    0.5M-element GELU took 23 ms on two of Numba's threads against 1.2 ms on one.
+
+    BLAS's and Numba's own thread counts are left as they are: they are the process's settings
+    (the host's NumPy shares BLAS), and OpenBLAS's products on one thread may round differently,
+    so the load would decide a product's last bits, and a compiled call would differ from an
+    eager one run at another load. False where the load is not known."""
     now = time.monotonic()
     if now - _busy[0] < BUSY_RECHECK:
         return _busy[1]
@@ -43,40 +44,8 @@ def busy() -> bool:
             os.cpu_count() or 1
     except OSError:
         load, cores = 0.0, 1
-    was, now_busy = _busy[1], load >= BUSY_LOAD * cores
-    _busy[0], _busy[1] = now, now_busy
-    if now_busy != was:
-        _numba_threads(now_busy)
-    if now_busy or was:
-        setter = _blas_set_num_threads()
-        if setter is not None:
-            if now_busy:
-                getter = _threads._blas_getter
-                if not getter or getter() != 1:
-                    setter(1)
-            else:
-                setter(get_num_threads())
-    return now_busy
-
-
-_numba_before = []  # (Numba's thread count before a busy spell, while one lasts)
-
-
-def _numba_threads(now_busy: bool) -> None:
-    """Numba's threads for this thread's parallel kernels (numgrad.compile's programs): one
-    while busy, as many as before after (where numgrad runs parallel kernels at all). Under a
-    load of 7.5 on 2 cores the tiny GPT's compiled step took 754 ms on two, 449 on one."""
-    from .elementwise import parallel_safe
-
-    if not parallel_safe():
-        return
-    import numba
-
-    if now_busy:
-        _numba_before[:] = [numba.get_num_threads()]
-        numba.set_num_threads(1)
-    elif _numba_before:
-        numba.set_num_threads(_numba_before.pop())
+    _busy[0], _busy[1] = now, load >= BUSY_LOAD * cores
+    return _busy[1]
 
 
 def threads_for(parts: int, large: bool) -> int:

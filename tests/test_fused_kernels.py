@@ -9,7 +9,9 @@ import torch
 import numgrad
 
 
-@pytest.mark.parametrize("dtype, tol", [("float32", 2e-6), ("float64", 1e-12)])
+# (float32: an output is x - logsumexp(row), both near 20 in rows of 1000 (x * 5), where an ulp is
+# 1.9e-6; the kernel sums its lanes in another order than PyTorch: 3.3e-6 apart seen)
+@pytest.mark.parametrize("dtype, tol", [("float32", 8e-6), ("float64", 1e-12)])
 @pytest.mark.parametrize("shape, dim", [((64, 10), 1), ((3, 1), -1), ((5, 1000), 1), ((2, 3, 7), 2),
                                         ((2, 3, 7), 1), ((4, 6), 0)])
 def test_log_softmax_matches_pytorch(dtype, tol, shape, dim):

@@ -166,7 +166,7 @@ def _layer_norm_backward_rows(g2, x2, mean, rstd, weight, need_x, gx2, gw, gb):
             c = dot / n
             for j in range(n):
                 xhat = (x2[r, j] - m) * s
-                gx2[r, j] = (g2[r, j] * weight[j] - a - xhat * c) * s
+                gx2[r, j] = (np.float64(g2[r, j]) * weight[j] - a - xhat * c) * s
 
 
 def _rows(x: np.ndarray, n: int) -> np.ndarray:

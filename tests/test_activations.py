@@ -56,6 +56,9 @@ def test_values_at_special_inputs_match_pytorch(name, kwargs, dtype):
     if name == "gelu" and dtype == "float32":
         # PyTorch's float32 vectorised erf gives NaN at ±inf (its float64 loop, ±inf * Phi(±inf))
         ok |= np.isinf(x) & np.isnan(theirs)
+        # and its AVX2 vector loop gives +0 where x * Phi(x) is -0 (x <= 0 and Phi(x) 0 in
+        # float32), which its scalar loop, its float64 loop and its AVX-512 loop give, as ours
+        ok |= (ours == 0) & (theirs == 0) & (x <= 0)
     assert ok.all(), list(zip(x[~ok], ours[~ok], theirs[~ok]))
 
 

@@ -33,7 +33,7 @@ def embedding_backward(grad, indices, num_weights: int, padding_idx: int,
         per_row = K.index(counts, (), (idx,))
         g2 = K.binary(K.DIV, g2, K.reshape_view(per_row, (idx.size, 1)))
     if padding_idx >= 0:
-        keep = K.cast(K.binary(K.NE, idx, np.int64(padding_idx)), dt)
+        keep = K.cast(K.binary(K.NE, idx, np.int64(padding_idx), np.bool_), dt)
         g2 = K.binary(K.MUL, g2, K.reshape_view(keep, (idx.size, 1)))
     K.index_put(out, (), (idx,), g2, True)
     return out

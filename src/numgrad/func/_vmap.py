@@ -1209,7 +1209,8 @@ for _n, _k in (("conv1d", 1), ("conv2d", 2), ("conv3d", 3), ("max_pool1d", 1), (
     RULES[_n] = _spatial(_k)
 
 
-@_rule("layer_norm", "embedding", "one_hot", "pad", "tril", "triu", "dropout_eval")
+@_rule("layer_norm", "native_layer_norm", "embedding", "one_hot", "pad", "tril", "triu",
+       "dropout_eval")
 def _trailing(func, lvl, args, kwargs):
     """Ops of the trailing dimensions (the others batch dimensions to them already)."""
     v = _value_at(args[0], lvl.id)

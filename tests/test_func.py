@@ -1241,6 +1241,12 @@ def test_every_op_under_vmap_matches_a_loop(name, index, layout, monkeypatch):
 PYTORCH_JVP_DIFFERS = {"cholesky_inverse"}
 
 
+# Where the primal is NaN, PyTorch's tangent depends on which of its loops computes the element:
+# its vector loop gives NaN, its scalar loop (a tensor of under 4 float64s on AVX2, the tail
+# of a longer one) the tangent of the branch a NaN comparison picks, as numgrad's rule does (torch
+# 2.13: elu's jvp at NaN is 1.0 for 1 or 3 elements, NaN for 40). Those positions are left out.
+NAN_TANGENT_BY_TORCHS_LOOP = {"celu", "celu_", "elu", "elu_", "hardswish", "selu", "selu_"}
+
 # With NaN or inf among the primals, the forward rules whose tangents still differ from
 # torch.func.jvp's at those positions (which operand's tangent a NaN comparison picks, a tangent
 # PyTorch zeroes or keeps beside an infinite value): this list may only shrink.
@@ -1288,12 +1294,17 @@ def test_every_jvp_rule_against_torch_func_jvp(name, index, layout):
         warnings.simplefilter("ignore")
         _, got = nfunc.jvp(call(numgrad), tensors(numgrad, xs), tensors(numgrad, vs))
     listed = layout == "float64-nonfinite" and f"{name}-{index}" in JVP_NONFINITE_DIFFERS
+    unsure = layout == "float64-nonfinite" and name in NAN_TANGENT_BY_TORCHS_LOOP
     try:
         for g, w in zip(got, want):
             if w.dtype != getattr(torch, dtype):
                 continue
             w = torch.zeros(w.shape, dtype=w.dtype) if w._is_zerotensor() else w
-            np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(),
+            g, w = g.detach().numpy(), w.detach().numpy()
+            if unsure:  # (the positions of a NaN primal: either answer is PyTorch's)
+                g, w = g.copy(), w.copy()
+                g[np.isnan(xs[0])] = w[np.isnan(xs[0])] = 0.0
+            np.testing.assert_allclose(g, w,
                                        atol=1e-7 if dtype == "float64" else 1e-4,
                                        rtol=1e-6 if dtype == "float64" else 1e-3, equal_nan=True)
     except AssertionError:

@@ -400,3 +400,18 @@ def test_eig_errors_match_pytorch():
         with pytest.raises(RuntimeError) as ours:
             call(numgrad)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_complex_division_by_zero_gives_pytorchs_inf_and_nan():
+    """Numba's complex division raises ZeroDivisionError on a zero divisor; numgrad gives what
+    PyTorch gives (an array divisor and a number)."""
+    values = [1 + 1j, 0j, 1 + 0j, -2 + 3j, complex("nan"), 2j]
+    divisors = [0j, 0j, 0j, 0j, 0j, 1 + 1j]
+    for dtype in ("complex64", "complex128"):
+        a = numgrad.tensor(values, dtype=getattr(numgrad, dtype))
+        ta = torch.tensor(values, dtype=getattr(torch, dtype))
+        ours = (a / numgrad.tensor(divisors, dtype=a.dtype)).numpy()
+        theirs = (ta / torch.tensor(divisors, dtype=ta.dtype)).numpy()
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal((a / numgrad.tensor(0j, dtype=a.dtype)).numpy(),
+                                      (ta / torch.tensor(0j, dtype=ta.dtype)).numpy())

@@ -226,6 +226,12 @@ class Div(Op):
 
     @staticmethod
     def forward(K, a, b):
+        if a.dtype.kind == "c" and type(b) in (np.ndarray, np.complex64, np.complex128) and \
+                not b.all():
+            # (a complex zero divisor, where Numba's complex division raises
+            # ZeroDivisionError: NumPy's gives PyTorch's inf/NaN, (1+1j)/0 = inf+infj)
+            with np.errstate(all="ignore"):
+                return np.ascontiguousarray(np.divide(a, b))
         return K.binary(K.DIV, a, b)
 
     @staticmethod

@@ -1065,7 +1065,8 @@ class EmbeddingDenseBackward(Op):
             return (out,)
         K = kernels_of(grad._data)
         idx = p["indices"]
-        keep = K.cast(K.binary(K.NE, idx, np.int64(p["padding_idx"])), grad._data.dtype)
+        keep = K.cast(K.binary(K.NE, idx, np.int64(p["padding_idx"]), np.bool_),
+                      grad._data.dtype)  # (a bool comparison: the compile check's signature)
         return (out * Tensor._wrap(K.reshape_view(keep, tuple(idx.shape) + (1,))),)
 
 

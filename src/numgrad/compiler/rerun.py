@@ -97,14 +97,14 @@ class Plan:
                       for name, positional, keywords, how, _, raising in self.calls]
         # the same calls as the fast lane hands them (``Lazy.record_scalar``, ``record_pair``,
         # ``record_unary``): (kernel code, the value(s) of the array argument(s), the scalar as
-        # a Python float, how the result is made, its value's index, whether it may be a
-        # spare); None elsewhere, and after the last call
+        # a Python float, how the result is made: ``_new``'s ``how``); None elsewhere, and
+        # after the last call
         self.scalars, self.pairs, self.unaries = [], [], []
         for q in self.quick:
             scalar = pair = unary = None
             if q is not None and q[1][0][0] == "c" and isinstance(q[1][0][1], int):
                 how, specs = q[2], q[1]
-                made = (how, how[1].index, how[2][6])
+                made = (how,)
                 kinds = tuple(spec[0] for spec in specs)
                 if q[0] == "binary" and kinds == ("c", "v", "c"):
                     c = specs[2][1]  # (a nonzero float: a number equal to it has its bits)
@@ -564,13 +564,6 @@ class Lazy(dispatch.Mode):
         if q is not None and q[0] == code and other == q[2] and type(a) is TracedArray and \
                 a._root is q[1] and a._trace is self and a._whole:
             self.next = n + 1
-            if q[5]:  # (``_new``'s common case, inline: the last call's array, if no one holds it)
-                out = self.spare.pop(q[4], None)
-                if out is not None:
-                    out._trace = self
-                    self.env[q[4]] = out.base
-                    self.small.append(out)
-                    return out
             return self._new(q[3])
         return self.record("binary", (code, a, a.dtype.type(other)))
 
@@ -582,7 +575,7 @@ class Lazy(dispatch.Mode):
                 and a._root is q[1] and b._root is q[2] and a._trace is self and \
                 b._trace is self and a._whole and b._whole:
             self.next = n + 1
-            return self._made(q)
+            return self._new(q[3])
         return self.record("binary", (code, a, b))
 
     def record_unary(self, code: int, a):
@@ -592,20 +585,8 @@ class Lazy(dispatch.Mode):
         if q is not None and q[0] == code and type(a) is TracedArray and a._root is q[1] and \
                 a._trace is self and a._whole:
             self.next = n + 1
-            return self._made(q)
+            return self._new(q[3])
         return self.record("unary", (code, a))
-
-    def _made(self, q):
-        """The pending array of a matched call (``q[3]`` says how it is made): the last call's
-        if no one holds it (``Plan.spare``), else a new one."""
-        if q[5]:
-            out = self.spare.pop(q[4], None)
-            if out is not None:
-                out._trace = self
-                self.env[q[4]] = out.base
-                self.small.append(out)
-                return out
-        return self._new(q[3])
 
     def call(self, name: str, function, args: tuple, kwargs: dict):
         plan = self.plan

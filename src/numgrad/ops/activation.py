@@ -19,6 +19,7 @@ from .elementwise import where
 from .loss import _type_name
 from . import _jvp
 from .registry import Op, Sample, apply, register
+from ._formula import BinaryFormula, UnaryFormula, make as make_formula_op
 from typing import TYPE_CHECKING
 from .elementwise import sigmoid_backward
 
@@ -46,18 +47,11 @@ def _param(a, value):
 
 
 # ------------------------------------------------------------------ parameterless: one formula
-class _Act(Op):
+class _Act(UnaryFormula):
     """``code`` forward, saving the input; the backward is the op ``bwd`` of (grad, input)."""
 
-    jvp = _jvp.elementwise
-    on_cuda = True
     save_inputs = (0,)
-    code = ""
     bwd: type = None
-
-    @classmethod
-    def forward(cls, K, a):
-        return K.unary(getattr(K, cls.code), a)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -65,17 +59,11 @@ class _Act(Op):
         return (_fused(cls.bwd, grad, a),)
 
 
-class _ActBackward(Op):
-    """A fused backward formula of (grad, input)."""
+class _ActBackward(BinaryFormula):
+    """A fused backward formula of (grad, input); ``second(a)`` is the derivative of the
+    activation's derivative, for the gradient of the input."""
 
-    jvp = _jvp.elementwise
-    on_cuda = True
     save_inputs = (0, 1)
-    code = ""
-
-    @classmethod
-    def forward(cls, K, g, a):
-        return K.binary(getattr(K, cls.code), g, a)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -84,6 +72,23 @@ class _ActBackward(Op):
         grad_g = _fused(cls, grad, a) if need_g else None
         grad_a = grad * g * cls.second(a) if need_a else None
         return grad_g, grad_a
+
+
+def _activation(cls_name: str, name: str, node: str, code: str, bwd: type, **declarations):
+    """The activation op ``name`` (the formula ``code`` of one operand), whose backward is the op
+    ``bwd``: made by the formula factory, as every formula op."""
+    return make_formula_op(name, node, code, base=_Act, bwd=bwd, cls_name=cls_name,
+                           module=__name__, **declarations)
+
+
+def _activation_backward(cls_name: str, name: str, node: str, code: str, second=None,
+                         **declarations):
+    """The fused backward op ``name`` (the formula ``code`` of (grad, input)); ``second`` is the
+    activation's second derivative (None: the declarations give the op's backward)."""
+    if second is not None:
+        declarations["second"] = staticmethod(second)
+    return make_formula_op(name, node, code, arity=2, base=_ActBackward, cls_name=cls_name,
+                           module=__name__, **declarations)
 
 
 def _fused(op, grad: Tensor, a: Tensor) -> Tensor:
@@ -100,150 +105,119 @@ def _q(t):
     return (t.detach() * 4).floor() / 4
 
 
-@register
-class SiluBackward(_ActBackward):
-    # (PyTorch's silu_backward has no derivative of its own: its double backward is a
-    # composite, whose last node is a MulBackward0)
-    name, node, code = "silu_backward", "MulBackward0", "SILU_BWD"
-    # (PyTorch's silu_backward has no derivative: the sample's gradient flows around it, on
-    # inputs rounded to quarters; silu's gradgradcheck and tests/test_activations.py check this
-    # op's derivative)
-    samples = (Sample(lambda m, g, a: m.ops.silu_backward(_q(g), _q(a)) + g * a,
-                      ((3, 4), (3, 4))),)
-
-    @staticmethod
-    def second(a):
-        s = _sig(a)
-        return s * (1 - s) * (2 + a * (1 - 2 * s))
+def _silu_second(a):
+    s = _sig(a)
+    return s * (1 - s) * (2 + a * (1 - 2 * s))
 
 
-@register
-class Silu(_Act):
-    name, node, code, bwd = "silu", "SiluBackward0", "SILU", SiluBackward
-    samples = (Sample(lambda m, a: m.nn.functional.silu(a), _one),)
+# (PyTorch's silu_backward has no derivative of its own: its double backward is a composite, whose
+# last node is a MulBackward0. The sample's gradient flows around it, on inputs rounded to
+# quarters; silu's gradgradcheck and tests/test_activations.py check this op's derivative)
+SiluBackward = _activation_backward(
+    "SiluBackward", "silu_backward", "MulBackward0", "SILU_BWD", _silu_second,
+    samples=(Sample(lambda m, g, a: m.ops.silu_backward(_q(g), _q(a)) + g * a,
+                    ((3, 4), (3, 4))),))
+Silu = _activation("Silu", "silu", "SiluBackward0", "SILU", SiluBackward,
+                   samples=(Sample(lambda m, a: m.nn.functional.silu(a), _one),))
 
 
-@register
-class GeluBackward(_ActBackward):
-    name, node, code = "gelu_backward", "GeluBackwardBackward0", "GELU_BWD"
-    samples = (Sample(lambda m, g, a: m.ops.gelu_backward(g, a), ((3, 4), (3, 4))),)
-
-    @staticmethod
-    def second(a):
-        pdf = (a * a * -0.5).exp() * 0.3989422804014327
-        return pdf * (2 - a * a)
+def _gelu_second(a):
+    pdf = (a * a * -0.5).exp() * 0.3989422804014327
+    return pdf * (2 - a * a)
 
 
-@register
-class Gelu(_Act):
-    name, node, code, bwd = "gelu", "GeluBackward0", "GELU", GeluBackward
-    samples = (Sample(lambda m, a: m.nn.functional.gelu(a), _one),)
+GeluBackward = _activation_backward(
+    "GeluBackward", "gelu_backward", "GeluBackwardBackward0", "GELU_BWD", _gelu_second,
+    samples=(Sample(lambda m, g, a: m.ops.gelu_backward(g, a), ((3, 4), (3, 4))),))
+Gelu = _activation("Gelu", "gelu", "GeluBackward0", "GELU", GeluBackward,
+                   samples=(Sample(lambda m, a: m.nn.functional.gelu(a), _one),))
 
 
 _BETA = 0.7978845608028654  # sqrt(2 / pi)
 _KAPPA = 0.044715
 
 
-@register
-class GeluTanhBackward(_ActBackward):
-    name, node, code = "gelu_tanh_backward", "GeluBackwardBackward0", "GELU_TANH_BWD"
-    samples = (Sample(lambda m, g, a: m.ops.gelu_backward(g, a, approximate="tanh"),
-                      ((3, 4), (3, 4))),)
-
-    @staticmethod
-    def second(a):
-        t = ((a + a * a * a * _KAPPA) * _BETA).tanh()
-        du = (a * a * (3 * _KAPPA) + 1) * _BETA
-        return (1 - t * t) * (du + a * 0.5 * (a * (6 * _BETA * _KAPPA) - 2 * t * du * du))
+def _gelu_tanh_second(a):
+    t = ((a + a * a * a * _KAPPA) * _BETA).tanh()
+    du = (a * a * (3 * _KAPPA) + 1) * _BETA
+    return (1 - t * t) * (du + a * 0.5 * (a * (6 * _BETA * _KAPPA) - 2 * t * du * du))
 
 
-@register
-class GeluTanh(_Act):
-    name, node, code, bwd = "gelu_tanh", "GeluBackward0", "GELU_TANH", GeluTanhBackward
-    samples = (Sample(lambda m, a: m.nn.functional.gelu(a, approximate="tanh"), _one),)
+GeluTanhBackward = _activation_backward(
+    "GeluTanhBackward", "gelu_tanh_backward", "GeluBackwardBackward0", "GELU_TANH_BWD",
+    _gelu_tanh_second,
+    samples=(Sample(lambda m, g, a: m.ops.gelu_backward(g, a, approximate="tanh"),
+                    ((3, 4), (3, 4))),))
+GeluTanh = _activation(
+    "GeluTanh", "gelu_tanh", "GeluBackward0", "GELU_TANH", GeluTanhBackward,
+    samples=(Sample(lambda m, a: m.nn.functional.gelu(a, approximate="tanh"), _one),))
 
 
-@register
-class MishBackward(_ActBackward):
-    name, node, code = "mish_backward", "MulBackward0", "MISH_BWD"
-    samples = (Sample(lambda m, g, a: m.ops.mish_backward(_q(g), _q(a)) + g * a,
-                      ((3, 4), (3, 4))),)
-
-    @staticmethod
-    def second(a):
-        s = _sig(a)
-        t = softplus(a).tanh()
-        return (1 - t * t) * s * (2 + a * ((1 - s) - 2 * t * s))
+def _mish_second(a):
+    s = _sig(a)
+    t = softplus(a).tanh()
+    return (1 - t * t) * s * (2 + a * ((1 - s) - 2 * t * s))
 
 
-@register
-class Mish(_Act):
-    name, node, code, bwd = "mish", "MishBackward0", "MISH", MishBackward
-    samples = (Sample(lambda m, a: m.nn.functional.mish(a), _one),)
+MishBackward = _activation_backward(
+    "MishBackward", "mish_backward", "MulBackward0", "MISH_BWD", _mish_second,
+    samples=(Sample(lambda m, g, a: m.ops.mish_backward(_q(g), _q(a)) + g * a,
+                    ((3, 4), (3, 4))),))
+Mish = _activation("Mish", "mish", "MishBackward0", "MISH", MishBackward,
+                   samples=(Sample(lambda m, a: m.nn.functional.mish(a), _one),))
 
 
-@register
-class HardswishBackward(_ActBackward):
-    name, node, code = "hardswish_backward", "HardswishBackwardBackward0", "HARDSWISH_BWD"
-    samples = (Sample(lambda m, g, a: m.ops.hardswish_backward(g, a), ((3, 4), (3, 4)),
-                      low=-4.0, high=4.0, gradgrad=False),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # PyTorch's: where(-3 < x < 3, grad * grad_output / 3, 0) (a fill outside: no NaN there)
-        g, a = ctx.saved_tensors
-        need_g, need_a = ctx.needs_input_grad
-        grad_g = _fused(HardswishBackward, grad, a) if need_g else None
-        grad_a = None
-        if need_a:
-            x = a.detach()
-            grad_a = where(x > -3.0, where(x < 3.0, grad * g / 3.0, 0.0), 0.0)
-        return grad_g, grad_a
+def _hardswish_backward_backward(ctx, grad):
+    # PyTorch's: where(-3 < x < 3, grad * grad_output / 3, 0) (a fill outside: no NaN there)
+    g, a = ctx.saved_tensors
+    need_g, need_a = ctx.needs_input_grad
+    grad_g = _fused(HardswishBackward, grad, a) if need_g else None
+    grad_a = None
+    if need_a:
+        x = a.detach()
+        grad_a = where(x > -3.0, where(x < 3.0, grad * g / 3.0, 0.0), 0.0)
+    return grad_g, grad_a
 
 
-@register
-class Hardswish(_Act):
-    name, node, code, bwd = "hardswish", "HardswishBackward0", "HARDSWISH", HardswishBackward
-    samples = (Sample(lambda m, a: m.nn.functional.hardswish(a), _one, low=-4.0, high=4.0),)
+HardswishBackward = _activation_backward(
+    "HardswishBackward", "hardswish_backward", "HardswishBackwardBackward0", "HARDSWISH_BWD",
+    backward=_hardswish_backward_backward,
+    samples=(Sample(lambda m, g, a: m.ops.hardswish_backward(g, a), ((3, 4), (3, 4)),
+                    low=-4.0, high=4.0, gradgrad=False),))
+Hardswish = _activation(
+    "Hardswish", "hardswish", "HardswishBackward0", "HARDSWISH", HardswishBackward,
+    samples=(Sample(lambda m, a: m.nn.functional.hardswish(a), _one, low=-4.0, high=4.0),))
 
 
-@register
-class HardsigmoidBackward(_ActBackward):
-    """Its derivative is PyTorch's ``NotImplemented`` (backward raises)."""
-
-    name, node, code = "hardsigmoid_backward", "torch::autograd::NotImplemented", "HARDSIGMOID_BWD"
-    samples = (Sample(lambda m, g, a: m.ops.hardsigmoid_backward(_q(g), _q(a)) + g * a,
-                      ((3, 4), (3, 4)), low=-4.0, high=4.0),)
-
-    @staticmethod
-    def backward(ctx, grad):
-        raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
+def _hardsigmoid_backward_backward(ctx, grad):
+    raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
 
 
-@register
-class Hardsigmoid(_Act):
-    name, node, code, bwd = ("hardsigmoid", "HardsigmoidBackward0", "HARDSIGMOID",
-                             HardsigmoidBackward)
-    samples = (Sample(lambda m, a: m.nn.functional.hardsigmoid(a), _one, low=-4.0, high=4.0,
-                      gradgrad=False),)
+HardsigmoidBackward = _activation_backward(
+    "HardsigmoidBackward", "hardsigmoid_backward", "torch::autograd::NotImplemented",
+    "HARDSIGMOID_BWD", backward=_hardsigmoid_backward_backward,
+    doc="Its derivative is PyTorch's ``NotImplemented`` (backward raises).",
+    samples=(Sample(lambda m, g, a: m.ops.hardsigmoid_backward(_q(g), _q(a)) + g * a,
+                    ((3, 4), (3, 4)), low=-4.0, high=4.0),))
+Hardsigmoid = _activation(
+    "Hardsigmoid", "hardsigmoid", "HardsigmoidBackward0", "HARDSIGMOID", HardsigmoidBackward,
+    samples=(Sample(lambda m, a: m.nn.functional.hardsigmoid(a), _one, low=-4.0, high=4.0,
+                    gradgrad=False),))
 
 
-@register
-class LogSigmoidBackward(_ActBackward):
-    name, node, code = "log_sigmoid_backward", "LogSigmoidBackwardBackward0", "LOGSIGMOID_BWD"
-    samples = (Sample(lambda m, g, a: m.ops.log_sigmoid_backward(g, a, (-a.detach().abs()).exp()),
-                      ((3, 4), (3, 4))),)
-
-    @staticmethod
-    def second(a):
-        s = _sig(a)
-        return -(s * (1 - s))
+def _log_sigmoid_second(a):
+    s = _sig(a)
+    return -(s * (1 - s))
 
 
-@register
-class LogSigmoid(_Act):
-    name, node, code, bwd = "log_sigmoid", "LogSigmoidBackward0", "LOGSIGMOID", LogSigmoidBackward
-    samples = (Sample(lambda m, a: m.nn.functional.logsigmoid(a), _one, low=-5.0, high=5.0),)
+LogSigmoidBackward = _activation_backward(
+    "LogSigmoidBackward", "log_sigmoid_backward", "LogSigmoidBackwardBackward0", "LOGSIGMOID_BWD",
+    _log_sigmoid_second,
+    samples=(Sample(lambda m, g, a: m.ops.log_sigmoid_backward(g, a, (-a.detach().abs()).exp()),
+                    ((3, 4), (3, 4))),))
+LogSigmoid = _activation(
+    "LogSigmoid", "log_sigmoid", "LogSigmoidBackward0", "LOGSIGMOID", LogSigmoidBackward,
+    samples=(Sample(lambda m, a: m.nn.functional.logsigmoid(a), _one, low=-5.0, high=5.0),))
 
 
 # ------------------------------------------------------------------ leaky_relu

@@ -114,6 +114,37 @@ def _cases(m):
         "einsum": lambda: m.einsum("ij,jk->ik", x, w),
         "outer": lambda: m.outer(v, m.tensor(V)),
         "x3_slice_last": lambda: x3[..., 2:5],
+        # dims as the caller wrote them (negative, in its order), as PyTorch's nodes keep them
+        "sum_negative_dims": lambda: x3.sum((-1, 0)),
+        "mean_negative_dim": lambda: x.mean(-1, keepdim=True),
+        "amax_negative_dim": lambda: x.amax(-1),
+        "logsumexp_negative_dim": lambda: x.logsumexp(-1),
+        "nansum_negative_dim": lambda: x.nansum(-1),
+        "softmax_negative_dim": lambda: x.softmax(-1),
+        "log_softmax_negative_dim": lambda: x.log_softmax(-1),
+        "transpose_negative": lambda: x.transpose(-1, -2),
+        "permute_negative": lambda: x3.permute(-1, 0, 1),
+        "unsqueeze_negative": lambda: x.unsqueeze(-1),
+        "squeeze_negative": lambda: x.unsqueeze(1).squeeze(-2),
+        "cat_negative": lambda: m.cat([x, x], -1),
+        "stack_negative": lambda: m.stack([x, x], -1),
+        "cumsum_negative": lambda: x.cumsum(-1),
+        "index_select_negative": lambda: x.index_select(-1, m.tensor([0, 2])),
+        # var/std: dim and correction None where the caller gave none; prod; sort/topk indices
+        "var_all": lambda: x.var(),
+        "var_unbiased": lambda: x.var(unbiased=True),
+        "std_negative_dims": lambda: x3.std((-1, 0), correction=0),
+        "prod_all": lambda: x.prod(),
+        "prod_negative_dim": lambda: x.prod(-1),
+        "sort_default_dim": lambda: x.sort(descending=True)[0],
+        "topk": lambda: x.topk(2, 0)[0],
+        # structure ops' arguments
+        "diagonal": lambda: x3.diagonal(1, -1, -2),
+        "tril_negative": lambda: x.tril(-1),
+        "roll": lambda: x.roll((1, -1), (0, -1)),
+        "roll_flat": lambda: x.roll(2),
+        "flip_negative": lambda: x.flip(-1, 0),
+        "repeat": lambda: x.repeat(2, 1, 3),
     }
 
 

@@ -260,17 +260,19 @@ _FIXED_PARAMS = {
     "gather": {"sparse_grad": False},
 }
 # Nodes whose parameters PyTorch does not show (a reduction of everything keeps no dims).
-_NO_PARAMS = {"SumBackward0", "MeanBackward0", "MaxBackward1", "MinBackward1"}
+_NO_PARAMS = {"SumBackward0", "MeanBackward0", "MaxBackward1", "MinBackward1", "ProdBackward0"}
 # The inputs whose sizes PyTorch's node keeps (``_saved_self_sym_sizes``), by node name.
 _SIZES = {name: ("self",) for name in (
     "SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "ViewBackward0",
-    "ExpandBackward0", "IndexBackward0", "UnsafeViewBackward0", "NansumBackward0",
+    "ExpandBackward0", "IndexBackward0", "UnsafeViewBackward0", "RepeatBackward0",
+    "DiagonalBackward0", "DiagonalBackward0_copy", "IndexSelectBackward0", "SortBackward0",
+    "TopkBackward0",
     "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2")}
 _SIZES["MmBackward0"] = ("self", "mat2")
 _SIZES["AddmmBackward0"] = ("mat1", "mat2")
 _NUMEL = {"MeanBackward0", "MeanBackward1"}  # (and ``_saved_self_sym_numel``)
 # Per-op parameter names where the general renaming is not PyTorch's.
-_OP_PARAM_NAMES = {"permute": {"dims": "dims"}}
+_OP_PARAM_NAMES = {"permute": {"dims": "dims"}, "flip": {"dims": "dims"}, "roll": {"dims": "dims"}}
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # (PyTorch keeps the enum's value)
 # numgrad's parameter names -> PyTorch's, and the parameters PyTorch's nodes show.
 _PARAM_NAMES = {"dims": "dim", "slope": "negative_slope", "kernel": "kernel_size",
@@ -282,7 +284,8 @@ _PARAMS_SHOWN = {
     "threshold", "correction", "margin", "self", "nan", "posinf", "neginf", "n", "index",
     "training", "num_groups", "upper", "ord", "dim0", "dim1", "dims", "ignore_index", "target",
     "weight", "transposed", "output_padding", "approximate", "sparse_grad", "normalized_shape",
-    "padding_idx", "scale_grad_by_freq", "sparse",
+    "padding_idx", "scale_grad_by_freq", "sparse", "repeats", "shifts", "diagonal", "offset",
+    "dim2",
 }
 
 
@@ -345,10 +348,43 @@ _UINT64 = 1 << 64
 # Arguments PyTorch's nodes keep as int64 and show through an unsigned conversion (its
 # ``_saved_dim`` of ``x.sum(-1)`` is 2**64 - 1); its Scalars (``min``, ``value``...) stay signed.
 _INT_ARGS = {"dim", "dims", "dim0", "dim1", "dim2", "ignore_index", "start", "end", "step",
-             "index", "padding_idx", "offset", "diagonal"}
+             "index", "padding_idx", "offset", "diagonal", "shifts"}
 # Parameters PyTorch's node saves as tensors (or None), so it also has ``_raw_saved_<name>``.
 _TENSOR_PARAMS = {"target", "weight", "index", "indices", "mask", "pos_weight"}
 _INT64_MAX = (1 << 63) - 1
+
+
+def keep_given(result, **given) -> None:
+    """Keeps on the node that made ``result`` arguments as the caller wrote them where the op
+    keeps them normalised (a negative ``dim``, dims in the caller's order, a Python int where
+    the op keeps a float): PyTorch's node shows them as given. Keyed by the op's parameter
+    names; ops call it only when a value differs, so the common call pays one comparison."""
+    node = result._grad_fn
+    params = getattr(node, "params", None)  # (None: no node recorded, grad mode off)
+    if params is not None:
+        if "_given" in params:
+            given = {**params["_given"], **given}
+        node.params = {**params, "_given": given}
+
+
+def given_dims(dim, dims: tuple):
+    """``dim`` as the caller gave it (an int or a sequence) where it differs from ``dims``, the
+    op's normalised tuple; else None."""
+    if isinstance(dim, (int, np.integer)):
+        return None if (dim,) == dims else (int(dim),)
+    if dim is None:
+        return None
+    given = tuple(int(d) for d in dim)
+    return None if given == dims else given
+
+
+def _param(node, key):
+    """Parameter ``key`` of ``node`` as the caller gave it (``keep_given``)."""
+    params = node.params
+    given = params.get("_given")
+    if given is not None and key in given:
+        return given[key]
+    return params[key]
 
 
 def _unsigned(value):
@@ -413,7 +449,7 @@ def _view_arg(k: int):
         if name in ("real", "imag"):  # (PyTorch's select(-1, 0 or 1) of view_as_real)
             return (-1, int(name == "imag"), tuple(node.input_shapes[0]) + (2,))[k]
         if name != "narrow":  # (unsqueeze)
-            return p["dim"]
+            return _param(node, "dim")
         dim, start, length = p["dim"], p["start"], p["length"]
         size = node.input_shapes[0][dim]
         start = start + size if start < 0 else start
@@ -465,6 +501,11 @@ def _layer_norm_stat(node, which: str):
     return _as_tensor(kernels_of(array).reshape_view(array, shape))
 
 
+def _indices(node):
+    """The indices an op kept in its parameters (sort, topk, cummax...), as a tensor."""
+    return _as_tensor(node.params["indices"])
+
+
 def _conv_bias_sizes(node):
     shape = node.input_shapes[2] if len(node.input_shapes) > 2 else None
     return tuple(shape) if shape is not None else (0,)
@@ -486,6 +527,10 @@ _COMPUTED = {
     "LinalgVectorNormBackward0": {"dim": _dim_given,
                                   "ord": lambda n: n.params.get("shown_ord", 2)},
     "NllLossBackward0": {"total_weight": _nll_total_weight},
+    "ProdBackward1": {"dim": lambda n: _param(n, "dims")[0]},
+    "RollBackward0": {"dims": lambda n: _param(n, "dims") or ()},
+    "SortBackward0": {"indices": _indices}, "TopkBackward0": {"indices": _indices},
+    "CummaxBackward0": {"indices": _indices}, "CumminBackward0": {"indices": _indices},
     "ConvolutionBackward0": {"bias_sym_sizes_opt": _conv_bias_sizes},
     "EmbeddingBackward0": {"indices": lambda n: _as_tensor(n.params["indices"]),
                            "weight_sym_argsize_0": lambda n: n.input_shapes[0][0]},
@@ -624,7 +669,7 @@ def saved_attribute(node, attr: str):
         if type(node).op.name in ("convolution", "convolution_transpose") and name in (
                 "stride", "padding", "dilation"):
             return _conv_sizes(node, key)
-        value = _param_value(name, node.params[key])
+        value = _param_value(name, _param(node, key))
         return _unsigned(value) if name in _INT_ARGS else value
     if raw:
         return RawSavedTensor(node, key)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtype import torch_name
+from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from .gather import ScatterAdd, _scatter_into_zeros
 from .reduction import _ValuesIndices
@@ -64,6 +65,8 @@ def _cum_extreme(op, result, input: Tensor, dim, take_max: bool):
     K = kernels_for((input,), op)
     values, indices = K.cum_extreme(input._data, d, take_max)
     out = apply(op, (input,), (values,), dim=d, indices=indices)
+    if d != dim:  # (PyTorch's node shows the dim as given)
+        keep_given(out, dim=int(dim))
     return result(out, Tensor._wrap(indices))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -219,7 +220,10 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
                 raise RuntimeError(
                     f"Size does not match at dimension {k} expected index {_shape_list(index)} "
                     f"to be no larger than self {_shape_list(input)} apart from dimension {d}")
-    return apply(Gather, (input,), (input._data,), dim=d, index=idx)
+    out = apply(Gather, (input,), (input._data,), dim=d, index=idx)
+    if d != dim:  # (PyTorch's node shows the dim as given)
+        keep_given(out, dim=int(dim))
+    return out
 
 
 def _scatter_checks(name: str, input: Tensor, d: int, index: Tensor, src) -> None:
@@ -311,7 +315,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
                            f"{index._data.size} value(s)")
     if not input._data.ndim:
         idx = K.reshape_view(idx, ())
-    return apply(IndexSelect, (input,), (input._data,), dim=d, index=idx)
+    out = apply(IndexSelect, (input,), (input._data,), dim=d, index=idx)
+    if d != dim:  # (PyTorch's node shows the dim as given)
+        keep_given(out, dim=int(dim))
+    return out
 
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select"]

@@ -46,7 +46,7 @@ from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from .._dtype import get_default_dtype
 from ._promote import binary_operands
-from .reduction import _inf_where_zero
+from .reduction import _given, _inf_where_zero
 
 _BOOL = np.bool_
 
@@ -327,7 +327,8 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     elif input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)
     dims = normalize_dims(None if dim == () or dim == [] else dim, input._data.ndim)
-    return apply(Nansum, (input,), (input._data,), dims=dims, keepdim=keepdim)
+    out = apply(Nansum, (input,), (input._data,), dims=dims, keepdim=keepdim)
+    return out if dim is None else _given(out, dim, dims)
 
 
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -11,6 +11,7 @@ from ..autograd import grad_mode
 from .. import dispatch
 from .._dtype import FLOAT, torch_name
 from ..tensor import Tensor, _wrap_dim
+from ..autograd.graph import given_dims, keep_given
 from . import _lane
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
@@ -529,12 +530,28 @@ class LogSoftmax(Op):
         return t - (ctx.result.exp() * t).sum(ctx.params["dim"], keepdim=True)
 
 
+def _given(out: Tensor, dim, normalized) -> Tensor:
+    """``out``, its node told ``dim`` as the caller gave it where that differs from the
+    normalised ``dims`` (a tuple) or ``dim`` (an int): PyTorch's node shows it as given."""
+    if type(normalized) is tuple:
+        given = given_dims(dim, normalized)
+        if given is not None:
+            keep_given(out, dims=given)
+    elif dim != normalized:
+        keep_given(out, dim=int(dim))
+    return out
+
+
 def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool) -> Tensor:
     data = input._data
     if dim is None:
         return apply(op_all, (input,), (data,), dims=tuple(range(data.ndim)), keepdim=False)
     dims = normalize_dims(dim, data.ndim)
-    return apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim)
+    out = apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim)
+    given = given_dims(dim, dims)
+    if given is not None:  # (PyTorch's node shows the dims as given: ``sum(-1)``)
+        keep_given(out, dims=given)
+    return out
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -637,7 +654,8 @@ def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     dims = normalize_dims(dim if dim != () else None, input._data.ndim)
     if not input._data.size:
         _no_empty_slice("amax", input._data.shape, dim, dims)
-    return apply(Amax, (input,), (input._data,), dims=dims, keepdim=keepdim)
+    return _given(apply(Amax, (input,), (input._data,), dims=dims, keepdim=keepdim), dim,
+                  dims)
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
@@ -645,7 +663,8 @@ def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     dims = normalize_dims(dim if dim != () else None, input._data.ndim)
     if not input._data.size:
         _no_empty_slice("amin", input._data.shape, dim, dims)
-    return apply(Amin, (input,), (input._data,), dims=dims, keepdim=keepdim)
+    return _given(apply(Amin, (input,), (input._data,), dims=dims, keepdim=keepdim), dim,
+                  dims)
 
 
 class _ValuesIndices(tuple):
@@ -752,23 +771,37 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
                 whole=dim is None or not shape)
 
 
+def _var_given(out: Tensor, dim, unbiased, correction) -> Tensor:
+    """``out`` of var/std, its node told the arguments as PyTorch's shows them: ``dim`` None
+    when none was given, ``correction`` None when nothing chose it; a dim as given."""
+    if dim is None or isinstance(dim, bool):
+        if unbiased is None and correction is None and dim is None:
+            keep_given(out, dims=None, correction=None)
+        else:
+            keep_given(out, dims=None)
+        return out
+    node = out._grad_fn
+    return out if node is None else _given(out, dim, node.params["dims"])
+
+
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The variance over ``dim``, unbiased (``correction=1``) by default."""
     params = _var_args("var", input, dim, unbiased, keepdim, correction)
-    return apply(Var, (input,), (input._data,), **params)
+    return _var_given(apply(Var, (input,), (input._data,), **params), dim, unbiased, correction)
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The standard deviation over ``dim``, unbiased (``correction=1``) by default."""
     params = _var_args("std", input, dim, unbiased, keepdim, correction)
-    return apply(Std, (input,), (input._data,), **params)
+    return _var_given(apply(Std, (input,), (input._data,), **params), dim, unbiased, correction)
 
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input)))`` over ``dim``, computed without overflow."""
     data = _float_input(input)
     dims = normalize_dims(dim, data._data.ndim)
-    return apply(Logsumexp, (data,), (data._data,), dims=dims, keepdim=keepdim)
+    return _given(apply(Logsumexp, (data,), (data._data,), dims=dims, keepdim=keepdim), dim,
+                  dims)
 
 
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
@@ -776,7 +809,7 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     data, d = _softmax_input("softmax", input, dim, dtype)
     if not data.dtype.is_floating_point:  # (empty: PyTorch returns it, runs no kernel)
         return Tensor._wrap(kernels_for((data,)).empty(data._data.shape, data._data.dtype))
-    return apply(Softmax, (data,), (data._data,), dim=d)
+    return _given(apply(Softmax, (data,), (data._data,), dim=d), dim, d)
 
 
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
@@ -784,7 +817,7 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     data, d = _softmax_input("log_softmax", input, dim, dtype)
     if not data.dtype.is_floating_point:  # (empty: PyTorch returns it, runs no kernel)
         return Tensor._wrap(kernels_for((data,)).empty(data._data.shape, data._data.dtype))
-    return apply(LogSoftmax, (data,), (data._data,), dim=d)
+    return _given(apply(LogSoftmax, (data,), (data._data,), dim=d), dim, d)
 
 
 # What numgrad exports as functions, and what Tensor gets as methods.

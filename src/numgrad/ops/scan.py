@@ -12,6 +12,7 @@ import numpy as np
 from .._dtype import FLOAT
 
 from ..autograd import grad_mode
+from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -101,7 +102,10 @@ def _scan(op, input: Tensor, dim, dtype) -> Tensor:
     elif input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)  # integers and bools accumulate in int64, as PyTorch
     d = (_wrap_dim(int(dim), input._data.ndim) % max(input._data.ndim, 1))
-    return apply(op, (input,), (input._data,), dim=d, reverse=False)
+    out = apply(op, (input,), (input._data,), dim=d, reverse=False)
+    if d != dim:  # (PyTorch's node shows the dim as given)
+        keep_given(out, dim=int(dim))
+    return out
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:

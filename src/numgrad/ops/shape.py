@@ -9,6 +9,7 @@ import numpy as np
 from ..autograd import grad_mode
 from .._dtype import promote_types
 from ..tensor import Tensor, _wrap_dim
+from ..autograd.graph import keep_given
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from .._dtype import dtype as _dtype_class
@@ -403,7 +404,10 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
     if not nd:  # (0 and -1 both name a 0-d tensor's one pseudo-dimension)
         d0 = d1 = 0
-    return apply(Transpose, (input,), (input._data,), dim0=d0, dim1=d1)
+    out = apply(Transpose, (input,), (input._data,), dim0=d0, dim1=d1)
+    if d0 != dim0 or d1 != dim1:  # (PyTorch's node shows the dims as given)
+        keep_given(out, dim0=int(dim0), dim1=int(dim1))
+    return out
 
 
 def t(input: Tensor) -> Tensor:
@@ -426,16 +430,27 @@ def permute(input: Tensor, *dims) -> Tensor:
             f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
             f"len(dims) = {len(dims)}"
         )
-    dims = tuple(_wrap_dim(d, nd) for d in dims)
+    given, dims = dims, tuple(_wrap_dim(d, nd) for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return apply(Permute, (input,), (input._data,), dims=dims)
+    out = apply(Permute, (input,), (input._data,), dims=dims)
+    if given != dims:  # (PyTorch's node shows the dims as given)
+        keep_given(out, dims=tuple(int(d) for d in given))
+    return out
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Inserts a dimension of size 1 at ``dim``."""
     d = _wrap_dim(dim, input._data.ndim + 1)
-    return apply(Unsqueeze, (input,), (input._data,), dim=d)
+    return _dim_given(apply(Unsqueeze, (input,), (input._data,), dim=d), dim, d)
+
+
+def _dim_given(out: Tensor, dim, d: int) -> Tensor:
+    """``out``, its node told ``dim`` as the caller gave it where it is not the wrapped ``d``
+    (PyTorch's node shows it as given: ``2**64 - 1`` for -1)."""
+    if dim != d:
+        keep_given(out, dim=int(dim))
+    return out
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
@@ -453,7 +468,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
             out = apply(Squeeze, (out,), (out._data,), dim=d)
         return out
     d = _wrap_dim(dim, nd) if nd else _wrap_dim(dim, 0) * 0  # (a 0-d tensor takes 0 and -1)
-    return apply(Squeeze, (input,), (input._data,), dim=d)
+    return _dim_given(apply(Squeeze, (input,), (input._data,), dim=d), dim, d)
 
 
 def expand(input: Tensor, *sizes) -> Tensor:
@@ -555,7 +570,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                     f"Sizes of tensors must match except in dimension {d}. Expected size {x} but "
                     f"got size {y} for tensor number {i} in the list."
                 )
-    return apply(Cat, tuple(tensors), tuple(_common(tensors)), dim=d)
+    return _dim_given(apply(Cat, tuple(tensors), tuple(_common(tensors)), dim=d), dim, d)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -569,7 +584,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"stack expects each tensor to be equal size, but got {list(tensors[0]._data.shape)} "
                 f"at entry 0 and {list(t._data.shape)} at entry {i}"
             )
-    return apply(Stack, tuple(tensors), tuple(_common(tensors)), dim=d)
+    return _dim_given(apply(Stack, tuple(tensors), tuple(_common(tensors)), dim=d), dim, d)
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from .reduction import _ValuesIndices
 from . import _jvp
@@ -90,6 +91,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None)
     K = kernels_for((input,), op)
     values, indices = K.sort_dim(data, d, bool(descending))
     out = apply(op, (input,), (values,), dim=d, indices=indices)
+    if d != dim:  # (PyTorch's node shows the dim as given)
+        keep_given(out, dim=int(dim))
     return _SortResult(out, Tensor._wrap(indices))
 
 
@@ -119,6 +122,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     K = kernels_for((input,), Topk)
     values, indices = K.topk_dim(data, k, d, bool(largest))
     out = apply(Topk, (input,), (values,), dim=d, indices=indices)
+    if d != dim:  # (PyTorch's node shows the dim as given)
+        keep_given(out, dim=int(dim))
     return _TopkResult(out, Tensor._wrap(indices))
 
 

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from ..autograd.graph import keep_given
 from ..creation import arange
 from ..tensor import Tensor, _wrap_dim
 from ._promote import broadcast_shapes
@@ -308,8 +309,11 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     dimension (a view)."""
     _tensor_arg("diagonal", input)
     d1, d2 = _diagonal_dims(input, dim1, dim2)
-    return apply(Diagonal, (input,), (input._data,), offset=_int_arg("diagonal", "offset", 2,
-                                                                       offset), dim1=d1, dim2=d2)
+    out = apply(Diagonal, (input,), (input._data,), offset=_int_arg("diagonal", "offset", 2,
+                                                                      offset), dim1=d1, dim2=d2)
+    if d1 != dim1 or d2 != dim2:  # (PyTorch's node shows the dims as given)
+        keep_given(out, dim1=int(dim1), dim2=int(dim2))
+    return out
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
@@ -434,13 +438,17 @@ def flip(input: Tensor, *args, dims=None) -> Tensor:
     if not args and dims is None:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
     nd = input._data.ndim
-    dims = tuple(_wrap_dim(d, nd) for d in _dims_of(args, dims))
+    given = _dims_of(args, dims)
+    dims = tuple(_wrap_dim(d, nd) for d in given)
     seen = set()
     for d in dims:
         if d in seen:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         seen.add(d)
-    return apply(Flip, (input,), (input._data,), dims=dims)
+    out = apply(Flip, (input,), (input._data,), dims=dims)
+    if given != dims:  # (PyTorch's node shows the dims as given)
+        keep_given(out, dims=given)
+    return out
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -481,7 +489,11 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
                                f"dims:{len(dims)}")
         if not nd:
             raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-        dims = tuple(_wrap_dim(d, nd) for d in dims)
+        given, dims = dims, tuple(_wrap_dim(d, nd) for d in dims)
+        if given != dims:  # (PyTorch's node shows the dims as given)
+            out = apply(Roll, (input,), (input._data,), shifts=shifts, dims=dims)
+            keep_given(out, dims=given)
+            return out
     return apply(Roll, (input,), (input._data,), shifts=shifts, dims=dims)
 
 

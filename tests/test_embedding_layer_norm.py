@@ -135,6 +135,36 @@ def test_native_layer_norm_statistics_and_rows_of_no_elements():
     assert [tuple(o.shape) for o in ours] == [tuple(t.shape) for t in theirs]
 
 
+def test_layer_norm_values_do_not_depend_on_the_threads(monkeypatch):
+    """The CPU kernels share a large layer norm's rows among threads, the backward summing the
+    weight's and the bias's gradients per block of rows (blocks fixed by the shape) and then
+    the blocks in order: one thread and two give the same bits (float64, whose sums show their
+    order, and float32; a row length that is no multiple of the vector width), close to
+    PyTorch's."""
+    from numgrad.kernels.cpu import normalization
+
+    rng = np.random.default_rng(5)
+    x, g = (rng.standard_normal((512, 129)) * 3 + 1 for _ in range(2))
+    w, b = (rng.standard_normal(129) for _ in range(2))
+    assert normalization.BLOCK * 4 <= x.size  # (several blocks)
+
+    def run(m, dtype):
+        leaves = [m.tensor(a.astype(dtype), requires_grad=True) for a in (x, w, b)]
+        y = m.nn.functional.layer_norm(leaves[0], (129,), *leaves[1:])
+        y.backward(m.tensor(g.astype(dtype)))
+        return [_np(t) for t in [y] + [t.grad for t in leaves]]
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-4)):
+        runs = []
+        for threads in (1, 2):
+            monkeypatch.setattr(normalization, "_threads",
+                                lambda parts, size, t=threads: min(t, parts))
+            runs.append(run(numgrad, dtype))
+        for a, c in zip(*runs):
+            assert a.dtype == dtype and a.tobytes() == c.tobytes()
+        for a, t in zip(runs[0], run(torch, dtype)):
+            np.testing.assert_allclose(a, t, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("case", ["integer", "mixed_dtype", "shape"])
 def test_layer_norm_errors_as_pytorch(case):
     def run(m):

@@ -6,16 +6,23 @@ Batch normalisation: per-channel statistics, the normalisation and its backward,
 Layer normalisation: one kernel per direction over a ``(rows, n)`` view (``n``: the elements of
 the normalised dimensions), one row at a time while it is in cache: the forward computes the
 row's mean and ``rstd = 1 / sqrt(var + eps)`` (kept for the backward) and writes the normalised
-row; the backward computes the row's two sums and writes its gradient, adding up the weight's
-and the bias's gradients as it goes.
+row; the backward computes the row's two sums and writes its gradient, adding the weight's and
+the bias's gradients to its block's partial sums. Large ones share their rows among threads
+(``_workers``, the machine's load permitting); the blocks of rows depend on the shape alone and
+their partial sums are added in order, so the values do not depend on the number of threads.
 
-Statistics accumulate in float64 (as PyTorch's CPU kernel accumulates float32 in double); the
-variance is the biased one, from a second pass over the centred values.
+Statistics and the backward's sums accumulate in float64 (as PyTorch's CPU kernel accumulates
+float32 in double), in vector lanes (reassociated, an order fixed per machine, as
+``reduction.py``'s sums); the variance is the biased one, from a second pass over the centred
+values. The normalised values and the gradient of x are computed in x's dtype from the kept
+statistics (float32 arithmetic for float32, as PyTorch's, twice as wide in vectors).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from . import _workers
 
 
 def _as_3d(x: np.ndarray) -> np.ndarray:
@@ -126,47 +133,85 @@ def batch_norm_backward(grad: np.ndarray, x: np.ndarray, mean, invstd, weight, t
     return gx, gw, gb
 
 
-@njit(cache=True, error_model="numpy")
-def _layer_norm_rows(x2, weight, bias, eps, out2, mean, rstd):
-    rows, n = x2.shape
-    for r in range(rows):
-        total = 0.0
-        for j in range(n):
-            total += x2[r, j]
-        m = total / n
-        squares = 0.0
-        for j in range(n):
-            d = x2[r, j] - m
-            squares += d * d
-        s = 1.0 / np.sqrt(squares / n + eps)
+# Only reassociation is allowed in the row sums (as in reduction.py; never fastmath=True: NaN and
+# inf must survive): LLVM splits them into vector lanes, in an order fixed per machine.
+_SUM_FLAGS = {"reassoc"}
+
+
+@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)
+def _row_sums(x2, r, m):
+    """The sums over row ``r`` of ``x2`` of ``x - m`` and of its square, in float64."""
+    total = squares = 0.0
+    for j in range(x2.shape[1]):
+        d = x2[r, j] - m
+        total += d
+        squares += d * d
+    return total, squares
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _layer_norm_rows(x2, weight, bias, eps, out2, mean, rstd, start, stop):
+    """Rows ``start:stop``: each row's mean (a first pass), biased variance (a second, over the
+    centred values) and normalised values."""
+    n = x2.shape[1]
+    for r in range(start, stop):
+        m = _row_sums(x2, r, 0.0)[0] / n
+        s = 1.0 / np.sqrt(_row_sums(x2, r, m)[1] / n + eps)
         mean[r] = m
         rstd[r] = s
+        m = mean[r]  # (the statistics kept, in x's dtype: float32 arithmetic for float32,
+        s = rstd[r]  # which vectorises twice as wide, and the backward's statistics)
         for j in range(n):
             out2[r, j] = (x2[r, j] - m) * s * weight[j] + bias[j]
 
 
-@njit(cache=True, error_model="numpy")
-def _layer_norm_backward_rows(g2, x2, mean, rstd, weight, need_x, gx2, gw, gb):
+@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)
+def _backward_sums(g2, x2, r, m, s, weight, gw, gb, k):
+    """Adds row ``r``'s ``g * xhat`` and ``g`` (``xhat = (x - m) * s``) to ``gw[k]`` and
+    ``gb[k]``; returns the row's sums of ``g * weight`` and of ``g * weight * xhat``, all in
+    float64."""
+    total = dot = 0.0
+    for j in range(x2.shape[1]):
+        g = np.float64(g2[r, j])
+        xhat = (x2[r, j] - m) * s
+        gw[k, j] += g * xhat
+        gb[k, j] += g
+        e = g * weight[j]
+        total += e
+        dot += e * xhat
+    return total, dot
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _layer_norm_backward_rows(g2, x2, mean, rstd, weight, need_x, gx2, partial, first, last):
+    """The blocks ``first:last`` of the rows (of ``partial.shape[1]`` blocks, block ``k`` rows
+    ``rows * k // blocks`` to ``rows * (k + 1) // blocks``): the gradient of x of each row
+    (where ``need_x``), and block ``k``'s sums of the weight's and the bias's gradients into
+    ``partial[0, k]`` and ``partial[1, k]`` (float64)."""
     rows, n = x2.shape
-    for r in range(rows):
-        m = np.float64(mean[r])
-        s = np.float64(rstd[r])
-        total = 0.0  # sum of grad * weight over the row
-        dot = 0.0  # sum of grad * weight * xhat
-        for j in range(n):
-            g = np.float64(g2[r, j])
-            xhat = (x2[r, j] - m) * s
-            gw[j] += g * xhat
-            gb[j] += g
-            gwj = g * weight[j]
-            total += gwj
-            dot += gwj * xhat
-        if need_x:
-            a = total / n
-            c = dot / n
-            for j in range(n):
-                xhat = (x2[r, j] - m) * s
-                gx2[r, j] = (np.float64(g2[r, j]) * weight[j] - a - xhat * c) * s
+    blocks = partial.shape[1]
+    gw, gb = partial[0], partial[1]
+    scratch = np.empty(2, x2.dtype)
+    for k in range(first, last):
+        for r in range(rows * k // blocks, rows * (k + 1) // blocks):
+            m, s = mean[r], rstd[r]
+            total, dot = _backward_sums(g2, x2, r, np.float64(m), np.float64(s), weight, gw, gb,
+                                        k)
+            if need_x:
+                scratch[0] = total / n  # (in x's dtype, as the products)
+                scratch[1] = dot / n
+                a, c = scratch[0], scratch[1]
+                for j in range(n):
+                    xhat = (x2[r, j] - m) * s
+                    gx2[r, j] = (g2[r, j] * weight[j] - a - xhat * c) * s
+
+
+# A layer norm reading and writing this many elements, and more, shares its rows among threads
+# (the kernels release the GIL); the backward's weight and bias gradients are summed per block
+# of rows of about BLOCK elements, then the blocks in order: the blocks depend on the shape
+# alone, so the sums are the same on any number of threads.
+THREADED = 1 << 18
+BLOCK = 1 << 14
 
 
 def _rows(x: np.ndarray, n: int) -> np.ndarray:
@@ -174,6 +219,10 @@ def _rows(x: np.ndarray, n: int) -> np.ndarray:
     if not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)
     return x.reshape(x.size // n if n else 0, n)
+
+
+def _threads(rows: int, size: int) -> int:
+    return _workers.threads_for(rows, size >= THREADED)
 
 
 def layer_norm_forward(x: np.ndarray, weight, bias, eps: float, n: int):
@@ -187,8 +236,13 @@ def layer_norm_forward(x: np.ndarray, weight, bias, eps: float, n: int):
     mean = np.empty(rows, x.dtype)
     rstd = np.empty(rows, x.dtype)
     if x2.size:
-        _layer_norm_rows(x2, weight.reshape(-1), bias.reshape(-1), eps, out.reshape(x2.shape),
-                         mean, rstd)
+        args = (x2, weight.reshape(-1), bias.reshape(-1), eps, out.reshape(x2.shape), mean, rstd)
+        threads = _threads(rows, 2 * x2.size)
+        if threads <= 1:
+            _layer_norm_rows(*args, 0, rows)
+        else:
+            _workers.run(_workers.spans(rows, threads), lambda span, slot:
+                         _layer_norm_rows(*args, *span), threads)
     return out, mean, rstd
 
 
@@ -199,14 +253,35 @@ def layer_norm_backward(grad: np.ndarray, x: np.ndarray, mean, rstd, weight, n: 
     x2 = _rows(x, n)
     g2 = _rows(grad if grad.dtype == x.dtype else grad.astype(x.dtype), n)
     gx = np.empty(x.shape, x.dtype) if need_x else None
-    gw = np.zeros(n, np.float64)
-    gb = np.zeros(n, np.float64)
-    if x2.size:
-        _layer_norm_backward_rows(g2, x2, mean, rstd, weight.reshape(-1), bool(need_x),
-                                  gx.reshape(x2.shape) if need_x else x2, gw, gb)
-    elif need_x:
-        gx[...] = 0
-    return gx, gw.astype(x.dtype), gb.astype(x.dtype)
+    rows = x2.shape[0]
+    sums = np.zeros((2, n), x.dtype)
+    if not x2.size:
+        if need_x:
+            gx[...] = 0
+        return gx, sums[0], sums[1]
+    blocks = min(rows, max(1, x2.size // BLOCK))
+    partial = np.zeros((2, blocks, n), np.float64)
+    args = (g2, x2, mean, rstd, weight.reshape(-1), bool(need_x),
+            gx.reshape(x2.shape) if need_x else x2, partial)
+    threads = _threads(blocks, (3 if need_x else 2) * x2.size)
+    if threads <= 1:
+        _layer_norm_backward_rows(*args, 0, blocks)
+    else:
+        _workers.run(_workers.spans(blocks, threads), lambda span, slot:
+                     _layer_norm_backward_rows(*args, *span), threads)
+    _sum_blocks(partial, sums)
+    return gx, sums[0], sums[1]
+
+
+@njit(cache=True, error_model="numpy")
+def _sum_blocks(partial, sums):
+    """``sums[i]``: the sum of the blocks ``partial[i]``, added in order."""
+    for i in range(partial.shape[0]):
+        for j in range(partial.shape[2]):
+            total = 0.0
+            for k in range(partial.shape[1]):
+                total += partial[i, k, j]
+            sums[i, j] = total
 
 
 __all__ = ["batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "layer_norm_forward",

@@ -20,7 +20,7 @@ import torch
 import numgrad
 import numgrad.nn.functional as F
 from numgrad import nn
-from numgrad.autograd import gradcheck
+from numgrad.autograd import gradcheck, gradgradcheck
 
 TF = torch.nn.functional
 TOL = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=1.3e-6, atol=1e-5)}
@@ -175,6 +175,184 @@ def test_sdpa_gradcheck():
                      (q, k, v, mask))
     assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True),
                      (q, k, v))
+
+
+# ------------------------------------------------------------------ the fused op (flash path)
+# 4-D inputs of one head size: PyTorch's CPU flash kernel and numgrad's one op, same node.
+# (query shape, key/value shape, keyword arguments, how the query is laid out)
+FLASH = [
+    ((2, 2, 3, 4), (2, 2, 5, 4), dict(is_causal=True), "contiguous"),
+    ((1, 2, 5, 4), (1, 2, 3, 4), dict(is_causal=True, scale=0.4), "transposed"),
+    ((2, 2, 3, 4), (2, 2, 5, 4), dict(mask="bool4d"), "contiguous"),
+    ((2, 2, 3, 4), (2, 2, 5, 4), dict(mask="float", scale=0.3), "transposed"),
+    ((1, 4, 3, 2), (1, 2, 3, 2), dict(enable_gqa=True, is_causal=True), "contiguous"),
+    ((1, 4, 3, 2), (1, 2, 5, 2), dict(enable_gqa=True, mask="bool", is_causal=True), "contiguous"),
+]
+
+
+def _flash_inputs(rng, dtype, qs, ks, layout):
+    if layout == "transposed":  # (a view of a (B, L, H, E) tensor, as a GPT's heads)
+        q = rng.normal(size=(qs[0], qs[2], qs[1], qs[3])).astype(dtype)
+        oq, tq = _pair(q)
+        pairs = [(oq, tq), *_pairs(rng, dtype, ks, ks)]
+        return pairs, [oq.transpose(1, 2), tq.transpose(1, 2)]
+    pairs = _pairs(rng, dtype, qs, ks, ks)
+    return pairs, list(pairs[0])
+
+
+def _flash_mask(kind, rng, dtype, qs, ks):
+    if kind == "bool4d":  # (broadcast over heads and queries; the second batch's keys all
+        m = rng.uniform(size=(qs[0], 1, qs[2], ks[2])) > 0.3  # masked in one row)
+        m[:, :, :, 0] = True
+        m[1, 0, 1] = False
+        return numgrad.tensor(m), torch.tensor(m)
+    if kind == "bool":
+        m = rng.uniform(size=(qs[2], ks[2])) > 0.3
+        return numgrad.tensor(m), torch.tensor(m)
+    m = rng.normal(size=(qs[2], ks[2])).astype(dtype)
+    m[1] = -np.inf  # (a row masked whole by -inf)
+    return numgrad.tensor(m), torch.tensor(m)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", FLASH, ids=lambda c: f"{c[2]}-{c[3]}")
+def test_fused_attention_matches_pytorchs_flash_kernel(case, dtype):
+    """Values, gradients, the node, the output's layout and the saved logsumexp."""
+    qs, ks, kw, layout = case
+    kw = dict(kw)
+    rng = np.random.default_rng(5)
+    pairs, (oq, tq) = _flash_inputs(rng, dtype, qs, ks, layout)
+    kind = kw.pop("mask", None)
+    ko, kt = dict(kw), dict(kw)
+    if kind is not None:
+        ko["attn_mask"], kt["attn_mask"] = _flash_mask(kind, rng, dtype, qs, ks)
+    o = F.scaled_dot_product_attention(oq, pairs[1][0], pairs[2][0], **ko)
+    t = TF.scaled_dot_product_attention(tq, pairs[1][1], pairs[2][1], **kt)
+    assert o.grad_fn.name() == t.grad_fn.name() == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert o.stride() == t.stride()
+    _close(o, t, dtype)
+    lse = o.grad_fn.params["stats"].lse
+    np.testing.assert_allclose(lse, t.grad_fn._saved_logsumexp.detach().numpy(), **TOL[dtype])
+    _backward_both([o], [t])
+    for a, b in pairs:
+        _close(a.grad, b.grad, dtype)
+
+
+def test_fused_attention_gradgradcheck_and_double_backward():
+    rng = np.random.default_rng(6)
+    q, k, v = (numgrad.tensor(rng.normal(size=s), requires_grad=True)
+               for s in ((1, 4, 3, 2), (1, 2, 4, 2), (1, 2, 4, 2)))
+    mask = numgrad.tensor(np.array([[1, 0, 1, 1], [0, 0, 0, 0], [1, 1, 0, 1]], dtype=bool))
+
+    def f(a, b, c):
+        return F.scaled_dot_product_attention(a, b, c, attn_mask=mask, is_causal=True,
+                                              enable_gqa=True)
+
+    assert f(q, k, v).grad_fn.name() == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert gradcheck(f, (q, k, v))
+    assert gradgradcheck(f, (q, k, v))
+
+
+def test_fused_attention_errors_and_paths_match_pytorch():
+    def qkv(m):
+        return m.zeros(2, 2, 3, 4), m.zeros(2, 2, 5, 4), m.zeros(2, 2, 5, 4)
+
+    sdpa = "nn.functional.scaled_dot_product_attention"
+    calls = [
+        lambda m: _get(m, sdpa)(*qkv(m), attn_mask=m.zeros(3, 6)),  # (does not broadcast)
+        lambda m: _get(m, sdpa)(*qkv(m), attn_mask=m.zeros(2, 2, 3, 5, dtype=m.float64)),
+        lambda m: _get(m, sdpa)(m.zeros(1, 3, 2, 4), m.zeros(1, 2, 2, 4), m.zeros(1, 2, 2, 4),
+                                enable_gqa=True),
+    ]
+    for call in calls:
+        _same_error(lambda call=call: call(numgrad), lambda call=call: call(torch))
+    # a causal and an explicit mask at once: both applied on the flash path (PyTorch 2.13)
+    rng = np.random.default_rng(7)
+    pairs = _pairs(rng, "float64", (1, 2, 4, 3), (1, 2, 4, 3), (1, 2, 4, 3))
+    m = rng.uniform(size=(4, 4)) > 0.5
+    o = F.scaled_dot_product_attention(*[p[0] for p in pairs], attn_mask=numgrad.tensor(m),
+                                       is_causal=True)
+    t = TF.scaled_dot_product_attention(*[p[1] for p in pairs], attn_mask=torch.tensor(m),
+                                        is_causal=True)
+    _close(o, t)
+    # empty sizes, a mask that needs a gradient, dropout: PyTorch's math path, as numgrad's
+    for qs, ks in (((0, 2, 3, 4), (0, 2, 5, 4)), ((2, 2, 0, 4), (2, 2, 5, 4)),
+                   ((2, 2, 3, 4), (2, 2, 0, 4))):
+        ps = _pairs(rng, "float64", qs, ks, ks)
+        o = F.scaled_dot_product_attention(*[p[0] for p in ps])
+        t = TF.scaled_dot_product_attention(*[p[1] for p in ps])
+        _close(o, t)
+        assert o.grad_fn.name() != "ScaledDotProductFlashAttentionForCpuBackward0"
+    mo, mt = _pair(rng.normal(size=(4, 4)))
+    o = F.scaled_dot_product_attention(*[p[0] for p in pairs], attn_mask=mo)
+    t = TF.scaled_dot_product_attention(*[p[1] for p in pairs], attn_mask=mt)
+    assert o.grad_fn.name() == t.grad_fn.name() == "UnsafeViewBackward0" or \
+        t.grad_fn.name() == "UnsafeViewBackward0"
+    _backward_both([o], [t])
+    _close(mo.grad, mt.grad)
+
+
+def _get(module, path):
+    for part in path.split("."):
+        module = getattr(module, part)
+    return module
+
+
+def test_fused_attention_rows_on_threads_equal_one_thread():
+    """The rows shared among Numba's threads give the one-thread values, bit for bit."""
+    from numgrad.kernels.cpu import attention as A
+
+    rng = np.random.default_rng(8)
+    scores = rng.normal(size=(2, 3, 5, 6)).astype(np.float32)
+    bias, strides, _ = A._bias(rng.uniform(size=(5, 6)) > 0.3, scores.shape, scores.dtype)
+    results = []
+    for kernel in (A._forward_rows, A._forward_rows_parallel):
+        s, lse = scores.copy(), np.empty((2, 3, 5), np.float32)
+        kernel(s, bias, strides, True, True, np.float32(0.5), lse)
+        results.append((s, lse))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fused_attention_kernels_know_the_mathfuncs_they_inline():
+    """Their cache is keyed on their own file: it carries mathfuncs.py's digest."""
+    import hashlib
+    from pathlib import Path
+
+    from numgrad.kernels.cpu import attention, mathfuncs
+
+    digest = hashlib.sha256(Path(mathfuncs.__file__).read_bytes()).hexdigest()[:16]
+    assert attention.MATHFUNCS_DIGEST == digest
+
+
+def test_compiled_attention_step_equals_eager():
+    """A training step through the fused op (forward, backward, SGD) compiled and eager."""
+    def make():
+        numgrad.manual_seed(0)
+        proj = nn.Linear(8, 24)
+        opt = numgrad.optim.SGD(proj.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            q, k, v = proj(x).view(2, 5, 3, 8).transpose(1, 2).unbind(1)
+            y = F.scaled_dot_product_attention(q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1),
+                                               is_causal=True)
+            loss = (y * y).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return proj, step
+
+    x = numgrad.tensor(np.random.default_rng(9).normal(size=(2, 5, 8)).astype(np.float32))
+    eager_proj, eager_step = make()
+    compiled_proj, step = make()
+    compiled = numgrad.compile(step)
+    for _ in range(3):
+        a, b = eager_step(x), compiled(x)
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    for (name, p), (_, c) in zip(eager_proj.named_parameters(), compiled_proj.named_parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), c.detach().numpy(), err_msg=name)
 
 
 # ------------------------------------------------------------------ MultiheadAttention

@@ -364,26 +364,33 @@ def _rms_norm(func, lvl, args, kwargs):
 
 @_rule("scaled_dot_product_attention")
 def _attention(func, lvl, args, kwargs):
-    """Attention as its matrix products and softmax (without dropout or grouped heads)."""
+    """Attention with 4-D examples: the batch folded into their batch dimension, one call (the
+    fused op where the examples' calls would take it); other ranks: its matrix products and
+    softmax, as the examples' composite (``ops/attention.py``). Not with dropout."""
     bound = _bound(func, args, kwargs)
-    if bound is None or bound.get("dropout_p", 0.0) or bound.get("enable_gqa", False):
+    if bound is None or bound.get("dropout_p", 0.0):
         return NotImplemented
     q, k, v = bound["query"], bound["key"], bound["value"]
     mask, scale = bound.get("attn_mask"), bound.get("scale")
+    causal, gqa = bound.get("is_causal", False), bound.get("enable_gqa", False)
+    if q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0] and \
+            (mask is None or mask.ndim in (2, 4)):
+        size, batch = lvl.size, q.shape[0]
+        q, k, v = (_batched(t, lvl).flatten(0, 1) for t in (q, k, v))
+        if mask is not None and (_value_at(mask, lvl.id) is not None or mask.ndim == 4):
+            m = _batched(mask, lvl)
+            m = m.unsqueeze(1) if mask.ndim == 2 else m
+            m = m.expand((size, batch, *tuple(m.shape)[2:])).flatten(0, 1)
+            mask = m
+        out = func(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
+        return _make(out.unflatten(0, (size, batch)), lvl)
+    if gqa or (causal and mask is not None):
+        return NotImplemented  # (the examples' own errors or rules, from the loop)
+    from ..ops.attention import attention_weights
+
     if scale is None:
         scale = 1.0 / float(q.shape[-1]) ** 0.5
-    scores = (q @ k.transpose(-2, -1)) * scale
-    if bound.get("is_causal", False):
-        keep = ones((q.shape[-2], k.shape[-2]), dtype=bool_, device=q.device).tril()
-        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
-    if mask is not None:
-        scores = scores.masked_fill(mask.logical_not(), float("-inf")) if mask.dtype == bool_ \
-            else scores + mask
-    weights = scores.softmax(-1)
-    if mask is not None or bound.get("is_causal", False):  # (a row masked whole: zeros, as
-        hidden = (scores == float("-inf")).all(-1, keepdim=True)  # PyTorch's safe softmax)
-        weights = where(hidden, 0.0, weights)
-    return weights @ v
+    return attention_weights(q, k, mask, causal, scale) @ v
 
 
 @_rule("hinge_embedding_loss")

@@ -2,16 +2,17 @@
 ``multi_head_attention_forward`` (what ``nn.MultiheadAttention`` calls), with PyTorch's signatures,
 mask conventions and error messages.
 
-Both are composites of numgrad's ops (matmul, softmax, where, dropout, linear), so their
-gradients are those ops' backward formulas and their nodes are the last op's
-(``UnsafeViewBackward0``/``MatmulBackward``-like names, not PyTorch's fused
-``ScaledDotProductFlashAttentionForCpuBackward0``); the values equal PyTorch's to rounding."""
+``scaled_dot_product_attention`` is one op where PyTorch on the CPU runs its flash kernel
+(``ops/attention.py``: its node ``ScaledDotProductFlashAttentionForCpuBackward0``, fused kernels
+each way), else a composite of numgrad's ops (matmul, softmax, dropout), as PyTorch's math path,
+whose node is the last op's; ``multi_head_attention_forward`` composes linear and attention."""
 from __future__ import annotations
 
 import math
 import warnings
 
 from .. import ops as _raw_ops
+from ..ops import attention as _attention_op
 import numgrad
 from ..creation import zeros
 
@@ -30,7 +31,7 @@ class _Dispatching:
 
 ops = _Dispatching()
 from .._dtype import bool_ as _bool
-from ..creation import ones as _ones
+from .._dtype import torch_name
 from ..creation import zeros_like as _zeros_like
 from ..tensor import Tensor
 
@@ -52,7 +53,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     ``attn_mask`` is False, ``-inf`` above the diagonal with ``is_causal``; ``scale`` defaults to
     ``1 / sqrt(E)``; rows whose every key is masked give 0 (PyTorch's safe softmax); dropout
     with probability ``dropout_p`` is applied to the attention weights (always, as PyTorch's
-    functional form); ``enable_gqa`` repeats the key and value heads (dim -3) to the query's."""
+    functional form); ``enable_gqa`` repeats the key and value heads (dim -3) to the query's.
+
+    Where PyTorch on the CPU runs its flash kernel (4-D inputs of one head size, no dropout, a
+    2-D or 4-D mask that needs no gradient), this is one op and one node,
+    ``ScaledDotProductFlashAttentionForCpuBackward0`` (``ops/attention.py``); elsewhere, and on
+    CUDA, a composite of matmul and softmax, as PyTorch's math path."""
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
@@ -62,48 +68,74 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_dtype_name(query.dtype)} key.dtype: {_dtype_name(key.dtype)} and value.dtype: "
             f"{_dtype_name(value.dtype)} instead.")
-    if attn_mask is not None and attn_mask.dtype != _bool and attn_mask.dtype != query.dtype \
-            and not attn_mask.dtype.is_floating_point:
+    if query.dim() > 2 and not (query.dtype.is_floating_point or query.dtype.is_complex):
+        raise RuntimeError(  # (PyTorch's, from the float scale tensor it multiplies by)
+            f"expected scalar type Float but found {torch_name(query._data.dtype)}")
+    if attn_mask is not None and attn_mask.dtype != _bool and attn_mask.dtype != query.dtype:
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
             f"attn_mask.dtype: {_dtype_name(attn_mask.dtype)} and  query.dtype: "
             f"{_dtype_name(query.dtype)} instead.")
+    if dropout_p < 0.0 or dropout_p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if _flash(query, key, value, attn_mask, dropout_p, enable_gqa):
+        if attn_mask is not None:
+            _check_mask_shape(attn_mask, query, key)
+        return _attention_op.flash_attention(query, key, value, attn_mask, is_causal, scale)
     if is_causal and attn_mask is not None:
         raise RuntimeError(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
             "is_causal=True")
-    if dropout_p < 0.0 or dropout_p > 1.0:
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    L, S = query.size(-2), key.size(-2)
     if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
         hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
         if hk != hv or hq % hk != 0:
-            raise RuntimeError(
-                "Number of heads in key and value must divide the number of heads in query")
+            raise RuntimeError(  # (PyTorch 2.13's words, cut short as they are)
+                "Number of heads in key and value must divide the number of heads in ")
         if hk != hq:
             key = key.repeat_interleave(hq // hk, dim=-3)
             value = value.repeat_interleave(hq // hv, dim=-3)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
-    scores = ops.matmul(query, key.transpose(-2, -1)) * scale_factor
-    masked = None
-    if is_causal:
-        keep = ops.tril(_ones((L, S), dtype=_bool, device=query.device))
-        scores = scores.masked_fill(keep == False, float("-inf"))
-    elif attn_mask is not None:
-        if attn_mask.dtype == _bool:
-            scores = scores.masked_fill(attn_mask == False, float("-inf"))
-        else:
-            scores = scores + attn_mask
-        masked = (scores == float("-inf")).all(-1, keepdim=True)
-    if masked is not None:  # PyTorch's safe softmax: 0 (and no gradient) for such rows
-        weights = ops.where(masked, 0.0, ops.softmax(ops.where(masked, 0.0, scores), -1))
-    else:
-        weights = ops.softmax(scores, -1)
+    weights = _attention_op.attention_weights(query, key, attn_mask, is_causal, scale_factor)
     if dropout_p > 0.0:
         from .functional import dropout
 
         weights = dropout(weights, dropout_p, True)
     return ops.matmul(weights, value)
+
+
+def _flash(query, key, value, mask, dropout_p, enable_gqa) -> bool:
+    """Whether PyTorch 2.13 on the CPU would take its flash kernel (its ``use_flash_attention_cpp``
+    checks): 4-D CPU float inputs of one head size, the batch equal, the heads equal or grouped
+    with ``enable_gqa``, no dropout, a 2-D or 4-D mask that needs no gradient, no empty size, the
+    last dimensions of stride 1."""
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4 or dropout_p != 0.0:
+        return False
+    if query.device.type != "cpu" or not query.dtype.is_floating_point:
+        return False
+    b, hq, length, e = query.shape
+    kb, hk, s, ke = key.shape
+    if (value.shape[0], value.shape[3]) != (b, e) or (kb, ke) != (b, e) or \
+            tuple(value.shape[1:3]) != (hk, s):
+        return False
+    if hk != hq and not (enable_gqa and hq % hk == 0):
+        return False
+    if not (b and hq and length and s and e):
+        return False
+    if any(t.stride(-1) != 1 for t in (query, key, value)):
+        return False
+    return mask is None or (mask.dim() in (2, 4) and not mask.requires_grad)
+
+
+def _check_mask_shape(mask, query, key) -> None:
+    """PyTorch's broadcasting error where ``mask`` does not broadcast to the scores."""
+    scores = (query.shape[0], query.shape[1], query.shape[2], key.shape[2])
+    shape = tuple(mask.shape)
+    for i in range(1, len(shape) + 1):
+        a, m = scores[-i], shape[-i]
+        if m != 1 and m != a:
+            raise RuntimeError(
+                f"The size of tensor a ({a}) must match the size of tensor b ({m}) at "
+                f"non-singleton dimension {4 - i}")
 
 
 # ------------------------------------------------------------------ multi-head attention

@@ -145,6 +145,43 @@ def _cases(m):
         "roll_flat": lambda: x.roll(2),
         "flip_negative": lambda: x.flip(-1, 0),
         "repeat": lambda: x.repeat(2, 1, 3),
+        "trace": lambda: x[:3].trace(),
+        "unfold": lambda: x.unfold(0, 2, 1),
+        "cross_negative": lambda: m.linalg.cross(x, m.tensor(X)),
+        "glu_negative": lambda: F.glu(x3, -1),
+        # fields PyTorch's nodes keep that numgrad's derive
+        "index_tensor": lambda: x[t],
+        "index_two_and_slice": lambda: x3[:, t, m.tensor([0, 1, 2, 5])],
+        "index_mask": lambda: x[m.tensor(X) > 0],
+        "masked_fill": lambda: x.masked_fill(m.tensor(X) > 0, 0.5),
+        "max_pool2d": lambda: F.max_pool2d(img, 2),
+        "max_pool2d_stride": lambda: F.max_pool2d(img, 3, stride=2, padding=1, ceil_mode=True),
+        "avg_pool2d": lambda: F.avg_pool2d(img, 2),
+        "adaptive_max_pool2d": lambda: F.adaptive_max_pool2d(img, (2, 3)),
+        "batch_norm_train": lambda: F.batch_norm(
+            img, m.zeros(3, dtype=m.float64), m.ones(3, dtype=m.float64), v, v * 0.5,
+            training=True),
+        "batch_norm_eval": lambda: F.batch_norm(
+            img, m.zeros(3, dtype=m.float64), m.ones(3, dtype=m.float64), v, None),
+        "batch_norm_no_stats": lambda: F.batch_norm(img, None, None, training=True),
+        "group_norm": lambda: F.group_norm(x3, 2, b, b * 0.5),
+        "bce_with_logits": lambda: F.binary_cross_entropy_with_logits(x, m.tensor(X).sigmoid()),
+        "bce_with_logits_pos_weight": lambda: F.binary_cross_entropy_with_logits(
+            x, m.tensor(X).sigmoid(), pos_weight=m.tensor(V)),
+        "elu": lambda: F.elu(x),
+        "selu": lambda: F.selu(x),
+        "rsub": lambda: 1 - x,
+        "addcmul": lambda: m.addcmul(x, m.tensor(X), m.tensor(X), value=0.5),
+        "scatter_value": lambda: x.scatter(1, m.tensor([[0], [2], [1], [1]]), 1.0),
+        "threshold": lambda: F.threshold(x, 0.1, 20.0),
+        "nan_to_num": lambda: m.nan_to_num(x),
+        "smooth_l1": lambda: F.smooth_l1_loss(x, m.tensor(X), beta=0.5),
+        "huber": lambda: F.huber_loss(x, m.tensor(X), delta=0.5),
+        "pad_constant": lambda: F.pad(x, (1, 0, 2, 1), value=1.5),
+        "pad_reflect": lambda: F.pad(x3, (1, 2), mode="reflect"),
+        "pixel_shuffle": lambda: F.pixel_shuffle(k, 1),
+        "interpolate_nearest": lambda: F.interpolate(img, scale_factor=2),
+        "interpolate_bilinear": lambda: F.interpolate(img, size=(3, 4), mode="bilinear"),
     }
 
 

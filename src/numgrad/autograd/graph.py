@@ -258,6 +258,8 @@ _FIXED_PARAMS = {
     "convolution_transpose": {"transposed": True},
     "gelu": {"approximate": "none"}, "gelu_tanh": {"approximate": "tanh"},
     "gather": {"sparse_grad": False},
+    "elu": {"scale": 1, "input_scale": 1}, "selu": {"scale": 1.0507009873554805, "input_scale": 1},
+    "rsub": {"alpha": 1},
 }
 # Nodes whose parameters PyTorch does not show (a reduction of everything keeps no dims).
 _NO_PARAMS = {"SumBackward0", "MeanBackward0", "MaxBackward1", "MinBackward1", "ProdBackward0"}
@@ -266,13 +268,21 @@ _SIZES = {name: ("self",) for name in (
     "SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "ViewBackward0",
     "ExpandBackward0", "IndexBackward0", "UnsafeViewBackward0", "RepeatBackward0",
     "DiagonalBackward0", "DiagonalBackward0_copy", "IndexSelectBackward0", "SortBackward0",
-    "TopkBackward0",
+    "TopkBackward0", "TraceBackward0", "UnfoldBackward0", "UpsampleNearest1DBackward0",
+    "UpsampleNearest2DBackward0", "UpsampleNearest3DBackward0", "UpsampleLinear1DBackward0",
+    "UpsampleBilinear2DBackward0", "UpsampleBicubic2DBackward0", "UpsampleTrilinear3DBackward0",
     "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2")}
 _SIZES["MmBackward0"] = ("self", "mat2")
 _SIZES["AddmmBackward0"] = ("mat1", "mat2")
 _NUMEL = {"MeanBackward0", "MeanBackward1"}  # (and ``_saved_self_sym_numel``)
 # Per-op parameter names where the general renaming is not PyTorch's.
-_OP_PARAM_NAMES = {"permute": {"dims": "dims"}, "flip": {"dims": "dims"}, "roll": {"dims": "dims"}}
+_OP_PARAM_NAMES = {
+    "permute": {"dims": "dims"}, "flip": {"dims": "dims"}, "roll": {"dims": "dims"},
+    "smooth_l1_loss": {"param": "beta"}, "huber_loss": {"param": "delta"},
+    "pixel_shuffle": {"factor": "upscale_factor"}, "pixel_unshuffle": {"factor": "downscale_factor"},
+    **{f"{kind}_pad{d}d": {"pad": "padding"} for kind in ("reflection", "replication")
+       for d in (1, 2, 3)},
+}
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # (PyTorch keeps the enum's value)
 # numgrad's parameter names -> PyTorch's, and the parameters PyTorch's nodes show.
 _PARAM_NAMES = {"dims": "dim", "slope": "negative_slope", "kernel": "kernel_size",
@@ -285,7 +295,7 @@ _PARAMS_SHOWN = {
     "training", "num_groups", "upper", "ord", "dim0", "dim1", "dims", "ignore_index", "target",
     "weight", "transposed", "output_padding", "approximate", "sparse_grad", "normalized_shape",
     "padding_idx", "scale_grad_by_freq", "sparse", "repeats", "shifts", "diagonal", "offset",
-    "dim2",
+    "dim2", "beta", "delta", "upscale_factor", "downscale_factor", "pad", "mask",
 }
 
 
@@ -506,6 +516,65 @@ def _indices(node):
     return _as_tensor(node.params["indices"])
 
 
+def _pool_indices(node):
+    """The indices a max pool kept (PyTorch's ``result1``), as a tensor."""
+    indices = node.params["indices"]
+    return _as_tensor(indices[0] if type(indices) is list else indices)
+
+
+def _index_indices(node):
+    """An advanced index's tensors, as PyTorch's ``IndexBackward0`` keeps them: one per indexed
+    dimension, None for a dimension taken whole."""
+    return tuple(None if isinstance(a, slice) else _as_tensor(a)
+                 for a in node.params["key"].adv or ())
+
+
+def _batch_norm_stat(node, which: str):
+    """A batch norm's batch mean or 1/std as its forward computed them (PyTorch's ``result1``,
+    ``result2``); empty where it normalised with the running statistics."""
+    array = node.params[which]
+    if not node.params["training"]:
+        from ..ops.registry import kernels_of
+
+        array = kernels_of(array).empty((0,), array.dtype)
+    return _as_tensor(array)
+
+
+def _prod(sizes) -> int:
+    n = 1
+    for d in sizes:
+        n *= d
+    return n
+
+
+def _group_norm_stat(node, which: int):
+    """A group norm's per-(sample, group) mean (0) or 1/std (1), shaped ``(N, group)``, as
+    PyTorch's forward returns them: recomputed from the saved input."""
+    from ..autograd import grad_mode
+
+    if node._released:
+        raise RuntimeError(_FREED)
+    x = node._saved[0].unpack(node)
+    n, g = x.shape[0], node.params["num_groups"]
+    with grad_mode.no_grad():
+        rows = x.detach().reshape(n, g, -1)
+        mean = rows.mean(-1)
+        out = mean if which == 0 else (rows.var(-1, unbiased=False) + node.params["eps"]).rsqrt()
+    return out.requires_grad_(x.requires_grad)
+
+
+def _upsample_fields(d: int, linear: bool) -> dict:
+    """PyTorch's fields of an upsampling node of ``d`` spatial dimensions."""
+    names = ("scales",) if d == 1 else ("scales_h", "scales_w") if d == 2 else (
+        "scales_d", "scales_h", "scales_w")
+    fields = {"output_size": lambda n: tuple(n.params["out_size"])}
+    for k, name in enumerate(names):
+        fields[name] = lambda n, k=k: (n.params.get("scales") or (None,) * d)[k]
+    if linear:
+        fields["align_corners"] = lambda n: n.params["align_corners"]
+    return fields
+
+
 def _conv_bias_sizes(node):
     shape = node.input_shapes[2] if len(node.input_shapes) > 2 else None
     return tuple(shape) if shape is not None else (0,)
@@ -531,6 +600,34 @@ _COMPUTED = {
     "RollBackward0": {"dims": lambda n: _param(n, "dims") or ()},
     "SortBackward0": {"indices": _indices}, "TopkBackward0": {"indices": _indices},
     "CummaxBackward0": {"indices": _indices}, "CumminBackward0": {"indices": _indices},
+    "MaxPool2DWithIndicesBackward0": {"result1": _pool_indices},
+    "MaxPool3DWithIndicesBackward0": {"result1": _pool_indices},
+    "AdaptiveMaxPool2DBackward0": {"result1": _pool_indices},
+    "AdaptiveMaxPool3DBackward0": {"result1": _pool_indices},
+    "IndexBackward0": {"indices": _index_indices},
+    "MaskedFillBackward0": {"value": None},
+    "NativeBatchNormBackward0": {
+        "result1": lambda n: _batch_norm_stat(n, "mean"),
+        "result2": lambda n: _batch_norm_stat(n, "invstd"),
+        "running_mean": lambda n: n.params.get("_given", {}).get("running_mean"),
+        "running_var": lambda n: n.params.get("_given", {}).get("running_var")},
+    "ScatterBackward1": {"value": None}, "ThresholdBackward0": {"value": None},
+    "NanToNumBackward0": {"nan": None, "posinf": None, "neginf": None},
+    "ConstantPadNdBackward0": {"value": None},
+    "BinaryCrossEntropyWithLogitsBackward0": {
+        "pos_weight": lambda n: _as_tensor(n.params.get("pos_weight"))},
+    "UnfoldBackward0": {"dim": None, "dimension": lambda n: _param(n, "dim"),
+                        "size": lambda n: n.params["size"], "step": lambda n: n.params["step"]},
+    "NativeGroupNormBackward0": {
+        "num_groups": None, "N": lambda n: n.input_shapes[0][0],
+        "C": lambda n: n.input_shapes[0][1] if len(n.input_shapes[0]) > 1 else 1,
+        "HxW": lambda n: _prod(n.input_shapes[0][2:]), "group": lambda n: n.params["num_groups"],
+        "result1": lambda n: _group_norm_stat(n, 0), "result2": lambda n: _group_norm_stat(n, 1)},
+    **{name: _upsample_fields(d, linear) for name, d, linear in (
+        ("UpsampleNearest1DBackward0", 1, False), ("UpsampleNearest2DBackward0", 2, False),
+        ("UpsampleNearest3DBackward0", 3, False), ("UpsampleLinear1DBackward0", 1, True),
+        ("UpsampleBilinear2DBackward0", 2, True), ("UpsampleBicubic2DBackward0", 2, True),
+        ("UpsampleTrilinear3DBackward0", 3, True))},
     "ConvolutionBackward0": {"bias_sym_sizes_opt": _conv_bias_sizes},
     "EmbeddingBackward0": {"indices": lambda n: _as_tensor(n.params["indices"]),
                            "weight_sym_argsize_0": lambda n: n.input_shapes[0][0]},
@@ -541,7 +638,8 @@ _COMPUTED = {
 }
 _SIZES["MaxBackward0"] = _SIZES["MinBackward0"] = ("self",)
 # Computed values that are tensors in PyTorch's node (so it has ``_raw_saved_<name>`` too).
-_COMPUTED_TENSORS = {"indices", "total_weight", "result1", "result2"}
+_COMPUTED_TENSORS = {"indices", "total_weight", "result1", "result2", "pos_weight",
+                     "running_mean", "running_var"}
 
 
 class RawSavedTensor:
@@ -628,6 +726,8 @@ def _param_value(name: str, value):
         return tensor(value)
     if name == "reduction" and isinstance(value, str):
         return _REDUCTIONS.get(value, value)
+    if isinstance(value, np.generic):  # (a number an op kept as NumPy's: PyTorch's is Python's)
+        return value.item()
     return value
 
 
@@ -650,6 +750,9 @@ def saved_attribute(node, attr: str):
         if raw:
             if kind == "computed" and name in _COMPUTED_TENSORS or kind == "param" and \
                     name in _TENSOR_PARAMS and _is_array_or_none(node.params[key]):
+                if type(node).__name__ == "IndexBackward0":  # (a tuple of them)
+                    return tuple(ComputedItemSavedTensor(node, name, k)
+                                 for k in range(len(node.params["key"].adv or ())))
                 return ComputedSavedTensor(node, name)
             raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
         if kind == "computed":
@@ -702,6 +805,28 @@ class ComputedSavedTensor(RawSavedTensor):
         if node._released:
             RawSavedTensor(node, None).register_hooks(pack_hook, unpack_hook)  # (its message)
         value = saved_attribute(node, "_saved_" + self._index)
+        if value is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden")
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks expects two callables, a pack hook and an unpack hook")
+        pack_hook(value)
+
+
+class ComputedItemSavedTensor(ComputedSavedTensor):
+    """One of a tuple of derived saved tensors (``IndexBackward0``'s ``_raw_saved_indices``)."""
+
+    __slots__ = ("_item",)
+
+    def __init__(self, node, name: str, item: int):
+        super().__init__(node, name)
+        self._item = item
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        node = self._node
+        if node._released:
+            RawSavedTensor(node, None).register_hooks(pack_hook, unpack_hook)  # (its message)
+        value = saved_attribute(node, "_saved_" + self._index)[self._item]
         if value is None:
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor with value None is forbidden")

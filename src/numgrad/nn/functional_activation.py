@@ -54,7 +54,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.shape[d] % 2:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
-    return _nn.glu(input, d)
+    return _nn.glu(input, d, dim)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -452,8 +453,12 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return apply(Prelu, (input, weight), (input._data, weight._data))
 
 
-def glu(input: Tensor, dim: int) -> Tensor:
-    return apply(Glu, (input,), (input._data,), dim=dim)
+def glu(input: Tensor, dim: int, given=None) -> Tensor:
+    """``given``: ``dim`` as the caller wrote it, which PyTorch's node shows."""
+    out = apply(Glu, (input,), (input._data,), dim=dim)
+    if given is not None and given != dim:
+        keep_given(out, dim=int(given))
+    return out
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:

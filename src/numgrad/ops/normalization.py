@@ -11,6 +11,7 @@ import math
 
 from .._dtype import torch_name
 from ..autograd import grad_mode
+from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
@@ -155,8 +156,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         invstd = K.unary(K.RSQRT, K.binary(K.ADD, running_var._data, x.dtype.type(eps)))
     w = weight._data if weight is not None else K.full((channels,), 1.0, x.dtype)
     b = bias._data if bias is not None else K.full((channels,), 0.0, x.dtype)
-    return apply(NativeBatchNorm, (input, weight, bias), (x, w, b), mean=mean, invstd=invstd,
-                 training=bool(batch_stats), eps=float(eps))
+    out = apply(NativeBatchNorm, (input, weight, bias), (x, w, b), mean=mean, invstd=invstd,
+                training=bool(batch_stats), eps=float(eps))
+    if out._grad_fn is not None:  # (PyTorch's node keeps the running statistics too)
+        keep_given(out, running_mean=running_mean, running_var=running_var)
+    return out
 
 
 def _update_running(running_mean, running_var, mean, var, count, momentum) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numbers
 
 from .._dtype import torch_name
+from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -584,6 +585,8 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     ``ceil_mode`` rounds the output size up. With ``return_indices``, also the index of each
     maximum in its plane (``h * W + w``)."""
     out, indices = _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
+    if stride is None or stride == []:  # (PyTorch's node shows the stride as given: ())
+        keep_given(out, stride=())
     return (out, indices) if return_indices else out
 
 
@@ -684,8 +687,11 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     _shape_check(input, kernel, strides, pads, (1, 1), out_size)
     if input._data.dtype.kind != "f" and input._data.dtype.name != "int64":
         _not_implemented("avg_pool2d", input)
-    return _avg_pool(AvgPool2d, input, kernel, strides, pads, out_size, ceil_mode,
-                     count_include_pad, divisor_override)
+    out = _avg_pool(AvgPool2d, input, kernel, strides, pads, out_size, ceil_mode,
+                    count_include_pad, divisor_override)
+    if stride is None or stride == []:  # (PyTorch's node shows the stride as given: ())
+        keep_given(out, stride=())
+    return out
 
 
 def _avg_pool(op, input: Tensor, kernel, strides, pads, out_size, ceil_mode: bool,

@@ -662,7 +662,8 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
     shape = tuple(np.broadcast_shapes(a.shape, b.shape))
-    return apply(LinalgCross, (input, other), (a, b), dim=d % len(shape))
+    return _given(apply(LinalgCross, (input, other), (a, b), dim=d % len(shape)), dim,
+                  d % len(shape))
 
 
 def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:

@@ -32,6 +32,8 @@ class _CumExtreme(_Selecting):
     backward adds each gradient at the index it came from (indices repeat)."""
 
     jvp = _jvp.transposed_backward
+    save_inputs = (0,)  # (not read by the backward: PyTorch's node keeps it, ``_saved_self``)
+
     @staticmethod
     def backward(ctx, grad):
         shape = ctx.input_shapes[0]

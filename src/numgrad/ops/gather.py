@@ -44,6 +44,7 @@ class Gather(Op):
     name, node = "gather", "GatherBackward0"
     jvp = _jvp.linear
     on_cuda = True
+    save_inputs = (0,)  # (not read by the backward: PyTorch's node keeps it, ``_saved_self``)
     samples = (
         Sample(lambda m, a: a.gather(1, _i(m, a, [[0, 0], [3, 1], [2, 2]])), ((3, 4),)),
         Sample(lambda m, a: m.gather(a.t(), 0, _i(m, a, [[1, 0, 2], [0, 0, 1]])), ((3, 4),)),

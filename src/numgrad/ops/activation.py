@@ -19,7 +19,8 @@ from .elementwise import where
 from .loss import _type_name
 from . import _jvp
 from .registry import Op, Sample, apply, register
-from ._formula import BinaryFormula, UnaryFormula, make as make_formula_op
+from ._formula import BinaryFormula, FormulaOp, UnaryFormula, formula_op
+from ._formula import make as make_formula_op
 from typing import TYPE_CHECKING
 from .elementwise import sigmoid_backward
 
@@ -260,39 +261,28 @@ def leaky_relu_backward(grad: Tensor, input: Tensor, negative_slope: float,
                  slope=float(negative_slope))
 
 
-@register
-class LeakyRelu(Op):
-    name, node = "leaky_relu", "LeakyReluBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.nn.functional.leaky_relu(a), _one),
-               Sample(lambda m, a: m.nn.functional.leaky_relu(a, 0.3), ((5,),)))
-
-    @staticmethod
-    def forward(K, a, *, slope):
-        return K.binary(K.LEAKY_RELU, a, _param(a, slope))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (leaky_relu_backward(grad, a, ctx.params["slope"]),)
+# (the formula ops with a number parameter: the parameter is the formula's second operand)
+def _leaky_relu(K, a, *, slope):
+    return K.binary(K.LEAKY_RELU, a, _param(a, slope))
 
 
-@register
-class LeakyReluInplace(LeakyRelu):
-    """``leaky_relu_``: saves its output (PyTorch's ``LeakyReluBackward1``)."""
+@formula_op("leaky_relu", "LeakyReluBackward0", "LEAKY_RELU", arity=2, forward=_leaky_relu,
+            save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.nn.functional.leaky_relu(a), _one),
+                     Sample(lambda m, a: m.nn.functional.leaky_relu(a, 0.3), ((5,),))))
+def LeakyRelu(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (leaky_relu_backward(grad, a, ctx.params["slope"]),)
 
-    name, node = "leaky_relu_", "LeakyReluBackward1"
-    jvp = _jvp.elementwise
-    save_inputs = ()
-    save_output = True
-    samples = (Sample(lambda m, a: m.nn.functional.leaky_relu(a * 1, 0.2, inplace=True), _one),)
 
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return (leaky_relu_backward(grad, out, ctx.params["slope"], True),)
+@formula_op("leaky_relu_", "LeakyReluBackward1", "LEAKY_RELU", arity=2, base=LeakyRelu,
+            save_inputs=(), save_output=True,
+            doc="``leaky_relu_``: saves its output (PyTorch's ``LeakyReluBackward1``).",
+            samples=(Sample(lambda m, a: m.nn.functional.leaky_relu(a * 1, 0.2, inplace=True),
+                            _one),))
+def LeakyReluInplace(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return (leaky_relu_backward(grad, out, ctx.params["slope"], True),)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -352,15 +342,15 @@ def _elu_backward(grad, a, kind, alpha):
     return apply(EluBackward, (grad, a), (grad._data, a._data), kind=kind, alpha=alpha)
 
 
-class _EluOp(Op):
-    jvp = _jvp.elementwise
-    on_cuda = True
+class _EluOp(FormulaOp):
+    """elu, celu (the formula of the input and ``alpha``) and selu (of the input alone)."""
+
     save_inputs = (0,)
     kind = "elu"
 
     @classmethod
     def forward(cls, K, a, *, alpha):
-        code = getattr(K, _ELU_KINDS[cls.kind][0])
+        code = getattr(K, cls.code)
         return K.unary(code, a) if cls.kind == "selu" else K.binary(code, a, _param(a, alpha))
 
     @classmethod
@@ -394,44 +384,28 @@ class _EluInplace(_EluOp):
         return (where(out.detach() <= 0, neg, pos),)
 
 
-@register
-class Elu(_EluOp):
-    name, node, kind = "elu", "EluBackward0", "elu"
-    samples = (Sample(lambda m, a: m.nn.functional.elu(a), _one),
-               Sample(lambda m, a: m.nn.functional.elu(a, 0.5), ((5,),)))
+def _elu_op(cls_name: str, name: str, node: str, kind: str, base: type, **declarations):
+    """The op ``name`` computing the formula of ``kind`` (elu, selu or celu), made by the formula
+    factory on the family's ``base``."""
+    return make_formula_op(name, node, _ELU_KINDS[kind][0], arity=1 if kind == "selu" else 2,
+                           base=base, kind=kind, cls_name=cls_name, module=__name__,
+                           **declarations)
 
 
-@register
-class Selu(_EluOp):
-    name, node, kind = "selu", "EluBackward0", "selu"
-    samples = (Sample(lambda m, a: m.selu(a), _one),)
-
-
-@register
-class Celu(_EluOp):
-    name, node, kind = "celu", "CeluBackward0", "celu"
-    samples = (Sample(lambda m, a: m.nn.functional.celu(a, 0.7), _one),)
-
-
-@register
-class EluInplace(_EluInplace):
-    name, node, kind = "elu_", "EluBackward1", "elu"
-    jvp = _jvp.elementwise
-    samples = (Sample(lambda m, a: m.nn.functional.elu(a * 1, 0.8, inplace=True), _one),)
-
-
-@register
-class SeluInplace(_EluInplace):
-    name, node, kind = "selu_", "EluBackward1", "selu"
-    jvp = _jvp.elementwise
-    samples = (Sample(lambda m, a: m.selu_(a * 1), _one),)
-
-
-@register
-class CeluInplace(_EluInplace):
-    name, node, kind = "celu_", "CeluBackward1", "celu"
-    jvp = _jvp.elementwise
-    samples = (Sample(lambda m, a: m.celu_(a * 1, 1.5), _one),)
+Elu = _elu_op("Elu", "elu", "EluBackward0", "elu", _EluOp,
+              samples=(Sample(lambda m, a: m.nn.functional.elu(a), _one),
+                       Sample(lambda m, a: m.nn.functional.elu(a, 0.5), ((5,),))))
+Selu = _elu_op("Selu", "selu", "EluBackward0", "selu", _EluOp,
+               samples=(Sample(lambda m, a: m.selu(a), _one),))
+Celu = _elu_op("Celu", "celu", "CeluBackward0", "celu", _EluOp,
+               samples=(Sample(lambda m, a: m.nn.functional.celu(a, 0.7), _one),))
+EluInplace = _elu_op(
+    "EluInplace", "elu_", "EluBackward1", "elu", _EluInplace,
+    samples=(Sample(lambda m, a: m.nn.functional.elu(a * 1, 0.8, inplace=True), _one),))
+SeluInplace = _elu_op("SeluInplace", "selu_", "EluBackward1", "selu", _EluInplace,
+                      samples=(Sample(lambda m, a: m.selu_(a * 1), _one),))
+CeluInplace = _elu_op("CeluInplace", "celu_", "CeluBackward1", "celu", _EluInplace,
+                      samples=(Sample(lambda m, a: m.celu_(a * 1, 1.5), _one),))
 
 
 _ELU_OPS = {"elu": (Elu, EluInplace), "selu": (Selu, SeluInplace), "celu": (Celu, CeluInplace)}

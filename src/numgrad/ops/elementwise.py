@@ -26,100 +26,55 @@ _two = ((3, 4), (3, 4))
 _broadcast = ((3, 1, 4), (5, 1))
 
 
-@register
-class Add(Op):
-    name, node = "add", "AddBackward0"
-    complex_ok = True
-    jvp = _jvp.linear
-    on_cuda = True
-    samples = (
-        Sample(lambda m, a, b: m.add(a, b), _two),
-        Sample(lambda m, a, b: a + b, _broadcast),
-        Sample(lambda m, a: a + 2.5, ((2, 3),)),
-        Sample(lambda m, a: 3 + a, ((2, 3),)),
-    )
-
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.ADD, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, grad
+# The arithmetic ops are formula ops (``_formula.formula_op``): each computes one formula of the
+# table (``code``; ``arity`` counts its operands, a number parameter as one), and the decorated
+# function is its backward.
+@formula_op("add", "AddBackward0", "ADD", arity=2, complex_ok=True, jvp=_jvp.linear,
+            samples=(Sample(lambda m, a, b: m.add(a, b), _two),
+                     Sample(lambda m, a, b: a + b, _broadcast),
+                     Sample(lambda m, a: a + 2.5, ((2, 3),)),
+                     Sample(lambda m, a: 3 + a, ((2, 3),))))
+def Add(ctx, grad):
+    return grad, grad
 
 
-@register
-class Sub(Op):
-    name, node = "sub", "SubBackward0"
-    complex_ok = True
-    jvp = _jvp.linear
-    on_cuda = True
-    samples = (
-        Sample(lambda m, a, b: m.sub(a, b), _two),
-        Sample(lambda m, a, b: a - b, _broadcast),
-        Sample(lambda m, a: a - 1.5, ((4,),)),
-    )
-
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.SUB, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, (-grad if ctx.needs_input_grad[1] else None)
+@formula_op("sub", "SubBackward0", "SUB", arity=2, complex_ok=True, jvp=_jvp.linear,
+            samples=(Sample(lambda m, a, b: m.sub(a, b), _two),
+                     Sample(lambda m, a, b: a - b, _broadcast),
+                     Sample(lambda m, a: a - 1.5, ((4,),))))
+def Sub(ctx, grad):
+    return grad, (-grad if ctx.needs_input_grad[1] else None)
 
 
-@register
-class Rsub(Op):
-    """``scalar - tensor``."""
-
-    name, node = "rsub", "RsubBackward1"
-    complex_ok = True
-    jvp = _jvp.elementwise
-    on_cuda = True
-    samples = (Sample(lambda m, a: 2 - a, ((2, 3),)),)
-
-    @staticmethod
-    def forward(K, a, *, other):
-        return K.binary(K.RSUB, a, other)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (-grad,)
+def _rsub(K, a, *, other):
+    return K.binary(K.RSUB, a, other)
 
 
-@register
-class Mul(Op):
-    name, node = "mul", "MulBackward0"
-    complex_ok = True
-    jvp = _jvp.bilinear
-    on_cuda = True
-    save_inputs = (0, 1)
-    save_only_for = {0: 1, 1: 0}  # a serves b's gradient, b serves a's
-    samples = (
-        Sample(lambda m, a, b: m.mul(a, b), _two),
-        Sample(lambda m, a, b: a * b, _broadcast),
-        Sample(lambda m, a: a * 3.0, ((2, 3),)),
-        Sample(lambda m, a: a * a, ((5,),)),
-    )
+@formula_op("rsub", "RsubBackward1", "RSUB", arity=2, forward=_rsub, complex_ok=True,
+            doc="``scalar - tensor``.", samples=(Sample(lambda m, a: 2 - a, ((2, 3),)),))
+def Rsub(ctx, grad):
+    return (-grad,)
 
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.MUL, a, b)
 
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
-            return (grad * _conj(b) if need_a else None), (grad * _conj(a) if need_b else None)
-        if a is b and need_a and not grad_mode.state.enabled:
-            # ``y * y``: both gradients are grad * y, the same values; one product, given to both
-            # inputs (as Add gives ``grad`` twice), which the engine adds as it adds two. With a
-            # graph recorded, two products, so that it has PyTorch's two MulBackward0 nodes.
-            g = _times(grad, a)
-            return g, g
-        return (_times(grad, b) if need_a else None), (_times(grad, a) if need_b else None)
+@formula_op("mul", "MulBackward0", "MUL", arity=2, complex_ok=True, jvp=_jvp.bilinear,
+            save_inputs=(0, 1),
+            save_only_for={0: 1, 1: 0},  # a serves b's gradient, b serves a's
+            samples=(Sample(lambda m, a, b: m.mul(a, b), _two),
+                     Sample(lambda m, a, b: a * b, _broadcast),
+                     Sample(lambda m, a: a * 3.0, ((2, 3),)),
+                     Sample(lambda m, a: a * a, ((5,),))))
+def Mul(ctx, grad):
+    a, b = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
+        return (grad * _conj(b) if need_a else None), (grad * _conj(a) if need_b else None)
+    if a is b and need_a and not grad_mode.state.enabled:
+        # ``y * y``: both gradients are grad * y, the same values; one product, given to both
+        # inputs (as Add gives ``grad`` twice), which the engine adds as it adds two. With a
+        # graph recorded, two products, so that it has PyTorch's two MulBackward0 nodes.
+        g = _times(grad, a)
+        return g, g
+    return (_times(grad, b) if need_a else None), (_times(grad, a) if need_b else None)
 
 
 def uniform_value(g):
@@ -209,93 +164,62 @@ def _conj(v):
     return _complex.conj(v) if isinstance(v, Tensor) else v.conjugate()
 
 
-@register
-class Div(Op):
-    name, node = "div", "DivBackward0"
-    complex_ok = True
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
-    save_only_for = {0: 1}  # a serves b's gradient only; b serves both
-    samples = (
-        Sample(lambda m, a, b: m.div(a, b), _two, low=0.5, high=2.0),
-        Sample(lambda m, a, b: a / b, _broadcast, low=0.5, high=2.0),
-        Sample(lambda m, a: a / 4.0, ((2, 3),)),
-        Sample(lambda m, a: 2.0 / a, ((2, 3),), low=0.5, high=2.0),
-    )
-
-    @staticmethod
-    def forward(K, a, b):
-        if a.dtype.kind == "c" and type(b) in (np.ndarray, np.complex64, np.complex128) and \
-                not b.all():
-            # (a complex zero divisor, where Numba's complex division raises
-            # ZeroDivisionError: NumPy's gives PyTorch's inf/NaN, (1+1j)/0 = inf+infj)
-            with np.errstate(all="ignore"):
-                return np.ascontiguousarray(np.divide(a, b))
-        return K.binary(K.DIV, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
-            b = _conj(b)
-            return (grad / b if need_a else None), \
-                (-grad * ((_conj(a) / b) / b) if need_b else None)
-        grad_a = grad / b if need_a else None
-        # PyTorch's -grad * ((a / b) / b): no b * b to overflow, and its rounding (x / x gets 0)
-        grad_b = -grad * ((a / b) / b) if need_b else None
-        return grad_a, grad_b
+def _div(K, a, b):
+    if a.dtype.kind == "c" and type(b) in (np.ndarray, np.complex64, np.complex128) and \
+            not b.all():
+        # (a complex zero divisor, where Numba's complex division raises
+        # ZeroDivisionError: NumPy's gives PyTorch's inf/NaN, (1+1j)/0 = inf+infj)
+        with np.errstate(all="ignore"):
+            return np.ascontiguousarray(np.divide(a, b))
+    return K.binary(K.DIV, a, b)
 
 
-@register
-class Neg(Op):
-    name, node = "neg", "NegBackward0"
-    complex_ok = True
-    jvp = _jvp.linear
-    on_cuda = True
-    samples = (Sample(lambda m, a: -a, ((3, 2),)), Sample(lambda m, a: m.neg(a), ((4,),)))
+@formula_op("div", "DivBackward0", "DIV", arity=2, forward=_div, complex_ok=True,
+            save_inputs=(0, 1),
+            save_only_for={0: 1},  # a serves b's gradient only; b serves both
+            samples=(Sample(lambda m, a, b: m.div(a, b), _two, low=0.5, high=2.0),
+                     Sample(lambda m, a, b: a / b, _broadcast, low=0.5, high=2.0),
+                     Sample(lambda m, a: a / 4.0, ((2, 3),)),
+                     Sample(lambda m, a: 2.0 / a, ((2, 3),), low=0.5, high=2.0)))
+def Div(ctx, grad):
+    a, b = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
+        b = _conj(b)
+        return (grad / b if need_a else None), \
+            (-grad * ((_conj(a) / b) / b) if need_b else None)
+    grad_a = grad / b if need_a else None
+    # PyTorch's -grad * ((a / b) / b): no b * b to overflow, and its rounding (x / x gets 0)
+    grad_b = -grad * ((a / b) / b) if need_b else None
+    return grad_a, grad_b
 
-    @staticmethod
-    def forward(K, a):
-        return K.unary(K.NEG, a)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return (-grad,)
+@formula_op("neg", "NegBackward0", "NEG", complex_ok=True, jvp=_jvp.linear,
+            samples=(Sample(lambda m, a: -a, ((3, 2),)), Sample(lambda m, a: m.neg(a), ((4,),))))
+def Neg(ctx, grad):
+    return (-grad,)
 
 
-@register
-class PowScalar(Op):
-    """``tensor ** number``."""
+def _pow_scalar(K, a, *, exponent):
+    if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
+        return _POW_SPECIAL[exponent](K, a)
+    return K.binary(K.POW, a, np.array(exponent, a.dtype))
 
-    name, node = "pow_scalar", "PowBackward0"
-    complex_ok = True
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0,)
-    samples = (
-        Sample(lambda m, a: a**2, ((3, 4),)),
-        Sample(lambda m, a: m.pow(a, 3), ((5,),)),
-        Sample(lambda m, a: a**0.5, ((2, 3),), low=0.5, high=2.0),
-        Sample(lambda m, a: a**-1.5, ((4,),), low=0.5, high=2.0),
-    )
 
-    @staticmethod
-    def forward(K, a, *, exponent):
-        if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
-            return _POW_SPECIAL[exponent](K, a)
-        return K.binary(K.POW, a, np.array(exponent, a.dtype))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        e = ctx.params["exponent"]
-        if e == 0:
-            return (zeros_like(grad),)  # (PyTorch's zeros, not grad * 0: NaN for an inf grad)
-        if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
-            return (grad * _conj(a ** (e - 1) * e),)
-        return (grad * (a ** (e - 1) * e),)  # (PyTorch's grad * (e * a**(e-1)), its rounding)
+@formula_op("pow_scalar", "PowBackward0", "POW", arity=2, forward=_pow_scalar, complex_ok=True,
+            save_inputs=(0,), doc="``tensor ** number``.",
+            samples=(Sample(lambda m, a: a**2, ((3, 4),)),
+                     Sample(lambda m, a: m.pow(a, 3), ((5,),)),
+                     Sample(lambda m, a: a**0.5, ((2, 3),), low=0.5, high=2.0),
+                     Sample(lambda m, a: a**-1.5, ((4,),), low=0.5, high=2.0)))
+def PowScalar(ctx, grad):
+    (a,) = ctx.saved_tensors
+    e = ctx.params["exponent"]
+    if e == 0:
+        return (zeros_like(grad),)  # (PyTorch's zeros, not grad * 0: NaN for an inf grad)
+    if grad._data.dtype.kind == "c":  # (the conjugate Wirtinger derivative)
+        return (grad * _conj(a ** (e - 1) * e),)
+    return (grad * (a ** (e - 1) * e),)  # (PyTorch's grad * (e * a**(e-1)), its rounding)
 
 
 # PyTorch's float tensor ** number for these exponents (pow_tensor_scalar_optimized_kernel):
@@ -313,62 +237,40 @@ _POW_SPECIAL = {
 }
 
 
-@register
-class PowTensor(Op):
-    """``tensor ** tensor``."""
-
-    name, node = "pow", "PowBackward1"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
-    save_output = True
-    samples = (
-        Sample(lambda m, a, b: m.pow(a, b), _two, low=0.5, high=2.0),
-        Sample(lambda m, a, b: a**b, _broadcast, low=0.5, high=2.0),
-    )
-
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.POW, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b, out = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        grad_a = grad_b = None
-        if need_a:  # b a**(b-1), and 0 where b == 0 whatever grad is (PyTorch's where)
-            grad_a = where(b.detach() != 0, grad * (b * a ** (b - 1)), 0.0)
-        if need_b:  # a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
-            t = out * log(a)
-            grad_b = grad * where(a.detach() != 0, t, where(b.detach() >= 0, 0.0, t))
-        return grad_a, grad_b
+@formula_op("pow", "PowBackward1", "POW", arity=2, save_inputs=(0, 1), save_output=True,
+            doc="``tensor ** tensor``.",
+            samples=(Sample(lambda m, a, b: m.pow(a, b), _two, low=0.5, high=2.0),
+                     Sample(lambda m, a, b: a**b, _broadcast, low=0.5, high=2.0)))
+def PowTensor(ctx, grad):
+    a, b, out = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    grad_a = grad_b = None
+    if need_a:  # b a**(b-1), and 0 where b == 0 whatever grad is (PyTorch's where)
+        grad_a = where(b.detach() != 0, grad * (b * a ** (b - 1)), 0.0)
+    if need_b:  # a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
+        t = out * log(a)
+        grad_b = grad * where(a.detach() != 0, t, where(b.detach() >= 0, 0.0, t))
+    return grad_a, grad_b
 
 
-@register
-class RPow(Op):
-    """``number ** tensor``."""
+def _rpow(K, a, *, base):
+    return K.binary(K.RPOW, a, np.array(base, a.dtype))
 
-    name, node = "rpow", "PowBackward2"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_output = True
-    samples = (Sample(lambda m, a: 2.0**a, ((3, 4),)), Sample(lambda m, a: m.pow(1.5, a), ((5,),)))
 
-    @staticmethod
-    def forward(K, a, *, base):
-        return K.binary(K.RPOW, a, np.array(base, a.dtype))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        base = ctx.params["base"]
-        if base == 0:
-            # PyTorch's where(exponent >= 0, 0, result * log(0)): 0 ** x is 0 or 1 exactly
-            # where x >= 0 (inf for x < 0, NaN for NaN), so the output tells the exponent's sign.
-            return (grad * where(out.detach() <= 1, 0.0, out * float("-inf")),)
-        with np.errstate(invalid="ignore", divide="ignore"):  # (log of a negative base: NaN)
-            log_base = float(np.log(base))
-        return (grad * (out * log_base),)
+@formula_op("rpow", "PowBackward2", "RPOW", arity=2, forward=_rpow, save_output=True,
+            doc="``number ** tensor``.",
+            samples=(Sample(lambda m, a: 2.0**a, ((3, 4),)),
+                     Sample(lambda m, a: m.pow(1.5, a), ((5,),))))
+def RPow(ctx, grad):
+    (out,) = ctx.saved_tensors
+    base = ctx.params["base"]
+    if base == 0:
+        # PyTorch's where(exponent >= 0, 0, result * log(0)): 0 ** x is 0 or 1 exactly
+        # where x >= 0 (inf for x < 0, NaN for NaN), so the output tells the exponent's sign.
+        return (grad * where(out.detach() <= 1, 0.0, out * float("-inf")),)
+    with np.errstate(invalid="ignore", divide="ignore"):  # (log of a negative base: NaN)
+        log_base = float(np.log(base))
+    return (grad * (out * log_base),)
 
 
 # A unary op computed by one op code of the unary kernel: what ``_formula.formula_op`` makes of a
@@ -562,67 +464,37 @@ def _fused_backward(op, grad, out):
     return apply(op, (grad, out), (g, y))
 
 
-@register
-class TanhBackward(Op):
-    name, node = "tanh_backward", "TanhBackwardBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
-    samples = (Sample(lambda m, g, y: m.ops.tanh_backward(g, y), _two, low=-0.9, high=0.9),)
-
-    @staticmethod
-    def forward(K, g, y):
-        return K.binary(K.TANH_BWD, g, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        g, y = ctx.saved_tensors
-        need_g, need_y = ctx.needs_input_grad
-        grad_g = tanh_backward(grad, y) if need_g else None
-        grad_y = grad * g * -2 * y if need_y else None
-        return grad_g, grad_y
+@formula_op("tanh_backward", "TanhBackwardBackward0", "TANH_BWD", arity=2, save_inputs=(0, 1),
+            samples=(Sample(lambda m, g, y: m.ops.tanh_backward(g, y), _two, low=-0.9,
+                            high=0.9),))
+def TanhBackward(ctx, grad):
+    g, y = ctx.saved_tensors
+    need_g, need_y = ctx.needs_input_grad
+    grad_g = tanh_backward(grad, y) if need_g else None
+    grad_y = grad * g * -2 * y if need_y else None
+    return grad_g, grad_y
 
 
-@register
-class SigmoidBackward(Op):
-    name, node = "sigmoid_backward", "SigmoidBackwardBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
-    samples = (Sample(lambda m, g, y: m.ops.sigmoid_backward(g, y), _two, low=0.05, high=0.95),)
-
-    @staticmethod
-    def forward(K, g, y):
-        return K.binary(K.SIGMOID_BWD, g, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        g, y = ctx.saved_tensors
-        need_g, need_y = ctx.needs_input_grad
-        grad_g = sigmoid_backward(grad, y) if need_g else None
-        grad_y = grad * g * (1 - 2 * y) if need_y else None
-        return grad_g, grad_y
+@formula_op("sigmoid_backward", "SigmoidBackwardBackward0", "SIGMOID_BWD", arity=2,
+            save_inputs=(0, 1),
+            samples=(Sample(lambda m, g, y: m.ops.sigmoid_backward(g, y), _two, low=0.05,
+                            high=0.95),))
+def SigmoidBackward(ctx, grad):
+    g, y = ctx.saved_tensors
+    need_g, need_y = ctx.needs_input_grad
+    grad_g = sigmoid_backward(grad, y) if need_g else None
+    grad_y = grad * g * (1 - 2 * y) if need_y else None
+    return grad_g, grad_y
 
 
-@register
-class ThresholdBackward(Op):
-    """``grad`` where the saved relu output is positive, else 0."""
-
-    name, node = "threshold_backward", "ThresholdBackwardBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (1,)
-    samples = (Sample(lambda m, g, y: m.ops.threshold_backward(g, y, 0), _two, gradgrad=False),)
-
-    @staticmethod
-    def forward(K, g, y):
-        return K.binary(K.RELU_BWD, g, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        grad_y = zeros_like(y) if ctx.needs_input_grad[1] else None
-        return threshold_backward(grad, y), grad_y
+@formula_op("threshold_backward", "ThresholdBackwardBackward0", "RELU_BWD", arity=2,
+            save_inputs=(1,), doc="``grad`` where the saved relu output is positive, else 0.",
+            samples=(Sample(lambda m, g, y: m.ops.threshold_backward(g, y, 0), _two,
+                            gradgrad=False),))
+def ThresholdBackward(ctx, grad):
+    (y,) = ctx.saved_tensors
+    grad_y = zeros_like(y) if ctx.needs_input_grad[1] else None
+    return threshold_backward(grad, y), grad_y
 
 
 # ------------------------------------------------------------------ public functions

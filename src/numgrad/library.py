@@ -32,13 +32,31 @@ import inspect
 import sys
 import types
 import typing
+import ast
+import math
 
 import numpy as np
+from numba import njit
+from numba.core.dispatcher import Dispatcher
 
 from . import dispatch
 from .autograd import grad_mode
 from .autograd.function import Function
 from .tensor import Tensor
+from .compiler.tracer import Trace
+from . import overrides, testing
+from .ops.inplace import _check_leaf, _write
+from .ops import registry, _formula
+from .func import _vmap
+import numgrad
+from .autograd import gradcheck
+from .kernels.cpu import mathfuncs as mf
+from .kernels import formulas, user, codegen
+from .kernels.formulas import ALL, COMPLEX
+from ._out import with_out
+from ._dtype import from_numpy_dtype, FLOAT, default_for_category, torch_name, result_type
+from .ops._jvp import _sum_to
+from .ops._promote import binary_operands, _as, _SCALARS, broadcast_shapes
 
 __all__ = ["custom_op", "register_kernel", "register_autograd", "register_fake", "register_vmap",
            "opcheck", "elementwise", "Library", "define", "impl", "CustomOpDef", "OpCheckError"]
@@ -228,8 +246,6 @@ def _in_trace() -> bool:
     mode = dispatch.current()
     if mode is None:
         return False
-    from .compiler.tracer import Trace
-
     return isinstance(mode, Trace)
 
 
@@ -344,12 +360,8 @@ class CustomOpDef:
         tensors = _flat_tensors(values)
         if _dispatches(self, values):
             _vmap_name(self)
-            from . import overrides
-
             return overrides.handle_torch_function(self, tensors, *values)
         if self._mutated:
-            from .ops.inplace import _check_leaf
-
             for p, v in zip(self._params, values):
                 if p.name in self._mutated:
                     for t in _flat_tensors((v,)):
@@ -364,8 +376,6 @@ class CustomOpDef:
     def _run(self, values):
         """The kernel of the inputs' device on their arrays (recorded as one call under
         numgrad.compile), its results as tensors."""
-        from .ops import registry
-
         tensors = _flat_tensors(values)
         K = registry.kernels_for(tensors)
         device = K.DEVICE
@@ -456,8 +466,6 @@ def _parse_schema(schema: str) -> tuple:
 def _dispatches(op, values) -> bool:
     """Whether a call of ``op`` goes to ``__torch_function__`` (numgrad.overrides' protocol): an
     argument takes part in it (a vmap's BatchedTensor), or a mode that does not pass ``op`` on."""
-    from . import overrides
-
     state = overrides._state
     if state.no_all:
         return False
@@ -468,8 +476,6 @@ def _dispatches(op, values) -> bool:
 
 def _literal(text: str):
     """A schema default's value (``1.0``, ``True``, ``None``, ``[1, 2]``)."""
-    import ast
-
     return ast.literal_eval(text)
 
 
@@ -483,8 +489,6 @@ def _vmap_name(op) -> None:
 def _install_vmap_rule(op) -> None:
     """``op``'s batching rule under ``numgrad.func.vmap``: its Function, whose ``vmap`` is the
     user's rule (``register_vmap``)."""
-    from .func import _vmap
-
     _vmap._NAMES[op] = op._qualname
     if op._vmap is not None:
         def rule(func, lvl, args, kwargs):
@@ -636,8 +640,6 @@ def opcheck(op, args, kwargs=None, *, test_utils=_TESTS, raise_exception=True, a
 
     Returns ``{test: "SUCCESS"}``; the first failure raises ``OpCheckError`` (or is the
     test's value with ``raise_exception=False``)."""
-    from . import testing
-
     op = _op(op)
     kwargs = kwargs or {}
     if isinstance(test_utils, str):
@@ -662,8 +664,6 @@ def _clone_args(args, kwargs, float64=False, requires_grad=None):
         if isinstance(v, Tensor):
             c = v.detach().clone()
             if float64 and c.dtype.is_floating_point:
-                import numgrad
-
                 c = c.to(numgrad.float64)
             want = v.requires_grad if requires_grad is None else (
                 requires_grad and c.dtype.is_floating_point)
@@ -707,8 +707,6 @@ def _check_autograd(op, args, kwargs, testing, atol, rtol):
         raise RuntimeError(f"Trying to backward through {op._namespace}.{op._name}.default but no "
                            "autograd formula was registered. Please use register_autograd to add "
                            "one.")
-    from .autograd import gradcheck
-
     a, k = _clone_args(args, kwargs, float64=True)
     values = op._bind(a, k)
     positions = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
@@ -737,8 +735,6 @@ def _check_fake(op, args, kwargs, testing, atol, rtol):
 
 
 def _check_compiled(op, args, kwargs, testing, atol, rtol):
-    import numgrad
-
     def step(*vs):
         out = op(*vs)
         outs = out if isinstance(out, tuple) else () if out is None else (out,)
@@ -852,9 +848,6 @@ def _digest(fn) -> str:
 
 
 def _jit(fn):
-    from numba import njit
-    from numba.core.dispatcher import Dispatcher
-
     return fn if isinstance(fn, Dispatcher) else njit(inline="always")(fn)
 
 
@@ -867,10 +860,6 @@ def _fast_math():
     (``kernels/cpu/mathfuncs.py``: libm's scalar calls keep a loop from vectorising, 3-10x
     slower), everything else ``math``'s own."""
     if not _FAST_MATH_MODULE:
-        import math
-
-        from .kernels.cpu import mathfuncs as mf
-
         module = types.ModuleType("numgrad_fast_math")
         module.__dict__.update({k: v for k, v in vars(math).items() if not k.startswith("__")})
         swaps = {"exp": mf.fast_exp, "log": mf.fast_log, "tanh": mf.fast_tanh, "erf": mf.erf,
@@ -884,8 +873,6 @@ def _fast_math():
 def _cpu_variant(fn):
     """``fn`` for the CPU loops: the same code with ``math`` (or the ``math`` functions it names)
     the fast CPU versions of ``_fast_math``, jitted; ``_jit(fn)`` where it names none."""
-    import math
-
     py = getattr(fn, "py_func", fn)
     if not isinstance(py, types.FunctionType):
         return _jit(fn)
@@ -910,16 +897,12 @@ def _cpu_variant(fn):
                 scope[name], changed = fast, True
     if not changed:
         return _jit(fn)
-    from numba import njit
-
     copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__, py.__closure__)
     return njit(inline="always")(copy)
 
 
 def _times(d):
     """The formula ``(g, x) -> g * d(x)``: a unary op's backward, one fused loop."""
-    from numba import njit
-
     @njit(inline="always")
     def backward(g, x):
         return g * d(x)
@@ -929,8 +912,6 @@ def _times(d):
 def _declare(key: str, name: str, arity: int, fn, dtypes, cpu=None):
     """The op id of the formula ``fn`` (its CPU loops calling ``cpu`` where given), the
     functions set in ``kernels/user.py`` for the generated kernels to import."""
-    from .kernels import formulas, user
-
     setattr(user, key, fn)
     if cpu is not None:
         setattr(user, key + "_cpu", cpu)
@@ -948,8 +929,6 @@ def _user_op(opname: str, arity: int, forward, differentiable_by=None, code=None
     more), its backward ``differentiable_by(ctx, grad)`` (None: not differentiable): made by
     ``ops._formula.make``, the factory of numgrad's own formula ops, but kept out of numgrad's
     own registry (its harness checks numgrad's ops, not users')."""
-    from .ops import _formula
-
     differentiable = differentiable_by is not None
     return _formula.make(opname, opname.replace("::", "_") + "Backward0", code, arity=arity,
                          forward=forward, own=False, module=__name__,
@@ -996,8 +975,6 @@ def _nary_kernels(qualname: str, key: str, cpu_key: str, arity: int) -> str:
     """The name of the ``K.custom_call`` kernels of an n-ary formula (its arguments broadcast
     and made contiguous, one loop; generated files named after the formula's digest, as the
     unary and binary families' are): CPU and CUDA."""
-    from .kernels import codegen
-
     args = ", ".join(f"a{i}" for i in range(arity))
     items = ", ".join(f"a{i}[i]" for i in range(arity))
     modules = {}
@@ -1061,8 +1038,6 @@ class ElementwiseOp:
     ``x``."""
 
     def __init__(self, ns: str, name: str, formula, grad, dtypes):
-        from .kernels.formulas import ALL, COMPLEX
-
         self._namespace, self._name = ns, name
         self._qualname = f"{ns}::{name}"
         self.__name__ = self.__qualname__ = name
@@ -1117,8 +1092,6 @@ class ElementwiseOp:
                         for p in inspect.signature(py).parameters]
         self._mutated, self._returns, self._backward = (), ("Tensor",), backward
         self._fake = self._fake_result
-        from ._out import with_out
-
         self._with_out = with_out(self._call, name)
         self._registered_at = _where()
 
@@ -1128,8 +1101,6 @@ class ElementwiseOp:
     def _init_nary(self, key, formula, grad, dtypes, arity) -> None:
         """A formula of three or more numbers: its loops are ``K.custom_call`` kernels (one call,
         not fused by numgrad.compile), its backward ``grad * d_i`` for each partial ``d_i``."""
-        from .kernels import user
-
         py = getattr(formula, "py_func", formula)
 
         def kernels(k, fn, name):
@@ -1156,8 +1127,6 @@ class ElementwiseOp:
                         for p in inspect.signature(py).parameters]
         self._mutated, self._returns, self._backward = (), ("Tensor",), backward
         self._fake = self._fake_result
-        from ._out import with_out
-
         self._with_out = with_out(self._call, self._name)
         self._registered_at = _where()
 
@@ -1168,10 +1137,6 @@ class ElementwiseOp:
 
     def _fake_result(self, *inputs):
         """The result's shape and dtype, without computing it (``opcheck``'s fake)."""
-        import numgrad
-
-        from ._dtype import from_numpy_dtype
-
         arrays = self._operands(inputs)
         shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
         dtype = np.result_type(*arrays)
@@ -1181,16 +1146,10 @@ class ElementwiseOp:
 
     # ---------------------------------------------------------------- backward
     def _backward_unary(self, ctx, grad):
-        from .ops import registry
-
         (x,) = ctx.saved_tensors
         return (registry.apply(self._bwd, (grad, x), (grad._data, x._data)),)
 
     def _backward_binary(self, ctx, grad):
-        from .ops import registry
-        from .ops._jvp import _sum_to
-        from .ops._promote import binary_operands
-
         a, b = ctx.saved_tensors
         out = []
         for i, (x, need) in enumerate(zip((a, b), ctx.needs_input_grad)):
@@ -1204,9 +1163,6 @@ class ElementwiseOp:
         return tuple(out)
 
     def _backward_nary(self, ctx, grad):
-        from .ops import registry
-        from .ops._jvp import _sum_to
-
         inputs = ctx.saved_tensors
         arrays = self._operands(inputs)
         out = []
@@ -1223,9 +1179,6 @@ class ElementwiseOp:
         """The arrays of ``inputs`` in the dtype the formula runs in: their common dtype
         (PyTorch's promotion), an integer or bool one made the default float dtype where the
         formula takes floats only; PyTorch's error where it takes neither."""
-        from ._dtype import FLOAT, default_for_category, torch_name
-        from .ops._promote import _as, binary_operands
-
         if self.arity == 1:
             (x,) = inputs
             if not isinstance(x, Tensor):
@@ -1249,8 +1202,6 @@ class ElementwiseOp:
         raise NotImplementedError(f'"{self._name}" not implemented for \'{torch_name(dt)}\'')
 
     def _call(self, *inputs):
-        from .ops import registry
-
         if len(inputs) != self.arity:
             raise TypeError(f"{self._name}() takes {self.arity} arguments ({len(inputs)} given)")
         return registry.apply(self._op, inputs, self._operands(inputs))
@@ -1258,8 +1209,6 @@ class ElementwiseOp:
     def __call__(self, *inputs, out=None):
         tensors = [t for t in inputs if isinstance(t, Tensor)]
         if _dispatches(self, inputs):
-            from . import overrides
-
             _install_pointwise(self)
             return overrides.handle_torch_function(self, tensors, *inputs, out=out) \
                 if out is not None else overrides.handle_torch_function(self, tensors, *inputs)
@@ -1268,17 +1217,12 @@ class ElementwiseOp:
     def inplace(self, input: Tensor, *others) -> Tensor:
         """The op written into ``input`` (``x.<name>_()``): its version bumped, its history the
         op's, as numgrad's in-place ops."""
-        from .ops.inplace import _write
-
         return _write(input, self._call, *others)
 
 
 def _common_operands(inputs) -> tuple:
     """The arrays of ``inputs`` (tensors and numbers) in their common dtype, PyTorch's
     promotion, their shapes checked to broadcast (PyTorch's error)."""
-    from ._dtype import result_type
-    from .ops._promote import _SCALARS, _as, broadcast_shapes
-
     tensors = [t for t in inputs if isinstance(t, Tensor)]
     if not tensors:
         raise TypeError("expected at least one Tensor operand")
@@ -1296,8 +1240,6 @@ def _common_operands(inputs) -> tuple:
 
 def _install_pointwise(op) -> None:
     """``op``'s batching rule: numgrad's rule for elementwise ops."""
-    from .func import _vmap
-
     if op not in _vmap._NAMES:
         _vmap._NAMES[op] = op._qualname
         _vmap.RULES[op._qualname] = _vmap._pointwise

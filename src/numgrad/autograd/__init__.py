@@ -3,9 +3,9 @@
 
 This package's own import is light: tensor.py imports ``autograd.node``, which runs this file
 first, before ``Tensor`` exists. So it imports here only the modules that do not need ``Tensor``
-(grad mode, anomaly mode, the node classes, saved-tensor hooks, ``functional``, ``gradcheck``,
-the profiler); the names that do (``backward``, ``grad``, ``Function``, ``Variable``,
-``forward_ad`` and the engine) are imported on first use (PEP 562 ``__getattr__``), from the
+(grad mode, anomaly mode, the node classes, saved-tensor hooks, the profiler); the names that
+do (``backward``, ``grad``, ``Function``, ``Variable``, ``forward_ad``, ``functional``, the
+``gradcheck`` family and the engine) are imported on first use (PEP 562 ``__getattr__``), from the
 module each is named with in ``_LAZY``. ``import numgrad`` loads them all at its end, so the
 package a user gets holds them as before.
 """
@@ -21,19 +21,20 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  
 from .grad_mode import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .node import AccumulateGrad, Node  # noqa: F401
 from . import graph  # noqa: F401  (installs the _saved_<name> properties on OpNode)
-from . import functional  # noqa: F401
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from . import profiler  # noqa: F401
 
 # name -> the submodule that defines it (None: the name is the submodule itself)
 _LAZY = {
     "backward": "entry", "grad": "entry", "_is_checkpoint_valid": "entry",
     "Function": "function", "Variable": "variable",
-    "engine": None, "entry": None, "function": None, "forward_ad": None, "variable": None,
+    "gradcheck": "gradcheck", "gradgradcheck": "gradcheck", "GradcheckError": "gradcheck",
+    "engine": None, "entry": None, "function": None, "forward_ad": None, "functional": None,
+    "variable": None,
 }
 
 if TYPE_CHECKING:  # (what ``__getattr__`` gives, spelled out for type checkers)
-    from . import engine, entry, forward_ad, function, variable  # noqa: F401
+    from . import engine, entry, forward_ad, function, functional, variable  # noqa: F401
+    from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
     from .entry import _is_checkpoint_valid, backward, grad  # noqa: F401
     from .function import Function  # noqa: F401
     from .variable import Variable  # noqa: F401
@@ -56,8 +57,8 @@ def _load() -> None:
     """Binds every name of ``_LAZY`` (``import numgrad`` calls it once ``Tensor`` and the ops
     exist, so that the package holds what it always held)."""
     for name in _LAZY:
-        if name not in globals():
-            __getattr__(name)
+        __getattr__(name)  # (each: also rebinds ``gradcheck``, which its submodule's import
+        # binds to that submodule, to the function)
 
 
 __all__ = [

@@ -24,6 +24,11 @@ import weakref
 from typing import NamedTuple
 
 from ..tensor import Tensor
+from ..ops.indexing import (_base_key, _is_host, _positions_in, kernels_of, AsStrided, _put,
+    IndexPutImpl)
+from ..ops import registry, _lane
+from . import function  # (function.py imports this module first: its Function is read at call time)
+from ..creation import zeros_like
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]
@@ -127,8 +132,6 @@ def _forget_root(ref, key):
 
 
 def _key_in(root, view):
-    from ..ops.indexing import _base_key, _is_host, _positions_in, kernels_of
-
     positions = _positions_in(root._data, view._data)
     if not _is_host(root._data):
         positions = kernels_of(root._data).upload(positions)
@@ -137,9 +140,6 @@ def _key_in(root, view):
 
 def _view_tangents(view, own):
     """The tangents of ``view`` read off its root's (None where the root has none: ``own``)."""
-    from ..ops import registry
-    from ..ops.indexing import AsStrided
-
     root = _root(view)
     found = _entry(root) if root is not None else None
     if not found:
@@ -159,9 +159,6 @@ def _view_tangents(view, own):
 def write_into(view, key, values, op, accumulate: bool) -> None:
     """The tangents of ``view[key] = values`` (``op``, ``accumulate``: the write's) for a view
     whose write goes through its base (``indexing._write``): the view's, its root's after."""
-    from ..creation import zeros_like
-    from ..ops.indexing import _put
-
     own = dict(_entry(view) or {})
     given = _entry(values) or {}
     limit = _limit[0]
@@ -182,9 +179,6 @@ def _write_root(view) -> None:
     """After a write into ``view`` gave it its tangents (or none): its root's tangents (zeros
     where it had none) with the view's positions replaced by the view's (zeros where it has
     none), as PyTorch's tangent, a view of the root's, is written."""
-    from ..creation import zeros_like
-    from ..ops.indexing import IndexPutImpl, _put
-
     root = _root(view)
     if root is None:
         return
@@ -206,8 +200,6 @@ def _write_root(view) -> None:
 
 
 def _open_level() -> int:
-    from ..ops import _lane, registry
-
     level = _next_level[0]
     _next_level[0] += 1
     _levels.append(level)
@@ -218,8 +210,6 @@ def _open_level() -> int:
 
 
 def _close_level(level: int) -> None:
-    from ..ops import _lane, registry
-
     if not _levels or _levels[-1] != level:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
                            "created. This is not supported.")
@@ -467,9 +457,7 @@ class FunctionLevels:
         _limit[0] = self.limit
 
     def push_forward(self, fn, ctx, inputs, outputs) -> None:
-        from .function import Function
-
-        if fn.jvp is Function.jvp:
+        if fn.jvp is function.Function.jvp:
             fn.jvp(ctx)  # (PyTorch's NotImplementedError: "You must implement the jvp function")
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         ctx.__dict__["_in_jvp"] = True

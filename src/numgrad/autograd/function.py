@@ -32,6 +32,12 @@ from ..dispatch import note_created
 from . import anomaly_mode, grad_mode, graph
 from .engine import _expandable, _private
 from .node import _FREED, Node, OpNode, SavedTensor
+from ..tensor import Tensor
+from .graph import RawSavedTensor
+from ..ops import registry
+from .forward_ad import FunctionLevels
+from ..ops.indexing import write_view
+from ..ops.registry import kernels_of
 
 
 class FunctionCtx:
@@ -45,8 +51,6 @@ class FunctionCtx:
         ``ctx.saved_tensors``. Call it at most once, with inputs, outputs or intermediates; a
         saved tensor modified in place before backward makes backward raise, and saved tensors
         are freed by backward unless ``retain_graph=True``."""
-        from ..tensor import Tensor
-
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
@@ -105,8 +109,6 @@ class BackwardCFunction(FunctionCtx, OpNode):
     def _raw_saved_tensors(self) -> tuple:
         """The saved tensors as ``autograd.graph.RawSavedTensor`` objects, whose
         ``register_hooks(pack, unpack)`` hooks each (PyTorch's ``ctx._raw_saved_tensors``)."""
-        from .graph import RawSavedTensor
-
         return tuple(RawSavedTensor(self, k) for k in range(len(self._saved)))
 
     def _output_node(self, index):
@@ -130,8 +132,6 @@ class BackwardCFunction(FunctionCtx, OpNode):
     def _input_gradients(self, result) -> tuple:
         """The gradients ``backward`` returned (one per forward argument), checked as PyTorch
         checks them, as one per edge (tensor argument)."""
-        from ..tensor import Tensor
-
         grads = result if isinstance(result, tuple) else (result,)
         n = len(self._is_tensor)
         if len(grads) > n and all(g is None for g in grads[n:]):
@@ -184,8 +184,6 @@ class FunctionOutput(Node):
 
 def _zeros(meta):
     """Zeros of an output's (shape, dtype): the gradient of an output that received none."""
-    from ..tensor import Tensor
-
     shape, dtype = meta
     zeros = np.zeros(shape, dtype)
     note_created(zeros)
@@ -278,8 +276,6 @@ class Function(FunctionCtx):
     def apply(cls, *args, **kwargs):
         """Runs ``forward`` and, if grad mode is on and a tensor argument requires grad, records
         ``backward`` for the outputs."""
-        from ..tensor import Tensor
-
         vmapped = sys.modules.get("numgrad.func._vmap")  # (inside vmap: its rule for Functions)
         if vmapped is not None and vmapped._levels and not kwargs and any(
                 type(a) is vmapped.BatchedTensor for a in args):
@@ -327,20 +323,14 @@ class Function(FunctionCtx):
 def _forward_ad_levels(inputs):
     """``autograd.forward_ad.FunctionLevels`` where a forward-AD level is open and an input has
     a tangent, else None."""
-    from ..ops import registry
-
     if registry._forward_ad is None:
         return None
-    from .forward_ad import FunctionLevels
-
     return FunctionLevels.of(inputs)
 
 
 def _check_dirty(dirty, outputs) -> None:
     """PyTorch's checks of ``mark_dirty``: a leaf that requires grad must not be modified in
     place (grad mode on), and each dirty tensor must be returned."""
-    from ..tensor import Tensor
-
     outs = outputs if isinstance(outputs, tuple) else (outputs,)
     for t in dirty:
         if not isinstance(t, Tensor):
@@ -359,10 +349,6 @@ def _rebase_view(view, node) -> None:
     """A view that ``forward`` modified in place (marked dirty) gets its new history through its
     base, as an in-place op on a view does (``CopySlices`` over the base's old history, routing
     the view's elements through ``node``)."""
-    from ..ops.indexing import write_view
-    from ..ops.registry import kernels_of
-    from ..tensor import Tensor
-
     carrier = Tensor._wrap(kernels_of(view._data).copy(view._data), True)
     carrier.grad_fn = node
     write_view(view, None, carrier)
@@ -373,8 +359,6 @@ def _rebase_view(view, node) -> None:
 def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
     """Connects ``ctx`` to the inputs' nodes and makes it (or a per-output node) the outputs'
     ``grad_fn``; then saves what ``forward`` asked to save."""
-    from ..tensor import Tensor
-
     tensors = [a for a in inputs if isinstance(a, Tensor)]
     ctx._is_tensor = tuple(isinstance(a, Tensor) for a in inputs)
     ctx.next_functions = tuple((t._edge() if t._requires_grad else None, 0) for t in tensors)
@@ -447,8 +431,6 @@ def once_differentiable(fn):
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from ..tensor import Tensor
-
         with grad_mode.no_grad():
             outputs = fn(ctx, *args)
         if not grad_mode.state.enabled:

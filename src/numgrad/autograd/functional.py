@@ -10,6 +10,8 @@ do. ``vectorize`` is accepted and ignored: Jacobian rows are computed one ``grad
 from __future__ import annotations
 
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from ..tensor import Tensor
+from ..creation import zeros_like
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -17,8 +19,6 @@ __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 # ------------------------------------------------------------------ helpers (PyTorch's, ported)
 def _as_tuple(inp, arg_name: str, fn_name: str):
     """(whether ``inp`` was a tuple, ``inp`` as a tuple), checking that it holds tensors."""
-    from ..tensor import Tensor
-
     is_tuple = isinstance(inp, tuple)
     if not is_tuple:
         inp = (inp,)
@@ -58,8 +58,6 @@ def _grad_preprocess(inputs, create_graph: bool, need_graph: bool) -> tuple:
 
 
 def _grad_postprocess(inputs, create_graph: bool) -> tuple:
-    from ..tensor import Tensor
-
     if isinstance(inputs[0], Tensor):
         return inputs if create_graph else tuple(inp.detach() for inp in inputs)
     return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
@@ -148,8 +146,6 @@ _ZEROS_STRICT = {
 
 def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
     """Zeros (shaped as ``refs``) for the gradients that are None, or strict mode's errors."""
-    from ..creation import zeros_like
-
     res = ()
     for i, grads_i in enumerate(grads):
         if grads_i is None:
@@ -235,8 +231,6 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     vjp with a dummy vector ``u`` is linear in ``u``, and its gradient with respect to ``u`` in
     the direction ``v`` is ``J v``.
     """
-    from ..creation import zeros_like
-
     with enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _prepare(
             func, inputs, v, create_graph, strict, "jvp", "inputs")
@@ -351,8 +345,6 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def ensure_single_output_function(*inp):
-        from ..tensor import Tensor
-
         out = func(*inp)
         is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
         _check_requires_grad(t_out, "outputs", strict=strict)
@@ -397,8 +389,6 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """The product of the Hessian of the scalar function ``func`` at ``inputs`` with a vector
     ``v``, by the double-vjp trick. Returns ``(func_output, hvp)``; ``hvp`` has the inputs'
     shapes."""
-    from ..creation import zeros_like
-
     with enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _prepare(
             func, inputs, v, create_graph, strict, "hvp", "inputs")

@@ -5,14 +5,17 @@ import warnings
 
 import numpy as np
 
+from ..tensor import Tensor
+from ..creation import zeros_like
+from . import forward_ad
+from ..ops.complex import view_as_complex, view_as_real, complex as make_complex
+
 
 class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytical and a numerical Jacobian disagree."""
 
 
 def _outputs(func, inputs) -> tuple:
-    from ..tensor import Tensor
-
     out = func(*inputs)
     return (out,) if isinstance(out, Tensor) else tuple(o for o in out if isinstance(o, Tensor))
 
@@ -39,8 +42,6 @@ def _numerical_jacobian(func, inputs, wrt, eps):
 
 def _analytical_jacobian(func, inputs, wrt):
     from . import grad
-    from ..creation import zeros_like
-
     outs = _outputs(func, inputs)
     jac = [[np.zeros((inputs[i]._data.size, o._data.size)) for i in wrt] for o in outs]
     targets = [inputs[i] for i in wrt]
@@ -60,9 +61,6 @@ def _analytical_jacobian(func, inputs, wrt):
 def _forward_jacobian(func, inputs, wrt):
     """J[o][i] as ``_numerical_jacobian`` gives it, by forward mode: one dual evaluation per
     input element, its tangent that element's unit vector."""
-    from . import forward_ad
-    from ..creation import zeros_like
-
     outs = _outputs(func, inputs)
     jac = [[np.zeros((inputs[i]._data.size, o._data.size)) for i in wrt] for o in outs]
     for col, i in enumerate(wrt):
@@ -117,8 +115,6 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     differences, for every input that requires grad. Use float64 inputs. With
     ``check_forward_ad``, the forward-mode Jacobian too (``autograd.forward_ad``); with
     ``check_batched_grad``, vector-Jacobian products under ``vmap`` against one at a time."""
-    from ..tensor import Tensor
-
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if any(isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in inputs) or \
             any(o._data.dtype.kind == "c" for o in _outputs(func, inputs)):
@@ -161,9 +157,6 @@ def _as_real_pairs(func, inputs):
     imaginary parts (``view_as_real``): the real Jacobian of that function checks both
     Wirtinger derivatives, as PyTorch's gradcheck does for complex functions, and autograd's
     gradients through it are right only if the complex ones follow PyTorch's convention."""
-    from ..ops.complex import view_as_complex, view_as_real
-    from ..tensor import Tensor
-
     complex_in = [isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in inputs]
     pairs = tuple(view_as_real(t.detach()).clone().requires_grad_(t.requires_grad) if c else t
                   for t, c in zip(inputs, complex_in))
@@ -182,8 +175,6 @@ def _random_like(o, randn):
     both parts drawn)."""
     if o._data.dtype.kind != "c":
         return randn(o.shape, dtype=o.dtype, requires_grad=True)
-    from ..ops.complex import complex as make_complex
-
     real = o.dtype.to_real()
     return make_complex(randn(o.shape, dtype=real), randn(o.shape, dtype=real)).requires_grad_()
 
@@ -194,8 +185,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     gradients of func(*inputs)``, computed with ``create_graph=True``."""
     from . import grad
     from ..random import randn
-    from ..tensor import Tensor
-
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     outs = _outputs(func, inputs)
     if grad_outputs is None:

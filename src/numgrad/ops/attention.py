@@ -128,7 +128,7 @@ def attention_weights(q, k, mask, causal: bool, scale: float) -> Tensor:
         scores = scores.masked_fill(hide, float("-inf"))
     if mask is not None and mask.dtype != mask_dtype():
         scores = scores + mask
-    if hide is None and mask is None:
+    if mask is None:  # (a causal row always keeps its first key)
         return scores.softmax(-1)
     masked = (scores == float("-inf")).all(-1, keepdim=True)
     return masked.logical_not() * scores.masked_fill(masked, 0.0).softmax(-1)

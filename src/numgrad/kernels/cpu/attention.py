@@ -24,7 +24,7 @@ from numba import njit, prange
 
 from .elementwise import PARALLEL_THRESHOLD, _threaded
 from .mathfuncs import fast_exp
-from .softmax import _zero_of
+from .softmax import _lane_max, _lane_sum, _zero_of
 
 # Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
 # it (checked by tests/test_attention.py, as softmax.py's by tests/test_mathfuncs.py) invalidates
@@ -35,21 +35,31 @@ MATHFUNCS_DIGEST = "9fb3bd72168999de"
 @njit(cache=True, error_model="numpy", inline="always")
 def _bias_row(row, bias, b, h, i, strides, has_bias, causal, scale):
     """``row`` (one query's scores) scaled, plus the mask's bias, ``-inf`` past the diagonal
-    with ``causal``; returns its max (NaN if it holds one; ``-inf`` where every key is
-    masked)."""
+    with ``causal`` (each a loop of its own: they vectorise)."""
     n = row.shape[0]
     sb, sh, si, sj = strides
     start = b * sb + h * sh + i * si
-    ninf = _zero_of(scale) - np.float32(np.inf)  # (-inf in the rows' dtype)
-    m = ninf
-    for j in range(n):
-        x = row[j] * scale
-        if has_bias:
-            x += bias[start + j * sj]
-        if causal and j > i:
-            x = ninf
-        row[j] = x
-        m = x if x > m or x != x else m
+    if has_bias:
+        for j in range(n):
+            row[j] = row[j] * scale + bias[start + j * sj]
+    else:
+        for j in range(n):
+            row[j] = row[j] * scale
+    if causal:
+        ninf = _zero_of(scale) - np.float32(np.inf)  # (-inf in the rows' dtype)
+        for j in range(i + 1, n):
+            row[j] = ninf
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _row_max(row):
+    """The max of ``row``: NaN if it holds one (``_lane_max`` may skip a NaN, which the sum of
+    the exps then shows, but not where every other score is ``-inf``)."""
+    m = _lane_max(row)
+    if m == -np.inf:
+        for j in range(row.shape[0]):
+            if row[j] != row[j]:
+                return row[j]
     return m
 
 
@@ -59,16 +69,15 @@ def _forward_block(scores, bias, strides, has_bias, causal, scale, lse, n):
     b, h = n // heads, n % heads
     for i in range(scores.shape[2]):
         row = scores[b, h, i]
-        m = _bias_row(row, bias, b, h, i, strides, has_bias, causal, scale)
+        _bias_row(row, bias, b, h, i, strides, has_bias, causal, scale)
+        m = _row_max(row)
         if m == -np.inf:  # (every key masked: weights 0, PyTorch's logsumexp 0)
             row[:] = 0
             lse[b, h, i] = 0
             continue
-        total = 0.0
-        for j in range(row.shape[0]):
-            p = fast_exp(row[j] - m)
-            row[j] = p
-            total += p
+        for j in range(row.shape[0]):  # (the exps first, alone: they vectorise, as the sum)
+            row[j] = fast_exp(row[j] - m)
+        total = _lane_sum(row)
         inv = 1.0 / total
         for j in range(row.shape[0]):
             row[j] = row[j] * inv

@@ -74,6 +74,44 @@ def test_fills_and_bernoulli_draw_from_it():
     assert w._version_counter.value == 1 and w.requires_grad
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normals_are_box_muller_of_the_counters_words_on_any_threads(dtype, monkeypatch):
+    """Each value is Box-Muller of its counter's words (float32: two pairs of 24-bit uniforms a
+    counter, four values; float64: one pair of 53-bit uniforms, two values), checked against
+    NumPy's log, cos and sin in float64 (the kernel's series: a few units in the last place);
+    a draw of more counters than the kernel makes at a time (``_CHUNK``), and of a count that
+    ends inside a counter, on one thread and on two, gives the same bits, scaled by numbers in
+    float64 before rounding, and is a prefix of a longer draw."""
+    per = 4 if dtype == np.float32 else 2
+    n = per * (philox._CHUNK * 2 + 5) + per - 1
+    words = np.empty(4 * ((n + per - 1) // per), np.uint32)
+    philox._bits(5, 9, words)
+    words = words.astype(np.float64)
+    if per == 4:
+        u = np.floor(words / 256) / 2 ** 24
+        u1, u2 = u[0::2], u[1::2]
+    else:
+        u = (np.floor(words[0::2] / 32) * 2 ** 26 + np.floor(words[1::2] / 64)) / 2 ** 53
+        u1, u2 = u[0::2], u[1::2]
+    r = np.sqrt(-2 * np.log1p(-u1))
+    expected = np.stack([r * np.cos(2 * np.pi * u2), r * np.sin(2 * np.pi * u2)], 1).reshape(-1)
+    draws = []
+    for threads in (1, 2):
+        monkeypatch.setattr(philox._workers, "threads_for", lambda parts, large, t=threads: t)
+        state = np.array([5, 9], np.int64)
+        draws.append((philox.philox_normal(state, (n,), dtype),
+                      philox.philox_normal(np.array([5, 9], np.int64), (n,), dtype, 0.5, 3.0)))
+        assert state.tolist() == [5, 9 + (n + per - 1) // per]
+    (z, scaled), (z2, scaled2) = draws
+    assert z.dtype == scaled.dtype == dtype
+    assert z.tobytes() == z2.tobytes() and scaled.tobytes() == scaled2.tobytes()
+    ulp = np.finfo(dtype).eps
+    np.testing.assert_allclose(z, expected[:n], rtol=0, atol=6 * ulp * max(1.0, r.max()))
+    np.testing.assert_array_equal(scaled, (z.astype(np.float64) * 3.0 + 0.5).astype(dtype))
+    longer = philox.philox_normal(np.array([5, 9], np.int64), (n + 7,), dtype)
+    assert longer[:n].tobytes() == z.tobytes()
+
+
 # ------------------------------------------------------------------ the other draws
 def _within(counts, probabilities, sigmas=5.0):
     """Whether each count is within ``sigmas`` binomial standard deviations of its expectation."""

@@ -140,7 +140,7 @@ def test_draws_on_cuda_are_the_cpus_and_advance_the_generator_alike(dtype, monke
         assert all(t.device.type == device for t in out)
         return [t.cpu().numpy() for t in out], numgrad.get_rng_state().numpy()
 
-    for loop in ("_uniform32", "_uniform64", "_normal"):
+    for loop in ("_uniform32", "_uniform64", "_normal32", "_normal64"):
         monkeypatch.setattr(philox, loop, None)  # (a call of it raises)
     on_cuda, cuda_state = draws("cuda")
     monkeypatch.undo()

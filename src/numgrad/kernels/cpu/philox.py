@@ -14,13 +14,22 @@ range by Lemire's multiply-shift with rejection, so exactly uniform; a rejected 
 attempt takes the same word of the same counter with the counter's third word set to the
 attempt's number (1, 2 ...; every first attempt has it 0), so a rejection never moves the
 offset. A permutation (``_permutation``) is Fisher-Yates (inside out) with those bounded
-integers, one slot a step. Exponential values are ``-log(1 - u)`` of 53-bit uniforms (two a
-counter); a categorical draw (``_categorical``) inverts the cumulative weights at one 53-bit
-uniform a sample. The random bits are made in loops over whole counters that vectorise, and
-mapped to their ranges after.
+integers, one slot a step. Normal values are Box-Muller of pairs of uniforms, float32 ones in
+float32 from 24-bit uniforms (four a counter, as PyTorch computes float32 normals), the others in
+float64 from 53-bit ones (two a counter), with the logarithm, sine and cosine as series that
+vectorise and that the CUDA kernels compile too (``_gaussians``). Exponential values are
+``-log(1 - u)`` of 53-bit uniforms (two a counter); a categorical draw (``_categorical``) inverts
+the cumulative weights at one 53-bit uniform a sample. The random bits are made in loops over
+whole counters that vectorise, and mapped to their ranges after.
 """
+import math
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from . import _workers
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -94,18 +103,181 @@ def _uniform64(seed, offset, out):
     return (n + 1) // 2
 
 
-@njit(cache=True)
-def _normal(seed, offset, out):
-    """Standard normal values (Box-Muller on pairs of 53-bit uniforms), in float64."""
+def _series(sign: float, first: int, terms: int) -> tuple:
+    """The coefficients of the Taylor series in ``f`` of ``sin(pi/2 f)`` (``first`` 1) or
+    ``cos(pi/2 f)`` (``first`` 0), ``terms`` of them, in powers of ``f**2``."""
+    return tuple(sign ** k * (math.pi / 2) ** (2 * k + first) / math.factorial(2 * k + first)
+                 for k in range(terms))
+
+
+# (|f| <= 1/2: the terms left out are under 2**-53 of the sum)
+_S0, _S1, _S2, _S3, _S4, _S5, _S6, _S7, _S8 = _series(-1.0, 1, 9)
+_C0, _C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9 = _series(-1.0, 0, 10)
+_LN2 = math.log(2.0)
+_SQRT2 = math.sqrt(2.0)
+_MANTISSA = np.int64((1 << 52) - 1)
+_ONE = np.int64(1023 << 52)  # (the bits of 1.0)
+_SHIFTER = 1.5 * 2.0 ** 52  # (x + _SHIFTER - _SHIFTER: x rounded to an integer, |x| < 2**51)
+
+
+@njit(cache=True, inline="always")
+def _gaussians(u1, u2):
+    """Box-Muller: ``r cos(2 pi u2)`` and ``r sin(2 pi u2)`` with ``r = sqrt(-2 log(1 - u1))``,
+    two independent standard normal values of two uniforms in [0, 1) (float64; ``1 - u1`` in
+    (0, 1]: no log(0)), as ``r**2`` and the cosine and sine (the caller takes the square root
+    and the products: ``_pair``). The logarithm and the sine and cosine are series in
+    arithmetic alone (no call, so that a loop over counters vectorises), the CUDA kernels' too
+    (``kernels/cuda/philox.py`` compiles this function): ``log(x) = e log 2 + 2 atanh(s)`` for
+    ``x = y 2**e``, ``y`` in [sqrt(1/2), sqrt(2)), ``s = (y - 1) / (y + 1)``; ``2 pi u2 = (q +
+    f) pi / 2`` with ``q`` an integer and ``|f| <= 1/2``, the quarter turn ``q`` picking the
+    sine or the cosine of ``f pi / 2`` and its sign. Within a few units in the last place of
+    the exact values."""
+    x = 1.0 - u1
+    bits = np.float64(x).view(np.int64)
+    e = np.float64((bits >> np.int64(52)) - np.int64(1023))
+    y = np.int64((bits & _MANTISSA) | _ONE).view(np.float64)
+    big = y > _SQRT2
+    y = y * 0.5 if big else y
+    e = e + 1.0 if big else e
+    s = (y - 1.0) / (y + 1.0)
+    z = s * s
+    atanh = s + s * z * (1.0 / 3 + z * (1.0 / 5 + z * (1.0 / 7 + z * (1.0 / 9 + z * (
+        1.0 / 11 + z * (1.0 / 13 + z * (1.0 / 15 + z * (1.0 / 17 + z * (1.0 / 19 + z / 21)))))))))
+    squared = -2.0 * (e * _LN2 + 2.0 * atanh)  # (r**2, its square root taken by the caller)
+    v = 4.0 * u2
+    q = (v + _SHIFTER) - _SHIFTER
+    f = v - q
+    h = f * f
+    sine = f * (_S0 + h * (_S1 + h * (_S2 + h * (_S3 + h * (_S4 + h * (_S5 + h * (_S6 + h * (
+        _S7 + h * _S8))))))))
+    cosine = _C0 + h * (_C1 + h * (_C2 + h * (_C3 + h * (_C4 + h * (_C5 + h * (_C6 + h * (
+        _C7 + h * (_C8 + h * _C9))))))))
+    odd = (q == 1.0) | (q == 3.0)
+    c = sine if odd else cosine
+    c = -c if (q == 1.0) | (q == 2.0) else c
+    t = cosine if odd else sine
+    t = -t if (q == 2.0) | (q == 3.0) else t
+    return squared, c, t
+
+
+_F32 = np.float32
+_S32 = tuple(_F32(c) for c in _series(-1.0, 1, 5))  # (|f| <= 1/2: under 2**-24 left out)
+_C32 = tuple(_F32(c) for c in _series(-1.0, 0, 6))
+_ATANH32 = tuple(_F32(1.0 / k) for k in (3, 5, 7, 9, 11))
+_ZERO32, _HALF32, _ONE32, _TWO32F, _FOUR32 = _F32(0), _F32(0.5), _F32(1), _F32(2), _F32(4)
+_LN2_32, _SQRT2_32 = _F32(_LN2), _F32(_SQRT2)
+_SHIFTER32 = _F32(1.5 * 2.0 ** 23)
+
+
+@njit(cache=True, inline="always")
+def _gaussians32(u1, u2):
+    """``_gaussians`` in float32 (float32 uniforms of 24 bits, as PyTorch's CPU normal draws
+    of float32 values; shorter series, each constant float32, so that every operation is
+    float32 in Numba, in the CUDA simulator and on a GPU alike)."""
+    x = _ONE32 - u1
+    bits = np.int64(np.float32(x).view(np.int32))
+    e = np.float32((bits >> 23) - 127)
+    y = np.int32((bits & 0x7FFFFF) | 0x3F800000).view(np.float32)
+    big = y > _SQRT2_32
+    y = y * _HALF32 if big else y
+    e = e + _ONE32 if big else e
+    s = (y - _ONE32) / (y + _ONE32)
+    z = s * s
+    a3, a5, a7, a9, a11 = _ATANH32
+    atanh = s + s * z * (a3 + z * (a5 + z * (a7 + z * (a9 + z * a11))))
+    squared = _ZERO32 - _TWO32F * (e * _LN2_32 + _TWO32F * atanh)
+    v = _FOUR32 * u2
+    q = (v + _SHIFTER32) - _SHIFTER32
+    f = v - q
+    h = f * f
+    s0, s1, s2, s3, s4 = _S32
+    c0, c1, c2, c3, c4, c5 = _C32
+    sine = f * (s0 + h * (s1 + h * (s2 + h * (s3 + h * s4))))
+    cosine = c0 + h * (c1 + h * (c2 + h * (c3 + h * (c4 + h * c5))))
+    odd = (q == _ONE32) | (q == _F32(3))
+    c = sine if odd else cosine
+    c = -c if (q == _ONE32) | (q == _TWO32F) else c
+    t = cosine if odd else sine
+    t = -t if (q == _TWO32F) | (q == _F32(3)) else t
+    return squared, c, t
+
+
+@intrinsic
+def _sqrt(typingctx, x):
+    """The square root of a float32 or float64: LLVM's ``sqrt`` intrinsic (one instruction, in
+    vectors; Numba's ``math.sqrt`` calls libm's, which keeps a loop from vectorising).
+    Correctly rounded, as CUDA's ``math.sqrt``."""
+    if x not in (types.float32, types.float64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        f = builder.module.declare_intrinsic("llvm.sqrt", [args[0].type])
+        return builder.call(f, args)
+    return x(x), codegen
+
+
+@njit(cache=True, inline="always")
+def _pair(u1, u2):
+    """``_gaussians`` of the float64 uniforms ``u1`` and ``u2``."""
+    squared, c, t = _gaussians(u1, u2)
+    r = _sqrt(squared)
+    return r * c, r * t
+
+
+@njit(cache=True, inline="always")
+def _pair32(w1, w2):
+    """``_gaussians32`` of the 24-bit uniforms of the uint32 words ``w1`` and ``w2`` (as
+    ``_uniform32`` makes them)."""
+    scale = np.float32(1.0 / 16777216.0)
+    squared, c, t = _gaussians32(np.float32(w1 >> np.uint32(8)) * scale,
+                                 np.float32(w2 >> np.uint32(8)) * scale)
+    r = _sqrt(squared)
+    return r * c, r * t
+
+
+@njit(cache=True, inline="always")
+def _unit53w(hi, lo):
+    """``_unit53`` of two uint32 words (its value; converted as int32, which vectorises)."""
+    return (np.float64(np.int32(hi >> np.uint32(5))) * 67108864.0
+            + np.float64(np.int32(lo >> np.uint32(6)))) / 9007199254740992.0
+
+
+_CHUNK = 1024  # (counters whose words a normal draw makes at a time, into a buffer in cache)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _normal32(seed, offset, out, first, last):
+    """float32 draws: the standard normal values of counters ``first:last``, two pairs of
+    24-bit uniforms a counter (``_pair32``), into ``out`` (float32, or float64 to be scaled; the
+    values of whole counters). The words of ``_CHUNK`` counters are made first
+    (``_bits``, a loop that vectorises), then mapped (another, indexed from 0 up;
+    error_model="numpy": a zero-division check would keep it scalar)."""
     n = out.size
-    for b in range((n + 1) // 2):
-        w0, w1, w2, w3 = _words(seed, offset, b)
-        r = np.sqrt(-2.0 * np.log(1.0 - _unit53(w0, w1)))  # (1 - u in (0, 1]: no log(0))
-        t = 2.0 * np.pi * _unit53(w2, w3)
-        out[2 * b] = r * np.cos(t)
-        if 2 * b + 1 < n:
-            out[2 * b + 1] = r * np.sin(t)
-    return (n + 1) // 2
+    words = np.empty(4 * _CHUNK, np.uint32)
+    for start in range(first, last, _CHUNK):
+        stop = min(start + _CHUNK, last)
+        _bits(seed, offset + start, words[:4 * (stop - start)])
+        o = out[4 * start:min(n, 4 * stop)]
+        for k in range(o.size // 2):
+            z0, z1 = _pair32(words[2 * k], words[2 * k + 1])
+            o[2 * k] = z0
+            o[2 * k + 1] = z1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _normal64(seed, offset, out, first, last):
+    """float64 draws: ``_normal32`` with one pair of 53-bit uniforms a counter (``_pair``)."""
+    n = out.size
+    words = np.empty(4 * _CHUNK, np.uint32)
+    for start in range(first, last, _CHUNK):
+        stop = min(start + _CHUNK, last)
+        _bits(seed, offset + start, words[:4 * (stop - start)])
+        o = out[2 * start:min(n, 2 * stop)]
+        for k in range(o.size // 2):
+            z0, z1 = _pair(_unit53w(words[4 * k], words[4 * k + 1]),
+                           _unit53w(words[4 * k + 2], words[4 * k + 3]))
+            o[2 * k] = z0
+            o[2 * k + 1] = z1
 
 
 @njit(cache=True, inline="always")
@@ -256,14 +428,41 @@ def philox_uniform(state: np.ndarray, shape: tuple, dtype) -> np.ndarray:
     return out
 
 
+# Normal draws of this many values, and more, share their counters among threads (the values
+# are the counters', the same on any number of threads)
+THREADED = 1 << 17
+
+
 def philox_normal(state: np.ndarray, shape: tuple, dtype, mean=None, std=None) -> np.ndarray:
     """Standard normal values of ``shape`` and ``dtype`` from the generator ``state`` (advanced
     past the counters used); times ``std`` plus ``mean`` where given (numbers or arrays that
-    broadcast to ``shape``; an array ``std`` with an element under 0 raises PyTorch's error)."""
+    broadcast to ``shape``; an array ``std`` with an element under 0 raises PyTorch's error).
+    float32 values are computed in float32 from 24-bit uniforms (four values a counter:
+    ``_normal32``), the others in float64 from 53-bit ones (two a counter: ``_normal64``) and
+    rounded; values scaled in float64, then rounded. Large draws share their counters among
+    threads (the values are the counters', the same on any number of threads)."""
     if std is not None and np.any(np.asarray(std) < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    out = np.empty(shape, np.float64)
-    _draw(state, _normal, out.reshape(-1))
+    dtype = np.dtype(dtype)
+    narrow = dtype == np.float32
+    per = 4 if narrow else 2  # (values a counter)
+    plain = mean is None and std is None  # (else scaled in float64, then rounded)
+    out = np.empty(shape, dtype if narrow and plain else np.float64)
+    flat = out.reshape(-1)
+    kernel = _normal32 if narrow else _normal64
+    seed, offset = int(state[0]), int(state[1])
+    whole = flat.size // per  # (counters all of whose values are used)
+    threads = _workers.threads_for(whole, flat.size >= THREADED)
+    if threads <= 1:
+        kernel(seed, offset, flat[:per * whole], 0, whole)
+    else:
+        _workers.run(_workers.spans(whole, threads), lambda span, slot:
+                     kernel(seed, offset, flat[:per * whole], *span), threads)
+    if flat.size % per:  # (the last counter, some of whose values are used)
+        last = np.empty(per, flat.dtype)
+        kernel(seed, (offset + whole + 2 ** 63) % 2 ** 64 - 2 ** 63, last, 0, 1)
+        flat[per * whole:] = last[:flat.size % per]
+    state[1] += whole + (flat.size % per > 0)
     if std is not None:
         out *= std
     if mean is not None:

@@ -5,9 +5,11 @@ by the same counters for the same draw.
 The words of a counter are computed by the CPU's own functions (``_block``, ``_words``,
 ``_unit53``, compiled as device functions from their Python source), one counter a thread, so
 uniform values are the CPU's bit for bit: dropout masks and ``bernoulli_`` draws on a GPU are
-the CPU's for the same seed. Normal values are the same Box-Muller of the same uniforms, with
-libdevice's ``log``, ``sqrt``, ``cos`` and ``sin`` (which may round the last bit otherwise than
-the CPU's libm, as PyTorch's CUDA and CPU normals differ). The draws with data-dependent work
+the CPU's for the same seed. Normal values are the same Box-Muller of the same uniforms, the
+CPU's own functions too (``_gaussians``, ``_gaussians32``: the logarithm, sine and cosine as
+series in arithmetic alone), with a correctly rounded square root: the simulator gives the
+CPU's values bit for bit; a GPU may round a last bit otherwise where NVVM fuses a multiply and
+an add (as PyTorch's CUDA and CPU normals differ). The draws with data-dependent work
 (bounded integers with rejection, permutations, categorical draws) and those with array
 parameters run on the host, the CPU's kernels, and are uploaded.
 """
@@ -63,21 +65,61 @@ def _uniform64_k(seed, offset, out):
             out[2 * b + 1] = _unit53(w2, w3)
 
 
+_gaussians = cuda.jit(device=True)(_cpu._gaussians.py_func)
+_gaussians32 = cuda.jit(device=True)(_cpu._gaussians32.py_func)
+
+
+@cuda.jit(device=True)
+def _pair(u1, u2):
+    """The CPU's ``_pair``: ``_gaussians`` of two float64 uniforms, the square root taken."""
+    squared, c, t = _gaussians(u1, u2)
+    r = math.sqrt(squared)
+    return r * c, r * t
+
+
+@cuda.jit(device=True)
+def _pair32(w1, w2):
+    """The CPU's ``_pair32``: ``_gaussians32`` of the 24-bit uniforms of two words (the square
+    root correctly rounded to float32, as the CPU's and, from float64, the simulator's)."""
+    scale = np.float32(1.0 / 16777216.0)
+    squared, c, t = _gaussians32(np.float32(np.uint32(w1) >> np.uint32(8)) * scale,
+                                 np.float32(np.uint32(w2) >> np.uint32(8)) * scale)
+    r = np.float32(math.sqrt(squared))
+    return r * c, r * t
+
+
 @cuda.jit
-def _normal_k(seed, offset, scaled, mean, std, out):
-    """Normal values into ``out`` (float32 or float64), computed in float64 as the CPU's
-    ``_normal``: times ``std`` plus ``mean`` where ``scaled``, then converted."""
+def _normal32_k(seed, offset, scaled, mean, std, out):
+    """float32 normal values into ``out``, the CPU's ``_normal`` (two pairs of 24-bit uniforms a
+    counter, ``_gaussians32``), one counter a thread: times ``std`` plus ``mean`` in float64
+    where ``scaled``, then rounded."""
+    n = out.size
+    for b in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
+        w0, w1, w2, w3 = _words(seed, offset, b)
+        z0, z1 = _pair32(w0, w1)
+        z2, z3 = _pair32(w2, w3)
+        i = 4 * b
+        out[i] = np.float64(z0) * std + mean if scaled else z0
+        if i + 1 < n:
+            out[i + 1] = np.float64(z1) * std + mean if scaled else z1
+        if i + 2 < n:
+            out[i + 2] = np.float64(z2) * std + mean if scaled else z2
+        if i + 3 < n:
+            out[i + 3] = np.float64(z3) * std + mean if scaled else z3
+
+
+@cuda.jit
+def _normal64_k(seed, offset, scaled, mean, std, out):
+    """float64 normal values into ``out``, the CPU's ``_normal`` (one pair of 53-bit uniforms a
+    counter, ``_gaussians``), one counter a thread: times ``std`` plus ``mean`` where
+    ``scaled``."""
     n = out.size
     for b in range(cuda.grid(1), (n + 1) // 2, cuda.gridsize(1)):
         w0, w1, w2, w3 = _words(seed, offset, b)
-        r = math.sqrt(-2.0 * math.log(1.0 - _unit53(w0, w1)))  # (1 - u in (0, 1]: no log(0))
-        t = 2.0 * math.pi * _unit53(w2, w3)
-        z0, z1 = r * math.cos(t), r * math.sin(t)
-        if scaled:
-            z0, z1 = z0 * std + mean, z1 * std + mean
-        out[2 * b] = z0
+        z0, z1 = _pair(_unit53(w0, w1), _unit53(w2, w3))
+        out[2 * b] = z0 * std + mean if scaled else z0
         if 2 * b + 1 < n:
-            out[2 * b + 1] = z1
+            out[2 * b + 1] = z1 * std + mean if scaled else z1
 
 
 def _counters(n: int, per: int) -> int:
@@ -101,20 +143,23 @@ def philox_uniform(state: np.ndarray, shape: tuple, dtype):
 
 def philox_normal(state: np.ndarray, shape: tuple, dtype, mean=None, std=None):
     """Normal values of ``shape`` and ``dtype`` from the generator ``state`` (advanced past the
-    counters used), times ``std`` plus ``mean`` where given: on the device for numbers, on the
-    host (the CPU's kernel, uploaded) for arrays."""
-    if isinstance(mean, np.ndarray) or isinstance(std, np.ndarray):
+    counters used), times ``std`` plus ``mean`` where given: on the device for numbers and
+    float32 or float64, on the host (the CPU's kernel, uploaded) for arrays and other dtypes."""
+    dtype = np.dtype(dtype)
+    if isinstance(mean, np.ndarray) or isinstance(std, np.ndarray) or \
+            dtype not in (np.float32, np.float64):
         return upload(_cpu.philox_normal(state, shape, dtype, mean, std))
     if std is not None and std < 0:
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    out = empty(tuple(shape), np.dtype(dtype))
+    out = empty(tuple(shape), dtype)
     n = out.size
-    used = _counters(n, 2)
+    narrow = dtype == np.float32
+    used = _counters(n, 4 if narrow else 2)
     scaled = mean is not None or std is not None
     if n:
-        launch(_normal_k, used)(int(state[0]), int(state[1]), scaled,
-                                0.0 if mean is None else float(mean),
-                                1.0 if std is None else float(std), flat(out))
+        launch(_normal32_k if narrow else _normal64_k, used)(
+            int(state[0]), int(state[1]), scaled, 0.0 if mean is None else float(mean),
+            1.0 if std is None else float(std), flat(out))
     state[1] += used
     return out
 

@@ -145,7 +145,8 @@ def hand_written() -> list:
     table += [
         (philox, "_uniform32_k", [(I64, I64, A(F32))]),
         (philox, "_uniform64_k", [(I64, I64, A(F64))]),
-        (philox, "_normal_k", [(I64, I64, BOOL, F64, F64, A(t)) for t in FLOAT]),
+        (philox, "_normal32_k", [(I64, I64, BOOL, F64, F64, A(F32))]),
+        (philox, "_normal64_k", [(I64, I64, BOOL, F64, F64, A(F64))]),
         (predicates, "_mode_rows_k", [(A(t), A(t), I64, A(t), META) for t in ALL]),
         (predicates, "_nan_to_num_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
         (predicates, "_isclose_k", [(A(t), A(t), t, t, BOOL, A(BOOL)) for t in FLOAT]),

@@ -268,7 +268,7 @@ _SIZES = {name: ("self",) for name in (
     "SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "ViewBackward0",
     "ExpandBackward0", "IndexBackward0", "UnsafeViewBackward0", "RepeatBackward0",
     "DiagonalBackward0", "DiagonalBackward0_copy", "IndexSelectBackward0", "SortBackward0",
-    "TopkBackward0", "TraceBackward0", "UnfoldBackward0", "UpsampleNearest1DBackward0",
+    "TopkBackward0", "TraceBackward0", "SplitBackward0", "SplitWithSizesBackward0", "UnfoldBackward0", "UpsampleNearest1DBackward0",
     "UpsampleNearest2DBackward0", "UpsampleNearest3DBackward0", "UpsampleLinear1DBackward0",
     "UpsampleBilinear2DBackward0", "UpsampleBicubic2DBackward0", "UpsampleTrilinear3DBackward0",
     "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2")}
@@ -295,7 +295,8 @@ _PARAMS_SHOWN = {
     "training", "num_groups", "upper", "ord", "dim0", "dim1", "dims", "ignore_index", "target",
     "weight", "transposed", "output_padding", "approximate", "sparse_grad", "normalized_shape",
     "padding_idx", "scale_grad_by_freq", "sparse", "repeats", "shifts", "diagonal", "offset",
-    "dim2", "beta", "delta", "upscale_factor", "downscale_factor", "pad", "mask",
+    "dim2", "beta", "delta", "upscale_factor", "downscale_factor", "pad", "mask", "split_size",
+    "split_sizes",
 }
 
 

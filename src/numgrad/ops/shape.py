@@ -243,6 +243,32 @@ class Narrow(Op):
         return (_pad_dim(grad, dim, before, after),)
 
 
+@register
+class SplitPart(Narrow):
+    """One part of ``split``/``chunk`` by a size: ``narrow`` under PyTorch's node name, its
+    ``split_size`` kept for ``_saved_split_size``. (PyTorch's node is one for all the parts.)"""
+
+    name, node = "split", "SplitBackward0"
+    samples = (Sample(lambda m, a: a.split(2, 1)[1], ((3, 4),)),
+               Sample(lambda m, a: m.chunk(a, 2, -1)[0], ((2, 3),)))
+
+    @staticmethod
+    def forward(K, a, *, dim, start, length, split_size):
+        return Narrow.forward(K, a, dim=dim, start=start, length=length)
+
+
+@register
+class SplitWithSizesPart(Narrow):
+    """One part of ``split`` by a list of sizes (``split_with_sizes``)."""
+
+    name, node = "split_with_sizes", "SplitWithSizesBackward0"
+    samples = (Sample(lambda m, a: a.split([1, 3], 1)[1], ((3, 4),)),)
+
+    @staticmethod
+    def forward(K, a, *, dim, start, length, split_sizes):
+        return Narrow.forward(K, a, dim=dim, start=start, length=length)
+
+
 def _pad_dim(grad: Tensor, dim: int, before: int, after: int) -> Tensor:
     """``grad`` with zeros added before and after it along ``dim`` (recorded, via cat)."""
     parts = []
@@ -593,7 +619,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor._data.ndim)
     size = tensor._data.shape[d]
-    if isinstance(split_size_or_sections, (int, np.integer)):
+    by_size = isinstance(split_size_or_sections, (int, np.integer))
+    if by_size:
         step = int(split_size_or_sections)
         if step < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
@@ -611,9 +638,12 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={sizes}"
             )
-    parts, start = [], 0
+    op, arg = (SplitPart, {"split_size": step}) if by_size else (
+        SplitWithSizesPart, {"split_sizes": tuple(sizes)})
+    parts, start, data = [], 0, tensor._data
     for n in sizes:
-        parts.append(narrow(tensor, d, start, n))
+        part = apply(op, (tensor,), (data,), dim=d, start=start, length=n, **arg)
+        parts.append(part if d == dim else _dim_given(part, dim, d))
         start += n
     return tuple(parts)
 

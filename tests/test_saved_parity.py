@@ -176,6 +176,10 @@ def _cases(m):
         "bce_with_logits_pos_weight": lambda: F.binary_cross_entropy_with_logits(
             x, m.tensor(X).sigmoid(), pos_weight=m.tensor(V)),
         "elu": lambda: F.elu(x),
+        "elu_int_alpha": lambda: F.elu(x, 2),
+        "softplus": lambda: F.softplus(x),
+        "softplus_floats": lambda: F.softplus(x, 2.0, 10.5),
+        "relu6": lambda: F.relu6(x),
         "selu": lambda: F.selu(x),
         "rsub": lambda: 1 - x,
         "addcmul": lambda: m.addcmul(x, m.tensor(X), m.tensor(X), value=0.5),

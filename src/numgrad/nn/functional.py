@@ -13,6 +13,7 @@ from .._dtype import bool_ as _bool
 from ..creation import empty_like as _empty_like
 from ..creation import zeros_like as _zeros_like
 from ..ops import loss as _loss
+from ..autograd.graph import keep_given as _keep_given
 from ..tensor import Tensor
 from ..ops import activation as _act
 from ..ops.normalization import batch_norm  # noqa: F401  (NativeBatchNormBackward0)
@@ -275,7 +276,12 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``; the gradient at 0 is ``alpha``."""
-    return _act.elu_(input, alpha) if inplace else _act.elu(input, alpha)
+    if inplace:
+        return _act.elu_(input, alpha)
+    out = _act.elu(input, alpha)
+    if type(alpha) is int:  # (PyTorch's node shows the number as given)
+        _keep_given(out, alpha=alpha)
+    return out
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -338,10 +344,13 @@ def tanhshrink(input: Tensor) -> Tensor:
     return input - input.tanh()
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``, as
     PyTorch; its gradient is ``sigmoid(beta * x)`` (0.5 at 0)."""
-    return _act.softplus(input, beta, threshold)
+    out = _act.softplus(input, beta, threshold)
+    if type(beta) is int or type(threshold) is int:  # (PyTorch's node shows them as given)
+        _keep_given(out, beta=beta, threshold=threshold)
+    return out
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
@@ -361,7 +370,11 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``hardtanh(input, 0, 6)``."""
-    return hardtanh(input, 0.0, 6.0, inplace)
+    if inplace:
+        return hardtanh(input, 0.0, 6.0, True)
+    out = hardtanh(input, 0.0, 6.0)
+    _keep_given(out, lo=0, hi=6)  # (PyTorch's relu6 is ``hardtanh(input, 0, 6)``, ints shown)
+    return out
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

@@ -492,27 +492,21 @@ def softplus_backward(grad: Tensor, input: Tensor, beta: float, threshold: float
                  threshold=float(threshold))
 
 
-@register
-class Softplus(Op):
-    name, node = "softplus", "SoftplusBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.nn.functional.softplus(a), _one),
-               Sample(lambda m, a: m.nn.functional.softplus(a, 2.0, 1.5), ((5,),)))
+def _softplus(K, a, *, beta, threshold):
+    if beta == 1:
+        return K.binary(K.SOFTPLUS, a, _param(a, threshold))
+    z = K.binary(K.MUL, a, _param(a, beta))
+    soft = K.binary(K.DIV, K.binary(K.SOFTPLUS, z, _param(a, np.inf)), _param(a, beta))
+    return K.where(K.binary(K.GT, z, _param(a, threshold), np.bool_), a, soft)
 
-    @staticmethod
-    def forward(K, a, *, beta, threshold):
-        if beta == 1:
-            return K.binary(K.SOFTPLUS, a, _param(a, threshold))
-        z = K.binary(K.MUL, a, _param(a, beta))
-        soft = K.binary(K.DIV, K.binary(K.SOFTPLUS, z, _param(a, np.inf)), _param(a, beta))
-        return K.where(K.binary(K.GT, z, _param(a, threshold), np.bool_), a, soft)
 
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (softplus_backward(grad, a, ctx.params["beta"], ctx.params["threshold"]),)
+@formula_op("softplus", "SoftplusBackward0", "SOFTPLUS", arity=2, forward=_softplus,
+            save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.nn.functional.softplus(a), _one),
+                     Sample(lambda m, a: m.nn.functional.softplus(a, 2.0, 1.5), ((5,),))))
+def Softplus(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (softplus_backward(grad, a, ctx.params["beta"], ctx.params["threshold"]),)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

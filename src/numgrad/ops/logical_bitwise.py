@@ -9,7 +9,7 @@ import numpy as np
 from .._dtype import torch_name
 from ..tensor import Tensor
 from ._promote import binary_operands
-from .registry import Op, Sample, apply, register
+from .registry import Sample, apply
 from ._formula import BinaryFormula, make as make_formula_op
 from ._common import _broadcast, _tensor_only, _two
 from typing import TYPE_CHECKING
@@ -129,19 +129,12 @@ bitwise_right_shift: BinaryOp = _binary_int(
     "negative or at least the width gives the sign, 0 or -1).")
 
 
-@register
-class BitwiseNot(Op):
-    """``~input``: each bit flipped (``not`` of a bool); not differentiable."""
-
-    name, node = "bitwise_not", ""
-    differentiable = False
-    on_cuda = True
-    samples = (Sample(lambda m, a: m.bitwise_not(_ints(a)), ((3, 4),), grad=False),
-               Sample(lambda m, a: ~(a > 0), ((5,),), grad=False))
-
-    @staticmethod
-    def forward(K, a):
-        return K.unary(K.BITWISE_NOT, a)
+BitwiseNot = make_formula_op(
+    "bitwise_not", "", "BITWISE_NOT", differentiable=False, jvp=None,
+    doc="``~input``: each bit flipped (``not`` of a bool); not differentiable.",
+    samples=(Sample(lambda m, a: m.bitwise_not(_ints(a)), ((3, 4),), grad=False),
+             Sample(lambda m, a: ~(a > 0), ((5,),), grad=False)),
+    cls_name="BitwiseNot", module=__name__)
 
 
 def bitwise_not(input: Tensor) -> Tensor:
@@ -152,19 +145,16 @@ def bitwise_not(input: Tensor) -> Tensor:
     return apply(BitwiseNot, (input,), (input._data,))
 
 
-@register
-class LogicalNot(Op):
-    """``not input`` elementwise (zero is false, NaN true), a bool tensor."""
+def _logical_not(K, a):
+    return K.binary(K.EQ, a, np.zeros((), a.dtype), np.bool_)
 
-    name, node = "logical_not", ""
-    differentiable = False
-    on_cuda = True
-    samples = (Sample(lambda m, a: m.logical_not(a), ((3, 4),), grad=False),
-               Sample(lambda m, a: _ints(a).logical_not(), ((5,),), grad=False))
 
-    @staticmethod
-    def forward(K, a):
-        return K.binary(K.EQ, a, np.zeros((), a.dtype), np.bool_)
+LogicalNot = make_formula_op(
+    "logical_not", "", "EQ", arity=2, forward=_logical_not, differentiable=False, jvp=None,
+    doc="``not input`` elementwise (zero is false, NaN true), a bool tensor: ``input == 0``.",
+    samples=(Sample(lambda m, a: m.logical_not(a), ((3, 4),), grad=False),
+             Sample(lambda m, a: _ints(a).logical_not(), ((5,),), grad=False)),
+    cls_name="LogicalNot", module=__name__)
 
 
 def logical_not(input: Tensor) -> Tensor:

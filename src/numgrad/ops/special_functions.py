@@ -16,8 +16,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._promote import binary_operands, floating_operand
 from .elementwise import where
-from . import _jvp
-from .registry import Op, Sample, apply, kernels_for, register
+from .registry import Sample, apply, kernels_for
 from ._formula import BinaryFormula, formula_op, make as make_formula_op
 from ._common import _broadcast, _ng, _two
 
@@ -68,26 +67,19 @@ def Digamma(ctx, grad):
     return (grad * polygamma(1, a),)
 
 
-@register
-class Polygamma(Op):
-    """The ``n``-th derivative of digamma (``n`` = 0 is digamma itself)."""
+def _polygamma(K, a, *, n):
+    return K.binary(K.POLYGAMMA, a, np.asarray(n, a.dtype))
 
-    name, node = "polygamma", "PolygammaBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.polygamma(1, a), ((3, 4),), low=0.2, high=4.0),
-               Sample(lambda m, a: a.polygamma(2), ((5,),), low=0.5, high=3.0),
-               Sample(lambda m, a: m.polygamma(3, a), ((2, 3),), low=-1.8, high=-1.2))
 
-    @staticmethod
-    def forward(K, a, *, n):
-        return K.binary(K.POLYGAMMA, a, np.asarray(n, a.dtype))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (grad * polygamma(ctx.params["n"] + 1, a),)
+@formula_op("polygamma", "PolygammaBackward0", "POLYGAMMA", arity=2, forward=_polygamma,
+            save_inputs=(0,),
+            doc="The ``n``-th derivative of digamma (``n`` = 0 is digamma itself).",
+            samples=(Sample(lambda m, a: m.polygamma(1, a), ((3, 4),), low=0.2, high=4.0),
+                     Sample(lambda m, a: a.polygamma(2), ((5,),), low=0.5, high=3.0),
+                     Sample(lambda m, a: m.polygamma(3, a), ((2, 3),), low=-1.8, high=-1.2)))
+def Polygamma(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (grad * polygamma(ctx.params["n"] + 1, a),)
 
 
 def lgamma(input: Tensor) -> Tensor:
@@ -298,14 +290,12 @@ POLYNOMIALS = {name: _polynomial(name, code, doc) for name, code, doc in (
 
 
 # ------------------------------------------------------------------ xlogy
-class _Xlogy(Op):
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
+class _Xlogy(BinaryFormula):
+    """The formula XLOGY of (input, other); ``xlogy`` of a number and a tensor makes the number
+    a 0-d array."""
 
-    @staticmethod
-    def forward(K, a, b):
-        return K.binary(K.XLOGY, a, b)
+    code = "XLOGY"
+    save_inputs = (0, 1)
 
     @staticmethod
     def backward(ctx, grad):
@@ -319,35 +309,29 @@ class _Xlogy(Op):
         return grad_a, grad_b
 
 
-@register
-class Xlogy(_Xlogy):
-    name, node = "xlogy", "XlogyBackward0"
-    samples = (Sample(lambda m, a, b: m.xlogy(a, b), _two, low=0.5),
-               Sample(lambda m, a, b: a.xlogy(b), _broadcast, low=0.5))
+Xlogy = make_formula_op("xlogy", "XlogyBackward0", "XLOGY", arity=2, base=_Xlogy,
+                        samples=(Sample(lambda m, a, b: m.xlogy(a, b), _two, low=0.5),
+                                 Sample(lambda m, a, b: a.xlogy(b), _broadcast, low=0.5)),
+                        cls_name="Xlogy", module=__name__)
+XlogyScalarSelf = make_formula_op(
+    "xlogy_scalar_self", "XlogyBackward1", "XLOGY", arity=2, base=_Xlogy,
+    samples=(Sample(lambda m, b: m.xlogy(2.0, b), ((3, 4),), low=0.5),),
+    cls_name="XlogyScalarSelf", module=__name__)
 
 
-@register
-class XlogyScalarSelf(_Xlogy):
-    name, node = "xlogy_scalar_self", "XlogyBackward1"
-    samples = (Sample(lambda m, b: m.xlogy(2.0, b), ((3, 4),), low=0.5),)
+def _xlogy_scalar_other(K, a, b, *, other):
+    return K.binary(K.XLOGY, a, b)
 
 
-@register
-class XlogyScalarOther(_Xlogy):
-    name, node = "xlogy_scalar_other", "XlogyBackward2"
-    samples = (Sample(lambda m, a: m.xlogy(a, 3.0), ((3, 4),)),)
-
-    @staticmethod
-    def forward(K, a, b, *, other):
-        return K.binary(K.XLOGY, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # PyTorch's: grad * log(other) for a positive number ``other`` (where input is 0 too)
-        other = ctx.params["other"]
-        if other > 0:
-            return grad * math.log(other), None
-        return _Xlogy.backward(ctx, grad)
+@formula_op("xlogy_scalar_other", "XlogyBackward2", "XLOGY", arity=2, base=_Xlogy,
+            forward=_xlogy_scalar_other,
+            samples=(Sample(lambda m, a: m.xlogy(a, 3.0), ((3, 4),)),))
+def XlogyScalarOther(ctx, grad):
+    # PyTorch's: grad * log(other) for a positive number ``other`` (where input is 0 too)
+    other = ctx.params["other"]
+    if other > 0:
+        return grad * math.log(other), None
+    return _Xlogy.backward(ctx, grad)
 
 
 def xlogy(input, other) -> Tensor:

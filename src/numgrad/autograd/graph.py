@@ -268,7 +268,9 @@ _SIZES = {name: ("self",) for name in (
     "SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "ViewBackward0",
     "ExpandBackward0", "IndexBackward0", "UnsafeViewBackward0", "RepeatBackward0",
     "DiagonalBackward0", "DiagonalBackward0_copy", "IndexSelectBackward0", "SortBackward0",
-    "TopkBackward0", "TraceBackward0", "SplitBackward0", "SplitWithSizesBackward0", "UnfoldBackward0", "UpsampleNearest1DBackward0",
+    "TopkBackward0", "SortBackward1", "MedianBackward1", "NanmedianBackward1", "ModeBackward0",
+    "TraceBackward0",
+    "SplitBackward0", "SplitWithSizesBackward0", "UnfoldBackward0", "UpsampleNearest1DBackward0",
     "UpsampleNearest2DBackward0", "UpsampleNearest3DBackward0", "UpsampleLinear1DBackward0",
     "UpsampleBilinear2DBackward0", "UpsampleBicubic2DBackward0", "UpsampleTrilinear3DBackward0",
     "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2")}
@@ -461,7 +463,7 @@ def _view_arg(k: int):
             return (-1, int(name == "imag"), tuple(node.input_shapes[0]) + (2,))[k]
         if name != "narrow":  # (unsqueeze)
             return _param(node, "dim")
-        dim, start, length = p["dim"], p["start"], p["length"]
+        dim, start, length = _param(node, "dim"), p["start"], p["length"]
         size = node.input_shapes[0][dim]
         start = start + size if start < 0 else start
         return (dim, start, start + length, 1, tuple(node.input_shapes[0]))[k]
@@ -515,6 +517,16 @@ def _layer_norm_stat(node, which: str):
 def _indices(node):
     """The indices an op kept in its parameters (sort, topk, cummax...), as a tensor."""
     return _as_tensor(node.params["indices"])
+
+
+def _kept_indices(node):
+    """The indices a reduction over one dim kept with that dim (median, mode), shaped as its
+    output, as PyTorch's node keeps them."""
+    out = _as_tensor(node.params["indices"])
+    shape = node.input_shapes[0]
+    if not node.params["keepdim"] and shape and out.ndim == len(shape):
+        out = out.squeeze(node.params["dim"])
+    return out
 
 
 def _pool_indices(node):
@@ -599,7 +611,9 @@ _COMPUTED = {
     "NllLossBackward0": {"total_weight": _nll_total_weight},
     "ProdBackward1": {"dim": lambda n: _param(n, "dims")[0]},
     "RollBackward0": {"dims": lambda n: _param(n, "dims") or ()},
-    "SortBackward0": {"indices": _indices}, "TopkBackward0": {"indices": _indices},
+    "SortBackward0": {"indices": _indices}, "SortBackward1": {"indices": _indices},
+    "TopkBackward0": {"indices": _indices}, "MedianBackward1": {"indices": _kept_indices},
+    "NanmedianBackward1": {"indices": _kept_indices}, "ModeBackward0": {"indices": _kept_indices},
     "CummaxBackward0": {"indices": _indices}, "CumminBackward0": {"indices": _indices},
     "MaxPool2DWithIndicesBackward0": {"result1": _pool_indices},
     "MaxPool3DWithIndicesBackward0": {"result1": _pool_indices},

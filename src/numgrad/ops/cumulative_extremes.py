@@ -136,7 +136,11 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"logcumsumexp_out_cpu\" not implemented for '{torch_name(input._data.dtype)}'")
-    return apply(Logcumsumexp, (input,), (input._data,), dim=_dim(input, dim))
+    d = _dim(input, dim)
+    out = apply(Logcumsumexp, (input,), (input._data,), dim=d)
+    if d != dim:  # (PyTorch's node shows the dim as given)
+        keep_given(out, dim=int(dim))
+    return out
 
 
 __all__ = ["cummax", "cummin", "logcumsumexp"]

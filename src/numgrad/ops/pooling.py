@@ -574,7 +574,15 @@ def _max_pool(n: int, input: Tensor, kernel_size, stride, padding, dilation, cei
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
     """``(output, indices)`` of 2-D max pooling (``F.max_pool2d_with_indices``)."""
-    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
+    out, indices = _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
+    _stride_given(out, stride)
+    return out, indices
+
+
+def _stride_given(out: Tensor, stride) -> None:
+    """PyTorch's node shows the stride as given: () where none was (the kernel's size used)."""
+    if stride is None or stride == []:
+        keep_given(out, stride=())
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
@@ -585,8 +593,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     ``ceil_mode`` rounds the output size up. With ``return_indices``, also the index of each
     maximum in its plane (``h * W + w``)."""
     out, indices = _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
-    if stride is None or stride == []:  # (PyTorch's node shows the stride as given: ())
-        keep_given(out, stride=())
+    _stride_given(out, stride)
     return (out, indices) if return_indices else out
 
 
@@ -689,8 +696,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         _not_implemented("avg_pool2d", input)
     out = _avg_pool(AvgPool2d, input, kernel, strides, pads, out_size, ceil_mode,
                     count_include_pad, divisor_override)
-    if stride is None or stride == []:  # (PyTorch's node shows the stride as given: ())
-        keep_given(out, stride=())
+    _stride_given(out, stride)
     return out
 
 
@@ -942,13 +948,16 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     (C, D, H, W) or (N, C, D, H, W) input (as ``max_pool2d``'s, with a depth); with
     ``return_indices``, also the index of each maximum in its volume (``(d*H + h)*W + w``)."""
     out, indices = _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+    _stride_given(out, stride)
     return (out, indices) if return_indices else out
 
 
 def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
     """``(output, indices)`` of 3-D max pooling."""
-    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+    out, indices = _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+    _stride_given(out, stride)
+    return out, indices
 
 
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -966,8 +975,10 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     _shape_check3d(input, kernel, strides, pads, (1, 1, 1), out_size, True)
     if input._data.dtype.kind not in "fiu":
         _not_implemented("avg_pool3d_out_frame", input)
-    return _avg_pool(AvgPool3d, input, kernel, strides, pads, out_size, ceil_mode,
-                     count_include_pad, divisor_override)
+    out = _avg_pool(AvgPool3d, input, kernel, strides, pads, out_size, ceil_mode,
+                    count_include_pad, divisor_override)
+    _stride_given(out, stride)
+    return out
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:

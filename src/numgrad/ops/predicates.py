@@ -460,8 +460,8 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     chosen = K.gather_dim(indices, d, pos)
     picked = K.gather_dim(values, d, pos)
     shape = _result_shape(data.shape, (d,), keepdim)
-    out = apply(op, (input,), (K.reshape_view(picked, shape),), dim=d, indices=chosen,
-                keepdim=keepdim)
+    out = _given(apply(op, (input,), (K.reshape_view(picked, shape),), dim=d, indices=chosen,
+                       keepdim=keepdim), dim, d)
     return result(out, Tensor._wrap(K.reshape_view(chosen, shape)))
 
 
@@ -502,8 +502,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
         out = apply(Mode, (input,), (values,), dim=0, indices=indices, keepdim=True)
         return _ModeResult(out, Tensor._wrap(indices))
     shape = _result_shape(data.shape, (d,), keepdim)
-    out = apply(Mode, (input,), (K.reshape_view(values, shape),), dim=d, indices=indices,
-                keepdim=keepdim)
+    out = _given(apply(Mode, (input,), (K.reshape_view(values, shape),), dim=d, indices=indices,
+                       keepdim=keepdim), dim, d)
     return _ModeResult(out, Tensor._wrap(K.reshape_view(indices, shape)))
 
 

@@ -548,7 +548,8 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         start += size
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return apply(Narrow, (input,), (input._data,), dim=d, start=start, length=length)
+    return _dim_given(apply(Narrow, (input,), (input._data,), dim=d, start=start, length=length),
+                      dim, d)
 
 
 def _check_same_rank(tensors, what: str):
@@ -658,7 +659,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     size = input._data.shape[d]
     if not size:  # ``chunks`` empty pieces, as PyTorch (split would give one)
         return split(input, [0] * chunks, d)
-    return split(input, -(-size // chunks), d)
+    return split(input, -(-size // chunks), dim)
 
 
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:

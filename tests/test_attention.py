@@ -298,18 +298,19 @@ def _get(module, path):
     return module
 
 
-def test_fused_attention_rows_on_threads_equal_one_thread():
-    """The rows shared among Numba's threads give the one-thread values, bit for bit."""
+def test_fused_attention_on_threads_equals_one_thread(monkeypatch):
+    """Spans of the batch shared among threads give the one-thread values, bit for bit."""
     from numgrad.kernels.cpu import attention as A
 
     rng = np.random.default_rng(8)
-    scores = rng.normal(size=(2, 3, 5, 6)).astype(np.float32)
-    bias, strides, _ = A._bias(rng.uniform(size=(5, 6)) > 0.3, scores.shape, scores.dtype)
+    q, k, v = (rng.normal(size=(3, 4, 5, 6)).astype(np.float32) for _ in range(3))
+    mask = rng.uniform(size=(3, 1, 5, 5)) > 0.3
+    g = rng.normal(size=q.shape).astype(np.float32)
     results = []
-    for kernel in (A._forward_rows, A._forward_rows_parallel):
-        s, lse = scores.copy(), np.empty((2, 3, 5), np.float32)
-        kernel(s, bias, strides, True, True, np.float32(0.5), lse)
-        results.append((s, lse))
+    for threads in (1, 2):
+        monkeypatch.setattr(A._workers, "threads_for", lambda parts, large, n=threads: n)
+        out, lse = A.attention_forward(q, k, v, mask, True, 0.5)
+        results.append((out, lse, *A.attention_backward(g, q, k, v, out, lse, mask, True, 0.5)))
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
 

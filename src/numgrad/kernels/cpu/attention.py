@@ -8,8 +8,10 @@ loop is a fraction of a GEMM's speed here (no FMA contraction without ``fastmath
 between them is one Numba pass over each row of scores: the scale, the causal and the explicit
 mask (a float bias, ``-inf`` where a bool mask is False), the row's max, the exps, the sum and the
 logsumexp (forward); the weights again from the logsumexp, and ``P * (dP - rowsum(dO * O)) *
-scale`` (backward). The rows of (batch, head) blocks are shared among Numba's threads where the
-scores are large and the machine is not busy (``_workers.busy``; the values do not depend on it).
+scale`` (backward). Spans of the batch, each its products and its rows, are shared among Python
+threads where the scores are many and the machine is not busy (``_workers``, as the convolutions:
+Numba's ``prange`` threads and BLAS's took turns at each small step; the values do not depend on
+the split), BLAS on one thread meanwhile.
 
 PyTorch's semantics: a row whose every key is masked gives 0 and no gradient (logsumexp 0); a NaN
 score makes its row NaN (as PyTorch's math path; its flash kernel's NaN handling depends on its
@@ -20,9 +22,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .elementwise import PARALLEL_THRESHOLD, _threaded
+from ..._threads import one_blas_thread
+from . import _workers
 from .mathfuncs import fast_exp
 from .softmax import _lane_max, _lane_sum, _zero_of
 
@@ -84,15 +87,9 @@ def _forward_block(scores, bias, strides, has_bias, causal, scale, lse, n):
         lse[b, h, i] = m + math.log(total)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _forward_rows(scores, bias, strides, has_bias, causal, scale, lse):
     for n in range(scores.shape[0] * scores.shape[1]):
-        _forward_block(scores, bias, strides, has_bias, causal, scale, lse, n)
-
-
-@njit(cache=True, error_model="numpy", parallel=True)
-def _forward_rows_parallel(scores, bias, strides, has_bias, causal, scale, lse):
-    for n in prange(scores.shape[0] * scores.shape[1]):
         _forward_block(scores, bias, strides, has_bias, causal, scale, lse, n)
 
 
@@ -116,22 +113,28 @@ def _backward_block(scores, dp, out, grad, bias, strides, has_bias, causal, scal
             d_row[j] = p * (d_row[j] - dot) * scale
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _backward_rows(scores, dp, out, grad, bias, strides, has_bias, causal, scale, lse):
     for n in range(scores.shape[0] * scores.shape[1]):
         _backward_block(scores, dp, out, grad, bias, strides, has_bias, causal, scale, lse, n)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _backward_rows_parallel(scores, dp, out, grad, bias, strides, has_bias, causal, scale, lse):
-    for n in prange(scores.shape[0] * scores.shape[1]):
-        _backward_block(scores, dp, out, grad, bias, strides, has_bias, causal, scale, lse, n)
+# From this many scores in all, the batches are shared among threads (``_workers``): on the tiny
+# GPT's layer, (16, 4, 64, 64), a pass is about a millisecond, which pays for one start and join.
+THREADED_SCORES = 1 << 16
 
 
-def _threads(scores: np.ndarray) -> bool:
-    """Whether the rows are worth Numba's threads (large, several blocks, the machine free)."""
-    return (scores.size >= PARALLEL_THRESHOLD and scores.shape[0] * scores.shape[1] > 1
-            and _threaded(scores.dtype, scores.dtype))
+def _on_threads(work, batch: int, size: int) -> None:
+    """``work(span, slot)`` over spans ``(start, stop)`` of the batch: on up to ``get_num_threads()`` Python
+    threads where the ``size`` scores are many and the machine not busy (``_workers``; the
+    values do not depend on it), each span's products on one BLAS thread (small products on
+    BLAS's threads wait on each other), as the convolutions share their batches."""
+    threads = _workers.threads_for(batch, size >= THREADED_SCORES)
+    if threads <= 1:
+        with one_blas_thread():
+            work((0, batch), 0)
+        return
+    _workers.run(_workers.spans(batch, threads), work, threads)
 
 
 def _bias(mask, shape: tuple, dtype):
@@ -154,13 +157,21 @@ def _grouped(q: np.ndarray, kv_heads: int) -> np.ndarray:
     return q.reshape(q.shape[:1] + (kv_heads, q.shape[1] // kv_heads) + q.shape[2:])
 
 
-def _scores(q, k):
-    """``q @ kᵀ`` per (batch, head), (B, Hq, L, S) C-contiguous, key heads shared by groups."""
-    kt = np.swapaxes(k, -1, -2)
-    if k.shape[1] == q.shape[1]:
-        return np.matmul(q, kt)
-    s = np.matmul(_grouped(q, k.shape[1]), kt[:, :, None])
-    return s.reshape(q.shape[:3] + (k.shape[2],))
+def _by_heads(a, b, kv_heads: int, out=None):
+    """``a @ b`` per (batch, head), ``a`` (B, Hq, ...) and ``b`` (B, Hk, ...): each key head's
+    ``b`` shared by its group of query heads."""
+    if kv_heads == a.shape[1]:
+        return np.matmul(a, b, out=out)
+    made = np.matmul(_grouped(a, kv_heads), b[:, :, None],
+                     out=None if out is None else _grouped(out, kv_heads))
+    return made.reshape(a.shape[:3] + b.shape[3:])
+
+
+def _summed_by_heads(a, b, kv_heads: int):
+    """``a @ b`` per (batch, query head), summed over each key head's group: (B, Hk, ...)."""
+    if kv_heads == a.shape[1]:
+        return np.matmul(a, b)
+    return np.matmul(_grouped(a, kv_heads), _grouped(b, kv_heads)).sum(2)
 
 
 def attention_forward(q, k, v, mask, causal: bool, scale: float):
@@ -168,16 +179,20 @@ def attention_forward(q, k, v, mask, causal: bool, scale: float):
     ``v`` (B, Hk, S, E), Hk dividing Hq; ``mask`` None, bool or float broadcasting to (B, Hq, L,
     S). The output is laid out as ``q`` and the logsumexp (B, L, Hq), as PyTorch's."""
     B, H, L = q.shape[:3]
-    scores = _scores(q, k)
-    bias, strides, has_bias = _bias(mask, scores.shape, scores.dtype)
+    kv_heads, S = k.shape[1], k.shape[2]
+    bias, strides, has_bias = _bias(mask, (B, H, L, S), q.dtype)
     lse = np.empty((B, L, H), q.dtype).transpose(0, 2, 1)
-    kernel = _forward_rows_parallel if _threads(scores) else _forward_rows
-    kernel(scores, bias, strides, has_bias, causal, scores.dtype.type(scale), lse)
     out = np.empty_like(q)  # (in the query's layout, as PyTorch's)
-    if k.shape[1] == H:
-        np.matmul(scores, v, out=out)
-    else:
-        np.matmul(_grouped(scores, k.shape[1]), v[:, :, None], out=_grouped(out, k.shape[1]))
+    kt, dt_scale = np.swapaxes(k, -1, -2), q.dtype.type(scale)
+
+    def work(span, slot):
+        a, b = span
+        scores = _by_heads(q[a:b], kt[a:b], kv_heads)
+        _forward_rows(scores, bias[a * strides[0]:], strides, has_bias, causal, dt_scale,
+                      lse[a:b])
+        _by_heads(scores, v[a:b], kv_heads, out=out[a:b])
+
+    _on_threads(work, B, B * H * L * S)
     return out, lse
 
 
@@ -185,27 +200,30 @@ def attention_backward(grad, q, k, v, out, lse, mask, causal: bool, scale: float
                        needs=(True, True, True)):
     """The gradients of ``attention_forward`` with respect to ``q``, ``k``, ``v`` (None where
     ``needs`` says not), from the output's gradient ``grad``, the output and the logsumexp."""
-    scores = _scores(q, k)
-    kv_heads = k.shape[1]
-    grouped = kv_heads != q.shape[1]
-    vt = np.swapaxes(v, -1, -2)
-    dp = np.matmul(_grouped(grad, kv_heads), vt[:, :, None]).reshape(scores.shape) if grouped \
-        else np.matmul(grad, vt)
-    bias, strides, has_bias = _bias(mask, scores.shape, scores.dtype)
-    dt = scores.dtype.type
-    kernel = _backward_rows_parallel if _threads(scores) else _backward_rows
-    kernel(scores, dp, np.ascontiguousarray(out), np.ascontiguousarray(grad, q.dtype), bias,
-           strides, has_bias, causal, dt(scale), np.ascontiguousarray(lse))
+    B, H, L = q.shape[:3]
+    kv_heads, S = k.shape[1], k.shape[2]
+    bias, strides, has_bias = _bias(mask, (B, H, L, S), q.dtype)
     need_q, need_k, need_v = needs
-    dq = dk = dv = None
-    if need_q:  # dS · K
-        dq = np.matmul(_grouped(dp, kv_heads), k[:, :, None]).reshape(q.shape) if grouped \
-            else np.matmul(dp, k)
-    if need_k:  # dSᵀ · Q, summed over each key head's group
-        dk = np.matmul(np.swapaxes(dp, -1, -2), q) if not grouped else \
-            np.matmul(np.swapaxes(_grouped(dp, kv_heads), -1, -2), _grouped(q, kv_heads)).sum(2)
-    if need_v:  # Pᵀ · dO
-        dv = np.matmul(np.swapaxes(scores, -1, -2), grad) if not grouped else \
-            np.matmul(np.swapaxes(_grouped(scores, kv_heads), -1, -2),
-                      _grouped(grad, kv_heads)).sum(2)
+    dq = np.empty(q.shape, q.dtype) if need_q else None
+    dk = np.empty(k.shape, k.dtype) if need_k else None
+    dv = np.empty(v.shape, v.dtype) if need_v else None
+    kt, vt, dt_scale = np.swapaxes(k, -1, -2), np.swapaxes(v, -1, -2), q.dtype.type(scale)
+    grad = np.asarray(grad, q.dtype)
+    out, lse = np.ascontiguousarray(out), np.ascontiguousarray(lse)
+
+    def work(span, slot):
+        a, b = span
+        g = grad[a:b]
+        scores = _by_heads(q[a:b], kt[a:b], kv_heads)
+        dp = _by_heads(g, vt[a:b], kv_heads)
+        _backward_rows(scores, dp, out[a:b], np.ascontiguousarray(g), bias[a * strides[0]:],
+                       strides, has_bias, causal, dt_scale, lse[a:b])
+        if need_q:  # dS · K
+            _by_heads(dp, k[a:b], kv_heads, out=dq[a:b])
+        if need_k:  # dSᵀ · Q, summed over each key head's group
+            dk[a:b] = _summed_by_heads(np.swapaxes(dp, -1, -2), q[a:b], kv_heads)
+        if need_v:  # Pᵀ · dO
+            dv[a:b] = _summed_by_heads(np.swapaxes(scores, -1, -2), g, kv_heads)
+
+    _on_threads(work, B, B * H * L * S)
     return dq, dk, dv

@@ -190,6 +190,8 @@ def _cases(m):
         "relu6": lambda: F.relu6(x),
         "selu": lambda: F.selu(x),
         "rsub": lambda: 1 - x,
+        "add_alpha": lambda: m.add(x, m.tensor(X, requires_grad=True), alpha=2),
+        "sub_alpha": lambda: m.sub(x, m.tensor(X), alpha=0.5),
         "addcmul": lambda: m.addcmul(x, m.tensor(X), m.tensor(X), value=0.5),
         "scatter_value": lambda: x.scatter(1, m.tensor([[0], [2], [1], [1]]), 1.0),
         "threshold": lambda: F.threshold(x, 0.1, 20.0),

@@ -776,6 +776,9 @@ def saved_attribute(node, attr: str):
             value = key(node)
             return _unsigned(value) if name in _INT_ARGS else value
         if kind == "fixed":
+            given = node.params.get("_given")
+            if given is not None and name in given:
+                return given[name]
             return key(node) if callable(key) else key
         if kind == "size":
             return tuple(node.input_shapes[key])

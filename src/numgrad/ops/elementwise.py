@@ -12,6 +12,7 @@ from . import _lane
 from . import complex as _complex
 from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
+from ..autograd.graph import keep_given
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from ._formula import BinaryFormula, UnaryFormula, formula_op, make as make_formula_op
@@ -538,7 +539,10 @@ def add(input, other, *, alpha=1) -> Tensor:
     if alpha != 1:
         other = other * alpha
     a, b = binary_operands(input, other)
-    return apply(Add, (input, other), (a, b))
+    out = apply(Add, (input, other), (a, b))
+    if alpha != 1:  # (PyTorch's node shows it: ``_saved_alpha``)
+        keep_given(out, alpha=alpha)
+    return out
 
 
 _SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
@@ -567,10 +571,12 @@ def sub(input, other, *, alpha=1) -> Tensor:
     if not isinstance(input, Tensor):
         return rsub(other, input)
     out = _lane.binary(Sub, _SUB, input, other)
-    if out is not None:
-        return out
-    a, b = binary_operands(input, other)
-    return apply(Sub, (input, other), (a, b))
+    if out is None:
+        a, b = binary_operands(input, other)
+        out = apply(Sub, (input, other), (a, b))
+    if alpha != 1:  # (PyTorch's node shows it: ``_saved_alpha``)
+        keep_given(out, alpha=alpha)
+    return out
 
 
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:

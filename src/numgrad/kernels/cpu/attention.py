@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ..._threads import one_blas_thread
 from . import _workers
@@ -35,23 +36,34 @@ from .softmax import _lane_max, _lane_sum, _zero_of
 MATHFUNCS_DIGEST = "9fb3bd72168999de"
 
 
+def _like(v, x):
+    """``x`` in ``v``'s float type (the overload below, in compiled code)."""
+    return type(v)(x)
+
+
+@overload(_like, inline="always")
+def _like_typed(v, x):
+    if v == types.float32:
+        return lambda v, x: np.float32(x)
+    return lambda v, x: np.float64(x)
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def _bias_row(row, bias, b, h, i, strides, has_bias, causal, scale):
-    """``row`` (one query's scores) scaled, plus the mask's bias, ``-inf`` past the diagonal
-    with ``causal`` (each a loop of its own: they vectorise)."""
+    """``row`` (one query's scores) scaled, plus the mask's bias, up to its last key not past
+    the diagonal with ``causal`` (in a loop that vectorises): returns that part of the row
+    (the causal rest is ``-inf``, weight 0, which the callers write as such)."""
     n = row.shape[0]
+    valid = min(i + 1, n) if causal else n
     sb, sh, si, sj = strides
     start = b * sb + h * sh + i * si
     if has_bias:
-        for j in range(n):
+        for j in range(valid):
             row[j] = row[j] * scale + bias[start + j * sj]
     else:
-        for j in range(n):
+        for j in range(valid):
             row[j] = row[j] * scale
-    if causal:
-        ninf = _zero_of(scale) - np.float32(np.inf)  # (-inf in the rows' dtype)
-        for j in range(i + 1, n):
-            row[j] = ninf
+    return row[:valid]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -72,18 +84,19 @@ def _forward_block(scores, bias, strides, has_bias, causal, scale, lse, n):
     b, h = n // heads, n % heads
     for i in range(scores.shape[2]):
         row = scores[b, h, i]
-        _bias_row(row, bias, b, h, i, strides, has_bias, causal, scale)
-        m = _row_max(row)
+        part = _bias_row(row, bias, b, h, i, strides, has_bias, causal, scale)
+        row[part.shape[0]:] = 0
+        m = _row_max(part)
         if m == -np.inf:  # (every key masked: weights 0, PyTorch's logsumexp 0)
-            row[:] = 0
+            part[:] = 0
             lse[b, h, i] = 0
             continue
-        for j in range(row.shape[0]):  # (the exps first, alone: they vectorise, as the sum)
-            row[j] = fast_exp(row[j] - m)
-        total = _lane_sum(row)
-        inv = 1.0 / total
-        for j in range(row.shape[0]):
-            row[j] = row[j] * inv
+        for j in range(part.shape[0]):  # (the exps first, alone: they vectorise, as the sum)
+            part[j] = fast_exp(part[j] - m)
+        total = _lane_sum(part)
+        inv = _like(scale, 1.0 / total)  # (the rows' dtype: the loop then vectorises wider)
+        for j in range(part.shape[0]):
+            part[j] = part[j] * inv
         lse[b, h, i] = m + math.log(total)
 
 
@@ -96,21 +109,25 @@ def _forward_rows(scores, bias, strides, has_bias, causal, scale, lse):
 @njit(cache=True, error_model="numpy", inline="always")
 def _backward_block(scores, dp, out, grad, bias, strides, has_bias, causal, scale, lse, n):
     """Row by row: the weights ``P`` into ``scores``, ``P * (dP - D) * scale`` into ``dp``, ``D``
-    the row's ``sum(dO * O)``."""
+    the row's ``sum(dO * O)`` (0 past the diagonal with ``causal``)."""
     heads = scores.shape[1]
     b, h = n // heads, n % heads
     for i in range(scores.shape[2]):
         row, d_row = scores[b, h, i], dp[b, h, i]
-        _bias_row(row, bias, b, h, i, strides, has_bias, causal, scale)
+        part = _bias_row(row, bias, b, h, i, strides, has_bias, causal, scale)
+        valid = part.shape[0]
+        row[valid:] = 0
+        d_row[valid:] = 0
         o, g = out[b, h, i], grad[b, h, i]
-        dot = 0.0
+        total = 0.0
         for e in range(o.shape[0]):
-            dot += o[e] * g[e]
+            total += o[e] * g[e]
+        dot = _like(scale, total)
         s = lse[b, h, i]
-        for j in range(row.shape[0]):
-            p = fast_exp(row[j] - s)
-            row[j] = p
-            d_row[j] = p * (d_row[j] - dot) * scale
+        for j in range(valid):
+            part[j] = fast_exp(part[j] - s)
+        for j in range(valid):
+            d_row[j] = part[j] * (d_row[j] - dot) * scale
 
 
 @njit(cache=True, error_model="numpy", nogil=True)

@@ -168,6 +168,7 @@ def _cases(m):
         "index_tensor": lambda: x[t],
         "index_two_and_slice": lambda: x3[:, t, m.tensor([0, 1, 2, 5])],
         "index_mask": lambda: x[m.tensor(X) > 0],
+        "index_after_basic": lambda: x3[1:, None, m.tensor([0, 2])],
         "masked_fill": lambda: x.masked_fill(m.tensor(X) > 0, 0.5),
         "max_pool2d": lambda: F.max_pool2d(img, 2),
         "max_pool2d_stride": lambda: F.max_pool2d(img, 3, stride=2, padding=1, ceil_mode=True),

@@ -553,6 +553,14 @@ def _batch_norm_stat(node, which: str):
     return _as_tensor(array)
 
 
+def _index_view_sizes(node):
+    """The sizes of what PyTorch's ``index`` reads: the input after the key's basic part (its
+    slices, ints and Nones, which PyTorch records as view nodes of their own)."""
+    shape = tuple(node.input_shapes[0])
+    view = np.lib.stride_tricks.as_strided(np.zeros(1), shape, (0,) * len(shape))
+    return tuple(view[node.params["key"].basic + (Ellipsis,)].shape)
+
+
 def _prod(sizes) -> int:
     n = 1
     for d in sizes:
@@ -619,7 +627,7 @@ _COMPUTED = {
     "MaxPool3DWithIndicesBackward0": {"result1": _pool_indices},
     "AdaptiveMaxPool2DBackward0": {"result1": _pool_indices},
     "AdaptiveMaxPool3DBackward0": {"result1": _pool_indices},
-    "IndexBackward0": {"indices": _index_indices},
+    "IndexBackward0": {"indices": _index_indices, "self_sym_sizes": _index_view_sizes},
     "MaskedFillBackward0": {"value": None},
     "NativeBatchNormBackward0": {
         "result1": lambda n: _batch_norm_stat(n, "mean"),

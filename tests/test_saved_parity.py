@@ -191,6 +191,8 @@ def _cases(m):
         "relu6": lambda: F.relu6(x),
         "selu": lambda: F.selu(x),
         "rsub": lambda: 1 - x,
+        "rpow": lambda: 2 ** x,
+        "pow_tensors": lambda: x.abs() ** m.tensor(X, requires_grad=True),
         "add_alpha": lambda: m.add(x, m.tensor(X, requires_grad=True), alpha=2),
         "sub_alpha": lambda: m.sub(x, m.tensor(X), alpha=0.5),
         "addcmul": lambda: m.addcmul(x, m.tensor(X), m.tensor(X), value=0.5),

@@ -259,11 +259,12 @@ def _rpow(K, a, *, base):
 
 
 @formula_op("rpow", "PowBackward2", "RPOW", arity=2, forward=_rpow, save_output=True,
+            save_inputs=(0,),  # (not read by the backward: PyTorch's node keeps the exponent)
             doc="``number ** tensor``.",
             samples=(Sample(lambda m, a: 2.0**a, ((3, 4),)),
                      Sample(lambda m, a: m.pow(1.5, a), ((5,),))))
 def RPow(ctx, grad):
-    (out,) = ctx.saved_tensors
+    out = ctx.saved_tensors[-1]
     base = ctx.params["base"]
     if base == 0:
         # PyTorch's where(exponent >= 0, 0, result * log(0)): 0 ** x is 0 or 1 exactly

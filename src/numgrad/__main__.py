@@ -8,20 +8,20 @@ from __future__ import annotations
 import sys
 
 import numpy
+import numba
 import numgrad
+import numgrad as torch
+from ._warmup import main as warmup
+from ._as_torch import run
 
 
 def _versions() -> None:
-    import numba
-
     print(f"numgrad {numgrad.__version__}  numba {numba.__version__}  numpy {numpy.__version__}")
     print(f"CUDA GPU available: {numgrad.cuda.is_available()}")
 
 
 def walkthrough_basic() -> None:
     """y = x + 2, z = y * y * 3, out = z.mean(), out.backward()."""
-    import numgrad as torch
-
     x = torch.ones(2, 2, requires_grad=True)
     print(">>> x = torch.ones(2, 2, requires_grad=True)\n", x, sep="")
     y = x + 2
@@ -36,8 +36,6 @@ def walkthrough_basic() -> None:
 
 def walkthrough_requires_grad() -> None:
     """requires_grad_ flips a leaf's flag in place."""
-    import numgrad as torch
-
     a = torch.randn(2, 2)
     a = (a * 3) / (a - 1)
     print(">>> a = torch.randn(2, 2); a = (a * 3) / (a - 1); a.requires_grad\n", a.requires_grad,
@@ -50,8 +48,6 @@ def walkthrough_requires_grad() -> None:
 
 def walkthrough_vjp() -> None:
     """A graph whose length depends on the data, and a vector-Jacobian product."""
-    import numgrad as torch
-
     x = torch.randn(3, requires_grad=True)
     y = x * 2
     turns = 0
@@ -68,12 +64,8 @@ def walkthrough_vjp() -> None:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["warmup"]:
-        from ._warmup import main as warmup
-
         return warmup(argv[1:])
     if argv[:1] == ["run"]:
-        from ._as_torch import run
-
         return run(argv[1:])
     if argv:
         print("usage: python -m numgrad [warmup [--all] [--jobs N] | run script.py [args]]",

@@ -21,9 +21,15 @@ import sys
 import threading
 import time
 import warnings
+import pkgutil
+import argparse
 
 import numpy as np
+from numba.core.registry import CPUDispatcher
 import numgrad
+from . import kernels as package
+from numgrad.ops import REGISTRY
+from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
 
 
 def _progress(items, desc: str):
@@ -42,12 +48,6 @@ def _progress(items, desc: str):
 def kernels() -> list:
     """Every CPU Numba dispatcher of ``numgrad.kernels`` and of the kernel modules generated so
     far in this process (``kernels/codegen.py``; templates are not kernels)."""
-    import pkgutil
-
-    from numba.core.registry import CPUDispatcher
-
-    from . import kernels as package
-
     modules = [importlib.import_module(info.name)
                for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
                if ".templates" not in info.name]
@@ -70,8 +70,6 @@ def cache_locations() -> list[str]:
 def _run_samples(names, done=None) -> None:
     """Runs the samples of the ops ``names`` forward and backward in float32 and float64 (each op's
     inputs drawn from its own seeded generator, so every process calls it with the same ones)."""
-    from numgrad.ops import REGISTRY
-
     for name in names:
         rng = np.random.default_rng(0)
         for sample in REGISTRY[name].samples:
@@ -130,8 +128,6 @@ _PROGRAMS = "programs"
 def rare(name: str) -> str | None:
     """The description of the rarely used family that the op or extra item ``name`` belongs to;
     None for a common one."""
-    from numgrad.ops import REGISTRY
-
     module = REGISTRY[name].__module__.rsplit(".", 1)[-1] if name in REGISTRY else ""
     return next((family for family, test in RARE_FAMILIES if test(name, module)), None)
 
@@ -141,8 +137,6 @@ def plan(everything: bool = False) -> list[tuple[str, ...]]:
     tuples of op names (a few ops of one family at a time: they share kernels, which then compile
     in one process), then the first programs. Without ``everything`` the ops and items of
     ``RARE_FAMILIES`` are left out; with it their ops come last, a family at a time."""
-    from numgrad.ops import REGISTRY
-
     families = [family for family, _ in RARE_FAMILIES]
     common: dict[tuple, list[str]] = {}
     rarely: dict[tuple, list[str]] = {}
@@ -287,8 +281,6 @@ def _large_and_optimiser_kernels(numgrad, rng, dtype: str = "float32") -> None:
     """The kernels the samples (all small) do not reach: the multi-threaded variants that float
     arrays of ``PARALLEL_THRESHOLD`` elements or more use (unary, binary, with a number, sum, the
     optimisers' fused update) in ``dtype``, and with float32 the large integer sum."""
-    from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
-
     n = PARALLEL_THRESHOLD
     x = numgrad.tensor(rng.uniform(-1, 1, n).astype(dtype), requires_grad=True)
     y = numgrad.tensor(rng.uniform(-1, 1, n).astype(dtype))
@@ -337,8 +329,6 @@ def _first_programs(numgrad) -> None:
 
 
 def main(argv=()) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="python -m numgrad warmup",
         description="Compiles numgrad's CPU kernels ahead of use, so that a program's first run "

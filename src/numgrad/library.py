@@ -57,6 +57,7 @@ from ._out import with_out
 from ._dtype import from_numpy_dtype, FLOAT, default_for_category, torch_name, result_type
 from .ops._jvp import _sum_to
 from .ops._promote import binary_operands, _as, _SCALARS, broadcast_shapes
+from . import _lazy
 
 __all__ = ["custom_op", "register_kernel", "register_autograd", "register_fake", "register_vmap",
            "opcheck", "elementwise", "Library", "define", "impl", "CustomOpDef", "OpCheckError"]
@@ -997,9 +998,9 @@ def _nary_kernels(qualname: str, key: str, cpu_key: str, arity: int) -> str:
         return out
 
     def cuda(*arrays):
-        from numba import cuda as nc
+        nc = _lazy.optional("numba.cuda")
 
-        from .kernels.cuda import layout
+        layout = _lazy.module("kernels.cuda.layout")
 
         shapes = [tuple(getattr(a, "shape", ())) for a in arrays]
         shape = tuple(np.broadcast_shapes(*shapes))

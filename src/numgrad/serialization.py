@@ -44,6 +44,7 @@ import pickle
 import warnings
 import zipfile
 from collections import OrderedDict
+import mmap as _mmap
 
 import numpy as np
 
@@ -55,6 +56,7 @@ from ._dtype import device as _device
 from ._dtype import dtype as _dtype_cls
 from ._dtype import from_numpy_dtype
 from .tensor import Size, Tensor
+from . import _lazy
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
            "safe_globals", "save"]
@@ -94,7 +96,7 @@ class _Writer:
     def tensor(self, t: Tensor) -> int:
         index = self.tensor_index.get(id(t))
         if index is None:
-            from .nn.parameter import Parameter
+            Parameter = _lazy.module("nn.parameter").Parameter
 
             data = t._host()
             index = len(self.tensors)
@@ -181,7 +183,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = 2,
         raise NotImplementedError("numgrad.save writes PyTorch's zip format only "
                                   "(_use_new_zipfile_serialization=True)")
     _check_cycles(obj)
-    from . import _torch_format
+    _torch_format = _lazy.module("_torch_format")
 
     with _open_write(f) as fileobj:
         _torch_format.save(obj, fileobj, _torch_format.archive_name(f), pickle_protocol)
@@ -344,7 +346,7 @@ class _Reader:
         t = _place(t, location, self.map_location)
         requires_grad = bool(entry.get("requires_grad", False))
         if entry.get("parameter"):
-            from .nn.parameter import Parameter
+            Parameter = _lazy.module("nn.parameter").Parameter
 
             return Parameter(t, requires_grad=requires_grad)
         if requires_grad:
@@ -489,7 +491,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
                         "mmap can only be used with files saved with "
                         "`torch.save(_use_new_zipfile_serialization=True), please torch.save your "
                         "checkpoint with this option in order to use mmap.")
-                from . import _torch_format
+                _torch_format = _lazy.module("_torch_format")
 
                 return _torch_format.load_legacy(fileobj, name, map_location, weights_only,
                                                  pickle_module, pickle_load_args)
@@ -505,7 +507,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
             if _HEADER in names:
                 return _load_v1(zf, name, head, names, map_location, weights_only, pickle_module,
                                 pickle_load_args)
-            from . import _torch_format
+            _torch_format = _lazy.module("_torch_format")
 
             prefix = _torch_format.archive_prefix(names)
             if prefix is None:
@@ -513,8 +515,6 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
             if mmap:
                 if start:
                     raise ValueError("mmap=True needs the checkpoint at the start of its file")
-                import mmap as _mmap
-
                 # (copy-on-write, as PyTorch maps it: MAP_PRIVATE; the arrays over it keep it)
                 mapped = _mmap.mmap(fileobj.fileno(), 0, access=_mmap.ACCESS_COPY)
             else:
@@ -616,7 +616,7 @@ class _open_read(_path_or_file):
 def _is_legacy_torch(fileobj, start: int) -> bool:
     """Whether the file starts with the pickle of PyTorch's legacy magic number (read without
     unpickling: it is a protocol-2 LONG1 opcode and its bytes)."""
-    from ._torch_format import LEGACY_MAGIC
+    LEGACY_MAGIC = _lazy.module("_torch_format").LEGACY_MAGIC
 
     head = fileobj.read(32)
     fileobj.seek(start)

@@ -29,6 +29,7 @@ from ..ops.indexing import (_base_key, _is_host, _positions_in, kernels_of, AsSt
 from ..ops import registry, _lane
 from . import function  # (function.py imports this module first: its Function is read at call time)
 from ..creation import zeros_like
+from .. import _lazy
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]
@@ -320,13 +321,13 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 def _batched_make_dual(tensor, tangent, level):
     """``make_dual`` where the primal or the tangent is batched by ``numgrad.func.vmap``: the dual
     is made of the physical tensors (the unbatched one expanded), then batched again."""
-    from ..func import _vmap
+    _vmap = _lazy.module("func._vmap")
 
     return _vmap.make_dual(tensor, tangent, level)
 
 
 def _batched_unpack_dual(tensor, level):
-    from ..func import _vmap
+    _vmap = _lazy.module("func._vmap")
 
     return _vmap.unpack_dual(tensor, level)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..tensor import Tensor
 from ..creation import zeros_like
+from .. import _lazy
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -313,7 +314,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
 def _vectorized_jacobian(func, inputs, create_graph: bool, strategy: str):
     """``jacobian(..., vectorize=True)``: ``numgrad.func.jacrev`` or ``jacfwd`` with respect
     to every input."""
-    from .. import func as transforms
+    transforms = _lazy.module("func")
 
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")

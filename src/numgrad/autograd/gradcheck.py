@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from ..creation import zeros_like
 from . import forward_ad
 from ..ops.complex import view_as_complex, view_as_real, complex as make_complex
+from .. import _lazy
 
 
 class GradcheckError(RuntimeError):
@@ -80,7 +81,8 @@ def _forward_jacobian(func, inputs, wrt):
 def _check_batched_grad(func, inputs, wrt, atol, rtol):
     """The vector-Jacobian products of two seeds at once (``vmap`` over ``vjp``'s function)
     against each alone; None, or a message."""
-    from ..func import vjp, vmap
+    vjp = _lazy.module("func").vjp
+    vmap = _lazy.module("func").vmap
     from ..random import randn
     from .. import stack
 

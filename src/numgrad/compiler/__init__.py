@@ -28,8 +28,12 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+from time import perf_counter
 
 from .traced import GraphBreak, active_trace
+from ..autograd import anomaly_mode, grad_mode
+from ..tensor import Tensor
+from .. import _lazy
 
 __all__ = ["compile", "explain", "GraphBreak"]
 
@@ -65,10 +69,7 @@ class _Rerun:
         self.eager = None  # (None: still timing; then whether the calls run eagerly)
 
     def __call__(self, args, kwargs, may_trace: bool = False):
-        from time import perf_counter
-
-        from . import rerun
-
+        rerun = _lazy.module("compiler.rerun")
         times = self.times
         if not choose_faster:
             pass
@@ -140,8 +141,6 @@ class CompiledFunction:
                     # keeps no replay that may raise after a write. Eager raises as it raises,
                     # with eager's effects up to there)
                     return self._fn(*args, **kwargs)
-        from ..autograd import anomaly_mode  # (here: a replay needs no import statement)
-
         if anomaly_mode.state.enabled:
             self._warn("anomaly mode is on (it needs every op's Python frames)")
             return self._fn(*args, **kwargs)
@@ -159,9 +158,8 @@ class CompiledFunction:
                           stacklevel=3)
 
     def _trace(self, args, kwargs, into=None):
-        from ..autograd import grad_mode
-        from . import aot, program, soundness, tracer
-
+        aot, program, soundness, tracer = (_lazy.module("compiler." + name) for name in (
+            "aot", "program", "soundness", "tracer"))
         with _TRACING:
             found = tracer.discover(self._fn, args, kwargs)
             device = tracer.device_of(found)
@@ -272,8 +270,7 @@ def explain(fn) -> str:
 def _rerun_entry(fn, trace, refs, namespace, problem: str, aot_info):
     """The entry of a function whose Python must run at every call: the re-run path's, or the
     function eagerly where the trace holds what that path cannot record."""
-    from . import rerun
-
+    rerun = _lazy.module("compiler.rerun")
     if aot_info is not None:
         return _Eager(fn, problem + "; and it returns a tensor whose graph is alive, which the "
                       "re-run path does not record yet")
@@ -300,8 +297,7 @@ def _with_checks(guard, checks):
 def _finish(found, result, before):
     """The tensors the trace touched get plain arrays back (their own, where unchanged); so
     does the result."""
-    from . import tracer
-
+    tracer = _lazy.module("compiler.tracer")
     for t in found["tensors"].values():
         tracer.untrace(t, before.get(id(t)))
     for extra in tracer.discover_state(found):
@@ -310,9 +306,7 @@ def _finish(found, result, before):
 
 
 def _plain_result(result):
-    from ..tensor import Tensor
-    from . import tracer
-
+    tracer = _lazy.module("compiler.tracer")
     if isinstance(result, Tensor):
         tracer.untrace(result)
     elif isinstance(result, (tuple, list)):
@@ -336,11 +330,9 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="numgr
                                  mode=mode, options=options, disable=disable)
     if disable:
         return model
-    from ..nn.modules.module import Module
-
-    if isinstance(model, Module):
-        from .optimized_module import OptimizedModule
-
-        return OptimizedModule(model, CompiledFunction(model.__call__, fullgraph=fullgraph))
+    if isinstance(model, _lazy.module("nn.modules.module").Module):
+        optimized_module = _lazy.module("compiler.optimized_module")
+        return optimized_module.OptimizedModule(model, CompiledFunction(model.__call__,
+                                                                        fullgraph=fullgraph))
     return CompiledFunction(model, fullgraph=fullgraph)
 

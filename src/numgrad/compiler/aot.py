@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import autograd  # (autograd.grad read at call time: the dispatching form)
 from ..autograd import grad_mode
 from ..autograd.function import BackwardCFunction, Function, _record
 from ..autograd.node import _FREED, AccumulateGrad
 from ..tensor import Tensor
+from . import program  # (program imports this module: its names read at call time)
 
 _DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
 
@@ -34,14 +36,12 @@ class AOT:
 
 def live_outputs(result) -> list:
     """The tensors in the return value whose graph a backward may still run through."""
-    from .program import _freed_graph
-
     found = []
 
     def walk(r):
         if isinstance(r, Tensor):
             fn = r._grad_fn
-            if r._requires_grad and fn is not None and not _freed_graph(fn) and \
+            if r._requires_grad and fn is not None and not program._freed_graph(fn) and \
                     all(r is not o for o in found):
                 found.append(r)
         elif isinstance(r, (tuple, list)):
@@ -59,8 +59,6 @@ def trace_backward(trace, found: dict, outs: list):
     """Records, into ``trace``, the backward of ``outs`` with respect to the tensors in ``found``
     that require grad, from placeholder gradients; returns the ``AOT`` description, or a
     sentence saying why the graph cannot be compiled this way."""
-    from ..autograd import grad
-
     ins = [t for t in found["tensors"].values() if t._requires_grad]
     stops = {id(t._edge()) for t in ins}
     seen, stack = set(), [o._grad_fn for o in outs]
@@ -81,7 +79,7 @@ def trace_backward(trace, found: dict, outs: list):
         value = trace._value("grad_output", ones, k)
         placeholders.append(value)
         seeds.append(Tensor._wrap(trace.traced(ones, value)))
-    grads = grad(outs, ins, seeds, retain_graph=True, allow_unused=True)
+    grads = autograd.grad(outs, ins, seeds, retain_graph=True, allow_unused=True)
     return AOT(split, outs, ins, placeholders, list(grads))
 
 

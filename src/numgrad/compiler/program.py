@@ -15,17 +15,19 @@ gets a node in the same freed state). The sources stay in the functions' globals
 from __future__ import annotations
 
 import weakref
+import importlib
 
 import numpy as np
 from numba import get_num_threads
 from numpy.lib.stride_tricks import as_strided
+from numba.core.errors import NumbaError
 
 from .. import _dtype
 from ..autograd import grad_mode
 from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
 from . import ir, lower
-from .aot import wrap_outputs
+from . import aot as _aot  # (aot imports this module: its names read at call time)
 from .soundness import owners, snapshot
 from .traced import TracedArray, plain
 from .ir import RANDOM, WRITES
@@ -38,6 +40,9 @@ from .tracer import (
     structure_of,
 )
 from .whole import Unsupported, WholeProgram
+from ..kernels import codegen
+from ..kernels.cpu._cache import light_cache
+from ..autograd.node import OpNode
 
 
 class NotReplayable(Exception):
@@ -240,7 +245,7 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
                      _defaults=_dtype._DEFAULT_FOR_CATEGORY, _FLOAT=_dtype.FLOAT,
                      get_num_threads=get_num_threads,
                      np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,
-                     _wrap_outputs=wrap_outputs,
+                     _wrap_outputs=_aot.wrap_outputs,
                      scalar_values=[_scalar_getter(functions, where) for where, _ in scalars],
                      structure=lambda: structure_of(found), _frozen=_freeze,
                      _MISSING=_MISSING, _attributes=_attributes, _owners=owners,
@@ -645,11 +650,6 @@ whole_programs = True  # (False: every replay calls its steps one by one, from P
 def _emit_whole(body: _Emitter, driver: _Emitter, whole, needed: set, fn) -> None:
     """The replay's call of its steps as one Numba function (``whole.py``); where the function
     checks indices first, the steps one by one when a check fails (they raise eager's error)."""
-    import importlib
-
-    from ..kernels import codegen
-    from ..kernels.cpu._cache import light_cache
-
     outs = sorted((v for v in needed if v in whole.made), key=lambda v: v.index)
     text = whole.source(outs, "program")
     module = codegen.load_text(f"whole_{getattr(fn, '__name__', 'fn')}"[:40], text)
@@ -675,8 +675,6 @@ def _emit_whole(body: _Emitter, driver: _Emitter, whole, needed: set, fn) -> Non
 
 
 def _numba_error():
-    from numba.core.errors import NumbaError
-
     return NumbaError
 
 
@@ -770,8 +768,6 @@ def _new_tensor_expr(result, trace, e: _Emitter, array_expr) -> str:
         grad_expr = "None" if grad is None else \
             f"Tensor._wrap({array_expr(grad._data)})"
         return f"_leaf({data}, {grad_expr})"
-    from ..autograd.node import OpNode
-
     if not isinstance(node, OpNode) or not _freed_graph(node):
         raise NotReplayable("it returns a tensor whose graph is still alive (its backward "
                             "would run outside the compiled function)")
@@ -869,9 +865,6 @@ def _weakrefable(value) -> bool:
 
 def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device: str):
     """The driver's call of a segment's generated function, its results reshaped."""
-    from ..kernels import codegen
-    from ..kernels.cpu._cache import light_cache
-
     text, function, parallel, constants = lower.segment_source(segment, position, device)
     module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text,
                                "program" if device == "cpu" else device)

@@ -40,6 +40,9 @@ from .. import dispatch
 from .traced import TracedArray
 from .ir import READS, STRUCTURAL, VIEWS
 from .tracer import TracingKernels, _address, _plain_deep, call_plain
+from .program import _RAISING, rerun_program, _view
+from ..tensor import Tensor
+from ..kernels import cpu as module
 
 _F64, _F32 = np.float64, np.float32
 _refs = sys.getrefcount
@@ -55,8 +58,6 @@ class Unsupported(Exception):
 
 
 def _raising(name: str) -> bool:
-    from .program import _RAISING
-
     return name != "view_index" and any(part in name for part in _RAISING)
 
 
@@ -180,8 +181,6 @@ class Plan:
         if made is False:
             with self.lock:
                 if key not in self.programs and len(self.programs) < PROGRAMS:
-                    from .program import rerun_program
-
                     needed = live | self._later(start, end)
                     self.programs[key] = rerun_program(self.fn, self.trace, start, end, needed,
                                                        self.namespace, numbers)
@@ -497,8 +496,6 @@ class Lazy(dispatch.Mode):
         position = self.plan.kernel_views.get(v)
         if view is not None:
             root, offset, shape, strides, writeable = view
-            from .program import _view
-
             a = _view(self._array(root), offset, shape, strides, writeable)
         elif position is not None:  # (a kernel's view of an argument: made again, reading nothing)
             name, specs, _ = self.plan.trace.nodes[position]
@@ -831,8 +828,6 @@ def _same_constant(x, c) -> bool:
 
 
 def _each_tensor(value, do) -> None:
-    from ..tensor import Tensor
-
     if isinstance(value, Tensor):
         do(value)
         do(value._grad)
@@ -852,8 +847,6 @@ def run(plans: list, args, kwargs, may_trace: bool = False):
     """One call of the function on the re-run path, by the first of ``plans`` whose inputs the
     call has. With ``may_trace``, STALE (nothing run) where no plan takes the call or the one
     that does has left its trace in the last ``MISSES`` calls."""
-    from ..kernels import cpu as module
-
     for plan in plans:
         lazy = Lazy(plan, module)
         if lazy.bind(args, kwargs):

@@ -28,6 +28,11 @@ import types
 
 import numpy as np
 
+from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
+from ..tensor import Tensor
+from .. import creation
+
 BUDGET = 4096  # items a guarded value may hold: past this, comparing it each call costs too much
 ARRAY_BYTES = 1 << 16  # a NumPy array the function reads is compared bit for bit up to this size
 
@@ -72,10 +77,6 @@ class _Freezer:
             self.path.discard(key)
 
     def _compound(self, v, t, depth):
-        from ..nn.modules.module import Module
-        from ..optim.optimizer import Optimizer
-        from ..tensor import Tensor
-
         if isinstance(v, (list, tuple)):
             self.containers.add(id(v))
             return (t, tuple(self.freeze(x, depth) for x in v))
@@ -300,8 +301,6 @@ def nested_codes(code) -> set:
 
 def rng_states() -> tuple:
     """The state of numgrad's default random generator (a draw changes it)."""
-    from .. import creation
-
     return freeze(creation._rng.bit_generator.state)
 
 

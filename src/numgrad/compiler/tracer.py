@@ -21,6 +21,10 @@ import dis
 import gc
 import threading
 import types
+import os
+import sys
+import sysconfig
+import weakref
 
 import numpy as np
 
@@ -29,6 +33,11 @@ from . import soundness
 from .. import dispatch
 from .ir import READS, STRUCTURAL, VIEWS, WRITES, Node
 from .traced import GraphBreak, TracedArray, graph_break, plain
+from .. import cuda, random as _random
+from ..tensor import Tensor
+from .. import _lazy
+from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
 
 
 class Value:
@@ -338,9 +347,7 @@ def _address(a) -> int:
     """The address of an array's first element: a host array's, or a device array's."""
     if isinstance(a, np.ndarray):
         return a.__array_interface__["data"][0]
-    from ..kernels.cuda.layout import address
-
-    return address(a)
+    return _lazy.module("kernels.cuda.layout").address(a)
 
 
 def _is_device_array(x) -> bool:
@@ -351,8 +358,6 @@ def _is_device_array(x) -> bool:
 def _module_of(device: str):
     if device == "cpu":
         return cpu_kernels
-    from .. import cuda
-
     return cuda.kernels()
 
 
@@ -370,8 +375,6 @@ def _owner(array: np.ndarray):
     """The Tensor holding ``array``, if one does (found by the garbage collector's referrers,
     only for arrays the trace does not know: a tensor read from outside that the discovery
     missed; its replay cannot reach it, so the key runs eagerly)."""
-    from ..tensor import Tensor
-
     for r in gc.get_referrers(array):
         if isinstance(r, Tensor) and r._data is array:
             return r
@@ -471,10 +474,6 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
     the first. ``anchored``: the ids of the tensors found otherwise too (arguments, modules'
     and optimizers' tensors), which a path must still reach; the others are read through their
     first path, whatever tensor is there at the call (a new batch each step, as an argument)."""
-    from ..nn.modules.module import Module
-    from ..optim.optimizer import Optimizer
-    from ..tensor import Tensor
-
     found = {"tensors": {}, "modules": {}, "optimizers": {}, "scalars": [], "paths": [],
              "anchored": set(), "roots": [], "generators": set()}
     seen: set[int] = set()
@@ -596,8 +595,6 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
             if not isinstance(value, (Tensor, Module, Optimizer)):
                 scalars(value, f"{kind} {k} {name}.{'.'.join(attrs)}")
 
-    from .. import random as _random
-
     # (the default generator's Philox state: a draw reads and advances it through a kernel)
     walk(_random.default_generator._philox, 1, "the random generator")
     found["generators"].add(id(_random.default_generator._philox))
@@ -618,10 +615,6 @@ def discover(fn, args: tuple, kwargs: dict) -> dict:
 
 
 def _library_folders() -> tuple:
-    import os
-    import sys
-    import sysconfig
-
     paths = {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}  # (numgrad's own)
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         try:
@@ -638,8 +631,6 @@ _LIBRARIES = None
 def _user_code(filename: str) -> bool:
     """Whether code from ``filename`` is the user's (a script, a notebook cell, a package being
     developed), not numgrad's, the standard library's or an installed package's."""
-    import os
-
     global _LIBRARIES
     if _LIBRARIES is None:
         _LIBRARIES = _library_folders()
@@ -809,8 +800,6 @@ def _freeze(value):
 
 def discover_state(found: dict) -> list:
     """The tensors in the optimizers' state now (a first step makes them)."""
-    from ..tensor import Tensor
-
     return [v for opt in found["optimizers"].values() for state in opt.state.values()
             for v in state.values() if isinstance(v, Tensor)]
 
@@ -823,8 +812,6 @@ def snapshot(t) -> tuple:
 
 
 def _wrap_tensor(trace: Trace, t) -> None:
-    import weakref
-
     ref = weakref.ref(t)
     if trace.device == "cuda":
         for field, data in (("data", t._data), ("grad", None if t._grad is None else

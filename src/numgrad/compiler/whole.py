@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir
+from ..kernels.cpu import blas, indexing
 
 class Unsupported(Exception):
     """A step that cannot run inside the program."""
@@ -141,8 +142,6 @@ class WholeProgram:
                   f"{ir.DTYPES[v.array.dtype.name]})")
 
     def _call_matmul(self, specs, out):
-        from ..kernels.cpu import blas
-
         if not blas.AVAILABLE or len(specs) != 4 or specs[0][0] != "v" or specs[1][0] != "v":
             raise Unsupported("matmul")
         a, b = specs[0][1], specs[1][1]
@@ -196,8 +195,6 @@ class WholeProgram:
                   f"{target}.reshape({rows!r}))")
 
     def _call_index_put(self, specs, out):
-        from ..kernels.cpu import indexing
-
         target, basic, adv, values, accumulate = specs
         if (target[0] != "v" or values[0] != "v" or adv[0] != "t" or basic[0] != "t"
                 or self._const(accumulate) is not True):

@@ -19,6 +19,9 @@ from __future__ import annotations
 from numba import types
 
 from .. import formulas
+from .. import codegen
+from . import (elementwise, indexing, layout, linalg, loss, reduction, conv, gather, scan,
+    sorting, philox, predicates, pooling, upsample, structure, counting, decompositions as dec)
 
 F32, F64, I64, I32, BOOL = types.float32, types.float64, types.int64, types.int32, types.boolean
 FLOAT = (F32, F64)
@@ -53,8 +56,6 @@ def generated() -> list:
     """(name, dispatcher, signatures) of every generated elementwise kernel: each formula row of
     the table, for each dtype it serves, through its family's template (``codegen.load`` makes
     the modules). Rows that share a function share its module, and their signatures merge."""
-    from .. import codegen
-
     found: dict = {}
     for op, rows in formulas.TABLE.items():
         template = "cuda/unary" if isinstance(op, formulas.Unary) else "cuda/binary"
@@ -84,8 +85,6 @@ _SUM_TREE = [(F32, F32), (F32, F64), (F64, F32), (F64, F64), (I64, I64), (I64, F
 def hand_written() -> list:
     """(module, kernel name, signatures) of every kernel written out in ``kernels/cuda``; a
     factory-built kernel is named ``"DICT[dtype]"`` after the module dict that holds it."""
-    from . import elementwise, indexing, layout, linalg, loss, reduction
-
     table = [
         (elementwise, "_where_k", [(A(BOOL), A(t), A(t), META, A(t)) for t in ALL]),
         (layout, "_copy_k", [(A(s), META, A(d)) for s in ALL for d in ALL]),
@@ -122,8 +121,7 @@ def hand_written() -> list:
         (reduction, "_finite_or_zero_k", [(A(t), A(t)) for t in FLOAT]),
         (reduction, "_inf_where_zero_k", [(A(t), A(t)) for t in FLOAT]),
     ]
-    from . import conv  # (convolution: im2col, col2im and the layout passes around the GEMM)
-
+    # (convolution: im2col, col2im and the layout passes around the GEMM)
     table += [
         (conv, "_im2col_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
         (conv, "_col2im_k", [(A(t),) + (I64,) * 14 + (A(t),) for t in FLOAT]),
@@ -132,16 +130,14 @@ def hand_written() -> list:
         (conv, "_im2col3_k", [(A(t), META, A(t)) for t in FLOAT]),
         (conv, "_col2im3_k", [(A(t), META, A(t)) for t in FLOAT]),
     ]
-    from . import gather, scan, sorting  # (scans, sorting, gather/scatter along one dimension)
-
+    # (scans, sorting, gather/scatter along one dimension)
     table += [
         (scan, "_scan_k", [(A(t), A(t), I64, I64, BOOL, BOOL, F64 if t in FLOAT else I64)
                            for t in FLOAT + (I64,)]),
         (scan, "_cumprod_grad_k", [(A(t), A(t), A(t), A(t), I64, I64) for t in FLOAT]),
         (sorting, "_rank_sort_k", [(A(t), I64, I64, BOOL, A(t), META) for t in ALL]),
     ]
-    from . import philox, predicates  # (the Philox draws; mode along one dimension)
-
+    # (the Philox draws; mode along one dimension)
     table += [
         (philox, "_uniform32_k", [(I64, I64, A(F32))]),
         (philox, "_uniform64_k", [(I64, I64, A(F64))]),
@@ -158,8 +154,7 @@ def hand_written() -> list:
         (gather, "_scatter_add_k", [(A(t), META, META, META, A(t)) for t in NUMBER]),
         (gather, "_scatter_serial_k", [(A(t), META, META, META, A(t), I64) for t in NUMBER]),
     ]
-    from . import pooling  # (pooling and padding of the last two dimensions)
-
+    # (pooling and padding of the last two dimensions)
     table += [
         (pooling, "_max_pool_k", [(A(t),) + (I64,) * 13 + (t, A(t), META) for t in NUMBER]),
         (pooling, "_adaptive_max_k", [(A(t),) + (I64,) * 5 + (A(t), META) for t in FLOAT]),
@@ -179,22 +174,19 @@ def hand_written() -> list:
         (pooling, "_adaptive_avg3d_k", [(A(t), META, A(t)) for t in FLOAT]),
         (pooling, "_adaptive_avg3d_backward_k", [(A(t), META, A(t)) for t in FLOAT]),
     ]
-    from . import upsample  # (interpolation: the taps of each output, and their adjoint)
-
+    # (interpolation: the taps of each output, and their adjoint)
     table += [
         (upsample, "_resample_k", [(A(t),) + (META, A(t), I64) * 3 + (I64,) * 6 + (A(t),)
                                    for t in FLOAT]),
         (upsample, "_resample_backward_k", [(A(t),) + (META, A(t), I64) * 3 + (I64,) * 6
                                             + (A(t),) for t in FLOAT]),
     ]
-    from . import structure  # (tril/triu, flip/roll)
-
+    # (tril/triu, flip/roll)
     table += [
         (structure, "_tri_k", [(A(t), I64, I64, I64, BOOL, A(t)) for t in ALL]),
         (structure, "_remap_k", [(A(t), META, A(t)) for t in ALL]),
     ]
-    from . import counting  # (searchsorted, bincount, histc)
-
+    # (searchsorted, bincount, histc)
     table += [
         (scan, "_cum_extreme_k", [(A(t), A(t), META, I64, I64, BOOL) for t in ALL]),
         (scan, "_logcumsumexp_k", [(A(t), A(t), I64, I64) for t in FLOAT]),
@@ -203,8 +195,7 @@ def hand_written() -> list:
         (counting, "_bincount_k", [(META, A(w), BOOL, A(w)) for w in (I64, F32, F64)]),
         (counting, "_histc_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
     ]
-    from . import decompositions as dec  # (torch.linalg: LU, Cholesky, QR, Jacobi eigh, SVD)
-
+    # (torch.linalg: LU, Cholesky, QR, Jacobi eigh, SVD)
     table += [
         (dec, "_lu_k", [(A(t), I64, I64, META, META, A(t), A(t), A(t)) for t in FLOAT]),
         (dec, "_lu_solve_k", [(A(t), META, A(t), I64, I64, I64) for t in FLOAT]),

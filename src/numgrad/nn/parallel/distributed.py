@@ -21,6 +21,9 @@ import numpy as np
 
 from ...tensor import Tensor
 from ..modules.module import Module
+from ...autograd.node import AccumulateGrad
+from ...autograd import grad_mode
+from ... import _lazy
 
 __all__ = ["DistributedDataParallel"]
 
@@ -83,15 +86,13 @@ def _assign_buckets(params: list, cap_bytes: int) -> list:
 
 def _outputs(value) -> list:
     """The tensors in ``value`` (nested lists, tuples and dicts)."""
-    from ...func._pytree import tree_flatten
+    tree_flatten = _lazy.module("func._pytree").tree_flatten
 
     return [v for v in tree_flatten(value)[0] if isinstance(v, Tensor)]
 
 
 def _reached_leaves(outputs: list) -> set:
     """``id`` of every leaf the outputs' graph reaches (their ``AccumulateGrad`` nodes)."""
-    from ...autograd.node import AccumulateGrad
-
     seen, leaves = set(), set()
     stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
     stack += [t for t in outputs if t.grad_fn is None and t.requires_grad]
@@ -126,7 +127,7 @@ class DistributedDataParallel(Module):
                  static_graph: bool = False, delay_all_reduce_named_params=None,
                  param_to_hook_all_reduce=None, mixed_precision=None, device_mesh=None,
                  skip_all_reduce_unused_params: bool = False):
-        from ...distributed import distributed_c10d as c10d
+        c10d = _lazy.module("distributed.distributed_c10d")
 
         super().__init__()
         self.module = module
@@ -172,7 +173,7 @@ class DistributedDataParallel(Module):
     def _verify_same_model(self) -> None:
         """PyTorch's ``_verify_param_shape_across_processes``: the same number of parameters,
         of the same shapes, on every rank."""
-        from ...distributed import distributed_c10d as c10d
+        c10d = _lazy.module("distributed.distributed_c10d")
 
         pg, rank, size = self.process_group, self.process_group.rank(), self.process_group.size()
         counts = np.zeros(size, np.int64)
@@ -201,7 +202,7 @@ class DistributedDataParallel(Module):
 
     def _broadcast(self, tensors: list) -> None:
         """Rank 0's values into every rank's ``tensors`` (parameters, buffers)."""
-        from ...distributed import distributed_c10d as c10d
+        c10d = _lazy.module("distributed.distributed_c10d")
 
         pg = self.process_group
         if pg.size() == 1 or not tensors:
@@ -227,8 +228,7 @@ class DistributedDataParallel(Module):
             self.require_backward_grad_sync = before
 
     def forward(self, *inputs, **kwargs):
-        from ...autograd import grad_mode
-        from ...distributed import distributed_c10d as c10d
+        c10d = _lazy.module("distributed.distributed_c10d")
 
         c10d._not_traced("DistributedDataParallel's forward, whose backward communicates")
         if self._syncing and any(self._ready):
@@ -272,7 +272,7 @@ class DistributedDataParallel(Module):
     def _launch_ready(self) -> None:
         """Launches the ready buckets in bucket order (the same on every rank: MPI matches
         collectives by their order), and finishes the iteration after the last."""
-        from ...distributed import distributed_c10d as c10d
+        c10d = _lazy.module("distributed.distributed_c10d")
 
         c10d._not_traced("DistributedDataParallel's gradient all-reduce")
         MPI = c10d._mpi()
@@ -298,7 +298,7 @@ class DistributedDataParallel(Module):
 
     def _finish(self) -> None:
         """Waits for every bucket, and writes the averaged gradients into ``.grad``."""
-        from ...distributed import distributed_c10d as c10d
+        c10d = _lazy.module("distributed.distributed_c10d")
 
         pg = self.process_group
         c10d._wait([b.request for b in self._buckets], pg, "ALLREDUCE",

@@ -30,13 +30,18 @@ class Run:
     def wait(self, timeout: float) -> str:
         """Waits for the process (killing it after ``timeout`` s); its output."""
         if self.text is None:
+            late = False
             try:
                 self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.stop()
+            except subprocess.TimeoutExpired:  # (killed, its output kept for the message)
+                self.process.kill()
+                self.process.wait()
+                late = True
             self.output.seek(0)
             self.text = self.output.read()
             self.output.close()
+            if late:
+                self.text += f"\n[killed after {timeout:.0f} s: it had not finished]\n"
         return self.text
 
     def stop(self) -> None:

@@ -27,6 +27,10 @@ from __future__ import annotations
 import gc
 import os
 
+import numba
+from numba.np.ufunc import parallel
+from . import _lazy
+
 __all__ = ["set_runtime_defaults"]
 
 
@@ -39,7 +43,7 @@ def set_runtime_defaults(*, gc_freeze: bool = False, malloc: bool = False,
         gc.freeze()
         done["gc_freeze"] = True
     if malloc:
-        from . import _malloc
+        _malloc = _lazy.module("_malloc")
 
         done["malloc"] = _malloc.tune()
     if threading_layer is not None:
@@ -48,9 +52,6 @@ def set_runtime_defaults(*, gc_freeze: bool = False, malloc: bool = False,
 
 
 def _set_threading_layer(layer: str) -> bool:
-    import numba
-    from numba.np.ufunc import parallel
-
     if getattr(parallel, "_is_initialized", False):  # (a parallel kernel has run: too late)
         current = numba.threading_layer()
         if current in {"threadsafe": ("tbb", "omp"), "safe": ("tbb",)}.get(layer, (layer,)):

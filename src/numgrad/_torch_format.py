@@ -57,6 +57,7 @@ from ._dtype import dtype as _dtype_cls
 from .ops import registry
 from .serialization import _place
 from .tensor import Size, Tensor
+from .nn.parameter import Parameter
 
 ALIGNMENT = 64
 
@@ -249,8 +250,6 @@ class _Pickler(pickle._Pickler):  # (Python's pickler: its dispatch table can be
         if kind is _Plain:
             return self.writer.reduce_tensor(obj.tensor, False)
         if isinstance(obj, Tensor):
-            from .nn.parameter import Parameter
-
             if isinstance(obj, Parameter):
                 return (_Global("torch._utils", "_rebuild_parameter"),
                         (_Plain(obj), obj.requires_grad, OrderedDict()))
@@ -388,8 +387,6 @@ class _Parameter:
     """``torch.nn.parameter.Parameter`` as the pickle's NEWOBJ calls it: builds numgrad's."""
 
     def __new__(cls, data=None, requires_grad=True, *rest):
-        from .nn.parameter import Parameter
-
         return Parameter(data, requires_grad)
 
 
@@ -561,8 +558,6 @@ class _Loader:
         return self.build(storage, storage_offset, size, stride, requires_grad, dtype)
 
     def rebuild_parameter(self, data, requires_grad, backward_hooks):
-        from .nn.parameter import Parameter
-
         return Parameter(data, requires_grad)
 
     def rebuild_parameter_with_state(self, data, requires_grad, backward_hooks, state):

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _dtype
 from ._dtype import BOOL, FLOAT, INT, dtype
+from .tensor import Tensor
 
 
 def _as_dtype(d, what: str) -> dtype:
@@ -90,8 +91,6 @@ def promote_types(type1, type2) -> dtype:
 def result_type(tensor1, tensor2) -> dtype:
     """The dtype of an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or numbers), by
     PyTorch's promotion: tensors with dimensions first, then 0-d tensors, then numbers."""
-    from .tensor import Tensor
-
     dimensioned, zero_dim, scalars = [], [], []
     for x in (tensor1, tensor2):
         if isinstance(x, Tensor):

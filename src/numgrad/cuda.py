@@ -12,6 +12,9 @@ import sys
 
 import numpy as np
 
+from .ops import registry
+from . import _lazy
+
 
 def _apply_numpy_shims() -> None:
     """numba-cuda 0.30.4 registers an overload for ``np.row_stack`` when it compiles a kernel,
@@ -67,9 +70,7 @@ def kernels():
     if _KERNELS is None:
         if not is_available():
             _unavailable()
-        from .kernels import cuda as module
-        from .ops import registry
-
+        module = _lazy.module("kernels.cuda")
         registry.enable_device_dispatch(module)
         _KERNELS = module
     return _KERNELS

@@ -47,6 +47,7 @@ import numgrad
 
 from . import autograd
 from .tensor import Tensor
+from . import _lazy
 
 __all__ = [
     "BaseTorchFunctionMode", "TorchFunctionMode", "enable_reentrant_dispatch",
@@ -416,7 +417,7 @@ def _activate() -> None:
     global _active
     if _active:
         return
-    from .nn.parameter import Parameter
+    Parameter = _lazy.module("nn.parameter").Parameter
 
     if "__torch_function__" not in Parameter.__dict__:
         Parameter.__torch_function__ = _disabled_torch_function_impl
@@ -609,7 +610,7 @@ def _class_defined(cls) -> None:
         return
     if tf is None or tf is _disabled_torch_function_impl:
         return
-    from .nn.parameter import Parameter
+    Parameter = _lazy.module("nn.parameter").Parameter
 
     if issubclass(cls, Parameter) and "__torch_function__" not in vars(cls):
         return

@@ -4,6 +4,7 @@ version counter), without its history; ``isinstance(t, Variable)`` holds for eve
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ..creation import empty
 
 
 class _VariableMeta(type):
@@ -16,8 +17,6 @@ class Variable(metaclass=_VariableMeta):
 
     def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
         if data is None:
-            from ..creation import empty
-
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")

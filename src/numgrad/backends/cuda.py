@@ -3,6 +3,8 @@ matmuls compute in the tensors' dtype, with no TF32 or reduced-precision reducti
 hold what programs set and change nothing."""
 from __future__ import annotations
 
+from .. import cuda
+
 
 class _Matmul:
     """``backends.cuda.matmul``: its flags, kept as set."""
@@ -18,6 +20,4 @@ matmul = _Matmul()
 
 def is_built() -> bool:
     """Whether numgrad can use CUDA here (numba-cuda installed and a GPU, or its simulator)."""
-    from .. import cuda
-
     return cuda.is_available()

@@ -11,6 +11,9 @@ import os
 import runpy
 import sys
 
+from .distributed_c10d import _fail
+from .. import _lazy
+
 
 def _environment() -> int:
     """torchrun's variables from MPICH's (``PMI_RANK``, ``PMI_SIZE``, ``MPI_LOCALRANKID``,
@@ -60,9 +63,7 @@ def main(argv: list) -> None:
             f.write(str(os.getpid()))
     if how == "program":
         os.execvp(target, [target, *args])
-    from mpi4py import MPI  # noqa: F401  (MPI_Init: see the module's docstring)
-
-    from .distributed_c10d import _fail
+    _lazy.optional("mpi4py.MPI")  # (MPI_Init: see the module's docstring)
 
     sys.argv = [target, *args]
     try:

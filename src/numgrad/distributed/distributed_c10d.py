@@ -30,6 +30,7 @@ import numpy as np
 from .. import dispatch
 from .._dtype import from_numpy_dtype
 from ..tensor import Tensor
+from ..compiler.traced import graph_break
 
 __all__ = [
     "Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp",
@@ -548,8 +549,6 @@ def _not_traced(what: str) -> None:
     """A collective inside ``numgrad.compile``: the trace stops here (the call runs eagerly,
     every time), so that no replay ever skips the communication."""
     if dispatch.current() is not None:  # (tracing, or a re-run call: rarely)
-        from ..compiler.traced import graph_break
-
         graph_break(f"a collective communication ({what}), which every call must run")
 
 

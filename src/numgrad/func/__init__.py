@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from . import _pytree, _vmap
 from . import _vmap_composite, _vmap_indexing  # noqa: F401  (more batching rules, in _vmap.RULES)
 from ._vmap import vmap
+from ..nn.modules.batchnorm import _BatchNorm
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "vmap", "functional_call", "stack_module_state", "functionalize",
@@ -634,8 +635,6 @@ def replace_all_batch_norm_modules_(root):
     """Every batch-norm module under ``root`` made to use its batch's statistics, in place:
     running statistics dropped and no longer tracked (what ``vmap`` over a model in training
     needs, as PyTorch's per-sample-gradient tutorial does). Returns ``root``."""
-    from ..nn.modules.batchnorm import _BatchNorm
-
     for module in root.modules():
         if isinstance(module, _BatchNorm) and module.track_running_stats:
             module.running_mean = None

@@ -17,6 +17,7 @@ from . import _vmap
 from ._vmap import (
     BatchedTensor, _batched, _bound, _broadcast, _flat, _get, _make, _rule, _value_at, innermost,
 )
+from ..ops.attention import attention_weights
 
 
 @_rule("block_diag")
@@ -386,8 +387,6 @@ def _attention(func, lvl, args, kwargs):
         return _make(out.unflatten(0, (size, batch)), lvl)
     if gqa or (causal and mask is not None):
         return NotImplemented  # (the examples' own errors or rules, from the loop)
-    from ..ops.attention import attention_weights
-
     if scale is None:
         scale = 1.0 / float(q.shape[-1]) ** 0.5
     return attention_weights(q, k, mask, causal, scale) @ v

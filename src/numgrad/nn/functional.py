@@ -63,6 +63,8 @@ from .functional_attention import (  # noqa: F401
 from ..ops.counting import one_hot  # noqa: F401  (int64 one-hot encoding)
 from .. import overrides as _overrides
 from ..creation import tensor
+from ..ops.inplace import _write
+from ..autograd import grad_mode
 
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "nll_loss",
@@ -257,8 +259,6 @@ def _in_place(input: Tensor, fn, *args) -> Tensor:
     """``inplace=True`` for the activations PyTorch writes through its out-of-place kernel
     (``silu``, ``mish``, ``hardswish``, ``hardsigmoid``): computed, then written into ``input``
     with the op's own node (``SiluBackward0`` ...)."""
-    from ..ops.inplace import _write
-
     return _write(input, fn, *args)
 
 
@@ -410,8 +410,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     ``embedding_renorm_``); ``scale_grad_by_freq`` divides each row's gradient by its count in
     ``input``. One node, ``EmbeddingBackward0``, as in PyTorch (``ops/indexing.py``)."""
     if weight.ndim != 2:
-        from ..autograd import grad_mode
-
         if weight.ndim == 0 and weight.requires_grad and grad_mode.state.enabled:
             # (PyTorch's autograd reads the weight's size 0 first, for its node)
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -440,8 +438,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
     """PyTorch's ``embedding_renorm_``: each distinct row of ``weight`` in ``input`` whose norm
     exceeds ``max_norm`` is scaled by ``max_norm / (norm + 1e-7)``, in place, unrecorded."""
-    from ..autograd import grad_mode
-
     rows = np.unique(input.detach().cpu().numpy().reshape(-1))
     with grad_mode.no_grad():
         index = tensor(rows, device=weight.device)

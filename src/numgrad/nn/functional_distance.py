@@ -9,6 +9,7 @@ import math
 
 from ..tensor import Tensor
 import numgrad
+from ..ops.counting import triu_indices
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -91,7 +92,5 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    from ..ops.counting import triu_indices
-
     i, j = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)
     return _norm(input[i] - input[j], p, 1)

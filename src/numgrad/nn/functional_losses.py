@@ -23,6 +23,10 @@ from ..tensor import Tensor
 from .functional_activation import _check_float
 from .functional_distance import pairwise_distance
 from ..ops.loss import check_reduction
+from ..ops.elementwise import minimum, where
+from ..autograd import grad_mode
+from ..ops._promote import broadcast_shapes
+from ..ops.activation import log_sigmoid
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
            "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss",
@@ -117,8 +121,6 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     to_positive = distance(anchor, positive)
     to_negative = distance(anchor, negative)
     if swap:
-        from ..ops.elementwise import minimum
-
         to_negative = minimum(to_negative, distance(positive, negative))
     loss = (margin + to_positive - to_negative).clamp_min(0)
     return _reduce(loss, reduction)
@@ -159,8 +161,6 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     picked = x.gather(1, classes)  # x[y_j], one column a listed position
     hinge = (1 - picked.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
     counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
-    from ..ops.elementwise import where
-
     loss = where(counted, hinge, 0.0).sum((1, 2)) / dim
     loss = loss.reshape(()) if n <= 1 else loss
     return _reduce(loss, reduction)
@@ -289,8 +289,6 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 
 
 def _not_differentiable(function: str, name: str, t) -> None:
-    from ..autograd import grad_mode
-
     if t is not None and t.requires_grad and grad_mode.is_grad_enabled():
         raise RuntimeError(
             f"The function '{function}' is not differentiable with respect to argument "
@@ -311,8 +309,6 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input)}")
-    from ..ops._promote import broadcast_shapes
-
     broadcast_shapes(tuple(input.shape), tuple(target.shape))  # (PyTorch's error)
     if target.dtype != input.dtype:
         target = target.to(input.dtype)
@@ -325,8 +321,6 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     """``-(t log sigmoid(x) + (1 - t) log sigmoid(-x))``, weighted, averaged over the classes
     (the last dimension), reduced."""
     reduction = _reduction(size_average, reduce, reduction)
-    from ..ops.activation import log_sigmoid
-
     loss = -(target * log_sigmoid(input) + (1 - target) * log_sigmoid(-input))
     if weight is not None:
         loss = loss * weight

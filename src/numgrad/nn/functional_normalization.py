@@ -9,6 +9,7 @@ from .._dtype import float64 as _float64
 from ..ops import nn_functional as _nn
 from ..tensor import Tensor
 from .functional_activation import _check_float
+from ..autograd import grad_mode
 
 __all__ = ["group_norm", "instance_norm", "rms_norm", "local_response_norm"]
 
@@ -99,8 +100,6 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     out = batch_norm(input.reshape(shape), rm, rv, rep(weight), rep(bias), use_input_stats,
                      momentum, eps)
     if use_input_stats:
-        from ..autograd import grad_mode
-
         with grad_mode.no_grad():
             if running_mean is not None:
                 running_mean.copy_(rm.view(b, c).mean(0))

@@ -14,6 +14,8 @@ import math
 from ..tensor import Tensor
 from .._dtype import torch_name
 import numgrad
+from ..ops.pooling import _output_size_arg
+from .functional_fractional_pool import window_max
 
 __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_max_pool3d"]
 
@@ -104,9 +106,6 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
     """The largest element of each of ``output_size`` adaptive windows of the last three
     dimensions of a (N, C, D, H, W) or (C, D, H, W) input (None entries keep the input's size);
     with ``return_indices``, its flat position in its (D, H, W) plane."""
-    from ..ops.pooling import _output_size_arg
-    from .functional_fractional_pool import window_max
-
     shape = tuple(input.shape)
     size = _output_size_arg(output_size, shape) if isinstance(output_size, (list, tuple)) else (
         (int(output_size),) * 3)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from ..random import _philox_draw
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
@@ -32,8 +33,6 @@ def _uniform(generator, low: float, high: float, shape) -> np.ndarray:
     a NumPy ``Generator``'s own, else (None, a ``numgrad.Generator``) Philox's."""
     if isinstance(generator, np.random.Generator):
         return generator.uniform(low, high, shape)
-    from ..random import _philox_draw
-
     drawn = _philox_draw(generator, tuple(shape), np.float64, device="cpu")
     return np.asarray(drawn) * (high - low) + low
 
@@ -42,8 +41,6 @@ def _normal(generator, mean: float, std: float, shape) -> np.ndarray:
     """Float64 values of N(mean, std²) from ``generator`` (as ``_uniform``)."""
     if isinstance(generator, np.random.Generator):
         return generator.normal(mean, std, shape)
-    from ..random import _philox_draw
-
     return np.asarray(_philox_draw(generator, tuple(shape), np.float64, True, "cpu")) * std + mean
 
 

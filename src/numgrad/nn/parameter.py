@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ..creation import empty
 
 
 class Parameter(Tensor):
@@ -14,8 +15,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            from ..creation import empty
-
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(

@@ -11,6 +11,8 @@ from ..creation import full, tensor, zeros_like
 from ..ops import maximum, registry
 from .optimizer import Optimizer, _check_nonnegative, _no_grad_step, _unsupported
 from .sgd import _call_closure
+from ..autograd.profiler import record_function
+from .. import _lazy
 
 
 class Adam(Optimizer):
@@ -107,8 +109,7 @@ class Adam(Optimizer):
                     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                 p.add_(exp_avg * -step_size / denom)
         if arrays:
-            from ..autograd.profiler import record_function
-            from ..kernels.cpu import optim as kernels
+            kernels = _lazy.module("kernels.cpu.optim")
 
             with record_function("aten::_fused_adam_"):  # (PyTorch's name for its fused step)
                 kernels.adam(arrays, scalars)

@@ -15,6 +15,7 @@ from ...dispatch import graph_break
 from ...tensor import Tensor
 from ..parameter import Parameter, reset_grads
 from ..._dtype import to_dtype
+from ... import _lazy
 import numgrad
 
 
@@ -123,7 +124,7 @@ class Module:
         return self._add_hook("_backward_pre_hooks", hook, prepend, False, False)
 
     def _add_hook(self, kind: str, hook, prepend: bool, with_kwargs: bool, always_call: bool):
-        from ...utils.hooks import RemovableHandle
+        RemovableHandle = _lazy.module("utils.hooks").RemovableHandle
 
         d = self.__dict__
         if kind not in d:  # (made on first use: a module without hooks pays nothing per call)
@@ -162,7 +163,7 @@ class Module:
                     args = result if isinstance(result, tuple) else (result,)
         bw_hook = None
         if backward or backward_pre:
-            from ...utils.hooks import BackwardHook
+            BackwardHook = _lazy.module("utils.hooks").BackwardHook
 
             bw_hook = BackwardHook(self, list(backward.values()), list(backward_pre.values()))
             args = bw_hook.setup_input_hook(args)

@@ -3,6 +3,7 @@ vector and back (PyTorch's ``torch.nn.utils.convert_parameters``)."""
 from __future__ import annotations
 
 from ...tensor import Tensor
+from ...ops.shape import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -21,8 +22,6 @@ def _check_param_device(param: Tensor, old_param_device):
 
 def parameters_to_vector(parameters) -> Tensor:
     """The parameters flattened and concatenated into one vector (differentiable)."""
-    from ...ops.shape import cat
-
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     device = None

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .sampler import Sampler
+from ... import _lazy
 
 __all__ = ["DistributedSampler"]
 
@@ -43,8 +44,7 @@ class DistributedSampler(Sampler[int]):
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            from ... import distributed as dist
-
+            dist = _lazy.module("distributed")
             if not dist.is_available():
                 raise RuntimeError("Requires distributed package to be available")
             num_replicas = dist.get_world_size() if num_replicas is None else num_replicas

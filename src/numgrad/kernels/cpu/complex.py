@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ...ops.linalg_common import LinAlgError
+
 
 def _complex_dtype(real_dtype) -> np.dtype:
     return np.dtype(np.complex64 if real_dtype == np.float32 else np.complex128)
@@ -64,8 +66,6 @@ def linalg_eig(a: np.ndarray) -> tuple:
     if not a.size:
         return np.zeros(a.shape[:-1], cdt), np.zeros(a.shape, cdt)
     if not np.isfinite(a).all():
-        from ...ops.linalg_common import LinAlgError
-
         raise LinAlgError("linalg.eig: The algorithm failed to converge because the input "
                           "matrix contained non-finite values.")
     w, v = np.linalg.eig(a)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ...ops.linalg_common import LinAlgError
+
 
 # ------------------------------------------------------------------ the njit kernels
 @njit(cache=True)
@@ -86,8 +88,6 @@ def _batch(a: np.ndarray) -> np.ndarray:
 
 
 def _fail(name: str, a: np.ndarray, z: int, message: str):
-    from ...ops.linalg_common import LinAlgError
-
     prefix = f"(Batch element {z}): " if a.ndim > 2 else ""
     raise LinAlgError(f"{name}: {prefix}{message}")
 

@@ -107,9 +107,14 @@ def _flash(query, key, value, mask, dropout_p, enable_gqa) -> bool:
     """Whether PyTorch 2.13 on the CPU would take its flash kernel (its ``use_flash_attention_cpp``
     checks): 4-D CPU float inputs of one head size, the batch equal, the heads equal or grouped
     with ``enable_gqa``, no dropout, a 2-D or 4-D mask that needs no gradient, no empty size, the
-    last dimensions of stride 1."""
+    last dimensions of stride 1; plain tensors (a vmap's batched tensors, which reach here when a
+    caller such as ``multi_head_attention_forward`` calls this function directly, and subclasses
+    take the composite, whose ops dispatch)."""
     if query.dim() != 4 or key.dim() != 4 or value.dim() != 4 or dropout_p != 0.0:
         return False
+    if not (type(query) is type(key) is type(value) is Tensor) or \
+            (mask is not None and type(mask) is not Tensor):
+        return False  # (a vmap's batched tensor or a subclass: the composite's dispatching ops)
     if query.device.type != "cpu" or not query.dtype.is_floating_point:
         return False
     b, hq, length, e = query.shape

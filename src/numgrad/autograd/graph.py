@@ -826,11 +826,14 @@ class ComputedSavedTensor(RawSavedTensor):
 
     __slots__ = ()
 
+    def _value(self):
+        return saved_attribute(self._node, "_saved_" + self._index)
+
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         node = self._node
         if node._released:
             RawSavedTensor(node, None).register_hooks(pack_hook, unpack_hook)  # (its message)
-        value = saved_attribute(node, "_saved_" + self._index)
+        value = self._value()
         if value is None:
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor with value None is forbidden")
@@ -848,17 +851,8 @@ class ComputedItemSavedTensor(ComputedSavedTensor):
         super().__init__(node, name)
         self._item = item
 
-    def register_hooks(self, pack_hook, unpack_hook) -> None:
-        node = self._node
-        if node._released:
-            RawSavedTensor(node, None).register_hooks(pack_hook, unpack_hook)  # (its message)
-        value = saved_attribute(node, "_saved_" + self._index)[self._item]
-        if value is None:
-            raise RuntimeError(
-                "Calling register_hooks on a saved tensor with value None is forbidden")
-        if not callable(pack_hook) or not callable(unpack_hook):
-            raise TypeError("register_hooks expects two callables, a pack hook and an unpack hook")
-        pack_hook(value)
+    def _value(self):
+        return super()._value()[self._item]
 
 
 def saved_names(node) -> list:

@@ -547,11 +547,7 @@ def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool) -> Tensor:
     if dim is None:
         return apply(op_all, (input,), (data,), dims=tuple(range(data.ndim)), keepdim=False)
     dims = normalize_dims(dim, data.ndim)
-    out = apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim)
-    given = given_dims(dim, dims)
-    if given is not None:  # (PyTorch's node shows the dims as given: ``sum(-1)``)
-        keep_given(out, dims=given)
-    return out
+    return _given(apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim), dim, dims)
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

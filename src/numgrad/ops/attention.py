@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 
+from .._dtype import bool_
 from ..autograd import grad_mode
+from ..creation import ones
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_of, register
@@ -115,29 +117,21 @@ def _group_sum(x: Tensor, groups: int) -> Tensor:
 def attention_weights(q, k, mask, causal: bool, scale: float) -> Tensor:
     """``softmax(q @ kᵀ * scale + bias)`` in numgrad's ops, a row whose every key is masked all
     0 (PyTorch's safe softmax); ``bias`` from a bool or float ``mask`` and ``causal``."""
-    from ..creation import ones
-
     scores = (q @ k.transpose(-2, -1)) * scale
     hide = None
     if causal:
-        hide = ones((q.shape[-2], k.shape[-2]), dtype=mask_dtype(), device=q.device).tril()
+        hide = ones((q.shape[-2], k.shape[-2]), dtype=bool_, device=q.device).tril()
         hide = hide.logical_not()
-    if mask is not None and mask.dtype == mask_dtype():
+    if mask is not None and mask.dtype == bool_:
         hide = mask.logical_not() if hide is None else hide.logical_or(mask.logical_not())
     if hide is not None:
         scores = scores.masked_fill(hide, float("-inf"))
-    if mask is not None and mask.dtype != mask_dtype():
+    if mask is not None and mask.dtype != bool_:
         scores = scores + mask
     if mask is None:  # (a causal row always keeps its first key)
         return scores.softmax(-1)
     masked = (scores == float("-inf")).all(-1, keepdim=True)
     return masked.logical_not() * scores.masked_fill(masked, 0.0).softmax(-1)
-
-
-def mask_dtype():
-    from .._dtype import bool_
-
-    return bool_
 
 
 def flash_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causal: bool,

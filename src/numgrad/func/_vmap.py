@@ -497,6 +497,21 @@ for _n in _POINTWISE.split():
     RULES[_n] = _pointwise
 
 
+@_rule("masked_fill", "masked_fill_")
+def _masked_fill(func, lvl, args, kwargs):
+    """A batched value (each example's 0-d tensor): ``where(mask, value, input)``, the value cast
+    to the input's dtype (copied into the input for ``masked_fill_``); else elementwise."""
+    value, _ = _get(args, kwargs, 2, "value")
+    if type(value) is not BatchedTensor or value._level != lvl.id:
+        return _pointwise(func, lvl, args, kwargs)
+    input, _ = _get(args, kwargs, 0, "input")
+    mask, _ = _get(args, kwargs, 1, "mask")
+    value = value.to(input.dtype)
+    if _name(func) == "masked_fill_":
+        return input.copy_(_pointwise(_numgrad().where, lvl, (mask, value, input), {}))
+    return _pointwise(_numgrad().where, lvl, (mask, value, input), {})
+
+
 # torch.fft's transforms of one dimension (``dim`` an int, -1 by default), of two (a pair, the
 # last two by default) and of n (None: all, or the last ``len(s)``)
 _FFT_DEFAULT_DIMS = {**{n: -1 for n in ("fft", "ifft", "rfft", "ihfft")},

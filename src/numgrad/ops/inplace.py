@@ -461,7 +461,8 @@ def clamp_max_(input: Tensor, max) -> Tensor:
 @register
 class MaskedFill(Op):
     """``value`` where ``mask`` (a bool tensor broadcasting to the input's shape) is True: the
-    gradient reaches the input where it is False."""
+    gradient reaches the input where it is False. The mask is a parameter, not an input: PyTorch's
+    node has no edge for it."""
 
     name, node = "masked_fill", "MaskedFillBackward0"
     complex_ok = True
@@ -473,12 +474,39 @@ class MaskedFill(Op):
     )
 
     @staticmethod
-    def forward(K, a, mask_data, *, value, mask):
-        return K.where(mask_data, K.full((), value, a.dtype), a)
+    def forward(K, a, *, value, mask):
+        return K.where(mask._data, K.full((), value, a.dtype), a)
 
     @staticmethod
     def backward(ctx, grad):
-        return (masked_fill(grad, ctx.params["mask"], 0.0), None)
+        return (masked_fill(grad, ctx.params["mask"], 0.0),)
+
+
+@register
+class MaskedFillTensor(Op):
+    """``masked_fill`` with a 0-d tensor ``value`` (PyTorch's ``masked_fill.Tensor``,
+    ``MaskedFillBackward1``): the value's gradient is the output's summed where ``mask`` is
+    True."""
+
+    name, node = "masked_fill_tensor", "MaskedFillBackward1"
+    complex_ok = True
+    jvp = _jvp.transposed_backward
+    on_cuda = True
+    samples = (
+        Sample(lambda m, a, v, b: a.masked_fill(b > 0, v), ((3, 4), (), (4,))),
+        Sample(lambda m, a, v: (a * 1).masked_fill_(a > 0, v.sum()), ((2, 3), (2,))),
+    )
+
+    @staticmethod
+    def forward(K, a, value, *, mask):
+        return K.where(mask._data, K.cast(value, a.dtype), a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask = ctx.params["mask"]
+        needs = ctx.needs_input_grad
+        return (masked_fill(grad, mask, 0.0) if needs[0] else None,
+                masked_fill(grad, mask.logical_not(), 0.0).sum() if needs[1] else None)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
@@ -486,18 +514,17 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    broadcast_shapes(mask._data.shape, input._data.shape)
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
-        if value.requires_grad and input.dtype.is_floating_point:
-            # (the value's gradient: the incoming gradient summed over the filled positions)
-            broadcast_shapes(mask._data.shape, input._data.shape)
-            return elementwise.where(mask, value.to(input.dtype), input)
+        if (input.dtype.is_floating_point or input.dtype.is_complex) and (
+                value.is_cuda == input.is_cuda):  # (a host 0-d value of a CUDA input: a number)
+            return apply(MaskedFillTensor, (input, value), (input._data, value._data), mask=mask)
         value = value.item()
-    broadcast_shapes(mask._data.shape, input._data.shape)
     check_scalar(value, input._data.dtype)
-    return apply(MaskedFill, (input, mask), (input._data, mask._data), value=value, mask=mask)
+    return apply(MaskedFill, (input,), (input._data,), value=value, mask=mask)
 
 
 def masked_fill_(input: Tensor, mask: Tensor, value) -> Tensor:

@@ -7,8 +7,12 @@ interpolated quantile by its weights), as PyTorch's does.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import Tensor, _wrap_dim
-from .reduction import _ValuesIndices
+from .predicates import _MedianDimOp
+from .reduction import _ValuesIndices, _given, _result_shape
+from .registry import Sample, apply, kernels_for, register
 from .sorting import sort
 import numgrad
 
@@ -17,18 +21,48 @@ class _KthvalueResult(_ValuesIndices):
     _name = "kthvalue"
 
 
+@register
+class Kthvalue(_MedianDimOp):
+    """The ``k``-th smallest values along ``dim`` (``KthvalueBackward0``): the gradient goes back
+    to the indices picked."""
+
+    name, node = "kthvalue", "KthvalueBackward0"
+    samples = (Sample(lambda m, a: a.kthvalue(2, 1)[0], ((3, 4),)),
+               Sample(lambda m, a: m.kthvalue(a, 3, 0, keepdim=True).values, ((3, 2),)))
+
+
+def _device(data) -> str:
+    return "cpu" if isinstance(data, np.ndarray) else "cuda"
+
+
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
-    """``(values, indices)`` of the ``k``-th smallest element along ``dim`` (``k`` from 1)."""
-    d = _wrap_dim(dim, input.ndim)
-    size = input.shape[d] if input.ndim else 1
+    """``(values, indices)`` of the ``k``-th smallest element along ``dim`` (``k`` from 1; NaN
+    largest, ties by position, as a stable sort orders them)."""
+    data = input._data
+    if data.dtype == np.bool_:
+        raise NotImplementedError(f'"kthvalue_{_device(data)}" not implemented for \'Bool\'')
+    nd = data.ndim
+    d = _wrap_dim(dim, nd) % max(nd, 1)
+    if nd and not data.shape[d]:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    size = data.shape[d] if nd else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    x = input if input.ndim else input.reshape(1)
-    values, indices = sort(x, d)
-    values, indices = values.narrow(d, k - 1, 1), indices.narrow(d, k - 1, 1)
-    if not keepdim or not input.ndim:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    return _KthvalueResult(values, indices)
+    K = kernels_for((input,), Kthvalue)
+    if nd == 0:
+        values, indices = K.copy(data), K.zeros((), np.dtype(np.int64))
+        out = _given(apply(Kthvalue, (input,), (values,), dim=0, indices=indices,
+                           keepdim=bool(keepdim)), dim, 0)
+        return _KthvalueResult(out, Tensor._wrap(indices))
+    ordered, order = K.order_dim(data, d)
+    kept = tuple(1 if i == d else n for i, n in enumerate(data.shape))
+    pos = K.full(kept, np.int64(k - 1), np.dtype(np.int64))
+    chosen = K.gather_dim(order, d, pos)
+    picked = K.gather_dim(ordered, d, pos)
+    shape = _result_shape(data.shape, (d,), keepdim)
+    out = _given(apply(Kthvalue, (input,), (K.reshape_view(picked, shape),), dim=d,
+                       indices=chosen, keepdim=bool(keepdim)), dim, d)
+    return _KthvalueResult(out, Tensor._wrap(K.reshape_view(chosen, shape)))
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")

@@ -452,7 +452,8 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     K = kernels_for((input,), op)
     if nd == 0:
         values, indices = K.copy(data), K.zeros((), np.dtype(np.int64))
-        out = apply(op, (input,), (values,), dim=0, indices=indices, keepdim=True)
+        out = _given(apply(op, (input,), (values,), dim=0, indices=indices,
+                           keepdim=bool(keepdim)), dim, 0)  # (both as given, as PyTorch's node)
         return result(out, Tensor._wrap(indices))
     if not data.shape[d]:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -499,7 +500,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     K = kernels_for((input,), Mode)
     values, indices = K.mode_dim(data, d)
     if nd == 0:
-        out = apply(Mode, (input,), (values,), dim=0, indices=indices, keepdim=True)
+        out = _given(apply(Mode, (input,), (values,), dim=0, indices=indices,
+                           keepdim=bool(keepdim)), dim, 0)
         return _ModeResult(out, Tensor._wrap(indices))
     shape = _result_shape(data.shape, (d,), keepdim)
     out = _given(apply(Mode, (input,), (K.reshape_view(values, shape),), dim=d, indices=indices,

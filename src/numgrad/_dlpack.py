@@ -12,36 +12,15 @@ CUDA tensor raises a BufferError that says so.
 """
 from __future__ import annotations
 
-import enum
-
 import numpy as np
 
 from . import creation
+from ._dtype import DLDeviceType
 from ._dtype import device as _device
 from ._dtype import from_numpy_dtype
 from .tensor import Tensor
 
 __all__ = ["DLDeviceType", "from_dlpack", "to_dlpack"]
-
-
-class DLDeviceType(enum.IntEnum):
-    """DLPack's device types (the numbers of ``__dlpack_device__``), as PyTorch names them."""
-
-    kDLCPU = 1
-    kDLCUDA = 2
-    kDLCUDAHost = 3
-    kDLOpenCL = 4
-    kDLVulkan = 7
-    kDLMetal = 8
-    kDLVPI = 9
-    kDLROCM = 10
-    kDLROCMHost = 11
-    kDLExtDev = 12
-    kDLCUDAManaged = 13
-    kDLOneAPI = 14
-    kDLWebGPU = 15
-    kDLHexagon = 16
-    kDLMAIA = 17
 
 
 def to_dlpack(tensor):

@@ -1,6 +1,8 @@
 """Dtypes, devices and PyTorch's type-promotion rules."""
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from . import _lowp
@@ -279,6 +281,26 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")  # (a name only: numgrad's functions refuse it, as PyTorch's may)
+
+
+class DLDeviceType(enum.IntEnum):
+    """DLPack's device types (the numbers of ``__dlpack_device__``), as PyTorch names them."""
+
+    kDLCPU = 1
+    kDLCUDA = 2
+    kDLCUDAHost = 3
+    kDLOpenCL = 4
+    kDLVulkan = 7
+    kDLMetal = 8
+    kDLVPI = 9
+    kDLROCM = 10
+    kDLROCMHost = 11
+    kDLExtDev = 12
+    kDLCUDAManaged = 13
+    kDLOneAPI = 14
+    kDLWebGPU = 15
+    kDLHexagon = 16
+    kDLMAIA = 17
 
 
 class device:

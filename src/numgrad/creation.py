@@ -12,7 +12,7 @@ import numpy as np
 from ._dtype import device as _device
 from ._dtype import COMPLEX, FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
 from ._dtype import get_default_dtype
-from . import _lowp, cuda, dispatch
+from . import _lazy, _lowp, cuda, dispatch
 from .kernels import cpu as _cpu_module
 from .ops.registry import kernels_of
 from .tensor import Tensor
@@ -174,15 +174,13 @@ def _from_cuda_interface(data, dtype, device, copy: bool) -> Tensor:
     a copy unless ``copy``, another ``dtype``, a non-contiguous layout (CUDA tensors are
     C-contiguous for now) or the CPU ``device`` asks for one."""
     K = cuda.kernels()
-    from .kernels.cuda import interop, memory
-
-    a = interop.import_interface(data)
+    a = _lazy.module("kernels.cuda.interop").import_interface(data)
     from_numpy_dtype(a.dtype)  # numgrad's error for a dtype it does not have
     target = a.dtype if dtype is None else to_dtype(dtype).np
     if device is not None and not _is_cuda(device):
         return Tensor._wrap(K.to_host(a).astype(target, copy=False))
     copied = not a.is_c_contiguous()
-    a = memory.ascontiguous(a)
+    a = K.ascontiguous(a)
     if target != a.dtype:
         a = K.cast(a, target)
     elif copy and not copied:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
-from . import _dtype, _lowp
-from ._dtype import CPU, CUDA, from_numpy_dtype
+from . import _dtype, _lazy, _lowp
+from ._dtype import CPU, CUDA, DLDeviceType, from_numpy_dtype, torch_name
 from ._tensor_str import format_tensor
 from . import autograd
 from .autograd import grad_mode
@@ -65,9 +65,16 @@ def _grad_enabled() -> bool:
 
 def _load_late() -> None:
     global _autograd_backward, _accumulate_into
-    from .ops import accumulate_into
+    _autograd_backward, _accumulate_into = autograd.backward, _lazy.module("ops").accumulate_into
 
-    _autograd_backward, _accumulate_into = autograd.backward, accumulate_into
+
+def _typename(obj) -> str:
+    """``torch.typename``: ``numgrad.FloatTensor`` for a tensor, else the qualified type name."""
+    if isinstance(obj, Tensor):
+        return f"numgrad.{torch_name(obj._data.dtype)}Tensor"
+    cls = type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
 
 
 def _no_numpy_bfloat16(data) -> None:
@@ -106,9 +113,7 @@ class Tensor(_Methods):
     def __init_subclass__(cls, **kwargs):
         """A subclass defined outside numgrad switches ``__torch_function__`` dispatch on."""
         super().__init_subclass__(**kwargs)
-        from .overrides import _class_defined
-
-        _class_defined(cls)
+        _lazy.module("overrides")._class_defined(cls)  # (overrides imports this module)
 
     def __format__(self, format_spec: str) -> str:
         """``f"{loss:.4f}"``: a 0-d tensor formats as its value, as in PyTorch; any other tensor
@@ -173,9 +178,9 @@ class Tensor(_Methods):
         data = self._data
         if isinstance(data, np.ndarray):
             return data
-        from .ops import registry  # (its CUDA kernels: the ones numgrad.compile records)
-
-        return registry.kernels_of(data).to_host(data)
+        # (ops.registry's CUDA kernels, the ones numgrad.compile records; the registry imports
+        # this module)
+        return _lazy.module("ops.registry").kernels_of(data).to_host(data)
 
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -183,8 +188,6 @@ class Tensor(_Methods):
         others to use it without a copy; like PyTorch, an AttributeError on CPU tensors (so that
         ``hasattr`` says no) and a RuntimeError on tensors that require grad."""
         if isinstance(self._data, np.ndarray):
-            from .nn.modules.module import _typename
-
             raise AttributeError(
                 f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {_typename(self)} "
                 "If CUDA data is required use tensor.cuda() to copy tensor to device memory."
@@ -194,9 +197,7 @@ class Tensor(_Methods):
                 "Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
                 "aren't required, use var.detach() to get Variable that doesn't require grad."
             )
-        from .kernels.cuda import interop
-
-        return interop.export_interface(self._data)
+        return _lazy.module("kernels.cuda.interop").export_interface(self._data)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule over this tensor's memory (``numgrad.utils.dlpack``): for NumPy's,
@@ -224,8 +225,6 @@ class Tensor(_Methods):
 
     def __dlpack_device__(self) -> tuple:
         """``(DLDeviceType.kDLCPU, 0)`` or ``(DLDeviceType.kDLCUDA, index)``."""
-        from ._dlpack import DLDeviceType
-
         if isinstance(self._data, np.ndarray):
             return (DLDeviceType.kDLCPU, 0)
         return (DLDeviceType.kDLCUDA, self.device.index or 0)
@@ -451,9 +450,7 @@ class Tensor(_Methods):
         stale history is ever used."""
         fn = self._grad_fn
         if self._base is not None and self._view_version != self._version_counter.value:
-            from .ops.indexing import regenerate_view
-
-            fn = regenerate_view(self)
+            fn = _lazy.module("ops.indexing").regenerate_view(self)
         return fn
 
     @grad_fn.setter
@@ -604,9 +601,7 @@ class Tensor(_Methods):
 
 def _address(data) -> int:
     """The address of an array's first element (host or device)."""
-    from .ops import registry
-
-    return registry.kernels_of(data).address(data)
+    return _lazy.module("ops.registry").kernels_of(data).address(data)
 
 
 class Size(tuple):

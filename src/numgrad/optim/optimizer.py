@@ -12,7 +12,7 @@ from typing import Any
 from ..autograd import grad_mode
 from ..creation import tensor, zeros_like
 from ..nn.parameter import reset_grads
-from ..tensor import Tensor
+from ..tensor import Tensor, _typename
 
 
 class _RequiredParameter:
@@ -23,12 +23,6 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-
-
-def _typename(obj) -> str:
-    from ..nn.modules.module import _typename
-
-    return _typename(obj)
 
 
 def _no_grad_step(step):

@@ -62,6 +62,18 @@ from numba.np import numpy_support
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
+from .. import codegen  # (codegen imports this module's helpers on use)
+
+try:
+    import grp
+    import pwd
+except ImportError:  # (not on Windows: a group is never taken for private there)
+    grp = pwd = None
+try:
+    from numba.core.typing import typeof
+except ImportError:  # (Numba's internals moved: its own typeof stays)
+    typeof = None
+
 # The Numba functions numgrad's cache replaces or mirrors, and a digest of their source in the
 # Numba versions tested (``TESTED_NUMBA``); tests/test_cache_faults.py recomputes them
 # (``numba_internals()`` there).
@@ -140,13 +152,12 @@ def unsafe_reason(st: os.stat_result) -> str | None:
 
 @functools.cache
 def _private_group(gid: int) -> bool:
+    if grp is None:  # (not on Windows)
+        return False
     try:
-        import grp
-        import pwd
-
         user = pwd.getpwuid(os.geteuid()).pw_name
         group = grp.getgrgid(gid)
-    except (ImportError, KeyError):
+    except KeyError:
         return False
     return gid == os.getegid() and group.gr_name == user and set(group.gr_mem) <= {user}
 
@@ -212,10 +223,8 @@ def _candidates(source_folder: str) -> list:
     sub = caching._CacheLocator.get_suitable_cache_subpath(os.path.join(source_folder, "x.py"))
     folders = [(os.path.join(config.CACHE_DIR, sub), True, True)] if config.CACHE_DIR else []
     if _inside(source_folder, _PACKAGE):
-        from ..codegen import cache_folder
-
         folders.append((os.path.join(source_folder, "__pycache__"), False, False))
-        folders.append((os.path.join(str(cache_folder()), "kernels", sub), False, True))
+        folders.append((os.path.join(str(codegen.cache_folder()), "kernels", sub), False, True))
     else:
         folders.append((os.path.join(source_folder, "__pycache__"), False, True))
     return folders
@@ -662,9 +671,7 @@ def _typeof_ndarray(val, c):
 
 def _install_typeof_ndarray() -> None:
     """Registers ``_typeof_ndarray`` for np.ndarray where Numba's is the one tested."""
-    try:
-        from numba.core.typing import typeof
-    except ImportError:
+    if typeof is None:
         return
     if typeof.typeof_impl.dispatch(np.ndarray) is getattr(typeof, "_typeof_ndarray", None):
         typeof.typeof_impl.register(np.ndarray)(_typeof_ndarray)

@@ -22,6 +22,12 @@ import sys
 import time
 from typing import NamedTuple
 
+from numba import config, cuda
+from numba.cuda import dispatcher
+
+from ... import _lazy
+from . import signatures
+
 CCS = ((8, 0), (9, 0))  # A100, and H100/H200
 
 
@@ -41,8 +47,6 @@ class Result(NamedTuple):
 @contextlib.contextmanager
 def _answering_cc(cc: tuple):
     """numba-cuda's ``get_current_device().compute_capability`` answers ``cc`` meanwhile."""
-    from numba.cuda import dispatcher
-
     class _Device:
         compute_capability = cc
 
@@ -55,11 +59,12 @@ def _answering_cc(cc: tuple):
 
 
 def _linker():
-    try:
-        from cuda.core import Linker, LinkerOptions, ObjectCode
-    except ImportError:  # cuda-core before 0.4
-        from cuda.core.experimental import Linker, LinkerOptions, ObjectCode
-    return Linker, LinkerOptions, ObjectCode
+    """cuda-core's ``Linker``, ``LinkerOptions`` and ``ObjectCode`` (an optional dependency: the
+    ``cuda`` extra)."""
+    core = _lazy.optional("cuda.core")
+    if not hasattr(core, "Linker"):  # cuda-core before 0.4
+        core = _lazy.optional("cuda.core.experimental")
+    return core.Linker, core.LinkerOptions, core.ObjectCode
 
 
 def _first_line(error: BaseException) -> str:
@@ -86,8 +91,6 @@ def _resources(log: str) -> dict:
 def compile_one(name: str, kernel, signature: tuple, cc: tuple) -> Result:
     """``kernel`` (a numba-cuda dispatcher) compiled for ``signature`` to PTX and a cubin for
     compute capability ``cc``, with its own target options."""
-    from numba import cuda
-
     Linker, LinkerOptions, ObjectCode = _linker()
     sig = "(" + ", ".join(str(t) for t in signature) + ")"
     label = f"sm_{cc[0]}{cc[1]}"
@@ -165,14 +168,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     ccs = tuple(tuple(int(p) for p in cc.split(".")) for cc in args.cc)
 
-    from numba import config
-
     if config.ENABLE_CUDASIM:
         print("the CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): nothing can be compiled",
               file=sys.stderr)
         return 2
-    from . import signatures
-
     entries = [e for e in signatures.catalogue() if args.only in e[0]]
     results = check(entries, ccs)
     if args.json:

@@ -22,7 +22,8 @@ import numpy as np
 from numba import cuda
 
 from .linalg import matmul
-from .memory import ascontiguous, empty, flat, launch
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 from .reduction import full
 
 _TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",

@@ -10,7 +10,8 @@ import numpy as np
 from numba import cuda
 
 from .layout import full
-from .memory import ascontiguous, empty, flat, launch
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 
 
 @cuda.jit

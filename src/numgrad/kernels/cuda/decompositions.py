@@ -25,10 +25,15 @@ import math
 import numpy as np
 from numba import cuda
 
+from ..cpu.decompositions import _fail as host_fail
+from ..cpu.decompositions import linalg_det_backward as host_det_backward
 from ..formulas import OP_CODES
 from . import layout
 from .elementwise import binary, cast, to_host, upload, where
-from .memory import ascontiguous, empty, flat, launch
+from .linalg import matmul
+from .reduction import reduce_dims, sum_dims
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 
 _MUL, _DIV, _GT, _MAX, _MAXIMUM = (OP_CODES[k] for k in ("MUL", "DIV", "GT", "MAX", "MAXIMUM"))
 
@@ -138,13 +143,11 @@ def _first(shape: tuple, array):
 
 def _fail(name: str, a, info, message) -> None:
     """PyTorch's error for the first matrix whose ``info`` is nonzero (a read back: a sync)."""
-    from ..cpu.decompositions import _fail as fail
-
     host = np.asarray(to_host(info)).reshape(-1)
     bad = np.flatnonzero(host)
     if bad.size:
         z = int(bad[0])
-        fail(name, a, z, message(int(host[z])))
+        host_fail(name, a, z, message(int(host[z])))
 
 
 def linalg_det(a):
@@ -211,9 +214,7 @@ def linalg_det_backward(a, det, grad):
                                      tuple(a.shape), a.dtype)
     host_det = np.asarray(to_host(det))
     if (host_det == 0).any():
-        from ..cpu.decompositions import linalg_det_backward as on_host
-
-        return upload(on_host(np.asarray(to_host(a)), host_det, np.asarray(to_host(grad))))
+        return upload(host_det_backward(np.asarray(to_host(a)), host_det, np.asarray(to_host(grad))))
     inv, _ = linalg_inv(a, False)
     gd = binary(_MUL, ascontiguous(grad), ascontiguous(det))
     gd = layout.reshape_view(ascontiguous(gd), tuple(det.shape) + (1, 1))
@@ -575,8 +576,6 @@ def linalg_svd(a, full_matrices: bool, compute_uv: bool):
 
 def _cutoff(s, atol: float, rtol: float, dtype):
     """``max(atol, rtol * largest)`` per matrix, shaped ``(*, 1)``."""
-    from .reduction import reduce_dims
-
     top = reduce_dims(_MAX, s, (s.ndim - 1,), True)
     cut = binary(_MUL, top, np.dtype(dtype).type(rtol))
     return binary(_MAXIMUM, cut, np.dtype(dtype).type(atol))
@@ -591,8 +590,6 @@ def _inverted(s, cut):
 
 
 def linalg_pinv(a, atol: float, rtol, hermitian: bool):
-    from .linalg import matmul
-
     m, n = tuple(a.shape)[-2:]
     if not a.size:
         return layout.zeros(_batch_shape(a) + (n, m), a.dtype)
@@ -617,9 +614,6 @@ def _bmm(x, y, matmul):
 
 
 def linalg_lstsq(a, b, rcond):
-    from .linalg import matmul
-    from .reduction import sum_dims
-
     m, n = tuple(a.shape)[-2:]
     k = tuple(b.shape)[-1]
     shape = _batch_shape(a)

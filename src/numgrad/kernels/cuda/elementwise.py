@@ -15,13 +15,16 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from ... import _lazy
 from .. import codegen
+from .. import cpu as cpu_kernels
 from ..formulas import SWAPPED, Binary
 from .layout import _copy_k, _offset, ascontiguous, convert, meta, operand  # noqa: F401
 from .layout import address, assign, may_share_memory
 from .layout import broadcast_to, reshape_view  # noqa: F401  (entry points)
-from .memory import empty, flat, launch
-from .layout import full
+from .errors import check_errors
+from .layout import flat, full
+from .memory import empty, launch
 
 
 def _kernels(op, dtype, unary: bool = False):
@@ -190,18 +193,12 @@ def copy(a):
 def to_device(a, device: str):
     """A copy of ``a`` on ``device`` ("cpu" or "cuda"), and that device's kernel module."""
     if device == "cpu":
-        from .. import cpu
-
-        return to_host(a), cpu
-    from .. import cuda
-
-    return copy(a), cuda
+        return to_host(a), cpu_kernels
+    return copy(a), _lazy.module("kernels.cuda")  # (this package, which imports this module)
 
 
 def to_host(a) -> np.ndarray:
     """A host (NumPy) copy of the device array ``a``: a sync, where an index found out of range
-    by an earlier kernel is raised (``indexing.check_errors``)."""
-    from .indexing import check_errors
-
+    by an earlier kernel is raised (``errors.check_errors``)."""
     check_errors()
     return ascontiguous(a).copy_to_host()

@@ -15,9 +15,11 @@ from __future__ import annotations
 from numba import cuda
 
 from .elementwise import copy
-from .indexing import _int_meta, _record, device_errors
+from .errors import _record, device_errors
+from .indexing import _int_meta
 from .layout import broadcast_to, reshape_view, strides_of, view_index
-from .memory import ascontiguous, empty, flat, launch
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 from .elementwise import cast
 
 SET, ADD, MULTIPLY, AMAX, AMIN = 0, 1, 2, 3, 4  # (the CPU's scatter modes)

@@ -28,76 +28,11 @@ import numpy as np
 from numba import cuda
 
 from ..formulas import Binary
-from .elementwise import binary_into
-from .layout import _offset, assign, broadcast_copy, buffer, meta, operand, strides_of, view_index
-from .memory import _SIMULATOR, empty, flat, launch
-from .elementwise import cast
-
-# ------------------------------------------------------------------ the device error flag
-# device int64 [flag, bad index, its index tensor's number, the dimension's size]; the flag is
-# _INDEX for an index out of range, _TARGET for nll_loss's class target out of range (the
-# target's value in [1]); the first error recorded wins until it is reported.
-_ERRORS = None
-_INDEX, _TARGET = 1, 2
-_pending = False  # a bounds-checking kernel ran since the last check
-_NO_ERROR = np.zeros(4, np.int64)
-
-
-def _errors():
-    """The device error array (4 int64, allocated once: outside the pool, like the meta arrays)."""
-    global _ERRORS
-    if _ERRORS is None:
-        _ERRORS = cuda.to_device(_NO_ERROR)
-    return _ERRORS
-
-
-class DeviceIndexError(IndexError, RuntimeError):
-    """An index out of range found on the device, raised at the next synchronisation (PyTorch
-    raises its device-side assert there as a RuntimeError; an IndexError as on the CPU too)."""
-
-
-def device_errors():
-    """The device error array, for a kernel that records errors into it (``record_target``);
-    the next ``check_errors`` reads it back."""
-    global _pending
-    _pending = True
-    return _errors()
-
-
-def check_errors() -> None:
-    """Raises the out-of-range index that a kernel recorded since the last check, if any. Costs a
-    32-byte copy from the device only when a bounds-checking kernel has run since then; the
-    caller is synchronising anyway (it copies data to the host or waits for the device)."""
-    global _pending
-    if not _pending:
-        return
-    _pending = False
-    err = _ERRORS.copy_to_host()
-    if err[0]:
-        _ERRORS.copy_to_device(_NO_ERROR)
-        if err[0] == _TARGET:  # the CPU's (and PyTorch's) message for nll_loss
-            raise DeviceIndexError(f"Target {err[1]} is out of bounds.")
-        raise DeviceIndexError(
-            f"index {err[1]} is out of bounds for dimension {err[2]} with size {err[3]} "
-            "(CUDA device-side check: an index tensor on the GPU was out of range in an earlier "
-            "indexing op; the elements it addressed were left unread/unwritten)")
-
-
-@cuda.jit(device=True)
-def _record(err, value, k, size):
-    """Keeps the first out-of-range index (``cas`` on the flag picks one thread)."""
-    if cuda.atomic.cas(err, 0, 0, _INDEX) == 0:
-        err[1] = value
-        err[2] = k
-        err[3] = size
-
-
-@cuda.jit(device=True)
-def record_target(err, value):
-    """Keeps a class target out of range (nll_loss), unless an error is already recorded."""
-    if cuda.atomic.cas(err, 0, 0, _TARGET) == 0:
-        err[1] = value
-
+from .elementwise import binary_into, cast
+from .errors import _record, check_errors, device_errors  # noqa: F401  (check_errors: K's)
+from .layout import _offset, assign, broadcast_copy, buffer, flat, meta, operand, strides_of
+from .layout import view_index
+from .memory import _SIMULATOR, empty, launch
 
 # ------------------------------------------------------------------ gather / scatter kernels
 @cuda.jit(device=True)
@@ -260,20 +195,17 @@ def _c_strides(shape) -> tuple:
 def index(a, basic: tuple, adv: tuple):
     """``a[basic + (...,)][adv]``: a new array (``adv``: full slices and device int64 arrays,
     bounds checked by the kernel)."""
-    global _pending
     view = view_index(a, basic + (Ellipsis,))
     shape, idx, m = _prepare(view, adv)
     out = empty(shape, a.dtype)
     if out.size:
-        _pending = True
-        launch(_gather_k, out.size)(buffer(view), idx, m, _errors(), flat(out))
+        launch(_gather_k, out.size)(buffer(view), idx, m, device_errors(), flat(out))
     return out
 
 
 def index_put(out, basic: tuple, adv, values, accumulate: bool) -> None:
     """``out[basic + (...,)][adv] = values`` in place (``+=`` with ``accumulate``, repeated
     indices adding up); ``values`` (a device array) broadcasts; ``adv`` None: a basic key."""
-    global _pending
     view = view_index(out, basic + (Ellipsis,))
     if adv is None:
         if accumulate:
@@ -290,8 +222,7 @@ def index_put(out, basic: tuple, adv, values, accumulate: bool) -> None:
         kernel = _scatter_k
     else:  # (atomic adds take numbers only)
         kernel = _scatter_or_k if out.dtype == np.bool_ else _scatter_add_k
-    _pending = True
-    launch(kernel, values.size)(buffer(view), idx, m, _errors(), flat(values))
+    launch(kernel, values.size)(buffer(view), idx, m, device_errors(), flat(values))
 
 
 # ------------------------------------------------------------------ masks and coordinates

@@ -14,6 +14,8 @@ import numpy as np
 from numba import config, cuda
 
 _SIMULATOR = bool(config.ENABLE_CUDASIM)
+if _SIMULATOR:
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
 
 def export_interface(a) -> dict:
@@ -58,8 +60,6 @@ def import_interface(obj):
     desc = obj.__cuda_array_interface__
     if desc.get("mask") is not None:
         raise NotImplementedError("Masked arrays are not supported")
-    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
     if not desc["data"][0]:  # an empty array exports a NULL pointer
         return cuda.device_array(tuple(desc["shape"]), np.dtype(desc["typestr"]))
     return FakeCUDAArray(np.asarray(_Borrowed(desc, obj)))

@@ -21,7 +21,12 @@ import numpy as np
 from numba import cuda
 from numpy.lib.stride_tricks import as_strided
 
-from .memory import _SIMULATOR, empty, flat, launch
+from .memory import _SIMULATOR, empty, launch
+
+if _SIMULATOR:
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+else:
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
 # ------------------------------------------------------------------ views
 
@@ -55,13 +60,9 @@ def strided(a, shape, strides, offset: int = 0):
     nbytes = tuple((c[d] if n == 1 else int(s)) * item
                    for d, (n, s) in enumerate(zip(shape, strides)))
     if _SIMULATOR:
-        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
         base = a._ary
         start = as_strided(base, (int(offset) + 1,), (item,))[int(offset):] if offset else base
         return FakeCUDAArray(as_strided(start, shape, nbytes), stream=a.stream)
-    from numba.cuda.cudadrv.devicearray import DeviceNDArray
-
     gpu_data = a.gpu_data.view(int(offset) * item) if offset else a.gpu_data
     return DeviceNDArray(shape, nbytes, a.dtype, stream=a.stream, gpu_data=gpu_data)
 
@@ -311,8 +312,17 @@ def contiguous_copy(a):
 
 
 def ascontiguous(a):
-    """``a`` if it is C-contiguous, else a C-contiguous copy."""
+    """``a`` if it is C-contiguous, else a C-contiguous copy: every kernel reads flat arrays, so
+    each entry point calls this on device arrays that may be strided views."""
     return a if a.is_c_contiguous() else contiguous_copy(a)
+
+
+def flat(a):
+    """A 1-D view of a C-contiguous device array; of a strided one (a view), a contiguous copy, so
+    a kernel that forgot ``ascontiguous`` still reads it right (but must not write to it)."""
+    if not a.is_c_contiguous():
+        a = contiguous_copy(a)
+    return a.reshape(a.size) if a.ndim != 1 else a
 
 
 def broadcast_copy(a, shape: tuple, dtype):

@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32, float64
 
-from .memory import _SIMULATOR, ascontiguous, empty
+from .memory import _SIMULATOR, empty
+from .layout import ascontiguous
 
 if _SIMULATOR:
     BM = BN = 16

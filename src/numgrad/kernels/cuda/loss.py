@@ -19,8 +19,9 @@ import numpy as np
 from numba import cuda, float64
 
 from .elementwise import cast, upload
-from .indexing import device_errors, record_target
-from .memory import _SIMULATOR, ascontiguous, empty, flat, launch
+from .errors import device_errors, record_target
+from .memory import _SIMULATOR, empty, launch
+from .layout import ascontiguous, broadcast_copy, flat
 from .reduction import block_sum, full
 
 _THREADS = 32 if _SIMULATOR else 256
@@ -278,8 +279,6 @@ def _flat_operand(a, shape, dtype):
     """``a`` (None, a host array held as a parameter, or a device array broadcasting to
     ``shape``) as a flat C-contiguous device array of ``dtype`` (a 1-element one for None), and
     whether it was given."""
-    from .layout import broadcast_copy
-
     if a is None:
         return full((1,), dtype, 0), False
     a = _device(a)

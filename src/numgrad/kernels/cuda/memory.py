@@ -10,6 +10,13 @@ import warnings
 
 from numba import config, cuda
 
+from . import pool
+
+try:
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+except ImportError:  # numba-cuda before it vendored Numba's core
+    from numba.core.errors import NumbaPerformanceWarning
+
 # The simulator runs every thread as a Python thread: keep its grids tiny. On a GPU, enough
 # blocks of 256 threads to fill it, each thread striding over the rest (grid-stride loops).
 _SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -23,9 +30,7 @@ def empty(shape, dtype) -> "cuda.devicearray.DeviceNDArray":
     """A new, uninitialised C-contiguous device array (the one place that allocates), from
     numgrad's caching pool (``pool.py``): no ``cudaMalloc`` once a block of its size class has
     been freed."""
-    from .pool import empty as pooled  # (a dict lookup once imported)
-
-    return pooled(shape, dtype)
+    return pool.empty(shape, dtype)
 
 
 def launch(kernel, n: int):
@@ -43,32 +48,9 @@ def launch(kernel, n: int):
 def _configure(kernel, blocks: int, threads: int):
     """``kernel[blocks, threads]`` without numba-cuda's low-occupancy warning (for grids under
     128 blocks, which small arrays get on purpose): only that warning, only for our launches."""
-    try:
-        from numba.cuda.core.errors import NumbaPerformanceWarning
-    except ImportError:  # numba-cuda before it vendored Numba's core
-        from numba.core.errors import NumbaPerformanceWarning
-
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", r"Grid size \d+ will likely result in GPU under-utilization",
             NumbaPerformanceWarning)
         return kernel[blocks, threads]
 
-
-def flat(a):
-    """A 1-D view of a C-contiguous device array; of a strided one (a view), a contiguous copy, so
-    a kernel that forgot ``ascontiguous`` still reads it right (but must not write to it)."""
-    if not a.is_c_contiguous():
-        a = ascontiguous(a)
-    return a.reshape(a.size) if a.ndim != 1 else a
-
-
-def ascontiguous(a):
-    """``a`` if it is C-contiguous, else a C-contiguous copy: every kernel reads flat arrays, so
-    each entry point calls this on device arrays that may be strided views. The copy is a
-    strided gather on the device (``layout.contiguous_copy``)."""
-    if a.is_c_contiguous():
-        return a
-    from .layout import contiguous_copy  # (layout imports this module)
-
-    return contiguous_copy(a)

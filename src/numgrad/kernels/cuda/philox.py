@@ -22,7 +22,8 @@ from numba import cuda
 
 from ..cpu import philox as _cpu
 from .elementwise import upload
-from .memory import empty, flat, launch
+from .memory import empty, launch
+from .layout import flat
 
 _block = cuda.jit(device=True)(_cpu._block.py_func)
 _unit53 = cuda.jit(device=True)(_cpu._unit53.py_func)

@@ -51,6 +51,9 @@ import weakref
 from ctypes import c_size_t
 
 import numpy as np
+from numba import config
+
+from ... import _lazy
 
 MIN_BLOCK = 512  # bytes: the smallest size class (PyTorch rounds to 512 bytes too)
 POW2_LIMIT = 1 << 20  # size classes are powers of two up to 1 MiB, then four per octave
@@ -221,12 +224,10 @@ class DeviceBackend:
     numba-cuda's own or a plugin such as RMM's); arrays are ``DeviceNDArray``s."""
 
     def __init__(self):
-        from numba import cuda
-        from numba.cuda.cudadrv import devicearray, driver
-
-        self._cuda = cuda
-        self._Pointer = _pooled_pointer_class(driver.MemoryPointer)
-        self._DeviceNDArray = devicearray.DeviceNDArray
+        self._cuda = _lazy.optional("numba.cuda")
+        self._Pointer = _pooled_pointer_class(
+            _lazy.optional("numba.cuda.cudadrv.driver").MemoryPointer)
+        self._DeviceNDArray = _lazy.optional("numba.cuda.cudadrv.devicearray").DeviceNDArray
 
     def alloc(self, size: int):
         """(the memory, its context, its device pointer): the last two read once, here."""
@@ -274,11 +275,9 @@ class SimulatorBackend:
     """Numba's CUDA simulator: device arrays wrap NumPy arrays, so blocks are NumPy buffers."""
 
     def __init__(self):
-        from numba import cuda
-        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
-        self._cuda = cuda
-        self._FakeCUDAArray = FakeCUDAArray
+        self._cuda = _lazy.optional("numba.cuda")
+        self._FakeCUDAArray = _lazy.optional(
+            "numba.cuda.simulator.cudadrv.devicearray").FakeCUDAArray
 
     def alloc(self, size: int):
         return np.empty(size, np.uint8)
@@ -302,9 +301,7 @@ class NoPool:
     """``NUMGRAD_CUDA_POOL=0``: every array from ``cuda.device_array``; statistics stay 0."""
 
     def __init__(self):
-        from numba import cuda
-
-        self._cuda = cuda
+        self._cuda = _lazy.optional("numba.cuda")
 
     def empty(self, shape, dtype):
         return self._cuda.device_array(shape, np.dtype(dtype))
@@ -336,8 +333,6 @@ def pool():
     """The process's pool (made on first use)."""
     global _POOL
     if _POOL is None:
-        from numba import config
-
         if not enabled():
             _POOL = NoPool()
         else:

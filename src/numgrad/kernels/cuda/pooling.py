@@ -15,7 +15,8 @@ from numba import cuda
 
 from ..cpu import pooling as cpu
 from ..cpu.pooling import _lowest
-from .memory import ascontiguous, empty, flat, launch
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 from .reduction import full
 from .upsample import interpolate, interpolate_backward  # noqa: F401
 

@@ -20,7 +20,8 @@ from numba import cuda
 
 from .elementwise import copy
 from .layout import broadcast_copy, permute, zeros
-from .memory import ascontiguous, empty, flat, launch
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 from .sorting import sort_dim
 
 

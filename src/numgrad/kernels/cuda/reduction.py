@@ -34,7 +34,8 @@ from numba import cuda, float32, float64, int64
 from ..cpu.reduction import ARGMAX, ARGMIN, MAX, MIN, PROD  # noqa: F401  (the CPU's op codes)
 from ..formulas import Binary, Compare
 from .elementwise import _offset, binary, cast
-from .memory import _SIMULATOR, ascontiguous, empty, flat, launch
+from .memory import _SIMULATOR, empty, launch
+from .layout import ascontiguous, flat
 
 # Block-parallel trees: threads per block (a power of two: the tree halves it), the smallest
 # reduced extent worth a block per slice, the most outputs for which it is used, and how many

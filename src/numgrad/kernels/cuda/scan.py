@@ -13,7 +13,8 @@ from numba import cuda
 
 from .elementwise import copy as copy_of
 from .layout import full
-from .memory import ascontiguous, empty, flat, launch
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 
 
 @cuda.jit

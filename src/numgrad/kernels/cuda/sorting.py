@@ -12,7 +12,8 @@ from numba import cuda
 
 from .elementwise import copy
 from .layout import permute, zeros
-from .memory import ascontiguous, empty, flat, launch
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 
 
 @cuda.jit(device=True)

@@ -15,7 +15,9 @@ from numba import cuda
 from ..cpu.structure import diagonal_geometry, unfold_geometry
 from ..cpu.structure import repeat_index as _host_repeat_index
 from . import layout
-from .memory import ascontiguous, empty, flat, launch
+from .elementwise import to_host, upload
+from .memory import empty, launch
+from .layout import ascontiguous, flat
 
 
 @cuda.jit
@@ -114,6 +116,4 @@ def embed_diagonal(x, shape: tuple, offset: int, dim1: int, dim2: int):
 def repeat_index(repeats):
     """``repeat_interleave``'s index from ``repeats`` (read back to the host: the result's size
     depends on the values, as in PyTorch without ``output_size``)."""
-    from .elementwise import to_host, upload
-
     return upload(_host_repeat_index(to_host(repeats)))

@@ -8,9 +8,9 @@ from collections import abc as container_abcs
 from itertools import islice
 from typing import Any, Iterable, Iterator
 
-from ...tensor import Tensor
+from ...tensor import Tensor, _typename
 from ..parameter import Parameter
-from .module import Module, _addindent, _typename
+from .module import Module, _addindent
 
 
 def _index(size: int, idx) -> int:

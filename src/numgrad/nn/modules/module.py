@@ -8,11 +8,10 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..._dtype import device as _device
-from ..._dtype import torch_name
 from ... import compiler, creation, cuda
 from ...autograd import grad_mode
 from ...dispatch import graph_break
-from ...tensor import Tensor
+from ...tensor import Tensor, _typename
 from ..parameter import Parameter, reset_grads
 from ..._dtype import to_dtype
 from ... import _lazy
@@ -26,15 +25,6 @@ def _addindent(s: str, spaces: int) -> str:
         return s
     first = lines.pop(0)
     return first + "\n" + "\n".join((spaces * " ") + line if line.strip() else "" for line in lines)
-
-
-def _typename(obj) -> str:
-    """``torch.typename``: ``numgrad.FloatTensor`` for a tensor, else the qualified type name."""
-    if isinstance(obj, Tensor):
-        return f"numgrad.{torch_name(obj._data.dtype)}Tensor"
-    cls = type(obj)
-    module = cls.__module__
-    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):

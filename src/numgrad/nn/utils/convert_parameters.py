@@ -2,7 +2,7 @@
 vector and back (PyTorch's ``torch.nn.utils.convert_parameters``)."""
 from __future__ import annotations
 
-from ...tensor import Tensor
+from ...tensor import Tensor, _typename
 from ...ops.shape import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -46,9 +46,3 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         n = param.numel()
         param.data = vec[pointer:pointer + n].view_as(param).data
         pointer += n
-
-
-def _typename(obj) -> str:
-    t = type(obj)
-    module = t.__module__
-    return t.__qualname__ if module in (None, "builtins") else f"{module}.{t.__qualname__}"

@@ -686,6 +686,7 @@ COVERED_BY = {
     "_upsample_bilinear2d_aa": "interpolate", "split_with_sizes": "split",
     "fft_c2c": "fft", "abs_complex": "abs", "angle_complex": "angle", "linalg_eig": "eig",
     "linalg_eig_vectors": "eig", "masked_fill_tensor": "masked_fill",
+    "unsafe_split": "split", "unsafe_split_with_sizes": "split",
     "to_copy": "to", "pow_scalar": "pow", "rpow": "pow", "clamp_tensor": "clamp",
     "div_mode": "div", "fmod_scalar": "fmod", "remainder_scalar": "remainder",
     "remainder_scalar_tensor": "remainder", "xlogy_scalar_self": "xlogy",

@@ -181,6 +181,25 @@ def _cases(m):
         "median_0d": lambda: x[0, 0].median(0)[0],
         "median_0d_keepdim": lambda: x[0, 0].median(-1, keepdim=True)[0],
         "mode_0d": lambda: x[1, 1].mode()[0],
+        "select_negative_dim": lambda: x.select(-1, -2),
+        "masked_select": lambda: x.masked_select(m.tensor(X) > 0),
+        "masked_select_broadcast": lambda: x.masked_select(m.tensor([True, False, True])),
+        "index_add": lambda: x.index_add(0, m.tensor([0, 2]), m.tensor(W.T, requires_grad=True)),
+        "index_add_self_only": lambda: x.index_add(-1, m.tensor([0, 2]), m.tensor(X[:, :2]),
+                                                   alpha=2),
+        "prelu_one_weight": lambda: F.prelu(x, m.tensor([0.25], dtype=m.float64,
+                                                        requires_grad=True)),
+        "prelu_channels": lambda: F.prelu(x3, b),
+        "prelu_1d": lambda: F.prelu(v, m.tensor(0.25, dtype=m.float64, requires_grad=True)),
+        "logsigmoid": lambda: F.logsigmoid(x),
+        "rrelu_eval": lambda: F.rrelu(x, 0.1, 0.3),
+        "unsafe_split": lambda: x.unsafe_split(3)[1],
+        "unsafe_chunk": lambda: x.unsafe_chunk(2, -1)[0],
+        "unsafe_split_with_sizes": lambda: m.unsafe_split_with_sizes(x, [1, 3])[1],
+        "std_mean_std": lambda: m.std_mean(x, 1)[0],
+        "std_mean_mean": lambda: m.std_mean(x3, (0, -1), correction=0, keepdim=True)[1],
+        "var_mean_var": lambda: m.var_mean(x)[0],
+        "var_mean_mean": lambda: m.var_mean(x, -1)[1],
         "max_pool2d": lambda: F.max_pool2d(img, 2),
         "max_pool2d_stride": lambda: F.max_pool2d(img, 3, stride=2, padding=1, ceil_mode=True),
         "avg_pool2d": lambda: F.avg_pool2d(img, 2),
@@ -224,6 +243,11 @@ def _rounded(a):
     return (a.round(10) if a.dtype.kind in "fc" else a).tolist()
 
 
+# Saved values whose content PyTorch leaves undefined (rrelu's noise in eval: an unwritten
+# tensor), compared by dtype and shape only
+UNDEFINED = {("rrelu_eval", "_saved_noise")}
+
+
 def _describe(v, m):
     if isinstance(v, m.Tensor):
         return ("tensor", str(v.dtype).split(".")[-1], tuple(v.shape),
@@ -263,7 +287,10 @@ def test_saved_attributes_as_pytorch(case):
         assert ours[2] == theirs[2]
     assert sorted(ours[1]) == sorted(theirs[1])
     for name, value in theirs[1].items():
-        assert ours[1][name] == value, name
+        if (case, name) in UNDEFINED:
+            assert ours[1][name][:3] == value[:3], name
+        else:
+            assert ours[1][name] == value, name
 
 
 def test_raw_saved_of_a_derived_tensor_takes_hooks():

@@ -120,6 +120,7 @@ class _TensorMethods:
     repeat = _shape.repeat
     split_with_sizes = _shape.split_with_sizes
     unsafe_split = _shape.unsafe_split
+    unsafe_split_with_sizes = _shape.unsafe_split_with_sizes
     unsafe_chunk = _shape.unsafe_chunk
     hsplit = _shape.hsplit
     vsplit = _shape.vsplit

@@ -229,7 +229,7 @@ _INPUT_NAMES = {
     "addmm": ("self", "mat1", "mat2"), "addmv": ("self", "mat", "vec"),
     "baddbmm": ("self", "batch1", "batch2"), "mv": ("self", "vec"), "dot": ("self", "tensor"),
     "addcmul": ("self", "tensor1", "tensor2"), "addcdiv": ("self", "tensor1", "tensor2"),
-    "pow": ("self", "exponent"), "rpow": ("exponent",),
+    "pow": ("self", "exponent"), "rpow": ("exponent",), "index_add": ("self", "source"),
     "convolution": ("input", "weight", "bias"),
     "convolution_transpose": ("input", "weight", "bias"),
     "mse_loss": ("self", "target"), "huber_loss": ("self", "target"),
@@ -271,7 +271,8 @@ _SIZES = {name: ("self",) for name in (
     "TopkBackward0", "SortBackward1", "MedianBackward1", "NanmedianBackward1", "ModeBackward0",
     "KthvalueBackward0",
     "TraceBackward0",
-    "SplitBackward0", "SplitWithSizesBackward0", "UnfoldBackward0", "UpsampleNearest1DBackward0",
+    "SplitBackward0", "SplitWithSizesBackward0", "UnsafeSplitBackward0",
+    "UnsafeSplitWithSizesBackward0", "UnfoldBackward0", "UpsampleNearest1DBackward0",
     "UpsampleNearest2DBackward0", "UpsampleNearest3DBackward0", "UpsampleLinear1DBackward0",
     "UpsampleBilinear2DBackward0", "UpsampleBicubic2DBackward0", "UpsampleTrilinear3DBackward0",
     "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2")}
@@ -597,6 +598,49 @@ def _upsample_fields(d: int, linear: bool) -> dict:
     return fields
 
 
+def _log_sigmoid_buffer(node):
+    """``exp(-|x|)``, what PyTorch's CPU ``log_sigmoid_forward`` returns beside its result."""
+    from ..autograd import grad_mode
+
+    if node._released:
+        raise RuntimeError(_FREED)
+    x = node._saved[0].unpack(node)
+    with grad_mode.no_grad():
+        return x.detach().abs().neg().exp()
+
+
+def _std_of_pair(node):
+    """``std_mean``'s std (PyTorch's ``result0``): the std's node has it saved; the mean's
+    computes it from the input (requiring grad, as PyTorch's saved result does)."""
+    if node._released:
+        raise RuntimeError(_FREED)
+    if type(node).op.save_output:
+        return node._saved[-1].unpack(node)
+    from ..autograd import grad_mode
+
+    x = node._saved[0].unpack(node)
+    p = node.params
+    with grad_mode.no_grad():
+        out = x.detach().std(p["dims"], correction=p["correction"], keepdim=p["keepdim"])
+    return out.requires_grad_(x.requires_grad)
+
+
+def _rrelu_noise(node):
+    """The slopes, shaped as the input, as PyTorch's node keeps them: in training 1 where the
+    input is positive; in eval PyTorch's is left unwritten (its values mean nothing), numgrad's
+    holds the slope used."""
+    from ..autograd import grad_mode
+
+    if node._released:
+        raise RuntimeError(_FREED)
+    x = node._saved[0].unpack(node)
+    noise = _as_tensor(node.params["noise"])
+    with grad_mode.no_grad():
+        x = x.detach()
+        noise = noise.to(x.dtype).expand(x.shape).clone()
+        return noise.masked_fill(x > 0, 1.0) if node.params["training"] else noise
+
+
 def _conv_bias_sizes(node):
     shape = node.input_shapes[2] if len(node.input_shapes) > 2 else None
     return tuple(shape) if shape is not None else (0,)
@@ -631,6 +675,14 @@ _COMPUTED = {
     "AdaptiveMaxPool3DBackward0": {"result1": _pool_indices},
     "IndexBackward0": {"indices": _index_indices, "self_sym_sizes": _index_view_sizes},
     "MaskedFillBackward0": {"value": None},
+    "IndexAddBackward0": {"index": lambda n: _as_tensor(n.params["index"]) if
+                          n.needs_input_grad[1] else None,
+                          "source_dim": lambda n: len(n.input_shapes[1])},
+    "LogSigmoidBackward0": {"buffer": _log_sigmoid_buffer},
+    "StdMeanBackward0": {"result": None, "result0": _std_of_pair},
+    **{name: {"lower": lambda n: n.params["lower"], "upper": lambda n: n.params["upper"],
+              "training": lambda n: n.params["training"], "noise": _rrelu_noise}
+       for name in ("RreluWithNoiseBackward0", "RreluWithNoiseBackward1")},
     "NativeBatchNormBackward0": {
         "result1": lambda n: _batch_norm_stat(n, "mean"),
         "result2": lambda n: _batch_norm_stat(n, "invstd"),
@@ -664,7 +716,13 @@ _COMPUTED = {
 _SIZES["MaxBackward0"] = _SIZES["MinBackward0"] = ("self",)
 # Computed values that are tensors in PyTorch's node (so it has ``_raw_saved_<name>`` too).
 _COMPUTED_TENSORS = {"indices", "total_weight", "result1", "result2", "pos_weight",
-                     "running_mean", "running_var"}
+                     "running_mean", "running_var", "buffer", "result0", "noise"}
+# ... and those whose name is a number elsewhere (SelectBackward0's index), by node
+_COMPUTED_NODE_TENSORS = {("IndexAddBackward0", "index")}
+
+
+def _computed_tensor(node, name: str) -> bool:
+    return name in _COMPUTED_TENSORS or (type(node).__name__, name) in _COMPUTED_NODE_TENSORS
 
 
 class RawSavedTensor:
@@ -773,7 +831,7 @@ def saved_attribute(node, attr: str):
     kind, key = where
     if kind != "saved":
         if raw:
-            if kind == "computed" and name in _COMPUTED_TENSORS or kind == "param" and \
+            if kind == "computed" and _computed_tensor(node, name) or kind == "param" and \
                     name in _TENSOR_PARAMS and _is_array_or_none(node.params[key]):
                 if type(node).__name__ == "IndexBackward0":  # (a tuple of them)
                     return tuple(ComputedItemSavedTensor(node, name, k)
@@ -781,7 +839,7 @@ def saved_attribute(node, attr: str):
                 return ComputedSavedTensor(node, name)
             raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
         if kind == "computed":
-            if node._released and name in _COMPUTED_TENSORS:
+            if node._released and _computed_tensor(node, name):
                 raise RuntimeError(_FREED)
             value = key(node)
             return _unsigned(value) if name in _INT_ARGS else value
@@ -862,7 +920,7 @@ def saved_names(node) -> list:
     out = []
     for name, (kind, key) in saved_fields(node).items():
         out.append("_saved_" + name)
-        if kind == "saved" or kind == "computed" and name in _COMPUTED_TENSORS or \
+        if kind == "saved" or kind == "computed" and _computed_tensor(node, name) or \
                 kind == "param" and name in _TENSOR_PARAMS and \
                 _is_array_or_none(node.params[key]):
             out.append("_raw_saved_" + name)

@@ -341,6 +341,7 @@ _ALIASES = {
     "unsafe_split": lambda x, *a, **k: _numgrad().split(x, *a, **k),
     "unsafe_chunk": lambda x, *a, **k: _numgrad().chunk(x, *a, **k),
     "split_with_sizes": lambda x, sizes, dim=0: _numgrad().split(x, list(sizes), dim),
+    "unsafe_split_with_sizes": lambda x, sizes, dim=0: _numgrad().split(x, list(sizes), dim),
     "hsplit": _split_along(lambda x: 1 if x.ndim > 1 else 0),
     "vsplit": _split_along(lambda x: 0),
     "dsplit": _split_along(lambda x: 2),

@@ -38,10 +38,14 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if weight.dim() > 1:
         raise RuntimeError(
             f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
-    if input.ndim >= 2 and weight.numel() != 1:
-        w = weight.reshape((1, channels) + (1,) * (input.ndim - 2))
+    # the weight viewed as PyTorch's prelu views it (its node keeps that view, _saved_weight):
+    # (1, C, 1, ...) for an input of 2 dimensions or more, () for a 0-d one, (1,) for a 1-d one
+    if input.ndim >= 2:
+        w = weight.reshape((1, weight.numel()) + (1,) * (input.ndim - 2))
+    elif input.ndim == 0:
+        w = weight.reshape(())
     else:
-        w = weight.reshape(()) if input.ndim == 0 or weight.numel() == 1 else weight
+        w = weight.reshape(1) if weight.ndim == 0 else weight
     return _nn.prelu(input, w)
 
 
@@ -117,9 +121,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         noise = _empty_like(input.detach()).uniform_(lower, upper)
     else:
         noise = (lower + upper) / 2
+    given = (lower, upper, bool(training))
     if inplace:
-        return _nn.rrelu_with_noise_(input, noise)
-    return _nn.rrelu_with_noise(input, noise)
+        return _nn.rrelu_with_noise_(input, noise, *given)
+    return _nn.rrelu_with_noise(input, noise, *given)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,

@@ -83,8 +83,12 @@ class MaskedSelect(Op):
         Sample(lambda m, a, b: a.masked_select(b > 0), ((3, 1), (2, 3, 4))),
     )
 
+    # (its input saved, unread, as PyTorch's node keeps it: an in-place write to it before
+    # backward is refused there too; ``mask``, the tensor given, for ``_saved_mask``)
+    save_inputs = (0,)
+
     @staticmethod
-    def forward(K, a, *, coords, shape):
+    def forward(K, a, *, coords, shape, mask):
         return K.index(K.broadcast_to(a, shape), (), coords)
 
     @staticmethod
@@ -111,9 +115,10 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     if not shape:  # 0-d: the element as a 1-D tensor of one (or none)
         coords = (K.nonzero(K.reshape_view(m, (1,)))[0],)
         flat = input.reshape(1)
-        return apply(MaskedSelect, (flat,), (flat._data,), coords=coords, shape=(1,))
+        return apply(MaskedSelect, (flat,), (flat._data,), coords=coords, shape=(1,),
+                     mask=mask)
     coords = K.nonzero(K.broadcast_to(m, shape))
-    return apply(MaskedSelect, (input,), (a,), coords=coords, shape=shape)
+    return apply(MaskedSelect, (input,), (a,), coords=coords, shape=shape, mask=mask)
 
 
 # ------------------------------------------------------------------ unique

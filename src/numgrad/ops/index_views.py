@@ -50,8 +50,9 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not -size <= i < size:
         raise IndexError(f"select(): index {i} out of range for tensor of size "
                          f"{list(input._data.shape)} at dimension {d}")
+    # (dim and index as given: PyTorch's node shows them so)
     return _take_key(input, Key((slice(None),) * d + (i % size,), None, SELECT, SELECT, False,
-                                (d, i, tuple(input._data.shape))))
+                                (int(dim), i, tuple(input._data.shape))))
 
 
 def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,

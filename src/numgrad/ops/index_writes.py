@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .._dtype import torch_name
+from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from .gather import ADD, SET, ScatterAdd, _scatter_into_zeros
 from . import _jvp
@@ -38,6 +39,9 @@ class _IndexWrite(Op):
 class IndexAdd(_IndexWrite):
     name, node = "index_add", "IndexAddBackward0"
     jvp = _jvp.linear
+    # (the source kept for its own gradient only, as PyTorch's node keeps it and the index:
+    # unread, but an in-place write to it before backward is refused as there)
+    save_inputs, save_only_for = (1,), {1: 1}
     samples = (
         Sample(lambda m, a, s: a.index_add(0, _i(m, a, [2, 0, 2]), s), ((3, 4), (3, 4))),
         Sample(lambda m, a, s: m.index_add(a.t(), -1, _i(m, a, [1]), s, alpha=-2.5),
@@ -239,8 +243,11 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     _check_source("index_add_", input, d, idx, source)
     size = input._data.shape[d] if input._data.ndim else 1
     _check_in_range(index._data, size, d, "", RuntimeError)
-    return apply(IndexAdd, (input, source), (input._data, source._data), dim=d, index=idx,
-                 alpha=alpha)
+    out = apply(IndexAdd, (input, source), (input._data, source._data), dim=d, index=idx,
+                alpha=alpha)
+    if dim != d:  # (as given: PyTorch's node shows it so)
+        keep_given(out, dim=int(dim))
+    return out
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:

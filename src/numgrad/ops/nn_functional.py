@@ -143,7 +143,7 @@ class RreluWithNoise(Op):
     )
 
     @staticmethod
-    def forward(K, a, *, noise):
+    def forward(K, a, *, noise, lower, upper, training):
         pos = K.binary(K.GT, a, _param(a, 0), np.bool_)
         return K.where(pos, a, K.binary(K.MUL, a, noise))
 
@@ -435,17 +435,22 @@ def hardshrink(input: Tensor, lambd: float) -> Tensor:
     return apply(Hardshrink, (input,), (input._data,), lambd=lambd)
 
 
-def rrelu_with_noise(input: Tensor, noise) -> Tensor:
-    """``noise``: an array of ``input``'s shape and device, or one number (eval's slope)."""
+def rrelu_with_noise(input: Tensor, noise, lower: float, upper: float,
+                     training: bool) -> Tensor:
+    """``noise``: an array of ``input``'s shape and device, or one number (eval's slope);
+    ``lower``, ``upper`` and ``training`` kept for the node (PyTorch's ``_saved_*``)."""
     data = noise._data if isinstance(noise, Tensor) else np.asarray(noise, input._data.dtype)
-    return apply(RreluWithNoise, (input,), (input._data,), noise=data)
+    return apply(RreluWithNoise, (input,), (input._data,), noise=data, lower=lower, upper=upper,
+                 training=training)
 
 
-def rrelu_with_noise_(input: Tensor, noise) -> Tensor:
+def rrelu_with_noise_(input: Tensor, noise, lower: float, upper: float,
+                      training: bool) -> Tensor:
     from .inplace import _write
 
     data = noise._data if isinstance(noise, Tensor) else np.asarray(noise, input._data.dtype)
-    return _write(input, lambda t: apply(RreluWithNoiseInplace, (t,), (t._data,), noise=data),
+    return _write(input, lambda t: apply(RreluWithNoiseInplace, (t,), (t._data,), noise=data,
+                                         lower=lower, upper=upper, training=training),
                   saves_self=False)
 
 

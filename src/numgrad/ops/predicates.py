@@ -40,6 +40,7 @@ from .reduction import (
     _ValuesIndices,
     _Var,
     _var_args,
+    _var_given,
     normalize_dims,
 )
 from . import _jvp
@@ -534,6 +535,7 @@ class StdMeanStd(_Var):
 class _MeanOfPair(Op):
     jvp = _jvp.transposed_backward
     on_cuda = True
+    save_inputs = (0,)  # (unread: PyTorch's one node for both results keeps its input)
 
     @staticmethod
     def forward(K, a, *, dims, keepdim, correction, whole):
@@ -557,18 +559,22 @@ class StdMeanMean(_MeanOfPair):
     samples = (Sample(lambda m, a: m.std_mean(a, -1, keepdim=True)[1], ((3, 2),)),)
 
 
+def _pair(ops, name, input, dim, unbiased, keepdim, correction) -> tuple:
+    """The two results of ``var_mean``/``std_mean``, each node told the arguments as PyTorch's
+    one node shows them (``_var_given``)."""
+    params = _var_args(name, _tensor(input, name), dim, unbiased, keepdim, correction)
+    return tuple(_var_given(apply(op, (input,), (input._data,), **params), dim, unbiased,
+                            correction) for op in ops)
+
+
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(var, mean)`` over ``dim`` (unbiased, ``correction=1``, by default)."""
-    params = _var_args("var_mean", _tensor(input, "var_mean"), dim, unbiased, keepdim, correction)
-    return (apply(VarMeanVar, (input,), (input._data,), **params),
-            apply(VarMeanMean, (input,), (input._data,), **params))
+    return _pair((VarMeanVar, VarMeanMean), "var_mean", input, dim, unbiased, keepdim, correction)
 
 
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(std, mean)`` over ``dim`` (unbiased, ``correction=1``, by default)."""
-    params = _var_args("std_mean", _tensor(input, "std_mean"), dim, unbiased, keepdim, correction)
-    return (apply(StdMeanStd, (input,), (input._data,), **params),
-            apply(StdMeanMean, (input,), (input._data,), **params))
+    return _pair((StdMeanStd, StdMeanMean), "std_mean", input, dim, unbiased, keepdim, correction)
 
 
 # ------------------------------------------------------------------ aminmax

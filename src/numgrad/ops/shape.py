@@ -269,6 +269,23 @@ class SplitWithSizesPart(Narrow):
         return Narrow.forward(K, a, dim=dim, start=start, length=length)
 
 
+@register
+class UnsafeSplitPart(SplitPart):
+    """One part of ``unsafe_split``/``unsafe_chunk`` (``UnsafeSplitBackward0``)."""
+
+    name, node = "unsafe_split", "UnsafeSplitBackward0"
+    samples = (Sample(lambda m, a: m.unsafe_split(a, 2, 1)[1], ((3, 4),)),
+               Sample(lambda m, a: m.unsafe_chunk(a, 2, -1)[0], ((2, 3),)))
+
+
+@register
+class UnsafeSplitWithSizesPart(SplitWithSizesPart):
+    """One part of ``unsafe_split_with_sizes`` (``UnsafeSplitWithSizesBackward0``)."""
+
+    name, node = "unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0"
+    samples = (Sample(lambda m, a: m.unsafe_split_with_sizes(a, [1, 3], 1)[1], ((3, 4),)),)
+
+
 def _pad_dim(grad: Tensor, dim: int, before: int, after: int) -> Tensor:
     """``grad`` with zeros added before and after it along ``dim`` (recorded, via cat)."""
     parts = []
@@ -616,6 +633,11 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Splits into chunks of ``split_size`` (the last may be smaller) or of the given sizes."""
+    return _split(tensor, split_size_or_sections, dim, (SplitPart, SplitWithSizesPart))
+
+
+def _split(tensor: Tensor, split_size_or_sections, dim: int, ops: tuple) -> tuple:
+    """``split``, its parts recorded by ``ops`` (by a size, by a list of sizes)."""
     if not tensor._data.ndim:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor._data.ndim)
@@ -639,8 +661,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={sizes}"
             )
-    op, arg = (SplitPart, {"split_size": step}) if by_size else (
-        SplitWithSizesPart, {"split_sizes": tuple(sizes)})
+    op, arg = (ops[0], {"split_size": step}) if by_size else (
+        ops[1], {"split_sizes": tuple(sizes)})
     parts, start, data = [], 0, tensor._data
     for n in sizes:
         part = apply(op, (tensor,), (data,), dim=d, start=start, length=n, **arg)
@@ -651,6 +673,10 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Splits into ``chunks`` pieces of (nearly) equal size along ``dim``."""
+    return _chunk(input, chunks, dim, (SplitPart, SplitWithSizesPart))
+
+
+def _chunk(input: Tensor, chunks: int, dim: int, ops: tuple) -> tuple:
     if not input._data.ndim:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -658,8 +684,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
     if not size:  # ``chunks`` empty pieces, as PyTorch (split would give one)
-        return split(input, [0] * chunks, d)
-    return split(input, -(-size // chunks), dim)
+        return _split(input, [0] * chunks, d, ops)
+    return _split(input, -(-size // chunks), dim, ops)
 
 
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
@@ -667,14 +693,23 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     return split(input, list(split_sizes), dim)
 
 
+_UNSAFE = (UnsafeSplitPart, UnsafeSplitWithSizesPart)
+
+
 def unsafe_split(input: Tensor, split_size, dim: int = 0) -> tuple:
-    """``split`` (PyTorch's variant whose parts are not views to autograd's checks)."""
-    return split(input, split_size, dim)
+    """``split`` (PyTorch's variant whose parts are not views to autograd's checks; here they
+    are, and its node names are PyTorch's)."""
+    return _split(input, split_size, dim, _UNSAFE)
+
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """``split_with_sizes``, as ``unsafe_split`` is ``split``."""
+    return _split(input, list(split_sizes), dim, _UNSAFE)
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """``chunk`` (PyTorch's variant whose parts are not views to autograd's checks)."""
-    return chunk(input, chunks, dim)
+    """``chunk``, as ``unsafe_split`` is ``split``."""
+    return _chunk(input, chunks, dim, _UNSAFE)
 
 
 def _directional_split(name: str, dim_of):
@@ -769,9 +804,10 @@ def repeat(input: Tensor, *repeats) -> Tensor:
 
 # What numgrad exports as functions, and what Tensor gets as methods.
 __all__ = ["reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "narrow",
-           "cat", "stack", "split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
-           "hsplit", "vsplit", "dsplit", "alias_copy", "narrow_copy"] + [
+           "cat", "stack", "split", "chunk", "split_with_sizes", "unsafe_split",
+           "unsafe_split_with_sizes", "unsafe_chunk", "hsplit", "vsplit", "dsplit", "alias_copy", "narrow_copy"] + [
                n + "_copy" for n in _COPIES]
 METHODS = ("view", "view_as", "reshape", "reshape_as", "flatten", "transpose", "t", "permute",
            "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "split", "chunk", "repeat",
-           "split_with_sizes", "unsafe_split", "unsafe_chunk", "hsplit", "vsplit", "dsplit")
+           "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "hsplit",
+           "vsplit", "dsplit")

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import gc as _gc
+import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 # Importing numgrad (NumPy, Numba and numgrad's own modules) makes ~100k objects. The cyclic
@@ -16,7 +17,7 @@ _GC_ON = _gc.isenabled()
 if _GC_ON:
     _gc.disable()
 try:
-    from . import _runtime
+    from . import _lazy, _runtime
 
     _GC_FREEZE = _runtime.from_environment()  # (NUMGRAD_GC_FREEZE=1, NUMGRAD_MALLOC_TUNING=1)
     from ._runtime import set_runtime_defaults  # noqa: F401
@@ -172,17 +173,11 @@ if _TYPE_CHECKING:
 
 def __getattr__(name: str) -> object:
     if name in _LAZY_SUBMODULES:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")  # (which binds it here too)
+        return _lazy.module(name)  # (which binds it here too)
     if name == "vmap":  # (``torch.vmap``: ``torch.func.vmap``)
-        from .func import vmap
-
-        return vmap
+        return _lazy.module("func").vmap
     if name in _AUTOCAST_NAMES:
-        from .amp import autocast_mode
-
-        return getattr(autocast_mode, name)
+        return getattr(_lazy.module("amp.autocast_mode"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -293,9 +288,7 @@ _WARNED_ONCE: set = set()  # PyTorch's TORCH_WARN_ONCE: these warn once per proc
 def _warn_once(message: str) -> None:
     if message not in _WARNED_ONCE:
         _WARNED_ONCE.add(message)
-        import warnings
-
-        warnings.warn(message, UserWarning, stacklevel=3)
+        _warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def _reversed_dims(self):

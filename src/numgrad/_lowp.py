@@ -18,8 +18,11 @@ PyTorch's ``c10::BFloat16`` does (NaN becomes 0x7FC0).
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
+
+from . import _lazy
 
 # Whether this process has made an array of a narrow dtype (``_dtype._NarrowDtype`` sets it):
 # until then ``registry.apply`` skips its test of each op's arrays.
@@ -62,8 +65,6 @@ def cast(a, np_dtype) -> np.ndarray:
         a = bf16_to_f32(a)
         return a if np_dtype == _F32 else a.astype(np_dtype)
     if a.dtype.kind == "c":
-        import warnings
-
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=3)
         a = a.real
@@ -121,8 +122,7 @@ def wider(fn, *args, **kwargs):
     for narrow arrays among ``args``: on them widened, the result rounded back (what
     ``registry.apply`` does for ops, for the formulas and fast paths that call the kernels
     directly)."""
-    from .kernels import cpu as K
-
+    K = _lazy.module("kernels.cpu")  # (they import _dtype, which imports this module)
     wide, back = widened(K, args)
     out_dtype = kwargs.get("out_dtype")
     if out_dtype is not None and np.dtype(out_dtype) in _WIDE:  # (a narrow result: widened too)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ._dtype import c_name, from_numpy_dtype, torch_name
 from .autograd import grad_mode
+from .ops.registry import kernels_of
 from .tensor import Tensor
 
 # The functions of PyTorch's that take ``out=`` and numgrad has (the module-level names).
@@ -186,8 +187,6 @@ def with_out(fn, name: str):
 
 def write(out: Tensor, result: Tensor, any_dtype: bool = False) -> None:
     """``result``'s values into ``out``, as PyTorch's out= functions leave it."""
-    from .ops.registry import kernels_of
-
     data = result._data
     if not any_dtype and from_numpy_dtype(data.dtype)._category > out.dtype._category:
         raise RuntimeError(

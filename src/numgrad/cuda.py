@@ -29,10 +29,9 @@ def _numba_cuda():
     """``numba.cuda`` (with the shims applied first), or None when numba-cuda is not installed."""
     _apply_numpy_shims()
     try:
-        from numba import cuda
+        return _lazy.optional("numba.cuda")
     except ImportError:
         return None
-    return cuda
 
 
 def is_available() -> bool:

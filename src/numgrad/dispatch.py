@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import threading
 
+from . import _lazy
+
 __all__ = ["Mode", "current", "note_created", "graph_break", "stands_for"]
 
 _local = threading.local()  # .stack: this thread's modes, innermost last
@@ -48,9 +50,7 @@ class Mode:
     def record(self, name: str, args: tuple):
         """``K.<name>(*args)`` with ``K`` the CPU kernels of ``use``: the fast lane's kernel
         call, for a mode with ``lane`` (which may take it more directly)."""
-        from .kernels import cpu
-
-        return getattr(self.use(cpu), name)(*args)
+        return getattr(self.use(_lazy.module("kernels.cpu")), name)(*args)
 
     def record_scalar(self, code: int, a, other):
         """``record("binary", (code, a, a.dtype.type(other)))``: the fast lane's binary kernel

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import os
 
+from . import _lazy
 from .autograd.node import AccumulateGrad, SavedTensor
 from .tensor import Tensor
 
@@ -101,7 +102,7 @@ class AutogradGraph:
 
     def _source_object(self):
         try:
-            import graphviz
+            graphviz = _lazy.optional("graphviz")
         except ImportError as e:
             raise GraphvizUnavailable(
                 "The Python package 'graphviz' is not installed. " + _INSTALL

@@ -9,6 +9,8 @@ do. ``vectorize`` is accepted and ignored: Jacobian rows are computed one ``grad
 """
 from __future__ import annotations
 
+import numgrad
+
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..tensor import Tensor
 from ..creation import zeros_like
@@ -120,8 +122,7 @@ def _check_requires_grad(inputs, input_type: str, strict: bool) -> None:
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
     """``autograd.grad`` over the outputs that require grad (None for every input if none does),
     allowing unused inputs."""
-    from . import grad
-
+    grad = numgrad.autograd.grad  # (read at the call: the public form, which dispatches)
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
@@ -258,7 +259,8 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
     ``j`` (an outer tuple over outputs, an inner one over inputs). With ``vectorize``, by
     ``numgrad.func``: ``jacrev``, or ``jacfwd`` for ``strategy="forward-mode"`` (which needs it).
     """
-    from .. import stack, zeros_like  # (the public forms: inside vmap they reach its rules)
+    stack, zeros_like = numgrad.stack, numgrad.zeros_like  # (the public forms: inside vmap
+    # they reach its rules)
 
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(

@@ -10,8 +10,10 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from .. import _lazy
 from .._dtype import torch_name
 from . import anomaly_mode
+from .grad_mode import no_grad
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -132,8 +134,6 @@ class Packed:
         self.accumulator = tensor._grad_accumulator() if (
             tensor._requires_grad and self.grad_fn is None and not is_output) else None
         self.unpack_hook = unpack_hook
-        from .grad_mode import no_grad
-
         counter = tensor._version_counter
         before = counter.value
         with no_grad():
@@ -147,10 +147,8 @@ class Packed:
             )
 
     def unpack(self, node):
-        from ..tensor import Tensor
-
         data = self.unpack_hook(self.packed)
-        if not isinstance(data, Tensor):
+        if not isinstance(data, _lazy.module("tensor").Tensor):  # (tensor.py imports this module)
             raise TypeError(
                 "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
                 f"type {type(data).__name__}"
@@ -180,12 +178,11 @@ def packed(tensor, is_output: bool, pack_hook, unpack_hook) -> SavedTensor:
 
 def _new_tensor():
     """A bare ``Tensor`` (its slots unset), for ``SavedTensor.unpack``. tensor.py imports this
-    module, so ``Tensor`` cannot be imported here at load: the first call imports it and rebinds
-    this name to a function without the import."""
+    module, so ``Tensor`` cannot be imported here at load: the first call looks it up and rebinds
+    this name to a function without the look-up."""
     global _new_tensor
-    from ..tensor import Tensor
 
-    def _new_tensor(new=object.__new__, cls=Tensor):
+    def _new_tensor(new=object.__new__, cls=_lazy.module("tensor").Tensor):
         return new(cls)
 
     return _new_tensor()
@@ -368,8 +365,7 @@ class OpNode(Node):
         return self.op.backward(self, grad)
 
     def __dir__(self):
-        from .graph import saved_names
-
         own = {a for a in super().__dir__()  # (the class has every name's property: its own)
                if not (a.startswith("_saved_") or a.startswith("_raw_saved_"))}
-        return sorted(own | set(saved_names(self)))
+        graph = _lazy.module("autograd.graph")  # (graph imports this module)
+        return sorted(own | set(graph.saved_names(self)))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import threading
 import time
 
+from .. import _lazy
+
 _LOCK = threading.Lock()
 _ACTIVE: list = []  # the running profilers (nested blocks share the wrapping)
 _SAVED: dict = {}  # op class -> its (forward, backward) while wrapped
@@ -150,12 +152,10 @@ def _timed(fn, name: str):
 
 
 def _wrap_registry() -> None:
-    from ..ops import _lane
-    from ..ops.registry import REGISTRY
-
+    _lane = _lazy.module("ops._lane")  # (the ops import autograd, and so this module)
     _lane.closed += 1  # (every op through its forward, timed: not the fast lane)
 
-    for op in REGISTRY.values():
+    for op in _lazy.module("ops.registry").REGISTRY.values():
         _SAVED[op] = (op.__dict__.get("forward"), op.__dict__.get("backward"))
         op.forward = staticmethod(_timed(op.forward, "aten::" + op.name))
         op.backward = staticmethod(_timed(op.backward, op.node.split("::")[-1]))
@@ -169,9 +169,7 @@ def _unwrap_registry() -> None:
             else:
                 setattr(op, attr, saved)
     _SAVED.clear()
-    from ..ops import _lane
-
-    _lane.closed -= 1
+    _lazy.module("ops._lane").closed -= 1
 
 
 class profile:

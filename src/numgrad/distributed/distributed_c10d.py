@@ -27,7 +27,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from .. import dispatch
+from .. import _lazy, dispatch
 from .._dtype import from_numpy_dtype
 from ..tensor import Tensor
 from ..compiler.traced import graph_break
@@ -102,7 +102,7 @@ def _mpi():
     MPI = _state.get("MPI")
     if MPI is None:
         try:
-            from mpi4py import MPI
+            MPI = _lazy.optional("mpi4py.MPI")
         except ImportError as error:
             raise RuntimeError(
                 "numgrad.distributed runs on MPI, and mpi4py is not installed: "

@@ -22,6 +22,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from .. import _lazy
+
 
 def _one(x):
     """1 in ``x``'s float type. (In Python, as Numba's CUDA simulator runs the formulas: this
@@ -623,8 +625,7 @@ def _fmod_cpu(a, b):
 
 @overload(_fmod, target="cuda", inline="always")
 def _fmod_cuda(a, b):
-    from numba.cuda import libdevice  # (imported only where a CUDA kernel is compiled)
-
+    libdevice = _lazy.optional("numba.cuda.libdevice")  # (only where a CUDA kernel is compiled)
     if a == types.float32:
         return lambda a, b: libdevice.fmodf(a, b)
     return lambda a, b: libdevice.fmod(a, b)

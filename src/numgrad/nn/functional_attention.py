@@ -97,9 +97,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
     weights = _attention_op.attention_weights(query, key, attn_mask, is_causal, scale_factor)
     if dropout_p > 0.0:
-        from .functional import dropout
-
-        weights = dropout(weights, dropout_p, True)
+        weights = numgrad.nn.functional.dropout(weights, dropout_p, True)
     return ops.matmul(weights, value)
 
 
@@ -168,9 +166,7 @@ def _none_or_dtype(input):
 
 
 def _linear(x, w, b):
-    from .functional import linear
-
-    return linear(x, w, b)
+    return numgrad.nn.functional.linear(x, w, b)
 
 
 def _in_projection_packed(q, k, v, w, b=None):
@@ -244,9 +240,7 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) 
 
 
 def _pad_last(mask):
-    from .functional import pad
-
-    return pad(mask, (0, 1))
+    return numgrad.nn.functional.pad(mask, (0, 1))
 
 
 def multi_head_attention_forward(
@@ -259,7 +253,7 @@ def multi_head_attention_forward(
     """PyTorch's ``F.multi_head_attention_forward``, step for step: inputs ``(L, N, E)`` (or
     unbatched ``(L, E)``); returns the attention output and, with ``need_weights``, the
     attention weights (averaged over the heads with ``average_attn_weights``)."""
-    from .functional import dropout
+    dropout = numgrad.nn.functional.dropout
 
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:

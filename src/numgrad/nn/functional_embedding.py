@@ -23,8 +23,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
                   sparse: bool = False, per_sample_weights=None,
                   include_last_offset: bool = False, padding_idx=None) -> Tensor:
     """``(bags, embedding_dim)``: each bag's rows of ``weight`` reduced by ``mode``."""
-    from .functional import embedding
-
+    embedding = numgrad.nn.functional.embedding
     ng = _ng()
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "

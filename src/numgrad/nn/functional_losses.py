@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import numgrad
 from .. import ops
 from .._dtype import bool_ as _bool
 from ..creation import ones_like as _ones_like
@@ -47,9 +48,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 
 def _reduction(size_average, reduce, reduction: str) -> str:
     if size_average is not None or reduce is not None:
-        from .functional import _legacy_reduction
-
-        return _legacy_reduction(size_average, reduce, stacklevel=4)
+        return numgrad.nn.functional._legacy_reduction(size_average, reduce, stacklevel=4)
     return reduction
 
 
@@ -71,8 +70,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``; a weight of
     shape ``(C, d1, ..., dK, in_features)`` gives the K-dimensional loss. ``options`` (PyTorch's
     chunking of the batch, to save memory) changes no value and is accepted as it is."""
-    from .functional import cross_entropy
-
+    cross_entropy = numgrad.nn.functional.cross_entropy
     if input.ndim < 1 or input.ndim > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
     if linear_weight.ndim < 2:

@@ -4,6 +4,8 @@ op, ``NativeGroupNormBackward0``), ``instance_norm`` (batch normalisation over a
 """
 from __future__ import annotations
 
+import numgrad
+
 from .. import ops
 from .._dtype import float64 as _float64
 from ..ops import nn_functional as _nn
@@ -88,8 +90,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError("Expected running_mean and running_var to be defined when "
                            "use_input_stats is false")
-    from .functional import batch_norm
-
+    batch_norm = numgrad.nn.functional.batch_norm
     b, c = input.shape[0], input.shape[1]
     shape = (1, b * c) + tuple(input.shape[2:])
 
@@ -138,8 +139,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
                         k: float = 1.0) -> Tensor:
     """Divides each element by ``(k + alpha / size * sum of squares over the ``size``
     neighbouring channels) ** beta``, as ``torch.nn.functional``'s (node ``DivBackward0``)."""
-    from .functional import avg_pool2d, pad
-
+    F = numgrad.nn.functional
+    avg_pool2d, pad = F.avg_pool2d, F.pad
     dim = input.dim()
     if dim < 3:
         raise ValueError(  # (PyTorch's message, its spaces included)

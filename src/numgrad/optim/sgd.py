@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dispatch
+from .. import _lazy, dispatch
+from ..autograd.profiler import record_function
 from ..creation import zeros_like
 from ..ops import registry
 from .optimizer import Optimizer, _call_closure, _no_grad_step, _unsupported
@@ -55,11 +56,8 @@ class SGD(Optimizer):
             self._steps(fused, arrays, scalars)
         finally:  # (an error op by op leaves the parameters before it updated, as unfused)
             if arrays:
-                from ..autograd.profiler import record_function
-                from ..kernels.cpu import optim as kernels
-
                 with record_function("aten::_fused_sgd_"):  # (PyTorch's name for its step)
-                    kernels.sgd(arrays, scalars)
+                    _lazy.module("kernels.cpu.optim").sgd(arrays, scalars)
         return loss
 
     def _steps(self, fused: bool, arrays: list, scalars: list) -> None:

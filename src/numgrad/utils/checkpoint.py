@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 
-from .. import autograd
+from .. import _lazy, autograd
 from .. import random as _random
 from ..autograd import Function, backward as _backward
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -254,9 +254,7 @@ def checkpoint_sequential(functions, segments, input, use_reentrant: bool | None
             return input
         return forward
 
-    from ..nn import Sequential
-
-    if isinstance(functions, Sequential):
+    if isinstance(functions, _lazy.module("nn").Sequential):  # (nn stays off this import)
         functions = list(functions.children())
     segment_size = len(functions) // segments
     end = -1

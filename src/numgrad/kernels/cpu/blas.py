@@ -16,6 +16,7 @@ import ctypes
 import glob
 import os
 
+import llvmlite.binding as llvm
 import numpy as np
 from numba import njit, types
 
@@ -25,8 +26,6 @@ _SYMBOLS = {"s": ("scipy_cblas_sgemm64_", "numgrad_sgemm"),
 
 
 def _register() -> bool:
-    import llvmlite.binding as llvm
-
     folder = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
     for path in sorted(glob.glob(os.path.join(folder, "*openblas*"))):
         try:

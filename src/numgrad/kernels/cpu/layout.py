@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _lazy
+from ..._lowp import cast
+
 
 def ascontiguous(a: np.ndarray) -> np.ndarray:
     """``a`` if it is C-contiguous, else a C-contiguous copy."""
@@ -29,13 +32,9 @@ def upload(a: np.ndarray) -> np.ndarray:
 def to_device(a: np.ndarray, device: str):
     """A copy of ``a`` on ``device`` ("cpu" or "cuda"), and that device's kernel module."""
     if device == "cuda":
-        from ... import cuda
-
-        K = cuda.kernels()
+        K = _lazy.module("cuda").kernels()
         return K.upload(a), K
-    from .. import cpu
-
-    return upload(a), cpu
+    return upload(a), _lazy.module("kernels.cpu")  # (this package, which imports this module)
 
 
 def check_errors() -> None:
@@ -94,8 +93,6 @@ def broadcast_copy(a: np.ndarray, shape: tuple, dtype) -> np.ndarray:
 def assign(dst: np.ndarray, src) -> None:
     """``dst[...] = src`` in place, ``src`` broadcast and cast (unsafely) to ``dst``'s dtype."""
     if dst.dtype.kind == "V" or getattr(src, "dtype", dst.dtype).kind == "V":  # (bfloat16)
-        from ..._lowp import cast
-
         src = cast(src, dst.dtype)
     np.copyto(dst, src, casting="unsafe")
 

@@ -214,7 +214,8 @@ def linalg_det_backward(a, det, grad):
                                      tuple(a.shape), a.dtype)
     host_det = np.asarray(to_host(det))
     if (host_det == 0).any():
-        return upload(host_det_backward(np.asarray(to_host(a)), host_det, np.asarray(to_host(grad))))
+        return upload(host_det_backward(np.asarray(to_host(a)), host_det,
+                                        np.asarray(to_host(grad))))
     inv, _ = linalg_inv(a, False)
     gd = binary(_MUL, ascontiguous(grad), ascontiguous(det))
     gd = layout.reshape_view(ascontiguous(gd), tuple(det.shape) + (1, 1))

@@ -311,3 +311,21 @@ def test_raw_saved_of_a_derived_tensor_takes_hooks():
     ours, theirs = run(numgrad), run(torch)
     assert ours[1:] == theirs[1:] == ["TypeError"]
     assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("parts", [
+    lambda m, x: (x.split(3)[1],),
+    lambda m, x: (x.chunk(2, -1)[0] * 2, x.chunk(2, -1)[1]),
+    lambda m, x: (m.unsafe_split_with_sizes(x, [1, 3])[1],),
+    lambda m, x: (m.std_mean(x, 1)[1],),
+    lambda m, x: (m.var_mean(x, -1)[0], m.var_mean(x, -1)[1] * 3),
+], ids=["split_one_part", "chunk_two_parts", "unsafe_split_with_sizes_one_part",
+        "std_mean_mean_only", "var_mean_both"])
+def test_gradient_through_some_results_of_a_multi_result_op(parts):
+    """Results left unused get no gradient (zeros where the op's node is PyTorch's one node for
+    all of them): the input's gradient is PyTorch's."""
+    def run(m):
+        x = m.tensor(X, requires_grad=True)
+        sum(p.sum() for p in parts(m, x)).backward()
+        return np.asarray(x.grad)
+    np.testing.assert_allclose(run(numgrad), run(torch), rtol=1e-12, atol=1e-12)

@@ -263,7 +263,7 @@ def _saved(m, case):
     y = _cases(m)[case]()
     fn = y.grad_fn
     attrs = sorted(a for a in dir(fn) if a.startswith(("_saved_", "_raw_saved_")))
-    edges = tuple((None if f is None else type(f).__name__, k) for f, k in fn.next_functions)
+    edges = tuple((None if f is None else f.name(), k) for f, k in fn.next_functions)
     return fn.name(), {a: _describe(getattr(fn, a), m) for a in attrs}, edges
 
 
@@ -279,7 +279,7 @@ EDGES_DIFFER = {"add_alpha", "index_after_basic", "select_after_slice", "slice_a
 def test_saved_attributes_as_pytorch(case):
     ours, theirs = _saved(numgrad, case), _saved(torch, case)
     assert ours[0] == theirs[0]
-    # next_functions: the inputs' node types and output numbers; where numgrad's graph is still
+    # next_functions: the inputs' node names and output numbers; where numgrad's graph is still
     # shaped otherwise (listed with the reason), it must still differ, so the list stays true
     if case in EDGES_DIFFER:
         assert ours[2] != theirs[2]

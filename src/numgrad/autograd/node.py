@@ -312,6 +312,7 @@ class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into ``leaf.grad``."""
 
     __slots__ = ("variable",)
+    _name = "torch::autograd::AccumulateGrad"  # (PyTorch's ``name()``, a C++ node's qualified one)
 
     def __init__(self, variable):
         super().__init__()

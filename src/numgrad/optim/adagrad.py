@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from .._dtype import float64
 from ..creation import full, full_like, tensor
-from ..tensor import Tensor
-from .optimizer import Optimizer, _check_nonnegative, _no_grad_step, _unsupported
-from .sgd import _call_closure
+from .optimizer import (_SingleTensorOptimizer, _check_nonnegative, _check_tensor_lr,
+                        _unsupported)
 
 
-class Adagrad(Optimizer):
+class Adagrad(_SingleTensorOptimizer):
     """PyTorch's Adagrad, update for update (its single-tensor path)::
 
         t += 1;  g = grad (+ weight_decay * p)
@@ -22,12 +21,13 @@ class Adagrad(Optimizer):
     whose ``grad`` is None are skipped.
     """
 
+    _late_options = dict(foreach=None, maximize=False, differentiable=False, fused=None)
+
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10,
                  foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        _check_tensor_lr(lr)
         _check_nonnegative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                            initial_accumulator_value=initial_accumulator_value, eps=eps)
         _unsupported(differentiable=differentiable, fused=fused)
@@ -45,44 +45,24 @@ class Adagrad(Optimizer):
         state["sum"] = full_like(p, self.defaults["initial_accumulator_value"])
         return state
 
-    @_no_grad_step
-    def step(self, closure=None):
-        """Performs one optimization step; ``closure`` (re-evaluating the loss, with grad mode
-        on) is called first if given, and its loss returned."""
-        loss = _call_closure(closure)
-        for group in self.param_groups:
-            lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-            weight_decay = group["weight_decay"]
-            if isinstance(lr, Tensor):
-                lr = lr.item()
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad if group["maximize"] else p.grad
-                state = self.state[p] or self._init_state(p)  # (a group added later)
-                state_sum = state["sum"]
-                state["step"] += 1
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                if lr_decay == 0:
-                    neg_clr = -lr  # lr / (1 + (t - 1) * 0) is lr itself
-                else:
-                    # PyTorch reads the step count to the host and takes the decayed rate in
-                    # Python floats; here a 0-d float64 tensor (the same IEEE operations), so
-                    # that nothing is read back and the step traces (numgrad.compile).
-                    step = state["step"].to(float64)
-                    neg_clr = -(full((), lr, dtype=float64, device=p.device)
-                                / (1 + (step - 1) * lr_decay))
-                # addcmul ``s + (1 * g) * g`` and addcdiv ``p + (-clr * g) / std``, in
-                # PyTorch's order so that the roundings agree.
-                state_sum.add_(grad * grad)
-                std = state_sum.sqrt().add_(eps)
-                p.add_(grad * neg_clr / std)
-        return loss
+    def _state(self, p, group) -> dict:
+        return self.state[p] or self._init_state(p)  # (a group added later)
 
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False),
-                               ("differentiable", False), ("fused", None)):
-                group.setdefault(key, value)
+    def _update(self, group, lr, p, grad, state) -> None:
+        lr_decay, eps, weight_decay = group["lr_decay"], group["eps"], group["weight_decay"]
+        state_sum = state["sum"]
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=weight_decay)
+        if lr_decay == 0:
+            neg_clr = -lr  # lr / (1 + (t - 1) * 0) is lr itself
+        else:
+            # PyTorch reads the step count to the host and takes the decayed rate in Python
+            # floats; here a 0-d float64 tensor (the same IEEE operations), so that nothing is
+            # read back and the step traces (numgrad.compile).
+            step = state["step"].to(float64)
+            neg_clr = -(full((), lr, dtype=float64, device=p.device) / (1 + (step - 1) * lr_decay))
+        # addcmul ``s + (1 * g) * g`` and addcdiv ``p + (-clr * g) / std``, in PyTorch's order
+        # so that the roundings agree.
+        state_sum.add_(grad * grad)
+        std = state_sum.sqrt().add_(eps)
+        p.add_(grad * neg_clr / std)

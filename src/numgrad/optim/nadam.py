@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from .._dtype import float64
 from ..creation import full, tensor, zeros_like
-from ..tensor import Tensor
-from .optimizer import (Optimizer, _check_betas, _check_nonnegative, _lerp_, _no_grad_step,
-                        _unsupported)
-from .sgd import _call_closure
+from .optimizer import (_SingleTensorOptimizer, _check_betas, _check_nonnegative,
+                        _check_tensor_lr, _lerp_, _unsupported)
 
 
-class NAdam(Optimizer):
+class NAdam(_SingleTensorOptimizer):
     """PyTorch's NAdam, update for update (its single-tensor path)::
 
         t += 1;  g = grad (+ weight_decay * p, or p *= 1 - lr * weight_decay if decoupled)
@@ -27,13 +25,15 @@ class NAdam(Optimizer):
     whose ``grad`` is None are skipped.
     """
 
+    _late_options = dict(maximize=False, foreach=None, capturable=False, differentiable=False,
+                         decoupled_weight_decay=False)
+
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        _check_tensor_lr(lr)
         _check_nonnegative(lr=lr, eps=eps)
         _check_betas(betas)
         _check_nonnegative(weight_decay=weight_decay, momentum_decay=momentum_decay)
@@ -44,7 +44,7 @@ class NAdam(Optimizer):
                         foreach=foreach, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _state(self, p) -> dict:
+    def _state(self, p, group) -> dict:
         state = self.state[p]
         if not state:
             state["step"] = tensor(0.0, device=p.device)
@@ -53,54 +53,33 @@ class NAdam(Optimizer):
             state["exp_avg_sq"] = zeros_like(p)
         return state
 
-    @_no_grad_step
-    def step(self, closure=None):
-        """Performs one optimization step; ``closure`` (re-evaluating the loss, with grad mode
-        on) is called first if given, and its loss returned."""
-        loss = _call_closure(closure)
-        for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
-            if isinstance(lr, Tensor):
-                lr = lr.item()
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad if group["maximize"] else p.grad
-                state = self._state(p)
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                mu_product = state["mu_product"]
-                state["step"] += 1
-                # PyTorch reads the step (and mu_product) back and computes these scalars in
-                # Python floats; here 0-d float64 tensors, the same IEEE operations, so that
-                # nothing is read back (see Adam).
-                step = state["step"].to(float64)
-                bias_correction2 = 1 - beta2**step
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
-                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
-                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
-                # PyTorch's in-place product rounds mu to mu_product's dtype (float32, or the
-                # parameter's after load_state_dict) first.
-                mu_product.mul_(mu.to(mu_product.dtype))
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).add_(grad * (1 - beta2) * grad)
-                denom = (exp_avg_sq / bias_correction2).sqrt().add_(eps)
-                product = mu_product.to(float64)
-                neg_lr = full((), -lr, dtype=float64, device=p.device)
-                grad_scale = neg_lr * (1.0 - mu) / (1.0 - product)
-                avg_scale = (neg_lr * mu_next) / (1.0 - product * mu_next)
-                # two addcdivs ``p + (c * x) / denom``, PyTorch's order.
-                p.add_(grad * grad_scale / denom)
-                p.add_(exp_avg * avg_scale / denom)
-        return loss
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("maximize", False), ("foreach", None), ("capturable", False),
-                               ("differentiable", False), ("decoupled_weight_decay", False)):
-                group.setdefault(key, value)
+    def _update(self, group, lr, p, grad, state) -> None:
+        (beta1, beta2), eps = group["betas"], group["eps"]
+        weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        mu_product = state["mu_product"]
+        # PyTorch reads the step (and mu_product) back and computes these scalars in
+        # Python floats; here 0-d float64 tensors, the same IEEE operations, so that
+        # nothing is read back (see Adam).
+        step = state["step"].to(float64)
+        bias_correction2 = 1 - beta2**step
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(p, alpha=weight_decay)
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        # PyTorch's in-place product rounds mu to mu_product's dtype (float32, or the
+        # parameter's after load_state_dict) first.
+        mu_product.mul_(mu.to(mu_product.dtype))
+        _lerp_(exp_avg, grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).add_(grad * (1 - beta2) * grad)
+        denom = (exp_avg_sq / bias_correction2).sqrt().add_(eps)
+        product = mu_product.to(float64)
+        neg_lr = full((), -lr, dtype=float64, device=p.device)
+        grad_scale = neg_lr * (1.0 - mu) / (1.0 - product)
+        avg_scale = (neg_lr * mu_next) / (1.0 - product * mu_next)
+        # two addcdivs ``p + (c * x) / denom``, PyTorch's order.
+        p.add_(grad * grad_scale / denom)
+        p.add_(exp_avg * avg_scale / denom)

@@ -267,12 +267,12 @@ def _check_tensor_lr(lr) -> None:
 
 class _SingleTensorOptimizer(Optimizer):
     """An optimizer whose ``step`` is the loop of PyTorch's single-tensor path, which Adadelta,
-    Adamax and RAdam share: ``closure`` is called first, with grad mode on, and its loss
-    returned; then, group by group and in order, each parameter ``p`` whose ``grad`` is not None
-    gets ``self._update(group, lr, p, grad, state)``, where ``lr`` is the group's learning rate
-    as a Python number (read once per group, also where it is a tensor), ``grad`` is ``p.grad``
-    (negated where the group maximizes) and ``state`` is ``p``'s state with its ``step`` already
-    advanced by one.
+    Adagrad, Adamax, NAdam, RAdam and RMSprop share: ``closure`` is called first, with grad mode
+    on, and its loss returned; then, group by group and in order, each parameter ``p`` whose
+    ``grad`` is not None gets ``self._update(group, lr, p, grad, state)``, where ``lr`` is the
+    group's learning rate as a Python number (read once per group, also where it is a tensor),
+    ``grad`` is ``p.grad`` (negated where the group maximizes) and ``state`` is ``p``'s state
+    (``self._state(p, group)``) with its ``step`` already advanced by one.
 
     A subclass names in ``_buffers`` the tensors of a parameter's state other than ``step``
     (created as zeros on first use) and in ``_late_options`` the options, with their defaults,
@@ -281,9 +281,10 @@ class _SingleTensorOptimizer(Optimizer):
     _buffers: tuple[str, ...] = ()
     _late_options: dict[str, Any] = {}
 
-    def _state(self, p: Tensor) -> dict:
+    def _state(self, p: Tensor, group: dict[str, Any]) -> dict:
         """``p``'s state, created on first use: ``step`` (a float32 0-d tensor on ``p``'s
-        device, as Adam's) and, for each name in ``_buffers``, zeros shaped as ``p``."""
+        device, as Adam's) and, for each name in ``_buffers``, zeros shaped as ``p`` (a subclass
+        whose state depends on ``group``'s options makes its own)."""
         state = self.state[p]
         if not state:
             state["step"] = tensor(0.0, device=p.device)
@@ -304,7 +305,7 @@ class _SingleTensorOptimizer(Optimizer):
                 if p.grad is None:
                     continue
                 grad = -p.grad if group["maximize"] else p.grad
-                state = self._state(p)
+                state = self._state(p, group)
                 state["step"] += 1
                 self._update(group, lr, p, grad, state)
         return loss

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from ..creation import tensor, zeros_like
-from ..tensor import Tensor
-from .optimizer import Optimizer, _check_nonnegative, _no_grad_step, _unsupported
-from .sgd import _call_closure
+from .optimizer import (_SingleTensorOptimizer, _check_nonnegative, _check_tensor_lr, _lerp_,
+                        _unsupported)
 
 
-class RMSprop(Optimizer):
+class RMSprop(_SingleTensorOptimizer):
     """PyTorch's RMSprop, update for update (its single-tensor path)::
 
         g = grad (+ weight_decay * p)
@@ -22,12 +21,14 @@ class RMSprop(Optimizer):
     skipped.
     """
 
+    _late_options = dict(momentum=0, centered=False, foreach=None, maximize=False,
+                         differentiable=False, capturable=False)
+
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
                  capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        _check_tensor_lr(lr)
         _check_nonnegative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
                            alpha=alpha)
         _unsupported(capturable=capturable, differentiable=differentiable)
@@ -47,52 +48,25 @@ class RMSprop(Optimizer):
                 state["grad_avg"] = zeros_like(p)
         return state
 
-    @_no_grad_step
-    def step(self, closure=None):
-        """Performs one optimization step; ``closure`` (re-evaluating the loss, with grad mode
-        on) is called first if given, and its loss returned."""
-        loss = _call_closure(closure)
-        for group in self.param_groups:
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-            weight_decay, momentum = group["weight_decay"], group["momentum"]
-            if isinstance(lr, Tensor):
-                lr = lr.item()
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad if group["maximize"] else p.grad
-                state = self._state(p, group)
-                square_avg = state["square_avg"]
-                state["step"] += 1
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                # PyTorch's operations in its order, so that the roundings agree: addcmul is
-                # ``v + (c * g) * g``, lerp with a weight under 0.5 ``m + w * (g - m)``,
-                # addcdiv ``p + (c * g) / d``.
-                square_avg.mul_(alpha).add_(grad * (1 - alpha) * grad)
-                if group["centered"]:
-                    grad_avg = state["grad_avg"]
-                    weight = 1 - alpha
-                    if abs(weight) < 0.5:
-                        grad_avg.add_((grad - grad_avg) * weight)
-                    else:
-                        grad_avg.copy_(grad - (grad - grad_avg) * (1 - weight))
-                    avg = (square_avg - grad_avg * grad_avg).sqrt()
-                else:
-                    avg = square_avg.sqrt()
-                avg = avg.add_(eps)
-                if momentum > 0:
-                    buf = state["momentum_buffer"]
-                    buf.mul_(momentum).add_(grad / avg)
-                    p.add_(buf, alpha=-lr)
-                else:
-                    p.add_(grad * -lr / avg)
-        return loss
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("momentum", 0), ("centered", False), ("foreach", None),
-                               ("maximize", False), ("differentiable", False),
-                               ("capturable", False)):
-                group.setdefault(key, value)
+    def _update(self, group, lr, p, grad, state) -> None:
+        alpha, eps = group["alpha"], group["eps"]
+        weight_decay, momentum = group["weight_decay"], group["momentum"]
+        square_avg = state["square_avg"]
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=weight_decay)
+        # PyTorch's operations in its order, so that the roundings agree: addcmul is
+        # ``v + (c * g) * g``, lerp with a weight under 0.5 ``m + w * (g - m)``,
+        # addcdiv ``p + (c * g) / d``.
+        square_avg.mul_(alpha).add_(grad * (1 - alpha) * grad)
+        if group["centered"]:
+            grad_avg = _lerp_(state["grad_avg"], grad, 1 - alpha)
+            avg = (square_avg - grad_avg * grad_avg).sqrt()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add_(eps)
+        if momentum > 0:
+            buf = state["momentum_buffer"]
+            buf.mul_(momentum).add_(grad / avg)
+            p.add_(buf, alpha=-lr)
+        else:
+            p.add_(grad * -lr / avg)

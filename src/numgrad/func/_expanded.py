@@ -14,7 +14,6 @@ from __future__ import annotations
 from .. import addmm as _addmm
 from ..autograd.function import Function
 from ..ops import registry
-from . import _vmap
 
 
 class _ExpandedLinear(Function):
@@ -50,16 +49,14 @@ class _ExpandedLinear(Function):
         return grad_x, grad_w, grad_b
 
 
-def linear(x, w, b, lvl):
-    """The batched result of ``linear(x, w, b)`` (BatchedTensors of ``lvl``) by
-    ``_ExpandedLinear``, or None where it does not apply: the weight (and bias) not expanded
-    along the batch, or forward AD on (whose rules see the ops, not this Function)."""
-
+def linear(vx, vw, vb):
+    """The physical result of ``linear`` on the physical (batch-first) values ``vx``, ``vw`` and
+    ``vb`` (None for no bias) of a vmap level's arguments, by ``_ExpandedLinear``, or None where
+    it does not apply: the weight (and bias) not expanded along the batch, or forward AD on
+    (whose rules see the ops, not this Function)."""
     if registry._forward_ad is not None:
         return None
-    vx, vw = _vmap._value_at(x, lvl.id), _vmap._value_at(w, lvl.id)
-    vb = None if b is None else _vmap._value_at(b, lvl.id)
     if type(vx).__name__ == "BatchedTensor" or type(vw).__name__ == "BatchedTensor" or \
             vw.ndim != 3 or vx.ndim < 2 or (vb is not None and (vb.ndim != 2 or vb.stride(0))):
         return None
-    return _vmap._make(_ExpandedLinear.apply(vx, vw, vb), lvl)
+    return _ExpandedLinear.apply(vx, vw, vb)

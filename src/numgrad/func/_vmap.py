@@ -37,7 +37,7 @@ from ..autograd.function import Function
 from ..overrides import TorchFunctionMode
 from .._dtype import from_numpy_dtype
 from ..tensor import Size, Tensor
-from . import _expanded, _pytree  # (_expanded reads this module's names when it runs)
+from . import _expanded, _pytree
 import numgrad
 
 # ------------------------------------------------------------------------------------- levels
@@ -1114,9 +1114,10 @@ def _linear(func, lvl, args, kwargs):
         return _make(func(_value_at(x, lid), w, b), lvl)  # (the weights shared: one product)
     if _value_at(x, lid) is not None and _value_at(w, lid) is not None and \
             _value_at(w, lid).stride(0) == 0 and (b is None or _value_at(b, lid) is not None):
-        out = _expanded.linear(x, w, b, lvl)
+        out = _expanded.linear(_value_at(x, lid), _value_at(w, lid),
+                               None if b is None else _value_at(b, lid))
         if out is not None:
-            return out
+            return _make(out, lvl)
 
     out = matmul(x, w.transpose(-1, -2))
     return out if b is None else out + b

@@ -461,7 +461,7 @@ def test_cdist_matrix_product_form(shapes, mode):
     t = torch.cdist(theirs, t2, compute_mode=mode)
     np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-14)
     assert o.grad_fn.name() == t.grad_fn.name()
-    inner = [type(f).__name__ for f, _ in t.grad_fn.next_functions if f is not None]
+    inner = [f.name() for f, _ in t.grad_fn.next_functions if f is not None]
     assert [f.name() for f, _ in o.grad_fn.next_functions if f is not None] == inner
     seed = RNG.standard_normal(tuple(t.shape))
     o.backward(numgrad.tensor(seed))

@@ -200,6 +200,8 @@ def _cases(m):
         "std_mean_mean": lambda: m.std_mean(x3, (0, -1), correction=0, keepdim=True)[1],
         "var_mean_var": lambda: m.var_mean(x)[0],
         "var_mean_mean": lambda: m.var_mean(x, -1)[1],
+        "sum_dtype": lambda: x.sum(dtype=m.float32),
+        "mean_dim_dtype": lambda: x.mean(-1, keepdim=True, dtype=m.float32),
         "max_pool2d": lambda: F.max_pool2d(img, 2),
         "max_pool2d_stride": lambda: F.max_pool2d(img, 3, stride=2, padding=1, ceil_mode=True),
         "avg_pool2d": lambda: F.avg_pool2d(img, 2),

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from .. import dispatch
-from .._dtype import FLOAT, torch_name
+from .._dtype import FLOAT, from_numpy_dtype, torch_name
 from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import given_dims, keep_given
 from . import _lane
@@ -542,8 +542,10 @@ def _given(out: Tensor, dim, normalized) -> Tensor:
     return out
 
 
-def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool) -> Tensor:
-    data = input._data
+def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool, data=None) -> Tensor:
+    """``data``: the input's values cast to a ``dtype`` the caller gave (the node's input is
+    still ``input``, as PyTorch's: its gradient is cast back by the engine)."""
+    data = input._data if data is None else data
     if dim is None:
         return apply(op_all, (input,), (data,), dims=tuple(range(data.ndim)), keepdim=False)
     dims = normalize_dims(dim, data.ndim)
@@ -553,31 +555,39 @@ def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool) -> Tensor:
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     if dtype is not None:
-        input = input.to(dtype)
-    elif dim is None:
+        return _reduce(SumAll, SumDim, input, dim, keepdim, _cast_for(input, dtype))
+    if dim is None:
         out = _lane.reduce_all(SumAll, input, False)  # (``ops/_lane.py``: float tensors)
         if out is not None:
             return out
-    if dtype is None and input.dtype._category < FLOAT and input._data.dtype != np.int64:
+    if input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)
     return _reduce(SumAll, SumDim, input, dim, keepdim)
 
 
+def _cast_for(input: Tensor, dtype):
+    """``input``'s values in ``dtype``, for a reduction whose node takes ``input`` itself (no
+    ToCopyBackward0 before it, as in PyTorch)."""
+    return input.detach().to(dtype)._data
+
+
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The mean of all elements, or over ``dim``."""
+    data = None
     if dtype is not None:
-        input = input.to(dtype)
+        data = _cast_for(input, dtype)
     elif dim is None:
         out = _lane.reduce_all(MeanAll, input, True)  # (``ops/_lane.py``: float tensors)
         if out is not None:
             return out
-    if input.dtype._category < FLOAT:  # (not floating point nor complex)
+    kind = input._data.dtype if data is None else data.dtype
+    if from_numpy_dtype(kind)._category < FLOAT:  # (not floating point nor complex)
         raise RuntimeError(
             f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} "
             "dtype must be either a floating point or complex dtype. Got: "
-            f"{_torch_name(input._data.dtype)}"
+            f"{_torch_name(kind)}"
         )
-    return _reduce(MeanAll, MeanDim, input, dim, keepdim)
+    return _reduce(MeanAll, MeanDim, input, dim, keepdim, data)
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:

@@ -162,7 +162,11 @@ _FORMULA_OPS = ("exp", "log", "tanh", "sign", "floor", "asin", "rad2deg", "erf",
                 "hardswish_backward", "add", "sub", "rsub", "mul", "div", "neg", "pow",
                 "pow_scalar", "rpow", "tanh_backward", "sigmoid_backward", "threshold_backward",
                 "leaky_relu", "leaky_relu_", "elu", "selu", "celu_", "softplus", "xlogy",
-                "xlogy_scalar_other", "polygamma", "bitwise_not", "logical_not")
+                "xlogy_scalar_other", "polygamma", "bitwise_not", "logical_not",
+                # (of several formulas, or of one chosen by a parameter: made from a term)
+                "clamp", "clamp_min", "clamp_max", "clamp_tensor", "hardtanh", "hardtanh_backward",
+                "div_mode", "round_decimals", "where", "leaky_relu_backward", "elu_backward",
+                "softplus_backward", "fmod_scalar", "remainder_scalar")
 
 
 def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_the_table():
@@ -171,17 +175,74 @@ def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_t
 
     made = [op for op in _formula.MADE if REGISTRY.get(op.name) is op]
     assert {op.name for op in made} >= set(_FORMULA_OPS)
-    assert len(made) == 124  # (the formula ops converted so far: issue 36)
+    assert len(made) == 138  # (the formula ops converted so far: issue 36)
     for op in made:
         assert op.__qualname__ == op.__name__ and op.__module__.startswith("numgrad.ops.")
-        assert op.arity in (1, 2)
-        rows = formulas.rows(getattr(K, op.code))  # (a formula of the table, of its arity)
-        assert formulas.is_unary(rows[0].op) == (op.arity == 1), op.name
+        assert op.codes or op.name == "where"  # (where selects: no formula)
+        for code in op.codes:
+            formulas.rows(getattr(K, code))  # (a formula of the table)
+        if not op.forward_source:  # (one formula: of the op's arity)
+            assert op.codes == (op.code,) and op.arity in (1, 2)
+            assert formulas.is_unary(getattr(K, op.code)) == (op.arity == 1), op.name
     # what numgrad's own look like from outside is PyTorch's, as before the factory
     exp = REGISTRY["exp"]
     assert (exp.__name__, exp.node, exp.save_output) == ("Exp", "ExpBackward0", True)
     x = numgrad.tensor([0.5, 1.0], requires_grad=True)
     assert type(x.exp().grad_fn).__name__ == "ExpBackward0"
+
+
+class _Calls:
+    """A kernel module that records the formula calls of an op's forward (arrays: their names)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, code):
+        return code
+
+    def unary(self, code, a):
+        self.calls.append((code, a))
+        return f"{code}({a})"
+
+    def binary(self, code, a, b, dtype=None):
+        self.calls.append((code, a, float(b) if isinstance(b, np.ndarray) else b))
+        return f"{code}({a})"
+
+    def where(self, cond, a, b):
+        self.calls.append(("where", cond, a, float(b) if isinstance(b, np.ndarray) else b))
+        return "where"
+
+
+class _Named(str):
+    dtype = np.dtype(np.float32)
+
+
+def test_an_op_of_several_formulas_runs_the_calls_its_term_writes():
+    from numgrad.ops.registry import REGISTRY
+
+    def calls(name, *arrays, **params):
+        k = _Calls()
+        REGISTRY[name].forward(k, *(a and _Named(a) for a in arrays), **params)
+        return k.calls
+
+    # a bound left out (None) skips its formula; the numbers in the operand's dtype
+    assert calls("clamp", "x", min=None, max=0.5) == [("MINIMUM", "x", 0.5)]
+    assert calls("clamp", "x", min=-1, max=2) == [("MAXIMUM", "x", -1.0),
+                                                  ("MINIMUM", "MAXIMUM(x)", 2.0)]
+    assert calls("clamp_tensor", "x", None, "hi") == [("MINIMUM", "x", "hi")]
+    # a formula chosen by a parameter
+    assert calls("div_mode", "a", "b", rounding_mode="floor") == [("DIV_FLOOR", "a", "b")]
+    assert calls("round_decimals", "x", decimals=-2) == [("DIV", "x", 100.0), ("ROUND", "DIV(x)"),
+                                                         ("MUL", "ROUND(DIV(x))", 100.0)]
+    assert calls("elu_backward", "g", "x", kind="selu", alpha=1.5) == [
+        ("SELU_GRAD", "x"), ("MUL", "g", "SELU_GRAD(x)")]
+    assert calls("softplus_backward", "g", "x", beta=1.0, threshold=20.0) == [
+        ("SOFTPLUS_GRAD", "x", 20.0), ("MUL", "g", "SOFTPLUS_GRAD(x)")]
+    assert calls("hardtanh_backward", "g", "x", lo=-0.5, hi=1.0) == [
+        ("GT", "x", -0.5), ("LT", "x", 1.0), ("where", "LT(x)", "g", 0.0),
+        ("where", "GT(x)", "where", 0.0)]
+    source = REGISTRY["div_mode"].forward_source
+    assert "K.DIV_TRUNC" in source and "K.DIV_FLOOR" in source
 
 
 def test_a_users_formula_op_comes_from_the_same_factory_kept_out_of_the_registry(monkeypatch):

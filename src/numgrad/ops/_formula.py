@@ -19,8 +19,12 @@ its own loop).
 """
 from __future__ import annotations
 
+import linecache
 from typing import Callable
 
+import numpy as np
+
+from ..kernels import formulas
 from . import _jvp
 from .registry import REGISTRY, Op, register
 
@@ -29,12 +33,15 @@ MADE: list = []  # every op ``make`` made, numgrad's own and users', in the orde
 
 
 class FormulaOp(Op):
-    """An op that computes one formula of the table on its operands (what ``formula_op`` makes).
-    ``code`` names the formula; ``arity`` is its number of operands."""
+    """An op that computes formulas of the table on its operands (what ``formula_op`` makes).
+    ``code`` names its formula (``codes``: every formula, where it runs several); ``arity`` is its
+    number of array operands."""
 
     jvp = _jvp.elementwise
     on_cuda = True
     code = ""
+    codes: tuple = ()  # every formula it runs (its ``code``; an op made from a term: the term's)
+    forward_source = ""  # (an op made from a term: the text of the forward written from it)
     arity = 1
 
 
@@ -67,6 +74,207 @@ def _by_id(code, arity: int) -> Callable:
     return staticmethod(forward)
 
 
+# ----------------------------------------------------------------- ops of several formulas
+# An op that runs more than one formula (``clamp``: maximum, then minimum), or a formula chosen by
+# a parameter (``div``'s rounding mode), declares its forward as a term of its operands, and
+# ``make`` writes the forward from it: the function the op would have by hand, one ``K.binary``
+# (``K.unary``, ``K.where``) a formula, each code looked up on the kernel module the call runs on,
+# so eager, CUDA and numgrad.compile's trace see the calls they saw. Its text is the op's
+# ``forward_source``.
+class Term:
+    """A term of a formula op's forward (``arg``, ``number``, ``call``, ``select``, ``by``)."""
+
+    __slots__ = ()
+
+
+class _Arg(Term):
+    __slots__ = ("index", "optional")
+
+    def __init__(self, index: int, optional: bool):
+        self.index, self.optional = index, optional
+
+
+class _Number(Term):
+    __slots__ = ("value", "optional")
+
+    def __init__(self, value, optional: bool):
+        self.value, self.optional = value, optional
+
+
+class _Call(Term):
+    __slots__ = ("code", "operands")
+
+    def __init__(self, code: str, operands: tuple):
+        self.code, self.operands = code, operands
+
+
+class _Select(Term):
+    __slots__ = ("operands",)
+
+    def __init__(self, operands: tuple):
+        self.operands = operands
+
+
+class _By(Term):
+    __slots__ = ("key", "cases")
+
+    def __init__(self, key, cases: dict):
+        self.key, self.cases = key, cases
+
+
+def arg(index: int, optional: bool = False) -> Term:
+    """The op's array operand ``index``; ``optional``: one that may be None, where the formula
+    it is the second operand of is skipped (``clamp``'s tensor bounds)."""
+    return _Arg(index, optional)
+
+
+def number(value, optional: bool = False) -> Term:
+    """A number: the parameter ``value`` names (a function of parameters: its value), as an array
+    of the dtype of the array operand its formula starts from. ``optional``: a parameter that may
+    be None, where the formula is skipped (``clamp``'s bounds)."""
+    return _Number(value, optional)
+
+
+def call(code: str, *operands: Term) -> Term:
+    """The formula ``code`` of the table on one or two operands (a comparison gives bools).
+    Where the second operand is ``optional`` and None, the first operand."""
+    return _Call(code, operands)
+
+
+def select(condition: Term, input: Term, other: Term) -> Term:
+    """``input`` where ``condition`` else ``other`` (``K.where``)."""
+    return _Select((condition, input, other))
+
+
+def by(key, cases: dict) -> Term:
+    """The term ``cases[key]``: ``key`` names a parameter, or is a function of parameters."""
+    return _By(key, cases)
+
+
+def _walk(term: Term):
+    """``term`` and the terms in it, in the order written."""
+    yield term
+    inner = term.cases.values() if isinstance(term, _By) else getattr(term, "operands", ())
+    for t in inner:
+        yield from _walk(t)
+
+
+def codes(term: Term) -> tuple:
+    """Every formula code ``term`` calls, once each, in the order written."""
+    return tuple(dict.fromkeys(t.code for t in _walk(term) if isinstance(t, _Call)))
+
+
+def _params_of(fn: Callable) -> tuple:
+    return fn.__code__.co_varnames[:fn.__code__.co_argcount]
+
+
+class _Writer:
+    """Writes a term's forward as Python, a statement a line."""
+
+    def __init__(self, term: Term):
+        seen: set = set()
+        self.shared = set()  # the numbers (not optional) the term uses more than once
+        for t in _walk(term):
+            if isinstance(t, _Number) and not t.optional:
+                (self.shared if t in seen else seen).add(t)
+        self.made: dict = {}
+        self.lines: list = []
+        self.params: list = []
+        self.env: dict = {"_asarray": np.asarray, "_bool": np.bool_}
+        self.temps = 0
+
+    def param(self, name: str) -> str:
+        if name not in self.params:
+            self.params.append(name)
+        return name
+
+    def function(self, fn: Callable) -> str:
+        """A call of ``fn`` on the parameters its arguments name."""
+        name = f"_f{len(self.env)}"
+        self.env[name] = fn
+        return f"{name}({', '.join(self.param(p) for p in _params_of(fn))})"
+
+    def temp(self) -> str:
+        self.temps += 1
+        return f"t{self.temps}"
+
+    @staticmethod
+    def first(term: Term) -> _Arg:
+        """The array operand a term's value starts from (its dtype is the numbers')."""
+        while not isinstance(term, _Arg):
+            term = (term.operands[1] if isinstance(term, _Select) else term.operands[0]) \
+                if not isinstance(term, _By) else next(iter(term.cases.values()))
+        return term
+
+    def number(self, term: _Number, like: Term, indent: str) -> str:
+        value = self.param(term.value) if isinstance(term.value, str) else \
+            self.function(term.value) if callable(term.value) else repr(term.value)
+        text = f"_asarray({value}, a{self.first(like).index}.dtype)"
+        if term not in self.shared:
+            return text
+        if term not in self.made:  # (a number the term uses twice: made once)
+            self.made[term] = t = self.temp()
+            self.lines.append(f"{indent}{t} = {text}")
+        return self.made[term]
+
+    def write(self, term: Term, indent: str, like: Term | None = None) -> str:
+        """Lines computing ``term`` (at ``indent``) and the expression of its value."""
+        if isinstance(term, _Arg):
+            return f"a{term.index}"
+        if isinstance(term, _Number):
+            return self.number(term, like, indent)
+        if isinstance(term, _Call):
+            first = self.write(term.operands[0], indent)
+            if len(term.operands) == 1:
+                return f"K.unary(K.{term.code}, {first})"
+            other = term.operands[1]
+            second = self.write(other, indent, like=term.operands[0])
+            bools = ", _bool" if formulas.family(formulas.OP_CODES[term.code]) is \
+                formulas.Compare else ""
+            if not (isinstance(other, (_Arg, _Number)) and other.optional):
+                return f"K.binary(K.{term.code}, {first}, {second}{bools})"
+            # (an operand the caller left out, None: the formula is skipped)
+            t = self.temp()
+            given = second if isinstance(other, _Arg) else self.param(other.value)
+            self.lines += [f"{indent}{t} = {first}", f"{indent}if {given} is not None:",
+                           f"{indent}    {t} = K.binary(K.{term.code}, {t}, {second}{bools})"]
+            return t
+        if isinstance(term, _Select):
+            c, x, y = term.operands
+            cond = self.write(c, indent)
+            xs = self.write(x, indent, like=y)
+            ys = self.write(y, indent, like=x)
+            return f"K.where({cond}, {xs}, {ys})"
+        t = self.temp()
+        key = self.param(term.key) if isinstance(term.key, str) else self.function(term.key)
+        cases = list(term.cases.items())
+        made = self.made
+        for i, (value, case) in enumerate(cases):
+            self.made = dict(made)  # (what one case makes, the others do not see)
+            head = "if" if i == 0 else "else" if i == len(cases) - 1 else "elif"
+            self.lines.append(f"{indent}{head} {key} == {value!r}:" if head != "else" else
+                              f"{indent}else:")
+            self.lines.append(f"{indent}    {t} = {self.write(case, indent + '    ')}")
+        self.made = made
+        return t
+
+
+def _forward_of(name: str, term: Term, arity: int) -> tuple[Callable, str]:
+    """The forward ``term`` describes, and its text."""
+    w = _Writer(term)
+    result = w.write(term, "    ")
+    body = w.lines + [f"    return {result}"]
+    args = ", ".join(["K"] + [f"a{i}" for i in range(arity)])
+    if w.params:
+        args += ", *, " + ", ".join(w.params)
+    source = f"def forward({args}):\n" + "\n".join(body) + "\n"
+    filename = f"<numgrad formula op {name}>"
+    namespace = dict(w.env)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (numgrad's own terms)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return namespace["forward"], source
+
+
 def not_differentiable(opname: str) -> Callable:
     """The backward of a user's formula given no partial derivatives: it says so."""
     def backward(ctx, grad):
@@ -76,29 +284,35 @@ def not_differentiable(opname: str) -> Callable:
 
 
 def make(name: str, node: str, code=None, *, arity: int = 1, backward: Callable | None = None,
-         forward: Callable | None = None, base: type | None = None, own: bool = True,
-         cls_name: str | None = None, module: str | None = None, doc: str | None = None,
-         **attrs) -> type[Op]:
+         forward: Callable | None = None, term: Term | None = None, base: type | None = None,
+         own: bool = True, cls_name: str | None = None, module: str | None = None,
+         doc: str | None = None, **attrs) -> type[Op]:
     """The op ``name`` (its node ``node``, PyTorch's ``ExpBackward0``) computing the formula
     ``code`` of ``arity`` operands: a string names numgrad's formula in the kernel modules
     (``"EXP"``), an int is a formula's id (a user's); ``forward(K, *arrays)`` computes it
-    otherwise. ``backward(ctx, grad)`` gives the inputs' gradients (None: the base's).
+    otherwise. An op of several formulas, or of one chosen by a parameter, gives ``term`` instead
+    of ``code``: its forward, of ``arity`` array operands, is written from it (``forward_source``)
+    and ``codes`` lists its formulas. ``backward(ctx, grad)`` gives the inputs' gradients (None:
+    the base's).
     ``attrs`` are the op's other declarations
     (``save_inputs``, ``save_output``, ``samples``, ``jvp`` ...). ``base`` is the class it
     derives from (a family's shared declarations); ``own=False`` keeps it out of numgrad's
     registry (a user's op: the registry harness checks numgrad's ops). Returns the registered
     class, named ``cls_name`` in ``module``."""
-    if arity != 1 and arity != 2 and forward is None:
+    if arity != 1 and arity != 2 and forward is None and term is None:
         raise ValueError(f"a formula op of {arity} operands needs its forward")
     if base is None:
-        base = FormulaOp if forward is not None or not isinstance(code, str) else \
-            UnaryFormula if arity == 1 else BinaryFormula
+        base = FormulaOp if forward is not None or term is not None or \
+            not isinstance(code, str) else UnaryFormula if arity == 1 else BinaryFormula
     body = {"name": name, "node": node, "arity": arity, "__doc__": doc}
     if code is not None:
-        body["code"] = code
+        body["code"], body["codes"] = code, (code,)
+    if term is not None:
+        forward, body["forward_source"] = _forward_of(name, term, arity)
+        body["codes"] = codes(term)
     if forward is not None:
         body["forward"] = staticmethod(forward)
-    elif not isinstance(code, str):
+    elif code is not None and not isinstance(code, str):
         body["forward"] = _by_id(code, arity)
     if backward is not None:
         body["backward"] = staticmethod(backward)

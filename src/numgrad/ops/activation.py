@@ -17,9 +17,9 @@ from ..creation import zeros_like
 from ..tensor import Tensor
 from .elementwise import where
 from .loss import _type_name
-from . import _jvp
-from .registry import Op, Sample, apply, register
+from .registry import Sample, apply
 from ._formula import BinaryFormula, FormulaOp, UnaryFormula, formula_op
+from ._formula import arg, by, call, number, select
 from ._formula import make as make_formula_op
 from typing import TYPE_CHECKING
 from .elementwise import sigmoid_backward
@@ -222,28 +222,18 @@ LogSigmoid = _activation(
 
 
 # ------------------------------------------------------------------ leaky_relu
-@register
-class LeakyReluBackward(Op):
-    """``grad`` where the input is positive, else ``grad * negative_slope``."""
-
-    name, node = "leaky_relu_backward", "LeakyReluBackwardBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (1,)
-    samples = (Sample(lambda m, g, a: m.ops.leaky_relu_backward(g, a, 0.2, False),
-                      ((3, 4), (3, 4))),)
-
-    @staticmethod
-    def forward(K, g, a, *, slope, is_result=False):
-        return K.binary(K.MUL, g, K.binary(K.LEAKY_RELU_GRAD, a, _param(a, slope)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        need_g, need_a = ctx.needs_input_grad
-        slope = ctx.params["slope"]
-        return ((leaky_relu_backward(grad, a, slope) if need_g else None),
-                (zeros_like(a) if need_a else None))
+@formula_op("leaky_relu_backward", "LeakyReluBackwardBackward0", arity=2,
+            term=call("MUL", arg(0), call("LEAKY_RELU_GRAD", arg(1), number("slope"))),
+            save_inputs=(1,),
+            samples=(Sample(lambda m, g, a: m.ops.leaky_relu_backward(g, a, 0.2, False),
+                            ((3, 4), (3, 4))),),
+            doc="``grad`` where the input is positive, else ``grad * negative_slope``.")
+def LeakyReluBackward(ctx, grad):
+    (a,) = ctx.saved_tensors
+    need_g, need_a = ctx.needs_input_grad
+    slope = ctx.params["slope"]
+    return ((leaky_relu_backward(grad, a, slope) if need_g else None),
+            (zeros_like(a) if need_a else None))
 
 
 def leaky_relu_backward(grad: Tensor, input: Tensor, negative_slope: float,
@@ -304,38 +294,28 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 _ELU_KINDS = {"elu": ("ELU", "ELU_GRAD"), "celu": ("CELU", "CELU_GRAD"), "selu": ("SELU", "SELU_GRAD")}
 
 
-@register
-class EluBackward(Op):
-    """ATen's ``elu_backward`` from the input: ``grad`` times the derivative (one kernel), for
-    elu, celu (alpha) and selu."""
-
-    name, node = "elu_backward", "EluBackwardBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
-    samples = (Sample(lambda m, g, a: m.ops.elu_backward(g, 0.7, 1.0, 1.0, False, a),
-                      ((3, 4), (3, 4))),)
-
-    @staticmethod
-    def forward(K, g, a, *, kind, alpha):
-        code = getattr(K, _ELU_KINDS[kind][1])
-        factor = K.unary(code, a) if kind == "selu" else K.binary(code, a, _param(a, alpha))
-        return K.binary(K.MUL, g, factor)
-
-    @staticmethod
-    def backward(ctx, grad):
-        g, a = ctx.saved_tensors
-        need_g, need_a = ctx.needs_input_grad
-        kind, alpha = ctx.params["kind"], ctx.params["alpha"]
-        grad_g = _elu_backward(grad, a, kind, alpha) if need_g else None
-        grad_a = None
-        if need_a:
-            # PyTorch's elu_double_backward: elu_backward(grad * grad_output * input_scale) times
-            # the mask of strictly negative inputs (multiplied: a NaN stays NaN)
-            scale = 1.0 / float(np.float32(alpha)) if kind == "celu" else 1.0  # (1 / toFloat())
-            mask = (a.detach() < 0).to(a.dtype)
-            grad_a = _elu_backward(grad * g * scale, a, kind, alpha) * mask
-        return grad_g, grad_a
+@formula_op("elu_backward", "EluBackwardBackward0", arity=2, term=by("kind", {
+    kind: call("MUL", arg(0), call(code, arg(1)) if kind == "selu" else
+               call(code, arg(1), number("alpha")))
+    for kind, (_, code) in _ELU_KINDS.items()}),
+    save_inputs=(0, 1),
+    samples=(Sample(lambda m, g, a: m.ops.elu_backward(g, 0.7, 1.0, 1.0, False, a),
+                    ((3, 4), (3, 4))),),
+    doc="""ATen's ``elu_backward`` from the input: ``grad`` times the derivative (one kernel), for
+    elu, celu (alpha) and selu.""")
+def EluBackward(ctx, grad):
+    g, a = ctx.saved_tensors
+    need_g, need_a = ctx.needs_input_grad
+    kind, alpha = ctx.params["kind"], ctx.params["alpha"]
+    grad_g = _elu_backward(grad, a, kind, alpha) if need_g else None
+    grad_a = None
+    if need_a:
+        # PyTorch's elu_double_backward: elu_backward(grad * grad_output * input_scale) times
+        # the mask of strictly negative inputs (multiplied: a NaN stays NaN)
+        scale = 1.0 / float(np.float32(alpha)) if kind == "celu" else 1.0  # (1 / toFloat())
+        mask = (a.detach() < 0).to(a.dtype)
+        grad_a = _elu_backward(grad * g * scale, a, kind, alpha) * mask
+    return grad_g, grad_a
 
 
 def _elu_backward(grad, a, kind, alpha):
@@ -455,34 +435,25 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 # ------------------------------------------------------------------ softplus
-@register
-class SoftplusBackward(Op):
-    name, node = "softplus_backward", "SoftplusBackwardBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0, 1)
-    samples = (Sample(lambda m, g, a: m.ops.softplus_backward(g, a, 2.0, 1.5), ((3, 4), (3, 4))),)
+@formula_op("softplus_backward", "SoftplusBackwardBackward0", arity=2, term=call(
+    "MUL", arg(0), call("SOFTPLUS_GRAD", by(lambda beta: beta == 1, {
+        True: arg(1), False: call("MUL", arg(1), number("beta"))}), number("threshold"))),
+    save_inputs=(0, 1),
+    samples=(Sample(lambda m, g, a: m.ops.softplus_backward(g, a, 2.0, 1.5), ((3, 4), (3, 4))),))
+def SoftplusBackward(ctx, grad):
+    g, a = ctx.saved_tensors
+    need_g, need_a = ctx.needs_input_grad
+    beta, threshold = ctx.params["beta"], ctx.params["threshold"]
+    grad_g = softplus_backward(grad, a, beta, threshold) if need_g else None
+    grad_a = None
+    if need_a:
+        # PyTorch's softplus_double_backward: sigmoid_backward(grad * grad_output,
+        # sigmoid(z)) times the mask z < threshold (multiplied), times beta
 
-    @staticmethod
-    def forward(K, g, a, *, beta, threshold):
-        z = a if beta == 1 else K.binary(K.MUL, a, _param(a, beta))
-        return K.binary(K.MUL, g, K.binary(K.SOFTPLUS_GRAD, z, _param(a, threshold)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        g, a = ctx.saved_tensors
-        need_g, need_a = ctx.needs_input_grad
-        beta, threshold = ctx.params["beta"], ctx.params["threshold"]
-        grad_g = softplus_backward(grad, a, beta, threshold) if need_g else None
-        grad_a = None
-        if need_a:
-            # PyTorch's softplus_double_backward: sigmoid_backward(grad * grad_output,
-            # sigmoid(z)) times the mask z < threshold (multiplied), times beta
-
-            z = a * beta
-            mask = (z.detach() < threshold).to(a.dtype)
-            grad_a = sigmoid_backward(grad * g, z.sigmoid()) * mask * beta
-        return grad_g, grad_a
+        z = a * beta
+        mask = (z.detach() < threshold).to(a.dtype)
+        grad_a = sigmoid_backward(grad * g, z.sigmoid()) * mask * beta
+    return grad_g, grad_a
 
 
 def softplus_backward(grad: Tensor, input: Tensor, beta: float, threshold: float) -> Tensor:
@@ -516,29 +487,21 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 # ------------------------------------------------------------------ hardtanh
-@register
-class HardtanhBackward(Op):
-    """``grad`` strictly inside ``(min_val, max_val)``, else 0 (NaN inputs too, as PyTorch's)."""
+_ZERO = number(0)  # (hardtanh_backward's 0, made once)
 
-    name, node = "hardtanh_backward", "HardtanhBackwardBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (1,)
-    samples = (Sample(lambda m, g, a: m.ops.hardtanh_backward(g, a, -0.5, 1.0), ((3, 4), (3, 4))),)
 
-    @staticmethod
-    def forward(K, g, a, *, lo, hi):
-        zero = _param(g, 0)
-        inside = K.where(K.binary(K.LT, a, _param(a, hi), np.bool_), g, zero)
-        return K.where(K.binary(K.GT, a, _param(a, lo), np.bool_), inside, zero)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        need_g, need_a = ctx.needs_input_grad
-        lo, hi = ctx.params["lo"], ctx.params["hi"]
-        return ((hardtanh_backward(grad, a, lo, hi) if need_g else None),
-                (zeros_like(a) if need_a else None))
+@formula_op("hardtanh_backward", "HardtanhBackwardBackward0", arity=2, term=select(
+    call("GT", arg(1), number("lo")), select(call("LT", arg(1), number("hi")), arg(0), _ZERO),
+    _ZERO), save_inputs=(1,),
+    samples=(Sample(lambda m, g, a: m.ops.hardtanh_backward(g, a, -0.5, 1.0),
+                    ((3, 4), (3, 4))),),
+    doc="``grad`` strictly inside ``(min_val, max_val)``, else 0 (NaN inputs too, as PyTorch's).")
+def HardtanhBackward(ctx, grad):
+    (a,) = ctx.saved_tensors
+    need_g, need_a = ctx.needs_input_grad
+    lo, hi = ctx.params["lo"], ctx.params["hi"]
+    return ((hardtanh_backward(grad, a, lo, hi) if need_g else None),
+            (zeros_like(a) if need_a else None))
 
 
 def hardtanh_backward(grad: Tensor, input: Tensor, min_val: float, max_val: float) -> Tensor:
@@ -548,26 +511,17 @@ def hardtanh_backward(grad: Tensor, input: Tensor, min_val: float, max_val: floa
                  hi=max_val)
 
 
-@register
-class Hardtanh(Op):
-    name, node = "hardtanh", "HardtanhBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0,)
-    samples = (Sample(lambda m, a: m.nn.functional.hardtanh(a), _one),
-               # (PyTorch's hardtanh_backward passes a NaN input's gradient in its scalar loop,
-               # which takes tensors of under 8 elements, and gives 0 in its vectorised one,
-               # which numgrad's follows: samples of 8 elements and more)
-               Sample(lambda m, a: m.nn.functional.relu6(a * 4), ((4, 5),)))
-
-    @staticmethod
-    def forward(K, a, *, lo, hi):
-        return K.binary(K.MINIMUM, K.binary(K.MAXIMUM, a, _param(a, lo)), _param(a, hi))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return (hardtanh_backward(grad, a, ctx.params["lo"], ctx.params["hi"]),)
+@formula_op("hardtanh", "HardtanhBackward0",
+            term=call("MINIMUM", call("MAXIMUM", arg(0), number("lo")), number("hi")),
+            save_inputs=(0,),
+            samples=(Sample(lambda m, a: m.nn.functional.hardtanh(a), _one),
+                     # (PyTorch's hardtanh_backward passes a NaN input's gradient in its scalar
+                     # loop, which takes tensors of under 8 elements, and gives 0 in its
+                     # vectorised one, which numgrad's follows: samples of 8 elements and more)
+                     Sample(lambda m, a: m.nn.functional.relu6(a * 4), ((4, 5),))))
+def Hardtanh(ctx, grad):
+    (a,) = ctx.saved_tensors
+    return (hardtanh_backward(grad, a, ctx.params["lo"], ctx.params["hi"]),)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:

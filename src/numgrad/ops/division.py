@@ -13,38 +13,28 @@ from ..creation import zeros
 from ..tensor import Tensor
 from ._promote import binary_operands
 from . import _jvp
-from .registry import Op, Sample, apply, kernels_for, register
-from ._formula import BinaryFormula, formula_op, make as make_formula_op
+from .registry import Sample, apply, kernels_for
+from ._formula import BinaryFormula, FormulaOp, arg, by, call, formula_op
+from ._formula import make as make_formula_op
 from ._common import _broadcast, _two
 
 
 # ------------------------------------------------------------------ div with rounding
-@register
-class DivMode(Op):
-    """``div(a, b, rounding_mode='trunc' | 'floor')``: its gradient is zero (PyTorch's
-    ``new_zeros``, not ``grad * 0``: an infinite gradient still gives 0)."""
-
-    name, node = "div_mode", "DivBackward2"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    samples = (
+@formula_op("div_mode", "DivBackward2", arity=2, term=by("rounding_mode", {
+    "trunc": call("DIV_TRUNC", arg(0), arg(1)), "floor": call("DIV_FLOOR", arg(0), arg(1))}),
+    samples=(
         Sample(lambda m, a, b: m.div(a * 4, b, rounding_mode="floor") * a, _two, low=0.5),
         Sample(lambda m, a, b: a.div(b, rounding_mode="trunc") + a, _broadcast, low=-2.0),
-        Sample(lambda m, a: m.div(a * 5, -1.5, rounding_mode="floor"), ((2, 3),), grad=False),
-    )
-
-    @staticmethod
-    def forward(K, a, b, *, floor):
-        return K.binary(K.DIV_FLOOR if floor else K.DIV_TRUNC, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # (zeros at each input's shape: the same values as PyTorch's zeros at the gradient's,
-        # summed down, with no reduction to trace)
-        need_a, need_b = ctx.needs_input_grad
-        shape_a, shape_b = ctx.input_shapes
-        return ((zeros(shape_a, dtype=grad.dtype, device=grad.device) if need_a else None),
-                (zeros(shape_b, dtype=grad.dtype, device=grad.device) if need_b else None))
+        Sample(lambda m, a: m.div(a * 5, -1.5, rounding_mode="floor"), ((2, 3),), grad=False)),
+    doc="""``div(a, b, rounding_mode='trunc' | 'floor')``: its gradient is zero (PyTorch's
+    ``new_zeros``, not ``grad * 0``: an infinite gradient still gives 0).""")
+def DivMode(ctx, grad):
+    # (zeros at each input's shape: the same values as PyTorch's zeros at the gradient's,
+    # summed down, with no reduction to trace)
+    need_a, need_b = ctx.needs_input_grad
+    shape_a, shape_b = ctx.input_shapes
+    return ((zeros(shape_a, dtype=grad.dtype, device=grad.device) if need_a else None),
+            (zeros(shape_b, dtype=grad.dtype, device=grad.device) if need_b else None))
 
 
 @formula_op("floor_divide", "torch::autograd::NotImplemented", "DIV_FLOOR", arity=2, samples=(
@@ -56,9 +46,6 @@ class DivMode(Op):
     as PyTorch's (``NotImplemented``: backward raises).""")
 def FloorDivide(ctx, grad):
     raise RuntimeError("derivative for aten::floor_divide is not implemented")
-
-
-_ROUNDING = {"trunc": False, "floor": True}
 
 
 def _divide_operands(input, other, kernel: str):
@@ -81,12 +68,11 @@ def _divide_operands(input, other, kernel: str):
 def div_mode(input, other, rounding_mode: str) -> Tensor:
     """``div`` with ``rounding_mode`` 'trunc' or 'floor' (``elementwise.div`` sends these here):
     the quotient rounded, in the operands' common dtype (integers exact)."""
-    if rounding_mode not in _ROUNDING:
+    if rounding_mode != "trunc" and rounding_mode != "floor":
         raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                            f"found '{rounding_mode}'")
-    floor = _ROUNDING[rounding_mode]
-    a, b = _divide_operands(input, other, "div_floor" if floor else "div_trunc")
-    return apply(DivMode, (input, other), (a, b), floor=floor)
+    a, b = _divide_operands(input, other, "div_" + rounding_mode)
+    return apply(DivMode, (input, other), (a, b), rounding_mode=rounding_mode)
 
 
 def floor_divide(input, other) -> Tensor:
@@ -122,12 +108,9 @@ Remainder = make_formula_op("remainder", "RemainderBackward1", "REMAINDER", arit
                             cls_name="Remainder", module=__name__)
 
 
-class _ModScalar(Op):
-    """``fmod``/``remainder`` by a number: the gradient passes to the tensor unchanged."""
-
-    jvp = _jvp.elementwise
-    on_cuda = True
-    code = ""
+class _ModScalar(FormulaOp):
+    """``fmod``/``remainder`` by a number (the formula's second operand, a parameter): the
+    gradient passes to the tensor unchanged."""
 
     @classmethod
     def forward(cls, K, a, *, other):
@@ -138,16 +121,13 @@ class _ModScalar(Op):
         return (grad,)
 
 
-@register
-class FmodScalar(_ModScalar):
-    name, node, code = "fmod_scalar", "FmodBackward0", "FMOD"
-    samples = (Sample(lambda m, a: m.fmod(a * 3, 1.5), ((3, 4),)),)
-
-
-@register
-class RemainderScalar(_ModScalar):
-    name, node, code = "remainder_scalar", "RemainderBackward0", "REMAINDER"
-    samples = (Sample(lambda m, a: (a * 3) % -1.5, ((3, 4),)),)
+FmodScalar = make_formula_op("fmod_scalar", "FmodBackward0", "FMOD", arity=2, base=_ModScalar,
+                             samples=(Sample(lambda m, a: m.fmod(a * 3, 1.5), ((3, 4),)),),
+                             cls_name="FmodScalar", module=__name__)
+RemainderScalar = make_formula_op(
+    "remainder_scalar", "RemainderBackward0", "REMAINDER", arity=2, base=_ModScalar,
+    samples=(Sample(lambda m, a: (a * 3) % -1.5, ((3, 4),)),),
+    cls_name="RemainderScalar", module=__name__)
 
 
 @formula_op("remainder_scalar_tensor", "torch::autograd::NotImplemented", "REMAINDER", arity=2,

@@ -14,8 +14,9 @@ from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
 from ..autograd.graph import keep_given
 from . import _jvp
-from .registry import Op, Sample, apply, kernels_for, register
+from .registry import Sample, apply, kernels_for
 from ._formula import BinaryFormula, UnaryFormula, formula_op, make as make_formula_op
+from . import _formula as _f
 
 from builtins import abs as builtins_abs  # (``abs`` is the op below)
 from typing import TYPE_CHECKING
@@ -55,6 +56,7 @@ def _rsub(K, a, *, other):
             doc="``scalar - tensor``.", samples=(Sample(lambda m, a: 2 - a, ((2, 3),)),))
 def Rsub(ctx, grad):
     return (-grad,)
+
 
 
 @formula_op("mul", "MulBackward0", "MUL", arity=2, complex_ok=True, jvp=_jvp.bilinear,
@@ -408,50 +410,33 @@ Round = make_formula_op("round", "RoundBackward0", "ROUND", base=_Piecewise,
                         cls_name="Round", module=__name__)
 
 
-@register
-class RoundDecimals(_Piecewise):
-    """``round(x, decimals=d)``: to ``d`` decimal places (to tens, hundreds... for a negative
+_SCALE = _f.number(lambda decimals: 10.0 ** builtins_abs(decimals))  # (10**|decimals|)
+RoundDecimals = make_formula_op(
+    "round_decimals", "RoundBackward1", base=_Piecewise, backward=_zero_gradient,
+    term=_f.by(lambda decimals: decimals > 0, {
+        True: _f.call("DIV", _f.call("ROUND", _f.call("MUL", _f.arg(0), _SCALE)), _SCALE),
+        False: _f.call("MUL", _f.call("ROUND", _f.call("DIV", _f.arg(0), _SCALE)), _SCALE)}),
+    samples=(Sample(lambda m, a: m.round(a * 40, decimals=1), ((3, 4),)),
+             Sample(lambda m, a: (a * 300).round(decimals=-2) + a, ((5,),))),
+    cls_name="RoundDecimals", module=__name__,
+    doc="""``round(x, decimals=d)``: to ``d`` decimal places (to tens, hundreds... for a negative
     ``d``), half to even, computed as ATen does in the input's dtype: ``rint(x * 10**d) /
-    10**d``, or ``rint(x / 10**-d) * 10**-d``."""
-
-    name, node = "round_decimals", "RoundBackward1"
-    samples = (Sample(lambda m, a: m.round(a * 40, decimals=1), ((3, 4),)),
-               Sample(lambda m, a: (a * 300).round(decimals=-2) + a, ((5,),)))
-
-    @staticmethod
-    def forward(K, a, *, decimals):
-        scale = np.asarray(10.0 ** builtins_abs(decimals), a.dtype)
-        if decimals > 0:
-            return K.binary(K.DIV, K.unary(K.ROUND, K.binary(K.MUL, a, scale)), scale)
-        return K.binary(K.MUL, K.unary(K.ROUND, K.binary(K.DIV, a, scale)), scale)
+    10**d``, or ``rint(x / 10**-d) * 10**-d``.""")
 
 
-@register
-class Where(Op):
-    """``input`` where ``condition`` else ``other``; the condition is a constant bool tensor."""
-
-    name, node = "where", "WhereBackward0"
-    complex_ok = True
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0,)
-    samples = (
-        Sample(lambda m, a, b: m.where(a > 0, a, b), _two),
-        Sample(lambda m, a, b: m.where(b > 0.5, a, b), _broadcast),
-        Sample(lambda m, a: m.where(a < 0, a, 0.5), ((2, 3),)),
-    )
-
-    @staticmethod
-    def forward(K, cond, a, b):
-        return K.where(cond, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (cond,) = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad[1:]
-        return (None,
-                where(cond, grad, 0.0) if need_a else None,
-                where(cond, 0.0, grad) if need_b else None)
+@formula_op("where", "WhereBackward0", arity=3,
+            term=_f.select(_f.arg(0), _f.arg(1), _f.arg(2)), complex_ok=True, save_inputs=(0,),
+            samples=(Sample(lambda m, a, b: m.where(a > 0, a, b), _two),
+                     Sample(lambda m, a, b: m.where(b > 0.5, a, b), _broadcast),
+                     Sample(lambda m, a: m.where(a < 0, a, 0.5), ((2, 3),))),
+            doc="``input`` where ``condition`` else ``other``; the condition is a constant bool "
+                "tensor.")
+def Where(ctx, grad):
+    (cond,) = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad[1:]
+    return (None,
+            where(cond, grad, 0.0) if need_a else None,
+            where(cond, 0.0, grad) if need_b else None)
 
 
 # Fused backward formulas: one pass over memory instead of three. Each is an op in its own right,
@@ -793,50 +778,32 @@ ge: BinaryOp = _comparison("ge", "GE", "``input >= other``, elementwise, as a bo
 
 
 # ------------------------------------------------------------------ clamp, maximum, minimum
-@register
-class Clamp(Op):
-    """Clamp to number bounds (``min``/``max`` may be None)."""
-
-    name, node = "clamp", "ClampBackward1"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0,)
-    samples = (
-        Sample(lambda m, a: m.clamp(a, -0.5, 0.7), ((3, 4),)),
-        Sample(lambda m, a: a.clamp(min=0.1), ((5,),)),
-        Sample(lambda m, a: a.clip(max=0.3), ((2, 3),)),
-    )
-
-    @staticmethod
-    def forward(K, a, *, min, max):
-        if min is not None:
-            a = K.binary(K.MAXIMUM, a, np.asarray(min, a.dtype))
-        if max is not None:
-            a = K.binary(K.MINIMUM, a, np.asarray(max, a.dtype))
-        return a
-
-    @staticmethod
-    def backward(ctx, grad):
-        # The gradient passes where min <= a <= max (PyTorch's clamp_backward).
-        (a,) = ctx.saved_tensors
-        low, high = ctx.params["min"], ctx.params["max"]
-        if high is not None:
-            grad = where(a.detach() <= high, grad, 0.0)
-        if low is not None:
-            grad = where(a.detach() >= low, grad, 0.0)
-        return (grad,)
+# (a bound that is None is no bound: its formula is skipped)
+@formula_op("clamp", "ClampBackward1", term=_f.call(
+    "MINIMUM", _f.call("MAXIMUM", _f.arg(0), _f.number("min", optional=True)),
+    _f.number("max", optional=True)), save_inputs=(0,),
+    samples=(Sample(lambda m, a: m.clamp(a, -0.5, 0.7), ((3, 4),)),
+             Sample(lambda m, a: a.clamp(min=0.1), ((5,),)),
+             Sample(lambda m, a: a.clip(max=0.3), ((2, 3),))),
+    doc="Clamp to number bounds (``min``/``max`` may be None).")
+def Clamp(ctx, grad):
+    # The gradient passes where min <= a <= max (PyTorch's clamp_backward).
+    (a,) = ctx.saved_tensors
+    low, high = ctx.params["min"], ctx.params["max"]
+    if high is not None:
+        grad = where(a.detach() <= high, grad, 0.0)
+    if low is not None:
+        grad = where(a.detach() >= low, grad, 0.0)
+    return (grad,)
 
 
-@register
-class ClampMin(Clamp):
-    name, node = "clamp_min", "ClampMinBackward0"
-    samples = (Sample(lambda m, a: m.clamp_min(a, 0.1), ((3, 4),)),)
-
-
-@register
-class ClampMax(Clamp):
-    name, node = "clamp_max", "ClampMaxBackward0"
-    samples = (Sample(lambda m, a: a.clamp_max(0.3), ((5,),)),)
+# (clamp's forward and backward, as nodes of their own: their other bound is None)
+ClampMin = make_formula_op("clamp_min", "ClampMinBackward0", base=Clamp,
+                           samples=(Sample(lambda m, a: m.clamp_min(a, 0.1), ((3, 4),)),),
+                           cls_name="ClampMin", module=__name__)
+ClampMax = make_formula_op("clamp_max", "ClampMaxBackward0", base=Clamp,
+                           samples=(Sample(lambda m, a: a.clamp_max(0.3), ((5,),)),),
+                           cls_name="ClampMax", module=__name__)
 
 
 class _MaxMin(BinaryFormula):

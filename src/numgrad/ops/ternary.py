@@ -16,56 +16,42 @@ from .loss import _type_name
 from . import _jvp
 from .registry import Op, Sample, apply, register
 from ._common import _broadcast, _two
+from ._formula import arg, call, formula_op
 
 
 # ------------------------------------------------------------------ clamp with tensor bounds
-@register
-class ClampTensor(Op):
-    """``min(max(input, min), max)`` with tensor bounds (either may be None), all three
-    broadcast; a NaN anywhere gives NaN."""
-
-    name, node = "clamp_tensor", "ClampBackward0"
-    jvp = _jvp.clamp
-    on_cuda = True
-    save_inputs = (0, 1, 2)
-    samples = (
-        Sample(lambda m, a, lo, hi: m.clamp(a, lo - 1.0, hi), ((3, 4), (4,), (3, 1))),
-        Sample(lambda m, a, lo: a.clamp(min=lo), ((2, 3), (2, 3))),
-        Sample(lambda m, a, hi: m.clip(a, max=hi), ((4,), ())),
-    )
-
-    @staticmethod
-    def forward(K, a, lo, hi):
-        if lo is not None:
-            a = K.binary(K.MAXIMUM, a, lo)
-        if hi is not None:
-            a = K.binary(K.MINIMUM, a, hi)
-        return a
-
-    @staticmethod
-    def backward(ctx, grad):
-        # PyTorch's clamp_backward and clamp_backward_min_max (a bound that is crossed by the
-        # other, min > max, gives its gradient to max).
-        a, lo, hi = (None if t is None else t.detach() for t in ctx.saved_tensors)
-        need_a, need_lo, need_hi = ctx.needs_input_grad
-        grad_a = grad_lo = grad_hi = None
-        if need_a:
-            if lo is not None and hi is not None:
-                grad_a = where(a >= lo, where(a <= hi, grad, 0.0), 0.0)
-            elif lo is not None:
-                grad_a = where(a >= lo, grad, 0.0)
-            else:
-                grad_a = where(a <= hi, grad, 0.0)
+# (a bound that is None is no bound: its formula is skipped)
+@formula_op("clamp_tensor", "ClampBackward0", arity=3, term=call(
+    "MINIMUM", call("MAXIMUM", arg(0), arg(1, optional=True)), arg(2, optional=True)),
+    jvp=_jvp.clamp, save_inputs=(0, 1, 2),
+    samples=(Sample(lambda m, a, lo, hi: m.clamp(a, lo - 1.0, hi), ((3, 4), (4,), (3, 1))),
+             Sample(lambda m, a, lo: a.clamp(min=lo), ((2, 3), (2, 3))),
+             Sample(lambda m, a, hi: m.clip(a, max=hi), ((4,), ()))),
+    doc="""``min(max(input, min), max)`` with tensor bounds (either may be None), all three
+    broadcast; a NaN anywhere gives NaN.""")
+def ClampTensor(ctx, grad):
+    # PyTorch's clamp_backward and clamp_backward_min_max (a bound that is crossed by the
+    # other, min > max, gives its gradient to max).
+    a, lo, hi = (None if t is None else t.detach() for t in ctx.saved_tensors)
+    need_a, need_lo, need_hi = ctx.needs_input_grad
+    grad_a = grad_lo = grad_hi = None
+    if need_a:
         if lo is not None and hi is not None:
-            if need_lo:
-                grad_lo = where(a < lo, where(lo < hi, grad, 0.0), 0.0)
-            if need_hi:
-                grad_hi = where(a > hi, grad, where(hi < lo, grad, 0.0))
-        elif lo is not None and need_lo:
-            grad_lo = where(a < lo, grad, 0.0)
-        elif hi is not None and need_hi:
-            grad_hi = where(a > hi, grad, 0.0)
-        return grad_a, grad_lo, grad_hi
+            grad_a = where(a >= lo, where(a <= hi, grad, 0.0), 0.0)
+        elif lo is not None:
+            grad_a = where(a >= lo, grad, 0.0)
+        else:
+            grad_a = where(a <= hi, grad, 0.0)
+    if lo is not None and hi is not None:
+        if need_lo:
+            grad_lo = where(a < lo, where(lo < hi, grad, 0.0), 0.0)
+        if need_hi:
+            grad_hi = where(a > hi, grad, where(hi < lo, grad, 0.0))
+    elif lo is not None and need_lo:
+        grad_lo = where(a < lo, grad, 0.0)
+    elif hi is not None and need_hi:
+        grad_hi = where(a > hi, grad, 0.0)
+    return grad_a, grad_lo, grad_hi
 
 
 def clamp_tensor(input: Tensor, min=None, max=None) -> Tensor:

@@ -1014,6 +1014,18 @@ def polygamma(x, n):
 # torch.special's polynomials of x and a degree n (an integer given in x's dtype), as PyTorch's
 # CPU kernels compute them (its closed forms past a degree, its recurrences below): special
 # values at the ends of the interval, 0 for a negative degree; in the input's float type.
+@njit(inline="always")
+def _chebyshev_recurrence(y, k, first):
+    """The degree-``k`` polynomial at ``y`` of the Chebyshev kind whose first two are 1 and
+    ``first`` (``y``, ``2y``, ``2y - 1``, ``2y + 1``: T, U, V, W): P_{j+1} = 2y P_j - P_{j-1}."""
+    if k == 0:
+        return 1.0
+    p, q = 1.0, first
+    for _ in range(2, k + 1):
+        p, q = q, (y + y) * q - p
+    return q
+
+
 @njit
 def chebyshev_t(x, n):
     x = float(x)
@@ -1024,14 +1036,7 @@ def chebyshev_t(x, n):
         return 1.0 if x > 0.0 or k % 2 == 0 else -1.0
     if k > 6 and abs(x) < 1.0:
         return math.cos(k * math.acos(x))
-    if k == 0:
-        return 1.0
-    if k == 1:
-        return x
-    p, q = 1.0, x
-    for _ in range(2, k + 1):
-        p, q = q, (x + x) * q - p
-    return q
+    return _chebyshev_recurrence(x, k, x)
 
 
 @njit
@@ -1047,14 +1052,7 @@ def chebyshev_u(x, n):
         if math.sin(t) != 0.0:
             return math.sin((k + 1) * t) / math.sin(t)
         return (k + 1) * math.cos((k + 1) * t) / x
-    if k == 0:
-        return 1.0
-    if k == 1:
-        return x + x
-    p, q = 1.0, x + x
-    for _ in range(2, k + 1):
-        p, q = q, (x + x) * q - p
-    return q
+    return _chebyshev_recurrence(x, k, x + x)
 
 
 @njit
@@ -1072,14 +1070,7 @@ def chebyshev_v(x, n):
         if math.sin(t / 2.0) != 1.0:
             return math.cos((k + 0.5) * t) / math.cos(t / 2.0)
         return float(k + k + 1) if k % 2 == 0 else float(-(k + k + 1))
-    if k == 0:
-        return 1.0
-    if k == 1:
-        return x + x - 1.0
-    p, q = 1.0, x + x - 1.0
-    for _ in range(2, k + 1):
-        p, q = q, (x + x) * q - p
-    return q
+    return _chebyshev_recurrence(x, k, x + x - 1.0)
 
 
 @njit
@@ -1099,14 +1090,7 @@ def chebyshev_w(x, n):
         if x > 0.0:
             return float(k + k + 1)
         return 1.0 if k % 2 == 0 else -1.0
-    if k == 0:
-        return 1.0
-    if k == 1:
-        return x + x + 1.0
-    p, q = 1.0, x + x + 1.0
-    for _ in range(2, k + 1):
-        p, q = q, (x + x) * q - p
-    return q
+    return _chebyshev_recurrence(x, k, x + x + 1.0)
 
 
 @njit
@@ -1122,14 +1106,7 @@ def shifted_chebyshev_t(x, n):
     y = x + x - 1.0
     if k > 6 and abs(y) < 1.0:
         return math.cos(k * math.acos(y))
-    if k == 0:
-        return 1.0
-    if k == 1:
-        return y
-    p, q = 1.0, y
-    for _ in range(2, k + 1):
-        p, q = q, (y + y) * q - p
-    return q
+    return _chebyshev_recurrence(y, k, y)
 
 
 @njit
@@ -1148,14 +1125,7 @@ def shifted_chebyshev_u(x, n):
         if math.sin(t) != 0.0:
             return math.sin((k + 1) * t) / math.sin(t)
         return (k + 1) * math.cos((k + 1) * t) / y
-    if k == 0:
-        return 1.0
-    if k == 1:
-        return y + y
-    p, q = 1.0, y + y
-    for _ in range(2, k + 1):
-        p, q = q, (y + y) * q - p
-    return q
+    return _chebyshev_recurrence(y, k, y + y)
 
 
 @njit
@@ -1174,14 +1144,7 @@ def shifted_chebyshev_v(x, n):
         if math.sin(t / 2.0) != 1.0:
             return math.cos((k + 0.5) * t) / math.cos(t / 2.0)
         return float(k + k + 1) if k % 2 == 0 else float(-(k + k + 1))
-    if k == 0:
-        return 1.0
-    if k == 1:
-        return y + y - 1.0
-    p, q = 1.0, y + y - 1.0
-    for _ in range(2, k + 1):
-        p, q = q, (y + y) * q - p
-    return q
+    return _chebyshev_recurrence(y, k, y + y - 1.0)
 
 
 @njit
@@ -1200,14 +1163,7 @@ def shifted_chebyshev_w(x, n):
         if math.cos(t / 2.0) != 1.0:
             return math.sin((k + 0.5) * t) / math.sin(t / 2.0)
         return 1.0 if k % 2 == 0 else -1.0
-    if k == 0:
-        return 1.0
-    if k == 1:
-        return y + y + 1.0
-    p, q = 1.0, y + y + 1.0
-    for _ in range(2, k + 1):
-        p, q = q, (y + y) * q - p
-    return q
+    return _chebyshev_recurrence(y, k, y + y + 1.0)
 
 
 @njit

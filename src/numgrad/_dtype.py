@@ -242,9 +242,9 @@ def get_default_dtype() -> dtype:
     return _DEFAULT_FOR_CATEGORY[FLOAT]
 
 
-class memory_format:
-    """A tensor's memory layout as PyTorch names it (``numgrad.contiguous_format``,
-    ``channels_last`` ...), accepted where PyTorch takes ``memory_format=``."""
+class _Named:
+    """A constant known by its name in ``numgrad``: shown as ``numgrad.<name>`` and pickled as
+    that global (the same object when loaded)."""
 
     __slots__ = ("name",)
 
@@ -256,6 +256,13 @@ class memory_format:
 
     def __reduce__(self):
         return self.name
+
+
+class memory_format(_Named):
+    """A tensor's memory layout as PyTorch names it (``numgrad.contiguous_format``,
+    ``channels_last`` ...), accepted where PyTorch takes ``memory_format=``."""
+
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")
@@ -264,19 +271,10 @@ channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 
 
-class layout:
+class layout(_Named):
     """A tensor's layout; numgrad's tensors are all ``numgrad.strided``."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"numgrad.{self.name}"
-
-    def __reduce__(self):
-        return self.name
+    __slots__ = ()
 
 
 strided = layout("strided")

@@ -238,6 +238,12 @@ def _cases(m):
         "pixel_shuffle": lambda: F.pixel_shuffle(k, 1),
         "interpolate_nearest": lambda: F.interpolate(img, scale_factor=2),
         "interpolate_bilinear": lambda: F.interpolate(img, size=(3, 4), mode="bilinear"),
+        # RsubBackward0 (two tensors, alpha as given); DivBackward2 (a rounding mode, a tensor or
+        # number divisor: self kept where the divisor's gradient is needed)
+        "rsub_tensors": lambda: m.rsub(x, m.tensor(X, requires_grad=True)),
+        "rsub_tensors_alpha": lambda: m.rsub(m.tensor(X), x, alpha=2),
+        "div_floor_tensors": lambda: m.div(x, x * 2 + 5, rounding_mode="floor"),
+        "div_trunc_number": lambda: x.div(2, rounding_mode="trunc"),
     }
 
 
@@ -331,3 +337,16 @@ def test_gradient_through_some_results_of_a_multi_result_op(parts):
         sum(p.sum() for p in parts(m, x)).backward()
         return np.asarray(x.grad)
     np.testing.assert_allclose(run(numgrad), run(torch), rtol=1e-12, atol=1e-12)
+
+
+def test_a_node_autograd_grad_does_not_run_keeps_its_saved_values():
+    """``autograd.grad(y, x)`` for a non-leaf ``x`` stops at ``x``'s node without running it, so
+    its saved values stay: a later backward through ``x`` works, as in PyTorch."""
+    def run(m):
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        x = a * a
+        (g,) = m.autograd.grad((x * 3).sum(), x)
+        x.sum().backward()
+        return np.asarray(g), np.asarray(a.grad)
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        np.testing.assert_array_equal(ours, theirs)

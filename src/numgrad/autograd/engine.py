@@ -271,8 +271,8 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                     in_grads = node.apply(grad)
                 if node._pre_hooks is not None and node._pre_hooks.post and in_grads is not None:
                     in_grads = _run_post_hooks(node, in_grads, grad, foreign)
-                if not retain_graph:
-                    node.release()
+                if not retain_graph and in_grads is not None:  # (a node not run keeps its
+                    node.release()                              # saved values, as PyTorch's)
             # The gradients checked and handed to the children (``_propagate``, inline).
             edges = node.next_functions
             if in_grads is None:

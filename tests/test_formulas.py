@@ -166,7 +166,7 @@ _FORMULA_OPS = ("exp", "log", "tanh", "sign", "floor", "asin", "rad2deg", "erf",
                 # (of several formulas, or of one chosen by a parameter: made from a term)
                 "clamp", "clamp_min", "clamp_max", "clamp_tensor", "hardtanh", "hardtanh_backward",
                 "div_mode", "round_decimals", "where", "leaky_relu_backward", "elu_backward",
-                "softplus_backward", "fmod_scalar", "remainder_scalar")
+                "softplus_backward", "fmod_scalar", "remainder_scalar", "rsub_tensor")
 
 
 def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_the_table():
@@ -175,7 +175,7 @@ def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_t
 
     made = [op for op in _formula.MADE if REGISTRY.get(op.name) is op]
     assert {op.name for op in made} >= set(_FORMULA_OPS)
-    assert len(made) == 138  # (the formula ops converted so far: issue 36)
+    assert len(made) == 139  # (the formula ops converted so far: issue 36)
     for op in made:
         assert op.__qualname__ == op.__name__ and op.__module__.startswith("numgrad.ops.")
         assert op.codes or op.name == "where"  # (where selects: no formula)

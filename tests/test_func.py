@@ -688,6 +688,7 @@ COVERED_BY = {
     "linalg_eig_vectors": "eig", "masked_fill_tensor": "masked_fill",
     "unsafe_split": "split", "unsafe_split_with_sizes": "split",
     "to_copy": "to", "pow_scalar": "pow", "rpow": "pow", "clamp_tensor": "clamp",
+    "rsub_tensor": "rsub",
     "div_mode": "div", "fmod_scalar": "fmod", "remainder_scalar": "remainder",
     "remainder_scalar_tensor": "remainder", "xlogy_scalar_self": "xlogy",
     "xlogy_scalar_other": "xlogy", "lerp_tensor": "lerp", "getitem_select": "__getitem__",

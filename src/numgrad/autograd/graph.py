@@ -300,7 +300,7 @@ _PARAMS_SHOWN = {
     "weight", "transposed", "output_padding", "approximate", "sparse_grad", "normalized_shape",
     "padding_idx", "scale_grad_by_freq", "sparse", "repeats", "shifts", "diagonal", "offset",
     "dim2", "beta", "delta", "upscale_factor", "downscale_factor", "pad", "mask", "split_size",
-    "split_sizes",
+    "split_sizes", "rounding_mode",
 }
 
 

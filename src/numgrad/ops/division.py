@@ -22,6 +22,9 @@ from ._common import _broadcast, _two
 # ------------------------------------------------------------------ div with rounding
 @formula_op("div_mode", "DivBackward2", arity=2, term=by("rounding_mode", {
     "trunc": call("DIV_TRUNC", arg(0), arg(1)), "floor": call("DIV_FLOOR", arg(0), arg(1))}),
+    # (the backward reads neither: PyTorch's node keeps both, self where other's gradient is
+    # needed, so hooks pack them and an in-place change of either is refused, as there)
+    save_inputs=(0, 1), save_only_for={0: 1},
     samples=(
         Sample(lambda m, a, b: m.div(a * 4, b, rounding_mode="floor") * a, _two, low=0.5),
         Sample(lambda m, a, b: a.div(b, rounding_mode="trunc") + a, _broadcast, low=-2.0),

@@ -58,6 +58,18 @@ def Rsub(ctx, grad):
     return (-grad,)
 
 
+def _rsub_tensor(K, a, b, *, alpha):  # (alpha: applied to ``a`` before; kept for the node)
+    return K.binary(K.RSUB, a, b)
+
+
+@formula_op("rsub_tensor", "RsubBackward0", "RSUB", arity=2, forward=_rsub_tensor,
+            complex_ok=True, jvp=_jvp.linear,
+            doc="``torch.rsub(input, other)`` of two tensors: ``other - input``.",
+            samples=(Sample(lambda m, a, b: m.rsub(a, b), _broadcast),))
+def RsubTensor(ctx, grad):
+    return (-grad if ctx.needs_input_grad[0] else None), grad
+
+
 
 @formula_op("mul", "MulBackward0", "MUL", arity=2, complex_ok=True, jvp=_jvp.bilinear,
             save_inputs=(0, 1),
@@ -576,9 +588,9 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     _check_sub(input, other)
     if alpha != 1:
         input = input * alpha
-    if isinstance(other, Tensor):
-        return sub(other, input)
     a, b = binary_operands(input, other)
+    if isinstance(other, Tensor):  # (PyTorch's RsubBackward0, its alpha shown as given)
+        return apply(RsubTensor, (input, other), (a, b), alpha=alpha)
     return apply(Rsub, (input,), (a,), other=b)
 
 

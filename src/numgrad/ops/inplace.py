@@ -234,7 +234,7 @@ def div_(input: Tensor, other, *, rounding_mode=None) -> Tensor:
     """In-place ``input /= other`` (true division, or rounded by ``rounding_mode``)."""
     if rounding_mode is not None:
         return _write(input, elementwise.div, other, rounding_mode=rounding_mode,
-                      saves_self=False)
+                      saves_self=_requires_grad(other))
     if _untracked_arithmetic("DIV", input, other):
         return input
     return _write(input, elementwise.div, other, saves_self=_requires_grad(other))

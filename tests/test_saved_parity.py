@@ -202,6 +202,12 @@ def _cases(m):
         "var_mean_mean": lambda: m.var_mean(x, -1)[1],
         "sum_dtype": lambda: x.sum(dtype=m.float32),
         "mean_dim_dtype": lambda: x.mean(-1, keepdim=True, dtype=m.float32),
+        # the hinge of the margin losses: PyTorch's clamp_min (ClampMinBackward0)
+        "margin_ranking_loss": lambda: F.margin_ranking_loss(
+            x, m.tensor(X[::-1].copy()), m.tensor(np.sign(X)), reduction="none"),
+        "clamp_max": lambda: x.clamp_max(0.5),
+        "triplet_margin_loss": lambda: F.triplet_margin_loss(
+            x, m.tensor(X[::-1].copy()), m.tensor(X * 2), reduction="none"),
         "max_pool2d": lambda: F.max_pool2d(img, 2),
         "max_pool2d_stride": lambda: F.max_pool2d(img, 3, stride=2, padding=1, ceil_mode=True),
         "avg_pool2d": lambda: F.avg_pool2d(img, 2),
@@ -278,9 +284,10 @@ def _saved(m, case):
 # Cases whose node's inputs come from other nodes than PyTorch's: a chain of basic indexing is one
 # view node in numgrad (PyTorch records one per step, an UnsqueezeBackward0 or SliceBackward0
 # before the last); add/sub with alpha scale the other operand by a MulBackward0 of its own;
-# where keeps an edge (None) for its condition, which PyTorch's node leaves out.
+# where keeps an edge (None) for its condition, which PyTorch's node leaves out; ATen's
+# margin_ranking_loss adds its margin as a C++ Scalar (AddBackward1), numgrad as a wrapped number.
 EDGES_DIFFER = {"add_alpha", "index_after_basic", "select_after_slice", "slice_after_none",
-                "slice_after_select", "unsqueeze_index", "where"}
+                "slice_after_select", "unsqueeze_index", "where", "margin_ranking_loss"}
 
 
 @pytest.mark.parametrize("case", sorted(_cases(torch)))

@@ -679,6 +679,7 @@ _COMPUTED = {
                           n.needs_input_grad[1] else None,
                           "source_dim": lambda n: len(n.input_shapes[1])},
     "LogSigmoidBackward0": {"buffer": _log_sigmoid_buffer},
+    "ClampMinBackward0": {"max": None}, "ClampMaxBackward0": {"min": None},
     "StdMeanBackward0": {"result": None, "result0": _std_of_pair},
     **{name: {"lower": lambda n: n.params["lower"], "upper": lambda n: n.params["upper"],
               "training": lambda n: n.params["training"], "noise": _rrelu_noise}

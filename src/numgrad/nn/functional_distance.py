@@ -43,7 +43,7 @@ def _norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Tensor | None = None) -> Tensor:
     """``input / max(||input||_p, eps)`` along ``dim`` (node ``DivBackward0``)."""
-    denom = _norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    denom = _norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     if out is None:
         return input / denom
 

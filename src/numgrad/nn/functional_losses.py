@@ -177,7 +177,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         raise RuntimeError(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
-    return _apply_reduction((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+    return _apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
@@ -185,7 +185,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     """``x`` where ``target == 1``, ``max(0, margin - x)`` where ``target == -1``, reduced."""
     reduction = _reduction(size_average, reduce, reduction)
     zeros = _zeros_like(input)
-    margin_clamp = (margin - input).clamp(min=0)
+    margin_clamp = (margin - input).clamp_min(0)
     output_margin = ops.where(target != 1, margin_clamp, zeros)
     output_self = ops.where(target != -1, input, zeros)
     return _apply_reduction(output_margin + output_self, reduction)
@@ -213,7 +213,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     cos = prod_sum / (mag_square1 * mag_square2).sqrt()
     zeros = _zeros_like(cos)
     output_pos = ops.where(target == 1, 1 - cos, zeros)
-    output_neg = ops.where(target == -1, (cos - margin).clamp(min=0), zeros)
+    output_neg = ops.where(target == -1, (cos - margin).clamp_min(0), zeros)
     return _apply_reduction(output_pos + output_neg, reduction)
 
 
@@ -235,7 +235,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         dist_neg = ops.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    return _apply_reduction((margin + dist_pos - dist_neg).clamp(min=0), reduction)
+    return _apply_reduction((margin + dist_pos - dist_neg).clamp_min(0), reduction)
 
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,

@@ -36,6 +36,7 @@ from ..autograd import forward_ad
 from ..autograd.function import Function
 from ..overrides import TorchFunctionMode
 from .._dtype import from_numpy_dtype
+from ..creation import arange as _raw_arange  # (not numgrad.arange: no dispatch here)
 from ..tensor import Size, Tensor
 from . import _expanded, _pytree
 import numgrad
@@ -1253,11 +1254,10 @@ def _embedding(func, lvl, args, kwargs):
     if rest.get("padding_idx") is not None or rest.get("max_norm") is not None or \
             _others_batched(rest.values(), lvl.id) or wv.ndim != 3:
         return NotImplemented
-    from ..creation import arange
-
     idx = _batched(bound["input"], lvl)
     size, rows = lvl.size, wv.shape[1]
-    offsets = arange(size, device=wv.device).mul_(rows).reshape((size,) + (1,) * (idx.ndim - 1))
+    offsets = _raw_arange(size, device=wv.device).mul_(rows).reshape(
+        (size,) + (1,) * (idx.ndim - 1))
     return _make(func(idx + offsets, wv.reshape(size * rows, wv.shape[2]), **rest), lvl)
 
 

@@ -46,6 +46,7 @@ from . import functional_dropout, functional_losses, functional_normalization
 from .functional_distance import *  # noqa: F401,F403  (normalize, pdist ...)
 from .functional_normalization import *  # noqa: F401,F403  (group_norm, rms_norm ...)
 from .functional_activation import *  # noqa: F401,F403  (prelu, glu, softshrink ...)
+from .functional_activation import _softmax_dim
 from .functional_losses import *  # noqa: F401,F403  (margin_ranking_loss ...)
 from .functional_dropout import *  # noqa: F401,F403  (dropout2d, alpha_dropout ...)
 from .functional_bilinear import *  # noqa: F401,F403
@@ -112,13 +113,6 @@ def sigmoid(input: Tensor) -> Tensor:
 def tanh(input: Tensor) -> Tensor:
     """The hyperbolic tangent, elementwise."""
     return ops.tanh(input)
-
-
-def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
-        "dim=X as an argument.", UserWarning, stacklevel=stacklevel)
-    return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:

@@ -5,6 +5,8 @@ node: ``PreluKernelBackward0``, ``GluBackward0`` ..., from ``ops/nn_functional.p
 """
 from __future__ import annotations
 
+import warnings
+
 from .. import ops
 from .._dtype import bool_ as _bool
 from .._dtype import float64 as _float64
@@ -61,11 +63,18 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return _nn.glu(input, d, dim)
 
 
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's deprecated choice of softmax's dimension where none is given (with its
+    warning): softmax, log_softmax and softmin."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``softmax(-input)`` along ``dim`` (node ``SoftmaxBackward0``)."""
     if dim is None:
-        from .functional import _softmax_dim
-
         dim = _softmax_dim("softmin", input.ndim, _stacklevel + 1)
     return ops.softmax(-input, dim, dtype=dtype)
 

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import grad_mode
 from . import node as _node
 from .node import _FREED, OpNode, Packed, SavedTensor, packed
 
@@ -573,8 +574,6 @@ def _prod(sizes) -> int:
 def _group_norm_stat(node, which: int):
     """A group norm's per-(sample, group) mean (0) or 1/std (1), shaped ``(N, group)``, as
     PyTorch's forward returns them: recomputed from the saved input."""
-    from ..autograd import grad_mode
-
     if node._released:
         raise RuntimeError(_FREED)
     x = node._saved[0].unpack(node)
@@ -600,8 +599,6 @@ def _upsample_fields(d: int, linear: bool) -> dict:
 
 def _log_sigmoid_buffer(node):
     """``exp(-|x|)``, what PyTorch's CPU ``log_sigmoid_forward`` returns beside its result."""
-    from ..autograd import grad_mode
-
     if node._released:
         raise RuntimeError(_FREED)
     x = node._saved[0].unpack(node)
@@ -616,8 +613,6 @@ def _std_of_pair(node):
         raise RuntimeError(_FREED)
     if type(node).op.save_output:
         return node._saved[-1].unpack(node)
-    from ..autograd import grad_mode
-
     x = node._saved[0].unpack(node)
     p = node.params
     with grad_mode.no_grad():
@@ -629,8 +624,6 @@ def _rrelu_noise(node):
     """The slopes, shaped as the input, as PyTorch's node keeps them: in training 1 where the
     input is positive; in eval PyTorch's is left unwritten (its values mean nothing), numgrad's
     holds the slope used."""
-    from ..autograd import grad_mode
-
     if node._released:
         raise RuntimeError(_FREED)
     x = node._saved[0].unpack(node)

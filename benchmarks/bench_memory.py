@@ -1,4 +1,6 @@
-"""Peak memory of forward + backward over a chain of 20 elementwise ops on 10,000,000 float32.
+"""Peak memory of forward + backward over a chain of 20 elementwise ops on 10,000,000 float32, and
+of a training step of each model of ``models.py`` against PyTorch's (``ModelsPeak``; the table:
+``python -m benchmarks.bench_memory``).
 
 The chain is 4 × (``* 1.01``, ``+ 0.01``, ``tanh``, ``sigmoid``, ``exp``): three of every five ops
 save their output for backward, so the peak shows whether saved values are freed as soon as the
@@ -89,3 +91,68 @@ class Chain20TorchReference:
         return _peak_increase_mb(self.torch, self.x)
 
     track_chain20_fwd_bwd_10m_float32_peak_increase_torch_reference.unit = "MB"
+
+
+def _step_peak_increase_mb(m, step) -> float:
+    """What one training step adds to the peak RSS, in MB (after warm-up steps: kernels loaded,
+    optimizer state made), over the RSS once the heap's free memory is given back (glibc's
+    ``malloc_trim``), numgrad's and PyTorch's alike."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    if m is numgrad:
+        numgrad.empty_cache()  # (the pool's large buffers, given back: counted again if used)
+    try:  # (freed memory the C heap keeps would hide what the step allocates again)
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    _reset_peak_rss()
+    base = _status_kb("VmRSS")
+    step()
+    return round((_status_kb("VmHWM") - base) / 1024, 1)
+
+
+def _model_step(m, model):
+    from .models import MODELS
+
+    step = {make.__name__: make for make in MODELS.values()}[model](m)
+    for _ in range(3):
+        step()
+    return step
+
+
+class ModelsPeak:
+    """Peak memory a training step of each model of ``models.py`` adds (issue 29: within 1.2x
+    PyTorch's step), numgrad's and PyTorch's (``torch_reference``)."""
+
+    params = (["cnn", "lstm_lm", "tiny_gpt", "resnet_block", "conv_transpose"],
+              ["numgrad", "torch_reference"])
+    param_names = ["model", "library"]
+    timeout = 600
+
+    def setup(self, model, library):
+        if library == "numgrad":
+            m = numgrad
+        else:
+            try:
+                import torch as m
+            except ImportError:
+                raise NotImplementedError("PyTorch is not installed") from None
+        pin_threads()
+        self.m, self.step = m, _model_step(m, model)
+
+    def track_step_peak_increase(self, model, library):
+        return _step_peak_increase_mb(self.m, self.step)
+
+    track_step_peak_increase.unit = "MB"
+
+
+if __name__ == "__main__":  # python -m benchmarks.bench_memory: the models' table
+    import torch
+
+    print(f"{'model':16s} {'numgrad MB':>11s} {'PyTorch MB':>11s} {'ratio':>6s}")
+    for model in ModelsPeak.params[0]:
+        ours = _step_peak_increase_mb(numgrad, _model_step(numgrad, model))
+        theirs = _step_peak_increase_mb(torch, _model_step(torch, model))
+        print(f"{model:16s} {ours:11.1f} {theirs:11.1f} {ours / max(theirs, 0.1):6.2f}")

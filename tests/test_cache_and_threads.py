@@ -223,3 +223,59 @@ def test_eight_threads_forward_and_backward_at_once(size):
     assert len(results) == 8
     for ours, theirs in results.values():
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+THREADS_PROBE = """
+import numpy as np
+import numgrad
+from numba.np.ufunc import parallel
+from numgrad.kernels.cpu import _workers
+from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
+
+n = PARALLEL_THRESHOLD
+x = numgrad.tensor(np.linspace(-2, 2, n, dtype=np.float32), requires_grad=True)
+w = numgrad.tensor(np.linspace(-1, 1, 64 * 64, dtype=np.float32).reshape(64, 64),
+                   requires_grad=True)
+
+def step(x, w):  # large elementwise work, a sum, a log_softmax and a matrix product
+    h = numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x)
+    z = h.reshape(-1, 64) @ w
+    return numgrad.nn.functional.log_softmax(z, -1).sum() + h.sum()
+
+eager = step(x, w)
+eager.backward()
+grads = x.grad.clone(), w.grad.clone()
+x.grad = w.grad = None
+compiled = numgrad.compile(step)
+for _ in range(3):
+    x.grad = w.grad = None
+    out = compiled(x, w)
+    out.backward()
+print("same", bool(out.item() == eager.item()), bool(numgrad.equal(x.grad, grads[0])),
+      bool(numgrad.equal(w.grad, grads[1])))
+print("pool", _workers._pool is not None)
+print("numba_threads", parallel._is_initialized)
+
+def elementwise(x):  # fused loops only: they split over Numba's threads
+    return numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x)
+
+fused = numgrad.compile(elementwise)
+results = [fused(x.detach()) for _ in range(3)]
+print("fused_same", all(bool(numgrad.equal(r, elementwise(x.detach()))) for r in results))
+print("numba_threads_after", parallel._is_initialized)
+"""
+
+
+def test_large_kernels_and_blas_steps_never_start_numbas_threads():
+    # numgrad's large kernels share their work among its own worker threads, and a compiled
+    # step that multiplies matrices keeps its fused loops on one thread: OpenMP's threads
+    # (Numba's default layer) spin after each parallel region and took BLAS's core on 2 cores.
+    env = dict(os.environ, NUMGRAD_QUIET="1", NUMGRAD_BUSY_LOAD="inf")
+    out = subprocess.run([sys.executable, "-c", THREADS_PROBE], env=env, capture_output=True,
+                         text=True, timeout=900, check=True).stdout
+    result = {line.split()[0]: line.split()[1:] for line in out.splitlines()}
+    assert result["same"] == ["True", "True", "True"]
+    assert result["pool"] == ["True"]  # (the work was shared: numgrad's threads started)
+    assert result["numba_threads"] == ["False"]
+    assert result["fused_same"] == ["True"]
+    assert result["numba_threads_after"] == ["True"]  # (a program of fused loops only did split)

@@ -96,8 +96,10 @@ class one_blas_thread:
 
 
 def get_num_threads() -> int:
-    """The number of threads numgrad computes with (``torch.get_num_threads``)."""
-    return _threads if _threads is not None else numba.get_num_threads()
+    """The number of threads numgrad computes with (``torch.get_num_threads``): as set, else
+    the cores Numba found. Read without starting Numba's threading layer, which would fix the
+    process's choice of layer for the user's own parallel code."""
+    return _threads if _threads is not None else numba.config.NUMBA_NUM_THREADS
 
 
 __all__ = ["set_num_threads", "get_num_threads"]

@@ -264,13 +264,14 @@ def _swaps(op, a_spec, b_spec, shape) -> bool:
     return one_a and b.flags.c_contiguous and b.shape == tuple(shape)
 
 
-def segment_source(seg: Segment, index: int, device: str = "cpu") -> tuple:
+def segment_source(seg: Segment, index: int, device: str = "cpu", split: bool = True) -> tuple:
     """(the generated module's text, the function's name, whether it takes the thread count,
     the arrays of float numbers it takes after its inputs) of a segment, rendered for
-    ``device``: on the CPU one ``njit`` function of loops (``CpuSegment``); on CUDA a Python
-    function that allocates the stored values (numgrad's memory pool) and launches the
-    segment's loops, in its order, as generated kernels (``CudaSegment``)."""
-    return (CudaSegment if device == "cuda" else CpuSegment)(seg, index).render()
+    ``device``: on the CPU one ``njit`` function of loops (``CpuSegment``; its large flat
+    loops split over Numba's threads if ``split``); on CUDA a Python function that allocates
+    the stored values (numgrad's memory pool) and launches the segment's loops, in its order,
+    as generated kernels (``CudaSegment``)."""
+    return (CudaSegment if device == "cuda" else CpuSegment)(seg, index, split).render()
 
 
 class CpuSegment:
@@ -282,8 +283,9 @@ class CpuSegment:
 
     device = "cpu"
 
-    def __init__(self, seg: Segment, index: int):
+    def __init__(self, seg: Segment, index: int, split: bool = True):
         self.seg = seg
+        self.split = split  # (whether large flat loops may run on Numba's threads)
         self.function = f"segment{index}"
         self.code = _Code()
         self.made: dict = {}  # root value -> its variable (a flat array), for stored roots
@@ -342,7 +344,7 @@ class CpuSegment:
         n = math.prod(shape)
         if n == 0:
             return
-        if can_split and n >= PARALLEL_THRESHOLD and parallel_safe():
+        if can_split and self.split and n >= PARALLEL_THRESHOLD and parallel_safe():
             # (split across threads only where the threading layer survives two Python threads
             # in parallel code at once: under workqueue a program runs on one thread, as the
             # eager kernels then do)
@@ -680,8 +682,8 @@ class CudaSegment(CpuSegment):
 
     device = "cuda"
 
-    def __init__(self, seg: Segment, index: int):
-        super().__init__(seg, index)
+    def __init__(self, seg: Segment, index: int, split: bool = True):
+        super().__init__(seg, index, split)
         self.kernels: list = []  # (shape, body lines, what it touched) of each kernel, in order
         self.touched: dict = {}  # root -> (written, every access at the loop's own position)
 

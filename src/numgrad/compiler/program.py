@@ -613,6 +613,12 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
     size = sum(len(step.nodes) if kind == "segment" else 1 for kind, step in steps)
     whole = WholeProgram(fixed) if whole_programs and not dynamic and len(steps) >= 3 and \
         trace.device == "cpu" and size <= ir.SEGMENT_NODES else None
+    # A program of fused loops only splits its large loops over Numba's threads (OpenMP's,
+    # under the default layer); one that also calls kernels (matrix products, numgrad's own
+    # threaded kernels) keeps its loops on one thread: OpenMP's threads spin for milliseconds
+    # after each parallel region, and on 2 cores they took the core of BLAS's second thread
+    # (a tiny GPT's compiled step: 190 ms against 100). The values are the same either way.
+    split = all(kind != "call" for kind, _ in steps)
     for position, (kind, step) in enumerate(steps):
         if kind in ("call", "view"):
             name, specs, out = step
@@ -632,7 +638,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
                 except Unsupported:
                     whole = None
             continue
-        parts = _emit_segment(driver, step, position, fn, flat, trace.device)
+        parts = _emit_segment(driver, step, position, fn, flat, trace.device, split)
         if whole is not None:
             try:
                 whole.segment(*parts)
@@ -863,9 +869,11 @@ def _weakrefable(value) -> bool:
 
 
 
-def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device: str):
-    """The driver's call of a segment's generated function, its results reshaped."""
-    text, function, parallel, constants = lower.segment_source(segment, position, device)
+def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device: str,
+                  split: bool):
+    """The driver's call of a segment's generated function, its results reshaped (its large
+    loops on Numba's threads if ``split``)."""
+    text, function, parallel, constants = lower.segment_source(segment, position, device, split)
     module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text,
                                "program" if device == "cpu" else device)
     light_cache(module)

@@ -1,7 +1,8 @@
 """CPU kernels (``numba.njit``, cached) and their array-level entry points.
 
-Large kernels run with parallel=True on the threading layer Numba chooses, which numgrad leaves
-as the user has it (``elementwise.parallel_safe``: under workqueue they run on one thread)."""
+Large kernels share their work among numgrad's own worker threads (``_workers``: Python threads
+calling ``nogil`` kernels on parts), never Numba's ``parallel=True``, whose OpenMP threads spin
+against BLAS's after each region; Numba's threading layer is left as the user has it."""
 from ..formulas import OP_CODES
 from ._cache import light_cache
 from .elementwise import *  # noqa: F401,F403  (entry points)

@@ -10,11 +10,15 @@ kernel runs on each part, BLAS on one thread meanwhile.
 from __future__ import annotations
 
 import os
+import threading
 import time
+
+import numba
 
 from ..._threads import get_num_threads, one_blas_thread
 
 _pool = None
+_pool_lock = threading.Lock()
 
 # A machine is busy when its load (the 1-minute average of runnable tasks, which counts this
 # process's threads too) is BUSY_LOAD times its cores or more (NUMGRAD_BUSY_LOAD; inf: never,
@@ -48,31 +52,41 @@ def busy() -> bool:
     return _busy[1]
 
 
+def count() -> int:
+    """How many parts a large job whose parts' results are combined (a long sum's partial sums)
+    has: ``get_num_threads()``, at most the cores Numba found, whether or not threads compute
+    them (so that the machine's load never changes a result's last bits)."""
+    return min(get_num_threads(), numba.config.NUMBA_NUM_THREADS)
+
+
 def threads_for(parts: int, large: bool) -> int:
     """How many threads a job of ``parts`` parts uses: one unless it is ``large`` and the
     machine not ``busy`` (the callers' values do not depend on the number)."""
     return min(get_num_threads(), parts) if large and not busy() else 1
 
 
-def run(items, work, threads: int) -> None:
+def run(items, work, threads: int, blas: bool = True) -> None:
     """``work(item, slot)`` for each of ``items``, ``slot`` the running thread's number (for
-    its own buffers), on ``threads`` threads taking the next item when done with one."""
+    its own buffers), on ``threads`` threads taking the next item when done with one. BLAS is
+    on one thread meanwhile unless the work calls none (``blas=False``: elementwise loops)."""
     if threads <= 1:
         for item in items:
             work(item, 0)
         return
     global _pool
     if _pool is None:
-        from concurrent.futures import ThreadPoolExecutor
+        with _pool_lock:  # (two threads' first large jobs at once: one pool)
+            if _pool is None:
+                from concurrent.futures import ThreadPoolExecutor
 
-        _pool = ThreadPoolExecutor(max(2, get_num_threads()) - 1, "numgrad-work")
+                _pool = ThreadPoolExecutor(max(2, get_num_threads()) - 1, "numgrad-work")
     queue = iter(items)  # (next() on a list's iterator is atomic under the GIL)
 
     def drain(slot):
         for item in queue:
             work(item, slot)
 
-    with one_blas_thread():
+    with one_blas_thread(blas):
         helpers = [_pool.submit(drain, slot) for slot in range(1, threads)]
         try:
             drain(0)
@@ -88,8 +102,9 @@ def spans(n: int, parts: int) -> list:
 
 
 def _forget_pool() -> None:
-    global _pool
+    global _pool, _pool_lock
     _pool = None  # (a forked child has none of its parent's threads)
+    _pool_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit
 from numpy.lib.stride_tricks import as_strided
 
 from ... import _lowp, _pool
@@ -19,37 +19,42 @@ from ..formulas import SWAPPED, Binary
 from . import _workers
 from ._cache import light_cache as _light_cache
 
-# From this many elements the kernels split their loop over threads (numba.prange), one
-# contiguous chunk per thread: on this 2-core machine a 1M-element float32 tanh or mul then runs
-# in about half the time. They would gain from 64K elements already, but after each parallel
-# region OpenMP's threads spin for a while, and BLAS's threads (NumPy's matmul) spin too: mixed
-# with matrix products (an MLP's 200K-element weights, a 512x512 sum), smaller parallel kernels
-# made those workloads 2-5x slower. Making OpenMP wait passively costs ~80 us per region, and its
-# settings (OMP_WAIT_POLICY, GOMP_SPINCOUNT) are process-wide, PyTorch's too; so only large
-# arrays, where the work dwarfs that, go parallel. Only float arrays (with a float result) do:
-# integer, boolean and comparison kernels at this size are rare enough not to pay for compiling
-# a multi-threaded variant in every cold start and in ``python -m numgrad warmup``.
+# From this many elements the kernels split their loop over threads, one contiguous part per
+# thread: on this 2-core machine a 1M-element float32 tanh or mul then runs in about half the
+# time. The threads are numgrad's own (``_workers``: Python threads, each calling the loop's
+# ``nogil`` variant on its part), never Numba's ``parallel=True``: after each parallel region
+# OpenMP's threads (Numba's default layer) spin for milliseconds, and so do BLAS's; on 2 cores
+# each pool then stole the other's core, and a tiny GPT's step, whose GELU runs on 512K
+# elements between matrix products, took 2x its time. A part costs a thread's wake-up (~20 us),
+# so only large arrays, where the work dwarfs that, are split. Only float arrays (with a float
+# result) are: integer, boolean and comparison kernels at this size are rare enough not to pay
+# for compiling a second variant in every cold start and in ``python -m numgrad warmup``.
 PARALLEL_THRESHOLD = 1 << 19
 
 
 def _threaded(dtype, out_dtype) -> bool:
-    """Whether elementwise kernels of ``dtype`` have multi-threaded variants (float in, the same
-    float out) and may run them (``parallel_safe``); the caller tests the size against
-    ``PARALLEL_THRESHOLD`` first. Not on a busy machine (``_workers.busy``: these kernels' values
-    are the same on any number of threads)."""
-    return (dtype.kind == "f" and out_dtype == dtype and (_SAFE or parallel_safe())
-            and not _workers.busy())
+    """Whether elementwise kernels of ``dtype`` have variants for threads (float in, the same
+    float out); the caller tests the size against ``PARALLEL_THRESHOLD`` first. Not on a busy
+    machine (``_workers.busy``: these kernels' values are the same on any number of threads)."""
+    return dtype.kind == "f" and out_dtype == dtype and not _workers.busy()
+
+
+def _split(n: int, part) -> None:
+    """``part(start, stop)`` over ``range(n)``, one contiguous span per thread, on as many of
+    numgrad's worker threads (``_workers``; this one included)."""
+    threads = _workers.count()
+    _workers.run(_workers.spans(n, threads), lambda span, slot: part(*span), threads, False)
 
 
 _SAFE = None  # parallel_safe(), once found
 
 
 def parallel_safe() -> bool:
-    """Whether numgrad's parallel kernels may run multi-threaded: whether the threading layer
-    Numba uses, or will choose, survives two Python threads entering parallel code at once (TBB
-    or OpenMP). Numba's ``default`` takes TBB, else OpenMP, else workqueue, which aborts the
-    process then; numgrad leaves the layer as the user has it (it is process-wide) and, where it
-    is or would be workqueue, runs its own kernels on one thread."""
+    """Whether the compiler's generated loops may run multi-threaded (``parallel=True``):
+    whether the threading layer Numba uses, or will choose, survives two Python threads entering
+    parallel code at once (TBB or OpenMP). Numba's ``default`` takes TBB, else OpenMP, else
+    workqueue, which aborts the process then; numgrad leaves the layer as the user has it (it is
+    process-wide) and, where it is or would be workqueue, runs those loops on one thread."""
     global _SAFE
     if _SAFE is None:
         import importlib
@@ -111,7 +116,7 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     if n < PARALLEL_THRESHOLD or not _threaded(dt, dt):
         kernels.map_1d(flat, flat_out)
     else:
-        kernels.map_1d_parallel(flat, flat_out, get_num_threads())
+        _split(n, lambda i, j: kernels.map_1d_nogil(flat[i:j], flat_out[i:j]))
     return out
 
 
@@ -130,7 +135,7 @@ def unary_into(op: int, x: np.ndarray) -> None:
     if flat.size < PARALLEL_THRESHOLD or not _threaded(x.dtype, x.dtype):
         kernels.map_1d(flat, flat)
     else:
-        kernels.map_1d_parallel(flat, flat, get_num_threads())
+        _split(flat.size, lambda i, j: kernels.map_1d_nogil(flat[i:j], flat[i:j]))
 
 
 def _strided_view(a: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -174,7 +179,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
             if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
                 kernels.zip_1d_scalar(a, b, dest)
             else:
-                kernels.zip_1d_scalar_parallel(a, b, dest, get_num_threads())
+                _split(n, lambda i, j: kernels.zip_1d_scalar_nogil(a[i:j], b, dest[i:j]))
             return out
         if a.shape == b.shape and b.flags.c_contiguous:
             if a.ndim == 1:
@@ -185,7 +190,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
             if n < PARALLEL_THRESHOLD or not _threaded(da, dt):
                 kernels.zip_1d(a, b, dest)
             else:
-                kernels.zip_1d_parallel(a, b, dest, get_num_threads())
+                _split(n, lambda i, j: kernels.zip_1d_nogil(a[i:j], b[i:j], dest[i:j]))
             return out
         if b.ndim == 1 and a.ndim > 1 and n and a.shape[-1] == b.shape[0] > 1 and \
                 b.flags.c_contiguous:  # a row added to each row (a bias): the row loop
@@ -324,14 +329,10 @@ def _add_scaled_1d(out, b, alpha):
         out[i] = out[i] + alpha * b[i]
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _add_scaled_1d_parallel(out, b, alpha, chunks):
-    n = out.size
-    for c in prange(chunks):
-        start, stop = c * n // chunks, (c + 1) * n // chunks
-        part, other = out[start:stop], b[start:stop]
-        for i in range(part.size):
-            part[i] = part[i] + alpha * other[i]
+@njit(cache=True, error_model="numpy", nogil=True)
+def _add_scaled_1d_nogil(out, b, alpha):  # (a part of a large array, on a worker thread)
+    for i in range(out.size):
+        out[i] = out[i] + alpha * b[i]
 
 
 def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
@@ -353,7 +354,8 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
             if out.size < PARALLEL_THRESHOLD or not _threaded(out.dtype, out.dtype):
                 _add_scaled_1d(flat, b.ravel(), alpha)
             else:
-                _add_scaled_1d_parallel(flat, b.ravel(), alpha, get_num_threads())
+                other = b.ravel()
+                _split(flat.size, lambda i, j: _add_scaled_1d_nogil(flat[i:j], other[i:j], alpha))
             return
         b = binary(Binary.MUL, np.asarray(b, out.dtype), out.dtype.type(alpha))
     if out.flags.c_contiguous and b.ndim == 0:

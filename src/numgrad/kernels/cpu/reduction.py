@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit
 
 from ... import _lowp
 from ..formulas import ArgReduce, Reduce
-from .elementwise import PARALLEL_THRESHOLD, parallel_safe
+from . import _workers
+from .elementwise import PARALLEL_THRESHOLD
 
 
 @njit(inline="always")
@@ -47,21 +48,33 @@ def _sum_rows(x, out):
         out[a] = acc
 
 
-@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS, parallel=True)
-def _sum_flat_parallel(x, chunks):
+@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS, nogil=True)
+def _sum_part(x, partials, c):
+    """``partials[c]`` = the sum of the contiguous 1-D ``x`` (not empty), a part of a long sum,
+    on one of numgrad's worker threads (``_sum_flat``)."""
+    acc = _accumulator(x[0])
+    for j in range(x.size):
+        acc += x[j]
+    partials[c] = acc
+
+
+def _sum_flat(x: np.ndarray):
     """The sum of the long contiguous 1-D ``x``: one partial sum per thread over a contiguous
-    chunk (sliced, so that each loop vectorises), then the partials in order."""
-    n = x.size
-    partials = np.full(chunks, _accumulator(x[0]))
-    for c in prange(chunks):
-        part = x[c * n // chunks:(c + 1) * n // chunks]
-        acc = _accumulator(x[0])
-        for j in range(part.size):
-            acc += part[j]
-        partials[c] = acc
-    total = _accumulator(x[0])
-    for c in range(chunks):
-        total += partials[c]
+    span (sliced, so that each loop vectorises; on numgrad's worker threads, ``_workers``,
+    unless the machine is busy), then the partials in order. The spans are ``_workers.count()``
+    whether or not threads compute them, so that the load does not change the sum's last
+    bits."""
+    parts = _workers.spans(x.size, _workers.count())
+    kind = x.dtype.kind
+    partials = np.zeros(len(parts), np.float64 if kind == "f" else
+                        np.complex128 if kind == "c" else np.int64)  # (as ``_accumulator``)
+    _workers.run(list(enumerate(parts)),
+                 lambda item, slot: _sum_part(x[item[1][0]:item[1][1]], partials, item[0]),
+                 _workers.threads_for(len(parts), True), False)
+    total = partials.dtype.type(0)
+    with np.errstate(all="ignore"):  # (an integer sum wraps around and a float one may reach
+        for partial in partials:     # inf, silently, as in the kernels; in order, from zero)
+            total += partial
     return total
 
 
@@ -193,8 +206,8 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if k == 0:
         out.fill(0)
     elif out.size:
-        if outer == 1 and inner == 1 and k >= PARALLEL_THRESHOLD and parallel_safe():
-            out[0, 0] = _sum_flat_parallel(x3.reshape(k), get_num_threads())
+        if outer == 1 and inner == 1 and k >= PARALLEL_THRESHOLD:
+            out[0, 0] = _sum_flat(x3.reshape(k))
         elif inner == 1:
             _sum_rows(x3.reshape(outer, k), out.reshape(outer))
         else:

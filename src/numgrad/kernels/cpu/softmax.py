@@ -12,9 +12,10 @@ exps and the sum vectorise; a 700 x 10k float32 log_softmax took 29 ms one eleme
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import overload
 
+from . import _workers
 from .elementwise import PARALLEL_THRESHOLD, _threaded
 from .mathfuncs import fast_exp
 
@@ -110,15 +111,9 @@ def _log_softmax_row(x, r, out):
         o[j] = (row[j] - m) - lse  # (PyTorch's order: -0.0 - -0.0 - 0 is 0.0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _log_softmax_rows(x, out):
     for r in range(x.shape[0]):
-        _log_softmax_row(x, r, out)
-
-
-@njit(cache=True, error_model="numpy", parallel=True)
-def _log_softmax_rows_parallel(x, out):
-    for r in prange(x.shape[0]):
         _log_softmax_row(x, r, out)
 
 
@@ -140,22 +135,25 @@ def _log_softmax_backward_row(grad, out, r, result):
         dst[j] = g[j] - fast_exp(o[j]) * total
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _log_softmax_backward_rows(grad, out, result):
     for r in range(grad.shape[0]):
         _log_softmax_backward_row(grad, out, r, result)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _log_softmax_backward_rows_parallel(grad, out, result):
-    for r in prange(grad.shape[0]):
-        _log_softmax_backward_row(grad, out, r, result)
-
-
-def _threads(a: np.ndarray) -> bool:
-    """Whether the rows of ``a`` are worth Numba's threads (large float arrays of several rows,
-    where the threading layer allows)."""
-    return a.size >= PARALLEL_THRESHOLD and a.shape[0] > 1 and _threaded(a.dtype, a.dtype)
+def _by_rows(kernel, *arrays) -> None:
+    """``kernel(*arrays)`` (2-D arrays of one number of rows, each row computed alone): the rows
+    of large float arrays shared among numgrad's worker threads (``_workers``), one contiguous
+    span each; the values do not depend on the split."""
+    a = arrays[0]
+    rows = a.shape[0]
+    if a.size < PARALLEL_THRESHOLD or rows < 2 or not _threaded(a.dtype, a.dtype):
+        kernel(*arrays)
+        return
+    threads = min(_workers.count(), rows)
+    _workers.run(_workers.spans(rows, threads),
+                 lambda span, slot: kernel(*(x[span[0]:span[1]] for x in arrays)), threads,
+                 False)
 
 
 def _rows(a: np.ndarray) -> np.ndarray:
@@ -166,7 +164,7 @@ def log_softmax_last(a: np.ndarray) -> np.ndarray:
     """log_softmax over the last dimension of a C-contiguous, non-empty array."""
     out = np.empty(a.shape, a.dtype)
     rows = _rows(a)
-    (_log_softmax_rows_parallel if _threads(rows) else _log_softmax_rows)(rows, _rows(out))
+    _by_rows(_log_softmax_rows, rows, _rows(out))
     return out
 
 
@@ -175,6 +173,5 @@ def log_softmax_backward_last(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
     one dtype)."""
     result = np.empty(out.shape, out.dtype)
     rows = _rows(grad)
-    kernel = _log_softmax_backward_rows_parallel if _threads(rows) else _log_softmax_backward_rows
-    kernel(rows, _rows(out), _rows(result))
+    _by_rows(_log_softmax_backward_rows, rows, _rows(out), _rows(result))
     return result

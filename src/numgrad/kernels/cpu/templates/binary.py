@@ -1,9 +1,10 @@
 """The CPU kernels of one binary formula ``f(a, b)``: over two contiguous arrays of one shape
 (``zip_1d``), an array and one number (``zip_1d_scalar``, or ``zip_1d_scalar_first`` with the
-number first), the general broadcast or strided case
-(``zip_strided``, whose rows take the contiguous loops where they can), and the first two split over threads for large arrays."""
+number first), the general broadcast or strided case (``zip_strided``, whose rows take the
+contiguous loops where they can), and the first two without the GIL for the parts of large
+arrays, which threads share."""
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from numgrad.kernels.scalar import add as f  # the formula (codegen.py replaces this line)
 
@@ -78,18 +79,13 @@ def zip_strided(a, a_strides, b, b_strides, shape, out):
             d -= 1
 
 
-# One contiguous chunk per thread, each sliced so that its loop runs from 0 (see unary.py).
-@njit(cache=True, error_model="numpy", parallel=True)
-def zip_1d_parallel(a, b, out, chunks):
-    n = out.size
-    for c in prange(chunks):
-        start, stop = c * n // chunks, (c + 1) * n // chunks
-        _loop(a[start:stop], b[start:stop], out[start:stop])
+# The parts of large arrays, without the GIL: numgrad's worker threads (``_workers``) call these
+# on one contiguous slice each (sliced so that the loops run from 0; see unary.py).
+@njit(cache=True, error_model="numpy", nogil=True)
+def zip_1d_nogil(a, b, out):
+    _loop(a, b, out)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def zip_1d_scalar_parallel(a, b, out, chunks):
-    n = out.size
-    for c in prange(chunks):
-        start, stop = c * n // chunks, (c + 1) * n // chunks
-        _loop_scalar(a[start:stop], b, out[start:stop])
+@njit(cache=True, error_model="numpy", nogil=True)
+def zip_1d_scalar_nogil(a, b, out):
+    _loop_scalar(a, b, out)

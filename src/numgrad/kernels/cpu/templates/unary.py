@@ -1,6 +1,6 @@
 """The CPU kernels of one unary formula ``f``: ``map_1d`` over contiguous arrays, and the same
-split over threads for large ones."""
-from numba import njit, prange
+without the GIL for the parts of large ones, which threads share."""
+from numba import njit
 
 from numgrad.kernels.scalar import neg as f  # the formula (codegen.py replaces this line)
 
@@ -11,14 +11,11 @@ def map_1d(x, out):
         out[i] = f(x[i])
 
 
-# One contiguous chunk per thread. Each chunk is sliced and its loop runs from 0: a loop over
-# ``range(start, stop)`` indexes with a possibly negative number, which Numba wraps around, and
-# that keeps LLVM from vectorising it (it then ran slower on two threads than on one).
-@njit(cache=True, error_model="numpy", parallel=True)
-def map_1d_parallel(x, out, chunks):
-    n = out.size
-    for c in prange(chunks):
-        start, stop = c * n // chunks, (c + 1) * n // chunks
-        xs, part = x[start:stop], out[start:stop]
-        for i in range(part.size):
-            part[i] = f(xs[i])
+# The same loop for a part of a large array, called from numgrad's worker threads
+# (``_workers``), one contiguous part each, without the GIL. Each part is a slice whose loop runs
+# from 0: a loop over ``range(start, stop)`` indexes with a possibly negative number, which Numba
+# wraps around, and that keeps LLVM from vectorising it.
+@njit(cache=True, error_model="numpy", nogil=True)
+def map_1d_nogil(x, out):
+    for i in range(out.size):
+        out[i] = f(x[i])

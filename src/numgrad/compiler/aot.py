@@ -19,7 +19,6 @@ from ..autograd import grad_mode
 from ..autograd.function import BackwardCFunction, Function, _record
 from ..autograd.node import _FREED, AccumulateGrad
 from ..tensor import Tensor
-from . import program  # (program imports this module: its names read at call time)
 
 _DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
 
@@ -34,6 +33,22 @@ class AOT:
         self.placeholders, self.grads = placeholders, grads
 
 
+def _freed_graph(node) -> bool:
+    """Whether a backward already ran through ``node``'s graph (a node in it released its saved
+    values): a second backward through it raises, before it does anything, in eager as in the
+    replay's freed node."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.released():
+            return True
+        stack.extend(child for child, _ in n.next_functions)
+    return False
+
+
 def live_outputs(result) -> list:
     """The tensors in the return value whose graph a backward may still run through."""
     found = []
@@ -41,7 +56,7 @@ def live_outputs(result) -> list:
     def walk(r):
         if isinstance(r, Tensor):
             fn = r._grad_fn
-            if r._requires_grad and fn is not None and not program._freed_graph(fn) and \
+            if r._requires_grad and fn is not None and not _freed_graph(fn) and \
                     all(r is not o for o in found):
                 found.append(r)
         elif isinstance(r, (tuple, list)):

@@ -27,7 +27,8 @@ from ..autograd import grad_mode
 from ..kernels import cpu as cpu_kernels
 from ..tensor import Tensor
 from . import ir, lower
-from . import aot as _aot  # (aot imports this module: its names read at call time)
+from . import aot as _aot
+from .aot import _freed_graph
 from .soundness import owners, snapshot
 from .traced import TracedArray, plain
 from .ir import RANDOM, WRITES
@@ -778,22 +779,6 @@ def _new_tensor_expr(result, trace, e: _Emitter, array_expr) -> str:
         raise NotReplayable("it returns a tensor whose graph is still alive (its backward "
                             "would run outside the compiled function)")
     return f"_freed({data}, {e.const(type(node), 'N')})"
-
-
-def _freed_graph(node) -> bool:
-    """Whether a backward already ran through ``node``'s graph (a node in it released its saved
-    values): a second backward through it raises, before it does anything, in eager as in the
-    replay's freed node."""
-    seen, stack = set(), [node]
-    while stack:
-        n = stack.pop()
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
-        if n.released():
-            return True
-        stack.extend(child for child, _ in n.next_functions)
-    return False
 
 
 def _scalar_getter(functions: list, where: str):

@@ -15,13 +15,9 @@ import math
 import numbers
 import warnings
 
-import numpy as np
-
-from ... import ops
-from ...ops import recurrent
+from ...ops.recurrent import _project, _run_layers, _step, _weights
 from ...creation import empty, zeros
 from ...tensor import Tensor
-from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -34,174 +30,11 @@ def _apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Ten
     return tensor.index_select(dim, permutation)
 
 
-# ------------------------------------------------------------------ one step of each cell
-# The blocks each weight is used in: the LSTM's four gates as one block (one addmm and one
-# sigmoid a step: fewer ops than four), the GRU's three (its n gate differs).
-_BLOCKS = {"LSTM": 1, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-
-
-def _weights(mode: str, w_ih, w_hh, b_ih, b_hh, w_hr=None):
-    """The blocks of a layer's weights (row blocks of ``weight_ih`` and ``weight_hh``;
-    ``weight_hh``'s transposed for the step's ``addmm``): ``(w_ih_blocks, input_biases,
-    w_hh_t_blocks, b_hn, w_hr_t)``. The input biases hold ``b_ih + b_hh`` (added once, not at
-    every step), but for the GRU's n gate, whose ``b_hn`` stays inside the reset product."""
-    n = _BLOCKS[mode]
-    w_ih_g = w_ih.chunk(n, 0) if n > 1 else (w_ih,)
-    w_hh_t = tuple(w.t() for w in (w_hh.chunk(n, 0) if n > 1 else (w_hh,)))
-    b_i = b_ih.chunk(n, 0) if b_ih is not None and n > 1 else (b_ih,) * n
-    b_h = b_hh.chunk(n, 0) if b_hh is not None and n > 1 else (b_hh,) * n
-    biases = []
-    for k in range(n):
-        if (mode == "GRU" and k == 2) or b_h[k] is None:
-            biases.append(b_i[k])
-        else:
-            biases.append(b_h[k] if b_i[k] is None else b_i[k] + b_h[k])
-    b_hn = b_h[2] if mode == "GRU" else None
-    return w_ih_g, biases, w_hh_t, b_hn, None if w_hr is None else w_hr.t()
-
-
-def _project(x: Tensor, w_ih_g, biases) -> list:
-    """Each block's input projection ``x W_ih_k^T + b_k``, for all steps at once."""
-    return [F.linear(x, w, b) for w, b in zip(w_ih_g, biases)]
-
-
-def _step(mode: str, gi, h: Tensor, c, w_hh_t, b_hn=None, w_hr_t=None):
-    """One step: ``gi`` holds this step's rows of each block's input projection, ``w_hh_t`` the
-    blocks' transposed recurrent weights; returns ``(h', c')`` (``c'`` None but for the LSTM).
-    Each block is one ``addmm``, then elementwise ops."""
-    if mode in ("RNN_TANH", "RNN_RELU"):
-        pre = ops.addmm(gi[0], h, w_hh_t[0])
-        return (ops.tanh(pre) if mode == "RNN_TANH" else ops.relu(pre)), None
-    if mode == "LSTM":
-        # the activations of the gates' column blocks are contiguous, so the rest is too
-        i, f, g, o = ops.addmm(gi[0], h, w_hh_t[0]).chunk(4, 1)
-        c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
-        h = ops.sigmoid(o) * ops.tanh(c)
-        if w_hr_t is not None:
-            h = ops.mm(h, w_hr_t)
-        return h, c
-    # GRU: r, z = sigmoid(W_i{r,z} x + b_i{r,z} + W_h{r,z} h + b_h{r,z}),
-    # n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = n + z * (h - n)
-    r = ops.sigmoid(ops.addmm(gi[0], h, w_hh_t[0]))
-    z = ops.sigmoid(ops.addmm(gi[1], h, w_hh_t[1]))
-    hn = ops.mm(h, w_hh_t[2]) if b_hn is None else ops.addmm(b_hn, h, w_hh_t[2])
-    n = ops.tanh(gi[2] + r * hn)
-    return n + z * (h - n), None
-
-
 def _cell(mode: str, cell, input: Tensor, h: Tensor, c=None):
     """One step of a cell module (``RNNCell``, ``LSTMCell``, ``GRUCell``)."""
     w_ih_g, biases, w_hh_t, b_hn, _ = _weights(mode, cell.weight_ih, cell.weight_hh,
                                                cell.bias_ih, cell.bias_hh)
     return _step(mode, _project(input, w_ih_g, biases), h, c, w_hh_t, b_hn)
-
-
-def _run_direction(mode, gis, batch_sizes, h0, c0, w_hh_t, b_hn, w_hr_t, reverse):
-    """Runs one layer in one direction over the steps' input projections ``gis`` (step ``t``
-    has ``batch_sizes[t]`` rows, decreasing, as in a packed sequence); returns the steps'
-    outputs and the final ``(h, c)`` of every sequence of the batch."""
-    steps = len(gis)
-    outs = [None] * steps
-    if not reverse:
-        h, c = h0, c0
-        done_h, done_c = [], []
-        for t in range(steps):
-            bs = batch_sizes[t]
-            if h.shape[0] > bs:  # sequences bs.. ended at the previous step
-                done_h.append(h[bs:])
-                h = h[:bs]
-                if c is not None:
-                    done_c.append(c[bs:])
-                    c = c[:bs]
-            h, c = _step(mode, gis[t], h, c, w_hh_t, b_hn, w_hr_t)
-            outs[t] = h
-        if done_h:
-            h = ops.cat([h] + done_h[::-1], 0)
-            if c is not None:
-                c = ops.cat([c] + done_c[::-1], 0)
-        return outs, h, c
-    h = h0[:batch_sizes[-1]]
-    c = None if c0 is None else c0[:batch_sizes[-1]]
-    for t in range(steps - 1, -1, -1):
-        bs, have = batch_sizes[t], h.shape[0]
-        if have < bs:  # sequences have.. start at this step
-            h = ops.cat([h, h0[have:bs]], 0)
-            if c is not None:
-                c = ops.cat([c, c0[have:bs]], 0)
-        h, c = _step(mode, gis[t], h, c, w_hh_t, b_hn, w_hr_t)
-        outs[t] = h
-    return outs, h, c
-
-
-def _fused_lstm(data: Tensor, h0: Tensor, c0, params: dict) -> bool:
-    """Whether a layer of an LSTM runs as one node (``ops.recurrent``): CPU float32 tensors,
-    no projection, as PyTorch's CPU LSTM takes oneDNN's layer (its float64 runs the loop of
-    ops, whose nodes ours has too)."""
-    if c0 is None or params.get("weight_hr") is not None:
-        return False
-    dtype = data._data.dtype
-    return dtype.name == "float32" and all(
-        isinstance(t._data, np.ndarray) and t._data.dtype == dtype  # (a trace's arrays too)
-        for t in (data, h0, c0, params["weight_hh"]))
-
-
-def _run_layers(mode: str, input: Tensor, batch_sizes, hx: Tensor, cx, weights: list,
-                num_layers: int, bidirectional: bool, dropout: float, training: bool,
-                batch_first: bool):
-    """``RNNBase._run`` over ``weights`` (a dict of each layer and direction's parameters by
-    PyTorch's names less the suffix: ``weight_ih``, ``weight_hh``, ``bias_ih`` ...)."""
-    packed = batch_sizes is not None
-    if packed:
-        sizes = [int(b) for b in batch_sizes.tolist()]
-        data = input
-    else:
-        if batch_first:
-            input = input.transpose(0, 1)
-        steps, batch = input.size(0), input.size(1)
-        if steps == 0:
-            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        sizes = [batch] * steps
-        data = input.reshape(steps * batch, input.size(2))
-    num_directions = 2 if bidirectional else 1
-    h_n, c_n = [], []
-    for layer in range(num_layers):
-        results = []
-        for direction in range(num_directions):
-            k = layer * num_directions + direction
-            params = weights[k]
-            w_ih_g, biases, w_hh_t, b_hn, w_hr_t = _weights(
-                mode, params["weight_ih"], params["weight_hh"], params.get("bias_ih"),
-                params.get("bias_hh"), params.get("weight_hr"))
-            c0 = None if cx is None else cx[k]
-            if mode == "LSTM" and not packed and _fused_lstm(data, hx[k], c0, params):
-                gx = _project(data, w_ih_g, biases)[0].reshape(
-                    len(sizes), sizes[0], params["weight_hh"].shape[0])
-                if direction == 1:
-                    gx = gx.flip(0)
-                out, h, c = recurrent.lstm_layer(gx, hx[k], c0, params["weight_hh"])
-                results.append(out.flip(0) if direction == 1 else out)
-                h_n.append(h)
-                c_n.append(c)
-                continue
-            gates = [gi.split(sizes, 0) if len(sizes) > 1 else [gi]
-                     for gi in _project(data, w_ih_g, biases)]
-            gis = list(zip(*gates))  # per step, each gate's rows
-            outs, h, c = _run_direction(mode, gis, sizes, hx[k], c0, w_hh_t, b_hn, w_hr_t,
-                                        reverse=direction == 1)
-            # as PyTorch's CPU loop: the steps stacked (a packed sequence's rows
-            # concatenated), the directions concatenated
-            results.append(ops.cat(outs, 0) if packed else ops.stack(outs, 0))
-            h_n.append(h)
-            c_n.append(c)
-        output = results[0] if len(results) == 1 else ops.cat(results, 1 if packed else 2)
-        if dropout != 0 and training and layer < num_layers - 1:
-            output = F.dropout(output, dropout, True)
-        data = output if packed else output.reshape(len(sizes) * sizes[0], output.size(2))
-    if not packed and batch_first:
-        output = output.transpose(0, 1)
-    h_n = ops.stack(h_n, 0)
-    c_n = ops.stack(c_n, 0) if cx is not None else None
-    return output, h_n, c_n
 
 
 class RNNBase(Module):

@@ -4,6 +4,7 @@ registry, so test_ops.py gradchecks them; here they are exercised through their 
 import copy
 import math
 import pickle
+import sys
 import warnings
 from collections import OrderedDict
 
@@ -702,6 +703,16 @@ def test_softmax_implicit_dim_warns_and_chooses_like_pytorch():
             _close(yo, yt)
         with pytest.warns(UserWarning):
             _close(nn.Softmax()(numgrad.tensor(x)), torch.nn.Softmax()(torch.tensor(x)))
+
+
+def test_softmax_implicit_dim_warning_points_at_the_callers_line():
+    # (as PyTorch's: the line that called F.softmax, not numgrad's dispatching wrapper)
+    x = numgrad.tensor(RNG.standard_normal((2, 3)))
+    for f in (F.softmax, F.log_softmax, F.softmin):
+        with pytest.warns(UserWarning, match="Implicit dimension choice") as record:
+            line = sys._getframe().f_lineno + 1
+            f(x)
+        assert [(w.filename, w.lineno) for w in record] == [(__file__, line)]
 
 
 def test_relu_inplace():

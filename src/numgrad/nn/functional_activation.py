@@ -5,6 +5,7 @@ node: ``PreluKernelBackward0``, ``GluBackward0`` ..., from ``ops/nn_functional.p
 """
 from __future__ import annotations
 
+import sys
 import warnings
 
 from .. import ops
@@ -65,17 +66,23 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     """PyTorch's deprecated choice of softmax's dimension where none is given (with its
-    warning): softmax, log_softmax and softmin."""
+    warning): softmax, log_softmax and softmin. ``stacklevel`` counts as PyTorch's (3: the
+    line that called the function), past the dispatching wrappers of ``overrides`` between
+    the function and its caller."""
+    frame, wrappers = sys._getframe(2), 0
+    while frame is not None and frame.f_globals.get("__name__") == "numgrad.overrides":
+        wrappers += 1
+        frame = frame.f_back
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
-        "dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+        "dim=X as an argument.", UserWarning, stacklevel=stacklevel + wrappers)
     return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``softmax(-input)`` along ``dim`` (node ``SoftmaxBackward0``)."""
     if dim is None:
-        dim = _softmax_dim("softmin", input.ndim, _stacklevel + 1)
+        dim = _softmax_dim("softmin", input.ndim, _stacklevel)
     return ops.softmax(-input, dim, dtype=dtype)
 
 

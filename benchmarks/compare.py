@@ -265,7 +265,12 @@ def main() -> None:
     parser.add_argument("--sizes", action="store_true", help="large ops at 4M and 10M elements")
     parser.add_argument("--formula", action="store_true",
                         help="a user's fused formula against composed built-in ops")
+    parser.add_argument("--blas-wait-passive", action="store_true",
+                        help="numgrad.set_runtime_defaults(blas_wait='passive') first: OpenBLAS's "
+                        "idle threads sleep at once (PyTorch's products are not OpenBLAS's)")
     args = parser.parse_args()
+    if args.blas_wait_passive:
+        print("set_runtime_defaults:", numgrad.set_runtime_defaults(blas_wait="passive"))
     if torch:
         torch.set_num_threads(2)  # as the speed issue measured it (here, not at import: asv
         # imports every file in benchmarks/)

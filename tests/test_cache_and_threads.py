@@ -279,3 +279,38 @@ def test_large_kernels_and_blas_steps_never_start_numbas_threads():
     assert result["numba_threads"] == ["False"]
     assert result["fused_same"] == ["True"]
     assert result["numba_threads_after"] == ["True"]  # (a program of fused loops only did split)
+
+
+BLAS_WAIT_PROBE = """
+import os
+import numpy as np
+import numgrad
+from numgrad import _threads
+
+a = np.random.default_rng(0).standard_normal((400, 300)).astype(np.float32)
+before = a @ a.T  # (OpenBLAS's threads started, spinning when idle)
+print("env_before", os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+print("done", numgrad.set_runtime_defaults(blas_wait="passive"))
+print("env_after", os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+print("timeout", _threads._blas_library.openblas_thread_timeout())
+print("same", bool(np.array_equal(a @ a.T, before)))  # (threads started again: same product)
+try:
+    numgrad.set_runtime_defaults(blas_wait="spin")
+except ValueError as error:
+    print("refused", "blas_wait must be 'passive'" in str(error))
+"""
+
+
+def test_blas_passive_wait_is_opt_in_and_keeps_products():
+    # OpenBLAS's idle threads spin for up to 2**28 cycles after a threaded product and took the
+    # core numgrad's own worker threads needed; set_runtime_defaults(blas_wait="passive") makes
+    # them sleep at once (the process's environment is changed only when asked).
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", BLAS_WAIT_PROBE], env=env, capture_output=True,
+                         text=True, timeout=300, check=True).stdout
+    result = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines()}
+    assert result["env_before"] == "None"
+    assert result["done"] == "{'blas_wait': True}"
+    assert result["env_after"] == "4" and result["timeout"] == "4"
+    assert result["same"] == "True"
+    assert result["refused"] == "True"

@@ -24,12 +24,13 @@ _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
             "openblas_get_num_threads64_", "openblas_get_num_threads", "MKL_Get_Max_Threads")
 _blas_setter = None  # the BLAS's set_num_threads function, once looked up (False: none found)
+_blas_library = None  # the CDLL that holds it
 _blas_getter = None  # and its get_num_threads (False: none)
 
 
 def _blas_set_num_threads():
     """NumPy's BLAS's ``set_num_threads`` function, or None."""
-    global _blas_setter, _blas_getter
+    global _blas_setter, _blas_getter, _blas_library
     if _blas_setter is None:
         _blas_setter = _blas_getter = False
         folder = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
@@ -42,7 +43,7 @@ def _blas_set_num_threads():
                 setter = getattr(library, name, None)
                 if setter is not None:
                     setter.argtypes = [ctypes.c_int]
-                    _blas_setter = setter
+                    _blas_setter, _blas_library = setter, library
                     getter = getattr(library, getter_name, None)
                     if getter is not None:
                         getter.restype = ctypes.c_int
@@ -69,6 +70,28 @@ def set_num_threads(n) -> None:
 
 
 _threads = None  # what set_num_threads was given, if it was called
+
+
+def blas_passive_wait() -> bool:
+    """Makes OpenBLAS's idle threads sleep at once (its thread timeout at the minimum, 2**4
+    cycles) rather than spin for up to 2**28 cycles (~0.1 s) after each threaded product, as
+    ``OPENBLAS_THREAD_TIMEOUT=4`` in the environment before NumPy loads would: the variable is
+    set, OpenBLAS reads its environment again and its threads are stopped (the next threaded
+    product starts them with the new timeout). Process-wide: ``set_runtime_defaults``'s
+    ``blas_wait="passive"`` only, before other threads run BLAS. False where NumPy's BLAS is
+    not an OpenBLAS with these functions."""
+    if _blas_set_num_threads() is None:
+        return False
+    library = _blas_library
+    read_env = getattr(library, "openblas_read_env", None)
+    shutdown = getattr(library, "blas_thread_shutdown_", None)
+    timeout = getattr(library, "openblas_thread_timeout", None)
+    if read_env is None or shutdown is None or timeout is None:
+        return False
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
+    read_env()
+    shutdown()
+    return timeout() == 4
 
 
 class one_blas_thread:

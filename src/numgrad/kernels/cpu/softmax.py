@@ -15,8 +15,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from . import _workers
-from .elementwise import PARALLEL_THRESHOLD, _threaded
+from .elementwise import PARALLEL_THRESHOLD, _split, _threaded
 from .mathfuncs import fast_exp
 
 # Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
@@ -143,17 +142,14 @@ def _log_softmax_backward_rows(grad, out, result):
 
 def _by_rows(kernel, *arrays) -> None:
     """``kernel(*arrays)`` (2-D arrays of one number of rows, each row computed alone): the rows
-    of large float arrays shared among numgrad's worker threads (``_workers``), one contiguous
-    span each; the values do not depend on the split."""
+    of large float arrays shared among numgrad's worker threads (``elementwise._split``), one
+    contiguous span each; the values do not depend on the split."""
     a = arrays[0]
     rows = a.shape[0]
     if a.size < PARALLEL_THRESHOLD or rows < 2 or not _threaded(a.dtype, a.dtype):
         kernel(*arrays)
         return
-    threads = min(_workers.count(), rows)
-    _workers.run(_workers.spans(rows, threads),
-                 lambda span, slot: kernel(*(x[span[0]:span[1]] for x in arrays)), threads,
-                 False)
+    _split(rows, lambda i, j: kernel(*(x[i:j] for x in arrays)))
 
 
 def _rows(a: np.ndarray) -> np.ndarray:

@@ -37,6 +37,9 @@ from pathlib import Path
 
 import numba
 
+from ._cache_folder import (cache_folder, make_private_folder, unsafe_reason, warn_once,
+                            write_private)
+
 _HERE = Path(__file__).parent
 # The modules whose functions each device's generated kernels inline (Numba's cache does not
 # notice a change in an inlined function of another file): their digest is in every file's name.
@@ -51,18 +54,6 @@ _MARK = "# the formula (codegen.py replaces this line)"
 _lock = threading.RLock()
 _loaded: dict = {}
 _state: dict = {}
-
-
-def cache_folder() -> Path:
-    """Where generated kernels are written: ``$NUMGRAD_CACHE_DIR``, else ``numgrad`` in
-    ``$NUMBA_CACHE_DIR`` when that is set, else ``numgrad`` in the user's cache folder
-    (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
-    if os.environ.get("NUMGRAD_CACHE_DIR"):
-        return Path(os.environ["NUMGRAD_CACHE_DIR"])
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return Path(os.environ["NUMBA_CACHE_DIR"]) / "numgrad"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "numgrad"
 
 
 def sources_digest(device: str) -> str:
@@ -185,24 +176,18 @@ def _materialise(filename: str, text: str) -> Path:
 
 
 def _said(key, message: str) -> None:
-    from .cpu._cache import warn_once
-
     warn_once(key, message, stacklevel=4)
 
 
 def _write(path: Path, text: str) -> None:
     """Writes ``text`` to ``path`` atomically (other processes see the whole file or none), as a
     file no other user can write."""
-    from .cpu._cache import write_private
-
     write_private(str(path), text.encode())
 
 
 def _folder() -> Path:
     folder = _state.get("folder")
     if folder is None:
-        from .cpu._cache import make_private_folder, unsafe_reason
-
         folder = cache_folder() / "generated"
         try:
             make_private_folder(str(folder))

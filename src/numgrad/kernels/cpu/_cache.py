@@ -12,7 +12,7 @@ code as the next user who loads it. For numgrad's own kernels (functions of ``nu
 
 - **Where.** ``$NUMBA_CACHE_DIR/<folder>_<hash>`` (Numba's name), then for numgrad's own
   sources their ``__pycache__``, only ever read, and ``kernels/<folder>_<hash>`` in numgrad's
-  cache folder (``codegen.cache_folder``: ``$NUMGRAD_CACHE_DIR``, else ``~/.cache/numgrad``), and
+  cache folder (``kernels/_cache_folder.py``: ``$NUMGRAD_CACHE_DIR``, else ``~/.cache/numgrad``), and
   for generated sources (in numgrad's cache folder already) their ``__pycache__``: nothing is
   written into the installed package. The first that can be written is where new kernels go;
   folders before it that can only be read (a warm, read-only cache: a system install, a
@@ -48,8 +48,6 @@ import os
 import pickle
 import stat
 import sys
-import threading
-import uuid
 import warnings
 
 import numba
@@ -62,13 +60,12 @@ from numba.np import numpy_support
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
-from .. import codegen  # (codegen imports this module's helpers on use)
+# (KernelCacheWarning and the said-once set ``_said`` are named here too: where users and tests
+# look for them)
+from .._cache_folder import KernelCacheWarning, _said  # noqa: F401
+from .._cache_folder import (cache_folder, make_private_folder, unsafe_reason, warn_once,
+                             write_private)
 
-try:
-    import grp
-    import pwd
-except ImportError:  # (not on Windows: a group is never taken for private there)
-    grp = pwd = None
 try:
     from numba.core.typing import typeof
 except ImportError:  # (Numba's internals moved: its own typeof stays)
@@ -111,91 +108,6 @@ NUMBA_INTERNALS = {
 }
 
 
-class KernelCacheWarning(RuntimeWarning):
-    """numgrad's kernel cache could not be used as it is: a damaged entry was recompiled, a
-    folder could not be written, or a folder or file others could write was refused."""
-
-
-_said: set = set()
-_said_lock = threading.Lock()
-
-
-def warn_once(key, message: str, stacklevel: int = 3) -> None:
-    """``message`` as a KernelCacheWarning, the first time this process says ``key``."""
-    with _said_lock:
-        if key in _said:
-            return
-        _said.add(key)
-    warnings.warn(message, KernelCacheWarning, stacklevel=stacklevel)
-
-
-# -- whose: folders and files another user could have written ---------------------------------
-
-def unsafe_reason(st: os.stat_result) -> str | None:
-    """Why a folder or file with status ``st`` could have been written by another user (owned by
-    someone other than this user or root, or writable by group or others), or None. A group that
-    is this user's own private group (named after the user, no other member: the convention of
-    Debian and others, whose default umask leaves folders group-writable) is not another user.
-    (Not checked where there are no POSIX owners and modes: Windows.)"""
-    if not hasattr(os, "geteuid"):
-        return None
-    uid = os.geteuid()
-    if st.st_uid not in (uid, 0):
-        return f"owned by another user (uid {st.st_uid})"
-    mode = stat.S_IMODE(st.st_mode)
-    if mode & 0o002:
-        return f"writable by every user (mode {mode:o})"
-    if mode & 0o020 and not _private_group(st.st_gid):
-        return f"writable by its group (mode {mode:o})"
-    return None
-
-
-@functools.cache
-def _private_group(gid: int) -> bool:
-    if grp is None:  # (not on Windows)
-        return False
-    try:
-        user = pwd.getpwuid(os.geteuid()).pw_name
-        group = grp.getgrgid(gid)
-    except KeyError:
-        return False
-    return gid == os.getegid() and group.gr_name == user and set(group.gr_mem) <= {user}
-
-
-def make_private_folder(path: str) -> None:
-    """Creates ``path`` and any missing parents, each private to the user (0700)."""
-    missing = []
-    while path and not os.path.isdir(path):
-        missing.append(path)
-        parent = os.path.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder, 0o700)
-        except FileExistsError:
-            if not os.path.isdir(folder):
-                raise
-
-
-def write_private(path: str, data: bytes) -> None:
-    """Writes ``data`` to ``path`` atomically (readers see the whole file or the old one), as a
-    file no other user can write (0644 at most)."""
-    temporary = f"{path}.tmp.{uuid.uuid4().hex[:16]}"
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
 # -- where: the folders a function's cache is read from and written to ------------------------
 
 class _Plan:
@@ -218,13 +130,13 @@ def _candidates(source_folder: str) -> list:
     is NUMBA_CACHE_DIR's, whether it may be written): ``$NUMBA_CACHE_DIR/<folder>_<hash>`` as
     Numba would; for numgrad's own sources, their ``__pycache__`` only to be read (a warm cache
     shipped with a read-only install: nothing is ever written into the package) and then
-    ``kernels/<folder>_<hash>`` in numgrad's cache folder (``codegen.cache_folder``); for
+    ``kernels/<folder>_<hash>`` in numgrad's cache folder (``kernels/_cache_folder.py``); for
     generated sources, which live in numgrad's cache folder already, their ``__pycache__``."""
     sub = caching._CacheLocator.get_suitable_cache_subpath(os.path.join(source_folder, "x.py"))
     folders = [(os.path.join(config.CACHE_DIR, sub), True, True)] if config.CACHE_DIR else []
     if _inside(source_folder, _PACKAGE):
         folders.append((os.path.join(source_folder, "__pycache__"), False, False))
-        folders.append((os.path.join(str(codegen.cache_folder()), "kernels", sub), False, True))
+        folders.append((os.path.join(str(cache_folder()), "kernels", sub), False, True))
     else:
         folders.append((os.path.join(source_folder, "__pycache__"), False, True))
     return folders

@@ -101,7 +101,7 @@ class _TensorMethods:
     sum_to_size = _reduction.sum_to_size
     cov = _reduction.cov
     corrcoef = _reduction.corrcoef
-    renorm = _reduction.renorm
+    renorm = _linalg_norms.renorm
     view = _shape.view
     view_as = _shape.view_as
     reshape = _shape.reshape

@@ -249,5 +249,23 @@ LINALG = {
     "norm": _with_out(linalg_norm, 'linalg_norm'),
 }
 
-__all__ = ["norm"]
-METHODS = ("norm",)
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down
+    to norm ``maxnorm`` (``maxnorm / (norm + 1e-7)``, as ATen), the others as they are."""
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           "dimensions")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    d = _wrap_dim(dim, input.ndim)
+    others = tuple(i for i in range(input.ndim) if i != d)
+    norm = vector_norm(input, p, others, keepdim=True)
+
+    return input * _ng().where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+__all__ = ["norm", "renorm"]
+METHODS = ("norm", "renorm")

@@ -847,26 +847,6 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     return out.view(size) if lead else out
 
 
-def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
-    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down
-    to norm ``maxnorm`` (``maxnorm / (norm + 1e-7)``, as ATen), the others as they are."""
-    if input.ndim < 2:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
-                           "dimensions")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    if p <= 0:
-        raise RuntimeError("renorm: non-positive-norm not supported")
-    from .elementwise import where
-    from .linalg_norms import vector_norm
-
-    d = _wrap_dim(dim, input.ndim)
-    others = tuple(i for i in range(input.ndim) if i != d)
-    norm = vector_norm(input, p, others, keepdim=True)
-
-    return input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-
-
 def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """The covariance matrix of the variables in ``input``'s rows (observations in its columns;
     a 1-D input is one variable), with integer frequency and float observation weights, as
@@ -983,5 +963,5 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
 __all__ = ["sum", "mean", "norm", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
            "std", "logsumexp", "softmax", "log_softmax"]
 METHODS = tuple(__all__) + ("sum_to_size",)
-__all__ += ["trapezoid", "trapz", "cumulative_trapezoid", "cov", "corrcoef", "renorm"]
-METHODS += ("cov", "corrcoef", "renorm")
+__all__ += ["trapezoid", "trapz", "cumulative_trapezoid", "cov", "corrcoef"]
+METHODS += ("cov", "corrcoef")

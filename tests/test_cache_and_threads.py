@@ -321,3 +321,70 @@ def test_blas_passive_wait_is_opt_in_and_keeps_products():
         assert result["done"] == "{'blas_wait': False}" and result["env_after"] == "None"
     assert result["same"] == "True"
     assert result["refused"] == "True"
+
+
+PRODUCTS_PROBE = """
+import os
+import time
+import numpy as np
+import numgrad
+from numgrad.kernels.cpu import _workers, linalg
+
+def cpu_seconds(skip):  # (user + system time of this process's threads not in skip)
+    total = 0
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) in skip:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+rng = np.random.default_rng(0)
+a = numgrad.tensor(rng.standard_normal((256, 384)).astype(np.float32), requires_grad=True)
+w = numgrad.tensor(rng.standard_normal((384, 320)).astype(np.float32), requires_grad=True)
+
+def step(a, w):  # products of 31M and 39M multiply-adds, forward and backward
+    return numgrad.tanh(a @ w).square().sum()
+
+step(a, w).backward()  # (kernels compiled, the worker threads started)
+pool = {t.native_id for t in _workers._pool._threads} | {__import__("threading").get_native_id()}
+others = cpu_seconds(pool)
+for _ in range(10):
+    a.grad = w.grad = None
+    eager = step(a, w)
+    eager.backward()
+    time.sleep(0.03)  # (where BLAS's own threads ran the products, they spin meanwhile)
+print("others_cpu", cpu_seconds(pool) - others)
+grads = a.grad.clone(), w.grad.clone()
+compiled = numgrad.compile(step)
+for _ in range(3):
+    a.grad = w.grad = None
+    out = compiled(a, w)
+    out.backward()
+print("same", bool(out.item() == eager.item()), bool(numgrad.equal(a.grad, grads[0])),
+      bool(numgrad.equal(w.grad, grads[1])))
+x, y = a.detach().numpy(), w.detach().numpy()
+threaded = linalg.matmul(x, y)
+_workers.threads_for = lambda parts, large: 1  # (as on a busy machine: the parts one by one)
+print("serial_same", bool(np.array_equal(linalg.matmul(x, y), threaded)))
+print("close", bool(np.allclose(threaded, x.astype(np.float64) @ y, rtol=1e-4, atol=1e-4)))
+"""
+
+
+def test_large_products_split_on_numgrads_threads_never_wake_blas_threads():
+    # A product of more than one BLAS thread's size is split into blocks on numgrad's worker
+    # threads, one BLAS thread each: OpenBLAS's own threads, once woken, spin for ~0.1 s and
+    # took the core numgrad's next kernels needed. The split depends on the shape only, so the
+    # blocks run one by one (a busy machine) give the same bits, and a compiled step the same.
+    env = dict(os.environ, NUMGRAD_QUIET="1", NUMGRAD_BUSY_LOAD="inf")
+    out = subprocess.run([sys.executable, "-c", PRODUCTS_PROBE], env=env, capture_output=True,
+                         text=True, timeout=600, check=True).stdout
+    result = {line.split()[0]: line.split()[1:] for line in out.splitlines()}
+    # (products on BLAS's own threads: their spinning through the sleeps, 0.3 s; here none)
+    assert float(result["others_cpu"][0]) < 0.1, result
+    assert result["same"] == ["True", "True", "True"]
+    assert result["serial_same"] == ["True"] and result["close"] == ["True"]

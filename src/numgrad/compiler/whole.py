@@ -6,8 +6,9 @@ and transposes between them, about 1–2 µs a step. Where every step of a repla
 they are written as one ``@njit(cache=True)`` function instead, called once:
 
 - a fused segment: its generated function, called from the program;
-- ``matmul`` of two 2-D operands: NumPy's own GEMM (``kernels/cpu/blas.py``) with the arguments
-  ``np.matmul`` gives it, so the product is NumPy's to the bit;
+- ``matmul`` of two 2-D operands small enough for one BLAS thread (``kernels/cpu/linalg.py``;
+  eager splits larger ones over its worker threads): NumPy's own GEMM (``kernels/cpu/blas.py``)
+  with the arguments ``np.matmul`` gives it, so the product is NumPy's to the bit;
 - ``transpose`` of a matrix, ``reshape_view`` of a contiguous array, ``zeros``;
 - ``log_softmax_last`` and its backward: the kernels' own row functions;
 - ``index_put`` accumulating rows (``z[rows, target]``'s backward): the kernel's scatter, its
@@ -22,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir
-from ..kernels.cpu import blas, indexing
+from ..kernels.cpu import blas, indexing, linalg
 
 class Unsupported(Exception):
     """A step that cannot run inside the program."""
@@ -158,6 +159,9 @@ class WholeProgram:
             raise Unsupported("matmul of strided operands")
         m, k = ea.shape
         n = eb.shape[1]
+        if m * n * k > linalg.ONE_THREAD_MACS:
+            # (eager splits it over its worker threads, one BLAS thread each: the driver's)
+            raise Unsupported("matmul larger than one BLAS thread's")
         gemm = self._import("cpu.blas:" + ("sgemm" if ea.dtype.name == "float32" else "dgemm"))
         source_a, source_b = self.value(a), self.value(b)
         target = self._make(v)

@@ -69,7 +69,9 @@ def run(items, work, threads: int, blas: bool = True) -> None:
     """``work(item, slot)`` for each of ``items``, ``slot`` the running thread's number (for
     its own buffers), on ``threads`` threads taking the next item when done with one. BLAS is
     on one thread meanwhile unless the work calls none (``blas=False``: elementwise loops)."""
-    if threads <= 1:
+    if threads <= 1 or threading.current_thread().name.startswith("numgrad-work"):
+        # (a job started by a part running on a worker thread: that thread does it alone, as
+        # the pool's threads may all be waiting for parts of the outer job)
         for item in items:
             work(item, 0)
         return

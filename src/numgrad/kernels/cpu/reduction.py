@@ -200,6 +200,9 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         out = np.empty(x.size // k, x.dtype)
         _sum_3d(x.reshape(1, k, out.size), out.reshape(1, out.size))
         return out.reshape(((1,) if keepdim else ()) + x.shape[1:])
+    if len(dims) == x.ndim - 1 and x.flags.c_contiguous and x.size and dims[0] == 0 \
+            and dims[-1] == x.ndim - 1:
+        return _sum_but_one(x, dims, keepdim)
     x3, shape = _as_3d(x, dims, keepdim)
     outer, k, inner = x3.shape
     out = np.empty((outer, inner), x.dtype)
@@ -212,6 +215,38 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
             _sum_rows(x3.reshape(outer, k), out.reshape(outer))
         else:
             _sum_3d(x3, out)
+    return out.reshape(shape)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS, nogil=True)
+def _sum_middle(x, out, start, stop):
+    """``out[c]`` = the sum of ``x[:, c, :]`` for ``start <= c < stop`` (``x`` C-contiguous
+    ``(outer, C, inner)``, not empty): the sum of each contiguous row ``x[a, c]``, then of the
+    rows' sums in order of ``a``."""
+    for c in range(start, stop):
+        total = _accumulator(x[0, 0, 0])
+        for a in range(x.shape[0]):
+            row = x[a, c]
+            acc = _accumulator(row[0])
+            for i in range(row.size):
+                acc += row[i]
+            total += acc
+        out[c] = total
+
+
+def _sum_but_one(x: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
+    """The sum of the C-contiguous, non-empty ``x`` over every dimension but one middle one (a
+    convolution's or a norm's bias gradient, ``(N, C, H, W)`` over ``(0, 2, 3)``), read in place
+    where ``_as_3d`` would copy it transposed; the channels shared among the worker threads
+    (each channel's sum is one thread's, in the same order, whatever their number)."""
+    kept = next(d for d in range(x.ndim) if d not in dims)
+    channels = x.shape[kept]
+    x3 = x.reshape(math.prod(x.shape[:kept]), channels, -1)
+    out = np.empty(channels, x.dtype)
+    parts = _workers.spans(channels, _workers.count())
+    _workers.run(parts, lambda span, slot: _sum_middle(x3, out, span[0], span[1]),
+                 _workers.threads_for(len(parts), x.size >= PARALLEL_THRESHOLD), False)
+    shape = tuple(n if d == kept else 1 for d, n in enumerate(x.shape)) if keepdim else (channels,)
     return out.reshape(shape)
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 from ..tensor import Tensor, _wrap_dim
 from ._promote import floating_operand
 from .registry import apply
+from .. import ops
+from .._out import with_out
+import numgrad
 
 
 def _ops():
-    from .. import ops
-
     return ops
 
 
@@ -39,8 +40,6 @@ def _inplace(fn):
 
 
 def _with_out(fn, name: str):
-    from .._out import with_out
-
     return with_out(fn, name)
 
 
@@ -67,8 +66,6 @@ def _float_unary(op, doc: str):
 
 
 def _ng():
-    import numgrad
-
     return numgrad
 
 

@@ -28,6 +28,8 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import registry
 from .._dtype import from_numpy_dtype
+from ..creation import zeros_like
+from ..autograd import grad as autograd_grad
 
 
 def _is_float(t) -> bool:
@@ -35,8 +37,6 @@ def _is_float(t) -> bool:
 
 
 def _zeros_for(t: Tensor) -> Tensor:
-    from ..creation import zeros_like
-
     return zeros_like(t)
 
 
@@ -169,9 +169,6 @@ def _sum_to(g: Tensor, shape) -> Tensor:
 def transposed_backward(ctx, *tangents):
     """``J t`` as the gradient, with respect to a zero output gradient ``g``, of ``<J^T g, t>``:
     the backward formula run with ``g`` recorded, then a backward pass through it."""
-    from ..autograd import grad as autograd_grad
-    from ..creation import zeros_like
-
     result = ctx.result
     with grad_mode.enable_grad():
         g = zeros_like(result).requires_grad_(True)

@@ -5,6 +5,11 @@ the private ``torch._*`` ones (``_unsafe_masked_index``, ``_unsafe_masked_index_
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .elementwise import where
+from .reduction import softmax
+from .indexing import index_put
+from .shape import cat
+from .. import ops
 
 
 def slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:  # noqa: A001
@@ -23,9 +28,6 @@ def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_
 
 def _safe_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``softmax``, 0 (not NaN) where every element along ``dim`` is -inf."""
-    from .elementwise import where
-    from .reduction import softmax
-
     masked = (input.detach() == float("-inf")).all(dim, keepdim=True)
     out = softmax(where(masked, 0.0, input), dim, dtype=dtype)
     return where(masked, 0.0, out)
@@ -45,17 +47,12 @@ def _clamped(input: Tensor, indices) -> tuple:
 
 def _unsafe_masked_index(input: Tensor, mask: Tensor, indices, fill) -> Tensor:
     """``input[indices]`` where ``mask``, ``fill`` elsewhere."""
-    from .elementwise import where
-
     return where(mask, input[_clamped(input, indices)], fill)
 
 
 def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices,
                                         values: Tensor) -> Tensor:
     """``input`` with ``values`` added at ``indices`` where ``mask``."""
-    from .elementwise import where
-    from .indexing import index_put
-
     return index_put(input, _clamped(input, indices), where(mask, values, values.new_zeros(())),
                      True)
 
@@ -63,8 +60,6 @@ def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices,
 def _chunk_cat(tensors, dim: int, num_chunks: int) -> Tensor:
     """Each tensor split along ``dim`` into ``num_chunks`` chunks (zero-padded to equal size),
     flattened after ``dim``; the ``i``-th chunks of all concatenated: ``(*lead, num_chunks, ...)``."""
-    from .shape import cat
-
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
@@ -112,8 +107,6 @@ class _Overloads:
 def __getattr__(name: str):
     """``numgrad.ops.aten.<name>`` for the ATen operators numgrad has (``numgrad.ops.<name>``),
     as ``torch.ops.aten.<name>`` (``.default`` included)."""
-    from .. import ops
-
     fn = getattr(ops, name, None)
     if name.startswith("__") or fn is None or not callable(fn):
         raise AttributeError(f"module 'numgrad.ops.aten' has no attribute '{name}'")

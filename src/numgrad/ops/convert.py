@@ -9,6 +9,7 @@ from .._dtype import FLOAT, preserve_format, to_dtype
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from .. import cuda
 
 
 @register
@@ -92,8 +93,6 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False,
     source = input.device.type
     target = None if device is None else _device(device).type
     if target == "cuda":
-        from .. import cuda
-
         cuda.kernels()  # the clear error where CUDA cannot be used
     if target == source:
         target = None

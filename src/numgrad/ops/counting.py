@@ -14,6 +14,8 @@ from .._dtype import promote_types, to_dtype, torch_name
 from ..tensor import Tensor
 from .registry import Op, Sample, apply, kernels_for, register
 from ._common import _i, _with_out
+from .._out import write
+from ..creation import _finish
 
 
 # ------------------------------------------------------------------ counting and searching
@@ -204,7 +206,6 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
     result = apply(Histc, (input,), (data,), bins=bins, lo=lo, hi=hi)
     if out is None:
         return result
-    from .._out import write
 
     write(out, result)
     return out
@@ -255,8 +256,6 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 def _tri_indices(row: int, col: int, offset: int, dtype, device, upper: bool) -> Tensor:
-    from ..creation import _finish
-
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:

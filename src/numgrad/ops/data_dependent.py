@@ -20,6 +20,9 @@ from ._promote import broadcast_shapes
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from ..tensor import _wrap_dim
+from .shape import cat
+from ..creation import zeros
+from .indexing import index_put
 
 _INT64 = np.dtype(np.int64)
 
@@ -63,7 +66,6 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     if found.shape[0] == size:
         return found.contiguous()
     pad = found.new_full((size - found.shape[0], found.shape[1]), fill_value)
-    from .shape import cat
 
     return cat([found, pad])
 
@@ -93,9 +95,6 @@ class MaskedSelect(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        from ..creation import zeros
-        from .indexing import index_put
-
         shape = ctx.params["shape"]
         index = tuple(Tensor._wrap(c) for c in ctx.params["coords"])
         base = zeros(shape, dtype=grad.dtype, device=grad.device)

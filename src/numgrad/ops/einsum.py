@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
+from ..creation import arange
 
 _ELLIPSIS = "..."
 
@@ -100,8 +101,6 @@ def _parse(equation: str, operands):
 def _diagonal(x: Tensor, labels: list, k: int):
     """``x`` with each repeated subscript taken once (its diagonal, moved last), and its
     subscripts."""
-    from ..creation import arange
-
     while True:
         repeated = next((l for l in labels if labels.count(l) > 1), None)
         if repeated is None:

@@ -20,6 +20,7 @@ from .registry import Op, Sample, apply, register
 from ._formula import BinaryFormula, formula_op
 from ._common import _broadcast, _float_of, _float_unary, _ng, _tensor_only, _two
 from typing import TYPE_CHECKING
+from .elementwise import pow as _pow
 
 if TYPE_CHECKING:
     from .._typing import TensorBinaryOp, UnaryOp
@@ -138,8 +139,6 @@ fix = trunc
 
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` (PowBackward0, as PyTorch's; integers stay integers, bools become int64)."""
-    from .elementwise import pow as _pow
-
     if input._data.dtype == np.bool_:
         input = input.long()
     return _pow(input, 2)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor, _wrap_dim
 import numgrad
+from .shape import cat
 
 
 def _along(t: Tensor, d: int, ndim: int) -> Tensor:
@@ -17,8 +18,6 @@ def _along(t: Tensor, d: int, ndim: int) -> Tensor:
 def _one(f: Tensor, d: int, h, edge_order: int) -> Tensor:
     """The derivative along ``d`` of samples ``f`` spaced ``h`` apart (a number) or at the
     coordinates ``h`` (a 1-D tensor)."""
-    from .shape import cat
-
     n = f.shape[d]
     f0, f1, f2 = (f.narrow(d, i, 1) for i in (0, 1, min(2, n - 1)))
     g1, g2, g3 = (f.narrow(d, n - i, 1) for i in (1, 2, min(3, n)))

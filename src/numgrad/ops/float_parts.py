@@ -10,6 +10,7 @@ from ..tensor import Tensor
 from .linalg_common import _ExResult
 from ._promote import binary_operands
 from .._dtype import torch_name
+from .elementwise import where
 
 
 class _FrexpResult(_ExResult):
@@ -20,8 +21,6 @@ def frexp(input: Tensor):
     """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``, ``|mantissa|`` in
     [0.5, 1) (0, inf and NaN: the value itself and exponent 0); the mantissa's gradient is
     ``grad / 2**exponent``, as PyTorch's."""
-    from .elementwise import where
-
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     x = input.detach().to(float64)  # (float32's subnormals are normal in float64)
@@ -46,8 +45,6 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next float after ``input`` towards ``other`` (``other`` where they are equal, NaN
     where either is NaN), in the promoted float dtype; its gradient goes to ``input`` whole, as
     PyTorch's."""
-    from .elementwise import where
-
     if not isinstance(other, Tensor):
         raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")

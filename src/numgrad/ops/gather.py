@@ -16,6 +16,7 @@ from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from .inplace import _write
 
 SET, ADD, MULTIPLY = 0, 1, 2  # scatter's modes (the kernels')
 
@@ -289,15 +290,11 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
              reduce=None) -> Tensor:
     """``scatter`` in place."""
-    from .inplace import _write
-
     return _write(input, scatter, dim, index, src, value=value, reduce=reduce, saves_self=False)
 
 
 def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter_add`` in place."""
-    from .inplace import _write
-
     return _write(input, scatter_add, dim, index, src, saves_self=False)
 
 

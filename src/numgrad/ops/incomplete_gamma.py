@@ -15,6 +15,7 @@ from ..tensor import Tensor
 from .._dtype import torch_name
 from ._promote import binary_operands
 import numgrad
+from .elementwise import where
 
 _EPS = 1e-16
 _TINY = 1e-300
@@ -59,8 +60,6 @@ def _series(a: Tensor, x: Tensor) -> Tensor:
 
 def _fraction(a: Tensor, x: Tensor) -> Tensor:
     """``Q(a, x)`` by its continued fraction (for ``x >= a + 1``)."""
-    from .elementwise import where
-
     def guarded(v):
         return where(v.detach().abs() < _TINY, _TINY, v)
 
@@ -82,8 +81,6 @@ def _fraction(a: Tensor, x: Tensor) -> Tensor:
 
 def _lower_upper(name: str, input, other) -> tuple:
     """(P, Q, the result dtype), PyTorch's values at the edges in both."""
-    from .elementwise import where
-
     a, x, dtype = _operands(name, input, other)
     ad, xd = a.detach(), x.detach()
     regular = (ad > 0) & (xd > 0) & ad.isfinite() & xd.isfinite()

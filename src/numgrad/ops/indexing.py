@@ -48,6 +48,8 @@ from ..creation import check_scalar
 from ..kernels.cpu.indexing import check_bounds, check_index
 from . import _jvp, registry
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
+from .registry import _record
+from .. import cuda
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF = "a view of " + _LEAF
@@ -290,8 +292,6 @@ def _to_device(entries: tuple) -> tuple:
             out.append(e)
             continue
         if K is None:
-            from .. import cuda
-
             K = cuda.kernels()
         out.extend(K.upload(c) for c in (np.nonzero(e) if e.dtype.kind == "b" else (e,)))
     return tuple(out)
@@ -392,7 +392,6 @@ def _indexed_shape(a, key: Key) -> tuple:
         view = _basic(a, key)
         if key.adv is None:
             return view.shape
-        from .. import cuda  # (device index arrays: their shapes, by NumPy's rules)
 
         return cuda.kernels().result_shape(view.shape, key.adv)
     view = _basic(a, key)
@@ -625,7 +624,6 @@ def regenerate_view(view: Tensor):
     view._view_version = view._version_counter.value
     if not base._requires_grad:
         return view._grad_fn
-    from .registry import _record
 
     positions = _positions_in(base._data, view._data)
     if not _is_host(base._data):

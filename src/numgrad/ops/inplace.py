@@ -20,6 +20,7 @@ from . import _jvp
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
 from typing import TYPE_CHECKING
 from ..creation import full
+from .indexing import write_view
 
 if TYPE_CHECKING:
     from .._typing import InplaceBinaryOp, Number, UnaryOp
@@ -128,7 +129,6 @@ def _write(t: Tensor, fn, *args, saves_self: bool = True, **kwargs) -> Tensor:
             result = result.expand(t._data.shape)
         if result._data.dtype != t._data.dtype:
             result = result.to(t.dtype)
-        from .indexing import write_view
 
         write_view(t, None, result)
         t._version_counter.value += 1

@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from .._dtype import torch_name
 from ._promote import binary_operands
 from .._dtype import from_numpy_dtype
+from .elementwise import where
 
 
 def _operands(name: str, input, other):
@@ -26,8 +27,6 @@ def _operands(name: str, input, other):
 
 
 def _gcd(a: Tensor, b: Tensor) -> Tensor:
-    from .elementwise import where
-
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
     a, b = a.abs().broadcast_to(shape).contiguous(), b.abs().broadcast_to(shape).contiguous()
     while b.numel() and bool((b != 0).any()):
@@ -43,8 +42,6 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
 
 def lcm(input: Tensor, other: Tensor) -> Tensor:
     """The least common multiple of each pair (non-negative; 0 where either is 0)."""
-    from .elementwise import where
-
     a, b = _operands("lcm", input, other)
     g = _gcd(a, b)
     return (a // where(g == 0, 1, g) * b).abs()

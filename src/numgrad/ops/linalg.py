@@ -21,6 +21,7 @@ from .complex import conj
 from .shape import SqueezeInplace
 from ._promote import broadcast_shapes
 from .shape import UnsafeView
+from .products import tensordot
 
 
 def _mm(op, a: Tensor, b: Tensor, trans_a: bool, trans_b: bool) -> Tensor:
@@ -449,7 +450,6 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError("inner() the last dimension must match on both input tensors but got "
                            f"shapes {list(input.shape)} and {list(other.shape)}")
-    from .products import tensordot
 
     return tensordot(input, other, dims=([-1], [-1]))
 

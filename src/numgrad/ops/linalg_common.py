@@ -14,6 +14,7 @@ from .reduction import _torch_name
 from .registry import Op
 from .._dtype import c_name
 import numgrad
+from .. import _out
 
 
 class _LinAlgError(RuntimeError):
@@ -140,7 +141,6 @@ def _with_out(fn, name: str, same_dtype: bool = True):
     def call(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        from .. import _out
 
         if not isinstance(out, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")

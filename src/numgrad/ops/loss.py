@@ -26,6 +26,7 @@ from ._promote import binary_operands
 from .elementwise import where
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from ..creation import ones_like, _place
 
 REDUCTIONS = ("none", "mean", "sum")
 _ATEN_REDUCTION = {0: "none", 1: "mean", 2: "sum"}  # at::Reduction::Reduction
@@ -119,8 +120,6 @@ class NllLossBackward(Op):
         # PyTorch's derivative for ``self`` is zeros: the gradient does not depend on the input.
         grad_self = None
         if need_self:
-            from ..creation import _place
-
             grad_self = Tensor._wrap(_place(_created(np.zeros(p["shape"], grad._data.dtype)),
                                             grad.device))
         return grad_grad, grad_self
@@ -370,7 +369,6 @@ def _grad_of_grad_output(op, gg, g, x, t, params):
     ``*_double_backward_grad_output``)."""
     if params["reduction"] == "none":
         return _pw_backward(op, gg, x, t, params)
-    from ..creation import ones_like
 
     return (_pw_backward(op, ones_like(g), x, t, params) * gg).sum()
 

@@ -20,6 +20,7 @@ from ..tensor import Tensor
 from .pooling import _sizes, _type_name, _zeros_like_input
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from ..creation import empty
 
 REFLECT, REPLICATE = 0, 1  # kernels/*/pooling.py's modes
 
@@ -465,8 +466,6 @@ def replication_pad2d_backward(grad_output: Tensor, self: Tensor, padding) -> Te
 def _pad_circular(input: Tensor, pad) -> Tensor:
     """ATen's ``_pad_circular``: the input copied into the middle of a new tensor, then the
     borders copied from its far side (each copy a ``CopySlices`` node)."""
-    from ..creation import empty
-
     shape = tuple(input._data.shape)
     ndim = len(shape)
     n_padded = len(pad) // 2

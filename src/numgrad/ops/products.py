@@ -18,6 +18,7 @@ from .registry import Op, Sample, apply, kernels_for, register
 from ._common import _inplace, _ops, _with_out
 from .._dtype import c_name
 from .._dtype import get_default_dtype
+from .shape import UnsafeView
 
 
 def _tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
@@ -78,7 +79,6 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     a = input.reshape(tuple(itertools.chain.from_iterable((n, 1) for n in sa)))
     b = other.reshape(tuple(itertools.chain.from_iterable((1, n) for n in sb)))
     prod = a * b
-    from .shape import UnsafeView
 
     shape = tuple(x * y for x, y in zip(sa, sb))
     return apply(UnsafeView, (prod,), (prod._data,), shape=shape)

@@ -15,6 +15,8 @@ from ..autograd.graph import given_dims, keep_given
 from . import _lane
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
+from .elementwise import maximum, minimum, where
+from ..creation import full_like
 
 
 def normalize_dims(dim, ndim: int) -> tuple[int, ...]:
@@ -225,8 +227,6 @@ class _Prod(Op):
         # one, out / a would be 0/0, so the product of the other elements is taken directly.
         # ``out / a`` is taken with a zero's divisor made +inf (0 there, not 0/0: no nan for a
         # second derivative), which adds 0 everywhere when there is no zero.
-        from .elementwise import where
-
         others = Tensor._wrap(K.product_of_others(a._data, ctx.params["dims"]))
         has_zero = Tensor._wrap(K.any_equal_device(a._data, 0))
         ratio = grad * out / (a + _inf_where_zero(a))
@@ -287,8 +287,6 @@ class _ExtremeAll(_Extreme):
     jvp = _jvp.evenly_read
     @staticmethod
     def backward(ctx, grad):
-        from .elementwise import where
-
         a, out = ctx.saved_tensors
         share = Tensor._wrap(kernels_for((a,)).extreme_share(a._data, out._data,
                                                              ctx.params["dims"], True))
@@ -391,9 +389,6 @@ def _var_backward(grad: Tensor, a: Tensor, ctx) -> Tensor:
     dof = _count(ctx.input_shapes[0], dims) - ctx.params["correction"]
     mean = a.mean(dims, keepdim=True)
     if dof <= 0 and ctx.params["whole"]:
-        from ..creation import full_like
-        from .elementwise import where
-
         return grad * where(a == mean, math.nan, full_like(a, math.inf))
     return grad * (2.0 / dof if dof else math.inf) * (a - mean)
 
@@ -721,16 +716,12 @@ def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
 def max(input: Tensor, dim=None, keepdim: bool = False):
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, the
     elementwise maximum."""
-    from .elementwise import maximum
-
     return _extreme(MaxAll, MaxDim, "ARGMAX", _MaxResult, maximum, input, dim, keepdim)
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False):
     """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor, the
     elementwise minimum."""
-    from .elementwise import minimum
-
     return _extreme(MinAll, MinDim, "ARGMIN", _MinResult, minimum, input, dim, keepdim)
 
 

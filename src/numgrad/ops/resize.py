@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
+from ..creation import _shape
+from .shape import cat
 
 
 def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
     """``self`` with the shape ``sizes``, in place (the same memory when it holds enough)."""
-    from ..creation import _shape
-
     shape = _shape(sizes)
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
@@ -21,8 +21,6 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
     n = math.prod(shape)
     flat = self.detach().reshape(-1)
     if n > flat.numel():
-        from .shape import cat
-
         flat = cat([flat, flat.new_zeros((n - flat.numel(),))])
     self._data = flat[:n].reshape(shape)._data
     self._version_counter.value += 1

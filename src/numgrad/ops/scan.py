@@ -16,6 +16,7 @@ from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from .shape import cat
 
 
 class _Scan(Op):
@@ -85,8 +86,6 @@ def _cumprod_grad_composite(x: Tensor, grad: Tensor, dim: int) -> Tensor:
     """PyTorch's twice-differentiable cumprod gradient for inputs with zeros: one slice at a
     time, ``sum_j grad[j] * prod_{i<=j, i != k} x[i]`` from the products before ``k`` and the
     cumulative products after it."""
-    from .shape import cat
-
     n = x._data.shape[dim]
     parts = []
     for k in range(n):

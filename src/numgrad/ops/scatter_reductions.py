@@ -23,6 +23,8 @@ from .gather import (
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 import numgrad
+from .elementwise import where
+from .inplace import _write
 
 AMAX, AMIN = 3, 4  # (the scatter kernel's modes)
 _MODES = {"prod": MULTIPLY, "amax": AMAX, "amin": AMIN}
@@ -77,8 +79,6 @@ class ScatterReduceTwo(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        from .elementwise import where
-
         a, src, out = ctx.saved_tensors
         p = ctx.params
         dim, index, include_self = p["dim"], p["index"], p["include_self"]
@@ -114,8 +114,6 @@ class ScatterReduceTwo(Op):
 def _reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
             include_self: bool) -> Tensor:
     """``scatter_reduce`` for checked arguments (``dim`` non-negative, ``index`` int64)."""
-    from .elementwise import where
-
     if reduce in ("sum", "mean"):
         base = input
         if not include_self or reduce == "mean":
@@ -187,16 +185,12 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 def scatter_reduce_(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
     """``scatter_reduce`` in place."""
-    from .inplace import _write
-
     return _write(input, scatter_reduce, dim, index, src, reduce, include_self=include_self)
 
 
 def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                   include_self: bool = True) -> Tensor:
     """``index_reduce`` in place."""
-    from .inplace import _write
-
     return _write(input, index_reduce, dim, index, source, reduce, include_self=include_self)
 
 

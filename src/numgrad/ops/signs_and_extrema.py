@@ -8,6 +8,8 @@ from ..tensor import Tensor
 from .elementwise import where
 from ._common import _as_tensor_like, _ng, _tensor_only
 from typing import TYPE_CHECKING
+from .elementwise import sign, maximum, minimum
+from .complex import sgn as complex_sgn
 
 if TYPE_CHECKING:
     from .._typing import TensorBinaryOp
@@ -15,11 +17,7 @@ if TYPE_CHECKING:
 
 def sgn(input: Tensor) -> Tensor:
     """The sign: ``z / |z|`` of a complex element (0 at 0), ``sign`` of a real one."""
-    from .elementwise import sign
-
     if input.dtype.is_complex:
-        from .complex import sgn as complex_sgn
-
         return complex_sgn(input)
 
     return sign(input)
@@ -55,8 +53,6 @@ def _nan_ignoring(name: str, keep_first):
     def fn(input: Tensor, other: Tensor) -> Tensor:
         _tensor_only(name, input, other)
         if not (input.dtype.is_floating_point or other.dtype.is_floating_point):
-            from .elementwise import maximum, minimum
-
             return (maximum if name == "fmax" else minimum)(input, other)
         # (PyTorch's gradient: all of it to ``input`` where it is kept, ties included)
         return where(keep_first(input, other) | other.isnan(), input, other)

@@ -17,6 +17,7 @@ from ..tensor import Tensor, _wrap_dim
 from .reduction import _ValuesIndices
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from .gather import _scatter_into_zeros
 
 
 class _SortResult(_ValuesIndices):
@@ -43,7 +44,6 @@ class _Selecting(Op):
         shape = ctx.input_shapes[0]
         if not shape:
             return (grad,)
-        from .gather import _scatter_into_zeros
 
         return (_scatter_into_zeros(shape, ctx.params["dim"], ctx.params["indices"], grad),)
 

@@ -14,6 +14,9 @@ import numpy as np
 
 from ..tensor import Tensor
 import numgrad
+from ..autograd import grad_mode
+from .registry import _view_of
+from .indexing import index_put
 
 
 def _address(a: np.ndarray) -> int:
@@ -66,9 +69,6 @@ def _positions(size: tuple, stride: tuple, offset: int) -> np.ndarray:
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """The elements of ``input``'s memory at ``storage_offset + sum(i_d stride_d)`` (``input``'s
     own offset by default), as a tensor of ``size``."""
-    from ..autograd import grad_mode
-    from .registry import _view_of
-
     data = input._data
     if not isinstance(data, np.ndarray):
         raise NotImplementedError("as_strided: numgrad supports it for CPU tensors")
@@ -81,8 +81,6 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
         out = Tensor._wrap(view)
         _view_of(out, input)
         return out
-
-    from .indexing import index_put
 
     where = np.lib.stride_tricks.as_strided(
         np.arange(flat.size, dtype=np.int64)[here:], data.shape,
@@ -102,8 +100,6 @@ def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
     """A copy of ``input`` (in new contiguous memory) with ``src`` written into its
     ``as_strided(size, stride, storage_offset)`` view."""
-    from .indexing import index_put
-
     offset = 0 if storage_offset is None else int(storage_offset)
     size, stride = _checked(size, stride, offset, input.numel(), input._data.itemsize)
     if tuple(src.shape) != size:

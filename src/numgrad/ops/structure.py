@@ -24,6 +24,9 @@ from .index_writes import _wide
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from .._dtype import from_numpy_dtype
+from .inplace import _write
+from ..kernels.cpu.structure import diagonal_geometry
+from .shape import cat
 
 
 def _int_arg(fn: str, name: str, position: int, value) -> int:
@@ -103,16 +106,12 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
     """``tril`` in place."""
-    from .inplace import _write
-
     _tri(Tril, "tril", input.detach(), diagonal)  # (the checks, before anything is written)
     return _write(input, tril, diagonal, saves_self=False)
 
 
 def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
     """``triu`` in place."""
-    from .inplace import _write
-
     _tri(Triu, "triu", input.detach(), diagonal)
     return _write(input, triu, diagonal, saves_self=False)
 
@@ -329,7 +328,6 @@ def diagonal_backward(grad_output: Tensor, input_sizes, offset: int, dim1: int,
     diagonal ``offset`` of ``dim1`` and ``dim2``."""
     sizes = tuple(int(s) for s in input_sizes)
     d1, d2 = _wrap_dim(int(dim1), len(sizes)), _wrap_dim(int(dim2), len(sizes))
-    from ..kernels.cpu.structure import diagonal_geometry
 
     view = diagonal_geometry(sizes, (0,) * len(sizes), int(offset), d1, d2)[0]
     given = tuple(grad_output._data.shape)
@@ -718,16 +716,12 @@ def _nonempty(tensors, name: str) -> list:
 
 def hstack(tensors) -> Tensor:
     """The tensors joined column-wise (along dimension 1; 0 for vectors)."""
-    from .shape import cat
-
     ts = list(atleast_1d(_nonempty(tensors, "hstack")))
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
     """The tensors joined row-wise (vectors as rows)."""
-    from .shape import cat
-
     return cat(list(atleast_2d(_nonempty(tensors, "vstack"))), 0)
 
 
@@ -736,8 +730,6 @@ row_stack = vstack
 
 def dstack(tensors) -> Tensor:
     """The tensors joined depth-wise (along dimension 2, after ``atleast_3d``)."""
-    from .shape import cat
-
     return cat(list(atleast_3d(_nonempty(tensors, "dstack"))), 2)
 
 
@@ -749,15 +741,11 @@ def column_stack(tensors) -> Tensor:
 
 def concat(tensors, dim: int = 0) -> Tensor:
     """``cat`` (an alias)."""
-    from .shape import cat
-
     return cat(tensors, dim)
 
 
 def concatenate(tensors, axis: int = 0, *, dim=None) -> Tensor:
     """``cat`` (an alias, NumPy's ``axis``)."""
-    from .shape import cat
-
     return cat(tensors, axis if dim is None else dim)
 
 

@@ -24,6 +24,7 @@ from .._dtype import torch_name
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from . import pooling
 
 NEAREST, NEAREST_EXACT, LINEAR, CUBIC = 0, 1, 2, 3  # kernels/cpu/upsample.py's modes
 
@@ -333,8 +334,6 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError(f"numgrad's interpolate has no antialias for mode '{mode}' yet")
     ndim = input.dim()
     if mode == "area" and 3 <= ndim <= 5:
-        from . import pooling
-
         fn = {3: pooling.adaptive_avg_pool1d, 4: pooling.adaptive_avg_pool2d,
               5: getattr(pooling, "adaptive_avg_pool3d", None)}[ndim]
         if fn is None:

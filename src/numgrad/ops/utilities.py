@@ -13,6 +13,7 @@ from ..tensor import Tensor, _wrap_dim
 from ._common import _ops
 from .._dtype import get_default_dtype
 from ..tensor import Size
+from ..creation import _check_space_args, _finish
 
 
 # ------------------------------------------------------------------ composed as PyTorch composes
@@ -67,8 +68,6 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
              requires_grad: bool = False) -> Tensor:
     """``steps`` values ``base ** t`` for ``t`` evenly spaced from ``start`` to ``end``,
     computed as PyTorch's kernel does (the first half from ``start``, the rest from ``end``)."""
-    from ..creation import _check_space_args, _finish
-
     _check_space_args("logspace", start, end, steps)
     kind = to_dtype(dtype).np if dtype is not None else get_default_dtype().np
     steps = int(steps)

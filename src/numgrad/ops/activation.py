@@ -23,6 +23,7 @@ from ._formula import arg, by, call, number, select
 from ._formula import make as make_formula_op
 from typing import TYPE_CHECKING
 from .elementwise import sigmoid_backward
+from .inplace import _write
 
 if TYPE_CHECKING:
     from .._typing import BackwardOp, UnaryOp
@@ -283,8 +284,6 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``leaky_relu`` written into ``input``."""
-    from .inplace import _write
-
     _float_only("leaky_relu", input)
     return _write(input, lambda t: apply(LeakyReluInplace, (t,), (t._data,),
                                          slope=float(negative_slope)), saves_self=False)
@@ -401,7 +400,6 @@ def _elu(kind: str, input: Tensor, alpha: float, inplace: bool) -> Tensor:
     op, op_ = _ELU_OPS[kind]
     if not inplace:
         return apply(op, (input,), (input._data,), alpha=float(alpha))
-    from .inplace import _write
 
     return _write(input, lambda t: apply(op_, (t,), (t._data,), alpha=float(alpha)),
                   saves_self=False)
@@ -536,8 +534,6 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``hardtanh`` written into ``input`` (PyTorch's node is still ``HardtanhBackward0``)."""
-    from .inplace import _write
-
     return _write(input, hardtanh, min_val, max_val)
 
 

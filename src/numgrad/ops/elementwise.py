@@ -20,6 +20,9 @@ from . import _formula as _f
 
 from builtins import abs as builtins_abs  # (``abs`` is the op below)
 from typing import TYPE_CHECKING
+from .._dtype import get_default_dtype, bool_, int64
+from ..creation import ones, tensor
+from .division import div_mode
 
 if TYPE_CHECKING:
     from .._typing import BinaryOp, UnaryOp
@@ -503,9 +506,6 @@ def where(condition: Tensor, input, other) -> Tensor:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name.capitalize()}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         # two Python numbers: a bool, int64 or the default float dtype, as PyTorch's scalars
-        from .._dtype import bool_, get_default_dtype, int64
-        from ..creation import tensor
-
         kinds = {type(v) for v in (input, other)}
         dtype = (get_default_dtype() if kinds & {float} else
                  int64 if kinds & {int} else bool_ if kinds <= {bool} else None)
@@ -613,8 +613,6 @@ def mul(input, other) -> Tensor:
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division ``input / other`` (integers give the default float dtype)."""
     if rounding_mode is not None:
-        from .division import div_mode
-
         return div_mode(input, other, rounding_mode)
     if not isinstance(input, Tensor):
         if other._data.dtype.kind == "c" or isinstance(input, complex):
@@ -936,8 +934,6 @@ real = _complex.real
 def angle(input: Tensor) -> Tensor:
     """The argument of each element: of a real tensor pi where it is negative, 0 elsewhere, NaN
     at NaN, in a float dtype (integers: the default one); the gradient is 0, as PyTorch's."""
-    from .._dtype import get_default_dtype
-
     if input.dtype.is_complex:
         return _complex.angle(input)
     x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
@@ -948,8 +944,6 @@ def isreal(input: Tensor) -> Tensor:
     """Whether each element is real (imaginary part 0): all true for a real tensor."""
     if input.dtype.is_complex:
         return _complex.imag(input) == 0
-    from .._dtype import bool_
-    from ..creation import ones
 
     return ones(tuple(input.shape), dtype=bool_, device=input.device)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.util
+import runpy
 import sys
 import numgrad
 
@@ -73,8 +74,6 @@ def install_as_torch(quiet: bool | None = None) -> None:
 def run(argv: list[str]) -> int:
     """``python -m numgrad run script.py [args]``: runs ``script.py`` as ``__main__`` with
     ``import torch`` resolving to numgrad; ``-m module`` runs a module instead."""
-    import runpy
-
     if not argv:
         print("usage: python -m numgrad run script.py [args] | -m module [args]", file=sys.stderr)
         return 2

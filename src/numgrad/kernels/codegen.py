@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numba
 
+from . import formulas
 from ._cache_folder import (cache_folder, make_private_folder, unsafe_reason, warn_once,
                             write_private)
 
@@ -102,8 +103,6 @@ def formula_kernels(device: str, op, dtype, unary: bool) -> types.ModuleType:
     formula table's row for them (the unary template if ``unary``, else the binary one, which
     comparisons share). ValueError for an id of the other family; PyTorch's error where no row
     of ``op`` takes ``dtype``."""
-    from . import formulas
-
     row = formulas.formula(op, dtype)
     if formulas.is_unary(row.op) != unary:
         raise ValueError(f"{row.op!r} is not a {'unary' if unary else 'binary'} op")

@@ -3,6 +3,9 @@
 Large kernels share their work among numgrad's own worker threads (``_workers``: Python threads
 calling ``nogil`` kernels on parts), never Numba's ``parallel=True``, whose OpenMP threads spin
 against BLAS's after each region; Numba's threading layer is left as the user has it."""
+import importlib
+import sys
+
 from ..formulas import OP_CODES
 from ._cache import light_cache
 from .elementwise import *  # noqa: F401,F403  (entry points)
@@ -54,8 +57,6 @@ def __getattr__(name: str):
     module = name if name in _LAZY_MODULES else _LAZY_FUNCTIONS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
     loaded = importlib.import_module(f"{__name__}.{module}")
     light_cache(loaded)
     value = loaded if module == name else getattr(loaded, name)
@@ -65,8 +66,6 @@ def __getattr__(name: str):
 
 def _load_kernels_lightly() -> None:
     """Light cache loading for the dispatchers of this package's modules (all imported above)."""
-    import sys
-
     for name, module in list(sys.modules.items()):
         if name.startswith(__name__ + "."):
             light_cache(module)

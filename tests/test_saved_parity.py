@@ -200,6 +200,12 @@ def _cases(m):
         "std_mean_mean": lambda: m.std_mean(x3, (0, -1), correction=0, keepdim=True)[1],
         "var_mean_var": lambda: m.var_mean(x)[0],
         "var_mean_mean": lambda: m.var_mean(x, -1)[1],
+        # a result of split/std_mean used: its edge is (the one node, its output_nr)
+        "split_part_used": lambda: x.split(3)[1] * 2,
+        "chunk_parts_used": lambda: x.chunk(3, -1)[2] * x.chunk(3, -1)[0],
+        "split_with_sizes_part_used": lambda: x.split([1, 3])[1].exp(),
+        "std_mean_mean_used": lambda: m.std_mean(x, 1)[1] - 1,
+        "var_mean_var_used": lambda: m.var_mean(x)[0] * m.var_mean(x)[1],
         "sum_dtype": lambda: x.sum(dtype=m.float32),
         "mean_dim_dtype": lambda: x.mean(-1, keepdim=True, dtype=m.float32),
         # the hinge of the margin losses: PyTorch's clamp_min (ClampMinBackward0)

@@ -92,12 +92,37 @@ class _VersionCounter:
         self.value = 0
 
 
+class _OutputHook:
+    """``Tensor.register_hook``'s hook on one output of a node with several (``split``'s parts):
+    run on that output's gradient, in the list of them the node gets (not run where that output
+    received none)."""
+
+    __slots__ = ("hook", "nr", "__name__")
+
+    def __init__(self, hook, nr: int):
+        self.hook = hook
+        self.nr = nr
+        self.__name__ = getattr(hook, "__name__", type(hook).__name__)
+
+    def __call__(self, grads):
+        grad = grads[self.nr]
+        if grad is None:
+            return None
+        result = self.hook(grad)
+        if result is None:
+            return None
+        autograd.engine._check_hook_result(self.hook, grad, result)
+        grads = list(grads)
+        grads[self.nr] = result
+        return grads
+
+
 class Tensor(_Methods):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_hooks",
-        "_accumulator", "_base", "_view_version", "__weakref__",
+        "_accumulator", "_base", "_view_version", "_output_nr", "__weakref__",
     )
     __array_priority__ = 1000  # so that ndarray ⊕ Tensor defers to Tensor's reflected operators
     _shares_data = False  # True for a SharedGrad
@@ -391,23 +416,48 @@ class Tensor(_Methods):
     @property
     def retains_grad(self) -> bool:
         fn = self.grad_fn
-        return fn is not None and fn._retained is not None and fn._retained() is self
+        if fn is None or fn._retained is None:
+            return False
+        ref = fn._retained.get(self.output_nr) if type(fn._retained) is dict else fn._retained
+        return ref is not None and ref() is self
 
     def retain_grad(self) -> None:
         """Makes ``backward()`` fill this non-leaf tensor's ``.grad``; a no-op on leaves."""
-        if self.grad_fn is None:
+        fn = self.grad_fn
+        if fn is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
-        self.grad_fn._retained = weakref.ref(self)
+        if fn._num_outputs != 1:  # (one of several outputs: {output_nr: tensor}, see engine)
+            if fn._retained is None:
+                fn._retained = {}
+            fn._retained[self.output_nr] = weakref.ref(self)
+        else:
+            fn._retained = weakref.ref(self)
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf, and for the result of
+        an op with one output): ``split``'s parts are outputs 0, 1, ... of one node."""
+        fn = self.grad_fn
+        if fn is None:
+            return 0
+        if fn._num_outputs != 1:
+            return getattr(self, "_output_nr", 0)
+        if type(fn) is _lazy.module("autograd.function").FunctionOutput:  # (a custom Function's)
+            return fn.next_functions[0][1]
+        return 0
 
     def register_hook(self, hook) -> RemovableHandle:
         """Registers ``hook(grad)``, called with this tensor's gradient during backward; it may
         return a replacement gradient. Returns a handle whose ``remove()`` unregisters it."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn._tensor_prehook(hook)
+        fn = self.grad_fn
+        if fn is not None:
+            if fn._num_outputs != 1:  # (its own output's gradient, of the node's several)
+                hook = _OutputHook(hook, self.output_nr)
+            return fn._tensor_prehook(hook)
         if self._hooks is None:
             self._hooks = {}
         handle = RemovableHandle(self._hooks)
@@ -438,8 +488,22 @@ class Tensor(_Methods):
         return node
 
     def _edge(self):
+        """The node a backward from this tensor starts at: its ``grad_fn`` (or its leaf's
+        ``AccumulateGrad``); for one of a node's several outputs, a node that hands the
+        gradient on to that output (``autograd.function.OutputRoot``)."""
         fn = self.grad_fn
-        return fn if fn is not None else self._grad_accumulator()
+        if fn is None:
+            return self._grad_accumulator()
+        if fn._num_outputs != 1:
+            return _lazy.module("autograd.function").OutputRoot(fn, self.output_nr)
+        return fn
+
+    def _edge_pair(self) -> tuple:
+        """The edge to this tensor's history: ``(node, output_nr)``, as PyTorch's."""
+        fn = self.grad_fn
+        if fn is None:
+            return self._grad_accumulator(), 0
+        return fn, (0 if fn._num_outputs == 1 else getattr(self, "_output_nr", 0))
 
     @property
     def grad_fn(self) -> "Node | None":

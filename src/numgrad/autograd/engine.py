@@ -9,9 +9,12 @@ Everything that could fail is checked before any ``.grad`` changes: the writes t
 applied together at the end, under one lock, so an error leaves nothing half-updated and threads
 running backward into one shared leaf lose nothing.
 
-A node with several outputs (a custom ``Function`` returning a tuple) is reached through one
-single-output node per output whose edge carries the output's index; the engine gathers those
-gradients into one list per such node, so its backward runs once, with all of them.
+A node with several outputs is reached through edges ``(node, output_nr)``: directly from the
+nodes that use its results where it is a registered op's (split's parts, std_mean's pair:
+``registry.apply_parts``, as PyTorch's), through one single-output node per output for a custom
+``Function`` returning a tuple. The engine gathers the gradients into one list per such node (None
+for an output that received none), so its backward runs once, with all of them; a tensor's hooks
+and ``retain_grad`` on one of those outputs act on its own entry of that list.
 
 A first gradient becomes ``.grad`` without a copy where the engine knows it made it and nothing
 else holds it (``_adoptable``): a fresh buffer from a registered op's backward formula or from the
@@ -29,7 +32,7 @@ import weakref
 import numpy as np
 
 from .._dtype import torch_name
-from .. import dispatch
+from .. import _lazy, dispatch
 from ..ops import check_accumulable, registry
 from ..ops._lane import _tensor as _lane_tensor
 from ..ops._lane import plain_binary
@@ -204,6 +207,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     capture = None
     needed = None
     if inputs is not None:
+        inputs = [(_target(node), t) for node, t in inputs]
         capture = {node: None for node, _ in inputs}
         needed = _needed(roots, deps, capture)
     buffers = {}
@@ -323,12 +327,27 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
         grad_mode.state.enabled = prev_mode
     grad = g = held = in_grads = None
     if capture is not None:
-        return [_private(capture[node]) for node, _ in inputs]
+        return [_private(_output_grad(capture[node], t)) for node, t in inputs]
     accumulate(writes, create_graph, foreign)
     if accumulated is not None:
         for node, grad in accumulated:
             _run_post_hooks(node, (), grad, foreign)
     return None
+
+
+def _target(node):
+    """The node whose gradient ``autograd.grad`` reads for a target: for one of the several
+    outputs of a node (an ``OutputRoot``), that node (its list holds the output's gradient)."""
+    if type(node) is _lazy.module("autograd.function").OutputRoot:
+        return node.next_functions[0][0]
+    return node
+
+
+def _output_grad(grad, tensor):
+    """A target's gradient: its own output's, where its node has several outputs."""
+    if isinstance(grad, list):
+        return grad[tensor.output_nr]
+    return grad
 
 
 def _private(grad):
@@ -411,22 +430,39 @@ def _run_pre_hooks(node, grad, writes, foreign, accumulating=True):
         hooks = node._pre_hooks
     if hooks or node._retained is not None:  # (their Python runs at each backward)
         dispatch.graph_break("a hook or retain_grad() (Python code that runs in the backward)")
+    several = isinstance(grad, list)  # (a node of several outputs: one gradient each)
     if hooks:
-        grad = _private(grad)
+        grad = [_private(g) for g in grad] if several else _private(grad)
         for hook in tuple(hooks.values()):
-            foreign.add(id(grad))  # (the hook may keep what it was given)
-            foreign.add(id(grad._data))
+            _foreign(grad, foreign)  # (the hook may keep what it was given)
             result = hook(grad)
             if result is not None:
-                _check_hook_result(hook, grad, result)
-                grad = result
-        foreign.add(id(grad))
-        foreign.add(id(grad._data))
-    if node._retained is not None:
-        tensor = node._retained()
-        if tensor is not None:
-            writes.append((tensor, grad))
+                if several:  # (the hooks given a list check what they return themselves:
+                    grad = list(result)  # ``_Prehook``, ``tensor._OutputHook``)
+                else:
+                    _check_hook_result(hook, grad, result)
+                    grad = result
+        _foreign(grad, foreign)
+    retained = node._retained
+    if retained is not None:
+        if type(retained) is dict:  # (outputs of a node of several: {output_nr: tensor})
+            for nr, ref in retained.items():
+                tensor = ref()
+                if tensor is not None and grad[nr] is not None:
+                    writes.append((tensor, grad[nr]))
+        else:
+            tensor = retained()
+            if tensor is not None:
+                writes.append((tensor, grad))
     return grad
+
+
+def _foreign(grad, foreign) -> None:
+    """Notes a gradient (or each of a list of them) as held by user code."""
+    for g in grad if isinstance(grad, list) else (grad,):
+        if g is not None:
+            foreign.add(id(g))
+            foreign.add(id(g._data))
 
 
 def _apply_anomaly(node, grad):

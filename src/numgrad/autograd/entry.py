@@ -79,7 +79,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         fn = tensors.grad_fn
         if fn is not None:
             # The common call, ``loss.backward()``: one output of a graph, seeded with 1.
-            engine.run_backward([fn], [_one_like(tensors)],
+            engine.run_backward([fn if fn._num_outputs == 1 else tensors._edge()],
+                                [_one_like(tensors)],
                                 create_graph if retain_graph is None else retain_graph,
                                 create_graph)
             return

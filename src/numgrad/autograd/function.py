@@ -182,6 +182,15 @@ class FunctionOutput(Node):
         return (grad,)
 
 
+class OutputRoot(FunctionOutput):
+    """Where a backward from one of the several outputs of a registered op's node (``split``'s
+    parts share one, as PyTorch's) starts, or what ``autograd.grad`` asks for: it hands the
+    gradient to the node as that output's (the engine reads the node's own gradient list for a
+    target)."""
+
+    __slots__ = ()
+
+
 def _zeros(meta):
     """Zeros of an output's (shape, dtype): the gradient of an output that received none."""
     shape, dtype = meta
@@ -361,7 +370,7 @@ def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
     ``grad_fn``; then saves what ``forward`` asked to save."""
     tensors = [a for a in inputs if isinstance(a, Tensor)]
     ctx._is_tensor = tuple(isinstance(a, Tensor) for a in inputs)
-    ctx.next_functions = tuple((t._edge() if t._requires_grad else None, 0) for t in tensors)
+    ctx.next_functions = tuple(t._edge_pair() if t._requires_grad else (None, 0) for t in tensors)
     ctx.input_shapes = tuple(t._data.shape for t in tensors)
     ctx.input_dtypes = tuple(t._data.dtype for t in tensors)
     is_tuple = isinstance(outputs, tuple)
@@ -418,7 +427,7 @@ class Error(Node):
     def __init__(self, message: str, leaf):
         super().__init__()
         self.message = message
-        self.next_functions = ((leaf._edge(), 0),)
+        self.next_functions = (leaf._edge_pair(),)
 
     def apply(self, grad):
         raise RuntimeError(self.message)

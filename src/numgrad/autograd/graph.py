@@ -88,7 +88,7 @@ def get_gradient_edge(tensor) -> GradientEdge:
             "It is not possible to get the gradient edge for a Tensor that does not require "
             "gradients"
         )
-    return GradientEdge(tensor._edge(), 0)
+    return GradientEdge(*tensor._edge_pair())
 
 
 # ----------------------------------------------------------------- saved-tensor hooks

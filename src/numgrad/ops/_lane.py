@@ -180,8 +180,11 @@ def _binary_result(op, out, input: Tensor, other, plan) -> Tensor:
         return _tensor(out, False)
     data = input._data
     fn = input._grad_fn if input._base is None else input.grad_fn  # (``_edge``, inline)
-    return _recorded(op, out, ((fn if fn is not None else input._grad_accumulator(), 0),
-                               _NO_EDGE),
+    if fn is None:
+        edge = input._grad_accumulator(), 0
+    else:
+        edge = fn, (0 if fn._num_outputs == 1 else getattr(input, "_output_nr", 0))
+    return _recorded(op, out, (edge, _NO_EDGE),
                      _ONLY_FIRST, (data.shape, None), (data.dtype, None),
                      (None, other) if plan else ())
 
@@ -236,7 +239,9 @@ def _edge(t: Tensor) -> tuple:
     """The edge to the history of ``t`` (which requires grad), as ``registry._record`` makes
     it."""
     fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
-    return (fn if fn is not None else t._grad_accumulator()), 0  # (a leaf: its live node)
+    if fn is None:
+        return t._grad_accumulator(), 0  # (a leaf: its live node)
+    return fn, (0 if fn._num_outputs == 1 else getattr(t, "_output_nr", 0))  # (split's parts)
 
 
 def unary(op, code: int, input: Tensor):

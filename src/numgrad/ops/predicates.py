@@ -44,7 +44,7 @@ from .reduction import (
     normalize_dims,
 )
 from . import _jvp
-from .registry import Op, Sample, apply, kernels_for, register
+from .registry import Op, Sample, apply, apply_parts, kernels_for, register
 from .._dtype import get_default_dtype
 from ._promote import binary_operands
 from .reduction import _given, _inf_where_zero
@@ -511,25 +511,43 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 
 
 # ------------------------------------------------------------------ var_mean, std_mean
+def _pair_backward(first):
+    """The backward of ``var_mean``/``std_mean``'s one node for both results (``apply_parts``):
+    ``first`` (var's or std's formula) for the first result's gradient plus the mean's for the
+    second's, each where one arrived (PyTorch's ``var_mean_backward``)."""
+    def backward(ctx, grad):
+        if not isinstance(grad, list):  # (the first result's alone: its jvp, transposed)
+            return first(ctx, grad)
+        g, g_mean = grad
+        total = None if g is None else first(ctx, g)[0]
+        if g_mean is not None:
+            mean = _MeanOfPair.backward(ctx, g_mean)[0]
+            total = mean if total is None else total + mean
+        return (total,)
+    return staticmethod(backward)
+
+
 @register
 class VarMeanVar(_Var):
-    """``var_mean``'s first result (PyTorch's one node has two outputs; numgrad records one node
-    per result, both named ``VarMeanBackward0``)."""
+    """``var_mean``: var and mean, outputs 0 and 1 of one node (``apply_parts``), as PyTorch's
+    ``VarMeanBackward0``."""
 
     name, node = "var_mean", "VarMeanBackward0"
+    several = True
     samples = (Sample(lambda m, a: m.var_mean(a), ((3, 4),)),
                Sample(lambda m, a: m.var_mean(a, 1, keepdim=True, correction=0), ((3, 4),)))
-    backward = Var.backward
+    backward = _pair_backward(Var.backward)
 
 
 @register
 class StdMeanStd(_Var):
     name, node = "std_mean", "StdMeanBackward0"
     save_output = True
+    several = True
     samples = (Sample(lambda m, a: m.std_mean(a, (0, 1)), ((2, 3, 2),)),
                Sample(lambda m, a: m.std_mean(a, unbiased=False), ((5,),)))
     forward = Std.forward
-    backward = Std.backward
+    backward = _pair_backward(Std.backward)
 
 
 class _MeanOfPair(Op):
@@ -563,8 +581,9 @@ def _pair(ops, name, input, dim, unbiased, keepdim, correction) -> tuple:
     """The two results of ``var_mean``/``std_mean``, each node told the arguments as PyTorch's
     one node shows them (``_var_given``)."""
     params = _var_args(name, _tensor(input, name), dim, unbiased, keepdim, correction)
-    return tuple(_var_given(apply(op, (input,), (input._data,), **params), dim, unbiased,
-                            correction) for op in ops)
+    parts = apply_parts(tuple((op, params) for op in ops), (input,), (input._data,))
+    _var_given(parts[0], dim, unbiased, correction)  # (their one node)
+    return parts
 
 
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):

@@ -55,6 +55,10 @@ class Op:
     save_only_for: dict | None = None
     is_view: bool = False  # the output shares the first input's storage (and version counter)
     differentiable: bool = True  # False: the output never requires grad (comparisons)
+    # Whether its node may be the one node of several results (``apply_parts``: split's parts,
+    # std_mean's pair), as PyTorch's: its ``backward`` then gets a list, a gradient or None per
+    # result, where the node has more than one.
+    several: bool = False
     samples: tuple = ()  # Sample cases for the test harness
     node_class: type = OpNode
     # Whether forward and backward run on CUDA tensors. An op whose forward or backward still
@@ -102,7 +106,11 @@ def register(op: type[Op]) -> type[Op]:
         raise ValueError(f"op {op.name!r} is registered twice")
     # PyTorch's C++ nodes have a qualified name() (torch::autograd::CopySlices) but their Python
     # type, which reprs show, has the last part only.
-    op.node_class = type(op.node.split("::")[-1], (OpNode,), {"__slots__": (), "op": op, "_name": op.node})
+    # (The node of an op of several results has a ``__dict__``: ``_num_outputs`` and
+    # ``output_shapes`` are set on the node that becomes one, the class's 1 read otherwise.)
+    op.node_class = type(op.node.split("::")[-1], (OpNode,),
+                         {"op": op, "_name": op.node} if op.several else
+                         {"__slots__": (), "op": op, "_name": op.node})
     if "complex_ok" not in op.__dict__:
         op.complex_ok = op.complex_ok or op.__module__.rpartition(".")[2] in _MOVE_ONLY
     if "narrow_ok" not in op.__dict__:
@@ -213,6 +221,31 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     return result
 
 
+def apply_parts(calls, inputs: tuple, arrays: tuple) -> tuple:
+    """The results of ``apply(op, inputs, arrays, **params)`` for each ``(op, params)`` of
+    ``calls``, recorded as outputs 0, 1, ... of one node (the first call's, of an op declared
+    ``several``), as PyTorch records one node for all of split's parts and std_mean's pair: each
+    result's ``grad_fn`` is that node, its ``output_nr`` its place. The node's backward gets one
+    gradient or None per result (``several``)."""
+    op, params = calls[0]
+    first = apply(op, inputs, arrays, **params)
+    node = first._grad_fn
+    if node is None or type(node) is not op.node_class:  # (nothing recorded)
+        return (first,) + tuple(apply(o, inputs, arrays, **p) for o, p in calls[1:])
+    _grad.enabled = False  # (the others recorded by this node: none of their own)
+    try:
+        parts = (first,) + tuple(apply(o, inputs, arrays, **p) for o, p in calls[1:])
+    finally:
+        _grad.enabled = True
+    node._num_outputs = len(parts)
+    node.output_shapes = tuple(p._data.shape for p in parts)
+    for i, p in enumerate(parts):
+        p._requires_grad = True
+        p._grad_fn = node  # (a view's history current as of its ``_view_of``)
+        p._output_nr = i
+    return parts
+
+
 _REAL = np.dtype(np.float64)  # (the dtype of an input that has none: a number)
 _COMPLEX = frozenset("FDG")  # (NumPy's codes of the complex dtypes)
 
@@ -252,8 +285,10 @@ def _meta(t):
         data = t._data
         if t._requires_grad:
             fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
-            return (fn if fn is not None else t._grad_accumulator(), 0), True, data.shape, \
-                data.dtype
+            if fn is None:
+                return (t._grad_accumulator(), 0), True, data.shape, data.dtype
+            nr = 0 if fn._num_outputs == 1 else getattr(t, "_output_nr", 0)  # (split's parts)
+            return (fn, nr), True, data.shape, data.dtype
         return _NO_EDGE, False, data.shape, data.dtype
     return _NO_EDGE, False, None, None
 
@@ -274,7 +309,11 @@ def _record(op, inputs, result, params) -> Tensor:
                     fn = ref() if ref is not None else None
                     if fn is None:
                         fn = a._grad_accumulator()
-                ea = (fn, 0)
+                    ea = (fn, 0)
+                elif fn._num_outputs == 1:
+                    ea = (fn, 0)
+                else:  # (one of a node's several outputs: split's parts)
+                    ea = (fn, getattr(a, "_output_nr", 0))
                 na = True
             else:
                 ea, na = _NO_EDGE, False
@@ -290,7 +329,11 @@ def _record(op, inputs, result, params) -> Tensor:
                     fn = ref() if ref is not None else None
                     if fn is None:
                         fn = b._grad_accumulator()
-                eb = (fn, 0)
+                    eb = (fn, 0)
+                elif fn._num_outputs == 1:
+                    eb = (fn, 0)
+                else:  # (one of a node's several outputs: split's parts)
+                    eb = (fn, getattr(b, "_output_nr", 0))
                 nb = True
             else:
                 eb, nb = _NO_EDGE, False

@@ -11,7 +11,7 @@ from .._dtype import promote_types
 from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import keep_given
 from . import _jvp
-from .registry import Op, Sample, apply, kernels_for, register
+from .registry import Op, Sample, apply, apply_parts, kernels_for, register
 from .._dtype import dtype as _dtype_class
 from .._dtype import torch_name
 
@@ -243,14 +243,32 @@ class Narrow(Op):
         return (_pad_dim(grad, dim, before, after),)
 
 
+def _split_backward(ctx, grad):
+    """The input's gradient of ``split``'s one node for all parts (``registry.apply_parts``):
+    the parts' gradients joined along ``dim`` (recorded: ``cat``), zeros for a part that
+    received none, as PyTorch's ``split_backward``."""
+    if not isinstance(grad, list):  # (a split into one part)
+        return Narrow.backward(ctx, grad)
+    given = [g for g in grad if g is not None]
+    K = kernels_for(given)
+    dtype = given[0]._data.dtype
+    parts = [g if g is not None else Tensor._wrap(K.zeros(shape, dtype))
+             for g, shape in zip(grad, ctx.output_shapes)]
+    return (cat(parts, ctx.params["dim"]),)
+
+
 @register
 class SplitPart(Narrow):
-    """One part of ``split``/``chunk`` by a size: ``narrow`` under PyTorch's node name, its
-    ``split_size`` kept for ``_saved_split_size``. (PyTorch's node is one for all the parts.)"""
+    """``split``/``chunk`` by a size: each part ``narrow`` under PyTorch's node name, the parts
+    outputs 0, 1, ... of one node (``apply_parts``) that keeps ``split_size`` for
+    ``_saved_split_size``."""
 
     name, node = "split", "SplitBackward0"
+    several = True
     samples = (Sample(lambda m, a: a.split(2, 1)[1], ((3, 4),)),
-               Sample(lambda m, a: m.chunk(a, 2, -1)[0], ((2, 3),)))
+               Sample(lambda m, a: m.chunk(a, 2, -1)[0], ((2, 3),)),
+               Sample(lambda m, a: m.stack(a.split(2, 1)[::-1]), ((3, 4),)))
+    backward = staticmethod(_split_backward)
 
     @staticmethod
     def forward(K, a, *, dim, start, length, split_size):
@@ -259,10 +277,13 @@ class SplitPart(Narrow):
 
 @register
 class SplitWithSizesPart(Narrow):
-    """One part of ``split`` by a list of sizes (``split_with_sizes``)."""
+    """``split`` by a list of sizes (``split_with_sizes``), as ``SplitPart``."""
 
     name, node = "split_with_sizes", "SplitWithSizesBackward0"
-    samples = (Sample(lambda m, a: a.split([1, 3], 1)[1], ((3, 4),)),)
+    several = True
+    samples = (Sample(lambda m, a: a.split([1, 3], 1)[1], ((3, 4),)),
+               Sample(lambda m, a: (lambda p: p[2] * p[0])(a.split([1, 0, 3], 1)), ((3, 4),)))
+    backward = staticmethod(_split_backward)
 
     @staticmethod
     def forward(K, a, *, dim, start, length, split_sizes):
@@ -663,12 +684,14 @@ def _split(tensor: Tensor, split_size_or_sections, dim: int, ops: tuple) -> tupl
             )
     op, arg = (ops[0], {"split_size": step}) if by_size else (
         ops[1], {"split_sizes": tuple(sizes)})
-    parts, start, data = [], 0, tensor._data
+    calls, start = [], 0
     for n in sizes:
-        part = apply(op, (tensor,), (data,), dim=d, start=start, length=n, **arg)
-        parts.append(part if d == dim else _dim_given(part, dim, d))
+        calls.append((op, {"dim": d, "start": start, "length": n, **arg}))
         start += n
-    return tuple(parts)
+    parts = apply_parts(calls, (tensor,), (tensor._data,))  # (one node for all, as PyTorch's)
+    if d != dim:
+        _dim_given(parts[0], dim, d)
+    return parts
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:

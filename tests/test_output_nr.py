@@ -1,0 +1,137 @@
+"""One node for all the results of split/chunk/unsafe_split/split_with_sizes and std_mean/var_mean,
+as PyTorch 2.13 records it (issue 31): the results share their ``grad_fn``, each has its
+``output_nr``, the nodes that use them hold ``(node, output_nr)`` edges, and the engine hands the
+node the gradients of all its outputs at once (zeros where one received none). Compared with
+torch on the same graphs: structure, gradients, hooks, ``autograd.grad``, and a compiled step."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+
+X = np.random.default_rng(3131).standard_normal((4, 6))
+
+MAKERS = {
+    "split": lambda m, x: x.split(2, 1),
+    "split_negative_dim_uneven": lambda m, x: x.split(4, -1),
+    "chunk": lambda m, x: x.chunk(3, 1),
+    "split_with_sizes": lambda m, x: x.split([1, 0, 3], 0),
+    "unsafe_split": lambda m, x: m.unsafe_split(x, 3, 1),
+    "unsafe_chunk": lambda m, x: m.unsafe_chunk(x, 2, 0),
+    "unsafe_split_with_sizes": lambda m, x: m.unsafe_split_with_sizes(x, [2, 2], 0),
+    "std_mean": lambda m, x: m.std_mean(x, 1),
+    "var_mean": lambda m, x: m.var_mean(x, (0, 1), correction=0, keepdim=True),
+}
+
+
+def _structure(m, make):
+    x = m.tensor(X, requires_grad=True)
+    outs = make(m, x)
+    fn = outs[0].grad_fn
+    used = [(o * (k + 2)).grad_fn.next_functions[0] for k, o in enumerate(outs)]
+    return (fn.name(), all(o.grad_fn is fn for o in outs), [o.output_nr for o in outs],
+            [(f.name(), k) for f, k in fn.next_functions],
+            [(f.name(), k, f is fn) for f, k in used])
+
+
+@pytest.mark.parametrize("case", sorted(MAKERS))
+def test_results_share_one_node_as_pytorch(case):
+    assert _structure(numgrad, MAKERS[case]) == _structure(torch, MAKERS[case])
+
+
+def _grads(m, make, use):
+    x = m.tensor(X, requires_grad=True)
+    outs = make(m, x)
+    total = sum((outs[k] * (k + 1.5)).sum() for k in use)
+    total.backward()
+    return np.asarray(x.grad)
+
+
+@pytest.mark.parametrize("case,use", [("split", (2,)), ("chunk", (0, 2)),
+                                      ("split_with_sizes", (2, 0)), ("std_mean", (1,)),
+                                      ("var_mean", (0,)), ("var_mean", (0, 1))])
+def test_gradient_of_some_outputs_is_pytorchs(case, use):
+    np.testing.assert_allclose(_grads(numgrad, MAKERS[case], use),
+                               _grads(torch, MAKERS[case], use), rtol=1e-12, atol=1e-12)
+
+
+def test_backward_from_an_output_and_grad_of_an_output():
+    """A backward that starts at one output (a 0-d mean: the one-element fast path; a part with
+    a given gradient), and ``autograd.grad`` taken with respect to outputs of one node."""
+    def run(m):
+        x = m.tensor(X, requires_grad=True)
+        _, mean = m.std_mean(x)
+        mean.backward()
+        first = np.asarray(x.grad).copy()
+        a, b, c = x.chunk(3, 1)
+        c.backward(m.ones_like(c) * 2, retain_graph=True)
+        y = (a * b).sum() + c.exp().sum()
+        ga, gc = m.autograd.grad(y, (a, c), retain_graph=True)
+        (gx,) = m.autograd.grad(y, x)
+        return first, np.asarray(x.grad), np.asarray(ga), np.asarray(gc), np.asarray(gx)
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_hooks_and_retain_grad_on_outputs_of_one_node():
+    """``register_hook`` on a part sees and replaces that part's gradient only; ``retain_grad``
+    keeps each part's own; a prehook on the node sees all outputs' gradients (None where one
+    received none)."""
+    def run(m):
+        x = m.tensor(X, requires_grad=True)
+        a, b, c = x.split(2, 1)
+        seen = []
+        b.register_hook(lambda g: seen.append(("b", np.asarray(g).sum().round(12))) or g * 10)
+        a.retain_grad()
+        b.retain_grad()
+        a.grad_fn.register_prehook(
+            lambda gs: seen.append(tuple(None if g is None else tuple(g.shape) for g in gs)))
+        ((a * 3).sum() + (b * b).sum()).backward()
+        return seen, np.asarray(a.grad), np.asarray(b.grad), np.asarray(x.grad), \
+            a.retains_grad, c.retains_grad
+    ours, theirs = run(numgrad), run(torch)
+    assert ours[0] == theirs[0]
+    for u, v in zip(ours[1:4], theirs[1:4]):
+        np.testing.assert_allclose(u, v, rtol=1e-12)
+    assert ours[4:] == theirs[4:] == (True, False)
+
+
+def test_create_graph_through_one_node():
+    """Second derivatives through split's and std_mean's one node (cat of the parts' gradients,
+    var's and mean's formulas summed), as PyTorch's."""
+    def run(m):
+        x = m.tensor(X, requires_grad=True)
+        a, b = x.chunk(2, 1)
+        s, mu = m.std_mean(x * x, 0)
+        y = (a * b * b).sum() + (s * mu).sum()
+        (g,) = m.autograd.grad(y, x, create_graph=True)
+        (g * g).sum().backward()
+        return np.asarray(g.detach()), np.asarray(x.grad)
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_compiled_step_through_one_node_equals_eager():
+    """An LSTM-style step (gates by chunk, a std_mean normalisation) compiled equals eager:
+    loss and gradients, at the first call and at a replay."""
+    w = numgrad.tensor(np.random.default_rng(7).standard_normal((6, 8)), requires_grad=True)
+
+    def step(x):
+        i, f, g, o = (x @ w).chunk(4, 1)
+        c = i.sigmoid() * g.tanh() + f.sigmoid()
+        h = o.sigmoid() * c.tanh()
+        s, mu = numgrad.std_mean(h, 1, keepdim=True)
+        loss = ((h - mu) / (s + 1)).pow(2).sum()
+        loss.backward()
+        return loss
+
+    compiled = numgrad.compile(step)
+    x = numgrad.tensor(X)
+    for _ in range(3):
+        w.grad = None
+        expected = step(x)
+        expected_grad = np.asarray(w.grad).copy()
+        w.grad = None
+        got = compiled(x)
+        np.testing.assert_array_equal(np.asarray(got.detach()), np.asarray(expected.detach()))
+        np.testing.assert_array_equal(np.asarray(w.grad), expected_grad)

@@ -351,7 +351,7 @@ def step(a, w):  # products of 31M and 39M multiply-adds, forward and backward
     return numgrad.tanh(a @ w).square().sum()
 
 step(a, w).backward()  # (kernels compiled, the worker threads started)
-pool = {t.native_id for t in _workers._pool._threads} | {__import__("threading").get_native_id()}
+pool = {h.thread.native_id for h in _workers._pool} | {__import__("threading").get_native_id()}
 others = cpu_seconds(pool)
 for _ in range(10):
     a.grad = w.grad = None

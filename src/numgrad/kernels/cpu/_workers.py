@@ -17,7 +17,7 @@ import numba
 
 from ..._threads import get_num_threads, one_blas_thread
 
-_pool = None
+_pool = None  # the helper threads (``_Helper``), made on first use
 _pool_lock = threading.Lock()
 
 # A machine is busy when its load (the 1-minute average of runnable tasks, which counts this
@@ -65,36 +65,82 @@ def threads_for(parts: int, large: bool) -> int:
     return min(get_num_threads(), parts) if large and not busy() else 1
 
 
+class _Helper:
+    """A worker thread and its two hand-off locks: ``go`` released to start it on ``job``,
+    ``done`` released by it when that job is drained (a lock each way: a wake-up is one futex
+    call, where a ``ThreadPoolExecutor``'s future took a condition, a queue and a result)."""
+
+    __slots__ = ("go", "done", "job", "error", "thread")
+
+    def __init__(self, slot: int):
+        self.go, self.done = threading.Lock(), threading.Lock()
+        self.go.acquire()
+        self.done.acquire()
+        self.job = self.error = None
+        self.thread = threading.Thread(target=self._loop, args=(slot,), daemon=True,
+                                       name=f"numgrad-work-{slot}")
+        self.thread.start()
+
+    def _loop(self, slot: int) -> None:
+        while True:
+            self.go.acquire()
+            try:
+                self.job(slot)
+            except BaseException as error:  # (handed to the thread that started the job)
+                self.error = error
+            self.job = None
+            self.done.release()
+
+
+_job_lock = threading.Lock()  # held while a job runs on the helpers
+
+
+def _helpers(count: int) -> list:
+    """At least ``count`` helper threads, made on first use (numbered from slot 1)."""
+    global _pool
+    if _pool is None or len(_pool) < count:
+        with _pool_lock:  # (two threads' first large jobs at once: one pool)
+            pool = list(_pool or ())
+            while len(pool) < count:
+                pool.append(_Helper(len(pool) + 1))
+            _pool = pool
+    return _pool
+
+
 def run(items, work, threads: int, blas: bool = True) -> None:
     """``work(item, slot)`` for each of ``items``, ``slot`` the running thread's number (for
     its own buffers), on ``threads`` threads taking the next item when done with one. BLAS is
-    on one thread meanwhile unless the work calls none (``blas=False``: elementwise loops)."""
-    if threads <= 1 or threading.current_thread().name.startswith("numgrad-work"):
-        # (a job started by a part running on a worker thread: that thread does it alone, as
-        # the pool's threads may all be waiting for parts of the outer job)
+    on one thread meanwhile unless the work calls none (``blas=False``: elementwise loops).
+    Where the helper threads are busy with another job (another thread's, or a job started by a
+    part of the running one), the calling thread does all the items itself."""
+    if threads <= 1 or not _job_lock.acquire(blocking=False):
         for item in items:
             work(item, 0)
         return
-    global _pool
-    if _pool is None:
-        with _pool_lock:  # (two threads' first large jobs at once: one pool)
-            if _pool is None:
-                from concurrent.futures import ThreadPoolExecutor
+    try:
+        helpers = _helpers(threads - 1)[:threads - 1]
+        queue = iter(items)  # (next() on a list's iterator is atomic under the GIL)
 
-                _pool = ThreadPoolExecutor(max(2, get_num_threads()) - 1, "numgrad-work")
-    queue = iter(items)  # (next() on a list's iterator is atomic under the GIL)
+        def drain(slot):
+            for item in queue:
+                work(item, slot)
 
-    def drain(slot):
-        for item in queue:
-            work(item, slot)
-
-    with one_blas_thread(blas):
-        helpers = [_pool.submit(drain, slot) for slot in range(1, threads)]
-        try:
-            drain(0)
-        finally:
+        with one_blas_thread(blas):
             for helper in helpers:
-                helper.result()
+                helper.job = drain
+                helper.go.release()
+            try:
+                drain(0)
+            finally:
+                for helper in helpers:
+                    helper.done.acquire()
+                errors = [helper.error for helper in helpers if helper.error is not None]
+                for helper in helpers:
+                    helper.error = None
+        if errors:  # (a part's error on a helper thread, raised here as eager raises it)
+            raise errors[0]
+    finally:
+        _job_lock.release()
 
 
 def spans(n: int, parts: int) -> list:
@@ -104,9 +150,9 @@ def spans(n: int, parts: int) -> list:
 
 
 def _forget_pool() -> None:
-    global _pool, _pool_lock
+    global _pool, _pool_lock, _job_lock
     _pool = None  # (a forked child has none of its parent's threads)
-    _pool_lock = threading.Lock()
+    _pool_lock, _job_lock = threading.Lock(), threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

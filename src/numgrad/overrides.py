@@ -46,7 +46,7 @@ import warnings
 import numgrad
 
 from . import autograd
-from .tensor import Tensor
+from .tensor import Tensor, _subclass_hooks
 from . import _lazy
 
 __all__ = [
@@ -619,6 +619,9 @@ def _class_defined(cls) -> None:
     except Exception as e:  # noqa: BLE001  (a class statement must not fail for numgrad's sake)
         warnings.warn(f"numgrad could not switch __torch_function__ dispatch on for {cls!r}: "
                       f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
+
+
+_subclass_hooks.append(_class_defined)  # (Tensor calls it for each subclass defined)
 
 
 def _install() -> None:

@@ -31,6 +31,11 @@ _NONLEAF_GRAD_WARNING = (
 )
 _ONLY_FLOAT = "Only Tensors of floating point and complex dtype can require gradients"
 
+# Called with each subclass of Tensor once its class statement has run. overrides.py adds the
+# one that switches ``__torch_function__`` dispatch on for a subclass defined outside numgrad:
+# the layer above registers here, so this module imports nothing above it.
+_subclass_hooks: list = []
+
 
 def _legacy_data(args: tuple, np_dtype) -> np.ndarray:
     """The data of a legacy constructor call (``Tensor(...)``, ``FloatTensor(...)``)."""
@@ -138,7 +143,8 @@ class Tensor(_Methods):
     def __init_subclass__(cls, **kwargs):
         """A subclass defined outside numgrad switches ``__torch_function__`` dispatch on."""
         super().__init_subclass__(**kwargs)
-        _lazy.module("overrides")._class_defined(cls)  # (overrides imports this module)
+        for hook in _subclass_hooks:
+            hook(cls)
 
     def __format__(self, format_spec: str) -> str:
         """``f"{loss:.4f}"``: a 0-d tensor formats as its value, as in PyTorch; any other tensor

@@ -23,7 +23,12 @@ PACKAGE = str(Path(numgrad.__file__).resolve().parent)
 HIGHER = ("compiler", "nn", "optim", "func", "distributions", "distributed", "amp", "utils",
           "linalg", "fft", "special", "signal", "masked", "library", "onnx", "viz", "testing",
           "serialization", "safetensors", "_torch_format", "_dlpack", "_as_torch", "cuda",
-          "backends", "accelerator", "_warmup", "__main__")
+          "backends", "accelerator", "_warmup", "__main__",
+          # the layers just above the core: __torch_function__ (overrides.py registers its hook
+          # for Tensor's subclasses in tensor._subclass_hooks), the factories, random, out=, and
+          # the parts of autograd made of the core (backward/grad, Function, forward AD, checks)
+          "overrides", "creation", "random", "_out", "autograd.entry", "autograd.function",
+          "autograd.forward_ad", "autograd.functional", "autograd.gradcheck", "autograd.variable")
 
 # The modules of numgrad.ops that belong to the core (the others are the op families, a layer above)
 CORE_OPS = ("registry", "_lane")

@@ -102,14 +102,20 @@ def _load_families() -> None:
     FAMILIES, __all__, METHODS = tuple(families), names, methods
 
 
+# PyTorch's error for a write into a tensor whose elements share memory (an expanded view): the
+# engine's, in-place ops' and indexed writes'
+_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
 def check_accumulable(dst) -> None:
     """PyTorch's error if ``dst`` (a ``.grad``'s array) cannot be accumulated into in place: an
     expanded ``.grad`` (set by the user to a broadcast view), whose elements share memory. The
     engine can call it on every destination of a backward pass before writing any."""
     K = kernels_of(dst)
     if not K.is_writeable(dst):
-        from .inplace import _OVERLAP
-
         raise RuntimeError(_OVERLAP)
 
 

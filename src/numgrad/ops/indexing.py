@@ -48,15 +48,12 @@ from ..creation import check_scalar
 from ..kernels.cpu.indexing import check_bounds, check_index
 from . import _jvp, registry
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
+from . import _OVERLAP
 from .registry import _record
 from .. import cuda
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF = "a view of " + _LEAF
-_OVERLAP = (
-    "unsupported operation: more than one element of the written-to tensor refers to a single "
-    "memory location. Please clone() the tensor before performing the operation."
-)
 _NOT_AN_INDEX = (
     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
     "indices (got {})"

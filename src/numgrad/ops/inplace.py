@@ -21,14 +21,11 @@ from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, regi
 from typing import TYPE_CHECKING
 from ..creation import full
 from .indexing import write_view
+from . import _OVERLAP
 
 if TYPE_CHECKING:
     from .._typing import InplaceBinaryOp, Number, UnaryOp
 
-_OVERLAP = (
-    "unsupported operation: more than one element of the written-to tensor refers to a single "
-    "memory location. Please clone() the tensor before performing the operation."
-)
 _PARTIAL_OVERLAP = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
     "a single memory location. Please clone() the tensor before performing the operation."

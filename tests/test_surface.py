@@ -403,6 +403,16 @@ def test_new_creation_methods_take_the_tensors_dtype_as_pytorch(call):
         np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
 
 
+@pytest.mark.parametrize("call", [lambda m: m.full(2, 7), lambda m: m.ones(2).new_full(3, 1.5),
+                                  lambda m: m.full((2, 2.0), 7), lambda m: m.full(2.0, 7)])
+def test_full_and_new_full_refuse_a_bare_or_float_size_as_pytorch(call):
+    with pytest.raises(TypeError) as theirs:
+        call(torch)
+    with pytest.raises(TypeError) as ours:
+        call(numgrad)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_new_tensor_from_a_tensor_copies_and_warns_as_pytorch():
     for m in (numgrad, torch):
         x = m.ones(2, requires_grad=True)

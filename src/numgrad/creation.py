@@ -406,7 +406,23 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         check_scalar(fill_value, np_dtype)
     elif np_dtype.kind == "b" and isinstance(fill_value, numbers.Number):
         fill_value = bool(fill_value)
+    _check_size("full", size)
     return _filled(_shape((size,)), fill_value, np_dtype, requires_grad, device)
+
+
+def _check_size(name: str, size) -> None:
+    """PyTorch's parser for the ``size`` of ``full``/``new_full``, which takes no bare number
+    (``full(2, 7)``) and no float in the sequence."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    for k, n in enumerate(size):
+        if isinstance(n, float):
+            raise TypeError(
+                f"{name}(): argument 'size' (position 1) must be tuple of ints, but found "
+                f"element of type float at pos 0" if k == 0 else  # (PyTorch's two wordings)
+                f"{name}(): argument 'size' failed to unpack the object at pos {k + 1} with "
+                f'error "type must be tuple of ints,but got float"')
 
 
 def check_scalar(value, np_dtype) -> None:
@@ -585,6 +601,7 @@ def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``full`` with this tensor's dtype and device by default (a float value is truncated into
     an integer dtype, as PyTorch does)."""
+    _check_size("new_full", size)
     dtype = to_dtype(dtype or self.dtype)
     if dtype.np.kind in "iu" and isinstance(fill_value, float):
         check_scalar(fill_value, dtype.np)

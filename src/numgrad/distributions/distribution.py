@@ -180,3 +180,16 @@ class Distribution:
             f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
             for p in names)
         return self.__class__.__name__ + "(" + args + ")"
+
+
+class _LocCentred:
+    """A base, before ``Distribution``, for the distributions whose mean and mode are both their
+    ``loc`` (Normal, Laplace, the multivariate normals, von Mises)."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc

@@ -4,26 +4,18 @@ from __future__ import annotations
 import numgrad
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _LocCentred
 from .utils import _batch_shape, _expand_params, broadcast_all
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(_LocCentred, Distribution):
     """Laplace(loc, scale): density exp(-|x - loc| / scale) / (2 scale)."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

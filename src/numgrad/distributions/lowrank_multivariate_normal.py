@@ -6,7 +6,7 @@ import math
 import numgrad
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _LocCentred
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import _size, _standard_normal, lazy_property
 
@@ -36,7 +36,7 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(_LocCentred, Distribution):
     """N(loc, W W^T + diag(D)) with W = ``cov_factor`` (n x m) and D = ``cov_diag``: O(n m²)
     log_prob and sampling."""
 
@@ -90,14 +90,6 @@ class LowRankMultivariateNormal(Distribution):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):

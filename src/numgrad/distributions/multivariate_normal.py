@@ -6,7 +6,7 @@ import math
 import numgrad
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _LocCentred
 from .utils import _size, _standard_normal, lazy_property
 
 __all__ = ["MultivariateNormal"]
@@ -37,7 +37,7 @@ def _precision_to_scale_tril(P):
     return numgrad.linalg.solve_triangular(L_inv, Id, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_LocCentred, Distribution):
     """N(loc, Σ), Σ given as ``covariance_matrix``, ``precision_matrix`` (Σ^-1) or
     ``scale_tril`` (its lower Cholesky factor): exactly one."""
 
@@ -118,14 +118,6 @@ class MultivariateNormal(Distribution):
     def precision_matrix(self):
         return numgrad.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
             self._matrix_shape())
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -8,26 +8,19 @@ import numgrad
 
 from . import constraints
 from .exp_family import ExponentialFamily
+from .distribution import _LocCentred
 from .utils import _batch_shape, _expand_params, _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(_LocCentred, ExponentialFamily):
     """N(loc, scale²), batched over the broadcast shape of ``loc`` and ``scale``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
     _mean_carrier_measure = 0
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

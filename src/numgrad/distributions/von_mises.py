@@ -6,7 +6,7 @@ import math
 import numgrad
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _LocCentred
 from .utils import _is_all_true, _size, broadcast_all, lazy_property
 
 __all__ = ["VonMises"]
@@ -21,7 +21,7 @@ def _log_i1(x):
     return numgrad.special.i1e(x).log() + x
 
 
-class VonMises(Distribution):
+class VonMises(_LocCentred, Distribution):
     """VonMises(loc, concentration): density exp(κ cos(x - loc)) / (2π I0(κ)) on the circle.
     ``mean`` and ``variance`` are the circular ones; draws by Best and Fisher's rejection
     method (1979), in float64."""
@@ -81,14 +81,6 @@ class VonMises(Distribution):
         super(VonMises, new).__init__(batch_shape, _size(), validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):

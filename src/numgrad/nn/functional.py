@@ -132,9 +132,15 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: for a 2-D input with a bias one ``addmm`` (node
-    ``AddmmBackward0``), as PyTorch; else a matrix product, plus the bias."""
+    ``AddmmBackward0``), for a contiguous 3-D one the ``addmm`` of its rows viewed back
+    (``ViewBackward0``), as PyTorch; else a matrix product, plus the bias."""
     if bias is not None and input.dim() == 2 and bias.dim() <= 2:
         return ops.addmm(bias, input, weight.t())
+    if bias is not None and input.dim() == 3 and bias.dim() <= 1 and weight.dim() == 2 and \
+            input.is_contiguous():  # (PyTorch's fused path: addmm of the rows, then a view)
+        rows, cols = input.shape[0] * input.shape[1], input.shape[2]
+        out = ops.addmm(bias, input.view(rows, cols), weight.t())
+        return out.view(input.shape[0], input.shape[1], out.shape[1])
     out = ops.matmul(input, weight.t())
     return out if bias is None else out + bias
 

@@ -137,7 +137,9 @@ class Addmm(Op):
 
     @staticmethod
     def forward(K, c, a, b, *, trans_a, trans_b):
-        return K.binary(K.ADD, K.matmul(a, b, trans_a, trans_b), c)
+        out = K.matmul(a, b, trans_a, trans_b)
+        K.binary_into(K.ADD, out, c)  # (the product is a new array: ``c`` added in place)
+        return out
 
     @staticmethod
     def backward(ctx, grad):

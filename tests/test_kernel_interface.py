@@ -35,6 +35,12 @@ def test_the_kernel_module_implements_the_protocol(module):
     assert len(members) >= 40
     for name, declared in members.items():
         implemented = getattr(module, name)
+        lazy = getattr(module, "_LAZY_FUNCTIONS", {}).get(name)
+        if getattr(implemented, "_lowp", False) and lazy and not hasattr(implemented,
+                                                                           "__wrapped__"):
+            # (the narrow-dtype wrapper of a kernel whose module loads at its first call: the
+            # kernel itself, read from its module without binding it on the package)
+            implemented = getattr(importlib.import_module(f"{module.__name__}.{lazy}"), name)
         want = [p for p in inspect.signature(declared).parameters.values() if p.name != "self"]
         got = list(inspect.signature(implemented).parameters.values())
         assert [(p.name, p.default) for p in got] == [(p.name, p.default) for p in want], name

@@ -131,6 +131,10 @@ PROGRAMS = [
     Program("optim_schedules.py"),
     # written for numgrad (issue 31) with saved-tensor hooks, node hooks and checkpointing
     Program("checkpoint_hooks.py"),
+    # written for numgrad (issue 31): setup lines, Tensor methods, NumPy keywords, range indexing
+    # and printing; EmbeddingBag, DataParallel, GradScaler, grid_sample and the parameter vector
+    Program("habits_softmax.py"),
+    Program("bags_and_grids.py"),
 ]
 
 

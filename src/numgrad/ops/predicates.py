@@ -48,6 +48,10 @@ from .registry import Op, Sample, apply, apply_parts, kernels_for, register
 from .._dtype import get_default_dtype
 from ._promote import binary_operands
 from .reduction import _given, _inf_where_zero
+from .inplace import _write
+from .elementwise import where
+from ..creation import tensor
+from .gather import _scatter_into_zeros
 
 _BOOL = np.bool_
 
@@ -233,12 +237,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
                         "elements and test_elements must be a Tensor")
     like = elements if isinstance(elements, Tensor) else test_elements
     if not isinstance(elements, Tensor):
-        from ..creation import tensor
-
         elements = tensor(elements, device=like.device)
     if not isinstance(test_elements, Tensor):
-        from ..creation import tensor
-
         test_elements = tensor([test_elements], device=like.device)
     shape = tuple(elements.shape)
     # every element against every test element: (n, 1) against (m,), in their common dtype
@@ -269,8 +269,6 @@ class NanToNum(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        from .elementwise import where
-
         (a,) = ctx.saved_tensors
         return (where(isfinite(a), grad, 0.0),)
 
@@ -289,8 +287,6 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
 
 def nan_to_num_(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """``nan_to_num`` in place (recorded as PyTorch's, ``NanToNumBackward0``)."""
-    from .inplace import _write
-
     return _write(_tensor(input, "nan_to_num_"), nan_to_num, nan, posinf, neginf)
 
 
@@ -314,8 +310,6 @@ class Nansum(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        from .elementwise import where
-
         (a,) = ctx.saved_tensors
         return (where(isnan(a), 0.0, _grad_to_input(grad, ctx)),)
 
@@ -415,7 +409,6 @@ class _MedianDimOp(Op):
         shape = ctx.input_shapes[0]
         if not shape:
             return (grad,)
-        from .gather import _scatter_into_zeros
 
         dim = ctx.params["dim"]
         if not ctx.params["keepdim"]:
@@ -729,8 +722,6 @@ def _p_norm_forward(K, d, p: float, dims: tuple, keepdim: bool):
 def _p_norm_backward(diff: Tensor, norm: Tensor, grad: Tensor, p: float, dims: tuple) -> Tensor:
     """PyTorch's norm_backward: the gradient of ``||diff||_p`` (``norm`` and ``grad`` with the
     reduced dimensions kept), 0 where the norm is 0."""
-    from .elementwise import where
-
     if p == 0:
         return diff * 0.0
     if p == 1:
@@ -840,8 +831,6 @@ class EuclideanDist(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        from .elementwise import where
-
         a, b, out = ctx.saved_tensors
         ratio = where(out == 0, 0.0, grad / out)
         need_a, need_b = ctx.needs_input_grad

@@ -14,6 +14,7 @@ from . import _jvp
 from .registry import Op, Sample, apply, apply_parts, kernels_for, register
 from .._dtype import dtype as _dtype_class
 from .._dtype import torch_name
+from .index_views import tensor_split
 
 
 def _infer_shape(shape, numel: int) -> tuple:
@@ -737,8 +738,6 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 def _directional_split(name: str, dim_of):
     def fn(input: Tensor, indices_or_sections) -> tuple:
-        from .index_views import tensor_split
-
         nd = input._data.ndim
         d = dim_of(nd)
         need = {"hsplit": 1, "vsplit": 2, "dsplit": 3}[name]

@@ -635,3 +635,28 @@ def test_numpy_names_still_work_once_a_tensor_like_has_been_met():
     assert numgrad.tensor(x).sum(axis=1).shape == (3,)
     with pytest.raises(TypeError):
         numgrad.tensor(x).sum(axis=0, dim=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex64"])
+def test_sum_over_every_dim_but_one_middle_one_matches_torch(dtype):
+    # (N, C, H, W) summed over (0, 2, 3), a bias's gradient: read in place, channels shared
+    # among the worker threads above PARALLEL_THRESHOLD elements (the second shape)
+    from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
+
+    rng = np.random.default_rng(7)
+    for shape, dims, keepdim in (((3, 4, 2, 5), (0, 2, 3), False), ((2, 5, 3), (0, 2), True),
+                                 ((8, 16, 64, PARALLEL_THRESHOLD // 4096), (0, 2, 3), False)):
+        data = rng.standard_normal(shape) * 4
+        if dtype.startswith("complex"):
+            data = data + 1j * rng.standard_normal(shape)
+        data = data.astype(dtype)
+        data.reshape(-1)[:2] = (np.inf, np.nan) if dtype.startswith("float") else data.reshape(-1)[:2]
+        ours = numgrad.tensor(data).sum(dims, keepdim=keepdim)
+        theirs = torch.tensor(data).sum(dims, keepdim=keepdim)
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-4)
+    # a non-contiguous input takes the general path: the same sums
+    x = numgrad.tensor(rng.standard_normal((4, 3, 5)).astype(dtype)).transpose(0, 2)
+    np.testing.assert_allclose(x.sum((0, 2)).numpy(),
+                               torch.tensor(x.numpy()).sum((0, 2)).numpy(), rtol=1e-6)

@@ -13,6 +13,7 @@ from .._dtype import bool_ as _bool
 from ..creation import empty_like as _empty_like
 from ..creation import zeros_like as _zeros_like
 from ..ops import loss as _loss
+from ..ops.loss import _legacy_reduction  # (nn.functional._legacy_reduction, as before)
 from ..autograd.graph import keep_given as _keep_given
 from ..tensor import Tensor
 from ..ops import activation as _act
@@ -84,18 +85,6 @@ __all__ += ["unfold", "fold"]
 __all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
             "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "pad"]
-
-
-def _legacy_reduction(size_average, reduce, stacklevel: int = 3) -> str:
-    """The ``reduction`` meant by the deprecated ``size_average``/``reduce`` pair, with PyTorch's
-    warning."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-    warnings.warn(
-        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
-        "instead.", UserWarning, stacklevel=stacklevel)
-    return reduction
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

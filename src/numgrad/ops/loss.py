@@ -650,10 +650,20 @@ def binary_cross_entropy_backward(grad_output: Tensor, self: Tensor, target: Ten
 
 
 # ------------------------------------------------------------------ the functional forms
+def _legacy_reduction(size_average, reduce, stacklevel: int = 3) -> str:
+    """The ``reduction`` meant by the deprecated ``size_average``/``reduce`` pair, with PyTorch's
+    warning."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+        "instead.", UserWarning, stacklevel=stacklevel)
+    return reduction
+
+
 def _reduction_of(size_average, reduce, reduction: str) -> str:
     if size_average is not None or reduce is not None:
-        from ..nn.functional import _legacy_reduction
-
         return _legacy_reduction(size_average, reduce, stacklevel=4)
     return reduction
 

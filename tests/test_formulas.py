@@ -166,7 +166,8 @@ _FORMULA_OPS = ("exp", "log", "tanh", "sign", "floor", "asin", "rad2deg", "erf",
                 # (of several formulas, or of one chosen by a parameter: made from a term)
                 "clamp", "clamp_min", "clamp_max", "clamp_tensor", "hardtanh", "hardtanh_backward",
                 "div_mode", "round_decimals", "where", "leaky_relu_backward", "elu_backward",
-                "softplus_backward", "fmod_scalar", "remainder_scalar", "rsub_tensor")
+                "softplus_backward", "fmod_scalar", "remainder_scalar", "rsub_tensor", "lerp",
+                "lerp_tensor", "softshrink", "hardshrink", "prelu")
 
 
 def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_the_table():
@@ -175,7 +176,7 @@ def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_t
 
     made = [op for op in _formula.MADE if REGISTRY.get(op.name) is op]
     assert {op.name for op in made} >= set(_FORMULA_OPS)
-    assert len(made) == 139  # (the formula ops converted so far: issue 36)
+    assert len(made) == 144  # (the formula ops converted so far: issue 36)
     for op in made:
         assert op.__qualname__ == op.__name__ and op.__module__.startswith("numgrad.ops.")
         assert op.codes or op.name == "where"  # (where selects: no formula)
@@ -241,6 +242,11 @@ def test_an_op_of_several_formulas_runs_the_calls_its_term_writes():
     assert calls("hardtanh_backward", "g", "x", lo=-0.5, hi=1.0) == [
         ("GT", "x", -0.5), ("LT", "x", 1.0), ("where", "LT(x)", "g", 0.0),
         ("where", "GT(x)", "where", 0.0)]
+    # a call the term uses twice (lerp's ``end - input``) is computed once
+    assert calls("lerp", "a", "b", weight=0.75) == [("SUB", "b", "a"), ("MUL", "SUB(b)", 0.25),
+                                                    ("SUB", "b", "MUL(SUB(b))")]
+    assert [c[0] for c in calls("lerp_tensor", "a", "b", "w")] == [
+        "SUB", "ABS", "LT", "MUL", "ADD", "RSUB", "MUL", "SUB", "where"]
     source = REGISTRY["div_mode"].forward_source
     assert "K.DIV_TRUNC" in source and "K.DIV_FLOOR" in source
 

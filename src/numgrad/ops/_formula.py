@@ -173,9 +173,10 @@ class _Writer:
 
     def __init__(self, term: Term):
         seen: set = set()
-        self.shared = set()  # the numbers (not optional) the term uses more than once
+        # the numbers (not optional) and the calls the term uses more than once: made once
+        self.shared = set()
         for t in _walk(term):
-            if isinstance(t, _Number) and not t.optional:
+            if isinstance(t, _Call) or isinstance(t, _Number) and not t.optional:
                 (self.shared if t in seen else seen).add(t)
         self.made: dict = {}
         self.lines: list = []
@@ -223,28 +224,43 @@ class _Writer:
             return f"a{term.index}"
         if isinstance(term, _Number):
             return self.number(term, like, indent)
-        if isinstance(term, _Call):
-            first = self.write(term.operands[0], indent)
-            if len(term.operands) == 1:
-                return f"K.unary(K.{term.code}, {first})"
-            other = term.operands[1]
-            second = self.write(other, indent, like=term.operands[0])
-            bools = ", _bool" if formulas.family(formulas.OP_CODES[term.code]) is \
-                formulas.Compare else ""
-            if not (isinstance(other, (_Arg, _Number)) and other.optional):
-                return f"K.binary(K.{term.code}, {first}, {second}{bools})"
-            # (an operand the caller left out, None: the formula is skipped)
-            t = self.temp()
-            given = second if isinstance(other, _Arg) else self.param(other.value)
-            self.lines += [f"{indent}{t} = {first}", f"{indent}if {given} is not None:",
-                           f"{indent}    {t} = K.binary(K.{term.code}, {t}, {second}{bools})"]
-            return t
         if isinstance(term, _Select):
-            c, x, y = term.operands
-            cond = self.write(c, indent)
-            xs = self.write(x, indent, like=y)
-            ys = self.write(y, indent, like=x)
-            return f"K.where({cond}, {xs}, {ys})"
+            return self.select(term, indent)
+        if isinstance(term, _By):
+            return self.by(term, indent)
+        if term not in self.shared:
+            return self.call(term, indent)
+        if term not in self.made:  # (a call the term uses twice: computed once, first use)
+            value = self.call(term, indent)
+            self.made[term] = t = self.temp()
+            self.lines.append(f"{indent}{t} = {value}")
+        return self.made[term]
+
+    def call(self, term: _Call, indent: str) -> str:
+        first = self.write(term.operands[0], indent)
+        if len(term.operands) == 1:
+            return f"K.unary(K.{term.code}, {first})"
+        other = term.operands[1]
+        second = self.write(other, indent, like=term.operands[0])
+        bools = ", _bool" if formulas.family(formulas.OP_CODES[term.code]) is \
+            formulas.Compare else ""
+        if not (isinstance(other, (_Arg, _Number)) and other.optional):
+            return f"K.binary(K.{term.code}, {first}, {second}{bools})"
+        # (an operand the caller left out, None: the formula is skipped)
+        t = self.temp()
+        given = second if isinstance(other, _Arg) else self.param(other.value)
+        self.lines += [f"{indent}{t} = {first}", f"{indent}if {given} is not None:",
+                       f"{indent}    {t} = K.binary(K.{term.code}, {t}, {second}{bools})"]
+        return t
+
+    def select(self, term: _Select, indent: str) -> str:
+        c, x, y = term.operands
+        cond = self.write(c, indent)
+        xs = self.write(x, indent, like=y)
+        ys = self.write(y, indent, like=x)
+        return f"K.where({cond}, {xs}, {ys})"
+
+    def by(self, term: _By, indent: str) -> str:
         t = self.temp()
         key = self.param(term.key) if isinstance(term.key, str) else self.function(term.key)
         cases = list(term.cases.items())

@@ -16,6 +16,8 @@ from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
+from ._formula import FormulaOp, arg, call, formula_op, number, select
+from ._formula import make as make_formula_op
 
 _one = ((3, 4),)
 
@@ -35,12 +37,10 @@ def _where(cond: Tensor, a, b) -> Tensor:
 
 
 # ------------------------------------------------------------------ elementwise with a parameter
-class _Masked(Op):
+class _Masked(FormulaOp):
     """An elementwise op whose gradient is ``grad`` where ``passes(x)`` (a bool tensor), else 0
     (PyTorch's backward kernels' conditions, NaN included)."""
 
-    jvp = _jvp.elementwise
-    on_cuda = True
     save_inputs = (0,)
 
     @classmethod
@@ -50,10 +50,15 @@ class _Masked(Op):
 
 
 @register
-class Threshold(_Masked):
-    """``x`` where ``x > threshold``, else ``value`` (NaN kept)."""
+class Threshold(Op):
+    """``x`` where ``x > threshold``, else ``value`` (NaN kept). (Written by hand, not from a
+    term: its ``value`` is filled with ``K.full``, whose cast of a value out of an integer
+    dtype's range a term's number does not repeat.)"""
 
     name, node = "threshold", "ThresholdBackward0"
+    jvp = _jvp.elementwise
+    on_cuda = True
+    save_inputs = (0,)
     samples = (
         Sample(lambda m, a: _F(m).threshold(a, 0.1, 20.0), _one),
         Sample(lambda m, a: _F(m).threshold(a.t(), -0.5, 0.0), ((4, 3),)),
@@ -82,50 +87,27 @@ class ThresholdInplace(Threshold):
     samples = (Sample(lambda m, a: _F(m).threshold(a * 1, 0.1, -1.0, inplace=True), _one),)
 
 
-@register
-class Softshrink(_Masked):
-    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (NaN kept)."""
-
-    name, node = "softshrink", "SoftshrinkBackward0"
-    samples = (
-        Sample(lambda m, a: _F(m).softshrink(a), _one),
-        Sample(lambda m, a: _F(m).softshrink(a, 1.2), ((2, 3, 2),)),
-    )
-
-    @staticmethod
-    def forward(K, a, *, lambd):
-        lam = _param(a, lambd)
-        upper = K.binary(K.GT, a, lam, np.bool_)
-        lower = K.binary(K.LT, a, _param(a, -lambd), np.bool_)
-        inside = K.binary(K.MUL, a, _param(a, 0))  # (0, NaN kept)
-        return K.where(upper, K.binary(K.SUB, a, lam),
-                       K.where(lower, K.binary(K.ADD, a, lam), inside))
-
-    @staticmethod
-    def passes(x, p):  # (NaN: 0, as PyTorch's vectorised kernel)
-        return x.abs() > p["lambd"]
-
-
-@register
-class Hardshrink(_Masked):
-    """``x`` where ``|x| > lambd``, else 0 (NaN kept)."""
-
-    name, node = "hardshrink", "HardshrinkBackward0"
-    samples = (
-        Sample(lambda m, a: _F(m).hardshrink(a), _one),
-        # (PyTorch's backward passes a NaN's gradient in its scalar loop, under 8 (float64) or
-        # 16 (float32) elements, and gives 0 in its vectorised one, which numgrad follows)
-        Sample(lambda m, a: _F(m).hardshrink(a, 1.0), ((2, 8),)),
-    )
-
-    @staticmethod
-    def forward(K, a, *, lambd):
-        inside = K.binary(K.LE, K.unary(K.ABS, a), _param(a, lambd), np.bool_)
-        return K.where(inside, K.full((), 0, a.dtype), a)
-
-    @staticmethod
-    def passes(x, p):
-        return x.abs() > p["lambd"]
+_LAMBD = number("lambd")  # (made once)
+Softshrink = make_formula_op(
+    "softshrink", "SoftshrinkBackward0", base=_Masked, term=select(
+        call("GT", arg(0), _LAMBD), call("SUB", arg(0), _LAMBD),
+        select(call("LT", arg(0), number(lambda lambd: -lambd)), call("ADD", arg(0), _LAMBD),
+               call("MUL", arg(0), number(0)))),  # (inside: 0, NaN kept)
+    samples=(Sample(lambda m, a: _F(m).softshrink(a), _one),
+             Sample(lambda m, a: _F(m).softshrink(a, 1.2), ((2, 3, 2),))),
+    # (NaN: 0, as PyTorch's vectorised kernel)
+    passes=staticmethod(lambda x, p: x.abs() > p["lambd"]),
+    cls_name="Softshrink", module=__name__,
+    doc="``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (NaN kept).")
+Hardshrink = make_formula_op(
+    "hardshrink", "HardshrinkBackward0", base=_Masked,
+    term=select(call("LE", call("ABS", arg(0)), number("lambd")), number(0), arg(0)),
+    samples=(Sample(lambda m, a: _F(m).hardshrink(a), _one),
+             # (PyTorch's backward passes a NaN's gradient in its scalar loop, under 8 (float64)
+             # or 16 (float32) elements, and gives 0 in its vectorised one, which numgrad follows)
+             Sample(lambda m, a: _F(m).hardshrink(a, 1.0), ((2, 8),))),
+    passes=staticmethod(lambda x, p: x.abs() > p["lambd"]),
+    cls_name="Hardshrink", module=__name__, doc="``x`` where ``|x| > lambd``, else 0 (NaN kept).")
 
 
 @register
@@ -168,34 +150,21 @@ class RreluWithNoiseInplace(RreluWithNoise):
 
 
 # ------------------------------------------------------------------ prelu and glu
-@register
-class Prelu(Op):
-    """``x`` where ``x > 0``, else ``weight * x``; ``weight`` comes shaped to broadcast (one
-    value, or one per channel of dimension 1)."""
-
-    name, node = "prelu", "PreluKernelBackward0"
-    jvp = _jvp.prelu
-    on_cuda = True
-    save_inputs = (0, 1)
-    samples = (
-        Sample(lambda m, x, w: _F(m).prelu(x, w), ((2, 3, 4), (3,))),
-        Sample(lambda m, x, w: _F(m).prelu(x, w), ((3, 4), (1,))),
-        Sample(lambda m, x, w: _F(m).prelu(x, w), ((5,), (1,))),
-    )
-
-    @staticmethod
-    def forward(K, x, w):
-        pos = K.binary(K.GT, x, _param(x, 0), np.bool_)
-        return K.where(pos, x, K.binary(K.MUL, x, w))
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, w = ctx.saved_tensors
-        need_x, need_w = ctx.needs_input_grad
-        pos = x.detach() > 0
-        grad_x = _where(pos, grad, grad * w) if need_x else None
-        grad_w = _where(pos, 0.0, grad * x) if need_w else None  # (summed to w's shape)
-        return grad_x, grad_w
+@formula_op("prelu", "PreluKernelBackward0", arity=2, term=select(
+    call("GT", arg(0), number(0)), arg(0), call("MUL", arg(0), arg(1))),
+    jvp=_jvp.prelu, save_inputs=(0, 1),
+    samples=(Sample(lambda m, x, w: _F(m).prelu(x, w), ((2, 3, 4), (3,))),
+             Sample(lambda m, x, w: _F(m).prelu(x, w), ((3, 4), (1,))),
+             Sample(lambda m, x, w: _F(m).prelu(x, w), ((5,), (1,)))),
+    doc="""``x`` where ``x > 0``, else ``weight * x``; ``weight`` comes shaped to broadcast (one
+    value, or one per channel of dimension 1).""")
+def Prelu(ctx, grad):
+    x, w = ctx.saved_tensors
+    need_x, need_w = ctx.needs_input_grad
+    pos = x.detach() > 0
+    grad_x = _where(pos, grad, grad * w) if need_x else None
+    grad_w = _where(pos, 0.0, grad * x) if need_w else None  # (summed to w's shape)
+    return grad_x, grad_w
 
 
 @register

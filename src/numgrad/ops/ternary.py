@@ -16,7 +16,7 @@ from .loss import _type_name
 from . import _jvp
 from .registry import Op, Sample, apply, register
 from ._common import _broadcast, _two
-from ._formula import arg, call, formula_op
+from ._formula import arg, by, call, formula_op, number, select
 
 
 # ------------------------------------------------------------------ clamp with tensor bounds
@@ -85,55 +85,37 @@ def clamp_tensor(input: Tensor, min=None, max=None) -> Tensor:
 
 
 # ------------------------------------------------------------------ lerp
-@register
-class Lerp(Op):
-    """``input + weight * (end - input)`` with a number ``weight`` (PyTorch's two formulas: from
-    ``end`` where ``|weight| >= 0.5``)."""
-
-    name, node = "lerp", "LerpBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    samples = (Sample(lambda m, a, b: m.lerp(a, b, 0.3), _two),
-               Sample(lambda m, a, b: a.lerp(b, 0.75), _broadcast))
-
-    @staticmethod
-    def forward(K, a, b, *, weight):
-        diff = K.binary(K.SUB, b, a)
-        if abs(weight) < 0.5:
-            return K.binary(K.ADD, a, K.binary(K.MUL, diff, np.asarray(weight, a.dtype)))
-        return K.binary(K.SUB, b, K.binary(K.MUL, diff, np.asarray(1 - weight, a.dtype)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        w = ctx.params["weight"]
-        need_a, need_b = ctx.needs_input_grad
-        return (grad * (1 - w) if need_a else None), (grad * w if need_b else None)
+# (PyTorch's two formulas: from ``input`` where ``|weight| < 0.5``, else from ``end``; the
+# difference ``end - input`` is computed once)
+_DIFF = call("SUB", arg(1), arg(0))
 
 
-@register
-class LerpTensor(Op):
-    name, node = "lerp_tensor", "LerpBackward1"
-    jvp = _jvp.lerp
-    on_cuda = True
-    save_inputs = (0, 1, 2)
-    samples = (Sample(lambda m, a, b, w: m.lerp(a, b, w), ((3, 4), (3, 4), (4,)), low=-0.5,
-                      high=1.5),)
+@formula_op("lerp", "LerpBackward0", arity=2, term=by(lambda weight: abs(weight) < 0.5, {
+    True: call("ADD", arg(0), call("MUL", _DIFF, number("weight"))),
+    False: call("SUB", arg(1), call("MUL", _DIFF, number(lambda weight: 1 - weight)))}),
+    samples=(Sample(lambda m, a, b: m.lerp(a, b, 0.3), _two),
+             Sample(lambda m, a, b: a.lerp(b, 0.75), _broadcast)),
+    doc="""``input + weight * (end - input)`` with a number ``weight`` (PyTorch's two formulas:
+    from ``end`` where ``|weight| >= 0.5``).""")
+def Lerp(ctx, grad):
+    w = ctx.params["weight"]
+    need_a, need_b = ctx.needs_input_grad
+    return (grad * (1 - w) if need_a else None), (grad * w if need_b else None)
 
-    @staticmethod
-    def forward(K, a, b, w):
-        diff = K.binary(K.SUB, b, a)
-        near = K.binary(K.ADD, a, K.binary(K.MUL, w, diff))
-        one = np.asarray(1, w.dtype)
-        far = K.binary(K.SUB, b, K.binary(K.MUL, diff, K.binary(K.RSUB, w, one)))
-        small = K.binary(K.LT, K.unary(K.ABS, w), np.asarray(0.5, w.dtype), np.bool_)
-        return K.where(small, near, far)
 
-    @staticmethod
-    def backward(ctx, grad):
-        a, b, w = ctx.saved_tensors
-        need_a, need_b, need_w = ctx.needs_input_grad
-        return ((grad * (1 - w) if need_a else None), (grad * w if need_b else None),
-                (grad * (b - a) if need_w else None))
+@formula_op("lerp_tensor", "LerpBackward1", arity=3, term=select(
+    call("LT", call("ABS", arg(2)), number(0.5)),
+    call("ADD", arg(0), call("MUL", arg(2), _DIFF)),
+    call("SUB", arg(1), call("MUL", _DIFF, call("RSUB", arg(2), number(1))))),
+    jvp=_jvp.lerp, save_inputs=(0, 1, 2),
+    samples=(Sample(lambda m, a, b, w: m.lerp(a, b, w), ((3, 4), (3, 4), (4,)), low=-0.5,
+                    high=1.5),),
+    doc="``input + weight * (end - input)`` with a tensor ``weight`` (all three broadcast).")
+def LerpTensor(ctx, grad):
+    a, b, w = ctx.saved_tensors
+    need_a, need_b, need_w = ctx.needs_input_grad
+    return ((grad * (1 - w) if need_a else None), (grad * w if need_b else None),
+            (grad * (b - a) if need_w else None))
 
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _dtype
 from . import grad_mode
 from . import node as _node
 from .node import _FREED, OpNode, Packed, SavedTensor, packed
@@ -769,8 +770,7 @@ class RawSavedTensor:
 def _wrapped_number(value):
     """A Python number an op saved, as PyTorch shows it: a 0-d tensor of the number's default
     wide dtype (a wrapped number)."""
-    from .. import _dtype
-    from ..creation import tensor
+    from ..creation import tensor  # (creation imports tensor.py, which imports this module)
 
     if isinstance(value, bool):
         return tensor(value)

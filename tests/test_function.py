@@ -270,11 +270,12 @@ def test_several_outputs_structure_grad_and_hooks():
     calls = []
     x = _leaf(ng, [1.0, -2.0])
     double, square, _ = make_split(ng, calls).apply(x)
-    # each output's grad_fn hands its gradient to the Function's node, as that node's output i
-    owner_0, nr_0 = double.grad_fn.next_functions[0]
-    owner_1, nr_1 = square.grad_fn.next_functions[0]
-    assert owner_0 is owner_1 and (nr_0, nr_1) == (0, 1)
-    assert owner_0.name() == "SplitBackward" and owner_0.next_functions[0][0].variable is x
+    # the outputs are outputs 0, 1, 2 of the Function's one node, as PyTorch's
+    owner = double.grad_fn
+    assert square.grad_fn is owner and (double.output_nr, square.output_nr) == (0, 1)
+    assert (double * 1).grad_fn.next_functions[0] == (owner, 0)
+    assert (square * 1).grad_fn.next_functions[0] == (owner, 1)
+    assert owner.name() == "SplitBackward" and owner.next_functions[0][0].variable is x
     seen = []
     handle = square.register_hook(lambda g: seen.append(_np(g).tolist()) or g * 10)
     (gx,) = ng.autograd.grad((double * 2).sum() + square.sum(), x, retain_graph=True)

@@ -1,8 +1,9 @@
-"""One node for all the results of split/chunk/unsafe_split/split_with_sizes and std_mean/var_mean,
-as PyTorch 2.13 records it (issue 31): the results share their ``grad_fn``, each has its
-``output_nr``, the nodes that use them hold ``(node, output_nr)`` edges, and the engine hands the
-node the gradients of all its outputs at once (zeros where one received none). Compared with
-torch on the same graphs: structure, gradients, hooks, ``autograd.grad``, and a compiled step."""
+"""One node for all the results of split/chunk/unsafe_split/split_with_sizes, std_mean/var_mean and
+a custom Function that returns several tensors, as PyTorch 2.13 records it (issue 31): the results
+share their ``grad_fn``, each has its ``output_nr``, the nodes that use them hold ``(node,
+output_nr)`` edges, and the engine hands the node the gradients of all its outputs at once (zeros
+where one received none). Compared with torch on the same graphs: structure, gradients, hooks,
+``autograd.grad``, and a compiled step."""
 import numpy as np
 import pytest
 import torch
@@ -21,7 +22,21 @@ MAKERS = {
     "unsafe_split_with_sizes": lambda m, x: m.unsafe_split_with_sizes(x, [2, 2], 0),
     "std_mean": lambda m, x: m.std_mean(x, 1),
     "var_mean": lambda m, x: m.var_mean(x, (0, 1), correction=0, keepdim=True),
+    "function_two_outputs": lambda m, x: _two_outputs(m).apply(x),
 }
+
+
+def _two_outputs(m):
+    """A custom Function returning two tensors: outputs 0 and 1 of its node."""
+    class Two(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x.exp()
+
+        @staticmethod
+        def backward(ctx, a, b):
+            return a * 2 + b
+    return Two
 
 
 def _structure(m, make):

@@ -9,10 +9,9 @@ Everything that could fail is checked before any ``.grad`` changes: the writes t
 applied together at the end, under one lock, so an error leaves nothing half-updated and threads
 running backward into one shared leaf lose nothing.
 
-A node with several outputs is reached through edges ``(node, output_nr)``: directly from the
-nodes that use its results where it is a registered op's (split's parts, std_mean's pair:
-``registry.apply_parts``, as PyTorch's), through one single-output node per output for a custom
-``Function`` returning a tuple. The engine gathers the gradients into one list per such node (None
+A node with several outputs (split's parts, std_mean's pair: ``registry.apply_parts``; a custom
+``Function`` returning several tensors) is reached through edges ``(node, output_nr)`` from the
+nodes that use its results, as PyTorch's. The engine gathers the gradients into one list per such node (None
 for an output that received none), so its backward runs once, with all of them; a tensor's hooks
 and ``retain_grad`` on one of those outputs act on its own entry of that list.
 

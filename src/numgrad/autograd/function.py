@@ -112,7 +112,10 @@ class BackwardCFunction(FunctionCtx, OpNode):
         return tuple(RawSavedTensor(self, k) for k in range(len(self._saved)))
 
     def _output_node(self, index):
-        """The ``grad_fn`` of output ``index`` (this node, unless there are several outputs)."""
+        """This node, or where it has several outputs a node that hands output ``index``'s
+        gradient to it: the ``grad_fn`` of a saved output unpacked, and of a view that
+        ``forward`` modified in place (the outputs themselves have this node, with their
+        ``output_nr``)."""
         if self._num_outputs == 1 or index is None:
             return self
         ref = self._output_refs[index]
@@ -166,8 +169,8 @@ class BackwardCFunction(FunctionCtx, OpNode):
 
 
 class FunctionOutput(Node):
-    """The ``grad_fn`` of one output of a Function that returned several: it hands the output's
-    gradient to the Function's node, as that node's output ``index``."""
+    """A node that hands a gradient to a node of several outputs as its output ``index`` (the
+    ``grad_fn`` of a Function's saved output unpacked, or of a view modified in place)."""
 
     __slots__ = ()
 
@@ -396,9 +399,11 @@ def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
         meta.append((out._data.shape, out._data.dtype))
         if differentiable and id(out) in dirty and out._base is not None:
             _rebase_view(out, ctx._output_node(k))
-        elif differentiable:
+        elif differentiable:  # (one of several outputs: output k of this one node, as PyTorch)
             out._requires_grad = True
-            out.grad_fn = ctx._output_node(k)
+            out.grad_fn = ctx
+            if ctx._num_outputs != 1:
+                out._output_nr = k
         elif id(out) in dirty:
             out.grad_fn = None
     ctx._output_meta = tuple(meta)

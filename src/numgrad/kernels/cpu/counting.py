@@ -9,31 +9,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..lines import search_one
+
 
 @njit(cache=True)
 def _search_k(bounds, values, sorter, use_sorter, m, per_line, right, out):
-    """For each value, the position in its line of ``bounds`` (lines of ``m``; one line for all
-    values when ``per_line`` is 0, else line ``j // per_line`` for value ``j``), read through
-    ``sorter`` with ``use_sorter``: the first position whose bound is ``>= value`` (``right``:
-    ``> value``), PyTorch's lower and upper bounds (a NaN value goes last)."""
+    """For each value, its position in its line of ``bounds`` (``lines.search_one``)."""
     for j in range(values.size):
-        line = 0 if per_line == 0 else j // per_line
-        first = line * m
-        v = values[j]
-        start = 0
-        end = m
-        while start < end:
-            mid = start + ((end - start) >> 1)
-            b = bounds[first + sorter[first + mid]] if use_sorter else bounds[first + mid]
-            if right:
-                go_right = not (b > v)
-            else:
-                go_right = not (b >= v)
-            if go_right:
-                start = mid + 1
-            else:
-                end = mid
-        out[j] = start
+        search_one(bounds, values, sorter, use_sorter, m, per_line, right, out, j)
 
 
 @njit(cache=True)

@@ -14,41 +14,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..lines import mode_row
+
 from .sorting import sort_dim
 
 
 @njit(cache=True)
-def _same(a, b):
-    """Equality with NaN equal to NaN."""
-    return a == b or (a != a and b != b)  # noqa: PLR0124 (a NaN test that works for ints)
-
-
-@njit(cache=True)
 def _mode_rows_k(s, x, rows, n, values, indices):
-    """For each row of ``n`` (``s``: the rows of ``x`` sorted ascending), the longest run of
-    equal values (the first, so the smallest, among equally long ones) into ``values``, and the
-    last index of that value in ``x``'s row into ``indices``."""
+    """``lines.mode_row`` on each of ``rows`` rows of ``n`` (``s``: the rows of ``x`` sorted
+    ascending)."""
     for r in range(rows):
-        base = r * n
-        best = s[base]
-        best_count = 0
-        count = 0
-        for i in range(n):
-            v = s[base + i]
-            if i == 0 or not _same(v, s[base + i - 1]):
-                count = 1
-            else:
-                count += 1
-            if count > best_count:
-                best_count = count
-                best = v
-        index = 0
-        for j in range(n - 1, -1, -1):
-            if _same(x[base + j], best):
-                index = j
-                break
-        values[r] = best
-        indices[r] = index
+        mode_row(s, x, r * n, n, values, indices, r)
 
 
 def order_dim(x: np.ndarray, dim: int) -> tuple:

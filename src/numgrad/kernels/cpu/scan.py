@@ -14,105 +14,40 @@ import math
 import numpy as np
 from numba import njit
 
+from ..lines import cum_extreme_line, cumprod_grad_line, logcumsumexp_line, scan_line
+
 
 @njit(cache=True)
 def _scan_k(x, out, outer, n, inner, mul, reverse, acc0):
     """``out`` = the running sum (``mul``: product) of ``x`` along the middle axis of
-    ``(outer, n, inner)``, from the end with ``reverse``; ``acc0`` (0 or 1, of the accumulation
-    type) starts each line."""
+    ``(outer, n, inner)`` (``lines.scan_line`` on each line)."""
     for o in range(outer):
         for i in range(inner):
-            base = o * n * inner + i
-            acc = acc0
-            for k in range(n):
-                j = n - 1 - k if reverse else k
-                p = base + j * inner
-                if mul:
-                    acc = acc * x[p]
-                else:
-                    acc = acc + x[p]
-                out[p] = acc
+            scan_line(x, out, o * n * inner + i, n, inner, mul, reverse, acc0)
 
 
 @njit(cache=True)
 def _cumprod_grad_k(x, out, g, res, outer, n, inner):
-    """The gradient of ``out = cumprod(x)`` along the middle axis, exact where ``x`` has zeros
-    (PyTorch's formula): before a line's first zero ``z``, ``sum_{j>=i, j<z} g[j] out[j] / x[i]``;
-    at ``z``, ``out[z-1] * sum_{z<=j<z2} g[j] prod_{z<l<=j} x[l]`` (``z2`` the next zero); after
-    it, 0."""
+    """The gradient of ``out = cumprod(x)`` along the middle axis (``lines.cumprod_grad_line``)."""
     for o in range(outer):
         for i in range(inner):
-            base = o * n * inner + i
-            z = n
-            for k in range(n):
-                if x[base + k * inner] == 0:
-                    z = k
-                    break
-            acc = 0.0
-            for k in range(z - 1, -1, -1):
-                p = base + k * inner
-                acc += g[p] * out[p]
-                res[p] = acc / x[p]
-            if z < n:
-                total = 0.0
-                running = 1.0
-                for k in range(z, n):
-                    p = base + k * inner
-                    if k > z:
-                        if x[p] == 0:
-                            break
-                        running *= x[p]
-                    total += g[p] * running
-                before = 1.0 if z == 0 else out[base + (z - 1) * inner]
-                res[base + z * inner] = before * total
-                for k in range(z + 1, n):
-                    res[base + k * inner] = 0
+            cumprod_grad_line(x, out, g, res, o * n * inner + i, n, inner)
 
 
 @njit(cache=True)
 def _cum_extreme_k(x, values, indices, outer, n, inner, take_max):
-    """PyTorch's cummax (``take_max``) / cummin along the middle axis: the running extreme and
-    the index where it was last reached (ties take the later index); a NaN, once met, is the
-    extreme from there on, each later NaN taking its index."""
+    """cummax (``take_max``) / cummin along the middle axis (``lines.cum_extreme_line``)."""
     for o in range(outer):
         for i in range(inner):
-            base = o * n * inner + i
-            best = x[base]
-            at = 0
-            for k in range(n):
-                p = base + k * inner
-                v = x[p]
-                if v != v:  # noqa: PLR0124  (a NaN test that works for ints)
-                    best = v
-                    at = k
-                elif best == best:  # noqa: PLR0124, SIM102
-                    if (v >= best) if take_max else (v <= best):
-                        best = v
-                        at = k
-                values[p] = best
-                indices[p] = at
+            cum_extreme_line(x, values, indices, o * n * inner + i, n, inner, take_max)
 
 
 @njit(cache=True)
 def _logcumsumexp_k(x, out, outer, n, inner):
-    """The running ``log(sum(exp(x)))`` along the middle axis, kept in float64 (PyTorch's CPU
-    accumulation type), each element rounded to the result's dtype as it is written."""
+    """The running ``log(sum(exp(x)))`` along the middle axis (``lines.logcumsumexp_line``)."""
     for o in range(outer):
         for i in range(inner):
-            base = o * n * inner + i
-            acc = -np.inf
-            for k in range(n):
-                p = base + k * inner
-                v = np.float64(x[p])
-                lo = min(acc, v)
-                hi = max(acc, v)
-                if v != v or acc != acc:  # noqa: PLR0124
-                    acc = np.nan
-                elif lo != hi or math.isfinite(lo):
-                    acc = hi + math.log1p(math.exp(lo - hi))
-                else:
-                    acc = v
-                out[p] = acc
+            logcumsumexp_line(x, out, o * n * inner + i, n, inner)
 
 
 def _lines(shape: tuple, dim: int):

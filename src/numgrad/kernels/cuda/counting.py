@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from .lines import search_one
+
 from .layout import full
 from .memory import empty, launch
 from .layout import ascontiguous, flat
@@ -16,30 +18,9 @@ from .layout import ascontiguous, flat
 
 @cuda.jit
 def _search_k(bounds, values, sorter, use_sorter, m, per_line, right, out):
-    """The CPU's ``_search_k``, one thread per value."""
+    """``lines.search_one``, one thread per value."""
     for j in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        line = 0
-        if per_line != 0:
-            line = j // per_line
-        first = line * m
-        v = values[j]
-        start = 0
-        end = m
-        while start < end:
-            mid = start + ((end - start) >> 1)
-            if use_sorter:
-                b = bounds[first + sorter[first + mid]]
-            else:
-                b = bounds[first + mid]
-            if right:
-                go_right = not (b > v)
-            else:
-                go_right = not (b >= v)
-            if go_right:
-                start = mid + 1
-            else:
-                end = mid
-        out[j] = start
+        search_one(bounds, values, sorter, use_sorter, m, per_line, right, out, j)
 
 
 @cuda.jit

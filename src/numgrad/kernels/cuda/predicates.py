@@ -18,6 +18,8 @@ import math
 import numpy as np
 from numba import cuda
 
+from .lines import mode_row
+
 from .elementwise import copy
 from .layout import broadcast_copy, permute, zeros
 from .memory import empty, launch
@@ -25,34 +27,11 @@ from .layout import ascontiguous, flat
 from .sorting import sort_dim
 
 
-@cuda.jit(device=True)
-def _same(a, b):
-    return a == b or (a != a and b != b)  # noqa: PLR0124 (a NaN test that works for ints)
-
-
 @cuda.jit
 def _mode_rows_k(s, x, n, values, indices):
+    """``lines.mode_row``, one thread per row."""
     for r in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        base = r * n
-        best = s[base]
-        best_count = 0
-        count = 0
-        for i in range(n):
-            v = s[base + i]
-            if i == 0 or not _same(v, s[base + i - 1]):
-                count = 1
-            else:
-                count += 1
-            if count > best_count:
-                best_count = count
-                best = v
-        index = 0
-        for j in range(n - 1, -1, -1):
-            if _same(x[base + j], best):
-                index = j
-                break
-        values[r] = best
-        indices[r] = index
+        mode_row(s, x, r * n, n, values, indices, r)
 
 
 def mode_dim(x, dim: int) -> tuple:

@@ -11,6 +11,9 @@ import math
 import numpy as np
 from numba import cuda
 
+from .lines import (cum_extreme_line, cumprod_grad_line, line_base, logcumsumexp_line,
+                    scan_line)
+
 from .elementwise import copy as copy_of
 from .layout import full
 from .memory import empty, launch
@@ -19,98 +22,30 @@ from .layout import ascontiguous, flat
 
 @cuda.jit
 def _scan_k(x, out, n, inner, mul, reverse, acc0):
-    lines = x.size // n
-    for line in range(cuda.grid(1), lines, cuda.gridsize(1)):
-        base = (line // inner) * n * inner + line % inner
-        acc = acc0
-        for k in range(n):
-            j = n - 1 - k if reverse else k
-            p = base + j * inner
-            if mul:
-                acc = acc * x[p]
-            else:
-                acc = acc + x[p]
-            out[p] = acc
+    """``lines.scan_line``, one thread per line."""
+    for line in range(cuda.grid(1), x.size // n, cuda.gridsize(1)):
+        scan_line(x, out, line_base(line, n, inner), n, inner, mul, reverse, acc0)
 
 
 @cuda.jit
 def _cumprod_grad_k(x, out, g, res, n, inner):
-    """The CPU's ``_cumprod_grad_k`` (kernels/cpu/scan.py), one thread per line."""
-    lines = x.size // n
-    for line in range(cuda.grid(1), lines, cuda.gridsize(1)):
-        base = (line // inner) * n * inner + line % inner
-        z = n
-        for k in range(n):
-            if x[base + k * inner] == 0:
-                z = k
-                break
-        acc = 0.0
-        for k in range(z - 1, -1, -1):
-            p = base + k * inner
-            acc += g[p] * out[p]
-            res[p] = acc / x[p]
-        if z < n:
-            total = 0.0
-            running = 1.0
-            for k in range(z, n):
-                p = base + k * inner
-                if k > z:
-                    if x[p] == 0:
-                        break
-                    running *= x[p]
-                total += g[p] * running
-            before = 1.0
-            if z > 0:
-                before = out[base + (z - 1) * inner]
-            res[base + z * inner] = before * total
-            for k in range(z + 1, n):
-                res[base + k * inner] = 0
+    """``lines.cumprod_grad_line``, one thread per line."""
+    for line in range(cuda.grid(1), x.size // n, cuda.gridsize(1)):
+        cumprod_grad_line(x, out, g, res, line_base(line, n, inner), n, inner)
 
 
 @cuda.jit
 def _cum_extreme_k(x, values, indices, n, inner, take_max):
-    """The CPU's ``_cum_extreme_k``, one thread per line."""
-    lines = x.size // n
-    for line in range(cuda.grid(1), lines, cuda.gridsize(1)):
-        base = (line // inner) * n * inner + line % inner
-        best = x[base]
-        at = 0
-        for k in range(n):
-            p = base + k * inner
-            v = x[p]
-            if v != v:  # noqa: PLR0124  (a NaN test that works for ints)
-                best = v
-                at = k
-            elif best == best:  # noqa: PLR0124
-                better = v <= best
-                if take_max:
-                    better = v >= best
-                if better:
-                    best = v
-                    at = k
-            values[p] = best
-            indices[p] = at
+    """``lines.cum_extreme_line``, one thread per line."""
+    for line in range(cuda.grid(1), x.size // n, cuda.gridsize(1)):
+        cum_extreme_line(x, values, indices, line_base(line, n, inner), n, inner, take_max)
 
 
 @cuda.jit
 def _logcumsumexp_k(x, out, n, inner):
-    """The CPU's ``_logcumsumexp_k`` (float64 running value), one thread per line."""
-    lines = x.size // n
-    for line in range(cuda.grid(1), lines, cuda.gridsize(1)):
-        base = (line // inner) * n * inner + line % inner
-        acc = -math.inf
-        for k in range(n):
-            p = base + k * inner
-            v = np.float64(x[p])
-            lo = min(acc, v)
-            hi = max(acc, v)
-            if v != v or acc != acc:  # noqa: PLR0124
-                acc = math.nan
-            elif lo != hi or math.isfinite(lo):
-                acc = hi + math.log1p(math.exp(lo - hi))
-            else:
-                acc = v
-            out[p] = acc
+    """``lines.logcumsumexp_line`` (float64 running value), one thread per line."""
+    for line in range(cuda.grid(1), x.size // n, cuda.gridsize(1)):
+        logcumsumexp_line(x, out, line_base(line, n, inner), n, inner)
 
 
 def _lines(shape: tuple, dim: int):

@@ -1409,3 +1409,27 @@ def ndtri(p):
             break
     x = 1.4142135623730950488 * t
     return -x if p < 0.5 else x
+
+
+@njit(inline="always")
+def nan_to_num_one(v, nan, posinf, neginf):
+    """``v`` with NaN, +inf and -inf replaced (``nan_to_num``'s element, both devices)."""
+    if v != v:  # noqa: PLR0124
+        return nan
+    if v == math.inf:
+        return posinf
+    if v == -math.inf:
+        return neginf
+    return v
+
+
+@njit(inline="always")
+def isclose_one(x, y, rtol, atol, equal_nan):
+    """Whether ``x`` and ``y`` are close (``isclose``'s element, both devices): equal, both NaN
+    with ``equal_nan``, or a finite difference within ``atol + |rtol * y|``."""
+    if x == y:
+        return True
+    if equal_nan and x != x and y != y:  # noqa: PLR0124
+        return True
+    diff = abs(x - y)
+    return diff - diff == 0 and diff <= atol + abs(rtol * y)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..lines import mode_row
-
+from ..scalar import isclose_one, nan_to_num_one
 from .sorting import sort_dim
 
 
@@ -52,29 +52,13 @@ def mode_dim(x: np.ndarray, dim: int) -> tuple:
 @njit(cache=True)
 def _nan_to_num_k(x, nan, posinf, neginf, out):
     for i in range(x.size):
-        v = x[i]
-        if v != v:  # noqa: PLR0124
-            out[i] = nan
-        elif v == np.inf:
-            out[i] = posinf
-        elif v == -np.inf:
-            out[i] = neginf
-        else:
-            out[i] = v
+        out[i] = nan_to_num_one(x[i], nan, posinf, neginf)
 
 
 @njit(cache=True)
 def _isclose_k(a, b, rtol, atol, equal_nan, out):
     for i in range(a.size):
-        x = a[i]
-        y = b[i]
-        if x == y:
-            out[i] = True
-        elif equal_nan and x != x and y != y:  # noqa: PLR0124
-            out[i] = True
-        else:
-            diff = abs(x - y)
-            out[i] = diff - diff == 0 and diff <= atol + abs(rtol * y)
+        out[i] = isclose_one(a[i], b[i], rtol, atol, equal_nan)
 
 
 def nan_to_num(x: np.ndarray, nan, posinf, neginf) -> np.ndarray:

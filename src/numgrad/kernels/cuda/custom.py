@@ -1,10 +1,5 @@
-"""``K.custom_call``: the kernel of a custom op (``numgrad.library.custom_op``), as one call.
-
-numgrad.compile records it as one node of its trace, named by the op's qualified name (a
-constant of the node), and its program calls it again with the same arguments: a custom op is
-opaque to the compiler, neither a break nor an eager fallback. ``custom_call_into`` is the form of
-an op that writes into an argument (``mutates_args``): that argument comes first, so that the
-compiler knows which memory the call writes (``compiler/ir.WRITES``)."""
+"""``K.custom_call`` and ``custom_call_into`` on CUDA: the custom op's ``"cuda"`` kernel, as one
+call (how the compiler records it: ``kernels/cpu/custom.py``)."""
 from ...library import call_kernel
 
 

@@ -13,17 +13,15 @@ sort's, the same as the rank sort's.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import cuda
 
-from .lines import mode_row
-
+from ..scalar import isclose_one, nan_to_num_one
 from .elementwise import copy
 from .layout import broadcast_copy, permute, zeros
 from .memory import empty, launch
 from .layout import ascontiguous, flat
+from .lines import mode_row
 from .sorting import sort_dim
 
 
@@ -56,29 +54,13 @@ def mode_dim(x, dim: int) -> tuple:
 @cuda.jit
 def _nan_to_num_k(x, nan, posinf, neginf, out):
     for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
-        v = x[i]
-        if v != v:  # noqa: PLR0124
-            out[i] = nan
-        elif v == math.inf:
-            out[i] = posinf
-        elif v == -math.inf:
-            out[i] = neginf
-        else:
-            out[i] = v
+        out[i] = nan_to_num_one(x[i], nan, posinf, neginf)
 
 
 @cuda.jit
 def _isclose_k(a, b, rtol, atol, equal_nan, out):
     for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
-        x = a[i]
-        y = b[i]
-        if x == y:
-            out[i] = True
-        elif equal_nan and x != x and y != y:  # noqa: PLR0124
-            out[i] = True
-        else:
-            diff = abs(x - y)
-            out[i] = diff - diff == 0 and diff <= atol + abs(rtol * y)
+        out[i] = isclose_one(a[i], b[i], rtol, atol, equal_nan)
 
 
 _BITONIC_FROM = 1024  # lines at least this long are sorted by the bitonic network

@@ -2,6 +2,7 @@
 values of every elementwise op, computed by the kernels generated from it."""
 import importlib
 import math
+import re
 
 import numpy as np
 import pytest
@@ -167,7 +168,7 @@ _FORMULA_OPS = ("exp", "log", "tanh", "sign", "floor", "asin", "rad2deg", "erf",
                 "clamp", "clamp_min", "clamp_max", "clamp_tensor", "hardtanh", "hardtanh_backward",
                 "div_mode", "round_decimals", "where", "leaky_relu_backward", "elu_backward",
                 "softplus_backward", "fmod_scalar", "remainder_scalar", "rsub_tensor", "lerp",
-                "lerp_tensor", "softshrink", "hardshrink", "prelu")
+                "lerp_tensor", "softshrink", "hardshrink", "prelu", "threshold", "threshold_")
 
 
 def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_the_table():
@@ -176,7 +177,7 @@ def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_t
 
     made = [op for op in _formula.MADE if REGISTRY.get(op.name) is op]
     assert {op.name for op in made} >= set(_FORMULA_OPS)
-    assert len(made) == 144  # (the formula ops converted so far: issue 36)
+    assert len(made) == 146  # (the formula ops converted so far: issue 36)
     for op in made:
         assert op.__qualname__ == op.__name__ and op.__module__.startswith("numgrad.ops.")
         assert op.codes or op.name == "where"  # (where selects: no formula)
@@ -278,3 +279,26 @@ def test_a_users_formula_op_comes_from_the_same_factory_kept_out_of_the_registry
         assert type(y.grad_fn).__name__ == "formulas_test_cubeBackward0"
     finally:
         numgrad.library._OPS.pop("formulas_test::cube", None)
+
+
+def test_threshold_of_an_integer_tensor_refuses_a_number_its_dtype_cannot_hold_as_pytorch():
+    """threshold's numbers become arrays of the input's dtype (its term's ``number``): one the
+    dtype cannot hold is PyTorch's error, where a cast would have wrapped it (300 -> 44 in int8)
+    or made NaN the lowest int64."""
+    F = numgrad.nn.functional
+    for dtype, threshold, value in (("int8", 0, 300), ("int64", 0, float("nan")),
+                                    ("int16", 1e30, 1), ("int64", 0, -2**63), ("int8", 0, 7.9)):
+        data = [127, 1, 0]
+        expected = error = None
+        try:
+            expected = torch.nn.functional.threshold(
+                torch.tensor(data, dtype=getattr(torch, dtype)), threshold, value).tolist()
+        except RuntimeError as e:
+            error = str(e)
+        x = numgrad.tensor(data, dtype=getattr(numgrad, dtype))
+        for inplace in (False, True):
+            if error is None:
+                assert F.threshold(x.clone(), threshold, value, inplace).tolist() == expected
+            else:
+                with pytest.raises(RuntimeError, match=re.escape(error)):
+                    F.threshold(x.clone(), threshold, value, inplace)

@@ -49,42 +49,23 @@ class _Masked(FormulaOp):
         return (_where(cls.passes(x.detach(), ctx.params), grad, 0.0),)
 
 
-@register
-class Threshold(Op):
-    """``x`` where ``x > threshold``, else ``value`` (NaN kept). (Written by hand, not from a
-    term: its ``value`` is filled with ``K.full``, whose cast of a value out of an integer
-    dtype's range a term's number does not repeat.)"""
-
-    name, node = "threshold", "ThresholdBackward0"
-    jvp = _jvp.elementwise
-    on_cuda = True
-    save_inputs = (0,)
-    samples = (
-        Sample(lambda m, a: _F(m).threshold(a, 0.1, 20.0), _one),
-        Sample(lambda m, a: _F(m).threshold(a.t(), -0.5, 0.0), ((4, 3),)),
-    )
-
-    @staticmethod
-    def forward(K, a, *, threshold, value):
-        below = K.binary(K.LE, a, _param(a, threshold), np.bool_)
-        return K.where(below, K.full((), value, a.dtype), a)
-
-    @staticmethod
-    def backward(ctx, grad):  # (threshold_backward: x <= threshold ? 0 : grad; NaN passes)
-        (x,) = ctx.saved_tensors
-        return (_where(x.detach() <= ctx.params["threshold"], 0.0, grad),)
+@formula_op("threshold", "ThresholdBackward0",
+            term=select(call("LE", arg(0), number("threshold")), number("value"), arg(0)),
+            save_inputs=(0,),
+            samples=(Sample(lambda m, a: _F(m).threshold(a, 0.1, 20.0), _one),
+                     Sample(lambda m, a: _F(m).threshold(a.t(), -0.5, 0.0), ((4, 3),))),
+            doc="``x`` where ``x > threshold``, else ``value`` (NaN kept).")
+def Threshold(ctx, grad):  # (threshold_backward: x <= threshold ? 0 : grad; NaN passes)
+    (x,) = ctx.saved_tensors
+    return (_where(x.detach() <= ctx.params["threshold"], 0.0, grad),)
 
 
-@register
-class ThresholdInplace(Threshold):
-    """``threshold_``: saves its output, as PyTorch's ``ThresholdBackward1`` (whose gradient is
-    then ``grad`` where the output is above the threshold)."""
-
-    name, node = "threshold_", "ThresholdBackward1"
-    jvp = _jvp.elementwise
-    save_inputs = ()
-    save_output = True
-    samples = (Sample(lambda m, a: _F(m).threshold(a * 1, 0.1, -1.0, inplace=True), _one),)
+ThresholdInplace = make_formula_op(
+    "threshold_", "ThresholdBackward1", base=Threshold, save_inputs=(), save_output=True,
+    samples=(Sample(lambda m, a: _F(m).threshold(a * 1, 0.1, -1.0, inplace=True), _one),),
+    cls_name="ThresholdInplace", module=__name__,
+    doc="""``threshold_``: saves its output, as PyTorch's ``ThresholdBackward1`` (whose gradient
+    is then ``grad`` where the output is above the threshold).""")
 
 
 _LAMBD = number("lambd")  # (made once)
@@ -385,13 +366,35 @@ class NativeGroupNorm(Op):
 
 
 # ------------------------------------------------------------------ the functions
+# PyTorch's C++ names of the integer dtypes, in "value cannot be converted to type int8_t"
+_C_INT = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
+          "int64": "int64_t"}
+
+
+def _check_numbers(input: Tensor, *numbers) -> None:
+    """PyTorch's error for a number an integer ``input``'s dtype cannot hold (NaN, inf and
+    values out of its range), where NumPy's cast would wrap it or raise in its own words."""
+    dtype = input._data.dtype
+    if dtype.kind not in "iu":
+        return
+    info = np.iinfo(dtype)
+    for v in numbers:
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 2**64:
+            raise OverflowError("int too big to convert")
+        if not (v == v and info.min <= v <= info.max):
+            raise RuntimeError(f"value cannot be converted to type {_C_INT[dtype.name]} "
+                               "without overflow")
+
+
 def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    _check_numbers(input, threshold, value)
     return apply(Threshold, (input,), (input._data,), threshold=threshold, value=value)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     from .inplace import _write
 
+    _check_numbers(input, threshold, value)
     return _write(input, lambda t: apply(ThresholdInplace, (t,), (t._data,),
                                          threshold=threshold, value=value), saves_self=False)
 

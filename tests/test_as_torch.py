@@ -26,6 +26,9 @@ loss.backward()
 print(f"{loss:.6f}", sys.argv[1:])
 print([round(v, 6) for v in x.grad.reshape(-1).tolist()])
 print([round(v, 6) for v in layer.weight.grad.reshape(-1).tolist()], type(torch.ones(1)).__module__.split(".")[0])
+version = torch.__version__  # (a program's version checks: the modern path, as on PyTorch 2.13)
+print(version >= "2.0", version >= (2, 0), version > "2.2", version < "3", version.split("+")[0],
+      torch.version.__version__ == version)
 '''
 
 
@@ -43,6 +46,23 @@ def test_run_gives_a_pytorch_script_numgrad_and_the_same_numbers(tmp_path):
     assert ours_lines[:2] == theirs_lines[:2]
     assert ours_lines[2].rsplit(" ", 1) == [theirs_lines[2].rsplit(" ", 1)[0], "numgrad"]
     assert theirs_lines[2].endswith(" torch")
+    assert ours_lines[3] == theirs_lines[3] == "True True True True 2.13.0 True"
+
+
+def test_version_compares_by_its_numbers_as_pytorchs():
+    from torch.torch_version import TorchVersion as Theirs
+
+    from numgrad.torch_version import TorchVersion as Ours
+
+    assert type(numgrad.__version__) is Ours and numgrad.__version__ == "0.1.0"
+    for version in ("0.1.0", "2.13.0+cpu", "2.13.0+numgrad.0.1.0", "1.12.1", "2.2", "2.14.0a0",
+                    "2.14.0.dev20261201+cpu", "2.13.0rc1"):
+        for other in ("2", "2.0", "2.2", "2.13", "2.13.0", "2.13.0+cpu", "2.14", "2.14.0a0",
+                      "2.14.0.dev1", "1.9.0", "0.1", "10.0", (2, 0), (2, 13, 0), (1, 12), [2, 2]):
+            for op in ("__eq__", "__lt__", "__le__", "__gt__", "__ge__"):
+                mine, want = getattr(Ours(version), op)(other), getattr(Theirs(version), op)(other)
+                assert mine == want, (version, op, other)
+    assert isinstance(Ours("2.13.0"), str) and hash(Ours("2.13.0")) == hash("2.13.0")
 
 
 def test_install_refuses_once_the_real_pytorch_is_imported():

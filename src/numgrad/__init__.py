@@ -18,6 +18,7 @@ if _GC_ON:
     _gc.disable()
 try:
     from . import _lazy, _runtime
+    from .torch_version import internal_version as __version__  # ("0.1.0", PyTorch's type)
 
     _GC_FREEZE = _runtime.from_environment()  # (NUMGRAD_GC_FREEZE=1, NUMGRAD_MALLOC_TUNING=1)
     from ._runtime import set_runtime_defaults  # noqa: F401
@@ -185,7 +186,6 @@ def __dir__() -> list:
     return sorted({*globals(), *_LAZY_SUBMODULES, *_AUTOCAST_NAMES, "vmap"})
 
 
-__version__ = "0.1.0"
 
 float = float32  # noqa: A001
 double = float64

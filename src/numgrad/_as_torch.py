@@ -15,6 +15,8 @@ import importlib.util
 import runpy
 import sys
 import numgrad
+import numgrad.version
+from numgrad import torch_version
 
 
 class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -62,12 +64,16 @@ def install_as_torch(quiet: bool | None = None) -> None:
 
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+    # (torch.__version__: the PyTorch whose API numgrad follows, numgrad's own as the local
+    # label, so that the program's version checks take that PyTorch's path)
+    numgrad.__version__ = numgrad.version.__version__ = torch_version.standing_in()
     sys.modules["torch"] = numgrad
     for name, module in list(sys.modules.items()):  # numgrad's submodules imported already
         if name.startswith("numgrad.") and module is not None:
             sys.modules.setdefault("torch" + name[len("numgrad"):], module)
     if not quiet:
-        print(f"numgrad {numgrad.__version__} stands in for PyTorch: `import torch` and "
+        print(f"numgrad {torch_version.internal_version} stands in for PyTorch "
+              f"{torch_version.PYTORCH_API}: `import torch` and "
               "`torch.X` give numgrad and numgrad.X in this process", file=sys.stderr)
 
 

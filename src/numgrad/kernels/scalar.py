@@ -1433,3 +1433,17 @@ def isclose_one(x, y, rtol, atol, equal_nan):
         return True
     diff = abs(x - y)
     return diff - diff == 0 and diff <= atol + abs(rtol * y)
+
+
+@njit(inline="always")
+def pad_source(j, size, pad, mode):
+    """The input position that output position ``j`` copies along a dimension of ``size`` padded
+    by ``pad`` before it, reflecting (``mode`` 0) or replicating (PyTorch's formula; a negative
+    ``pad`` crops): the padding kernels' index on both devices."""
+    if j < pad:
+        i = pad * 2 - j if mode == 0 else pad
+    elif j < size + pad:
+        i = j
+    else:
+        i = (size + pad - 1) * 2 - j if mode == 0 else size + pad - 1
+    return i - max(pad, 0) + max(-pad, 0)

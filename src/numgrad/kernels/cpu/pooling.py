@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..scalar import pad_source
 from . import _workers
 # Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, the
 # module ``numgrad.compile``'s tracer records.
@@ -463,27 +464,14 @@ def _gather(x, idx, out):
 
 
 @njit(cache=True)
-def _source(j, size, pad, mode):
-    """The input position that output position ``j`` copies along a dimension of ``size``
-    padded by ``pad`` before it (PyTorch's formula; a negative ``pad`` crops)."""
-    if j < pad:
-        i = pad * 2 - j if mode == 0 else pad
-    elif j < size + pad:
-        i = j
-    else:
-        i = (size + pad - 1) * 2 - j if mode == 0 else size + pad - 1
-    return i - max(pad, 0) + max(-pad, 0)
-
-
-@njit(cache=True)
 def _pad(x, top, left, mode, out):
     height, width = x.shape[1], x.shape[2]
     cols = np.empty(out.shape[2], np.int64)
     for ow in range(out.shape[2]):
-        cols[ow] = _source(ow, width, left, mode)
+        cols[ow] = pad_source(ow, width, left, mode)
     for p in range(x.shape[0]):
         for oh in range(out.shape[1]):
-            h = _source(oh, height, top, mode)
+            h = pad_source(oh, height, top, mode)
             for ow in range(out.shape[2]):
                 out[p, oh, ow] = x[p, h, cols[ow]]
     return 0
@@ -495,9 +483,9 @@ def _pad_backward(grad, top, left, mode, out):
     height, width = out.shape[1], out.shape[2]
     for p in range(grad.shape[0]):
         for oh in range(grad.shape[1]):
-            h = _source(oh, height, top, mode)
+            h = pad_source(oh, height, top, mode)
             for ow in range(grad.shape[2]):
-                w = _source(ow, width, left, mode)
+                w = pad_source(ow, width, left, mode)
                 out[p, h, w] += grad[p, oh, ow]
     return 0
 

@@ -14,6 +14,7 @@ import numpy as np
 from numba import cuda
 
 from ..cpu import pooling as cpu
+from ..scalar import pad_source
 from ..cpu.pooling import _lowest
 from .memory import empty, launch
 from .layout import ascontiguous, flat
@@ -216,23 +217,12 @@ def _gather_k(x, idx, per_plane, plane_size, out):
             out[i] = 0
 
 
-@cuda.jit(device=True)
-def _source(j, size, pad, mode):
-    if j < pad:
-        i = pad * 2 - j if mode == 0 else pad
-    elif j < size + pad:
-        i = j
-    else:
-        i = (size + pad - 1) * 2 - j if mode == 0 else size + pad - 1
-    return i - max(pad, 0) + max(-pad, 0)
-
-
 @cuda.jit
 def _pad_k(x, height, width, oheight, owidth, top, left, mode, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         p, oh, ow = _coords(i, oheight, owidth)
-        h = _source(oh, height, top, mode)
-        w = _source(ow, width, left, mode)
+        h = pad_source(oh, height, top, mode)
+        w = pad_source(ow, width, left, mode)
         out[i] = x[(p * height + h) * width + w]
 
 
@@ -240,8 +230,8 @@ def _pad_k(x, height, width, oheight, owidth, top, left, mode, out):
 def _pad_backward_k(grad, height, width, oheight, owidth, top, left, mode, out):
     for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
         p, oh, ow = _coords(i, oheight, owidth)
-        h = _source(oh, height, top, mode)
-        w = _source(ow, width, left, mode)
+        h = pad_source(oh, height, top, mode)
+        w = pad_source(ow, width, left, mode)
         cuda.atomic.add(out, (p * height + h) * width + w, grad[i])
 
 

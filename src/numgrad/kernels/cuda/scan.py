@@ -48,8 +48,14 @@ def _logcumsumexp_k(x, out, n, inner):
         logcumsumexp_line(x, out, line_base(line, n, inner), n, inner)
 
 
-def _lines(shape: tuple, dim: int):
-    return shape[dim], math.prod(shape[dim + 1:])
+def _per_line(kernel, dim: int, arrays: tuple, *args):
+    """``kernel`` launched with one thread per line along ``dim`` of ``arrays`` (C-contiguous,
+    of one shape; the first is the operand): their flat views, ``n``, ``inner``, then ``args``.
+    Nothing is launched for an empty operand."""
+    shape = tuple(arrays[0].shape)
+    if arrays[0].size:
+        n, inner = shape[dim], math.prod(shape[dim + 1:])
+        launch(kernel, arrays[0].size // n)(*(flat(v) for v in arrays), n, inner, *args)
 
 
 def cumulative(x, dim: int, mul: bool, reverse: bool):
@@ -59,11 +65,8 @@ def cumulative(x, dim: int, mul: bool, reverse: bool):
         return copy_of(x)
     a = ascontiguous(x)
     out = empty(tuple(a.shape), a.dtype)
-    if a.size:
-        n, inner = _lines(tuple(a.shape), dim)
-        acc0 = np.float64(mul) if a.dtype.kind == "f" else np.int64(mul)
-        launch(_scan_k, a.size // n)(flat(a), flat(out), n, inner, bool(mul), bool(reverse),
-                                     acc0)
+    acc0 = np.float64(mul) if a.dtype.kind == "f" else np.int64(mul)
+    _per_line(_scan_k, dim, (a, out), bool(mul), bool(reverse), acc0)
     return out
 
 
@@ -74,9 +77,7 @@ def cumprod_backward(x, out, grad, dim: int):
         return copy_of(grad)
     a, o, g = (ascontiguous(v) for v in (x, out, grad))
     res = empty(tuple(x.shape), grad.dtype)
-    if x.size:
-        n, inner = _lines(tuple(x.shape), dim)
-        launch(_cumprod_grad_k, x.size // n)(flat(a), flat(o), flat(g), flat(res), n, inner)
+    _per_line(_cumprod_grad_k, dim, (a, o, g, res))
     return res
 
 
@@ -87,10 +88,7 @@ def cum_extreme(x, dim: int, take_max: bool) -> tuple:
     a = ascontiguous(x)
     values = empty(tuple(a.shape), a.dtype)
     indices = empty(tuple(a.shape), np.int64)
-    if a.size:
-        n, inner = _lines(tuple(a.shape), dim)
-        launch(_cum_extreme_k, a.size // n)(flat(a), flat(values), flat(indices), n, inner,
-                                            bool(take_max))
+    _per_line(_cum_extreme_k, dim, (a, values, indices), bool(take_max))
     return values, indices
 
 
@@ -100,7 +98,5 @@ def logcumsumexp_dim(x, dim: int):
         return copy_of(x)
     a = ascontiguous(x)
     out = empty(tuple(a.shape), a.dtype)
-    if a.size:
-        n, inner = _lines(tuple(a.shape), dim)
-        launch(_logcumsumexp_k, a.size // n)(flat(a), flat(out), n, inner)
+    _per_line(_logcumsumexp_k, dim, (a, out))
     return out

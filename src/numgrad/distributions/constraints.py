@@ -80,7 +80,15 @@ class _DependentProperty(property, _Dependent):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
-class _IndependentConstraint(Constraint):
+class _OnBase(Constraint):
+    """A constraint made from ``base_constraint``: discrete when it is."""
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+
+class _IndependentConstraint(_OnBase):
     """``base_constraint`` with its ``reinterpreted_batch_ndims`` rightmost batch dimensions
     taken as event dimensions (checked all together)."""
 
@@ -93,10 +101,6 @@ class _IndependentConstraint(Constraint):
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         super().__init__()
-
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
 
     @property
     def event_dim(self):
@@ -118,17 +122,13 @@ class _IndependentConstraint(Constraint):
                 f"{self.reinterpreted_batch_ndims})")
 
 
-class MixtureSameFamilyConstraint(Constraint):
+class MixtureSameFamilyConstraint(_OnBase):
     """The support of a MixtureSameFamily: its components' support, checked per mixture (the
     component dimension reduced)."""
 
     def __init__(self, base_constraint):
         self.base_constraint = base_constraint
         super().__init__()
-
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
 
     @property
     def event_dim(self):
@@ -165,7 +165,19 @@ class _OneHot(Constraint):
         return is_boolean.all(-1) & is_normalized
 
 
-class _IntegerInterval(Constraint):
+class _Bounded(Constraint):
+    """A constraint given by its bounds (``_BOUNDS``: their attributes), named by them in its
+    repr, as PyTorch's ``GreaterThan(lower_bound=0.0)``. Each class keeps its own constructor, so
+    that a wrong call is answered in its name, as PyTorch's."""
+
+    _BOUNDS = ("lower_bound", "upper_bound")
+
+    def __repr__(self) -> str:
+        named = ", ".join(f"{name}={getattr(self, name)}" for name in self._BOUNDS)
+        return f"{self.__class__.__name__[1:]}({named})"
+
+
+class _IntegerInterval(_Bounded):
     is_discrete = True
 
     def __init__(self, lower_bound, upper_bound):
@@ -177,13 +189,10 @@ class _IntegerInterval(Constraint):
         return ((value % 1 == 0) & (self.lower_bound <= value)
                 & (value <= self.upper_bound))
 
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
 
-
-class _IntegerLessThan(Constraint):
+class _IntegerLessThan(_Bounded):
     is_discrete = True
+    _BOUNDS = ("upper_bound",)
 
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
@@ -192,12 +201,10 @@ class _IntegerLessThan(Constraint):
     def check(self, value):
         return (value % 1 == 0) & (value <= self.upper_bound)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
 
-
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_Bounded):
     is_discrete = True
+    _BOUNDS = ("lower_bound",)
 
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
@@ -206,16 +213,15 @@ class _IntegerGreaterThan(Constraint):
     def check(self, value):
         return (value % 1 == 0) & (value >= self.lower_bound)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
-
 
 class _Real(Constraint):
     def check(self, value):
         return value == value  # (False for NaN)
 
 
-class _GreaterThan(Constraint):
+class _GreaterThan(_Bounded):
+    _BOUNDS = ("lower_bound",)
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -223,11 +229,10 @@ class _GreaterThan(Constraint):
     def check(self, value):
         return self.lower_bound < value
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
+class _GreaterThanEq(_Bounded):
+    _BOUNDS = ("lower_bound",)
 
-class _GreaterThanEq(Constraint):
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -235,11 +240,10 @@ class _GreaterThanEq(Constraint):
     def check(self, value):
         return self.lower_bound <= value
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
+class _LessThan(_Bounded):
+    _BOUNDS = ("upper_bound",)
 
-class _LessThan(Constraint):
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
         super().__init__()
@@ -247,11 +251,8 @@ class _LessThan(Constraint):
     def check(self, value):
         return value < self.upper_bound
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
 
-
-class _Interval(Constraint):
+class _Interval(_Bounded):
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
@@ -260,12 +261,8 @@ class _Interval(Constraint):
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
 
-
-class _HalfOpenInterval(Constraint):
+class _HalfOpenInterval(_Bounded):
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
@@ -273,10 +270,6 @@ class _HalfOpenInterval(Constraint):
 
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
 
 
 class _Simplex(Constraint):

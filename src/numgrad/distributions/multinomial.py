@@ -9,12 +9,12 @@ from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import _size, broadcast_all
+from .utils import _OfCategorical, _size, broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_OfCategorical, Distribution):
     """Multinomial(total_count, probs): the counts per category (the event, of length K) of
     ``total_count`` draws from Categorical(probs). ``total_count`` is one int (``log_prob``
     takes counts of any total)."""
@@ -48,24 +48,9 @@ class Multinomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
         sample_shape = _size(sample_shape)

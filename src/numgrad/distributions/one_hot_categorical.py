@@ -6,12 +6,12 @@ import numgrad
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import _size
+from .utils import _OfCategorical, _size
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_OfCategorical, Distribution):
     """Categorical(probs) with its draws as one-hot vectors of length K (the event)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(
@@ -34,20 +34,9 @@ class OneHotCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
     @property
     def _param(self):
         return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
 
     @property
     def mean(self):
@@ -62,10 +51,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
         sample_shape = _size(sample_shape)

@@ -7,7 +7,8 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import _ProbsOrLogits, _batch_shape, _expand_params, broadcast_all, clamp_probs
+from .utils import (_OfRelaxedBase, _ProbsOrLogits, _batch_shape, _expand_params, broadcast_all,
+                    clamp_probs)
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -47,7 +48,7 @@ class LogitRelaxedBernoulli(Distribution, _ProbsOrLogits):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_OfRelaxedBase, TransformedDistribution):
     """A continuous relaxation of Bernoulli(probs) on (0, 1): sigmoid of a
     LogitRelaxedBernoulli; ``temperature`` sets how close draws are to 0 and 1."""
 
@@ -62,15 +63,3 @@ class RelaxedBernoulli(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -9,12 +9,12 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
-from .utils import _size, clamp_probs
+from .utils import _OfCategorical, _OfRelaxedBase, _size, clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OfCategorical, Distribution):
     """The log of a RelaxedOneHotCategorical draw: log-softmax((logits + gumbels) /
     temperature) (Maddison et al., 2017; Jang et al., 2017)."""
 
@@ -39,21 +39,6 @@ class ExpRelaxedCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         uniforms = clamp_probs(numgrad.rand(tuple(shape), dtype=self.logits.dtype,
@@ -73,7 +58,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_OfRelaxedBase, TransformedDistribution):
     """A continuous relaxation of OneHotCategorical(probs) on the simplex: exp of an
     ExpRelaxedCategorical."""
 
@@ -89,15 +74,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

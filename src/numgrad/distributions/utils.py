@@ -188,6 +188,44 @@ class _ProbsOrLogits:
         return self._param.size()
 
 
+class _OfCategorical:
+    """What the distributions drawn through a Categorical (``self._categorical``: OneHotCategorical,
+    Multinomial, ExpRelaxedCategorical) take from it: ``probs``, ``logits``, ``param_shape`` and
+    ``_new``."""
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+
+class _OfRelaxedBase:
+    """What the relaxed distributions (a transform of ``base_dist``: RelaxedBernoulli,
+    RelaxedOneHotCategorical) take from their base: ``temperature``, ``logits``, ``probs``."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
 def _tril_positions(n: int, diag: int):
     """The (row, column) positions of the lower triangle below diagonal ``diag`` of an n x n
     matrix, row by row (as NumPy arrays)."""

@@ -18,11 +18,11 @@ from numba import cuda
 
 from ..scalar import isclose_one, nan_to_num_one
 from .elementwise import copy
-from .layout import broadcast_copy, permute, zeros
+from .layout import broadcast_copy, zeros
 from .memory import empty, launch
 from .layout import ascontiguous, flat
 from .lines import mode_row
-from .sorting import sort_dim
+from .sorting import _dim_back, _dim_last, sort_dim
 
 
 @cuda.jit
@@ -38,8 +38,7 @@ def mode_dim(x, dim: int) -> tuple:
     if x.ndim == 0:
         return copy(x), zeros((), np.int64)
     nd = x.ndim
-    order = tuple(d for d in range(nd) if d != dim) + (dim,)
-    moved = ascontiguous(permute(x, order))
+    moved, order = _dim_last(x, dim)
     shape = tuple(moved.shape)
     ordered, _ = order_dim(moved, nd - 1)
     values = empty(shape[:nd - 1] + (1,), x.dtype)
@@ -47,8 +46,7 @@ def mode_dim(x, dim: int) -> tuple:
     if values.size:
         launch(_mode_rows_k, values.size)(flat(ordered), flat(moved), shape[nd - 1],
                                           flat(values), flat(indices))
-    back = tuple(order.index(d) for d in range(nd))
-    return ascontiguous(permute(values, back)), ascontiguous(permute(indices, back))
+    return _dim_back(values, order), _dim_back(indices, order)
 
 
 @cuda.jit
@@ -128,8 +126,7 @@ def order_dim(x, dim: int) -> tuple:
     if x.ndim == 0 or tuple(x.shape)[dim] < _BITONIC_FROM:
         return sort_dim(x, dim, False)
     nd = x.ndim
-    order = tuple(d for d in range(nd) if d != dim) + (dim,)
-    moved = ascontiguous(permute(x, order))
+    moved, order = _dim_last(x, dim)
     shape = tuple(moved.shape)
     n = shape[nd - 1]
     rows = moved.size // n
@@ -149,8 +146,7 @@ def order_dim(x, dim: int) -> tuple:
     out_indices = empty(shape, np.int64)
     launch(_bitonic_take_k, moved.size)(values, indices, n, m, flat(out_values),
                                         flat(out_indices))
-    back = tuple(order.index(d) for d in range(nd))
-    return ascontiguous(permute(out_values, back)), ascontiguous(permute(out_indices, back))
+    return _dim_back(out_values, order), _dim_back(out_indices, order)
 
 
 def nan_to_num(x, nan, posinf, neginf):

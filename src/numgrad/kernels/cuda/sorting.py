@@ -43,12 +43,23 @@ def _rank_sort_k(x, n, k, descending, values, indices):
             indices[row * k + rank] = i
 
 
+def _dim_last(x, dim: int) -> tuple:
+    """``(x with dim moved last, C-contiguous; the permutation)``: its lines made rows."""
+    order = tuple(d for d in range(x.ndim) if d != dim) + (dim,)
+    return ascontiguous(permute(x, order)), order
+
+
+def _dim_back(a, order: tuple):
+    """``a`` (rows along the last dimension) with that dimension put back where ``order``
+    (``_dim_last``'s) took it from, C-contiguous."""
+    return ascontiguous(permute(a, tuple(order.index(d) for d in range(len(order)))))
+
+
 def _ranked(x, dim: int, k, descending: bool) -> tuple:
     if x.ndim == 0:
         return copy(x), zeros((), np.int64)
     nd = x.ndim
-    order = tuple(d for d in range(nd) if d != dim) + (dim,)
-    moved = ascontiguous(permute(x, order))
+    moved, order = _dim_last(x, dim)
     shape = tuple(moved.shape)
     n = shape[nd - 1]
     k = n if k is None else k
@@ -57,8 +68,7 @@ def _ranked(x, dim: int, k, descending: bool) -> tuple:
     if values.size:
         launch(_rank_sort_k, moved.size)(flat(moved), n, k, bool(descending), flat(values),
                                          flat(indices))
-    back = tuple(order.index(d) for d in range(nd))
-    return ascontiguous(permute(values, back)), ascontiguous(permute(indices, back))
+    return _dim_back(values, order), _dim_back(indices, order)
 
 
 def sort_dim(x, dim: int, descending: bool) -> tuple:

@@ -148,3 +148,84 @@ def test_compiled_step_through_one_node_equals_eager():
         got = compiled(x)
         np.testing.assert_array_equal(np.asarray(got.detach()), np.asarray(expected.detach()))
         np.testing.assert_array_equal(np.asarray(w.grad), expected_grad)
+
+
+# In-place writes into the outputs of a multi-view op (split, chunk, split_with_sizes, unbind) or
+# into a view of one: PyTorch's MULTI_OUTPUT_NODE error in grad mode when the write is recorded;
+# allowed under no_grad, when nothing requires grad, and for unsafe_split/unsafe_chunk's parts.
+INPLACE_MAKERS = {
+    "split": lambda m, x: x.split(2),
+    "chunk": lambda m, x: x.chunk(2, 1),
+    "split_with_sizes": lambda m, x: x.split_with_sizes([1, 3]),
+    "unbind": lambda m, x: x.unbind(),
+    "unsafe_split": lambda m, x: m.unsafe_split(x, 2),
+    "unsafe_chunk": lambda m, x: m.unsafe_chunk(x, 2, 1),
+}
+WRITES = {
+    "add_": lambda m, p: p[1].add_(1),
+    "mul_tensor_": lambda m, p: p[0].mul_(m.full(p[0].shape, 2.0)),
+    "view_of_part": lambda m, p: p[0].view(-1).mul_(2),
+    "select_of_part": lambda m, p: p[0][0].zero_(),
+    "setitem_select": lambda m, p: p[0].__setitem__(0, 5.0),
+    "setitem_whole": lambda m, p: p[0].__setitem__(slice(None), 5.0),
+    "setitem_advanced": lambda m, p: p[0].__setitem__([0], 5.0),
+    "copy_": lambda m, p: p[1].copy_(m.ones(p[1].shape)),
+}
+SOURCES = {  # (how the input is made, whether the write runs under no_grad)
+    "nonleaf": (lambda m: m.tensor(X[:4, :4], requires_grad=True) * 1, False),
+    "leaf": (lambda m: m.tensor(X[:4, :4], requires_grad=True), False),
+    "no_grad_write": (lambda m: m.tensor(X[:4, :4], requires_grad=True) * 1, True),
+    "no_requires_grad": (lambda m: m.tensor(X[:4, :4]), False),
+}
+
+
+def _inplace_outcome(m, make, write, source):
+    build, no_grad = SOURCES[source]
+    x = build(m)
+    parts = INPLACE_MAKERS[make](m, x)
+    before = x.detach().clone()
+    try:
+        if no_grad:
+            with m.no_grad():
+                WRITES[write](m, parts)
+        else:
+            WRITES[write](m, parts)
+    except RuntimeError as e:
+        assert np.array_equal(x.detach().numpy(), before.numpy())  # (nothing written)
+        return "error", str(e)
+    return "ok", x.detach().numpy().tolist()
+
+
+# (unsafe_split's parts of a leaf left out: torch's are no views, numgrad's are views of the leaf,
+# so a write into one is numgrad's view-of-a-leaf error, not this check's business)
+@pytest.mark.parametrize("make,write,source", [
+    (m, w, s) for m in INPLACE_MAKERS for w in WRITES for s in SOURCES
+    if not (s == "leaf" and m.startswith("unsafe"))])
+def test_inplace_write_into_multi_view_output_is_pytorchs(make, write, source):
+    ours = _inplace_outcome(numgrad, make, write, source)
+    assert ours == _inplace_outcome(torch, make, write, source)
+
+
+@pytest.mark.parametrize("make", ["split", "unbind"])
+def test_inplace_write_of_a_grad_value_into_multi_view_output_is_pytorchs(make):
+    """The parts don't require grad but the value written does: PyTorch's no_grad-mode variant."""
+    def outcome(m):
+        parts = INPLACE_MAKERS[make](m, m.tensor(X[:4, :4]))
+        y = m.tensor(X[0, :4], requires_grad=True)
+        try:
+            parts[1].add_(y)
+        except RuntimeError as e:
+            return str(e)
+    assert outcome(numgrad) == outcome(torch) is not None
+
+
+def test_outputs_made_under_no_grad_or_detached_may_be_written():
+    x = numgrad.tensor(X[:4, :4], requires_grad=True) * 1
+    with numgrad.no_grad():
+        parts = x.split(2)
+        parts[0].add_(1)  # (made and written under no_grad: allowed, as PyTorch)
+    x.split(2)[1].detach().add_(1)  # (a detached part is no view to autograd)
+    expect = X[:4, :4].copy()
+    expect[:2] += 1
+    expect[2:] += 1
+    assert np.array_equal(x.detach().numpy(), expect)

@@ -127,7 +127,7 @@ class Tensor(_Methods):
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_hooks",
-        "_accumulator", "_base", "_view_version", "_output_nr", "__weakref__",
+        "_accumulator", "_base", "_view_version", "_output_nr", "_multi_nr", "__weakref__",
     )
     __array_priority__ = 1000  # so that ndarray ⊕ Tensor defers to Tensor's reflected operators
     _shares_data = False  # True for a SharedGrad

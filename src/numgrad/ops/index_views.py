@@ -8,6 +8,7 @@ import builtins
 import numpy as np
 
 from .._dtype import torch_name
+from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
 from .indexing import SELECT, Key, _BasicView
 from .indexing import take as _take_key
@@ -34,9 +35,13 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     if not nd:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _wrap_dim(int(dim), nd)
-    return tuple(apply(Unbind, (input,), (input._data,),
-                       key=Key((slice(None),) * d + (i,), None, SELECT, SELECT))
-                 for i in range(input._data.shape[d]))
+    parts = tuple(apply(Unbind, (input,), (input._data,),
+                        key=Key((slice(None),) * d + (i,), None, SELECT, SELECT))
+                  for i in range(input._data.shape[d]))
+    if grad_mode.state.enabled:  # (PyTorch's MULTI_OUTPUT_NODE views: no in-place writes)
+        for i, p in enumerate(parts):
+            p._multi_nr = i
+    return parts
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:

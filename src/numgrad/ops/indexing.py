@@ -825,8 +825,21 @@ def _check_leaf(t: Tensor, key: Key) -> None:
     if t._requires_grad and t.grad_fn is None:
         raise RuntimeError(_LEAF if t._base is None and key.adv is not None else _VIEW_OF_LEAF)
     base = t._base
+    if base is not None and t._requires_grad:
+        _check_multi_view(t, key)
     if base is not None and base._requires_grad and base.grad_fn is None:
         raise RuntimeError(_VIEW_OF_LEAF)
+
+
+def _check_multi_view(t: Tensor, key: Key) -> None:
+    """``registry.check_multi_view`` for a write into ``t[key]``: PyTorch names the view the
+    basic part of the key makes (Select, Slice, Unsqueeze), or ``t``'s node where it makes none."""
+    if getattr(t, "_multi_nr", None) is None:  # (not such a view: the common case)
+        return
+    full = all(type(k) is slice and k.start in (0, None) and k.step in (1, None)
+               and (k.stop is None or k.stop >= n)
+               for k, n in zip(key.basic, t._data.shape))  # (whole slices: PyTorch skips them)
+    registry.check_multi_view(t, None if key.last == ALIAS or full else key.last.capitalize())
 
 
 def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
@@ -841,6 +854,8 @@ def _write(t: Tensor, key: Key, value, op, accumulate: bool = False) -> Tensor:
     values = _fit_value(values, _indexed_shape(t._data, key), key, t)
     _check_partial_overlap(_basic(t._data, key), values._data)
     tracked = grad_mode.state.enabled and (t._requires_grad or values._requires_grad)
+    if tracked and t._base is not None:
+        _check_multi_view(t, key)  # (PyTorch's error for split's parts, before any write)
     # An expanded view is a read-only NumPy array: its write goes to its base's storage.
     writeable = kernels_of(t._data).is_writeable(t._data)
     if t._base is not None and (tracked or not writeable):

@@ -86,8 +86,11 @@ def _check_leaf(t: Tensor) -> None:
     if t._requires_grad and t.grad_fn is None:
         raise RuntimeError(_LEAF if t._base is None else _VIEW_OF_LEAF)
     base = t._base
-    if base is not None and base._requires_grad and base.grad_fn is None:
-        raise RuntimeError(_VIEW_OF_LEAF)
+    if base is not None:
+        if t._requires_grad:
+            registry.check_multi_view(t)
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(_VIEW_OF_LEAF)
 
 
 def _write(t: Tensor, fn, *args, saves_self: bool = True, **kwargs) -> Tensor:
@@ -108,6 +111,8 @@ def _write(t: Tensor, fn, *args, saves_self: bool = True, **kwargs) -> Tensor:
         t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
         or (t._base is not None and t._base._requires_grad)
     )
+    if tracked and t._base is not None:
+        registry.check_multi_view(t)
     source = t
     if tracked and saves_self:
         # The formula saves the old value: give it a snapshot with its own data and history.

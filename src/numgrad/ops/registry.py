@@ -273,6 +273,34 @@ def _view_of(result: Tensor, base: Tensor) -> None:
     counter = result._version_counter = base._version_counter
     result._base = base if base._base is None else base._base
     result._view_version = counter.value  # (its history is current as of this version)
+    if base._base is not None and getattr(base, "_multi_nr", None) is not None:
+        result._multi_nr = 0  # (a view of split's part: PyTorch's MULTI_OUTPUT_NODE, inherited)
+
+
+_MULTI_VIEW = ("This view is the output of a function that returns multiple views. Such functions "
+               "do not allow the output views to be modified inplace. You should replace the "
+               "inplace operation by an out-of-place one.")
+
+
+def check_multi_view(t: Tensor, via: str | None = None) -> None:
+    """PyTorch's error for a recorded in-place write into a view ``t`` (``t._base`` set) that is
+    one of the outputs of split/chunk/unbind or a view of one (``_multi_nr`` set by them in grad
+    mode, inherited by ``_view_of``; unsafe_split's parts have none). ``via``: the name of the
+    view of ``t`` that the write goes through (an indexed write's Select, Slice, ...)."""
+    nr = getattr(t, "_multi_nr", None)
+    if nr is None:
+        return
+    fn = t.grad_fn
+    if fn is None:  # (the view does not require grad; what is written does)
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with "
+                           "grad mode enabled. " + _MULTI_VIEW)
+    if via is not None:
+        nr, name = 0, via
+    else:
+        name = fn.name()
+        name = name[:name.rindex("Backward")] if "Backward" in name else name
+    raise RuntimeError(f"Output {nr} of {name} is a view and is being modified inplace. "
+                       + _MULTI_VIEW)
 
 
 _NO_EDGE = (None, 0)

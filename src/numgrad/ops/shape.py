@@ -690,6 +690,9 @@ def _split(tensor: Tensor, split_size_or_sections, dim: int, ops: tuple) -> tupl
         calls.append((op, {"dim": d, "start": start, "length": n, **arg}))
         start += n
     parts = apply_parts(calls, (tensor,), (tensor._data,))  # (one node for all, as PyTorch's)
+    if ops is not _UNSAFE and grad_mode.state.enabled:  # (PyTorch's MULTI_OUTPUT_NODE views)
+        for i, p in enumerate(parts):
+            p._multi_nr = i
     if d != dim:
         _dim_given(parts[0], dim, d)
     return parts

@@ -44,3 +44,30 @@ def test_a_busy_machine_runs_on_one_thread_with_the_same_values(load):
         assert _workers.threads_for(4, True) == 2 and E._threaded(x._data.dtype, x._data.dtype)
     finally:
         numgrad.set_num_threads(before)
+
+
+def test_a_compiled_program_of_split_loops_runs_on_one_thread_when_busy(monkeypatch):
+    # A fused program splits its large loops over Numba's threads (prange); OpenMP's threads
+    # each own a chunk, and on a busy machine a region waits for a thread without a core. Its
+    # twin without parallel=True (the same chunks, one thread) runs then: the same bits. (The
+    # answer is set where busy() keeps it: a load read through a function of this test's would
+    # be user code the trace depends on, and guarded.)
+    monkeypatch.setattr(_workers, "BUSY_RECHECK", float("inf"))
+    monkeypatch.setattr(_workers, "_busy", [0.0, False])
+    x = numgrad.tensor(np.linspace(-3, 3, E.PARALLEL_THRESHOLD, dtype=np.float32))
+
+    def f(x):
+        return numgrad.tanh(x * 1.5 + 0.5) * numgrad.sigmoid(x)
+
+    compiled = numgrad.compile(f)
+    quiet = [compiled(x).numpy().tobytes() for _ in range(3)]
+    (_, replay), = compiled._entries
+    twins = [v for k, v in replay.__globals__.items()
+             if k.startswith("SEG") and v.py_func.__name__.endswith("_serial")]
+    assert len(twins) == 1 and not twins[0].signatures  # (compiled only once it is needed)
+    _workers._busy[1] = True
+    busy = compiled(x).numpy().tobytes()
+    assert len(compiled._entries) == 1 and compiled.traces == 1
+    assert twins[0].signatures and busy == quiet[-1] == f(x).numpy().tobytes()
+    _workers._busy[1] = False
+    assert compiled(x).numpy().tobytes() == quiet[-1]

@@ -43,6 +43,7 @@ from .tracer import (
 from .whole import Unsupported, WholeProgram
 from ..kernels import codegen
 from ..kernels.cpu._cache import light_cache
+from ..kernels.cpu import _workers
 from ..autograd.node import OpNode
 
 
@@ -863,6 +864,10 @@ def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device
                                "program" if device == "cpu" else device)
     light_cache(module)
     name = body.const(getattr(module, function), "SEG")
+    if parallel and device == "cpu":  # (its twin on one thread where the machine is busy)
+        serial = body.const(getattr(module, f"{function}_serial"), "SEG")
+        body.names["_busy"] = _workers.busy
+        name = f"({serial} if _busy() else {name})"
     inputs = [flat[v] if v in flat else f"v{v.index}" if v.array.ndim == 1 else
               f"v{v.index}.reshape(-1)" if device == "cpu" else
               f"v{v.index}.reshape({v.array.size})" for v in segment.inputs]

@@ -388,3 +388,36 @@ def test_large_products_split_on_numgrads_threads_never_wake_blas_threads():
     assert float(result["others_cpu"][0]) < 0.1, result
     assert result["same"] == ["True", "True", "True"]
     assert result["serial_same"] == ["True"] and result["close"] == ["True"]
+
+
+FIRST_USE_PROBE = """
+import threading
+import numgrad
+
+x = numgrad.ones(3)
+barrier, results, errors = threading.Barrier(8), [], []
+
+def run():
+    try:
+        barrier.wait()
+        results.append(numgrad.compile(lambda t: (t * 2).sum())(x).item())
+    except Exception as error:
+        errors.append(repr(error))
+
+threads = [threading.Thread(target=run) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(errors or results)
+"""
+
+
+def test_eight_threads_first_using_the_compiler_at_once():
+    # The compiler's modules load on first use (``_lazy.module``): a thread that found one in
+    # sys.modules while another thread was still importing it got the half-made module
+    # ("partially initialized module 'numgrad.compiler.tracer' has no attribute 'discover'").
+    out = subprocess.run([sys.executable, "-c", FIRST_USE_PROBE], capture_output=True,
+                         text=True, timeout=300, check=True,
+                         env=dict(os.environ, NUMGRAD_QUIET="1")).stdout
+    assert out.strip() == str([6.0] * 8)

@@ -19,11 +19,17 @@ def module(name: str):
     """numgrad's module ``name`` (dotted, below the package: ``"compiler.tracer"``), imported on
     first use."""
     found = sys.modules.get("numgrad." + name)
-    return found if found is not None else importlib.import_module("numgrad." + name)
+    if found is None or getattr(getattr(found, "__spec__", None), "_initializing", False):
+        # (not imported yet, or being imported by another thread: ``import_module`` waits for
+        # that import to finish, where the module in ``sys.modules`` is still partly made)
+        return importlib.import_module("numgrad." + name)
+    return found
 
 
 def optional(name: str):
     """The module ``name`` of an optional dependency (``"numba.cuda"``, ``"torch"``), imported on
     first use; its ``ImportError`` reaches the caller as it is."""
     found = sys.modules.get(name)
-    return found if found is not None else importlib.import_module(name)
+    if found is None or getattr(getattr(found, "__spec__", None), "_initializing", False):
+        return importlib.import_module(name)
+    return found

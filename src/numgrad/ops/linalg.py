@@ -137,9 +137,9 @@ class Addmm(Op):
 
     @staticmethod
     def forward(K, c, a, b, *, trans_a, trans_b):
-        out = K.matmul(a, b, trans_a, trans_b)
-        K.binary_into(K.ADD, out, c)  # (the product is a new array: ``c`` added in place)
-        return out
+        # (``binary``, not ``binary_into`` the new product: its broadcast of a bias over the
+        # rows is the threaded, vectorised kernel; in place took 20 ms for 700 x 10,000)
+        return K.binary(K.ADD, K.matmul(a, b, trans_a, trans_b), c)
 
     @staticmethod
     def backward(ctx, grad):

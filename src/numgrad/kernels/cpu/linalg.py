@@ -55,10 +55,23 @@ def matmul(a: np.ndarray, b: np.ndarray, trans_a: bool = False, trans_b: bool = 
     return np.matmul(a, b)
 
 
-def _split_product(a, b, m, n, k):
+def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = a @ b`` for two float matrices and a C-contiguous ``out`` of their dtype, split
+    as ``matmul`` splits it (the kernels that write a product into a buffer of theirs: an LSTM
+    layer's steps and weight gradient)."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m * n * k > ONE_THREAD_MACS and min(m, n) >= 2:
+        _split_product(a, b, m, n, k, out)
+    else:
+        np.matmul(a, b, out=out)
+
+
+def _split_product(a, b, m, n, k, out=None):
     """``a @ b`` of two float matrices, block by block (``product_parts``) on one BLAS thread."""
     axis, spans = product_parts(m, n, k, _workers.count())
-    out = np.empty((m, n), a.dtype)
+    if out is None:
+        out = np.empty((m, n), a.dtype)
 
     def rows(span, slot):
         np.matmul(a[span[0]:span[1]], b, out=out[span[0]:span[1]])

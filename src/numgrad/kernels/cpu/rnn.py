@@ -15,15 +15,16 @@ import numpy as np
 from numba import njit
 
 from ..._threads import one_blas_thread
+from .linalg import matmul, matmul_into
 from .mathfuncs import fast_sigmoid, fast_tanh
 
 # Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
 # it (checked by tests/test_mathfuncs.py, like softmax.py's) invalidates the cache with it.
 MATHFUNCS_DIGEST = "9fb3bd72168999de"
 
-# A step's product (B x H by H x 4H) smaller than this many multiply-adds runs on one BLAS
-# thread: the loop of small products otherwise waits on BLAS's threads at every step.
-_SMALL_STEP = 1 << 24
+# The steps' products run on one BLAS thread: a loop of small products otherwise waits on
+# BLAS's threads at every step; a large one is split over numgrad's worker threads
+# (``linalg.matmul_into``), as eager's products are.
 
 
 @njit(cache=True, error_model="numpy")
@@ -79,9 +80,9 @@ def lstm_forward(gx: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarra
     cs = np.empty((steps, batch, hidden), gx.dtype)
     gh = np.empty((batch, gates), gx.dtype)
     w_t = np.ascontiguousarray(w_hh.T)  # (row-major: BLAS's NN kernel, 1.8x NT's at 20 x 200)
-    with one_blas_thread(batch * hidden * gates < _SMALL_STEP):
+    with one_blas_thread():  # (a large step's product is split by matmul_into, as eager's)
         for t in range(steps):
-            np.matmul(h, w_t, out=gh)
+            matmul_into(h, w_t, gh)
             _cell(gx[t], gh, c, acts[t], cs[t], y[t])
             h, c = y[t], cs[t]
     y[steps] = c
@@ -101,12 +102,15 @@ def lstm_backward(grad: np.ndarray, acts: np.ndarray, cs: np.ndarray, y: np.ndar
     dh_rec = np.zeros((batch, hidden), acts.dtype)
     dc = grad[steps].copy()
     dc_prev = np.empty_like(dc)
-    with one_blas_thread(batch * hidden * gates < _SMALL_STEP):
+    with one_blas_thread():
         for t in range(steps - 1, -1, -1):
             _cell_backward(acts[t], cs[t], cs[t - 1] if t else c0, grad[t], dh_rec, dc, dgx[t],
                            dc_prev)
-            np.matmul(dgx[t], w_hh, out=dh_rec)
+            matmul_into(dgx[t], w_hh, dh_rec)
             dc, dc_prev = dc_prev, dc
     h_prev = np.concatenate((h0[None], y[:steps - 1]), 0) if steps else y[:0]
-    dw_hh = dgx.reshape(steps * batch, gates).T @ h_prev.reshape(steps * batch, hidden)
+    # (on numgrad's worker threads, one BLAS thread each: OpenBLAS's own threads, once woken,
+    # spin for ~0.1 s and took the cores the next kernels needed, 124 ms of CPU a word-LM step)
+    dw_hh = matmul(dgx.reshape(steps * batch, gates), h_prev.reshape(steps * batch, hidden),
+                   True, False)
     return dgx, dh_rec, dc, dw_hh

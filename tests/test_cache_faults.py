@@ -418,3 +418,26 @@ def test_numba_internals_are_the_ones_numgrad_was_written_for():
     assert all(v in allowed for v in _cache.TESTED_NUMBA), spec
     major, minor = map(int, max(_cache.TESTED_NUMBA).split(".")[:2])
     assert f"{major}.{minor + 1}.0" not in allowed and f"{major + 1}.0.0" not in allowed, spec
+
+
+def test_a_kernels_stamp_covers_the_modules_it_inlines(tmp_path, monkeypatch):
+    # Numba's cache knows a kernel's own file only; numgrad's kernels inline bodies from
+    # kernels/scalar.py, kernels/lines.py and kernels/cpu/mathfuncs.py, so their contents are
+    # part of every kernel's stamp: an edit or upgrade of one of them recompiles the kernels.
+    from numgrad.kernels.cpu import _cache, scan
+
+    kernel = scan._cum_extreme if hasattr(scan, "_cum_extreme") else next(
+        v for v in vars(scan).values() if hasattr(v, "py_func"))
+    cache = _cache._KernelCache(kernel.py_func)
+    own = _cache._source_stamp(os.path.abspath(kernel.py_func.__code__.co_filename))
+    assert cache._files[0].stamp == own + _cache._shared_stamp()
+    body = tmp_path / "inlined.py"
+    body.write_text("def f(x):\n    return x\n")
+    monkeypatch.setattr(_cache, "_INLINED", _cache._INLINED + (str(body),))
+    monkeypatch.setattr(_cache, "_inlined_stamp", [])
+    before = _cache._shared_stamp()
+    body.write_text("def f(x):\n    return x + 1\n")
+    monkeypatch.setattr(_cache, "_inlined_stamp", [])
+    after = _cache._shared_stamp()
+    assert before != after
+    assert _cache._KernelCache(kernel.py_func)._files[0].stamp == own + after

@@ -397,6 +397,29 @@ def _source_stamp(path: str) -> bytes | None:
         return None
 
 
+# The modules whose functions numgrad's kernels inline from other files (``inline="always"``
+# bodies: the scalar formulas, the line bodies shared with CUDA, the vectorised math). Numba's
+# cache knows a kernel's own file only, so their contents are part of every numgrad kernel's
+# stamp: an edit or upgrade of one of them recompiles the kernels, where a kernel of an
+# unchanged file would otherwise load machine code made from the old body.
+_INLINED = ("scalar.py", "lines.py", os.path.join("cpu", "mathfuncs.py"))
+_inlined_stamp: list = []
+
+
+def _shared_stamp() -> bytes:
+    if not _inlined_stamp:
+        kernels = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        digest = hashlib.sha256()
+        for name in _INLINED:
+            try:
+                with open(os.path.join(kernels, name), "rb") as f:
+                    digest.update(f.read())
+            except OSError:
+                digest.update(b"missing " + name.encode())
+        _inlined_stamp.append(digest.digest())
+    return _inlined_stamp[0]
+
+
 # -- the cache ---------------------------------------------------------------------------------
 
 class _KernelCache(caching._Cache):
@@ -422,6 +445,8 @@ class _KernelCache(caching._Cache):
         base = (f"numgrad-{fullname}-{self._lineno}.py{sys.version_info[0]}"
                 f"{sys.version_info[1]}{getattr(sys, 'abiflags', '')}")
         stamp = _source_stamp(py_file)
+        if stamp is not None:
+            stamp += _shared_stamp()
         self._plan = _plan(os.path.dirname(py_file)) if stamp is not None else _NO_PLAN
         self._files = [_EntryFile(folder, base, stamp) for folder in self._plan.readers]
         self._writer = self._files[0] if self._plan.writer is not None else None

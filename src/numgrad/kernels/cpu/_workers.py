@@ -113,9 +113,14 @@ def run(items, work, threads: int, blas: bool = True) -> None:
     on one thread meanwhile unless the work calls none (``blas=False``: elementwise loops).
     Where the helper threads are busy with another job (another thread's, or a job started by a
     part of the running one), the calling thread does all the items itself."""
-    if threads <= 1 or not _job_lock.acquire(blocking=False):
+    if threads <= 1:
         for item in items:
             work(item, 0)
+        return
+    if not _job_lock.acquire(blocking=False):
+        with one_blas_thread(blas):  # (the parts' products as the threads would compute them)
+            for item in items:
+                work(item, 0)
         return
     try:
         helpers = _helpers(threads - 1)[:threads - 1]

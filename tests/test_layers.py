@@ -70,9 +70,9 @@ CORE = ["numgrad._dtype", "numgrad.dispatch", "numgrad.tensor", "numgrad.autogra
         "numgrad.autograd.graph", "numgrad.autograd.engine", "numgrad.ops.registry"]
 
 
-def _probe(module: str) -> dict:
+def _probe(module: str, higher: tuple = HIGHER) -> dict:
     environ = dict(os.environ, NUMGRAD_QUIET="1")
-    proc = subprocess.run([sys.executable, "-c", PROBE, PACKAGE, json.dumps(HIGHER), module,
+    proc = subprocess.run([sys.executable, "-c", PROBE, PACKAGE, json.dumps(higher), module,
                            json.dumps(CORE_OPS)], capture_output=True, text=True, env=environ,
                           timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -82,6 +82,14 @@ def _probe(module: str) -> dict:
 @pytest.mark.parametrize("module", CORE)
 def test_a_core_module_imports_alone_without_the_layers_above_it(module):
     result = _probe(module)
+    assert result["ok"], f"{result['error']} (through {' -> '.join(result['chain'])})"
+
+
+def test_the_tensor_imports_no_module_of_the_core_above_it():
+    """Inside the core, ``tensor.py`` (with the ``autograd`` package it imports) stands below the
+    graph's saved-tensor views, the engine and the op registry: it reaches them only through
+    ``_lazy`` at call time, so none of them is in an import circle with it."""
+    result = _probe("numgrad.tensor", HIGHER + ("autograd.graph", "autograd.engine", "ops"))
     assert result["ok"], f"{result['error']} (through {' -> '.join(result['chain'])})"
 
 

@@ -2,17 +2,18 @@
 (jacobian, hessian, vjp, jvp, hvp, vhp), anomaly detection, and the tools to check gradients.
 
 This package's own import is light: tensor.py imports ``autograd.node``, which runs this file
-first, before ``Tensor`` exists. So it imports here only the modules that do not need ``Tensor``
-(grad mode, anomaly mode, the node classes, saved-tensor hooks, the profiler); the names that
-do (``backward``, ``grad``, ``Function``, ``Variable``, ``forward_ad``, ``functional``, the
-``gradcheck`` family and the engine) are imported on first use (PEP 562 ``__getattr__``), from the
-module each is named with in ``_LAZY``. ``import numgrad`` loads them all at its end, so the
-package a user gets holds them as before.
+first, before ``Tensor`` exists. So it imports here only the modules that import nothing above
+the tensor (grad mode, anomaly mode, the node classes, the profiler); the others (``backward``,
+``grad``, ``Function``, ``Variable``, ``forward_ad``, ``functional``, the ``gradcheck`` family,
+the engine, and ``graph``, whose ``_saved_<name>`` properties read ops and factories) are imported
+on first use (PEP 562 ``__getattr__``), from the module each is named with in ``_LAZY``; the op
+registry imports ``graph`` itself, before any op node exists. ``import numgrad`` loads them all at
+its end, so the package a user gets holds them as before. Type checkers read their names from
+``__init__.pyi``.
 """
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
@@ -20,7 +21,6 @@ from .anomaly_mode import (  # noqa: F401
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .grad_mode import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .node import AccumulateGrad, Node  # noqa: F401
-from . import graph  # noqa: F401  (installs the _saved_<name> properties on OpNode)
 from . import profiler  # noqa: F401
 
 # name -> the submodule that defines it (None: the name is the submodule itself)
@@ -29,15 +29,8 @@ _LAZY = {
     "Function": "function", "Variable": "variable",
     "gradcheck": "gradcheck", "gradgradcheck": "gradcheck", "GradcheckError": "gradcheck",
     "engine": None, "entry": None, "function": None, "forward_ad": None, "functional": None,
-    "variable": None,
+    "variable": None, "graph": None,
 }
-
-if TYPE_CHECKING:  # (what ``__getattr__`` gives, spelled out for type checkers)
-    from . import engine, entry, forward_ad, function, functional, variable  # noqa: F401
-    from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
-    from .entry import _is_checkpoint_valid, backward, grad  # noqa: F401
-    from .function import Function  # noqa: F401
-    from .variable import Variable  # noqa: F401
 
 
 def __getattr__(name: str) -> object:

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from . import _lazy
 
-__all__ = ["Mode", "current", "note_created", "graph_break", "stands_for"]
+__all__ = ["Mode", "current", "note_created", "number_array", "graph_break", "stands_for"]
 
 _local = threading.local()  # .stack: this thread's modes, innermost last
 _pushed = 0  # modes pushed on all threads together (under ``_lock``)
@@ -114,6 +116,17 @@ def note_created(array) -> None:
     mode = current()
     if mode is not None:
         mode.note_created(array)
+
+
+def number_array(value, dtype) -> np.ndarray:
+    """``np.asarray(value, dtype)``: a Python number an op hands its kernels as an array. One
+    it makes (0-d, new) is noted as made from Python data, so that a trace takes it as a
+    constant at once, where it would otherwise look for a tensor holding it among every object
+    of the process (the garbage collector's referrers: 0.1 s a kernel call in a large one)."""
+    array = np.asarray(value, dtype)
+    if _pushed and array is not value and array.ndim == 0:
+        note_created(array)
+    return array
 
 
 def graph_break(what: str) -> None:

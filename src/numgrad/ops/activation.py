@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dispatch
 from ..creation import zeros_like
 from ..tensor import Tensor
 from .elementwise import where
@@ -45,7 +46,7 @@ def _float_only(kernel: str, input: Tensor) -> None:
 
 
 def _param(a, value):
-    return np.asarray(value, a.dtype)
+    return dispatch.number_array(value, a.dtype)
 
 
 # ------------------------------------------------------------------ parameterless: one formula

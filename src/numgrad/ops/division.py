@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dispatch
 from ..creation import zeros
 from ..tensor import Tensor
 from ._promote import binary_operands
@@ -154,7 +155,7 @@ def _mod(input, other, kernel: str, tensor_op, scalar_op):
         return apply(RemainderScalarTensor, (input, other), (a, b))
     if isinstance(other, Tensor):
         return apply(tensor_op, (input, other), (a, b))
-    return apply(scalar_op, (input,), (a,), other=np.asarray(b, a.dtype))
+    return apply(scalar_op, (input,), (a,), other=dispatch.number_array(b, a.dtype))
 
 
 def fmod(input: Tensor, other) -> Tensor:

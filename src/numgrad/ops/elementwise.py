@@ -221,7 +221,7 @@ def Neg(ctx, grad):
 def _pow_scalar(K, a, *, exponent):
     if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
         return _POW_SPECIAL[exponent](K, a)
-    return K.binary(K.POW, a, np.array(exponent, a.dtype))
+    return K.binary(K.POW, a, dispatch.number_array(exponent, a.dtype))
 
 
 @formula_op("pow_scalar", "PowBackward0", "POW", arity=2, forward=_pow_scalar, complex_ok=True,
@@ -272,7 +272,7 @@ def PowTensor(ctx, grad):
 
 
 def _rpow(K, a, *, base):
-    return K.binary(K.RPOW, a, np.array(base, a.dtype))
+    return K.binary(K.RPOW, a, dispatch.number_array(base, a.dtype))
 
 
 @formula_op("rpow", "PowBackward2", "RPOW", arity=2, forward=_rpow, save_output=True,

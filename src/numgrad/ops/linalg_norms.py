@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .. import dispatch
 from ..tensor import Tensor, _wrap_dim
 from .reduction import norm as _reduction_norm
 from . import _jvp
@@ -35,9 +36,9 @@ def _vector_norm_array(K, a, ord, dims, keepdim):
                           keepdim)
     if math.isinf(ord):
         return K.reduce_dims(K.MAX if ord > 0 else K.MIN, K.unary(K.ABS, a), dims, keepdim)
-    p = np.asarray(ord, a.dtype)
+    p = dispatch.number_array(ord, a.dtype)
     powered = K.sum_dims(K.binary(K.POW, K.unary(K.ABS, a), p), dims, keepdim)
-    return K.binary(K.POW, powered, np.asarray(1.0 / ord, a.dtype))
+    return K.binary(K.POW, powered, dispatch.number_array(1.0 / ord, a.dtype))
 
 
 def _count(shape, dims) -> int:

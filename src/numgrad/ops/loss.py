@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .. import dispatch
 from ..autograd import grad_mode
 from ..dispatch import note_created
 from .._dtype import torch_name
@@ -299,7 +300,7 @@ class MseLoss(Op):
             return total
         if squares.size == 0:
             return np.array(np.nan, squares.dtype)
-        return K.binary(K.DIV, total, np.array(squares.size, squares.dtype))
+        return K.binary(K.DIV, total, dispatch.number_array(squares.size, squares.dtype))
 
     @staticmethod
     def backward(ctx, grad):

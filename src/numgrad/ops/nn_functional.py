@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dispatch
 from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from . import _jvp
@@ -27,7 +28,7 @@ def _F(m):
 
 
 def _param(a, value):
-    return np.asarray(value, a.dtype)
+    return dispatch.number_array(value, a.dtype)
 
 
 def _where(cond: Tensor, a, b) -> Tensor:
@@ -200,7 +201,7 @@ def _reduce(K, loss, reduction: str):
     total = K.sum_dims(loss, tuple(range(loss.ndim)), False)
     if reduction == "sum":
         return total
-    return K.binary(K.DIV, total, np.array(loss.size, loss.dtype))
+    return K.binary(K.DIV, total, dispatch.number_array(loss.size, loss.dtype))
 
 
 @register

@@ -367,10 +367,11 @@ class _Var(Op):
     @staticmethod
     def forward(K, a, *, dims, keepdim, correction, whole):
         count = _count(a.shape, dims)
-        mean = K.binary(K.DIV, K.sum_dims(a, dims, True), np.array(count, a.dtype))
+        mean = K.binary(K.DIV, K.sum_dims(a, dims, True), dispatch.number_array(count, a.dtype))
         centred = K.binary(K.SUB, a, mean)
         squares = K.sum_dims(K.binary(K.MUL, centred, centred), dims, keepdim)
-        return K.binary(K.DIV, squares, np.array(count - correction if count > correction else 0, a.dtype))
+        return K.binary(K.DIV, squares, dispatch.number_array(
+            count - correction if count > correction else 0, a.dtype))
 
 
 def _count(shape, dims) -> int:

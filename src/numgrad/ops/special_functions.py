@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import dispatch
 from ..tensor import Tensor
 from ._promote import binary_operands, floating_operand
 from .elementwise import where
@@ -68,7 +69,7 @@ def Digamma(ctx, grad):
 
 
 def _polygamma(K, a, *, n):
-    return K.binary(K.POLYGAMMA, a, np.asarray(n, a.dtype))
+    return K.binary(K.POLYGAMMA, a, dispatch.number_array(n, a.dtype))
 
 
 @formula_op("polygamma", "PolygammaBackward0", "POLYGAMMA", arity=2, forward=_polygamma,

@@ -420,24 +420,38 @@ def test_numba_internals_are_the_ones_numgrad_was_written_for():
     assert f"{major}.{minor + 1}.0" not in allowed and f"{major + 1}.0.0" not in allowed, spec
 
 
-def test_a_kernels_stamp_covers_the_modules_it_inlines(tmp_path, monkeypatch):
-    # Numba's cache knows a kernel's own file only; numgrad's kernels inline bodies from
-    # kernels/scalar.py, kernels/lines.py and kernels/cpu/mathfuncs.py, so their contents are
-    # part of every kernel's stamp: an edit or upgrade of one of them recompiles the kernels.
-    from numgrad.kernels.cpu import _cache, scan
+def test_a_kernels_stamp_covers_the_kernel_modules_it_imports(tmp_path, monkeypatch):
+    # Numba's cache knows a kernel's own file only; numgrad's kernels inline bodies and freeze
+    # numbers from the kernel modules they import (softmax: the vectorised math, and through it
+    # the scalar formulas), so those files' contents are part of its stamp, and only those: an
+    # edit of one recompiles the kernels made from it, not all of numgrad's.
+    from numgrad.kernels.cpu import _cache, softmax
 
-    kernel = scan._cum_extreme if hasattr(scan, "_cum_extreme") else next(
-        v for v in vars(scan).values() if hasattr(v, "py_func"))
-    cache = _cache._KernelCache(kernel.py_func)
-    own = _cache._source_stamp(os.path.abspath(kernel.py_func.__code__.co_filename))
-    assert cache._files[0].stamp == own + _cache._shared_stamp()
-    body = tmp_path / "inlined.py"
-    body.write_text("def f(x):\n    return x\n")
-    monkeypatch.setattr(_cache, "_INLINED", _cache._INLINED + (str(body),))
-    monkeypatch.setattr(_cache, "_inlined_stamp", [])
-    before = _cache._shared_stamp()
-    body.write_text("def f(x):\n    return x + 1\n")
-    monkeypatch.setattr(_cache, "_inlined_stamp", [])
-    after = _cache._shared_stamp()
-    assert before != after
-    assert _cache._KernelCache(kernel.py_func)._files[0].stamp == own + after
+    kernel = next(v for v in vars(softmax).values() if hasattr(v, "py_func")
+                  and v.py_func.__module__ == softmax.__name__)
+    path = os.path.abspath(kernel.py_func.__code__.co_filename)
+    own = _cache._source_stamp(path)
+    assert _cache._KernelCache(kernel.py_func)._files[0].stamp == \
+        own + _cache._dependency_stamp(path)
+    imported = {os.path.relpath(p, _cache._KERNELS) for p in _cache._kernel_imports(path)}
+    assert {os.path.join("cpu", "mathfuncs.py"), os.path.join("cpu", "elementwise.py")} <= imported
+    assert not {"codegen.py", os.path.join("cpu", "_cache.py")} & imported
+    # a package of three modules: a imports b (``from .b import``), b imports c (``from . import
+    # c``), d stands alone
+    package = tmp_path / "kernels"
+    package.mkdir()
+    for name, text in {"a": "from .b import f\n", "b": "from . import c\nf = 1\n",
+                       "c": "g = 2\n", "d": "h = 3\n"}.items():
+        (package / f"{name}.py").write_text(text)
+    monkeypatch.setattr(_cache, "_KERNELS", str(package))
+
+    def stamp():
+        monkeypatch.setattr(_cache, "_imports_of", {})
+        monkeypatch.setattr(_cache, "_dependency_stamps", {})
+        return _cache._dependency_stamp(str(package / "a.py"))
+
+    before = stamp()
+    (package / "d.py").write_text("h = 4\n")
+    assert stamp() == before  # (a module it does not import)
+    (package / "c.py").write_text("g = 5\n")
+    assert stamp() != before  # (one it imports through another)

@@ -484,3 +484,19 @@ def test_a_compiled_step_through_a_convolutions_input_gradient_is_replayed():
         losses = [(eager().item(), compiled().item()) for _ in range(4)]
     np.testing.assert_allclose([c for _, c in losses], [e for e, _ in losses], rtol=1e-5)
     assert "replayed" in numgrad.compiler.explain(compiled).splitlines()[-1]
+
+
+def test_threaded_convolution_batches_are_shared_evenly():
+    # 64 samples of 10,000 column entries: batches of 26, 26 and 12 samples left one of two
+    # threads idle a third of the time; now a multiple of the thread count, of equal size
+    from numgrad.kernels.cpu import conv
+
+    before = numgrad.get_num_threads()
+    numgrad.set_num_threads(2)
+    try:
+        spans, step = conv._batches(64, 10_000)
+    finally:
+        numgrad.set_num_threads(before)
+    sizes = [stop - start for start, stop in spans]
+    assert len(sizes) % 2 == 0 and max(sizes) - min(sizes) <= 1 and sum(sizes) == 64
+    assert step * 10_000 <= conv.CHUNK and spans[0][0] == 0 and spans[-1][1] == 64

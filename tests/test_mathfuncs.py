@@ -394,19 +394,24 @@ def test_op_code_kernel_pattern_vectorises():
     _assert_vectorised(_op_loop, "op-code kernel")
 
 
-def test_softmax_kernels_carry_the_digest_of_mathfuncs():
-    """Numba's cache keys a kernel on its own source file only, and the softmax kernels inline
-    mathfuncs.py: its digest is written into their file so that changing one changes both (and
-    invalidates their cache). Update MATHFUNCS_DIGEST when mathfuncs.py changes. (The generated
-    elementwise kernels carry it in their file names: tests/test_codegen.py.)"""
-    import hashlib
-    from pathlib import Path
+def test_kernels_inlining_mathfuncs_are_stamped_with_it():
+    """Numba's cache keys a kernel on its own source file only; the softmax, LSTM-cell and fused
+    attention kernels inline mathfuncs.py (and, through it, kernels/scalar.py), so the cache's
+    stamp of each covers those files: an edit of mathfuncs.py recompiles them."""
+    import os
 
-    from numgrad.kernels.cpu import mathfuncs, rnn, softmax
+    from numgrad.kernels.cpu import _cache, attention, rnn, softmax
 
-    digest = hashlib.sha256(Path(mathfuncs.__file__).read_bytes()).hexdigest()[:16]
-    assert softmax.MATHFUNCS_DIGEST == digest
-    assert rnn.MATHFUNCS_DIGEST == digest  # (the LSTM cell's kernels inline it too)
+    for module in (softmax, rnn, attention):
+        path = os.path.abspath(module.__file__)
+        seen, todo = set(), list(_cache._kernel_imports(path))
+        while todo:
+            p = todo.pop()
+            if p not in seen:
+                seen.add(p)
+                todo.extend(_cache._kernel_imports(p))
+        names = {os.path.relpath(p, _cache._KERNELS) for p in seen}
+        assert {os.path.join("cpu", "mathfuncs.py"), "scalar.py"} <= names, module.__name__
 
 
 # ---------------------------------------------------------------------------------------------

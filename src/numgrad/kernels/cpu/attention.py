@@ -30,10 +30,6 @@ from . import _workers
 from .mathfuncs import fast_exp
 from .softmax import _lane_max, _lane_sum, _zero_of
 
-# Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
-# it (checked by tests/test_attention.py, as softmax.py's by tests/test_mathfuncs.py) invalidates
-# the cache with it.
-MATHFUNCS_DIGEST = "9fb3bd72168999de"
 
 
 def _like(v, x):

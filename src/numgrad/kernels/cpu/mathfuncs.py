@@ -659,12 +659,31 @@ def _erf_f64(x):
     return _scalar.erf(x)
 
 
+# GELU's Phi needs erf only as 1 + erf (above 0) or as erfc (below): one piece, erfc(a) =
+# e**(-a**2) Q(t) over the whole of 0 <= a < 4 (Q of degree 8 in t = 1 / (1 + a / 2), fitted as
+# Q above at 4,000 Chebyshev nodes of [0, 4], relative error 3e-9 in float64; its constant term
+# then moved by 1e-7 so that Q(1) is 1 in float32: Phi(0) = 1/2 exactly), and no select between
+# two: 1.10 -> 0.77 ms of CPU for GELU of 512K float32 (the tiny GPT's MLP) on one thread, as
+# accurate as the two pieces (within 4.5e-7 of the exact GELU; 2.1e-6 relative below 0).
+_GELU_ERFC = (-0.00045490264892578125, 0.2896744006169212, 0.22714099235258703,
+              0.4732762818840138, -0.40211986231966634, 1.0122180433497983,
+              -0.8882610150823462, 0.338279179145088, -0.04975300006080917)
+_GELU_ERFC_F32 = tuple(_f32(c) for c in _GELU_ERFC)
+
+
 @njit(inline="always")
 def _gelu_cdf(x):
     """Phi(x) of float32 ``x``: (1 + erf(x / sqrt 2)) / 2, without cancellation below 0."""
-    e, c = _erf_parts(abs(x) * _f32(0.7071067811865476))
-    half = _f32(0.5)
-    return half * (_f32(1.0) + e) if x >= _f32(0.0) else half * c
+    one, half = _f32(1.0), _f32(0.5)
+    a = abs(x) * _f32(0.7071067811865476)
+    q = _GELU_ERFC_F32
+    t = _div(one, one + half * a)
+    c = _exp_f32(-(a * a)) * (q[0] + t * (q[1] + t * (q[2] + t * (q[3] + t * (q[4] + t * (
+        q[5] + t * (q[6] + t * (q[7] + t * q[8]))))))))
+    # (from a = 4, t <= 1/3, erfc is 0, as PyTorch's 1 + erf gives it: tested on t, which is
+    # live anyway, where a test on a cost 20% of the kernel's time)
+    c = c if t > _f32(0.3333333333333333) else _f32(0.0)
+    return half * (_f32(2.0) - c) if x >= _f32(0.0) else half * c
 
 
 @njit(inline="always")

@@ -18,9 +18,6 @@ from ..._threads import one_blas_thread
 from .linalg import matmul, matmul_into
 from .mathfuncs import fast_sigmoid, fast_tanh
 
-# Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
-# it (checked by tests/test_mathfuncs.py, like softmax.py's) invalidates the cache with it.
-MATHFUNCS_DIGEST = "9fb3bd72168999de"
 
 # The steps' products run on one BLAS thread: a loop of small products otherwise waits on
 # BLAS's threads at every step; a large one is split over numgrad's worker threads

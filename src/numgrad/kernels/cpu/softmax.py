@@ -18,9 +18,6 @@ from numba.extending import overload
 from .elementwise import PARALLEL_THRESHOLD, _split, _threaded
 from .mathfuncs import fast_exp
 
-# Numba's cache keys a kernel on its own file only; these inline mathfuncs.py, so this digest of
-# it (checked by tests/test_mathfuncs.py, like elementwise.py's) invalidates the cache with it.
-MATHFUNCS_DIGEST = "9fb3bd72168999de"
 
 
 def _zero_of(v):

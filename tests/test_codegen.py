@@ -64,6 +64,20 @@ def test_file_names_change_with_the_text_and_with_the_formula_sources(monkeypatc
     assert codegen.source("cpu/unary", "scalar:neg") != text
 
 
+def test_a_line_body_loop_names_the_body_operands_and_its_own_sources(monkeypatch):
+    """The line bodies' template (``f(i, OPERANDS)``) is spelled with each body's parameters
+    after the line's number, and its files are named after ``lines.py``'s digest: an edit of
+    a line body renames them, an edit of an elementwise formula does not."""
+    text = codegen.source("cpu/lines", "lines:mode_row")
+    assert "def each_k(s, x, n, values, indices, count):" in text
+    assert "f(i, s, x, n, values, indices)" in text and "OPERANDS" not in text
+    assert codegen.sources_digest("cpu/lines")[:16] in text
+    monkeypatch.setitem(codegen._state, "cpu", "0" * 64)
+    assert codegen.source("cpu/lines", "lines:mode_row") == text
+    monkeypatch.setitem(codegen._state, "cpu/lines", "0" * 64)  # as if lines.py changed
+    assert codegen.source("cpu/lines", "lines:mode_row") != text
+
+
 def test_a_damaged_or_planted_file_is_never_run_and_is_rewritten(tmp_path):
     env = {"NUMGRAD_CACHE_DIR": str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(tmp_path / "nb")}
     first = _run(env)

@@ -160,3 +160,9 @@ def test_every_cuda_kernel_of_the_package_has_signatures_in_the_catalogue():
         kernels = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
                    and any(ast.unparse(d) == "cuda.jit" for d in n.decorator_list)}
         assert kernels == set(patterns), (template, kernels, set(patterns))
+    # (the line bodies' template: its two loops, one catalogued for each body of LINES)
+    tree = ast.parse((PACKAGE / "kernels" / "cuda" / "templates" / "lines.py").read_text())
+    assert {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)} == \
+        {"each_k", "each_line_k"}
+    assert {f"cuda/lines[cuda.lines:{body}].{signatures.LINE_KERNELS.get(body, 'each_line_k')}"
+            for body in signatures.LINES} <= {name for name, _, _ in catalogue}

@@ -2,14 +2,18 @@
 to one line (a scan along the middle axis of an ``(outer, n, inner)`` view, a sorted row, a binary
 search), written once.
 
-Each is a ``numba.njit(inline="always")`` function, as the scalar formulas of ``scalar.py`` are:
-Numba inlines it into the CPU kernel's loop (``cpu/scan.py``, ``cpu/predicates.py``,
-``cpu/counting.py``), and numba-cuda compiles it as a device function of the CUDA kernel that
-calls it from its grid-stride loop (the same names in ``cuda/``), so both devices run one formula
-and round alike. Each device keeps only its loop over lines and its launch. The bodies use only
-arithmetic, comparisons, ``min``/``max`` and the ``math`` module (what numba-cuda lowers in
-kernels). ``base`` is a line's first element in the flat arrays, ``inner`` the stride between its
-elements.
+Each is a ``numba.njit(inline="always")`` function, as the scalar formulas of ``scalar.py`` are,
+whose first argument says where it works: ``f(i, *operands)`` with ``i`` a row's or a value's
+number (``mode_row``, ``search_one``), or ``f(base, *operands)`` with ``base`` the first element
+of a line of the C-contiguous ``(outer, n, inner)`` view in the flat arrays (the scans, whose
+operands include ``n`` and ``inner``, the stride between a line's elements). Their loops are
+generated as the elementwise kernels are (``codegen.py``): ``cpu/templates/lines.py`` calls the
+body for each row or line in turn (Numba inlines it; ``each_k`` and ``each_line_k``),
+``cuda/templates/lines.py`` from a grid-stride loop, one thread per row or line (numba-cuda
+compiles the body as a device function, ``cuda/lines.py``), so both devices run one formula and
+round alike; ``cpu/scan.py``, ``cpu/predicates.py``, ``cpu/counting.py`` and their CUDA twins keep
+only the launch. The bodies use only arithmetic, comparisons, ``min``/``max`` and the ``math``
+module (what numba-cuda lowers in kernels).
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ def line_base(line, n, inner):
 
 
 @njit(inline="always")
-def scan_line(x, out, base, n, inner, mul, reverse, acc0):
+def scan_line(base, x, out, n, inner, mul, reverse, acc0):
     """``out`` = the running sum (``mul``: product) of ``x`` along one line, from the end with
     ``reverse``; ``acc0`` (0 or 1, of the accumulation type: float64 or int64) starts it."""
     acc = acc0
@@ -41,7 +45,7 @@ def scan_line(x, out, base, n, inner, mul, reverse, acc0):
 
 
 @njit(inline="always")
-def cumprod_grad_line(x, out, g, res, base, n, inner):
+def cumprod_grad_line(base, x, out, g, res, n, inner):
     """The gradient of ``out = cumprod(x)`` along one line, exact where ``x`` has zeros
     (PyTorch's formula): before the line's first zero ``z``, ``sum_{j>=i, j<z} g[j] out[j] /
     x[i]``; at ``z``, ``out[z-1] * sum_{z<=j<z2} g[j] prod_{z<l<=j} x[l]`` (``z2`` the next zero);
@@ -75,7 +79,7 @@ def cumprod_grad_line(x, out, g, res, base, n, inner):
 
 
 @njit(inline="always")
-def cum_extreme_line(x, values, indices, base, n, inner, take_max):
+def cum_extreme_line(base, x, values, indices, n, inner, take_max):
     """PyTorch's cummax (``take_max``) / cummin along one line: the running extreme and the index
     where it was last reached (ties take the later index); a NaN, once met, is the extreme from
     there on, each later NaN taking its index."""
@@ -99,7 +103,7 @@ def cum_extreme_line(x, values, indices, base, n, inner, take_max):
 
 
 @njit(inline="always")
-def logcumsumexp_line(x, out, base, n, inner):
+def logcumsumexp_line(base, x, out, n, inner):
     """The running ``log(sum(exp(x)))`` along one line, kept in float64 (PyTorch's CPU
     accumulation type), each element rounded to the result's dtype as it is written."""
     acc = -math.inf
@@ -124,10 +128,11 @@ def same(a, b):
 
 
 @njit(inline="always")
-def mode_row(s, x, base, n, values, indices, r):
-    """Row ``r`` of ``n`` elements from ``base`` (``s``: the rows of ``x`` sorted ascending): the
-    longest run of equal values (the first, so the smallest, among equally long ones) into
-    ``values[r]``, and the last index of that value in ``x``'s row into ``indices[r]``."""
+def mode_row(r, s, x, n, values, indices):
+    """Row ``r`` of ``n`` elements (``s``: the rows of ``x`` sorted ascending): the longest run of
+    equal values (the first, so the smallest, among equally long ones) into ``values[r]``, and the
+    last index of that value in ``x``'s row into ``indices[r]``."""
+    base = r * n
     best = s[base]
     best_count = 0
     count = 0
@@ -150,7 +155,7 @@ def mode_row(s, x, base, n, values, indices, r):
 
 
 @njit(inline="always")
-def search_one(bounds, values, sorter, use_sorter, m, per_line, right, out, j):
+def search_one(j, bounds, values, sorter, use_sorter, m, per_line, right, out):
     """Value ``j``'s position in its line of ``bounds`` (lines of ``m``; one line for all values
     when ``per_line`` is 0, else line ``j // per_line``), read through ``sorter`` with
     ``use_sorter``: the first position whose bound is ``>= value`` (``right``: ``> value``),

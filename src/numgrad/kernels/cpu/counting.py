@@ -9,14 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..lines import search_one
-
-
-@njit(cache=True)
-def _search_k(bounds, values, sorter, use_sorter, m, per_line, right, out):
-    """For each value, its position in its line of ``bounds`` (``lines.search_one``)."""
-    for j in range(values.size):
-        search_one(bounds, values, sorter, use_sorter, m, per_line, right, out, j)
+from .. import codegen
 
 
 @njit(cache=True)
@@ -53,8 +46,10 @@ def search_sorted(bounds: np.ndarray, values: np.ndarray, sorter, right: bool, o
     per_line = 0 if bounds.ndim <= 1 else (tuple(values.shape)[-1] if values.ndim else 1)
     s = np.zeros(1, np.int64) if sorter is None else np.ascontiguousarray(sorter, np.int64).reshape(-1)
     if v.size:
-        _search_k(b, v.reshape(-1), s, sorter is not None, m, per_line, bool(right),
-                  out.reshape(-1))
+        # (``lines.search_one`` for each value: its position in its line of ``bounds``)
+        codegen.load("cpu/lines", "lines:search_one").each_k(
+            b, v.reshape(-1), s, sorter is not None, m, per_line, bool(right), out.reshape(-1),
+            v.size)
     return out
 
 

@@ -14,17 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..lines import mode_row
+from .. import codegen
 from ..scalar import isclose_one, nan_to_num_one
 from .sorting import sort_dim
-
-
-@njit(cache=True)
-def _mode_rows_k(s, x, rows, n, values, indices):
-    """``lines.mode_row`` on each of ``rows`` rows of ``n`` (``s``: the rows of ``x`` sorted
-    ascending)."""
-    for r in range(rows):
-        mode_row(s, x, r * n, n, values, indices, r)
 
 
 def order_dim(x: np.ndarray, dim: int) -> tuple:
@@ -44,8 +36,10 @@ def mode_dim(x: np.ndarray, dim: int) -> tuple:
     values = np.empty(moved.shape[:-1], x.dtype)
     indices = np.empty(moved.shape[:-1], np.int64)
     if values.size:
-        _mode_rows_k(ordered.reshape(-1), moved.reshape(-1), values.size, n, values.reshape(-1),
-                     indices.reshape(-1))
+        # (``lines.mode_row`` on each row, ``ordered``: the rows of ``moved`` sorted)
+        codegen.load("cpu/lines", "lines:mode_row").each_k(
+            ordered.reshape(-1), moved.reshape(-1), n, values.reshape(-1), indices.reshape(-1),
+            values.size)
     return np.expand_dims(values, dim), np.expand_dims(indices, dim)
 
 

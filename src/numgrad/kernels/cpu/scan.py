@@ -3,54 +3,28 @@ and cumprod's gradient, ``cummax``/``cummin`` (values and the index of each runn
 ``K.cum_extreme``) and ``logcumsumexp`` (``K.logcumsumexp_dim``).
 
 Each entry point views its operand as ``(outer, n, inner)`` (the scanned dimension in the middle,
-C-contiguous) and one compiled loop walks each line. As PyTorch's CPU kernels, the running value
-is kept in float64 for floating inputs (int64 for integers) and each element rounded to the
-result's dtype as it is written.
+C-contiguous) and runs a line body of ``kernels/lines.py`` on each line, in the loop generated
+from ``cpu/templates/lines.py``. As PyTorch's CPU kernels, the running value is kept in float64
+for floating inputs (int64 for integers) and each element rounded to the result's dtype as it is
+written.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numba import njit
 
-from ..lines import cum_extreme_line, cumprod_grad_line, logcumsumexp_line, scan_line
-
-
-@njit(cache=True)
-def _scan_k(x, out, outer, n, inner, mul, reverse, acc0):
-    """``out`` = the running sum (``mul``: product) of ``x`` along the middle axis of
-    ``(outer, n, inner)`` (``lines.scan_line`` on each line)."""
-    for o in range(outer):
-        for i in range(inner):
-            scan_line(x, out, o * n * inner + i, n, inner, mul, reverse, acc0)
+from .. import codegen
 
 
-@njit(cache=True)
-def _cumprod_grad_k(x, out, g, res, outer, n, inner):
-    """The gradient of ``out = cumprod(x)`` along the middle axis (``lines.cumprod_grad_line``)."""
-    for o in range(outer):
-        for i in range(inner):
-            cumprod_grad_line(x, out, g, res, o * n * inner + i, n, inner)
-
-
-@njit(cache=True)
-def _cum_extreme_k(x, values, indices, outer, n, inner, take_max):
-    """cummax (``take_max``) / cummin along the middle axis (``lines.cum_extreme_line``)."""
-    for o in range(outer):
-        for i in range(inner):
-            cum_extreme_line(x, values, indices, o * n * inner + i, n, inner, take_max)
-
-
-@njit(cache=True)
-def _logcumsumexp_k(x, out, outer, n, inner):
-    """The running ``log(sum(exp(x)))`` along the middle axis (``lines.logcumsumexp_line``)."""
-    for o in range(outer):
-        for i in range(inner):
-            logcumsumexp_line(x, out, o * n * inner + i, n, inner)
+def _each(body: str):
+    """The kernel that runs ``lines.<body>`` on each line (``cpu/templates/lines.py``'s
+    ``each_line_k(*operands, outer)``)."""
+    return codegen.load("cpu/lines", f"lines:{body}").each_line_k
 
 
 def _lines(shape: tuple, dim: int):
+    """``(outer, n, inner)``: ``shape`` viewed with ``dim`` in the middle."""
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
 
 
@@ -63,7 +37,8 @@ def cumulative(x: np.ndarray, dim: int, mul: bool, reverse: bool) -> np.ndarray:
     out = np.empty(a.shape, a.dtype)
     if a.size:
         acc0 = np.float64(mul) if a.dtype.kind == "f" else np.int64(mul)
-        _scan_k(a.reshape(-1), out.reshape(-1), *_lines(a.shape, dim), mul, reverse, acc0)
+        outer, n, inner = _lines(a.shape, dim)
+        _each("scan_line")(a.reshape(-1), out.reshape(-1), n, inner, mul, reverse, acc0, outer)
     return out
 
 
@@ -75,7 +50,8 @@ def cumprod_backward(x: np.ndarray, out: np.ndarray, grad: np.ndarray, dim: int)
     a, o, g = (np.ascontiguousarray(v).reshape(-1) for v in (x, out, grad))
     res = np.empty(x.shape, grad.dtype)
     if x.size:
-        _cumprod_grad_k(a, o, g, res.reshape(-1), *_lines(x.shape, dim))
+        outer, n, inner = _lines(x.shape, dim)
+        _each("cumprod_grad_line")(a, o, g, res.reshape(-1), n, inner, outer)
     return res
 
 
@@ -88,8 +64,9 @@ def cum_extreme(x: np.ndarray, dim: int, take_max: bool) -> tuple:
         values[...] = a
         indices[...] = 0
     elif a.size:
-        _cum_extreme_k(a.reshape(-1), values.reshape(-1), indices.reshape(-1),
-                       *_lines(a.shape, dim), bool(take_max))
+        outer, n, inner = _lines(a.shape, dim)
+        _each("cum_extreme_line")(a.reshape(-1), values.reshape(-1), indices.reshape(-1), n,
+                                  inner, bool(take_max), outer)
     return values, indices
 
 
@@ -100,5 +77,6 @@ def logcumsumexp_dim(x: np.ndarray, dim: int) -> np.ndarray:
     if a.ndim == 0:
         out[...] = a
     elif a.size:
-        _logcumsumexp_k(a.reshape(-1), out.reshape(-1), *_lines(a.shape, dim))
+        outer, n, inner = _lines(a.shape, dim)
+        _each("logcumsumexp_line")(a.reshape(-1), out.reshape(-1), n, inner, outer)
     return out

@@ -9,18 +9,10 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .lines import search_one
-
+from .. import codegen
 from .layout import full
 from .memory import empty, launch
 from .layout import ascontiguous, flat
-
-
-@cuda.jit
-def _search_k(bounds, values, sorter, use_sorter, m, per_line, right, out):
-    """``lines.search_one``, one thread per value."""
-    for j in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        search_one(bounds, values, sorter, use_sorter, m, per_line, right, out, j)
 
 
 @cuda.jit
@@ -58,8 +50,11 @@ def search_sorted(bounds, values, sorter, right: bool, out_dtype):
         s = ascontiguous(sorter)
         s = flat(s) if s.ndim else s.reshape(1)
     if v.size:
-        launch(_search_k, v.size)(b, flat(v) if v.ndim else v.reshape(1), s, sorter is not None,
-                                  m, per_line, bool(right), flat(out) if v.ndim else out.reshape(1))
+        # (``lines.search_one``, one thread per value)
+        kernel = codegen.load("cuda/lines", "cuda.lines:search_one").each_k
+        launch(kernel, v.size)(b, flat(v) if v.ndim else v.reshape(1), s, sorter is not None,
+                               m, per_line, bool(right), flat(out) if v.ndim else out.reshape(1),
+                               v.size)
     return out
 
 

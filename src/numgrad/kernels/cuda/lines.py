@@ -1,5 +1,6 @@
-"""The line bodies of ``kernels/lines.py`` as CUDA device functions, for the grid-stride loops of
-``scan.py``, ``predicates.py`` and ``counting.py``: one thread per line runs the CPU's body.
+"""The line bodies of ``kernels/lines.py`` as CUDA device functions, for the grid-stride loop of
+``cuda/templates/lines.py`` (the kernels that ``scan.py``, ``predicates.py`` and ``counting.py``
+launch): one thread per line runs the CPU's body.
 
 Each is ``cuda.jit(device=True)`` of the body's Python function, so that the GPU compiles the
 formula the CPU inlines, and numba-cuda's simulator runs it as Python (an ``njit`` function called

@@ -21,15 +21,8 @@ from .elementwise import copy
 from .layout import broadcast_copy, zeros
 from .memory import empty, launch
 from .layout import ascontiguous, flat
-from .lines import mode_row
+from .. import codegen
 from .sorting import _dim_back, _dim_last, sort_dim
-
-
-@cuda.jit
-def _mode_rows_k(s, x, n, values, indices):
-    """``lines.mode_row``, one thread per row."""
-    for r in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        mode_row(s, x, r * n, n, values, indices, r)
 
 
 def mode_dim(x, dim: int) -> tuple:
@@ -44,8 +37,10 @@ def mode_dim(x, dim: int) -> tuple:
     values = empty(shape[:nd - 1] + (1,), x.dtype)
     indices = empty(shape[:nd - 1] + (1,), np.int64)
     if values.size:
-        launch(_mode_rows_k, values.size)(flat(ordered), flat(moved), shape[nd - 1],
-                                          flat(values), flat(indices))
+        # (``lines.mode_row``, one thread per row)
+        kernel = codegen.load("cuda/lines", "cuda.lines:mode_row").each_k
+        launch(kernel, values.size)(flat(ordered), flat(moved), shape[nd - 1], flat(values),
+                                    flat(indices), values.size)
     return _dim_back(values, order), _dim_back(indices, order)
 
 

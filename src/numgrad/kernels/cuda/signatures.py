@@ -20,7 +20,7 @@ from numba import types
 
 from .. import formulas
 from .. import codegen
-from . import (elementwise, indexing, layout, linalg, loss, reduction, conv, gather, scan,
+from . import (elementwise, indexing, layout, linalg, loss, reduction, conv, gather,
     sorting, philox, predicates, pooling, upsample, structure, counting, decompositions as dec)
 
 F32, F64, I64, I32, BOOL = types.float32, types.float64, types.int64, types.int32, types.boolean
@@ -51,11 +51,28 @@ TEMPLATES = {
     },
 }
 
+# The generated kernels of the line bodies of ``kernels/lines.py`` (``cuda/templates/lines.py``:
+# the body's operands, then the number of rows or lines), each body's kernel and signatures:
+# scans, cumprod's gradient, cummax/cummin, logcumsumexp (``each_line_k``: one thread per line of
+# an ``(outer, n, inner)`` view), mode's rows, searchsorted's values (``each_k``).
+LINE_KERNELS = {"mode_row": "each_k", "search_one": "each_k"}  # (the others: each_line_k)
+LINES = {
+    "scan_line": [(A(t), A(t), I64, I64, BOOL, BOOL, F64 if t in FLOAT else I64, I64)
+                  for t in FLOAT + (I64,)],
+    "cumprod_grad_line": [(A(t), A(t), A(t), A(t), I64, I64, I64) for t in FLOAT],
+    "cum_extreme_line": [(A(t), A(t), META, I64, I64, BOOL, I64) for t in ALL],
+    "logcumsumexp_line": [(A(t), A(t), I64, I64, I64) for t in FLOAT],
+    "mode_row": [(A(t), A(t), I64, A(t), META, I64) for t in ALL],
+    "search_one": [(A(t), A(t), META, BOOL, I64, I64, BOOL, A(r), I64)
+                   for t in NUMBER for r in (I64, I32)],
+}
+
 
 def generated() -> list:
-    """(name, dispatcher, signatures) of every generated elementwise kernel: each formula row of
+    """(name, dispatcher, signatures) of every generated kernel: each elementwise formula row of
     the table, for each dtype it serves, through its family's template (``codegen.load`` makes
-    the modules). Rows that share a function share its module, and their signatures merge."""
+    the modules; rows that share a function share its module, and their signatures merge), and
+    each line body's loop (``LINES``)."""
     found: dict = {}
     for op, rows in formulas.TABLE.items():
         template = "cuda/unary" if isinstance(op, formulas.Unary) else "cuda/binary"
@@ -74,6 +91,10 @@ def generated() -> list:
                     sig = pattern(t, result or t)
                     if sig not in sigs:
                         sigs.append(sig)
+    for body, sigs in LINES.items():
+        ref, kernel = f"cuda.lines:{body}", LINE_KERNELS.get(body, "each_line_k")
+        found[body] = (f"cuda/lines[{ref}].{kernel}",
+                       getattr(codegen.load("cuda/lines", ref), kernel), sigs)
     return list(found.values())
 
 
@@ -130,20 +151,16 @@ def hand_written() -> list:
         (conv, "_im2col3_k", [(A(t), META, A(t)) for t in FLOAT]),
         (conv, "_col2im3_k", [(A(t), META, A(t)) for t in FLOAT]),
     ]
-    # (scans, sorting, gather/scatter along one dimension)
+    # (sorting, gather/scatter along one dimension)
     table += [
-        (scan, "_scan_k", [(A(t), A(t), I64, I64, BOOL, BOOL, F64 if t in FLOAT else I64)
-                           for t in FLOAT + (I64,)]),
-        (scan, "_cumprod_grad_k", [(A(t), A(t), A(t), A(t), I64, I64) for t in FLOAT]),
         (sorting, "_rank_sort_k", [(A(t), I64, I64, BOOL, A(t), META) for t in ALL]),
     ]
-    # (the Philox draws; mode along one dimension)
+    # (the Philox draws; the predicates' kernels)
     table += [
         (philox, "_uniform32_k", [(I64, I64, A(F32))]),
         (philox, "_uniform64_k", [(I64, I64, A(F64))]),
         (philox, "_normal32_k", [(I64, I64, BOOL, F64, F64, A(F32))]),
         (philox, "_normal64_k", [(I64, I64, BOOL, F64, F64, A(F64))]),
-        (predicates, "_mode_rows_k", [(A(t), A(t), I64, A(t), META) for t in ALL]),
         (predicates, "_nan_to_num_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
         (predicates, "_isclose_k", [(A(t), A(t), t, t, BOOL, A(BOOL)) for t in FLOAT]),
         (predicates, "_bitonic_fill_k", [(A(t), I64, I64, A(t), META) for t in ALL]),
@@ -186,12 +203,8 @@ def hand_written() -> list:
         (structure, "_tri_k", [(A(t), I64, I64, I64, BOOL, A(t)) for t in ALL]),
         (structure, "_remap_k", [(A(t), META, A(t)) for t in ALL]),
     ]
-    # (searchsorted, bincount, histc)
+    # (bincount, histc)
     table += [
-        (scan, "_cum_extreme_k", [(A(t), A(t), META, I64, I64, BOOL) for t in ALL]),
-        (scan, "_logcumsumexp_k", [(A(t), A(t), I64, I64) for t in FLOAT]),
-        (counting, "_search_k", [(A(t), A(t), META, BOOL, I64, I64, BOOL, A(r))
-                                 for t in NUMBER for r in (I64, I32)]),
         (counting, "_bincount_k", [(META, A(w), BOOL, A(w)) for w in (I64, F32, F64)]),
         (counting, "_histc_k", [(A(t), t, t, t, A(t)) for t in FLOAT]),
     ]

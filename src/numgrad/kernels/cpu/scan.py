@@ -17,10 +17,16 @@ import numpy as np
 from .. import codegen
 
 
+_KERNELS: dict = {}  # body -> its loop, made on first use (a look-up here: 0.5 us less a call)
+
+
 def _each(body: str):
     """The kernel that runs ``lines.<body>`` on each line (``cpu/templates/lines.py``'s
     ``each_line_k(*operands, outer)``)."""
-    return codegen.load("cpu/lines", f"lines:{body}").each_line_k
+    kernel = _KERNELS.get(body)
+    if kernel is None:
+        kernel = _KERNELS[body] = codegen.load("cpu/lines", f"lines:{body}").each_line_k
+    return kernel
 
 
 def _lines(shape: tuple, dim: int):

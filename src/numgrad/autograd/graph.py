@@ -244,6 +244,7 @@ _INPUT_NAMES = {
     "native_group_norm": ("input", "weight", "bias"), "where": ("condition", "self", "other"),
     "native_layer_norm": ("input", "weight", "bias"),
     "silu_backward": ("grad_output", "self"), "mish_backward": ("grad_output", "self"),
+    "embedding_bag": ("weight", "per_sample_weights"),
 }
 # {input: the input whose gradient alone needs it}, where PyTorch saves an input only for the
 # other's gradient and numgrad saves both: shown as None, as PyTorch's, when that gradient is
@@ -539,6 +540,15 @@ def _pool_indices(node):
     return _as_tensor(indices[0] if type(indices) is list else indices)
 
 
+def _bag_offsets(node):
+    """The offsets of an embedding bag's bags: those given, or for a 2-D input those of its rows
+    (PyTorch's node keeps the ones it made)."""
+    offsets, indices = node.params["offsets"], node.params["indices"]
+    if offsets is None:
+        offsets = np.arange(len(node.params["results"][1]), dtype=np.int64) * indices.shape[1]
+    return _as_tensor(offsets)
+
+
 def _index_indices(node):
     """An advanced index's tensors, as PyTorch's ``IndexBackward0`` keeps them: one per indexed
     dimension, None for a dimension taken whole."""
@@ -707,13 +717,22 @@ _COMPUTED = {
                                         "scale_grad_by_freq": None},
     "NativeLayerNormBackward0": {"eps": None, "result1": lambda n: _layer_norm_stat(n, "mean"),
                                  "result2": lambda n: _layer_norm_stat(n, "rstd")},
+    "EmbeddingBagBackward0": {
+        "indices": lambda n: _as_tensor(n.params["indices"].reshape(-1)),
+        "offsets": _bag_offsets,
+        "mode": lambda n: n.params["mode"], "include_last_offset": None,
+        "weight_sym_argsize_0": lambda n: n.input_shapes[0][0],
+        "result1": lambda n: _as_tensor(n.params["results"][0]),
+        "result2": lambda n: _as_tensor(n.params["results"][1]),
+        "result3": lambda n: _as_tensor(n.params["results"][2])},
 }
 _SIZES["MaxBackward0"] = _SIZES["MinBackward0"] = ("self",)
 # Computed values that are tensors in PyTorch's node (so it has ``_raw_saved_<name>`` too).
 _COMPUTED_TENSORS = {"indices", "total_weight", "result1", "result2", "pos_weight",
                      "running_mean", "running_var", "buffer", "result0", "noise"}
 # ... and those whose name is a number elsewhere (SelectBackward0's index), by node
-_COMPUTED_NODE_TENSORS = {("IndexAddBackward0", "index")}
+_COMPUTED_NODE_TENSORS = {("IndexAddBackward0", "index"), ("EmbeddingBagBackward0", "offsets"),
+                          ("EmbeddingBagBackward0", "result3")}
 
 
 def _computed_tensor(node, name: str) -> bool:

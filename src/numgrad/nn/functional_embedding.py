@@ -2,12 +2,15 @@
 bags given by the rows of a 2-D input or by ``offsets`` into a 1-D one; entries equal to
 ``padding_idx`` left out (of the count too), empty bags zero.
 
-Composed of ``embedding`` (its ``max_norm`` renormalisation and ``scale_grad_by_freq``),
-``index_add`` and ``scatter_reduce``, so the gradient is PyTorch's (dense: ``sparse=True``
-gives the same values).
+On the CPU it is one op, ``ops/embedding_bag.py`` (one node, ``EmbeddingBagBackward0``, as
+PyTorch's); on CUDA and under vmap it is still composed of ``embedding`` (its ``max_norm`` renormalisation and
+``scale_grad_by_freq``), ``index_add`` and ``scatter_reduce``, whose gradient is PyTorch's too.
 """
 from __future__ import annotations
 
+import sys
+
+from ..ops import embedding_bag as _op
 from ..tensor import Tensor
 import numgrad
 
@@ -16,6 +19,11 @@ __all__ = ["embedding_bag"]
 
 def _ng():
     return numgrad
+
+
+def _type_name(t: Tensor) -> str:
+    """PyTorch's legacy type name of ``t`` (``torch.FloatTensor``), as its argument checks say."""
+    return "torch." + t.type().split(".", 1)[1]
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
@@ -62,6 +70,17 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
                              f"is not None, then it must have the same shape as the input "
                              f"({input.shape})")
     n = weight.shape[0]
+    for t, k, what in ((input, 1, "indices"), (offsets, 1, "indices")):  # (PyTorch's, both)
+        if isinstance(t, Tensor) and t.dtype not in (ng.int64, ng.int32):
+            raise RuntimeError(f"Expected tensor for argument #{k} '{what}' to have one of the "
+                               "following scalar types: Long, Int; but got "
+                               f"{_type_name(t)} instead (while checking arguments for "
+                               "embedding_bag)")
+    if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as "
+                           "tensor for argument #1 'per_sample_weights'; but type "
+                           f"{_type_name(weight)} does not equal {_type_name(per_sample_weights)}"
+                           " (while checking arguments for embedding_bag)")
     if idx.numel():
         bad = ((idx < 0) | (idx >= n)).detach()
         if bool(bad.any()):
@@ -70,8 +89,19 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
                                f"valid range [0, {n})")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
-    rows = embedding(idx, weight, padding_idx=padding_idx, max_norm=max_norm,
-                     norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq)
+    vmap = sys.modules.get("numgrad.func._vmap")
+    if not (weight.is_cuda or input.is_cuda or vmap is not None and vmap._levels):
+        # (one op, one node: PyTorch's; under vmap its ops, whose batching rules merge the
+        # examples, as ``lstm_layer``'s)
+        if max_norm is not None:
+            numgrad.nn.functional._embedding_renorm_(weight, idx, max_norm, norm_type)
+        return _op.embedding_bag(weight, input, offsets if input.ndim == 1 else None, bags, mode,
+                                 per_sample_weights, -1 if padding_idx is None else padding_idx,
+                                 include_last_offset, scale_grad_by_freq, sparse)
+    # (no padding_idx for embedding: ``keep`` leaves those entries out, value and gradient, and
+    # embedding's batching rule has none for a padding row of a batched weight)
+    rows = embedding(idx, weight, max_norm=max_norm, norm_type=norm_type,
+                     scale_grad_by_freq=scale_grad_by_freq)
     keep = (idx != padding_idx) if padding_idx is not None else ng.ones_like(idx, dtype=ng.bool)
     keep = keep & (seg >= 0)
     seg = seg.clamp(0, max(bags - 1, 0))

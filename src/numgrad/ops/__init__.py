@@ -46,7 +46,7 @@ IMPORT_ORDER = (
     "order_statistics", "scatter_views", "aten", "linalg_lu", "native_normalization",
     "scatter_reductions", "float_parts", "integer_math", "finite_differences", "histograms",
     "incomplete_gamma", "resize", "strided", "grid_sample", "linalg_ldl", "hashing", "complex",
-    "fourier", "spectral", "attention",
+    "fourier", "spectral", "attention", "embedding_bag",
 )
 # ATen's backward ops and other torch.ops.aten names that are not families' exports (module ->
 # names), bound here as ``numgrad.ops.<name>``.

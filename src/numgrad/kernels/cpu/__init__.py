@@ -38,7 +38,9 @@ _LAZY_FUNCTIONS = {
     "batch_norm_stats": "normalization", "batch_norm_forward": "normalization",
     "batch_norm_backward": "normalization", "layer_norm_forward": "normalization",
     "layer_norm_backward": "normalization", "embedding_backward": "embedding",
-    "embedding_forward": "embedding", "attention_forward": "attention",
+    "embedding_forward": "embedding", "embedding_bag_forward": "embedding",
+    "embedding_bag_backward": "embedding",
+    "embedding_bag_per_sample_weights_backward": "embedding", "attention_forward": "attention",
     "attention_backward": "attention",
     "ldl_factor": "ldl", "ldl_solve": "ldl", "xor_rows": "hashing",
     "custom_call": "custom", "custom_call_into": "custom",  # (numgrad.library's custom ops)

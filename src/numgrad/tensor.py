@@ -547,7 +547,15 @@ class Tensor(_Methods):
         return t
 
     def detach_(self) -> "Tensor":
-        """Detaches this tensor from the graph that created it, making it a leaf."""
+        """Detaches this tensor from the graph that created it, making it a leaf. A view (of any
+        tensor, made in any mode) refuses, with PyTorch's error."""
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self

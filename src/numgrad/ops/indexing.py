@@ -825,7 +825,8 @@ def _check_leaf(t: Tensor, key: Key) -> None:
     if t._requires_grad and t.grad_fn is None:
         raise RuntimeError(_LEAF if t._base is None and key.adv is not None else _VIEW_OF_LEAF)
     base = t._base
-    if base is not None and t._requires_grad:
+    if base is not None and (t._requires_grad or base._requires_grad and
+                             type(getattr(t, "_multi_nr", None)) is str):  # (made in no_grad)
         _check_multi_view(t, key)
     if base is not None and base._requires_grad and base.grad_fn is None:
         raise RuntimeError(_VIEW_OF_LEAF)

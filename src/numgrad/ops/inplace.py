@@ -176,6 +176,7 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
     Returns False where the general path must run instead."""
     if grad_mode.state.enabled and (
         t._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
+        or t._base is not None and t._base._requires_grad  # (recorded through the base)
     ) or registry._forward_ad is not None:  # (forward AD: the general path carries tangents)
         return False
     data = t._data

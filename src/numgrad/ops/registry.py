@@ -209,13 +209,13 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
             if isinstance(t, Tensor) and t._requires_grad:
                 result = _record(op, inputs, Tensor._wrap(out, True), params)
                 if op.is_view:
-                    _view_of(result, inputs[0])
+                    _view_of(result, inputs[0], op.node)
                 if _forward_ad is not None:  # (forward AD: the result's tangents)
                     return _forward_ad(op, inputs, arrays, params, result)
                 return result
     result = Tensor._wrap(out)
     if op.is_view:
-        _view_of(result, inputs[0])
+        _view_of(result, inputs[0], op.node)
     if _forward_ad is not None:
         return _forward_ad(op, inputs, arrays, params, result)
     return result
@@ -240,6 +240,8 @@ def apply_parts(calls, inputs: tuple, arrays: tuple) -> tuple:
     node._num_outputs = len(parts)
     node.output_shapes = tuple(p._data.shape for p in parts)
     for i, p in enumerate(parts):
+        if getattr(p, "_multi_nr", None) == "":  # (made with grad off here, not by the user)
+            del p._multi_nr
         p._requires_grad = True
         p._grad_fn = node  # (a view's history current as of its ``_view_of``)
         p._output_nr = i
@@ -268,15 +270,27 @@ def _not_complex(op, a):
 _forward_ad = None
 
 
-def _view_of(result: Tensor, base: Tensor) -> None:
-    """Makes ``result`` a view of ``base``: its root base, storage and version counter."""
+def _view_of(result: Tensor, base: Tensor, node: str | None = None) -> None:
+    """Makes ``result`` a view of ``base``: its root base, storage and version counter. Its
+    ``_multi_nr`` says how PyTorch would refuse an in-place write into it in grad mode
+    (``check_multi_view``): an int, as one of split's parts or a view of one; "" made in no_grad
+    mode; the name of the view op (``node``) that made it of a view made in no_grad mode."""
     counter = result._version_counter = base._version_counter
     result._base = base if base._base is None else base._base
     result._view_version = counter.value  # (its history is current as of this version)
-    if base._base is not None and getattr(base, "_multi_nr", None) is not None:
-        result._multi_nr = 0  # (a view of split's part: PyTorch's MULTI_OUTPUT_NODE, inherited)
+    nr = getattr(base, "_multi_nr", None) if base._base is not None else None
+    if nr is not None:  # (a view of split's part: PyTorch's MULTI_OUTPUT_NODE, inherited; of
+        #                  a view made in no_grad mode: PyTorch's name for it, the op's)
+        result._multi_nr = 0 if type(nr) is int else (
+            node or "View").split("::")[-1].partition("Backward")[0]
+    elif not _grad.enabled:
+        result._multi_nr = ""  # (made in no_grad mode: PyTorch's CreationMeta::NO_GRAD_MODE)
 
 
+_NO_GRAD_VIEW = ("Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+                 "clarify your code by moving both the view and the inplace either both inside "
+                 "the no_grad block (if you don't want the inplace to be tracked) or both outside "
+                 "(if you want the inplace to be tracked).")
 _MULTI_VIEW = ("This view is the output of a function that returns multiple views. Such functions "
                "do not allow the output views to be modified inplace. You should replace the "
                "inplace operation by an out-of-place one.")
@@ -290,6 +304,13 @@ def check_multi_view(t: Tensor, via: str | None = None) -> None:
     nr = getattr(t, "_multi_nr", None)
     if nr is None:
         return
+    if type(nr) is str:  # (a view made in no_grad mode, or a view of one: PyTorch's words)
+        if nr or via is not None:
+            raise RuntimeError(f"Output 0 of {via or nr} is a view of a view which was created "
+                               "in no_grad mode and is being modified inplace with grad mode "
+                               "enabled. " + _NO_GRAD_VIEW)
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
+                           "with grad mode enabled. " + _NO_GRAD_VIEW)
     fn = t.grad_fn
     if fn is None:  # (the view does not require grad; what is written does)
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace with "

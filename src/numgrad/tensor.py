@@ -177,7 +177,6 @@ class Tensor(_Methods):
         t._requires_grad = requires_grad
         t._grad = t._grad_fn = t._hooks = t._accumulator = t._base = None
         t._version_counter = _VersionCounter()
-        t._output_nr = 0
         return t
 
     def _adopt(self, data: np.ndarray, requires_grad: bool) -> None:
@@ -190,7 +189,6 @@ class Tensor(_Methods):
         self._hooks = None
         self._accumulator = None
         self._base = None
-        self._output_nr = 0
 
     # ----------------------------------------------------------------- metadata
     @property
@@ -511,8 +509,7 @@ class Tensor(_Methods):
         fn = self.grad_fn
         if fn is None:
             return self._grad_accumulator(), 0
-        nr = self._output_nr
-        return fn, (nr if nr and fn._num_outputs != 1 else 0)
+        return fn, (0 if fn._num_outputs == 1 else getattr(self, "_output_nr", 0))
 
     @property
     def grad_fn(self) -> "Node | None":

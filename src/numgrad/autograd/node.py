@@ -111,7 +111,6 @@ class SavedTensor:
         out._grad_fn = node if requires_grad else None
         out._grad = out._hooks = out._accumulator = out._base = None
         out._version_counter = self.counter
-        out._output_nr = 0
         return out
 
 
@@ -158,7 +157,6 @@ class Packed:
         out._data = data._data
         out._grad = out._hooks = out._accumulator = out._base = None
         out._version_counter = data._version_counter
-        out._output_nr = 0
         fn = node if self.is_output else self.grad_fn
         out._requires_grad = self.requires_grad
         out._grad_fn = fn if self.requires_grad else None

@@ -209,7 +209,6 @@ def _make(value: Tensor, lvl: _Level) -> BatchedTensor:
     b._requires_grad = inner._requires_grad
     b._grad = b._grad_fn = b._hooks = b._accumulator = b._base = None
     b._version_counter = inner._version_counter
-    b._output_nr = 0
     b._value = value
     b._level = lvl.id
     b._bsize = lvl.size

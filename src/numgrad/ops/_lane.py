@@ -59,7 +59,6 @@ def _tensor(data, requires_grad: bool) -> Tensor:
     t._requires_grad = requires_grad
     t._grad = t._grad_fn = t._hooks = t._accumulator = t._base = None
     t._version_counter = _VersionCounter()
-    t._output_nr = 0
     return t
 
 
@@ -84,7 +83,6 @@ def _recorded(op, out, edges, needs, shapes, dtypes, saved) -> Tensor:
     result._requires_grad = True
     result._grad = result._hooks = result._accumulator = result._base = None
     result._version_counter = counter = _VersionCounter()
-    result._output_nr = 0
     if saved is _OUTPUT:  # (``SavedTensor(result, True)``, inline)
         s = _new(SavedTensor)
         s.tensor = None
@@ -185,7 +183,7 @@ def _binary_result(op, out, input: Tensor, other, plan) -> Tensor:
     if fn is None:
         edge = input._grad_accumulator(), 0
     else:
-        edge = fn, (input._output_nr if input._output_nr and fn._num_outputs != 1 else 0)
+        edge = fn, (0 if fn._num_outputs == 1 else getattr(input, "_output_nr", 0))
     return _recorded(op, out, (edge, _NO_EDGE),
                      _ONLY_FIRST, (data.shape, None), (data.dtype, None),
                      (None, other) if plan else ())
@@ -243,9 +241,7 @@ def _edge(t: Tensor) -> tuple:
     fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
     if fn is None:
         return t._grad_accumulator(), 0  # (a leaf: its live node)
-    nr = t._output_nr  # (0 unless one of a node's several outputs, split's parts: set on every
-    #                     tensor, so that an edge of a one-output node reads no node attribute)
-    return fn, (nr if nr and fn._num_outputs != 1 else 0)
+    return fn, (0 if fn._num_outputs == 1 else getattr(t, "_output_nr", 0))  # (split's parts)
 
 
 def unary(op, code: int, input: Tensor):

@@ -336,8 +336,8 @@ def _meta(t):
             fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
             if fn is None:
                 return (t._grad_accumulator(), 0), True, data.shape, data.dtype
-            nr = t._output_nr  # (split's parts; 0 on every other tensor, as ``_lane._edge``)
-            return (fn, nr if nr and fn._num_outputs != 1 else 0), True, data.shape, data.dtype
+            nr = 0 if fn._num_outputs == 1 else getattr(t, "_output_nr", 0)  # (split's parts)
+            return (fn, nr), True, data.shape, data.dtype
         return _NO_EDGE, False, data.shape, data.dtype
     return _NO_EDGE, False, None, None
 
@@ -359,10 +359,10 @@ def _record(op, inputs, result, params) -> Tensor:
                     if fn is None:
                         fn = a._grad_accumulator()
                     ea = (fn, 0)
-                elif not a._output_nr or fn._num_outputs == 1:  # (no node attribute read
-                    ea = (fn, 0)                                  # on the common path)
+                elif fn._num_outputs == 1:
+                    ea = (fn, 0)
                 else:  # (one of a node's several outputs: split's parts)
-                    ea = (fn, a._output_nr)
+                    ea = (fn, getattr(a, "_output_nr", 0))
                 na = True
             else:
                 ea, na = _NO_EDGE, False
@@ -379,10 +379,10 @@ def _record(op, inputs, result, params) -> Tensor:
                     if fn is None:
                         fn = b._grad_accumulator()
                     eb = (fn, 0)
-                elif not b._output_nr or fn._num_outputs == 1:  # (no node attribute read
-                    eb = (fn, 0)                                  # on the common path)
+                elif fn._num_outputs == 1:
+                    eb = (fn, 0)
                 else:  # (one of a node's several outputs: split's parts)
-                    eb = (fn, b._output_nr)
+                    eb = (fn, getattr(b, "_output_nr", 0))
                 nb = True
             else:
                 eb, nb = _NO_EDGE, False

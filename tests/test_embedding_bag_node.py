@@ -2,7 +2,8 @@
 ``next_functions`` and the ``_saved_*`` fields equal torch 2.13's on the hard cases (empty bags,
 ``padding_idx``, repeated indices, a bag of padding only, ``include_last_offset``, the 2-D
 input, ``per_sample_weights``, ``scale_grad_by_freq``), and its argument errors are PyTorch's word
-for word. Values and gradchecks of the op itself are the registry harness's (tests/test_ops.py).
+for word. Values, gradchecks and gradgradchecks (under create_graph the backward is recorded ops)
+of the op's four samples are the registry harness's (tests/test_ops.py).
 """
 import numpy as np
 import pytest
@@ -85,18 +86,6 @@ def test_weight_written_in_place_before_backward_as_torch():
             except RuntimeError as e:
                 out.append(str(e).split(";")[0].replace("numgrad.", "torch."))
     assert out[:2] == out[2:]
-
-
-def test_gradient_of_the_gradient_is_recorded():
-    """With ``create_graph`` the weight's gradient is made of recorded ops (PyTorch's is not
-    differentiable; numgrad's was, when composed): its own gradient by finite differences."""
-    idx, off = numgrad.tensor(IDX), numgrad.tensor(OFF)
-    psw = numgrad.tensor(PSW, requires_grad=True)
-
-    def f(w, s):
-        y = numgrad.nn.functional.embedding_bag(idx, w, off, mode="sum", per_sample_weights=s)
-        return y
-    assert numgrad.autograd.gradgradcheck(f, (numgrad.tensor(W, requires_grad=True), psw))
 
 
 ERRORS = [

@@ -155,7 +155,7 @@ def test_relu_passes_nan_in_its_gradient_as_pytorch():
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
 
 
-# The formula ops: numgrad's own and a user's are made by one factory (ops/_formula.make).
+# The formula ops: numgrad's own and a user's are made by one function (library.elementwise).
 _FORMULA_OPS = ("exp", "log", "tanh", "sign", "floor", "asin", "rad2deg", "erf", "special_ndtri",
                 "log2", "frac", "atan2", "hypot", "zeta", "floor_divide", "fmod", "remainder",
                 "logaddexp", "maximum", "eq", "ge", "logical_and", "bitwise_right_shift",
@@ -252,25 +252,84 @@ def test_an_op_of_several_formulas_runs_the_calls_its_term_writes():
     assert "K.DIV_TRUNC" in source and "K.DIV_FLOOR" in source
 
 
+# Run in a fresh process: every op class numgrad's registry is given while numgrad, its nn, func
+# and library load, and a user's formula op, with the calls on the stack when it is registered.
+_DECLARED_THROUGH = """
+import os
+import sys
+
+registered = []
+
+
+def profile(frame, event, arg):
+    code = frame.f_code
+    if event == "call" and code.co_name == "register" and code.co_filename.endswith(
+            os.path.join("numgrad", "ops", "registry.py")):
+        f, through = frame.f_back, []
+        while f is not None:
+            through.append(f.f_code)
+            f = f.f_back
+        registered.append((frame.f_locals["op"], through))
+
+
+sys.setprofile(profile)
+import numgrad
+import numgrad.func, numgrad.library, numgrad.nn.functional
+user = numgrad.library.elementwise("declared::cube", lambda x: x * x * x,
+                                   grad=lambda x: 3.0 * x * x)
+sys.setprofile(None)
+
+from numgrad.ops import _formula
+from numgrad.ops.registry import REGISTRY
+
+public = numgrad.library.elementwise
+assert public is _formula.elementwise
+own = [op for op in REGISTRY.values() if issubclass(op, _formula.FormulaOp)]
+assert own and len({op.name for op in own}) == len(own)
+outside = [op.name for op, through in registered if issubclass(op, _formula.FormulaOp)
+           and public.__code__ not in through]
+assert not outside, outside
+made = [op for op, through in registered if public.__code__ in through]
+assert set(own) <= set(made), set(own) - set(made)  # (every formula op of the registry)
+assert user._op in made and user._bwd in made and "declared::cube" not in REGISTRY
+print(len(own), len(made))
+"""
+
+
+def test_every_formula_op_numgrads_and_a_users_is_declared_through_library_elementwise():
+    """The public ``numgrad.library.elementwise`` is the one path: each formula op of numgrad's
+    registry, and a user's op with its backward's, was registered inside a call of it."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _DECLARED_THROUGH], capture_output=True,
+                          text=True, timeout=300, env={**__import__("os").environ,
+                                                       "NUMGRAD_QUIET": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    own, made = map(int, done.stdout.split())
+    assert own == 146 and made == own + 2  # (numgrad's 146, the user's op and its backward's)
+
+
 def test_a_users_formula_op_comes_from_the_same_factory_kept_out_of_the_registry(monkeypatch):
     from numgrad.ops import _formula
     from numgrad.ops.registry import REGISTRY
 
     made = []
-    real = _formula.make
+    real = numgrad.library.elementwise
 
     def recording(*args, **kwargs):
         op = real(*args, **kwargs)
-        made.append((op, kwargs.get("own", True)))
+        if "node" in kwargs:  # (an op class; the call without node is the user's)
+            made.append(op)
         return op
 
-    monkeypatch.setattr(_formula, "make", recording)
+    monkeypatch.setattr(numgrad.library, "elementwise", recording)
     op = numgrad.library.elementwise("formulas_test::cube", lambda x: x * x * x,
                                      grad=lambda x: 3.0 * x * x)
     try:
-        assert [own for _, own in made] == [False, False]  # (the op and its backward's op)
-        assert all(issubclass(cls, _formula.FormulaOp) for cls, _ in made)
-        assert made[-1][0] is op._op and op._op.code == op.code
+        assert len(made) == 2  # (the op and its backward's op)
+        assert all(issubclass(cls, _formula.FormulaOp) for cls in made)
+        assert made[-1] is op._op and op._op.code == op.code
         assert "formulas_test::cube" not in REGISTRY
         x = numgrad.tensor([1.0, -2.0], dtype=numgrad.float64, requires_grad=True)
         y = op(x)

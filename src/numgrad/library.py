@@ -15,9 +15,11 @@
   formula of one or two numbers into its loops as any formula of the table; one of three or more
   is one loop of its own (a ``K.custom_call``), called as it is. The formula (and each partial
   derivative) enters the formula table through ``kernels.formulas.declare``, the one function
-  numgrad's own formulas are declared with; ``elementwise`` adds the op that runs it, made by
-  ``ops._formula.make``, the one factory numgrad's own formula ops (``exp``, ``atan2`` ...) are
-  made by too.
+  numgrad's own formulas are declared with. ``elementwise`` is also the function numgrad's own
+  elementwise ops (``exp``, ``atan2``, ``clamp`` ...) are declared with, one call each where their
+  module loads (with their formula's name in the table, or a term of several, and PyTorch's
+  node): it is defined in ``ops/_formula.py``, which ``import numgrad`` loads, and is this
+  module's ``elementwise``.
 - ``Library(ns, kind)``, ``define`` and ``impl``: the older API, over the same ops.
 
 Inside ``numgrad.compile`` a custom op is one opaque kernel call of the trace
@@ -47,6 +49,7 @@ from .compiler.tracer import Trace
 from . import overrides, testing
 from .ops.inplace import _check_leaf, _write
 from .ops import registry, _formula
+from .ops._formula import elementwise
 from .func import _vmap
 import numgrad
 from .autograd import gradcheck
@@ -187,8 +190,8 @@ def _split_name(qualname: str) -> tuple:
 def _where() -> str:
     """``file:line`` of the user's call that registers an op (PyTorch's "registered at")."""
     frame = sys._getframe(1)
-    here = __file__
-    while frame is not None and frame.f_code.co_filename == here:
+    here = (__file__, _formula.__file__)  # (``elementwise`` is _formula's)
+    while frame is not None and frame.f_code.co_filename in here:
         frame = frame.f_back
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
 
@@ -928,14 +931,14 @@ def _formula_op(opname: str, code, arity: int, differentiable_by=None):
 def _user_op(opname: str, arity: int, forward, differentiable_by=None, code=None):
     """An Op of a user's formula (its id ``code``, or ``forward(K, *arrays)`` where it computes
     more), its backward ``differentiable_by(ctx, grad)`` (None: not differentiable): made by
-    ``ops._formula.make``, the factory of numgrad's own formula ops, but kept out of numgrad's
-    own registry (its harness checks numgrad's ops, not users')."""
+    ``elementwise``, as numgrad's own formula ops, but kept out of numgrad's own registry (its
+    name has a namespace: the registry harness checks numgrad's ops, not users')."""
     differentiable = differentiable_by is not None
-    return _formula.make(opname, opname.replace("::", "_") + "Backward0", code, arity=arity,
-                         forward=forward, own=False, module=__name__,
-                         backward=differentiable_by or _formula.not_differentiable(opname),
-                         save_inputs=tuple(range(arity)) if differentiable else (),
-                         jvp=_formula.FormulaOp.jvp if differentiable else None)
+    return elementwise(opname, code, node=opname.replace("::", "_") + "Backward0", arity=arity,
+                       forward=forward, module=__name__,
+                       backward=differentiable_by or _formula.not_differentiable(opname),
+                       save_inputs=tuple(range(arity)) if differentiable else (),
+                       jvp=_formula.FormulaOp.jvp if differentiable else None)
 
 
 _INTERNAL: dict = {}  # kernels numgrad.library makes for itself (n-ary formulas' loops)
@@ -1246,12 +1249,14 @@ def _install_pointwise(op) -> None:
         _vmap.RULES[op._qualname] = _vmap._pointwise
 
 
-def elementwise(name: str, formula, *, grad=None, dtypes=("float32", "float64")) -> ElementwiseOp:
-    """An elementwise op ``"ns::name"`` of a scalar ``formula`` of one or more numbers, compiled
-    by Numba into CPU and CUDA loops (broadcasting, type promotion), with ``grad`` its partial
-    derivatives (a formula of the same arguments, or one per argument) for the backward and the
-    jvp, for the dtypes ``dtypes`` (integer inputs of a float-only formula are made the default
-    float dtype). Reachable as ``numgrad.ops.<ns>.<name>`` (and ``<name>_`` in place)."""
+def _user_elementwise(name: str, formula, grad, dtypes) -> ElementwiseOp:
+    """What ``elementwise`` (``ops._formula.elementwise``, numgrad's one declaration of an
+    elementwise op) makes of a user's formula: an elementwise op ``"ns::name"`` of a scalar
+    ``formula`` of one or more numbers, compiled by Numba into CPU and CUDA loops (broadcasting,
+    type promotion), with ``grad`` its partial derivatives (a formula of the same arguments, or one
+    per argument) for the backward and the jvp, for the dtypes ``dtypes`` (integer inputs of a
+    float-only formula are made the default float dtype). Reachable as
+    ``numgrad.ops.<ns>.<name>`` (and ``<name>_`` in place)."""
     ns, opname = _split_name(name)
     py = getattr(formula, "py_func", formula)
     try:

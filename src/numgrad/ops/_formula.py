@@ -1,15 +1,18 @@
-"""The one factory of the formula ops: every op that computes one formula of the formula table
-(``kernels/formulas.py``), numgrad's own and a user's alike, is made by ``formula_op``.
+"""The one declaration of the elementwise ops: every op that computes formulas of the formula
+table (``kernels/formulas.py``), numgrad's own and a user's alike, is made by ``elementwise``,
+which is ``numgrad.library.elementwise`` (defined here, where ``import numgrad`` loads it, and
+re-exported by ``numgrad.library``).
 
-``numgrad.library.elementwise(name, formula, grad=...)`` is a thin wrapper of this layer: it
-declares the user's formula (``formulas.declare``, as numgrad's own formulas are declared), makes
-the backward of its partial derivatives, and asks ``formula_op`` for the op. numgrad's own
-elementwise ops come from the same call, one ``@formula_op(...)`` each in the module of their
-concept (``ops/elementwise.py``, ``trigonometric.py`` ...): the decorated function is the op's
-backward (PyTorch's formula of ``derivatives.yaml``, written with tensor ops so that it is
-differentiable again, kept where it was chosen for accuracy or for NaN and inf), its name the
-op's class name (``Exp``), and the op is registered where the decorator runs, so numgrad's
-registry keeps its order.
+A user's call, ``elementwise("ns::name", formula, grad=...)``, declares the user's formula
+(``formulas.declare``, as numgrad's own formulas are declared), the backward of its partial
+derivatives, and makes the op (``numgrad.library``'s ``ElementwiseOp``), whose op classes come
+from ``elementwise`` again. numgrad's own elementwise ops are one call each in the module of
+their concept (``ops/elementwise.py``, ``trigonometric.py`` ...), written as ``@formula_op(name,
+node, code, ...)`` on the op's backward or ``make(name, node, code, ...)``, two spellings of
+``elementwise(name, code, node=node, ...)``: the decorated function is the op's backward
+(PyTorch's formula of ``derivatives.yaml``, written with tensor ops so that it is differentiable
+again, kept where it was chosen for accuracy or for NaN and inf), its name the op's class name
+(``Exp``), and the op is registered where the call runs, so numgrad's registry keeps its order.
 
 An op's formula is named by ``code``: for numgrad's own, the name of its id in the kernel modules
 (``"EXP"``, looked up on the kernel module the call runs on: the CPU's, CUDA's or the one
@@ -24,6 +27,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import _lazy
 from ..kernels import formulas
 from . import _jvp
 from .registry import REGISTRY, Op, register
@@ -299,22 +303,46 @@ def not_differentiable(opname: str) -> Callable:
     return backward
 
 
-def make(name: str, node: str, code=None, *, arity: int = 1, backward: Callable | None = None,
-         forward: Callable | None = None, term: Term | None = None, base: type | None = None,
-         own: bool = True, cls_name: str | None = None, module: str | None = None,
-         doc: str | None = None, **attrs) -> type[Op]:
-    """The op ``name`` (its node ``node``, PyTorch's ``ExpBackward0``) computing the formula
-    ``code`` of ``arity`` operands: a string names numgrad's formula in the kernel modules
-    (``"EXP"``), an int is a formula's id (a user's); ``forward(K, *arrays)`` computes it
-    otherwise. An op of several formulas, or of one chosen by a parameter, gives ``term`` instead
-    of ``code``: its forward, of ``arity`` array operands, is written from it (``forward_source``)
-    and ``codes`` lists its formulas. ``backward(ctx, grad)`` gives the inputs' gradients (None:
-    the base's).
-    ``attrs`` are the op's other declarations
-    (``save_inputs``, ``save_output``, ``samples``, ``jvp`` ...). ``base`` is the class it
-    derives from (a family's shared declarations); ``own=False`` keeps it out of numgrad's
-    registry (a user's op: the registry harness checks numgrad's ops). Returns the registered
-    class, named ``cls_name`` in ``module``."""
+def elementwise(name: str, formula=None, *, grad=None, dtypes=("float32", "float64"),
+                node: str | None = None, **declarations):
+    """``numgrad.library.elementwise``: the one function that declares an elementwise op,
+    numgrad's own and a user's alike (the factory of every formula op).
+
+    A user's op: ``name`` is ``"ns::name"``, ``formula`` a scalar function of one or more numbers
+    (compilable by Numba), ``grad`` its partial derivatives (formulas too) and ``dtypes`` the
+    dtypes it takes; its formula enters the table (``formulas.declare``) and its op comes from
+    this function again, kept out of numgrad's registry (``numgrad.library``'s
+    ``ElementwiseOp``).
+
+    numgrad's own op (one that names its ``node``, PyTorch's ``ExpBackward0``): ``formula`` names
+    its formula of the table, by its name in the kernel modules (``"EXP"``) or its id (a user's
+    ``Open`` id), or is a term of several formulas (``call``, ``select``, ``by`` ...) from which
+    its forward is written (``forward_source``; ``codes`` lists its formulas); ``declarations``
+    are the op's others: ``arity`` (its array operands, 1 where not given), ``backward(ctx,
+    grad)`` (None: the base's), ``forward(K, *arrays)`` (where it computes more than one
+    formula call), ``base`` (the class it derives from: a family's shared declarations),
+    ``cls_name`` and ``module`` (its class's name and module), ``doc``, ``save_inputs``,
+    ``save_output``, ``samples``, ``jvp`` .... A name without a namespace is registered in
+    numgrad's registry (a user's ``"ns::name"`` is not: the registry harness checks numgrad's
+    ops). Returns the op class."""
+    if node is None:  # (a user's formula)
+        if declarations:
+            raise TypeError(f"elementwise() got an unexpected keyword argument "
+                            f"'{next(iter(declarations))}'")
+        return _lazy.module("library")._user_elementwise(name, formula, grad, dtypes)
+    if grad is not None:
+        raise TypeError("elementwise: an op that names its node gives backward=, not grad=")
+    term = formula if isinstance(formula, Term) else declarations.pop("term", None)
+    code = None if isinstance(formula, Term) else formula
+    if term is not None and code is not None:
+        raise ValueError(f"elementwise: {name} gives both a formula and a term")
+    arity = declarations.pop("arity", 1)
+    forward = declarations.pop("forward", None)
+    backward = declarations.pop("backward", None)
+    base = declarations.pop("base", None)
+    cls_name = declarations.pop("cls_name", None)
+    module = declarations.pop("module", None)
+    doc = declarations.pop("doc", None)
     if arity != 1 and arity != 2 and forward is None and term is None:
         raise ValueError(f"a formula op of {arity} operands needs its forward")
     if base is None:
@@ -332,7 +360,7 @@ def make(name: str, node: str, code=None, *, arity: int = 1, backward: Callable 
         body["forward"] = _by_id(code, arity)
     if backward is not None:
         body["backward"] = staticmethod(backward)
-    body.update(attrs)
+    body.update(declarations)
     if module is not None:
         body["__module__"] = module
     cls_name = cls_name or "_Formula"
@@ -340,15 +368,21 @@ def make(name: str, node: str, code=None, *, arity: int = 1, backward: Callable 
     cls.__qualname__ = cls_name
     register(cls)
     MADE.append(cls)
-    if not own:
+    if "::" in name:  # (a user's op: out of numgrad's registry)
         REGISTRY.pop(name, None)
     return cls
 
 
+def make(name: str, node: str, code=None, **declarations) -> type[Op]:
+    """``elementwise(name, code, node=node, ...)``: numgrad's own op ``name`` (its node ``node``)
+    computing the formula ``code`` (or the term ``term=``), as the op modules write it."""
+    return elementwise(name, code, node=node, **declarations)
+
+
 def formula_op(name: str, node: str, code=None, **declarations) -> Callable[[Callable], type]:
-    """``make`` as a decorator of the op's backward ``(ctx, grad)``: the function's name is the
-    op's class name and its module the op's."""
+    """``elementwise`` as a decorator of the op's backward ``(ctx, grad)``: the function's name
+    is the op's class name and its module the op's."""
     def decorate(backward: Callable) -> type[Op]:
-        return make(name, node, code, backward=backward, cls_name=backward.__name__,
-                    module=backward.__module__, **declarations)
+        return elementwise(name, code, node=node, backward=backward, cls_name=backward.__name__,
+                           module=backward.__module__, **declarations)
     return decorate

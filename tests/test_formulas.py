@@ -168,7 +168,8 @@ _FORMULA_OPS = ("exp", "log", "tanh", "sign", "floor", "asin", "rad2deg", "erf",
                 "clamp", "clamp_min", "clamp_max", "clamp_tensor", "hardtanh", "hardtanh_backward",
                 "div_mode", "round_decimals", "where", "leaky_relu_backward", "elu_backward",
                 "softplus_backward", "fmod_scalar", "remainder_scalar", "rsub_tensor", "lerp",
-                "lerp_tensor", "softshrink", "hardshrink", "prelu", "threshold", "threshold_")
+                "lerp_tensor", "softshrink", "hardshrink", "prelu", "threshold", "threshold_", "logit",
+                "addcmul", "addcdiv")
 
 
 def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_the_table():
@@ -177,7 +178,7 @@ def test_numgrads_formula_ops_are_made_by_the_factory_each_naming_a_formula_of_t
 
     made = [op for op in _formula.MADE if REGISTRY.get(op.name) is op]
     assert {op.name for op in made} >= set(_FORMULA_OPS)
-    assert len(made) == 146  # (the formula ops converted so far: issue 36)
+    assert len(made) == 149  # (the formula ops converted so far: issue 36)
     for op in made:
         assert op.__qualname__ == op.__name__ and op.__module__.startswith("numgrad.ops.")
         assert op.codes or op.name == "where"  # (where selects: no formula)
@@ -307,7 +308,7 @@ def test_every_formula_op_numgrads_and_a_users_is_declared_through_library_eleme
                                                        "NUMGRAD_QUIET": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     own, made = map(int, done.stdout.split())
-    assert own == 146 and made == own + 2  # (numgrad's 146, the user's op and its backward's)
+    assert own == 149 and made == own + 2  # (numgrad's 149, the user's op and its backward's)
 
 
 def test_a_users_formula_op_comes_from_the_same_factory_kept_out_of_the_registry(monkeypatch):

@@ -16,8 +16,8 @@ from ..tensor import Tensor
 from ._promote import binary_operands
 from .loss import _type_name
 from ..autograd import grad_mode
-from .registry import Op, Sample, apply, register
-from ._formula import BinaryFormula, formula_op
+from .registry import Sample, apply
+from ._formula import BinaryFormula, Term, arg, by, call, formula_op, number
 from ._common import _broadcast, _float_of, _float_unary, _ng, _tensor_only, _two
 from typing import TYPE_CHECKING
 from .elementwise import pow as _pow
@@ -144,39 +144,35 @@ def square(input: Tensor) -> Tensor:
     return _pow(input, 2)
 
 
-@register
-class Logit(Op):
-    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` where ``eps`` is given and not
-    negative (``LogitBackward0``, its ``self`` and ``eps``). PyTorch's ``logit_backward``: the
+def _log_odds(p: Term) -> Term:
+    """``log(p / (1 - p))``."""
+    return call("LOG", call("DIV", p, call("RSUB", p, number(1))))
+
+
+def _logit_jvp(ctx, tangent):
+    """PyTorch's ``auto_element_wise``: the backward formula on the tangent."""
+    return None if tangent is None else _logit_slope(ctx, tangent, False)
+
+
+# (``p`` clamped to [eps, 1 - eps] where eps is given and not negative: kept as it is otherwise)
+@formula_op("logit", "LogitBackward0", term=by(lambda eps: eps is not None and eps >= 0, {
+    True: _log_odds(call("MINIMUM", call("MAXIMUM", arg(0), number("eps")),
+                         number(lambda eps: 1.0 - eps))),
+    False: _log_odds(arg(0))}),
+    save_inputs=(0,),
+    samples=(Sample(lambda m, a: a.logit(), ((3, 4),), low=0.1, high=0.9),
+             Sample(lambda m, a: m.logit(a, 0.25), ((3, 4),), low=0.05, high=0.95,
+                    gradgrad=False),  # (a kink at each bound)
+             Sample(lambda m, a: m.special.logit(a, eps=-1.0), ((5,),), low=0.2, high=0.8)),
+    jvp=_logit_jvp,
+    doc="""``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` where ``eps`` is given and
+    not negative (``LogitBackward0``, its ``self`` and ``eps``). PyTorch's ``logit_backward``: the
     gradient is ``grad / (p (1 - p))``, 0 outside ``[eps, 1 - eps]``, NaN outside ``[0, 1]``
-    without ``eps``."""
-
-    name, node = "logit", "LogitBackward0"
-    save_inputs = (0,)
-    on_cuda = True
-    samples = (Sample(lambda m, a: a.logit(), ((3, 4),), low=0.1, high=0.9),
-               Sample(lambda m, a: m.logit(a, 0.25), ((3, 4),), low=0.05, high=0.95,
-                      gradgrad=False),  # (a kink at each bound)
-               Sample(lambda m, a: m.special.logit(a, eps=-1.0), ((5,),), low=0.2, high=0.8))
-
-    @staticmethod
-    def forward(K, a, *, eps):
-        one = a.dtype.type(1)
-        if eps is not None and eps >= 0:
-            a = K.binary(K.MINIMUM, K.binary(K.MAXIMUM, a, a.dtype.type(eps)),
-                         a.dtype.type(1.0 - eps))
-        return K.unary(K.LOG, K.binary(K.DIV, a, K.binary(K.RSUB, a, one)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        # PyTorch's logit_backward, or where a graph is recorded its differentiable form, which
-        # differs at -0.0 only (the kernel's ``grad * inf`` at 0 and 1, made here by ``+ 0.0``)
-        return (_logit_slope(ctx, grad, not grad_mode.state.enabled),)
-
-    @staticmethod
-    def jvp(ctx, tangent):
-        """PyTorch's ``auto_element_wise``: the backward formula on the tangent."""
-        return None if tangent is None else _logit_slope(ctx, tangent, False)
+    without ``eps``.""")
+def Logit(ctx, grad):
+    # PyTorch's logit_backward, or where a graph is recorded its differentiable form, which
+    # differs at -0.0 only (the kernel's ``grad * inf`` at 0 and 1, made here by ``+ 0.0``)
+    return (_logit_slope(ctx, grad, not grad_mode.state.enabled),)
 
 
 def _logit_slope(ctx, grad, plain: bool):

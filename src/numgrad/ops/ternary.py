@@ -14,9 +14,9 @@ from ._promote import _as, binary_operands, broadcast_shapes
 from .elementwise import where
 from .loss import _type_name
 from . import _jvp
-from .registry import Op, Sample, apply, register
+from .registry import Sample, apply
 from ._common import _broadcast, _two
-from ._formula import arg, by, call, formula_op, number, select
+from ._formula import Term, arg, by, call, formula_op, number, select
 
 
 # ------------------------------------------------------------------ clamp with tensor bounds
@@ -145,10 +145,11 @@ _ADDC_SHAPES = ((3, 4), (3, 4), (3, 4))
 _ADDC_BROADCAST = ((4,), (3, 1), (3, 4))
 
 
-def _addc_forward(K, code, a, b, c, value):
-    """``a + (value * b) ⊙ c`` (``⊙``: ``code``, MUL or DIV), PyTorch's order of rounding."""
-    scaled = K.binary(K.MUL, b, value) if value != 1 else b
-    return K.binary(K.ADD, a, K.binary(code, scaled, c))
+def _addc_term(code: str) -> Term:
+    """``a + (value * b) ⊙ c`` (``⊙``: ``code``, MUL or DIV), PyTorch's order of rounding
+    (``value * b`` not computed where ``value`` is 1)."""
+    return call("ADD", arg(0), call(code, by(lambda value: value != 1, {
+        True: call("MUL", arg(1), number("value")), False: arg(1)}), arg(2)))
 
 
 def _addc_saved(ctx):
@@ -158,50 +159,27 @@ def _addc_saved(ctx):
     return b, c, ctx.params["value"].item(), *ctx.needs_input_grad[1:]
 
 
-@register
-class Addcmul(Op):
-    """``input + value * tensor1 * tensor2`` (the optimisers' update)."""
-
-    name, node = "addcmul", "AddcmulBackward0"
-    jvp = _jvp.transposed_backward
-    on_cuda = True
-    save_inputs = (1, 2)
-    save_only_for = {1: 2, 2: 1}
-    samples = (Sample(lambda m, a, b, c: m.addcmul(a, b, c, value=0.5), _ADDC_SHAPES),
-               Sample(lambda m, a, b, c: a.addcmul(b, c), _ADDC_BROADCAST))
-
-    @staticmethod
-    def forward(K, a, b, c, *, value):
-        return _addc_forward(K, K.MUL, a, b, c, value)
-
-    @staticmethod
-    def backward(ctx, grad):
-        b, c, value, need_b, need_c = _addc_saved(ctx)
-        return (grad, (grad * (c * value) if need_b else None),
-                (grad * (b * value) if need_c else None))
+@formula_op("addcmul", "AddcmulBackward0", arity=3, term=_addc_term("MUL"),
+            jvp=_jvp.transposed_backward, save_inputs=(1, 2), save_only_for={1: 2, 2: 1},
+            samples=(Sample(lambda m, a, b, c: m.addcmul(a, b, c, value=0.5), _ADDC_SHAPES),
+                     Sample(lambda m, a, b, c: a.addcmul(b, c), _ADDC_BROADCAST)),
+            doc="""``input + value * tensor1 * tensor2`` (the optimisers' update).""")
+def Addcmul(ctx, grad):
+    b, c, value, need_b, need_c = _addc_saved(ctx)
+    return (grad, (grad * (c * value) if need_b else None),
+            (grad * (b * value) if need_c else None))
 
 
-@register
-class Addcdiv(Op):
-    """``input + value * tensor1 / tensor2``."""
-
-    name, node = "addcdiv", "AddcdivBackward0"
-    jvp = _jvp.transposed_backward
-    on_cuda = True
-    save_inputs = (1, 2)
-    save_only_for = {1: 2}
-    samples = (Sample(lambda m, a, b, c: m.addcdiv(a, b, c.abs() + 0.5, value=-2), _ADDC_SHAPES),
-               Sample(lambda m, a, b, c: a.addcdiv(b, c.abs() + 0.5), _ADDC_BROADCAST))
-
-    @staticmethod
-    def forward(K, a, b, c, *, value):
-        return _addc_forward(K, K.DIV, a, b, c, value)
-
-    @staticmethod
-    def backward(ctx, grad):
-        b, c, value, need_b, need_c = _addc_saved(ctx)
-        return (grad, (grad * (value / c) if need_b else None),
-                (-grad * (value * b / (c * c)) if need_c else None))
+@formula_op("addcdiv", "AddcdivBackward0", arity=3, term=_addc_term("DIV"),
+            jvp=_jvp.transposed_backward, save_inputs=(1, 2), save_only_for={1: 2},
+            samples=(Sample(lambda m, a, b, c: m.addcdiv(a, b, c.abs() + 0.5, value=-2),
+                            _ADDC_SHAPES),
+                     Sample(lambda m, a, b, c: a.addcdiv(b, c.abs() + 0.5), _ADDC_BROADCAST)),
+            doc="""``input + value * tensor1 / tensor2``.""")
+def Addcdiv(ctx, grad):
+    b, c, value, need_b, need_c = _addc_saved(ctx)
+    return (grad, (grad * (value / c) if need_b else None),
+            (-grad * (value * b / (c * c)) if need_c else None))
 
 
 _ADDCDIV_INTEGER = (

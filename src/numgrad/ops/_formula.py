@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import _lazy
+from .. import _lazy, dispatch
 from ..kernels import formulas
 from . import _jvp
 from .registry import REGISTRY, Op, register
@@ -185,7 +185,7 @@ class _Writer:
         self.made: dict = {}
         self.lines: list = []
         self.params: list = []
-        self.env: dict = {"_asarray": np.asarray, "_bool": np.bool_}
+        self.env: dict = {"_asarray": dispatch.number_array, "_bool": np.bool_}
         self.temps = 0
 
     def param(self, name: str) -> str:

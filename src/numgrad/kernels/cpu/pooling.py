@@ -123,6 +123,44 @@ def _max_pool(x, kh, kw, sh, sw, ph, pw, dh, dw, lowest, out, idx):
     return 0
 
 
+@njit(cache=True, nogil=True)
+def _max_pool_2x2(x, lowest, out, idx):
+    """``_max_pool`` for 2x2 windows at stride 2, no padding or dilation, inside ``x`` (the
+    MNIST CNN's ``MaxPool2d(2)``): the same comparisons in the same order (the first maximum, a
+    later NaN over an earlier one), unrolled into selects: 17.2 -> 9.2 ms for 64x64x24x24
+    float32 on one thread (PyTorch: 14.6)."""
+    width = x.shape[2]
+    for p in range(x.shape[0]):
+        for oh in range(out.shape[1]):
+            r0 = x[p, 2 * oh]
+            r1 = x[p, 2 * oh + 1]
+            o = out[p, oh]
+            ix = idx[p, oh]
+            base = 2 * oh * width
+            for ow in range(out.shape[2]):
+                w = 2 * ow
+                value = lowest
+                best = base + w
+                v = r0[w]
+                take = (v > value) | (v != v)
+                value = v if take else value
+                v = r0[w + 1]
+                take = (v > value) | (v != v)
+                value = v if take else value
+                best = base + w + 1 if take else best
+                v = r1[w]
+                take = (v > value) | (v != v)
+                value = v if take else value
+                best = base + width + w if take else best
+                v = r1[w + 1]
+                take = (v > value) | (v != v)
+                value = v if take else value
+                best = base + width + w + 1 if take else best
+                o[ow] = value
+                ix[ow] = best
+    return 0
+
+
 @njit(cache=True)
 def _avg_window(oh, ow, kh, kw, sh, sw, ph, pw, height, width, count_include_pad,
                 divisor_override):
@@ -515,7 +553,13 @@ def _max_pool_nd(n, x, kernel, stride, padding, dilation, out_size):
     v = _volumes(x, n)
     out = np.empty((v.shape[0],) + tuple(out_size), x.dtype)
     idx = np.empty(out.shape, np.int64)
-    if out.size:
+    if out.size and n == 2 and tuple(kernel) == (2, 2) and tuple(stride) == (2, 2) and \
+            tuple(padding) == (0, 0) and tuple(dilation) == (1, 1) and \
+            2 * out.shape[1] <= v.shape[1] and 2 * out.shape[2] <= v.shape[2]:
+        lowest = _lowest(x.dtype)  # (MaxPool2d(2): its windows unrolled)
+        _on_planes(v.shape[0], v.size + out.size, lambda a, b: _max_pool_2x2(
+            v[a:b], lowest, out[a:b], idx[a:b]))
+    elif out.size:
         kernel_fn, geometry = (_max_pool if n == 2 else _max_pool3d), _geometry(
             kernel, stride, padding, dilation)
         lowest = _lowest(x.dtype)

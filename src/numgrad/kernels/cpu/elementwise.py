@@ -194,9 +194,14 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
             return out
         if b.ndim == 1 and a.ndim > 1 and n and a.shape[-1] == b.shape[0] > 1 and \
                 b.flags.c_contiguous:  # a row added to each row (a bias): the row loop
-            out = np.empty(a.shape, dt)
-            dims, sa, sb = _row_plan(n // b.shape[0], b.shape[0], False)
-            kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
+            out = empty(a.shape, dt)
+            rows = n // b.shape[0]
+            if n < PARALLEL_THRESHOLD or rows < 2 or not _threaded(da, dt):
+                dims, sa, sb = _row_plan(rows, b.shape[0], False)
+                kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
+            else:  # (the rows shared among the threads: the same loop on each row)
+                a2, out2 = a.reshape(rows, b.shape[0]), out.reshape(rows, b.shape[0])
+                _split(rows, lambda i, j: kernels.zip_rows_nogil(a2[i:j], b, out2[i:j]))
             return out
     elif a.ndim == 1 and b.ndim > 1 and a.shape[0] == b.shape[-1] > 1 and b.size and \
             a.flags.c_contiguous and b.flags.c_contiguous:  # (the row first)

@@ -89,3 +89,11 @@ def zip_1d_nogil(a, b, out):
 @njit(cache=True, error_model="numpy", nogil=True)
 def zip_1d_scalar_nogil(a, b, out):
     _loop_scalar(a, b, out)
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def zip_rows_nogil(a, b, out):
+    """The row ``b`` against each row of the 2-D ``a`` (a bias added to each row), into the
+    2-D ``out``: one thread's rows, each by ``zip_strided``'s loop."""
+    for r in range(a.shape[0]):
+        _loop(a[r], b, out[r])

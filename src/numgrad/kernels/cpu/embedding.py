@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..bags import bag_cell as _bag_cell, bag_size as _bag_size
+
 
 @njit(cache=True)
 def _gather_rows(weight, idx, out):
@@ -72,7 +74,6 @@ __all__ = ["embedding_forward", "embedding_backward"]
 
 
 # ------------------------------------------------------------------ embedding_bag
-from ..bags import bag_cell as _bag_cell, bag_size as _bag_size  # noqa: E402
 
 
 @njit(cache=True)

@@ -362,3 +362,22 @@ def test_threshold_of_an_integer_tensor_refuses_a_number_its_dtype_cannot_hold_a
             else:
                 with pytest.raises(RuntimeError, match=re.escape(error)):
                     F.threshold(x.clone(), threshold, value, inplace)
+
+
+def test_scalar_formulas_compiled_alone_take_numpys_error_model():
+    """A kernel reuses its callee's overload whatever flags the callee was first compiled with:
+    ``trigamma`` first called from Python (Numba's default error model raises ZeroDivisionError)
+    made every ``polygamma(1, x)`` kernel compiled after it in that process raise at x = 0, and
+    the kernel was cached so. Each formula of ``kernels/scalar.py`` that Numba compiles alone
+    takes NumPy's error model, as the kernels do: from Python too, 1/0 is inf."""
+    from numba.core.registry import CPUDispatcher
+
+    from numgrad.kernels import scalar
+
+    alone = [f for f in vars(scalar).values() if isinstance(f, CPUDispatcher)
+             and f.__module__ == scalar.__name__ and f.targetoptions.get("inline") != "always"]
+    assert len(alone) >= 20
+    assert all(f.targetoptions.get("error_model") == "numpy" for f in alone), \
+        [f.__name__ for f in alone if f.targetoptions.get("error_model") != "numpy"]
+    assert scalar.trigamma(0.0) == float("inf")
+    assert numgrad.polygamma(1, numgrad.tensor([1.0, 0.0])).tolist()[1] == float("inf")

@@ -12,7 +12,12 @@ table in ``formulas.py`` says which function each op runs on each device.
 
 Each takes and returns elements of one dtype: ``_one``/``_zero`` give constants of the argument's
 float type, since a bare ``1.0`` would make float32 arithmetic float64 (and unvectorised).
-Special values follow PyTorch 2.13 on the CPU.
+Special values follow PyTorch 2.13 on the CPU. The formulas Numba compiles as functions of
+their own (``@njit`` without ``inline``: the special functions) take ``error_model="numpy"``, as
+the kernels calling them do: a kernel reuses a callee's overload whatever flags it was compiled
+with first, so a callee compiled by a call from Python (Numba's default, which raises
+ZeroDivisionError) made ``polygamma(1, 0.0)`` raise in a kernel compiled after it, and that
+kernel was cached.
 """
 from __future__ import annotations
 
@@ -870,7 +875,7 @@ def lgamma(x):
 _PSI_10 = 2.25175258906672110764  # digamma(10)
 
 
-@njit
+@njit(error_model="numpy")
 def digamma(x):
     """psi(x): +-inf at +-0 (the sign flipped), NaN at the negative integers and -inf."""
     x = float(x)
@@ -902,7 +907,7 @@ def digamma(x):
     return result + math.log(x) - 0.5 / x - y
 
 
-@njit
+@njit(error_model="numpy")
 def trigamma(x):
     """psi'(x): reflection below 1/2, six steps of the recurrence, then the asymptotic series."""
     x = float(x)
@@ -950,7 +955,7 @@ def _zeta_coefficient(j):
     return -7.1661652561756670113e18
 
 
-@njit
+@njit(error_model="numpy")
 def zeta(x, q):
     """The Hurwitz zeta function sum_k (k + q)**-x: inf at x == 1, NaN below; by direct
     summation to a = q + 9 or more, then the Euler-Maclaurin tail."""
@@ -997,7 +1002,7 @@ def zeta(x, q):
     return s
 
 
-@njit
+@njit(error_model="numpy")
 def polygamma(x, n):
     """The n-th derivative of digamma at x (``n`` a whole number, in x's dtype):
     (-1)**(n+1) n! zeta(n + 1, x) from n = 2."""
@@ -1026,7 +1031,7 @@ def _chebyshev_recurrence(y, k, first):
     return q
 
 
-@njit
+@njit(error_model="numpy")
 def chebyshev_t(x, n):
     x = float(x)
     k = int(n)
@@ -1039,7 +1044,7 @@ def chebyshev_t(x, n):
     return _chebyshev_recurrence(x, k, x)
 
 
-@njit
+@njit(error_model="numpy")
 def chebyshev_u(x, n):
     x = float(x)
     k = int(n)
@@ -1055,7 +1060,7 @@ def chebyshev_u(x, n):
     return _chebyshev_recurrence(x, k, x + x)
 
 
-@njit
+@njit(error_model="numpy")
 def chebyshev_v(x, n):
     x = float(x)
     k = int(n)
@@ -1073,7 +1078,7 @@ def chebyshev_v(x, n):
     return _chebyshev_recurrence(x, k, x + x - 1.0)
 
 
-@njit
+@njit(error_model="numpy")
 def chebyshev_w(x, n):
     x = float(x)
     k = int(n)
@@ -1093,7 +1098,7 @@ def chebyshev_w(x, n):
     return _chebyshev_recurrence(x, k, x + x + 1.0)
 
 
-@njit
+@njit(error_model="numpy")
 def shifted_chebyshev_t(x, n):
     x = float(x)
     k = int(n)
@@ -1109,7 +1114,7 @@ def shifted_chebyshev_t(x, n):
     return _chebyshev_recurrence(y, k, y)
 
 
-@njit
+@njit(error_model="numpy")
 def shifted_chebyshev_u(x, n):
     x = float(x)
     k = int(n)
@@ -1128,7 +1133,7 @@ def shifted_chebyshev_u(x, n):
     return _chebyshev_recurrence(y, k, y + y)
 
 
-@njit
+@njit(error_model="numpy")
 def shifted_chebyshev_v(x, n):
     x = float(x)
     k = int(n)
@@ -1147,7 +1152,7 @@ def shifted_chebyshev_v(x, n):
     return _chebyshev_recurrence(y, k, y + y - 1.0)
 
 
-@njit
+@njit(error_model="numpy")
 def shifted_chebyshev_w(x, n):
     x = float(x)
     k = int(n)
@@ -1166,7 +1171,7 @@ def shifted_chebyshev_w(x, n):
     return _chebyshev_recurrence(y, k, y + y + 1.0)
 
 
-@njit
+@njit(error_model="numpy")
 def hermite_h(x, n):
     """The physicists' Hermite polynomial."""
     x = float(x)
@@ -1183,7 +1188,7 @@ def hermite_h(x, n):
     return q
 
 
-@njit
+@njit(error_model="numpy")
 def hermite_he(x, n):
     """The probabilists' Hermite polynomial."""
     x = float(x)
@@ -1200,7 +1205,7 @@ def hermite_he(x, n):
     return q
 
 
-@njit
+@njit(error_model="numpy")
 def laguerre_l(x, n):
     x = float(x)
     k = int(n)
@@ -1218,7 +1223,7 @@ def laguerre_l(x, n):
     return q
 
 
-@njit
+@njit(error_model="numpy")
 def legendre_p(x, n):
     x = float(x)
     k = int(n)
@@ -1237,7 +1242,7 @@ def legendre_p(x, n):
 
 
 # ------------------------------------------------------------------ erfinv, Bessel I0 and I1
-@njit
+@njit(error_model="numpy")
 def erfinv(y):
     """The inverse error function: +-inf at +-1, NaN outside [-1, 1]; an initial polynomial
     estimate (Giles's single-precision one) refined by Newton's method on erf (on erfc near
@@ -1287,7 +1292,7 @@ def erfinv(y):
     return x
 
 
-@njit
+@njit(error_model="numpy")
 def bessel_i0(x):
     """The modified Bessel function I0: its power series sum_k (x**2 / 4)**k / k!**2."""
     x = x * 1.0
@@ -1304,7 +1309,7 @@ def bessel_i0(x):
     return total
 
 
-@njit
+@njit(error_model="numpy")
 def bessel_i1(x):
     """The modified Bessel function I1: sum_k (x / 2)**(2k + 1) / (k! (k + 1)!)."""
     x = x * 1.0
@@ -1321,7 +1326,7 @@ def bessel_i1(x):
     return total
 
 
-@njit
+@njit(error_model="numpy")
 def bessel_i0e(x):
     """exp(-|x|) I0(x)."""
     x = x * 1.0
@@ -1330,7 +1335,7 @@ def bessel_i0e(x):
     return math.exp(-abs(x)) * bessel_i0(x)
 
 
-@njit
+@njit(error_model="numpy")
 def bessel_i1e(x):
     """exp(-|x|) I1(x)."""
     x = x * 1.0
@@ -1340,7 +1345,7 @@ def bessel_i1e(x):
 
 
 # ------------------------------------------------------------------ erfcx, log_ndtr, ndtri
-@njit
+@njit(error_model="numpy")
 def erfcx(z):
     """exp(z**2) erfc(z): directly below 26, PyTorch's asymptotic range by its series above
     (erfc underflows there), inf below -26.7 (exp(z**2) overflows)."""
@@ -1356,7 +1361,7 @@ def erfcx(z):
     return series / (z * 1.7724538509055160273)
 
 
-@njit
+@njit(error_model="numpy")
 def log_ndtr(x):
     """log of the standard normal distribution function, as PyTorch's: through erfcx below -1
     (no underflow in the tail), log1p(-erfc(x / sqrt 2) / 2) above."""
@@ -1367,7 +1372,7 @@ def log_ndtr(x):
     return math.log1p(-math.erfc(t) / 2.0)
 
 
-@njit
+@njit(error_model="numpy")
 def ndtri(p):
     """The inverse of the standard normal distribution function: -inf at 0, inf at 1, NaN
     outside; +-sqrt(2) t for erfc(t) = 2 min(p, 1 - p), t by Newton's method from a start

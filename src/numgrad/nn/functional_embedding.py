@@ -76,6 +76,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
                                "following scalar types: Long, Int; but got "
                                f"{_type_name(t)} instead (while checking arguments for "
                                "embedding_bag)")
+    if weight.dtype not in (ng.float16, ng.bfloat16, ng.float32, ng.float64):
+        name = ("CUDABoolType" if weight.is_cuda else "CPUBoolType") if weight.dtype == ng.bool \
+            else _type_name(weight)  # (PyTorch's own quirk for bool)
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following "
+                           f"scalar types: Half, BFloat16, Float, Double; but got {name} instead "
+                           "(while checking arguments for embedding_bag)")
     if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
         raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as "
                            "tensor for argument #1 'per_sample_weights'; but type "

@@ -403,14 +403,8 @@ def test_kernels_inlining_mathfuncs_are_stamped_with_it():
     from numgrad.kernels.cpu import _cache, attention, rnn, softmax
 
     for module in (softmax, rnn, attention):
-        path = os.path.abspath(module.__file__)
-        seen, todo = set(), list(_cache._kernel_imports(path))
-        while todo:
-            p = todo.pop()
-            if p not in seen:
-                seen.add(p)
-                todo.extend(_cache._kernel_imports(p))
-        names = {os.path.relpath(p, _cache._KERNELS) for p in seen}
+        names = {os.path.relpath(p, _cache._KERNELS)
+                 for p in _cache._kernel_dependencies(os.path.abspath(module.__file__))}
         assert {os.path.join("cpu", "mathfuncs.py"), "scalar.py"} <= names, module.__name__
 
 

@@ -69,9 +69,9 @@ class Trace(dispatch.Mode):
         self.nodes: list[Node] = []  # (kernel name, args spec, result spec: ir.Node)
         self.by_id: dict[int, Value] = {}  # id of a plain array -> its value
         self.external: dict[int, tuple] = {}  # id of a discovered array -> (holder, field)
-        # id of a discovered tensor's empty data (not wrapped: no memory to follow) -> (the
-        # array, (holder, "data")): found here, where the garbage collector's referrers took a
-        # scan of every object of the process (0.1 s in a large one) per kernel reading it
+        # id of a discovered tensor's empty data (not wrapped: no memory to follow) -> (holder,
+        # "data"): found here, where the garbage collector's referrers took a scan of every
+        # object of the process (0.1 s in a large one) per kernel reading it
         self.empty_external: dict[int, tuple] = {}
         self.created: dict = {}  # arrays made by creation functions in the trace, by id
         self.views: dict[tuple, Value] = {}
@@ -245,11 +245,9 @@ class Trace(dispatch.Mode):
         source = self.external.get(id(p))
         if source is not None:
             return self._value("input", p, source)
-        empty = self.empty_external.get(id(p))
-        if empty is not None and empty[0] is p:
-            holder = empty[1][0]()
-            if holder is not None and plain(holder._data) is p:  # (still that tensor's data)
-                return self._value("input", p, empty[1])
+        source = self.empty_external.get(id(p))
+        if source is not None and getattr(source[0](), "_data", None) is p:  # (still its data)
+            return self._value("input", p, source)
         if id(p) in self.created:
             # made from Python data in this call (a creation function, a seed gradient): the
             # replay uses a copy of its values now (``source``)
@@ -834,8 +832,7 @@ def _wrap_tensor(trace: Trace, t) -> None:
         trace.external[id(data)] = (ref, "data")
         t._data = trace.input(data, (ref, "data"))
     elif isinstance(t._data, np.ndarray):
-        data = plain(t._data)
-        trace.empty_external[id(data)] = (data, (ref, "data"))
+        trace.empty_external[id(t._data)] = (ref, "data")
     g = t._grad
     if g is not None and isinstance(g._data, np.ndarray) and g._data.size:
         data = plain(g._data)

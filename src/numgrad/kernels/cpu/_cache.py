@@ -460,17 +460,23 @@ def _module_files(base: str, module: str, names) -> list:
             if os.path.isfile(os.path.join(folder, alias.name + ".py"))]
 
 
+def _kernel_dependencies(py_file: str) -> set:
+    """Every ``numgrad.kernels`` file that ``py_file`` imports, directly or through them (its
+    own excluded)."""
+    seen, todo = set(), list(_kernel_imports(py_file))
+    while todo:
+        path = todo.pop()
+        if path not in seen and path != py_file:
+            seen.add(path)
+            todo.extend(_kernel_imports(path))
+    return seen
+
+
 def _dependency_stamp(py_file: str) -> bytes:
-    """A digest of the contents of every ``numgrad.kernels`` file that ``py_file`` imports,
-    directly or through them (its own excluded)."""
+    """A digest of the contents of ``_kernel_dependencies(py_file)``."""
     stamp = _dependency_stamps.get(py_file)
     if stamp is None:
-        seen, todo = set(), list(_kernel_imports(py_file))
-        while todo:
-            path = todo.pop()
-            if path not in seen and path != py_file:
-                seen.add(path)
-                todo.extend(_kernel_imports(path))
+        seen = _kernel_dependencies(py_file)
         digest = hashlib.sha256()
         for path in sorted(seen):
             digest.update(os.path.relpath(path, _KERNELS).encode() + b"\0")

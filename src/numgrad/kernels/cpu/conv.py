@@ -232,9 +232,9 @@ def _fold_into(cols, geometry, out, sn, sr):
 def _batches(n: int, per_sample: int) -> tuple:
     """``(start, stop)`` of each batch of samples whose columns fill at most ``CHUNK`` entries,
     and the most samples in one. Where the threads share them (``THREADED_COLS``), there are a
-    multiple of ``get_num_threads()`` batches of equal size (give or take a sample): the MNIST
-    CNN's first convolution, 64 samples of 6,084 column entries, was 43 and 21 samples, one
-    thread idle a third of the time. (The split depends on the shapes and the thread count
+    multiple of ``get_num_threads()`` batches of equal size (give or take a sample): 64 samples
+    of 10,000 column entries were 26, 26 and 12 samples, one of two threads idle a third of the
+    time. (The split depends on the shapes and the thread count
     only, never the load: a weight gradient's sums repeat bit for bit.)"""
     per_sample = max(per_sample, 1)
     step = max(1, min(n, CHUNK // per_sample))

@@ -125,6 +125,25 @@ def test_max_pool_ties_go_to_the_first_maximum_and_nan_wins():
     np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_max_pool2d_2x2_windows_of_hard_values_as_pytorch(dtype):
+    """MaxPool2d(2) has its own kernel (the maximum's position found without branches): windows
+    of two NaNs (the last one's index), -0.0 and 0.0 in either order (the first one's bits),
+    +-inf, the integers' extremes, an odd width and height (the last column and row dropped):
+    values bit for bit and indices as PyTorch's."""
+    rng = np.random.default_rng(5)
+    if dtype == "float32":
+        choices = np.array([np.nan, -0.0, 0.0, 1.0, -np.inf, np.inf], np.float32)
+    else:
+        info = np.iinfo(np.int32)
+        choices = np.array([info.min, info.max, 0, -1, info.min + 1], np.int32)
+    a = rng.choice(choices, size=(3, 4, 9, 11))
+    ours = F.max_pool2d(numgrad.tensor(a), 2, return_indices=True)
+    theirs = TF.max_pool2d(torch.tensor(a), 2, return_indices=True)
+    np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
+    assert ours[0].numpy().tobytes() == theirs[0].numpy().tobytes()
+
+
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
 def test_max_pool2d_of_integers(dtype):
     a = np.random.default_rng(1).integers(-50, 50, size=(2, 2, 5, 6)).astype(dtype)

@@ -53,7 +53,7 @@ try:
     from ._tensor_str import get_printoptions, set_printoptions  # noqa: F401
     from .random import *  # noqa: F401,F403
 
-    _out.install(globals(), _out.RANDOM_FUNCTIONS)  # (bernoulli(..., out=t), multinomial)
+    _out.install(globals())  # (numgrad.random's: bernoulli(..., out=t), multinomial)
     # (nn, optim, utils and viz: imported on first use, see _LAZY_SUBMODULES)
     from . import compiler  # noqa: F401
     from .compiler import compile  # noqa: F401,A001
@@ -92,8 +92,9 @@ _AUTOCAST_NAMES = ("autocast", "is_autocast_enabled", "set_autocast_enabled",
 if _TYPE_CHECKING:
     # What the run-time code above binds by loops, spelled out for type checkers (mypy, pyright:
     # numgrad ships py.typed): the ops families' functions, which ``from .ops import *`` brings
-    # from ops.__all__ (built in a loop, in this order: a later family's name wins), and the
-    # submodules that ``__getattr__`` imports on first use.
+    # from ops.__all__ (built in a loop, in this order: a later family's name wins; a family's
+    # ``__all__`` is made by its ``@export`` flags, so a type checker takes its public names), and
+    # the submodules that ``__getattr__`` imports on first use.
     from .ops.elementwise import *  # noqa: F401,F403
     from .ops.reduction import *  # noqa: F401,F403
     from .ops.shape import *  # noqa: F401,F403
@@ -149,14 +150,11 @@ if _TYPE_CHECKING:
     from .ops.resize import *  # noqa: F401,F403
     from .ops.strided import *  # noqa: F401,F403
     from .ops.grid_sample import *  # noqa: F401,F403
-    from .ops.shape import (  # noqa: F401  (an __all__ built by code: named here)
-        alias_copy, cat, chunk, detach_copy, dsplit, expand_copy, flatten, hsplit, narrow,
-        narrow_copy, permute, permute_copy, reshape, select_copy, split, split_copy,
-        split_with_sizes, split_with_sizes_copy, squeeze, squeeze_copy, stack, t, t_copy,
-        transpose, transpose_copy, unbind_copy, unfold_copy, unsafe_chunk, unsafe_split, unsqueeze,
-        unsqueeze_copy, view_copy, vsplit,
+    from .ops.shape import (  # noqa: F401  (made in a loop: named here)
+        detach_copy, expand_copy, permute_copy, select_copy, split_copy, split_with_sizes_copy,
+        squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_copy,
     )
-    from .ops.inplace import (  # noqa: F401  (an __all__ built by code: named here)
+    from .ops.inplace import (  # noqa: F401  (made in a loop: named here)
         abs_, acos_, acosh_, addcdiv_, addcmul_, arccos_, arccosh_, arcsin_, arcsinh_, arctan2_,
         arctan_, arctanh_, asin_, asinh_, atan2_, atan_, atanh_, bitwise_and_, bitwise_left_shift_,
         bitwise_not_, bitwise_or_, bitwise_right_shift_, bitwise_xor_, ceil_, clamp_, clamp_max_,
@@ -202,10 +200,9 @@ def _bind_methods() -> None:
     T = Tensor
     for name, fn in ops.METHODS.items():
         setattr(T, name, fn)
-    for name in random.METHODS:
-        setattr(T, name, getattr(random, name))
-    for name in creation.METHODS:  # (new_zeros, new_tensor ...)
-        setattr(T, name, getattr(creation, name))
+    for module in (random, creation):  # (uniform_, bernoulli ...; new_zeros, new_tensor ...)
+        for name in ops._names.methods(module.__name__):
+            setattr(T, name, getattr(module, name))
     T.__add__ = T.__radd__ = ops.add
     T.__sub__ = ops.sub
     T.__rsub__ = ops.rsub

@@ -12,29 +12,9 @@ import numpy as np
 
 from ._dtype import c_name, from_numpy_dtype, torch_name
 from .autograd import grad_mode
+from .ops import _names
 from .ops.registry import kernels_of
 from .tensor import Tensor
-
-# The functions of PyTorch's that take ``out=`` and numgrad has (the module-level names).
-FUNCTIONS = (
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-    "negative", "pow", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "abs",
-    "sin", "cos", "tan", "tanh", "sigmoid", "sign", "floor", "ceil", "round", "clamp", "clip",
-    "maximum", "minimum", "where", "eq", "ne", "lt", "le", "gt", "ge", "matmul", "mm", "bmm",
-    "mv", "dot", "sum", "mean", "prod", "amax", "amin", "logsumexp", "cat", "stack",
-    "cumsum", "cumprod", "gather", "scatter", "scatter_add", "index_select", "atan2", "arctan2",
-    "erf", "erfc", "logaddexp", "logaddexp2", "floor_divide", "norm", "std", "var", "softmax",
-    "log_softmax",
-    # (names numgrad may not have yet are skipped by ``install``)
-    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
-    "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "square", "trunc", "fix",
-    "frac", "fmod", "remainder", "hypot", "lerp", "xlogy", "sinc", "deg2rad", "outer", "ger",
-    "tril", "triu", "diag", "hstack", "vstack", "dstack", "column_stack", "concat", "concatenate",
-    "cross", "nan_to_num", "masked_select", "take_along_dim", "nansum", "nanmean", "take",
-    "aminmax", "arange", "kthvalue",
-)
-# numgrad.random's, installed after it is imported
-RANDOM_FUNCTIONS = ("bernoulli", "multinomial")
 
 # Those whose out= must have the result's dtype exactly (PyTorch casts for the others), with
 # PyTorch's message where it is not its common one.
@@ -182,6 +162,7 @@ def with_out(fn, name: str):
             write(o, r, any_dtype=name in ANY_DTYPE)
         return type(result)(*outs) if several else out
 
+    call._out_name = name  # (installed: ``install`` leaves it as it is)
     return call
 
 
@@ -202,10 +183,12 @@ def write(out: Tensor, result: Tensor, any_dtype: bool = False) -> None:
     out._version_counter.value += 1
 
 
-def install(namespace: dict, names=FUNCTIONS) -> None:
-    """Replaces each of ``names`` in ``namespace`` (numgrad's) by its out= form."""
-    for name in names:
+def install(namespace: dict) -> None:
+    """Replaces each function declared with ``out=True`` (``@export``, ``ops/_names.py``) in
+    ``namespace`` (numgrad's) by its out= form, once: numgrad's ``__init__`` calls it again after
+    ``numgrad.random`` is imported."""
+    for name in _names.out_names():
         fn = namespace.get(name)
-        if fn is not None:
+        if fn is not None and not hasattr(fn, "_out_name"):
             namespace[name] = with_out(fn, name)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .ops._names import export
 from ._dtype import device as _device
 from ._dtype import COMPLEX, FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
 from ._dtype import get_default_dtype
@@ -50,6 +51,7 @@ def _cuda_kernels():
 _default_device = None  # set_default_device's, or None: the CPU
 
 
+@export
 def set_default_device(device) -> None:
     """Where the creation functions put tensors made without a ``device`` (None: the CPU), as
     PyTorch's ``set_default_device``."""
@@ -57,6 +59,7 @@ def set_default_device(device) -> None:
     _default_device = None if device is None else _device(device)
 
 
+@export
 def get_default_device() -> _device:
     """The device of tensors made without one (``set_default_device``)."""
     return _default_device if _default_device is not None else _device("cpu")
@@ -188,6 +191,7 @@ def _from_cuda_interface(data, dtype, device, copy: bool) -> Tensor:
     return Tensor._wrap(a)
 
 
+@export
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, a nested sequence, an array, or
     another library's CUDA array, which gives a CUDA tensor)."""
@@ -221,6 +225,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     return _finish(a, requires_grad, device)
 
 
+@export
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory with a NumPy array or tensor where dtypes agree,
     and with another library's CUDA array (``__cuda_array_interface__``: CuPy, PyTorch, Numba
@@ -261,6 +266,7 @@ def _traced_copy(data, dtype, requires_grad: bool):
     return t
 
 
+@export
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``ndarray``."""
     if not isinstance(ndarray, np.ndarray):
@@ -318,16 +324,19 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
     return _finish(data, requires_grad)
 
 
+@export
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
     return _filled(_shape(size), 0, _float_dtype(dtype), requires_grad, device)
 
 
+@export
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     return _filled(_shape(size), 1, _float_dtype(dtype), requires_grad, device)
 
 
+@export
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor whose values are not initialised."""
     return _filled(_shape(size), None, _float_dtype(dtype), requires_grad, device)
@@ -338,6 +347,7 @@ def _check_strided(layout) -> None:
         raise RuntimeError(f"empty_strided: numgrad's tensors are strided, got layout {layout}")
 
 
+@export
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` with the strides ``stride`` (in elements) over memory
@@ -360,6 +370,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     return _finish(data, requires_grad, device)
 
 
+@export
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
                    requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` whose dimensions lie in memory in the order
@@ -383,6 +394,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     return out.requires_grad_(True) if requires_grad else out
 
 
+@export(function=False, method=True)
 def new_empty_strided(self: Tensor, size, stride, *, dtype=None, layout=None, device=None,
                       requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``empty_strided`` with this tensor's dtype and device by default."""
@@ -390,6 +402,7 @@ def new_empty_strided(self: Tensor, size, stride, *, dtype=None, layout=None, de
                          device=device or self.device, requires_grad=requires_grad)
 
 
+@export
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value if not given)."""
     if dtype is None:
@@ -460,6 +473,7 @@ def _check_fill(value: int, np_dtype) -> None:
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
+@export(out=True)
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) in steps of ``step``."""
     if end is None:
@@ -497,6 +511,7 @@ def _integer_range(start, end, step, np_dtype) -> np.ndarray:
     return (lo + np.arange(max(n, 0), dtype=np.int64) * st).astype(np_dtype)
 
 
+@export
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     _check_space_args("linspace", start, end, steps)
@@ -533,6 +548,7 @@ def _check_space_args(name: str, start, end, steps) -> None:
                            "dimension(s).")
 
 
+@export
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal and zeros elsewhere."""
     if n < 0:
@@ -542,6 +558,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     return _finish(_cpu_module.cast(np.eye(n, m), _float_dtype(dtype)), requires_grad, device)
 
 
+@export
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                   pin_memory: bool = False) -> Tensor:
     """A 0-d tensor of the number ``s``, of the default float dtype unless ``dtype`` says."""
@@ -566,11 +583,12 @@ if TYPE_CHECKING:  # (what _like makes, for type checkers)
                    memory_format: object = None) -> Tensor: ...
     ones_like = empty_like = zeros_like
 else:
-    zeros_like = _like(zeros)
-    ones_like = _like(ones)
-    empty_like = _like(empty)
+    zeros_like = export(_like(zeros), "zeros_like")
+    ones_like = export(_like(ones), "ones_like")
+    empty_like = export(_like(empty), "empty_like")
 
 
+@export
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None) -> Tensor:
     """``full`` with the shape (and by default the dtype) of ``input``."""
@@ -579,24 +597,28 @@ def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None
 
 
 # ``x.new_zeros(...)`` and its kin: a new tensor with ``x``'s dtype and device unless given.
+@export(function=False, method=True)
 def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``zeros`` with this tensor's dtype and device by default."""
     return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
                  requires_grad=requires_grad)
 
 
+@export(function=False, method=True)
 def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``ones`` with this tensor's dtype and device by default."""
     return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
 
 
+@export(function=False, method=True)
 def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``empty`` with this tensor's dtype and device by default."""
     return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
                  requires_grad=requires_grad)
 
 
+@export(function=False, method=True)
 def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``full`` with this tensor's dtype and device by default (a float value is truncated into
@@ -617,6 +639,7 @@ _NEW_TENSOR_WARNING = (
 )
 
 
+@export(function=False, method=True)
 def new_tensor(self: Tensor, data, *, dtype=None, device=None,
                requires_grad: bool = False) -> Tensor:
     """``tensor(data)`` (a copy, no history) with this tensor's dtype and device by default."""
@@ -625,13 +648,3 @@ def new_tensor(self: Tensor, data, *, dtype=None, device=None,
         data = data.detach()
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                   requires_grad=requires_grad)
-
-
-METHODS = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new_empty_strided")
-
-__all__ = [
-    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
-    "zeros_like", "ones_like", "empty_like", "full_like", "linspace", "eye",
-    "set_default_device", "get_default_device", "scalar_tensor", "empty_strided",
-    "empty_permuted",
-]

@@ -29,6 +29,7 @@ import numbers
 
 import numpy as np
 
+from .ops._names import export
 from . import creation, cuda, dispatch
 from .autograd import grad_mode
 from .ops import inplace, registry
@@ -81,6 +82,7 @@ def _decode_state(new_state) -> tuple:
             np.frombuffer(raw[_PCG_BYTES:], np.int64).copy())
 
 
+@export
 class Generator:
     """A random number generator: ``Generator().manual_seed(0)``, passed as ``generator=``."""
 
@@ -146,29 +148,34 @@ class _DefaultGenerator(Generator):
         creation._rng = rng
 
 
-default_generator = _DefaultGenerator()
+default_generator = export(_DefaultGenerator(), "default_generator")
 
 
+@export
 def manual_seed(seed) -> Generator:
     """Seeds the default generator (behind ``rand``, ``randn``, ``randperm`` ...)."""
     return default_generator.manual_seed(seed)
 
 
+@export
 def seed() -> int:
     """Seeds the default generator from fresh entropy; returns the seed."""
     return default_generator.seed()
 
 
+@export
 def initial_seed() -> int:
     """The default generator's seed (the last ``manual_seed``, or the one drawn at start)."""
     return default_generator.initial_seed()
 
 
+@export
 def get_rng_state() -> Tensor:
     """The default generator's state as a tensor of bytes (numgrad's own format)."""
     return default_generator.get_state()
 
 
+@export
 def set_rng_state(new_state) -> None:
     """Restores the default generator's state from ``get_rng_state()``'s tensor."""
     default_generator.set_state(new_state)
@@ -232,6 +239,7 @@ def _device_of(*values):
     return None
 
 
+@export
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
            device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Samples of N(mean, std²): ``mean`` and ``std`` tensors (broadcast together) or numbers
@@ -252,6 +260,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
     return creation._finish(out, requires_grad, device)
 
 
+@export
 def randperm(n: int, *, generator=None, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
@@ -271,6 +280,7 @@ def _probabilities(input: Tensor, what: str) -> np.ndarray:
     return input._host()
 
 
+@export(method=True, out=True)
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype."""
     probs = _probabilities(input, "bernoulli")
@@ -279,6 +289,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     return creation._finish(out, False, input.device)
 
 
+@export(method=True, out=True)
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator=None) -> Tensor:
     """``num_samples`` indices drawn per row of ``input`` (weights, not necessarily
@@ -302,6 +313,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 
 # ------------------------------------------------------------------ in-place fills
+@export(function=False, method=True)
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     """Fills with samples of U(a, b), in place."""
     if a > b:
@@ -335,6 +347,7 @@ def _fill_tensor(t: Tensor, values: Tensor) -> Tensor:
         return inplace.copy_(t, values)
 
 
+@export(function=False, method=True)
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """Fills with samples of N(mean, std²), in place."""
     if std < 0:
@@ -343,6 +356,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
     return _fill_drawn(self, drawn, lambda z: z * std + mean if (mean, std) != (0.0, 1.0) else z)
 
 
+@export(function=False, method=True)
 def random_(self: Tensor, from_=None, to=None, *, generator=None) -> Tensor:
     """Fills with integers drawn uniformly from ``[from, to)`` (``random_(to)``: ``[0, to)``;
     no bounds: ``[0, 2**mantissa]`` for floats, the dtype's range for integers), in place."""
@@ -357,6 +371,7 @@ def random_(self: Tensor, from_=None, to=None, *, generator=None) -> Tensor:
                                        self._data.dtype, self.device))
 
 
+@export(function=False, method=True)
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fills with 1 with probability ``p`` (a number or a tensor of probabilities that
     broadcasts to ``self``), else 0."""
@@ -370,6 +385,7 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     return _fill_drawn(self, drawn, lambda u: u < p)
 
 
+@export(function=False, method=True)
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     """Fills with samples of the exponential distribution of rate ``lambd``, in place."""
     if not isinstance(lambd, numbers.Real) or lambd <= 0:
@@ -378,6 +394,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
                                           _drawn_dtype(self), lambd, device=self.device))
 
 
+@export(function=False, method=True)
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
     """Fills with samples of the Cauchy distribution, ``median + sigma tan(pi (u - 1/2))``, in
     place."""
@@ -387,6 +404,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=
     return _fill_drawn(self, drawn, lambda u: ((u - 0.5) * math.pi).tan() * sigma + median)
 
 
+@export(function=False, method=True)
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
     """Fills with ``exp`` of samples of N(mean, std²), in place."""
     if not std > 0:
@@ -395,6 +413,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=
     return _fill_drawn(self, drawn, lambda z: (z * std + mean).exp())
 
 
+@export(function=False, method=True)
 def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     """Fills with samples of the geometric distribution (trials up to the first success of
     probability ``p``, from 1), ``ceil(log(u) / log(1 - p))``, in place."""
@@ -481,6 +500,7 @@ def _checked_generator(generator, name: str) -> None:
                         "numgrad.Generator")
 
 
+@export
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
          **kw) -> Tensor:
     """Uniform random values in [0, 1)."""
@@ -491,6 +511,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
                             requires_grad, device)
 
 
+@export
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
           **kw) -> Tensor:
     """Standard normal random values."""
@@ -512,6 +533,7 @@ def _integers(generator, low: int, high: int, shape: tuple, np_dtype, device=Non
     return _kernel_draw(generator, "philox_integers", shape, low, high, np_dtype, device=device)
 
 
+@export
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Random integers in [low, high) (``randint(high, size)`` starts at 0); int64 unless
@@ -524,6 +546,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                                       np_dtype, device), requires_grad, device)
 
 
+@export
 def rand_like(input: Tensor, *, generator=None, dtype=None, device=None,
               requires_grad: bool = False) -> Tensor:
     """``rand`` with the shape (and by default the dtype and device) of ``input``."""
@@ -531,6 +554,7 @@ def rand_like(input: Tensor, *, generator=None, dtype=None, device=None,
                 device=device or input.device, requires_grad=requires_grad)
 
 
+@export
 def randn_like(input: Tensor, *, generator=None, dtype=None, device=None,
                requires_grad: bool = False) -> Tensor:
     """``randn`` with the shape (and by default the dtype and device) of ``input``."""
@@ -538,6 +562,7 @@ def randn_like(input: Tensor, *, generator=None, dtype=None, device=None,
                  device=device or input.device, requires_grad=requires_grad)
 
 
+@export
 def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad: bool = False) -> Tensor:
     """``randint`` with the shape (and by default the dtype and device) of ``input``:
@@ -550,10 +575,3 @@ def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None,
     device = device or input.device
     return creation._finish(_integers(generator, int(low), int(high), tuple(input.shape),
                                       np_dtype, device), requires_grad, device)
-
-
-__all__ = ["Generator", "normal", "randperm", "bernoulli", "multinomial", "default_generator",
-           "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand",
-           "randn", "randint", "rand_like", "randn_like", "randint_like"]
-METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_", "bernoulli",
-           "multinomial", "cauchy_", "log_normal_", "geometric_")

@@ -1,7 +1,9 @@
 """The ops, one file per family; each op is declared once (see ``registry``).
 
-Each family module lists its public functions in ``__all__`` and the names Tensor gets as methods
-in ``METHODS``; a new family is its name in ``FAMILY_NAMES`` and ``IMPORT_ORDER``.
+Each family module declares what each public function is where it defines it, with ``@export``
+(``_names.py``: ``numgrad.<name>``, a Tensor method, ``out=``, ``numgrad.ops.<name>`` only); every
+list of names is derived from those flags. A new family is its name in ``FAMILY_NAMES`` and
+``IMPORT_ORDER``.
 
 This package's own import is light: the registry, and the accumulation the engine calls. The
 families import ``Tensor`` and the engine, which import this package first; so they are imported
@@ -14,6 +16,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from . import _names
 from .registry import REGISTRY, Op, Sample, apply, kernels_of, register  # noqa: F401
 
 # The families, in the order their names are bound (a later family's name wins).
@@ -48,40 +51,14 @@ IMPORT_ORDER = (
     "incomplete_gamma", "resize", "strided", "grid_sample", "linalg_ldl", "hashing", "complex",
     "fourier", "spectral", "attention", "embedding_bag",
 )
-# ATen's backward ops and other torch.ops.aten names that are not families' exports (module ->
-# names), bound here as ``numgrad.ops.<name>``.
-ATEN_EXTRAS = {
-    "activation": (
-        "elu_backward", "gelu_backward", "hardsigmoid_backward", "hardswish_backward",
-        "hardtanh_backward", "leaky_relu_backward", "log_sigmoid_backward", "mish_backward",
-        "silu_backward", "softplus_backward",
-    ),
-    "aten": ("_safe_softmax", "_softmax_backward_data", "native_dropout_backward", "slice"),
-    "conv": ("convolution_backward",),
-    "elementwise": ("sigmoid_backward", "tanh_backward", "threshold_backward"),
-    "loss": (
-        "nll_loss_backward", "binary_cross_entropy_backward", "huber_loss_backward",
-        "smooth_l1_loss_backward",
-    ),
-    "native_normalization": ("_batch_norm_with_update",),
-    "padding": (
-        "reflection_pad1d_backward", "reflection_pad2d_backward", "replication_pad1d_backward",
-        "replication_pad2d_backward", "reflection_pad3d_backward", "replication_pad3d_backward",
-    ),
-    "pooling": (
-        "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d_backward", "avg_pool2d_backward",
-        "max_pool2d_with_indices_backward",
-    ),
-    "structure": ("diagonal_backward", "unfold_backward"),
-    "upsample": ("_upsample_bilinear2d_aa",),
-}
 _LOADED = False  # (True once _load_families has begun: a name missed while it runs is missing)
 
 
 def _load_families() -> None:
-    """Imports every family and binds their names here: ``FAMILIES``, ``__all__`` (what ``from
-    numgrad.ops import *`` gives), ``METHODS`` (the names Tensor gets as methods) and each
-    exported function."""
+    """Imports every family and binds their names here, as their ``@export`` flags say
+    (``_names.EXPORTS``): ``FAMILIES``, ``__all__`` (what ``from numgrad.ops import *`` gives),
+    ``METHODS`` (the names Tensor gets as methods), each exported function, and the names that are
+    ``numgrad.ops.<name>`` only (``aten=True``: ATen's backward ops ...)."""
     global _LOADED, FAMILIES, __all__, METHODS
     _LOADED = True
     namespace = globals()
@@ -90,15 +67,16 @@ def _load_families() -> None:
     families = [importlib.import_module(f"{__name__}.{name}") for name in FAMILY_NAMES]
     names, methods = [], {}
     for family in families:
-        for name in family.__all__:
+        for name in _names.functions(family.__name__):
             namespace[name] = getattr(family, name)
             names.append(name)
-        for name in family.METHODS:
+        for name in _names.methods(family.__name__):
             methods[name] = getattr(family, name)
             namespace.setdefault(name, methods[name])
-    for module, extras in ATEN_EXTRAS.items():
-        for name in extras:
-            namespace[name] = getattr(namespace[module], name)
+    for name in IMPORT_ORDER:
+        module = sys.modules[f"{__name__}.{name}"]
+        for extra in _names.aten_names(module.__name__):
+            namespace[extra] = getattr(module, extra)
     FAMILIES, __all__, METHODS = tuple(families), names, methods
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from .. import dispatch
 from ..creation import zeros_like
 from ..tensor import Tensor
+from ._names import export
 from .elementwise import where
 from .loss import _type_name
 from .registry import Sample, apply
@@ -238,6 +239,7 @@ def LeakyReluBackward(ctx, grad):
             (zeros_like(a) if need_a else None))
 
 
+@export(aten=True)
 def leaky_relu_backward(grad: Tensor, input: Tensor, negative_slope: float,
                         self_is_result: bool = False) -> Tensor:
     """ATen's ``leaky_relu_backward``."""
@@ -415,20 +417,24 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return _elu("elu", input, alpha, True)
 
 
+@export
 def selu(input: Tensor) -> Tensor:
     """``scale * elu(x, alpha)`` with SELU's constants."""
     return _elu("selu", input, _SELU_ALPHA, False)
 
 
+@export
 def selu_(input: Tensor) -> Tensor:
     return _elu("selu", input, _SELU_ALPHA, True)
 
 
+@export
 def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     return _elu("celu", input, alpha, False)
 
 
+@export
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return _elu("celu", input, alpha, True)
 
@@ -455,6 +461,7 @@ def SoftplusBackward(ctx, grad):
     return grad_g, grad_a
 
 
+@export(aten=True)
 def softplus_backward(grad: Tensor, input: Tensor, beta: float, threshold: float) -> Tensor:
     """ATen's ``softplus_backward``."""
     _float_only("softplus_backward", grad)
@@ -503,6 +510,7 @@ def HardtanhBackward(ctx, grad):
             (zeros_like(a) if need_a else None))
 
 
+@export(aten=True)
 def hardtanh_backward(grad: Tensor, input: Tensor, min_val: float, max_val: float) -> Tensor:
     """ATen's ``hardtanh_backward``."""
     _float_only("hardshrink_backward", grad)  # (PyTorch's kernel name)
@@ -576,17 +584,27 @@ def _backward_of(op, kernel):
     return fn
 
 
-silu_backward: BackwardOp = _backward_of(SiluBackward, "silu_backward")
-mish_backward: BackwardOp = _backward_of(MishBackward, "mish_backward")
-hardswish_backward: BackwardOp = _backward_of(HardswishBackward, "hardswish_backward")
-hardsigmoid_backward: BackwardOp = _backward_of(HardsigmoidBackward, "hardsigmoid_backward")
+silu_backward: BackwardOp = export(
+    _backward_of(SiluBackward, "silu_backward"),
+    "silu_backward", aten=True)
+mish_backward: BackwardOp = export(
+    _backward_of(MishBackward, "mish_backward"),
+    "mish_backward", aten=True)
+hardswish_backward: BackwardOp = export(
+    _backward_of(HardswishBackward, "hardswish_backward"),
+    "hardswish_backward", aten=True)
+hardsigmoid_backward: BackwardOp = export(
+    _backward_of(HardsigmoidBackward, "hardsigmoid_backward"),
+    "hardsigmoid_backward", aten=True)
 
 
+@export(aten=True)
 def gelu_backward(grad: Tensor, input: Tensor, approximate: str = "none") -> Tensor:
     """ATen's ``gelu_backward``."""
     return _fused(GeluTanhBackward if approximate == "tanh" else GeluBackward, grad, input)
 
 
+@export(aten=True)
 def log_sigmoid_backward(grad: Tensor, input: Tensor, buffer=None) -> Tensor:
     """ATen's ``log_sigmoid_backward`` (the buffer, ATen's scratch, is not used)."""
     if isinstance(buffer, Tensor) and buffer.dtype != input.dtype:
@@ -595,6 +613,7 @@ def log_sigmoid_backward(grad: Tensor, input: Tensor, buffer=None) -> Tensor:
     return _fused(LogSigmoidBackward, grad, input)
 
 
+@export(aten=True)
 def elu_backward(grad: Tensor, alpha: float, scale: float, input_scale: float,
                  is_result: bool, self_or_result: Tensor) -> Tensor:
     """ATen's ``elu_backward``, for elu (``scale = input_scale = 1``), celu (``input_scale = 1 /
@@ -613,7 +632,3 @@ def elu_backward(grad: Tensor, alpha: float, scale: float, input_scale: float,
         raise NotImplementedError("elu_backward: numgrad takes elu's, celu's and selu's "
                                   "scales only")
     return _elu_backward(grad, self_or_result, kind, float(alpha))
-
-
-__all__ = ["selu", "celu", "selu_", "celu_"]
-METHODS = ()

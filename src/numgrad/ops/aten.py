@@ -5,6 +5,7 @@ the private ``torch._*`` ones (``_unsafe_masked_index``, ``_unsafe_masked_index_
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ._names import export
 from .elementwise import where
 from .reduction import softmax
 from .indexing import index_put
@@ -12,6 +13,7 @@ from .shape import cat
 from .. import ops
 
 
+@export(aten=True)
 def slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:  # noqa: A001
     """``input[start:end:step]`` along ``dim`` (a view)."""
     if step <= 0:
@@ -20,12 +22,14 @@ def slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> T
     return input[(builtins_slice(None),) * d + (builtins_slice(start, end, step),)]
 
 
+@export(aten=True)
 def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype) -> Tensor:
     """The gradient of ``softmax`` from its output: ``output * (grad - sum(grad * output))``."""
     g = output * (grad_output - (grad_output * output).sum(dim, keepdim=True))
     return g if g.dtype == input_dtype else g.to(input_dtype)
 
 
+@export(aten=True)
 def _safe_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``softmax``, 0 (not NaN) where every element along ``dim`` is -inf."""
     masked = (input.detach() == float("-inf")).all(dim, keepdim=True)
@@ -33,6 +37,7 @@ def _safe_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     return where(masked, 0.0, out)
 
 
+@export(aten=True)
 def native_dropout_backward(grad_output: Tensor, mask: Tensor, scale: float) -> Tensor:
     """The gradient of dropout: ``grad * mask * scale``."""
     return grad_output * mask.to(grad_output.dtype) * scale
@@ -45,11 +50,13 @@ def _clamped(input: Tensor, indices) -> tuple:
                  for d, i in enumerate(indices))
 
 
+@export
 def _unsafe_masked_index(input: Tensor, mask: Tensor, indices, fill) -> Tensor:
     """``input[indices]`` where ``mask``, ``fill`` elsewhere."""
     return where(mask, input[_clamped(input, indices)], fill)
 
 
+@export
 def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices,
                                         values: Tensor) -> Tensor:
     """``input`` with ``values`` added at ``indices`` where ``mask``."""
@@ -57,6 +64,7 @@ def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices,
                      True)
 
 
+@export
 def _chunk_cat(tensors, dim: int, num_chunks: int) -> Tensor:
     """Each tensor split along ``dim`` into ``num_chunks`` chunks (zero-padded to equal size),
     flattened after ``dim``; the ``i``-th chunks of all concatenated: ``(*lead, num_chunks, ...)``."""
@@ -115,5 +123,3 @@ def __getattr__(name: str):
 
 for _fn in (slice, _softmax_backward_data, _safe_softmax, native_dropout_backward):
     _fn.default = _fn  # (torch.ops.aten.<name>.default)
-__all__ = ["_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "_chunk_cat"]
-METHODS = ()

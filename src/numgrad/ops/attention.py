@@ -141,7 +141,3 @@ def flash_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_cau
     return apply(ScaledDotProductFlashAttentionForCpu, (query, key, value, mask),
                  (query._data, key._data, value._data, None if mask is None else mask._data),
                  is_causal=bool(is_causal), scale=scale, stats=_RowStats())
-
-
-__all__ = []
-METHODS = ()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .._dtype import FLOAT, torch_name
 from ..tensor import Tensor
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, register
 from ._promote import broadcast_shapes
 from .._dtype import from_numpy_dtype
@@ -21,6 +22,7 @@ def _ng():
     return numgrad
 
 
+@export(method=True)
 def is_complex(input: Tensor) -> bool:
     """Whether the tensor's dtype is a complex one."""
     return input.dtype.is_complex
@@ -226,12 +228,14 @@ def real(input: Tensor) -> Tensor:
     return apply(Real, (input,), (input._data,))
 
 
+@export
 def imag(input: Tensor) -> Tensor:
     """The imaginary parts, a view of a complex tensor (PyTorch's error for a real one)."""
     _complex_only(input, "imag")
     return apply(Imag, (input,), (input._data,))
 
 
+@export
 def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor as a real one with a last dimension of 2 (real and imaginary parts),
     sharing its memory."""
@@ -240,6 +244,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return apply(ViewAsReal, (input,), (input._data,))
 
 
+@export
 def view_as_complex(input: Tensor) -> Tensor:
     """A float tensor whose last dimension holds (real, imaginary) pairs as a complex tensor,
     sharing its memory, with PyTorch's checks of dtype and layout."""
@@ -285,11 +290,13 @@ def sgn(input: Tensor) -> Tensor:
     return _ng().where(zero, 0, input / _ng().where(zero, 1, r))
 
 
+@export
 def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:  # noqa: A001
     """The complex tensor ``real + i imag``, broadcast (both float32 or both float64)."""
     return _from_parts(Complex, "complex", real, imag, out)
 
 
+@export
 def polar(abs: Tensor, angle: Tensor, *, out=None) -> Tensor:  # noqa: A001
     """The complex tensor ``abs * (cos(angle) + i sin(angle))``, broadcast."""
     return _from_parts(Polar, "polar", abs, angle, out)
@@ -321,6 +328,3 @@ def _from_parts(op, name: str, a, b, out) -> Tensor:
         out.copy_(result)
         return out
     return result
-
-__all__ = ["complex", "polar", "view_as_real", "view_as_complex", "is_complex", "imag"]
-METHODS = ("is_complex",)

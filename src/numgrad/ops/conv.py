@@ -33,6 +33,7 @@ import numpy as np
 from .._dtype import c_name, torch_name
 from ..tensor import Tensor
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -491,6 +492,7 @@ def _batched(name: str, input: Tensor, dim: int, call):
     return call(input)
 
 
+@export
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """The 3-D cross-correlation of ``input`` ``(N, C, D, H, W)`` or ``(C, D, H, W)`` with
@@ -500,6 +502,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                                                           dilation, groups, 3, 3))
 
 
+@export
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """The 1-D cross-correlation of ``input`` ``(N, C, L)`` or ``(C, L)`` with ``weight``
@@ -509,6 +512,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                                                           dilation, groups, 1, 1))
 
 
+@export
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """The 2-D cross-correlation of ``input`` ``(N, C, H, W)`` or ``(C, H, W)`` with ``weight``
@@ -591,6 +595,7 @@ def _conv_transposed(input: Tensor, weight: Tensor, bias, stride, padding, outpu
                  **_kernel_params(stride, _pads(padding), dilation, groups, wdim == 1))
 
 
+@export
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The 1-D transposed convolution ("deconvolution") of ``input`` ``(N, C_in, L)`` or
@@ -601,6 +606,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         1))
 
 
+@export
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The 2-D transposed convolution of ``input`` ``(N, C_in, H, W)`` or ``(C_in, H, W)`` with
@@ -611,6 +617,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         2))
 
 
+@export
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The 3-D transposed convolution of ``input`` ``(N, C_in, D, H, W)`` or
@@ -621,6 +628,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         3))
 
 
+@export
 def convolution(input: Tensor, weight: Tensor, bias, stride, padding, dilation, transposed: bool,
                 output_padding, groups: int) -> Tensor:
     """ATen's ``convolution`` (a batched input), transposed or not."""
@@ -648,6 +656,7 @@ def _check_backward(grad_output: Tensor, input: Tensor, weight: Tensor, stride, 
         raise NotImplementedError("\"slow_conv_dilated<>\" not implemented for 'Bool'")
 
 
+@export(aten=True)
 def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bias_sizes, stride,
                          padding, dilation, transposed: bool, output_padding, groups: int,
                          output_mask) -> tuple:
@@ -852,7 +861,4 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     return _apply_block(Col2Im, "col2im_out_cpu", input, kernel, dil, pad, st, size)
 
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "convolution"]
 FUNCTIONAL = ["unfold", "fold"]  # (nn.functional's; not top-level names in PyTorch)
-METHODS = ()

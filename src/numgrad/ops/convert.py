@@ -8,6 +8,7 @@ from .._dtype import device as _device
 from .._dtype import FLOAT, preserve_format, to_dtype
 from ..tensor import Tensor
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 from .. import cuda
 
@@ -70,6 +71,7 @@ def _in_format(t: Tensor, fmt, name: str) -> Tensor:
     return contiguous(t.permute(last)).permute(back)
 
 
+@export(function=False, method=True)
 def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False,
        non_blocking: bool = False, memory_format=None) -> Tensor:
     """``to(dtype)``, ``to(device)``, ``to(other)``: the tensor converted, or itself if nothing
@@ -108,6 +110,7 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False,
                  device=target, source=source)
 
 
+@export(function=False, method=True)
 def type_as(input: Tensor, other: Tensor) -> Tensor:
     """``input`` converted to ``other``'s dtype and device (itself if they are its own)."""
     return to(input, dtype=other.dtype, device=other.device)
@@ -130,6 +133,7 @@ class Clone(Op):
         return (grad,)
 
 
+@export(method=True)
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy of ``input`` with its own storage, recorded so gradients flow back to ``input``
     (``memory_format``: the copy's layout; by default C-contiguous)."""
@@ -138,6 +142,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
         _in_format(out, memory_format, "clone")
 
 
+@export(function=False, method=True)
 def contiguous(input: Tensor, memory_format=contiguous_format) -> Tensor:
     """``input`` if its data is C-contiguous, else a contiguous copy; ``memory_format=
     channels_last``: in that layout."""
@@ -148,7 +153,3 @@ def contiguous(input: Tensor, memory_format=contiguous_format) -> Tensor:
     data = input._data
     contiguous = data.flags.c_contiguous if isinstance(data, np.ndarray) else data.is_c_contiguous()
     return input if contiguous else clone(input)
-
-# What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["clone"]
-METHODS = ("to", "type_as", "clone", "contiguous")

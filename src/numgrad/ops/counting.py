@@ -12,6 +12,7 @@ import numpy as np
 
 from .._dtype import promote_types, to_dtype, torch_name
 from ..tensor import Tensor
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 from ._common import _i, _with_out
 from .._out import write
@@ -106,10 +107,10 @@ def _bucketize(input, boundaries: Tensor, *, out_int32: bool = False,
     return _searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-searchsorted = _with_out(_searchsorted, "searchsorted")
+searchsorted = export(_with_out(_searchsorted, "searchsorted"), "searchsorted")
 
 
-bucketize = _with_out(_bucketize, "bucketize")
+bucketize = export(_with_out(_bucketize, "bucketize"), "bucketize")
 
 
 @register
@@ -129,6 +130,7 @@ class Bincount(Op):
         return K.bincount(x, weights[0] if weights else None, length, out_dtype)
 
 
+@export(method=True)
 def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
     """The number of times each non-negative integer appears in the 1-D ``input`` (with
     ``weights``: the sum of their weights), ``max(input) + 1`` long or ``minlength``."""
@@ -179,6 +181,7 @@ def _g(value: float) -> str:
     return f"{value:g}"
 
 
+@export(method=True)
 def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
     """The histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range
     where both are 0); elements outside are ignored."""
@@ -269,6 +272,7 @@ def _tri_indices(row: int, col: int, offset: int, dtype, device, upper: bool) ->
     return _finish(np.ascontiguousarray(np.stack([r[keep], c[keep]]).astype(kind)), False, device)
 
 
+@export
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """The coordinates (a 2 x N int64 tensor, row-major order) of the upper triangle of a
@@ -276,12 +280,9 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
     return _tri_indices(int(row), int(col), int(offset), dtype, device, True)
 
 
+@export
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """The coordinates (a 2 x N int64 tensor, row-major order) of the lower triangle of a
     ``row`` x ``col`` matrix, up to diagonal ``offset``."""
     return _tri_indices(int(row), int(col), int(offset), dtype, device, False)
-
-
-__all__ = ["bincount", "bucketize", "histc", "searchsorted", "tril_indices", "triu_indices"]
-METHODS = ("bincount", "histc")

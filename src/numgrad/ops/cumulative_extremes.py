@@ -10,6 +10,7 @@ import numpy as np
 from .._dtype import torch_name
 from ..autograd.graph import keep_given
 from ..tensor import Tensor
+from ._names import export
 from .gather import ScatterAdd, _scatter_into_zeros
 from .reduction import _ValuesIndices
 from . import _jvp
@@ -72,12 +73,14 @@ def _cum_extreme(op, result, input: Tensor, dim, take_max: bool):
     return result(out, Tensor._wrap(indices))
 
 
+@export(method=True)
 def cummax(input: Tensor, dim: int):
     """``(values, indices)``: the running maximum along ``dim`` and the index where it was last
     reached (a NaN stays the maximum from where it appears)."""
     return _cum_extreme(Cummax, _CummaxResult, input, dim, True)
 
 
+@export(method=True)
 def cummin(input: Tensor, dim: int):
     """``(values, indices)``: the running minimum along ``dim`` and the index where it was last
     reached."""
@@ -131,6 +134,7 @@ class Logcumsumexp(Op):
         return (e * t).cumsum(dim) / (e.cumsum(dim) + 1e-13)
 
 
+@export(method=True)
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """The running ``log(sum(exp(input)))`` along ``dim``, computed stably."""
     if not input.dtype.is_floating_point:
@@ -141,7 +145,3 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if d != dim:  # (PyTorch's node shows the dim as given)
         keep_given(out, dim=int(dim))
     return out
-
-
-__all__ = ["cummax", "cummin", "logcumsumexp"]
-METHODS = ("cummax", "cummin", "logcumsumexp")

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._dtype import torch_name
 from ..tensor import Tensor
+from ._names import export
 from ._promote import broadcast_shapes
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -43,6 +44,7 @@ def _coordinates(K, d) -> tuple:
     return K.nonzero(mask)
 
 
+@export(method=True)
 def nonzero(input: Tensor, *, as_tuple: bool = False):
     """The indices of the nonzero elements: an (n, ndim) int64 tensor, or with ``as_tuple`` one
     1-D tensor per dimension."""
@@ -56,6 +58,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     return Tensor._wrap(K.stack(list(coords), 1))
 
 
+@export(method=True)
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """``nonzero(input)`` with exactly ``size`` rows: the first ``size`` indices, padded with
     rows of ``fill_value``."""
@@ -70,6 +73,7 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     return cat([found, pad])
 
 
+@export(method=True)
 def argwhere(input: Tensor) -> Tensor:
     """``nonzero(input)``: an (n, ndim) int64 tensor of the nonzero elements' indices."""
     return nonzero(_tensor(input, "argwhere"))
@@ -101,6 +105,7 @@ class MaskedSelect(Op):
         return (index_put(base, index, grad),)
 
 
+@export(method=True, out=True)
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of ``input`` where ``mask`` (bool, broadcast with it) is True, as a 1-D
     tensor."""
@@ -240,6 +245,7 @@ def _unique_dim(input: Tensor, dim, sort: bool, return_inverse: bool, return_cou
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@export(method=True)
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim=None):
     """The distinct elements (sorted), and with ``return_inverse`` the index of each input
@@ -250,6 +256,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     return _unique_flat(input, True, return_inverse, return_counts, "unique")
 
 
+@export(method=True)
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim=None):
     """The first element of each run of equal consecutive elements (of the flattened tensor, or
@@ -258,9 +265,3 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         return _unique_dim(_tensor(input, "unique_consecutive"), dim, False, return_inverse,
                            return_counts)
     return _unique_flat(input, False, return_inverse, return_counts, "unique_consecutive")
-
-
-__all__ = ["nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
-           "nonzero_static"]
-METHODS = ("nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
-           "nonzero_static")

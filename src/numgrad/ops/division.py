@@ -12,6 +12,7 @@ import numpy as np
 from .. import dispatch
 from ..creation import zeros
 from ..tensor import Tensor
+from ._names import export
 from ._promote import binary_operands
 from . import _jvp
 from .registry import Sample, apply, kernels_for
@@ -79,6 +80,7 @@ def div_mode(input, other, rounding_mode: str) -> Tensor:
     return apply(DivMode, (input, other), (a, b), rounding_mode=rounding_mode)
 
 
+@export(method=True, out=True)
 def floor_divide(input, other) -> Tensor:
     """``input // other``: the quotient rounded down, in the operands' common dtype."""
     a, b = _divide_operands(input, other, "div_floor")
@@ -158,16 +160,14 @@ def _mod(input, other, kernel: str, tensor_op, scalar_op):
     return apply(scalar_op, (input,), (a,), other=dispatch.number_array(b, a.dtype))
 
 
+@export(method=True, out=True)
 def fmod(input: Tensor, other) -> Tensor:
     """C's ``fmod``: ``input - trunc(input / other) * other``, with ``input``'s sign (integers
     exact; an integer division by zero raises)."""
     return _mod(input, other, "fmod", Fmod, FmodScalar)
 
 
+@export(method=True, out=True)
 def remainder(input, other) -> Tensor:
     """Python's ``%``: ``input - floor(input / other) * other``, with ``other``'s sign."""
     return _mod(input, other, "remainder", Remainder, RemainderScalar)
-
-
-__all__ = ["floor_divide", "fmod", "remainder"]
-METHODS = ("floor_divide", "fmod", "remainder")

@@ -16,6 +16,7 @@ import math
 
 from ..tensor import Tensor
 from ..creation import arange
+from ._names import export
 
 _ELLIPSIS = "..."
 
@@ -140,6 +141,7 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
     return out.permute(tuple(order.index(d) for d in range(nd)))
 
 
+@export
 def einsum(equation: str, *operands) -> Tensor:
     """The sum of products of the operands' elements that ``equation`` (NumPy's subscripts:
     ``"ij,jk->ik"``, ``"bij,bjk->bik"``, ``"ii->i"``, ``"...ij,...jk->...ik"``, an implicit
@@ -196,7 +198,3 @@ def einsum(equation: str, *operands) -> Tensor:
     if summed:
         result = result.reshape(tuple(result._data.shape[:n_out]))
     return result
-
-
-__all__ = ["einsum"]
-METHODS = ()

@@ -10,6 +10,7 @@ from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor
 from . import _lane
 from . import complex as _complex
+from ._names import alias, export
 from ._promote import binary_operands, floating_operand
 from ..autograd import grad_mode
 from ..autograd.graph import keep_given
@@ -500,6 +501,7 @@ def ThresholdBackward(ctx, grad):
 
 
 # ------------------------------------------------------------------ public functions
+@export(out=True)
 def where(condition: Tensor, input, other) -> Tensor:
     """Elements of ``input`` where ``condition`` is true, else of ``other`` (broadcast)."""
     if condition.dtype.name != "bool":
@@ -524,6 +526,7 @@ _NEG = cpu_kernels.NEG
 _lane.serve(Neg, unary=True)
 
 
+@export(method=True, out=True)
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, with broadcasting."""
     if alpha == 1 and isinstance(input, Tensor):
@@ -561,6 +564,7 @@ def _check_sub(a, b) -> None:
         raise RuntimeError(_SUB_BOOLS if _is_bool(a) and _is_bool(b) else _SUB_BOOL)
 
 
+@export(method=True, out=True)
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other``, with broadcasting."""
     _check_sub(input, other)
@@ -577,6 +581,7 @@ def sub(input, other, *, alpha=1) -> Tensor:
     return out
 
 
+@export
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     """``other - alpha * input``."""
     if not isinstance(input, Tensor):  # (PyTorch's parser: a number first matches no overload)
@@ -594,6 +599,7 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     return apply(Rsub, (input,), (a,), other=b)
 
 
+@export(method=True, out=True)
 def mul(input, other) -> Tensor:
     """``input * other``, with broadcasting."""
     if not isinstance(input, Tensor):
@@ -610,6 +616,7 @@ def mul(input, other) -> Tensor:
     return apply(Mul, (input, other), (a, b))
 
 
+@export(method=True, out=True)
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division ``input / other`` (integers give the default float dtype)."""
     if rounding_mode is not None:
@@ -626,6 +633,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     return apply(Div, (input, other), (a, b))
 
 
+@export(method=True, out=True)
 def neg(input: Tensor) -> Tensor:
     """``-input``."""
     if input._data.dtype == np.bool_:
@@ -636,6 +644,7 @@ def neg(input: Tensor) -> Tensor:
     return apply(Neg, (input,), (input._data,))
 
 
+@export(method=True, out=True)
 def pow(input, exponent) -> Tensor:
     """``input ** exponent``, where either may be a number."""
     if isinstance(input, Tensor) and isinstance(exponent, Tensor):
@@ -664,29 +673,29 @@ def _unary(op):
     return fn
 
 
-exp: UnaryOp = _unary(Exp)
+exp: UnaryOp = export(_unary(Exp), "exp", method=True, out=True)
 exp.__doc__ = "The exponential of each element."
-log: UnaryOp = _unary(Log)
+log: UnaryOp = export(_unary(Log), "log", method=True, out=True)
 log.__doc__ = "The natural logarithm of each element."
-sqrt: UnaryOp = _unary(Sqrt)
+sqrt: UnaryOp = export(_unary(Sqrt), "sqrt", method=True, out=True)
 sqrt.__doc__ = "The square root of each element."
-reciprocal: UnaryOp = _unary(Reciprocal)
+reciprocal: UnaryOp = export(_unary(Reciprocal), "reciprocal", method=True, out=True)
 reciprocal.__doc__ = "``1 / input``, elementwise."
-tanh: UnaryOp = _unary(Tanh)
+tanh: UnaryOp = export(_unary(Tanh), "tanh", method=True, out=True)
 tanh.__doc__ = "The hyperbolic tangent of each element."
-sigmoid: UnaryOp = _unary(Sigmoid)
+sigmoid: UnaryOp = export(_unary(Sigmoid), "sigmoid", method=True, out=True)
 sigmoid.__doc__ = "The logistic sigmoid ``1 / (1 + exp(-x))`` of each element."
-log1p: UnaryOp = _unary(Log1p)
+log1p: UnaryOp = export(_unary(Log1p), "log1p", method=True, out=True)
 log1p.__doc__ = "``log(1 + x)``, accurate for small x."
-expm1: UnaryOp = _unary(Expm1)
+expm1: UnaryOp = export(_unary(Expm1), "expm1", method=True, out=True)
 expm1.__doc__ = "``exp(x) - 1``, accurate for small x."
-rsqrt: UnaryOp = _unary(Rsqrt)
+rsqrt: UnaryOp = export(_unary(Rsqrt), "rsqrt", method=True, out=True)
 rsqrt.__doc__ = "``1 / sqrt(x)``, elementwise."
-sin: UnaryOp = _unary(Sin)
+sin: UnaryOp = export(_unary(Sin), "sin", method=True, out=True)
 sin.__doc__ = "The sine of each element."
-cos: UnaryOp = _unary(Cos)
+cos: UnaryOp = export(_unary(Cos), "cos", method=True, out=True)
 cos.__doc__ = "The cosine of each element."
-tan: UnaryOp = _unary(Tan)
+tan: UnaryOp = export(_unary(Tan), "tan", method=True, out=True)
 tan.__doc__ = "The tangent of each element."
 
 
@@ -699,6 +708,7 @@ def _same_dtype(op, doc):
     return fn
 
 
+@export(method=True, out=True)
 def abs(input: Tensor) -> Tensor:  # noqa: A001
     """The absolute value of each element (of a complex one, its modulus)."""
     if input._data.dtype.kind == "c":
@@ -706,9 +716,16 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001
     return apply(Abs, (input,), (input._data,))
 
 
-sign: UnaryOp = _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient).")
-floor: UnaryOp = _same_dtype(Floor, "Each element rounded down (zero gradient).")
-ceil: UnaryOp = _same_dtype(Ceil, "Each element rounded up (zero gradient).")
+sign: UnaryOp = export(
+    _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient)."),
+    "sign", method=True, out=True)
+floor: UnaryOp = export(
+    _same_dtype(Floor, "Each element rounded down (zero gradient)."),
+    "floor", method=True, out=True)
+ceil: UnaryOp = export(
+    _same_dtype(Ceil, "Each element rounded up (zero gradient)."),
+    "ceil", method=True, out=True)
+@export(method=True, out=True)
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Each element rounded to the nearest integer, half to even (zero gradient); with
     ``decimals``, to that many decimal places."""
@@ -720,6 +737,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     return apply(RoundDecimals, (input,), (input._data,), decimals=int(decimals))
 
 
+@export(method=True)
 def relu(input: Tensor) -> Tensor:
     """``max(input, 0)``, elementwise (NaN stays NaN)."""
     if input._data.dtype == np.bool_:
@@ -733,16 +751,19 @@ def relu(input: Tensor) -> Tensor:
 _RELU = getattr(cpu_kernels, _lane.serve(Relu, unary=True).code)
 
 
+@export(aten=True)
 def tanh_backward(grad: Tensor, output: Tensor) -> Tensor:
     """``grad * (1 - output**2)``: tanh's backward from its saved output, in one pass."""
     return _fused_backward(TanhBackward, grad, output)
 
 
+@export(aten=True)
 def sigmoid_backward(grad: Tensor, output: Tensor) -> Tensor:
     """``grad * output * (1 - output)``: sigmoid's backward from its saved output."""
     return _fused_backward(SigmoidBackward, grad, output)
 
 
+@export(aten=True)
 def threshold_backward(grad: Tensor, output: Tensor, threshold: float = 0) -> Tensor:
     """``grad`` where ``output > threshold``, else 0 (relu's backward)."""
     if threshold != 0:
@@ -779,12 +800,24 @@ def _comparison(name: str, code: str, doc: str):
     return fn
 
 
-eq: BinaryOp = _comparison("eq", "EQ", "``input == other``, elementwise, as a bool tensor.")
-ne: BinaryOp = _comparison("ne", "NE", "``input != other``, elementwise, as a bool tensor.")
-lt: BinaryOp = _comparison("lt", "LT", "``input < other``, elementwise, as a bool tensor.")
-le: BinaryOp = _comparison("le", "LE", "``input <= other``, elementwise, as a bool tensor.")
-gt: BinaryOp = _comparison("gt", "GT", "``input > other``, elementwise, as a bool tensor.")
-ge: BinaryOp = _comparison("ge", "GE", "``input >= other``, elementwise, as a bool tensor.")
+eq: BinaryOp = export(
+    _comparison("eq", "EQ", "``input == other``, elementwise, as a bool tensor."),
+    "eq", method=True, out=True)
+ne: BinaryOp = export(
+    _comparison("ne", "NE", "``input != other``, elementwise, as a bool tensor."),
+    "ne", method=True, out=True)
+lt: BinaryOp = export(
+    _comparison("lt", "LT", "``input < other``, elementwise, as a bool tensor."),
+    "lt", method=True, out=True)
+le: BinaryOp = export(
+    _comparison("le", "LE", "``input <= other``, elementwise, as a bool tensor."),
+    "le", method=True, out=True)
+gt: BinaryOp = export(
+    _comparison("gt", "GT", "``input > other``, elementwise, as a bool tensor."),
+    "gt", method=True, out=True)
+ge: BinaryOp = export(
+    _comparison("ge", "GE", "``input >= other``, elementwise, as a bool tensor."),
+    "ge", method=True, out=True)
 
 
 # ------------------------------------------------------------------ clamp, maximum, minimum
@@ -844,6 +877,7 @@ Minimum = make_formula_op("minimum", "MinimumBackward0", "MINIMUM", arity=2, bas
                           cls_name="Minimum", module=__name__)
 
 
+@export(method=True, out=True)
 def clamp(input: Tensor, min=None, max=None) -> Tensor:
     """Each element limited to ``[min, max]`` (numbers; either may be None)."""
     if min is None and max is None:
@@ -866,6 +900,7 @@ def _not_tensors(name: str, input, other):
                     f"{type(bad).__name__}")
 
 
+@export(method=True, out=True)
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum (NaN wins)."""
     if not isinstance(other, Tensor) or not isinstance(input, Tensor):
@@ -874,6 +909,7 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
     return apply(Maximum, (input, other), (a, b))
 
 
+@export(method=True, out=True)
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum (NaN wins)."""
     if not isinstance(other, Tensor) or not isinstance(input, Tensor):
@@ -882,11 +918,15 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
     return apply(Minimum, (input, other), (a, b))
 
 
-clip = clamp
+clip = alias(clamp, "clip")
 
-subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
+subtract = alias(sub, "subtract")
+multiply = alias(mul, "multiply")
+divide = alias(div, "divide")
+true_divide = alias(div, "true_divide")
+negative = alias(neg, "negative")
 
-# What numgrad exports as functions, and what Tensor gets as methods.
+@export(method=True)
 def clamp_min(input: Tensor, min) -> Tensor:
     """``clamp(input, min=min)`` (its own node, ``ClampMinBackward0``, for a number)."""
     if not isinstance(input, Tensor):
@@ -898,6 +938,7 @@ def clamp_min(input: Tensor, min) -> Tensor:
     return apply(ClampMin, (input,), (a,), min=min, max=None)
 
 
+@export(method=True)
 def clamp_max(input: Tensor, max) -> Tensor:
     """``clamp(input, max=max)`` (its own node, ``ClampMaxBackward0``, for a number)."""
     if not isinstance(input, Tensor):
@@ -909,28 +950,32 @@ def clamp_max(input: Tensor, max) -> Tensor:
     return apply(ClampMax, (input,), (a,), min=None, max=max)
 
 
-conj = _complex.conj
+conj = export(_complex.conj, "conj", method=True)
 
 
+@export(method=True)
 def resolve_conj(input: Tensor) -> Tensor:
     """``input`` with a pending conjugation applied: numgrad's conjugates are in memory, so the
     tensor itself."""
     return input
 
 
+@export(method=True)
 def resolve_neg(input: Tensor) -> Tensor:
     """``input`` with a pending negation applied: numgrad's tensors have none."""
     return input
 
 
+@export(method=True)
 def conj_physical(input: Tensor) -> Tensor:
     """The conjugate computed into memory: of a real tensor, the tensor itself."""
     return _complex.conj(input)
 
 
-real = _complex.real
+real = export(_complex.real, "real")
 
 
+@export(method=True)
 def angle(input: Tensor) -> Tensor:
     """The argument of each element: of a real tensor pi where it is negative, 0 elsewhere, NaN
     at NaN, in a float dtype (integers: the default one); the gradient is 0, as PyTorch's."""
@@ -940,6 +985,7 @@ def angle(input: Tensor) -> Tensor:
     return where(x.detach().isnan(), np.nan, sign(x).clamp(max=0) * -np.pi + 0.0)
 
 
+@export(method=True)
 def isreal(input: Tensor) -> Tensor:
     """Whether each element is real (imaginary part 0): all true for a real tensor."""
     if input.dtype.is_complex:
@@ -948,12 +994,9 @@ def isreal(input: Tensor) -> Tensor:
     return ones(tuple(input.shape), dtype=bool_, device=input.device)
 
 
+@export(method=True)
 def positive(input: Tensor) -> Tensor:
     """``+input``: the tensor itself (PyTorch refuses a bool tensor)."""
     if input.dtype.name == "bool":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-__all__ = ["add", "sub", "rsub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive", "conj", "resolve_conj", "resolve_neg", "conj_physical", "real", "isreal", "angle"]
-METHODS = ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "relu", "log1p", "expm1", "rsqrt", "abs", "sin", "cos", "tan", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip", "maximum", "minimum", "subtract", "multiply", "divide", "true_divide", "negative", "clamp_min", "clamp_max", "positive", "conj", "resolve_conj", "resolve_neg", "conj_physical", "isreal", "angle")

@@ -16,8 +16,6 @@ from .registry import Op, Sample, apply, kernels_of, register
 
 _grad = grad_mode.state
 
-__all__: list = []
-METHODS: tuple = ()
 _MODES = {"sum": 0, "mean": 1, "max": 2}
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..creation import zeros_like
 from ..tensor import Tensor
+from ._names import alias, export
 from ._promote import binary_operands
 from .loss import _type_name
 from ..autograd import grad_mode
@@ -64,9 +65,13 @@ def _logaddexp(op, name: str):
     return fn
 
 
-logaddexp: TensorBinaryOp = _logaddexp(LogAddExp, "logaddexp")
+logaddexp: TensorBinaryOp = export(
+    _logaddexp(LogAddExp, "logaddexp"),
+    "logaddexp", method=True, out=True)
 logaddexp.__doc__ = "``log(exp(input) + exp(other))``, elementwise, without overflow."
-logaddexp2: TensorBinaryOp = _logaddexp(LogAddExp2, "logaddexp2")
+logaddexp2: TensorBinaryOp = export(
+    _logaddexp(LogAddExp2, "logaddexp2"),
+    "logaddexp2", method=True, out=True)
 logaddexp2.__doc__ = "``log2(2**input + 2**other)``, elementwise, without overflow."
 
 
@@ -109,9 +114,15 @@ def Frac(ctx, grad):
     return (grad,)
 
 
-log2: UnaryOp = _float_unary(Log2, "The base-2 logarithm of each element.")
-log10: UnaryOp = _float_unary(Log10, "The base-10 logarithm of each element.")
-exp2: UnaryOp = _float_unary(Exp2, "``2 ** x``, elementwise.")
+log2: UnaryOp = export(
+    _float_unary(Log2, "The base-2 logarithm of each element."),
+    "log2", method=True, out=True)
+log10: UnaryOp = export(
+    _float_unary(Log10, "The base-10 logarithm of each element."),
+    "log10", method=True, out=True)
+exp2: UnaryOp = export(
+    _float_unary(Exp2, "``2 ** x``, elementwise."),
+    "exp2", method=True, out=True)
 
 
 def _not_for(name: str, input: Tensor, kinds: str) -> None:
@@ -122,21 +133,24 @@ def _not_for(name: str, input: Tensor, kinds: str) -> None:
                                   f"'{_type_name(input)}'")
 
 
+@export(method=True, out=True)
 def trunc(input: Tensor) -> Tensor:
     """Each element rounded toward zero (integers unchanged; zero gradient)."""
     _not_for("trunc_vml", input, "b")
     return apply(Trunc, (input,), (input._data,))
 
 
+@export(method=True, out=True)
 def frac(input: Tensor) -> Tensor:
     """``input - trunc(input)``, floats only."""
     _not_for("frac", input, "biu")
     return apply(Frac, (input,), (input._data,))
 
 
-fix = trunc
+fix = alias(trunc, "fix")
 
 
+@export(method=True, out=True)
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` (PowBackward0, as PyTorch's; integers stay integers, bools become int64)."""
     if input._data.dtype == np.bool_:
@@ -188,6 +202,7 @@ def _logit_slope(ctx, grad, plain: bool):
     return slope.masked_fill(((p >= lo) & (p <= hi)).logical_not(), outside)
 
 
+@export(method=True)
 def logit(input: Tensor, eps=None) -> Tensor:
     """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` if ``eps`` is given (then the
     gradient is 0 outside that interval)."""
@@ -195,6 +210,7 @@ def logit(input: Tensor, eps=None) -> Tensor:
     return apply(Logit, (p,), (p._data,), eps=None if eps is None else float(eps))
 
 
+@export(method=True)
 def float_power(input, exponent) -> Tensor:
     """``input ** exponent`` in float64."""
     ng = _ng()
@@ -205,14 +221,9 @@ def float_power(input, exponent) -> Tensor:
     return base.pow(exp)
 
 
+@export(method=True)
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input * 2 ** other``, in a float dtype."""
     _tensor_only("ldexp", input, other)
     ng = _ng()
     return input * ng.pow(2.0, _float_of(other) if other.dtype.is_floating_point else other)
-
-
-__all__ = ["logaddexp", "logaddexp2", "log2", "log10", "exp2", "trunc", "fix", "frac", "square",
-           "logit", "float_power", "ldexp"]
-METHODS = ("logaddexp", "logaddexp2", "log2", "log10", "exp2", "trunc", "fix", "frac", "square",
-           "logit", "float_power", "ldexp")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor, _wrap_dim
 import numgrad
+from ._names import export
 from .shape import cat
 
 
@@ -47,6 +48,7 @@ def _one(f: Tensor, d: int, h, edge_order: int) -> Tensor:
     return cat([first, interior, last], d)
 
 
+@export
 def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
     """The derivative of ``input``'s samples along each of ``dim`` (all dimensions by default),
     one tensor a dimension; ``spacing`` a number, one number a dimension, or one 1-D tensor of
@@ -84,7 +86,3 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
             h = h.item()
         out.append(_one(f, d, h, edge_order))
     return tuple(out)
-
-
-__all__ = ["gradient"]
-METHODS = ()

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._dtype import torch_name
 from ..tensor import Tensor
+from ._names import export
 from .indexing import index_put
 from .._dtype import int64
 
@@ -34,6 +35,7 @@ def _flat_positions(input: Tensor, index: Tensor, source: Tensor) -> Tensor:
     return flat + (flat < 0).to(flat.dtype) * n
 
 
+@export(method=True)
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source``'s elements written (``accumulate``: added) at the flat
     positions ``index`` (negative ones count from the end)."""
@@ -42,11 +44,13 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     return out.reshape(input.shape)
 
 
+@export(function=False, method=True)
 def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """``put`` in place."""
     return input.copy_(put(input, index, source, accumulate))
 
 
+@export
 def unravel_index(indices: Tensor, shape) -> tuple:
     """The coordinates in a tensor of ``shape`` of the flat positions ``indices`` (one int64
     tensor a dimension, each of ``indices``'s shape; positions wrap around as PyTorch's do)."""
@@ -68,7 +72,3 @@ def unravel_index(indices: Tensor, shape) -> tuple:
         out.append((indices // stride) % size)
         stride *= size
     return tuple(reversed(out))
-
-
-__all__ = ["put", "unravel_index"]
-METHODS = ("put", "put_")

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._dtype import float32, float64, int32, int64
 from ..tensor import Tensor
+from ._names import export
 from .linalg_common import _ExResult
 from ._promote import binary_operands
 from .._dtype import torch_name
@@ -17,6 +18,7 @@ class _FrexpResult(_ExResult):
     _fields, _name = ("mantissa", "exponent"), "frexp"
 
 
+@export(method=True)
 def frexp(input: Tensor):
     """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``, ``|mantissa|`` in
     [0.5, 1) (0, inf and NaN: the value itself and exponent 0); the mantissa's gradient is
@@ -41,6 +43,7 @@ def _times_exp2(x: Tensor, e: Tensor) -> Tensor:
     return x * half.exp2().to(x.dtype) * (e - half).exp2().to(x.dtype)
 
 
+@export(method=True)
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next float after ``input`` towards ``other`` (``other`` where they are equal, NaN
     where either is NaN), in the promoted float dtype; its gradient goes to ``input`` whole, as
@@ -70,7 +73,3 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     carried = input.to(dtype)
     plain = ~carried.detach().isfinite() | (out == 0)
     return where(plain, out, out + (carried - carried.detach()))
-
-
-__all__ = ["frexp", "nextafter"]
-METHODS = ("frexp", "nextafter")

@@ -37,7 +37,3 @@ class FftC2C(Op):
 def fft_c2c(input: Tensor, dim: int, forward: bool, scale: float) -> Tensor:
     """``scale`` times the DFT of complex ``input`` along ``dim`` (``forward``: e^{-i...})."""
     return apply(FftC2C, (input,), (input._data,), dim=dim, forward=forward, scale=float(scale))
-
-
-__all__ = []
-METHODS = ()

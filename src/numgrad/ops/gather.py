@@ -15,6 +15,7 @@ import numpy as np
 from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 from .inplace import _write
 
@@ -210,6 +211,7 @@ def _dims(t: Tensor) -> tuple:
     return tuple(t._data.shape) or (1,)
 
 
+@export(method=True, out=True)
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[i][index[i][j]]`` (for ``dim=1``), for every position of ``index``."""
     K = kernels_for((input, index), Gather)
@@ -253,6 +255,7 @@ def _value(value, dtype):
     return np.dtype(dtype).type(value)
 
 
+@export(method=True, out=True)
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
     """A copy of ``input`` with ``src``'s elements (or ``value``) written at the positions
     ``index`` names along ``dim``: ``out[i][index[i][j]] = src[i][j]`` (for ``dim=1``)."""
@@ -277,6 +280,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
                  value=_value(src, input._data.dtype))
 
 
+@export(method=True, out=True)
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src``'s elements added at the positions ``index`` names along
     ``dim`` (repeated positions add up)."""
@@ -287,17 +291,20 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return apply(ScatterAdd, (input, src), (input._data, src._data), dim=d, index=idx)
 
 
+@export(function=False, method=True)
 def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
              reduce=None) -> Tensor:
     """``scatter`` in place."""
     return _write(input, scatter, dim, index, src, value=value, reduce=reduce, saves_self=False)
 
 
+@export(function=False, method=True)
 def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter_add`` in place."""
     return _write(input, scatter_add, dim, index, src, saves_self=False)
 
 
+@export(method=True, out=True)
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` at the positions ``index`` (a vector) along ``dim``."""
     K = kernels_for((input, index), IndexSelect)
@@ -317,7 +324,3 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if d != dim:  # (PyTorch's node shows the dim as given)
         keep_given(out, dim=int(dim))
     return out
-
-
-__all__ = ["gather", "scatter", "scatter_add", "index_select"]
-METHODS = ("gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "index_select")

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ..tensor import Tensor
+from ._names import export
 import numgrad
 
 _MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
@@ -102,6 +103,7 @@ def _checked(name: str, input: Tensor, grid: Tensor, k: int) -> None:
                            f"{list(grid.shape)}")
 
 
+@export
 def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                     align_corners: bool) -> Tensor:
     """ATen's 2-D grid sampler (modes 0 bilinear, 1 nearest; paddings 0 zeros, 1 border,
@@ -110,6 +112,7 @@ def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, paddin
     return _sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+@export
 def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                     align_corners: bool) -> Tensor:
     """ATen's 3-D grid sampler (trilinear or nearest)."""
@@ -117,6 +120,7 @@ def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, paddin
     return _sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+@export
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                  align_corners: bool) -> Tensor:
     """``grid_sampler_2d`` or ``grid_sampler_3d`` by the input's dimensions."""
@@ -149,6 +153,7 @@ def _linspace_from_neg_one(theta: Tensor, n: int, align_corners: bool):
     return r.numpy()
 
 
+@export
 def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
     """ATen's ``affine_grid_generator``: the base grid of pixel centres (x, y[, z], 1) times
     ``theta`` transposed, so that the gradient reaches ``theta``."""
@@ -212,7 +217,3 @@ def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return affine_grid_generator(theta, size, align_corners)
-
-
-__all__ = ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator"]
-METHODS = ()

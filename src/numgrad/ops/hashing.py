@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 
 from ..tensor import Tensor
+from ._names import export
 from .predicates import _dims_listed
 from .reduction import _torch_name
 from .registry import Op, Sample, apply, kernels_for, register
@@ -36,6 +37,7 @@ class HashTensor(Op):
         return out if uint64 is None else out.view(uint64.np)
 
 
+@export(method=True)
 def hash_tensor(input: Tensor, dim=(), *, keepdim: bool = False, mode: int = 0) -> Tensor:
     """The exclusive or of the elements' 64-bit patterns over ``dim`` (all dimensions when
     ``()`` or None)."""
@@ -55,7 +57,3 @@ def hash_tensor(input: Tensor, dim=(), *, keepdim: bool = False, mode: int = 0) 
             raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
     kernels_for((input,), HashTensor)  # (CPU only: PyTorch's error for CUDA tensors)
     return apply(HashTensor, (input,), (x,), dims=dims, keepdim=builtins.bool(keepdim))
-
-
-__all__ = ["hash_tensor"]
-METHODS = ("hash_tensor",)

@@ -10,6 +10,7 @@ import math
 
 from .._dtype import torch_name
 from ..tensor import Tensor
+from ._names import export
 from .linalg_common import _ExResult
 import numgrad
 
@@ -55,6 +56,7 @@ def _g(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(v)
 
 
+@export
 def histogramdd(input: Tensor, bins, *, range=None, weight=None, density: bool = False):
     """The histogram of the points in ``input``'s innermost dimension (D coordinates each):
     ``bins`` an int, D ints, or D 1-D tensors of edges."""
@@ -94,6 +96,7 @@ def histogramdd(input: Tensor, bins, *, range=None, weight=None, density: bool =
     return _HistogramResult(hist, tuple(edges))
 
 
+@export(method=True)
 def histogram(input: Tensor, bins=100, *, range=None, weight=None, density: bool = False):
     """The histogram of ``input``'s values: ``bins`` equal bins over ``range`` (the data's range
     by default) or the edges ``bins`` (a 1-D tensor)."""
@@ -107,5 +110,3 @@ def histogram(input: Tensor, bins=100, *, range=None, weight=None, density: bool
 
 
 builtins_range = __builtins__["range"] if isinstance(__builtins__, dict) else __builtins__.range
-__all__ = ["histogram", "histogramdd"]
-METHODS = ("histogram",)

@@ -13,6 +13,7 @@ import math
 
 from ..tensor import Tensor
 from .._dtype import torch_name
+from ._names import export
 from ._promote import binary_operands
 import numgrad
 from .elementwise import where
@@ -100,27 +101,27 @@ def _lower_upper(name: str, input, other) -> tuple:
     return P, Q, dtype
 
 
+@export(method=True)
 def igamma(input, other) -> Tensor:
     """The regularized lower incomplete gamma function ``P(input, other)``."""
     P, _, dtype = _lower_upper("igamma", input, other)
     return P.to(dtype)
 
 
+@export(method=True)
 def igammac(input, other) -> Tensor:
     """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P``."""
     _, Q, dtype = _lower_upper("igammac", input, other)
     return Q.to(dtype)
 
 
+@export(function=False, method=True)
 def igamma_(input: Tensor, other) -> Tensor:
     """``igamma`` in place."""
     return input.copy_(igamma(input, other))
 
 
+@export(function=False, method=True)
 def igammac_(input: Tensor, other) -> Tensor:
     """``igammac`` in place."""
     return input.copy_(igammac(input, other))
-
-
-__all__ = ["igamma", "igammac"]
-METHODS = ("igamma", "igammac", "igamma_", "igammac_")

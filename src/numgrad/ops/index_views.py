@@ -10,6 +10,7 @@ import numpy as np
 from .._dtype import torch_name
 from ..autograd import grad_mode
 from ..tensor import Tensor, _wrap_dim
+from ._names import export
 from .indexing import SELECT, Key, _BasicView
 from .indexing import take as _take_key
 from .registry import Sample, apply, register
@@ -29,6 +30,7 @@ class Unbind(_BasicView):
     )
 
 
+@export(method=True)
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The slices of ``input`` along ``dim``, as views (``dim`` removed)."""
     nd = input._data.ndim
@@ -44,6 +46,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     return parts
 
 
+@export(method=True)
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice of ``input`` at ``index`` along ``dim`` (a view, ``dim`` removed)."""
     nd = input._data.ndim
@@ -60,6 +63,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
                                 (int(dim), i, tuple(input._data.shape))))
 
 
+@export(method=True)
 def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
                  indices=None) -> tuple:
     """``input`` split along ``dim`` into ``sections`` nearly equal parts (the first ones one
@@ -102,7 +106,3 @@ def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, secti
         parts.append(ops.narrow(input, d, lo, builtins.max(hi - lo, 0)))
         start = stop
     return tuple(parts)
-
-
-__all__ = ["select", "tensor_split", "unbind"]
-METHODS = ("unbind", "select", "tensor_split")

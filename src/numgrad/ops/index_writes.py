@@ -12,6 +12,7 @@ import numpy as np
 from .._dtype import torch_name
 from ..autograd.graph import keep_given
 from ..tensor import Tensor
+from ._names import export
 from .gather import ADD, SET, ScatterAdd, _scatter_into_zeros
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -228,6 +229,7 @@ def _check_source(name: str, input: Tensor, d: int, index, source: Tensor, copy=
                            f"{list(src_shape)}")
 
 
+@export(method=True)
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """A copy of ``input`` with ``alpha * source``'s slices added at the positions ``index``
     names along ``dim`` (repeated positions add up)."""
@@ -250,6 +252,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     return out
 
 
+@export(method=True)
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s slices written at the positions ``index`` names
     along ``dim``."""
@@ -266,6 +269,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return apply(IndexCopy, (input, source), (input._data, source._data), dim=d, index=idx)
 
 
+@export(method=True)
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """A copy of ``input`` with the slices at the positions ``index`` names along ``dim`` set to
     ``value`` (a number or a 0-d tensor; negative positions count from the end)."""
@@ -290,13 +294,13 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return apply(IndexFill, (input,), (input._data,), dim=d, index=idx, value=value)
 
 
-index_add_ = _inplace(index_add)
+index_add_ = export(_inplace(index_add), "index_add_", function=False, method=True)
 
 
-index_copy_ = _inplace(index_copy)
+index_copy_ = export(_inplace(index_copy), "index_copy_", function=False, method=True)
 
 
-index_fill_ = _inplace(index_fill)
+index_fill_ = export(_inplace(index_fill), "index_fill_", function=False, method=True)
 
 
 @register
@@ -324,6 +328,7 @@ class Take(Op):
         return (out.reshape(shape),)
 
 
+@export(method=True, out=True)
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of ``input`` at the flat (C-order) positions ``index``, in ``index``'s
     shape; negative positions count from the end."""
@@ -390,6 +395,7 @@ class MaskedScatter(Op):
         return g_self, g_source
 
 
+@export(method=True)
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s first elements written, in order, where ``mask``
     (bool, broadcast with ``input``) is True."""
@@ -411,9 +417,4 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return apply(MaskedScatter, (input, source), (input._data, source._data), mask=m)
 
 
-masked_scatter_ = _inplace(masked_scatter)
-
-
-__all__ = ["index_add", "index_copy", "index_fill", "masked_scatter", "take"]
-METHODS = ("index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
-           "take", "masked_scatter", "masked_scatter_")
+masked_scatter_ = export(_inplace(masked_scatter), "masked_scatter_", function=False, method=True)

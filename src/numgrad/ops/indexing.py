@@ -47,6 +47,7 @@ from ..dispatch import note_created
 from ..creation import check_scalar
 from ..kernels.cpu.indexing import check_bounds, check_index
 from . import _jvp, registry
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 from . import _OVERLAP
 from .registry import _record
@@ -958,12 +959,14 @@ def _on_cuda(t: Tensor) -> bool:
     return not isinstance(t._data, np.ndarray)
 
 
+@export(function=False, method=True)
 def __getitem__(self: Tensor, index) -> Tensor:
     """``self[index]`` with ints, slices, None, ``...``, integer tensors (or lists) and boolean
     masks, as in PyTorch: a view sharing storage for basic indexing, a copy for advanced."""
     return take(self, parse_index(index, self._data.shape, _on_cuda(self)))
 
 
+@export(function=False, method=True)
 def __setitem__(self: Tensor, index, value) -> None:
     """``self[index] = value`` in place, ``value`` (a tensor or a number) broadcast to
     ``self[index]``'s shape and cast to ``self``'s dtype."""
@@ -992,6 +995,7 @@ def _check_put_dtype(t: Tensor, values: Tensor, key: Key, accumulate: bool) -> N
     )
 
 
+@export(method=True)
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` put at ``input[indices]`` (``indices``: a tuple of
     index tensors, one per leading dimension); with ``accumulate``, added there instead, indices
@@ -1005,6 +1009,7 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     return _put(IndexPut, input, key, values, bool(accumulate))
 
 
+@export(function=False, method=True)
 def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """``index_put`` in place."""
     _check_put(input, values)
@@ -1091,8 +1096,3 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int, scale_grad_by_f
         idx = K.cast(idx, np.int64)
     return apply(Embedding, (weight,), (weight._data,), indices=idx, padding_idx=int(padding_idx),
                  scale_grad_by_freq=bool(scale_grad_by_freq), sparse=bool(sparse))
-
-
-# What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["index_put"]
-METHODS = ("__getitem__", "__setitem__", "index_put", "index_put_")

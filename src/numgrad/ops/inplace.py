@@ -15,6 +15,7 @@ from ..creation import check_scalar, zeros_like
 from ..tensor import Tensor
 from . import division, elementwise, exponents_and_rounding, logical_bitwise, registry
 from . import special_functions, ternary, trigonometric
+from ._names import alias, export
 from ._promote import broadcast_shapes
 from . import _jvp
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
@@ -212,6 +213,7 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
     return True
 
 
+@export(function=False, method=True)
 def add_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input += alpha * other``."""
     if _untracked_arithmetic("ADD", input, other, alpha):
@@ -219,6 +221,7 @@ def add_(input: Tensor, other, *, alpha=1) -> Tensor:
     return _write(input, elementwise.add, other, alpha=alpha, saves_self=False)
 
 
+@export(function=False, method=True)
 def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
     """In-place ``input -= alpha * other``."""
     if _untracked_arithmetic("SUB", input, other, alpha):
@@ -226,6 +229,7 @@ def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
     return _write(input, elementwise.sub, other, alpha=alpha, saves_self=False)
 
 
+@export(function=False, method=True)
 def mul_(input: Tensor, other) -> Tensor:
     """In-place ``input *= other``."""
     if _untracked_arithmetic("MUL", input, other):
@@ -233,6 +237,7 @@ def mul_(input: Tensor, other) -> Tensor:
     return _write(input, elementwise.mul, other, saves_self=_requires_grad(other))
 
 
+@export(function=False, method=True)
 def div_(input: Tensor, other, *, rounding_mode=None) -> Tensor:
     """In-place ``input /= other`` (true division, or rounded by ``rounding_mode``)."""
     if rounding_mode is not None:
@@ -243,21 +248,25 @@ def div_(input: Tensor, other, *, rounding_mode=None) -> Tensor:
     return _write(input, elementwise.div, other, saves_self=_requires_grad(other))
 
 
+@export(function=False, method=True)
 def floor_divide_(input: Tensor, other) -> Tensor:
     """In-place ``input //= other``."""
     return _write(input, division.floor_divide, other, saves_self=False)
 
 
+@export(function=False, method=True)
 def remainder_(input: Tensor, other) -> Tensor:
     """In-place ``input %= other``."""
     return _write(input, division.remainder, other, saves_self=_requires_grad(other))
 
 
+@export(function=False, method=True)
 def fmod_(input: Tensor, other) -> Tensor:
     """``fmod`` in place."""
     return _write(input, division.fmod, other, saves_self=_requires_grad(other))
 
 
+@export(method=True)
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
     """In-place clamp to ``[min, max]``."""
     return _write(input, elementwise.clamp, min, max)
@@ -319,6 +328,7 @@ class Copy(Op):
         return (zeros_like(grad) if need_self else None), (grad if need_src else None)
 
 
+@export(method=True)
 def fill_(input: Tensor, value) -> Tensor:
     """Fills with ``value``, in place."""
     if isinstance(value, Tensor):
@@ -336,6 +346,7 @@ def fill_(input: Tensor, value) -> Tensor:
     return _write(input, lambda t: apply(Fill, (t,), (t._data,), value=value), saves_self=False)
 
 
+@export
 def fill(input: Tensor, value) -> Tensor:
     """``torch.fill``: a tensor of ``input``'s shape and dtype filled with ``value`` (a number or
     a 0-d tensor, which gets the gradient summed); ``input``'s gradient is zero."""
@@ -351,11 +362,13 @@ def fill(input: Tensor, value) -> Tensor:
     return apply(FillOut, (input,), (input._data,), value=value)
 
 
+@export(method=True)
 def zero_(input: Tensor) -> Tensor:
     """Fills with zeros, in place."""
     return _write(input, lambda t: apply(Zero, (t,), (t._data,), value=0), saves_self=False)
 
 
+@export(function=False, method=True)
 def copy_(input: Tensor, src: Tensor) -> Tensor:
     """Copies ``src`` (broadcast to ``input``'s shape, cast to its dtype) into ``input``."""
     if not isinstance(src, Tensor):
@@ -417,7 +430,9 @@ if TYPE_CHECKING:  # (the forms the line below makes, for type checkers)
     sigmoid_: UnaryOp; relu_: UnaryOp; sign_: UnaryOp; floor_: UnaryOp; ceil_: UnaryOp
     round_: UnaryOp; reciprocal_: UnaryOp; negative_: UnaryOp; pow_: InplaceBinaryOp
 (abs_, neg_, exp_, log_, log1p_, expm1_, sqrt_, rsqrt_, sin_, cos_, tan_, tanh_, sigmoid_, relu_,
- sign_, floor_, ceil_, round_, reciprocal_, pow_, negative_) = map(_inplace_form, _UNARY_FORMS)
+ sign_, floor_, ceil_, round_, reciprocal_, pow_, negative_) = (
+    export(_inplace_form(n), n + "_", method=True, function=n not in ("sign", "pow"))
+    for n in _UNARY_FORMS)  # (torch.sign_ and torch.pow_ do not exist: methods only)
 
 
 _MORE_FORMS = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
@@ -428,7 +443,7 @@ _MORE_FORMS = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"
                "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
                "bitwise_right_shift")
 for _name in _MORE_FORMS:
-    globals()[_name + "_"] = _inplace_form(_name)
+    globals()[_name + "_"] = export(_inplace_form(_name), _name + "_", method=True)
 
 if TYPE_CHECKING:
     # The forms the loop above makes, declared for type checkers (numgrad ships py.typed).
@@ -451,11 +466,13 @@ if TYPE_CHECKING:
                  value: Number = 1) -> Tensor: ...
 
 
+@export(method=True)
 def clamp_min_(input: Tensor, min) -> Tensor:
     """In-place clamp from below."""
     return _write(input, elementwise.clamp, min, None)
 
 
+@export(method=True)
 def clamp_max_(input: Tensor, max) -> Tensor:
     """In-place clamp from above."""
     return _write(input, elementwise.clamp, None, max)
@@ -512,6 +529,7 @@ class MaskedFillTensor(Op):
                 masked_fill(grad, mask.logical_not(), 0.0).sum() if needs[1] else None)
 
 
+@export(method=True)
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """A copy of ``input`` with ``value`` where ``mask`` is True."""
     if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
@@ -530,16 +548,10 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     return apply(MaskedFill, (input,), (input._data,), value=value, mask=mask)
 
 
+@export(function=False, method=True)
 def masked_fill_(input: Tensor, mask: Tensor, value) -> Tensor:
     """``value`` written where ``mask`` is True, in place."""
     return _write(input, masked_fill, mask, value, saves_self=False)
 
 
-# What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["masked_fill", "fill", "fill_", "zero_", "relu_", "sigmoid_", "tanh_", "exp_", "sqrt_", "abs_", "neg_", "sin_", "cos_",
-           "log_", "clamp_", "clamp_min_", "clamp_max_", "negative_", "reciprocal_", "rsqrt_",
-           "floor_", "ceil_", "round_", "log1p_", "expm1_", "tan_", "clip_"]
-__all__ += [n + "_" for n in _MORE_FORMS]
-METHODS = ("add_", "sub_", "mul_", "div_", "floor_divide_", "remainder_", "fmod_", "clamp_", "clip_", "zero_", "fill_", "copy_",
-           "clamp_min_", "clamp_max_", "masked_fill", "masked_fill_") + tuple(n + "_" for n in _UNARY_FORMS + _MORE_FORMS)
-clip_ = clamp_
+clip_ = alias(clamp_, "clip_")

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .._dtype import torch_name
+from ._names import export
 from ._promote import binary_operands
 from .._dtype import from_numpy_dtype
 from .elementwise import where
@@ -35,11 +36,13 @@ def _gcd(a: Tensor, b: Tensor) -> Tensor:
     return a
 
 
+@export(method=True)
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """The greatest common divisor of each pair (non-negative; ``gcd(0, 0) = 0``)."""
     return _gcd(*_operands("gcd", input, other))
 
 
+@export(method=True)
 def lcm(input: Tensor, other: Tensor) -> Tensor:
     """The least common multiple of each pair (non-negative; 0 where either is 0)."""
     a, b = _operands("lcm", input, other)
@@ -47,15 +50,13 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
     return (a // where(g == 0, 1, g) * b).abs()
 
 
+@export(function=False, method=True)
 def gcd_(input: Tensor, other: Tensor) -> Tensor:
     """``gcd`` in place."""
     return input.copy_(gcd(input, other))
 
 
+@export(function=False, method=True)
 def lcm_(input: Tensor, other: Tensor) -> Tensor:
     """``lcm`` in place."""
     return input.copy_(lcm(input, other))
-
-
-__all__ = ["gcd", "lcm"]
-METHODS = ("gcd", "lcm", "gcd_", "lcm_")

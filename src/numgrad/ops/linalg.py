@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from ._names import export
 from .elementwise import Mul, uniform_element
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_of, register
@@ -246,6 +247,7 @@ def _matrices(mat1: Tensor, mat2: Tensor, first: str, dims: bool):
     return a, b
 
 
+@export(method=True, out=True)
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """The matrix product of two 2-D tensors."""
     a, b = _matrices(input, mat2, "self", False)
@@ -254,6 +256,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return apply(Mm, (input, mat2), (a, b), trans_a=False, trans_b=False)
 
 
+@export(method=True)
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
     if beta != 1 or alpha != 1:
@@ -286,6 +289,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     return apply(Addmm, (input, mat1, mat2), (c, a, b), trans_a=False, trans_b=False)
 
 
+@export(method=True, out=True)
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """The product of a matrix and a vector."""
     a, v = input._data, vec._data
@@ -304,6 +308,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return apply(Mv, (input, vec), (a, v), trans_a=False)
 
 
+@export(method=True, out=True)
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """The dot product of two 1-D tensors."""
     a, b = input._data, tensor._data
@@ -322,6 +327,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return apply(Dot, (input, tensor), (a, b))
 
 
+@export(method=True, out=True)
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of two 3-D tensors with the same batch size."""
     a, b = input._data, mat2._data
@@ -394,6 +400,7 @@ def _broadcast_batch(a: tuple, b: tuple) -> tuple:
     return tuple(broadcast_shapes(a, b))
 
 
+@export(method=True, out=True)
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product, by the dimensions of the operands as PyTorch: dot, mv, mm, and a 1-D
     left operand as a row vector."""
@@ -439,12 +446,13 @@ def _folded(input: Tensor, other: Tensor) -> Tensor:
         out, shape = mv(folded, other), lead
     return apply(UnsafeView, (out,), (out._data,), shape=shape)
 
-# What numgrad exports as functions, and what Tensor gets as methods.
+@export(method=True)
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """The dot product of two 1-D tensors, the first conjugated (of real ones, ``dot``)."""
     return dot(conj(input), other)
 
 
+@export(method=True)
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """The sum of products over the last dimension of both (a 0-d operand multiplies)."""
     if not input.ndim or not other.ndim:
@@ -464,6 +472,7 @@ def _scalar_as(value, t: Tensor):
     return bool(value) if t.dtype.name == "bool" else int(value)
 
 
+@export(method=True)
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)`` (``input`` broadcast; ignored, NaN
     included, when ``beta`` is 0)."""
@@ -482,6 +491,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     return (input * beta if beta != 1 else input) + product
 
 
+@export(method=True)
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * sum_i batch1[i] @ batch2[i]`` (one matrix product of the
     batches laid side by side)."""
@@ -496,7 +506,3 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     a = batch1.permute(1, 0, 2).reshape(n, bs * k)
     b = batch2.reshape(bs * k, batch2.shape[2])
     return addmm(input, a, b, beta=beta, alpha=alpha)
-
-
-__all__ = ["matmul", "mm", "mv", "dot", "bmm", "addmm", "vdot", "inner", "addr", "addbmm"]
-METHODS = ("matmul", "mm", "mv", "dot", "bmm", "addmm", "vdot", "inner", "addr", "addbmm")

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from ..tensor import Tensor
+from ._names import export
 from .predicates import linalg_cross
 from .linalg_common import _check_tensor, _eye_like, _ng, _with_out
 from .linalg_solve import inv
@@ -127,10 +128,10 @@ def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -
     return _ng().diagonal(A, offset, dim1, dim2)
 
 
-matrix_power = _with_out(_matrix_power, "matmul")
+matrix_power = export(_with_out(_matrix_power, "matmul"), "matrix_power", method=True)
 
 
-chain_matmul = _with_out(_chain_matmul, "mm")
+chain_matmul = export(_with_out(_chain_matmul, "mm"), "chain_matmul")
 
 # numgrad.linalg's functions (numgrad/linalg.py)
 LINALG = {
@@ -140,6 +141,3 @@ LINALG = {
     "cross": _with_out(linalg_cross, 'linalg_cross'),
     "diagonal": linalg_diagonal,
 }
-
-__all__ = ["chain_matmul", "matrix_power"]
-METHODS = ("matrix_power",)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from ._names import export
 from .reduction import _torch_name
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -558,6 +559,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
                  rtol=None if rtol is None else float(rtol), hermitian=bool(hermitian))
 
 
+@export(method=True)
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: ``linalg.pinv`` with ``rtol=rcond``."""
     return pinv(input, rtol=rcond)
@@ -683,13 +685,13 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None,
         return (s > cut).sum(-1)
 
 
-cholesky = _with_out(_legacy_cholesky, "cholesky")
+cholesky = export(_with_out(_legacy_cholesky, "cholesky"), "cholesky", method=True)
 
 
-svd = _no_out(_legacy_svd, "svd")
+svd = export(_no_out(_legacy_svd, "svd"), "svd", method=True)
 
 
-qr = _no_out(_legacy_qr, "qr")
+qr = export(_no_out(_legacy_qr, "qr"), "qr", method=True)
 
 # numgrad.linalg's functions (numgrad/linalg.py)
 LINALG = {
@@ -704,6 +706,3 @@ LINALG = {
     "lstsq": _no_out(lstsq, 'linalg.lstsq'),
     "matrix_rank": _with_out(matrix_rank, 'linalg_matrix_rank'),
 }
-
-__all__ = ["cholesky", "pinverse", "qr", "svd"]
-METHODS = ("pinverse", "cholesky", "svd", "qr")

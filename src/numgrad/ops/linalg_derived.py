@@ -13,6 +13,7 @@ import math
 
 from .._dtype import torch_name
 from ..tensor import Tensor
+from ._names import export
 from .linalg_common import _check_matrix, _check_tensor, _ExResult
 from .linalg_decompositions import linalg_qr, linalg_svd, svdvals
 from .linalg_norms import matrix_norm
@@ -66,6 +67,7 @@ class _TriangularSolveResult(_ExResult):
     _fields, _name = ("solution", "cloned_coefficient"), "triangular_solve"
 
 
+@export(method=True)
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False):
     """``(X, A's copy)`` with ``A X = input`` (``transpose``: ``A^T X = input``); deprecated in
@@ -178,6 +180,7 @@ class _GeqrfResult(_ExResult):
     _fields, _name = ("a", "tau"), "geqrf"
 
 
+@export(method=True)
 def geqrf(input: Tensor):
     """LAPACK's QR factorisation ``(a, tau)``: ``R`` on and above ``a``'s diagonal, the
     Householder vectors below it, their scalars in ``tau`` (``beta = -sign(alpha) norm``, as
@@ -209,6 +212,7 @@ def geqrf(input: Tensor):
     return _GeqrfResult(A, tau)
 
 
+@export(method=True)
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
           transpose: bool = False) -> Tensor:
     """``Q other`` (``left=False``: ``other Q``; ``transpose``: ``Q^T``) for ``Q`` the product of
@@ -246,6 +250,7 @@ def _range_basis(X: Tensor, q: int, niter: int) -> Tensor:
     return Q
 
 
+@export
 def svd_lowrank(A: Tensor, q=6, niter: int = 2, M=None):
     """``(U, S, V)``, an approximate truncated SVD of rank ``q`` of ``A - M`` from a random
     sketch (``U`` (..., m, q), ``S`` (..., q), ``V`` (..., n, q)); random, as PyTorch's."""
@@ -260,6 +265,7 @@ def svd_lowrank(A: Tensor, q=6, niter: int = 2, M=None):
     return Q @ U, S, Vh.mT
 
 
+@export
 def pca_lowrank(A: Tensor, q=None, center: bool = True, niter: int = 2):
     """``svd_lowrank`` of ``A`` with its column means removed (``center``), of rank ``q``
     (``min(6, m, n)`` by default)."""
@@ -296,6 +302,7 @@ def vander(x: Tensor, N=None) -> Tensor:
 _TAYLOR_DEGREE = 18  # (1 / 19! < 1e-17: a float64 exponential of a matrix of norm <= 1/2)
 
 
+@export(method=True)
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix: the Taylor series of degree 18 of ``A``
     scaled to a 1-norm of at most 1/2 by a power of two, then squared back; differentiable
@@ -324,7 +331,4 @@ def matrix_exp(A: Tensor) -> Tensor:
 LINALG = {"solve_triangular": solve_triangular, "tensorinv": tensorinv,
           "tensorsolve": tensorsolve, "cond": cond, "vander": vander, "matrix_exp": matrix_exp,
           "householder_product": householder_product}
-__all__ = ["triangular_solve", "matrix_exp", "orgqr", "svd_lowrank", "pca_lowrank", "geqrf",
-           "ormqr"]
-METHODS = ("triangular_solve", "matrix_exp", "orgqr", "geqrf", "ormqr")
-orgqr = householder_product
+orgqr = export(householder_product, "orgqr", method=True)

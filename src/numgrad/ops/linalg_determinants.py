@@ -13,6 +13,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 from .linalg_common import _check_matrix, _diag, _eye_like, _mH, _ng, _no_out, _with_out
 from .linalg_solve import _bsolve
@@ -81,6 +82,7 @@ def det_of(A: Tensor) -> Tensor:
     return apply(LinalgDet, (A,), (A._data,))
 
 
+@export(method=True)
 def det(A: Tensor) -> Tensor:
     """``torch.linalg.det``: the determinant of each square matrix."""
     _check_matrix("linalg.det", A)
@@ -151,6 +153,7 @@ def slogdet(A: Tensor):
                           apply(LinalgSlogdet, (A,), (logabs,), sign=sign))
 
 
+@export(method=True)
 def logdet(input: Tensor) -> Tensor:
     """``torch.logdet``: log det (NaN for a negative determinant, -inf for a singular matrix),
     as PyTorch composes it (``where(sign == -1, nan, logabsdet)``)."""
@@ -159,13 +162,10 @@ def logdet(input: Tensor) -> Tensor:
     return _ng().where(sign == -1, math.nan, logabs)
 
 
-slogdet = _no_out(slogdet, "slogdet")
+slogdet = export(_no_out(slogdet, "slogdet"), "slogdet", method=True)
 
 # numgrad.linalg's functions (numgrad/linalg.py)
 LINALG = {
     "det": _with_out(det, '_linalg_det'),
     "slogdet": slogdet,
 }
-
-__all__ = ["det", "logdet", "slogdet"]
-METHODS = ("det", "logdet", "slogdet")

@@ -12,6 +12,7 @@ gradient is the derivative of the factors for the pivots chosen, as PyTorch's
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ._names import export
 from .linalg_derived import solve_triangular
 from .linalg_common import _ExResult, _check_tensor
 import numgrad
@@ -131,6 +132,7 @@ def _permutation(pivots: Tensor, m: int, dtype, device) -> Tensor:
     return (perm.unsqueeze(-1) == rows).to(dtype).mT
 
 
+@export(method=True)
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
               unpack_pivots: bool = True):
     """``(P, L, U)`` from ``lu_factor``'s packed factors and pivots."""
@@ -180,6 +182,7 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     return solve_triangular(U.mT, Y, upper=False, left=False)
 
 
+@export(method=True)
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
     """``torch.lu`` (deprecated, with PyTorch's warning once a process): ``(LU, pivots)``,
     raising where ``A`` is singular, or with ``get_infos`` the infos too."""
@@ -194,6 +197,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
+@export(method=True)
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """``torch.lu_solve(b, LU_data, LU_pivots)``: ``linalg.lu_solve(LU_data, LU_pivots, b)``."""
     return linalg_lu_solve(LU_data, LU_pivots, b)
@@ -201,5 +205,3 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
 
 LINALG = {"lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex, "lu": linalg_lu,
           "lu_solve": linalg_lu_solve}
-__all__ = ["lu_unpack", "lu", "lu_solve"]
-METHODS = ("lu_unpack", "lu", "lu_solve")

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dispatch
 from ..tensor import Tensor, _wrap_dim
+from ._names import export
 from .reduction import norm as _reduction_norm
 from . import _jvp
 from .registry import Op, Sample, apply, register
@@ -241,7 +242,9 @@ def _top_norm_or_reduction(input: Tensor, p="fro", dim=None, keepdim: bool = Fal
     return _top_norm(input, p, dim, keepdim, dtype)
 
 
-norm = _with_out(_top_norm_or_reduction, "linalg_vector_norm")
+norm = export(
+    _with_out(_top_norm_or_reduction, "linalg_vector_norm"),
+    "norm", method=True, out=True)
 
 # numgrad.linalg's functions (numgrad/linalg.py)
 LINALG = {
@@ -251,6 +254,7 @@ LINALG = {
 }
 
 
+@export(method=True)
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down
     to norm ``maxnorm`` (``maxnorm / (norm + 1e-7)``, as ATen), the others as they are."""
@@ -266,7 +270,3 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     norm = vector_norm(input, p, others, keepdim=True)
 
     return input * _ng().where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-
-
-__all__ = ["norm", "renorm"]
-METHODS = ("norm", "renorm")

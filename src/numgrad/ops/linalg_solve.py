@@ -7,6 +7,7 @@ pivoting, the Cholesky factor's substitutions).
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ._names import export
 from .reduction import _torch_name
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -276,13 +277,17 @@ def _cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     return apply(CholeskyInverse, (L,), (L._data,), upper=bool(upper))
 
 
-inverse = _with_out(inv, "linalg_inv_ex")
+inverse = export(_with_out(inv, "linalg_inv_ex"), "inverse", method=True)
 
 
-cholesky_solve = _with_out(_cholesky_solve, "cholesky_solve", same_dtype=False)
+cholesky_solve = export(
+    _with_out(_cholesky_solve, "cholesky_solve", same_dtype=False),
+    "cholesky_solve", method=True)
 
 
-cholesky_inverse = _with_out(_cholesky_inverse, "cholesky_inverse")
+cholesky_inverse = export(
+    _with_out(_cholesky_inverse, "cholesky_inverse"),
+    "cholesky_inverse", method=True)
 
 # numgrad.linalg's functions (numgrad/linalg.py)
 LINALG = {
@@ -291,6 +296,3 @@ LINALG = {
     "solve": _with_out(solve, '_linalg_solve_ex'),
     "solve_ex": _no_out(solve_ex, 'linalg.solve_ex'),
 }
-
-__all__ = ["cholesky_inverse", "cholesky_solve", "inverse"]
-METHODS = ("inverse", "cholesky_solve", "cholesky_inverse")

@@ -16,6 +16,7 @@ from ..autograd import grad_mode
 from ..dispatch import note_created
 from .._dtype import torch_name
 from ..tensor import Tensor
+from ._names import export
 from ._promote import broadcast_shapes
 from .._dtype import result_type
 
@@ -259,6 +260,7 @@ def _nll_loss_nd(input: Tensor, target: Tensor, weight, ignore_index: int, reduc
     return loss.reshape(out_size) if reduction == "none" else loss
 
 
+@export(aten=True)
 def nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, weight, reduction: int,
                       ignore_index: int, total_weight: Tensor) -> Tensor:
     """ATen's ``nll_loss_backward`` (``reduction`` as ATen's integer: 0 none, 1 mean, 2 sum): the
@@ -620,6 +622,7 @@ def _in_place_broadcast(shape: tuple, other: tuple) -> None:
                            f"{list(result)}")
 
 
+@export(aten=True)
 def huber_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduction: int,
                         delta: float) -> Tensor:
     """ATen's ``huber_loss_backward`` (``reduction`` as ATen's integer)."""
@@ -628,6 +631,7 @@ def huber_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduc
                         {"reduction": _ATEN_REDUCTION[int(reduction)], "param": float(delta)})
 
 
+@export(aten=True)
 def smooth_l1_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, reduction: int,
                             beta: float) -> Tensor:
     """ATen's ``smooth_l1_loss_backward`` (integers too, as PyTorch's CPU kernel: compared with
@@ -638,6 +642,7 @@ def smooth_l1_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor, r
                         {"reduction": _ATEN_REDUCTION[int(reduction)], "param": float(beta)})
 
 
+@export(aten=True)
 def binary_cross_entropy_backward(grad_output: Tensor, self: Tensor, target: Tensor,
                                   weight=None, reduction: int = 1) -> Tensor:
     """ATen's ``binary_cross_entropy_backward``."""
@@ -900,5 +905,4 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
 
 
 # Nothing here joins the top-level namespace (PyTorch has these only in ``nn.functional``).
-__all__ = []
-METHODS = ()
+__all__: list[str] = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from . import normalization as _normalization
+from ._names import alias, export
 import numgrad
 
 
@@ -26,6 +27,7 @@ def _rstd(x: Tensor, dims: tuple, eps: float):
     return mean, (var + eps).rsqrt()
 
 
+@export
 def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float):
     """``(layer_norm(input), mean, rstd)``, the statistics shaped to broadcast against
     ``input`` (size 1 in the normalised dimensions)."""
@@ -42,6 +44,7 @@ def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float)
     return _normalization.layer_norm(input, shape, weight, bias, eps, with_stats=True)
 
 
+@export
 def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,
                       momentum: float, eps: float):
     """``(batch_norm(input), save_mean, save_invstd)``: the batch's per-channel statistics in
@@ -56,9 +59,10 @@ def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, tr
     return out, x.new_empty((0,)), x.new_empty((0,))
 
 
-_native_batch_norm_legit = native_batch_norm
+_native_batch_norm_legit = alias(native_batch_norm, "_native_batch_norm_legit")
 
 
+@export(aten=True)
 def _batch_norm_with_update(input: Tensor, weight, bias, running_mean: Tensor,
                             running_var: Tensor, momentum: float, eps: float):
     """ATen's ``_batch_norm_with_update``: ``native_batch_norm`` in training (the running
@@ -70,14 +74,10 @@ def _batch_norm_with_update(input: Tensor, weight, bias, running_mean: Tensor,
     return out, mean, invstd, reserve
 
 
+@export
 def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, group: int,
                       eps: float):
     """``(group_norm(input), mean, rstd)``, the statistics of shape ``(N, group)``."""
     out = _functional().group_norm(input, group, weight, bias, eps)
     mean, rstd = _rstd(input.reshape(N, group, -1), (2,), eps)
     return out, mean.reshape(N, group), rstd.reshape(N, group)
-
-
-__all__ = ["native_layer_norm", "native_batch_norm", "_native_batch_norm_legit",
-           "native_group_norm"]
-METHODS = ()

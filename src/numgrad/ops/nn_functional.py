@@ -458,7 +458,3 @@ def native_group_norm(input: Tensor, weight, bias, num_groups: int, eps: float) 
                  (input._data, None if weight is None else weight._data,
                   None if bias is None else bias._data), num_groups=int(num_groups),
                  eps=float(eps))
-
-
-__all__ = []
-METHODS = ()

@@ -282,7 +282,3 @@ def layer_norm(input: Tensor, shape: tuple, weight, bias, eps: float, with_stats
 def stats_shape(shape: tuple, k: int) -> tuple:
     """The shape of a layer norm's statistics: ``shape`` with its last ``k`` sizes 1."""
     return tuple(shape[:len(shape) - k]) + (1,) * k
-
-
-__all__ = []
-METHODS = ()

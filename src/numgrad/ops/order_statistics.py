@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
+from ._names import export
 from .predicates import _MedianDimOp
 from .reduction import _ValuesIndices, _given, _result_shape
 from .registry import Sample, apply, kernels_for, register
@@ -35,6 +36,7 @@ def _device(data) -> str:
     return "cpu" if isinstance(data, np.ndarray) else "cuda"
 
 
+@export(method=True, out=True)
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """``(values, indices)`` of the ``k``-th smallest element along ``dim`` (``k`` from 1; NaN
     largest, ties by position, as a stable sort orders them)."""
@@ -138,6 +140,7 @@ def _quantile(name: str, input: Tensor, q, dim, keepdim: bool, interpolation: st
     return values
 
 
+@export(method=True)
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
     """The ``q``-th quantiles of ``input`` along ``dim`` (of all its elements when None), NaN
@@ -145,11 +148,8 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@export(method=True)
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     """``quantile`` ignoring NaN (NaN only where a reduced row is all NaN)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
-
-
-__all__ = ["kthvalue", "quantile", "nanquantile"]
-METHODS = tuple(__all__)

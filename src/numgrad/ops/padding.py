@@ -17,6 +17,7 @@ from __future__ import annotations
 import numbers
 
 from ..tensor import Tensor
+from ._names import export
 from .pooling import _sizes, _type_name, _zeros_like_input
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -71,6 +72,7 @@ class ConstantPadNd(Op):
         return (apply(ConstantPadNd, (grad,), (grad._data,), pad=pad, value=0),)
 
 
+@export
 def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
     """ATen's ``constant_pad_nd``: ``input`` padded by ``value`` (negative pads crop)."""
     pad = tuple(int(p) for p in pad)
@@ -404,10 +406,12 @@ def replication_pad3d(input: Tensor, padding) -> Tensor:
     return _padded(ReplicationPad3d, input, padding)
 
 
+@export(aten=True)
 def reflection_pad3d_backward(grad_output: Tensor, self: Tensor, padding) -> Tensor:
     return _pad_backward(ReflectionPad3dBackward, grad_output, self, padding)
 
 
+@export(aten=True)
 def replication_pad3d_backward(grad_output: Tensor, self: Tensor, padding) -> Tensor:
     return _pad_backward(ReplicationPad3dBackward, grad_output, self, padding)
 
@@ -445,19 +449,23 @@ def _pad_backward(op: type, grad_output: Tensor, self: Tensor, padding) -> Tenso
                  pad=tuple(int(p) for p in padding))
 
 
+@export(aten=True)
 def reflection_pad1d_backward(grad_output: Tensor, self: Tensor, padding) -> Tensor:
     """ATen's ``reflection_pad1d_backward``."""
     return _pad_backward(ReflectionPad1dBackward, grad_output, self, padding)
 
 
+@export(aten=True)
 def reflection_pad2d_backward(grad_output: Tensor, self: Tensor, padding) -> Tensor:
     return _pad_backward(ReflectionPad2dBackward, grad_output, self, padding)
 
 
+@export(aten=True)
 def replication_pad1d_backward(grad_output: Tensor, self: Tensor, padding) -> Tensor:
     return _pad_backward(ReplicationPad1dBackward, grad_output, self, padding)
 
 
+@export(aten=True)
 def replication_pad2d_backward(grad_output: Tensor, self: Tensor, padding) -> Tensor:
     return _pad_backward(ReplicationPad2dBackward, grad_output, self, padding)
 
@@ -556,5 +564,3 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
 
 
 FUNCTIONAL = ["pad"]
-__all__ = ["constant_pad_nd"]  # (a top-level name in PyTorch too)
-METHODS = ()

@@ -26,6 +26,7 @@ from .._dtype import torch_name
 from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 
 
@@ -230,6 +231,7 @@ def _max_pool_gather(grad: Tensor, indices, dims: int = 2) -> Tensor:
     return gathered.reshape(lead + (count,)).view(tuple(indices.shape))
 
 
+@export(aten=True)
 def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_size, stride,
                                      padding, dilation, ceil_mode: bool, indices: Tensor) -> Tensor:
     """ATen's ``max_pool2d_with_indices_backward``: ``grad_output`` scattered by ``indices``
@@ -243,6 +245,7 @@ def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_s
                                ceil_mode=bool(ceil_mode)))
 
 
+@export(aten=True)
 def adaptive_max_pool2d_backward(grad_output: Tensor, self: Tensor, indices: Tensor) -> Tensor:
     """ATen's ``adaptive_max_pool2d_backward``."""
     K = kernels_for((grad_output, self, indices), AdaptiveMaxPool2dBackward)
@@ -339,6 +342,7 @@ class AvgPool2dBackward(_AvgPoolBackward):
 AvgPool2d.backward_op = AvgPool2dBackward
 
 
+@export(aten=True)
 def avg_pool2d_backward(grad_output: Tensor, self: Tensor, kernel_size, stride, padding,
                         ceil_mode: bool, count_include_pad: bool, divisor_override) -> Tensor:
     """ATen's ``avg_pool2d_backward``: the gradient of ``avg_pool2d`` for the input ``self``."""
@@ -427,6 +431,7 @@ class AdaptiveAvgPool2dBackward(_AdaptiveAvgPoolBackward):
 AdaptiveAvgPool2d.backward_op = AdaptiveAvgPool2dBackward
 
 
+@export(aten=True)
 def _adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
     """ATen's ``_adaptive_avg_pool2d_backward``."""
     kernels_for((grad_output, self), AdaptiveAvgPool2dBackward)
@@ -585,6 +590,7 @@ def _stride_given(out: Tensor, stride) -> None:
         keep_given(out, stride=())
 
 
+@export
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """The largest element of each ``kernel_size`` window of the last two dimensions of a
@@ -648,6 +654,7 @@ def _check_max_pool1d(input: Tensor, kernel, stride, padding, dilation, ceil_mod
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
 
 
+@export
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """1-D max pooling of a (C, L) or (N, C, L) input: ``max_pool2d`` on a height of 1."""
@@ -671,6 +678,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     return (out, indices.squeeze(-2)) if return_indices else out
 
 
+@export
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
@@ -709,6 +717,7 @@ def _avg_pool(op, input: Tensor, kernel, strides, pads, out_size, ceil_mode: boo
                  divisor_override=None if divisor_override is None else int(divisor_override))
 
 
+@export
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """1-D average pooling of a (C, L) or (N, C, L) input: ``avg_pool2d`` on a height of 1."""
@@ -768,6 +777,7 @@ def _adaptive_avg_pool2d(input: Tensor, out_size: tuple) -> Tensor:
     return apply(AdaptiveAvgPool2d, (input,), (input._data,), out_size=tuple(out_size))
 
 
+@export
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """1-D adaptive average pooling of a (C, L) or (N, C, L) input."""
     _check_dim_range("adaptive_avg_pool1d", input, 2, 4)
@@ -942,6 +952,7 @@ def _shape_check3d(x: Tensor, kernel, stride, padding, dilation, out_size, avg: 
                            f"size: ({shape[-4]}x{ot}x{oh}x{ow}). Output size is too small")
 
 
+@export
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """The largest element of each ``kernel_size`` window of the last three dimensions of a
@@ -1020,9 +1031,6 @@ FUNCTIONAL = [
     "adaptive_max_pool1d", "adaptive_max_pool2d",
     "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d",
 ]
-# ``numgrad.nn.functional`` takes FUNCTIONAL; these are also top-level names in PyTorch
-# (``torch.max_pool2d`` ...; ``torch.adaptive_max_pool1d``, which always returns the indices, is
-# not among them).
-__all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "avg_pool1d",
-           "adaptive_avg_pool1d", "max_pool3d"]
-METHODS = ()
+# ``numgrad.nn.functional`` takes FUNCTIONAL; those declared with ``@export`` above are also
+# top-level names in PyTorch (``torch.max_pool2d`` ...; not ``torch.adaptive_max_pool1d``, which
+# always returns the indices).

@@ -28,6 +28,7 @@ import numpy as np
 from .._dtype import FLOAT
 
 from ..tensor import Tensor, _wrap_dim
+from ._names import export
 from .reduction import (
     Std,
     Var,
@@ -99,12 +100,14 @@ def _nonzero_mask(K, d):
 
 
 # ------------------------------------------------------------------ elementwise predicates
+@export(method=True)
 def isnan(input: Tensor) -> Tensor:
     """Whether each element is NaN (bool)."""
     input = _tensor(input, "isnan")
     return Tensor._wrap(_isnan(_kernels(input), input._data))
 
 
+@export(method=True)
 def isfinite(input: Tensor) -> Tensor:
     """Whether each element is finite: not ±inf, not NaN (bool; True for integers)."""
     input = _tensor(input, "isfinite")
@@ -121,16 +124,19 @@ def _inf_test(input: Tensor, name: str, sign: int) -> Tensor:
     return Tensor._wrap(K.binary(K.EQ, d, d.dtype.type(sign * math.inf), _BOOL))
 
 
+@export(method=True)
 def isinf(input: Tensor) -> Tensor:
     """Whether each element is +inf or -inf (bool)."""
     return _inf_test(input, "isinf", 0)
 
 
+@export(method=True)
 def isposinf(input: Tensor) -> Tensor:
     """Whether each element is +inf (bool)."""
     return _inf_test(input, "isposinf", 1)
 
 
+@export(method=True)
 def isneginf(input: Tensor) -> Tensor:
     """Whether each element is -inf (bool)."""
     return _inf_test(input, "isneginf", -1)
@@ -157,6 +163,7 @@ def _true_count(input: Tensor, dims: tuple, keepdim: bool):
     return K, K.sum_dims(K.cast(_nonzero_mask(K, d), np.int64), dims, keepdim)
 
 
+@export(method=True)
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether any element (over ``dim``: an int or a tuple) is nonzero; bool."""
     input = _tensor(input, "any")
@@ -165,6 +172,7 @@ def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return Tensor._wrap(K.binary(K.GT, count, np.int64(0), _BOOL))
 
 
+@export(method=True)
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether every element (over ``dim``: an int or a tuple) is nonzero; bool."""
     input = _tensor(input, "all")
@@ -173,6 +181,7 @@ def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return Tensor._wrap(K.binary(K.EQ, count, np.int64(_count(input._data.shape, dims)), _BOOL))
 
 
+@export(method=True)
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
     """The number of nonzero elements (over ``dim``: an int or a tuple); int64."""
     input = _tensor(input, "count_nonzero")
@@ -181,6 +190,7 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
 
 
 # ------------------------------------------------------------------ isclose, allclose, equal
+@export(method=True)
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """Whether ``|input - other| <= atol + rtol * |other|`` elementwise (broadcast), or equal;
@@ -211,12 +221,14 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     return Tensor._wrap(_or(K, close, within))
 
 
+@export(method=True)
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """Whether ``isclose`` holds for every element (a Python bool: reads the result)."""
     return builtins.bool(all(isclose(input, other, rtol, atol, equal_nan)).item())
 
 
+@export(method=True)
 def equal(input: Tensor, other: Tensor) -> bool:
     """Whether both have the same shape and elements (a Python bool: reads the result)."""
     input = _tensor(input, "equal")
@@ -229,6 +241,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return builtins.bool(all(Tensor._wrap(eq)).item())
 
 
+@export
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each of ``elements`` is in ``test_elements`` (either may be a number); bool of
     ``elements``' shape. A comparison of every pair (memory: both sizes multiplied)."""
@@ -273,6 +286,7 @@ class NanToNum(Op):
         return (where(isfinite(a), grad, 0.0),)
 
 
+@export(method=True, out=True)
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the
     dtype's largest and lowest finite values)."""
@@ -285,6 +299,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
                  neginf=float(neginf))
 
 
+@export(method=True)
 def nan_to_num_(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """``nan_to_num`` in place (recorded as PyTorch's, ``NanToNumBackward0``)."""
     return _write(_tensor(input, "nan_to_num_"), nan_to_num, nan, posinf, neginf)
@@ -314,6 +329,7 @@ class Nansum(Op):
         return (where(isnan(a), 0.0, _grad_to_input(grad, ctx)),)
 
 
+@export(method=True, out=True)
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum of the elements that are not NaN (over ``dim``)."""
     input = _tensor(input, "nansum")
@@ -326,6 +342,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return out if dim is None else _given(out, dim, dims)
 
 
+@export(method=True, out=True)
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The mean of the elements that are not NaN (over ``dim``): PyTorch's
     ``nansum(input) / (count of non-NaN)``."""
@@ -460,12 +477,14 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     return result(out, Tensor._wrap(K.reshape_view(chosen, shape)))
 
 
+@export(method=True)
 def median(input: Tensor, dim=None, keepdim: bool = False):
     """The median (the lower of the two middle values for an even count; NaN if there is a NaN)
     of all elements, or ``(values, indices)`` along ``dim``."""
     return _median(input, dim, keepdim, False)
 
 
+@export(method=True)
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
     """``median`` of the values that are not NaN."""
     return _median(input, dim, keepdim, True)
@@ -482,6 +501,7 @@ class Mode(_MedianDimOp):
                Sample(lambda m, a: a.t().mode(0, keepdim=True)[0], ((3, 2),)))
 
 
+@export(method=True)
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest of equally
     frequent ones; NaN counts as equal to NaN) and the last index where it occurs."""
@@ -579,11 +599,13 @@ def _pair(ops, name, input, dim, unbiased, keepdim, correction) -> tuple:
     return parts
 
 
+@export
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(var, mean)`` over ``dim`` (unbiased, ``correction=1``, by default)."""
     return _pair((VarMeanVar, VarMeanMean), "var_mean", input, dim, unbiased, keepdim, correction)
 
 
+@export
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(std, mean)`` over ``dim`` (unbiased, ``correction=1``, by default)."""
     return _pair((StdMeanStd, StdMeanMean), "std_mean", input, dim, unbiased, keepdim, correction)
@@ -615,6 +637,7 @@ class AminmaxMax(_Extreme):
     samples = (Sample(lambda m, a: a.aminmax(dim=1, keepdim=True).max, ((3, 4),)),)
 
 
+@export(method=True, out=True)
 def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
     """``(min, max)`` of all elements, or along ``dim``."""
     input = _tensor(input, "aminmax")
@@ -686,6 +709,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
                   d % len(shape))
 
 
+@export(method=True, out=True)
 def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
     """``linalg_cross`` along ``dim``; without ``dim``, the first dimension of size 3 (PyTorch's
     deprecated default, with its warning)."""
@@ -762,6 +786,7 @@ class Dist(Op):
         return (g if need_a else None, -g if need_b else None)
 
 
+@export(method=True)
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast)."""
     a, b = binary_operands(input, other)
@@ -842,6 +867,7 @@ _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist
                   "donot_use_mm_for_euclid_dist")
 
 
+@export
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each pair of rows of ``x1`` (..., P, M) and ``x2``
@@ -882,11 +908,3 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     a = K.broadcast_to(a, batch + sa[-2:])
     b = K.broadcast_to(b, batch + sb[-2:])
     return apply(Cdist, (x1, x2), (a, b), p=float(p))
-
-
-__all__ = ["isnan", "isinf", "isposinf", "isneginf", "isfinite", "any", "all", "count_nonzero",
-           "isclose", "allclose", "equal", "isin", "nan_to_num", "nan_to_num_", "nansum", "nanmean", "median",
-           "nanmedian", "mode", "var_mean", "std_mean", "aminmax", "cross", "dist", "cdist"]
-METHODS = ("isnan", "isinf", "isposinf", "isneginf", "isfinite", "any", "all", "count_nonzero",
-           "isclose", "allclose", "equal", "nan_to_num", "nan_to_num_", "nansum", "nanmean",
-           "median", "nanmedian", "mode", "aminmax", "cross", "dist")

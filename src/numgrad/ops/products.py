@@ -14,6 +14,7 @@ import numpy as np
 from .._dtype import promote_types, torch_name
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 from ._common import _inplace, _ops, _with_out
 from .._dtype import c_name
@@ -67,9 +68,12 @@ def _tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     return ops.mm(ta, tb).reshape(shape_a + shape_b)
 
 
-tensordot = _with_out(_tensordot, "tensordot")  # (not a Tensor method: out= as PyTorch's)
+tensordot = export(
+    _with_out(_tensordot, "tensordot"),
+    "tensordot")  # (not a Tensor method: out= as PyTorch's)
 
 
+@export(method=True)
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product: blocks ``input[i, j] * other`` (dimensions padded on the left to
     the larger number of either)."""
@@ -89,6 +93,7 @@ def _check_vector(t: Tensor, what="Expect a 1D vector"):
         raise RuntimeError(f"{what}, but got shape {list(t._data.shape)}")
 
 
+@export
 def cartesian_prod(*tensors) -> Tensor:
     """The Cartesian product of 1-D tensors: one row per combination (the 1-D tensor itself for
     one tensor)."""
@@ -103,6 +108,7 @@ def cartesian_prod(*tensors) -> Tensor:
     return ops.stack([g.flatten() for g in grids], 1)
 
 
+@export
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of the 1-D ``input``'s elements, one per row, in
     lexicographic order of positions (``with_replacement``: repeats allowed); as PyTorch, the
@@ -169,6 +175,7 @@ class Baddbmm(Op):
         return g_c, g_a, g_b
 
 
+@export(method=True)
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (``input``
     broadcast; ignored, NaN included, when ``beta`` is 0)."""
@@ -224,6 +231,7 @@ class Addmv(Op):
         return g_c, g_a, g_v
 
 
+@export(method=True)
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)`` (``input`` broadcast)."""
     kernels_for((input, mat, vec), Addmv)  # (PyTorch's error for two devices)
@@ -245,10 +253,10 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
                  alpha=alpha)
 
 
-baddbmm_ = _inplace(baddbmm)
+baddbmm_ = export(_inplace(baddbmm), "baddbmm_", function=False, method=True)
 
 
-addmv_ = _inplace(addmv)
+addmv_ = export(_inplace(addmv), "addmv_", function=False, method=True)
 
 
 @register
@@ -293,6 +301,7 @@ class BlockDiag(Op):
         return tuple(grads)
 
 
+@export
 def block_diag(*tensors) -> Tensor:
     """The tensors (0-d, 1-d rows or 2-d) as the blocks of a block-diagonal matrix, zeros
     elsewhere; the dtype is their promoted one."""
@@ -311,7 +320,3 @@ def block_diag(*tensors) -> Tensor:
         dt = promote_types(dt, t.dtype)
     return apply(BlockDiag, tuple(tensors), tuple(t._data for t in tensors), shapes=tuple(shapes),
                  dtype=dt.np)
-
-
-__all__ = ["addmv", "baddbmm", "block_diag", "cartesian_prod", "combinations", "kron", "tensordot"]
-METHODS = ("kron", "baddbmm", "baddbmm_", "addmv", "addmv_")

@@ -24,6 +24,7 @@ from .._dtype import torch_name
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_of, register
 
 
@@ -371,11 +372,7 @@ def _layer_function(mode: str, name: str, returns: str):
     return layer
 
 
-lstm = _layer_function("LSTM", "lstm", "(output, h_n, c_n)")
-gru = _layer_function("GRU", "gru", "(output, h_n)")
-rnn_tanh = _layer_function("RNN_TANH", "rnn_tanh", "(output, h_n)")
-rnn_relu = _layer_function("RNN_RELU", "rnn_relu", "(output, h_n)")
-
-
-__all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu"]
-METHODS = ()
+lstm = export(_layer_function("LSTM", "lstm", "(output, h_n, c_n)"), "lstm")
+gru = export(_layer_function("GRU", "gru", "(output, h_n)"), "gru")
+rnn_tanh = export(_layer_function("RNN_TANH", "rnn_tanh", "(output, h_n)"), "rnn_tanh")
+rnn_relu = export(_layer_function("RNN_RELU", "rnn_relu", "(output, h_n)"), "rnn_relu")

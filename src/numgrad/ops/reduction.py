@@ -14,6 +14,7 @@ from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import given_dims, keep_given
 from . import _lane
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 from .elementwise import maximum, minimum, where
 from ..creation import full_like
@@ -548,6 +549,7 @@ def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool, data=None) -> Ten
     return _given(apply(op_dim, (input,), (data,), dims=dims, keepdim=keepdim), dim, dims)
 
 
+@export(method=True, out=True)
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     if dtype is not None:
@@ -567,6 +569,7 @@ def _cast_for(input: Tensor, dtype):
     return input.detach().to(dtype)._data
 
 
+@export(method=True, out=True)
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The mean of all elements, or over ``dim``."""
     data = None
@@ -586,6 +589,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     return _reduce(MeanAll, MeanDim, input, dim, keepdim, data)
 
 
+@export(method=True)
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     """The 2-norm (``p='fro'`` or 2) of all elements, or of each slice along ``dim``."""
     if input.dtype._category < FLOAT:
@@ -624,6 +628,7 @@ def _softmax_input(name: str, input: Tensor, dim: int, dtype):
     return data, d
 
 
+@export(method=True, out=True)
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product of all elements, or over dimension ``dim``."""
     if dtype is not None:
@@ -651,6 +656,7 @@ def _no_empty_slice(name: str, shape: tuple, dim, dims: tuple) -> None:
             raise IndexError(f"{name}(): Expected reduction dim {raw} to have non-zero size.")
 
 
+@export(method=True, out=True)
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The maximum over ``dim`` (an int or a tuple; all dimensions if empty)."""
     dims = normalize_dims(dim if dim != () else None, input._data.ndim)
@@ -660,6 +666,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
                   dims)
 
 
+@export(method=True, out=True)
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The minimum over ``dim`` (an int or a tuple; all dimensions if empty)."""
     dims = normalize_dims(dim if dim != () else None, input._data.ndim)
@@ -714,12 +721,14 @@ def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
     return result(values, Tensor._wrap(indices))
 
 
+@export(method=True)
 def max(input: Tensor, dim=None, keepdim: bool = False):
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, the
     elementwise maximum."""
     return _extreme(MaxAll, MaxDim, "ARGMAX", _MaxResult, maximum, input, dim, keepdim)
 
 
+@export(method=True)
 def min(input: Tensor, dim=None, keepdim: bool = False):
     """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor, the
     elementwise minimum."""
@@ -739,11 +748,13 @@ def _arg(code: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return Tensor._wrap(K.arg_reduce_dims(getattr(K, code), data, dims, keepdim))
 
 
+@export(method=True)
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the largest element (of the flattened tensor if ``dim`` is None)."""
     return _arg("ARGMAX", input, dim, keepdim)
 
 
+@export(method=True)
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The index of the smallest element (of the flattened tensor if ``dim`` is None)."""
     return _arg("ARGMIN", input, dim, keepdim)
@@ -782,18 +793,21 @@ def _var_given(out: Tensor, dim, unbiased, correction) -> Tensor:
     return out if node is None else _given(out, dim, node.params["dims"])
 
 
+@export(method=True, out=True)
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The variance over ``dim``, unbiased (``correction=1``) by default."""
     params = _var_args("var", input, dim, unbiased, keepdim, correction)
     return _var_given(apply(Var, (input,), (input._data,), **params), dim, unbiased, correction)
 
 
+@export(method=True, out=True)
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The standard deviation over ``dim``, unbiased (``correction=1``) by default."""
     params = _var_args("std", input, dim, unbiased, keepdim, correction)
     return _var_given(apply(Std, (input,), (input._data,), **params), dim, unbiased, correction)
 
 
+@export(method=True, out=True)
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input)))`` over ``dim``, computed without overflow."""
     data = _float_input(input)
@@ -802,6 +816,7 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
                   dims)
 
 
+@export(method=True, out=True)
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, computed without overflow."""
     data, d = _softmax_input("softmax", input, dim, dtype)
@@ -810,6 +825,7 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     return _given(apply(Softmax, (data,), (data._data,), dim=d), dim, d)
 
 
+@export(method=True, out=True)
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed stably."""
     data, d = _softmax_input("log_softmax", input, dim, dtype)
@@ -818,7 +834,7 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     return _given(apply(LogSoftmax, (data,), (data._data,), dim=d), dim, d)
 
 
-# What numgrad exports as functions, and what Tensor gets as methods.
+@export(function=False, method=True)
 def sum_to_size(input: Tensor, *size) -> Tensor:
     """``input`` summed to ``size`` (which must expand to its shape): over its leading
     dimensions and over those where ``size`` has 1, as a broadcast's gradient is reduced."""
@@ -839,6 +855,7 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     return out.view(size) if lead else out
 
 
+@export(method=True)
 def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """The covariance matrix of the variables in ``input``'s rows (observations in its columns;
     a 1-D input is one variable), with integer frequency and float observation weights, as
@@ -886,6 +903,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
     return (c / norm).squeeze()
 
 
+@export(method=True)
 def corrcoef(input: Tensor) -> Tensor:
     """The Pearson correlation coefficients of the variables in ``input``'s rows (``cov``
     normalised by the standard deviations, clipped to [-1, 1])."""
@@ -920,6 +938,7 @@ def _trapezoid_parts(y: Tensor, x, dim: int, name: str):
     return d, left + right, spacing
 
 
+@export
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The integral of the samples ``y`` along ``dim`` by the trapezoidal rule, at the points
     ``x`` or with the spacing ``dx`` (1 by default), as ATen computes it."""
@@ -938,11 +957,13 @@ def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     return (y.sum(d) - ends * 0.5) * step
 
 
+@export
 def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """``trapezoid`` (its older name)."""
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@export
 def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The running trapezoidal integral of ``y`` along ``dim`` (one element fewer there)."""
     d, pairs, spacing = _trapezoid_parts(y, x, dim, "cumulative_trapezoid")
@@ -950,10 +971,3 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
         return (spacing * pairs).cumsum(d) / 2.0
     step = 1.0 if dx is None and x is None else float(dx if dx is not None else x)
     return (step / 2.0 * pairs).cumsum(d)
-
-
-__all__ = ["sum", "mean", "norm", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
-           "std", "logsumexp", "softmax", "log_softmax"]
-METHODS = tuple(__all__) + ("sum_to_size",)
-__all__ += ["trapezoid", "trapz", "cumulative_trapezoid", "cov", "corrcoef"]
-METHODS += ("cov", "corrcoef")

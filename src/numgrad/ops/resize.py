@@ -7,9 +7,11 @@ import math
 
 from ..tensor import Tensor
 from ..creation import _shape
+from ._names import export
 from .shape import cat
 
 
+@export(function=False, method=True)
 def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
     """``self`` with the shape ``sizes``, in place (the same memory when it holds enough)."""
     shape = _shape(sizes)
@@ -27,10 +29,7 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
     return self
 
 
+@export(method=True)
 def resize_as_(self: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
     """``self.resize_(the_template.shape)``."""
     return resize_(self, tuple(the_template.shape))
-
-
-__all__ = ["resize_as_"]
-METHODS = ("resize_", "resize_as_")

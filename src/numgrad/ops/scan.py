@@ -15,6 +15,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 from .shape import cat
 
@@ -107,15 +108,13 @@ def _scan(op, input: Tensor, dim, dtype) -> Tensor:
     return out
 
 
+@export(method=True, out=True)
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """The cumulative sum along ``dim``: ``out[i] = input[0] + ... + input[i]``."""
     return _scan(Cumsum, input, dim, dtype)
 
 
+@export(method=True, out=True)
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """The cumulative product along ``dim``: ``out[i] = input[0] * ... * input[i]``."""
     return _scan(Cumprod, input, dim, dtype)
-
-
-__all__ = ["cumsum", "cumprod"]
-METHODS = ("cumsum", "cumprod")

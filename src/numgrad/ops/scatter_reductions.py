@@ -16,6 +16,7 @@ import numpy as np
 
 from .._dtype import bool_, int64
 from ..tensor import Tensor, _wrap_dim
+from ._names import export
 from .gather import (
     ADD, MULTIPLY, SET, ScatterAdd, _gather, _index_of, _scatter_checks, _scatter_into_zeros,
     scatter_add,
@@ -137,6 +138,7 @@ def _reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
                  fill=fill)
 
 
+@export(method=True)
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """``src`` reduced into ``input`` at the positions ``index`` names along ``dim``: 'sum',
@@ -157,6 +159,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     return _reduce(input, d, idx, src, reduce, include_self)
 
 
+@export(method=True)
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                  include_self: bool = True) -> Tensor:
     """``source``'s slices along ``dim`` reduced into ``input``'s slices ``index`` names:
@@ -182,18 +185,21 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     return scatter_reduce(input, d, wide, source, reduce, include_self=include_self)
 
 
+@export(function=False, method=True)
 def scatter_reduce_(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
     """``scatter_reduce`` in place."""
     return _write(input, scatter_reduce, dim, index, src, reduce, include_self=include_self)
 
 
+@export(function=False, method=True)
 def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                   include_self: bool = True) -> Tensor:
     """``index_reduce`` in place."""
     return _write(input, index_reduce, dim, index, source, reduce, include_self=include_self)
 
 
+@export
 def _segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, offsets=None,
                     axis: int = 0, unsafe: bool = False, initial=None) -> Tensor:
     """``data`` reduced along ``axis`` over consecutive segments of ``lengths`` (or between
@@ -236,7 +242,3 @@ def _ng():
 def _name(t: Tensor) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
         t.dtype.name, t.dtype.name)
-
-
-__all__ = ["scatter_reduce", "index_reduce", "_segment_reduce"]
-METHODS = ("scatter_reduce", "index_reduce", "scatter_reduce_", "index_reduce_")

@@ -8,6 +8,7 @@ gradient is PyTorch's: ``src`` gets the view of the incoming gradient, ``input``
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ._names import export
 
 
 def _sizes(shape) -> str:
@@ -24,11 +25,13 @@ def _write(input: Tensor, src: Tensor, view_of) -> Tensor:
     return out
 
 
+@export(method=True)
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """``input`` with ``src`` written at ``index`` of ``dim``."""
     return _write(input, src, lambda t: t.select(dim, index))
 
 
+@export(method=True)
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
                   step: int = 1) -> Tensor:
     """``input`` with ``src`` written into ``input[start:end:step]`` along ``dim``."""
@@ -42,11 +45,8 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
     return _write(input, src, lambda t: t[key])
 
 
+@export(method=True)
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     """``input`` with ``src`` written into its diagonal (``offset``, ``dim1``, ``dim2``)."""
     return _write(input, src, lambda t: t.diagonal(offset, dim1, dim2))
-
-
-__all__ = ["select_scatter", "slice_scatter", "diagonal_scatter"]
-METHODS = tuple(__all__)

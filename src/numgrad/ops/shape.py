@@ -11,6 +11,7 @@ from .._dtype import promote_types
 from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import keep_given
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, apply_parts, kernels_for, register
 from .._dtype import dtype as _dtype_class
 from .._dtype import torch_name
@@ -395,6 +396,7 @@ class Repeat(Op):
 
 
 # ------------------------------------------------------------------ public functions
+@export(function=False, method=True)
 def view(input: Tensor, *shape) -> Tensor:
     """The same data with another shape; never copies (raises where a copy would be needed).
     ``view(dtype)``: the same bytes read as another dtype (not differentiable, as PyTorch's)."""
@@ -427,6 +429,7 @@ def _view_dtype(input: Tensor, dtype) -> Tensor:
     return out
 
 
+@export(method=True)
 def reshape(input: Tensor, *shape) -> Tensor:
     """The same data with another shape: a view when the layout allows, else a copy."""
     data = input._data
@@ -440,16 +443,19 @@ def reshape(input: Tensor, *shape) -> Tensor:
     return apply(View, (input,), (data,), shape=shape)
 
 
+@export(function=False, method=True)
 def view_as(input: Tensor, other: Tensor) -> Tensor:
     """``input.view(other.size())``."""
     return view(input, other._data.shape)
 
 
+@export(function=False, method=True)
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:
     """``input.reshape(other.size())``."""
     return reshape(input, other._data.shape)
 
 
+@export(method=True)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Flattens dimensions ``start_dim`` to ``end_dim`` into one."""
     shape = input._data.shape
@@ -463,6 +469,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
+@export(method=True)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swaps dimensions ``dim0`` and ``dim1`` (a view)."""
     nd = input._data.ndim
@@ -475,6 +482,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return out
 
 
+@export(method=True)
 def t(input: Tensor) -> Tensor:
     """Transposes a tensor of at most 2 dimensions."""
     if input._data.ndim > 2:
@@ -482,6 +490,7 @@ def t(input: Tensor) -> Tensor:
     return apply(T, (input,), (input._data,))
 
 
+@export(method=True)
 def permute(input: Tensor, *dims) -> Tensor:
     """Reorders the dimensions (a view)."""
     if not dims:
@@ -504,6 +513,7 @@ def permute(input: Tensor, *dims) -> Tensor:
     return out
 
 
+@export(method=True)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Inserts a dimension of size 1 at ``dim``."""
     d = _wrap_dim(dim, input._data.ndim + 1)
@@ -518,6 +528,7 @@ def _dim_given(out: Tensor, dim, d: int) -> Tensor:
     return out
 
 
+@export(method=True)
 def squeeze(input: Tensor, dim=None) -> Tensor:
     """Removes dimensions of size 1 (all of them, or ``dim`` if it has size 1)."""
     if dim is None:
@@ -536,6 +547,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return _dim_given(apply(Squeeze, (input,), (input._data,), dim=d), dim, d)
 
 
+@export(function=False, method=True)
 def expand(input: Tensor, *sizes) -> Tensor:
     """A view with size-1 dimensions repeated to ``sizes`` (-1 keeps a size)."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
@@ -563,9 +575,11 @@ def expand(input: Tensor, *sizes) -> Tensor:
     return apply(Expand, (input,), (input._data,), shape=tuple(target))
 
 
+@export(function=False, method=True)
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand(input, other._data.shape)
 
+@export(method=True)
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` elements along ``dim`` starting at ``start`` (a view; ``start`` may be a 0-d
     integer tensor)."""
@@ -610,6 +624,7 @@ def _common(tensors):
     return [t._data if t._data.dtype == dt.np else K.cast(t._data, dt.np) for t in tensors]
 
 
+@export(out=True)
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension."""
     if isinstance(tensors, Tensor):
@@ -639,6 +654,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _dim_given(apply(Cat, tuple(tensors), tuple(_common(tensors)), dim=d), dim, d)
 
 
+@export(out=True)
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Stacks tensors of one shape along a new dimension."""
     tensors = list(tensors)
@@ -653,6 +669,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _dim_given(apply(Stack, tuple(tensors), tuple(_common(tensors)), dim=d), dim, d)
 
 
+@export(method=True)
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Splits into chunks of ``split_size`` (the last may be smaller) or of the given sizes."""
     return _split(tensor, split_size_or_sections, dim, (SplitPart, SplitWithSizesPart))
@@ -698,6 +715,7 @@ def _split(tensor: Tensor, split_size_or_sections, dim: int, ops: tuple) -> tupl
     return parts
 
 
+@export(method=True)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Splits into ``chunks`` pieces of (nearly) equal size along ``dim``."""
     return _chunk(input, chunks, dim, (SplitPart, SplitWithSizesPart))
@@ -715,6 +733,7 @@ def _chunk(input: Tensor, chunks: int, dim: int, ops: tuple) -> tuple:
     return _split(input, -(-size // chunks), dim, ops)
 
 
+@export(method=True)
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """``split`` into parts of the given sizes (which must add up to the dimension's)."""
     return split(input, list(split_sizes), dim)
@@ -723,17 +742,20 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
 _UNSAFE = (UnsafeSplitPart, UnsafeSplitWithSizesPart)
 
 
+@export(method=True)
 def unsafe_split(input: Tensor, split_size, dim: int = 0) -> tuple:
     """``split`` (PyTorch's variant whose parts are not views to autograd's checks; here they
     are, and its node names are PyTorch's)."""
     return _split(input, split_size, dim, _UNSAFE)
 
 
+@export(method=True)
 def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """``split_with_sizes``, as ``unsafe_split`` is ``split``."""
     return _split(input, list(split_sizes), dim, _UNSAFE)
 
 
+@export(method=True)
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """``chunk``, as ``unsafe_split`` is ``split``."""
     return _chunk(input, chunks, dim, _UNSAFE)
@@ -766,9 +788,9 @@ def _directional_split(name: str, dim_of):
     return fn
 
 
-hsplit = _directional_split("hsplit", lambda nd: 1 if nd > 1 else 0)
-vsplit = _directional_split("vsplit", lambda nd: 0)
-dsplit = _directional_split("dsplit", lambda nd: 2)
+hsplit = export(_directional_split("hsplit", lambda nd: 1 if nd > 1 else 0), "hsplit", method=True)
+vsplit = export(_directional_split("vsplit", lambda nd: 0), "vsplit", method=True)
+dsplit = export(_directional_split("dsplit", lambda nd: 2), "dsplit", method=True)
 
 
 def _copy_of(view_name: str):
@@ -791,9 +813,10 @@ def _copy_of(view_name: str):
 _COPIES = ("view", "t", "transpose", "unsqueeze", "squeeze", "permute", "expand", "unbind",
            "unfold", "split_with_sizes", "split", "select", "detach")
 for _name in _COPIES:
-    globals()[_name + "_copy"] = _copy_of(_name)
+    globals()[_name + "_copy"] = export(_copy_of(_name), _name + "_copy")
 
 
+@export
 def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:
     """``narrow``'s values in new memory, with PyTorch's own checks of ``narrow_copy`` (a ``dim``
     past the last and a negative ``length`` are refused in its words)."""
@@ -810,11 +833,13 @@ def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:
     return narrow(input, dim, start, length).clone()
 
 
+@export
 def alias_copy(input: Tensor) -> Tensor:
     """A copy of ``input`` (PyTorch's ``alias_copy``)."""
     return input.clone()
 
 
+@export(function=False, method=True)
 def repeat(input: Tensor, *repeats) -> Tensor:
     """The tensor tiled ``repeats`` times along each dimension."""
     if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)):
@@ -825,14 +850,3 @@ def repeat(input: Tensor, *repeats) -> Tensor:
             "tensor"
         )
     return apply(Repeat, (input,), (input._data,), repeats=tuple(int(r) for r in repeats))
-
-
-# What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["reshape", "flatten", "transpose", "t", "permute", "unsqueeze", "squeeze", "narrow",
-           "cat", "stack", "split", "chunk", "split_with_sizes", "unsafe_split",
-           "unsafe_split_with_sizes", "unsafe_chunk", "hsplit", "vsplit", "dsplit", "alias_copy", "narrow_copy"] + [
-               n + "_copy" for n in _COPIES]
-METHODS = ("view", "view_as", "reshape", "reshape_as", "flatten", "transpose", "t", "permute",
-           "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "split", "chunk", "repeat",
-           "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "hsplit",
-           "vsplit", "dsplit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .._dtype import torch_name
 from ..tensor import Tensor
+from ._names import export
 from .elementwise import where
 from ._common import _as_tensor_like, _ng, _tensor_only
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from .._typing import TensorBinaryOp
 
 
+@export(method=True)
 def sgn(input: Tensor) -> Tensor:
     """The sign: ``z / |z|`` of a complex element (0 at 0), ``sign`` of a real one."""
     if input.dtype.is_complex:
@@ -23,6 +25,7 @@ def sgn(input: Tensor) -> Tensor:
     return sign(input)
 
 
+@export(method=True)
 def signbit(input: Tensor) -> Tensor:
     """Whether each element's sign bit is set: negative numbers and -0.0 (a bool tensor)."""
     if not input.dtype.is_floating_point:
@@ -30,6 +33,7 @@ def signbit(input: Tensor) -> Tensor:
     return (input < 0) | ((input == 0) & (input.detach().reciprocal() < 0))
 
 
+@export(method=True)
 def copysign(input, other) -> Tensor:
     """``|input|`` with the sign of ``other`` (its sign bit: -0.0 counts as negative), in a float
     dtype; the gradient reaches ``input`` (0 where it is 0)."""
@@ -63,10 +67,11 @@ def _nan_ignoring(name: str, keep_first):
     return fn
 
 
-fmax: TensorBinaryOp = _nan_ignoring("fmax", lambda a, b: a >= b)
-fmin: TensorBinaryOp = _nan_ignoring("fmin", lambda a, b: a <= b)
+fmax: TensorBinaryOp = export(_nan_ignoring("fmax", lambda a, b: a >= b), "fmax", method=True)
+fmin: TensorBinaryOp = export(_nan_ignoring("fmin", lambda a, b: a <= b), "fmin", method=True)
 
 
+@export(method=True)
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """0 where ``input`` < 0, ``values`` where it is 0, 1 where > 0 (not differentiable)."""
     _tensor_only("heaviside", input, values)
@@ -74,7 +79,3 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     x, v = input.detach(), values.detach()
     return where(x == 0, v, (x > 0).to(x.dtype))
-
-
-__all__ = ["sgn", "signbit", "copysign", "fmax", "fmin", "heaviside"]
-METHODS = ("sgn", "signbit", "copysign", "fmax", "fmin", "heaviside")

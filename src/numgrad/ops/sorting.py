@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
+from ._names import export
 from .reduction import _ValuesIndices
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -83,6 +84,7 @@ def _checked(input: Tensor, dim):
     return data, d
 
 
+@export(method=True)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None):
     """``(values, indices)``: ``input`` sorted along ``dim`` (ascending unless ``descending``;
     always stable, whatever ``stable`` says; NaN largest)."""
@@ -96,6 +98,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None)
     return _SortResult(out, Tensor._wrap(indices))
 
 
+@export(method=True)
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
             stable: bool = False) -> Tensor:
     """The indices that sort ``input`` along ``dim`` (int64)."""
@@ -103,11 +106,13 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
     return Tensor._wrap(kernels_for((input,)).sort_dim(data, d, bool(descending))[1])
 
 
+@export(method=True)
 def msort(input: Tensor) -> Tensor:
     """``input`` sorted along its first dimension."""
     return sort(input, 0)[0]
 
 
+@export(method=True)
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along
     ``dim``, in order (also with ``sorted=False``)."""
@@ -125,7 +130,3 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if d != dim:  # (PyTorch's node shows the dim as given)
         keep_given(out, dim=int(dim))
     return _TopkResult(out, Tensor._wrap(indices))
-
-
-__all__ = ["sort", "argsort", "msort", "topk"]
-METHODS = ("sort", "argsort", "msort", "topk")

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dispatch
 from ..tensor import Tensor
+from ._names import export
 from ._promote import binary_operands, floating_operand
 from .elementwise import where
 from .registry import Sample, apply, kernels_for
@@ -41,11 +42,13 @@ def Erfc(ctx, grad):
     return ((-(a * a)).exp() * -_TWO_OVER_SQRT_PI * grad,)
 
 
+@export(method=True, out=True)
 def erf(input: Tensor) -> Tensor:
     """The error function of each element (integers give the default float dtype)."""
     return apply(Erf, (input,), (floating_operand(input),))
 
 
+@export(method=True, out=True)
 def erfc(input: Tensor) -> Tensor:
     """``1 - erf(x)``, accurate where ``erf(x)`` is near 1."""
     return apply(Erfc, (input,), (floating_operand(input),))
@@ -83,16 +86,19 @@ def Polygamma(ctx, grad):
     return (grad * polygamma(ctx.params["n"] + 1, a),)
 
 
+@export(method=True)
 def lgamma(input: Tensor) -> Tensor:
     """The log of the absolute value of the gamma function (inf at the poles)."""
     return apply(Lgamma, (input,), (floating_operand(input),))
 
 
+@export(method=True)
 def digamma(input: Tensor) -> Tensor:
     """The derivative of ``lgamma`` (-inf at 0, NaN at the negative integers)."""
     return apply(Digamma, (input,), (floating_operand(input),))
 
 
+@export
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of ``digamma``."""
     if not isinstance(input, Tensor):
@@ -107,6 +113,7 @@ def _polygamma_method(input: Tensor, n: int) -> Tensor:
     return polygamma(n, input)
 
 
+@export(method=True)
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The log of the multivariate gamma function of dimension ``p``:
     ``p (p - 1) / 4 log(pi) + sum_j lgamma(input - j / 2)``, every element above (p - 1) / 2."""
@@ -216,11 +223,13 @@ def _bessel(op, input: Tensor) -> Tensor:
     return apply(op, (input,), (floating_operand(input),))
 
 
+@export(method=True)
 def erfinv(input: Tensor) -> Tensor:
     """The inverse error function (+-inf at +-1, NaN outside [-1, 1])."""
     return apply(Erfinv, (input,), (floating_operand(input),))
 
 
+@export(method=True)
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, of order 0."""
     return _bessel(I0, input)
@@ -335,6 +344,7 @@ def XlogyScalarOther(ctx, grad):
     return _Xlogy.backward(ctx, grad)
 
 
+@export(method=True, out=True)
 def xlogy(input, other) -> Tensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); integers give
     the default float dtype."""
@@ -346,7 +356,3 @@ def xlogy(input, other) -> Tensor:
         t = Tensor._wrap(kernels_for((input,)).full((), b, a.dtype))
         return apply(XlogyScalarOther, (input, t), (a, t._data), other=float(other))
     return apply(Xlogy, (input, other), (a, b))
-
-
-__all__ = ["erf", "erfc", "xlogy", "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0"]
-METHODS = ("erf", "erfc", "xlogy", "lgamma", "digamma", "mvlgamma", "erfinv", "i0")

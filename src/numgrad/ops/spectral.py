@@ -7,12 +7,14 @@ from __future__ import annotations
 import warnings
 
 from ..tensor import Tensor
+from ._names import export
 import numgrad
 
 _RETURN_COMPLEX = ("stft requires the return_complex parameter be given for real inputs, and will "
                    "further require that return_complex=True in a future PyTorch release.")
 
 
+@export(method=True)
 def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
          window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
          normalized: bool = False, onesided: bool | None = None,
@@ -83,7 +85,3 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
                   "raise an error.\nNote: you can still call torch.view_as_real on the complex "
                   "output to recover the old return format.", UserWarning, stacklevel=2)
     return numgrad.view_as_real(out)
-
-
-__all__ = ["stft"]
-METHODS = ("stft",)

@@ -15,6 +15,7 @@ import numpy as np
 from ..tensor import Tensor
 import numgrad
 from ..autograd import grad_mode
+from ._names import export
 from .registry import _view_of
 from .indexing import index_put
 
@@ -66,6 +67,7 @@ def _positions(size: tuple, stride: tuple, offset: int) -> np.ndarray:
     return out
 
 
+@export(method=True)
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """The elements of ``input``'s memory at ``storage_offset + sum(i_d stride_d)`` (``input``'s
     own offset by default), as a tensor of ``size``."""
@@ -92,11 +94,13 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     return memory[numgrad.from_numpy(_positions(size, stride, offset))]
 
 
+@export
 def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """``as_strided`` in new memory."""
     return as_strided(input, size, stride, storage_offset).clone()
 
 
+@export(method=True)
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
     """A copy of ``input`` (in new contiguous memory) with ``src`` written into its
     ``as_strided(size, stride, storage_offset)`` view."""
@@ -108,7 +112,3 @@ def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=
     where = numgrad.from_numpy(_positions(size, stride, offset).reshape(-1))
     out = index_put(input.reshape(-1), (where,), src.reshape(-1))
     return out.reshape(input.shape)
-
-
-__all__ = ["as_strided", "as_strided_copy", "as_strided_scatter"]
-METHODS = ("as_strided", "as_strided_scatter")

@@ -18,6 +18,7 @@ import numpy as np
 from ..autograd.graph import keep_given
 from ..creation import arange
 from ..tensor import Tensor, _wrap_dim
+from ._names import alias, export
 from ._promote import broadcast_shapes
 from .gather import ADD as _SCATTER_ADD
 from .index_writes import _wide
@@ -94,22 +95,26 @@ def _tri(op, name: str, input: Tensor, diagonal) -> Tensor:
     return apply(op, (input,), (input._data,), diagonal=k)
 
 
+@export(method=True, out=True)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dimensions (from diagonal ``diagonal``), zeros above."""
     return _tri(Tril, "tril", input, diagonal)
 
 
+@export(method=True, out=True)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dimensions (from diagonal ``diagonal``), zeros below."""
     return _tri(Triu, "triu", input, diagonal)
 
 
+@export(function=False, method=True)
 def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
     """``tril`` in place."""
     _tri(Tril, "tril", input.detach(), diagonal)  # (the checks, before anything is written)
     return _write(input, tril, diagonal, saves_self=False)
 
 
+@export(function=False, method=True)
 def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
     """``triu`` in place."""
     _tri(Triu, "triu", input.detach(), diagonal)
@@ -228,6 +233,7 @@ class UnfoldBackward(Op):
         return (unfold(grad, p["dim"], p["size"], p["step"]),)
 
 
+@export(function=False, method=True)
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """The windows of ``size`` elements every ``step`` along ``dimension``, as a view: that
     dimension counts the windows, a new last one holds each window's elements."""
@@ -244,6 +250,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return apply(Unfold, (input,), (input._data,), dim=dim, size=int(size), step=int(step))
 
 
+@export(aten=True)
 def unfold_backward(grad_in: Tensor, input_sizes, dim: int, size: int, step: int) -> Tensor:
     """ATen's ``unfold_backward``: the gradient of ``unfold`` for an input of ``input_sizes``."""
     sizes = tuple(int(s) for s in input_sizes)
@@ -303,6 +310,7 @@ def _diagonal_dims(input: Tensor, dim1: int, dim2: int) -> tuple:
     return d1, d2
 
 
+@export(method=True)
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal ``offset`` of dimensions ``dim1`` and ``dim2``, appended as the last
     dimension (a view)."""
@@ -315,6 +323,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return out
 
 
+@export
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``diagonal`` in new memory."""
     _tensor_arg("diagonal_copy", input)
@@ -322,6 +331,7 @@ def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) 
     return apply(DiagonalCopy, (input,), (input._data,), offset=int(offset), dim1=d1, dim2=d2)
 
 
+@export(aten=True)
 def diagonal_backward(grad_output: Tensor, input_sizes, offset: int, dim1: int,
                       dim2: int) -> Tensor:
     """ATen's ``diagonal_backward``: zeros of ``input_sizes`` with ``grad_output`` on the
@@ -338,6 +348,7 @@ def diagonal_backward(grad_output: Tensor, input_sizes, offset: int, dim1: int,
                  offset=int(offset), dim1=d1, dim2=d2)
 
 
+@export(method=True)
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """A tensor whose diagonals ``offset`` of ``dim1`` and ``dim2`` hold the last dimension of
     ``input`` (zeros elsewhere)."""
@@ -354,6 +365,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return apply(DiagEmbed, (input,), (data,), shape=out, offset=int(offset), dim1=d1, dim2=d2)
 
 
+@export(method=True, out=True)
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's square matrix with it on diagonal ``diagonal``, or a matrix's diagonal
     ``diagonal`` (a copy)."""
@@ -367,6 +379,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
 
 
+@export(method=True)
 def trace(input: Tensor) -> Tensor:
     """The sum of a matrix's main diagonal (integers summed as int64)."""
     _tensor_arg("trace", input)
@@ -430,6 +443,7 @@ class Roll(Op):
         return (roll(grad, tuple(-s for s in p["shifts"]), p["dims"]),)
 
 
+@export(method=True)
 def flip(input: Tensor, *args, dims=None) -> Tensor:
     """The elements in reverse order along ``dims`` (a copy)."""
     _tensor_arg("flip", input)
@@ -449,6 +463,7 @@ def flip(input: Tensor, *args, dims=None) -> Tensor:
     return out
 
 
+@export(method=True)
 def fliplr(input: Tensor) -> Tensor:
     """The columns in reverse order (``flip(input, 1)``)."""
     _tensor_arg("fliplr", input)
@@ -457,6 +472,7 @@ def fliplr(input: Tensor) -> Tensor:
     return flip(input, 1)
 
 
+@export(method=True)
 def flipud(input: Tensor) -> Tensor:
     """The rows in reverse order (``flip(input, 0)``)."""
     _tensor_arg("flipud", input)
@@ -465,6 +481,7 @@ def flipud(input: Tensor) -> Tensor:
     return flip(input, 0)
 
 
+@export(method=True)
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """The elements shifted by ``shifts`` along ``dims``, wrapping around; without ``dims``, the
     flattened tensor's, in the input's shape."""
@@ -496,6 +513,7 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 
 # ------------------------------------------------------------------ composed of other ops
+@export(method=True, out=True)
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two vectors (``input[:, None] * vec2``, as PyTorch)."""
     _tensor_arg("outer", input)
@@ -506,9 +524,10 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return input.reshape(-1, 1) * vec2
 
 
-ger = outer
+ger = alias(outer, "ger")
 
 
+@export(method=True)
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     """The tensor rotated by ``k`` quarter turns in the plane of ``dims``, from the first
     towards the second (flips and a transpose, as PyTorch composes it)."""
@@ -533,12 +552,14 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     return input.clone()
 
 
+@export(method=True)
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A square matrix with the flattened ``input`` on its ``offset``-th diagonal."""
     _tensor_arg("diagflat", input)
     return diag(input.reshape(-1), offset)
 
 
+@export(method=True)
 def movedim(input: Tensor, source, destination) -> Tensor:
     """The dimensions ``source`` moved to the positions ``destination``, the others kept in their
     order (a view, through ``permute``)."""
@@ -566,19 +587,22 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     return input.permute(tuple(x if x is not None else next(rest) for x in order))
 
 
-moveaxis = movedim
+moveaxis = alias(movedim, "moveaxis")
 
 
+@export(method=True)
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     """``transpose(input, axis0, axis1)`` (NumPy's name)."""
     return input.transpose(axis0, axis1)
 
 
+@export(method=True)
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose(input, dim0, dim1)``."""
     return input.transpose(dim0, dim1)
 
 
+@export(method=True)
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Dimension ``dim`` split into ``sizes`` (one may be -1; a view)."""
     _tensor_arg("unflatten", input)
@@ -607,6 +631,7 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     return input.view(shape[:d] + tuple(sizes) + shape[d + 1:])
 
 
+@export(method=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Each element (each slice along ``dim``) repeated ``repeats`` times (an int, or a tensor
     of one count per slice); without ``dim``, of the flattened tensor. ``repeat_interleave(r)``
@@ -659,6 +684,7 @@ def _repeat_index(repeats: Tensor):
     return kernels_for((repeats,)).structure.repeat_index(data)
 
 
+@export(method=True)
 def tile(input: Tensor, *args, dims=None) -> Tensor:
     """``input`` repeated ``dims`` times along each dimension (``dims`` padded with leading 1s
     to the input's rank; ``Tensor.repeat`` otherwise)."""
@@ -681,6 +707,7 @@ def _tensors(args, what: str) -> list:
     return list(args)
 
 
+@export
 def atleast_1d(*tensors):
     """Each tensor with at least one dimension (a 0-d one reshaped to ``(1,)``)."""
     ts = _tensors(tensors, "atleast_1d")
@@ -688,6 +715,7 @@ def atleast_1d(*tensors):
     return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
 
 
+@export
 def atleast_2d(*tensors):
     """Each tensor with at least two dimensions (a vector as one row)."""
     ts = _tensors(tensors, "atleast_2d")
@@ -696,6 +724,7 @@ def atleast_2d(*tensors):
     return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
 
 
+@export
 def atleast_3d(*tensors):
     """Each tensor with at least three dimensions: ``(1, 1, 1)``, ``(1, n, 1)``, ``(n, m, 1)``."""
     ts = _tensors(tensors, "atleast_3d")
@@ -714,36 +743,42 @@ def _nonempty(tensors, name: str) -> list:
     return tensors
 
 
+@export(out=True)
 def hstack(tensors) -> Tensor:
     """The tensors joined column-wise (along dimension 1; 0 for vectors)."""
     ts = list(atleast_1d(_nonempty(tensors, "hstack")))
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
 
 
+@export(out=True)
 def vstack(tensors) -> Tensor:
     """The tensors joined row-wise (vectors as rows)."""
     return cat(list(atleast_2d(_nonempty(tensors, "vstack"))), 0)
 
 
-row_stack = vstack
+row_stack = export(vstack, "row_stack")
 
 
+@export(out=True)
 def dstack(tensors) -> Tensor:
     """The tensors joined depth-wise (along dimension 2, after ``atleast_3d``)."""
     return cat(list(atleast_3d(_nonempty(tensors, "dstack"))), 2)
 
 
+@export(out=True)
 def column_stack(tensors) -> Tensor:
     """The tensors as columns (0-d and 1-d ones as ``(n, 1)``), joined along dimension 1."""
     ts = _nonempty(tensors, "column_stack")
     return hstack([t.reshape(t._data.size, 1) if t._data.ndim <= 1 else t for t in ts])
 
 
+@export(out=True)
 def concat(tensors, dim: int = 0) -> Tensor:
     """``cat`` (an alias)."""
     return cat(tensors, dim)
 
 
+@export(out=True)
 def concatenate(tensors, axis: int = 0, *, dim=None) -> Tensor:
     """``cat`` (an alias, NumPy's ``axis``)."""
     return cat(tensors, axis if dim is None else dim)
@@ -753,6 +788,7 @@ _MESHGRID_WARNING = ("torch.meshgrid: in an upcoming release, it will be require
                      "indexing argument.")
 
 
+@export
 def meshgrid(*tensors, indexing=None) -> tuple:
     """Coordinate grids of 0-d or 1-d tensors: with ``indexing='ij'`` (the default, with
     PyTorch's warning when not given) grid ``i`` varies along dimension ``i``; with ``'xy'``
@@ -788,6 +824,7 @@ def meshgrid(*tensors, indexing=None) -> tuple:
     return tuple(grids)
 
 
+@export
 def broadcast_tensors(*tensors) -> tuple:
     """The tensors expanded to their common broadcast shape (views; one already of that shape is
     returned as it is)."""
@@ -798,18 +835,21 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(t if tuple(t._data.shape) == shape else t.expand(shape) for t in ts)
 
 
+@export(method=True)
 def broadcast_to(input: Tensor, size) -> Tensor:
     """``input`` expanded to ``size`` (a view, as ``expand``)."""
     _tensor_arg("broadcast_to", input)
     return input.expand(tuple(size))
 
 
+@export(method=True)
 def ravel(input: Tensor) -> Tensor:
     """The elements as a vector: a view of a contiguous tensor, else of a contiguous copy."""
     _tensor_arg("ravel", input)
     return input.contiguous().view(-1)
 
 
+@export(method=True, out=True)
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     """The values of ``input`` at ``indices`` along ``dim`` (broadcast against each other);
     without ``dim``, of the flattened tensor."""
@@ -840,31 +880,19 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
 
 
 # ------------------------------------------------------------------ predicates and sizes
+@export
 def numel(input: Tensor) -> int:
     """The number of elements."""
     return _tensor_arg("numel", input)._data.size
 
 
+@export
 def is_tensor(obj) -> bool:
     """Whether ``obj`` is a Tensor."""
     return isinstance(obj, Tensor)
 
 
+@export
 def is_floating_point(input: Tensor) -> bool:
     """Whether the tensor's dtype is a floating-point one."""
     return _tensor_arg("is_floating_point", input).dtype.is_floating_point
-
-
-# What numgrad exports as functions, and what Tensor gets as methods.
-__all__ = ["tril", "triu", "diag", "diagonal", "diagonal_copy", "diag_embed", "trace", "flip",
-           "fliplr", "flipud", "roll", "outer", "ger", "movedim", "moveaxis", "swapaxes",
-           "rot90", "diagflat",
-           "swapdims", "unflatten", "repeat_interleave", "tile", "atleast_1d", "atleast_2d",
-           "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack", "concat",
-           "concatenate", "meshgrid", "broadcast_tensors", "broadcast_to", "ravel",
-           "take_along_dim", "numel",
-           "is_tensor", "is_floating_point"]
-METHODS = ("tril", "triu", "tril_", "triu_", "diag", "diagonal", "diag_embed", "trace", "flip",
-           "fliplr", "flipud", "roll", "outer", "ger", "movedim", "moveaxis", "swapaxes",
-           "swapdims", "unflatten", "repeat_interleave", "tile", "take_along_dim", "broadcast_to",
-           "ravel", "unfold", "rot90", "diagflat")

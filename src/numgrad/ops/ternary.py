@@ -10,6 +10,7 @@ import numpy as np
 
 from .._dtype import result_type
 from ..tensor import Tensor
+from ._names import export
 from ._promote import _as, binary_operands, broadcast_shapes
 from .elementwise import where
 from .loss import _type_name
@@ -118,6 +119,7 @@ def LerpTensor(ctx, grad):
             (grad * (b - a) if need_w else None))
 
 
+@export(method=True, out=True)
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` a number or a tensor (all broadcast)."""
     for name, t in (("end", end), ("weight", weight)):
@@ -209,6 +211,7 @@ def _addc(op, name: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value)
     return apply(op, operands, tuple(_as(t, dt.np) for t in operands), value=number)
 
 
+@export(method=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcast together (not of bool tensors alone,
     as PyTorch's CPU kernel has none for them)."""
@@ -218,6 +221,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
     return _addc(Addcmul, "addcmul", input, tensor1, tensor2, value)
 
 
+@export(method=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """``input + value * tensor1 / tensor2``, broadcast together; integer ``tensor1`` and
     ``tensor2`` are refused, as PyTorch refuses them."""
@@ -225,7 +229,3 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
             and tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu"):
         raise RuntimeError(_ADDCDIV_INTEGER)
     return _addc(Addcdiv, "addcdiv", input, tensor1, tensor2, value)
-
-
-__all__ = ["lerp", "addcmul", "addcdiv"]
-METHODS = ("lerp", "addcmul", "addcdiv")

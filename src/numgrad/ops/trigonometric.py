@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
+from ._names import alias, export
 from ._promote import binary_operands
 from .elementwise import where
 from .registry import Sample, apply
@@ -37,6 +38,7 @@ def Atan2(ctx, grad):
     return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
 
 
+@export(method=True, out=True)
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point ``(other, input)``, elementwise (integers give the default float
     dtype)."""
@@ -45,7 +47,7 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     return apply(Atan2, (input, other), (a, b))
 
 
-arctan2 = atan2
+arctan2 = alias(atan2, "arctan2")
 
 
 # ------------------------------------------------------------------ inverse and hyperbolic trig
@@ -132,20 +134,47 @@ def Rad2Deg(ctx, grad):
     return (grad * (180.0 / math.pi),)
 
 
-asin: UnaryOp = _float_unary(Asin, "The arcsine of each element (integers give the default float dtype).")
-acos: UnaryOp = _float_unary(Acos, "The arccosine of each element.")
-atan: UnaryOp = _float_unary(Atan, "The arctangent of each element.")
-sinh: UnaryOp = _float_unary(Sinh, "The hyperbolic sine of each element.")
-cosh: UnaryOp = _float_unary(Cosh, "The hyperbolic cosine of each element.")
-asinh: UnaryOp = _float_unary(Asinh, "The inverse hyperbolic sine of each element.")
-acosh: UnaryOp = _float_unary(Acosh, "The inverse hyperbolic cosine of each element.")
-atanh: UnaryOp = _float_unary(Atanh, "The inverse hyperbolic tangent of each element.")
+asin: UnaryOp = export(
+    _float_unary(Asin, "The arcsine of each element (integers give the default float dtype)."),
+    "asin", method=True, out=True)
+acos: UnaryOp = export(
+    _float_unary(Acos, "The arccosine of each element."),
+    "acos", method=True, out=True)
+atan: UnaryOp = export(
+    _float_unary(Atan, "The arctangent of each element."),
+    "atan", method=True, out=True)
+sinh: UnaryOp = export(
+    _float_unary(Sinh, "The hyperbolic sine of each element."),
+    "sinh", method=True, out=True)
+cosh: UnaryOp = export(
+    _float_unary(Cosh, "The hyperbolic cosine of each element."),
+    "cosh", method=True, out=True)
+asinh: UnaryOp = export(
+    _float_unary(Asinh, "The inverse hyperbolic sine of each element."),
+    "asinh", method=True, out=True)
+acosh: UnaryOp = export(
+    _float_unary(Acosh, "The inverse hyperbolic cosine of each element."),
+    "acosh", method=True, out=True)
+atanh: UnaryOp = export(
+    _float_unary(Atanh, "The inverse hyperbolic tangent of each element."),
+    "atanh", method=True, out=True)
 
 
-sinc: UnaryOp = _float_unary(Sinc, "``sin(pi x) / (pi x)``, 1 at 0, elementwise.")
-deg2rad: UnaryOp = _float_unary(Deg2Rad, "Degrees to radians, elementwise.")
-rad2deg: UnaryOp = _float_unary(Rad2Deg, "Radians to degrees, elementwise.")
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+sinc: UnaryOp = export(
+    _float_unary(Sinc, "``sin(pi x) / (pi x)``, 1 at 0, elementwise."),
+    "sinc", method=True, out=True)
+deg2rad: UnaryOp = export(
+    _float_unary(Deg2Rad, "Degrees to radians, elementwise."),
+    "deg2rad", method=True, out=True)
+rad2deg: UnaryOp = export(
+    _float_unary(Rad2Deg, "Radians to degrees, elementwise."),
+    "rad2deg", method=True)
+arcsin = alias(asin, "arcsin")
+arccos = alias(acos, "arccos")
+arctan = alias(atan, "arctan")
+arcsinh = alias(asinh, "arcsinh")
+arccosh = alias(acosh, "arccosh")
+arctanh = alias(atanh, "arctanh")
 
 
 # ------------------------------------------------------------------ hypot
@@ -158,17 +187,10 @@ def Hypot(ctx, grad):
     return ((grad * a / out if need_a else None), (grad * b / out if need_b else None))
 
 
+@export(method=True, out=True)
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)``, elementwise, without overflow (floats only)."""
     _tensor_only("hypot", input, other)
     a, b = binary_operands(input, other)
     _not_for("hypot", Tensor._wrap(a), "biu")
     return apply(Hypot, (input, other), (a, b))
-
-
-__all__ = ["arctan2", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-           "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sinc", "deg2rad",
-           "rad2deg", "hypot"]
-METHODS = ("atan2", "arctan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-           "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sinc", "deg2rad",
-           "rad2deg", "hypot")

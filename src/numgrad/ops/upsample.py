@@ -23,6 +23,7 @@ import warnings
 from .._dtype import torch_name
 from ..tensor import Tensor
 from . import _jvp
+from ._names import alias, export
 from .registry import Op, Sample, apply, kernels_for, register
 from . import pooling
 
@@ -182,6 +183,7 @@ UpsampleBilinear2dAa.adjoint = UpsampleBilinear2dAaBackward
 UpsampleBilinear2dAaBackward.adjoint = UpsampleBilinear2dAa
 
 
+@export(aten=True)
 def _upsample_bilinear2d_aa(input: Tensor, output_size, align_corners: bool, scales_h=None,
                             scales_w=None, *, scale_factors=None) -> Tensor:
     """ATen's ``_upsample_bilinear2d_aa`` (``output_size``, ``scales_h``, ``scales_w``) and its
@@ -449,6 +451,7 @@ def _factor(value, name: str, arg: str) -> int:
     return int(value)
 
 
+@export
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """Rearranges ``(*, C*r*r, H, W)`` into ``(*, C, H*r, W*r)`` (``r = upscale_factor``)."""
     if not isinstance(input, Tensor):
@@ -469,6 +472,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     return apply(PixelShuffle, (input,), (input._data,), factor=r)
 
 
+@export
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """Rearranges ``(*, C, H*r, W*r)`` into ``(*, C*r*r, H, W)`` (``r = downscale_factor``)."""
     if not isinstance(input, Tensor):
@@ -492,6 +496,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 FUNCTIONAL = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
               "pixel_shuffle", "pixel_unshuffle"]
+@export
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Rearranges ``(N, C, *)``'s channels from ``groups`` groups of ``C / groups`` into
     ``C / groups`` groups of ``groups`` (a reshape, a transpose and a reshape)."""
@@ -509,8 +514,4 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return grouped.transpose(1, 2).reshape(n, c, *rest)
 
 
-native_channel_shuffle = channel_shuffle
-
-__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle",  # (torch.pixel_shuffle ...)
-           "native_channel_shuffle"]
-METHODS = ()
+native_channel_shuffle = alias(channel_shuffle, "native_channel_shuffle")

@@ -14,9 +14,11 @@ from ._common import _ops
 from .._dtype import get_default_dtype
 from ..tensor import Size
 from ..creation import _check_space_args, _finish
+from ._names import export
 
 
 # ------------------------------------------------------------------ composed as PyTorch composes
+@export(method=True)
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = x[i + 1] - x[i]``), after
     ``prepend`` and ``append`` are concatenated to ``input`` along ``dim``."""
@@ -50,6 +52,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
 
 
 # ------------------------------------------------------------------ small utilities
+@export
 def dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``torch.dropout``: ``nn.functional.dropout`` with PyTorch's RuntimeError for ``p``."""
     if p < 0 or p > 1:
@@ -59,11 +62,13 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:
     return F.dropout(input, p, train)
 
 
+@export
 def detach(input: Tensor) -> Tensor:
     """``input``'s data without its history (a view that never requires grad)."""
     return input.detach()
 
 
+@export
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` values ``base ** t`` for ``t`` evenly spaced from ``start`` to ``end``,
@@ -88,6 +93,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     return _finish(np.ascontiguousarray(values.astype(kind)), requires_grad, device)
 
 
+@export
 def broadcast_shapes(*shapes):
     """The shape that tensors of ``shapes`` broadcast to (``numgrad.Size``), with PyTorch's
     error for shapes that do not broadcast."""
@@ -111,6 +117,7 @@ def broadcast_shapes(*shapes):
     return Size(out)
 
 
+@export(method=True)
 def is_nonzero(input: Tensor) -> bool:
     """Whether the one-element tensor ``input`` is not zero (PyTorch's errors otherwise)."""
     n = input._data.size
@@ -121,6 +128,7 @@ def is_nonzero(input: Tensor) -> bool:
     return bool(input.item() != 0)
 
 
+@export
 def typename(obj) -> str:
     """The type of ``obj`` as a string: a tensor's legacy type (``numgrad.FloatTensor``), else
     its module and qualified name."""
@@ -137,7 +145,3 @@ def typename(obj) -> str:
     if module in ("", "builtins"):
         return qualname
     return f"{module}.{qualname}"
-
-
-__all__ = ["broadcast_shapes", "detach", "diff", "dropout", "is_nonzero", "logspace", "typename"]
-METHODS = ("diff", "is_nonzero")

@@ -1,0 +1,98 @@
+"""Which names each op gives, declared once beside its public function; every list derives from it.
+
+``@export(method=True, out=True)`` above a family's function says what that function is:
+
+- ``function`` (default True): ``numgrad.<name>`` (the name joins its module's ``__all__``);
+- ``method``: ``Tensor.<name>`` (``ops.METHODS``, bound by ``numgrad/__init__.py``);
+- ``out``: ``numgrad.<name>(..., out=t)`` (``_out.install`` wraps the public function);
+- ``aten``: ``numgrad.ops.<name>`` only (ATen's backward ops and the like, ``torch.ops.aten``'s
+  names that are not ``torch.<name>``).
+
+A name bound by assignment is declared on its value, ``tanh_ = export(_inplace_form("tanh"),
+"tanh_", method=True)``, and a second name of the same function, with the same flags, by
+``multiply = alias(mul, "multiply")``. ``EXPORTS`` (module -> name -> ``Flags``, in declaration
+order) is the one table: ``ops._load_families`` reads ``functions``/``methods``/``aten_names``
+from it, ``_out.install`` reads ``out_names``. This module imports nothing of numgrad's.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, NamedTuple, TypeVar, overload
+
+F = TypeVar("F")
+
+
+class Flags(NamedTuple):
+    function: bool  # numgrad.<name>
+    method: bool  # Tensor.<name>
+    out: bool  # numgrad.<name>(..., out=t)
+    aten: bool  # numgrad.ops.<name> only
+
+
+EXPORTS: dict[str, dict[str, Flags]] = {}  # module name -> exported name -> flags
+
+
+@overload
+def export(fn: F, name: str | None = None, *, function: bool = True, method: bool = False,
+           out: bool = False, aten: bool = False) -> F: ...
+
+
+@overload
+def export(fn: None = None, name: str | None = None, *, function: bool = True,
+           method: bool = False, out: bool = False, aten: bool = False) -> Callable[[F], F]: ...
+
+
+def export(fn: Any = None, name: str | None = None, *, function: bool = True,
+           method: bool = False, out: bool = False, aten: bool = False) -> Any:
+    """Declares ``fn`` as ``name`` (default ``fn.__name__``) of the calling module, with the given
+    flags, and returns it unchanged; without ``fn``, a decorator that does so."""
+    module = sys._getframe(1).f_globals  # (the family module's namespace: its body calls this)
+    flags = Flags(function and not aten, method, out, aten)
+
+    def declare(f: Any) -> Any:
+        _declare(module, name or f.__name__, flags)
+        return f
+
+    return declare if fn is None else declare(fn)
+
+
+def alias(fn: F, name: str) -> F:
+    """``fn`` under a second name of the calling module, with the flags ``fn`` was declared with
+    there (``multiply = alias(mul, "multiply")``)."""
+    module = sys._getframe(1).f_globals
+    table = EXPORTS.get(module["__name__"], {})
+    flags = next((f for n, f in table.items() if module.get(n) is fn), None)
+    if flags is None:
+        raise ValueError(f"alias {name!r}: {getattr(fn, '__name__', fn)!r} is not exported by "
+                         f"{module['__name__']}")
+    _declare(module, name, flags)
+    return fn
+
+
+def _declare(module: dict, name: str, flags: Flags) -> None:
+    table = EXPORTS.setdefault(module["__name__"], {})
+    if name in table:
+        raise ValueError(f"{module['__name__']} exports {name!r} twice")
+    table[name] = flags
+    if flags.function:
+        module.setdefault("__all__", []).append(name)
+
+
+def functions(module: str) -> list[str]:
+    """The names ``module`` gives as ``numgrad.<name>`` (its ``__all__``)."""
+    return [n for n, f in EXPORTS.get(module, {}).items() if f.function]
+
+
+def methods(module: str) -> list[str]:
+    """The names ``module`` gives as Tensor methods."""
+    return [n for n, f in EXPORTS.get(module, {}).items() if f.method]
+
+
+def aten_names(module: str) -> list[str]:
+    """The names ``module`` gives as ``numgrad.ops.<name>`` only."""
+    return [n for n, f in EXPORTS.get(module, {}).items() if f.aten]
+
+
+def out_names() -> list[str]:
+    """Every name declared so far that takes ``out=`` (``_out.install``)."""
+    return [n for table in EXPORTS.values() for n, f in table.items() if f.out]

@@ -1,0 +1,126 @@
+"""Every list of op names is derived from the ``@export`` flags declared beside each function
+(``ops/_names.py``): the families' ``__all__``, ``numgrad.ops.METHODS`` and the Tensor methods,
+the functions that take ``out=``, and the ``numgrad.ops.<name>``-only names. No module lists
+them by hand. (No kernel is compiled here.)"""
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import numgrad
+from numgrad import ops
+from numgrad.ops import _names
+
+SRC = Path(numgrad.__file__).resolve().parent
+# The modules whose names were once listed by hand: every op module, the factories, random, out=.
+DERIVED = sorted(SRC.glob("ops/*.py")) + [SRC / "creation.py", SRC / "random.py", SRC / "_out.py"]
+HAND_LISTS = ("METHODS", "FUNCTIONS", "RANDOM_FUNCTIONS", "ATEN_EXTRAS", "__all__")
+
+
+def _unwrapped(fn):
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    return fn
+
+
+def _takes_out(fn) -> bool:
+    """Whether ``fn`` (numgrad's public form) has ``_out.with_out``'s form among its wrappers."""
+    while fn is not None:
+        if hasattr(fn, "_out_name"):
+            return True
+        fn = getattr(fn, "__wrapped__", None)
+    return False
+
+
+def _hand_lists(path: Path) -> list:
+    """The top-level ``METHODS = (...)``, ``FUNCTIONS``, ``ATEN_EXTRAS`` or ``__all__ = [...]``
+    of names in ``path`` (an empty ``__all__``, "nothing here", is not one)."""
+    found = []
+    for node in ast.parse(path.read_text()).body:
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in HAND_LISTS:
+                value = getattr(node, "value", None)
+                if not (target.id == "__all__" and isinstance(value, ast.List) and not value.elts):
+                    found.append(f"{path.name}:{node.lineno} {target.id}")
+    return found
+
+
+def test_no_module_lists_names_by_hand():
+    found = [entry for path in DERIVED for entry in _hand_lists(path)]
+    assert not found, ("names listed by hand (declare the flags with @export beside each "
+                       f"function, ops/_names.py): {found}")
+
+
+def test_the_families_lists_are_their_flags():
+    """Each family's ``__all__`` is its names flagged ``function``; ``ops.__all__`` is those of
+    every family in ``FAMILY_NAMES``' order; ``ops.METHODS`` maps each name flagged ``method`` to
+    that family's function (a later family's wins), and Tensor has each of them."""
+    every, methods = [], {}
+    for family in ops.FAMILIES:
+        names = _names.functions(family.__name__)
+        assert list(getattr(family, "__all__", [])) == names, family.__name__
+        every += names
+        methods.update((n, getattr(family, n)) for n in _names.methods(family.__name__))
+    assert ops.__all__ == every
+    assert ops.METHODS == methods
+    for name, fn in methods.items():
+        assert _unwrapped(inspect.getattr_static(numgrad.Tensor, name)) is _unwrapped(fn), name
+    for module in (numgrad.random, numgrad.creation):
+        for name in _names.methods(module.__name__):
+            assert _unwrapped(inspect.getattr_static(numgrad.Tensor, name)) is \
+                _unwrapped(getattr(module, name)), name
+
+
+def test_out_is_where_the_flag_says():
+    """``numgrad.<name>`` takes ``out=`` for every name flagged ``out``; any other public function
+    that takes it was given it by its own module (``tensordot``, ``searchsorted`` ...), and the
+    ops' own functions and Tensor's methods never get it from ``_out.install``."""
+    flagged = set(_names.out_names())
+    assert {"add", "arange", "bernoulli", "multinomial", "kthvalue", "norm"} <= flagged
+    for name in flagged:
+        assert _takes_out(getattr(numgrad, name)), name
+    for name in dir(numgrad):
+        fn = getattr(numgrad, name)
+        if name not in flagged and callable(fn) and _takes_out(fn):
+            own = getattr(ops, name, None) or getattr(numgrad.random, name, None)
+            assert own is not None and _takes_out(own), name
+    assert not _takes_out(ops.add) and not _takes_out(inspect.getattr_static(numgrad.Tensor, "add"))
+
+
+def test_aten_names_are_ops_attributes_only():
+    aten = {n for m in ops.IMPORT_ORDER for n in _names.aten_names(f"numgrad.ops.{m}")}
+    assert {"silu_backward", "convolution_backward", "slice", "_upsample_bilinear2d_aa"} <= aten
+    for name in aten:
+        assert callable(getattr(ops, name)), name
+        assert name not in ops.__all__ and name not in ops.METHODS, name
+
+
+def test_export_and_alias_declare_once_and_return_the_function():
+    source = (
+        "from numgrad.ops._names import alias, export\n"
+        "@export(method=True, out=True)\n"
+        "def mul(a, b): return a * b\n"
+        "multiply = alias(mul, 'multiply')\n"
+        "@export(function=False, method=True)\n"
+        "def mul_(a, b): return a\n"
+        "twice = export(lambda a: 2 * a, 'twice', aten=True)\n"
+    )
+    namespace = {"__name__": "_export_flags_probe"}
+    try:
+        exec(compile(source, "<probe>", "exec"), namespace)
+        assert namespace["multiply"] is namespace["mul"] and namespace["twice"](2) == 4
+        assert namespace["__all__"] == ["mul", "multiply"]
+        assert _names.methods("_export_flags_probe") == ["mul", "multiply", "mul_"]
+        assert _names.aten_names("_export_flags_probe") == ["twice"]
+        assert {"mul", "multiply"} <= set(_names.out_names())
+        with pytest.raises(ValueError, match="exports 'mul' twice"):
+            exec("export(mul)", namespace)
+        with pytest.raises(ValueError, match="is not exported"):
+            exec("alias(len, 'size')", namespace)
+    finally:
+        _names.EXPORTS.pop("_export_flags_probe", None)

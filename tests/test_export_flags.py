@@ -1,7 +1,7 @@
 """Every list of op names is derived from the ``@export`` flags declared beside each function
 (``ops/_names.py``): the families' ``__all__``, ``numgrad.ops.METHODS`` and the Tensor methods,
-the functions that take ``out=``, and the ``numgrad.ops.<name>``-only names. No module lists
-them by hand. (No kernel is compiled here.)"""
+the functions that take ``out=``, the in-place forms ``ops/inplace.py`` makes, and the
+``numgrad.ops.<name>``-only names. No module lists them by hand. (No kernel is compiled here.)"""
 from __future__ import annotations
 
 import ast
@@ -17,7 +17,8 @@ from numgrad.ops import _names
 SRC = Path(numgrad.__file__).resolve().parent
 # The modules whose names were once listed by hand: every op module, the factories, random, out=.
 DERIVED = sorted(SRC.glob("ops/*.py")) + [SRC / "creation.py", SRC / "random.py", SRC / "_out.py"]
-HAND_LISTS = ("METHODS", "FUNCTIONS", "RANDOM_FUNCTIONS", "ATEN_EXTRAS", "__all__")
+HAND_LISTS = ("METHODS", "FUNCTIONS", "RANDOM_FUNCTIONS", "ATEN_EXTRAS", "_UNARY_FORMS",
+              "_MORE_FORMS", "__all__")
 
 
 def _unwrapped(fn):
@@ -92,6 +93,24 @@ def test_out_is_where_the_flag_says():
     assert not _takes_out(ops.add) and not _takes_out(inspect.getattr_static(numgrad.Tensor, "add"))
 
 
+def test_inplace_forms_are_where_the_flag_says():
+    """Each op flagged ``inplace`` has its form ``<name>_`` made by ``ops/inplace.py``: a Tensor
+    method, and ``numgrad.<name>_`` unless flagged ``"method"``."""
+    from numgrad.ops import inplace
+
+    forms = {n: f for m in inplace._FORM_MODULES for n, f in _names.inplace_forms(m.__name__)}
+    assert {"exp", "relu", "asin", "arcsin", "bitwise_left_shift", "addcdiv"} <= set(forms)
+    assert forms["pow"] is False and forms["sign"] is False and forms["exp"] is True
+    for name, function in forms.items():
+        form = getattr(inplace, name + "_")
+        assert form.__name__ == name + "_"
+        assert _unwrapped(inspect.getattr_static(numgrad.Tensor, name + "_")) is form, name
+        assert (name + "_" in inplace.__all__) is function, name
+    flagged_elsewhere = [n for m in ops.FAMILIES if m not in inplace._FORM_MODULES
+                         for n, _ in _names.inplace_forms(m.__name__)]
+    assert not flagged_elsewhere  # (inplace.py makes only its _FORM_MODULES' forms)
+
+
 def test_aten_names_are_ops_attributes_only():
     aten = {n for m in ops.IMPORT_ORDER for n in _names.aten_names(f"numgrad.ops.{m}")}
     assert {"silu_backward", "convolution_backward", "slice", "_upsample_bilinear2d_aa"} <= aten
@@ -109,17 +128,22 @@ def test_export_and_alias_declare_once_and_return_the_function():
         "@export(function=False, method=True)\n"
         "def mul_(a, b): return a\n"
         "twice = export(lambda a: 2 * a, 'twice', aten=True)\n"
+        "@export(method=True, inplace='method')\n"
+        "def sq(a): return a * a\n"
     )
     namespace = {"__name__": "_export_flags_probe"}
     try:
         exec(compile(source, "<probe>", "exec"), namespace)
         assert namespace["multiply"] is namespace["mul"] and namespace["twice"](2) == 4
-        assert namespace["__all__"] == ["mul", "multiply"]
-        assert _names.methods("_export_flags_probe") == ["mul", "multiply", "mul_"]
+        assert namespace["__all__"] == ["mul", "multiply", "sq"]
+        assert _names.methods("_export_flags_probe") == ["mul", "multiply", "mul_", "sq"]
+        assert _names.inplace_forms("_export_flags_probe") == [("sq", False)]
         assert _names.aten_names("_export_flags_probe") == ["twice"]
         assert {"mul", "multiply"} <= set(_names.out_names())
         with pytest.raises(ValueError, match="exports 'mul' twice"):
             exec("export(mul)", namespace)
+        with pytest.raises(ValueError, match="inplace='yes'"):
+            exec("export(len, 'size', inplace='yes')", namespace)
         with pytest.raises(ValueError, match="is not exported"):
             exec("alias(len, 'size')", namespace)
     finally:

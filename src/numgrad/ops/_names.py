@@ -6,13 +6,18 @@
 - ``method``: ``Tensor.<name>`` (``ops.METHODS``, bound by ``numgrad/__init__.py``);
 - ``out``: ``numgrad.<name>(..., out=t)`` (``_out.install`` wraps the public function);
 - ``aten``: ``numgrad.ops.<name>`` only (ATen's backward ops and the like, ``torch.ops.aten``'s
-  names that are not ``torch.<name>``).
+  names that are not ``torch.<name>``);
+- ``inplace``: its in-place form ``<name>_`` (``numgrad.<name>_`` and ``Tensor.<name>_``;
+  ``"method"``: the method only), which ``ops/inplace.py`` makes from the function.
 
-A name bound by assignment is declared on its value, ``tanh_ = export(_inplace_form("tanh"),
-"tanh_", method=True)``, and a second name of the same function, with the same flags, by
-``multiply = alias(mul, "multiply")``. ``EXPORTS`` (module -> name -> ``Flags``, in declaration
-order) is the one table: ``ops._load_families`` reads ``functions``/``methods``/``aten_names``
-from it, ``_out.install`` reads ``out_names``. This module imports nothing of numgrad's.
+A name bound by assignment is declared on its value, ``exp = export(_unary(Exp), "exp",
+method=True, out=True, inplace=True)``, and a second name of the same function, with the same
+flags, by ``multiply = alias(mul, "multiply")``. ``EXPORTS`` (module -> name -> ``Flags``, in
+declaration order) is the one table: ``ops._load_families`` reads ``functions``/``methods``/
+``aten_names`` from it (and each family's ``__all__`` is filled as it declares), ``_out.install``
+reads ``out_names``, ``ops/inplace.py`` reads ``inplace_forms``, ``numgrad/__init__.py`` reads
+``methods`` of ``random``/``creation``. This module imports nothing of numgrad's, and costs
+about 2 µs a declaration at import.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ class Flags(NamedTuple):
     method: bool  # Tensor.<name>
     out: bool  # numgrad.<name>(..., out=t)
     aten: bool  # numgrad.ops.<name> only
+    inplace: bool | str  # <name>_ made by ops/inplace.py (True, or "method": Tensor's only)
 
 
 EXPORTS: dict[str, dict[str, Flags]] = {}  # module name -> exported name -> flags
@@ -34,20 +40,24 @@ EXPORTS: dict[str, dict[str, Flags]] = {}  # module name -> exported name -> fla
 
 @overload
 def export(fn: F, name: str | None = None, *, function: bool = True, method: bool = False,
-           out: bool = False, aten: bool = False) -> F: ...
+           out: bool = False, aten: bool = False, inplace: bool | str = False) -> F: ...
 
 
 @overload
 def export(fn: None = None, name: str | None = None, *, function: bool = True,
-           method: bool = False, out: bool = False, aten: bool = False) -> Callable[[F], F]: ...
+           method: bool = False, out: bool = False, aten: bool = False,
+           inplace: bool | str = False) -> Callable[[F], F]: ...
 
 
 def export(fn: Any = None, name: str | None = None, *, function: bool = True,
-           method: bool = False, out: bool = False, aten: bool = False) -> Any:
+           method: bool = False, out: bool = False, aten: bool = False,
+           inplace: bool | str = False) -> Any:
     """Declares ``fn`` as ``name`` (default ``fn.__name__``) of the calling module, with the given
     flags, and returns it unchanged; without ``fn``, a decorator that does so."""
     module = sys._getframe(1).f_globals  # (the family module's namespace: its body calls this)
-    flags = Flags(function and not aten, method, out, aten)
+    if inplace not in (False, True, "method"):
+        raise ValueError(f"inplace={inplace!r}: True, False or 'method'")
+    flags = Flags(function and not aten, method, out, aten, inplace)
 
     def declare(f: Any) -> Any:
         _declare(module, name or f.__name__, flags)
@@ -91,6 +101,12 @@ def methods(module: str) -> list[str]:
 def aten_names(module: str) -> list[str]:
     """The names ``module`` gives as ``numgrad.ops.<name>`` only."""
     return [n for n, f in EXPORTS.get(module, {}).items() if f.aten]
+
+
+def inplace_forms(module: str) -> list[tuple[str, bool]]:
+    """The names of ``module`` flagged ``inplace``, each with whether its in-place form is a
+    function (``numgrad.<name>_``) as well as a Tensor method."""
+    return [(n, f.inplace is True) for n, f in EXPORTS.get(module, {}).items() if f.inplace]
 
 
 def out_names() -> list[str]:

@@ -633,7 +633,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     return apply(Div, (input, other), (a, b))
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def neg(input: Tensor) -> Tensor:
     """``-input``."""
     if input._data.dtype == np.bool_:
@@ -644,7 +644,7 @@ def neg(input: Tensor) -> Tensor:
     return apply(Neg, (input,), (input._data,))
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace="method")
 def pow(input, exponent) -> Tensor:
     """``input ** exponent``, where either may be a number."""
     if isinstance(input, Tensor) and isinstance(exponent, Tensor):
@@ -673,29 +673,29 @@ def _unary(op):
     return fn
 
 
-exp: UnaryOp = export(_unary(Exp), "exp", method=True, out=True)
+exp: UnaryOp = export(_unary(Exp), "exp", method=True, out=True, inplace=True)
 exp.__doc__ = "The exponential of each element."
-log: UnaryOp = export(_unary(Log), "log", method=True, out=True)
+log: UnaryOp = export(_unary(Log), "log", method=True, out=True, inplace=True)
 log.__doc__ = "The natural logarithm of each element."
-sqrt: UnaryOp = export(_unary(Sqrt), "sqrt", method=True, out=True)
+sqrt: UnaryOp = export(_unary(Sqrt), "sqrt", method=True, out=True, inplace=True)
 sqrt.__doc__ = "The square root of each element."
-reciprocal: UnaryOp = export(_unary(Reciprocal), "reciprocal", method=True, out=True)
+reciprocal: UnaryOp = export(_unary(Reciprocal), "reciprocal", method=True, out=True, inplace=True)
 reciprocal.__doc__ = "``1 / input``, elementwise."
-tanh: UnaryOp = export(_unary(Tanh), "tanh", method=True, out=True)
+tanh: UnaryOp = export(_unary(Tanh), "tanh", method=True, out=True, inplace=True)
 tanh.__doc__ = "The hyperbolic tangent of each element."
-sigmoid: UnaryOp = export(_unary(Sigmoid), "sigmoid", method=True, out=True)
+sigmoid: UnaryOp = export(_unary(Sigmoid), "sigmoid", method=True, out=True, inplace=True)
 sigmoid.__doc__ = "The logistic sigmoid ``1 / (1 + exp(-x))`` of each element."
-log1p: UnaryOp = export(_unary(Log1p), "log1p", method=True, out=True)
+log1p: UnaryOp = export(_unary(Log1p), "log1p", method=True, out=True, inplace=True)
 log1p.__doc__ = "``log(1 + x)``, accurate for small x."
-expm1: UnaryOp = export(_unary(Expm1), "expm1", method=True, out=True)
+expm1: UnaryOp = export(_unary(Expm1), "expm1", method=True, out=True, inplace=True)
 expm1.__doc__ = "``exp(x) - 1``, accurate for small x."
-rsqrt: UnaryOp = export(_unary(Rsqrt), "rsqrt", method=True, out=True)
+rsqrt: UnaryOp = export(_unary(Rsqrt), "rsqrt", method=True, out=True, inplace=True)
 rsqrt.__doc__ = "``1 / sqrt(x)``, elementwise."
-sin: UnaryOp = export(_unary(Sin), "sin", method=True, out=True)
+sin: UnaryOp = export(_unary(Sin), "sin", method=True, out=True, inplace=True)
 sin.__doc__ = "The sine of each element."
-cos: UnaryOp = export(_unary(Cos), "cos", method=True, out=True)
+cos: UnaryOp = export(_unary(Cos), "cos", method=True, out=True, inplace=True)
 cos.__doc__ = "The cosine of each element."
-tan: UnaryOp = export(_unary(Tan), "tan", method=True, out=True)
+tan: UnaryOp = export(_unary(Tan), "tan", method=True, out=True, inplace=True)
 tan.__doc__ = "The tangent of each element."
 
 
@@ -708,7 +708,7 @@ def _same_dtype(op, doc):
     return fn
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def abs(input: Tensor) -> Tensor:  # noqa: A001
     """The absolute value of each element (of a complex one, its modulus)."""
     if input._data.dtype.kind == "c":
@@ -718,14 +718,14 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001
 
 sign: UnaryOp = export(
     _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient)."),
-    "sign", method=True, out=True)
+    "sign", method=True, out=True, inplace="method")
 floor: UnaryOp = export(
     _same_dtype(Floor, "Each element rounded down (zero gradient)."),
-    "floor", method=True, out=True)
+    "floor", method=True, out=True, inplace=True)
 ceil: UnaryOp = export(
     _same_dtype(Ceil, "Each element rounded up (zero gradient)."),
-    "ceil", method=True, out=True)
-@export(method=True, out=True)
+    "ceil", method=True, out=True, inplace=True)
+@export(method=True, out=True, inplace=True)
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Each element rounded to the nearest integer, half to even (zero gradient); with
     ``decimals``, to that many decimal places."""
@@ -737,7 +737,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     return apply(RoundDecimals, (input,), (input._data,), decimals=int(decimals))
 
 
-@export(method=True)
+@export(method=True, inplace=True)
 def relu(input: Tensor) -> Tensor:
     """``max(input, 0)``, elementwise (NaN stays NaN)."""
     if input._data.dtype == np.bool_:

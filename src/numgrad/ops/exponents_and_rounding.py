@@ -116,13 +116,13 @@ def Frac(ctx, grad):
 
 log2: UnaryOp = export(
     _float_unary(Log2, "The base-2 logarithm of each element."),
-    "log2", method=True, out=True)
+    "log2", method=True, out=True, inplace=True)
 log10: UnaryOp = export(
     _float_unary(Log10, "The base-10 logarithm of each element."),
-    "log10", method=True, out=True)
+    "log10", method=True, out=True, inplace=True)
 exp2: UnaryOp = export(
     _float_unary(Exp2, "``2 ** x``, elementwise."),
-    "exp2", method=True, out=True)
+    "exp2", method=True, out=True, inplace=True)
 
 
 def _not_for(name: str, input: Tensor, kinds: str) -> None:
@@ -133,14 +133,14 @@ def _not_for(name: str, input: Tensor, kinds: str) -> None:
                                   f"'{_type_name(input)}'")
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def trunc(input: Tensor) -> Tensor:
     """Each element rounded toward zero (integers unchanged; zero gradient)."""
     _not_for("trunc_vml", input, "b")
     return apply(Trunc, (input,), (input._data,))
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def frac(input: Tensor) -> Tensor:
     """``input - trunc(input)``, floats only."""
     _not_for("frac", input, "biu")
@@ -150,7 +150,7 @@ def frac(input: Tensor) -> Tensor:
 fix = alias(trunc, "fix")
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` (PowBackward0, as PyTorch's; integers stay integers, bools become int64)."""
     if input._data.dtype == np.bool_:

@@ -15,6 +15,7 @@ from ..creation import check_scalar, zeros_like
 from ..tensor import Tensor
 from . import division, elementwise, exponents_and_rounding, logical_bitwise, registry
 from . import special_functions, ternary, trigonometric
+from . import _names
 from ._names import alias, export
 from ._promote import broadcast_shapes
 from . import _jvp
@@ -415,38 +416,22 @@ def _inplace_form(name: str):
     return inplace
 
 
-# Where the out-of-place twins of the forms below are.
+# Where the out-of-place twins of the forms below are: the in-place form of each op these modules
+# declare with ``inplace=`` (``@export``, ``_names.py``) is made here (the arithmetic ones above
+# are written out: they take the one-pass path of ``_untracked_arithmetic`` where nothing is
+# recorded).
 _FORM_MODULES = [elementwise, trigonometric, exponents_and_rounding, special_functions, ternary,
                  division, logical_bitwise]
-
-# Every elementwise op's in-place form that PyTorch has (the arithmetic ones above take the
-# one-pass path of ``_untracked_arithmetic`` where nothing is recorded).
-_UNARY_FORMS = ("abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
-                "tan", "tanh", "sigmoid", "relu", "sign", "floor", "ceil", "round", "reciprocal",
-                "pow", "negative")
-if TYPE_CHECKING:  # (the forms the line below makes, for type checkers)
+for _module in _FORM_MODULES:
+    for _name, _function in _names.inplace_forms(_module.__name__):
+        globals()[_name + "_"] = export(_inplace_form(_name), _name + "_", method=True,
+                                        function=_function)
+if TYPE_CHECKING:
+    # The forms the loop above makes, declared for type checkers (numgrad ships py.typed).
     abs_: UnaryOp; neg_: UnaryOp; exp_: UnaryOp; log_: UnaryOp; log1p_: UnaryOp; expm1_: UnaryOp
     sqrt_: UnaryOp; rsqrt_: UnaryOp; sin_: UnaryOp; cos_: UnaryOp; tan_: UnaryOp; tanh_: UnaryOp
     sigmoid_: UnaryOp; relu_: UnaryOp; sign_: UnaryOp; floor_: UnaryOp; ceil_: UnaryOp
     round_: UnaryOp; reciprocal_: UnaryOp; negative_: UnaryOp; pow_: InplaceBinaryOp
-(abs_, neg_, exp_, log_, log1p_, expm1_, sqrt_, rsqrt_, sin_, cos_, tan_, tanh_, sigmoid_, relu_,
- sign_, floor_, ceil_, round_, reciprocal_, pow_, negative_) = (
-    export(_inplace_form(n), n + "_", method=True, function=n not in ("sign", "pow"))
-    for n in _UNARY_FORMS)  # (torch.sign_ and torch.pow_ do not exist: methods only)
-
-
-_MORE_FORMS = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
-               "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2",
-               "trunc", "fix", "frac", "sinc", "deg2rad", "rad2deg", "square", "hypot", "xlogy",
-               "lerp", "atan2", "arctan2", "erf", "erfc", "addcmul", "addcdiv",
-               "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-               "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-               "bitwise_right_shift")
-for _name in _MORE_FORMS:
-    globals()[_name + "_"] = export(_inplace_form(_name), _name + "_", method=True)
-
-if TYPE_CHECKING:
-    # The forms the loop above makes, declared for type checkers (numgrad ships py.typed).
     asin_: UnaryOp; acos_: UnaryOp; atan_: UnaryOp; sinh_: UnaryOp; cosh_: UnaryOp
     asinh_: UnaryOp; acosh_: UnaryOp; atanh_: UnaryOp; arcsin_: UnaryOp; arccos_: UnaryOp
     arctan_: UnaryOp; arcsinh_: UnaryOp; arccosh_: UnaryOp; arctanh_: UnaryOp; log2_: UnaryOp

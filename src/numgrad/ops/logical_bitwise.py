@@ -116,29 +116,30 @@ def _binary_int(name: str, doc: str):
 
 logical_and: BinaryOp = export(_binary_int(
     "logical_and", "Elementwise ``input and other`` (nonzero is true), a bool tensor."),
-    "logical_and", method=True)
+    "logical_and", method=True, inplace=True)
 logical_or: BinaryOp = export(
     _binary_int("logical_or", "Elementwise ``input or other``, a bool tensor."),
-    "logical_or", method=True)
+    "logical_or", method=True, inplace=True)
 logical_xor: BinaryOp = export(_binary_int(
     "logical_xor", "Elementwise: exactly one of the two is nonzero, a bool tensor."),
-    "logical_xor", method=True)
+    "logical_xor", method=True, inplace=True)
 bitwise_and: BinaryOp = export(
     _binary_int("bitwise_and", "``input & other`` of integer or bool tensors."),
-    "bitwise_and", method=True)
+    "bitwise_and", method=True, inplace=True)
 bitwise_or: BinaryOp = export(
     _binary_int("bitwise_or", "``input | other`` of integer or bool tensors."),
-    "bitwise_or", method=True)
+    "bitwise_or", method=True, inplace=True)
 bitwise_xor: BinaryOp = export(
     _binary_int("bitwise_xor", "``input ^ other`` of integer or bool tensors."),
-    "bitwise_xor", method=True)
+    "bitwise_xor", method=True, inplace=True)
 bitwise_left_shift: BinaryOp = export(_binary_int(
     "bitwise_left_shift", "``input << other`` of integer tensors (bits shifted out are lost; a "
-    "count that is negative or at least the width gives 0)."), "bitwise_left_shift", method=True)
+    "count that is negative or at least the width gives 0)."), "bitwise_left_shift",
+    method=True, inplace=True)
 bitwise_right_shift: BinaryOp = export(_binary_int(
     "bitwise_right_shift", "``input >> other`` of integer tensors, arithmetic (a count that is "
     "negative or at least the width gives the sign, 0 or -1)."), "bitwise_right_shift",
-    method=True)
+    method=True, inplace=True)
 
 
 BitwiseNot = make_formula_op(
@@ -149,7 +150,7 @@ BitwiseNot = make_formula_op(
     cls_name="BitwiseNot", module=__name__)
 
 
-@export(method=True)
+@export(method=True, inplace=True)
 def bitwise_not(input: Tensor) -> Tensor:
     """``~input`` of an integer or bool tensor."""
     if np.dtype(input._data.dtype).kind not in "iub":
@@ -170,7 +171,7 @@ LogicalNot = make_formula_op(
     cls_name="LogicalNot", module=__name__)
 
 
-@export(method=True)
+@export(method=True, inplace=True)
 def logical_not(input: Tensor) -> Tensor:
     """``not input`` elementwise, a bool tensor."""
     return apply(LogicalNot, (input,), (input._data,))

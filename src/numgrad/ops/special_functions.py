@@ -42,13 +42,13 @@ def Erfc(ctx, grad):
     return ((-(a * a)).exp() * -_TWO_OVER_SQRT_PI * grad,)
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def erf(input: Tensor) -> Tensor:
     """The error function of each element (integers give the default float dtype)."""
     return apply(Erf, (input,), (floating_operand(input),))
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def erfc(input: Tensor) -> Tensor:
     """``1 - erf(x)``, accurate where ``erf(x)`` is near 1."""
     return apply(Erfc, (input,), (floating_operand(input),))
@@ -344,7 +344,7 @@ def XlogyScalarOther(ctx, grad):
     return _Xlogy.backward(ctx, grad)
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def xlogy(input, other) -> Tensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); integers give
     the default float dtype."""

@@ -119,7 +119,7 @@ def LerpTensor(ctx, grad):
             (grad * (b - a) if need_w else None))
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` a number or a tensor (all broadcast)."""
     for name, t in (("end", end), ("weight", weight)):
@@ -211,7 +211,7 @@ def _addc(op, name: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value)
     return apply(op, operands, tuple(_as(t, dt.np) for t in operands), value=number)
 
 
-@export(method=True)
+@export(method=True, inplace=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcast together (not of bool tensors alone,
     as PyTorch's CPU kernel has none for them)."""
@@ -221,7 +221,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
     return _addc(Addcmul, "addcmul", input, tensor1, tensor2, value)
 
 
-@export(method=True)
+@export(method=True, inplace=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """``input + value * tensor1 / tensor2``, broadcast together; integer ``tensor1`` and
     ``tensor2`` are refused, as PyTorch refuses them."""

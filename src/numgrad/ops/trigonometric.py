@@ -38,7 +38,7 @@ def Atan2(ctx, grad):
     return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point ``(other, input)``, elementwise (integers give the default float
     dtype)."""
@@ -136,39 +136,39 @@ def Rad2Deg(ctx, grad):
 
 asin: UnaryOp = export(
     _float_unary(Asin, "The arcsine of each element (integers give the default float dtype)."),
-    "asin", method=True, out=True)
+    "asin", method=True, out=True, inplace=True)
 acos: UnaryOp = export(
     _float_unary(Acos, "The arccosine of each element."),
-    "acos", method=True, out=True)
+    "acos", method=True, out=True, inplace=True)
 atan: UnaryOp = export(
     _float_unary(Atan, "The arctangent of each element."),
-    "atan", method=True, out=True)
+    "atan", method=True, out=True, inplace=True)
 sinh: UnaryOp = export(
     _float_unary(Sinh, "The hyperbolic sine of each element."),
-    "sinh", method=True, out=True)
+    "sinh", method=True, out=True, inplace=True)
 cosh: UnaryOp = export(
     _float_unary(Cosh, "The hyperbolic cosine of each element."),
-    "cosh", method=True, out=True)
+    "cosh", method=True, out=True, inplace=True)
 asinh: UnaryOp = export(
     _float_unary(Asinh, "The inverse hyperbolic sine of each element."),
-    "asinh", method=True, out=True)
+    "asinh", method=True, out=True, inplace=True)
 acosh: UnaryOp = export(
     _float_unary(Acosh, "The inverse hyperbolic cosine of each element."),
-    "acosh", method=True, out=True)
+    "acosh", method=True, out=True, inplace=True)
 atanh: UnaryOp = export(
     _float_unary(Atanh, "The inverse hyperbolic tangent of each element."),
-    "atanh", method=True, out=True)
+    "atanh", method=True, out=True, inplace=True)
 
 
 sinc: UnaryOp = export(
     _float_unary(Sinc, "``sin(pi x) / (pi x)``, 1 at 0, elementwise."),
-    "sinc", method=True, out=True)
+    "sinc", method=True, out=True, inplace=True)
 deg2rad: UnaryOp = export(
     _float_unary(Deg2Rad, "Degrees to radians, elementwise."),
-    "deg2rad", method=True, out=True)
+    "deg2rad", method=True, out=True, inplace=True)
 rad2deg: UnaryOp = export(
     _float_unary(Rad2Deg, "Radians to degrees, elementwise."),
-    "rad2deg", method=True)
+    "rad2deg", method=True, inplace=True)
 arcsin = alias(asin, "arcsin")
 arccos = alias(acos, "arccos")
 arctan = alias(atan, "arctan")
@@ -187,7 +187,7 @@ def Hypot(ctx, grad):
     return ((grad * a / out if need_a else None), (grad * b / out if need_b else None))
 
 
-@export(method=True, out=True)
+@export(method=True, out=True, inplace=True)
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)``, elementwise, without overflow (floats only)."""
     _tensor_only("hypot", input, other)

@@ -18,7 +18,8 @@ SRC = Path(numgrad.__file__).resolve().parent
 # The modules whose names were once listed by hand: every op module, the factories, random, out=.
 DERIVED = sorted(SRC.glob("ops/*.py")) + [SRC / "creation.py", SRC / "random.py", SRC / "_out.py"]
 HAND_LISTS = ("METHODS", "FUNCTIONS", "RANDOM_FUNCTIONS", "ATEN_EXTRAS", "_UNARY_FORMS",
-              "_MORE_FORMS", "__all__")
+              "_MORE_FORMS", "SAME_DTYPE", "TUPLE_OUT", "NO_OVERLAP", "DTYPE_FIRST", "ANY_DTYPE",
+              "__all__")
 
 
 def _unwrapped(fn):

@@ -16,31 +16,6 @@ from .ops import _names
 from .ops.registry import kernels_of
 from .tensor import Tensor
 
-# Those whose out= must have the result's dtype exactly (PyTorch casts for the others), with
-# PyTorch's message where it is not its common one.
-SAME_DTYPE = {
-    "gather": None, "scatter": None, "scatter_add": None, "norm": None, "softmax": None,
-    "log_softmax": None, "tril": None, "triu": None, "diag": None, "cross": None,
-    "take_along_dim": None,
-    "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype "
-            "and {out} for out's dtype.",
-    "amin": "Expected the dtype for input and out to match, but got {result} for input's dtype "
-            "and {out} for out's dtype.",
-    "index_select": "index_select(): self and result must have the same scalar type",
-    "masked_select": "masked_select(): self and result must have the same scalar type",
-    "nan_to_num": "nan_to_num: dtype of out: {out} should be same as input: {result}",
-    "take": "take(): self and out expected to have the same dtype, but got self.dtype = "
-            "{result} and out.dtype = {out}",
-    "aminmax": None,
-}
-# Those with several results, whose out= is a tuple of tensors
-TUPLE_OUT = frozenset({"aminmax", "kthvalue"})
-# Those whose out= dtype is checked before they run (they draw random numbers: a refused call
-# leaves the generator as it was): the dtype out= must have, and PyTorch's message.
-DTYPE_FIRST = {"multinomial": ("int64", "multinomial expects Long tensor out, got: {out}")}
-# Those whose result is cast to any out= dtype (bernoulli's 0 and 1 fit every dtype)
-ANY_DTYPE = frozenset({"bernoulli"})
-
 _RESIZED = (
     "An output with one or more elements was resized since it had shape {}, which does not "
     "match the required output shape {}. This behavior is deprecated, and in a future PyTorch "
@@ -63,10 +38,6 @@ def _tensors(args, kwargs):
             yield from (t for t in a if isinstance(t, Tensor))
 
 
-# the functions whose out= may not share memory with any argument (PyTorch's
-# assert_no_overlap): the others allow out= to be an argument itself (``add(a, b, out=a)``)
-NO_OVERLAP = frozenset({"cat", "concat", "concatenate", "gather", "index_select",
-                        "masked_select", "take", "kthvalue"})
 _OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
             "refer to a single memory location. Please clone() the tensor before performing the "
             "operation.")
@@ -97,7 +68,7 @@ def _overlaps(out: Tensor, args, kwargs, size: int | None = None) -> bool:
                and np.shares_memory(t._data, o) for t in _tensors(args, kwargs))
 
 
-def _check_out(name: str, out, args, kwargs) -> None:
+def _check_out(name: str, spec: _names.Out, out, args, kwargs) -> None:
     """PyTorch's refusals of an out= tensor before anything runs."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
@@ -105,29 +76,30 @@ def _check_out(name: str, out, args, kwargs) -> None:
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
-    if name in NO_OVERLAP and _overlaps(out, args, kwargs):
+    if spec.no_overlap and _overlaps(out, args, kwargs):
         raise RuntimeError(_OVERLAP)
-    if name in DTYPE_FIRST and out._data.dtype.name != DTYPE_FIRST[name][0]:
-        raise RuntimeError(DTYPE_FIRST[name][1].format(out=torch_name(out._data.dtype)))
+    if spec.dtype_first and out._data.dtype.name != spec.dtype_first[0]:
+        raise RuntimeError(spec.dtype_first[1].format(out=torch_name(out._data.dtype)))
 
 
-def _check_dtype(name: str, out: Tensor, result: Tensor) -> None:
-    if name in SAME_DTYPE and out._data.dtype != result._data.dtype:
-        message = SAME_DTYPE[name] or (
+def _check_dtype(spec: _names.Out, out: Tensor, result: Tensor) -> None:
+    if spec.same_dtype and out._data.dtype != result._data.dtype:
+        message = spec.same_dtype if isinstance(spec.same_dtype, str) else (
             "Expected out tensor to have dtype {result_c}, but got {out_c} instead")
         raise RuntimeError(message.format(
             out=torch_name(out._data.dtype), result=torch_name(result._data.dtype),
             out_c=c_name(out._data.dtype), result_c=c_name(result._data.dtype)))
 
 
-def with_out(fn, name: str):
-    """``fn`` taking ``out=`` as well (a tuple of tensors for a function of several results)."""
+def with_out(fn, name: str, spec: _names.Out = _names.Out()):
+    """``fn`` taking ``out=`` as well (a tuple of tensors for a function of several results),
+    by the rule ``spec`` (``@export(out=Out(...))``, ``ops/_names.py``)."""
 
     @functools.wraps(fn)
     def call(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        several = name in TUPLE_OUT
+        several = spec.several
         if several and not isinstance(out, (tuple, list)):
             raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
                             f"{type(out).__name__}")
@@ -139,7 +111,7 @@ def with_out(fn, name: str):
                 f"{name}(): functions with out=... arguments don't support automatic "
                 "differentiation, but one of the arguments requires grad.")
         for o in outs:
-            _check_out(name, o, args, kwargs)
+            _check_out(name, spec, o, args, kwargs)
         if name == "arange":  # (its dtype is out's: the bounds and step converted to it)
             given = kwargs.get("dtype")
             if given is not None and given is not out.dtype:
@@ -149,8 +121,8 @@ def with_out(fn, name: str):
         result = fn(*args, **kwargs)
         results = tuple(result) if several else (result,)
         for o, r in zip(outs, results):
-            _check_dtype(name, o, r)
-            if name in NO_OVERLAP and o._data.shape != r._data.shape and \
+            _check_dtype(spec, o, r)
+            if spec.no_overlap and o._data.shape != r._data.shape and \
                     _overlaps(o, args, kwargs, r._data.size):
                 raise RuntimeError(_OVERLAP)  # (out resized in its storage, as PyTorch's)
         if name == "arange" and out._data.shape != result._data.shape and out._data.size:
@@ -159,7 +131,7 @@ def with_out(fn, name: str):
                           UserWarning, stacklevel=2)
             out._data = out._data.reshape(-1)[:0]  # (resized by write, without its warning)
         for o, r in zip(outs, results):
-            write(o, r, any_dtype=name in ANY_DTYPE)
+            write(o, r, any_dtype=spec.any_dtype)
         return type(result)(*outs) if several else out
 
     call._out_name = name  # (installed: ``install`` leaves it as it is)
@@ -187,8 +159,8 @@ def install(namespace: dict) -> None:
     """Replaces each function declared with ``out=True`` (``@export``, ``ops/_names.py``) in
     ``namespace`` (numgrad's) by its out= form, once: numgrad's ``__init__`` calls it again after
     ``numgrad.random`` is imported."""
-    for name in _names.out_names():
+    for name, spec in _names.out_specs().items():
         fn = namespace.get(name)
         if fn is not None and not hasattr(fn, "_out_name"):
-            namespace[name] = with_out(fn, name)
+            namespace[name] = with_out(fn, name, spec)
 

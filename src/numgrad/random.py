@@ -29,7 +29,7 @@ import numbers
 
 import numpy as np
 
-from .ops._names import export
+from .ops._names import Out, export
 from . import creation, cuda, dispatch
 from .autograd import grad_mode
 from .ops import inplace, registry
@@ -280,7 +280,7 @@ def _probabilities(input: Tensor, what: str) -> np.ndarray:
     return input._host()
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(any_dtype=True))
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype."""
     probs = _probabilities(input, "bernoulli")
@@ -289,7 +289,8 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     return creation._finish(out, False, input.device)
 
 
-@export(method=True, out=True)
+@export(method=True,
+        out=Out(dtype_first=("int64", "multinomial expects Long tensor out, got: {out}")))
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator=None) -> Tensor:
     """``num_samples`` indices drawn per row of ``input`` (weights, not necessarily

@@ -4,7 +4,8 @@
 
 - ``function`` (default True): ``numgrad.<name>`` (the name joins its module's ``__all__``);
 - ``method``: ``Tensor.<name>`` (``ops.METHODS``, bound by ``numgrad/__init__.py``);
-- ``out``: ``numgrad.<name>(..., out=t)`` (``_out.install`` wraps the public function);
+- ``out``: ``numgrad.<name>(..., out=t)`` (``_out.install`` wraps the public function); an
+  ``Out(...)`` where its ``out=`` differs from the common rule (``Out``'s fields);
 - ``aten``: ``numgrad.ops.<name>`` only (ATen's backward ops and the like, ``torch.ops.aten``'s
   names that are not ``torch.<name>``);
 - ``inplace``: its in-place form ``<name>_`` (``numgrad.<name>_`` and ``Tensor.<name>_``;
@@ -27,10 +28,21 @@ from typing import Any, Callable, NamedTuple, TypeVar, overload
 F = TypeVar("F")
 
 
+class Out(NamedTuple):
+    """How a function's ``out=`` differs from the common rule (``_out.with_out``: ``out`` of any
+    dtype that can hold the result, which may also be an argument)."""
+    same_dtype: bool | str = False  # out= of the result's dtype only (a str: PyTorch's message)
+    several: bool = False  # several results: out= is a tuple of tensors
+    no_overlap: bool = False  # out= may share no memory with an argument (assert_no_overlap)
+    dtype_first: tuple[str, str] | None = None  # out='s dtype and PyTorch's message, checked
+    # before the call (a function that draws random numbers leaves the generator as it was)
+    any_dtype: bool = False  # the result cast to any dtype of out= (bernoulli's 0 and 1)
+
+
 class Flags(NamedTuple):
     function: bool  # numgrad.<name>
     method: bool  # Tensor.<name>
-    out: bool  # numgrad.<name>(..., out=t)
+    out: bool | Out  # numgrad.<name>(..., out=t)
     aten: bool  # numgrad.ops.<name> only
     inplace: bool | str  # <name>_ made by ops/inplace.py (True, or "method": Tensor's only)
 
@@ -40,17 +52,17 @@ EXPORTS: dict[str, dict[str, Flags]] = {}  # module name -> exported name -> fla
 
 @overload
 def export(fn: F, name: str | None = None, *, function: bool = True, method: bool = False,
-           out: bool = False, aten: bool = False, inplace: bool | str = False) -> F: ...
+           out: bool | Out = False, aten: bool = False, inplace: bool | str = False) -> F: ...
 
 
 @overload
 def export(fn: None = None, name: str | None = None, *, function: bool = True,
-           method: bool = False, out: bool = False, aten: bool = False,
+           method: bool = False, out: bool | Out = False, aten: bool = False,
            inplace: bool | str = False) -> Callable[[F], F]: ...
 
 
 def export(fn: Any = None, name: str | None = None, *, function: bool = True,
-           method: bool = False, out: bool = False, aten: bool = False,
+           method: bool = False, out: bool | Out = False, aten: bool = False,
            inplace: bool | str = False) -> Any:
     """Declares ``fn`` as ``name`` (default ``fn.__name__``) of the calling module, with the given
     flags, and returns it unchanged; without ``fn``, a decorator that does so."""
@@ -110,5 +122,11 @@ def inplace_forms(module: str) -> list[tuple[str, bool]]:
 
 
 def out_names() -> list[str]:
-    """Every name declared so far that takes ``out=`` (``_out.install``)."""
-    return [n for table in EXPORTS.values() for n, f in table.items() if f.out]
+    """Every name declared so far that takes ``out=``."""
+    return list(out_specs())
+
+
+def out_specs() -> dict[str, Out]:
+    """Every name declared so far that takes ``out=``, with its rule (``_out.install``)."""
+    return {n: f.out if isinstance(f.out, Out) else Out()
+            for table in EXPORTS.values() for n, f in table.items() if f.out}

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._dtype import torch_name
 from ..tensor import Tensor
-from ._names import export
+from ._names import Out, export
 from ._promote import broadcast_shapes
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -105,7 +105,9 @@ class MaskedSelect(Op):
         return (index_put(base, index, grad),)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(
+    same_dtype="masked_select(): self and result must have the same scalar type",
+    no_overlap=True))
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of ``input`` where ``mask`` (bool, broadcast with it) is True, as a 1-D
     tensor."""

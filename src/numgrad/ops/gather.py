@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
-from ._names import export
+from ._names import Out, export
 from .registry import Op, Sample, apply, kernels_for, register
 from .inplace import _write
 
@@ -211,7 +211,7 @@ def _dims(t: Tensor) -> tuple:
     return tuple(t._data.shape) or (1,)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True, no_overlap=True))
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[i][index[i][j]]`` (for ``dim=1``), for every position of ``index``."""
     K = kernels_for((input, index), Gather)
@@ -255,7 +255,7 @@ def _value(value, dtype):
     return np.dtype(dtype).type(value)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
     """A copy of ``input`` with ``src``'s elements (or ``value``) written at the positions
     ``index`` names along ``dim``: ``out[i][index[i][j]] = src[i][j]`` (for ``dim=1``)."""
@@ -280,7 +280,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
                  value=_value(src, input._data.dtype))
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src``'s elements added at the positions ``index`` names along
     ``dim`` (repeated positions add up)."""
@@ -304,7 +304,9 @@ def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _write(input, scatter_add, dim, index, src, saves_self=False)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(
+    same_dtype="index_select(): self and result must have the same scalar type",
+    no_overlap=True))
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` at the positions ``index`` (a vector) along ``dim``."""
     K = kernels_for((input, index), IndexSelect)

@@ -12,7 +12,7 @@ import numpy as np
 from .._dtype import torch_name
 from ..autograd.graph import keep_given
 from ..tensor import Tensor
-from ._names import export
+from ._names import Out, export
 from .gather import ADD, SET, ScatterAdd, _scatter_into_zeros
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
@@ -328,7 +328,9 @@ class Take(Op):
         return (out.reshape(shape),)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(
+    same_dtype="take(): self and out expected to have the same dtype, but got self.dtype = "
+               "{result} and out.dtype = {out}", no_overlap=True))
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of ``input`` at the flat (C-order) positions ``index``, in ``index``'s
     shape; negative positions count from the end."""

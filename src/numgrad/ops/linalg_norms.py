@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dispatch
 from ..tensor import Tensor, _wrap_dim
-from ._names import export
+from ._names import Out, export
 from .reduction import norm as _reduction_norm
 from . import _jvp
 from .registry import Op, Sample, apply, register
@@ -244,7 +244,7 @@ def _top_norm_or_reduction(input: Tensor, p="fro", dim=None, keepdim: bool = Fal
 
 norm = export(
     _with_out(_top_norm_or_reduction, "linalg_vector_norm"),
-    "norm", method=True, out=True)
+    "norm", method=True, out=Out(same_dtype=True))
 
 # numgrad.linalg's functions (numgrad/linalg.py)
 LINALG = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
-from ._names import export
+from ._names import Out, export
 from .predicates import _MedianDimOp
 from .reduction import _ValuesIndices, _given, _result_shape
 from .registry import Sample, apply, kernels_for, register
@@ -36,7 +36,7 @@ def _device(data) -> str:
     return "cpu" if isinstance(data, np.ndarray) else "cuda"
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(several=True, no_overlap=True))
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """``(values, indices)`` of the ``k``-th smallest element along ``dim`` (``k`` from 1; NaN
     largest, ties by position, as a stable sort orders them)."""

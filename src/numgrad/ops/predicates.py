@@ -28,7 +28,7 @@ import numpy as np
 from .._dtype import FLOAT
 
 from ..tensor import Tensor, _wrap_dim
-from ._names import export
+from ._names import Out, export
 from .reduction import (
     Std,
     Var,
@@ -286,7 +286,8 @@ class NanToNum(Op):
         return (where(isfinite(a), grad, 0.0),)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(
+    same_dtype="nan_to_num: dtype of out: {out} should be same as input: {result}"))
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the
     dtype's largest and lowest finite values)."""
@@ -637,7 +638,7 @@ class AminmaxMax(_Extreme):
     samples = (Sample(lambda m, a: a.aminmax(dim=1, keepdim=True).max, ((3, 4),)),)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True, several=True))
 def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
     """``(min, max)`` of all elements, or along ``dim``."""
     input = _tensor(input, "aminmax")
@@ -709,7 +710,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
                   d % len(shape))
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
     """``linalg_cross`` along ``dim``; without ``dim``, the first dimension of size 3 (PyTorch's
     deprecated default, with its warning)."""

@@ -14,7 +14,7 @@ from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import given_dims, keep_given
 from . import _lane
 from . import _jvp
-from ._names import export
+from ._names import Out, export
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 from .elementwise import maximum, minimum, where
 from ..creation import full_like
@@ -656,7 +656,12 @@ def _no_empty_slice(name: str, shape: tuple, dim, dims: tuple) -> None:
             raise IndexError(f"{name}(): Expected reduction dim {raw} to have non-zero size.")
 
 
-@export(method=True, out=True)
+# PyTorch's message for an out= of amax/amin of another dtype than the result's
+_OUT_DTYPE = ("Expected the dtype for input and out to match, but got {result} for input's dtype "
+              "and {out} for out's dtype.")
+
+
+@export(method=True, out=Out(same_dtype=_OUT_DTYPE))
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The maximum over ``dim`` (an int or a tuple; all dimensions if empty)."""
     dims = normalize_dims(dim if dim != () else None, input._data.ndim)
@@ -666,7 +671,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
                   dims)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=_OUT_DTYPE))
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """The minimum over ``dim`` (an int or a tuple; all dimensions if empty)."""
     dims = normalize_dims(dim if dim != () else None, input._data.ndim)
@@ -816,7 +821,7 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
                   dims)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, computed without overflow."""
     data, d = _softmax_input("softmax", input, dim, dtype)
@@ -825,7 +830,7 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     return _given(apply(Softmax, (data,), (data._data,), dim=d), dim, d)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed stably."""
     data, d = _softmax_input("log_softmax", input, dim, dtype)

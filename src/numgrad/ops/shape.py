@@ -11,7 +11,7 @@ from .._dtype import promote_types
 from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import keep_given
 from . import _jvp
-from ._names import export
+from ._names import Out, export
 from .registry import Op, Sample, apply, apply_parts, kernels_for, register
 from .._dtype import dtype as _dtype_class
 from .._dtype import torch_name
@@ -624,7 +624,7 @@ def _common(tensors):
     return [t._data if t._data.dtype == dt.np else K.cast(t._data, dt.np) for t in tensors]
 
 
-@export(out=True)
+@export(out=Out(no_overlap=True))
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension."""
     if isinstance(tensors, Tensor):

@@ -18,7 +18,7 @@ import numpy as np
 from ..autograd.graph import keep_given
 from ..creation import arange
 from ..tensor import Tensor, _wrap_dim
-from ._names import alias, export
+from ._names import Out, alias, export
 from ._promote import broadcast_shapes
 from .gather import ADD as _SCATTER_ADD
 from .index_writes import _wide
@@ -95,13 +95,13 @@ def _tri(op, name: str, input: Tensor, diagonal) -> Tensor:
     return apply(op, (input,), (input._data,), diagonal=k)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dimensions (from diagonal ``diagonal``), zeros above."""
     return _tri(Tril, "tril", input, diagonal)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dimensions (from diagonal ``diagonal``), zeros below."""
     return _tri(Triu, "triu", input, diagonal)
@@ -365,7 +365,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return apply(DiagEmbed, (input,), (data,), shape=out, offset=int(offset), dim1=d1, dim2=d2)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's square matrix with it on diagonal ``diagonal``, or a matrix's diagonal
     ``diagonal`` (a copy)."""
@@ -772,13 +772,13 @@ def column_stack(tensors) -> Tensor:
     return hstack([t.reshape(t._data.size, 1) if t._data.ndim <= 1 else t for t in ts])
 
 
-@export(out=True)
+@export(out=Out(no_overlap=True))
 def concat(tensors, dim: int = 0) -> Tensor:
     """``cat`` (an alias)."""
     return cat(tensors, dim)
 
 
-@export(out=True)
+@export(out=Out(no_overlap=True))
 def concatenate(tensors, axis: int = 0, *, dim=None) -> Tensor:
     """``cat`` (an alias, NumPy's ``axis``)."""
     return cat(tensors, axis if dim is None else dim)
@@ -849,7 +849,7 @@ def ravel(input: Tensor) -> Tensor:
     return input.contiguous().view(-1)
 
 
-@export(method=True, out=True)
+@export(method=True, out=Out(same_dtype=True))
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     """The values of ``input`` at ``indices`` along ``dim`` (broadcast against each other);
     without ``dim``, of the flattened tensor."""

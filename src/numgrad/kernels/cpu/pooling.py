@@ -680,9 +680,10 @@ def max_pool_scatter(grad, indices, in_size):
     for s in in_size:
         size *= int(s)
     out = np.zeros((g2.shape[0], size), grad.dtype)
-    if g2.size:
-        _on_planes(g2.shape[0], g2.size + out.size, lambda a, b: _scatter(
-            g2[a:b], i2[a:b], out[a:b]))
+    if g2.size:  # (on this thread: ``out``'s zeroed pages are first written here, and two
+        # threads faulting them in took longer than one: the MNIST CNN's 64x64x24x24 float32,
+        # 4.7 ms against 2.8 in a step (quiet), 3.4 against 1.6 alone (under load))
+        _scatter(g2, i2, out)
     return out.reshape(grad.shape[:-n] + tuple(in_size))
 
 

@@ -143,9 +143,14 @@ def test_export_and_alias_declare_once_and_return_the_function():
         assert {"mul", "multiply"} <= set(_names.out_names())
         with pytest.raises(ValueError, match="exports 'mul' twice"):
             exec("export(mul)", namespace)
+        again = {"__name__": "_export_flags_probe"}  # (a reload runs the module anew)
+        exec(compile(source, "<probe>", "exec"), again)
+        assert again["__all__"] == ["mul", "multiply", "sq"]
+        assert _names.functions("_export_flags_probe") == ["mul", "multiply", "sq"]
         with pytest.raises(ValueError, match="inplace='yes'"):
-            exec("export(len, 'size', inplace='yes')", namespace)
+            exec("export(len, 'size', inplace='yes')", again)
         with pytest.raises(ValueError, match="is not exported"):
-            exec("alias(len, 'size')", namespace)
+            exec("alias(len, 'size')", again)
     finally:
         _names.EXPORTS.pop("_export_flags_probe", None)
+        _names._NAMESPACES.pop("_export_flags_probe", None)

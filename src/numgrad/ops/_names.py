@@ -48,6 +48,7 @@ class Flags(NamedTuple):
 
 
 EXPORTS: dict[str, dict[str, Flags]] = {}  # module name -> exported name -> flags
+_NAMESPACES: dict[str, dict] = {}  # module name -> the namespace that declared its EXPORTS
 
 
 @overload
@@ -92,7 +93,11 @@ def alias(fn: F, name: str) -> F:
 
 
 def _declare(module: dict, name: str, flags: Flags) -> None:
-    table = EXPORTS.setdefault(module["__name__"], {})
+    key = module["__name__"]
+    if _NAMESPACES.get(key) is not module:  # (the module's first run, or a rerun: a reload, or
+        _NAMESPACES[key] = module  # an import retried after an error: it declares anew)
+        EXPORTS[key] = {}
+    table = EXPORTS[key]
     if name in table:
         raise ValueError(f"{module['__name__']} exports {name!r} twice")
     table[name] = flags

@@ -548,12 +548,21 @@ def test_stride_one_convolutions_read_shifted_rows_with_pytorchs_values(xs, ws, 
     assert taken == ["forward", "backward_weight"] * 2
 
 
-def test_stride_one_convolution_of_non_finite_inputs_as_pytorch():
-    """The dropped outputs' zero gradients would multiply the input entries they read (0 * inf
-    = NaN in the weight's gradient where PyTorch has none): an input with inf or NaN takes
-    im2col, and the forward (whose dropped outputs are only dropped) stays exact."""
+@pytest.mark.parametrize("column", [0, 5, 2], ids=["first", "last", "middle"])
+def test_stride_one_convolution_of_non_finite_inputs_as_pytorch(column, monkeypatch):
+    """The weight's gradient multiplies the dropped outputs' zero gradients by the input's
+    first and last ``kw - 1`` columns (less the padding): 0 * inf would be NaN where PyTorch
+    has none, so an inf or NaN there takes im2col; elsewhere it keeps the shifted rows. The
+    forward, whose dropped outputs are only dropped, stays exact."""
+    from numgrad.kernels.cpu import conv
+
+    taken = []
+    method = conv._Shifted.backward_weight
+    monkeypatch.setattr(conv._Shifted, "backward_weight",
+                        lambda self, *a: taken.append(1) or method(self, *a))
     a = np.random.default_rng(5).uniform(-1, 1, (2, 32, 5, 6)).astype(np.float32)
-    a[0, 0, 1, 0], a[1, 3, 4, 5] = np.inf, -np.inf
+    a[0, 0, 1, column], a[1, 3, 4, column] = np.inf, -np.inf
+    a[1, 5, 2, column] = np.nan
     w = np.random.default_rng(6).uniform(-1, 1, (3, 32, 2, 3)).astype(np.float32)
     g = np.random.default_rng(7).uniform(-1, 1, (2, 3, 4, 4)).astype(np.float32)
     results = []
@@ -564,7 +573,8 @@ def test_stride_one_convolution_of_non_finite_inputs_as_pytorch():
         results.append([out.detach().numpy(), x.grad.numpy(), wt.grad.numpy()])
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)  # (NaN, inf where torch's)
-    assert np.isinf(results[1][0]).any() and np.isinf(results[1][2]).any()
+    assert np.isinf(results[1][2]).any() and np.isnan(results[1][2]).any()
+    assert taken == ([1] if column == 2 else [])
 
 
 def test_stride_one_convolution_gradcheck():

@@ -290,15 +290,6 @@ def _out_sp(shape, kernel, stride, padding, dilation):
                              padding[2 * i + 1], dilation[i]) for i in range(len(kernel)))
 
 
-def _finite(a) -> bool:
-    """Whether ``a``'s entries are all finite (or so large that their sum is not: then as if
-    not). ``_Shifted``'s weight gradient multiplies the dropped outputs' zero gradients by the
-    input entries they read: 0 * inf would be NaN where im2col's products never read them, so
-    an input with a non-finite entry takes im2col."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(np.add.reduce(a, axis=None)))
-
-
 class _Shifted:
     """A stride-1, undilated, ungrouped 2-D convolution without im2col's copies: each output
     row is computed at the padded input's full width ``wp`` (the last ``kw - 1`` columns of
@@ -310,9 +301,9 @@ class _Shifted:
     the full width, zeros in the dropped columns) by those views transposed. One thread, CPU,
     medians of 9 alternating (under load): the ResNet block's 64 channels 32x32 x16 forward
     20.6 -> 18.0 ms, weight gradient 21.9 -> 19.5; the MNIST CNN's conv2 25.0 -> 23.2 and
-    25.1 -> 22.6. The input's gradient keeps im2col's col2im (this way, ``kw`` products added
-    into shifted views and folded, it was slower: 16.3 -> 18.2 ms). Taken where the depth
-    ``C*kh`` is 64 or more (the CNN's conv1, depth 3, keeps im2col)."""
+    25.1 -> 22.6. The input's gradient keeps im2col's col2im (this way, ``kw`` products
+    added into shifted views and folded, it was slower: 16.3 -> 18.2 ms). Taken where the
+    depth ``C*kh`` is 64 or more (the CNN's conv1, depth 3, keeps im2col)."""
 
     __slots__ = ("kh", "kw", "pt", "pl", "oh", "ow", "wp", "span", "depth")
 
@@ -334,6 +325,18 @@ class _Shifted:
 
     def fits(self, out_sp) -> bool:
         return tuple(out_sp) == (self.oh, self.ow)
+
+    def edges_finite(self, x) -> bool:
+        """Whether the input entries that the dropped outputs read are finite: its first
+        ``kw - 1 - pl`` and last ``kw - 1 - pr`` columns (the rest of each padded row is
+        padding). The weight's gradient multiplies them by the dropped outputs' zero
+        gradients, and 0 * inf would be NaN where im2col's products never read them: a
+        non-finite entry there takes im2col."""
+        width = x.shape[3]
+        first = max(0, self.kw - 1 - self.pl)
+        last = max(0, self.kw - 1 - (self.wp - width - self.pl))
+        return bool(np.isfinite(x[..., :first]).all() and
+                    np.isfinite(x[..., max(0, width - last):]).all())
 
     def rows(self, x, n, buffers, slot):
         """Sample ``n``'s padded rows, ``(C*kh, oh*wp + kw - 1)``: column ``j``'s view is
@@ -499,9 +502,10 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
     geometry = _geometry(kernel, stride, padding, dilation, out_sp)
     rows, length = x.shape[1] * _prod(kernel), _prod(out_sp)
     inner, per_group = rows // groups, out_c // groups
-    if _Shifted.taken(x.shape, x.dtype, kernel, stride, dilation, groups) and n * length and \
-            _Shifted(x.shape, kernel, padding).fits(out_sp) and _finite(x):
-        return _Shifted(x.shape, kernel, padding).backward_weight(g, x, weight_shape)
+    if _Shifted.taken(x.shape, x.dtype, kernel, stride, dilation, groups) and n * length:
+        shifted = _Shifted(x.shape, kernel, padding)
+        if shifted.fits(out_sp) and shifted.edges_finite(x):
+            return shifted.backward_weight(g, x, weight_shape)
     size = n * rows * length
     threads = max(1, min(get_num_threads(), n)) if size >= THREADED_COLS else 1
     totals = np.zeros((threads, groups, per_group, inner), g.dtype)

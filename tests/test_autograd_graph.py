@@ -390,16 +390,17 @@ def test_no_version_check_through_hooks():
 
 
 def test_hooks_closed_restore_the_fast_path():
-    from numgrad.ops import _lane, registry
+    from numgrad.autograd import node
+    from numgrad.ops import _lane
 
     before = _lane.closed
     with numgrad.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
         assert _lane.closed == before + 1
-        assert registry._record is registry._record_packing
+        assert node._packing is numgrad.autograd.graph.pack_all
         with numgrad.autograd.graph.save_on_cpu():
             assert _lane.closed == before + 2
     assert _lane.closed == before
-    assert registry._record is registry._record_plain
+    assert node._packing is None
     x = numgrad.tensor(V, requires_grad=True)
     y = x * 2.0
     assert type(y.grad_fn._saved[1]) is float  # (the lane's node again: nothing packed)

@@ -121,8 +121,9 @@ def test_a_constant_matches_the_traces_bit_for_bit_zeros_signs_and_nans_included
 
 def test_the_fast_lanes_ops_record_on_the_rerun_path_with_the_general_paths_nodes(monkeypatch):
     """While a call re-runs, the eager fast lane serves its elementwise ops (``Mode.lane``): no
-    op but the sum goes through ``registry._record``, and the values, gradients and graph are eager's, bit
-    for bit, from a number, a same-shape tensor, a row and a unary op, float32 and float64."""
+    op but the sum runs its ``forward`` (the general path, ``registry.apply``), and the values,
+    gradients and graph are eager's, bit for bit, from a number, a same-shape tensor, a row and a
+    unary op, float32 and float64."""
     from numgrad.ops import registry
 
     log = []
@@ -141,11 +142,21 @@ def test_the_fast_lanes_ops_record_on_the_rerun_path_with_the_general_paths_node
         want_in = [numgrad.tensor(d, requires_grad=True) for d in data]
         got_in = [numgrad.tensor(d, requires_grad=True) for d in data]
         want = f(*want_in)
-        records = []
-        keep = registry._record
-        monkeypatch.setattr(registry, "_record", lambda *a: records.append(a[0].name) or keep(*a))
-        got = compiled(*got_in)
-        monkeypatch.setattr(registry, "_record", keep)
+        records = []  # (the ops whose forward ran with grad on: the backward's formulas not)
+        ops = [registry.REGISTRY[name] for name in
+               ("mul", "sub", "div", "add", "neg", "relu", "exp", "tanh", "sum")]
+        kept = [op.__dict__.get("forward") for op in ops]
+        for op in ops:
+            op.forward = staticmethod(lambda *a, _f=op.forward, _n=op.name, **k: (
+                numgrad.is_grad_enabled() and records.append(_n)) or _f(*a, **k))
+        try:
+            got = compiled(*got_in)
+        finally:
+            for op, forward in zip(ops, kept):
+                if forward is None:
+                    del op.forward
+                else:
+                    op.forward = forward
         assert got[0].detach().numpy().tobytes() == want[0].detach().numpy().tobytes()
         assert got[1:] == want[1:]
         for g, w in zip(got_in, want_in):

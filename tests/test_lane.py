@@ -21,7 +21,7 @@ def _bits(a):
     return a.dtype, a.shape, a.reshape(-1).view(np.uint8).tobytes()
 
 
-def _same_node(lane, general):
+def _same_node(lane, general, packed=False):
     assert type(lane) is type(general)
     for field in ("needs_input_grad", "input_shapes", "input_dtypes", "input_devices", "params",
                   "_released"):
@@ -29,6 +29,14 @@ def _same_node(lane, general):
     assert [(type(fn), fn if fn is None else id(fn), i) for fn, i in lane.next_functions] == \
         [(type(fn), fn if fn is None else id(fn), i) for fn, i in general.next_functions]
     assert len(lane._saved) == len(general._saved)
+    if packed:  # (packed by saved-tensor hooks: what they give back)
+        assert [type(s.counter) for s in lane._saved if type(s) is SavedTensor] == \
+            [type(s.counter) for s in general._saved if type(s) is SavedTensor]
+        assert [_bits(s._data) if isinstance(s, numgrad.Tensor) else s
+                for s in lane.saved_tensors] == \
+            [_bits(s._data) if isinstance(s, numgrad.Tensor) else s
+             for s in general.saved_tensors]
+        return
     for ours, theirs in zip(lane._saved, general._saved):
         assert type(ours) is type(theirs)
         if type(ours) is SavedTensor:
@@ -42,12 +50,12 @@ def _same_node(lane, general):
             assert type(ours) is type(theirs) and (ours == theirs or ours is theirs)
 
 
-def _check(lane, general):
+def _check(lane, general, packed=False):
     assert type(lane) is numgrad.Tensor and lane.requires_grad == general.requires_grad
     assert _bits(lane._data) == _bits(general._data)
     assert (lane.grad_fn is None) == (general.grad_fn is None)
     if lane.grad_fn is not None:
-        _same_node(lane.grad_fn, general.grad_fn)
+        _same_node(lane.grad_fn, general.grad_fn, packed)
 
 
 def _inputs(kind, dtype, shape):
@@ -175,3 +183,105 @@ def test_a_reduction_of_everything(name, kind, dtype, shape):
     lane = getattr(x, name)()
     general = registry.apply(op, (x,), (x._data,), dims=tuple(range(x.ndim)), keepdim=False)
     _check(lane, general)
+
+
+# ------------------------------------------------------------------ the generated recorders
+def _forms(op, inputs, out, params):
+    """The node ``op``'s recorder makes for ``inputs``, by the form unrolled for their count and
+    by the form with a loop (``registry._source``), each on a fresh result of ``out``."""
+    unrolled = registry._compiled(registry._source(op, len(inputs)), op)
+    loop = registry._compiled(registry._source(op, None), op)
+    return [form(inputs, out.copy(), dict(params)) for form in (unrolled, loop)]
+
+
+def _split_part():
+    parts = (numgrad.ones(4, 2, requires_grad=True) * 1.0).split(2)
+    assert parts[1].output_nr == 1
+    return parts[1]
+
+
+CASES = {  # name: (op, inputs), the inputs made when the case runs
+    "number after": lambda: (E.Mul, (_inputs("leaf", "float64", (2, 3)), 1.5)),
+    "number before": lambda: (E.Mul, (2, _inputs("nonleaf", "float32", (3,)))),
+    "0-d": lambda: (E.Div, (_inputs("leaf", "float64", ()), _inputs("nonleaf", "float64", ()))),
+    "empty": lambda: (E.Sub, (_inputs("leaf", "float32", (0, 3)),
+                              _inputs("constant", "float32", (3,)))),
+    "non-contiguous": lambda: (E.Add, ((_inputs("leaf", "float64", (3, 4)) * 1.0).t(),
+                                       _inputs("leaf", "float64", (4, 3)))),
+    "y * y": lambda: (lambda y: (E.Mul, (y, y)))(_inputs("nonleaf", "float64", (2,))),
+    "a view": lambda: (E.Exp, (_inputs("view", "float32", (3,)),)),
+    "split's part": lambda: (E.Mul, (_split_part(), _inputs("leaf", "float64", (2, 2)))),
+    "a view op": lambda: (registry.REGISTRY["t"], (_inputs("leaf", "float64", (2, 3)),)),
+    "three inputs": lambda: (registry.REGISTRY["cat"],
+                             tuple(_inputs(k, "float64", (2,)) for k in
+                                   ("leaf", "constant", "nonleaf"))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("context", ["plain", "saved-tensor hooks", "anomaly"])
+def test_the_unrolled_and_the_loop_recorder_make_the_same_node(case, context):
+    import contextlib
+
+    op, inputs = CASES[case]()
+    params = {"dim": 0} if op.name == "cat" else {}
+    out = np.linspace(-1.0, 1.0, 6).reshape(2, 3)  # (the result's values: any, kept as given)
+    within = {"plain": contextlib.nullcontext,
+              "saved-tensor hooks": lambda: numgrad.autograd.graph.saved_tensors_hooks(
+                  lambda t: t * 1, lambda t: t),
+              "anomaly": numgrad.autograd.detect_anomaly}[context]
+    with pytest.warns(UserWarning) if context == "anomaly" else contextlib.nullcontext():
+        with within():
+            unrolled, loop = _forms(op, inputs, out, params)
+    _check(unrolled, loop, packed=context == "saved-tensor hooks")
+    node = unrolled.grad_fn
+    assert (getattr(node, "_anomaly", None) is not None) == (context == "anomaly")
+    if context == "saved-tensor hooks":
+        return
+    if op.is_view:
+        assert unrolled._base is not None and unrolled._base is loop._base
+    saved = [s for s in node._saved if type(s) is SavedTensor and s.tensor is not None]
+    if saved:  # (an in-place write to a saved input: PyTorch's error from both nodes)
+        saved[0].tensor._version_counter.value += 1
+        messages = []
+        for result in (unrolled, loop):
+            with pytest.raises(RuntimeError, match="modified by an inplace operation") as e:
+                result.grad_fn.check_saved()
+            messages.append(str(e.value))
+        assert messages[0] == messages[1]
+
+
+def test_a_dispatch_mode_that_takes_the_lane_gets_the_general_paths_node():
+    from numgrad import dispatch
+
+    class Recording(dispatch.Mode):
+        lane = True
+        calls = []
+
+        def record(self, name, args):
+            self.calls.append(name)
+            return super().record(name, args)
+
+    x = _inputs("nonleaf", "float64", (2, 3))
+    with Recording():
+        lane = x * 2.5
+        general = registry.apply(E.Mul, (x, 2.5), (x._data, np.float64(2.5)))
+    assert Recording.calls == ["binary"]  # (the lane's kernel call, handed to the mode)
+    _check(lane, general)
+
+
+def test_a_recorder_is_python_one_can_read():
+    import ast
+
+    source = registry.record_source(E.Mul, 2)
+    assert source.startswith("def record_MulBackward0(inputs, out, params, result=None):")
+    ast.parse(source)
+    # (mul saves each input only where the other's gradient is needed, as PyTorch)
+    assert "None if not n1 else (_save(i0, False) if s0 is not None else i0)" in source
+    x = numgrad.ones(2, requires_grad=True)
+    x * 2.0  # (its first recorded call: the recorder installed, its source kept)
+    assert E.Mul._record_source == source
+    assert "_view_of(result, i0, _node_name)" in registry.record_source(
+        registry.REGISTRY["t"], 1)
+    assert "_save(result, True)" in registry.record_source(E.Exp, 1)
+    assert "zip(*map(_meta, inputs))" in registry.record_source(registry.REGISTRY["cat"])

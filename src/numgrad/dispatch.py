@@ -41,8 +41,9 @@ class Mode:
     active = True
     # Whether the eager fast lane (``ops/_lane.py``) may serve this mode's ops: it then hands
     # ``record`` the kernel call the op's ``forward`` makes, as ``registry.apply`` would have it
-    # made, and makes the node ``registry._record`` would make. True for a mode that sees the
-    # kernel calls alone (the re-run path's), not for one that sees the ops themselves (a trace).
+    # made, and records the node by the op's generated recorder, as ``registry.apply`` does.
+    # True for a mode that sees the kernel calls alone (the re-run path's), not for one that
+    # sees the ops themselves (a trace).
     lane = False
 
     def use(self, module):

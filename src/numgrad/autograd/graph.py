@@ -16,8 +16,8 @@
   tensor saved through hooks.
 
 No work is added to recording an op while no hooks are open: opening the first makes every op
-take the general path (``ops.registry.apply``, not the eager fast lane) and swaps the
-registry's ``_record`` for one that packs what the node saved.
+take the general path (``ops.registry.apply``, not the eager fast lane) and sets the packing
+that the node constructor (``node.make``) applies to what a recorded node saved.
 """
 from __future__ import annotations
 
@@ -101,20 +101,20 @@ class _State(threading.local):
 
 
 _state = _State()
-_open = 0  # hooks open in all threads (ops record through ``_record_packing`` while any are)
+_open = 0  # hooks open in all threads (``node.make`` packs saved values while any are)
 _lock = threading.Lock()
 
 
 def _switch(delta: int) -> None:
-    """Counts an opened (+1) or closed (-1) pair of hooks; the first opened routes every op
-    through the registry's packing ``_record``, the last closed restores the plain one."""
+    """Counts an opened (+1) or closed (-1) pair of hooks; the first opened has every node made
+    for an op pack its saved values (``node._packing``), the last closed ends it."""
     global _open
-    from ..ops import _lane, registry
+    from ..ops import _lane
 
     with _lock:
         _open += delta
-        _lane.closed += delta  # (the fast lane records nodes field by field: not while open)
-        registry._record = registry._record_packing if _open else registry._record_plain
+        _lane.closed += delta  # (every op through ``registry.apply`` while any are open)
+        _node._packing = pack_all if _open else None  # (``node.make`` packs a node's saved)
 
 
 class saved_tensors_hooks:

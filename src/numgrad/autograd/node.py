@@ -8,6 +8,8 @@ cycles and die by reference counting as soon as the last tensor goes.
 from __future__ import annotations
 
 import itertools
+import sys
+import textwrap
 import weakref
 
 from .. import _lazy
@@ -68,16 +70,8 @@ class SavedTensor:
 
     __slots__ = ("tensor", "data", "counter", "version", "requires_grad")
 
-    def __init__(self, tensor, is_output: bool):
-        self.counter = tensor._version_counter
-        self.version = self.counter.value
-        if is_output:
-            self.tensor = None
-            self.data = tensor._data
-            self.requires_grad = tensor.requires_grad
-        else:
-            self.tensor = tensor
-            self.data = None
+    def __new__(cls, tensor, is_output: bool):
+        return save(tensor, is_output)
 
     def check_version(self, node=None) -> None:
         if self.counter.value == self.version:
@@ -112,6 +106,22 @@ class SavedTensor:
         out._grad = out._hooks = out._accumulator = out._base = None
         out._version_counter = self.counter
         return out
+
+
+def save(tensor, is_output: bool, _new=object.__new__) -> SavedTensor:
+    """``SavedTensor(tensor, is_output)``: the one rule by which a node saves a tensor (a plain
+    function, which the ops' generated recorders call: ``ops.registry``)."""
+    s = _new(SavedTensor)
+    s.counter = counter = tensor._version_counter
+    s.version = counter.value
+    if is_output:
+        s.tensor = None
+        s.data = tensor._data
+        s.requires_grad = tensor._requires_grad
+    else:
+        s.tensor = tensor
+        s.data = None
+    return s
 
 
 class Packed:
@@ -168,7 +178,7 @@ class Packed:
 
 def packed(tensor, is_output: bool, pack_hook, unpack_hook) -> SavedTensor:
     """A ``SavedTensor`` of ``tensor`` packed by ``pack_hook``."""
-    s = SavedTensor.__new__(SavedTensor)
+    s = object.__new__(SavedTensor)
     s.tensor = s.data = None
     s.requires_grad = tensor._requires_grad
     s.counter = Packed(tensor, is_output, pack_hook, unpack_hook)
@@ -320,6 +330,51 @@ class AccumulateGrad(Node):
 
     def apply(self, grad):
         return ()
+
+
+# ``autograd.graph.pack_all`` while saved-tensor hooks are open in some thread, else None
+# (``graph._switch``): a node made for an op's output packs its saved values with it.
+_packing = None
+
+# The body of the one ``OpNode`` constructor, ``make``, with its fields' values in braces
+# (``{edges}``...): ``make`` fills them with its parameters' names, and the ops' generated
+# recorders (``ops.registry``), which write it inline, with the values themselves. ``MADE`` is
+# what follows for a node made for an op's output.
+MAKE = """\
+node = _new_node({cls})
+node._pre_hooks = node._retained = None
+node.next_functions = {edges}
+node.needs_input_grad = {needs}
+node.input_shapes = {shapes}
+node.input_dtypes = {dtypes}
+node.input_devices = {devices}
+node.params = {params}
+node._saved = {saved}
+node._released = {released}"""
+MADE = """\
+if _anomaly.enabled:  # (anomaly mode: the forward stack, on the node)
+    _note_stack(node)
+{output}._grad_fn = node  # (a fresh result: not a view yet, so no version to note)
+if _node._packing is not None and node._saved:  # (saved-tensor hooks open: packed)
+    node._saved = _node._packing(node._saved, node)"""
+# The names ``MAKE`` and ``MADE`` read besides the fields.
+MAKE_NAMES = {"_new_node": object.__new__, "_anomaly": anomaly_mode.state,
+              "_note_stack": anomaly_mode.record, "_node": sys.modules[__name__]}
+_FIELDS = ("cls", "edges", "needs", "shapes", "dtypes", "devices", "params", "saved", "released")
+
+exec(compile(  # (a file name in the package: anomaly mode's forward stack leaves it out)
+    "def make(cls, edges, needs, shapes, dtypes, devices, params, saved, output=None,\n"
+    "         released=False):\n" + textwrap.indent(MAKE.format(**{f: f for f in _FIELDS}),
+                                                    "    ") +
+    "\n    if output is not None:\n" + textwrap.indent(MADE.format(output="output"), "        ") +
+    "\n    return node\n", __file__[:-len("node.py")] + "<node.make>", "exec"), MAKE_NAMES)
+make = MAKE_NAMES.pop("make")
+make.__doc__ = """The one constructor of an ``OpNode`` (of class ``cls``) from its fields: the edges
+    to its inputs' nodes (``next_functions``), ``needs_input_grad``, the inputs' shapes, dtypes and
+    devices (None: no CUDA in use), the op's params and its saved values (``SavedTensor``s, None
+    or constants). With ``output`` (the fresh result the node is recorded for, as by an op), the
+    node becomes its ``grad_fn``, anomaly mode notes the forward stack on it and open
+    saved-tensor hooks pack its saved values, in that order (``MAKE``, its body)."""
 
 
 class OpNode(Node):

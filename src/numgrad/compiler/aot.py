@@ -18,6 +18,7 @@ from .. import autograd  # (autograd.grad read at call time: the dispatching for
 from ..autograd import grad_mode
 from ..autograd.function import BackwardCFunction, Function, _record
 from ..autograd.node import _FREED, AccumulateGrad
+from ..autograd.node import make as make_node
 from ..tensor import Tensor
 
 _DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
@@ -141,13 +142,8 @@ def wrap_outputs(backward_replay, layouts, ins: tuple, arrays: tuple, saved: tup
     """The outputs of one forward replay: tensors of ``arrays`` with one node, whose backward
     replays ``backward_replay`` on their gradients and the ``saved`` arrays (and first checks
     that the ``checked`` tensors, whose data it reads, were not modified in place since)."""
-    ctx = CompiledFunctionBackward.__new__(CompiledFunctionBackward)
-    ctx._pre_hooks = ctx._retained = None
-    ctx._saved = ()
-    ctx._released = False
-    ctx.params = {}
-    ctx.input_devices = None
-    ctx.needs_input_grad = tuple(t._requires_grad for t in ins)
+    ctx = make_node(CompiledFunctionBackward, (), tuple(t._requires_grad for t in ins), (), (),
+                    None, {}, ())  # (its edges, shapes and dtypes: ``_record``'s)
     ctx.backward_replay = backward_replay
     ctx.layouts = layouts
     ctx.saved_arrays = saved

@@ -45,6 +45,7 @@ from ..kernels import codegen
 from ..kernels.cpu._cache import light_cache
 from ..kernels.cpu import _workers
 from ..autograd.node import OpNode
+from ..autograd.node import make as make_node
 
 
 class NotReplayable(Exception):
@@ -697,14 +698,7 @@ def _freed(data, node_class):
     """A tensor whose graph the function ran backward through: its node is there, as eager's,
     with its saved values freed (a second backward raises PyTorch's error)."""
     t = Tensor._wrap(data, True)
-    node = node_class.__new__(node_class)
-    node._pre_hooks = node._retained = None
-    node.next_functions = node.needs_input_grad = node.input_shapes = node.input_dtypes = ()
-    node.params = {}
-    node.input_devices = None
-    node._saved = ()
-    node._released = True
-    t.grad_fn = node
+    t.grad_fn = make_node(node_class, (), (), (), (), None, {}, (), released=True)
     return t
 
 

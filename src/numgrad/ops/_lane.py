@@ -30,79 +30,23 @@ import numpy as np
 
 from .. import dispatch
 from ..autograd import anomaly_mode, grad_mode
-from ..autograd.node import SavedTensor
 from ..kernels import cpu as cpu_kernels
 from ..kernels.cpu.elementwise import _LOADED, PARALLEL_THRESHOLD, _kernels, _row_plan
 from ..kernels.cpu.reduction import _sum_rows
-from ..tensor import Tensor, _VersionCounter
+from ..tensor import Tensor
 from . import registry
 
 _grad = grad_mode.state
 _anomaly = anomaly_mode.state
 _ndarray = np.ndarray
 _F64, _F32 = np.dtype(np.float64), np.dtype(np.float32)  # (the arrays' own dtype objects)
-_new = object.__new__
 _modes = dispatch._local  # (.stack: this thread's dispatch modes)
-_NO_EDGE = registry._NO_EDGE
-_ONLY_FIRST = (True, False)  # needs_input_grad of a tensor with a number
-_BOTH = (True, True)
 # How many things need every op to run through ``registry.apply`` now: ``autograd.profiler``
 # counts its profile blocks here.
 closed = 0
 
 
-def _tensor(data, requires_grad: bool) -> Tensor:
-    """``Tensor._wrap``, inline (a plain function: the classmethod's binding costs more than
-    the rest of it on the lane's hot calls)."""
-    t = _new(Tensor)
-    t._data = data
-    t._requires_grad = requires_grad
-    t._grad = t._grad_fn = t._hooks = t._accumulator = t._base = None
-    t._version_counter = _VersionCounter()
-    return t
-
-
-def _saved_input(t: Tensor) -> SavedTensor:
-    """``SavedTensor(t, False)``, inline."""
-    s = _new(SavedTensor)
-    s.tensor = t
-    s.data = None
-    s.counter = counter = t._version_counter
-    s.version = counter.value
-    return s
-
-
-_OUTPUT = object()  # ``saved`` of ``_recorded`` for an op that saves its output
-
-
-def _recorded(op, out, edges, needs, shapes, dtypes, saved) -> Tensor:
-    """A result that requires grad, wrapping ``out``, with ``op``'s node: the fields
-    ``registry._record`` sets. ``saved`` is the node's saved values, or ``_OUTPUT``."""
-    result = _new(Tensor)
-    result._data = out
-    result._requires_grad = True
-    result._grad = result._hooks = result._accumulator = result._base = None
-    result._version_counter = counter = _VersionCounter()
-    if saved is _OUTPUT:  # (``SavedTensor(result, True)``, inline)
-        s = _new(SavedTensor)
-        s.tensor = None
-        s.data = out
-        s.requires_grad = True
-        s.counter = counter
-        s.version = 0
-        saved = (s,)
-    cls = op.node_class
-    node = _new(cls)
-    node._pre_hooks = node._retained = node.input_devices = None
-    node.next_functions = edges
-    node.needs_input_grad = needs
-    node.input_shapes = shapes
-    node.input_dtypes = dtypes
-    node.params = {}
-    node._saved = saved
-    node._released = False
-    result._grad_fn = node
-    return result
+_wrap = Tensor._wrap  # (bound once: without the binding on each call)
 
 
 def _kernels_of(data, code: int, unary: bool):
@@ -159,34 +103,21 @@ def binary(op, code: int, input: Tensor, other):
         if plan is None or not dispatch._pushed or (mode := _moded(data)) is None:
             return None
         out = mode.record_scalar(code, data, other)  # (``binary_operands``' scalar)
-        return _binary_result(op, out, input, other, plan)
-    dt = data.dtype
-    if data.ndim == 1:  # (``plain_binary``'s work, inline: this is the commonest call)
-        out = dest = np.empty(data.size, dt)
-        flat = data
     else:
-        out = np.empty(data.shape, dt)
-        flat, dest = data.ravel(), out.ravel()
-    # (a float64 array takes a Python float as it is: Numba types it float64, the kernel's
-    # signature, and it dispatches faster than a NumPy number; other numbers are converted)
-    kernels.zip_1d_scalar(flat, other if type(other) is float and dt is _F64 else dt.type(other),
-                          dest)
-    return _binary_result(op, out, input, other, plan)
-
-
-def _binary_result(op, out, input: Tensor, other, plan) -> Tensor:
-    """The result of ``op(input, other)`` with a number, its node recorded where one is."""
-    if not (_grad.enabled and input._requires_grad):
-        return _tensor(out, False)
-    data = input._data
-    fn = input._grad_fn if input._base is None else input.grad_fn  # (``_edge``, inline)
-    if fn is None:
-        edge = input._grad_accumulator(), 0
-    else:
-        edge = fn, (0 if fn._num_outputs == 1 else getattr(input, "_output_nr", 0))
-    return _recorded(op, out, (edge, _NO_EDGE),
-                     _ONLY_FIRST, (data.shape, None), (data.dtype, None),
-                     (None, other) if plan else ())
+        dt = data.dtype
+        if data.ndim == 1:  # (``plain_binary``'s work, inline: this is the commonest call)
+            out = dest = np.empty(data.size, dt)
+            flat = data
+        else:
+            out = np.empty(data.shape, dt)
+            flat, dest = data.ravel(), out.ravel()
+        # (a float64 array takes a Python float as it is: Numba types it float64, the kernel's
+        # signature, and it dispatches faster than a NumPy number; other numbers are converted)
+        kernels.zip_1d_scalar(flat, other if type(other) is float and dt is _F64 else
+                              dt.type(other), dest)
+    if _grad.enabled and input._requires_grad:  # (its node, by the op's recorder)
+        return op._record_number((input, other), out, {})
+    return _wrap(out)
 
 
 def with_tensor(op, code: int, input: Tensor, other: Tensor):
@@ -214,34 +145,9 @@ def with_tensor(op, code: int, input: Tensor, other: Tensor):
         kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
     else:
         return None
-    na, nb = input._requires_grad, other._requires_grad
-    if not (_grad.enabled and (na or nb)):
-        return _tensor(out, False)
-    plan = op._save_plan
-    if input is other:  # (``y * y``: one saved value and one edge, each given twice)
-        edge = _edge(input)
-        saved = (_saved_input(input),) * len(plan) if plan else ()
-        return _recorded(op, out, (edge, edge), _BOTH, (shape, shape), (dt, dt), saved)
-    needs = (na, nb)
-    if plan:  # (as ``registry._record``: an input saved only where a needed gradient uses it)
-        (i, j), (k, m) = plan  # (each served op that saves inputs saves both)
-        inputs = (input, other)
-        saved = (None if j >= 0 and not needs[j] else _saved_input(inputs[i]),
-                 None if m >= 0 and not needs[m] else _saved_input(inputs[k]))
-    else:
-        saved = ()
-    return _recorded(op, out, (_edge(input) if na else _NO_EDGE,
-                               _edge(other) if nb else _NO_EDGE),
-                     needs, (shape, b.shape), (dt, dt), saved)
-
-
-def _edge(t: Tensor) -> tuple:
-    """The edge to the history of ``t`` (which requires grad), as ``registry._record`` makes
-    it."""
-    fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
-    if fn is None:
-        return t._grad_accumulator(), 0  # (a leaf: its live node)
-    return fn, (0 if fn._num_outputs == 1 else getattr(t, "_output_nr", 0))  # (split's parts)
+    if _grad.enabled and (input._requires_grad or other._requires_grad):
+        return op._record_pair((input, other), out, {})
+    return _wrap(out)
 
 
 def unary(op, code: int, input: Tensor):
@@ -252,25 +158,18 @@ def unary(op, code: int, input: Tensor):
     if kernels is None:
         if not dispatch._pushed or op._lane is None or (mode := _moded(data)) is None:
             return None
-        return _unary_result(op, mode.record_unary(code, data), input)
-    dt = data.dtype
-    if data.ndim == 1:
-        out = dest = np.empty(data.size, dt)
-        kernels.map_1d(data, dest)
+        out = mode.record_unary(code, data)
     else:
-        out = np.empty(data.shape, dt)
-        kernels.map_1d(data.ravel(), out.ravel())
-    return _unary_result(op, out, input)
-
-
-def _unary_result(op, out, input: Tensor) -> Tensor:
-    """The result of unary ``op(input)``, its node recorded where one is."""
-    if not (_grad.enabled and input._requires_grad):
-        return _tensor(out, False)
-    plan = op._lane
-    data = input._data
-    saved = _OUTPUT if plan == "output" else (_saved_input(input),) if plan == "input" else ()
-    return _recorded(op, out, (_edge(input),), (True,), (data.shape,), (data.dtype,), saved)
+        dt = data.dtype
+        if data.ndim == 1:
+            out = dest = np.empty(data.size, dt)
+            kernels.map_1d(data, dest)
+        else:
+            out = np.empty(data.shape, dt)
+            kernels.map_1d(data.ravel(), out.ravel())
+    if _grad.enabled and input._requires_grad:
+        return op._record_one((input,), out, {})
+    return _wrap(out)
 
 
 _ALL_DIMS = tuple(tuple(range(n)) for n in range(33))  # (``dims`` of a reduction of everything)
@@ -293,11 +192,9 @@ def reduce_all(op, input: Tensor, mean: bool):
     out = total.reshape(())
     if mean:
         out.fill(out.item() / n)
-    if not (_grad.enabled and input._requires_grad):
-        return _tensor(out, False)
-    result = _recorded(op, out, (_edge(input),), (True,), (data.shape,), (dt,), ())
-    result._grad_fn.params = {"dims": _ALL_DIMS[data.ndim], "keepdim": False}
-    return result
+    if _grad.enabled and input._requires_grad:
+        return op._record((input,), out, {"dims": _ALL_DIMS[data.ndim], "keepdim": False})
+    return _wrap(out)
 
 
 def _open() -> bool:
@@ -338,18 +235,11 @@ def plain_binary(code: int, a, b):
 
 
 def serve(op, unary: bool = False) -> type:
-    """Marks ``op`` as served by the lane, with what its node saves (``_lane``), read from its
-    declaration once: for a binary op with a number, () or (None, the number), for a unary op
-    "output", "input" or (). An op that saves anything else gets None: the lane leaves it to the
-    general path. Returns ``op``."""
-    if unary:
-        plan = ("output" if op.save_output and not op.save_inputs else
-                "input" if op.save_inputs == (0,) and not op.save_output else
-                () if not (op.save_inputs or op.save_output) else None)
-    else:  # (``registry._record``'s rule, for needs_input_grad (True, False))
-        if len(op._save_plan) not in (0, 2):  # (``with_tensor`` saves none or both inputs)
-            raise TypeError(f"the lane serves binary ops that save no input or both: {op.name}")
-        kept = tuple(None if j >= 0 and not _ONLY_FIRST[j] else i for i, j in op._save_plan)
-        plan = {(): (), (None, 1): (None, 1)}.get(kept) if not op.save_output else None
-    op._lane = plan
+    """Marks ``op`` as served by the lane (``_lane``: "unary" or "binary"): its forward is
+    ``K.unary(op.code, x)`` or ``K.binary(code, a, b)``, and its node is recorded by its
+    recorders for what the lane knows of the inputs (``registry.RECORDERS``), written from the
+    declaration as the general path's. Returns ``op``."""
+    op._lane = "unary" if unary else "binary"
+    registry.lazy_recorders(op, *((("grad",),) if unary else
+                                  (("grad", "number"), ("tensor", "tensor"))))
     return op

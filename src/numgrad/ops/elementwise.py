@@ -136,12 +136,12 @@ def _times(grad: Tensor, other) -> Tensor:
             if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
                 out = _lane.plain_binary(_MUL, g, other)
                 if out is not None:
-                    return _lane._tensor(out, False)
+                    return Tensor._wrap(out)
                 if dispatch._pushed and (g.size < 2 or any(g.strides)) and \
                         (mode := _lane._moded(g)) is not None:
                     # (the call at the end, ``K.binary(K.MUL, g, ...)``, handed to the mode
                     # that records it, as the lane hands its own: numgrad.compile's re-run path)
-                    return _lane._tensor(mode.record_scalar(_MUL, g, other), False)
+                    return Tensor._wrap(mode.record_scalar(_MUL, g, other))
                 K = kernels_for((grad,))
                 if isinstance(g, np.ndarray) and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the
@@ -172,7 +172,7 @@ def _times(grad: Tensor, other) -> Tensor:
                     return Tensor._wrap(cpu_kernels.binary(cpu_kernels.MUL, o, first))
                 out = _lane.plain_binary(_MUL, g, o)
                 if out is not None:
-                    return _lane._tensor(out, False)
+                    return Tensor._wrap(out)
                 K = kernels_for((grad, other))
                 return Tensor._wrap(K.binary(K.MUL, g, o))
     return grad * other

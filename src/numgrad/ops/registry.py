@@ -8,19 +8,25 @@ node class and records the op; ``apply`` runs it and records the node.
 """
 from __future__ import annotations
 
+import functools
+import sys
+import textwrap
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .. import _lowp, dispatch
 from .._dtype import torch_name
-from ..autograd import anomaly_mode, grad_mode
-from ..autograd.graph import pack_all
-from ..autograd.node import OpNode, SavedTensor
+from ..autograd import grad_mode
+from ..autograd.node import OpNode
+from ..autograd.node import MADE as _MADE
+from ..autograd.node import MAKE as _MAKE
+from ..autograd.node import MAKE_NAMES as _MAKE_NAMES
+from ..autograd.node import save as _save
 from ..kernels import cpu as _cpu_module
 
 _lowp.install(_cpu_module)  # (its kernels called directly on narrow arrays: run on them widened)
-from ..tensor import Tensor
+from ..tensor import Tensor, _VersionCounter
 
 
 class Sample(NamedTuple):
@@ -71,7 +77,10 @@ class Op:
     # Whether its forward takes the narrow dtypes (float16, bfloat16, uint8, int8, int16) as they
     # are; else ``apply`` runs it on them widened (``numgrad._lowp``). By default the views do.
     narrow_ok: bool = False
-    _lane = None  # what the eager fast lane saves for this op (``ops/_lane.serve``); None: unserved
+    _lane = None  # "unary" or "binary" where the eager fast lane serves it (``ops/_lane.serve``)
+    # The op's recorder, ``_record(inputs, out, params, result=None)`` (``_generate``; and the
+    # fast lane's, ``RECORDERS``), written from this declaration at its first call.
+    _record: Callable
     # The dtype codes ``apply`` looks for in its arrays: complex ones unless ``complex_ok``, the
     # narrow ones unless ``narrow_ok`` (``register`` sets it from them); None: neither.
     _special = frozenset("FDG") | _lowp.NARROW_CHARS
@@ -120,6 +129,7 @@ def register(op: type[Op]) -> type[Op]:
     op._refuses_complex = not op.complex_ok  # (its complex test runs in any process)
     only_for = op.save_only_for or {}
     op._save_plan = tuple((i, only_for.get(i, -1)) for i in op.save_inputs)
+    lazy_recorders(op, None)  # (its recorder: written at its first call)
     REGISTRY[op.name] = op
     return op
 
@@ -127,6 +137,7 @@ def register(op: type[Op]) -> type[Op]:
 # The CUDA kernel module once CUDA has been used in this process (set by numgrad.cuda.kernels());
 # until then every op runs on the CPU without looking at devices.
 _cuda_kernels = None
+_registry = sys.modules[__name__]  # (the recorders read ``_cuda_kernels`` here)
 _grad = grad_mode.state  # (one thread-local object, its flag set in place)
 
 
@@ -207,9 +218,7 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
     if _grad.enabled and op.differentiable:
         for t in inputs:
             if isinstance(t, Tensor) and t._requires_grad:
-                result = _record(op, inputs, Tensor._wrap(out, True), params)
-                if op.is_view:
-                    _view_of(result, inputs[0], op.node)
+                result = op._record(inputs, out, params)  # (a view's too)
                 if _forward_ad is not None:  # (forward AD: the result's tangents)
                     return _forward_ad(op, inputs, arrays, params, result)
                 return result
@@ -325,121 +334,206 @@ def check_multi_view(t: Tensor, via: str | None = None) -> None:
 
 
 _NO_EDGE = (None, 0)
-_anomaly = anomaly_mode.state  # (one object, its flag set in place)
 
 
-def _meta(t):
-    """(edge, needs grad, shape, dtype) of one input of a recorded op."""
-    if isinstance(t, Tensor):
-        data = t._data
-        if t._requires_grad:
-            fn = t._grad_fn if t._base is None else t.grad_fn  # (a view's may be stale)
-            if fn is None:
-                return (t._grad_accumulator(), 0), True, data.shape, data.dtype
-            nr = 0 if fn._num_outputs == 1 else getattr(t, "_output_nr", 0)  # (split's parts)
-            return (fn, nr), True, data.shape, data.dtype
-        return _NO_EDGE, False, data.shape, data.dtype
-    return _NO_EDGE, False, None, None
+def _row(items) -> str:
+    """A tuple's source: ``(a, b)``, ``(a,)`` or ``()``."""
+    items = list(items)
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+_HERE = __file__[:-len("registry.py")]
+_CODE: dict = {}  # source -> its code object (ops of one shape share the compiled source)
+
+
+# ------------------------------------------------------------------ the generated recorders
+# Each op's recorder, ``op._record(inputs, out, params, result=None)``: makes ``out`` (or
+# ``result``, a fresh tensor of it) the output of a new node of ``op.node_class`` over ``inputs``
+# (tensors and constants), saving what the op's backward needs. It is Python source written for
+# the op from its declaration, as PyTorch writes its autograd functions from derivatives.yaml:
+# unrolled for its count of inputs (the count of the first call; an op then called with another
+# count takes the form with a loop), its save plan (``save_inputs``, ``save_only_for``,
+# ``save_output``) and ``is_view``, and, for the fast lane's recorders (``RECORDERS``), for what
+# the caller knows of its inputs; compiled at its first call (``_generate``), its source kept as
+# ``op._record_source`` (``record_source``). The rules it is made of, each written once: an
+# input's edge, grad need, shape and dtype (``_edge``); the result (``_WRAP``: ``Tensor._wrap``'s
+# fields); a saved value (``node.save``); the node (``node.MAKE``/``MADE``, the body of the one
+# node constructor ``node.make``, written inline).
+
+# One input ``{x}``'s edge ``e{k}``, whether its gradient is needed ``n{k}``, its shape and dtype
+# ``s{k}``, ``t{k}``: for an input that may be anything, a tensor (one that requires grad) or a
+# number, as far as the caller knows (its kind: "any", "tensor", "grad", "number").
+_EDGE_OF_GRAD = """\
+fn = {x}._grad_fn if {x}._base is None else {x}.grad_fn  # (a view's may be stale)
+if fn is None:  # (a leaf: its live node, else a new one)
+    ref = {x}._accumulator
+    fn = ref() if ref is not None else None
+    if fn is None:
+        fn = {x}._grad_accumulator()
+    e{k} = (fn, 0)
+elif fn._num_outputs == 1:
+    e{k} = (fn, 0)
+else:  # (one of a node's several outputs: split's parts)
+    e{k} = (fn, getattr({x}, "_output_nr", 0))
+n{k} = True"""
+_SHAPE = "data = {x}._data\ns{k}, t{k} = data.shape, data.dtype"
+_NUMBER = "e{k}, n{k}, s{k}, t{k} = _NO_EDGE, False, None, None"
+
+
+def _edge(kind: str, x: str, k) -> str:
+    """The lines that find input ``x``'s ``e{k}``, ``n{k}``, ``s{k}``, ``t{k}``, for its kind."""
+    def indented(text):
+        return textwrap.indent(text, "    ")
+
+    grad = _EDGE_OF_GRAD
+    tensor = f"{_SHAPE}\nif {{x}}._requires_grad:\n{indented(grad)}\nelse:\n" \
+             "    e{k}, n{k} = _NO_EDGE, False"
+    text = {"grad": f"{_SHAPE}\n{grad}", "tensor": tensor, "number": _NUMBER,
+            "any": f"if isinstance({{x}}, Tensor):\n{indented(tensor)}\nelse:\n"
+                   f"{indented(_NUMBER)}"}[kind]
+    return indented(text.format(x=x, k=k))
+
+
+# The result: ``Tensor._wrap(out, True)``'s fields, unless the caller gave it.
+_WRAP = """\
+    if result is None:
+        result = _new(Tensor)
+        result._data = out
+        result._requires_grad = True
+        result._grad = result._grad_fn = result._hooks = result._accumulator = None
+        result._base = None
+        result._version_counter = _Counter()"""
+
+
+def _source(op, arity, kinds=None) -> str:
+    """The recorder of ``op`` for ``arity`` inputs (None: any count, in a loop), of the ``kinds``
+    the caller knows them to be (``_edge``; None: anything)."""
+    name = op.node.split("::")[-1]
+    of = "" if kinds is None else f" ({', '.join(kinds)})"
+    lines = [f"def record_{name}{'_'.join(('',) + (kinds or ()))}(inputs, out, params, "
+             "result=None):",
+             f'    """``out`` (an array; or ``result``, a fresh tensor of it) as the output of '
+             f'``{op.name}``\'s\n    node, {name}, over ``inputs``{of}: the result."""']
+    if arity is None:
+        lines.append("    edges, needs, shapes, dtypes = zip(*map(_meta, inputs)) if inputs "
+                     "else ((),) * 4")
+        x = "inputs[{}]".format
+        need = "needs[{}]".format
+        devices = "tuple(isinstance(t._data, _ndarray) if isinstance(t, Tensor) else None " \
+                  "for t in inputs)"
+    else:
+        names = [f"i{k}" for k in range(arity)]
+        unpack = f"{', '.join(names)}{',' if arity == 1 else ''} = inputs"
+        if kinds is None:
+            lines += ["    try:", "        " + unpack,
+                      "    except ValueError:  # (another count of inputs: the form with a loop)",
+                      "        return _other(inputs, out, params, result)"]
+        else:  # (the caller's count, always)
+            lines.append("    " + unpack)
+        for k, n in enumerate(names):
+            lines.append(_edge("any" if kinds is None else kinds[k], n, k))
+        x = "i{}".format
+        need = "n{}".format
+
+        devices = "(" + ",".join(f"\n        isinstance(i{k}._data, _ndarray) if s{k} is not None "
+                                 "else None" for k in range(arity)) + \
+            ("," if arity == 1 else "") + ")"
+    lines.append(_WRAP)
+    saved = []
+    kinds = kinds or ("any",) * (arity or 0)
+    for i, j in op._save_plan:  # (an input saved only where a gradient that uses it is needed)
+        shape = f"shapes[{i}]" if arity is None else f"s{i}"  # (None: not a tensor)
+        value = x(i) if arity and kinds[i] == "number" else f"_save({x(i)}, False)" if \
+            arity and kinds[i] != "any" else f"_save({x(i)}, False) if {shape} is not None " \
+            f"else {x(i)}"
+        needed = {"number": False, "grad": True}.get(kinds[j] if arity else "any") if j >= 0 \
+            else True
+        saved.append(value if needed else "None" if needed is False else
+                     f"None if not {need(j)} else ({value})")
+    if op.save_output:
+        saved.append("_save(result, True)")
+    saved_row = _row(saved)
+    if len(saved) > 1:
+        lines.append("    saved = (")
+        lines.extend(f"        {v}," for v in saved)
+        lines.append("    )")
+        saved_row = "saved"
+    lines.append(f"    devices = None if _registry._cuda_kernels is None else {devices}")
+    edges, needs, shapes, dtypes = ("edges", "needs", "shapes", "dtypes") if arity is None else \
+        [_row(f"{v}{k}" for k in range(arity)) for v in "enst"]
+    lines.append(textwrap.indent(_MAKE.format(  # (``node.make``'s body, inline)
+        cls="_cls", edges=edges, needs=needs, shapes=shapes, dtypes=dtypes, devices="devices",
+        params="params", saved=saved_row, released="False") + "\n" +
+        _MADE.format(output="result"), "    "))
+    if op.is_view:
+        lines.append(f"    _view_of(result, {x(0)}, _node_name)")
+    lines.append("    return result")
+    return "\n".join(lines) + "\n"
+
+
+# The recorders an op may have, by what their callers know of the inputs: the general path's
+# (anything) and the fast lane's (``ops._lane``: a tensor that requires grad with a number, two
+# tensors, one tensor that requires grad).
+RECORDERS = {None: "_record", ("grad", "number"): "_record_number",
+             ("tensor", "tensor"): "_record_pair", ("grad",): "_record_one"}
+
+
+def _generate(op, arity, kinds=None) -> Callable:
+    """Compiles ``op``'s recorder for ``arity`` inputs of ``kinds`` (``_source``) and installs it
+    on ``op`` (``RECORDERS``)."""
+    source = _source(op, arity or None, kinds)
+    record = _compiled(source, op)
+    attr = RECORDERS[kinds]
+    setattr(op, attr, record)
+    setattr(op, attr + "_source", source)
+    return record
+
+
+def _first_record(op, kinds, inputs, out, params, result=None) -> Tensor:
+    """An op's recorder until its first call: writes and compiles it (``_generate``), for the
+    count of inputs of that call, and records with it."""
+    return _generate(op, len(inputs), kinds)(inputs, out, params, result)
+
+
+def lazy_recorders(op, *kinds) -> None:
+    """Gives ``op`` the recorders for callers that know ``kinds`` (``RECORDERS``), each written
+    at its first call."""
+    for k in kinds:
+        setattr(op, RECORDERS[k], functools.partial(_first_record, op, k))
+
+
+def _compiled(source: str, op=None) -> Callable:
+    """The function that ``source`` defines, compiled (once per distinct source) with the names
+    the rules use (and ``op``'s own: its node class and name)."""
+    code = _CODE.get(source)
+    if code is None:
+        code = _CODE[source] = compile(  # (a file name in the package: numgrad's own frame,
+            #                                     which anomaly mode's forward stack leaves out)
+            source, _HERE + f"<recorder of {op.name if op else 'one input'}>", "exec")
+    names = {"Tensor": Tensor, "_NO_EDGE": _NO_EDGE, "_ndarray": np.ndarray, "_save": _save,
+             "_registry": _registry, "_new": object.__new__, "_Counter": _VersionCounter,
+             **_MAKE_NAMES}
+    if op is not None:
+        names.update(_meta=_meta, _view_of=_view_of, _cls=op.node_class, _node_name=op.node,
+                     _other=lambda inputs, out, params, result: _generate(op, None)(
+                         inputs, out, params, result))
+    exec(code, names)
+    return names[source[4:source.index("(")]]
+
+
+# (edge, needs grad, shape, dtype) of one input ``x`` of a recorded op: ``_edge``, returned
+_meta = _compiled("def _meta(x):\n" + _edge("any", "x", "") + "\n    return e, n, s, t\n")
 
 
 def _record(op, inputs, result, params) -> Tensor:
-    cls = op.node_class
-    node = cls.__new__(cls)
-    node._pre_hooks = node._retained = None
-    n = len(inputs)
-    if n == 2:  # (most ops, and a tensor with a number: ``_meta`` unrolled, for both inputs)
-        a, b = inputs
-        if isinstance(a, Tensor):
-            data = a._data
-            if a._requires_grad:
-                fn = a._grad_fn if a._base is None else a.grad_fn  # (a view's may be stale)
-                if fn is None:  # (a leaf: its live node, else a new one)
-                    ref = a._accumulator
-                    fn = ref() if ref is not None else None
-                    if fn is None:
-                        fn = a._grad_accumulator()
-                    ea = (fn, 0)
-                elif fn._num_outputs == 1:
-                    ea = (fn, 0)
-                else:  # (one of a node's several outputs: split's parts)
-                    ea = (fn, getattr(a, "_output_nr", 0))
-                na = True
-            else:
-                ea, na = _NO_EDGE, False
-            sa, ta = data.shape, data.dtype
-        else:
-            ea, na, sa, ta = _NO_EDGE, False, None, None
-        if isinstance(b, Tensor):
-            data = b._data
-            if b._requires_grad:
-                fn = b._grad_fn if b._base is None else b.grad_fn
-                if fn is None:  # (a leaf: its live node, else a new one)
-                    ref = b._accumulator
-                    fn = ref() if ref is not None else None
-                    if fn is None:
-                        fn = b._grad_accumulator()
-                    eb = (fn, 0)
-                elif fn._num_outputs == 1:
-                    eb = (fn, 0)
-                else:  # (one of a node's several outputs: split's parts)
-                    eb = (fn, getattr(b, "_output_nr", 0))
-                nb = True
-            else:
-                eb, nb = _NO_EDGE, False
-            sb, tb = data.shape, data.dtype
-        else:
-            eb, nb, sb, tb = _NO_EDGE, False, None, None
-        node.next_functions = (ea, eb)
-        needs = node.needs_input_grad = (na, nb)
-        node.input_shapes = (sa, sb)
-        node.input_dtypes = (ta, tb)
-    elif n == 1:
-        ea, na, sa, ta = _meta(inputs[0])
-        node.next_functions = (ea,)
-        needs = node.needs_input_grad = (na,)
-        node.input_shapes = (sa,)
-        node.input_dtypes = (ta,)
-    else:
-        edges, needs, shapes, dtypes = zip(*map(_meta, inputs)) if inputs else ((),) * 4
-        node.next_functions = edges
-        node.needs_input_grad = needs
-        node.input_shapes = shapes
-        node.input_dtypes = dtypes
-    # Where CUDA is in use, whether each input is on the host, for the engine's device check.
-    node.input_devices = None if _cuda_kernels is None else tuple(
-        isinstance(t._data, np.ndarray) if isinstance(t, Tensor) else None for t in inputs)
-    node.params = params
-    plan = op._save_plan
-    if plan:
-        # (input, the input whose gradient alone needs it or -1), see ``register``
-        saved = []
-        for i, j in plan:
-            if j >= 0 and not needs[j]:
-                saved.append(None)
-            else:
-                t = inputs[i]
-                saved.append(SavedTensor(t, False) if isinstance(t, Tensor) else t)
-        if op.save_output:
-            saved.append(SavedTensor(result, True))
-        node._saved = tuple(saved)
-    else:
-        node._saved = (SavedTensor(result, True),) if op.save_output else ()
-    node._released = False
-    if _anomaly.enabled:
-        anomaly_mode.record(node)
-    result._grad_fn = node  # (a fresh result: not a view yet, so no version to note)
-    return result
+    """Makes ``result`` (a fresh tensor that requires grad) the output of ``op``'s node over
+    ``inputs``: ``op``'s generated recorder."""
+    return op._record(inputs, result._data, params, result)
 
 
-_record_plain = _record
-
-
-def _record_packing(op, inputs, result, params) -> Tensor:
-    """``_record`` while saved-tensor hooks are open in some thread (``autograd.graph`` swaps it
-    in, and the fast lane out): the node's saved tensors packed by this thread's innermost
-    hooks."""
-    result = _record_plain(op, inputs, result, params)
-    node = result._grad_fn
-    if node._saved:
-        node._saved = pack_all(node._saved, node)
-    return result
+def record_source(op, arity: int | None = None) -> str:
+    """The source of ``op``'s recorder: the one its calls use, or, before its first recorded
+    call, the one ``arity`` inputs would get (None: the form with a loop)."""
+    if "_record_source" in op.__dict__:
+        return op._record_source
+    return _source(op, arity)

@@ -1,7 +1,8 @@
 """Every list of op names is derived from the ``@export`` flags declared beside each function
 (``ops/_names.py``): the families' ``__all__``, ``numgrad.ops.METHODS`` and the Tensor methods,
-the functions that take ``out=``, the in-place forms ``ops/inplace.py`` makes, and the
-``numgrad.ops.<name>``-only names. No module lists them by hand. (No kernel is compiled here.)"""
+the functions that take ``out=``, the in-place forms ``ops/inplace.py`` makes, the
+``numgrad.ops.<name>``-only names, and the facades ``numgrad.linalg`` and ``numgrad.nn.functional``
+(``export(linalg=, functional=)``). No module lists them by hand. (No kernel is compiled here.)"""
 from __future__ import annotations
 
 import ast
@@ -16,10 +17,11 @@ from numgrad.ops import _names
 
 SRC = Path(numgrad.__file__).resolve().parent
 # The modules whose names were once listed by hand: every op module, the factories, random, out=.
-DERIVED = sorted(SRC.glob("ops/*.py")) + [SRC / "creation.py", SRC / "random.py", SRC / "_out.py"]
+DERIVED = sorted(SRC.glob("ops/*.py")) + [SRC / "creation.py", SRC / "random.py", SRC / "_out.py",
+                                         SRC / "linalg.py"]
 HAND_LISTS = ("METHODS", "FUNCTIONS", "RANDOM_FUNCTIONS", "ATEN_EXTRAS", "_UNARY_FORMS",
               "_MORE_FORMS", "SAME_DTYPE", "TUPLE_OUT", "NO_OVERLAP", "DTYPE_FIRST", "ANY_DTYPE",
-              "__all__")
+              "LINALG", "FUNCTIONAL", "__all__")
 
 
 def _unwrapped(fn):
@@ -37,18 +39,30 @@ def _takes_out(fn) -> bool:
     return False
 
 
+def _names_written(value) -> bool:
+    """Whether ``value`` (an expression) writes a name as a string: an element of a list, tuple
+    or set, or a dict's key."""
+    for node in ast.walk(value):
+        items = node.keys if isinstance(node, ast.Dict) else \
+            node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else []
+        if any(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
+            return True
+    return False
+
+
 def _hand_lists(path: Path) -> list:
-    """The top-level ``METHODS = (...)``, ``FUNCTIONS``, ``ATEN_EXTRAS`` or ``__all__ = [...]``
-    of names in ``path`` (an empty ``__all__``, "nothing here", is not one)."""
+    """The top-level ``METHODS = (...)``, ``FUNCTIONS``, ``LINALG = {...}``, ``FUNCTIONAL`` or
+    ``__all__ = [...]`` that write names in ``path`` (``__all__ += list(_LINALG)``, a list
+    derived from the flags, is not one)."""
     found = []
     for node in ast.parse(path.read_text()).body:
         targets = (node.targets if isinstance(node, ast.Assign)
                    else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
         for target in targets:
-            if isinstance(target, ast.Name) and target.id in HAND_LISTS:
-                value = getattr(node, "value", None)
-                if not (target.id == "__all__" and isinstance(value, ast.List) and not value.elts):
-                    found.append(f"{path.name}:{node.lineno} {target.id}")
+            value = getattr(node, "value", None)
+            if isinstance(target, ast.Name) and target.id in HAND_LISTS and \
+                    value is not None and _names_written(value):
+                found.append(f"{path.name}:{node.lineno} {target.id}")
     return found
 
 
@@ -112,6 +126,34 @@ def test_inplace_forms_are_where_the_flag_says():
     assert not flagged_elsewhere  # (inplace.py makes only its _FORM_MODULES' forms)
 
 
+def test_the_facades_are_their_flags():
+    """``numgrad.linalg`` and ``numgrad.nn.functional`` give each name flagged ``linalg`` or
+    ``functional`` (the value declared, which may differ from the op module's own function of
+    that name: ``linalg.norm`` is not ``numgrad.norm``); ``numgrad.linalg`` gives nothing else but
+    its own ``LinAlgError`` and ``matmul``."""
+    import numgrad.linalg
+    import numgrad.nn.functional
+
+    facades = {"linalg": numgrad.linalg, "functional": numgrad.nn.functional}
+    given = {kind: {} for kind in facades}
+    for table in _names.FACADES.values():
+        for (kind, name), value in table.items():
+            assert name not in given[kind], (kind, name)
+            given[kind][name] = value
+    assert {"solve", "lu", "eig", "norm", "matrix_power", "ldl_solve"} <= set(given["linalg"])
+    assert {"conv2d", "pad", "one_hot", "adaptive_max_pool1d", "batch_norm", "kl_div"} <= \
+        set(given["functional"])
+    for kind, module in facades.items():
+        for name, value in given[kind].items():
+            assert name in module.__all__, (kind, name)
+            assert _unwrapped(getattr(module, name)) is _unwrapped(value), (kind, name)
+    assert numgrad.linalg.__all__ == ["LinAlgError", "matmul", *given["linalg"]]
+    same = [_unwrapped(getattr(module, name)) is _unwrapped(getattr(numgrad, name))
+            for module, name in ((numgrad.linalg, "norm"), (numgrad.linalg, "slogdet"),
+                                 (numgrad.nn.functional, "max_pool2d"))]
+    assert same == [False, True, True]
+
+
 def test_aten_names_are_ops_attributes_only():
     aten = {n for m in ops.IMPORT_ORDER for n in _names.aten_names(f"numgrad.ops.{m}")}
     assert {"silu_backward", "convolution_backward", "slice", "_upsample_bilinear2d_aa"} <= aten
@@ -129,6 +171,7 @@ def test_export_and_alias_declare_once_and_return_the_function():
         "@export(function=False, method=True)\n"
         "def mul_(a, b): return a\n"
         "twice = export(lambda a: 2 * a, 'twice', aten=True)\n"
+        "export(len, function=False, linalg='size')\n"
         "@export(method=True, inplace='method')\n"
         "def sq(a): return a * a\n"
     )
@@ -141,6 +184,8 @@ def test_export_and_alias_declare_once_and_return_the_function():
         assert _names.inplace_forms("_export_flags_probe") == [("sq", False)]
         assert _names.aten_names("_export_flags_probe") == ["twice"]
         assert {"mul", "multiply"} <= set(_names.out_names())
+        assert _names.FACADES["_export_flags_probe"] == {("linalg", "size"): len}
+        assert "len" not in _names.EXPORTS["_export_flags_probe"]  # (a facade's value only)
         with pytest.raises(ValueError, match="exports 'mul' twice"):
             exec("export(mul)", namespace)
         again = {"__name__": "_export_flags_probe"}  # (a reload runs the module anew)
@@ -151,6 +196,9 @@ def test_export_and_alias_declare_once_and_return_the_function():
             exec("export(len, 'size', inplace='yes')", again)
         with pytest.raises(ValueError, match="is not exported"):
             exec("alias(len, 'size')", again)
+        with pytest.raises(ValueError, match="gives linalg.size twice"):
+            exec("export(abs, function=False, linalg='size')", again)
     finally:
         _names.EXPORTS.pop("_export_flags_probe", None)
+        _names.FACADES.pop("_export_flags_probe", None)
         _names._NAMESPACES.pop("_export_flags_probe", None)

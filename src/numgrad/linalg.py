@@ -1,10 +1,13 @@
 """``numgrad.linalg``: PyTorch's ``torch.linalg`` (the ops are in ``ops/linalg_<concept>.py``:
 solves, decompositions, determinants, norms, compositions, and the derived, LU, LDL and eig ones;
-the matrix products in ``ops/linalg.py``). The functions with one result take ``out=``; those
-with several refuse it (NotImplementedError)."""
+the matrix products in ``ops/linalg.py``), each declared there with ``export(..., linalg=)``
+(``ops/_names.py``). The functions with one result take ``out=``; those with several refuse it
+(NotImplementedError)."""
 from __future__ import annotations
 
 from ._out import with_out as _with_out
+from .ops._names import export as _export
+from .ops._names import facade as _facade
 from .ops import linalg as _products
 from .ops import linalg_compositions as _compositions
 from .ops import linalg_decompositions as _decompositions
@@ -17,19 +20,10 @@ from .ops import linalg_norms as _norms
 from .ops import linalg_solve as _solve
 from .ops.linalg_common import LinAlgError
 
-matmul = _with_out(_products.matmul, "matmul")
-_LINALG = {**_solve.LINALG, **_decompositions.LINALG, **_determinants.LINALG, **_norms.LINALG,
-           **_compositions.LINALG}
+_export(LinAlgError, "LinAlgError")  # (this module's own names start its __all__)
+matmul = _export(_with_out(_products.matmul, "matmul"), "matmul")
+_LINALG = _facade("linalg", (_solve, _decompositions, _determinants, _norms, _compositions,
+                            _derived, _lu, _ldl, _eig))
 globals().update(_LINALG)
-
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",  # noqa: F822
-           "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
-           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "svd",
-           "svdvals", "vecdot", "vector_norm"]
-assert sorted(__all__) == sorted(["LinAlgError", "matmul", *_LINALG])
-
-globals().update(_derived.LINALG)
-globals().update(_lu.LINALG)
-globals().update(_ldl.LINALG)
-globals().update(_eig.LINALG)
-__all__ += list(_derived.LINALG) + list(_lu.LINALG) + list(_ldl.LINALG) + list(_eig.LINALG)
+__all__ += list(_LINALG)  # noqa: F821  (filled by _export above)
+del _export, _facade

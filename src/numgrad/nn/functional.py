@@ -14,34 +14,18 @@ from ..creation import empty_like as _empty_like
 from ..creation import zeros_like as _zeros_like
 from ..ops import loss as _loss
 from ..ops.loss import _legacy_reduction  # (nn.functional._legacy_reduction, as before)
+from ..ops._names import facade as _facade
 from ..autograd.graph import keep_given as _keep_given
 from ..tensor import Tensor
 from ..ops import activation as _act
-from ..ops.normalization import batch_norm  # noqa: F401  (NativeBatchNormBackward0)
 from ..ops import normalization as _normalization
 from ..ops import indexing as _indexing
-from ..ops.conv import conv1d, conv2d  # noqa: F401  (ATen's convolution ops)
-from ..ops.conv import (  # noqa: F401
-    conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
-)
-from ..ops.upsample import (  # noqa: F401
-    interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
-)
-from ..ops.upsample import channel_shuffle  # noqa: F401
-from ..ops.pooling import (  # noqa: F401
-    adaptive_avg_pool3d, avg_pool3d, max_pool3d, max_pool3d_with_indices,
-)
-from ..ops.conv import fold, unfold  # noqa: F401  (ATen's im2col and col2im)
-from ..ops.padding import pad  # noqa: F401
-from ..ops.pooling import (  # noqa: F401
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
-    avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
-    max_pool2d_with_indices,
-)
-from ..ops.loss import (  # noqa: F401
-    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss,
-    smooth_l1_loss,
-)
+from ..ops import conv as _conv
+from ..ops import counting as _counting
+from ..ops import grid_sample as _grid_sample
+from ..ops import padding as _padding
+from ..ops import pooling as _pooling
+from ..ops import upsample as _upsample
 from . import functional_activation, functional_bilinear, functional_distance
 from . import functional_dropout, functional_losses, functional_normalization
 from .functional_distance import *  # noqa: F401,F403  (normalize, pdist ...)
@@ -57,34 +41,28 @@ from .functional_embedding import embedding_bag  # noqa: F401
 from .functional_fractional_pool import (  # noqa: F401
     fractional_max_pool2d, fractional_max_pool3d,
 )
-from ..ops.grid_sample import affine_grid, grid_sample  # noqa: F401
 from .functional_ctc import ctc_loss  # noqa: F401
 from .functional_attention import (  # noqa: F401
     _canonical_mask, _none_or_dtype, multi_head_attention_forward, scaled_dot_product_attention,
 )
-from ..ops.counting import one_hot  # noqa: F401  (int64 one-hot encoding)
 from .. import overrides as _overrides
 from ..creation import tensor
 from ..ops.inplace import _write
 from ..autograd import grad_mode
 
+# The ops' functional forms, each declared in its ops module with ``export(functional=)``
+# (ops/_names.py): convolutions, fold/unfold, pooling, padding, resampling, the fused losses,
+# batch_norm, grid sampling and one_hot.
+_FROM_OPS = _facade("functional", (_conv, _pooling, _padding, _upsample, _loss, _normalization,
+                                   _grid_sample, _counting))
+globals().update(_FROM_OPS)
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "nll_loss",
-    "cross_entropy", "smooth_l1_loss", "binary_cross_entropy_with_logits", "leaky_relu", "elu",
-    "silu", "softplus", "hardtanh", "relu6", "gelu", "dropout", "embedding", "layer_norm",
-    "batch_norm",
+    "cross_entropy", "leaky_relu", "elu", "silu", "softplus", "hardtanh", "relu6", "gelu",
+    "dropout", "embedding", "layer_norm", *_FROM_OPS,
 ]
 __all__ += ["leaky_relu_", "elu_", "selu", "selu_", "celu", "celu_", "mish", "hardswish",
             "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", "hardtanh_"]
-__all__ += ["conv1d", "conv2d"]
-__all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
-__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-            "pixel_shuffle", "pixel_unshuffle"]
-__all__ += ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d"]
-__all__ += ["unfold", "fold"]
-__all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-            "adaptive_max_pool1d", "adaptive_max_pool2d", "pad"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -483,8 +461,6 @@ def _layer_norm_shape(input: Tensor, normalized_shape, weight, bias) -> tuple:
     return shape
 
 
-# The losses as ops (one fused kernel each where PyTorch has a node of its own).
-__all__ += ["l1_loss", "huber_loss", "binary_cross_entropy", "kl_div"]
 # Distances, normalisations, activations, losses and dropouts beyond the fused ops
 # (nn/functional_<concept>.py), bilinear, unpooling, embedding_bag, fractional pooling, grid
 # sampling, CTC, attention (composites of matmul, softmax, where and dropout) and one_hot.
@@ -492,11 +468,9 @@ for _module in (functional_distance, functional_normalization, functional_activa
                 functional_dropout, functional_bilinear):
     __all__ += _module.__all__
 _losses_all = functional_losses.__all__
-__all__ += _losses_all + _unpool_all + ["channel_shuffle", "embedding_bag",
-                                        "fractional_max_pool2d", "fractional_max_pool3d",
-                                        "grid_sample", "affine_grid", "ctc_loss"]
+__all__ += _losses_all + _unpool_all + ["embedding_bag", "fractional_max_pool2d",
+                                        "fractional_max_pool3d", "ctc_loss"]
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
-__all__ += ["one_hot"]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py).
 _overrides.wrap_namespace(_sys.modules[__name__], "torch.nn.functional.", python_style=True)

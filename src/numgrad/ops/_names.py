@@ -2,14 +2,19 @@
 
 ``@export(method=True, out=True)`` above a family's function says what that function is:
 
-- ``function`` (default True): ``numgrad.<name>`` (the name joins its module's ``__all__``);
+- ``function`` (default True): ``numgrad.<name>`` (the name joins its module's ``__all__``; a
+  module that is itself a namespace, ``numgrad/linalg.py``, declares its own names so);
 - ``method``: ``Tensor.<name>`` (``ops.METHODS``, bound by ``numgrad/__init__.py``);
 - ``out``: ``numgrad.<name>(..., out=t)`` (``_out.install`` wraps the public function); an
   ``Out(...)`` where its ``out=`` differs from the common rule (``Out``'s fields);
 - ``aten``: ``numgrad.ops.<name>`` only (ATen's backward ops and the like, ``torch.ops.aten``'s
   names that are not ``torch.<name>``);
 - ``inplace``: its in-place form ``<name>_`` (``numgrad.<name>_`` and ``Tensor.<name>_``;
-  ``"method"``: the method only), which ``ops/inplace.py`` makes from the function.
+  ``"method"``: the method only), which ``ops/inplace.py`` makes from the function;
+- ``linalg``, ``functional``: ``numgrad.linalg.<name>``, ``numgrad.nn.functional.<name>`` (True:
+  under the declared name; a str: under that name). A value that is only a facade's (torch.linalg's
+  form with its own ``out=``, ``export(_with_out(inv, "linalg_inv_ex"), function=False,
+  linalg="inv")``) declares nothing of its module's; ``facade`` gives each facade its names.
 
 A name bound by assignment is declared on its value, ``exp = export(_unary(Exp), "exp",
 method=True, out=True, inplace=True)``, and a second name of the same function, with the same
@@ -17,7 +22,8 @@ flags, by ``multiply = alias(mul, "multiply")``. ``EXPORTS`` (module -> name -> 
 declaration order) is the one table: ``ops._load_families`` reads ``functions``/``methods``/
 ``aten_names`` from it (and each family's ``__all__`` is filled as it declares), ``_out.install``
 reads ``out_names``, ``ops/inplace.py`` reads ``inplace_forms``, ``numgrad/__init__.py`` reads
-``methods`` of ``random``/``creation``. This module imports nothing of numgrad's, and costs
+``methods`` of ``random``/``creation``; ``FACADES`` (module -> (facade, name) -> value) is what
+``numgrad/linalg.py`` and ``nn/functional.py`` read through ``facade``. This module imports nothing of numgrad's, and costs
 about 2 µs a declaration at import.
 """
 from __future__ import annotations
@@ -48,32 +54,42 @@ class Flags(NamedTuple):
 
 
 EXPORTS: dict[str, dict[str, Flags]] = {}  # module name -> exported name -> flags
+FACADES: dict[str, dict[tuple[str, str], Any]] = {}  # module -> (facade, name) -> value
 _NAMESPACES: dict[str, dict] = {}  # module name -> the namespace that declared its EXPORTS
 
 
 @overload
 def export(fn: F, name: str | None = None, *, function: bool = True, method: bool = False,
-           out: bool | Out = False, aten: bool = False, inplace: bool | str = False) -> F: ...
+           out: bool | Out = False, aten: bool = False, inplace: bool | str = False,
+           linalg: bool | str = False, functional: bool | str = False) -> F: ...
 
 
 @overload
 def export(fn: None = None, name: str | None = None, *, function: bool = True,
            method: bool = False, out: bool | Out = False, aten: bool = False,
-           inplace: bool | str = False) -> Callable[[F], F]: ...
+           inplace: bool | str = False, linalg: bool | str = False,
+           functional: bool | str = False) -> Callable[[F], F]: ...
 
 
 def export(fn: Any = None, name: str | None = None, *, function: bool = True,
            method: bool = False, out: bool | Out = False, aten: bool = False,
-           inplace: bool | str = False) -> Any:
+           inplace: bool | str = False, linalg: bool | str = False,
+           functional: bool | str = False) -> Any:
     """Declares ``fn`` as ``name`` (default ``fn.__name__``) of the calling module, with the given
     flags, and returns it unchanged; without ``fn``, a decorator that does so."""
     module = sys._getframe(1).f_globals  # (the family module's namespace: its body calls this)
     if inplace not in (False, True, "method"):
         raise ValueError(f"inplace={inplace!r}: True, False or 'method'")
     flags = Flags(function and not aten, method, out, aten, inplace)
+    facades = [(facade, given) for facade, given in (("linalg", linalg),
+                                                    ("functional", functional)) if given]
 
     def declare(f: Any) -> Any:
-        _declare(module, name or f.__name__, flags)
+        own = name or f.__name__
+        if any(flags):
+            _declare(module, own, flags)
+        for facade, given in facades:
+            _declare_facade(module, facade, own if given is True else given, f)
         return f
 
     return declare if fn is None else declare(fn)
@@ -92,17 +108,43 @@ def alias(fn: F, name: str) -> F:
     return fn
 
 
-def _declare(module: dict, name: str, flags: Flags) -> None:
+def _tables(module: dict) -> str:
+    """The calling module's name, its tables emptied where it runs anew."""
     key = module["__name__"]
     if _NAMESPACES.get(key) is not module:  # (the module's first run, or a rerun: a reload, or
         _NAMESPACES[key] = module  # an import retried after an error: it declares anew)
         EXPORTS[key] = {}
-    table = EXPORTS[key]
+        FACADES[key] = {}
+    return key
+
+
+def _declare_facade(module: dict, facade: str, name: str, value: Any) -> None:
+    table = FACADES[_tables(module)]
+    if (facade, name) in table:
+        raise ValueError(f"{module['__name__']} gives {facade}.{name} twice")
+    table[facade, name] = value
+
+
+def _declare(module: dict, name: str, flags: Flags) -> None:
+    table = EXPORTS[_tables(module)]
     if name in table:
         raise ValueError(f"{module['__name__']} exports {name!r} twice")
     table[name] = flags
     if flags.function:
         module.setdefault("__all__", []).append(name)
+
+
+def facade(name: str, modules: tuple) -> dict[str, Any]:
+    """``numgrad.<name>``'s names given by ``modules`` (imported), in their order and each one's
+    declaration order: name -> value. A name given twice is an error."""
+    given: dict[str, Any] = {}
+    for module in modules:
+        for (kind, public), value in FACADES.get(module.__name__, {}).items():
+            if kind == name:
+                if public in given:
+                    raise ValueError(f"{name}.{public} given by two modules")
+                given[public] = value
+    return given
 
 
 def functions(module: str) -> list[str]:

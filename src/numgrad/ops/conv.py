@@ -492,7 +492,7 @@ def _batched(name: str, input: Tensor, dim: int, call):
     return call(input)
 
 
-@export
+@export(functional=True)
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """The 3-D cross-correlation of ``input`` ``(N, C, D, H, W)`` or ``(C, D, H, W)`` with
@@ -502,7 +502,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                                                           dilation, groups, 3, 3))
 
 
-@export
+@export(functional=True)
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """The 1-D cross-correlation of ``input`` ``(N, C, L)`` or ``(C, L)`` with ``weight``
@@ -512,7 +512,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                                                           dilation, groups, 1, 1))
 
 
-@export
+@export(functional=True)
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """The 2-D cross-correlation of ``input`` ``(N, C, H, W)`` or ``(C, H, W)`` with ``weight``
@@ -595,7 +595,7 @@ def _conv_transposed(input: Tensor, weight: Tensor, bias, stride, padding, outpu
                  **_kernel_params(stride, _pads(padding), dilation, groups, wdim == 1))
 
 
-@export
+@export(functional=True)
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The 1-D transposed convolution ("deconvolution") of ``input`` ``(N, C_in, L)`` or
@@ -606,7 +606,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         1))
 
 
-@export
+@export(functional=True)
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The 2-D transposed convolution of ``input`` ``(N, C_in, H, W)`` or ``(C_in, H, W)`` with
@@ -617,7 +617,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         2))
 
 
-@export
+@export(functional=True)
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The 3-D transposed convolution of ``input`` ``(N, C_in, D, H, W)`` or
@@ -806,6 +806,7 @@ def _apply_block(op, kernel_name: str, input: Tensor, kernel, dil, pad, st, size
                  stride=st, size=size)
 
 
+@export(function=False, functional=True)
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """The sliding blocks of ``input`` (N, C, H, W) or (C, H, W) as columns: (N, C*kh*kw, L)
     (``F.unfold``, ATen's ``im2col``)."""
@@ -830,6 +831,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     return _apply_block(Im2Col, "im2col_out_cpu", input, kernel, dil, pad, st, (h, w))
 
 
+@export(function=False, functional=True)
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Columns (N, C*kh*kw, L) or (C*kh*kw, L) summed into (N, C, *output_size): the adjoint
     of ``unfold`` (``F.fold``, ATen's ``col2im``)."""
@@ -859,6 +861,3 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
             f"input.size(2)={length}.")
     return _apply_block(Col2Im, "col2im_out_cpu", input, kernel, dil, pad, st, size)
-
-
-FUNCTIONAL = ["unfold", "fold"]  # (nn.functional's; not top-level names in PyTorch)

@@ -234,6 +234,7 @@ class OneHot(Op):
         return K.cast(hit, np.int64)
 
 
+@export(function=False, functional=True)
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """The int64 one-hot encoding of the class indices ``tensor``: a new last dimension of
     ``num_classes`` (``max + 1`` where -1) with a 1 at each index."""

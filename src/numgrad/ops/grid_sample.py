@@ -128,6 +128,7 @@ def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_m
     return fn(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+@export(function=False, functional=True)
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners=None) -> Tensor:
     """``input`` (N, C, H, W) or (N, C, D, H, W) sampled at ``grid``'s normalised positions
@@ -175,6 +176,7 @@ def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
     return grid.view(n, *spatial, k)
 
 
+@export(function=False, functional=True)
 def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
     """The sampling grid of the affine maps ``theta`` ((N, 2, 3) for a 2-D ``size`` (N, C, H, W),
     (N, 3, 4) for a 3-D one), for ``grid_sample``: (N, H, W, 2) or (N, D, H, W, 3)."""

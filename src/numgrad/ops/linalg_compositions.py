@@ -123,21 +123,19 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return (x * y).sum(dim)
 
 
+@export(function=False, linalg="diagonal")
 def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """``torch.linalg.diagonal``: ``torch.diagonal`` with the last two dimensions by default."""
     return _ng().diagonal(A, offset, dim1, dim2)
 
 
-matrix_power = export(_with_out(_matrix_power, "matmul"), "matrix_power", method=True)
+matrix_power = export(_with_out(_matrix_power, "matmul"), "matrix_power", method=True,
+                      linalg=True)
 
 
 chain_matmul = export(_with_out(_chain_matmul, "mm"), "chain_matmul")
 
 # numgrad.linalg's functions (numgrad/linalg.py)
-LINALG = {
-    "matrix_power": matrix_power,
-    "multi_dot": _with_out(multi_dot, 'mm'),
-    "vecdot": _with_out(vecdot, 'linalg_vecdot'),
-    "cross": _with_out(linalg_cross, 'linalg_cross'),
-    "diagonal": linalg_diagonal,
-}
+export(_with_out(multi_dot, "mm"), function=False, linalg="multi_dot")
+export(_with_out(vecdot, "linalg_vecdot"), function=False, linalg="vecdot")
+export(_with_out(linalg_cross, "linalg_cross"), function=False, linalg="cross")

@@ -694,15 +694,13 @@ svd = export(_no_out(_legacy_svd, "svd"), "svd", method=True)
 qr = export(_no_out(_legacy_qr, "qr"), "qr", method=True)
 
 # numgrad.linalg's functions (numgrad/linalg.py)
-LINALG = {
-    "cholesky": _with_out(linalg_cholesky, 'linalg_cholesky_ex'),
-    "cholesky_ex": _no_out(cholesky_ex, 'linalg.cholesky_ex'),
-    "qr": _no_out(linalg_qr, 'linalg.qr'),
-    "eigh": _no_out(eigh, 'linalg.eigh'),
-    "eigvalsh": _with_out(eigvalsh, '_linalg_eigh'),
-    "svd": _no_out(linalg_svd, 'linalg.svd'),
-    "svdvals": _with_out(svdvals, '_linalg_svd'),
-    "pinv": _with_out(pinv, 'linalg_pinv', False),
-    "lstsq": _no_out(lstsq, 'linalg.lstsq'),
-    "matrix_rank": _with_out(matrix_rank, 'linalg_matrix_rank'),
-}
+export(_with_out(linalg_cholesky, "linalg_cholesky_ex"), function=False, linalg="cholesky")
+export(_no_out(cholesky_ex, "linalg.cholesky_ex"), function=False, linalg="cholesky_ex")
+export(_no_out(linalg_qr, "linalg.qr"), function=False, linalg="qr")
+export(_no_out(eigh, "linalg.eigh"), function=False, linalg="eigh")
+export(_with_out(eigvalsh, "_linalg_eigh"), function=False, linalg="eigvalsh")
+export(_no_out(linalg_svd, "linalg.svd"), function=False, linalg="svd")
+export(_with_out(svdvals, "_linalg_svd"), function=False, linalg="svdvals")
+export(_with_out(pinv, "linalg_pinv", False), function=False, linalg="pinv")
+export(_no_out(lstsq, "linalg.lstsq"), function=False, linalg="lstsq")
+export(_with_out(matrix_rank, "linalg_matrix_rank"), function=False, linalg="matrix_rank")

@@ -39,6 +39,7 @@ def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:
     return strict + ng.eye(A.shape[-1], dtype=A.dtype, device=A.device)
 
 
+@export(function=False, linalg=True)
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Tensor:
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``) for ``A`` upper or lower triangular
@@ -84,6 +85,7 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
 
 
 # ------------------------------------------------------------------ tensor inverse and solve
+@export(function=False, linalg=True)
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of ``A`` for ``tensordot`` over ``ind`` dimensions: ``A`` as a square matrix of
     its first ``ind`` and its other dimensions, inverted, reshaped to ``shape[ind:] +
@@ -97,6 +99,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     return inv(A.reshape(_prod(rows), _prod(cols))).reshape(cols + rows)
 
 
+@export(function=False, linalg=True)
 def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
     """``X`` with ``tensordot(A, X, X.ndim) == B`` (``dims``: ``A``'s dimensions moved to the end
     first)."""
@@ -116,6 +119,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
 _COND_NORMS = (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc")
 
 
+@export(function=False, linalg=True)
 def cond(A: Tensor, p=None) -> Tensor:
     """The condition number of each matrix in the norm ``p``: the ratio of its extreme singular
     values for ``None``/2/-2 (any shape); else ``norm(A) norm(inv(A))``, inf where ``A`` is
@@ -139,6 +143,7 @@ def cond(A: Tensor, p=None) -> Tensor:
 
 
 # ------------------------------------------------------------------ Householder product
+@export(function=False, linalg=True)
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the
     ``i``-th column of ``A`` below its diagonal, 1 on it (LAPACK's ``orgqr``)."""
@@ -283,6 +288,7 @@ def pca_lowrank(A: Tensor, q=None, center: bool = True, niter: int = 2):
 
 
 # ------------------------------------------------------------------ Vandermonde, exponential
+@export(function=False, linalg=True)
 def vander(x: Tensor, N=None) -> Tensor:
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0 .. x**(N-1)``
     (``N`` defaults to that dimension's size)."""
@@ -302,7 +308,7 @@ def vander(x: Tensor, N=None) -> Tensor:
 _TAYLOR_DEGREE = 18  # (1 / 19! < 1e-17: a float64 exponential of a matrix of norm <= 1/2)
 
 
-@export(method=True)
+@export(method=True, linalg=True)
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix: the Taylor series of degree 18 of ``A``
     scaled to a 1-norm of at most 1/2 by a power of two, then squared back; differentiable
@@ -328,7 +334,4 @@ def matrix_exp(A: Tensor) -> Tensor:
     return E
 
 
-LINALG = {"solve_triangular": solve_triangular, "tensorinv": tensorinv,
-          "tensorsolve": tensorsolve, "cond": cond, "vander": vander, "matrix_exp": matrix_exp,
-          "householder_product": householder_product}
 orgqr = export(householder_product, "orgqr", method=True)

@@ -162,10 +162,7 @@ def logdet(input: Tensor) -> Tensor:
     return _ng().where(sign == -1, math.nan, logabs)
 
 
-slogdet = export(_no_out(slogdet, "slogdet"), "slogdet", method=True)
+slogdet = export(_no_out(slogdet, "slogdet"), "slogdet", method=True, linalg=True)
 
 # numgrad.linalg's functions (numgrad/linalg.py)
-LINALG = {
-    "det": _with_out(det, '_linalg_det'),
-    "slogdet": slogdet,
-}
+export(_with_out(det, "_linalg_det"), function=False, linalg="det")

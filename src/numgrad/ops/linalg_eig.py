@@ -8,6 +8,7 @@ backward, as PyTorch refuses it.
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ._names import export
 from .linalg_common import _check_matrix, _ExResult, _Factor, _ng
 from .registry import Sample, apply, kernels_for, register
 
@@ -93,6 +94,7 @@ class _EigResult(_ExResult):
     _fields, _name = ("eigenvalues", "eigenvectors"), "linalg_eig"
 
 
+@export(function=False, linalg=True)
 def eig(A: Tensor):
     """``torch.linalg.eig``: (eigenvalues, eigenvectors as columns) of each square matrix,
     complex; each eigenvector of unit norm."""
@@ -103,11 +105,10 @@ def eig(A: Tensor):
                       apply(LinalgEigVectors, (A,), (v,), factors=factors))
 
 
+@export(function=False, linalg=True)
 def eigvals(A: Tensor) -> Tensor:
     """``torch.linalg.eigvals``: the eigenvalues of each square matrix, complex."""
     _check_matrix("linalg.eigvals", A)
     w, v = kernels_for((A,), LinalgEig).linalg_eig(A._data)
     return apply(LinalgEig, (A,), (w,), factors=(w, v))
 
-
-LINALG = {"eig": eig, "eigvals": eigvals}

@@ -9,6 +9,7 @@ nothing for real matrices.
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ._names import export
 from .linalg_common import _check_matrix, _ExResult
 from .reduction import _torch_name
 from .registry import Op, Sample, apply, kernels_for, register
@@ -90,6 +91,7 @@ def _raise_if_failed(fn: str, info: Tensor) -> None:
         raise RuntimeError(f"{fn}: Unknown error code: {int(flat[int(bad[0, 0])])}.")
 
 
+@export(function=False, linalg=True)
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False):
     """``(LD, pivots, info)``: ``L`` (unit lower, its diagonal implied) below the diagonal, the
     1x1 and 2x2 blocks of ``D`` on it and the first subdiagonal, LAPACK's 1-based int32 pivots,
@@ -100,6 +102,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     return _LdlFactorExResult(LD, pivots, info)
 
 
+@export(function=False, linalg=True)
 def ldl_factor(A: Tensor, *, hermitian: bool = False):
     """``(LD, pivots)``, raising where a pivot is zero."""
     LD, pivots, info = _factor(A)
@@ -107,6 +110,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False):
     return _LdlFactorResult(LD, pivots)
 
 
+@export(function=False, linalg=True)
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:
     """``X`` with ``A X = B`` for ``A`` as ``ldl_factor`` returns it; batch dimensions
     broadcast."""
@@ -134,6 +138,3 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
     K = kernels_for((LD, pivots, B), LinalgLdlSolve)
     x = K.ldl_solve(LD._data, pivots._data, B._data)
     return apply(LinalgLdlSolve, (LD, B), (x,))
-
-
-LINALG = {"ldl_factor": ldl_factor, "ldl_factor_ex": ldl_factor_ex, "ldl_solve": ldl_solve}

@@ -99,6 +99,7 @@ def _raise_if_singular(fn: str, info: Tensor) -> None:
                        "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
+@export(function=False, linalg=True)
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
     """``(LU, pivots, info)``: ``L`` (unit lower, its diagonal implied) and ``U`` in one matrix,
     the row swapped with each row (1-based), and the first zero pivot (1-based; 0 if none)."""
@@ -109,6 +110,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
     return _LuFactorExResult(LU, piv, info)
 
 
+@export(function=False, linalg=True)
 def lu_factor(A: Tensor, *, pivot: bool = True):
     """``(LU, pivots)``, raising where ``A`` is singular."""
     _check("torch.lu_factor", A, pivot)
@@ -156,6 +158,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
     return _LuUnpackResult(P, L, U)
 
 
+@export(function=False, linalg="lu")
 def linalg_lu(A: Tensor, *, pivot: bool = True):
     """``linalg.lu``: ``(P, L, U)`` with ``A = P L U``."""
     _check("linalg.lu", A, pivot)
@@ -163,6 +166,7 @@ def linalg_lu(A: Tensor, *, pivot: bool = True):
     return _LuResult(*lu_unpack(LU, piv))
 
 
+@export(function=False, linalg="lu_solve")
 def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
                     adjoint: bool = False) -> Tensor:
     """``X`` with ``A X = B`` (``adjoint``: ``A^T X = B``; ``left=False``: ``X A = B``) for
@@ -201,7 +205,3 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """``torch.lu_solve(b, LU_data, LU_pivots)``: ``linalg.lu_solve(LU_data, LU_pivots, b)``."""
     return linalg_lu_solve(LU_data, LU_pivots, b)
-
-
-LINALG = {"lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex, "lu": linalg_lu,
-          "lu_solve": linalg_lu_solve}

@@ -247,11 +247,9 @@ norm = export(
     "norm", method=True, out=Out(same_dtype=True))
 
 # numgrad.linalg's functions (numgrad/linalg.py)
-LINALG = {
-    "vector_norm": _with_out(vector_norm, 'linalg_vector_norm'),
-    "matrix_norm": _with_out(matrix_norm, 'linalg_matrix_norm'),
-    "norm": _with_out(linalg_norm, 'linalg_norm'),
-}
+export(_with_out(vector_norm, "linalg_vector_norm"), function=False, linalg="vector_norm")
+export(_with_out(matrix_norm, "linalg_matrix_norm"), function=False, linalg="matrix_norm")
+export(_with_out(linalg_norm, "linalg_norm"), function=False, linalg="norm")
 
 
 @export(method=True)

@@ -290,9 +290,7 @@ cholesky_inverse = export(
     "cholesky_inverse", method=True)
 
 # numgrad.linalg's functions (numgrad/linalg.py)
-LINALG = {
-    "inv": _with_out(inv, 'linalg_inv_ex'),
-    "inv_ex": _no_out(inv_ex, 'linalg.inv_ex'),
-    "solve": _with_out(solve, '_linalg_solve_ex'),
-    "solve_ex": _no_out(solve_ex, 'linalg.solve_ex'),
-}
+export(_with_out(inv, "linalg_inv_ex"), function=False, linalg="inv")
+export(_no_out(inv_ex, "linalg.inv_ex"), function=False, linalg="inv_ex")
+export(_with_out(solve, "_linalg_solve_ex"), function=False, linalg="solve")
+export(_no_out(solve_ex, "linalg.solve_ex"), function=False, linalg="solve_ex")

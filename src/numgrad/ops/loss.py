@@ -737,6 +737,7 @@ def _weighted(loss: Tensor, input: Tensor, weight: Tensor, reduction: str, mean_
         f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@export(function=False, functional=True)
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """The mean (or sum, or each) of ``|input - target|``: a composite, as PyTorch's (its node is
@@ -750,6 +751,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     return _reduce((x - t).abs(), reduction)
 
 
+@export(function=False, functional=True)
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """The Huber loss: ``0.5 z**2`` where ``z = |input - target| < delta``, else
@@ -768,6 +770,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return apply(HuberLoss, (x, t), (x._data, t._data), reduction=reduction, param=float(delta))
 
 
+@export(function=False, functional=True)
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """The smooth L1 loss: ``0.5 z**2 / beta`` where ``z = |input - target| < beta``, else
@@ -813,6 +816,7 @@ def _const(K, t: Tensor | None, dtype):
     return K.cast(t._data, dtype) if t._data.dtype != dtype else K.copy(t._data)
 
 
+@export(function=False, functional=True)
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """The binary cross entropy of probabilities ``input`` and ``target`` (each in [0, 1]),
@@ -842,6 +846,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                  reduction=reduction, weight=_const(K, weight, input._data.dtype))
 
 
+@export(function=False, functional=True)
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -874,6 +879,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                  weight=_const(K, weight, dt), pos_weight=_const(K, pos_weight, dt))
 
 
+@export(function=False, functional=True)
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """The Kullback-Leibler divergence of ``target`` from log-probabilities ``input``:

@@ -14,6 +14,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from . import _jvp
+from ._names import export
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
 
 
@@ -97,6 +98,7 @@ def _backward_differentiable(ctx, grad, x, weight, need_x, need_w, need_b):
             total.reshape(channels) if need_b else None)
 
 
+@export(function=False, functional=True)
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:

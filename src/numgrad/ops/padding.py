@@ -522,6 +522,7 @@ _SUPPORTED = ("\nSupported combinations for non-constant padding:\n"
 _MODES = ("constant", "reflect", "replicate", "circular")
 
 
+@export(function=False, functional=True)
 def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     """``input`` padded by ``pad`` = (left, right) of the last dimension, then (top, bottom) of
     the one before, ...: with ``value`` ('constant', any number of dimensions; negative pads
@@ -561,6 +562,3 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         return (reflection_pad3d if mode == "reflect" else replication_pad3d)(input, pad)
     raise NotImplementedError(f"Padding size {len(pad)} is not supported for {ndim}D input "
                               f"tensor.{_SUPPORTED}")
-
-
-FUNCTIONAL = ["pad"]

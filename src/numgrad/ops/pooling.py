@@ -576,6 +576,7 @@ def _max_pool(n: int, input: Tensor, kernel_size, stride, padding, dilation, cei
     return result, Tensor._wrap(indices[0])
 
 
+@export(function=False, functional=True)
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
     """``(output, indices)`` of 2-D max pooling (``F.max_pool2d_with_indices``)."""
@@ -590,7 +591,7 @@ def _stride_given(out: Tensor, stride) -> None:
         keep_given(out, stride=())
 
 
-@export
+@export(functional=True)
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """The largest element of each ``kernel_size`` window of the last two dimensions of a
@@ -654,7 +655,7 @@ def _check_max_pool1d(input: Tensor, kernel, stride, padding, dilation, ceil_mod
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
 
 
-@export
+@export(functional=True)
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """1-D max pooling of a (C, L) or (N, C, L) input: ``max_pool2d`` on a height of 1."""
@@ -678,12 +679,13 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     return (out, indices.squeeze(-2)) if return_indices else out
 
 
-@export
+@export(functional=True)
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@export(function=False, functional=True)
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None) -> Tensor:
     """The mean of each ``kernel_size`` window of the last two dimensions of a (C, H, W) or
@@ -717,7 +719,7 @@ def _avg_pool(op, input: Tensor, kernel, strides, pads, out_size, ceil_mode: boo
                  divisor_override=None if divisor_override is None else int(divisor_override))
 
 
-@export
+@export(functional=True)
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """1-D average pooling of a (C, L) or (N, C, L) input: ``avg_pool2d`` on a height of 1."""
@@ -746,6 +748,7 @@ def _output_size_arg(output_size, shape) -> tuple:
     return (int(output_size),) * 2
 
 
+@export(function=False, functional=True)
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """The mean of each of ``output_size`` windows that tile the last two dimensions (window
     ``i`` of ``n`` over a size ``L``: ``[floor(i*L/n), ceil((i+1)*L/n))``); an output of (1, 1)
@@ -777,7 +780,7 @@ def _adaptive_avg_pool2d(input: Tensor, out_size: tuple) -> Tensor:
     return apply(AdaptiveAvgPool2d, (input,), (input._data,), out_size=tuple(out_size))
 
 
-@export
+@export(functional=True)
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """1-D adaptive average pooling of a (C, L) or (N, C, L) input."""
     _check_dim_range("adaptive_avg_pool1d", input, 2, 4)
@@ -811,6 +814,7 @@ def _adaptive_max_pool2d(input: Tensor, out_size: tuple, name: str = "adaptive_m
     return out, Tensor._wrap(indices[0])
 
 
+@export(function=False, functional=True)
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
     """The largest element of each of ``output_size`` windows that tile the last two
     dimensions (as ``adaptive_avg_pool2d``'s); with ``return_indices``, also its index in its
@@ -820,6 +824,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return (out, indices) if return_indices else out
 
 
+@export(function=False, functional=True)
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
     """1-D adaptive max pooling of a (C, L) or (N, C, L) input."""
     _check_dim_range("adaptive_max_pool1d", input, 2, 4)
@@ -952,7 +957,7 @@ def _shape_check3d(x: Tensor, kernel, stride, padding, dilation, out_size, avg: 
                            f"size: ({shape[-4]}x{ot}x{oh}x{ow}). Output size is too small")
 
 
-@export
+@export(functional=True)
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """The largest element of each ``kernel_size`` window of the last three dimensions of a
@@ -963,6 +968,7 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     return (out, indices) if return_indices else out
 
 
+@export(function=False, functional=True)
 def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
     """``(output, indices)`` of 3-D max pooling."""
@@ -971,6 +977,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return out, indices
 
 
+@export(function=False, functional=True)
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None) -> Tensor:
     """The mean of each ``kernel_size`` window of the last three dimensions of a (C, D, H, W)
@@ -992,6 +999,7 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     return out
 
 
+@export(function=False, functional=True)
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """The mean of each of ``output_size`` adaptive windows of the last three dimensions (an
     int, or a triple whose None entries keep the input's size); (1, 1, 1) is the mean."""
@@ -1023,14 +1031,3 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
         _not_implemented("adaptive_avg_pool3d_cpu", input)
     kernels_for((input,), AdaptiveAvgPool3d)
     return apply(AdaptiveAvgPool3d, (input,), (input._data,), out_size=tuple(out_size))
-
-
-FUNCTIONAL = [
-    "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-    "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d",
-    "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d",
-]
-# ``numgrad.nn.functional`` takes FUNCTIONAL; those declared with ``@export`` above are also
-# top-level names in PyTorch (``torch.max_pool2d`` ...; not ``torch.adaptive_max_pool1d``, which
-# always returns the indices).

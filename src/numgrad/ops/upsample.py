@@ -272,6 +272,7 @@ def _prod(values) -> int:
     return out
 
 
+@export(function=False, functional=True)
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners=None, recompute_scale_factor=None, antialias: bool = False):
     """``input`` (N, C, *spatial) resampled to ``size`` or by ``scale_factor`` in its 1 to 3
@@ -353,6 +354,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         f"lanczos | area | nearest-exact (got {mode})")
 
 
+@export(function=False, functional=True)
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
              align_corners=None):
     """Deprecated ``F.upsample``: ``interpolate``, with PyTorch's warning."""
@@ -361,6 +363,7 @@ def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
+@export(function=False, functional=True)
 def upsample_nearest(input: Tensor, size=None, scale_factor=None):
     """Deprecated ``F.upsample_nearest``: ``interpolate(..., mode='nearest')``."""
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
@@ -368,6 +371,7 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
+@export(function=False, functional=True)
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None):
     """Deprecated ``F.upsample_bilinear``: ``interpolate(..., mode='bilinear',
     align_corners=True)``."""
@@ -451,7 +455,7 @@ def _factor(value, name: str, arg: str) -> int:
     return int(value)
 
 
-@export
+@export(functional=True)
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """Rearranges ``(*, C*r*r, H, W)`` into ``(*, C, H*r, W*r)`` (``r = upscale_factor``)."""
     if not isinstance(input, Tensor):
@@ -472,7 +476,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     return apply(PixelShuffle, (input,), (input._data,), factor=r)
 
 
-@export
+@export(functional=True)
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """Rearranges ``(*, C, H*r, W*r)`` into ``(*, C*r*r, H, W)`` (``r = downscale_factor``)."""
     if not isinstance(input, Tensor):
@@ -494,9 +498,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return apply(PixelUnshuffle, (input,), (input._data,), factor=r)
 
 
-FUNCTIONAL = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-              "pixel_shuffle", "pixel_unshuffle"]
-@export
+@export(functional=True)
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Rearranges ``(N, C, *)``'s channels from ``groups`` groups of ``C / groups`` into
     ``C / groups`` groups of ``groups`` (a reshape, a transpose and a reshape)."""

@@ -18,6 +18,10 @@ that each group's rows are one contiguous block, ``L = oh*ow``:
 - grad of the weight: ``grad[n, g] @ cols[n, g].T`` per sample and group, columns ``(B, K, L)``,
   summed over the samples.
 
+Stride-1, undilated, ungrouped 2-D convolutions whose depth ``C*kh`` is 64 or more (the MNIST
+CNN's conv2, a ResNet block's) make no columns for the forward and the weight's gradient: they
+read shifted views of the input's padded rows (``_Shifted``).
+
 Measured against direct loops on the small CNN of benchmarks/conv.py (batch 64, 1→16→32
 channels, 8×8 images, 3×3 kernels, padding 1), im2col into BLAS was faster for forward and
 backward (the figures are in that script's docstring), so it is the one kept.

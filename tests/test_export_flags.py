@@ -17,8 +17,12 @@ from numgrad.ops import _names
 
 SRC = Path(numgrad.__file__).resolve().parent
 # The modules whose names were once listed by hand: every op module, the factories, random, out=.
+# And the namespaces that declare their own functions with export: linalg, fft, nn.functional
+# (and its nn/functional_<concept>.py), signal.windows.
 DERIVED = sorted(SRC.glob("ops/*.py")) + [SRC / "creation.py", SRC / "random.py", SRC / "_out.py",
-                                         SRC / "linalg.py"]
+                                         SRC / "linalg.py", SRC / "fft.py",
+                                         SRC / "signal" / "windows.py"] + \
+    sorted(SRC.glob("nn/functional*.py"))
 HAND_LISTS = ("METHODS", "FUNCTIONS", "RANDOM_FUNCTIONS", "ATEN_EXTRAS", "_UNARY_FORMS",
               "_MORE_FORMS", "SAME_DTYPE", "TUPLE_OUT", "NO_OVERLAP", "DTYPE_FIRST", "ANY_DTYPE",
               "LINALG", "FUNCTIONAL", "__all__")
@@ -148,6 +152,10 @@ def test_the_facades_are_their_flags():
             assert name in module.__all__, (kind, name)
             assert _unwrapped(getattr(module, name)) is _unwrapped(value), (kind, name)
     assert numgrad.linalg.__all__ == ["LinAlgError", "matmul", *given["linalg"]]
+    F = numgrad.nn.functional  # (its own functions, the ops' forms, nn/functional_*.py's)
+    parts = [F.__name__] + [m for m in _names.EXPORTS if m.startswith(F.__name__ + "_")]
+    assert len(parts) == 12 and sorted(F.__all__) == sorted(
+        [*given["functional"], *(n for m in parts for n in _names.functions(m))])
     same = [_unwrapped(getattr(module, name)) is _unwrapped(getattr(numgrad, name))
             for module, name in ((numgrad.linalg, "norm"), (numgrad.linalg, "slogdet"),
                                  (numgrad.nn.functional, "max_pool2d"))]

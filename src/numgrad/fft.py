@@ -20,10 +20,8 @@ from ._dtype import torch_name
 from .ops.fourier import fft_c2c
 from .ops.structure import roll
 import numgrad
+from .ops._names import export as _export
 
-__all__ = ["fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn",
-           "fft", "fft2", "fftn", "ifft", "ifft2", "ifftn", "rfft", "rfft2", "rfftn", "ihfft",
-           "ihfft2", "ihfftn"]
 
 _NORMS = ("backward", "ortho", "forward")
 _SWAPPED = {"backward": "forward", "forward": "backward", "ortho": "ortho", None: "forward"}
@@ -190,6 +188,7 @@ def _transform(x: Tensor, s, dim, norm, forward: bool, onesided: str | None) -> 
     return x
 
 
+@_export
 def fft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
     """The discrete Fourier transform along ``dim``, of ``n`` points (the input padded with
     zeros or cut); ``norm``: "backward" (no scaling, the default), "ortho" (1/sqrt(n)) or
@@ -197,90 +196,107 @@ def fft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
     return _transform(input, None if n is None else (n,), dim, norm, True, None)
 
 
+@_export
 def ifft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
     """The inverse discrete Fourier transform along ``dim`` (by default scaled by 1/n)."""
     return _transform(input, None if n is None else (n,), dim, norm, False, None)
 
 
+@_export
 def fft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``fftn`` over two dimensions (the last two by default)."""
     return _transform(input, s, dim, norm, True, None)
 
 
+@_export
 def ifft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``ifftn`` over two dimensions (the last two by default)."""
     return _transform(input, s, dim, norm, False, None)
 
 
+@_export
 def fftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
     """The n-dimensional transform over ``dim`` (all dimensions, or the last ``len(s)``), each
     of the sizes ``s`` (-1: its own)."""
     return _transform(input, s, dim, norm, True, None)
 
 
+@_export
 def ifftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
     """The n-dimensional inverse transform over ``dim``."""
     return _transform(input, s, dim, norm, False, None)
 
 
+@_export
 def rfft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
     """The transform of a real signal along ``dim``: its ``n // 2 + 1`` non-negative
     frequencies (the others are their conjugates)."""
     return _transform(input, None if n is None else (n,), dim, norm, True, "rfft")
 
 
+@_export
 def rfft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``rfftn`` over two dimensions."""
     return _transform(input, s, dim, norm, True, "rfft")
 
 
+@_export
 def rfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
     """The n-dimensional transform of a real signal, one-sided in the last of ``dim``."""
     return _transform(input, s, dim, norm, True, "rfft")
 
 
+@_export
 def ihfft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
     """The inverse of ``hfft``: the one-sided inverse transform of a real signal."""
     return _transform(input, None if n is None else (n,), dim, norm, False, "ihfft")
 
 
+@_export
 def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``ihfftn`` over two dimensions."""
     return _transform(input, s, dim, norm, False, "ihfft")
 
 
+@_export
 def ihfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
     """The n-dimensional inverse transform of a real signal, one-sided in the last of ``dim``."""
     return _transform(input, s, dim, norm, False, "ihfft")
 
 
+@_export
 def irfft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
     """The inverse of ``rfft``: ``n`` real points (``2 (L - 1)`` by default) from the
     one-sided spectrum along ``dim``."""
     return _c2r(input, None if n is None else (n,), dim, norm)
 
 
+@_export
 def irfft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``irfftn`` over two dimensions."""
     return _c2r(input, s, dim, norm)
 
 
+@_export
 def irfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
     """The inverse of ``rfftn`` over ``dim`` (all dimensions, or the last ``len(s)``)."""
     return _c2r(input, s, dim, norm)
 
 
+@_export
 def hfft(input: Tensor, n=None, dim: int = -1, norm=None) -> Tensor:
     """The transform of a Hermitian-symmetric signal given by its first half: ``irfft`` of its
     conjugate with the opposite normalisation."""
     return _c2r(input.conj(), None if n is None else (n,), dim, _SWAPPED.get(norm, norm))
 
 
+@_export
 def hfft2(input: Tensor, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``hfftn`` over two dimensions."""
     return _c2r(input.conj(), s, dim, _SWAPPED.get(norm, norm))
 
 
+@_export
 def hfftn(input: Tensor, s=None, dim=None, norm=None) -> Tensor:
     """``hfft`` over ``dim``: ``irfftn`` of the conjugate with the opposite normalisation."""
     return _c2r(input.conj(), s, dim, _SWAPPED.get(norm, norm))
@@ -298,12 +314,14 @@ def _shift(input: Tensor, dim, inverse: bool) -> Tensor:
     return roll(input, shifts, dims)
 
 
+@_export
 def fftshift(input: Tensor, dim=None) -> Tensor:
     """``input`` rolled so that the zero frequency moves to the centre of each of ``dim`` (all
     dimensions when None): by ``n // 2``."""
     return _shift(input, dim, False)
 
 
+@_export
 def ifftshift(input: Tensor, dim=None) -> Tensor:
     """The inverse of ``fftshift``: rolled back by ``n // 2``."""
     return _shift(input, dim, True)

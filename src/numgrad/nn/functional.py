@@ -14,6 +14,7 @@ from ..creation import empty_like as _empty_like
 from ..creation import zeros_like as _zeros_like
 from ..ops import loss as _loss
 from ..ops.loss import _legacy_reduction  # (nn.functional._legacy_reduction, as before)
+from ..ops._names import export as _export
 from ..ops._names import facade as _facade
 from ..autograd.graph import keep_given as _keep_given
 from ..tensor import Tensor
@@ -36,15 +37,11 @@ from .functional_losses import *  # noqa: F401,F403  (margin_ranking_loss ...)
 from .functional_dropout import *  # noqa: F401,F403  (dropout2d, alpha_dropout ...)
 from .functional_bilinear import *  # noqa: F401,F403
 from .functional_unpool import *  # noqa: F401,F403  (max_unpool1d/2d/3d)
-from .functional_unpool import __all__ as _unpool_all
-from .functional_embedding import embedding_bag  # noqa: F401
-from .functional_fractional_pool import (  # noqa: F401
-    fractional_max_pool2d, fractional_max_pool3d,
-)
-from .functional_ctc import ctc_loss  # noqa: F401
-from .functional_attention import (  # noqa: F401
-    _canonical_mask, _none_or_dtype, multi_head_attention_forward, scaled_dot_product_attention,
-)
+from .functional_embedding import *  # noqa: F401,F403  (embedding_bag)
+from .functional_fractional_pool import *  # noqa: F401,F403  (fractional_max_pool2d/3d)
+from .functional_ctc import *  # noqa: F401,F403  (ctc_loss)
+from .functional_attention import *  # noqa: F401,F403  (scaled_dot_product_attention ...)
+from .functional_attention import _canonical_mask, _none_or_dtype  # noqa: F401
 from .. import overrides as _overrides
 from ..creation import tensor
 from ..ops.inplace import _write
@@ -56,15 +53,9 @@ from ..autograd import grad_mode
 _FROM_OPS = _facade("functional", (_conv, _pooling, _padding, _upsample, _loss, _normalization,
                                    _grid_sample, _counting))
 globals().update(_FROM_OPS)
-__all__ = [
-    "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "nll_loss",
-    "cross_entropy", "leaky_relu", "elu", "silu", "softplus", "hardtanh", "relu6", "gelu",
-    "dropout", "embedding", "layer_norm", *_FROM_OPS,
-]
-__all__ += ["leaky_relu_", "elu_", "selu", "selu_", "celu", "celu_", "mish", "hardswish",
-            "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", "hardtanh_"]
 
 
+@_export
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(0, x)`` elementwise; with ``inplace``, written into ``input``."""
     if inplace:
@@ -72,16 +63,19 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return ops.relu(input)
 
 
+@_export
 def sigmoid(input: Tensor) -> Tensor:
     """The logistic sigmoid ``1 / (1 + exp(-x))``, elementwise."""
     return ops.sigmoid(input)
 
 
+@_export
 def tanh(input: Tensor) -> Tensor:
     """The hyperbolic tangent, elementwise."""
     return ops.tanh(input)
 
 
+@_export
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim`` (which, if omitted, is chosen as PyTorch's
     deprecated rule does, with its warning)."""
@@ -90,6 +84,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return ops.softmax(input, dim, dtype=dtype)
 
 
+@_export
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed stably."""
     if dim is None:
@@ -97,6 +92,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return ops.log_softmax(input, dim, dtype=dtype)
 
 
+@_export
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: for a 2-D input with a bias one ``addmm`` (node
     ``AddmmBackward0``), for a contiguous 3-D one the ``addmm`` of its rows viewed back
@@ -112,6 +108,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
+@_export
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """The mean (or sum, or each, by ``reduction``) of the squared differences, optionally
@@ -137,6 +134,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@_export
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for log-probabilities
@@ -149,6 +147,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     return _loss.nll_loss(input, target, weight, ignore_index, reduction)
 
 
+@_export
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -229,6 +228,7 @@ def _in_place(input: Tensor, fn, *args) -> Tensor:
     return _write(input, fn, *args)
 
 
+@_export
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``negative_slope * x``; the gradient at 0 is
     ``negative_slope``, as PyTorch's (``inplace``: ``LeakyReluBackward1``, saving the output)."""
@@ -237,10 +237,12 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _act.leaky_relu(input, negative_slope)
 
 
+@_export
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return _act.leaky_relu_(input, negative_slope)
 
 
+@_export
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``; the gradient at 0 is ``alpha``."""
     if inplace:
@@ -251,53 +253,64 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return out
 
 
+@_export
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return _act.elu_(input, alpha)
 
 
+@_export
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with SELU's constants (node ``EluBackward0``, as PyTorch's)."""
     return _act.selu_(input) if inplace else _act.selu(input)
 
 
+@_export
 def selu_(input: Tensor) -> Tensor:
     return _act.selu_(input)
 
 
+@_export
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     return _act.celu_(input, alpha) if inplace else _act.celu(input, alpha)
 
 
+@_export
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return _act.celu_(input, alpha)
 
 
+@_export
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``, elementwise."""
     return _in_place(input, _act.silu) if inplace else _act.silu(input)
 
 
+@_export
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``, elementwise."""
     return _in_place(input, _act.mish) if inplace else _act.mish(input)
 
 
+@_export
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``, elementwise."""
     return _in_place(input, _act.hardswish) if inplace else _act.hardswish(input)
 
 
+@_export
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``, elementwise (its second derivative raises, as PyTorch's)."""
     return _in_place(input, _act.hardsigmoid) if inplace else _act.hardsigmoid(input)
 
 
+@_export
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, computed as ``min(x, 0) - log1p(exp(-|x|))``."""
     return _act.log_sigmoid(input)
 
 
+@_export
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)`` (a composite in PyTorch too: node ``DivBackward0``)."""
     if input.dtype == _bool:
@@ -306,11 +319,13 @@ def softsign(input: Tensor) -> Tensor:
     return input / (input.abs() + 1)
 
 
+@_export
 def tanhshrink(input: Tensor) -> Tensor:
     """``x - tanh(x)`` (a composite in PyTorch too: node ``SubBackward0``)."""
     return input - input.tanh()
 
 
+@_export
 def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``, as
     PyTorch; its gradient is ``sigmoid(beta * x)`` (0.5 at 0)."""
@@ -320,6 +335,7 @@ def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     return out
 
 
+@_export
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``; the gradient is 1 strictly inside and 0 at
@@ -331,10 +347,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     return _act.hardtanh(input, min_val, max_val)
 
 
+@_export
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     return hardtanh(input, min_val, max_val, True)
 
 
+@_export
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``hardtanh(input, 0, 6)``."""
     if inplace:
@@ -344,6 +362,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return out
 
 
+@_export
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """The Gaussian error linear unit ``x * Phi(x)`` (``approximate='tanh'``:
     ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``), as PyTorch."""
@@ -351,6 +370,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 # ----------------------------------------------------------------------------------- layers
+@_export
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``, as
     PyTorch: ``input * noise`` with ``noise = bernoulli(1 - p) / (1 - p)``, so the gradient is
@@ -368,6 +388,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(noise) if inplace else input * noise
 
 
+@_export
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -433,6 +454,7 @@ def _vector_norm(x: Tensor, ord: float, dim=None) -> Tensor:
     return (a ** ord).sum(dim) ** (1.0 / ord)
 
 
+@_export
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalises over the last ``len(normalized_shape)`` dimensions: ``(x - mean) /
@@ -461,16 +483,15 @@ def _layer_norm_shape(input: Tensor, normalized_shape, weight, bias) -> tuple:
     return shape
 
 
-# Distances, normalisations, activations, losses and dropouts beyond the fused ops
-# (nn/functional_<concept>.py), bilinear, unpooling, embedding_bag, fractional pooling, grid
-# sampling, CTC, attention (composites of matmul, softmax, where and dropout) and one_hot.
-for _module in (functional_distance, functional_normalization, functional_activation,
-                functional_dropout, functional_bilinear):
+# This module's own functions (declared with @_export: its __all__ so far), the ops' forms, and
+# those of nn/functional_<concept>.py: distances, normalisations, activations, dropouts, bilinear,
+# losses, unpooling, embedding_bag, fractional pooling, CTC and attention (composites of matmul,
+# softmax, where and dropout).
+__all__ += list(_FROM_OPS)  # noqa: F821  (filled by @_export)
+for _module in [_sys.modules[f"{__name__}_{concept}"] for concept in (
+        "distance", "normalization", "activation", "dropout", "bilinear", "losses", "unpool",
+        "embedding", "fractional_pool", "ctc", "attention")]:
     __all__ += _module.__all__
-_losses_all = functional_losses.__all__
-__all__ += _losses_all + _unpool_all + ["embedding_bag", "fractional_max_pool2d",
-                                        "fractional_max_pool3d", "ctc_loss"]
-__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 # The dispatching forms of the functions above (``__torch_function__``: numgrad/overrides.py).
 _overrides.wrap_namespace(_sys.modules[__name__], "torch.nn.functional.", python_style=True)

@@ -16,14 +16,11 @@ from ..ops import nn_functional as _nn
 from ..ops.loss import _type_name
 from ..tensor import Tensor
 from .functional_distance import _dim
-
-__all__ = [
-    "prelu", "glu", "softmin", "softshrink", "hardshrink", "threshold", "threshold_", "rrelu",
-    "rrelu_",
-]
+from ..ops._names import export as _export
 
 
 # ------------------------------------------------------------------ activations
+@_export
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where ``x > 0``, else ``weight * x``, with one weight or one per channel
     (dimension 1)."""
@@ -52,6 +49,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return _nn.prelu(input, w)
 
 
+@_export
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """``a * sigmoid(b)`` for the two halves ``a``, ``b`` of ``input`` along ``dim``."""
     if input.dim() == 0:
@@ -79,6 +77,7 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
+@_export
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``softmax(-input)`` along ``dim`` (node ``SoftmaxBackward0``)."""
     if dim is None:
@@ -93,6 +92,7 @@ def _check_float(name: str, input: Tensor, suffix: bool = True) -> None:
         raise NotImplementedError(f"\"{name}\" not implemented for '{_type_name(input)}'")
 
 
+@_export
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (NaN kept)."""
     _check_float("softshrink_check", input, suffix=False)
@@ -104,12 +104,14 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return _nn.softshrink(input, lambd)
 
 
+@_export
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0 (NaN kept)."""
     _check_float("hardshrink", input)
     return _nn.hardshrink(input, lambd)
 
 
+@_export
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value`` (NaN kept)."""
     if input.dtype == _bool:
@@ -119,12 +121,14 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return _nn.threshold(input, threshold, value)
 
 
+@_export
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     if input.dtype == _bool:
         _check_float("threshold", input)
     return _nn.threshold_(input, threshold, value)
 
 
+@_export
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     """Randomised leaky ReLU: in training, each non-positive element times a slope drawn from
@@ -143,6 +147,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     return _nn.rrelu_with_noise(input, noise, *given)
 
 
+@_export
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False) -> Tensor:
     return rrelu(input, lower, upper, training, True)

@@ -34,8 +34,7 @@ from .._dtype import bool_ as _bool
 from .._dtype import torch_name
 from ..creation import zeros_like as _zeros_like
 from ..tensor import Tensor
-
-__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
+from ..ops._names import export as _export
 
 
 def _dtype_name(dtype) -> str:
@@ -44,6 +43,7 @@ def _dtype_name(dtype) -> str:
             "bool": "bool"}.get(dtype.name, dtype.name)
 
 
+@_export
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -243,6 +243,7 @@ def _pad_last(mask):
     return numgrad.nn.functional.pad(mask, (0, 1))
 
 
+@_export
 def multi_head_attention_forward(
         query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
         bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from .. import ops
 from ..tensor import Tensor
-
-__all__ = ["bilinear"]
+from ..ops._names import export as _export
 
 
 # ------------------------------------------------------------------ bilinear
+@_export
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``."""
     if input1.dim() != input2.dim():

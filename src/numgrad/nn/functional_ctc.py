@@ -14,8 +14,7 @@ import math
 
 from ..tensor import Tensor
 import numgrad
-
-__all__ = ["ctc_loss"]
+from ..ops._names import export as _export
 
 
 def _ng():
@@ -37,6 +36,7 @@ def _logsumexp0(x: Tensor) -> Tensor:
     return ng.where(none, -math.inf, ng.where(none.unsqueeze(0), 0.0, x).logsumexp(0))
 
 
+@_export
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """``log_probs`` (T, N, C) (or (T, C)), ``targets`` (N, S) padded or 1-D concatenated;

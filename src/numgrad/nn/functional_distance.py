@@ -10,8 +10,7 @@ import math
 from ..tensor import Tensor
 import numgrad
 from ..ops.counting import triu_indices
-
-__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
+from ..ops._names import export as _export
 
 
 def _dim(dim: int, ndim: int) -> int:
@@ -40,6 +39,7 @@ def _norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
     return (a ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
 
 
+@_export
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Tensor | None = None) -> Tensor:
     """``input / max(||input||_p, eps)`` along ``dim`` (node ``DivBackward0``)."""
@@ -50,6 +50,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     return numgrad.div(input, denom, out=out)
 
 
+@_export
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``, as ATen
     computes it: each input divided by its clamped norm first, then the product summed
@@ -74,6 +75,7 @@ def _broadcast_shapes(a, b) -> tuple:
     return tuple(out)
 
 
+@_export
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dimension (ATen's ``pairwise_distance``)."""
@@ -83,6 +85,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return _norm(x1 - x2 + eps, p, out_dim - 1, keepdim=keepdim)
 
 
+@_export
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The ``p``-norm distances between the rows of an ``(N, M)`` input, each pair ``i < j``
     once, in row-major order: ``N (N - 1) / 2`` values."""

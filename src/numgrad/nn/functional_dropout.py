@@ -11,8 +11,7 @@ from ..creation import empty_like as _empty_like
 from ..creation import zeros as _zeros
 from ..creation import zeros_like as _zeros_like
 from ..tensor import Tensor
-
-__all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+from ..ops._names import export as _export
 
 
 # ------------------------------------------------------------------ dropout
@@ -39,6 +38,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
     return input.mul_(noise) if inplace else input * noise
 
 
+@_export
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zeroes whole channels of an ``(N, C, L)`` or ``(C, L)`` input with probability ``p``."""
@@ -53,6 +53,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
     return _feature_dropout(input, p, training, inplace, batched=inp_dim == 3)
 
 
+@_export
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zeroes whole channels of an ``(N, C, H, W)`` input with probability ``p`` (a 3-D input
@@ -77,6 +78,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     return _feature_dropout(input, p, training, inplace)
 
 
+@_export
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zeroes whole channels of an ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with
@@ -98,6 +100,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
 _ALPHA = 1.7580993408473766
 
 
+@_export
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                   inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's mean and variance: dropped elements are set to SELU's negative
@@ -106,6 +109,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     return _alpha_dropout(input, p, training, inplace, False)
 
 
+@_export
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                           inplace: bool = False) -> Tensor:
     """``alpha_dropout`` of whole channels: one draw per (sample, channel), broadcast over the

@@ -13,8 +13,7 @@ import sys
 from ..ops import embedding_bag as _op
 from ..tensor import Tensor
 import numgrad
-
-__all__ = ["embedding_bag"]
+from ..ops._names import export as _export
 
 
 def _ng():
@@ -26,6 +25,7 @@ def _type_name(t: Tensor) -> str:
     return "torch." + t.type().split(".", 1)[1]
 
 
+@_export
 def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
                   sparse: bool = False, per_sample_weights=None,

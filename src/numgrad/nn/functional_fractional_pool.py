@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 import numgrad
-
-__all__ = ["fractional_max_pool2d", "fractional_max_pool3d"]
+from ..ops._names import export as _export
 
 
 def _ng():
@@ -93,6 +92,7 @@ def window_max(x: Tensor, positions: list, sizes: tuple):
     return values, indices
 
 
+@_export
 def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples=None):
     """2-D fractional max pooling of a (N, C, H, W) or (C, H, W) input."""
@@ -100,6 +100,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_r
                        output_ratio, return_indices, _random_samples)
 
 
+@_export
 def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples=None):
     """3-D fractional max pooling of a (N, C, T, H, W) or (C, T, H, W) input."""

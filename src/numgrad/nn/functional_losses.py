@@ -28,11 +28,8 @@ from ..ops.elementwise import minimum, where
 from ..autograd import grad_mode
 from ..ops._promote import broadcast_shapes
 from ..ops.activation import log_sigmoid
+from ..ops._names import export as _export
 
-__all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
-           "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss",
-           "multilabel_soft_margin_loss", "multi_margin_loss", "linear_cross_entropy",
-           "triplet_margin_with_distance_loss", "multilabel_margin_loss"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -63,6 +60,7 @@ def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+@_export
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
                          linear_bias: Tensor | None = None, weight: Tensor | None = None,
                          reduction: str = "mean", ignore_index=None,
@@ -102,6 +100,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                          label_smoothing=label_smoothing)
 
 
+@_export
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
                                       distance_function=None, margin: float = 1.0,
                                       swap: bool = False, reduction: str = "mean") -> Tensor:
@@ -128,6 +127,7 @@ def _sizes(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
+@_export
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                            reduction: str = "mean") -> Tensor:
     """``sum_{j, i} max(0, 1 - (x[y_j] - x[i])) / C`` over each sample's target classes ``y_j``
@@ -169,6 +169,7 @@ def _scalar_name(t: Tensor) -> str:
         t.dtype.name, t.dtype.name)
 
 
+@_export
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``, reduced."""
@@ -180,6 +181,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@_export
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """``x`` where ``target == 1``, ``max(0, margin - x)`` where ``target == -1``, reduced."""
@@ -191,6 +193,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     return _apply_reduction(output_margin + output_self, reduction)
 
 
+@_export
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
@@ -217,6 +220,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _apply_reduction(output_pos + output_neg, reduction)
 
 
+@_export
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
@@ -238,6 +242,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     return _apply_reduction((margin + dist_pos - dist_neg).clamp_min(0), reduction)
 
 
+@_export
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:
@@ -256,6 +261,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     return _apply_reduction(loss, reduction)
 
 
+@_export
 def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
                       reduction: str = "mean") -> Tensor:
     """``0.5 * (log(var) + (input - target)**2 / var)`` (plus ``0.5 log(2 pi)`` where
@@ -293,6 +299,7 @@ def _not_differentiable(function: str, name: str, t) -> None:
             f"'{name}'. This input cannot have requires_grad True.")
 
 
+@_export
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, reduced."""
@@ -313,6 +320,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     return _nn.soft_margin_loss(input, target, reduction)
 
 
+@_export
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                 size_average=None, reduce=None,
                                 reduction: str = "mean") -> Tensor:
@@ -334,6 +342,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     raise ValueError(reduction + " is not valid")
 
 
+@_export
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:

@@ -12,11 +12,11 @@ from ..ops import nn_functional as _nn
 from ..tensor import Tensor
 from .functional_activation import _check_float
 from ..autograd import grad_mode
-
-__all__ = ["group_norm", "instance_norm", "rms_norm", "local_response_norm"]
+from ..ops._names import export as _export
 
 
 # ------------------------------------------------------------------ normalisation
+@_export
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalises each sample's ``num_groups`` groups of channels (biased variance plus
@@ -71,6 +71,7 @@ def _sizes(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
+@_export
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                   running_var: Tensor | None = None, weight: Tensor | None = None,
                   bias: Tensor | None = None, use_input_stats: bool = True,
@@ -109,6 +110,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     return out.view(input.shape)
 
 
+@_export
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """``input * rsqrt(mean(input**2) + eps)`` over the trailing ``normalized_shape``
@@ -135,6 +137,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     return out if weight is None else out * weight
 
 
+@_export
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
     """Divides each element by ``(k + alpha / size * sum of squares over the ``size``

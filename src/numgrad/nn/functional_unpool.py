@@ -16,8 +16,7 @@ from .._dtype import torch_name
 import numgrad
 from ..ops.pooling import _output_size_arg
 from .functional_fractional_pool import window_max
-
-__all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_max_pool3d"]
+from ..ops._names import export as _export
 
 
 def _tuple(value, k: int) -> tuple:
@@ -84,24 +83,28 @@ def _torch_dtype(t: Tensor) -> str:
     return torch_name(t._data.dtype)
 
 
+@_export
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """The partial inverse of ``max_pool1d``: ``(N, C, L)`` or ``(C, L)``."""
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@_export
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """The partial inverse of ``max_pool2d``: ``(N, C, H, W)`` or ``(C, H, W)``."""
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@_export
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """The partial inverse of ``max_pool3d``: ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
 
+@_export
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     """The largest element of each of ``output_size`` adaptive windows of the last three
     dimensions of a (N, C, D, H, W) or (C, D, H, W) input (None entries keep the input's size);

@@ -9,9 +9,7 @@ from collections.abc import Iterable
 
 from .._dtype import float32, float64, get_default_dtype, strided
 import numgrad
-
-__all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
-           "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
+from ..ops._names import export as _export
 
 
 def _ng():
@@ -47,6 +45,7 @@ def _finish(w, requires_grad: bool):
     return w.requires_grad_(True) if requires_grad else w
 
 
+@_export
 def exponential(M: int, *, center=None, tau: float = 1.0, sym: bool = True, dtype=None,
                 layout=strided, device=None, requires_grad: bool = False):
     """``exp(-|n - center| / tau)`` (the Poisson window)."""
@@ -63,6 +62,7 @@ def exponential(M: int, *, center=None, tau: float = 1.0, sym: bool = True, dtyp
     return _finish((-k.abs()).exp(), requires_grad)
 
 
+@_export
 def cosine(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
            requires_grad: bool = False):
     """``sin(pi (n + 1/2) / M)`` (the sine window)."""
@@ -73,6 +73,7 @@ def cosine(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
     return _finish(_grid(M, 0.5 * step, step, dtype, device).sin(), requires_grad)
 
 
+@_export
 def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype=None, layout=strided,
              device=None, requires_grad: bool = False):
     """``exp(-(n - (M - 1) / 2)**2 / (2 std**2))``."""
@@ -87,6 +88,7 @@ def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype=None, layout=s
     return _finish((-(k * k)).exp(), requires_grad)
 
 
+@_export
 def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype=None, layout=strided,
            device=None, requires_grad: bool = False):
     """``i0(beta sqrt(1 - (2n / N - 1)**2)) / i0(beta)``, ``N = M - 1`` (``M``: periodic)."""
@@ -103,6 +105,7 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype=None, layout=s
     return _finish(ng.i0((b * b - k * k).sqrt()) / ng.i0(b), requires_grad)
 
 
+@_export
 def bartlett(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
              requires_grad: bool = False):
     """The triangular window ``1 - |2n / N - 1|``, ``N = M - 1`` (``M``: periodic)."""
@@ -113,6 +116,7 @@ def bartlett(M: int, *, sym: bool = True, dtype=None, layout=strided, device=Non
     return _finish(1 - k.abs(), requires_grad)
 
 
+@_export
 def general_cosine(M: int, *, a: Iterable, sym: bool = True, dtype=None, layout=strided,
                    device=None, requires_grad: bool = False):
     """``sum_i (-1)**i a_i cos(2 pi i n / N)``, ``N = M - 1`` (``M``: periodic)."""
@@ -131,6 +135,7 @@ def general_cosine(M: int, *, a: Iterable, sym: bool = True, dtype=None, layout=
     return _finish(w, requires_grad)
 
 
+@_export
 def general_hamming(M: int, *, alpha: float = 0.54, sym: bool = True, dtype=None,
                     layout=strided, device=None, requires_grad: bool = False):
     """``alpha - (1 - alpha) cos(2 pi n / N)``."""
@@ -138,6 +143,7 @@ def general_hamming(M: int, *, alpha: float = 0.54, sym: bool = True, dtype=None
                           device=device, requires_grad=requires_grad)
 
 
+@_export
 def hamming(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
             requires_grad: bool = False):
     """``general_hamming`` with ``alpha = 0.54``."""
@@ -145,6 +151,7 @@ def hamming(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None
                            requires_grad=requires_grad)
 
 
+@_export
 def hann(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
          requires_grad: bool = False):
     """``general_hamming`` with ``alpha = 0.5``."""
@@ -152,6 +159,7 @@ def hann(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
                            requires_grad=requires_grad)
 
 
+@_export
 def blackman(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
              requires_grad: bool = False):
     """``general_cosine`` with the coefficients 0.42, 0.5, 0.08."""
@@ -160,6 +168,7 @@ def blackman(M: int, *, sym: bool = True, dtype=None, layout=strided, device=Non
                           device=device, requires_grad=requires_grad)
 
 
+@_export
 def nuttall(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
             requires_grad: bool = False):
     """``general_cosine`` with Nuttall's four coefficients."""

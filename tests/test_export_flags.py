@@ -1,8 +1,9 @@
 """Every list of op names is derived from the ``@export`` flags declared beside each function
 (``ops/_names.py``): the families' ``__all__``, ``numgrad.ops.METHODS`` and the Tensor methods,
 the functions that take ``out=``, the in-place forms ``ops/inplace.py`` makes, the
-``numgrad.ops.<name>``-only names, and the facades ``numgrad.linalg`` and ``numgrad.nn.functional``
-(``export(linalg=, functional=)``). No module lists them by hand. (No kernel is compiled here.)"""
+``numgrad.ops.<name>``-only names, and the facades ``numgrad.linalg``, ``numgrad.nn.functional``
+and ``numgrad.special`` (``export(linalg=, functional=, special=)``). No module lists them by
+hand. (No kernel is compiled here.)"""
 from __future__ import annotations
 
 import ast
@@ -17,15 +18,15 @@ from numgrad.ops import _names
 
 SRC = Path(numgrad.__file__).resolve().parent
 # The modules whose names were once listed by hand: every op module, the factories, random, out=.
-# And the namespaces that declare their own functions with export: linalg, fft, nn.functional
-# (and its nn/functional_<concept>.py), signal.windows.
+# And the namespaces that declare their own functions with export: linalg, fft, special,
+# nn.functional (and its nn/functional_<concept>.py), signal.windows.
 DERIVED = sorted(SRC.glob("ops/*.py")) + [SRC / "creation.py", SRC / "random.py", SRC / "_out.py",
-                                         SRC / "linalg.py", SRC / "fft.py",
+                                         SRC / "linalg.py", SRC / "fft.py", SRC / "special.py",
                                          SRC / "signal" / "windows.py"] + \
     sorted(SRC.glob("nn/functional*.py"))
 HAND_LISTS = ("METHODS", "FUNCTIONS", "RANDOM_FUNCTIONS", "ATEN_EXTRAS", "_UNARY_FORMS",
               "_MORE_FORMS", "SAME_DTYPE", "TUPLE_OUT", "NO_OVERLAP", "DTYPE_FIRST", "ANY_DTYPE",
-              "LINALG", "FUNCTIONAL", "__all__")
+              "LINALG", "FUNCTIONAL", "POLYNOMIALS", "NAMES", "__all__")
 
 
 def _unwrapped(fn):
@@ -131,14 +132,16 @@ def test_inplace_forms_are_where_the_flag_says():
 
 
 def test_the_facades_are_their_flags():
-    """``numgrad.linalg`` and ``numgrad.nn.functional`` give each name flagged ``linalg`` or
-    ``functional`` (the value declared, which may differ from the op module's own function of
-    that name: ``linalg.norm`` is not ``numgrad.norm``); ``numgrad.linalg`` gives nothing else but
-    its own ``LinAlgError`` and ``matmul``."""
+    """``numgrad.linalg``, ``numgrad.nn.functional`` and ``numgrad.special`` give each name
+    flagged ``linalg``, ``functional`` or ``special`` (the value declared, which may differ from
+    the op module's own function of that name: ``linalg.norm`` is not ``numgrad.norm``), besides
+    their own (``numgrad.linalg``'s ``LinAlgError`` and ``matmul``)."""
     import numgrad.linalg
     import numgrad.nn.functional
+    import numgrad.special
 
-    facades = {"linalg": numgrad.linalg, "functional": numgrad.nn.functional}
+    facades = {"linalg": numgrad.linalg, "functional": numgrad.nn.functional,
+               "special": numgrad.special}
     given = {kind: {} for kind in facades}
     for table in _names.FACADES.values():
         for (kind, name), value in table.items():
@@ -147,11 +150,14 @@ def test_the_facades_are_their_flags():
     assert {"solve", "lu", "eig", "norm", "matrix_power", "ldl_solve"} <= set(given["linalg"])
     assert {"conv2d", "pad", "one_hot", "adaptive_max_pool1d", "batch_norm", "kl_div"} <= \
         set(given["functional"])
+    assert {"airy_ai", "chebyshev_polynomial_t", "modified_bessel_k1"} <= set(given["special"])
     for kind, module in facades.items():
         for name, value in given[kind].items():
             assert name in module.__all__, (kind, name)
             assert _unwrapped(getattr(module, name)) is _unwrapped(value), (kind, name)
     assert numgrad.linalg.__all__ == ["LinAlgError", "matmul", *given["linalg"]]
+    special = numgrad.special  # (its own names for numgrad's ops, then the special= ones)
+    assert special.__all__ == _names.functions(special.__name__) + list(given["special"])
     F = numgrad.nn.functional  # (its own functions, the ops' forms, nn/functional_*.py's)
     parts = [F.__name__] + [m for m in _names.EXPORTS if m.startswith(F.__name__ + "_")]
     assert len(parts) == 12 and sorted(F.__all__) == sorted(

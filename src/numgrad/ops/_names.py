@@ -11,8 +11,9 @@
   names that are not ``torch.<name>``);
 - ``inplace``: its in-place form ``<name>_`` (``numgrad.<name>_`` and ``Tensor.<name>_``;
   ``"method"``: the method only), which ``ops/inplace.py`` makes from the function;
-- ``linalg``, ``functional``: ``numgrad.linalg.<name>``, ``numgrad.nn.functional.<name>`` (True:
-  under the declared name; a str: under that name). A value that is only a facade's (torch.linalg's
+- ``linalg``, ``functional``, ``special``: ``numgrad.linalg.<name>``,
+  ``numgrad.nn.functional.<name>``, ``numgrad.special.<name>`` (True: under the declared name; a
+  str: under that name). A value that is only a facade's (torch.linalg's
   form with its own ``out=``, ``export(_with_out(inv, "linalg_inv_ex"), function=False,
   linalg="inv")``) declares nothing of its module's; ``facade`` gives each facade its names.
 
@@ -23,8 +24,8 @@ declaration order) is the one table: ``ops._load_families`` reads ``functions``/
 ``aten_names`` from it (and each family's ``__all__`` is filled as it declares), ``_out.install``
 reads ``out_names``, ``ops/inplace.py`` reads ``inplace_forms``, ``numgrad/__init__.py`` reads
 ``methods`` of ``random``/``creation``; ``FACADES`` (module -> (facade, name) -> value) is what
-``numgrad/linalg.py`` and ``nn/functional.py`` read through ``facade``. This module imports nothing of numgrad's, and costs
-about 2 µs a declaration at import.
+``numgrad/linalg.py``, ``nn/functional.py`` and ``special.py`` read through ``facade``. This
+module imports nothing of numgrad's, and costs about 2 µs a declaration at import.
 """
 from __future__ import annotations
 
@@ -61,28 +62,30 @@ _NAMESPACES: dict[str, dict] = {}  # module name -> the namespace that declared 
 @overload
 def export(fn: F, name: str | None = None, *, function: bool = True, method: bool = False,
            out: bool | Out = False, aten: bool = False, inplace: bool | str = False,
-           linalg: bool | str = False, functional: bool | str = False) -> F: ...
+           linalg: bool | str = False, functional: bool | str = False,
+           special: bool | str = False) -> F: ...
 
 
 @overload
 def export(fn: None = None, name: str | None = None, *, function: bool = True,
            method: bool = False, out: bool | Out = False, aten: bool = False,
            inplace: bool | str = False, linalg: bool | str = False,
-           functional: bool | str = False) -> Callable[[F], F]: ...
+           functional: bool | str = False,
+           special: bool | str = False) -> Callable[[F], F]: ...
 
 
 def export(fn: Any = None, name: str | None = None, *, function: bool = True,
            method: bool = False, out: bool | Out = False, aten: bool = False,
            inplace: bool | str = False, linalg: bool | str = False,
-           functional: bool | str = False) -> Any:
+           functional: bool | str = False, special: bool | str = False) -> Any:
     """Declares ``fn`` as ``name`` (default ``fn.__name__``) of the calling module, with the given
     flags, and returns it unchanged; without ``fn``, a decorator that does so."""
     module = sys._getframe(1).f_globals  # (the family module's namespace: its body calls this)
     if inplace not in (False, True, "method"):
         raise ValueError(f"inplace={inplace!r}: True, False or 'method'")
     flags = Flags(function and not aten, method, out, aten, inplace)
-    facades = [(facade, given) for facade, given in (("linalg", linalg),
-                                                    ("functional", functional)) if given]
+    facades = [(facade, given) for facade, given in (
+        ("linalg", linalg), ("functional", functional), ("special", special)) if given]
 
     def declare(f: Any) -> Any:
         own = name or f.__name__

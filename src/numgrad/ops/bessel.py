@@ -25,6 +25,8 @@ import math
 import numpy as np
 import numgrad
 
+from ._names import export
+
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(96)  # (on [-1, 1])
 _U, _W = (_NODES + 1) / 2, _WEIGHTS / 2  # (on [0, 1])
 
@@ -182,6 +184,7 @@ _AI0 = 0.355028053887817239  # Ai(0)
 _AIP0 = 0.258819403792806798  # -Ai'(0)
 
 
+@export(function=False, special=True)
 def airy_ai(input):
     """The Airy function ``Ai``."""
     ng = _ng()
@@ -219,45 +222,49 @@ def airy_ai(input):
     return _finish(ng.where(x.isnan(), x, out), input)
 
 
+@export(function=False, special=True)
 def bessel_j0(input):
     """The Bessel function of the first kind of order 0."""
     return _j(0, _working(input))
 
 
+@export(function=False, special=True)
 def bessel_j1(input):
     """The Bessel function of the first kind of order 1."""
     return _j(1, _working(input))
 
 
+@export(function=False, special=True)
 def bessel_y0(input):
     """The Bessel function of the second kind of order 0 (NaN below 0, -inf at 0)."""
     return _y(0, _working(input))
 
 
+@export(function=False, special=True)
 def bessel_y1(input):
     """The Bessel function of the second kind of order 1 (NaN below 0, -inf at 0)."""
     return _y(1, _working(input))
 
 
+@export(function=False, special=True)
 def modified_bessel_k0(input):
     """The modified Bessel function of the second kind of order 0 (NaN below 0, inf at 0)."""
     return _modified_k(0.0, input, False)
 
 
+@export(function=False, special=True)
 def modified_bessel_k1(input):
     """The modified Bessel function of the second kind of order 1 (NaN below 0, inf at 0)."""
     return _modified_k(1.0, input, False)
 
 
+@export(function=False, special=True)
 def scaled_modified_bessel_k0(input):
     """``exp(x) K_0(x)``."""
     return _modified_k(0.0, input, True)
 
 
+@export(function=False, special=True)
 def scaled_modified_bessel_k1(input):
     """``exp(x) K_1(x)``."""
     return _modified_k(1.0, input, True)
-
-
-NAMES = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
-         "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")

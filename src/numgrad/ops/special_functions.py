@@ -1,7 +1,7 @@
 """The special functions: ``erf``, ``erfc``, ``erfinv``, the gamma family (``lgamma``, ``digamma``,
 ``polygamma``, ``mvlgamma``), Hurwitz's ``zeta``, the modified Bessel functions ``i0`` (and
 ``torch.special``'s ``i0e``, ``i1``, ``i1e``), ``erfcx``, ``log_ndtr``, ``ndtri``, the orthogonal
-polynomials of ``torch.special`` (``POLYNOMIALS``) and ``xlogy``.
+polynomials of ``torch.special`` (``export(special=)``) and ``xlogy``.
 
 Each formula is a row of the formula table (``kernels/formulas.py``), so both devices and the
 whole-step compiler get it from one place; the backward formulas are PyTorch's
@@ -279,7 +279,7 @@ def _polynomial(name: str, code: str, doc: str):
     return fn
 
 
-POLYNOMIALS = {name: _polynomial(name, code, doc) for name, code, doc in (
+for _name, _code, _doc in (
     ("chebyshev_polynomial_t", "CHEBYSHEV_T", "The Chebyshev polynomial of the first kind."),
     ("chebyshev_polynomial_u", "CHEBYSHEV_U", "The Chebyshev polynomial of the second kind."),
     ("chebyshev_polynomial_v", "CHEBYSHEV_V", "The Chebyshev polynomial of the third kind."),
@@ -296,7 +296,9 @@ POLYNOMIALS = {name: _polynomial(name, code, doc) for name, code, doc in (
     ("hermite_polynomial_he", "HERMITE_HE", "The probabilists' Hermite polynomial."),
     ("laguerre_polynomial_l", "LAGUERRE_L", "The Laguerre polynomial."),
     ("legendre_polynomial_p", "LEGENDRE_P", "The Legendre polynomial."),
-)}
+):
+    export(_polynomial(_name, _code, _doc), function=False, special=_name)
+del _name, _code, _doc
 
 
 # ------------------------------------------------------------------ xlogy

@@ -1,6 +1,8 @@
 """The eager fast lane (``ops/_lane.py``) gives what the general path gives: the same result bits
 and the same node, field by field (class, edges, needs_input_grad, input shapes and dtypes,
 devices, params, saved values), for each call it serves; and it steps aside where it must."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -285,3 +287,15 @@ def test_a_recorder_is_python_one_can_read():
         registry.REGISTRY["t"], 1)
     assert "_save(result, True)" in registry.record_source(E.Exp, 1)
     assert "zip(*map(_meta, inputs))" in registry.record_source(registry.REGISTRY["cat"])
+
+
+def test_the_lane_serves_the_ops_that_declare_it():
+    served = {op.name: op.lane for op in registry.REGISTRY.values() if op.lane is not None}
+    assert served == {**{name: "binary" for name in NUMBER_OPS},
+                      **{name: "unary" for name in UNARY_OPS},
+                      **{name: "unary" for name in ("reciprocal", "log1p", "expm1", "rsqrt", "sin",
+                                                    "cos", "tan")}}
+    assert all(op._lane == op.lane for op in registry.REGISTRY.values())
+    # (its recorders, for what it knows of the inputs, written at their first call)
+    assert isinstance(E.Div._record_pair, functools.partial) or \
+        E.Div._record_pair_source.startswith("def record_DivBackward0_tensor_tensor(")

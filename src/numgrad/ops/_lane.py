@@ -92,15 +92,14 @@ def _moded(data):
 
 
 def binary(op, code: int, input: Tensor, other):
-    """``op(input, other)`` for a float CPU tensor and a Python int or float, or for two float
-    CPU tensors (``with_tensor``), or None."""
+    """``op(input, other)`` (an op declared ``lane="binary"``) for a float CPU tensor and a
+    Python int or float, or for two float CPU tensors (``with_tensor``), or None."""
     if type(other) is not float and type(other) is not int:
         return with_tensor(op, code, input, other) if isinstance(other, Tensor) else None
-    plan = op._lane
     data = input._data
-    kernels = _kernels_of(data, code, False) if plan is not None else None
+    kernels = _kernels_of(data, code, False)
     if kernels is None:
-        if plan is None or not dispatch._pushed or (mode := _moded(data)) is None:
+        if not dispatch._pushed or (mode := _moded(data)) is None:
             return None
         out = mode.record_scalar(code, data, other)  # (``binary_operands``' scalar)
     else:
@@ -156,7 +155,7 @@ def unary(op, code: int, input: Tensor):
     data = input._data
     kernels = _kernels_of(data, code, True)
     if kernels is None:
-        if not dispatch._pushed or op._lane is None or (mode := _moded(data)) is None:
+        if not dispatch._pushed or (mode := _moded(data)) is None:
             return None
         out = mode.record_unary(code, data)
     else:
@@ -232,14 +231,3 @@ def plain_binary(code: int, a, b):
     else:
         kernels.zip_1d_scalar(a, b, dest)
     return out
-
-
-def serve(op, unary: bool = False) -> type:
-    """Marks ``op`` as served by the lane (``_lane``: "unary" or "binary"): its forward is
-    ``K.unary(op.code, x)`` or ``K.binary(code, a, b)``, and its node is recorded by its
-    recorders for what the lane knows of the inputs (``registry.RECORDERS``), written from the
-    declaration as the general path's. Returns ``op``."""
-    op._lane = "unary" if unary else "binary"
-    registry.lazy_recorders(op, *((("grad",),) if unary else
-                                  (("grad", "number"), ("tensor", "tensor"))))
-    return op

@@ -35,7 +35,8 @@ _broadcast = ((3, 1, 4), (5, 1))
 # The arithmetic ops are formula ops (``_formula.formula_op``): each computes one formula of the
 # table (``code``; ``arity`` counts its operands, a number parameter as one), and the decorated
 # function is its backward.
-@formula_op("add", "AddBackward0", "ADD", arity=2, complex_ok=True, jvp=_jvp.linear,
+@formula_op("add", "AddBackward0", "ADD",
+            lane="binary", arity=2, complex_ok=True, jvp=_jvp.linear,
             samples=(Sample(lambda m, a, b: m.add(a, b), _two),
                      Sample(lambda m, a, b: a + b, _broadcast),
                      Sample(lambda m, a: a + 2.5, ((2, 3),)),
@@ -44,7 +45,8 @@ def Add(ctx, grad):
     return grad, grad
 
 
-@formula_op("sub", "SubBackward0", "SUB", arity=2, complex_ok=True, jvp=_jvp.linear,
+@formula_op("sub", "SubBackward0", "SUB",
+            lane="binary", arity=2, complex_ok=True, jvp=_jvp.linear,
             samples=(Sample(lambda m, a, b: m.sub(a, b), _two),
                      Sample(lambda m, a, b: a - b, _broadcast),
                      Sample(lambda m, a: a - 1.5, ((4,),))))
@@ -75,7 +77,8 @@ def RsubTensor(ctx, grad):
 
 
 
-@formula_op("mul", "MulBackward0", "MUL", arity=2, complex_ok=True, jvp=_jvp.bilinear,
+@formula_op("mul", "MulBackward0", "MUL",
+            lane="binary", arity=2, complex_ok=True, jvp=_jvp.bilinear,
             save_inputs=(0, 1),
             save_only_for={0: 1, 1: 0},  # a serves b's gradient, b serves a's
             samples=(Sample(lambda m, a, b: m.mul(a, b), _two),
@@ -193,7 +196,8 @@ def _div(K, a, b):
     return K.binary(K.DIV, a, b)
 
 
-@formula_op("div", "DivBackward0", "DIV", arity=2, forward=_div, complex_ok=True,
+@formula_op("div", "DivBackward0", "DIV",
+            lane="binary", arity=2, forward=_div, complex_ok=True,
             save_inputs=(0, 1),
             save_only_for={0: 1},  # a serves b's gradient only; b serves both
             samples=(Sample(lambda m, a, b: m.div(a, b), _two, low=0.5, high=2.0),
@@ -213,7 +217,8 @@ def Div(ctx, grad):
     return grad_a, grad_b
 
 
-@formula_op("neg", "NegBackward0", "NEG", complex_ok=True, jvp=_jvp.linear,
+@formula_op("neg", "NegBackward0", "NEG",
+            lane="unary", complex_ok=True, jvp=_jvp.linear,
             samples=(Sample(lambda m, a: -a, ((3, 2),)), Sample(lambda m, a: m.neg(a), ((4,),))))
 def Neg(ctx, grad):
     return (-grad,)
@@ -298,7 +303,8 @@ def RPow(ctx, grad):
 _Unary = UnaryFormula
 
 
-@formula_op("exp", "ExpBackward0", "EXP", save_output=True,
+@formula_op("exp", "ExpBackward0", "EXP",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: m.exp(a), ((3, 4),)),
                      Sample(lambda m, a: a.exp(), ((5,),))))
 def Exp(ctx, grad):
@@ -306,28 +312,32 @@ def Exp(ctx, grad):
     return (grad * out,)
 
 
-@formula_op("log", "LogBackward0", "LOG", save_inputs=(0,),
+@formula_op("log", "LogBackward0", "LOG",
+            lane="unary", save_inputs=(0,),
             samples=(Sample(lambda m, a: m.log(a), ((3, 4),), low=0.5, high=3.0),))
 def Log(ctx, grad):
     (a,) = ctx.saved_tensors
     return (grad / a,)
 
 
-@formula_op("sqrt", "SqrtBackward0", "SQRT", save_output=True,
+@formula_op("sqrt", "SqrtBackward0", "SQRT",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: m.sqrt(a), ((3, 4),), low=0.5, high=3.0),))
 def Sqrt(ctx, grad):
     (out,) = ctx.saved_tensors
     return (grad / (2 * out),)
 
 
-@formula_op("reciprocal", "ReciprocalBackward0", "RECIPROCAL", save_output=True,
+@formula_op("reciprocal", "ReciprocalBackward0", "RECIPROCAL",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: m.reciprocal(a), ((3, 4),), low=0.5, high=2.0),))
 def Reciprocal(ctx, grad):
     (out,) = ctx.saved_tensors
     return (-grad * (out * out),)  # (PyTorch's grouping: out * out may overflow first)
 
 
-@formula_op("tanh", "TanhBackward0", "TANH", save_output=True,
+@formula_op("tanh", "TanhBackward0", "TANH",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: m.tanh(a), ((3, 4),)),
                      Sample(lambda m, a: a.tanh(), ((6,),))))
 def Tanh(ctx, grad):
@@ -335,35 +345,40 @@ def Tanh(ctx, grad):
     return (_fused_backward(TanhBackward, grad, out),)
 
 
-@formula_op("sigmoid", "SigmoidBackward0", "SIGMOID", save_output=True,
+@formula_op("sigmoid", "SigmoidBackward0", "SIGMOID",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: m.sigmoid(a), ((3, 4),), low=-6.0, high=6.0),))
 def Sigmoid(ctx, grad):
     (out,) = ctx.saved_tensors
     return (_fused_backward(SigmoidBackward, grad, out),)
 
 
-@formula_op("relu", "ReluBackward0", "RELU", save_output=True,
+@formula_op("relu", "ReluBackward0", "RELU",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: m.relu(a), ((3, 4),), gradgrad=True),))
 def Relu(ctx, grad):
     (out,) = ctx.saved_tensors
     return (_fused_backward(ThresholdBackward, grad, out),)
 
 
-@formula_op("log1p", "Log1PBackward0", "LOG1P", save_inputs=(0,),
+@formula_op("log1p", "Log1PBackward0", "LOG1P",
+            lane="unary", save_inputs=(0,),
             samples=(Sample(lambda m, a: m.log1p(a), ((3, 4),), low=-0.5, high=2.0),))
 def Log1p(ctx, grad):
     (a,) = ctx.saved_tensors
     return (grad / (a + 1),)
 
 
-@formula_op("expm1", "Expm1Backward0", "EXPM1", save_output=True,
+@formula_op("expm1", "Expm1Backward0", "EXPM1",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: a.expm1(), ((3, 4),)),))
 def Expm1(ctx, grad):
     (out,) = ctx.saved_tensors
     return (grad * (out + 1),)
 
 
-@formula_op("rsqrt", "RsqrtBackward0", "RSQRT", save_output=True,
+@formula_op("rsqrt", "RsqrtBackward0", "RSQRT",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: m.rsqrt(a), ((3, 4),), low=0.5, high=3.0),))
 def Rsqrt(ctx, grad):
     (out,) = ctx.saved_tensors
@@ -378,21 +393,24 @@ def Abs(ctx, grad):
     return (grad * a.sign(),)
 
 
-@formula_op("sin", "SinBackward0", "SIN", save_inputs=(0,),
+@formula_op("sin", "SinBackward0", "SIN",
+            lane="unary", save_inputs=(0,),
             samples=(Sample(lambda m, a: m.sin(a), ((3, 4),), low=-4.0, high=4.0),))
 def Sin(ctx, grad):
     (a,) = ctx.saved_tensors
     return (grad * a.cos(),)
 
 
-@formula_op("cos", "CosBackward0", "COS", save_inputs=(0,),
+@formula_op("cos", "CosBackward0", "COS",
+            lane="unary", save_inputs=(0,),
             samples=(Sample(lambda m, a: m.cos(a), ((3, 4),), low=-4.0, high=4.0),))
 def Cos(ctx, grad):
     (a,) = ctx.saved_tensors
     return (grad * -a.sin(),)
 
 
-@formula_op("tan", "TanBackward0", "TAN", save_output=True,
+@formula_op("tan", "TanBackward0", "TAN",
+            lane="unary", save_output=True,
             samples=(Sample(lambda m, a: m.tan(a), ((3, 4),), low=-1.2, high=1.2),))
 def Tan(ctx, grad):
     (out,) = ctx.saved_tensors
@@ -519,11 +537,7 @@ def where(condition: Tensor, input, other) -> Tensor:
 
 
 _ADD, _SUB, _MUL, _DIV = cpu_kernels.ADD, cpu_kernels.SUB, cpu_kernels.MUL, cpu_kernels.DIV
-for _op in (Add, Sub, Mul, Div):
-    _lane.serve(_op)
-del _op
 _NEG = cpu_kernels.NEG
-_lane.serve(Neg, unary=True)
 
 
 @export(method=True, out=True)
@@ -533,10 +547,6 @@ def add(input, other, *, alpha=1) -> Tensor:
         out = _lane.binary(Add, _ADD, input, other)
         if out is not None:
             return out
-        if type(other) is float or type(other) is int:
-            data = input._data  # (x + 0.5: binary_operands' first case, without its call)
-            if data.dtype.kind == "f":
-                return apply(Add, (input, other), (data, data.dtype.type(other)))
     if alpha != 1:
         other = other * alpha
     a, b = binary_operands(input, other)
@@ -608,10 +618,6 @@ def mul(input, other) -> Tensor:
         out = _lane.binary(Mul, _MUL, input, other)
         if out is not None:
             return out
-        if type(other) is float or type(other) is int:
-            data = input._data  # (x * 0.5: binary_operands' first case, without its call)
-            if data.dtype.kind == "f":
-                return apply(Mul, (input, other), (data, data.dtype.type(other)))
     a, b = binary_operands(input, other)
     return apply(Mul, (input, other), (a, b))
 
@@ -660,7 +666,7 @@ def pow(input, exponent) -> Tensor:
 
 
 def _unary(op):
-    code = getattr(cpu_kernels, _lane.serve(op, unary=True).code)
+    code = getattr(cpu_kernels, op.code)  # (op declares ``lane="unary"``)
 
     def fn(input: Tensor) -> Tensor:
         if op._lane is not None:
@@ -748,7 +754,7 @@ def relu(input: Tensor) -> Tensor:
     return apply(Relu, (input,), (input._data,))
 
 
-_RELU = getattr(cpu_kernels, _lane.serve(Relu, unary=True).code)
+_RELU = getattr(cpu_kernels, Relu.code)
 
 
 @export(aten=True)

@@ -77,7 +77,12 @@ class Op:
     # Whether its forward takes the narrow dtypes (float16, bfloat16, uint8, int8, int16) as they
     # are; else ``apply`` runs it on them widened (``numgrad._lowp``). By default the views do.
     narrow_ok: bool = False
-    _lane = None  # "unary" or "binary" where the eager fast lane serves it (``ops/_lane.serve``)
+    # Whether the eager fast lane (``ops/_lane.py``) serves its calls on small float CPU tensors:
+    # "binary", for an op whose forward is ``K.binary(K.<code>, a, b)`` (a tensor with a number,
+    # two tensors of one shape, a row added to each row), "unary" for ``K.unary(K.<code>, x)``;
+    # its node is then recorded by its recorders for what the lane knows (``RECORDERS``).
+    lane: str | None = None
+    _lane = None  # ``lane``, where ``register`` gave it its lane's recorders
     # The op's recorder, ``_record(inputs, out, params, result=None)`` (``_generate``; and the
     # fast lane's, ``RECORDERS``), written from this declaration at its first call.
     _record: Callable
@@ -130,6 +135,9 @@ def register(op: type[Op]) -> type[Op]:
     only_for = op.save_only_for or {}
     op._save_plan = tuple((i, only_for.get(i, -1)) for i in op.save_inputs)
     lazy_recorders(op, None)  # (its recorder: written at its first call)
+    if op.lane is not None:
+        lazy_recorders(op, *_LANE_KINDS[op.lane])
+        op._lane = op.lane
     REGISTRY[op.name] = op
     return op
 
@@ -476,6 +484,7 @@ def _source(op, arity, kinds=None) -> str:
 # tensors, one tensor that requires grad).
 RECORDERS = {None: "_record", ("grad", "number"): "_record_number",
              ("tensor", "tensor"): "_record_pair", ("grad",): "_record_one"}
+_LANE_KINDS = {"binary": (("grad", "number"), ("tensor", "tensor")), "unary": (("grad",),)}
 
 
 def _generate(op, arity, kinds=None) -> Callable:

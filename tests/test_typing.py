@@ -88,3 +88,17 @@ def test_every_bound_method_is_declared_for_type_checkers():
     # and everything declared there is a real method of Tensor
     extra = sorted(n for n in declared if not n.startswith("__") and not hasattr(numgrad.Tensor, n))
     assert not extra
+
+
+def test_the_stubs_method_lines_are_what_the_script_writes():
+    """benchmarks/tensor_stub.py writes the stub's lines for the flagged methods (``@export(
+    method=True)``): a method added, moved or dropped is a stub out of date until it is run."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tensor_stub", HERE.parent / "benchmarks" / "tensor_stub.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    current = (SRC / "_tensor_methods.pyi").read_text()
+    assert script.render(current) == current, "run: python benchmarks/tensor_stub.py"
+    assert "    exp = _elementwise.exp\n" in current and "    stft = _spectral.stft\n" in current

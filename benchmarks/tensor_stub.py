@@ -5,7 +5,7 @@ function ``ops.METHODS`` binds (a later family's wins), then ``numgrad.random``'
 ``numgrad.creation``'s; a name that ``Tensor``'s own class body defines is left to it. The rest of
 the stub (the operators, properties and casts that ``_bind_methods`` spells out after those, which
 win over a flagged method of the same name: ``polygamma``) is kept as it is written, from the line
-``STUB_TAIL`` on.
+``STUB_TAIL`` on, and so is its head (the docstring), up to the line ``STUB_HEAD``.
 
     python benchmarks/tensor_stub.py           # rewrites the stub
     python benchmarks/tensor_stub.py --check   # exits 1 if the stub differs from what it gives
@@ -22,23 +22,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STUB = os.path.join(ROOT, "src", "numgrad", "_tensor_methods.pyi")
+STUB_HEAD = "from . import creation as _creation, random as _random"
 STUB_TAIL = "    # The operators: the same functions (``x + y`` is ``numgrad.add(x, y)``)."
-
-HEADER = '''\
-"""The Tensor methods and operators that ``numgrad/__init__.py`` binds at import
-(``_bind_methods``), declared for type checkers: ``numgrad.Tensor`` derives from this class only
-while type checking (``typing.TYPE_CHECKING``), so mypy and pyright see ``x.exp()``, ``x + 1`` and
-``x.sum()`` as what they are, functions of the ops families that return ``Tensor``. A stub with no
-module behind it: nothing imports it at run time. The methods' lines, up to the operators, are
-written by ``benchmarks/tensor_stub.py`` from the ops' ``@export`` flags (run it after adding a
-method); tests/test_typing.py checks that it names every method bound and that those lines are
-the script's.
-"""
-from __future__ import annotations
-
-import builtins
-
-'''
 
 
 def _own_names(tensor_py: str) -> set:
@@ -76,13 +61,14 @@ def methods(written: set = frozenset()) -> tuple[dict, dict]:
 
 
 def render(current: str) -> str:
-    """The stub: ``current`` with its part above ``STUB_TAIL`` written anew."""
-    if STUB_TAIL not in current:
-        raise ValueError(f"{STUB}: no line {STUB_TAIL!r}")
+    """The stub: ``current`` with its part from ``STUB_HEAD`` to ``STUB_TAIL`` written anew."""
+    for line in (STUB_HEAD, STUB_TAIL):
+        if "\n" + line + "\n" not in current:
+            raise ValueError(f"{STUB}: no line {line!r}")
+    head = current[:current.index("\n" + STUB_HEAD + "\n") + 1]
     tail = current[current.index(STUB_TAIL):]
     ops_methods, other_methods = methods(set(re.findall(r"^    def (\w+)\(", tail, re.M)))
-    lines = [HEADER.rstrip("\n"), "",
-             "from . import creation as _creation, random as _random",
+    lines = [STUB_HEAD,
              "from .ops import (  # (as _names: some families share a method's name)"]
     lines += [f"    {m} as _{m}," for m in sorted(set(ops_methods.values()))]
     lines += [")", "", "from .tensor import Tensor", "",
@@ -92,7 +78,7 @@ def render(current: str) -> str:
     lines += [f"    {n} = _{m}.{n}" for n, m in ops_methods.items()]
     lines.append("    # numgrad.random's and numgrad.creation's methods")
     lines += [f"    {n} = _{m}.{n}" for n, m in other_methods.items()]
-    return "\n".join(lines) + "\n\n" + tail
+    return head + "\n".join(lines) + "\n\n" + tail
 
 
 def main(argv=None) -> int:

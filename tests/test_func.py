@@ -1167,6 +1167,7 @@ NONFINITE_AS_TORCH_VMAP = {("native_group_norm", 0), ("native_group_norm", 2),
 # statistics of no elements, and what loops (no example to run: masked_scatter, bincount with
 # batched weights, a boolean index beside another).
 EMPTY_BATCH_RAISES = {("convolution", 0), ("convolution", 1), ("convolution", 2),
+                      ("convolution", 3),
                       ("convolution_transpose", 0), ("convolution_transpose", 1),
                       ("convolution_transpose", 2), ("native_batch_norm", 0),
                       ("native_batch_norm", 1),

@@ -73,6 +73,8 @@ class Convolution(Op):
                ((1, 4, 3, 4), (4, 2, 2, 3))),
         Sample(lambda m, x, w, b: _F(m).conv1d(x, w, b, stride=2, padding=1, dilation=2),
                ((2, 2, 7), (4, 2, 3), (4,))),
+        # (depth C*kh = 64: the forward and weight gradient by shifted rows, kernels/cpu/conv.py)
+        Sample(lambda m, x, w: _F(m).conv2d(x, w, padding=(1, 0)), ((1, 32, 3, 4), (2, 32, 2, 3))),
     )
 
     @staticmethod

@@ -153,31 +153,37 @@ def blas_line() -> str:
     return f"NumPy's BLAS: {kind}; OpenBLAS settings in the environment: {pinned}"
 
 
-def median_ms(step, repeat: int) -> float:
+def median_ms(step, repeat: int, clock=time.perf_counter) -> float:
     """The median milliseconds of ``step()`` after three warm-up calls (a compiled step: its
-    traces, and its program compiled at the first replay)."""
+    traces, and its program compiled at the first replay), by ``clock``."""
     for _ in range(3):
         step()
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         step()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times) * 1e3
 
 
-def models(repeat: int) -> None:
+def models(repeat: int, cpu_time: bool = False) -> None:
+    """The models' steps beside PyTorch's. ``cpu_time``: the process's CPU time instead of the
+    wall clock; with ``--threads 1`` (both libraries on one thread) it measures the work of a
+    step apart from how it is shared among threads, and a busy machine changes it little."""
+    clock = time.process_time if cpu_time else time.perf_counter
     print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}; "
-          f"training steps, medians of {repeat} after 3 warm-up steps, ms")
+          f"training steps, medians of {repeat} after 3 warm-up steps, ms "
+          f"{'of CPU time' if cpu_time else 'of wall time'}, {numgrad.get_num_threads()} "
+          f"thread(s)")
     print(f"{'model':52s} {'eager':>9s} {'compiled':>9s} {'PyTorch':>9s} {'eager/PT':>8s} "
           f"{'comp/PT':>8s}  compiled key")
     nan = float("nan")
     for name, make in MODELS.items():
-        ours = median_ms(make(numgrad), repeat)
+        ours = median_ms(make(numgrad), repeat, clock)
         compiled_step = numgrad.compile(make(numgrad))
-        compiled = median_ms(compiled_step, repeat)
+        compiled = median_ms(compiled_step, repeat, clock)
         how = numgrad.compiler.explain(compiled_step).splitlines()[-1].strip()
-        theirs = median_ms(make(torch), repeat) if torch else nan
+        theirs = median_ms(make(torch), repeat, clock) if torch else nan
         print(f"{name:52s} {ours:9.1f} {compiled:9.1f} {theirs:9.1f} {ours / theirs:8.2f} "
               f"{compiled / theirs:8.2f}  {how[:70]}")
 
@@ -262,6 +268,12 @@ def main() -> None:
     parser.add_argument("--fresh-runs", type=int, default=5)
     parser.add_argument("--models", action="store_true", help="the models' training steps")
     parser.add_argument("--model-repeat", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads of numgrad and PyTorch alike (default 2, as the speed issue "
+                        "measures)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="with --models: CPU time instead of wall time (with --threads 1, "
+                        "each step's work apart from its threading)")
     parser.add_argument("--sizes", action="store_true", help="large ops at 4M and 10M elements")
     parser.add_argument("--formula", action="store_true",
                         help="a user's fused formula against composed built-in ops")
@@ -271,11 +283,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.blas_wait_passive:
         print("set_runtime_defaults:", numgrad.set_runtime_defaults(blas_wait="passive"))
+    numgrad.set_num_threads(args.threads)
     if torch:
-        torch.set_num_threads(2)  # as the speed issue measured it (here, not at import: asv
-        # imports every file in benchmarks/)
+        torch.set_num_threads(args.threads)  # (2 by default, as the speed issue measured it;
+        # here, not at import: asv imports every file in benchmarks/)
     if args.models:
-        models(args.model_repeat)
+        models(args.model_repeat, args.cpu_time)
         return
     if args.sizes:
         size_lines(args.repeat)

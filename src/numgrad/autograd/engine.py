@@ -33,7 +33,7 @@ import numpy as np
 from .._dtype import torch_name
 from .. import _lazy, dispatch
 from ..ops import check_accumulable, registry
-from ..ops._lane import plain_binary
+from ..ops._lane import _wrap, plain_binary
 from ..ops.registry import kernels_of
 from ..tensor import Tensor
 from . import anomaly_mode, grad_mode
@@ -488,7 +488,7 @@ def _sum(held, grad):
     if not grad_mode.state.enabled and a.dtype == b.dtype and a.shape == b.shape:
         out = plain_binary(_ADD, a, b)  # (float host arrays: the kernel, directly)
         if out is not None:
-            return Tensor._wrap(out)
+            return _wrap(out)
         K = kernels_of(a)
         if K is kernels_of(b):
             return Tensor._wrap(K.binary(K.ADD, a, b))

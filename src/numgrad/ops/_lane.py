@@ -91,15 +91,20 @@ def _moded(data):
     return mode
 
 
-def binary(op, code: int, input: Tensor, other):
+def binary(op, code: int, input: Tensor, other, floating: bool = False):
     """``op(input, other)`` (an op declared ``lane="binary"``) for a float CPU tensor and a
-    Python int or float, or for two float CPU tensors (``with_tensor``), or None."""
+    Python int or float, or for two float CPU tensors (``with_tensor``), or None. A float tensor
+    with a number that the lane does not serve goes to ``registry.apply`` from here, with the
+    operands ``binary_operands(input, other, floating)`` gives (its first case, without its
+    call; not for ``floating``, true division, which takes its general rules)."""
     if type(other) is not float and type(other) is not int:
         return with_tensor(op, code, input, other) if isinstance(other, Tensor) else None
     data = input._data
     kernels = _kernels_of(data, code, False)
     if kernels is None:
         if not dispatch._pushed or (mode := _moded(data)) is None:
+            if data.dtype.kind == "f" and not floating:  # (x * 0.5, large or strided)
+                return registry.apply(op, (input, other), (data, data.dtype.type(other)))
             return None
         out = mode.record_scalar(code, data, other)  # (``binary_operands``' scalar)
     else:
@@ -192,7 +197,7 @@ def reduce_all(op, input: Tensor, mean: bool):
     if mean:
         out.fill(out.item() / n)
     if _grad.enabled and input._requires_grad:
-        return op._record((input,), out, {"dims": _ALL_DIMS[data.ndim], "keepdim": False})
+        return op._record_one((input,), out, {"dims": _ALL_DIMS[data.ndim], "keepdim": False})
     return _wrap(out)
 
 

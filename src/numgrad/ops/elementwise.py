@@ -139,12 +139,12 @@ def _times(grad: Tensor, other) -> Tensor:
             if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
                 out = _lane.plain_binary(_MUL, g, other)
                 if out is not None:
-                    return Tensor._wrap(out)
+                    return _lane._wrap(out)
                 if dispatch._pushed and (g.size < 2 or any(g.strides)) and \
                         (mode := _lane._moded(g)) is not None:
                     # (the call at the end, ``K.binary(K.MUL, g, ...)``, handed to the mode
                     # that records it, as the lane hands its own: numgrad.compile's re-run path)
-                    return Tensor._wrap(mode.record_scalar(_MUL, g, other))
+                    return _lane._wrap(mode.record_scalar(_MUL, g, other))
                 K = kernels_for((grad,))
                 if isinstance(g, np.ndarray) and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the
@@ -175,7 +175,7 @@ def _times(grad: Tensor, other) -> Tensor:
                     return Tensor._wrap(cpu_kernels.binary(cpu_kernels.MUL, o, first))
                 out = _lane.plain_binary(_MUL, g, o)
                 if out is not None:
-                    return Tensor._wrap(out)
+                    return _lane._wrap(out)
                 K = kernels_for((grad, other))
                 return Tensor._wrap(K.binary(K.MUL, g, o))
     return grad * other
@@ -632,7 +632,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
             a, b = binary_operands(input, other, floating=True)  # (no complex reciprocal)
             return apply(Div, (input, other), (a, b))
         return mul(reciprocal(other), input)
-    out = _lane.binary(Div, _DIV, input, other)
+    out = _lane.binary(Div, _DIV, input, other, True)
     if out is not None:
         return out
     a, b = binary_operands(input, other, floating=True)

@@ -86,6 +86,7 @@ class _Sum(Op):
 @register
 class SumAll(_Sum):
     name, node = "sum", "SumBackward0"
+    lane = "reduce"  # (``_lane.reduce_all``: a float tensor's sum of everything)
     samples = (Sample(lambda m, a: a.sum(), ((3, 4),)), Sample(lambda m, a: m.sum(a), ((5,),)))
 
 
@@ -155,6 +156,7 @@ class _Mean(Op):
 @register
 class MeanAll(_Mean):
     name, node = "mean", "MeanBackward0"
+    lane = "reduce"  # (``_lane.reduce_all``)
     samples = (Sample(lambda m, a: a.mean(), ((3, 4),)),)
 
 

@@ -79,8 +79,9 @@ class Op:
     narrow_ok: bool = False
     # Whether the eager fast lane (``ops/_lane.py``) serves its calls on small float CPU tensors:
     # "binary", for an op whose forward is ``K.binary(K.<code>, a, b)`` (a tensor with a number,
-    # two tensors of one shape, a row added to each row), "unary" for ``K.unary(K.<code>, x)``;
-    # its node is then recorded by its recorders for what the lane knows (``RECORDERS``).
+    # two tensors of one shape, a row added to each row), "unary" for ``K.unary(K.<code>, x)``,
+    # "reduce" for a reduction of everything (``_lane.reduce_all``); its node is then recorded
+    # by its recorders for what the lane knows (``RECORDERS``).
     lane: str | None = None
     _lane = None  # ``lane``, where ``register`` gave it its lane's recorders
     # The op's recorder, ``_record(inputs, out, params, result=None)`` (``_generate``; and the
@@ -484,7 +485,8 @@ def _source(op, arity, kinds=None) -> str:
 # tensors, one tensor that requires grad).
 RECORDERS = {None: "_record", ("grad", "number"): "_record_number",
              ("tensor", "tensor"): "_record_pair", ("grad",): "_record_one"}
-_LANE_KINDS = {"binary": (("grad", "number"), ("tensor", "tensor")), "unary": (("grad",),)}
+_LANE_KINDS = {"binary": (("grad", "number"), ("tensor", "tensor")), "unary": (("grad",),),
+               "reduce": (("grad",),)}
 
 
 def _generate(op, arity, kinds=None) -> Callable:

@@ -399,6 +399,46 @@ def test_large_products_split_on_numgrads_threads_never_wake_blas_threads():
     assert result["serial_same"] == ["True"] and result["close"] == ["True"]
 
 
+def test_a_bias_row_added_per_block_of_a_split_product_gives_the_general_sums():
+    # F.linear/addmm with a bias row and a product split over the threads add the row to each
+    # block on the thread that computed it (kernels/cpu/linalg.matmul_add_row): the same bits
+    # as the product then the general row addition, split by rows or by columns, operands
+    # transposed or not, on a busy machine (one thread) or not, NaN and inf in the row.
+    from numgrad.kernels import cpu as K
+    from numgrad.kernels.cpu import _workers
+
+    rng = np.random.default_rng(0)
+    row = rng.standard_normal(300).astype(np.float32)
+    row[:3] = [np.nan, np.inf, -np.inf]
+    cases = [(rng.standard_normal((600, 64)).astype(np.float32),  # (rows split)
+              rng.standard_normal((64, 300)).astype(np.float32), row),
+             (rng.standard_normal((40, 700)).astype(np.float64),  # (columns split)
+              rng.standard_normal((700, 300)).astype(np.float64), row.astype(np.float64)),
+             (rng.standard_normal((5, 4)).astype(np.float32),  # (too small: the general way)
+              rng.standard_normal((4, 300)).astype(np.float32), row)]
+    busy = _workers._busy[:]
+    try:
+        for a, b, c in cases:
+            want = K.binary(K.ADD, K.matmul(a, b), c)
+            for busy_now in (False, True):
+                _workers._busy[:] = [float("inf"), busy_now]  # (read as fresh until reset)
+                got = K.matmul_add_row(a, b, c)
+                assert got.tobytes() == want.tobytes()
+                got_t = K.matmul_add_row(np.ascontiguousarray(a.T), np.ascontiguousarray(b.T),
+                                         c, True, True)
+                assert got_t.tobytes() == want.tobytes()
+    finally:
+        _workers._busy[:] = busy
+    assert K.ROW_BIAS_FUSED_MACS is not None and 600 * 64 * 300 > K.ROW_BIAS_FUSED_MACS
+    x = numgrad.tensor(cases[0][0], requires_grad=True)
+    w = numgrad.tensor(np.ascontiguousarray(cases[0][1].T), requires_grad=True)
+    bias = numgrad.tensor(row, requires_grad=True)
+    out = numgrad.nn.functional.linear(x, w, bias)
+    assert out.grad_fn.name() == "AddmmBackward0"
+    assert out.detach().numpy().tobytes() == K.binary(K.ADD, K.matmul(*cases[0][:2]),
+                                                      row).tobytes()
+
+
 FIRST_USE_PROBE = """
 import threading
 import numgrad

@@ -94,6 +94,15 @@ class Kernels(Protocol):
 
     # -- matrix products
     def matmul(self, a: Array, b: Array, trans_a: bool = False, trans_b: bool = False) -> Array: ...
+    # From how many multiply-adds ``matmul_add_row`` is the faster way to add a bias row to a
+    # product (None: never; below it, ``binary(ADD, matmul(...), c)``, which compiled programs fuse)
+    ROW_BIAS_FUSED_MACS: int | None
+
+    def matmul_add_row(self, a: Array, b: Array, c: Array, trans_a: bool = False,
+                       trans_b: bool = False) -> Array:
+        """``op(a) @ op(b) + c``, ``c`` a row (n,) of the product's dtype added to each row,
+        with the sums of ``binary(ADD, matmul(a, b, ...), c)``."""
+
     def dot(self, a: Array, b: Array) -> Array: ...
 
     # -- data: allocation, conversion, movement between host and device

@@ -138,8 +138,15 @@ class Addmm(Op):
 
     @staticmethod
     def forward(K, c, a, b, *, trans_a, trans_b):
-        # (``binary``, not ``binary_into`` the new product: its broadcast of a bias over the
-        # rows is the threaded, vectorised kernel; in place took 20 ms for 700 x 10,000)
+        # A large product adds a bias row block by block (``K.matmul_add_row``: on the CPU, on
+        # the thread that computed the block); else ``binary``, not ``binary_into`` the new
+        # product: its broadcast of a bias over the rows is the threaded, vectorised kernel (in
+        # place took 20 ms for 700 x 10,000), and compiled programs fuse it with what follows.
+        fused = K.ROW_BIAS_FUSED_MACS
+        if fused is not None and c.ndim == 1 and c.shape[0] > 1:
+            macs = a.shape[0] * a.shape[1] * (b.shape[0] if trans_b else b.shape[1])
+            if macs > fused:
+                return K.matmul_add_row(a, b, c, trans_a, trans_b)
         return K.binary(K.ADD, K.matmul(a, b, trans_a, trans_b), c)
 
     @staticmethod

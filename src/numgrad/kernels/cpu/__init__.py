@@ -13,7 +13,7 @@ from .reduction import (  # noqa: F401
     any_equal, any_equal_device, arg_reduce_dims, extreme_share, finite_or_zero, inf_where_zero,
     one_hot_dim, product_of_others, reduce_dims, sum_dims,
 )
-from .linalg import dot, matmul  # noqa: F401
+from .linalg import ROW_BIAS_FUSED_MACS, dot, matmul, matmul_add_row  # noqa: F401
 from .softmax import log_softmax_backward_last, log_softmax_last  # noqa: F401
 from . import structure  # noqa: F401  (``K.structure``: tril/triu, diagonals, flip/roll)
 from .indexing import index, index_add_flat, index_put, nonzero, unravel_index  # noqa: F401

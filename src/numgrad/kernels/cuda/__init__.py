@@ -33,7 +33,7 @@ from .layout import (  # noqa: F401
     zeros,
 )
 from .memory import empty  # noqa: F401
-from .linalg import dot, matmul  # noqa: F401
+from .linalg import ROW_BIAS_FUSED_MACS, dot, matmul, matmul_add_row  # noqa: F401
 from .reduction import (  # noqa: F401
     any_equal, any_equal_device, arg_reduce_dims, extreme_share, finite_or_zero, inf_where_zero,
     one_hot_dim, product_of_others, reduce_dims, sum_dims,

@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32, float64
 
+from ..formulas import OP_CODES
+from .elementwise import binary
 from .memory import _SIMULATOR, empty
 from .layout import ascontiguous
 
@@ -159,3 +161,13 @@ def dot(a, b):
     """The dot product of two vectors, as a 0-d array (a 1 x K by K x 1 product)."""
     a, b = ascontiguous(a), ascontiguous(b)
     return matmul(a.reshape(1, a.shape[0]), b).reshape(())
+
+
+# (the CPU adds a bias row to each block of a split product on the thread that computed it;
+# here the product and the row addition are the general ones)
+ROW_BIAS_FUSED_MACS = None
+
+
+def matmul_add_row(a, b, c, trans_a: bool = False, trans_b: bool = False):
+    """``op(a) @ op(b) + c``, ``c`` a row of the product's width added to each row."""
+    return binary(OP_CODES["ADD"], matmul(a, b, trans_a, trans_b), c)

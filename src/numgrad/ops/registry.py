@@ -117,8 +117,18 @@ _MOVE_ONLY = {"shape", "strided", "convert", "indexing", "scatter_views", "resiz
 
 
 def register(op: type[Op]) -> type[Op]:
+    """Sets ``op`` up (``prepare``) and records it in ``REGISTRY`` (whose ops the test harness
+    runs). Returns ``op``."""
     if op.name in REGISTRY:
         raise ValueError(f"op {op.name!r} is registered twice")
+    REGISTRY[prepare(op).name] = op
+    return op
+
+
+def prepare(op: type[Op]) -> type[Op]:
+    """Makes ``op`` ready to ``apply``, from its declaration: its node class, the dtypes it
+    refuses or widens, its save plan and its recorders; ``register`` does it for every op (a
+    test's own op may be prepared alone, outside the registry). Returns ``op``."""
     # PyTorch's C++ nodes have a qualified name() (torch::autograd::CopySlices) but their Python
     # type, which reprs show, has the last part only.
     # (The node of an op of several results has a ``__dict__``: ``_num_outputs`` and
@@ -139,7 +149,6 @@ def register(op: type[Op]) -> type[Op]:
     if op.lane is not None:
         lazy_recorders(op, *_LANE_KINDS[op.lane])
         op._lane = op.lane
-    REGISTRY[op.name] = op
     return op
 
 

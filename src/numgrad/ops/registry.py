@@ -458,6 +458,7 @@ def _source(op, arity, kinds=None) -> str:
             ("," if arity == 1 else "") + ")"
     lines.append(_WRAP)
     saved = []
+    lane = kinds is not None  # (a lane caller's recorder: see below)
     kinds = kinds or ("any",) * (arity or 0)
     for i, j in op._save_plan:  # (an input saved only where a gradient that uses it is needed)
         shape = f"shapes[{i}]" if arity is None else f"s{i}"  # (None: not a tensor)
@@ -476,13 +477,16 @@ def _source(op, arity, kinds=None) -> str:
         lines.extend(f"        {v}," for v in saved)
         lines.append("    )")
         saved_row = "saved"
-    lines.append(f"    devices = None if _registry._cuda_kernels is None else {devices}")
+    # (the lane's callers, ``kinds`` given, record nothing while CUDA, anomaly mode or
+    # saved-tensor hooks are in use, ``ops/_lane._kernels_of``: no devices, stack nor packing)
+    lines.append("    devices = None" if lane else
+                 f"    devices = None if _registry._cuda_kernels is None else {devices}")
     edges, needs, shapes, dtypes = ("edges", "needs", "shapes", "dtypes") if arity is None else \
         [_row(f"{v}{k}" for k in range(arity)) for v in "enst"]
     lines.append(textwrap.indent(_MAKE.format(  # (``node.make``'s body, inline)
         cls="_cls", edges=edges, needs=needs, shapes=shapes, dtypes=dtypes, devices="devices",
         params="params", saved=saved_row, released="False") + "\n" +
-        _MADE.format(output="result"), "    "))
+        ("result._grad_fn = node" if lane else _MADE.format(output="result")), "    "))
     if op.is_view:
         lines.append(f"    _view_of(result, {x(0)}, _node_name)")
     lines.append("    return result")

@@ -48,22 +48,29 @@ def matmul(a: np.ndarray, b: np.ndarray, trans_a: bool = False, trans_b: bool = 
         a = _t(a)
     if trans_b and b.ndim > 1:
         b = _t(b)
+    split = _split_size(a, b)
+    return np.matmul(a, b) if split is None else _split_product(a, b, *split)
+
+
+def _split_size(a: np.ndarray, b: np.ndarray):
+    """``(m, n, k)`` where ``a @ b`` is split over the threads (``_split_product``): two float
+    matrices of one dtype, more multiply-adds than one BLAS thread's, at least 2 rows and
+    columns; else None (NumPy's product)."""
     if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype and a.dtype.char in "fd":
         m, k = a.shape
         n = b.shape[1]
         if m * n * k > ONE_THREAD_MACS and min(m, n) >= 2 and k == b.shape[0]:
-            return _split_product(a, b, m, n, k)
-    return np.matmul(a, b)
+            return m, n, k
+    return None
 
 
 def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``out[...] = a @ b`` for two float matrices and a C-contiguous ``out`` of their dtype, split
     as ``matmul`` splits it (the kernels that write a product into a buffer of theirs: an LSTM
     layer's steps and weight gradient)."""
-    m, k = a.shape
-    n = b.shape[1]
-    if m * n * k > ONE_THREAD_MACS and min(m, n) >= 2:
-        _split_product(a, b, m, n, k, out)
+    split = _split_size(a, b)
+    if split is not None:
+        _split_product(a, b, *split, out)
     else:
         np.matmul(a, b, out=out)
 
@@ -87,11 +94,9 @@ def matmul_add_row(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = 
         a = _t(a)
     if trans_b:
         b = _t(b)
-    m, k = a.shape
-    n = b.shape[1]
-    if m * n * k > ROW_BIAS_FUSED_MACS and min(m, n) >= 2 and a.dtype == b.dtype == c.dtype \
-            and a.dtype.char in "fd" and k == b.shape[0] and c.shape == (n,):
-        return _split_product(a, b, m, n, k, row=c)
+    split = _split_size(a, b)  # (ROW_BIAS_FUSED_MACS: the split's size)
+    if split is not None and c.dtype == a.dtype and c.shape == (split[1],):
+        return _split_product(a, b, *split, row=c)
     return elementwise.binary(OP_CODES["ADD"], matmul(a, b), c)
 
 

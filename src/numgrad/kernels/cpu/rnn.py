@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from ..._threads import one_blas_thread
-from .linalg import matmul, matmul_into
+from . import _workers
+from .linalg import ONE_THREAD_MACS
 from .mathfuncs import fast_sigmoid, fast_tanh
 
 
@@ -62,14 +63,65 @@ def _cell_backward(acts, c, c_prev, dh_out, dh_rec, dc_next, dgates, dc_prev):
             dcp[j] = dc * f
 
 
+# The rows of the batch are independent all through a sequence (row b of each step's state
+# reads row b of the last step's only), so on several threads a layer's recurrence is cut into
+# blocks of rows, each run through every step on one thread: one start and join per layer,
+# where splitting each step's product joined the threads 35 times a layer and left the gates to
+# one of them. The blocks are cut at multiples of ROW_TILE rows, with 2 rows or more each:
+# OpenBLAS (Haswell's kernels, float32 and float64) computes such a block's rows with the same
+# bits as the whole product (a cut elsewhere, or a 1-row block, which NumPy gives to GEMV, moved
+# the last bits), so a layer's values are the same on one thread and on several. One thread
+# runs the whole batch as one block: the same blocks on one thread as on two cost it 20% more
+# CPU (a step's products of 12 and 8 rows took 1.25x one of 20 rows).
+ROW_TILE = 12
+# Layers of fewer steps x rows x gates x hidden multiply-adds run on the calling thread.
+THREADED_MACS = 1 << 22
+
+
+def _batch_spans(steps: int, batch: int, gates: int, hidden: int):
+    """The blocks of rows of a layer's recurrence, and the threads that run them."""
+    threads = _workers.threads_for(-(-batch // ROW_TILE),
+                                   steps * batch * gates * hidden >= THREADED_MACS)
+    return _tiled(batch, threads), threads
+
+
+def _tiled(rows: int, threads: int) -> list:
+    """``(start, stop)`` blocks of ``range(rows)`` for ``threads`` threads, cut at multiples of
+    ``ROW_TILE`` with 2 rows or more each (one block for one thread)."""
+    if threads <= 1 or rows < ROW_TILE + 2:
+        return [(0, rows)]
+    step = ROW_TILE * max(1, round(rows / (threads * ROW_TILE)))
+    cuts = [0, *range(step, rows - 1, step), rows]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _weight_grad(dgx: np.ndarray, h_prev: np.ndarray) -> np.ndarray:
+    """``dgx^T @ h_prev`` ((N, 4H) and (N, H): W_hh's gradient over all steps), blocks of its
+    rows on numgrad's worker threads, one BLAS thread each (OpenBLAS's own threads, once woken,
+    spin for ~0.1 s and took the cores the next kernels needed, 124 ms of CPU a word-LM step),
+    cut as ``_tiled`` cuts: the same bits on any number of threads."""
+    a = dgx.T
+    out = np.empty((a.shape[0], h_prev.shape[1]), dgx.dtype)
+    macs = a.shape[0] * a.shape[1] * h_prev.shape[1]
+    threads = _workers.threads_for(-(-a.shape[0] // ROW_TILE), macs > ONE_THREAD_MACS)
+    spans = _tiled(a.shape[0], threads)
+
+    def block(span, slot):
+        np.matmul(a[span[0]:span[1]], h_prev, out=out[span[0]:span[1]])
+
+    with one_blas_thread():
+        _workers.run(spans, block, min(threads, len(spans)))
+    return out
+
+
 def lstm_forward(gx: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarray):
     """One LSTM layer over a sequence: ``gx`` (T, B, 4H) the steps' input projections with both
     biases, ``h0`` and ``c0`` (B, H), ``w_hh`` (4H, H). Returns ``(y, acts, cs)``: ``y``
     (T + 1, B, H) the hidden states h_1 .. h_T and then c_T; ``acts`` (T, B, 4H) the gates after
     their activations and ``cs`` (T, B, H) the cell states, which the backward reads."""
     gx = np.ascontiguousarray(gx)
-    h = np.ascontiguousarray(h0)
-    c = np.ascontiguousarray(c0)
+    h0 = np.ascontiguousarray(h0)
+    c0 = np.ascontiguousarray(c0)
     steps, batch, gates = gx.shape
     hidden = gates // 4
     y = np.empty((steps + 1, batch, hidden), gx.dtype)
@@ -77,12 +129,19 @@ def lstm_forward(gx: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarra
     cs = np.empty((steps, batch, hidden), gx.dtype)
     gh = np.empty((batch, gates), gx.dtype)
     w_t = np.ascontiguousarray(w_hh.T)  # (row-major: BLAS's NN kernel, 1.8x NT's at 20 x 200)
-    with one_blas_thread():  # (a large step's product is split by matmul_into, as eager's)
+
+    def block(span, slot):
+        r0, r1 = span
+        h, c, g = h0[r0:r1], c0[r0:r1], gh[r0:r1]
         for t in range(steps):
-            matmul_into(h, w_t, gh)
-            _cell(gx[t], gh, c, acts[t], cs[t], y[t])
-            h, c = y[t], cs[t]
-    y[steps] = c
+            np.matmul(h, w_t, out=g)
+            _cell(gx[t, r0:r1], g, c, acts[t, r0:r1], cs[t, r0:r1], y[t, r0:r1])
+            h, c = y[t, r0:r1], cs[t, r0:r1]
+
+    spans, threads = _batch_spans(steps, batch, gates, hidden)
+    with one_blas_thread():  # (the steps' products are small: BLAS's threads would wait on them)
+        _workers.run(spans, block, min(threads, len(spans)))
+    y[steps] = cs[steps - 1] if steps else c0
     return y, acts, cs
 
 
@@ -97,17 +156,22 @@ def lstm_backward(grad: np.ndarray, acts: np.ndarray, cs: np.ndarray, y: np.ndar
     hidden = gates // 4
     dgx = np.empty_like(acts)
     dh_rec = np.zeros((batch, hidden), acts.dtype)
-    dc = grad[steps].copy()
-    dc_prev = np.empty_like(dc)
-    with one_blas_thread():
+    dc_a = grad[steps].copy()
+    dc_b = np.empty_like(dc_a)
+
+    def block(span, slot):
+        r0, r1 = span
+        dc, dc_prev, dh = dc_a[r0:r1], dc_b[r0:r1], dh_rec[r0:r1]
         for t in range(steps - 1, -1, -1):
-            _cell_backward(acts[t], cs[t], cs[t - 1] if t else c0, grad[t], dh_rec, dc, dgx[t],
-                           dc_prev)
-            matmul_into(dgx[t], w_hh, dh_rec)
+            _cell_backward(acts[t, r0:r1], cs[t, r0:r1], cs[t - 1, r0:r1] if t else c0[r0:r1],
+                           grad[t, r0:r1], dh, dc, dgx[t, r0:r1], dc_prev)
+            np.matmul(dgx[t, r0:r1], w_hh, out=dh)
             dc, dc_prev = dc_prev, dc
+
+    spans, threads = _batch_spans(steps, batch, gates, hidden)
+    with one_blas_thread():
+        _workers.run(spans, block, min(threads, len(spans)))
+    dc = dc_a if steps % 2 == 0 else dc_b  # (the last step written, swapped once a step)
     h_prev = np.concatenate((h0[None], y[:steps - 1]), 0) if steps else y[:0]
-    # (on numgrad's worker threads, one BLAS thread each: OpenBLAS's own threads, once woken,
-    # spin for ~0.1 s and took the cores the next kernels needed, 124 ms of CPU a word-LM step)
-    dw_hh = matmul(dgx.reshape(steps * batch, gates), h_prev.reshape(steps * batch, hidden),
-                   True, False)
+    dw_hh = _weight_grad(dgx.reshape(steps * batch, gates), h_prev.reshape(steps * batch, hidden))
     return dgx, dh_rec, dc, dw_hh

@@ -580,3 +580,100 @@ def test_stride_one_convolution_of_non_finite_inputs_as_pytorch(column, monkeypa
 def test_stride_one_convolution_gradcheck():
     ours, _ = _pair((1, 32, 3, 4), (2, 32, 2, 3), True, "float64", seed=8)
     assert numgrad.autograd.gradcheck(lambda *ts: F.conv2d(*ts, padding=1), ours)
+
+
+PHASED = [((2, 5, 7, 30), (64, 5, 3, 3), 1),  # (depth O*kh 192, the ResNet block's kind)
+          ((1, 1, 40, 60), (33, 1, 3, 2), 0),  # (batch 1, one channel)
+          ((2, 3, 12, 30), (40, 3, 2, 3), 2)]  # (padding over kh - 1: the gradient cropped)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("xs, ws, pad", PHASED)
+def test_stride_one_input_gradient_as_a_convolution_of_the_gradient(xs, ws, pad, dtype,
+                                                                    monkeypatch):
+    """Stride 1, undilated, ungrouped, depth ``O*kh >= 64``: the input's gradient is the
+    stride-1 correlation of the output's gradient (padded by ``k - 1 - p``) with the flipped
+    weight (``conv._phased_input``, no col2im): PyTorch's values, an inf or NaN in the output's
+    gradient (a non-contiguous one) giving NaN and inf where PyTorch's do; an inf in the
+    weight takes col2im (PyTorch's gradient has no NaN from the padding's zeros)."""
+    from numgrad.kernels.cpu import conv
+
+    taken = []
+    method = conv._phased_input
+    monkeypatch.setattr(conv, "_phased_input",
+                        lambda *a: taken.append(method(*a) is not None) or method(*a))
+    ours, theirs = _pair(xs, ws, False, dtype, seed=9)
+    shape = (xs[0], ws[0], xs[2] + 2 * pad - ws[2] + 1, xs[3] + 2 * pad - ws[3] + 1)
+    g = np.random.default_rng(10).uniform(-1, 1, shape[::-1]).astype(dtype).T  # (strided)
+    g[0, 1, 0, 0], g[-1, 2, -1, -1], g[0, 3, 1, shape[3] // 2] = np.inf, -np.inf, np.nan
+    g[0, 4, shape[2] // 2, 2] = np.inf  # (its row never cropped)
+    for poison in (False, True):
+        if poison:
+            for w in (ours[1], theirs[1]):
+                w.detach()[-1, 0, 0, 0] = np.inf
+        grads = []
+        for m, F_, (x, w) in ((numgrad, F, ours), (torch, TF, theirs)):
+            out = F_.conv2d(x, w, padding=pad)
+            grads.append(m.autograd.grad(out, x, m.tensor(g))[0].numpy())
+        np.testing.assert_allclose(grads[0], grads[1], **TOL[dtype])  # (NaN, inf alike)
+        assert np.isnan(grads[1]).any() and np.isinf(grads[1]).any()
+    assert taken == [True, False]
+
+
+def test_strided_input_gradient_by_phases_as_pytorch(monkeypatch):
+    """``conv._phased_input`` at stride 2 and 3 (not taken there: no faster than col2im at the
+    conv_transpose2d workload, 6.8 ms both): each phase of the input's gradient a stride-1
+    correlation with the sub-kernel ``[.., r::s, t::s]`` flipped, PyTorch's values (on small
+    images, where its work limit would refuse them)."""
+    from numgrad.kernels.cpu import conv
+
+    monkeypatch.setattr(conv, "PHASED_WORK", 100)
+    rng = np.random.default_rng(11)
+    for xs, ws, s, p in (((2, 3, 8, 7), (64, 3, 4, 4), 2, 1), ((1, 2, 5, 6), (70, 2, 5, 3), 3, 2)):
+        w = rng.uniform(-1, 1, ws)
+        out = TF.conv2d(torch.zeros(xs, dtype=torch.float64), torch.tensor(w), stride=s,
+                        padding=p)
+        g = rng.uniform(-1, 1, tuple(out.shape))
+        want = torch.nn.grad.conv2d_input(xs, torch.tensor(w), torch.tensor(g), stride=s,
+                                          padding=p).numpy()
+        got = conv._phased_input(g, w, xs, (s, s), (p, p, p, p))
+        np.testing.assert_allclose(got, want, **TOL["float64"])
+
+
+def test_stride_one_input_gradient_gradcheck():
+    ours, _ = _pair((1, 2, 3, 4), (64, 2, 2, 3), False, "float64", seed=12)
+    w = ours[1].detach()
+    assert numgrad.autograd.gradcheck(lambda x: F.conv2d(x, w, padding=1), [ours[0]])
+    assert numgrad.autograd.gradgradcheck(lambda x: F.conv2d(x, w, padding=1), [ours[0]])
+
+
+def test_a_compiled_step_through_the_stride_one_input_gradient_equals_eager(monkeypatch):
+    from numgrad.kernels.cpu import conv
+
+    taken = []
+    method = conv._phased_input
+    monkeypatch.setattr(conv, "_phased_input",
+                        lambda *a: taken.append(method(*a) is not None) or method(*a))
+    nn = numgrad.nn
+
+    def make():
+        numgrad.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(2, 8, 3, padding=1), nn.ReLU(),
+                              nn.Conv2d(8, 64, 3, padding=1))
+        opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
+        x = numgrad.tensor(np.random.default_rng(0).standard_normal((2, 2, 5, 30)),
+                           dtype=numgrad.float32)
+
+        def step():
+            opt.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    eager, compiled = make(), numgrad.compile(make())
+    losses = [(eager().item(), compiled().item()) for _ in range(3)]
+    assert [c for _, c in losses] == [e for e, _ in losses]
+    assert taken and all(taken)

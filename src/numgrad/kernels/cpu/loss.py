@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import _workers
+
 
 @njit(cache=True)
 def _nll_gather(x, target, weight, ignore_index, losses):
@@ -47,20 +49,30 @@ def _total_weight(target, weight, ignore_index):
     return total, -1
 
 
-@njit(cache=True, error_model="numpy")  # a zero total weight gives nan, as PyTorch, not an error
-def _nll_scatter(grad, grad_stride, target, weight, ignore_index, divisor, out):
-    """``out[n, t] = weight[t] * -(grad[n] / divisor)`` (PyTorch's order of operations); ``out``
-    arrives zeroed. ``grad_stride`` is 0 for a reduced (scalar) gradient, 1 for one per row.
-    Returns the row of the first target out of ``[0, C)`` (-1 if none): nothing is written out
-    of bounds."""
+@njit(cache=True, error_model="numpy", nogil=True)  # a zero total weight: nan, as PyTorch
+def _nll_scatter(grad, grad_stride, target, weight, ignore_index, divisor, out, start, stop):
+    """Rows ``start:stop`` of ``out`` (uninitialised) written: zeros but ``out[n, t] =
+    weight[t] * -(grad[n] / divisor)`` (PyTorch's order of operations). ``grad_stride`` is 0
+    for a reduced (scalar) gradient, 1 for one per row. Returns the first of these rows whose
+    target is out of ``[0, C)`` (-1 if none): nothing is written out of bounds."""
     n_classes = out.shape[1]
-    for n in range(out.shape[0]):
+    zero = out.dtype.type(0)
+    for n in range(start, stop):
+        row = out[n]
+        for j in range(n_classes):
+            row[j] = zero
         t = target[n]
         if t != ignore_index:
             if t < 0 or t >= n_classes:
                 return n
-            out[n, t] = weight[t] * -(grad[n * grad_stride] / divisor)
+            row[t] = weight[t] * -(grad[n * grad_stride] / divisor)
     return -1
+
+
+# From this many elements, ``nll_loss_backward``'s rows (zeroed, one entry written: a memset
+# of the word-LM's 700 x 10k float32 took 1.7 ms on one thread) are shared among numgrad's
+# worker threads; each row is written alone, so the values do not depend on the split.
+SCATTER_THREADED = 1 << 19
 
 
 def _as_rows(x: np.ndarray, target: np.ndarray):
@@ -99,7 +111,7 @@ def nll_loss_backward(grad: np.ndarray, shape: tuple, target: np.ndarray, weight
     """The gradient of ``nll_loss_forward`` with respect to its input of shape ``shape``: ``grad``
     (one value per row for 'none', else a scalar) scattered to each row's target class."""
     n_classes = shape[-1]
-    out = np.zeros((int(np.prod(shape[:-1], dtype=np.int64)), n_classes), grad.dtype)
+    out = np.empty((int(np.prod(shape[:-1], dtype=np.int64)), n_classes), grad.dtype)
     t1 = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)
     w = _weights(weight, n_classes, grad.dtype)
     divisor, bad = 1.0, -1
@@ -110,10 +122,30 @@ def nll_loss_backward(grad: np.ndarray, shape: tuple, target: np.ndarray, weight
     g = np.ascontiguousarray(grad.reshape(-1))
     stride = 0 if reduction != "none" else 1
     if bad < 0:
-        bad = _nll_scatter(g, stride, t1, w, ignore_index, grad.dtype.type(divisor), out)
+        bad = _scatter_rows(g, stride, t1, w, ignore_index, grad.dtype.type(divisor), out)
     if bad >= 0:
         raise IndexError(f"Target {t1[bad]} is out of bounds.")
     return out.reshape(shape)
+
+
+def _scatter_rows(g, stride, target, weight, ignore_index, divisor, out) -> int:
+    """``_nll_scatter`` over all of ``out``'s rows, in spans on numgrad's worker threads where
+    ``out`` is large: the first bad row of all (-1 if none)."""
+    rows = out.shape[0]
+    spans = _workers.spans(rows, _workers.count())
+    threads = _workers.threads_for(len(spans), out.size >= SCATTER_THREADED)
+    if threads <= 1:
+        return _nll_scatter(g, stride, target, weight, ignore_index, divisor, out, 0, rows)
+    bad = [-1] * len(spans)
+    items = list(enumerate(spans))
+
+    def part(item, slot):
+        k, (start, stop) = item
+        bad[k] = _nll_scatter(g, stride, target, weight, ignore_index, divisor, out, start,
+                              stop)
+
+    _workers.run(items, part, threads, blas=False)
+    return next((b for b in bad if b >= 0), -1)
 
 
 # ------------------------------------------------------------------ pointwise losses

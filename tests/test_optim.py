@@ -442,3 +442,34 @@ def test_fused_sgd_updates_the_parameters_before_an_error_as_op_by_op():
         opt.step()
     assert fused.tolist() == [0.5, 0.5, 0.5] and broken.tolist() == [1.0, 1.0]
     assert opt.state[fused]["momentum_buffer"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_many_small_parameters_share_the_threads_with_the_same_bits(monkeypatch):
+    """A model of many parameters below ``PART`` each, ``THREADED`` elements in all (the tiny
+    GPT's shape: 818K elements in 53 parameters), is updated on two threads, one item per
+    parameter, with the bits of one thread (AdamW's fused step, NaN and -0.0 in a gradient)."""
+    from numgrad.kernels.cpu import _workers
+    from numgrad.kernels.cpu import optim as kernels
+
+    shapes = [(128, 512)] * 3 + [(128, 128)] * 4 + [(128,)] * 8
+    assert kernels.THREADED <= sum(int(np.prod(s)) for s in shapes) < 1 << 20
+    run, used = _workers.run, []
+    monkeypatch.setattr(_workers, "run", lambda items, work, threads, blas=True: (
+        used.append((len(items), threads)), run(items, work, threads, blas)))
+    before = numgrad.get_num_threads()
+    results = []
+    try:
+        for n in (1, 2):
+            numgrad.set_num_threads(n)
+            rng = np.random.default_rng(0)
+            params = [nn.Parameter(numgrad.tensor(rng.standard_normal(s).astype(np.float32)))
+                      for s in shapes]
+            opt = numgrad.optim.AdamW(params, lr=1e-2, weight_decay=0.1)
+            for k in range(3):
+                _random_grads(params, shapes, "float32", rng, k == 1)
+                opt.step()
+            results.append([p.detach().numpy().tobytes() for p in params])
+    finally:
+        numgrad.set_num_threads(before)
+    assert used[0] == (len(shapes), 1) and used[-1] == (len(shapes), 2)
+    assert results[0] == results[1]

@@ -10,11 +10,13 @@ from numba import njit
 
 from . import _workers
 
-# Parameters of this many elements in all, and more, are updated on several threads; a part is
-# at least PART elements of one parameter. (Below, a step is about a millisecond: on a busy
-# machine a helper thread waiting for a core made the GPT's 0.8M-element AdamW step 18 ms on two
-# threads against 1.5 on one.)
-THREADED = 1 << 20
+# Parameters of this many elements in all, and more, are updated on several threads (never on
+# a busy machine: ``_workers.busy``, where a helper thread waiting for a core made the GPT's
+# 0.8M-element AdamW step 18 ms on two threads against 1.5 on one); a part is at least PART
+# elements of one parameter. At 2^20 the tiny GPT's AdamW (818K elements in 53 parameters,
+# 0.72 ms of CPU at one thread) never took the second thread; 2^18 elements take about 0.15
+# ms on one, against some 20 us to start and join a job.
+THREADED = 1 << 18
 PART = 1 << 16
 
 

@@ -621,23 +621,78 @@ def test_stride_one_input_gradient_as_a_convolution_of_the_gradient(xs, ws, pad,
 
 
 def test_strided_input_gradient_by_phases_as_pytorch(monkeypatch):
-    """``conv._phased_input`` at stride 2 and 3 (not taken there: no faster than col2im at the
-    conv_transpose2d workload, 6.8 ms both): each phase of the input's gradient a stride-1
-    correlation with the sub-kernel ``[.., r::s, t::s]`` flipped, PyTorch's values (on small
-    images, where its work limit would refuse them)."""
+    """The input's gradient at stride 2 and 3 by phases, each a stride-1 correlation with the
+    sub-kernel ``[.., r::s, t::s]`` flipped: ``conv._phased_input`` (one GEMM per phase; not
+    taken at a stride over 1) and ``conv._transposed_phases`` (the phases' shared rows, one
+    GEMM per row phase), PyTorch's values (on small images, where the work limit would refuse
+    them)."""
     from numgrad.kernels.cpu import conv
 
     monkeypatch.setattr(conv, "PHASED_WORK", 100)
     rng = np.random.default_rng(11)
-    for xs, ws, s, p in (((2, 3, 8, 7), (64, 3, 4, 4), 2, 1), ((1, 2, 5, 6), (70, 2, 5, 3), 3, 2)):
+    for xs, ws, s, p in (((2, 3, 8, 7), (64, 3, 4, 4), 2, 1), ((1, 2, 5, 6), (70, 2, 5, 3), 3, 2),
+                         ((2, 1, 9, 11), (64, 1, 3, 3), 2, 3)):
         w = rng.uniform(-1, 1, ws)
         out = TF.conv2d(torch.zeros(xs, dtype=torch.float64), torch.tensor(w), stride=s,
                         padding=p)
         g = rng.uniform(-1, 1, tuple(out.shape))
         want = torch.nn.grad.conv2d_input(xs, torch.tensor(w), torch.tensor(g), stride=s,
                                           padding=p).numpy()
-        got = conv._phased_input(g, w, xs, (s, s), (p, p, p, p))
-        np.testing.assert_allclose(got, want, **TOL["float64"])
+        for method in (conv._phased_input, conv._transposed_phases):
+            np.testing.assert_allclose(method(g, w, xs, (s, s), (p, p, p, p)), want,
+                                       **TOL["float64"])
+
+
+TRANSPOSED = [((2, 64, 9, 24), (64, 3, 4, 4), 2, 1, 0),  # (the workload's kind)
+              ((1, 64, 14, 13), (64, 1, 3, 3), 3, 2, 2)]  # (one tap per phase, batch 1)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("xs, ws, s, p, op", TRANSPOSED)
+def test_transposed_convolution_by_shared_phases_as_pytorch(xs, ws, s, p, op, dtype,
+                                                           monkeypatch):
+    """conv_transpose2d at a stride over 1 (undilated, ungrouped, ``C_in * taps >= 64``): its
+    forward by ``conv._transposed_phases``, PyTorch's values and gradients for an input (a
+    non-contiguous one) with NaN and +-inf, output padding and phases of unequal sizes; an inf
+    in the weight takes col2im."""
+    from numgrad.kernels.cpu import conv
+
+    taken = []
+    method = conv._transposed_phases
+    monkeypatch.setattr(conv, "_transposed_phases",
+                        lambda *a: taken.append(method(*a) is not None) or method(*a))
+    rng = np.random.default_rng(13)
+    a = rng.uniform(-1, 1, xs[::-1]).astype(dtype).T  # (strided)
+    a[0, 1, 0, 0], a[-1, 2, -1, -1], a[0, 3, xs[2] // 2, 1] = np.inf, -np.inf, np.nan
+    w = rng.uniform(-1, 1, ws).astype(dtype)
+    g = rng.uniform(-1, 1, (xs[0], ws[1], (xs[2] - 1) * s - 2 * p + ws[2] + op,
+                            (xs[3] - 1) * s - 2 * p + ws[3] + op)).astype(dtype)
+    for poison in (False, True):
+        if poison:
+            w[-1, 0, 1, 1] = np.inf
+        results = []
+        for m, F_ in ((numgrad, F), (torch, TF)):
+            x, wt = m.tensor(a, requires_grad=True), m.tensor(w, requires_grad=True)
+            out = F_.conv_transpose2d(x, wt, stride=s, padding=p, output_padding=op)
+            out.backward(m.tensor(g))
+            results.append([out.detach().numpy(), x.grad.numpy(), wt.grad.numpy()])
+        for ours, theirs, name in zip(*results, ("output", "input", "weight")):
+            if name != "weight" or dtype == "float64":  # (PyTorch's float32 weight gradient
+                # of an input with inf has NaN where its float64 one has none; ours, float64's)
+                np.testing.assert_allclose(ours, theirs, err_msg=name, **TOL[dtype])
+        assert np.isnan(results[1][0]).any() and np.isinf(results[1][0]).any()
+    assert taken == [True, False]
+
+
+def test_transposed_convolution_by_shared_phases_gradcheck(monkeypatch):
+    from numgrad.kernels.cpu import conv
+
+    monkeypatch.setattr(conv, "PHASED_WORK", 100)  # (a small image)
+    ours, _ = _pair((1, 64, 2, 3), (64, 1, 4, 3), False, "float64", seed=14)
+    w = ours[1].detach()
+    fn = lambda x: F.conv_transpose2d(x, w, stride=2, padding=1)  # noqa: E731
+    assert numgrad.autograd.gradcheck(fn, [ours[0]])
+    assert numgrad.autograd.gradgradcheck(fn, [ours[0]])
 
 
 def test_stride_one_input_gradient_gradcheck():
@@ -647,19 +702,21 @@ def test_stride_one_input_gradient_gradcheck():
     assert numgrad.autograd.gradgradcheck(lambda x: F.conv2d(x, w, padding=1), [ours[0]])
 
 
-def test_a_compiled_step_through_the_stride_one_input_gradient_equals_eager(monkeypatch):
+def test_a_compiled_step_through_the_phased_input_gradients_equals_eager(monkeypatch):
     from numgrad.kernels.cpu import conv
 
     taken = []
-    method = conv._phased_input
-    monkeypatch.setattr(conv, "_phased_input",
-                        lambda *a: taken.append(method(*a) is not None) or method(*a))
+    for name in ("_phased_input", "_transposed_phases"):
+        method = getattr(conv, name)
+        monkeypatch.setattr(conv, name, lambda *a, _m=method, _n=name:
+                            taken.append((_n, _m(*a) is not None)) or _m(*a))
     nn = numgrad.nn
 
     def make():
         numgrad.manual_seed(0)
         model = nn.Sequential(nn.Conv2d(2, 8, 3, padding=1), nn.ReLU(),
-                              nn.Conv2d(8, 64, 3, padding=1))
+                              nn.Conv2d(8, 64, 3, padding=1),
+                              nn.ConvTranspose2d(64, 2, 4, stride=2, padding=1))
         opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
         x = numgrad.tensor(np.random.default_rng(0).standard_normal((2, 2, 5, 30)),
                            dtype=numgrad.float32)
@@ -676,4 +733,4 @@ def test_a_compiled_step_through_the_stride_one_input_gradient_equals_eager(monk
     eager, compiled = make(), numgrad.compile(make())
     losses = [(eager().item(), compiled().item()) for _ in range(3)]
     assert [c for _, c in losses] == [e for e, _ in losses]
-    assert taken and all(taken)
+    assert set(taken) == {("_phased_input", True), ("_transposed_phases", True)}

@@ -181,18 +181,19 @@ def _col2im3(cols, kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow, o
 
 
 @njit(cache=True, nogil=True)
-def _padded_rows(x, n, count, at, kh, pt, pl, oh, wp, rows):
+def _padded_rows(x, n, count, at, kh, pt, pl, oh, wp, rows, ci=0):
     """The rows of samples ``n:n + count`` that a stride-1 convolution's kernel rows read, for
     ``_Shifted``: ``rows[c*kh + i, k*at + y*wp + u] = x[n + k, c, y + i - pt, u - pl]`` for ``y
     < oh``, ``u < wp`` (0 outside ``x``: the padding), each output row ``y`` read at the full
     padded width ``wp``, sample ``n + k`` from ``k*at`` on; entries from ``k*at + oh*wp`` to
-    ``(k + 1)*at`` are left as they are."""
+    ``(k + 1)*at`` are left as they are. With ``ci`` > 0 the rows are ``i*ci + c`` instead of
+    ``c*kh + i`` (tap-major: ``_transposed_phases``)."""
     height, width = x.shape[2], x.shape[3]
     for k in range(count):
         for c in range(x.shape[1]):
             src_c = x[n + k, c]
             for i in range(kh):
-                row = rows[c * kh + i]
+                row = rows[i * ci + c if ci else c * kh + i]
                 for y in range(oh):
                     iy = y + i - pt
                     base = k * at + y * wp
@@ -231,6 +232,29 @@ def _shifted_sum(prod, out_c, kw, wp, at, b, out):
                     bias = b[o]
                     for z in range(ow):
                         dst[z] += bias
+
+
+@njit(cache=True, nogil=True)
+def _phase_sum(prod, out_c, at, wp, blocks, shifts, taps, sw, out):
+    """One row phase of ``_transposed_phases``: ``out[k, c, y, b + sw*z]`` (``out`` the phase's
+    rows, ``(B, C, oh, W)``, overwritten) for each column phase ``b`` = the sum over its
+    ``taps[b]`` kernel columns ``j`` of ``prod[(blocks[b] + j)*C + c, k*at + y*wp + z +
+    shifts[b] + j]``, in order of ``j``."""
+    oh, width = out.shape[2], out.shape[3]
+    for k in range(out.shape[0]):
+        for c in range(out_c):
+            for y in range(oh):
+                dst = out[k, c, y]
+                base = k * at + y * wp
+                for b in range(sw):
+                    count = (width - b + sw - 1) // sw
+                    src = prod[blocks[b] * out_c + c, base + shifts[b]:]
+                    for z in range(count):
+                        dst[b + sw * z] = src[z]
+                    for j in range(1, taps[b]):
+                        src = prod[(blocks[b] + j) * out_c + c, base + shifts[b] + j:]
+                        for z in range(count):
+                            dst[b + sw * z] += src[z]
 
 
 def output_size(size: int, k: int, s: int, before: int, after: int, d: int) -> int:
@@ -484,7 +508,7 @@ class _Shifted:
 
 
 PHASED = True  # (a toggle for measurement)
-PHASED_WORK = 1.1  # (the most multiply-adds against col2im's GEMM: the padded rows' dropped
+PHASED_WORK = 1.15 # (the most multiply-adds against col2im's GEMM: the padded rows' dropped
 # columns, and at stride 1 a padding under k - 1 makes the output larger than the gradient)
 
 
@@ -510,7 +534,7 @@ def _phased_input(g, w, input_shape, stride, padding):
     col2im's (in another order), but for the padding's zeros times the weight: None (col2im)
     where the weight has an inf or NaN (PyTorch's input gradient has no NaN from those), or a
     phase has no tap or a depth ``O*taps`` under 64 (``_Shifted.taken``'s); a padding over
-    ``k - 1`` crops the gradient."""
+    ``k - 1`` crops the gradient. Taken at stride 1 (``_transposed_phases`` at larger ones)."""
     n, in_c = input_shape[0], input_shape[1]
     out_c, kh, kw = w.shape[0], w.shape[2], w.shape[3]
     if np.dtype(g.dtype).kind != "f" or not np.isfinite(w).all():
@@ -548,6 +572,86 @@ def _phased_input(g, w, input_shape, stride, padding):
     if size * in_c > PHASED_WORK * n * in_c * kh * kw * out_c * g.shape[2] * g.shape[3]:
         return None
     _on_threads(work_items, work, size)
+    return out
+
+
+def _shared_dim(size, src, k, s, p):
+    """One dimension of ``_transposed_phases``: each phase's ``(count, r, taps, shift)`` (its
+    output positions ``a::s``, its kernel taps ``r::s``, reversed, read from the shared padded
+    rows' offset ``shift`` on), the most positions of a phase, the offsets all phases read
+    (``span``), and the gradient's ``lo:hi`` with the padding ``before``, ``after``."""
+    phases = []
+    for a in range(s):
+        count, r, taps, lo, hi, before, after = _phase_dim(size, src, k, s, p, a)
+        phases.append((count, r, taps, lo - before))  # (the first gradient position read)
+    first = min(start for _, _, _, start in phases)
+    span = max(start + taps for _, _, taps, start in phases) - first
+    most = max(count for count, _, _, _ in phases)
+    end = first + most + span - 1
+    lo, hi = max(0, first), min(src, end)
+    return ([(c, r, t, start - first) for c, r, t, start in phases], most, span, lo, hi,
+            lo - first, end - hi)
+
+
+def _transposed_phases(g, w, input_shape, stride, padding):
+    """``conv_backward_input`` at a stride over 1 (a transposed convolution's forward) by
+    phases that share their rows: every phase reads the same padded rows of ``g`` (tap-major,
+    ``(span_h*O, oh*wp)``), row phase ``a`` the block of its taps from its offset on; one GEMM
+    per row phase of the weight's taps for every column phase and kernel column stacked, its
+    products added shifted into the phase's output rows (``_phase_sum``). None where it does
+    not apply (as ``_phased_input``)."""
+    n, in_c = input_shape[0], input_shape[1]
+    out_c, kh, kw = w.shape[0], w.shape[2], w.shape[3]
+    if np.dtype(g.dtype).kind != "f" or not np.isfinite(w).all():
+        return None
+    rows_h, _, span_h, lo_h, hi_h, pt, pb = _shared_dim(
+        input_shape[2], g.shape[2], kh, stride[0], padding[0])
+    rows_w, _, span_w, lo_w, hi_w, pl, pr = _shared_dim(
+        input_shape[3], g.shape[3], kw, stride[1], padding[2])
+    if (any(t == 0 for _, _, t, _ in rows_h + rows_w) or lo_h >= hi_h or lo_w >= hi_w
+            or min(c for c, _, _, _ in rows_h + rows_w) == 0
+            or out_c * min(t for _, _, t, _ in rows_h) < 64):
+        return None
+    part = g
+    if lo_h > 0 or hi_h < g.shape[2] or lo_w > 0 or hi_w < g.shape[3]:
+        part = np.ascontiguousarray(g[:, :, lo_h:hi_h, lo_w:hi_w])
+    shared = _Shifted((n, out_c, hi_h - lo_h, hi_w - lo_w), (span_h, span_w), (pt, pb, pl, pr))
+    at, taps_w = shared.span + shared.kw - 1, sum(t for _, _, t, _ in rows_w)
+    blocks = np.cumsum([0] + [t for _, _, t, _ in rows_w])[:-1].astype(np.int64)
+    shifts = np.array([shift for _, _, _, shift in rows_w], np.int64)
+    taps = np.array([t for _, _, t, _ in rows_w], np.int64)
+    work = 0
+    phases = []
+    for a, (count, r, t, shift) in enumerate(rows_h):
+        sub = w[:, :, r::stride[0]][:, :, ::-1]  # (O, C, t, kw): tap-major depth t'*O + o
+        stacked = np.concatenate([
+            sub[:, :, :, rb + stride[1] * (tb - 1 - j)].transpose(1, 2, 0).reshape(
+                in_c, t * out_c) for _, rb, tb, _ in rows_w for j in range(tb)])
+        phases.append((a, shift * out_c, (shift + t) * out_c, stacked))
+        work += taps_w * in_c * t * out_c * shared.oh * shared.wp
+    if work > PHASED_WORK * in_c * kh * kw * out_c * g.shape[2] * g.shape[3]:
+        return None
+    out = np.empty(input_shape, g.dtype)
+    rows_of, held = shared.buffers(g.dtype), {}
+
+    def product(slot, count):
+        buffer = held.get((slot, count))
+        if buffer is None:
+            buffer = held[slot, count] = np.empty((taps_w * in_c, count * at), g.dtype)
+        return buffer
+
+    def run(batch, slot):
+        start, stop = batch
+        rows = rows_of(slot, stop - start)
+        _padded_rows(part, start, stop - start, at, span_h, pt, pl, shared.oh, shared.wp, rows,
+                     out_c)
+        prod = product(slot, stop - start)
+        for a, first, last, stacked in phases:
+            np.matmul(stacked, rows[first:last], out=prod)
+            _phase_sum(prod, in_c, at, shared.wp, blocks, shifts, taps, stride[1],
+                       out[start:stop, :, a::stride[0]])
+
+    _on_threads(shared.batches(n), run, n * work // max(1, in_c * taps_w))
     return out
 
 
@@ -598,10 +702,11 @@ def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, gr
     (``_phased_input``): the ResNet block's 64 channels 32x32 x16, one thread, CPU, medians of
     15 alternating, under load: 18.8 -> 17.5 ms (its GEMM's depth 192 against col2im's 64, and
     no scatter-add); the MNIST CNN's conv2 (padding 0: the gradient's padding by ``k - 1`` makes
-    the product 27% larger, 21.9 -> 28.4 ms) keeps col2im (``PHASED_WORK``). At stride 2 (the
-    conv_transpose2d workload's forward, 64 -> 32, 4x4, 16x16 x16, four phases) it was no
-    faster (6.84 -> 6.91 ms: four GEMMs of depth 128 on 272-column rows, and the phases'
-    strided writes), so strided ones keep col2im."""
+    the product 27% larger, 21.9 -> 28.4 ms) keeps col2im (``PHASED_WORK``). At a larger stride,
+    the phases sharing their padded rows (``_transposed_phases``): the conv_transpose2d
+    workload's forward (64 -> 32, 4x4, stride 2, 16x16 x16) 6.8 -> 6.0-6.2 ms (medians of 15
+    alternating, two runs; one GEMM per phase, ``_phased_input``'s way, was no faster: 6.84 ->
+    6.91)."""
     w = np.ascontiguousarray(weight)
     g = np.ascontiguousarray(grad)
     input_shape = tuple(input_shape)
@@ -615,6 +720,11 @@ def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, gr
     if (PHASED and groups == 1 and len(kernel) == 2
             and tuple(dilation) + tuple(stride) == (1, 1, 1, 1)):
         out = _phased_input(g, w, input_shape, stride, padding)
+        if out is not None:
+            return out
+    if (PHASED and groups == 1 and len(kernel) == 2 and tuple(dilation) == (1, 1)
+            and tuple(stride) != (1, 1)):
+        out = _transposed_phases(g, w, input_shape, stride, padding)
         if out is not None:
             return out
     out = np.empty(input_shape, g.dtype)

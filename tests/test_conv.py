@@ -734,3 +734,35 @@ def test_a_compiled_step_through_the_phased_input_gradients_equals_eager(monkeyp
     losses = [(eager().item(), compiled().item()) for _ in range(3)]
     assert [c for _, c in losses] == [e for e, _ in losses]
     assert set(taken) == {("_phased_input", True), ("_transposed_phases", True)}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_strided_columns_from_the_inputs_phases(dtype, monkeypatch):
+    """A strided, undilated 2-D convolution makes its columns from the input's phases
+    (``conv._im2col_phased``, stride-1 copies): the same columns bit for bit as the strided
+    gathers, so the same output and weight gradient, PyTorch's, for a strided input with NaN
+    and +-inf (odd sizes, strides (2, 3), padding 1)."""
+    from numgrad.kernels.cpu import conv
+
+    rng = np.random.default_rng(15)
+    a = rng.uniform(-1, 1, (11, 9, 3, 2)).astype(dtype).T  # (2, 3, 9, 11), strided
+    a[0, 1, 0, 0], a[1, 2, -1, -1], a[0, 0, 4, 5] = np.inf, -np.inf, np.nan
+    w = rng.uniform(-1, 1, (4, 3, 3, 4)).astype(dtype)
+    kw = dict(stride=(2, 3), padding=1)
+    g = rng.uniform(-1, 1, tuple(TF.conv2d(torch.tensor(a), torch.tensor(w), **kw).shape))
+    results = []
+    for phased in (True, False):
+        monkeypatch.setattr(conv, "PHASED", phased)
+        x, wt = numgrad.tensor(a), numgrad.tensor(w, requires_grad=True)
+        out = F.conv2d(x, wt, **kw)
+        out.backward(numgrad.tensor(g.astype(dtype)))
+        results.append((out.detach().numpy(), wt.grad.numpy()))
+    x, wt = torch.tensor(a), torch.tensor(w, requires_grad=True)
+    out = TF.conv2d(x, wt, **kw)
+    out.backward(torch.tensor(g.astype(dtype)))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    np.testing.assert_allclose(results[0][0], out.detach().numpy(), **TOL[dtype])
+    if dtype == "float64":  # (PyTorch's float32 weight gradient can put NaN elsewhere)
+        np.testing.assert_allclose(results[0][1], wt.grad.numpy(), **TOL[dtype])
+    assert np.isnan(results[0][0]).any() and np.isinf(results[0][0]).any()

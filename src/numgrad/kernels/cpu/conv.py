@@ -257,6 +257,53 @@ def _phase_sum(prod, out_c, at, wp, blocks, shifts, taps, sw, out):
                             dst[b + sw * z] += src[z]
 
 
+@njit(cache=True, nogil=True)
+def _im2col_phased(x, kh, kw, sh, sw, pt, pl, oh, ow, phases, cols, sn, sr):
+    """``_im2col`` of an undilated convolution at a stride over 1 (the same columns): ``x``
+    ``(N, C, H, W)`` split first into its ``sh*sw`` phases, ``phases[a*sw + b, n, c, u, v] =
+    x[n, c, u*sh + a, v*sw + b]`` (0 past ``x``; ``phases`` ``(sh*sw, N, C, hq, wq)``), so that
+    each column row is a stride-1 copy from one phase, in runs that LLVM vectorises, where
+    ``_im2col_row`` gathered every ``sw``-th entry."""
+    n_batch, channels, height, width = x.shape
+    hq, wq = phases.shape[3], phases.shape[4]
+    for a in range(sh):
+        for b in range(sw):
+            ph = phases[a * sw + b]
+            for n in range(n_batch):
+                for c in range(channels):
+                    for u in range(hq):
+                        row = ph[n, c, u]
+                        iy = u * sh + a
+                        if iy >= height:
+                            row[:] = 0
+                            continue
+                        src = x[n, c, iy]
+                        for v in range(wq):
+                            ix = v * sw + b
+                            row[v] = src[ix] if ix < width else 0
+    for n in range(n_batch):
+        for r in range(channels * kh * kw):
+            c, i, j = r // (kh * kw), (r // kw) % kh, r % kw
+            a, b = (i - pt) % sh, (j - pl) % sw
+            dy, dx = (i - pt - a) // sh, (j - pl - b) // sw
+            src_c = phases[a * sw + b, n, c]
+            at = n * sn + r * sr
+            z0 = min(ow, max(0, -dx))
+            z1 = max(z0, min(ow, wq - dx))
+            for y in range(oh):
+                iy = y + dy
+                base = at + y * ow
+                if iy < 0 or iy >= hq:
+                    cols[base:base + ow] = 0
+                    continue
+                cols[base:base + z0] = 0
+                dst = cols[base + z0:base + z1]
+                part = src_c[iy, z0 + dx:z1 + dx]
+                for z in range(z1 - z0):
+                    dst[z] = part[z]
+                cols[base + z1:base + ow] = 0
+
+
 def output_size(size: int, k: int, s: int, before: int, after: int, d: int) -> int:
     return (size + before + after - d * (k - 1) - 1) // s + 1
 
@@ -304,9 +351,40 @@ def _on_threads(items: list, work, size: int) -> None:
     _workers.run(items, work, threads)
 
 
-def _unfold_into(x, geometry, cols, sn, sr):
-    """im2col of ``x`` (2-D or 3-D) into the flat ``cols``, laid out by ``sn``, ``sr``."""
+def _unfold_into(x, geometry, cols, sn, sr, phases=None, slot=0):
+    """im2col of ``x`` (2-D or 3-D) into the flat ``cols``, laid out by ``sn``, ``sr``; by
+    ``_im2col_phased`` where ``phases`` (``_Phases``, thread ``slot``'s) is given and applies."""
+    if phases is not None and phases.taken:
+        kh, kw, sh, sw, pt, pl = geometry[:6]
+        _im2col_phased(x, kh, kw, sh, sw, pt, pl, geometry[8], geometry[9],
+                       phases.buffer(slot, x.shape[0]), cols, sn, sr)
+        return
     (_im2col3 if len(geometry) > 10 else _im2col)(x, *geometry, cols, sn, sr)
+
+
+class _Phases:
+    """The phases buffer of ``_im2col_phased``, one per thread slot and batch size, where the
+    convolution is 2-D, undilated and strided (``taken``). One thread, CPU, medians of 15
+    alternating, under load: the conv_transpose2d workload's weight gradient (the im2col of a
+    32x32 gradient at stride 2, 4x4, 16 samples of 32 channels) 6.91 -> 5.68 ms, its input's
+    gradient (a stride-2 convolution) 6.67 -> 5.32; a ResNet downsampling convolution (64 ->
+    128, 3x3, stride 2, 32x32 x16) forward 10.92 -> 9.48, weight gradient 11.66 -> 10.16."""
+
+    __slots__ = ("taken", "shape", "dtype", "held")
+
+    def __init__(self, x_shape, dtype, geometry):
+        self.taken = (PHASED and len(geometry) == 10 and geometry[2:4] != (1, 1)
+                      and geometry[6:8] == (1, 1))
+        sh, sw = geometry[2:4]
+        self.shape = (sh * sw, x_shape[1], -(-x_shape[2] // sh), -(-x_shape[3] // sw))
+        self.dtype, self.held = dtype, {}
+
+    def buffer(self, slot, count):
+        buffer = self.held.get((slot, count))
+        if buffer is None:
+            shape = self.shape[:1] + (count,) + self.shape[1:]
+            buffer = self.held[slot, count] = np.empty(shape, self.dtype)
+        return buffer
 
 
 def _fold_into(cols, geometry, out, sn, sr):
@@ -680,11 +758,12 @@ def conv_forward(x, weight, bias, stride, padding, dilation, groups):
     b = None if bias is None else np.asarray(bias, x.dtype).reshape(groups, per_group, 1)
     spans, step = _batches(n, rows * length)
     buffers = _Buffers(step * rows * length, x.dtype)
+    phases = _Phases(x.shape, x.dtype, geometry)
 
     def work(span, slot):
         start, stop = span
         cols = buffers(slot, (stop - start) * rows * length)
-        _unfold_into(x[start:stop], geometry, cols, rows * length, length)
+        _unfold_into(x[start:stop], geometry, cols, rows * length, length, phases, slot)
         part = out4[start:stop]
         np.matmul(weights, cols.reshape(stop - start, groups, inner, length), out=part)
         if b is not None:
@@ -773,6 +852,7 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
         g4 = g.reshape(n, groups, per_group, length)
         spans, step = _batches(n, rows * length)
         buffers = _Buffers(step * rows * length, x.dtype)
+        phases = _Phases(x.shape, x.dtype, geometry)
         shares = [(t, spans[len(spans) * t // threads:len(spans) * (t + 1) // threads])
                   for t in range(threads)]
 
@@ -780,7 +860,8 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
             t, own = share
             for start, stop in own:
                 cols = buffers(slot, (stop - start) * rows * length)
-                _unfold_into(x[start:stop], geometry, cols, rows * length, length)
+                _unfold_into(x[start:stop], geometry, cols, rows * length, length, phases,
+                             slot)
                 part = np.matmul(g4[start:stop], cols.reshape(
                     stop - start, groups, inner, length).transpose(0, 1, 3, 2))
                 totals[t] += part[0] if stop - start == 1 else part.sum(0)

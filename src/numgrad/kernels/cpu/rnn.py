@@ -25,7 +25,7 @@ from .mathfuncs import fast_sigmoid, fast_tanh
 # (``linalg.matmul_into``), as eager's products are.
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _cell(gx, gh, c_prev, acts, c, h):
     """One step's gates, cell and hidden state, a row of the batch at a time, in two loops
     that vectorise (mathfuncs' sigmoid and tanh, where libm's were called per element; each
@@ -42,7 +42,7 @@ def _cell(gx, gh, c_prev, acts, c, h):
             hb[j] = a[3 * hidden + j] * fast_tanh(cell)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _cell_backward(acts, c, c_prev, dh_out, dh_rec, dc_next, dgates, dc_prev):
     batch, hidden = c_prev.shape
     for b in range(batch):

@@ -391,15 +391,15 @@ def test_no_version_check_through_hooks():
 
 def test_hooks_closed_restore_the_fast_path():
     from numgrad.autograd import node
-    from numgrad.ops import _lane
+    from numgrad.ops import registry
 
-    before = _lane.closed
+    before = registry.closed
     with numgrad.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
-        assert _lane.closed == before + 1
+        assert registry.closed == before + 1
         assert node._packing is numgrad.autograd.graph.pack_all
         with numgrad.autograd.graph.save_on_cpu():
-            assert _lane.closed == before + 2
-    assert _lane.closed == before
+            assert registry.closed == before + 2
+    assert registry.closed == before
     assert node._packing is None
     x = numgrad.tensor(V, requires_grad=True)
     y = x * 2.0

@@ -3,8 +3,8 @@ autograd node, graph and engine, the op registry) is imported alone in a fresh p
 ``numgrad/__init__.py`` does not run (the package is a bare namespace, so only what the module
 imports itself is imported) and a meta-path finder refuses every higher layer (the compiler,
 ``nn``, ``optim``, ``func``, ``distributions``, the public facades ``linalg``/``fft``/``special``
-...) and every op family (``numgrad.ops.<family>``: only the registry, the engine's fast lane
-``ops._lane`` and the table of exported names ``ops._names``, which imports nothing, are core):
+...) and every op family (``numgrad.ops.<family>``: only the registry, with the eager fast lane,
+and the table of exported names ``ops._names``, which imports nothing, are core):
 an import of one of them fails the test, naming the chain that reached it."""
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ HIGHER = ("compiler", "nn", "optim", "func", "distributions", "distributed", "am
           "autograd.forward_ad", "autograd.functional", "autograd.gradcheck", "autograd.variable")
 
 # The modules of numgrad.ops that belong to the core (the others are the op families, a layer above)
-CORE_OPS = ("registry", "_lane", "_names")
+CORE_OPS = ("registry", "_names")
 
 PROBE = r"""
 import importlib, importlib.abc, importlib.machinery, json, sys, traceback, types

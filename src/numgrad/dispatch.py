@@ -39,9 +39,10 @@ class Mode:
     stopped at a break stays pushed until its call ends, but no longer records)."""
 
     active = True
-    # Whether the eager fast lane (``ops/_lane.py``) may serve this mode's ops: it then hands
-    # ``record`` the kernel call the op's ``forward`` makes, as ``registry.apply`` would have it
-    # made, and records the node by the op's generated recorder, as ``registry.apply`` does.
+    # Whether the eager fast lane (``registry.lane_mode``) may serve this mode's ops: it then
+    # hands ``record`` the kernel call the op's ``forward`` makes, as ``registry.apply`` would
+    # have it made, and records the node by the op's generated recorder, as ``registry.apply``
+    # does.
     # True for a mode that sees the kernel calls alone (the re-run path's), not for one that
     # sees the ops themselves (a trace).
     lane = False

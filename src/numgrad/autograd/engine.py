@@ -33,8 +33,7 @@ import numpy as np
 from .._dtype import torch_name
 from .. import _lazy, dispatch
 from ..ops import check_accumulable, registry
-from ..ops._lane import _wrap, plain_binary
-from ..ops.registry import kernels_of
+from ..ops.registry import _wrap, kernels_of, plain_binary
 from ..tensor import Tensor
 from . import anomaly_mode, grad_mode
 from .node import AccumulateGrad, OpNode, SavedTensor

@@ -26,7 +26,7 @@ from typing import NamedTuple
 from ..tensor import Tensor
 from ..ops.indexing import (_base_key, _is_host, _positions_in, kernels_of, AsStrided, _put,
     IndexPutImpl)
-from ..ops import registry, _lane
+from ..ops import registry
 from . import function  # (function.py imports this module first: its Function is read at call time)
 from ..creation import zeros_like
 from .. import _lazy
@@ -205,7 +205,7 @@ def _open_level() -> int:
     _next_level[0] += 1
     _levels.append(level)
     if len(_levels) == 1:
-        _lane.closed += 1  # (every op through registry.apply, which propagates tangents)
+        registry.closed += 1  # (every op through registry.apply, which propagates tangents)
         registry._forward_ad = propagate
     return level
 
@@ -221,7 +221,7 @@ def _close_level(level: int) -> None:
             if not entry[1]:
                 table.pop(key, None)
     if not _levels:
-        _lane.closed -= 1
+        registry.closed -= 1
         registry._forward_ad = None
 
 

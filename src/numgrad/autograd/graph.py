@@ -109,11 +109,11 @@ def _switch(delta: int) -> None:
     """Counts an opened (+1) or closed (-1) pair of hooks; the first opened has every node made
     for an op pack its saved values (``node._packing``), the last closed ends it."""
     global _open
-    from ..ops import _lane
+    from ..ops import registry
 
     with _lock:
         _open += delta
-        _lane.closed += delta  # (every op through ``registry.apply`` while any are open)
+        registry.closed += delta  # (every op through ``registry.apply`` while any are open)
         _node._packing = pack_all if _open else None  # (``node.make`` packs a node's saved)
 
 

@@ -152,10 +152,10 @@ def _timed(fn, name: str):
 
 
 def _wrap_registry() -> None:
-    _lane = _lazy.module("ops._lane")  # (the ops import autograd, and so this module)
-    _lane.closed += 1  # (every op through its forward, timed: not the fast lane)
+    registry = _lazy.module("ops.registry")  # (the ops import autograd, and so this module)
+    registry.closed += 1  # (every op through its forward, timed: not the fast lane)
 
-    for op in _lazy.module("ops.registry").REGISTRY.values():
+    for op in registry.REGISTRY.values():
         _SAVED[op] = (op.__dict__.get("forward"), op.__dict__.get("backward"))
         op.forward = staticmethod(_timed(op.forward, "aten::" + op.name))
         op.backward = staticmethod(_timed(op.backward, op.node.split("::")[-1]))
@@ -169,7 +169,7 @@ def _unwrap_registry() -> None:
             else:
                 setattr(op, attr, saved)
     _SAVED.clear()
-    _lazy.module("ops._lane").closed -= 1
+    _lazy.module("ops.registry").closed -= 1
 
 
 class profile:

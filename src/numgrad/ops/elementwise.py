@@ -8,7 +8,7 @@ from .. import dispatch
 from ..creation import zeros_like
 from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor
-from . import _lane
+from . import registry as _registry
 from . import complex as _complex
 from ._names import alias, export
 from ._promote import binary_operands, floating_operand
@@ -120,6 +120,7 @@ def uniform_element(g):
 
 
 _FILL_BELOW = 4096  # (elements: see _times)
+_wrap = Tensor._wrap  # (bound once: without the binding on each call)
 
 
 def _times(grad: Tensor, other) -> Tensor:
@@ -137,14 +138,14 @@ def _times(grad: Tensor, other) -> Tensor:
         g = grad._data
         if g.dtype.kind == "f":
             if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
-                out = _lane.plain_binary(_MUL, g, other)
+                out = _registry.plain_binary(_MUL, g, other)
                 if out is not None:
-                    return _lane._wrap(out)
+                    return _wrap(out)
                 if dispatch._pushed and (g.size < 2 or any(g.strides)) and \
-                        (mode := _lane._moded(g)) is not None:
+                        (mode := _registry.lane_mode(g)) is not None:
                     # (the call at the end, ``K.binary(K.MUL, g, ...)``, handed to the mode
                     # that records it, as the lane hands its own: numgrad.compile's re-run path)
-                    return _lane._wrap(mode.record_scalar(_MUL, g, other))
+                    return _wrap(mode.record_scalar(_MUL, g, other))
                 K = kernels_for((grad,))
                 if isinstance(g, np.ndarray) and g.size > 1 and not any(g.strides):
                     # One value broadcast (a mean's gradient) times a number is one value: the
@@ -173,9 +174,9 @@ def _times(grad: Tensor, other) -> Tensor:
                     if first[()] == 1:
                         return SharedGrad._wrap(o)
                     return Tensor._wrap(cpu_kernels.binary(cpu_kernels.MUL, o, first))
-                out = _lane.plain_binary(_MUL, g, o)
+                out = _registry.plain_binary(_MUL, g, o)
                 if out is not None:
-                    return _lane._wrap(out)
+                    return _wrap(out)
                 K = kernels_for((grad, other))
                 return Tensor._wrap(K.binary(K.MUL, g, o))
     return grad * other
@@ -197,7 +198,7 @@ def _div(K, a, b):
 
 
 @formula_op("div", "DivBackward0", "DIV",
-            lane="binary", arity=2, forward=_div, complex_ok=True,
+            lane="division", arity=2, forward=_div, complex_ok=True,
             save_inputs=(0, 1),
             save_only_for={0: 1},  # a serves b's gradient only; b serves both
             samples=(Sample(lambda m, a, b: m.div(a, b), _two, low=0.5, high=2.0),
@@ -536,15 +537,14 @@ def where(condition: Tensor, input, other) -> Tensor:
     return apply(Where, (condition, input, other), (cond, a, b))
 
 
-_ADD, _SUB, _MUL, _DIV = cpu_kernels.ADD, cpu_kernels.SUB, cpu_kernels.MUL, cpu_kernels.DIV
-_NEG = cpu_kernels.NEG
+_MUL = cpu_kernels.MUL
 
 
 @export(method=True, out=True)
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, with broadcasting."""
     if alpha == 1 and isinstance(input, Tensor):
-        out = _lane.binary(Add, _ADD, input, other)
+        out = Add._fast(input, other)
         if out is not None:
             return out
     if alpha != 1:
@@ -582,7 +582,7 @@ def sub(input, other, *, alpha=1) -> Tensor:
         other = other * alpha
     if not isinstance(input, Tensor):
         return rsub(other, input)
-    out = _lane.binary(Sub, _SUB, input, other)
+    out = Sub._fast(input, other)
     if out is None:
         a, b = binary_operands(input, other)
         out = apply(Sub, (input, other), (a, b))
@@ -615,7 +615,7 @@ def mul(input, other) -> Tensor:
     if not isinstance(input, Tensor):
         input, other = other, input
     else:
-        out = _lane.binary(Mul, _MUL, input, other)
+        out = Mul._fast(input, other)
         if out is not None:
             return out
     a, b = binary_operands(input, other)
@@ -632,7 +632,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
             a, b = binary_operands(input, other, floating=True)  # (no complex reciprocal)
             return apply(Div, (input, other), (a, b))
         return mul(reciprocal(other), input)
-    out = _lane.binary(Div, _DIV, input, other, True)
+    out = Div._fast(input, other)
     if out is not None:
         return out
     a, b = binary_operands(input, other, floating=True)
@@ -644,7 +644,7 @@ def neg(input: Tensor) -> Tensor:
     """``-input``."""
     if input._data.dtype == np.bool_:
         raise RuntimeError(_NEG_BOOL)
-    out = _lane.unary(Neg, _NEG, input)
+    out = Neg._fast(input)
     if out is not None:
         return out
     return apply(Neg, (input,), (input._data,))
@@ -666,11 +666,9 @@ def pow(input, exponent) -> Tensor:
 
 
 def _unary(op):
-    code = getattr(cpu_kernels, op.code)  # (op declares ``lane="unary"``)
-
     def fn(input: Tensor) -> Tensor:
-        if op._lane is not None:
-            out = _lane.unary(op, code, input)
+        if op._lane is not None:  # (op declares ``lane="unary"``: its fast apply)
+            out = op._fast(input)
             if out is not None:
                 return out
         return apply(op, (input,), (floating_operand(input),))
@@ -748,13 +746,11 @@ def relu(input: Tensor) -> Tensor:
     """``max(input, 0)``, elementwise (NaN stays NaN)."""
     if input._data.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    out = _lane.unary(Relu, _RELU, input)
+    out = Relu._fast(input)
     if out is not None:
         return out
     return apply(Relu, (input,), (input._data,))
 
-
-_RELU = getattr(cpu_kernels, Relu.code)
 
 
 @export(aten=True)

@@ -12,7 +12,6 @@ from .. import dispatch
 from .._dtype import FLOAT, from_numpy_dtype, torch_name
 from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import given_dims, keep_given
-from . import _lane
 from . import _jvp
 from ._names import Out, export
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
@@ -86,7 +85,7 @@ class _Sum(Op):
 @register
 class SumAll(_Sum):
     name, node = "sum", "SumBackward0"
-    lane = "reduce"  # (``_lane.reduce_all``: a float tensor's sum of everything)
+    lane = "sum"  # (its fast apply, ``registry.LANES``: a float tensor's sum of everything)
     samples = (Sample(lambda m, a: a.sum(), ((3, 4),)), Sample(lambda m, a: m.sum(a), ((5,),)))
 
 
@@ -156,7 +155,7 @@ class _Mean(Op):
 @register
 class MeanAll(_Mean):
     name, node = "mean", "MeanBackward0"
-    lane = "reduce"  # (``_lane.reduce_all``)
+    lane = "mean"  # (its fast apply, ``registry.LANES``)
     samples = (Sample(lambda m, a: a.mean(), ((3, 4),)),)
 
 
@@ -557,7 +556,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     if dtype is not None:
         return _reduce(SumAll, SumDim, input, dim, keepdim, _cast_for(input, dtype))
     if dim is None:
-        out = _lane.reduce_all(SumAll, input, False)  # (``ops/_lane.py``: float tensors)
+        out = SumAll._fast(input)  # (the fast lane: float tensors, ``registry.LANES``)
         if out is not None:
             return out
     if input.dtype._category < FLOAT and input._data.dtype != np.int64:
@@ -578,7 +577,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     if dtype is not None:
         data = _cast_for(input, dtype)
     elif dim is None:
-        out = _lane.reduce_all(MeanAll, input, True)  # (``ops/_lane.py``: float tensors)
+        out = MeanAll._fast(input)  # (the fast lane: float tensors, ``registry.LANES``)
         if out is not None:
             return out
     kind = input._data.dtype if data is None else data.dtype

@@ -17,13 +17,16 @@ import numpy as np
 
 from .. import _lowp, dispatch
 from .._dtype import torch_name
-from ..autograd import grad_mode
+from ..autograd import anomaly_mode, grad_mode
 from ..autograd.node import OpNode
 from ..autograd.node import MADE as _MADE
 from ..autograd.node import MAKE as _MAKE
 from ..autograd.node import MAKE_NAMES as _MAKE_NAMES
 from ..autograd.node import save as _save
 from ..kernels import cpu as _cpu_module
+from ..kernels.cpu.elementwise import _LOADED, PARALLEL_THRESHOLD, _row_plan
+from ..kernels.cpu.elementwise import _kernels as _elementwise_kernels
+from ..kernels.cpu.reduction import _sum_rows
 
 _lowp.install(_cpu_module)  # (its kernels called directly on narrow arrays: run on them widened)
 from ..tensor import Tensor, _VersionCounter
@@ -77,13 +80,19 @@ class Op:
     # Whether its forward takes the narrow dtypes (float16, bfloat16, uint8, int8, int16) as they
     # are; else ``apply`` runs it on them widened (``numgrad._lowp``). By default the views do.
     narrow_ok: bool = False
-    # Whether the eager fast lane (``ops/_lane.py``) serves its calls on small float CPU tensors:
-    # "binary", for an op whose forward is ``K.binary(K.<code>, a, b)`` (a tensor with a number,
-    # two tensors of one shape, a row added to each row), "unary" for ``K.unary(K.<code>, x)``,
-    # "reduce" for a reduction of everything (``_lane.reduce_all``); its node is then recorded
-    # by its recorders for what the lane knows (``RECORDERS``).
+    # Whether the eager fast lane serves its calls on small float CPU tensors, and how (``LANES``:
+    # the template of its fast apply, ``op._fast``): "binary", for an op whose forward is
+    # ``K.binary(K.<code>, a, b)`` (a tensor with a number, two tensors of one shape, a row added
+    # to each row), "division" the same for true division (a number the lane does not serve
+    # goes back to the public function, whose promotion makes integers float), "unary" for
+    # ``K.unary(K.<code>, x)``, "sum" and "mean" for a reduction of everything; its node is then
+    # recorded by its recorders for what the lane knows (``RECORDERS``).
     lane: str | None = None
-    _lane = None  # ``lane``, where ``register`` gave it its lane's recorders
+    _lane = None  # ``lane``, where ``register`` gave it its fast apply and its recorders
+    # Its fast apply, where it declares ``lane``: ``op._fast(input, other)`` or ``op._fast(input)``
+    # gives the result, or None for a call the lane does not serve (the caller then takes the
+    # general path); written from ``LANES``' template for it at its first call (``apply_source``).
+    _fast: Callable
     # The op's recorder, ``_record(inputs, out, params, result=None)`` (``_generate``; and the
     # fast lane's, ``RECORDERS``), written from this declaration at its first call.
     _record: Callable
@@ -147,7 +156,8 @@ def prepare(op: type[Op]) -> type[Op]:
     op._save_plan = tuple((i, only_for.get(i, -1)) for i in op.save_inputs)
     lazy_recorders(op, None)  # (its recorder: written at its first call)
     if op.lane is not None:
-        lazy_recorders(op, *_LANE_KINDS[op.lane])
+        lazy_recorders(op, *LANES[op.lane][1])
+        op._fast = functools.partial(_first_fast, op)  # (written at its first call)
         op._lane = op.lane
     return op
 
@@ -478,7 +488,7 @@ def _source(op, arity, kinds=None) -> str:
         lines.append("    )")
         saved_row = "saved"
     # (the lane's callers, ``kinds`` given, record nothing while CUDA, anomaly mode or
-    # saved-tensor hooks are in use, ``ops/_lane._kernels_of``: no devices, stack nor packing)
+    # saved-tensor hooks are in use, ``lane_kernels``: no devices, stack nor packing)
     lines.append("    devices = None" if lane else
                  f"    devices = None if _registry._cuda_kernels is None else {devices}")
     edges, needs, shapes, dtypes = ("edges", "needs", "shapes", "dtypes") if arity is None else \
@@ -494,12 +504,10 @@ def _source(op, arity, kinds=None) -> str:
 
 
 # The recorders an op may have, by what their callers know of the inputs: the general path's
-# (anything) and the fast lane's (``ops._lane``: a tensor that requires grad with a number, two
+# (anything) and the fast applies' (``LANES``: a tensor that requires grad with a number, two
 # tensors, one tensor that requires grad).
 RECORDERS = {None: "_record", ("grad", "number"): "_record_number",
              ("tensor", "tensor"): "_record_pair", ("grad",): "_record_one"}
-_LANE_KINDS = {"binary": (("grad", "number"), ("tensor", "tensor")), "unary": (("grad",),),
-               "reduce": (("grad",),)}
 
 
 def _generate(op, arity, kinds=None) -> Callable:
@@ -561,3 +569,273 @@ def record_source(op, arity: int | None = None) -> str:
     if "_record_source" in op.__dict__:
         return op._record_source
     return _source(op, arity)
+
+
+# ------------------------------------------------------------------ the eager fast lane
+# ``y * 1.001``, ``x + y`` of one shape, ``h + bias`` with a row, ``tanh(h)``, ``loss.mean()``: in
+# a training loop almost every such call is on a small float CPU tensor. ``apply`` re-decides for
+# each what these calls share (the kernel module, the dtypes it refuses, the forward's own
+# dispatch in ``kernels.cpu.binary``); an op that declares ``lane`` gets a fast apply instead,
+# ``op._fast``, written for it from its lane's template (``LANES``), which runs the kernel that
+# ``apply`` would run on the same arrays (the same bits) and records the node by the op's
+# recorders for what it knows of the inputs (the same node: ``tests/test_lane.py`` compares the
+# two field by field), or returns None where the call is not one it serves. It serves float32
+# and float64 arrays that are plain C-contiguous NumPy arrays below the size at which kernels go
+# multi-threaded, while nothing needs every op to run through ``apply``: no dispatch mode pushed
+# (a trace records the kernels ``apply`` hands out; a mode that sees kernel calls alone,
+# ``Mode.lane``, is handed the lane's: ``lane_mode``), no CUDA kernels loaded (a node then
+# carries its inputs' devices), anomaly mode off (it records the forward stack), and no
+# profile block, saved-tensor hooks or forward-AD level open (``closed``).
+
+# How many things need every op to run through ``apply`` now: ``autograd.profiler``'s profile
+# blocks, ``autograd.graph``'s saved-tensor hooks and ``autograd.forward_ad``'s levels count here.
+closed = 0
+_anomaly = anomaly_mode.state
+_F64, _F32 = np.dtype(np.float64), np.dtype(np.float32)  # (the arrays' own dtype objects)
+_modes = dispatch._local  # (.stack: this thread's dispatch modes)
+_wrap = Tensor._wrap  # (bound once: without the binding on each call)
+_RECENT: dict = {}  # kernel id -> (dtype, its kernels): the last used, tested by identity
+
+
+def lane_kernels(data, code: int, unary: bool):
+    """The generated kernels of ``code`` (``kernels.cpu.elementwise``) for ``data``, where the
+    lane serves it: a plain float32 or float64 C-contiguous host array (of NumPy's own dtype
+    objects: native byte order) below the threading size, with no trace, CUDA, anomaly mode or
+    profile block in the way (``closed``); else None."""
+    dt = data.dtype
+    if type(data) is not np.ndarray or (dt is not _F64 and dt is not _F32) or \
+            not data.flags.c_contiguous or data.size >= PARALLEL_THRESHOLD or \
+            dispatch._pushed or _cuda_kernels is not None or _anomaly.enabled or closed:
+        return None
+    hit = _RECENT.get(code)  # (kernel ids are distinct across families: the id names it)
+    if hit is not None and hit[0] is dt:
+        return hit[1]
+    kernels = _LOADED.get((code, dt, unary)) or _elementwise_kernels(code, dt, unary)
+    _RECENT[code] = (dt, kernels)
+    return kernels
+
+
+def lane_mode(data):
+    """While this thread's dispatch mode lets the lane serve its ops (``Mode.lane``: the re-run
+    path of numgrad.compile, which records the kernel calls): that mode, for a float32 or
+    float64 host array with no CUDA, anomaly mode or profile block in the way; else None. The
+    lane then hands the mode the kernel call the op's ``forward`` makes (``Mode.record``: a
+    served op's forward is ``K.binary(code, a, b)`` or ``K.unary(code, a)``), the call ``apply``
+    would make, and records the node as ever."""
+    stack = getattr(_modes, "stack", None)  # (``dispatch.current()``, inline)
+    if not stack:
+        return None
+    mode = stack[-1]
+    if not mode.lane or not mode.active:
+        return None
+    dt = data.dtype
+    if (dt is not _F64 and dt is not _F32) or not isinstance(data, np.ndarray) or \
+            _cuda_kernels is not None or _anomaly.enabled or closed:
+        return None
+    return mode
+
+
+def lane_open() -> bool:
+    """Whether nothing needs every op to go through ``apply`` now: no trace, CUDA, anomaly mode
+    or profile block (``lane_kernels`` tests the same, inline)."""
+    return not dispatch._pushed and _cuda_kernels is None and not _anomaly.enabled and \
+        not closed
+
+
+def plain_binary(code: int, a, b):
+    """``kernels.cpu.binary(code, a, b)`` for a backward formula or the engine (no node): a plain
+    float host array ``a`` with a number (a NumPy number of its dtype, or a Python int or float,
+    converted as the binary fast apply converts it), or with an array of its dtype and shape,
+    both C-contiguous (not 0-d), where the lane serves ``a`` (``lane_kernels``); None for
+    anything else. The same kernel on the same arrays as ``kernels.cpu.binary``."""
+    kernels = lane_kernels(a, code, False)
+    if kernels is None:
+        return None
+    dt = a.dtype
+    pair = type(b) is np.ndarray
+    if not pair and (type(b) is float or type(b) is int):
+        b = b if type(b) is float and dt is _F64 else dt.type(b)  # (as the fast apply)
+    if (b.shape != a.shape or b.dtype != dt or not b.ndim or not b.flags.c_contiguous) if pair \
+            else type(b) is not dt.type and (type(b) is not float or dt is not _F64):
+        return None
+    if a.ndim == 1:
+        out = dest = np.empty(a.size, dt)
+    else:
+        out = np.empty(a.shape, dt)
+        a, dest = a.ravel(), out.ravel()
+        if pair:
+            b = b.ravel()
+    if pair:
+        kernels.zip_1d(a, b, dest)
+    else:
+        kernels.zip_1d_scalar(a, b, dest)
+    return out
+
+
+# The fast applies' templates, one per kind of lane, filled in for the op (``_fast_source``):
+# ``{fn}`` its name, ``{code}`` the name of its kernel's id (``kernels.cpu.<code>``, the
+# object its ``forward`` hands the kernels, bound under that name), ``{about}`` its
+# docstring's first line, ``{number_elsewhere}`` what the binary one does with a number it does
+# not serve, ``{mean}`` the mean's quotient. What the general path runs for the same call:
+# ``kernels.cpu.binary``'s and ``unary``'s first cases (a row added to each row: its row loop),
+# ``kernels.cpu.sum_dims``'s first case and ``_Mean.forward``'s quotient by Python's division
+# (its count is exact, below 2**24), filled into the sum's array.
+_BINARY = '''\
+def {fn}(input, other):
+    """{about}
+    For a float CPU tensor with a Python int or float, or two float CPU tensors of one dtype,
+    of one shape or the second a row of the first's last dimension; else None."""
+    if type(other) is not float and type(other) is not int:
+        if not isinstance(other, Tensor):
+            return None
+        a, b = input._data, other._data
+        shape = a.shape
+        dt = a.dtype
+        if _dispatch._pushed:
+            mode = lane_mode(a) if b.dtype is dt and isinstance(b, _ndarray) else None
+            if mode is None or not (b.shape == shape or b.ndim == 1 and a.ndim > 1 and a.size
+                                    and shape[-1] == b.shape[0] > 1):
+                return None
+            out = mode.record_pair({code}, a, b)  # (``apply``'s call: ``binary_operands``
+            #                                        gives both)
+        elif b.shape == shape:
+            out = plain_binary({code}, a, b)
+            if out is None:
+                return None
+        elif type(b) is _ndarray and b.ndim == 1 and a.ndim > 1 and a.size and \\
+                shape[-1] == b.shape[0] > 1 and b.dtype == dt and b.flags.c_contiguous and \\
+                (kernels := lane_kernels(a, {code}, False)) is not None:
+            out = _empty(shape, dt)  # (a row added to each row: ``kernels.cpu.binary``'s loop)
+            dims, sa, sb = _row_plan(a.size // b.shape[0], b.shape[0], False)
+            kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
+        else:
+            return None
+        if _grad.enabled and (input._requires_grad or other._requires_grad):
+            return _op._record_pair((input, other), out, {{}})
+        return _wrap(out)
+    data = input._data
+    kernels = lane_kernels(data, {code}, False)
+    if kernels is None:
+        if not _dispatch._pushed or (mode := lane_mode(data)) is None:
+{number_elsewhere}
+        out = mode.record_scalar({code}, data, other)  # (``binary_operands``' scalar)
+    else:
+        dt = data.dtype
+        if data.ndim == 1:  # (``plain_binary``'s work, inline: this is the commonest call)
+            out = dest = _empty(data.size, dt)
+            flat = data
+        else:
+            out = _empty(data.shape, dt)
+            flat, dest = data.ravel(), out.ravel()
+        # (a float64 array takes a Python float as it is: Numba types it float64, the kernel's
+        # signature, and it dispatches faster than a NumPy number; other numbers are converted)
+        kernels.zip_1d_scalar(flat, other if type(other) is float and dt is _F64 else
+                              dt.type(other), dest)
+    if _grad.enabled and input._requires_grad:
+        return _op._record_number((input, other), out, {{}})
+    return _wrap(out)
+'''
+# (a float tensor with a number that ``lane_kernels`` does not serve, large or strided: ``apply``
+# from here, with the operands ``binary_operands`` gives, its first case without its call; true
+# division takes its general rules)
+_NUMBER_TO_APPLY = '''\
+            if data.dtype.kind == "f":  # (x * 0.5, large or strided)
+                return _registry.apply(_op, (input, other), (data, data.dtype.type(other)))
+            return None'''
+_NUMBER_BACK = "            return None  # (true division: the public function's promotion)"
+_UNARY = '''\
+def {fn}(input):
+    """{about}
+    For a float CPU tensor; else None."""
+    data = input._data
+    kernels = lane_kernels(data, {code}, True)
+    if kernels is None:
+        if not _dispatch._pushed or (mode := lane_mode(data)) is None:
+            return None
+        out = mode.record_unary({code}, data)
+    else:
+        dt = data.dtype
+        if data.ndim == 1:
+            out = dest = _empty(data.size, dt)
+            kernels.map_1d(data, dest)
+        else:
+            out = _empty(data.shape, dt)
+            kernels.map_1d(data.ravel(), out.ravel())
+    if _grad.enabled and input._requires_grad:
+        return _op._record_one((input,), out, {{}})
+    return _wrap(out)
+'''
+_REDUCE = '''\
+def {fn}(input):
+    """{about}
+    For a float32 or float64 CPU tensor that is not empty, below the threading size (larger
+    sums add in another order); else None."""
+    data = input._data
+    dt = data.dtype
+    n = data.size
+    if type(data) is not _ndarray or not (dt == _F32 or dt == _F64) or not n or \\
+            n >= PARALLEL_THRESHOLD or not data.flags.c_contiguous or not lane_open():
+        return None
+    total = _empty(1, dt)
+    _sum_rows(data.reshape(1, n), total)
+    out = total.reshape(()){mean}
+    if _grad.enabled and input._requires_grad:
+        return _op._record_one((input,), out, {{"dims": _ALL_DIMS[data.ndim], "keepdim": False}})
+    return _wrap(out)
+'''
+_ALL_DIMS = tuple(tuple(range(n)) for n in range(33))  # (``dims`` of a reduction of everything)
+# Each kind of lane: its template, the recorders it calls (``RECORDERS``) and what fills its
+# blanks besides the op's name and kernel.
+LANES = {
+    "binary": (_BINARY, (("grad", "number"), ("tensor", "tensor")),
+               {"number_elsewhere": _NUMBER_TO_APPLY}),
+    "division": (_BINARY, (("grad", "number"), ("tensor", "tensor")),
+                 {"number_elsewhere": _NUMBER_BACK}),
+    "unary": (_UNARY, (("grad",),), {}),
+    "sum": (_REDUCE, (("grad",),), {"mean": ""}),
+    "mean": (_REDUCE, (("grad",),), {"mean": "\n    out.fill(out.item() / n)  # (the mean)"}),
+}
+
+
+def _fast_source(op) -> str:
+    """The source of ``op``'s fast apply: its lane's template (``LANES``) filled in for it."""
+    template, _, blanks = LANES[op.lane]
+    code = op.code if template is not _REDUCE else None  # (the name of its kernel's id)
+    kernel = "" if code is None else f"kernel ``kernels.cpu.{code}``; "
+    arguments = "input" if template is not _BINARY else "input, other"
+    return template.format(
+        fn=f"fast_{op.name}", code=code, **blanks,
+        about=f"``{op.name}({arguments})`` on the fast lane ({kernel}node {op.node}).")
+
+
+def _first_fast(op, *args):
+    """An op's fast apply until its first call: writes and compiles it, installs it as
+    ``op._fast`` (its source as ``op._fast_source``) and runs it."""
+    source = _fast_source(op)
+    code = _CODE.get(source)
+    if code is None:
+        code = _CODE[source] = compile(source, _HERE + f"<fast apply of {op.name}>", "exec")
+    names = dict(_FAST_NAMES, _op=op)
+    if op.lane not in ("sum", "mean"):  # (its kernel's id, the object ``forward`` hands on)
+        names[op.code] = getattr(_cpu_module, op.code)
+    exec(code, names)
+    fast = names[f"fast_{op.name}"]
+    op._fast, op._fast_source = fast, source
+    return fast(*args)
+
+
+# The names the fast applies use, each the registry's own
+_FAST_NAMES = {"Tensor": Tensor, "_ndarray": np.ndarray, "_empty": np.empty, "_F64": _F64,
+               "_F32": _F32, "_grad": _grad, "_dispatch": dispatch, "_registry": _registry,
+               "_wrap": _wrap, "lane_kernels": lane_kernels, "lane_mode": lane_mode,
+               "lane_open": lane_open, "plain_binary": plain_binary, "_row_plan": _row_plan,
+               "_sum_rows": _sum_rows, "_ALL_DIMS": _ALL_DIMS,
+               "PARALLEL_THRESHOLD": PARALLEL_THRESHOLD}
+
+
+def apply_source(op) -> str:
+    """The source of ``op``'s fast apply (an op that declares ``lane``): the one its calls use,
+    or, before its first call, the one it will get."""
+    if "_fast_source" in op.__dict__:
+        return op._fast_source
+    return _fast_source(op)

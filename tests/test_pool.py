@@ -1,7 +1,10 @@
-"""The pool of large host buffers (numgrad/_pool.py, issue 38 item 3): a freed output's buffer
-serves the next large output; a buffer any array still views is never handed out again; the pool
-is bounded, gives memory back on ``numgrad.empty_cache()`` and when idle, and is thread-safe."""
+"""The pool of large host buffers (numgrad/_pool.py, issue 38 item 3; issue 29: every large
+output of the common kernels): a freed output's buffer serves the next large output; a buffer any
+array still views is never handed out again; a reused buffer's old values never show (zeros are
+zeros, copies are whole); the pool is bounded, gives memory back on ``numgrad.empty_cache()`` and
+when idle, and is thread-safe."""
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -62,24 +65,86 @@ def test_empty_cache_gives_back_every_unreferenced_buffer():
     kept = numgrad.exp(x)
     numgrad.exp(x)
     numgrad.tanh(x)  # (the second's buffer again, freed before)
-    assert _pool.held() == 2 * _pool._ALIGN * -(-N * 8 // _pool._ALIGN)
+    assert _pool.held() == 2 * N * 8
     numgrad.empty_cache()
-    assert _pool.held() == _pool._ALIGN * -(-N * 8 // _pool._ALIGN)  # (kept's stays)
+    assert _pool.held() == N * 8  # (kept's stays)
     del kept
     numgrad.empty_cache()
     assert _pool.held() == 0
 
 
 def test_the_pool_is_bounded_and_frees_idle_buffers(monkeypatch):
-    monkeypatch.setattr(_pool, "LIMIT", 6 << 20)  # (one buffer of N float64: 6 MiB rounded)
+    size = N * 8
+    monkeypatch.setattr(_pool, "LIMIT", size)  # (one buffer of N float64)
     x = _x()
     a, b = numgrad.exp(x), numgrad.exp(x)  # (the second past the limit: plain memory)
-    assert _pool.held() == 6 << 20
+    assert _pool.held() == size
     np.testing.assert_array_equal(a.numpy(), b.numpy())
     del a, b
     monkeypatch.setattr(_pool, "IDLE_S", 0.0)
+    monkeypatch.setattr(_pool, "_TRIM_EVERY", 0.0)
     numgrad.exp(numgrad.tensor(np.ones(N)))  # (the pool's next use frees what idled...)
-    assert _pool.held() == 6 << 20  # (...and takes one again)
+    assert _pool.held() == size  # (...and takes one again)
+
+
+def test_an_output_is_a_new_view_of_exactly_its_memory():
+    """What reads ``base`` for an array's storage finds the output's own memory, as with
+    ``np.empty``; each output is a new object (ids and weak references are an object's)."""
+    x = _x()
+    first = numgrad.exp(x)
+    owner = first._data.base
+    assert owner is not None and owner.base is None and owner.nbytes == first._data.nbytes
+    where = _address(first)
+    del owner
+    assert first.storage_offset() == 0 and first[10:].storage_offset() == 10
+    with pytest.raises(RuntimeError, match="out of bounds for storage"):
+        numgrad.as_strided(first, (N + 1,), (1,))  # (the storage is the output's, no more)
+    ref = weakref.ref(first._data)
+    del first
+    assert ref() is None  # (the output died; its memory stays in the pool)
+    second = numgrad.exp(x)
+    assert _address(second) == where and second._data is not ref()
+
+
+def _dirty_pool(shape):
+    """Fills a pooled float64 array of ``shape`` with NaN and gives it back to the pool."""
+    junk = _pool.empty(shape, np.float64)
+    assert junk.base is not None  # (pooled)
+    junk.fill(np.nan)
+
+
+def test_reused_buffers_show_none_of_their_old_values():
+    """Each pooled kernel output writes every element: zeros are filled, copies whole, the max
+    pool's gradient zero where no maximum was, a concatenation and a contiguous copy complete."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 8, 64, 64))  # (2 MiB of float64)
+    for shape, make, expected in [
+        (x.shape, lambda: numgrad.zeros(8, 8, 64, 64).numpy(), lambda: np.zeros(x.shape)),
+        (x.shape, lambda: _pool.zeros(x.shape, np.float64), lambda: np.zeros(x.shape)),
+        ((8, 64, 64, 8), lambda: numgrad.tensor(x).transpose(1, 3).contiguous().numpy(),
+         lambda: np.ascontiguousarray(x.transpose(0, 3, 2, 1))),
+        ((8, 16, 64, 64), lambda: numgrad.cat([numgrad.tensor(x), numgrad.tensor(-x)], 1).numpy(),
+         lambda: np.concatenate([x, -x], 1)),
+        ((64, 64, 64), lambda: numgrad.tensor(x[0, 0]).expand(64, 64, 64).clone().numpy(),
+         lambda: np.broadcast_to(x[0, 0], (64, 64, 64)).copy()),
+    ]:
+        _dirty_pool(shape)
+        np.testing.assert_array_equal(make(), expected())
+    t = numgrad.tensor(x, requires_grad=True)
+    _dirty_pool(x.shape)
+    numgrad.nn.functional.max_pool2d(t, 2).sum().backward()
+    grad = t.grad.numpy()
+    assert not np.isnan(grad).any() and (grad == 1).sum() == x.size // 4
+    assert ((grad == 0) | (grad == 1)).all()
+
+
+def test_empty_like_keeps_the_layout():
+    base = np.zeros((16, 64, 3, 4, 32))
+    for a in (base[:, :, 0].transpose(0, 2, 1, 3), base.transpose(2, 0, 3, 1, 4)[0],
+              np.zeros((50, 60, 70)).T, np.zeros((50, 60, 140))[:, ::2]):
+        made = _pool.empty_like(a)
+        assert made.base is not None  # (pooled)
+        assert made.shape == a.shape and made.strides == np.empty_like(a).strides
 
 
 def test_threads_get_distinct_buffers():

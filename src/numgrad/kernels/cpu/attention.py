@@ -25,8 +25,10 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from ... import _pool
 from ..._threads import one_blas_thread
 from . import _workers
+from .layout import ascontiguous
 from .mathfuncs import fast_exp
 from .softmax import _lane_max, _lane_sum, _zero_of
 
@@ -180,11 +182,18 @@ def _by_heads(a, b, kv_heads: int, out=None):
     return made.reshape(a.shape[:3] + b.shape[3:])
 
 
-def _summed_by_heads(a, b, kv_heads: int):
-    """``a @ b`` per (batch, query head), summed over each key head's group: (B, Hk, ...)."""
+def _summed_by_heads(a, b, kv_heads: int, out):
+    """``out[...] = a @ b`` per (batch, query head), summed over each key head's group: (B, Hk,
+    ...)."""
     if kv_heads == a.shape[1]:
-        return np.matmul(a, b)
-    return np.matmul(_grouped(a, kv_heads), _grouped(b, kv_heads)).sum(2)
+        np.matmul(a, b, out=out)
+    else:
+        out[...] = np.matmul(_grouped(a, kv_heads), _grouped(b, kv_heads)).sum(2)
+
+
+def _scores(q, kt, kv_heads: int):
+    """``q @ kᵀ`` per (batch, head), (B, Hq, L, S), in a pooled buffer where large."""
+    return _by_heads(q, kt, kv_heads, out=_pool.empty(q.shape[:3] + kt.shape[3:], q.dtype))
 
 
 def attention_forward(q, k, v, mask, causal: bool, scale: float):
@@ -195,12 +204,12 @@ def attention_forward(q, k, v, mask, causal: bool, scale: float):
     kv_heads, S = k.shape[1], k.shape[2]
     bias, strides, has_bias = _bias(mask, (B, H, L, S), q.dtype)
     lse = np.empty((B, L, H), q.dtype).transpose(0, 2, 1)
-    out = np.empty_like(q)  # (in the query's layout, as PyTorch's)
+    out = _pool.empty_like(q)  # (in the query's layout, as PyTorch's)
     kt, dt_scale = np.swapaxes(k, -1, -2), q.dtype.type(scale)
 
     def work(span, slot):
         a, b = span
-        scores = _by_heads(q[a:b], kt[a:b], kv_heads)
+        scores = _scores(q[a:b], kt[a:b], kv_heads)
         _forward_rows(scores, bias[a * strides[0]:], strides, has_bias, causal, dt_scale,
                       lse[a:b])
         _by_heads(scores, v[a:b], kv_heads, out=out[a:b])
@@ -217,26 +226,26 @@ def attention_backward(grad, q, k, v, out, lse, mask, causal: bool, scale: float
     kv_heads, S = k.shape[1], k.shape[2]
     bias, strides, has_bias = _bias(mask, (B, H, L, S), q.dtype)
     need_q, need_k, need_v = needs
-    dq = np.empty(q.shape, q.dtype) if need_q else None
-    dk = np.empty(k.shape, k.dtype) if need_k else None
-    dv = np.empty(v.shape, v.dtype) if need_v else None
+    dq = _pool.empty(q.shape, q.dtype) if need_q else None
+    dk = _pool.empty(k.shape, k.dtype) if need_k else None
+    dv = _pool.empty(v.shape, v.dtype) if need_v else None
     kt, vt, dt_scale = np.swapaxes(k, -1, -2), np.swapaxes(v, -1, -2), q.dtype.type(scale)
     grad = np.asarray(grad, q.dtype)
-    out, lse = np.ascontiguousarray(out), np.ascontiguousarray(lse)
+    out, lse = ascontiguous(out), np.ascontiguousarray(lse)
 
     def work(span, slot):
         a, b = span
         g = grad[a:b]
-        scores = _by_heads(q[a:b], kt[a:b], kv_heads)
-        dp = _by_heads(g, vt[a:b], kv_heads)
-        _backward_rows(scores, dp, out[a:b], np.ascontiguousarray(g), bias[a * strides[0]:],
+        scores = _scores(q[a:b], kt[a:b], kv_heads)
+        dp = _scores(g, vt[a:b], kv_heads)
+        _backward_rows(scores, dp, out[a:b], ascontiguous(g), bias[a * strides[0]:],
                        strides, has_bias, causal, dt_scale, lse[a:b])
         if need_q:  # dS · K
             _by_heads(dp, k[a:b], kv_heads, out=dq[a:b])
         if need_k:  # dSᵀ · Q, summed over each key head's group
-            dk[a:b] = _summed_by_heads(np.swapaxes(dp, -1, -2), q[a:b], kv_heads)
+            _summed_by_heads(np.swapaxes(dp, -1, -2), q[a:b], kv_heads, dk[a:b])
         if need_v:  # Pᵀ · dO
-            dv[a:b] = _summed_by_heads(np.swapaxes(scores, -1, -2), g, kv_heads)
+            _summed_by_heads(np.swapaxes(scores, -1, -2), g, kv_heads, dv[a:b])
 
     _on_threads(work, B, B * H * L * S)
     return dq, dk, dv

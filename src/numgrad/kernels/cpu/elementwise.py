@@ -106,7 +106,7 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
     n = x.size
-    empty = np.empty if n < PARALLEL_THRESHOLD else _pool.empty  # (large: reused buffers)
+    empty = np.empty if n * dt.itemsize < _pool.POOL_FROM else _pool.empty  # (large: reused)
     if x.ndim == 1:
         out = flat_out = empty(n, dt)
         flat = x
@@ -167,7 +167,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     # kernels take 1-D arrays; a reshape costs as much as the kernel call on small arrays).
     if a.flags.c_contiguous:
         n = a.size
-        empty = np.empty if n < PARALLEL_THRESHOLD else _pool.empty  # (large: reused buffers)
+        empty = np.empty if n * a.itemsize < _pool.POOL_FROM else _pool.empty  # (large: reused)
         if b.ndim == 0:
             if isinstance(b, np.ndarray):
                 b = b[()]  # (a 0-d array's number; a NumPy number is passed as it is)
@@ -245,7 +245,7 @@ def _binary_general(op, kernels, a, b, dt, out_dtype):
     if one_a and one_b:  # e.g. an expanded gradient times a number: one value, filled
         value = np.empty(1, dt)
         kernels.zip_1d(_first(a), _first(b), value)
-        out = np.empty(shape, dt)
+        out = _pool.empty(shape, dt)
         out.fill(value[0])  # (np.full's Python layers cost more than the fill)
         return out
     a_flat, b_flat = a.flags.c_contiguous, b.flags.c_contiguous
@@ -255,10 +255,10 @@ def _binary_general(op, kernels, a, b, dt, out_dtype):
         # gradient times or through a saved tensor, in a backward)
         if op in SWAPPED:
             return binary(SWAPPED[op], b, _first(a).reshape(()), out_dtype)
-        out = np.empty(b.size, dt)
+        out = _pool.empty(b.size, dt)
         kernels.zip_1d_scalar_first(_first(a)[0], b.reshape(-1), out)
         return out.reshape(shape)
-    out = np.empty(shape, dt)
+    out = _pool.empty(shape, dt)
     if out.size == 0:
         return out
     if out.ndim == 0:
@@ -389,8 +389,12 @@ def cast(a: np.ndarray, dtype) -> np.ndarray:
 
 
 def copy(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous copy of ``a``."""
-    return np.array(a, order="C", copy=True)
+    """A C-contiguous copy of ``a`` (a large one in a pooled buffer)."""
+    if a.nbytes < _pool.POOL_FROM:
+        return np.array(a, order="C", copy=True)
+    out = _pool.empty(a.shape, a.dtype)
+    np.copyto(out, a)
+    return out
 
 
 def reshape_view(a: np.ndarray, shape: tuple) -> np.ndarray:

@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _lazy
+from ... import _lazy, _pool
 from ..._lowp import cast
 
 
 def ascontiguous(a: np.ndarray) -> np.ndarray:
-    """``a`` if it is C-contiguous, else a C-contiguous copy."""
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    """``a`` if it is C-contiguous, else a C-contiguous copy (a large one in a pooled buffer)."""
+    if a.flags.c_contiguous:
+        return a
+    if a.nbytes < _pool.POOL_FROM:
+        return np.ascontiguousarray(a)
+    out = _pool.empty(a.shape, a.dtype)
+    np.copyto(out, a)
+    return out
 
 
 def is_contiguous(a: np.ndarray) -> bool:
@@ -21,7 +27,7 @@ def is_contiguous(a: np.ndarray) -> bool:
 
 
 def empty(shape: tuple, dtype) -> np.ndarray:
-    return np.empty(shape, dtype)
+    return _pool.empty(shape, dtype)
 
 
 def upload(a: np.ndarray) -> np.ndarray:
@@ -64,6 +70,13 @@ def view_index(a: np.ndarray, index: tuple) -> np.ndarray:
 
 
 def cat(arrays, dim: int) -> np.ndarray:
+    first = arrays[0]
+    size = sum(a.shape[dim] for a in arrays) if first.ndim else 0
+    if first.ndim and first.nbytes // max(first.shape[dim], 1) * size >= _pool.POOL_FROM and \
+            all(a.dtype == first.dtype for a in arrays):  # (large: into a pooled buffer)
+        shape = list(first.shape)
+        shape[dim] = size
+        return np.concatenate(arrays, axis=dim, out=_pool.empty(tuple(shape), first.dtype))
     return np.concatenate(arrays, axis=dim)
 
 
@@ -78,7 +91,7 @@ def repeat(a: np.ndarray, repeats: tuple) -> np.ndarray:
 
 
 def zeros(shape: tuple, dtype) -> np.ndarray:
-    return np.zeros(shape, dtype)
+    return _pool.zeros(shape, dtype)
 
 
 def full(shape: tuple, value, dtype) -> np.ndarray:
@@ -86,8 +99,15 @@ def full(shape: tuple, value, dtype) -> np.ndarray:
 
 
 def broadcast_copy(a: np.ndarray, shape: tuple, dtype) -> np.ndarray:
-    """``a`` broadcast to ``shape`` and cast to ``dtype``, in new memory."""
-    return np.array(np.broadcast_to(a, shape), dtype=dtype)
+    """``a`` broadcast to ``shape`` and cast to ``dtype``, in new memory (large copies in a
+    pooled buffer: ``numgrad._pool``)."""
+    source = np.broadcast_to(a, shape)
+    target = source.dtype if dtype is None else np.dtype(dtype)
+    if source.size * target.itemsize < _pool.POOL_FROM or "V" in (target.kind, source.dtype.kind):
+        return np.array(source, dtype=target)
+    out = _pool.empty(source.shape, target)
+    np.copyto(out, source, casting="unsafe")
+    return out
 
 
 def assign(dst: np.ndarray, src) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _pool
 from ..._threads import one_blas_thread
 from ..formulas import OP_CODES
 from . import _workers, elementwise
@@ -49,7 +50,12 @@ def matmul(a: np.ndarray, b: np.ndarray, trans_a: bool = False, trans_b: bool = 
     if trans_b and b.ndim > 1:
         b = _t(b)
     split = _split_size(a, b)
-    return np.matmul(a, b) if split is None else _split_product(a, b, *split)
+    if split is not None:
+        return _split_product(a, b, *split)
+    if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype and a.shape[1] == b.shape[0] and \
+            a.shape[0] * b.shape[1] * a.dtype.itemsize >= _pool.POOL_FROM:
+        return np.matmul(a, b, out=_pool.empty((a.shape[0], b.shape[1]), a.dtype))
+    return np.matmul(a, b)
 
 
 def _split_size(a: np.ndarray, b: np.ndarray):
@@ -105,7 +111,7 @@ def _split_product(a, b, m, n, k, out=None, row=None):
     plus ``row`` (n,) added to each block where given."""
     axis, spans = product_parts(m, n, k, _workers.count())
     if out is None:
-        out = np.empty((m, n), a.dtype)
+        out = _pool.empty((m, n), a.dtype)
 
     def rows(span, slot):
         block = out[span[0]:span[1]]

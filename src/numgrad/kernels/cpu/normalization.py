@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ... import _pool
 from . import _workers
 
 
@@ -232,7 +233,7 @@ def layer_norm_forward(x: np.ndarray, weight, bias, eps: float, n: int):
     dtype (``n`` > 0: the op gives rows of no elements PyTorch's mean 0 and rstd NaN)."""
     x2 = _rows(x, n)
     rows = x2.shape[0]
-    out = np.empty(x.shape, x.dtype)
+    out = _pool.empty(x.shape, x.dtype)
     mean = np.empty(rows, x.dtype)
     rstd = np.empty(rows, x.dtype)
     if x2.size:
@@ -252,7 +253,7 @@ def layer_norm_backward(grad: np.ndarray, x: np.ndarray, mean, rstd, weight, n: 
     ``weight`` and ``bias`` (arrays of the normalised shape flattened, (n,))."""
     x2 = _rows(x, n)
     g2 = _rows(grad if grad.dtype == x.dtype else grad.astype(x.dtype), n)
-    gx = np.empty(x.shape, x.dtype) if need_x else None
+    gx = _pool.empty(x.shape, x.dtype) if need_x else None
     rows = x2.shape[0]
     sums = np.zeros((2, n), x.dtype)
     if not x2.size:

@@ -29,6 +29,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from ... import _pool
 from . import _workers
 
 _M0 = np.uint64(0xD2511F53)
@@ -423,7 +424,7 @@ def philox_uniform(state: np.ndarray, shape: tuple, dtype) -> np.ndarray:
     """Values uniform in [0, 1) of ``shape`` and ``dtype`` (float32 or float64) from the
     generator ``state`` (int64 ``[seed, offset]``), whose offset advances past the counters
     used."""
-    out = np.empty(shape, dtype)
+    out = _pool.empty(shape, dtype)
     _draw(state, _uniform32 if out.dtype == np.float32 else _uniform64, out.reshape(-1))
     return out
 
@@ -447,7 +448,7 @@ def philox_normal(state: np.ndarray, shape: tuple, dtype, mean=None, std=None) -
     narrow = dtype == np.float32
     per = 4 if narrow else 2  # (values a counter)
     plain = mean is None and std is None  # (else scaled in float64, then rounded)
-    out = np.empty(shape, dtype if narrow and plain else np.float64)
+    out = _pool.empty(shape, dtype if narrow and plain else np.float64)
     flat = out.reshape(-1)
     kernel = _normal32 if narrow else _normal64
     seed, offset = int(state[0]), int(state[1])

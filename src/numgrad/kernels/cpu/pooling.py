@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ... import _pool
 from ..scalar import pad_source
 from . import _workers
 # Interpolation (``F.interpolate``) lives in upsample.py and is reached as ``K.pooling.*``, the
@@ -552,8 +553,8 @@ def _geometry(*values):
 
 def _max_pool_nd(n, x, kernel, stride, padding, dilation, out_size):
     v = _volumes(x, n)
-    out = np.empty((v.shape[0],) + tuple(out_size), x.dtype)
-    idx = np.empty(out.shape, np.int64)
+    out = _pool.empty((v.shape[0],) + tuple(out_size), x.dtype)
+    idx = _pool.empty(out.shape, np.int64)
     if out.size and n == 2 and tuple(kernel) == (2, 2) and tuple(stride) == (2, 2) and \
             tuple(padding) == (0, 0) and tuple(dilation) == (1, 1) and \
             2 * out.shape[1] <= v.shape[1] and 2 * out.shape[2] <= v.shape[2]:
@@ -679,7 +680,7 @@ def max_pool_scatter(grad, indices, in_size):
     size = 1
     for s in in_size:
         size *= int(s)
-    out = np.zeros((g2.shape[0], size), grad.dtype)
+    out = _pool.zeros((g2.shape[0], size), grad.dtype)
     if g2.size:  # (on this thread: ``out``'s zeroed pages are first written here, and two
         # threads faulting them in took longer than one: the MNIST CNN's 64x64x24x24 float32,
         # 4.7 ms against 2.8 in a step (quiet), 3.4 against 1.6 alone (under load))

@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from ..._threads import get_num_threads, one_blas_thread
+from ... import _pool
 from . import _workers
 
 
@@ -383,7 +384,7 @@ class _Phases:
         buffer = self.held.get((slot, count))
         if buffer is None:
             shape = self.shape[:1] + (count,) + self.shape[1:]
-            buffer = self.held[slot, count] = np.empty(shape, self.dtype)
+            buffer = self.held[slot, count] = _pool.empty(shape, self.dtype)
         return buffer
 
 
@@ -420,7 +421,7 @@ class _Buffers:
     def __call__(self, slot: int, used: int):
         buffer = self.held.get(slot)
         if buffer is None:
-            buffer = self.held[slot] = np.empty(self.size, self.dtype)
+            buffer = self.held[slot] = _pool.empty(self.size, self.dtype)
         return buffer[:used]
 
 
@@ -500,7 +501,7 @@ class _Shifted:
             buffer = held.get((slot, count))
             if buffer is None:
                 size = shape or (self.depth, count * (self.span + self.kw - 1))
-                buffer = held[slot, count] = np.zeros(size, dtype)
+                buffer = held[slot, count] = _pool.zeros(size, dtype)
             return buffer
         return get
 
@@ -534,7 +535,7 @@ class _Shifted:
         def get(slot, count):
             buffer = held.get((slot, count))
             if buffer is None:
-                buffer = held[slot, count] = np.empty(
+                buffer = held[slot, count] = _pool.empty(
                     (self.kw * out_c, count * (self.span + self.kw - 1)), dtype)
             return buffer
         return get
@@ -562,7 +563,7 @@ class _Shifted:
         n, out_c = x.shape[0], weight_shape[0]
         size = n * self.depth * self.kw * self.oh * self.ow
         threads = max(1, min(get_num_threads(), n)) if size >= THREADED_COLS else 1
-        totals = np.zeros((threads, self.kw, out_c, self.depth), g.dtype)
+        totals = _pool.zeros((threads, self.kw, out_c, self.depth), g.dtype)
         rows_of, wides = self.buffers(x.dtype), self.buffers(g.dtype, out_c, self.oh, self.wp)
         sums = self.buffers(g.dtype, out_c, self.depth)
         span = self.span
@@ -628,7 +629,7 @@ def _phased_input(g, w, input_shape, stride, padding):
                     or cols[3] >= cols[4]):
                 return None
             phases.append((a, b, rows, cols))
-    out = np.empty(input_shape, g.dtype)
+    out = _pool.empty(input_shape, g.dtype)
     work_items, size = [], 0
     for a, b, rows, cols in phases:
         part = g
@@ -709,13 +710,13 @@ def _transposed_phases(g, w, input_shape, stride, padding):
         work += taps_w * in_c * t * out_c * shared.oh * shared.wp
     if work > PHASED_WORK * in_c * kh * kw * out_c * g.shape[2] * g.shape[3]:
         return None
-    out = np.empty(input_shape, g.dtype)
+    out = _pool.empty(input_shape, g.dtype)
     rows_of, held = shared.buffers(g.dtype), {}
 
     def product(slot, count):
         buffer = held.get((slot, count))
         if buffer is None:
-            buffer = held[slot, count] = np.empty((taps_w * in_c, count * at), g.dtype)
+            buffer = held[slot, count] = _pool.empty((taps_w * in_c, count * at), g.dtype)
         return buffer
 
     def run(batch, slot):
@@ -745,7 +746,7 @@ def conv_forward(x, weight, bias, stride, padding, dilation, groups):
     out_sp = _out_sp(x.shape, kernel, stride, padding, dilation)
     geometry = _geometry(kernel, stride, padding, dilation, out_sp)
     rows, length = x.shape[1] * _prod(kernel), _prod(out_sp)
-    out = np.empty((n, out_c) + out_sp, x.dtype)
+    out = _pool.empty((n, out_c) + out_sp, x.dtype)
     if out.size == 0:
         return out
     if _Shifted.taken(x.shape, x.dtype, kernel, stride, dilation, groups):
@@ -795,7 +796,7 @@ def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, gr
     geometry = _geometry(kernel, stride, padding, dilation, out_sp)
     rows, length = input_shape[1] * _prod(kernel), _prod(out_sp)
     if rows * length * out_c == 0 or 0 in input_shape:
-        return np.zeros(input_shape, g.dtype)
+        return _pool.zeros(input_shape, g.dtype)
     if (PHASED and groups == 1 and len(kernel) == 2
             and tuple(dilation) + tuple(stride) == (1, 1, 1, 1)):
         out = _phased_input(g, w, input_shape, stride, padding)
@@ -806,7 +807,7 @@ def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, gr
         out = _transposed_phases(g, w, input_shape, stride, padding)
         if out is not None:
             return out
-    out = np.empty(input_shape, g.dtype)
+    out = _pool.empty(input_shape, g.dtype)
     inner, per_group = rows // groups, out_c // groups
     weights = np.ascontiguousarray(w.reshape(groups, per_group, inner).transpose(0, 2, 1))
     g4 = g.reshape(n, groups, per_group, length)
@@ -847,7 +848,7 @@ def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, group
             return shifted.backward_weight(g, x, weight_shape)
     size = n * rows * length
     threads = max(1, min(get_num_threads(), n)) if size >= THREADED_COLS else 1
-    totals = np.zeros((threads, groups, per_group, inner), g.dtype)
+    totals = _pool.zeros((threads, groups, per_group, inner), g.dtype)
     if totals.size and n * length:
         g4 = g.reshape(n, groups, per_group, length)
         spans, step = _batches(n, rows * length)
@@ -888,7 +889,7 @@ def unfold(x, kernel, dilation, padding, stride):
     pads = (padding[0], padding[0], padding[1], padding[1])
     out_sp = _out_sp(x.shape, kernel, stride, pads, dilation)
     rows, length = x.shape[1] * _prod(kernel), _prod(out_sp)
-    result = np.empty((rows, length) if unbatched else (x.shape[0], rows, length), x.dtype)
+    result = _pool.empty((rows, length) if unbatched else (x.shape[0], rows, length), x.dtype)
     if result.size:
         _unfold_into(x, _geometry(kernel, stride, pads, dilation, out_sp), result.reshape(-1),
                      rows * length, length)
@@ -911,7 +912,7 @@ def fold(cols, output_size, kernel, dilation, padding, stride):
     pads = (padding[0], padding[0], padding[1], padding[1])
     out_sp = _out_sp((n, 0) + tuple(output_size), kernel, stride, pads, dilation)
     c = rows // _prod(kernel)
-    result = np.zeros(((c,) if unbatched else (n, c)) + tuple(output_size), cols.dtype)
+    result = _pool.zeros(((c,) if unbatched else (n, c)) + tuple(output_size), cols.dtype)
     if result.size and cols.size:
         _fold_into(cols.reshape(-1), _geometry(kernel, stride, pads, dilation, out_sp),
                    result.reshape((n, c) + tuple(output_size)), rows * length, length)

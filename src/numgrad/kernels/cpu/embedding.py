@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ... import _pool
 from ..bags import bag_cell as _bag_cell, bag_size as _bag_size
 
 
@@ -30,7 +31,7 @@ def embedding_forward(weight: np.ndarray, indices: np.ndarray) -> np.ndarray:
     idx = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
     if idx.size and not weight.shape[0]:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    out = np.empty((idx.size, weight.shape[1]), weight.dtype)
+    out = _pool.empty((idx.size, weight.shape[1]), weight.dtype)
     if idx.size and _gather_rows(weight, idx, out) >= 0:
         raise IndexError("index out of range in self")
     return out.reshape(tuple(indices.shape) + (weight.shape[1],))
@@ -64,7 +65,7 @@ def embedding_backward(grad: np.ndarray, indices: np.ndarray, num_weights: int,
     width = grad.shape[-1] if grad.ndim else 1
     g2 = np.ascontiguousarray(grad).reshape(-1, width)
     idx = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
-    out = np.zeros((num_weights, width), grad.dtype)
+    out = _pool.zeros((num_weights, width), grad.dtype)
     if idx.size and width:
         _scatter_rows(g2, idx, int(padding_idx), bool(scale_grad_by_freq), out)
     return out
@@ -182,7 +183,7 @@ def embedding_bag_backward(grad, indices, offsets, bags: int, mode: int, psw, pa
     """The weight's gradient, (num_weights, D), dense: PyTorch's ``_embedding_bag_backward``
     (``size``, ``arg``: the forward's bag sizes and max rows)."""
     g, idx, starts, ends, weighted, w = _bag_inputs(grad, indices, offsets, bags, psw)
-    out = np.zeros((num_weights, grad.shape[1]), grad.dtype)
+    out = _pool.zeros((num_weights, grad.shape[1]), grad.dtype)
     if bags and grad.shape[1]:
         _bag_backward(g, idx, w, weighted, starts, ends, int(padding_idx), int(mode), size,
                       arg if mode == 2 else np.zeros((0, 0), np.int64), bool(scale_grad_by_freq),

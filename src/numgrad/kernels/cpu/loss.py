@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ... import _pool
 from . import _workers
 
 
@@ -111,7 +112,7 @@ def nll_loss_backward(grad: np.ndarray, shape: tuple, target: np.ndarray, weight
     """The gradient of ``nll_loss_forward`` with respect to its input of shape ``shape``: ``grad``
     (one value per row for 'none', else a scalar) scattered to each row's target class."""
     n_classes = shape[-1]
-    out = np.empty((int(np.prod(shape[:-1], dtype=np.int64)), n_classes), grad.dtype)
+    out = _pool.empty((int(np.prod(shape[:-1], dtype=np.int64)), n_classes), grad.dtype)
     t1 = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)
     w = _weights(weight, n_classes, grad.dtype)
     divisor, bad = 1.0, -1

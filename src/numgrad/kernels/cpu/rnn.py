@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..._threads import one_blas_thread
+from ... import _pool
 from . import _workers
 from .linalg import ONE_THREAD_MACS
 from .mathfuncs import fast_sigmoid, fast_tanh
@@ -124,9 +125,9 @@ def lstm_forward(gx: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarra
     c0 = np.ascontiguousarray(c0)
     steps, batch, gates = gx.shape
     hidden = gates // 4
-    y = np.empty((steps + 1, batch, hidden), gx.dtype)
-    acts = np.empty((steps, batch, gates), gx.dtype)
-    cs = np.empty((steps, batch, hidden), gx.dtype)
+    y = _pool.empty((steps + 1, batch, hidden), gx.dtype)
+    acts = _pool.empty((steps, batch, gates), gx.dtype)
+    cs = _pool.empty((steps, batch, hidden), gx.dtype)
     gh = np.empty((batch, gates), gx.dtype)
     w_t = np.ascontiguousarray(w_hh.T)  # (row-major: BLAS's NN kernel, 1.8x NT's at 20 x 200)
 
@@ -154,7 +155,7 @@ def lstm_backward(grad: np.ndarray, acts: np.ndarray, cs: np.ndarray, y: np.ndar
     c0 = np.ascontiguousarray(c0)
     steps, batch, gates = acts.shape
     hidden = gates // 4
-    dgx = np.empty_like(acts)
+    dgx = _pool.empty(acts.shape, acts.dtype)
     dh_rec = np.zeros((batch, hidden), acts.dtype)
     dc_a = grad[steps].copy()
     dc_b = np.empty_like(dc_a)

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from ... import _pool
 from .elementwise import PARALLEL_THRESHOLD, _split, _threaded
 from .mathfuncs import fast_exp
 
@@ -155,7 +156,7 @@ def _rows(a: np.ndarray) -> np.ndarray:
 
 def log_softmax_last(a: np.ndarray) -> np.ndarray:
     """log_softmax over the last dimension of a C-contiguous, non-empty array."""
-    out = np.empty(a.shape, a.dtype)
+    out = _pool.empty(a.shape, a.dtype)
     rows = _rows(a)
     _by_rows(_log_softmax_rows, rows, _rows(out))
     return out
@@ -164,7 +165,7 @@ def log_softmax_last(a: np.ndarray) -> np.ndarray:
 def log_softmax_backward_last(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
     """The gradient of log_softmax over the last dimension, from its output (both C-contiguous,
     one dtype)."""
-    result = np.empty(out.shape, out.dtype)
+    result = _pool.empty(out.shape, out.dtype)
     rows = _rows(grad)
     _by_rows(_log_softmax_backward_rows, rows, _rows(out), _rows(result))
     return result

@@ -17,7 +17,9 @@ MNIST-example CNN, a word-level LSTM language model, a tiny GPT, a ResNet block,
 convolution), in milliseconds, each after three warm-up steps (kernels compiled, the compiled step
 traced and its program compiled), with the ratios to PyTorch eager. ``--sizes`` times large
 elementwise ops at 4M and 10M elements (nanoseconds per element; issue 38's cliff).
-``--formula`` times a user's fused formula (``numgrad.library.elementwise``) against the same math
+With ``--own-process`` each library's step runs in a fresh process of its own, as a user's
+training script runs it (in one process, what ran before changes glibc's heap thresholds for what
+runs after). ``--formula`` times a user's fused formula (``numgrad.library.elementwise``) against the same math
 composed from built-in ops, eager and compiled (``user_formula.py``; issue 36).
 """
 from __future__ import annotations
@@ -188,6 +190,59 @@ def models(repeat: int, cpu_time: bool = False) -> None:
               f"{compiled / theirs:8.2f}  {how[:70]}")
 
 
+OWN_PROCESS_SCRIPT = """
+import os, statistics, sys, time
+os.environ.setdefault("NUMGRAD_QUIET", "1")
+sys.path.insert(0, {folder!r})
+from models import MODELS
+lib, which, repeat, threads, cpu = {lib!r}, {which!r}, {repeat}, {threads}, {cpu}
+if lib == "torch":
+    import torch as m
+else:
+    import numgrad as m
+m.set_num_threads(threads)
+step = MODELS[which](m)
+if lib == "compiled":
+    step = m.compile(step)
+clock = time.process_time if cpu else time.perf_counter
+for _ in range(3):
+    step()
+times = []
+for _ in range(repeat):
+    start = clock()
+    step()
+    times.append(clock() - start)
+print(statistics.median(times) * 1e3)
+"""
+
+
+def models_own_process(repeat: int, threads: int, cpu_time: bool = False) -> None:
+    """``models``, each library's step in a fresh process of its own, as a user's training
+    script runs it: nothing another workload did before (glibc's heap, whose thresholds only
+    grow within a process; threads started) helps or hurts it."""
+    print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}; "
+          f"training steps, each in a fresh process of its own, medians of {repeat} after 3 "
+          f"warm-up steps, ms {'of CPU time' if cpu_time else 'of wall time'}, {threads} "
+          f"thread(s)")
+    print(f"{'model':52s} {'eager':>9s} {'compiled':>9s} {'PyTorch':>9s} {'eager/PT':>8s} "
+          f"{'comp/PT':>8s}")
+    folder = os.path.dirname(os.path.abspath(__file__))
+
+    def run(lib: str, which: str) -> float:
+        script = OWN_PROCESS_SCRIPT.format(folder=folder, lib=lib, which=which, repeat=repeat,
+                                           threads=threads, cpu=cpu_time)
+        out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                             text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                                 p for p in sys.path if p)))
+        return float(out.stdout.strip().splitlines()[-1])
+
+    for name in MODELS:
+        ours, compiled = run("numgrad", name), run("compiled", name)
+        theirs = run("torch", name) if torch else float("nan")
+        print(f"{name:52s} {ours:9.1f} {compiled:9.1f} {theirs:9.1f} {ours / theirs:8.2f} "
+              f"{compiled / theirs:8.2f}")
+
+
 def rerun_line(repeat: int) -> None:
     """The re-run path's cost per recorded kernel call: the 200-op chain with a Python effect
     (its Python runs at every call, its kernel calls recorded and run fused) against the same
@@ -271,6 +326,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2,
                         help="threads of numgrad and PyTorch alike (default 2, as the speed issue "
                         "measures)")
+    parser.add_argument("--own-process", action="store_true",
+                        help="with --models: each library's step in a fresh process of its own "
+                        "(as a user's script runs it), not all in this one")
     parser.add_argument("--cpu-time", action="store_true",
                         help="with --models: CPU time instead of wall time (with --threads 1, "
                         "each step's work apart from its threading)")
@@ -287,6 +345,9 @@ def main() -> None:
     if torch:
         torch.set_num_threads(args.threads)  # (2 by default, as the speed issue measured it;
         # here, not at import: asv imports every file in benchmarks/)
+    if args.models and args.own_process:
+        models_own_process(args.model_repeat, args.threads, args.cpu_time)
+        return
     if args.models:
         models(args.model_repeat, args.cpu_time)
         return

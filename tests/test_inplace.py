@@ -170,6 +170,46 @@ def test_untracked_scaled_update_is_one_pass_with_two_pass_values(dtype, size, m
     np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=eps, atol=eps)
 
 
+@pytest.mark.parametrize("method", ["mul_ 0-d", "add_ same shape", "div_ number"])
+def test_large_in_place_ops_share_threads_with_the_bits_of_one(method, monkeypatch):
+    """A large in-place op with a number, a 0-d tensor or a tensor of its shape (clip_grad_norm_'s
+    ``g.mul_(coef)``, a gradient accumulated) runs on the worker threads: the values of one
+    thread, bit for bit, and NumPy's; NaN, inf and -0.0 as NumPy gives them."""
+    from numgrad.kernels.cpu import _workers
+    from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
+
+    monkeypatch.setattr(_workers, "busy", lambda: False)  # (the load picks no path here)
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal(PARALLEL_THRESHOLD + 7).astype(np.float32)
+    base[[3, -2, -1]] = [np.nan, -np.inf, -0.0]
+    other = rng.standard_normal(base.size).astype(np.float32)
+    results, jobs, before = [], [], numgrad.get_num_threads()
+    for threads in (1, 2):
+        numgrad.set_num_threads(threads)
+        try:
+            t = numgrad.tensor(base.copy())
+            runs = _workers.run
+            monkeypatch.setattr(_workers, "run", lambda items, work, n, *a, **k: (
+                jobs.append(n), runs(items, work, n, *a, **k)))
+            with numgrad.no_grad():
+                if method == "mul_ 0-d":
+                    t.mul_(numgrad.tensor(np.float32(0.37)))
+                elif method == "add_ same shape":
+                    t.add_(numgrad.tensor(other))
+                else:
+                    t.div_(3.0)
+            monkeypatch.setattr(_workers, "run", runs)
+            results.append(t.numpy())
+        finally:
+            numgrad.set_num_threads(before)
+    assert jobs and max(jobs) == 2  # (the second run split)
+    np.testing.assert_array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
+    with np.errstate(invalid="ignore"):
+        want = {"mul_ 0-d": base * np.float32(0.37), "add_ same shape": base + other,
+                "div_ number": base / np.float32(3.0)}[method]
+    np.testing.assert_array_equal(results[1], want)
+
+
 @pytest.mark.parametrize("case", [
     lambda m, y, c: y * 2, lambda m, y, c: 2 * y, lambda m, y, c: y * c, lambda m, y, c: c * y,
     lambda m, y, c: y / 2, lambda m, y, c: y / c, lambda m, y, c: c / y, lambda m, y, c: y * y,

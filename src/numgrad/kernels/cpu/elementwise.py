@@ -363,13 +363,23 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
                 _split(flat.size, lambda i, j: _add_scaled_1d_nogil(flat[i:j], other[i:j], alpha))
             return
         b = binary(Binary.MUL, np.asarray(b, out.dtype), out.dtype.type(alpha))
+    # (large ones on the worker threads, as ``binary``'s: clip_grad_norm_'s ``g.mul_(coef)``,
+    # a gradient accumulated into ``.grad``; each element its own, the same on any number)
     if out.flags.c_contiguous and b.ndim == 0:
-        flat = out.ravel()
-        _kernels(op, out.dtype).zip_1d_scalar(flat, out.dtype.type(b[()]), flat)
+        flat, kernels, number = out.ravel(), _kernels(op, out.dtype), out.dtype.type(b[()])
+        if flat.size < PARALLEL_THRESHOLD or not _threaded(out.dtype, out.dtype):
+            kernels.zip_1d_scalar(flat, number, flat)
+        else:
+            _split(flat.size, lambda i, j: kernels.zip_1d_scalar_nogil(flat[i:j], number,
+                                                                       flat[i:j]))
     elif out.flags.c_contiguous and b.shape == out.shape:
-        b = np.ascontiguousarray(b, out.dtype)
-        flat = out.ravel()
-        _kernels(op, out.dtype).zip_1d(flat, b.ravel(), flat)
+        other = np.ascontiguousarray(b, out.dtype).ravel()
+        flat, kernels = out.ravel(), _kernels(op, out.dtype)
+        if flat.size < PARALLEL_THRESHOLD or not _threaded(out.dtype, out.dtype):
+            kernels.zip_1d(flat, other, flat)
+        else:
+            _split(flat.size, lambda i, j: kernels.zip_1d_nogil(flat[i:j], other[i:j],
+                                                                flat[i:j]))
     else:
         out[...] = binary(op, out, np.asarray(b, out.dtype))
 

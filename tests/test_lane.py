@@ -165,8 +165,8 @@ def test_the_lane_steps_aside(monkeypatch, case):
         x.t() * 2.0
     elif case == "integer":
         numgrad.ones(3, dtype=numgrad.int64) * 2
-    elif case == "large":  # (its output from the pool of reused arrays, through apply)
-        numgrad.ones(registry.LANE_SIZE) * 2.0
+    elif case == "large":
+        numgrad.ones(PARALLEL_THRESHOLD) * 2.0
     elif case == "empty":
         numgrad.ones(0, requires_grad=True).sum()
     elif case == "large mean":  # (summed by threads, in another order)

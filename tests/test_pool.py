@@ -1,8 +1,12 @@
-"""The pool of large host buffers (numgrad/_pool.py, issue 38 item 3; issue 29: every large
-output of the common kernels): a freed output's buffer serves the next large output; a buffer any
-array still views is never handed out again; a reused buffer's old values never show (zeros are
-zeros, copies are whole); the pool is bounded, gives memory back on ``numgrad.empty_cache()`` and
-when idle, and is thread-safe."""
+"""Large host arrays (numgrad/_pool.py, issue 38 item 3, issue 29). glibc's thresholds adapted
+by numgrad's first large output, so that freed outputs are reused from the heap, not faulted in
+anew. The pool of outputs above glibc's ceiling: a freed output's array serves the next output of
+its shape; an array any view still references is never handed out again; a reused array's old
+values never show (zeros are zeros, copies are whole); the pool is bounded, gives memory back on
+``numgrad.empty_cache()`` and when idle, and is thread-safe."""
+import os
+import subprocess
+import sys
 import threading
 import weakref
 
@@ -174,3 +178,35 @@ def test_threads_get_distinct_buffers():
         t.join()
     assert not errors
     assert len({_address(r) for r in results}) == 4
+
+
+FAULTS = """
+import resource, sys
+import numpy as np
+sys.path.insert(0, {src!r})
+from numgrad import _pool
+if {adapt}:
+    _pool.empty((64, 1024), np.float32)  # (a first large output: 256 KiB)
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(40):  # (a step's outputs of 2 MiB, made, written and freed)
+    a = [np.empty(1 << 19, np.float32) for _ in range(4)]
+    for b in a:
+        b.fill(1.0)
+    del a, b
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc (Linux)")
+def test_the_first_large_output_adapts_glibcs_thresholds():
+    """After numgrad's first large output, glibc serves freed 2 MiB blocks again from its heap (no
+    page faults); before, a step's four of them, freed together, exceed its trim threshold (twice
+    the largest block freed) and are given back and faulted in anew, 512 pages each."""
+    src = os.path.dirname(os.path.dirname(numgrad.__file__))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+    counts = [int(subprocess.run([sys.executable, "-c", FAULTS.format(src=src, adapt=adapt)],
+                                 capture_output=True, text=True, env=env, check=True)
+                  .stdout.split()[-1]) for adapt in (False, True)]
+    assert counts[0] > 40 * 512  # (without: faulted in anew at each step)
+    assert counts[1] < 4 * 512 + 500  # (with: the first step's pages only)

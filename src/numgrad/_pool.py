@@ -1,34 +1,36 @@
-"""Large host arrays reused: the outputs of numgrad's kernels of ``POOL_FROM`` bytes and more
-(256 KiB) come from a pool of arrays that earlier outputs of the same shape and dtype freed, as
-PyTorch's caching allocators serve CUDA memory.
+"""Large host arrays: outputs that glibc would page-fault in anew at every step.
 
-Why: glibc serves an allocation above its mmap threshold with a fresh ``mmap`` and unmaps it on
-free, and gives the free memory at the top of its heap back to the system whenever that exceeds
-its trim threshold; the thresholds adapt (to the largest block freed, up to 32 MiB), but a
-training step's churn of outputs keeps crossing them, so each such output is page-faulted in
-anew, page by page (about 3 us a fault on this machine). Measured, each model of
-``benchmarks/models.py`` alone in its process at one thread: the tiny GPT's step took 6,000 to
-10,000 faults (its 1.5 MiB products, 2 MiB GELU outputs, attention), the MNIST CNN's 2,000 to
-5,000. glibc's own tuning (``numgrad.set_runtime_defaults(malloc=True)``) removes them for the
-whole process, which ``import numgrad`` must not change; this pool removes them for numgrad's own
-outputs. A pooled array is already mapped and touched.
+glibc serves an allocation above its mmap threshold with a fresh ``mmap`` and unmaps it on free,
+and gives the free memory at the top of its heap back to the system whenever that exceeds its
+trim threshold; each 4 KiB page of such memory is then faulted in again when next written (about
+3 us a fault on this machine). Both thresholds start low (128 KiB, 256 KiB) and adapt: a freed
+mapped block raises the mmap threshold to its size, up to 32 MiB, and the trim threshold to
+twice that. Measured, each model of ``benchmarks/models.py`` alone in its process (as a user's
+script runs it), one thread: the tiny GPT's step took 10,000 faults, the MNIST CNN's 3,000, the
+word-LM's 1,000-4,000, and ``numgrad.compile``'s whole programs (whose arrays Numba allocates)
+11,000-13,000 a step. Two remedies, neither a setting of the process:
 
-What it hands out: a new view of the whole of an array the pool made and owns (``out[...]``),
-of the very shape and dtype asked for; a training step makes the same shapes at every step. So
-what reads an array's ``base`` for its storage (an output's adoption as ``.grad``, the
-serialisers, ``as_strided``, ``storage_offset``) finds an array of exactly the output's memory, as
-with ``np.empty``; and each output is a new object, which dies as any other (weak references to
-it, ids). The pool keeps each array it made (``_arrays``, by shape and dtype) and hands it out
-again once nothing references it: NumPy's views, and views of views, hold that array itself as
-``base``, so an array no tensor or view references has only the pool's references, which
-``sys.getrefcount`` counts. Nothing is returned by a finaliser, so a view that outlives its
-tensor still keeps the array out of the pool.
-
-Bounded and given back: the pool holds at most ``LIMIT`` bytes (beyond that, outputs are plain
-``np.empty``); ``numgrad.empty_cache()`` frees every unreferenced array now, and an array not
-handed out for ``IDLE_S`` seconds is freed at the pool's next use after that (looked for at most
-once every ``_TRIM_EVERY`` seconds). Thread-safe (one lock, taken only for outputs of
-``POOL_FROM`` bytes or more).
+- ``adapt_malloc``: numgrad's first large output (``ADAPT_FROM`` bytes or more, through
+  ``empty``/``zeros``/``empty_like``) first allocates and frees one block just under 32 MiB, as
+  any large temporary does: glibc's adaptive thresholds rise to their ceiling, so blocks up to
+  that size come from the heap and 64 MiB of free heap is kept before it is trimmed. With it the
+  three models' steps, eager and compiled, take no page faults (``tests/test_pool.py``). glibc's
+  own tuning (``numgrad.set_runtime_defaults(malloc=True)``, mallopt) would set them for the
+  whole process, which ``import numgrad`` must not do; a user's ``MALLOC_MMAP_THRESHOLD_`` or
+  ``mallopt`` turns the adaptation off, and then this does nothing.
+- The pool: outputs of ``POOL_FROM`` bytes (32 MiB) and more, above glibc's ceiling, which it
+  always maps anew, come from arrays that earlier outputs of the same shape and dtype freed. An
+  output is a new view of the whole of an array the pool made and owns (``out[...]``): what
+  reads an array's ``base`` for its storage (an output's adoption as ``.grad``, the serialisers,
+  ``as_strided``, ``storage_offset``) finds exactly the output's memory, as with ``np.empty``,
+  and each output is a new object (weak references, ids). The pool hands an array out again once
+  nothing references it: NumPy's views, and views of views, hold that array itself as ``base``,
+  so an array no tensor or view references has only the pool's references, which
+  ``sys.getrefcount`` counts. Bounded and given back: it holds at most ``LIMIT`` bytes (beyond
+  that, plain ``np.empty``); ``numgrad.empty_cache()`` frees every unreferenced array now, and an
+  array not handed out for ``IDLE_S`` seconds is freed at the pool's next use after that (looked
+  for at most once every ``_TRIM_EVERY`` seconds). Thread-safe (one lock, taken only for
+  outputs of ``POOL_FROM`` bytes or more).
 """
 from __future__ import annotations
 
@@ -39,7 +41,8 @@ import time
 
 import numpy as np
 
-POOL_FROM = 256 << 10  # bytes: smaller arrays come from malloc (its heap, below its threshold)
+POOL_FROM = 32 << 20  # bytes: smaller arrays come from malloc (its heap, once adapted)
+ADAPT_FROM = 256 << 10  # bytes: the first output this large adapts glibc's thresholds
 LIMIT = 1 << 30  # bytes of arrays the pool holds at most
 IDLE_S = 10.0  # an array not handed out for this long is freed at the pool's next use
 _TRIM_EVERY = 1.0  # seconds between two looks for idle arrays
@@ -49,6 +52,7 @@ _arrays: dict = {}  # (shape, dtype) -> [[array, time last handed out], ...]
 _held = 0  # bytes in _arrays
 _refs: int | None = None  # sys.getrefcount of an array that only the pool references
 _trimmed = [0.0]  # when idle arrays were last looked for
+_adapted = [False]  # whether ``adapt_malloc`` has run
 
 
 def empty(shape, dtype) -> np.ndarray:
@@ -92,6 +96,8 @@ def _pooled(shape, dtype):
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < POOL_FROM or dtype.hasobject:
+        if nbytes >= ADAPT_FROM and not _adapted[0]:
+            adapt_malloc()
         return None
     global _held, _refs
     now = time.monotonic()
@@ -116,6 +122,15 @@ def _pooled(shape, dtype):
         entries.append([out, now])
         _held += nbytes
         return out[...]
+
+
+def adapt_malloc() -> None:
+    """Allocates and frees one block just under 32 MiB, once, as any large temporary does: glibc
+    then serves blocks up to that size from its heap and keeps twice that free before it trims
+    the heap (its adaptive thresholds, which a freed mapped block raises, up to 32 MiB; nothing
+    is set, and where they are set or the C library is another, nothing changes)."""
+    _adapted[0] = True
+    np.empty((32 << 20) - (64 << 10), np.uint8)
 
 
 def _free(entry) -> bool:

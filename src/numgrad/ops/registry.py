@@ -597,20 +597,14 @@ _wrap = Tensor._wrap  # (bound once: without the binding on each call)
 _RECENT: dict = {}  # kernel id -> (dtype, its kernels): the last used, tested by identity
 
 
-# The lane serves arrays of fewer elements than this: a larger output (256 KiB of float32,
-# ``numgrad._pool.POOL_FROM``) comes from the pool of reused arrays, through ``apply``'s kernels,
-# and its kernel takes tens of microseconds, which the lane's microsecond would not change.
-LANE_SIZE = 1 << 16
-
-
 def lane_kernels(data, code: int, unary: bool):
     """The generated kernels of ``code`` (``kernels.cpu.elementwise``) for ``data``, where the
     lane serves it: a plain float32 or float64 C-contiguous host array (of NumPy's own dtype
-    objects: native byte order) of fewer than ``LANE_SIZE`` elements, with no trace, CUDA,
-    anomaly mode or profile block in the way (``closed``); else None."""
+    objects: native byte order) below the threading size, with no trace, CUDA, anomaly mode or
+    profile block in the way (``closed``); else None."""
     dt = data.dtype
     if type(data) is not np.ndarray or (dt is not _F64 and dt is not _F32) or \
-            not data.flags.c_contiguous or data.size >= LANE_SIZE or \
+            not data.flags.c_contiguous or data.size >= PARALLEL_THRESHOLD or \
             dispatch._pushed or _cuda_kernels is not None or _anomaly.enabled or closed:
         return None
     hit = _RECENT.get(code)  # (kernel ids are distinct across families: the id names it)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _pool
 from .ops._names import export
 from ._dtype import device as _device
 from ._dtype import COMPLEX, FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
@@ -305,9 +304,9 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
         K = _cpu_module if mode is None else mode.use(_cpu_module)
         if K is _cpu_module:  # (no trace, or a step on CUDA: a constant of it)
             if value is None:
-                data = _pool.empty(shape, np_dtype)  # (large: a reused buffer, ``_pool``)
+                data = np.empty(shape, np_dtype)
             elif type(value) is int or type(value) is float or type(value) is bool:
-                data = _pool.empty(shape, np_dtype)
+                data = np.empty(shape, np_dtype)
                 data.fill(value)  # (np.full's Python layers cost more than the fill: 0.5 us)
             else:
                 data = np.full(shape, value, np_dtype)

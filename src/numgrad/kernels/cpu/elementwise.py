@@ -106,7 +106,7 @@ def unary(op: int, x: np.ndarray) -> np.ndarray:
     if not x.flags.c_contiguous:
         x = x.copy()  # (not ascontiguousarray, which makes 0-d arrays 1-d)
     n = x.size
-    empty = np.empty if n * dt.itemsize < _pool.POOL_FROM else _pool.empty  # (large: reused)
+    empty = np.empty if n * dt.itemsize < _pool.ADAPT_FROM else _pool.empty  # (``_pool``)
     if x.ndim == 1:
         out = flat_out = empty(n, dt)
         flat = x
@@ -167,7 +167,7 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
     # kernels take 1-D arrays; a reshape costs as much as the kernel call on small arrays).
     if a.flags.c_contiguous:
         n = a.size
-        empty = np.empty if n * a.itemsize < _pool.POOL_FROM else _pool.empty  # (large: reused)
+        empty = np.empty if n * a.itemsize < _pool.ADAPT_FROM else _pool.empty  # (``_pool``)
         if b.ndim == 0:
             if isinstance(b, np.ndarray):
                 b = b[()]  # (a 0-d array's number; a NumPy number is passed as it is)

@@ -155,37 +155,45 @@ def blas_line() -> str:
     return f"NumPy's BLAS: {kind}; OpenBLAS settings in the environment: {pinned}"
 
 
-def median_ms(step, repeat: int, clock=time.perf_counter) -> float:
-    """The median milliseconds of ``step()`` after three warm-up calls (a compiled step: its
-    traces, and its program compiled at the first replay), by ``clock``."""
-    for _ in range(3):
-        step()
-    times = []
-    for _ in range(repeat):
-        start = clock()
-        step()
-        times.append(clock() - start)
-    return statistics.median(times) * 1e3
-
-
-def models(repeat: int, cpu_time: bool = False) -> None:
+def models(repeat: int, cpu_time: bool = False, rounds: int = 3) -> None:
     """The models' steps beside PyTorch's. ``cpu_time``: the process's CPU time instead of the
     wall clock; with ``--threads 1`` (both libraries on one thread) it measures the work of a
-    step apart from how it is shared among threads, and a busy machine changes it little."""
+    step apart from how it is shared among threads, and a busy machine changes it little.
+
+    The three steps of a model (numgrad eager, compiled, PyTorch) take turns, ``rounds`` turns
+    each of ``repeat / rounds`` timed steps, and each median is over all of its turns: a shared
+    machine's speed drifts over seconds, and steps timed one library after the other would
+    charge the drift to whichever ran in the slow part. Each turn first runs one untimed step,
+    while the library that ran before it lets its idle threads go (OpenBLAS's and OpenMP's
+    threads spin a while after their last work)."""
     clock = time.process_time if cpu_time else time.perf_counter
     print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}; "
-          f"training steps, medians of {repeat} after 3 warm-up steps, ms "
+          f"training steps, medians of {repeat} after 3 warm-up steps, in {rounds} turns, ms "
           f"{'of CPU time' if cpu_time else 'of wall time'}, {numgrad.get_num_threads()} "
           f"thread(s)")
     print(f"{'model':52s} {'eager':>9s} {'compiled':>9s} {'PyTorch':>9s} {'eager/PT':>8s} "
           f"{'comp/PT':>8s}  compiled key")
     nan = float("nan")
+    per_turn = max(1, -(-repeat // rounds))
     for name, make in MODELS.items():
-        ours = median_ms(make(numgrad), repeat, clock)
         compiled_step = numgrad.compile(make(numgrad))
-        compiled = median_ms(compiled_step, repeat, clock)
+        steps = {"eager": make(numgrad), "compiled": compiled_step}
+        if torch:
+            steps["torch"] = make(torch)
+        times: dict = {key: [] for key in steps}
+        for key, step in steps.items():
+            for _ in range(3):  # (kernels compiled; the compiled step traced, its program built)
+                step()
+        for _ in range(rounds):
+            for key, step in steps.items():
+                step()
+                for _ in range(per_turn):
+                    start = clock()
+                    step()
+                    times[key].append(clock() - start)
+        ours, compiled, theirs = (statistics.median(times[key]) * 1e3 if times.get(key) else nan
+                                  for key in ("eager", "compiled", "torch"))
         how = numgrad.compiler.explain(compiled_step).splitlines()[-1].strip()
-        theirs = median_ms(make(torch), repeat, clock) if torch else nan
         print(f"{name:52s} {ours:9.1f} {compiled:9.1f} {theirs:9.1f} {ours / theirs:8.2f} "
               f"{compiled / theirs:8.2f}  {how[:70]}")
 
@@ -323,6 +331,9 @@ def main() -> None:
     parser.add_argument("--fresh-runs", type=int, default=5)
     parser.add_argument("--models", action="store_true", help="the models' training steps")
     parser.add_argument("--model-repeat", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="with --models: the turns that numgrad's and PyTorch's steps take "
+                        "(--rounds 1: each library's steps all at once, one after the other)")
     parser.add_argument("--threads", type=int, default=2,
                         help="threads of numgrad and PyTorch alike (default 2, as the speed issue "
                         "measures)")
@@ -349,7 +360,7 @@ def main() -> None:
         models_own_process(args.model_repeat, args.threads, args.cpu_time)
         return
     if args.models:
-        models(args.model_repeat, args.cpu_time)
+        models(args.model_repeat, args.cpu_time, args.rounds)
         return
     if args.sizes:
         size_lines(args.repeat)

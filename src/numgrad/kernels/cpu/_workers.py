@@ -14,6 +14,7 @@ import threading
 import time
 
 import numba
+import numpy as np
 
 from ..._threads import get_num_threads, one_blas_thread
 
@@ -65,30 +66,61 @@ def threads_for(parts: int, large: bool) -> int:
     return min(get_num_threads(), parts) if large and not busy() else 1
 
 
+# After a job a helper thread waits for the next one this many rounds (each a ``sched_yield``,
+# ~1 us: the core stays with whatever else can run) before it sleeps; the thread that started a
+# job waits for its helpers the same way. A core left idle for a few hundred microseconds is
+# slow to come back on a shared (virtual) machine: a 64 x 784 x 256 half-product took 194 us on a
+# helper that had just worked and 250-390 us on one idle for 0.3-3 ms before; its wake-up took
+# 26-39 us more. OpenMP's threads (PyTorch's, Numba's) spin likewise between parallel regions.
+SPIN_ROUNDS = 1000
+_spin_wait = None  # the nogil spin kernel once set up (False: none here)
+
+
+def _spin_setup() -> None:
+    """Compiles (or loads) the spin kernel (``_spin.wait``) once, where a pool is made."""
+    global _spin_wait
+    if _spin_wait is None:
+        from . import _spin
+
+        _spin_wait = _spin.wait or False
+
+
+def _spin(flags, index: int) -> None:
+    if _spin_wait and SPIN_ROUNDS > 0:
+        _spin_wait(flags, index, SPIN_ROUNDS)
+
+
 class _Helper:
     """A worker thread and its two hand-off locks: ``go`` released to start it on ``job``,
     ``done`` released by it when that job is drained (a lock each way: a wake-up is one futex
-    call, where a ``ThreadPoolExecutor``'s future took a condition, a queue and a result)."""
+    call, where a ``ThreadPoolExecutor``'s future took a condition, a queue and a result), and
+    ``flags``, the same two signals as numbers (``[0]`` a job handed over, ``[1]`` it is done)
+    for the threads to spin on a while before they sleep on a lock (``SPIN_ROUNDS``)."""
 
-    __slots__ = ("go", "done", "job", "error", "thread")
+    __slots__ = ("go", "done", "job", "error", "thread", "flags")
 
     def __init__(self, slot: int):
         self.go, self.done = threading.Lock(), threading.Lock()
         self.go.acquire()
         self.done.acquire()
         self.job = self.error = None
+        self.flags = np.zeros(2, np.int64)
         self.thread = threading.Thread(target=self._loop, args=(slot,), daemon=True,
                                        name=f"numgrad-work-{slot}")
         self.thread.start()
 
     def _loop(self, slot: int) -> None:
+        flags = self.flags
         while True:
+            _spin(flags, 0)
             self.go.acquire()
+            flags[0] = 0
             try:
                 self.job(slot)
             except BaseException as error:  # (handed to the thread that started the job)
                 self.error = error
             self.job = None
+            flags[1] = 1
             self.done.release()
 
 
@@ -99,6 +131,7 @@ def _helpers(count: int) -> list:
     """At least ``count`` helper threads, made on first use (numbered from slot 1)."""
     global _pool
     if _pool is None or len(_pool) < count:
+        _spin_setup()
         with _pool_lock:  # (two threads' first large jobs at once: one pool)
             pool = list(_pool or ())
             while len(pool) < count:
@@ -133,12 +166,15 @@ def run(items, work, threads: int, blas: bool = True) -> None:
         with one_blas_thread(blas):
             for helper in helpers:
                 helper.job = drain
+                helper.flags[0] = 1
                 helper.go.release()
             try:
                 drain(0)
             finally:
                 for helper in helpers:
+                    _spin(helper.flags, 1)
                     helper.done.acquire()
+                    helper.flags[1] = 0
                 errors = [helper.error for helper in helpers if helper.error is not None]
                 for helper in helpers:
                     helper.error = None

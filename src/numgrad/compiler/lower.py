@@ -208,6 +208,16 @@ def _literal(value) -> str:
     raise TypeError(value)
 
 
+# Lines of a segment's text that mark a split loop (removed from the text; ``threads_variant``
+# cuts the function at them), and the forms of its top-level lines that variant reads.
+_SPLIT, _SPLIT_END = "# split", "# end split"
+_MARKS = (_SPLIT, _SPLIT_END)
+_ALLOCATION = re.compile(r"^    (r\d+) = np\.empty\(")
+_CONST = re.compile(r"^    k\d+_\d+ = k\d+\[\d+\]$")
+_LOCAL = re.compile(r"^    (\w+) = ")
+_THREADS_HEAD = ["from numgrad.kernels.cpu._workers import run_parts as _run_parts"]
+
+
 class _Code:
     def __init__(self):
         self.imports: dict[str, str] = {}  # "module:function" -> local name
@@ -356,12 +366,14 @@ class CpuSegment:
             del code.lines[start:]
             if flat["ok"]:
                 self.parallel = True
+                code.emit(_SPLIT, 1)
                 code.emit("for c in prange(chunks):", 1)
                 code.emit(f"start, stop = c * {n} // chunks, (c + 1) * {n} // chunks", 2)
                 for root, name in flat["slices"].items():
                     code.emit(f"{name} = {self.made[root]}[start:stop]", 2)
                 code.emit("for j in range(stop - start):", 2)
                 code.lines.extend(lines)
+                code.emit(_SPLIT_END, 1)
                 return
         indices = []
         for d, size in enumerate(shape):
@@ -372,7 +384,7 @@ class CpuSegment:
 
     def text(self, head: list) -> str:
         options = 'cache=True, error_model="numpy"'
-        body = "\n".join(self.code.lines) + "\n"
+        body = "\n".join(line for line in self.code.lines if line.strip() not in _MARKS) + "\n"
         if not self.parallel:
             return "\n".join(head) + f"\n\n\n@njit({options})\n" + body
         # A split function has a twin without ``parallel=True`` (``<name>_serial``: the same
@@ -381,8 +393,67 @@ class CpuSegment:
         # region waits for a thread that has no core (1M elements under a load of 3 on 2 cores:
         # 8 ms against 1.7 on one thread). Compiled on its first call only.
         serial = body.replace(f"def {self.function}(", f"def {self.function}_serial(", 1)
-        return ("\n".join(head) + f"\n\n\n@njit({options}, parallel=True)\n" + body
-                + f"\n\n@njit({options})\n" + serial)
+        return ("\n".join(head + _THREADS_HEAD) + f"\n\n\n@njit({options}, parallel=True)\n"
+                + body + f"\n\n@njit({options})\n" + serial + self.threads_variant(options))
+
+    def threads_variant(self, options: str) -> str:
+        """``<name>_threads``: the split function's work on numgrad's worker threads
+        (``_workers.run_parts``) instead of Numba's, for a program that also calls kernels,
+        whose threads and BLAS's would wait on OpenMP's spinning ones. A Python function with
+        the same parameters and results: it allocates the stored values, then runs the loops in
+        their order, each split loop's chunks as parts of one job (``<name>_w<k>``, a ``nogil``
+        function of one chunk), the statements between them on this thread (``<name>_w<k>`` of
+        the same arrays): the chunks, and so the values, are the split function's. Empty where a
+        local value would cross from one of those functions into another."""
+        lines = self.code.lines
+        params = lines[0][lines[0].index("(") + 1:lines[0].rindex(")")].split(", ")
+        base = [p for p in params if p and p != "chunks"]
+        consts = [line for line in lines[1:] if _CONST.match(line)]
+        allocations, stages, stage = [], [], None
+        for line in lines[1 + len(consts):-1]:
+            if _ALLOCATION.match(line):
+                allocations.append(line)
+            elif line.strip() == _SPLIT:
+                stages.append(("split", []))
+                stage = stages[-1][1]
+            elif line.strip() == _SPLIT_END:
+                stage = None
+            else:
+                if stage is None:
+                    stages.append(("serial", []))
+                    stage = stages[-1][1]
+                stage.append(line)
+        arrays = [_ALLOCATION.match(line).group(1) for line in allocations]
+        texts = ["\n".join(stage) for _, stage in stages]
+        for k, (kind, stage) in enumerate(stages):  # (a name a stage sets at its top level)
+            for line in stage:
+                match = _LOCAL.match(line)
+                if match and any(re.search(rf"\b{match.group(1)}\b", text)
+                                 for j, text in enumerate(texts) if j != k):
+                    return ""
+        out = [f"\n\n@njit({options}, nogil=True)"]
+        calls = []
+        for k, (kind, stage) in enumerate(stages):
+            name = f"{self.function}_w{k}"
+            text = texts[k]  # (its parameters: the arrays and numbers it reads, no others)
+            used = [line for line in consts if re.search(rf"\b{line.split()[0]}\b", text)]
+            names = set(re.findall(r"\w+", text + " ".join(used)))
+            args = ", ".join(p for p in base + arrays if p in names)
+            extra = ", chunks, part" if kind == "split" else ""
+            out.append(f"def {name}({args}{', ' if args and extra else ''}{extra[2:]}):")
+            out.extend(used)
+            out.extend(line.replace("for c in prange(chunks):", "for c in range(part, part + 1):")
+                       for line in stage)
+            out.append("    return 0")
+            out.append(f"\n\n@njit({options}, nogil=True)")
+            calls.append(f"    _run_parts({name}, ({args}{',' if args else ''}), chunks)"
+                         if kind == "split" else f"    {name}({args})")
+        out[-1] = "\n"
+        out.append(f"def {self.function}_threads({', '.join(params)}):")
+        out.extend(allocations)
+        out.extend(calls)
+        out.append(lines[-1])
+        return "\n".join(out) + "\n"
 
     # ------------------------------------------------------------------ values
     def must_store(self, v) -> bool:

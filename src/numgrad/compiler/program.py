@@ -18,7 +18,6 @@ import weakref
 import importlib
 
 import numpy as np
-from numba import get_num_threads
 from numpy.lib.stride_tricks import as_strided
 from numba.core.errors import NumbaError
 
@@ -246,7 +245,8 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
                      FG=[f.__globals__ for f in functions],
                      FC=[f.__closure__ or () for f in functions],
                      _defaults=_dtype._DEFAULT_FOR_CATEGORY, _FLOAT=_dtype.FLOAT,
-                     get_num_threads=get_num_threads,
+                     get_num_threads=_workers.count,  # (the chunks of a split loop: not
+                     # Numba's get_num_threads, which starts its threading layer's threads)
                      np=np, ndarray=np.ndarray, _leaf=_leaf, _freed=_freed,
                      _wrap_outputs=_aot.wrap_outputs,
                      scalar_values=[_scalar_getter(functions, where) for where, _ in scalars],
@@ -852,8 +852,11 @@ def _weakrefable(value) -> bool:
 def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device: str,
                   split: bool):
     """The driver's call of a segment's generated function, its results reshaped (its large
-    loops on Numba's threads if ``split``)."""
-    text, function, parallel, constants = lower.segment_source(segment, position, device, split)
+    loops on Numba's threads if ``split``, else on numgrad's worker threads)."""
+    # (on the CPU large flat loops are split whether or not the program calls kernels; which
+    # threads run them is the driver's choice below)
+    text, function, parallel, constants = lower.segment_source(
+        segment, position, device, split or device == "cpu")
     module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text,
                                "program" if device == "cpu" else device)
     light_cache(module)
@@ -861,6 +864,11 @@ def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device
     if parallel and device == "cpu":  # (its twin on one thread where the machine is busy)
         serial = body.const(getattr(module, f"{function}_serial"), "SEG")
         body.names["_busy"] = _workers.busy
+        threads = getattr(module, f"{function}_threads", None)
+        if not split:  # (a program that calls kernels: numgrad's worker threads, not Numba's;
+            # a whole program calls the twin on one thread, as its loops were before)
+            name = serial if threads is None else body.const(threads, "SEG")
+            function = f"{function}_serial"
         name = f"({serial} if _busy() else {name})"
     inputs = [flat[v] if v in flat else f"v{v.index}" if v.array.ndim == 1 else
               f"v{v.index}.reshape(-1)" if device == "cpu" else

@@ -184,6 +184,14 @@ def run(items, work, threads: int, blas: bool = True) -> None:
         _job_lock.release()
 
 
+def run_parts(part, args: tuple, chunks: int) -> None:
+    """``part(*args, chunks, c)`` for each chunk ``c`` of ``range(chunks)``: a compiled program's
+    split loop (``compiler/lower.py``, ``threads_variant``) on the worker threads, each chunk
+    one item (on this thread alone where the machine is busy: the same chunks)."""
+    run(range(chunks), lambda c, slot: part(*args, chunks, c), threads_for(chunks, True),
+        blas=False)
+
+
 def spans(n: int, parts: int) -> list:
     """``parts`` (start, stop) spans of about equal size covering ``range(n)``."""
     parts = max(1, min(parts, n))

@@ -618,9 +618,10 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
         trace.device == "cpu" and size <= ir.SEGMENT_NODES else None
     # A program of fused loops only splits its large loops over Numba's threads (OpenMP's,
     # under the default layer); one that also calls kernels (matrix products, numgrad's own
-    # threaded kernels) keeps its loops on one thread: OpenMP's threads spin for milliseconds
-    # after each parallel region, and on 2 cores they took the core of BLAS's second thread
-    # (a tiny GPT's compiled step: 190 ms against 100). The values are the same either way.
+    # threaded kernels) splits them over numgrad's worker threads (``_emit_segment``):
+    # OpenMP's threads spin for milliseconds after each parallel region, and on 2 cores they
+    # took the core of BLAS's second thread (a tiny GPT's compiled step: 190 ms against 100).
+    # The values are the same either way.
     split = all(kind != "call" for kind, _ in steps)
     for position, (kind, step) in enumerate(steps):
         if kind in ("call", "view"):

@@ -331,8 +331,13 @@ class Segment:
 
 
 # Nodes a segment fuses at most: a longer run is cut (the compile time and memory of a Numba
-# function grow faster than its size; a chain of thousands of ops compiles as several).
-SEGMENT_NODES = 512
+# function grow faster than its size; a chain of thousands of ops compiles as several). A tiny
+# GPT's compiled step (its AdamW update traced op by op: a run of over 1,000 nodes) took 112-116 s
+# to compile with an empty program cache at 512, three functions of ~1,100 lines taking 14-40 s
+# each; 76 s at 128 and 68 s at 64.
+SEGMENT_NODES = 128
+# Nodes a whole program (``whole.py``: the replay as one Numba function) has at most.
+WHOLE_NODES = 512
 
 
 def fuse(nodes, needed: set, fusible) -> list:

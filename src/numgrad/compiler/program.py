@@ -615,7 +615,7 @@ def _emit_program(body: _Emitter, trace, nodes, needed: set, refs: dict, fn, bou
     fixed = set(folded) | {v for v in trace.values if v.kind == "const" and not v.written}
     size = sum(len(step.nodes) if kind == "segment" else 1 for kind, step in steps)
     whole = WholeProgram(fixed) if whole_programs and not dynamic and len(steps) >= 3 and \
-        trace.device == "cpu" and size <= ir.SEGMENT_NODES else None
+        trace.device == "cpu" and size <= ir.WHOLE_NODES else None
     # A program of fused loops only splits its large loops over Numba's threads (OpenMP's,
     # under the default layer); one that also calls kernels (matrix products, numgrad's own
     # threaded kernels) splits them over numgrad's worker threads (``_emit_segment``):

@@ -865,9 +865,9 @@ def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device
     if parallel and device == "cpu":  # (its twin on one thread where the machine is busy)
         serial = body.const(getattr(module, f"{function}_serial"), "SEG")
         body.names["_busy"] = _workers.busy
-        threads = getattr(module, f"{function}_threads", None)
         if not split:  # (a program that calls kernels: numgrad's worker threads, not Numba's;
             # a whole program calls the twin on one thread, as its loops were before)
+            threads = getattr(module, f"{function}_threads", None)
             name = serial if threads is None else body.const(threads, "SEG")
             function = f"{function}_serial"
         name = f"({serial} if _busy() else {name})"

@@ -13,8 +13,8 @@ from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
 
 def _model_and_step(optimizer):
     numgrad.manual_seed(0)
-    lin = numgrad.nn.Linear(1024, PARALLEL_THRESHOLD // 1024)  # (a weight of a split loop's size)
-    x = numgrad.randn(8, 1024)
+    lin = numgrad.nn.Linear(64, 64)
+    x = numgrad.randn(PARALLEL_THRESHOLD // 64, 64)  # (activations of a split loop's size)
     opt = optimizer(lin.parameters())
 
     def step():
@@ -27,7 +27,7 @@ def _model_and_step(optimizer):
     return lin, step
 
 
-def test_an_adam_step_with_a_large_weight_is_eagers_to_the_bit_and_uses_the_worker_threads(
+def test_an_adam_step_with_large_activations_is_eagers_to_the_bit_and_uses_the_worker_threads(
         monkeypatch):
     parts = []
     run = _workers.run

@@ -204,9 +204,14 @@ class CompiledFunction:
                     raise program.NotReplayable(str(trace.broken))
                 if isinstance(aot_info, str):
                     raise program.NotReplayable(aot_info)
-                if not tracer.stable(trace, found):  # a first step made state: trace again next
+                # (a first step made state: trace again next; a float setting that changed, a
+                # learning rate a scheduler stepped in the call, is the re-run path's number)
+                floats_changed = not tracer.stable(trace, found)
+                if floats_changed and not tracer.stable(trace, found, floats=False):
                     return _finish(found, result, before)
                 problem, extra = watch.problem(audit, tracer._global_names)
+                if floats_changed and problem is None:  # (no effect found: not kept)
+                    return _finish(found, result, before)
                 if problem is None and "unguardable" in found:
                     problem = found["unguardable"]
                 if problem is not None or trace.reads is not None:

@@ -41,9 +41,11 @@ READS = {
     "nonzero": "indexing by a boolean mask (its result's shape depends on the values)",
     "structure.repeat_index": "repeat_interleave's counts (its result's size depends on them)",
 }
-# Those that write into an argument (the index of that argument).
+# Those that write into an argument (the index of that argument: an array, or a tuple of them).
 WRITES = {"binary_into": 1, "unary_into": 1, "assign": 0, "index_put": 0,
           "custom_call_into": 1,  # (a custom op with mutates_args: numgrad.library)
+          # (the optimizers' fused steps: each parameter's arrays and state, tuples in a tuple)
+          "optim.adam_step": 0, "optim.sgd_step": 0,
           **dict.fromkeys(("philox_uniform", "philox_normal", "philox_integers",
                            "philox_permutation", "philox_exponential", "philox_bernoulli",
                            "philox_multinomial"), 0)}  # (a draw advances the generator's state)
@@ -204,11 +206,17 @@ class Node:
 
     @property
     def target(self):
-        """The value it writes into (None: it writes nothing)."""
+        """The value it writes into (None: it writes nothing; the first of ``targets``)."""
         index = WRITES.get(self.name)
         if index is None:
             return None
         return next(values(self.specs[index]), None)
+
+    @property
+    def targets(self) -> tuple:
+        """The values it writes into (an optimizer's step writes several)."""
+        index = WRITES.get(self.name)
+        return () if index is None else tuple(values(self.specs[index]))
 
     def replace(self, specs=None) -> "Node":
         """This call with other arguments."""
@@ -266,8 +274,7 @@ def dead_code(nodes, needed: set) -> list:
         outs = set(node.results)
         wanted = bool(outs & live) or (node.op in (Op.VIEW, Op.VIEW_KERNEL) and
                                        any(root(v) in live_roots for v in outs))
-        target = node.target
-        if target is not None:
+        for target in node.targets:
             r = root(target)
             wanted = wanted or r.kind == "input" or r in live_roots
         if wanted:
@@ -310,8 +317,7 @@ def hash_cons(nodes, needed: set) -> list:
                     len(first.results) == len(results):
                 by.update(zip(results, first.results))
                 continue
-        target = node.target
-        if target is not None:
+        for target in node.targets:
             r = root(target)
             versions[r] = versions.get(r, 0) + 1
         kept.append(node)

@@ -472,8 +472,7 @@ def _check_raises_before_writes(nodes) -> None:
             raise NotReplayable(f"it may raise ({name}) after it has changed a tensor it reads, "
                                 "and a replay could not leave eager's state at the raise")
         if name in WRITES and name not in RANDOM:  # (a replay that raises restores those)
-            spec = specs[WRITES[name]]
-            if spec[0] == "v" and ir.root(spec[1]).kind == "input":
+            if any(ir.root(v).kind == "input" for v in ir.values(specs[WRITES[name]])):
                 writing = True
             elif writing and any(part in name for part in _RAISING):
                 raise NotReplayable(f"it may raise ({name}) after it has changed a tensor it "

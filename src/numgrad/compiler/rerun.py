@@ -794,8 +794,11 @@ class Lazy(dispatch.Mode):
 
 # The kernels whose float arguments a program takes at each call (the lowering passes their
 # floats to the fused loops as arguments, and a call keeps them as names of its namespace): the
-# binary ops' operands, the in-place update's ``alpha``, a float64 fill's value.
-_NUMBERS = {"binary": (1, 2), "binary_into": (3, "alpha"), "full": (1,)}
+# binary ops' operands, the in-place update's ``alpha``, a float64 fill's value, the floats of
+# an optimizer's step.
+_NUMBERS = {"binary": (1, 2), "binary_into": (3, "alpha"), "full": (1,),
+            # (an optimizer's fused step: the group's learning rate and other floats)
+            "optim.adam_step": (2, 3, 4, 5, 6), "optim.sgd_step": (2, 3, 4, 5)}
 
 
 def _liftable(name: str, arg) -> bool:

@@ -283,9 +283,7 @@ class Trace(dispatch.Mode):
         kspecs = tuple((k, self.ref(v)) for k, v in kwargs.items())
         out = call_plain(function, args, kwargs)
         if name in WRITES:
-            written = specs[WRITES[name]]
-            if written[0] == "v":
-                root = written[1]
+            for root in _spec_values(specs[WRITES[name]]):  # (a value, or a tuple's values)
                 while root.base is not None:
                     root = root.base
                 root.written = True
@@ -418,7 +416,7 @@ class _RecordedModule:
         return self._wrap(self._trace, f"{self._prefix}.{name}", getattr(self._module, name))
 
 
-_PARTS = frozenset({"loss", "conv", "pooling", "structure", "rnn"})  # (kernel modules' names)
+_PARTS = frozenset({"loss", "conv", "pooling", "structure", "rnn", "optim"})  # (kernel modules' names)
 
 
 class TracingKernels:
@@ -749,12 +747,23 @@ def begin(found: dict, device: str = "cpu"):
     return trace, before
 
 
-def stable(trace: Trace, found: dict) -> bool:
+def stable(trace: Trace, found: dict, floats: bool = True) -> bool:
     """Whether the call left the structure it ran on as it found it: no optimizer state made or
     dropped, no hyperparameter changed, no module switched between training and evaluation. (A
     first optimizer step makes its state: that trace is not kept, and the next call traces the
-    steady step.)"""
-    return structure_of(found) == trace.structure
+    steady step.) ``floats=False``: a float setting that changed (a learning rate a scheduler
+    stepped inside the call) counts as the same."""
+    now = structure_of(found)
+    return now == trace.structure or (not floats and _floats_as_types(now) ==
+                                      _floats_as_types(trace.structure))
+
+
+def _floats_as_types(value):
+    """``value`` (a structure: tuples of settings, a few levels deep) with each float replaced
+    by its type."""
+    if type(value) is tuple:
+        return tuple(_floats_as_types(x) for x in value)
+    return float if type(value) is float else value
 
 
 def structure_of(found: dict) -> tuple:

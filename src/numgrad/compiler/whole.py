@@ -13,7 +13,10 @@ they are written as one ``@njit(cache=True)`` function instead, called once:
 - ``log_softmax_last`` and its backward: the kernels' own row functions;
 - ``index_put`` accumulating rows (``z[rows, target]``'s backward): the kernel's scatter, its
   indices checked first, in Python (an index out of range runs the steps one by one instead,
-  which raise eager's error where eager does).
+  which raise eager's error where eager does);
+- an optimizer's fused step (``optim.sgd_step``, ``optim.adam_step``): the kernel's update of
+  each parameter (``_sgd``; ``adam_param``, which advances the step count and computes the bias
+  corrections as the Python entry does), on this thread.
 
 Anything else, and the replay keeps the one-by-one driver. The program's arguments are the
 values the steps read from outside; it returns those the end needs.
@@ -23,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir
-from ..kernels.cpu import blas, indexing, linalg
+from ..kernels.cpu import blas, indexing, linalg, optim
 
 class Unsupported(Exception):
     """A step that cannot run inside the program."""
@@ -102,7 +105,7 @@ class WholeProgram:
                       f"{target} = o{v.index}.reshape({tuple(v.array.shape)!r})")
 
     def call(self, name: str, specs: tuple, out) -> None:
-        emit = getattr(self, f"_call_{name}", None)
+        emit = getattr(self, f"_call_{name.replace('.', '_')}", None)
         if emit is None or any(s[0] == "kw" for s in specs):
             raise Unsupported(name)
         emit(specs, out)
@@ -242,6 +245,70 @@ class WholeProgram:
                               f"{n == 2})")
         self.emit(f"{f}(v{t.index}.reshape(-1), {i0}.reshape(-1), {shape[0]}, "
                   f"{i1}.reshape(-1), {n1}, {n == 2}, {inner}, {flat}, {step})")
+
+    def _optim_arrays(self, specs, width: int):
+        """Each parameter's written arrays (``width`` of them, None for an absent one) and its
+        gradient, of an optimizer step's arguments (all contiguous), and the step's options."""
+        targets, grads = specs[:2]
+        if targets[0] != "t" or grads[0] != "t" or any(next(ir.values(s), None) is not None
+                                                        for s in specs[2:]):
+            raise Unsupported("an optimizer step's arguments")
+        params = []
+        for target, grad in zip(targets[1], grads[1]):
+            if target[0] != "t" or len(target[1]) != width or grad[0] != "v":
+                raise Unsupported("an optimizer step's arguments")
+            arrays = []
+            for spec in target[1] + (grad,):
+                if spec[0] == "c" and spec[1] is None:
+                    arrays.append(None)
+                elif spec[0] != "v" or not spec[1].array.flags.c_contiguous or (
+                        spec is not grad and not self._contiguous(spec[1])):
+                    # (a gradient typed as strided, C-contiguous at the trace, as the guard
+                    # keeps it: read through a contiguous copy)
+                    raise Unsupported("an optimizer step's strided arrays")
+                else:
+                    arrays.append(spec[1])
+            params.append((arrays[:-1], arrays[-1]))
+        return params, [ir.constant(s) for s in specs[2:]]
+
+    def _flat(self, v, dtype) -> str:
+        if v is None:
+            return f"np.empty(0, {ir.DTYPES[dtype.name]})"
+        if not self._contiguous(v):
+            return f"np.ascontiguousarray({self.value(v)}).reshape(-1)"
+        return f"{self.value(v)}.reshape(-1)"
+
+    def _numbers(self, values, dtype) -> str:
+        """A constant array of ``values`` in ``dtype`` (an argument, never literals: LLVM could
+        compute with literals at compile time)."""
+        name = f"_k{len(self.constants)}"
+        self.constants[name] = np.array(values, dtype)
+        return self._external(f"k{len(self.constants)}", name)
+
+    def _call_optim_sgd_step(self, specs, out):
+        sgd = self._import("cpu.optim:_sgd")
+        params, options = self._optim_arrays(specs, 2)
+        lr, momentum, dampening, weight_decay, nesterov, maximize, firsts = options
+        for ((p, buf), g), first in zip(params, firsts):
+            dtype = p.array.dtype
+            decay_mode, decay, mode, mom, dampened, nesterov_, neg_lr = optim.sgd_scalars(
+                dtype, lr, momentum, dampening, weight_decay, nesterov, first)
+            k = self._numbers([decay, mom, dampened, neg_lr], dtype)
+            grad = f"-{self._flat(g, dtype)}" if maximize else self._flat(g, dtype)
+            self.emit(f"{sgd}({self._flat(p, dtype)}, {grad}, {self._flat(buf, dtype)}, "
+                      f"{decay_mode}, {k}[0], {mode}, {k}[1], {k}[2], {nesterov_}, {k}[3])")
+
+    def _call_optim_adam_step(self, specs, out):
+        adam = self._import("cpu.optim:adam_param")
+        params, options = self._optim_arrays(specs, 5)
+        maximize = bool(options[6])
+        for (p, m, v, vmax, count), g in params:
+            dtype = p.array.dtype
+            k = self._numbers(optim.adam_options(*options[:6]), np.float64)
+            self.emit(f"{adam}({self._flat(p, dtype)}, {self._flat(g, dtype)}, "
+                      f"{self._flat(m, dtype)}, {self._flat(v, dtype)}, "
+                      f"{self._flat(vmax, dtype)}, {self.value(count)}.reshape(1), {k}, "
+                      f"{maximize})")
 
     def _import_python(self, module: str, name: str) -> str:
         """A function the replay (Python) calls: its name in the replay's namespace."""

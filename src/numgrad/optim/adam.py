@@ -1,18 +1,14 @@
 """Adam (and AMSGrad), with L2 or decoupled weight decay."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .. import dispatch
 from .._dtype import float64
 from ..creation import full, tensor, zeros_like
 from ..ops import maximum, registry
 from .optimizer import Optimizer, _check_nonnegative, _no_grad_step, _unsupported
 from .sgd import _call_closure
 from ..autograd.profiler import record_function
-from .. import _lazy
 
 
 class Adam(Optimizer):
@@ -27,11 +23,12 @@ class Adam(Optimizer):
     PyTorch's ``capturable`` Adam keeps it: a step on CUDA parameters reads nothing back and mixes
     no devices). Parameters whose ``grad`` is None are skipped.
 
-    Eagerly on the CPU, the update of the float32 and float64 parameters is one fused kernel
+    On the CPU, the update of the float32 and float64 parameters is one fused kernel
     (``kernels/cpu/optim.py``) over all of them, with the same operations in the same order as
-    the op-by-op update below (the same values, bit for bit, and the same version counts); that
-    runs where a parameter is elsewhere, the step is traced (``numgrad.compile``) or a dispatch
-    mode or forward AD is active.
+    the op-by-op update below (the same values, bit for bit, and the same version counts), also
+    where ``numgrad.compile`` traces the step (it records the kernel's call); the op-by-op update
+    runs where a parameter is elsewhere, its state is not of its layout, or forward AD is
+    active.
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
@@ -67,17 +64,18 @@ class Adam(Optimizer):
         """Performs one optimization step; ``closure`` (re-evaluating the loss, with grad mode
         on) is called first if given, and its loss returned."""
         loss = _call_closure(closure)
-        fused = dispatch.current() is None and registry._forward_ad is None
-        arrays, scalars = [], []
+        fusing = registry._forward_ad is None
+        fused = []  # (each group's call of the fused kernel)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
             weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-            numbers = fused and all(type(x) in (int, float) for x in
-                                    (lr, beta1, beta2, eps, weight_decay))
+            numbers = fusing and all(type(x) in (int, float) for x in
+                                     (lr, beta1, beta2, eps, weight_decay))
+            targets, grads = [], []
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if numbers and self._fused_arguments(group, p, arrays, scalars):
+                if numbers and self._fused_arguments(group, p, targets, grads):
                     continue
                 grad = -p.grad if group["maximize"] else p.grad
                 state = self._state(p, amsgrad)
@@ -108,50 +106,46 @@ class Adam(Optimizer):
                 else:
                     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                 p.add_(exp_avg * -step_size / denom)
-        if arrays:
-            kernels = _lazy.module("kernels.cpu.optim")
-
+            if targets:
+                fused.append((tuple(targets), tuple(grads), float(lr), float(beta1),
+                              float(beta2), float(eps), float(weight_decay),
+                              bool(group["decoupled_weight_decay"]), bool(group["maximize"])))
+        if fused:
+            K = registry.kernels_for(())  # (the CPU's, or numgrad.compile's recording ones)
             with record_function("aten::_fused_adam_"):  # (PyTorch's name for its fused step)
-                kernels.adam(arrays, scalars)
+                for args in fused:  # (a group's options: numbers a compiled step takes)
+                    K.optim.adam_step(*args)
         return loss
 
-    def _fused_arguments(self, group: dict, p, arrays: list, scalars: list) -> bool:
+    def _fused_arguments(self, group: dict, p, targets: list, grads: list) -> bool:
         """Where ``p``, its gradient and its state are C-contiguous float32 or float64 arrays
-        of one dtype and shape on the CPU: advances ``p``'s step, bumps the version counters
-        as the op-by-op update does, appends ``p``'s arrays and scalars for the fused kernel
-        and returns True. Otherwise changes nothing and returns False."""
+        of one dtype and shape on the CPU: bumps the version counters as the op-by-op update
+        does, appends ``p``'s arrays to the fused kernel's ``targets`` (its step count too,
+        which the kernel advances) and ``grads``, and returns True. Otherwise changes nothing
+        and returns False."""
         amsgrad = group["amsgrad"]
         state = self._state(p, amsgrad)
         names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
         tensors = (p, p.grad) + tuple(state.get(name) for name in names)
         data = p._data
-        if (type(data) is not np.ndarray or data.dtype not in _FUSED or not data.ndim
+        if (not isinstance(data, np.ndarray) or data.dtype not in _FUSED or not data.ndim
                 or not data.flags.writeable):  # (0-d: the op-by-op update mixes in float64)
-            return False
+            return False  # (an ndarray: also a traced one, numgrad.compile records the call)
         for t in tensors:
             a = getattr(t, "_data", None)
-            if (type(a) is not np.ndarray or a.dtype != data.dtype or a.shape != data.shape
+            if (not isinstance(a, np.ndarray) or a.dtype != data.dtype or a.shape != data.shape
                     or not a.flags.c_contiguous):
                 return False
         step = state["step"]
         count = getattr(step, "_data", None)
-        if type(count) is not np.ndarray or count.shape != () or count.dtype.kind != "f":
+        if not isinstance(count, np.ndarray) or count.shape != () or count.dtype.kind != "f" \
+                or not count.flags.writeable:
             return False
-        count += count.dtype.type(1)
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, dt = group["weight_decay"], data.dtype.type
-        # (the scalars as the op-by-op update computes them: float64, then the dtype's)
-        s = float(count)
-        step_size = lr / (1 - beta1 ** s)
-        bias_correction2_sqrt = math.sqrt(1 - beta2 ** s)  # (numgrad's x ** 0.5 is sqrt)
-        mode = 0 if weight_decay == 0 else 2 if group["decoupled_weight_decay"] else 1
-        decay = 1 - lr * weight_decay if mode == 2 else weight_decay
-        flat = [t._data.reshape(-1) for t in tensors]
-        if group["maximize"]:
-            flat[1] = np.negative(flat[1])  # (as -p.grad: NaN's sign bit flipped too)
-        arrays.append(tuple(flat) + (() if amsgrad else (_EMPTY[data.dtype],)))
-        scalars.append((mode, dt(decay), dt(1 - beta1), dt(beta2),
-                        dt(1 - beta2), dt(-step_size), dt(bias_correction2_sqrt), dt(eps)))
+        a = [t._data for t in tensors]
+        targets.append((a[0], a[2], a[3], a[4] if amsgrad else None, count))
+        grads.append(a[1])
+        mode = 0 if group["weight_decay"] == 0 else \
+            2 if group["decoupled_weight_decay"] else 1
         for t, bumps in zip(tensors, (1 + (mode == 2), 0, 1, 2, 1)):
             t._version_counter.value += bumps
         step._version_counter.value += 1
@@ -159,4 +153,3 @@ class Adam(Optimizer):
 
 
 _FUSED = (np.dtype(np.float32), np.dtype(np.float64))
-_EMPTY = {dt: np.empty(0, dt) for dt in _FUSED}

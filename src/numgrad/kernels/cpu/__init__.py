@@ -26,8 +26,8 @@ DEVICE = "cpu"  # the device type whose kernels these are
 # Kernel modules of the less common ops, imported on first use (each njit dispatcher costs
 # ~0.2 ms at import, and a fresh process should not pay for convolution to add two tensors):
 # ``K.<module>`` for these modules, and ``K.<function>`` for these functions.
-_LAZY_MODULES = ("loss", "conv", "pooling", "rnn")  # K.loss: the losses', K.conv, K.pooling
-# (+ padding), K.rnn: the LSTM layer's
+_LAZY_MODULES = ("loss", "conv", "pooling", "rnn", "optim")  # K.loss: the losses', K.conv,
+# K.pooling (+ padding), K.rnn: the LSTM layer's, K.optim: the optimizers' fused steps
 _LAZY_FUNCTIONS = {
     "cumprod_backward": "scan", "cumulative": "scan", "sort_dim": "sorting", "topk_dim": "sorting",
     "gather_dim": "gather", "index_select_dim": "gather", "scatter_dim": "gather",

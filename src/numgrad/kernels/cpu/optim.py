@@ -1,7 +1,15 @@
-"""Fused optimizer updates for the CPU (``optim/adam.py``): one pass over a parameter and its
-state per step where the op-by-op update makes a dozen, element for element the same
-operations in the same order and dtype (so the same roundings: the tests compare both paths
-bit for bit). The scalars arrive in the parameter's dtype, as the op-by-op path rounds them.
+"""Fused optimizer updates for the CPU (``optim/adam.py``, ``optim/sgd.py``): one pass over a
+parameter and its state per step where the op-by-op update makes a dozen, element for element
+the same operations in the same order and dtype (so the same roundings: the tests compare both
+paths bit for bit). The scalars are rounded to the parameter's dtype, as the op-by-op path
+rounds them.
+
+``adam_step`` and ``sgd_step`` are the optimizers' entry points, eager and traced alike: their
+arguments are the tensors' arrays as they are and the options as Python numbers, and what
+depends on values (Adam's step count and its bias corrections, the negated gradient of
+``maximize``) is computed here, so that ``numgrad.compile`` records a step as one call of the
+kernel that eager runs (``compiler/ir.py``'s ``WRITES``: they write into their first argument's
+arrays), which replays the same values.
 """
 from __future__ import annotations
 
@@ -129,3 +137,95 @@ def sgd(params: list, scalars: list) -> None:
     dtype (``buf`` of size 0 without momentum), each with its ``scalars`` (the options of
     ``_sgd`` after ``buf``, as a tuple)."""
     _foreach(_sgd, params, scalars)
+
+
+_EMPTY = {np.dtype(np.float32): np.empty(0, np.float32),
+          np.dtype(np.float64): np.empty(0, np.float64)}
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _adam_scalars(count, options, out):
+    """Advances Adam's step count (a 1-element float array) by one and writes the scalars of
+    ``_adam`` after its mode for the new count into ``out`` (7 elements of the parameter's
+    dtype: the decay, ``1 - beta1``, ``beta2``, ``1 - beta2``, ``-step_size``, the square root
+    of the second bias correction, ``eps``), from ``options`` (float64: lr, beta1, beta2, eps,
+    weight_decay, and 1.0 where the decay is decoupled): computed in float64, as the op-by-op
+    update computes them, then rounded to the dtype. Returns the decay mode."""
+    count[0] += 1
+    s = np.float64(count[0])
+    lr, beta1, beta2, eps, weight_decay = options[0], options[1], options[2], options[3], \
+        options[4]
+    mode = 0 if weight_decay == 0 else 2 if options[5] != 0 else 1
+    out[0] = 1 - lr * weight_decay if mode == 2 else weight_decay
+    out[1] = 1 - beta1
+    out[2] = beta2
+    out[3] = 1 - beta2
+    out[4] = -(lr / (1 - beta1 ** s))
+    out[5] = np.sqrt(1 - beta2 ** s)  # (numgrad's x ** 0.5 is sqrt)
+    out[6] = eps
+    return mode
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def adam_param(p, g, m, v, vmax, count, options, maximize):
+    """One parameter's Adam step, whole, on this thread (``adam_step``'s, as a compiled
+    program calls it from Numba: ``compiler/whole.py``): flat arrays, ``count`` a 1-element
+    array, ``options`` as ``_adam_scalars`` takes them."""
+    out = np.empty(7, p.dtype)
+    mode = _adam_scalars(count, options, out)
+    _adam(p, -g if maximize else g, m, v, vmax, mode, out[0], out[1], out[2], out[3], out[4],
+          out[5], out[6])
+
+
+def _gradient(g: np.ndarray, maximize: bool) -> np.ndarray:
+    flat = g.reshape(-1)
+    return np.negative(flat) if maximize else flat  # (as -p.grad: NaN's sign bit flipped too)
+
+
+def adam_options(lr, beta1, beta2, eps, weight_decay, decoupled) -> np.ndarray:
+    """The options of ``_adam_scalars``."""
+    return np.array([lr, beta1, beta2, eps, weight_decay, float(decoupled)], np.float64)
+
+
+def adam_step(targets: tuple, grads: tuple, lr: float, beta1: float, beta2: float, eps: float,
+              weight_decay: float, decoupled: bool, maximize: bool) -> None:
+    """One Adam step (``optim.Adam``'s fused update) of a parameter group: its parameters given
+    as ``targets``, a ``(p, m, v, vmax or None, step)`` tuple each, written: the parameter and
+    its moments (C-contiguous, of one float dtype and shape) and its step count (a 0-d float
+    array), which advances by one; ``grads`` their gradients (C-contiguous, read); the group's
+    options as Python numbers (floats where a program takes them at each call: a scheduler's
+    learning rate). The bias corrections come from the advanced count as the op-by-op update
+    computes them (``_adam_scalars``)."""
+    options = adam_options(lr, beta1, beta2, eps, weight_decay, decoupled)
+    params, scalars = [], []
+    for (p, m, v, vmax, count), g in zip(targets, grads):
+        out = np.empty(7, p.dtype)
+        mode = _adam_scalars(count.reshape(1), options, out)
+        params.append((p.reshape(-1), _gradient(g, maximize), m.reshape(-1), v.reshape(-1),
+                       _EMPTY[p.dtype] if vmax is None else vmax.reshape(-1)))
+        scalars.append((mode, *out))
+    adam(params, scalars)
+
+
+def sgd_scalars(dtype, lr, momentum, dampening, weight_decay, nesterov, first) -> tuple:
+    """The scalars of ``_sgd`` (after its arrays) for one parameter of ``dtype``."""
+    dt = np.dtype(dtype).type
+    mode = 0 if momentum == 0 else 1 if first else 2
+    return (int(weight_decay != 0), dt(weight_decay), mode, dt(momentum), dt(1 - dampening),
+            bool(nesterov), dt(-lr))
+
+
+def sgd_step(targets: tuple, grads: tuple, lr: float, momentum: float, dampening: float,
+             weight_decay: float, nesterov: bool, maximize: bool, firsts: tuple) -> None:
+    """One SGD step (``optim.SGD``'s fused update) of a parameter group: its parameters given
+    as ``targets``, a ``(p, buf or None)`` tuple each, written: the parameter and its momentum
+    buffer (C-contiguous, of one float dtype and shape; None without momentum); ``grads`` their
+    gradients (read); the group's options as Python numbers, and ``firsts``: for each
+    parameter whether its buffer is new (it becomes the gradient)."""
+    params, scalars = [], []
+    for (p, buf), g, first in zip(targets, grads, firsts):
+        params.append((p.reshape(-1), _gradient(g, maximize),
+                       _EMPTY[p.dtype] if buf is None else buf.reshape(-1)))
+        scalars.append(sgd_scalars(p.dtype, lr, momentum, dampening, weight_decay, nesterov,
+                                   first))
+    sgd(params, scalars)

@@ -176,3 +176,84 @@ def test_a_custom_function_may_write_into_its_gradient_under_a_sum():
     (Scale.apply(a) * b).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [6.0, 8.0])
     np.testing.assert_array_equal(b.detach().numpy(), [3.0, 4.0])
+
+
+def _ce_grad(x, t, fused, monkeypatch, reduction="mean", weight=None, ignore_index=-100,
+             scale=1.5):
+    """The gradient of ``cross_entropy(x, t) * scale`` (and how often the fused backward ran),
+    with ``NllLoss.through`` (nll_loss's backward and log_softmax's in one pass) or without."""
+    from numgrad.kernels.cpu import loss as kernels
+    from numgrad.ops import loss
+
+    calls, real = [], kernels.nll_log_softmax_backward
+    monkeypatch.setattr(kernels, "nll_log_softmax_backward",
+                        lambda *a: calls.append(1) or real(*a))
+    if not fused:
+        monkeypatch.setattr(loss.NllLoss, "through", None)
+    a = numgrad.tensor(x, requires_grad=True)
+    out = numgrad.nn.functional.cross_entropy(
+        a, numgrad.tensor(t), reduction=reduction, ignore_index=ignore_index,
+        weight=None if weight is None else numgrad.tensor(weight))
+    (out.sum() * scale).backward()
+    monkeypatch.undo()
+    return a.grad.numpy().tobytes(), len(calls)
+
+
+@pytest.mark.parametrize("shape, dtype", [((700, 3000), "float32"), ((5, 7), "float32"),
+                                          ((6, 20), "float64"), ((9,), "float32")])
+@pytest.mark.parametrize("case", ["mean", "sum", "none", "ignore", "weight"])
+def test_cross_entropys_backward_in_one_pass_is_the_two_backwards_to_the_bit(
+        shape, dtype, case, monkeypatch):
+    # (rows shorter than the log-softmax's vector loop, long rows split among threads, a row
+    # of NaN, an ignored target; the loss's gradient through nll_loss and then log_softmax)
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    t = rng.integers(0, shape[-1], shape[:-1])
+    if len(shape) == 2:
+        x[1, 2] = np.nan
+    options = {"sum": dict(reduction="sum"), "none": dict(reduction="none"),
+               "ignore": dict(ignore_index=int(t.reshape(-1)[0])),
+               "weight": dict(weight=np.abs(rng.standard_normal(shape[-1])).astype(dtype)),
+               "mean": {}}[case]
+    fused, calls = _ce_grad(x, t, True, monkeypatch, **options)
+    assert calls == 1
+    assert (fused, 0) == _ce_grad(x, t, False, monkeypatch, **options)
+
+
+def test_cross_entropys_log_softmax_observed_or_differentiated_runs_the_two_backwards(
+        monkeypatch):
+    # (a hook on the log-probabilities, their retained grad, a second consumer, create_graph:
+    # the gradient between the two nodes is needed, and each backward runs as it is)
+    from numgrad.kernels.cpu import loss as kernels
+
+    calls, real = [], kernels.nll_log_softmax_backward
+    monkeypatch.setattr(kernels, "nll_log_softmax_backward",
+                        lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 6)).astype(np.float64)
+    t = numgrad.tensor(rng.integers(0, 6, 4))
+    seen = []
+    for variant in ("hook", "retain", "twice", "create_graph"):
+        a = numgrad.tensor(x, requires_grad=True)
+        logp = a.log_softmax(1)
+        if variant == "hook":
+            logp.register_hook(lambda g: seen.append(g.numpy().copy()))
+        if variant == "retain":
+            logp.retain_grad()
+        loss = numgrad.nn.functional.nll_loss(logp, t)
+        if variant == "twice":
+            loss = loss + logp.exp().sum() * 0.5
+        (ga,) = numgrad.autograd.grad(loss, a, create_graph=True) if variant == "create_graph" \
+            else (loss.backward() or (a.grad,))
+        ta = torch.tensor(x, requires_grad=True)
+        tlogp = ta.log_softmax(1)
+        tl = torch.nn.functional.nll_loss(tlogp, torch.tensor(t.numpy()))
+        if variant == "twice":
+            tl = tl + tlogp.exp().sum() * 0.5
+        np.testing.assert_allclose(ga.detach().numpy(), torch.autograd.grad(tl, ta)[0].numpy(),
+                                   rtol=1e-12, atol=1e-15)
+        if variant == "create_graph":  # (its gradient is differentiable: the double backward)
+            (ga * ga).sum().backward()
+            assert a.grad is not None
+        assert calls == [], variant
+    assert len(seen) == 1 and seen[0][0].nonzero()[0].size == 1

@@ -240,7 +240,17 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
             elif (op is not None and plain and node._pre_hooks is None
                     and node._retained is None):  # (the common case, first)
                 # a registered op's node (OpNode.apply and .release, inline)
-                in_grads = op.backward(node, grad)
+                in_grads = None
+                if op.through is not None and not create_graph:
+                    child = _sole_child(node, deps, buffers)
+                    if child is not None:
+                        in_grads = op.through(node, child, grad)
+                        if in_grads is not None:  # (the child's backward ran too: on from it)
+                            if not retain_graph:
+                                node.release()
+                            node, op = child, child.op
+                if in_grads is None:
+                    in_grads = op.backward(node, grad)
                 if not retain_graph and node._saved:
                     node._saved = ()
                     node._released = True
@@ -330,6 +340,23 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
         for node, grad in accumulated:
             _run_post_hooks(node, (), grad, foreign)
     return None
+
+
+def _sole_child(node, deps, buffers):
+    """The op node ``node``'s one input comes from, where ``node`` is its only consumer in this
+    backward (no other has given it a gradient, and none will) and nothing observes the
+    gradient between them (a hook, a retained grad): an ``Op.through`` may then run the two
+    backwards at once. Else None."""
+    edges = node.next_functions
+    if len(edges) != 1:
+        return None
+    child = edges[0][0]
+    if (child is None or getattr(child, "op", None) is None or deps.get(child) != 1
+            or child in buffers
+            or child._pre_hooks is not None or child._retained is not None
+            or child._num_outputs != 1 or child._released):
+        return None
+    return child
 
 
 def _target(node):

@@ -111,6 +111,15 @@ class Op:
         ``params``, ``needs_input_grad``) and the output's gradient."""
         raise NotImplementedError
 
+    # The backward of its node and of its input's node at once, where the engine finds that node
+    # is the input's only consumer and nothing observes the gradient between them (no hooks,
+    # no retained grad, no create_graph): ``through(node, child, grad)`` gives the gradients of
+    # ``child``'s inputs (the engine goes on from ``child`` as if it had run), or None where
+    # the pair is not one it fuses (the two then run one after the other). The values are
+    # the two backwards' (``NllLoss``: through log_softmax, without writing the one-hot
+    # gradient of the log-probabilities).
+    through = None
+
     # The forward-mode (jvp) rule, PyTorch's ``result:`` row of derivatives.yaml: called as
     # ``jvp(ctx, *tangents)`` with ``ctx`` an ``autograd.forward_ad.JvpContext`` (``inputs``,
     # ``params``, ``result``, ``saved_tensors``, ``needs_input_grad``) and one tangent or None per

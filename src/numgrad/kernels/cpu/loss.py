@@ -12,6 +12,7 @@ from numba import njit
 
 from ... import _pool
 from . import _workers
+from .mathfuncs import fast_exp
 
 
 @njit(cache=True)
@@ -70,6 +71,34 @@ def _nll_scatter(grad, grad_stride, target, weight, ignore_index, divisor, out, 
     return -1
 
 
+@njit(cache=True, error_model="numpy", nogil=True)
+def _nll_log_softmax_rows(grad, grad_stride, target, weight, ignore_index, divisor, out,
+                          result, start, stop):
+    """Rows ``start:stop`` of ``result``: log_softmax's backward
+    (``softmax._log_softmax_backward_row``: ``g - exp(out) * g.sum()``) of the row ``g`` that
+    ``_nll_scatter`` writes (zeros but ``weight[t] * -(grad[n] / divisor)`` at the target ``t``),
+    computed as the two compute it, operation for operation, without writing ``g``. Returns the
+    first of these rows whose target is out of ``[0, C)`` (-1 if none; the rows before it
+    written)."""
+    n_classes = out.shape[1]
+    zero = out.dtype.type(0)
+    for n in range(start, stop):
+        t = target[n]
+        c = zero
+        if t != ignore_index:
+            if t < 0 or t >= n_classes:
+                return n
+            c = weight[t] * -(grad[n * grad_stride] / divisor)
+        o = out[n]
+        dst = result[n]
+        # (the row's sum: its one entry plus zeros, so -0.0 sums to 0.0; in float64, as the
+        # log-softmax backward's sum of a short row in the dtype is converted too)
+        total = np.float64(zero + c)
+        for j in range(n_classes):  # (``g``'s entry a select: the loop vectorises)
+            dst[j] = (c if j == t else zero) - fast_exp(o[j]) * total
+    return -1
+
+
 # From this many elements, ``nll_loss_backward``'s rows (zeroed, one entry written: a memset
 # of the word-LM's 700 x 10k float32 took 1.7 ms on one thread) are shared among numgrad's
 # worker threads; each row is written alone, so the values do not depend on the split.
@@ -107,12 +136,9 @@ def nll_loss_forward(x: np.ndarray, target: np.ndarray, weight, ignore_index: in
         return np.array(np.float64(total) / np.float64(total_weight), x.dtype)
 
 
-def nll_loss_backward(grad: np.ndarray, shape: tuple, target: np.ndarray, weight,
-                      ignore_index: int, reduction: str, total_weight=None) -> np.ndarray:
-    """The gradient of ``nll_loss_forward`` with respect to its input of shape ``shape``: ``grad``
-    (one value per row for 'none', else a scalar) scattered to each row's target class."""
-    n_classes = shape[-1]
-    out = _pool.empty((int(np.prod(shape[:-1], dtype=np.int64)), n_classes), grad.dtype)
+def _scatter_arguments(grad, n_classes, target, weight, ignore_index, reduction, total_weight):
+    """(the gradient flat, its stride per row, the targets, the weights, the divisor in the
+    gradient's dtype, the first bad row or -1) of nll_loss's backward."""
     t1 = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)
     w = _weights(weight, n_classes, grad.dtype)
     divisor, bad = 1.0, -1
@@ -122,28 +148,56 @@ def nll_loss_backward(grad: np.ndarray, shape: tuple, target: np.ndarray, weight
         divisor = float(np.asarray(total_weight).reshape(-1)[0])
     g = np.ascontiguousarray(grad.reshape(-1))
     stride = 0 if reduction != "none" else 1
+    return g, stride, t1, w, grad.dtype.type(divisor), bad
+
+
+def nll_loss_backward(grad: np.ndarray, shape: tuple, target: np.ndarray, weight,
+                      ignore_index: int, reduction: str, total_weight=None) -> np.ndarray:
+    """The gradient of ``nll_loss_forward`` with respect to its input of shape ``shape``: ``grad``
+    (one value per row for 'none', else a scalar) scattered to each row's target class."""
+    n_classes = shape[-1]
+    out = _pool.empty((int(np.prod(shape[:-1], dtype=np.int64)), n_classes), grad.dtype)
+    g, stride, t1, w, divisor, bad = _scatter_arguments(grad, n_classes, target, weight,
+                                                        ignore_index, reduction, total_weight)
     if bad < 0:
-        bad = _scatter_rows(g, stride, t1, w, ignore_index, grad.dtype.type(divisor), out)
+        bad = _by_row_spans(_nll_scatter, out, (g, stride, t1, w, ignore_index, divisor, out))
     if bad >= 0:
         raise IndexError(f"Target {t1[bad]} is out of bounds.")
     return out.reshape(shape)
 
 
-def _scatter_rows(g, stride, target, weight, ignore_index, divisor, out) -> int:
-    """``_nll_scatter`` over all of ``out``'s rows, in spans on numgrad's worker threads where
-    ``out`` is large: the first bad row of all (-1 if none)."""
+def nll_log_softmax_backward(grad: np.ndarray, out: np.ndarray, target: np.ndarray, weight,
+                             ignore_index: int, reduction: str) -> np.ndarray:
+    """The gradient of ``nll_loss(log_softmax(x, -1), ...)`` with respect to ``x``, from the
+    loss's gradient and the log-softmax's output ``out`` (C-contiguous, of ``grad``'s float
+    dtype, (N, C) or (C,)): nll_loss's backward and then log_softmax's, in one pass over each
+    row (``_nll_log_softmax_rows``), the same values."""
+    rows = out.reshape(-1, out.shape[-1])
+    result = _pool.empty(rows.shape, out.dtype)
+    g, stride, t1, w, divisor, bad = _scatter_arguments(grad, rows.shape[1], target, weight,
+                                                        ignore_index, reduction, None)
+    if bad < 0:
+        bad = _by_row_spans(_nll_log_softmax_rows, result,
+                            (g, stride, t1, w, ignore_index, divisor, rows, result))
+    if bad >= 0:
+        raise IndexError(f"Target {t1[bad]} is out of bounds.")
+    return result.reshape(out.shape)
+
+
+def _by_row_spans(kernel, out, args) -> int:
+    """``kernel(*args, start, stop)`` over all of ``out``'s rows, in spans on numgrad's worker
+    threads where ``out`` is large: the first bad row of all (-1 if none)."""
     rows = out.shape[0]
     spans = _workers.spans(rows, _workers.count())
     threads = _workers.threads_for(len(spans), out.size >= SCATTER_THREADED)
     if threads <= 1:
-        return _nll_scatter(g, stride, target, weight, ignore_index, divisor, out, 0, rows)
+        return kernel(*args, 0, rows)
     bad = [-1] * len(spans)
     items = list(enumerate(spans))
 
     def part(item, slot):
         k, (start, stop) = item
-        bad[k] = _nll_scatter(g, stride, target, weight, ignore_index, divisor, out, start,
-                              stop)
+        bad[k] = kernel(*args, start, stop)
 
     _workers.run(items, part, threads, blas=False)
     return next((b for b in bad if b >= 0), -1)

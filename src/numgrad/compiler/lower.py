@@ -280,8 +280,37 @@ def segment_source(seg: Segment, index: int, device: str = "cpu", split: bool = 
     ``device``: on the CPU one ``njit`` function of loops (``CpuSegment``; its large flat
     loops split over Numba's threads if ``split``); on CUDA a Python function that allocates
     the stored values (numgrad's memory pool) and launches the segment's loops, in its order,
-    as generated kernels (``CudaSegment``)."""
-    return (CudaSegment if device == "cuda" else CpuSegment)(seg, index, split).render()
+    as generated kernels (``CudaSegment``).
+
+    The text names its arrays and temporaries by their order in it (``canonical``), not by the
+    trace's value numbers: two segments that compute the same thing on the same layouts (a
+    transformer's layers, each its own trace values) are one text, one module and one Numba
+    compilation (``codegen.load_text`` names a module after its text's digest)."""
+    text, function, parallel, constants = (
+        CudaSegment if device == "cuda" else CpuSegment)(seg, index, split).render()
+    return canonical(text), function, parallel, constants
+
+
+_VALUE_NAMES = re.compile(r"\b([rts])(\d+)\b")  # (a stored array, a temporary, a chunk's slice)
+
+
+def canonical(text: str) -> str:
+    """``text`` with each name of a trace value (``r12``, ``t40``, ``s12``) renamed after the
+    order in which it first appears (``r0``, ``r1``, ...; each prefix counted apart): the same
+    text for the same code, whichever trace values it was rendered for."""
+    names: dict = {}
+    counts: dict = {}
+
+    def rename(match) -> str:
+        name = names.get(match.group(0))
+        if name is None:
+            prefix = match.group(1)
+            count = counts.get(prefix, 0)
+            counts[prefix] = count + 1
+            name = names[match.group(0)] = f"{prefix}{count}"
+        return name
+
+    return _VALUE_NAMES.sub(rename, text)
 
 
 class CpuSegment:

@@ -855,8 +855,9 @@ def _emit_segment(body: _Emitter, segment, position: int, fn, flat: dict, device
     loops on Numba's threads if ``split``, else on numgrad's worker threads)."""
     # (on the CPU large flat loops are split whether or not the program calls kernels; which
     # threads run them is the driver's choice below)
+    # (each segment's function is ``segment0`` of its own module: the same code is one module)
     text, function, parallel, constants = lower.segment_source(
-        segment, position, device, split or device == "cpu")
+        segment, 0, device, split or device == "cpu")
     module = codegen.load_text(f"program_{getattr(fn, '__name__', 'fn')}"[:40], text,
                                "program" if device == "cpu" else device)
     light_cache(module)

@@ -313,3 +313,31 @@ def test_int64_arithmetic_that_wraps_is_not_folded_by_the_compiler():
         return tuple(numgrad.tensor(rng.permutation(big)) for _ in range(2))
 
     _check(f, inputs)
+
+
+def test_a_segments_names_follow_its_text_so_equal_segments_are_one_function():
+    from numgrad.compiler import lower
+
+    text = "def segment0(in0):\n    r12 = np.empty(4)\n    t40 = in0[0] + r12[0]\n    s9 = r7[0:2]\n" \
+        "    r7 = r12\n    return (r7, r12, t40,)\n"
+    assert lower.canonical(text) == (
+        "def segment0(in0):\n    r0 = np.empty(4)\n    t0 = in0[0] + r0[0]\n    s0 = r1[0:2]\n"
+        "    r1 = r0\n    return (r1, r0, t0,)\n")
+    # two blocks of the same shapes, a product between their chains (two segments, other trace
+    # values): one generated function, compiled once, and eager's values
+    rng = np.random.default_rng(0)
+    w = numgrad.tensor(rng.standard_normal((6, 6)).astype(np.float32))
+    x = numgrad.tensor(rng.standard_normal((5, 6)).astype(np.float32))
+
+    def block(h):
+        return numgrad.tanh(h * 0.5 + 1.0) * h
+
+    def run():
+        return block(block(x) @ w) @ w
+
+    compiled = numgrad.compile(run)
+    for _ in range(CALLS):
+        assert _bits(compiled().numpy()).tobytes() == _bits(run().numpy()).tobytes()
+    (guard, replay), = compiled._entries
+    segments = [v for k, v in replay.__globals__.items() if k.startswith("SEG")]
+    assert len(segments) == 2 and segments[0] is segments[1]

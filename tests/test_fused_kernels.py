@@ -257,3 +257,16 @@ def test_cross_entropys_log_softmax_observed_or_differentiated_runs_the_two_back
             assert a.grad is not None
         assert calls == [], variant
     assert len(seen) == 1 and seen[0][0].nonzero()[0].size == 1
+
+
+def test_the_profiler_times_the_fused_backward_as_nll_losss_node():
+    from numgrad.ops import loss
+
+    through = loss.NllLoss.through
+    x = numgrad.randn(20, 30, requires_grad=True)
+    t = numgrad.tensor(np.random.default_rng(0).integers(0, 30, 20))
+    with numgrad.autograd.profiler.profile() as prof:
+        numgrad.nn.functional.cross_entropy(x, t).backward()
+    names = [e.key for e in prof.key_averages()]
+    assert "NllLossBackward0" in names and "LogSoftmaxBackward0" not in names  # (one pass)
+    assert loss.NllLoss.through is through and "through" not in loss.MseLoss.__dict__

@@ -156,16 +156,21 @@ def _wrap_registry() -> None:
     registry.closed += 1  # (every op through its forward, timed: not the fast lane)
 
     for op in registry.REGISTRY.values():
-        _SAVED[op] = (op.__dict__.get("forward"), op.__dict__.get("backward"))
+        _SAVED[op] = (op.__dict__.get("forward"), op.__dict__.get("backward"),
+                      op.__dict__.get("through"))
         op.forward = staticmethod(_timed(op.forward, "aten::" + op.name))
         op.backward = staticmethod(_timed(op.backward, op.node.split("::")[-1]))
+        if op.through is not None:  # (its node's backward and its input node's, as its own)
+            op.through = staticmethod(_timed(op.through, op.node.split("::")[-1]))
 
 
 def _unwrap_registry() -> None:
-    for op, (forward, backward) in _SAVED.items():
-        for attr, saved in (("forward", forward), ("backward", backward)):
+    for op, (forward, backward, through) in _SAVED.items():
+        for attr, saved in (("forward", forward), ("backward", backward),
+                            ("through", through)):
             if saved is None:
-                delattr(op, attr)  # (it was inherited)
+                if attr in op.__dict__:
+                    delattr(op, attr)  # (it was inherited)
             else:
                 setattr(op, attr, saved)
     _SAVED.clear()

@@ -341,3 +341,54 @@ def test_a_segments_names_follow_its_text_so_equal_segments_are_one_function():
     (guard, replay), = compiled._entries
     segments = [v for k, v in replay.__globals__.items() if k.startswith("SEG")]
     assert len(segments) == 2 and segments[0] is segments[1]
+
+
+def _segment_source(compiled) -> str:
+    (guard, replay), = compiled._entries
+    segments = [v for k, v in replay.__globals__.items() if k.startswith("SEG")]
+    text = open(segments[0].py_func.__code__.co_filename).read()
+    return text[text.index("def segment0("):].split("\n\n\n")[0]  # (the function itself)
+
+
+@pytest.mark.parametrize("n", [1 << 20, 1000])  # (split over threads, and one loop nest)
+def test_loops_over_one_shape_are_one_loop_where_no_element_sees_another_order(n):
+    rng = np.random.default_rng(0)
+    data = [rng.standard_normal(n).astype(np.float32) for _ in range(4)]
+
+    def tensors():
+        return [numgrad.tensor(d.copy()) for d in data]
+
+    def run(p, buf, g, x):
+        with numgrad.no_grad():
+            buf.mul_(0.9).add_(g, alpha=0.1)  # (in-place updates: each reads what the last wrote)
+            p.add_(buf, alpha=-0.01)
+        a = x * g
+        return a, a + p  # (two stored values)
+
+    eager, ours = tensors(), tensors()
+    compiled = numgrad.compile(run)
+    for _ in range(CALLS):
+        expected = run(*eager)
+        got = compiled(*ours)
+        for e, o in zip(list(expected) + eager, list(got) + ours):
+            assert _bits(e.numpy()).tobytes() == _bits(o.numpy()).tobytes()
+    text = _segment_source(compiled)
+    loops = text.count("prange(chunks)") + text.count("for i0 in range")
+    assert loops == 1, text
+
+
+def test_a_loop_reading_written_memory_at_other_positions_stays_apart():
+    rng = np.random.default_rng(1)
+    a0 = rng.standard_normal((40, 40)).astype(np.float32)
+
+    def run(a):
+        with numgrad.no_grad():
+            a.mul_(2.0)
+        return a.t() * 3.0 + a  # (the transpose reads elements the update wrote elsewhere)
+
+    eager, ours = numgrad.tensor(a0.copy()), numgrad.tensor(a0.copy())
+    compiled = numgrad.compile(run)
+    for _ in range(CALLS):
+        assert _bits(run(eager).numpy()).tobytes() == _bits(compiled(ours).numpy()).tobytes()
+        assert _bits(eager.numpy()).tobytes() == _bits(ours.numpy()).tobytes()
+    assert _segment_source(compiled).count("for i0 in range") == 2

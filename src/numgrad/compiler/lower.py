@@ -337,6 +337,10 @@ class CpuSegment:
         self.floats: dict = {}  # dtype name -> {bits: (variable, value)}
         self.flat = {"on": False, "ok": True, "slices": {}, "shape": ()}
         self.parallel = False
+        self.touched: dict = {}  # root -> (written, every access at the loop's own position)
+        # The last loop emitted, which the next over the same shape may join (``loop``):
+        # (kind, shape, where its text ends, where its body goes, what it touched, its slices)
+        self.last_loop = None
         self.outputs = set(seg.outputs)
         self.consumers: dict = {}  # root -> [(node, the value it reads, its phase)]
         self.phase_of: dict = {}
@@ -368,21 +372,47 @@ class CpuSegment:
         return None
 
     def touch(self, root, identity: bool, written: bool) -> None:
-        """Notes an access of ``root``'s memory (CUDA's kernels must not race)."""
+        """Notes an access of ``root``'s memory in the loop being emitted (whether another loop
+        may join it: ``loop``; CUDA's kernels must not race)."""
+        was = self.touched.get(root, (False, True))
+        self.touched[root] = (was[0] or written, was[1] and identity)
+
+    def _joins(self, kind: str, shape: tuple) -> bool:
+        """Whether the loop just rendered (its accesses in ``touched``) may be emitted as more
+        body of the last loop: one of the same kind and shape ending where the text ends, and
+        no memory that either writes accessed by either at another position than the loop's
+        own. Each element then sees the same operations in the same order as in two loops, one
+        after the other; the arrays are read and written in one pass instead of two."""
+        last = self.last_loop
+        if last is None or last[0] != kind or last[1] != shape or last[2] != len(self.code.lines):
+            return False
+        done, now = last[4], self.touched
+        return not any((now[r][0] or done[r][0]) and not (now[r][1] and done[r][1])
+                       for r in now.keys() & done.keys())
+
+    def _joined(self) -> None:
+        done = self.last_loop[4]
+        for r, (written, identity) in self.touched.items():
+            was = done.get(r, (False, True))
+            done[r] = (was[0] or written, was[1] and identity)
 
     def loop(self, shape, body_of, can_split=False) -> None:
         """A loop nest over ``shape`` (C order); ``body_of(indices, index, indent)`` emits the
         body (``index``: the flat position in ``shape``). A large one whose operands are all
         flat (``can_split``) runs one contiguous chunk per thread, each array sliced to its
-        chunk so that the loop vectorises, as the eager kernels' parallel variants do."""
+        chunk so that the loop vectorises, as the eager kernels' parallel variants do. A loop
+        over the shape of the one before it joins that one where no element could see another
+        order of operations (``_joins``)."""
         code, flat = self.code, self.flat
         shape = tuple(shape)
         if not shape:
+            self.last_loop = None
             body_of((), "0", 1)
             return
         n = math.prod(shape)
         if n == 0:
             return
+        self.touched = {}
         if can_split and self.split and n >= PARALLEL_THRESHOLD and parallel_safe():
             # (split across threads only where the threading layer survives two Python threads
             # in parallel code at once: under workqueue a program runs on one thread, as the
@@ -395,21 +425,45 @@ class CpuSegment:
             del code.lines[start:]
             if flat["ok"]:
                 self.parallel = True
+                if self._joins("split", shape):  # (before its end mark: more of its body,
+                    self._joined()               # and the slices it did not make yet)
+                    last = self.last_loop
+                    made = last[5]
+                    new = [f"        {name} = {self.made[root]}[start:stop]"
+                           for root, name in flat["slices"].items() if root not in made]
+                    made.update(flat["slices"])
+                    code.lines[last[3]:last[3]] = new
+                    code.lines[-1:-1] = lines
+                    self.last_loop = last[:2] + (len(code.lines), last[3] + len(new)) + last[4:]
+                    return
                 code.emit(_SPLIT, 1)
                 code.emit("for c in prange(chunks):", 1)
                 code.emit(f"start, stop = c * {n} // chunks, (c + 1) * {n} // chunks", 2)
                 for root, name in flat["slices"].items():
                     code.emit(f"{name} = {self.made[root]}[start:stop]", 2)
+                body_at = len(code.lines)
                 code.emit("for j in range(stop - start):", 2)
                 code.lines.extend(lines)
                 code.emit(_SPLIT_END, 1)
+                self.last_loop = ("split", shape, len(code.lines), body_at, dict(self.touched),
+                                  dict(flat["slices"]))
                 return
-        indices = []
+            self.touched = {}
+        indices = [f"i{d}" for d in range(len(shape))]
+        index = _root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
+        start = len(code.lines)
+        body_of(tuple(indices), index, 1 + len(shape))
+        lines = code.lines[start:]
+        del code.lines[start:]
+        if self._joins("serial", shape):
+            self._joined()
+            code.lines.extend(lines)
+            self.last_loop = self.last_loop[:2] + (len(code.lines),) + self.last_loop[3:]
+            return
         for d, size in enumerate(shape):
             code.emit(f"for i{d} in range({size}):", 1 + d)
-            indices.append(f"i{d}")
-        index = _root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
-        body_of(tuple(indices), index, 1 + len(shape))
+        code.lines.extend(lines)
+        self.last_loop = ("serial", shape, len(code.lines), None, dict(self.touched), {})
 
     def text(self, head: list) -> str:
         options = 'cache=True, error_model="numpy"'
@@ -563,8 +617,10 @@ class CpuSegment:
             return name
         if self.flat["on"]:  # a parallel loop's chunk: flat operands only (else it runs serially)
             if _is_identity(lay, self.flat["shape"]):
+                self.touch(root, True, False)
                 return f"{self.stored(root)}[j]"
             if _is_scalar(lay):
+                self.touch(root, False, False)
                 return f"{self.made[root]}[0]"
             self.flat["ok"] = False
             return "0"
@@ -716,8 +772,7 @@ class CpuSegment:
         shape = target.array.shape
 
         def body(indices, index, indent):
-            self.touch(lay.root, _is_identity(lay, shape), True)
-            where = f"{self.made[lay.root]}[{_root_index(lay, shape, indices)}]"
+            where = self._target(lay, shape, indices)
             other = self.operand(b, shape, indices, {"indent": indent}, self.operand_dtype(dtype))
             other = f"{dt}({other})"
             if scale is not None:
@@ -733,21 +788,33 @@ class CpuSegment:
                 self._call(op_now, dtype, where, other)
             self.code.emit(f"{where} = {value}", indent)
 
-        self.loop(shape, body)
+        self.loop(shape, body, can_split=dtype.kind == "f")
 
     def _assign(self, node) -> None:
         target, src = node.target, node.specs[1]
         lay = _layout(target)
-        dt = _DTYPES[target.array.dtype.name]
+        dtype = target.array.dtype
+        dt = _DTYPES[dtype.name]
         shape = target.array.shape
 
         def body(indices, index, indent):
-            self.touch(lay.root, _is_identity(lay, shape), True)
-            where = f"{self.made[lay.root]}[{_root_index(lay, shape, indices)}]"
+            where = self._target(lay, shape, indices)
             value = self.operand(src, shape, indices, {"indent": indent})
             self.code.emit(f"{where} = {dt}({value})", indent)
 
-        self.loop(shape, body)
+        self.loop(shape, body, can_split=dtype.kind == "f")
+
+    def _target(self, lay: Layout, shape, indices) -> str:
+        """The element an in-place update writes: in a split loop's chunk, the target's chunk
+        where it is the whole of its memory (else the loop runs serially)."""
+        identity = _is_identity(lay, shape)
+        self.touch(lay.root, identity, True)
+        if self.flat["on"]:
+            if identity:
+                return f"{self.stored(lay.root)}[j]"
+            self.flat["ok"] = False
+            return "_"
+        return f"{self.made[lay.root]}[{_root_index(lay, shape, indices)}]"
 
 
 # Signed 64-bit arithmetic that may wrap, written in unsigned arithmetic: Numba marks signed

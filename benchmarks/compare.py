@@ -389,6 +389,8 @@ def main() -> None:
     for name in WORKLOADS:
         cold, warm = compile_seconds(name)
         print(f"  {name:52s} {cold:6.2f} / {warm:6.2f}")
+    if args.fresh_runs < 1:  # (--fresh-runs 0: no fresh-process timings)
+        return
     cache = tempfile.mkdtemp(prefix="numgrad-cache-")
     try:
         cold = fresh_process_seconds(cache, 1)[0]

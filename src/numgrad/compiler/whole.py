@@ -302,9 +302,9 @@ class WholeProgram:
         adam = self._import("cpu.optim:adam_param")
         params, options = self._optim_arrays(specs, 5)
         maximize = bool(options[6])
+        k = self._numbers(optim.adam_options(*options[:6]), np.float64)  # (the group's, once)
         for (p, m, v, vmax, count), g in params:
             dtype = p.array.dtype
-            k = self._numbers(optim.adam_options(*options[:6]), np.float64)
             self.emit(f"{adam}({self._flat(p, dtype)}, {self._flat(g, dtype)}, "
                       f"{self._flat(m, dtype)}, {self._flat(v, dtype)}, "
                       f"{self._flat(vmax, dtype)}, {self.value(count)}.reshape(1), {k}, "

@@ -318,8 +318,8 @@ def test_int64_arithmetic_that_wraps_is_not_folded_by_the_compiler():
 def test_a_segments_names_follow_its_text_so_equal_segments_are_one_function():
     from numgrad.compiler import lower
 
-    text = "def segment0(in0):\n    r12 = np.empty(4)\n    t40 = in0[0] + r12[0]\n    s9 = r7[0:2]\n" \
-        "    r7 = r12\n    return (r7, r12, t40,)\n"
+    text = ("def segment0(in0):\n    r12 = np.empty(4)\n    t40 = in0[0] + r12[0]\n"
+            "    s9 = r7[0:2]\n    r7 = r12\n    return (r7, r12, t40,)\n")
     assert lower.canonical(text) == (
         "def segment0(in0):\n    r0 = np.empty(4)\n    t0 = in0[0] + r0[0]\n    s0 = r1[0:2]\n"
         "    r1 = r0\n    return (r1, r0, t0,)\n")

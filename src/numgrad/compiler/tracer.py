@@ -416,7 +416,8 @@ class _RecordedModule:
         return self._wrap(self._trace, f"{self._prefix}.{name}", getattr(self._module, name))
 
 
-_PARTS = frozenset({"loss", "conv", "pooling", "structure", "rnn", "optim"})  # (kernel modules' names)
+# (the kernel modules' names)
+_PARTS = frozenset({"loss", "conv", "pooling", "structure", "rnn", "optim"})
 
 
 class TracingKernels:

@@ -14,6 +14,11 @@ For each model of ``models.py`` (MODEL a prefix of its name; all by default):
 - **products ms**: the same products replayed back to back as contiguous ``numpy.matmul`` calls
   of their shapes at ``--threads`` BLAS threads, and as ``torch.matmul`` calls (PyTorch's
   BLAS): the time the products alone take here by either library's kernels.
+- **in step ms**: the wall time a real eager numgrad step spends inside those products (the
+  union of their calls' intervals, on any thread; median of the steps): against the replay, what
+  the step's setting costs them (caches, threads, their hand-over), or gains them: numgrad
+  splits a large product over its threads, each part on one BLAS thread, and runs independent
+  products at once, which can take less time than the replay's products on BLAS's threads.
 - **peak ms**: GFLOP at the machine's fastest product (the best of a 2048³ float32 product by
   NumPy's BLAS and by PyTorch, at the same threads): no kernel of any library does them faster.
 - **PyTorch ms**: PyTorch's eager step, median, in the same run; ``products/PT`` is the faster
@@ -61,21 +66,39 @@ def _product_shape(a, b):
     return batch, m, k, n, np.result_type(a, b)
 
 
+def covered(intervals) -> float:
+    """The length of the union of ``(start, end)`` intervals: the time at least one ran."""
+    total, reach = 0.0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
 class Products:
     """Within ``with Products() as p:``, every ``numpy.matmul``/``numpy.dot`` of float arrays
-    is recorded in ``p.calls`` as ``(batch, m, k, n, dtype)``, from any thread."""
+    is recorded in ``p.calls`` as ``(batch, m, k, n, dtype)``, and its ``(start, end)``
+    ``perf_counter`` times in ``p.intervals``, from any thread."""
 
     def __enter__(self):
-        self.calls, lock = [], threading.Lock()
+        self.calls, self.intervals, lock = [], [], threading.Lock()
         self._saved = np.matmul, np.dot
 
         def recorder(fn):
             def recorded(a, b, *args, **kwargs):
                 shape = _product_shape(a, b)
+                start = time.perf_counter()
+                result = fn(a, b, *args, **kwargs)
                 if shape is not None:
+                    end = time.perf_counter()
                     with lock:
                         self.calls.append(shape)
-                return fn(a, b, *args, **kwargs)
+                        self.intervals.append((start, end))
+                return result
             return recorded
 
         np.matmul, np.dot = recorder(np.matmul), recorder(np.dot)
@@ -150,8 +173,8 @@ def main() -> None:
     peak = max(ours, theirs) if theirs == theirs else ours
     print(f"{args.threads} thread(s); the fastest float32 product (2048^3): NumPy's BLAS "
           f"{ours:.0f} GFLOP/s, PyTorch {theirs:.0f} GFLOP/s; medians of {args.repeat}")
-    print(f"{'model':52s} {'GFLOP':>6s} {'products':>8s} {'by PT':>6s} {'peak':>6s} "
-          f"{'PyTorch':>7s} {'products/PT':>11s} {'bound/PT':>8s}")
+    print(f"{'model':52s} {'GFLOP':>6s} {'products':>8s} {'by PT':>6s} {'in step':>7s} "
+          f"{'peak':>6s} {'PyTorch':>7s} {'products/PT':>11s} {'bound/PT':>8s}")
     for name, make in MODELS.items():
         if args.models and not any(name.startswith(p) for p in args.models):
             continue
@@ -161,14 +184,21 @@ def main() -> None:
         with Products() as products:
             step()
         gflop = products.flops / 1e9
+        inside = []
+        for _ in range(args.repeat):
+            with Products() as timed:
+                step()
+            inside.append(covered(timed.intervals) * 1e3)
+        in_step = statistics.median(inside)
         products_ms = median_ms(replay(products.calls), args.repeat)
         nan = float("nan")
         by_torch = median_ms(replay(products.calls, torch), args.repeat) if torch else nan
         fastest = min(products_ms, by_torch) if by_torch == by_torch else products_ms
         peak_ms = gflop / peak * 1e3
         theirs_ms = median_ms(make(torch), args.repeat) if torch is not None else nan
-        print(f"{name:52s} {gflop:6.2f} {products_ms:8.1f} {by_torch:6.1f} {peak_ms:6.1f} "
-              f"{theirs_ms:7.1f} {fastest / theirs_ms:11.2f} {peak_ms / theirs_ms:8.2f}")
+        print(f"{name:52s} {gflop:6.2f} {products_ms:8.1f} {by_torch:6.1f} {in_step:7.1f} "
+              f"{peak_ms:6.1f} {theirs_ms:7.1f} {fastest / theirs_ms:11.2f} "
+              f"{peak_ms / theirs_ms:8.2f}")
 
 
 if __name__ == "__main__":

@@ -34,3 +34,15 @@ def test_products_of_a_linear_layer_and_a_batched_product_are_counted_once():
         (2, 3, 5, 6, np.dtype(np.float32))])
     assert products.flops == 2 * (3 * 8 * 4 + 4 * 3 * 8) + 2 * 2 * 3 * (5 * 3 * 6)
     assert np.matmul is products._saved[0]  # (numpy's functions back after the block)
+
+
+def test_the_time_inside_products_is_the_union_of_their_calls_intervals():
+    roofline = _roofline()
+    assert roofline.covered([]) == 0.0
+    # (overlapping calls on two threads count once; a call inside another adds nothing)
+    assert roofline.covered([(5.0, 6.0), (0.0, 2.0), (1.0, 3.0), (1.5, 1.7)]) == 4.0
+    with roofline.Products() as products:
+        ng.randn(4, 5) @ ng.randn(5, 6)
+    assert len(products.intervals) == len(products.calls) == 1
+    (start, end), = products.intervals
+    assert 0.0 <= end - start == roofline.covered(products.intervals)

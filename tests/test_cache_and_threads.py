@@ -46,7 +46,8 @@ def _read_only_copy(tmp_path: Path) -> Path:
 
 
 def _probe(site: Path, cache_home: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    # (the user cache folder the install falls back to: neither cache variable of the caller)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMGRAD_CACHE_DIR")}
     env.update(PYTHONPATH=str(site), XDG_CACHE_HOME=str(cache_home), HOME=str(cache_home))
     out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True,
                          timeout=300, check=True).stdout.split()

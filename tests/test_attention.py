@@ -187,6 +187,10 @@ FLASH = [
     ((2, 2, 3, 4), (2, 2, 5, 4), dict(mask="float", scale=0.3), "transposed"),
     ((1, 4, 3, 2), (1, 2, 3, 2), dict(enable_gqa=True, is_causal=True), "contiguous"),
     ((1, 4, 3, 2), (1, 2, 5, 2), dict(enable_gqa=True, mask="bool", is_causal=True), "contiguous"),
+    # causal queries in blocks of 32 rows (``_query_blocks``), keys past a block's diagonal
+    # skipped; fewer queries than keys (the last keys reached by none: zero gradients)
+    ((1, 2, 70, 4), (1, 2, 70, 4), dict(is_causal=True), "transposed"),
+    ((1, 4, 66, 2), (1, 2, 80, 2), dict(enable_gqa=True, mask="bool", is_causal=True), "contiguous"),
 ]
 
 
@@ -298,21 +302,53 @@ def _get(module, path):
     return module
 
 
-def test_fused_attention_on_threads_equals_one_thread(monkeypatch):
-    """Spans of the batch shared among threads give the one-thread values, bit for bit."""
+@pytest.mark.parametrize("shapes", [((3, 4, 5, 6), (3, 4, 5, 6)), ((1, 4, 70, 6), (1, 2, 70, 6))],
+                         ids=["batch spans", "one sample's key heads"])
+def test_fused_attention_on_threads_equals_one_thread(monkeypatch, shapes):
+    """Spans of the batch shared among threads, or a sample's key heads where the batch has
+    fewer samples than threads, give the one-thread values, bit for bit."""
     from numgrad.kernels.cpu import attention as A
 
     rng = np.random.default_rng(8)
-    q, k, v = (rng.normal(size=(3, 4, 5, 6)).astype(np.float32) for _ in range(3))
-    mask = rng.uniform(size=(3, 1, 5, 5)) > 0.3
-    g = rng.normal(size=q.shape).astype(np.float32)
-    results = []
+    qs, ks = shapes
+    q, g = (rng.normal(size=qs).astype(np.float32) for _ in range(2))
+    k, v = (rng.normal(size=ks).astype(np.float32) for _ in range(2))
+    mask = rng.uniform(size=(qs[0], 1, qs[2], ks[2])) > 0.3
+    results, parts = [], []
+    run = A._workers.run
+    monkeypatch.setattr(A._workers, "run", lambda items, *a, **k: (parts.append(list(items)),
+                                                                   run(items, *a, **k)))
     for threads in (1, 2):
         monkeypatch.setattr(A._workers, "threads_for", lambda parts, large, n=threads: n)
         out, lse = A.attention_forward(q, k, v, mask, True, 0.5)
         results.append((out, lse, *A.attention_backward(g, q, k, v, out, lse, mask, True, 0.5)))
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+    assert parts[0] == ([((0, 1), (0, 4)), ((1, 3), (0, 4))] if qs[0] == 3 else
+                        [((0, 1), (0, 1)), ((0, 1), (1, 2))])
+
+
+def test_causal_query_blocks_equal_the_whole_rows():
+    """Causal attention computed in blocks of queries (keys past each block's diagonal skipped)
+    equals the same computed over every key for every row, to float64's rounding."""
+    from numgrad.kernels.cpu import attention as A
+
+    assert A._query_blocks(64, 64, True) == [(32, 64, 64), (0, 32, 32)]
+    assert A._query_blocks(200, 150, True)[0] == (192, 200, 150)
+    assert A._query_blocks(63, 63, True) == [(0, 63, 63)]  # (under two blocks: one)
+    assert A._query_blocks(64, 64, False) == [(0, 64, 64)]
+    rng = np.random.default_rng(9)
+    q, g = (rng.normal(size=(2, 3, 100, 5)) for _ in range(2))
+    k, v = (rng.normal(size=(2, 3, 90, 5)) for _ in range(2))
+    blocked = A.attention_forward(q, k, v, None, True, 0.4)
+    blocked += A.attention_backward(g, q, k, v, *blocked, None, True, 0.4)
+    assert len(A._query_blocks(100, 90, True)) == 4
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(A, "_query_blocks", lambda L, S, causal: [(0, L, S)])
+        whole = A.attention_forward(q, k, v, None, True, 0.4)
+        whole += A.attention_backward(g, q, k, v, *whole, None, True, 0.4)
+    for a, b in zip(blocked, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
 
 
 def test_compiled_attention_step_equals_eager():

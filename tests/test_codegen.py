@@ -120,3 +120,27 @@ def test_the_first_compile_says_so_once_and_a_warm_cache_says_nothing(tmp_path):
     assert "compiling" not in _run(env)["stderr"]
     quiet = _run({"NUMBA_CACHE_DIR": str(tmp_path / "other"), "NUMGRAD_QUIET": "1"})["stderr"]
     assert "compiling" not in quiet
+
+
+def test_a_row_or_block_against_each_of_an_arrays_rows_takes_the_row_kernel(monkeypatch):
+    """A bias (a row against each row) and a (T, C) block against each sample of a (B, T, C)
+    batch take ``zip_rows``, whose first compilation is a fifth of ``zip_strided``'s (a first
+    program's bias), on one thread and shared among threads, with NumPy's values; a broadcast
+    along another dimension keeps the general kernel."""
+    import numpy as np
+    from numgrad.kernels.cpu import elementwise as E
+    from numgrad.kernels.formulas import OP_CODES
+
+    rng = np.random.default_rng(0)
+    E.binary(OP_CODES["ADD"], np.ones((2, 3), np.float32), np.ones(3, np.float32))
+    kernels = E._LOADED[OP_CODES["ADD"], np.dtype(np.float32), False]
+    general = []
+    monkeypatch.setattr(kernels, "zip_strided", lambda *a: general.append(a))
+    monkeypatch.setattr(E, "PARALLEL_THRESHOLD", 64)
+    for a_shape, b_shape in [((5, 7), (7,)), ((4, 6, 8), (6, 8)), ((4, 6, 8), (1, 6, 8)),
+                             ((2, 3, 4), (1, 1, 4)), ((40, 9), (9,))]:  # (the last: threads)
+        a, b = (rng.normal(size=s).astype(np.float32) for s in (a_shape, b_shape))
+        np.testing.assert_array_equal(E.binary(OP_CODES["ADD"], a, b), a + b)
+    assert general == []
+    E.binary(OP_CODES["ADD"], np.ones((2, 3, 4), np.float32), np.ones((3, 1), np.float32))
+    assert len(general) == 1

@@ -715,8 +715,8 @@ def {fn}(input, other):
                 shape[-1] == b.shape[0] > 1 and b.dtype == dt and b.flags.c_contiguous and \\
                 (kernels := lane_kernels(a, {code}, False)) is not None:
             out = _empty(shape, dt)  # (a row added to each row: ``kernels.cpu.binary``'s loop)
-            dims, sa, sb = _row_plan(a.size // b.shape[0], b.shape[0], False)
-            kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
+            rows = a.size // b.shape[0]
+            kernels.zip_rows(a.reshape(rows, b.shape[0]), b, out.reshape(rows, b.shape[0]))
         else:
             return None
         if _grad.enabled and (input._requires_grad or other._requires_grad):

@@ -192,15 +192,17 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
             else:
                 _split(n, lambda i, j: kernels.zip_1d_nogil(a[i:j], b[i:j], dest[i:j]))
             return out
-        if b.ndim == 1 and a.ndim > 1 and n and a.shape[-1] == b.shape[0] > 1 and \
-                b.flags.c_contiguous:  # a row added to each row (a bias): the row loop
+        if 0 < b.ndim <= a.ndim and 1 < b.size < n and b.flags.c_contiguous and \
+                (a.shape[-1] == b.shape[0] if b.ndim == 1 else _repeats(a.shape, b.shape)):
+            # a row added to each row (a bias; or a block of rows to each block, a (T, C)
+            # position embedding to a (B, T, C) batch): the row loop
             out = empty(a.shape, dt)
-            rows = n // b.shape[0]
+            width = b.size
+            rows = n // width
+            a2, out2, b = a.reshape(rows, width), out.reshape(rows, width), b.reshape(width)
             if n < PARALLEL_THRESHOLD or rows < 2 or not _threaded(da, dt):
-                dims, sa, sb = _row_plan(rows, b.shape[0], False)
-                kernels.zip_strided(a.ravel(), sa, b, sb, dims, out.ravel())
+                kernels.zip_rows(a2, b, out2)
             else:  # (the rows shared among the threads: the same loop on each row)
-                a2, out2 = a.reshape(rows, b.shape[0]), out.reshape(rows, b.shape[0])
                 _split(rows, lambda i, j: kernels.zip_rows_nogil(a2[i:j], b, out2[i:j]))
             return out
     elif a.ndim == 1 and b.ndim > 1 and a.shape[0] == b.shape[-1] > 1 and b.size and \
@@ -210,6 +212,15 @@ def binary(op: int, a: np.ndarray, b: np.ndarray, out_dtype=None) -> np.ndarray:
         kernels.zip_strided(a, sa, b.ravel(), sb, dims, out.ravel())
         return out
     return _binary_general(op, kernels, a, b, dt, out_dtype)
+
+
+def _repeats(shape: tuple, block: tuple) -> bool:
+    """Whether ``block`` (more than one element), its leading 1s aside, ends ``shape``: an
+    array of that shape holds it once per index of its leading dimensions."""
+    first = 0
+    while block[first] == 1:
+        first += 1
+    return shape[len(shape) - len(block) + first:] == block[first:]
 
 
 _ROW_PLANS: dict = {}

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ... import _lowp
 from ..formulas import ArgReduce, Reduce
@@ -18,16 +19,27 @@ from . import _workers
 from .elementwise import PARALLEL_THRESHOLD
 
 
-@njit(inline="always")
 def _accumulator(v):
     """The zero to sum elements like ``v`` from: int64 for integers and bools (exact, as
     PyTorch), float64 for floats (so float32 sums of millions of elements stay accurate),
-    complex128 for complex numbers."""
-    if isinstance(v, int) or isinstance(v, bool):
+    complex128 for complex numbers. In compiled code the overload below, which chooses by
+    ``v``'s type as it types the call: ``isinstance`` tests in the body had Numba type the
+    branches of the other kinds too (a float32 ``_sum_3d`` compiled ``np.full`` for complex128,
+    0.5 s of its 1.1 s first compilation)."""
+    if isinstance(v, (bool, int, np.bool_, np.integer)):
         return np.int64(0)
-    if isinstance(v, complex):
+    if isinstance(v, (complex, np.complexfloating)):
         return 0j
     return 0.0
+
+
+@overload(_accumulator, inline="always")
+def _accumulator_typed(v):
+    if isinstance(v, (types.Integer, types.Boolean)):
+        return lambda v: np.int64(0)
+    if isinstance(v, types.Complex):
+        return lambda v: 0j
+    return lambda v: 0.0
 
 
 # Only reassociation is allowed (never fastmath=True: NaN and inf must survive): it lets LLVM

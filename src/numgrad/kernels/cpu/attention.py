@@ -86,66 +86,57 @@ def _row_max(row):
     return m
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _forward_block(scores, bias, strides, has_bias, causal, scale, lse, n, row0):
-    heads = scores.shape[1]
-    b, h = n // heads, n % heads
-    for i in range(scores.shape[2]):
-        row = scores[b, h, i]
-        part = _bias_row(row, bias, b, h, row0 + i, strides, has_bias, causal, scale)
-        row[part.shape[0]:] = 0
-        m = _row_max(part)
-        if m == -np.inf:  # (every key masked: weights 0, PyTorch's logsumexp 0)
-            part[:] = 0
-            lse[b, h, row0 + i] = 0
-            continue
-        for j in range(part.shape[0]):  # (the exps first, alone: they vectorise, as the sum)
-            part[j] = fast_exp(part[j] - m)
-        total = _lane_sum(part)
-        inv = _like(scale, 1.0 / total)  # (the rows' dtype: the loop then vectorises wider)
-        for j in range(part.shape[0]):
-            part[j] = part[j] * inv
-        lse[b, h, row0 + i] = m + math.log(total)
-
-
 @njit(cache=True, error_model="numpy", nogil=True)
 def _forward_rows(scores, bias, strides, has_bias, causal, scale, lse, row0):
     """The weights of the rows of ``scores`` (B, H, rows, keys), query ``row0 + i`` in row
-    ``i`` (``_query_blocks``), and their logsumexps into ``lse`` (B, H, L)."""
-    for n in range(scores.shape[0] * scores.shape[1]):
-        _forward_block(scores, bias, strides, has_bias, causal, scale, lse, n, row0)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _backward_block(scores, dp, out, grad, bias, strides, has_bias, causal, scale, lse, n, row0):
-    """Row by row: the weights ``P`` into ``scores``, ``P * (dP - D) * scale`` into ``dp``, ``D``
-    the row's ``sum(dO * O)`` (0 past the diagonal with ``causal``); row ``i`` of ``scores``
-    and ``dp`` is query ``row0 + i`` of ``out``, ``grad`` and ``lse``."""
+    ``i`` (``_query_blocks``), and their logsumexps into ``lse`` (B, H, L). (One function, not
+    a loop calling an inlined one: Numba copies an inlined function's IR, and the copies were
+    most of this kernel's first compilation.)"""
     heads = scores.shape[1]
-    b, h = n // heads, n % heads
-    for i in range(scores.shape[2]):
-        row, d_row = scores[b, h, i], dp[b, h, i]
-        part = _bias_row(row, bias, b, h, row0 + i, strides, has_bias, causal, scale)
-        valid = part.shape[0]
-        row[valid:] = 0
-        d_row[valid:] = 0
-        o, g = out[b, h, row0 + i], grad[b, h, row0 + i]
-        total = 0.0
-        for e in range(o.shape[0]):
-            total += o[e] * g[e]
-        dot = _like(scale, total)
-        s = lse[b, h, row0 + i]
-        for j in range(valid):
-            part[j] = fast_exp(part[j] - s)
-        for j in range(valid):
-            d_row[j] = part[j] * (d_row[j] - dot) * scale
+    for n in range(scores.shape[0] * heads):
+        b, h = n // heads, n % heads
+        for i in range(scores.shape[2]):
+            row = scores[b, h, i]
+            part = _bias_row(row, bias, b, h, row0 + i, strides, has_bias, causal, scale)
+            row[part.shape[0]:] = 0
+            m = _row_max(part)
+            if m == -np.inf:  # (every key masked: weights 0, PyTorch's logsumexp 0)
+                part[:] = 0
+                lse[b, h, row0 + i] = 0
+                continue
+            for j in range(part.shape[0]):  # (the exps first, alone: they vectorise, as the sum)
+                part[j] = fast_exp(part[j] - m)
+            total = _lane_sum(part)
+            inv = _like(scale, 1.0 / total)  # (the rows' dtype: the loop then vectorises wider)
+            for j in range(part.shape[0]):
+                part[j] = part[j] * inv
+            lse[b, h, row0 + i] = m + math.log(total)
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def _backward_rows(scores, dp, out, grad, bias, strides, has_bias, causal, scale, lse, row0):
-    for n in range(scores.shape[0] * scores.shape[1]):
-        _backward_block(scores, dp, out, grad, bias, strides, has_bias, causal, scale, lse, n,
-                        row0)
+    """Row by row: the weights ``P`` into ``scores``, ``P * (dP - D) * scale`` into ``dp``, ``D``
+    the row's ``sum(dO * O)`` (0 past the diagonal with ``causal``); row ``i`` of ``scores``
+    and ``dp`` is query ``row0 + i`` of ``out``, ``grad`` and ``lse``."""
+    heads = scores.shape[1]
+    for n in range(scores.shape[0] * heads):
+        b, h = n // heads, n % heads
+        for i in range(scores.shape[2]):
+            row, d_row = scores[b, h, i], dp[b, h, i]
+            part = _bias_row(row, bias, b, h, row0 + i, strides, has_bias, causal, scale)
+            valid = part.shape[0]
+            row[valid:] = 0
+            d_row[valid:] = 0
+            o, g = out[b, h, row0 + i], grad[b, h, row0 + i]
+            total = 0.0
+            for e in range(o.shape[0]):
+                total += o[e] * g[e]
+            dot = _like(scale, total)
+            s = lse[b, h, row0 + i]
+            for j in range(valid):
+                part[j] = fast_exp(part[j] - s)
+            for j in range(valid):
+                d_row[j] = part[j] * (d_row[j] - dot) * scale
 
 
 # From this many scores in all, the batches are shared among threads (``_workers``): on the tiny

@@ -328,6 +328,21 @@ def test_fused_attention_on_threads_equals_one_thread(monkeypatch, shapes):
                         [((0, 1), (0, 1)), ((0, 1), (1, 2))])
 
 
+def test_fused_attention_gradients_are_laid_out_as_their_inputs():
+    """The heads of a (B, T, H, E) tensor's view get their gradients back in that layout, as
+    PyTorch's kernel gives them (the views' backwards then copy nothing)."""
+    strides = {}
+    for m in (numgrad, torch):
+        qkv = m.tensor(np.random.default_rng(0).normal(size=(2, 8, 24)).astype(np.float32),
+                       requires_grad=True)
+        heads = [z.view(2, 8, 2, 4).transpose(1, 2) for z in qkv.split(8, dim=2)]
+        seen = strides[m.__name__] = []
+        for z in heads:
+            z.register_hook(lambda g, seen=seen: seen.append(tuple(g.stride())))
+        m.nn.functional.scaled_dot_product_attention(*heads, is_causal=True).sum().backward()
+    assert strides["numgrad"] == strides["torch"] == [(64, 4, 8, 1)] * 3
+
+
 def test_causal_query_blocks_equal_the_whole_rows():
     """Causal attention computed in blocks of queries (keys past each block's diagonal skipped)
     equals the same computed over every key for every row, to float64's rounding."""

@@ -259,9 +259,11 @@ def attention_backward(grad, q, k, v, out, lse, mask, causal: bool, scale: float
     kv_heads, S = k.shape[1], k.shape[2]
     bias, strides, has_bias = _bias(mask, (B, H, L, S), q.dtype)
     need_q, need_k, need_v = needs
-    dq = _pool.empty(q.shape, q.dtype) if need_q else None
-    dk = _pool.empty(k.shape, k.dtype) if need_k else None
-    dv = _pool.empty(v.shape, v.dtype) if need_v else None
+    # (each gradient laid out as its input, as PyTorch's: the heads of a (B, T, H, E) tensor's
+    # view get theirs back as such, so that the views' backwards need no copies)
+    dq = _pool.empty_like(q) if need_q else None
+    dk = _pool.empty_like(k) if need_k else None
+    dv = _pool.empty_like(v) if need_v else None
     kt, vt, dt_scale = np.swapaxes(k, -1, -2), np.swapaxes(v, -1, -2), q.dtype.type(scale)
     grad = np.asarray(grad, q.dtype)
     out, lse = ascontiguous(out), np.ascontiguousarray(lse)

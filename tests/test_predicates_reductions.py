@@ -660,3 +660,18 @@ def test_sum_over_every_dim_but_one_middle_one_matches_torch(dtype):
     x = numgrad.tensor(rng.standard_normal((4, 3, 5)).astype(dtype)).transpose(0, 2)
     np.testing.assert_allclose(x.sum((0, 2)).numpy(),
                                torch.tensor(x.numpy()).sum((0, 2)).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float32", "int32", "bool"])
+@pytest.mark.parametrize("dim", [0, 1, 2, (0, 2), (0, 1)])
+def test_sum_over_any_dims_of_each_kind(dtype, dim):
+    """A sum over a leading or middle dimension (``_sum_3d``'s and ``_sum_middle``'s
+    accumulators) of complex64, among others: its accumulator was float64 (an ``isinstance``
+    test did not know complex64 as complex), and the sum raised Numba's typing error."""
+    a = (np.arange(4 * 3 * 5).reshape(4, 3, 5) % 7 - 3).astype(dtype)
+    if a.dtype.kind == "c":
+        a = a + 1j * a[::-1]
+    ours = numgrad.tensor(a).sum(dim)
+    theirs = torch.tensor(a).sum(dim)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)

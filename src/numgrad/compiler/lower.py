@@ -752,8 +752,11 @@ class CpuSegment:
             if inner == 1:
                 code.emit(f"_sum_rows({src}.reshape({outer}, {k}), r{v.index})", 1)
             else:
+                kind = x.array.dtype.kind  # (its accumulators' type: ``reduction.accumulators``)
+                acc = "np.float64" if kind == "f" else "np.complex128" if kind == "c" else \
+                    "np.int64"
                 code.emit(f"_sum_3d({src}.reshape({outer}, {k}, {inner}), "
-                          f"r{v.index}.reshape({outer}, {inner}))", 1)
+                          f"r{v.index}.reshape({outer}, {inner}), np.empty({inner}, {acc}))", 1)
 
     def _binary_into(self, node) -> None:
         specs = node.specs

@@ -90,12 +90,20 @@ def _sum_flat(x: np.ndarray):
     return total
 
 
+def accumulators(n: int, dtype) -> np.ndarray:
+    """``n`` accumulators for sums of ``dtype``'s elements (``_accumulator``'s type: float64,
+    complex128 or int64), uninitialised: ``_sum_3d``'s row of them, made by its callers (made in
+    the kernel, they compiled NumPy's full and empty with it, 0.3-0.6 s of a first training
+    step with an empty cache)."""
+    kind = np.dtype(dtype).kind
+    return np.empty(n, np.float64 if kind == "f" else np.complex128 if kind == "c" else np.int64)
+
+
 @njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)
-def _sum_3d(x, out):
-    """``out[a, i]`` = the sum of ``x[a, :, i]`` (``x`` C-contiguous, not empty); the inner loop
-    runs along contiguous memory."""
+def _sum_3d(x, out, acc):
+    """``out[a, i]`` = the sum of ``x[a, :, i]`` (``x`` C-contiguous, not empty), in ``acc``
+    (``accumulators(inner, x.dtype)``); the inner loop runs along contiguous memory."""
     outer, k, inner = x.shape
-    acc = np.full(inner, _accumulator(x[0, 0, 0]))
     for a in range(outer):
         acc[:] = 0
         for j in range(k):
@@ -210,7 +218,8 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
             PARALLEL_THRESHOLD:  # (over the leading dimension: a bias's gradient, as _as_3d's
         k = x.shape[0]       # (1, k, inner) would give it, without its Python)
         out = np.empty(x.size // k, x.dtype)
-        _sum_3d(x.reshape(1, k, out.size), out.reshape(1, out.size))
+        _sum_3d(x.reshape(1, k, out.size), out.reshape(1, out.size),
+                accumulators(out.size, x.dtype))
         return out.reshape(((1,) if keepdim else ()) + x.shape[1:])
     if len(dims) == x.ndim - 1 and x.flags.c_contiguous and x.size and dims[0] == 0 \
             and dims[-1] == x.ndim - 1:
@@ -226,7 +235,7 @@ def sum_dims(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         elif inner == 1:
             _sum_rows(x3.reshape(outer, k), out.reshape(outer))
         else:
-            _sum_3d(x3, out)
+            _sum_3d(x3, out, accumulators(inner, x.dtype))
     return out.reshape(shape)
 
 

@@ -247,14 +247,15 @@ _CHUNK = 1024  # (counters whose words a normal draw makes at a time, into a buf
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _normal32(seed, offset, out, first, last):
+def _normal32(seed, offset, out, first, last, words):
     """float32 draws: the standard normal values of counters ``first:last``, two pairs of
     24-bit uniforms a counter (``_pair32``), into ``out`` (float32, or float64 to be scaled; the
-    values of whole counters). The words of ``_CHUNK`` counters are made first
-    (``_bits``, a loop that vectorises), then mapped (another, indexed from 0 up;
-    error_model="numpy": a zero-division check would keep it scalar)."""
+    values of whole counters). The words of ``_CHUNK`` counters are made first into ``words``
+    (``4 * _CHUNK`` uint32, the caller's: an array made here compiled NumPy's empty with the
+    kernel, 0.2-0.7 s of a first model's initialisation) by ``_bits``, a loop that vectorises,
+    then mapped (another, indexed from 0 up; error_model="numpy": a zero-division check would
+    keep it scalar)."""
     n = out.size
-    words = np.empty(4 * _CHUNK, np.uint32)
     for start in range(first, last, _CHUNK):
         stop = min(start + _CHUNK, last)
         _bits(seed, offset + start, words[:4 * (stop - start)])
@@ -266,10 +267,9 @@ def _normal32(seed, offset, out, first, last):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _normal64(seed, offset, out, first, last):
+def _normal64(seed, offset, out, first, last, words):
     """float64 draws: ``_normal32`` with one pair of 53-bit uniforms a counter (``_pair``)."""
     n = out.size
-    words = np.empty(4 * _CHUNK, np.uint32)
     for start in range(first, last, _CHUNK):
         stop = min(start + _CHUNK, last)
         _bits(seed, offset + start, words[:4 * (stop - start)])
@@ -429,6 +429,11 @@ def philox_uniform(state: np.ndarray, shape: tuple, dtype) -> np.ndarray:
     return out
 
 
+def _word_buffer() -> np.ndarray:
+    """A normal draw's buffer of random words (``_normal32``), one per thread."""
+    return np.empty(4 * _CHUNK, np.uint32)
+
+
 # Normal draws of this many values, and more, share their counters among threads (the values
 # are the counters', the same on any number of threads)
 THREADED = 1 << 17
@@ -455,13 +460,13 @@ def philox_normal(state: np.ndarray, shape: tuple, dtype, mean=None, std=None) -
     whole = flat.size // per  # (counters all of whose values are used)
     threads = _workers.threads_for(whole, flat.size >= THREADED)
     if threads <= 1:
-        kernel(seed, offset, flat[:per * whole], 0, whole)
+        kernel(seed, offset, flat[:per * whole], 0, whole, _word_buffer())
     else:
         _workers.run(_workers.spans(whole, threads), lambda span, slot:
-                     kernel(seed, offset, flat[:per * whole], *span), threads)
+                     kernel(seed, offset, flat[:per * whole], *span, _word_buffer()), threads)
     if flat.size % per:  # (the last counter, some of whose values are used)
         last = np.empty(per, flat.dtype)
-        kernel(seed, (offset + whole + 2 ** 63) % 2 ** 64 - 2 ** 63, last, 0, 1)
+        kernel(seed, (offset + whole + 2 ** 63) % 2 ** 64 - 2 ** 63, last, 0, 1, _word_buffer())
         flat[per * whole:] = last[:flat.size % per]
     state[1] += whole + (flat.size % per > 0)
     if std is not None:

@@ -1,11 +1,13 @@
 """What a new user's first runs compile, and how long each compilation takes (empty kernel cache).
 
-    python benchmarks/compile_times.py [--src PATH]
+    python benchmarks/compile_times.py [--src PATH] [--models]
 
 Runs three programs, each in a fresh process with an empty Numba cache (``NUMBA_CACHE_DIR`` a new
 folder): the README's demonstration (``python -m numgrad``), the example notebook's training loop
 (the digits MLP with Adam and cross-entropy, on data of the digits' shape), and a first training
-script (a 784-256-10 MLP, Adam, cross-entropy) up to its first printed loss. Each process records
+script (a 784-256-10 MLP, Adam, cross-entropy) up to its first printed loss; with ``--models``,
+instead each model of ``models.py`` built and its first training step run (issue 29's models: a
+new user's first step of a CNN, an LSTM language model, a small GPT). Each process records
 Numba's compiler events (``numba:compile``, sent only when a dispatcher compiles, never when it
 loads from the cache) and prints every signature compiled with its seconds; nested compilations
 (a kernel's callee compiled while the kernel is) are indented under their caller. ``--src`` runs
@@ -102,9 +104,32 @@ _report("first script")
 }
 
 
+MODEL_PROGRAM = r'''
+import sys
+sys.path.insert(0, {folder!r})
+from models import MODELS
+import numgrad
+step = MODELS[{name!r}](numgrad)
+step()
+_report({name!r})
+'''
+
+
+def model_programs() -> dict:
+    """``--models``: each model's first training step, a program each (its construction
+    included)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from models import MODELS
+
+    folder = str(Path(__file__).parent)
+    return {f"{name}: built, first step": MODEL_PROGRAM.format(folder=folder, name=name)
+            for name in MODELS}
+
+
 def run(program: str, src: str) -> dict:
-    env = dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="numgrad-compile-times-"),
-               PYTHONPATH=src, NUMGRAD_QUIET="1")
+    empty = tempfile.mkdtemp(prefix="numgrad-compile-times-")  # (Numba's cache and the
+    env = dict(os.environ, NUMBA_CACHE_DIR=empty, PYTHONPATH=src,  # generated kernels': empty)
+               NUMGRAD_CACHE_DIR=os.path.join(empty, "numgrad"), NUMGRAD_QUIET="1")
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", RECORDER + program], env=env,
                           capture_output=True, text=True, check=True)
@@ -118,12 +143,15 @@ def run(program: str, src: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", default=str(Path(__file__).parent.parent / "src"))
+    parser.add_argument("--models", action="store_true",
+                        help="each model's first training step (models.py), not the programs")
     args = parser.parse_args()
-    for title, program in PROGRAMS.items():
+    for title, program in (model_programs() if args.models else PROGRAMS).items():
         result = run(program, args.src)
         top = [c for c in result["compiles"] if c["depth"] == 0]
         compiling = sum(c["seconds"] for c in top)
-        print(f"\n## {title}: {len(top)} signatures compiled in {compiling:.1f} s; the whole "
+        print(f"\n## {title}: {len(top)} signatures compiled in {compiling:.1f} s "
+              f"({len(result['compiles'])} compilations with the nested ones); the whole "
               f"process {result['process']:.1f} s")
         print(f"{'s':>6}  function and signature")
         for c in result["compiles"]:

@@ -77,9 +77,7 @@ def _sum_flat(x: np.ndarray):
     whether or not threads compute them, so that the load does not change the sum's last
     bits."""
     parts = _workers.spans(x.size, _workers.count())
-    kind = x.dtype.kind
-    partials = np.zeros(len(parts), np.float64 if kind == "f" else
-                        np.complex128 if kind == "c" else np.int64)  # (as ``_accumulator``)
+    partials = accumulators(len(parts), x.dtype)  # (each written by its part)
     _workers.run(list(enumerate(parts)),
                  lambda item, slot: _sum_part(x[item[1][0]:item[1][1]], partials, item[0]),
                  _workers.threads_for(len(parts), True), False)

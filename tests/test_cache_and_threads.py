@@ -123,7 +123,7 @@ from numba import njit
 from numgrad import _warmup
 from numgrad.kernels.cpu.elementwise import PARALLEL_THRESHOLD
 
-_warmup.warmup()
+_warmup.warmup(names=sys.argv[1:])
 kernels = _warmup.kernels()
 print("misses", sum(sum(k.stats.cache_misses.values()) for k in kernels))
 print("hits", sum(sum(k.stats.cache_hits.values()) for k in kernels))
@@ -139,18 +139,27 @@ print("user_kernel", njit(lambda a: np.dot(a, a) + a.sum())(np.arange(3.0)))
 """
 
 
+# A few ops of the default work and its first programs: the whole default plan takes ~150 s on two
+# cores; what it holds is checked by test_warmup_leaves_out_only_the_rare_families_unless_all.
+WARM_ITEMS = ["add", "mul", "tanh", "sigmoid", "sum", "mm", "programs"]
+
+
 def test_warmup_command_compiles_and_reports_the_cache(tmp_path):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    out = subprocess.run([sys.executable, "-m", "numgrad", "warmup"], env=env,
-                         capture_output=True, text=True, timeout=1800, check=True).stdout
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               NUMGRAD_CACHE_DIR=str(tmp_path / "generated"))
+    run = subprocess.run([sys.executable, "-m", "numgrad", "warmup", "--jobs", "2", *WARM_ITEMS],
+                         env=env, capture_output=True, text=True, timeout=1800, check=True)
+    out = run.stdout
     assert "kernel signatures" in out
+    assert "compiling kernels (2 processes)" in run.stdout + run.stderr  # (tqdm: on stderr)
+    assert "left to compile on first use" not in out  # (the items named are all the work)
     assert str(tmp_path / "cache") in out
     assert list((tmp_path / "cache").rglob("*.nbi"))
     # A second process with that cache loads every kernel (the lighter way numgrad loads them,
     # see kernels/cpu/__init__.py), compiles none, and the loaded kernels, the parallel ones
     # included, and a user's own Numba function compiled afterwards all work.
-    probe = subprocess.run([sys.executable, "-c", WARM_PROBE], env=env, capture_output=True,
-                           text=True, timeout=1800, check=True).stdout
+    probe = subprocess.run([sys.executable, "-c", WARM_PROBE, *WARM_ITEMS], env=env,
+                           capture_output=True, text=True, timeout=1800, check=True).stdout
     result = {line.split()[0]: line.split()[1] for line in probe.splitlines() if line[:1].isalpha()}
     assert result["misses"] == "0"
     assert result["hits"] == result["signatures"] and int(result["hits"]) > 0
@@ -191,6 +200,11 @@ def test_warmup_leaves_out_only_the_rare_families_unless_all(capsys):
     assert _warmup.main(["--help"]) == 0
     assert "--all" in capsys.readouterr().out
     assert _warmup.main(["--jobs"]) == 2  # (argparse says what is wrong)
+    assert _warmup.main(["add", "conv2d"]) == 2  # (PyTorch's name; the registry's: convolution)
+    assert "unknown warmup item(s): conv2d" in capsys.readouterr().err
+    # NAME ...: those items alone, in that order, once each, rare or not
+    assert _warmup.plan(names=["mm", "avg_pool3d", "mm", "programs"]) == [
+        ("mm",), ("avg_pool3d",), ("programs",)]
 
 def _work(seed: int, size: int):
     rng = np.random.default_rng(seed)

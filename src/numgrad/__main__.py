@@ -1,6 +1,7 @@
 """``python -m numgrad``: versions, whether a CUDA GPU is usable, and the seed walkthroughs.
-``python -m numgrad warmup [--all] [--jobs N]``: compiles the kernels of all but the rarely used
-ops ahead of use (``--all``: every kernel) and prints where the cache is (``--help`` says more).
+``python -m numgrad warmup [--all] [--jobs N] [NAME ...]``: compiles the kernels of all but the
+rarely used ops ahead of use (``--all``: every kernel; NAME ...: those ops only) and prints where
+the cache is (``--help`` says more).
 ``python -m numgrad run script.py [args]``: runs a PyTorch script with ``import torch`` giving
 numgrad."""
 from __future__ import annotations
@@ -68,7 +69,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["run"]:
         return run(argv[1:])
     if argv:
-        print("usage: python -m numgrad [warmup [--all] [--jobs N] | run script.py [args]]",
+        print("usage: python -m numgrad [warmup [--all] [--jobs N] [NAME ...] | run script.py [args]]",
               file=sys.stderr)
         return 2
     _versions()

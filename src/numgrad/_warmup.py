@@ -132,11 +132,18 @@ def rare(name: str) -> str | None:
     return next((family for family, test in RARE_FAMILIES if test(name, module)), None)
 
 
-def plan(everything: bool = False) -> list[tuple[str, ...]]:
+def plan(everything: bool = False, names=None) -> list[tuple[str, ...]]:
     """The work, in the order it is handed out: the large arrays (the largest items) first, then
     tuples of op names (a few ops of one family at a time: they share kernels, which then compile
     in one process), then the first programs. Without ``everything`` the ops and items of
-    ``RARE_FAMILIES`` are left out; with it their ops come last, a family at a time."""
+    ``RARE_FAMILIES`` are left out; with it their ops come last, a family at a time. ``names``
+    (op names and extra items, rare or not), if given, is all the work, in that order."""
+    if names is not None:
+        unknown = [n for n in names if n not in REGISTRY and n not in (*_LARGE, _PROGRAMS)]
+        if unknown:
+            raise ValueError(f"unknown warmup item(s): {', '.join(unknown)} (registered op names "
+                             f"of numgrad.ops.REGISTRY, {', '.join(_LARGE)} or {_PROGRAMS})")
+        return [(name,) for name in dict.fromkeys(names)]
     families = [family for family, _ in RARE_FAMILIES]
     common: dict[tuple, list[str]] = {}
     rarely: dict[tuple, list[str]] = {}
@@ -253,15 +260,16 @@ def _share(items, jobs: int) -> None:
         raise RuntimeError(f"a warmup worker failed (exit codes {codes})")
 
 
-def warmup(jobs: int | None = None, everything: bool = False) -> float:
+def warmup(jobs: int | None = None, everything: bool = False, names=None) -> float:
     """Compiles the kernels of ``plan(everything)``: registered ops' samples forward and backward
     in float32 and float64, large arrays (the multi-threaded kernels) with optimiser steps, and a
-    few first programs; ``everything`` adds the ``RARE_FAMILIES``. The work is shared by ``jobs``
+    few first programs; ``everything`` adds the ``RARE_FAMILIES``; ``names`` chooses the work
+    instead (see ``plan``). The work is shared by ``jobs``
     processes (one per core by default), largest items first; this process then runs it all once
     more, loading what they compiled (and compiling anything their concurrent writes to a cache
     index lost). Returns the seconds it took."""
     start = time.perf_counter()
-    items = plan(everything)
+    items = plan(everything, names)
     jobs = max(1, jobs or min(os.cpu_count() or 1, 4))
     if jobs > 1:
         _share(items, jobs)
@@ -344,14 +352,25 @@ def main(argv=()) -> int:
                         + "; ".join(family for family, _ in RARE_FAMILIES))
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="compile in N processes (default: one per core, at most 4)")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="compile only these: registered op names (numgrad.ops.REGISTRY, "
+                        f"such as addmm or convolution), {', '.join(_LARGE)} (the "
+                        f"multi-threaded kernels of large arrays) or {_PROGRAMS} (a few first "
+                        "programs' steps)")
     try:
         args = parser.parse_args(list(argv))
+        if args.names:
+            plan(names=args.names)
     except SystemExit as exit:  # --help, or a usage error (argparse printed which)
         return exit.code or 0
-    seconds = warmup(args.jobs, args.everything)
+    except ValueError as error:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
+    seconds = warmup(args.jobs, args.everything, args.names or None)
     signatures = sum(len(k.signatures) for k in kernels())
     print(f"compiled or loaded {signatures} kernel signatures in {seconds:.1f} s")
-    if not args.everything:
+    if not args.everything and not args.names:
         print("left to compile on first use (`--all` compiles them too): "
               + "; ".join(family for family, _ in RARE_FAMILIES))
     print("kernel cache:")

@@ -125,6 +125,33 @@ def test_every_unary_op_gives_pytorchs_special_values(dtype):
     assert not bad, bad
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_special_functions_at_large_arguments_and_signed_zeros_match_pytorch(dtype):
+    """i0e and i1e past I0's overflow (they were NaN from |x| ~ 713: exp(-|x|) times inf), the
+    sign of I1's zero, digamma and zeta at negative integers past 2**63 (``math.floor`` gave
+    an int64 there: float32's -1e20 had digamma 52.5, not NaN)."""
+    x = np.array([-0.0, 0.0, 0.5, -10.0, 49.9, 50.1, -51.0, 80.0, 700.0, 713.0, 1e3, -1e5, 1e10,
+                  -1e20, 3e38, np.inf, -np.inf, np.nan], dtype)
+    bad = {}
+    for name in ("i0e", "i1e", "i1", "i0"):
+        ours = getattr(numgrad.special, name)(numgrad.tensor(x)).numpy()
+        theirs = getattr(torch.special, name)(torch.tensor(x)).numpy()
+        wrong = ~_same(ours, theirs, ulps=16)
+        if wrong.any():
+            bad[name] = list(zip(x[wrong], ours[wrong], theirs[wrong]))
+    poles = np.array([-1.0, -2.0, -1e7, -1e20, -3e38, -0.0, 0.0, -2.5], dtype)
+    ours = numgrad.digamma(numgrad.tensor(poles)).numpy()
+    theirs = torch.digamma(torch.tensor(poles)).numpy()
+    if not _same(ours, theirs, ulps=16).all():
+        bad["digamma"] = list(zip(poles, ours, theirs))
+    s, q = np.full(4, 2.0, dtype), np.array([-1e20, -3.0, -2.5, 1.5], dtype)
+    ours = numgrad.special.zeta(numgrad.tensor(s), numgrad.tensor(q)).numpy()
+    theirs = torch.special.zeta(torch.tensor(s), torch.tensor(q)).numpy()
+    if not _same(ours, theirs, ulps=16).all():
+        bad["zeta"] = list(zip(q, ours, theirs))
+    assert not bad, bad
+
+
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
 def test_integer_unary_ops_are_exact_in_their_own_dtype(dtype):
     info = np.iinfo(dtype)

@@ -883,9 +883,9 @@ def digamma(x):
         return math.copysign(math.inf, -x)
     result = 0.0
     if x < 0.0:
-        if x == math.floor(x):
+        if x == _floor(x):  # (not math.floor: an int64, wrong past 2**63: float32's -1e20)
             return math.nan
-        r = x - math.trunc(x)  # (the fractional part, with x's sign; reflection)
+        r = x - _trunc(x)  # (the fractional part, with x's sign; reflection)
         result = -math.pi / math.tan(math.pi * r)
         x = 1.0 - x
     while x < 10.0:
@@ -967,9 +967,9 @@ def zeta(x, q):
     if x < 1.0:
         return math.nan
     if q <= 0.0:
-        if q == math.floor(q):
+        if q == _floor(q):  # (not math.floor: an int64, wrong past 2**63)
             return math.inf
-        if x != math.floor(x):
+        if x != _floor(x):
             return math.nan
     s = math.pow(q, -x)
     a = q
@@ -1292,12 +1292,38 @@ def erfinv(y):
     return x
 
 
+# Above this |x| the Bessel functions take their asymptotic series (twelve terms reach 2**-53 at
+# 50, fewer beyond), where their power series needs ~|x| terms (which lose a few digits); I0 and
+# I1 are then exp(|x|) times it, inf past exp's overflow as PyTorch's (from 709.8).
+_BESSEL_LARGE = 50.0
+
+
+@njit(error_model="numpy")
+def _bessel_scaled_large(a, mu):
+    """exp(-a) I_nu(a) for a > ``_BESSEL_LARGE``, ``mu`` = 4 nu**2: the asymptotic series
+    (1 / sqrt(2 pi a)) sum_k prod_{j <= k} (-(mu - (2j - 1)**2) / (8 j a))."""
+    term = 1.0
+    total = 1.0
+    k = 0.0
+    while k < 40.0:
+        k += 1.0
+        odd = 2.0 * k - 1.0
+        term *= -(mu - odd * odd) / (8.0 * k * a)
+        total += term
+        if abs(term) <= abs(total) * 1e-17:
+            break
+    return total / math.sqrt(2.0 * math.pi * a)
+
+
 @njit(error_model="numpy")
 def bessel_i0(x):
-    """The modified Bessel function I0: its power series sum_k (x**2 / 4)**k / k!**2."""
+    """The modified Bessel function I0: its power series sum_k (x**2 / 4)**k / k!**2 (the
+    asymptotic series above ``_BESSEL_LARGE``)."""
     x = x * 1.0
     if x != x or math.isinf(x):  # (NaN at +-inf, as PyTorch's Chebyshev expansion gives)
         return math.nan
+    if abs(x) > _BESSEL_LARGE:
+        return math.exp(abs(x)) * _bessel_scaled_large(abs(x), 0.0)
     q = x * x / 4.0
     term = 1.0
     total = 1.0
@@ -1311,10 +1337,15 @@ def bessel_i0(x):
 
 @njit(error_model="numpy")
 def bessel_i1(x):
-    """The modified Bessel function I1: sum_k (x / 2)**(2k + 1) / (k! (k + 1)!)."""
+    """The modified Bessel function I1: sum_k (x / 2)**(2k + 1) / (k! (k + 1)!) (the asymptotic
+    series above ``_BESSEL_LARGE``); +0.0 at -0.0, as PyTorch's."""
     x = x * 1.0
     if x != x or math.isinf(x):
         return math.nan
+    if x == 0.0:
+        return 0.0
+    if abs(x) > _BESSEL_LARGE:
+        return math.copysign(math.exp(abs(x)) * _bessel_scaled_large(abs(x), 4.0), x)
     q = x * x / 4.0
     term = x / 2.0
     total = term
@@ -1328,19 +1359,23 @@ def bessel_i1(x):
 
 @njit(error_model="numpy")
 def bessel_i0e(x):
-    """exp(-|x|) I0(x)."""
+    """exp(-|x|) I0(x) (which I0's overflow above 713 made NaN)."""
     x = x * 1.0
     if math.isinf(x):
         return 0.0
+    if abs(x) > _BESSEL_LARGE:
+        return _bessel_scaled_large(abs(x), 0.0)
     return math.exp(-abs(x)) * bessel_i0(x)
 
 
 @njit(error_model="numpy")
 def bessel_i1e(x):
-    """exp(-|x|) I1(x)."""
+    """exp(-|x|) I1(x), odd; +0.0 at -0.0, as PyTorch's."""
     x = x * 1.0
     if math.isinf(x):
         return math.copysign(0.0, x)
+    if abs(x) > _BESSEL_LARGE:
+        return math.copysign(_bessel_scaled_large(abs(x), 4.0), x)
     return math.exp(-abs(x)) * bessel_i1(x)
 
 

@@ -90,10 +90,19 @@ def _lower_upper(name: str, input, other) -> tuple:
     p = _series(where(use_series, a, 1.0), where(use_series, x, 0.5))
     q = _fraction(where(use_fraction, a, 1.0), where(use_fraction, x, 3.0))
     nan = math.nan
-    # (the edges: P = 0 at x = 0 or a = inf; P = 1 at a = 0 or x = inf; NaN where an argument
-    # is negative or NaN, or both are 0 or both inf)
-    zero_p = ((xd == 0) & (ad > 0)) | ((ad == math.inf) & xd.isfinite() & (xd >= 0))
-    one_p = ((ad == 0) & (xd > 0)) | ((xd == math.inf) & ad.isfinite() & (ad >= 0))
+    # (the edges, tested in PyTorch's order (``calc_igamma``), where a NaN compares false: NaN
+    # where an argument is negative; at a = 0, P = 1 where x > 0, else NaN; then P = 0 at
+    # x = 0 (a NaN too); then at a = inf, NaN where x is infinite, else P = 0 (x NaN too); then
+    # P = 1 at x = inf (a NaN too); NaN for the other NaN arguments)
+    edge = ~((xd < 0) | (ad < 0))
+    a_zero = edge & (ad == 0)
+    edge = edge & ~a_zero
+    x_zero = edge & (xd == 0)
+    edge = edge & ~x_zero
+    a_inf = edge & (ad == math.inf)
+    x_inf = edge & ~a_inf & (xd == math.inf)
+    zero_p = x_zero | (a_inf & ~xd.isinf())
+    one_p = (a_zero & (xd > 0)) | x_inf
     P = where(use_series, p, 1 - q)
     Q = where(use_series, 1 - p, q)
     P = where(zero_p, 0.0, where(one_p, 1.0, where(regular, P, nan)))

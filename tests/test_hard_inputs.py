@@ -219,6 +219,19 @@ def test_softmax_family_over_an_empty_dim(fn):
     check(fn, np.zeros((2, 0), np.float32))
 
 
+@pytest.mark.parametrize("fn, shape", [
+    (lambda m, x: m.nanmedian(x, 1), (3, 0)), (lambda m, x: m.aminmax(x, dim=1), (3, 0)),
+    (lambda m, x: m.nanquantile(x, 0.5), (0, 4)), (lambda m, x: m.nanquantile(x, 1.5), (3, 4)),
+    (lambda m, x: m.linalg.vector_norm(x, ord=INF, dim=1), (3, 0)),
+    (lambda m, x: m.linalg.vector_norm(x, ord=-1.0, dim=(0, 1)), (3, 0, 2)),
+    (lambda m, x: m.linalg.vector_norm(x, ord=-INF, dim=-2), (3, 0, 2)),
+    (lambda m, x: m.linalg.vector_norm(x, ord=INF), (3, 0)),
+], ids=["nanmedian", "aminmax", "nanquantile", "nanquantile_q", "norm_inf_dim", "norm_dims",
+        "norm_negative_dim", "norm_all"])
+def test_reductions_without_identity_over_an_empty_dim_raise_pytorchs_words(fn, shape):
+    check_raises(fn, np.zeros(shape, np.float32))
+
+
 @pytest.mark.parametrize("a, b", [
     ((2, 3, 0), (0, 4)), ((0,), (0,)), ((2, 0), (0,)), ((0,), (0, 3)), ((0, 3), (3, 4)),
     ((2, 3), (3, 0)), ((0, 2, 3), (3, 4)), ((2, 0), (5, 0, 3)), ((2, 3, 0), (2, 0, 4)),

@@ -70,26 +70,26 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(name: str, input: Tensor, q, dim, keepdim: bool, interpolation: str,
+def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str,
               ignore_nan: bool) -> Tensor:
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if isinstance(q, Tensor):
         if q.ndim > 1:
-            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
         if q.dtype != input.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
         if q.numel() and not bool(((q.detach() >= 0) & (q.detach() <= 1)).all()):
-            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
         qs = q.detach()
     else:
         if not 0 <= q <= 1:
-            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
         qs = numgrad.tensor(float(q), dtype=input.dtype, device=input.device)
     if input.numel() == 0:
-        raise RuntimeError(f"{name}() input tensor must be non-empty")
+        raise RuntimeError("quantile() input tensor must be non-empty")
     if interpolation not in _INTERPOLATIONS:
-        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
     if dim is None:
         x = input.reshape(-1)
@@ -145,11 +145,11 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
     """The ``q``-th quantiles of ``input`` along ``dim`` (of all its elements when None), NaN
     where a reduced row holds a NaN."""
-    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+    return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 @export(method=True)
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     """``quantile`` ignoring NaN (NaN only where a reduced row is all NaN)."""
-    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+    return _quantile(input, q, dim, keepdim, interpolation, True)

@@ -467,8 +467,8 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
         out = _given(apply(op, (input,), (values,), dim=0, indices=indices,
                            keepdim=bool(keepdim)), dim, 0)  # (both as given, as PyTorch's node)
         return result(out, Tensor._wrap(indices))
-    if not data.shape[d]:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if not data.shape[d]:  # (nanmedian's too: PyTorch's words)
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     values, indices, pos = _median_positions(K, data, d, ignore_nan)
     chosen = K.gather_dim(indices, d, pos)
     picked = K.gather_dim(values, d, pos)
@@ -651,7 +651,7 @@ def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
     else:
         dims = normalize_dims(int(dim), data.ndim)
         if data.ndim and not data.shape[dims[0]]:
-            raise IndexError("aminmax(): Expected reduction dim "
+            raise IndexError("aminmax: Expected reduction dim "  # (PyTorch's words)
                              f"{dims[0]} to have non-zero size.")
     return _AminmaxResult(apply(AminmaxMin, (input,), (data,), dims=dims, keepdim=keepdim),
                           apply(AminmaxMax, (input,), (data,), dims=dims, keepdim=keepdim))

@@ -232,6 +232,22 @@ def test_reductions_without_identity_over_an_empty_dim_raise_pytorchs_words(fn, 
     check_raises(fn, np.zeros(shape, np.float32))
 
 
+@pytest.mark.parametrize("fn", [
+    lambda m: m.zeros(-1), lambda m: m.zeros((3, -1)), lambda m: m.ones(2, -3),
+    lambda m: m.empty(-2), lambda m: m.full((2, -1), 2.0), lambda m: m.randn(3, -1),
+    lambda m: m.randint(0, 5, (-1,)), lambda m: m.randperm(-1), lambda m: m.normal(0.0, 1.0, (-1,)),
+    lambda m: m.empty_strided((2, -1), (1, 1)), lambda m: m.ones(2).new_zeros(-1),
+    lambda m: m.ones(2).new_full((-1,), 1.0),
+    lambda m: m.where(m.tensor([True, False]), m.ones(3, 4), m.ones(3, 4)),
+    lambda m: m.where(m.ones(3, 4) > 0, m.ones(3, 2), 0.0),
+    lambda m: m.where(m.ones(3, 1) > 0, m.ones(1, 4), m.ones(2, 1)),
+], ids=["zeros", "zeros_tuple", "ones", "empty", "full", "randn", "randint", "randperm", "normal",
+        "empty_strided", "new_zeros", "new_full", "where_condition", "where_input", "where_other"])
+def test_negative_sizes_and_shapes_that_do_not_broadcast_raise_pytorchs_words(fn):
+    """(NumPy's ValueError used to leak from the creation functions and ``where``)"""
+    check_raises(fn)
+
+
 @pytest.mark.parametrize("a, b", [
     ((2, 3, 0), (0, 4)), ((0,), (0,)), ((2, 0), (0,)), ((0,), (0, 3)), ((0, 3), (3, 4)),
     ((2, 3), (3, 0)), ((0, 2, 3), (3, 4)), ((2, 0), (5, 0, 3)), ((2, 3, 0), (2, 0, 4)),

@@ -278,13 +278,27 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return Tensor._wrap(ndarray)
 
 
-def _shape(size) -> tuple:
+def _shape(size, name: str = "") -> tuple:
+    """``size`` (ints, or one sequence of them) as a tuple of ints; PyTorch's error for a
+    negative one (``zeros`` words its own)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:
-        if type(s) is not int:
-            return tuple(int(s) for s in size)
+        if type(s) is not int or s < 0:
+            shape = tuple(int(s) for s in size)
+            negative(shape, name)
+            return shape
     return size if type(size) is tuple else tuple(size)  # (Python ints already: as they are)
+
+
+def negative(shape: tuple, name: str = "") -> None:
+    """PyTorch's error for a shape with a negative size."""
+    for s in shape:
+        if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
 
 
 def _float_dtype(dtype) -> np.dtype:
@@ -327,7 +341,7 @@ def _filled(shape: tuple, value, np_dtype, requires_grad: bool, device) -> Tenso
 @export
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
-    return _filled(_shape(size), 0, _float_dtype(dtype), requires_grad, device)
+    return _filled(_shape(size, "zeros"), 0, _float_dtype(dtype), requires_grad, device)
 
 
 @export
@@ -354,6 +368,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     of its own (on CUDA: contiguous)."""
     _check_strided(layout)
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    negative(size)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
                            f"strides ({len(stride)})")
@@ -600,8 +615,8 @@ def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None
 @export(function=False, method=True)
 def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``zeros`` with this tensor's dtype and device by default."""
-    return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                 requires_grad=requires_grad)
+    return zeros(_shape(size), dtype=dtype or self.dtype, device=device or self.device,
+                 requires_grad=requires_grad)  # (_shape: PyTorch's error, not zeros's)
 
 
 @export(function=False, method=True)

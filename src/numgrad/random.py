@@ -265,7 +265,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
     if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+        creation.negative((int(n),))  # (PyTorch 2.13's words)
     np_dtype = np.dtype("int64") if dtype is None else np.dtype(dtype.name)
     return creation._finish(_kernel_draw(generator, "philox_permutation", int(n), np_dtype,
                                          device=device), requires_grad, device)

@@ -11,7 +11,7 @@ from ..tensor import SharedGrad, Tensor
 from . import registry as _registry
 from . import complex as _complex
 from ._names import alias, export
-from ._promote import binary_operands, floating_operand
+from ._promote import binary_operands, broadcast_shapes, floating_operand
 from ..autograd import grad_mode
 from ..autograd.graph import keep_given
 from . import _jvp
@@ -532,6 +532,10 @@ def where(condition: Tensor, input, other) -> Tensor:
                  int64 if kinds & {int} else bool_ if kinds <= {bool} else None)
         if dtype is not None:
             input, other = (tensor(v, dtype=dtype, device=condition.device) for v in (input, other))
+    shape = condition._data.shape  # (PyTorch's error where they do not broadcast: in its order)
+    for v in (input, other):
+        if isinstance(v, Tensor):
+            shape = broadcast_shapes(shape, v._data.shape)
     a, b = binary_operands(input, other)
     cond = condition._data
     return apply(Where, (condition, input, other), (cond, a, b))

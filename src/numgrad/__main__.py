@@ -69,8 +69,8 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["run"]:
         return run(argv[1:])
     if argv:
-        print("usage: python -m numgrad [warmup [--all] [--jobs N] [NAME ...] | run script.py [args]]",
-              file=sys.stderr)
+        print("usage: python -m numgrad [warmup [--all] [--jobs N] [NAME ...] | "
+              "run script.py [args]]", file=sys.stderr)
         return 2
     _versions()
     for walk in (walkthrough_basic, walkthrough_requires_grad, walkthrough_vjp):

@@ -122,6 +122,32 @@ def test_the_first_compile_says_so_once_and_a_warm_cache_says_nothing(tmp_path):
     assert "compiling" not in quiet
 
 
+STRICT = """
+import warnings, numpy as np, numgrad
+warnings.simplefilter("error", numgrad.KernelCompileWarning)  # (as pytest's filterwarnings=error)
+try:
+    print("result", float((numgrad.tensor(np.arange(4.0)).exp() * 2.0).sum()))
+except numgrad.KernelCompileWarning:
+    print("raised")
+"""
+
+
+def test_a_first_compile_warning_made_an_error_still_leaves_its_kernel_cached(tmp_path):
+    """Under an "error" filter the first-compile warning is raised once the kernel is compiled
+    and saved: each process then gets one kernel further, where it used to raise before the
+    compilation, cache nothing and fail at the same call in every process."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "NUMGRAD_CACHE_DIR", "NUMGRAD_QUIET")}
+    env.update(NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMGRAD_CACHE_DIR=str(tmp_path / "gen"))
+    outputs = [subprocess.run([sys.executable, "-c", STRICT], env=env, capture_output=True,
+                              text=True, timeout=300, check=True).stdout.strip()
+               for _ in range(6)]
+    assert outputs[0] == "raised"
+    import numpy as np
+
+    assert outputs[-1] == f"result {float(2 * np.exp(np.arange(4.0)).sum())!r}", outputs
+
+
 def test_a_row_or_block_against_each_of_an_arrays_rows_takes_the_row_kernel(monkeypatch):
     """A bias (a row against each row) and a (T, C) block against each sample of a (B, T, C)
     batch take ``zip_rows``, whose first compilation is a fifth of ``zip_strided``'s (a first

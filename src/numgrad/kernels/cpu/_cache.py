@@ -521,6 +521,7 @@ class _KernelCache(caching._Cache):
         self._writer = self._files[0] if self._plan.writer is not None else None
         self._cache_path = self._plan.writer or (self._plan.readers or [None])[0]
         self._enabled = True
+        self._raise_saved = None  # (see save_overload)
 
     def __repr__(self):
         return f"<{type(self).__name__} py_func={self._name}>"
@@ -547,7 +548,10 @@ class _KernelCache(caching._Cache):
         cres = self._load_overload(sig, target_context) if self._enabled else None
         if cres is None:  # about to compile: the target refresh will import numba.np.arraymath
             _defer_scipy_linalg()
-            say_compiling()
+            try:
+                say_compiling()
+            except KernelCompileWarning as raised:  # (an "error" filter: raised once this
+                self._raise_saved = raised  # kernel is compiled and saved, by save_overload)
         return cres
 
     def _load_overload(self, sig, target_context):
@@ -581,6 +585,15 @@ class _KernelCache(caching._Cache):
                       f"handled alike, without a warning.)")
 
     def save_overload(self, sig, cres):
+        """Saves the kernel, then raises the first-compile warning that an "error" filter made
+        an exception (``load_overload``): raised before the compilation, it left nothing in the
+        cache, and every later process raised it again at the same call."""
+        self._save(sig, cres)
+        raised, self._raise_saved = self._raise_saved, None
+        if raised is not None:
+            raise raised
+
+    def _save(self, sig, cres):
         if not self._enabled or not self._cachable(cres):
             return
         if self._writer is None:

@@ -24,9 +24,10 @@ SRC = str(Path(ng.__file__).resolve().parents[1])
 def _heap_before_the_test_frozen():
     """The objects alive before the test, moved out of the collector's sight (``gc.freeze``), so
     that its collections and counts visit only the objects the test makes: after thousands of
-    tests the heap holds millions of objects (one count took ~9 s in CI, 2 per test); a leak
-    is in what the test makes, which is still counted."""
-    gc.collect()
+    tests the heap holds millions of objects (a collection took ~9 s in CI's run, two per
+    test); a leak is in what the test makes, which is still counted. No collection first: the
+    garbage of earlier tests is frozen with the rest (``gc.freeze`` moves lists, it visits
+    nothing)."""
     gc.freeze()
     try:
         yield

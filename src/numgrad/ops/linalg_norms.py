@@ -104,15 +104,15 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
         x = x.to(dtype)
     data = x._data
     dims = _norm_dims(dim, data.ndim)
+    given = None if dim is None else (int(dim),) if isinstance(dim, (int, np.integer)) else \
+        tuple(int(d) for d in dim)
     shown_ord = ord if type(ord) in (int, float) else float(ord)
     ord = float(ord)
     if (ord < 0 or math.isinf(ord)) and (
             builtins.any(tuple(data.shape)[d] == 0 for d in dims) or (not dims and not data.size and data.ndim)):
             # (PyTorch's words: with ``dim``, the first empty one as given, its message's
             # space missing before "because")
-            raws = () if dim is None else (dim,) if isinstance(dim, (int, np.integer)) else dim
-            empty = [int(d) for d in raws
-                     if data.ndim and data.shape[int(d) % data.ndim] == 0]
+            empty = [d for d in given or () if data.ndim and data.shape[d % data.ndim] == 0]
             where = f"on the dimension {empty[0]}because this dimension is empty and" if empty \
                 else "on an empty tensor because"
             raise RuntimeError(
@@ -120,8 +120,6 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
                 "operation does not have an identity")
     if not math.isinf(ord) and ord == int(ord):
         ord = int(ord)
-    given = None if dim is None else (int(dim),) if isinstance(dim, (int, np.integer)) else \
-        tuple(int(d) for d in dim)
     return apply(LinalgVectorNorm, (x,), (data,), ord=ord, dims=dims, keepdim=bool(keepdim),
                  dim=given, shown_ord=shown_ord)
 

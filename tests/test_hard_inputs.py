@@ -364,3 +364,73 @@ def test_accumulating_into_an_expanded_grad_raises_pytorchs_error_and_writes_not
     assert type(got) is type(want)
     assert str(got) == str(want)
     _same(nx.grad, tx.grad, "the .grad")
+
+
+def _outcome(fn, m):
+    try:
+        y = fn(m)
+    except Exception as e:  # (the class and the first line of the message are compared)
+        return type(e).__name__, str(e).splitlines()[0]
+    return _dtype_name(y.dtype), y.tolist()
+
+
+def _I8(m):
+    return m.tensor([3, 1], dtype=m.int8)
+
+
+def _U8(m):
+    return m.tensor([3, 1], dtype=m.uint8)
+
+
+def _YES(m):
+    return m.tensor([True, False])
+
+
+@pytest.mark.parametrize("fn", [
+    # an operand wraps into the tensor's dtype, as PyTorch's C conversion does
+    lambda m: _I8(m) + 1000, lambda m: _I8(m) * 1000, lambda m: _I8(m) == 1000,
+    lambda m: _I8(m) < 1000, lambda m: _I8(m) // 1000, lambda m: _U8(m) - 300,
+    lambda m: _U8(m) * -1, lambda m: _U8(m) & -1, lambda m: _I8(m).add_(1000),
+    lambda m: m.tensor([3]) + 2**63, lambda m: m.tensor([3], dtype=m.int32) // 2**32,
+    lambda m: m.tensor([3]) + 2**64, lambda m: m.tensor([3]) - (-2**63 - 1),
+    # a number written into a tensor is checked: PyTorch's error naming the C type
+    lambda m: _I8(m).fill_(1000), lambda m: m.full((2,), 1000, dtype=m.int8),
+    lambda m: _I8(m).masked_fill(_YES(m), 1000), lambda m: _I8(m).clamp(max=1000),
+    lambda m: _I8(m).clamp(-1000, 5), lambda m: m.where(_YES(m), _I8(m), 1000),
+    lambda m: m.where(_YES(m), 1000, _I8(m)), lambda m: _I8(m).index_fill(0, m.tensor([0]), 1000),
+    lambda m: _I8(m) ** 128, lambda m: _I8(m) ** 127, lambda m: _U8(m) ** -1,
+    lambda m: _U8(m).fill_(-1), lambda m: _U8(m).fill_(-256),
+    lambda m: m.full((2,), -1, dtype=m.uint8), lambda m: _U8(m).clamp(max=-1),
+    lambda m: _U8(m).clamp(min=-1), lambda m: m.tensor([3], dtype=m.int32).fill_(2**31),
+    lambda m: _I8(m).fill_(127.9), lambda m: m.tensor([3]).fill_(2**63),
+    lambda m: m.tensor([3.0]).fill_(1e300), lambda m: m.tensor([3.0]).clamp(max=1e300),
+    lambda m: m.tensor([3.0, 1.0]).masked_fill(_YES(m), -1e300),
+    lambda m: _I8(m).clamp(max=1000.0),
+    # Python numbers into an integer dtype at creation
+    lambda m: m.tensor(-256, dtype=m.uint8), lambda m: m.tensor(-1, dtype=m.uint8),
+    lambda m: m.tensor([1, 127.9], dtype=m.int8), lambda m: m.tensor([[math.nan]], dtype=m.int64),
+    lambda m: m.tensor([INF], dtype=m.uint8), lambda m: m.as_tensor([-0.5], dtype=m.uint8),
+    lambda m: m.tensor([9.3e18], dtype=m.int64), lambda m: m.tensor([2**63], dtype=m.int64),
+])
+def test_python_numbers_beyond_a_dtype_wrap_or_raise_as_pytorch(fn):
+    """(numgrad raised NumPy's OverflowError "Python integer 1000 out of bounds for int8" for
+    int8's ``x + 1000``, where PyTorch adds -24; its checked writes named every dtype "int",
+    wrapped in ``index_fill`` and ``clamp``, and ``tensor([127.9], dtype=int8)`` truncated)"""
+    assert _outcome(fn, ng) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x + 1e300, lambda m, x: x * 1e39, lambda m, x: x.t()[::2] - 1e300,
+    lambda m, x: (x * 1).add_(1e300), lambda m, x: x ** 1e39, lambda m, x: 1e39 ** x,
+    lambda m, x: x.double().mul(1e300).float(), lambda m, x: (x * 1e39).long(),
+    lambda m, x: (x * 1e39).to(m.uint8), lambda m, x: x.half() * 60000.0,
+    lambda m, x: (60000.0 ** x.half()).detach(),
+    lambda m, x: m.tensor(1e300, dtype=m.float32) + x,
+    lambda m, x: m.where(x > 0, x, m.tensor(-1e300, dtype=m.float64).float()),
+], ids=["add", "mul", "strided", "add_", "pow", "rpow", "narrowing", "to_long", "to_uint8",
+        "half", "half_rpow", "tensor", "where"])
+def test_numbers_beyond_float32_overflow_to_inf_without_numpys_warning(fn):
+    """(NumPy's "RuntimeWarning: overflow encountered in cast" leaked from converting the number,
+    narrowing a result or casting inf and NaN to integers: an error under pytest's
+    ``filterwarnings = error``; PyTorch gives inf, or the machine's integer, silently)"""
+    check(fn, np.array([3.0, -1.0, 0.5], np.float32), seed=1.0)

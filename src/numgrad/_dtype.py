@@ -8,6 +8,16 @@ import numpy as np
 from . import _lowp
 
 
+def float_number(np_dtype, value):
+    """``value`` (a real number) as a NumPy scalar of the float dtype ``np_dtype``, beyond its
+    range +-inf as PyTorch converts it, without NumPy's RuntimeWarning "overflow encountered in
+    cast" (an error under ``filterwarnings = error``). Callers convert a number within +-65504,
+    which every float dtype holds, themselves: ``dt.type(v) if -65504.0 <= v <= 65504.0 else
+    float_number(dt, v)``."""
+    with np.errstate(over="ignore"):
+        return np_dtype.type(value)
+
+
 class dtype:
     """A tensor element type, printed as PyTorch prints it (``numgrad.float32``)."""
 

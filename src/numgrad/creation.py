@@ -12,10 +12,11 @@ import numpy as np
 from .ops._names import export
 from ._dtype import device as _device
 from ._dtype import COMPLEX, FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
-from ._dtype import get_default_dtype
+from ._dtype import float_number, get_default_dtype
 from . import _lazy, _lowp, cuda, dispatch
 from .kernels import cpu as _cpu_module
 from .ops.registry import kernels_of
+from .ops._promote import int_in_range, number_as
 from .tensor import Tensor
 
 # The default generator's NumPy PCG64 generator (``random._DefaultGenerator`` seeds it; its
@@ -211,18 +212,36 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         a = _lowp.cast(_infer(data), to_dtype(dtype).np) if _infer(data).dtype.kind == "V" else \
             np.array(_infer(data), dtype=to_dtype(dtype).np, copy=True)
     else:  # straight from the Python numbers, not through float32
-        np_dtype = to_dtype(dtype).np
-        try:
-            a = np.array(data, dtype=np_dtype)
-        except OverflowError:
-            if np.dtype(np_dtype).kind == "u":  # (PyTorch wraps a negative int into uint8)
-                wide = np.array(data, dtype=np.int64)
-                if wide.size and wide.max() <= np.iinfo(np_dtype).max:
-                    return _finish(wide.astype(np_dtype), requires_grad, device)
-            if np.dtype(np_dtype).kind not in "iu":
-                raise
-            raise _int_overflow(data, np_dtype) from None
+        np_dtype = np.dtype(to_dtype(dtype).np)
+        if np_dtype.kind in "iu":
+            a = _python_ints(data, np_dtype)
+        elif isinstance(data, (float, int)) and not -65504.0 <= data <= 65504.0:
+            a = np.array(float_number(np_dtype, data))  # (1e300 into float32: inf, no warning)
+        else:
+            a = np.array(data, np_dtype)
     return _finish(a, requires_grad, device)
+
+
+def _python_ints(data, np_dtype) -> np.ndarray:
+    """Python numbers into an integer dtype, checked as PyTorch converts them: a float must lie
+    in the dtype's range (127.9 does not fit int8, NaN and inf nowhere), an integer too, where a
+    negative one wraps around into an unsigned dtype down to ``-max`` (-1 into uint8 is 255,
+    -256 fails); PyTorch's RuntimeError naming the dtype else (its ValueError beyond int64)."""
+    wide = np.asarray(data)
+    if wide.dtype.kind in "uO" or (wide.dtype.kind == "f" and _large(wide)
+                                   and "i" in (_kinds(data) or ())):
+        raise _int_overflow(data, np_dtype)
+    info = np.iinfo(np_dtype)
+    if wide.size and wide.dtype.kind == "f":
+        bad = not (np.isfinite(wide).all() and info.min <= wide.min() and wide.max() <= info.max)
+    elif wide.size and wide.dtype.kind == "i":
+        low = -info.max if np_dtype.kind == "u" else info.min
+        bad = not (low <= wide.min() and wide.max() <= info.max)
+    else:
+        return np.array(data, np_dtype) if wide.dtype.kind == "c" else wide.astype(np_dtype)
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {np_dtype.name} without overflow")
+    return wide.astype(np_dtype)
 
 
 @export
@@ -423,17 +442,20 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if dtype is None:
         if isinstance(fill_value, int) and not isinstance(fill_value, bool):
             dtype = int64  # (not through _infer: PyTorch's errors for an int out of range differ)
+        elif type(fill_value) is float:  # (not through _infer: its cast would warn on 1e300)
+            dtype = get_default_dtype()
         else:
             dtype = _infer(fill_value).dtype
     np_dtype = to_dtype(dtype).np
-    if isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real) \
-            and np_dtype.kind in "fi":
+    if isinstance(fill_value, numbers.Number):
         check_scalar(fill_value, np_dtype)
-        fill_value = fill_value.real
-    if np_dtype.kind == "i" and isinstance(fill_value, numbers.Real):
-        check_scalar(fill_value, np_dtype)
-    elif np_dtype.kind == "b" and isinstance(fill_value, numbers.Number):
-        fill_value = bool(fill_value)
+        if isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real) \
+                and np_dtype.kind in "iuf":
+            fill_value = fill_value.real
+        if np_dtype.kind == "b":
+            fill_value = bool(fill_value)
+        elif np_dtype.kind == "u" and isinstance(fill_value, numbers.Integral):
+            fill_value = number_as(fill_value, np_dtype)  # (-1 into uint8: 255, as PyTorch)
     _check_size("full", size)
     return _filled(_shape((size,)), fill_value, np_dtype, requires_grad, device)
 
@@ -453,39 +475,51 @@ def _check_size(name: str, size) -> None:
                 f'error "type must be tuple of ints,but got float"')
 
 
+# (PyTorch's names of the C types in its overflow errors)
+_C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double"}
+
+
 def check_scalar(value, np_dtype) -> None:
-    """PyTorch's error for a number written into an integer tensor (a fill, ``masked_fill``, an
-    indexed write) that its dtype cannot hold: a float out of range, inf or NaN included; a
-    complex number with an imaginary part into a real tensor."""
-    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real) and \
-            np_dtype.kind in "fiu":
-        if value.imag != 0:
-            name = {"float32": "float", "float64": "double", "int64": "int64_t"}.get(
-                np.dtype(np_dtype).name, "int")
-            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-        value = value.real
-    if np_dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)):
+    """PyTorch's error for a number written into a tensor (a fill, ``masked_fill``, ``clamp``'s
+    bounds, ``where``'s operand, an indexed write) that its dtype cannot hold: an integer out of
+    an integer dtype's range (into an unsigned one a negative number wraps, down to ``-max``), a
+    float beyond an integer dtype's range (inf and NaN included) or a finite one beyond a float
+    dtype's; a complex number with an imaginary part into a real tensor; past int64 and uint64,
+    the OverflowError of a number no Scalar holds."""
+    if type(value) is float:
+        if -65504.0 <= value <= 65504.0 and np.dtype(np_dtype).kind == "f":
+            return  # (every float dtype holds it: the common case, decided first)
+    elif type(value) is int and -128 <= value <= 127:
+        return  # (every dtype holds it, or wraps it: -1 into uint8)
+    np_dtype = np.dtype(np_dtype)
+    kind = np_dtype.kind
+    if isinstance(value, (bool, np.bool_)) or kind not in "iuf":
         return
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        if value.imag != 0:
+            _overflow(np_dtype)
+        value = value.real
     if isinstance(value, numbers.Integral):
-        _check_fill(int(value), np_dtype)
+        value = int(value)
+        int_in_range(value)
+        if kind in "iu":
+            info = np.iinfo(np_dtype)
+            if not (-info.max if kind == "u" else info.min) <= value <= info.max:
+                _overflow(np_dtype)
     elif isinstance(value, numbers.Real):
         v = float(value)
-        info = np.iinfo(np_dtype)
-        if not (v == v and info.min <= v <= info.max):
-            name = "int64_t" if np_dtype == np.int64 else "int"
-            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        if kind in "iu":
+            info = np.iinfo(np_dtype)
+            if not (v == v and info.min <= v <= info.max):
+                _overflow(np_dtype)
+        elif math.isfinite(v) and abs(v) > float(np.finfo(np_dtype).max):
+            _overflow(np_dtype)
 
 
-def _check_fill(value: int, np_dtype) -> None:
-    """PyTorch's errors for an integer fill value out of the range of ``np_dtype``."""
-    if value >= 2**64:
-        raise OverflowError("int too big to convert")
-    if value < _INT64_MIN:
-        raise OverflowError("can't convert negative int to unsigned")
-    info = np.iinfo(np_dtype)
-    if not info.min <= value <= info.max:
-        name = "int64_t" if np_dtype == np.int64 else "int"
-        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+def _overflow(np_dtype):
+    raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype.name, 'int')} "
+                       "without overflow")
 
 
 @export(out=True)

@@ -25,6 +25,7 @@ import threading
 import numpy as np
 
 from . import _lazy
+from ._dtype import float_number
 
 __all__ = ["Mode", "current", "note_created", "number_array", "graph_break", "stands_for"]
 
@@ -59,7 +60,8 @@ class Mode:
     def record_scalar(self, code: int, a, other):
         """``record("binary", (code, a, a.dtype.type(other)))``: the fast lane's binary kernel
         call with a Python number (a mode may match it without making the NumPy scalar)."""
-        return self.record("binary", (code, a, a.dtype.type(other)))
+        return self.record("binary", (code, a, a.dtype.type(other) if -65504.0 <= other <= 65504.0
+                                      else float_number(a.dtype, other)))
 
     def record_pair(self, code: int, a, b):
         """``record("binary", (code, a, b))``."""
@@ -124,8 +126,13 @@ def number_array(value, dtype) -> np.ndarray:
     """``np.asarray(value, dtype)``: a Python number an op hands its kernels as an array. One
     it makes (0-d, new) is noted as made from Python data, so that a trace takes it as a
     constant at once, where it would otherwise look for a tensor holding it among every object
-    of the process (the garbage collector's referrers: 0.1 s a kernel call in a large one)."""
-    array = np.asarray(value, dtype)
+    of the process (the garbage collector's referrers: 0.1 s a kernel call in a large one).
+    A number beyond a float dtype's range is +-inf there, without NumPy's overflow warning."""
+    if (type(value) is float or type(value) is int) and not -65504.0 <= value <= 65504.0:
+        with np.errstate(over="ignore"):
+            array = np.asarray(value, dtype)
+    else:
+        array = np.asarray(value, dtype)
     if _pushed and array is not value and array.ndim == 0:
         note_created(array)
     return array

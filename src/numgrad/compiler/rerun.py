@@ -37,6 +37,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import ir
 from .. import dispatch
+from .._dtype import float_number
 from .traced import TracedArray
 from .ir import READS, STRUCTURAL, VIEWS
 from .tracer import TracingKernels, _address, _plain_deep, call_plain
@@ -562,7 +563,8 @@ class Lazy(dispatch.Mode):
                 a._root is q[1] and a._trace is self and a._whole:
             self.next = n + 1
             return self._new(q[3])
-        return self.record("binary", (code, a, a.dtype.type(other)))
+        return self.record("binary", (code, a, a.dtype.type(other) if -65504.0 <= other <= 65504.0
+                                      else float_number(a.dtype, other)))
 
     def record_pair(self, code: int, a, b):
         """``record("binary", (code, a, b))`` (as ``record_scalar``, for two arrays)."""

@@ -1,9 +1,12 @@
 """Turning operands (tensors and Python scalars) into arrays of one result dtype."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .._dtype import FLOAT, default_for_category, from_numpy_dtype, result_type, scalar_category
+from .._dtype import float_number
 from ..tensor import Tensor
 from .registry import kernels_of
 
@@ -46,7 +49,7 @@ def binary_operands(a, b, floating: bool = False):
         data = t._data
         if (type(s) is float or type(s) is int) and data.dtype.kind == "f" and not floating:
             # The most common mixed case (x * 0.5), decided without the general rules.
-            scalar = data.dtype.type(s)
+            scalar = data.dtype.type(s) if -65504.0 <= s <= 65504.0 else float_number(data.dtype, s)
             return (data, scalar) if ta else (scalar, data)
         if not isinstance(s, _SCALARS):
             raise TypeError(f"unsupported operand type: {type(s).__name__}")
@@ -70,11 +73,44 @@ def cast_data(d, np_dtype):
 
 
 def _as(x, np_dtype):
-    """A tensor's data in ``np_dtype``, or a number as a NumPy scalar of it."""
+    """A tensor's data in ``np_dtype``, or a number as a NumPy scalar of it (``number_as``)."""
     if isinstance(x, Tensor):
         d = x._data
         return d if d.dtype == np_dtype else cast_data(d, np_dtype)
-    return np_dtype.type(x) if np_dtype.kind != "V" else np.float32(x)  # (bfloat16's: float32)
+    return number_as(x, np_dtype)
+
+
+_INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
+
+
+def int_in_range(x: int) -> None:
+    """PyTorch's errors for a Python integer that no Scalar holds (beyond int64 and uint64)."""
+    if x >= _UINT64_END:
+        raise OverflowError("int too big to convert")
+    if x < _INT64_MIN:
+        raise OverflowError("can't convert negative int to unsigned")
+
+
+def number_as(x, np_dtype):
+    """A Python number as a NumPy scalar of ``np_dtype``, as PyTorch converts an operand: an
+    integer the dtype cannot hold wraps around (int8's ``x + 1000`` adds -24, ``x == 1000``
+    compares with -24), one that neither int64 nor uint64 holds raises PyTorch's OverflowError.
+    (The ops that write a number, ``fill_``, ``clamp``, ``where``..., check it first:
+    ``creation.check_scalar``.)"""
+    if type(x) is int and not _INT64_MIN <= x < _UINT64_END:
+        int_in_range(x)
+    if np_dtype.kind in "fV" and isinstance(x, (int, float)) and not -65504.0 <= x <= 65504.0:
+        return float_number(np_dtype if np_dtype.kind == "f" else np.dtype(np.float32), x)
+    try:
+        return np_dtype.type(x) if np_dtype.kind != "V" else np.float32(x)  # (bfloat16: float32)
+    except OverflowError:
+        if not isinstance(x, numbers.Integral) or np_dtype.kind not in "iu":
+            raise
+        bits = 8 * np_dtype.itemsize
+        x = int(x) & ((1 << bits) - 1)
+        if np_dtype.kind == "i" and x >> (bits - 1):
+            x -= 1 << bits
+        return np_dtype.type(x)
 
 
 def as_tensor_dtype(x, like: Tensor):

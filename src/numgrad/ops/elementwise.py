@@ -11,7 +11,7 @@ from ..tensor import SharedGrad, Tensor
 from . import registry as _registry
 from . import complex as _complex
 from ._names import alias, export
-from ._promote import binary_operands, broadcast_shapes, floating_operand
+from ._promote import binary_operands, broadcast_shapes, floating_operand, number_as
 from ..autograd import grad_mode
 from ..autograd.graph import keep_given
 from . import _jvp
@@ -22,7 +22,7 @@ from . import _formula as _f
 from builtins import abs as builtins_abs  # (``abs`` is the op below)
 from typing import TYPE_CHECKING
 from .._dtype import get_default_dtype, bool_, int64
-from ..creation import ones, tensor
+from ..creation import check_scalar, ones, tensor
 from .division import div_mode
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def _times(grad: Tensor, other) -> Tensor:
                     # broadcast gradient: another summation order); the fill, which reads the
                     # value, is then the kernels' copy of the broadcast.
                     value = K.binary(K.MUL, g[(slice(0, 1),) * g.ndim].reshape(1),
-                                     g.dtype.type(other))
+                                     number_as(other, g.dtype))
                     if g.size >= _FILL_BELOW:
                         return Tensor._wrap(K.broadcast_to(value, g.shape))
                     if dispatch.current() is not None:
@@ -165,7 +165,7 @@ def _times(grad: Tensor, other) -> Tensor:
                     out = np.empty(g.shape, g.dtype)
                     out.fill(value[0])
                     return Tensor._wrap(out)
-                return Tensor._wrap(K.binary(K.MUL, g, g.dtype.type(other)))
+                return Tensor._wrap(K.binary(K.MUL, g, number_as(other, g.dtype)))
             if isinstance(other, Tensor) and other._data.dtype == g.dtype:
                 o = other._data
                 if (o.shape == g.shape and type(g) is np.ndarray and type(o) is np.ndarray
@@ -537,6 +537,9 @@ def where(condition: Tensor, input, other) -> Tensor:
         if isinstance(v, Tensor):
             shape = broadcast_shapes(shape, v._data.shape)
     a, b = binary_operands(input, other)
+    for v in (input, other):  # (a number goes into the result's dtype: PyTorch's error else)
+        if not isinstance(v, Tensor):
+            check_scalar(v, a.dtype)
     cond = condition._data
     return apply(Where, (condition, input, other), (cond, a, b))
 
@@ -662,8 +665,10 @@ def pow(input, exponent) -> Tensor:
         return apply(PowTensor, (input, exponent), (a, b))
     if isinstance(input, Tensor):
         a, e = binary_operands(input, exponent)
-        if a.dtype.kind in "iu" and not isinstance(exponent, bool) and exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if a.dtype.kind in "iu" and not isinstance(exponent, bool):
+            if exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            check_scalar(exponent, a.dtype)  # (int8's x ** 128: PyTorch's overflow error)
         return apply(PowScalar, (input,), (a,), exponent=exponent)
     a, b = binary_operands(exponent, input)
     return apply(RPow, (exponent,), (a,), base=input)
@@ -895,7 +900,24 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     # (the bound that promotes furthest: an integer tensor with a float max is clamped as floats)
     bound = max if min is None or (isinstance(max, float) and not isinstance(min, float)) else min
     a, _ = binary_operands(input, bound)
+    # (bounds the dtype holds, PyTorch's error else; a negative one into uint8 wrapped as it does)
+    if min is not None:
+        min = _held(min, a.dtype)
+    if max is not None:
+        max = _held(max, a.dtype)
     return apply(Clamp, (input,), (a,), min=min, max=max)
+
+
+def _held(value, np_dtype):
+    """``value`` written into ``np_dtype`` (PyTorch's error where it cannot be), as a Python number:
+    a negative integer into an unsigned dtype wraps around, as PyTorch's conversion does."""
+    if type(value) is float and -65504.0 <= value <= 65504.0 and np_dtype.kind == "f":
+        return value  # (every float dtype holds it: the common case)
+    check_scalar(value, np_dtype)
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0 \
+            and np_dtype.kind == "u":
+        return int(number_as(value, np_dtype))
+    return value
 
 
 def _not_tensors(name: str, input, other):

@@ -70,7 +70,8 @@ def _temme_coefficients() -> tuple:
     rational arithmetic (float64 loses them: the recurrence cancels): ``lambda = x / a`` as a
     series in ``eta`` (``eta**2 / 2 = lambda - 1 - log lambda``) by Lagrange inversion, then
     ``C_0 = 1 / (lambda - 1) - 1 / eta`` and ``C_k = C_{k-1}' / eta + (-1)**k g_k / (lambda - 1)``,
-    ``g_k`` Stirling's coefficients of ``Gamma*`` (the poles at ``eta = 0`` cancel). ~0.3 s, once."""
+    ``g_k`` Stirling's coefficients of ``Gamma*`` (the poles at ``eta = 0`` cancel). 0.3 s, once.
+    """
     K, N = _TEMME_TERMS, _TEMME_DEGREE
     M = N + 2 * K + 1
 

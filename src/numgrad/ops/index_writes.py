@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .._dtype import torch_name
+from ..creation import check_scalar
 from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from ._names import Out, export
@@ -291,6 +292,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
         if isinstance(data, np.ndarray) and not isinstance(input._data, np.ndarray):
             value = value.to(input.device)
         return apply(IndexFillTensor, (input, value), (input._data, value._data), dim=d, index=idx)
+    check_scalar(value, input._data.dtype)
     return apply(IndexFill, (input,), (input._data,), dim=d, index=idx, value=value)
 
 

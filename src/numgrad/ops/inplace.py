@@ -17,7 +17,7 @@ from . import division, elementwise, exponents_and_rounding, logical_bitwise, re
 from . import special_functions, ternary, trigonometric
 from . import _names
 from ._names import alias, export
-from ._promote import broadcast_shapes
+from ._promote import broadcast_shapes, number_as
 from . import _jvp
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
 from typing import TYPE_CHECKING
@@ -200,15 +200,15 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
         if b is not data and K.may_share_memory(data, b):
             return False  # overlapping storage: the general path copies first
     elif isinstance(other, (int, float)) and not isinstance(other, bool):
-        b = data.dtype.type(other)
+        b = number_as(other, data.dtype)
     else:
         return False
     scale = None
     if alpha != 1:
         if b.ndim:
-            scale = data.dtype.type(alpha)  # one pass: data ⊕= alpha * b
+            scale = number_as(alpha, data.dtype)  # one pass: data ⊕= alpha * b
         else:
-            b = data.dtype.type(b * alpha)
+            b = number_as(b * alpha, data.dtype)
     K.binary_into(getattr(K, code), data, b, scale)
     t._version_counter.value += 1
     return True

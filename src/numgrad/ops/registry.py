@@ -16,6 +16,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import _lowp, dispatch
+from .._dtype import float_number as _float_number
 from .._dtype import torch_name
 from ..autograd import anomaly_mode, grad_mode
 from ..autograd.node import OpNode
@@ -663,7 +664,8 @@ def plain_binary(code: int, a, b):
     dt = a.dtype
     pair = type(b) is np.ndarray
     if not pair and (type(b) is float or type(b) is int):
-        b = b if type(b) is float and dt is _F64 else dt.type(b)  # (as the fast apply)
+        b = b if type(b) is float and dt is _F64 else dt.type(b) if -65504.0 <= b <= 65504.0 \
+            else _float_number(dt, b)  # (as the fast apply)
     if (b.shape != a.shape or b.dtype != dt or not b.ndim or not b.flags.c_contiguous) if pair \
             else type(b) is not dt.type and (type(b) is not float or dt is not _F64):
         return None
@@ -739,7 +741,8 @@ def {fn}(input, other):
         # (a float64 array takes a Python float as it is: Numba types it float64, the kernel's
         # signature, and it dispatches faster than a NumPy number; other numbers are converted)
         kernels.zip_1d_scalar(flat, other if type(other) is float and dt is _F64 else
-                              dt.type(other), dest)
+                              dt.type(other) if -65504.0 <= other <= 65504.0 else
+                              _float_number(dt, other), dest)
     if _grad.enabled and input._requires_grad:
         return _op._record_number((input, other), out, {{}})
     return _wrap(out)
@@ -749,7 +752,8 @@ def {fn}(input, other):
 # division takes its general rules)
 _NUMBER_TO_APPLY = '''\
             if data.dtype.kind == "f":  # (x * 0.5, large or strided)
-                return _registry.apply(_op, (input, other), (data, data.dtype.type(other)))
+                return _registry.apply(_op, (input, other), (data, data.dtype.type(other) if
+                    -65504.0 <= other <= 65504.0 else _float_number(data.dtype, other)))
             return None'''
 _NUMBER_BACK = "            return None  # (true division: the public function's promotion)"
 _UNARY = '''\
@@ -839,7 +843,7 @@ _FAST_NAMES = {"Tensor": Tensor, "_ndarray": np.ndarray, "_empty": np.empty, "_F
                "_wrap": _wrap, "lane_kernels": lane_kernels, "lane_mode": lane_mode,
                "lane_open": lane_open, "plain_binary": plain_binary, "_row_plan": _row_plan,
                "_sum_rows": _sum_rows, "_ALL_DIMS": _ALL_DIMS,
-               "PARALLEL_THRESHOLD": PARALLEL_THRESHOLD}
+               "PARALLEL_THRESHOLD": PARALLEL_THRESHOLD, "_float_number": _float_number}
 
 
 def apply_source(op) -> str:

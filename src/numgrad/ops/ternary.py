@@ -11,7 +11,7 @@ import numpy as np
 from .._dtype import result_type
 from ..tensor import Tensor
 from ._names import export
-from ._promote import _as, binary_operands, broadcast_shapes
+from ._promote import _as, binary_operands, broadcast_shapes, number_as
 from .elementwise import where
 from .loss import _type_name
 from . import _jvp
@@ -207,7 +207,7 @@ def _addc(op, name: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value)
                      [t.dtype for t in operands if not t._data.ndim], ())
     if isinstance(value, Tensor):
         value = value.item()
-    number = dt.np.type(value)
+    number = number_as(value, dt.np)
     return apply(op, operands, tuple(_as(t, dt.np) for t in operands), value=number)
 
 

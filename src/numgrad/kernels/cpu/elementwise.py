@@ -406,6 +406,12 @@ def cast(a: np.ndarray, dtype) -> np.ndarray:
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=2)
         return a.real.astype(dtype)
+    if a.dtype.kind in "fc" and a.size and (np.dtype(dtype).kind in "iub" or np.dtype(
+            dtype).itemsize < a.dtype.itemsize):
+        # (a float beyond the narrower dtype's range is +-inf there, NaN and inf into integers
+        # the machine's value, as PyTorch's casts: without NumPy's RuntimeWarning)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return a.astype(dtype)
     return a.astype(dtype)
 
 

@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+import builtins as _builtins
 import gc as _gc
 import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -280,12 +281,24 @@ def _cast_to_missing_dtype(method: str, dtype_name: str):
 
 
 _WARNED_ONCE: set = set()  # PyTorch's TORCH_WARN_ONCE: these warn once per process
+_WARN_ALWAYS = [False]  # (set_warn_always: every time instead)
 
 
 def _warn_once(message: str) -> None:
-    if message not in _WARNED_ONCE:
+    if message not in _WARNED_ONCE or _WARN_ALWAYS[0]:
         _WARNED_ONCE.add(message)
         _warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def set_warn_always(b: bool) -> None:
+    """Whether the warnings PyTorch gives once per process (``TORCH_WARN_ONCE``) are given every
+    time instead."""
+    _WARN_ALWAYS[0] = True if b else False  # (``bool`` is numgrad's dtype here)
+
+
+def is_warn_always_enabled() -> bool:
+    """What ``set_warn_always`` set (False by default)."""
+    return _WARN_ALWAYS[0]
 
 
 def _reversed_dims(self):
@@ -294,7 +307,7 @@ def _reversed_dims(self):
     if not self.ndim:
         _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
                    "these cases.")
-    return self.permute(tuple(reversed(range(self.ndim))))
+    return self.permute(tuple(reversed(_builtins.range(self.ndim))))
 
 
 def _matrix_transpose(self):

@@ -12,7 +12,7 @@ import numpy as np
 from .ops._names import export
 from ._dtype import device as _device
 from ._dtype import COMPLEX, FLOAT, default_for_category, from_numpy_dtype, int64, to_dtype
-from ._dtype import float_number, get_default_dtype
+from ._dtype import float_number, get_default_dtype, torch_name
 from . import _lazy, _lowp, cuda, dispatch
 from .kernels import cpu as _cpu_module
 from .ops.registry import kernels_of
@@ -265,6 +265,98 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if dtype is not None and a.dtype != to_dtype(dtype).np:
         a = _cpu_module.cast(a, to_dtype(dtype).np)
     return _finish(a, False, device)
+
+
+@export
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
+    """``obj`` as a tensor, sharing its memory where it can: a tensor is returned as it is (its
+    history kept) unless ``dtype`` or ``device`` differ; a NumPy array, a NumPy number or an
+    object with the buffer protocol (``bytes``, ``bytearray``, ``array.array``) is wrapped, its
+    bytes read as ``dtype`` (default: the default float dtype, as PyTorch's); numbers and
+    sequences are read as ``tensor`` reads them. ``copy=True`` always copies (a tensor's copy
+    keeps its history), ``copy=False`` raises PyTorch's ValueError where sharing is impossible."""
+    target = None if dtype is None else to_dtype(dtype)
+    if isinstance(obj, Tensor):
+        same = (target is None or target is obj.dtype) and (
+            device is None or _device(device).type == obj.device.type)
+        if copy is False and not same:
+            raise ValueError(f"can't alias tensor with dtype '{torch_name(obj._data.dtype)}' "
+                             f"into dtype '{torch_name(target.np)}'.")
+        if copy:
+            out = obj.clone() if same else obj.to(dtype=target or obj.dtype, device=device)
+        else:
+            out = obj if same else obj.to(dtype=target or obj.dtype, device=device)
+    elif not isinstance(obj, (np.ndarray, np.generic)) and _buffer(obj):
+        # (PyTorch reads a buffer's bytes as ``dtype``, by default the default float dtype)
+        out = frombuffer(obj, dtype=target or get_default_dtype())
+        if copy:
+            out = out.clone()
+    else:
+        array = obj if isinstance(obj, (np.ndarray, np.generic)) else None
+        if array is None:
+            if copy is False:
+                raise ValueError("can't alias arbitrary sequence into a tensor.")
+            out = tensor(obj, dtype=dtype, device=device)
+        elif copy:
+            out = tensor(np.asarray(array), dtype=dtype, device=device)
+        else:
+            array = np.asarray(array)
+            if copy is False and target is not None and target.np != array.dtype:
+                raise ValueError(f"can't alias tensor with dtype '{torch_name(array.dtype)}' "
+                                 f"into dtype '{torch_name(target.np)}'.")
+            out = as_tensor(array, dtype=dtype, device=device)
+    if requires_grad and not out.requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _buffer(obj) -> bool:
+    """Whether ``obj`` has the buffer protocol (and is not a number, str or sequence)."""
+    if isinstance(obj, (numbers.Number, str, list, tuple)):
+        return False
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+_UNWRITABLE = {"warned": False}
+
+
+@export
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor over the memory of ``buffer`` (an object with the buffer protocol), read as
+    ``dtype`` from byte ``offset``, ``count`` elements (-1: to the end); it shares the memory.
+    PyTorch's warning, once, for a buffer that cannot be written (``bytes``)."""
+    raw = np.asarray(memoryview(buffer)).reshape(-1).view(np.uint8)
+    np_dtype = np.dtype(to_dtype(dtype).np)
+    size, length = np_dtype.itemsize, raw.nbytes
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    if not raw.flags.writeable and not _UNWRITABLE["warned"]:
+        _UNWRITABLE["warned"] = True
+        warnings.warn(
+            "The given buffer is not writable, and PyTorch does not support non-writable "
+            "tensors. This means you can write to the underlying (supposedly non-writable) "
+            "buffer using the tensor. You may want to copy the buffer to protect its data or "
+            "make it writable before converting it to a tensor. This type of warning will be "
+            "suppressed for the rest of this program.", UserWarning, stacklevel=2)
+    out = Tensor._wrap(raw[offset:offset + count * size].view(np_dtype))
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def _traced_copy(data, dtype, requires_grad: bool):

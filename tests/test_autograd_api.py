@@ -1,4 +1,6 @@
 """autograd.grad / backward options and detach_, against PyTorch."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -76,3 +78,36 @@ def test_autograd_backward_of_several_outputs_sums_their_gradients():
         m.autograd.backward([x * 2, (x * x).sum()], [m.ones(2, dtype=m.float64), None])
         return x.grad
     _close(*_both(run))
+
+
+def test_scalar_conversions_and_backward_misuse_in_pytorchs_words():
+    """``float()``/``int()``/``complex()`` of a tensor of several elements: PyTorch's ValueError
+    (was ``item()``'s RuntimeError); ``float()`` of a tensor requiring grad and a backward with
+    ``create_graph=True`` give PyTorch's once-a-process warnings (every time under
+    ``set_warn_always``); an unused input is named by its index; ``inputs=[]`` in its words."""
+    import torch
+
+    def outcome(m, fn):
+        m.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    fn(m)
+                    error = None
+                except Exception as e:  # (compared: class and message)
+                    error = (type(e).__name__, str(e))
+        finally:
+            m.set_warn_always(False)
+        return error, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+    x = lambda m: m.tensor([1.0, 2.0], requires_grad=True)  # noqa: E731
+    cases = [
+        lambda m: float(x(m)), lambda m: int(m.tensor([1, 2])), lambda m: complex(m.ones(0)),
+        lambda m: float(x(m)[:1]), lambda m: (x(m) * x(m)).sum().backward(create_graph=True),
+        lambda m: m.autograd.grad(x(m).sum(), [x(m)]),
+        lambda m: (lambda t: m.autograd.grad(t.sum(), [t, x(m)]))(x(m)),
+        lambda m: x(m).sum().backward(inputs=[]),
+    ]
+    for fn in cases:
+        assert outcome(numgrad, fn) == outcome(torch, fn)

@@ -627,15 +627,29 @@ class Tensor(_Methods):
 
     def __float__(self) -> float:
         self._number_read("float() of a tensor (a value read from a tensor)")
+        if self._requires_grad:
+            import numgrad
+
+            numgrad._warn_once("Converting a tensor with requires_grad=True to a scalar may lead "
+                               "to unexpected behavior.\nConsider using tensor.detach() first.")
+        self._one_element()
         return float(self.item())
 
     def __complex__(self) -> complex:
         self._number_read("complex() of a tensor (a value read from a tensor)")
+        self._one_element()
         return complex(self.item())
 
     def __int__(self) -> int:
         self._number_read("int() of a tensor (a value read from a tensor)")
+        self._one_element()
         return int(self.item())
+
+    def _one_element(self) -> None:
+        """PyTorch's error for ``float()``, ``int()`` or ``complex()`` of a tensor that does not
+        hold one element (``item()`` words it otherwise)."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
 
     def __bool__(self) -> bool:
         self._number_read("bool() of a tensor (Python control flow on a tensor's value)")

@@ -74,6 +74,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
              inputs=None) -> None:
     """Computes the sum of gradients of ``tensors`` with respect to the graph's leaves and
     accumulates them into the leaves' ``.grad`` (or only into ``inputs``' if given)."""
+    if create_graph:
+        _warn_create_graph()
     if (grad_tensors is None and inputs is None and type(tensors) is Tensor
             and tensors._data.size == 1):
         fn = tensors.grad_fn
@@ -94,7 +96,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         return
     targets = _as_tuple(inputs)
     if not targets:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     pairs = [(_input_node(t), t) for t in targets]
     grads = _run_for_inputs(roots, seeds, retain_graph, create_graph, inputs=pairs)
     engine.accumulate([(t, g) for t, g in zip(targets, grads) if g is not None], create_graph)
@@ -123,6 +125,19 @@ def _run_for_inputs(*args, **kwargs):
         return engine.run_backward(*args, **kwargs)
     finally:
         _task.inputs_given = prev
+
+
+def _warn_create_graph() -> None:
+    """PyTorch's warning, once a process, for a backward that makes a graph of the gradients it
+    accumulates into the leaves (each ``.grad`` then refers back to its leaf)."""
+    import numgrad
+
+    numgrad._warn_once(
+        "Using backward() with create_graph=True will create a reference cycle between the "
+        "parameter and its gradient which can cause a memory leak. We recommend using "
+        "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+        "make sure to reset the .grad fields of your parameters to None after use to break the "
+        "cycle and avoid the leak.")
 
 
 def _input_node(t):
@@ -155,14 +170,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     grads = _run_for_inputs([t._edge() for t in outs], seeds, retain_graph, create_graph,
                             inputs=pairs)
     result = []
-    for t, g in zip(targets, grads):
+    for index, (t, g) in enumerate(zip(targets, grads)):
         if g is None:
             if materialize_grads:
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {index} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
                 )
         elif not create_graph:
             g = g.detach()

@@ -434,3 +434,30 @@ def test_numbers_beyond_float32_overflow_to_inf_without_numpys_warning(fn):
     narrowing a result or casting inf and NaN to integers: an error under pytest's
     ``filterwarnings = error``; PyTorch gives inf, or the machine's integer, silently)"""
     check(fn, np.array([3.0, -1.0, 0.5], np.float32), seed=1.0)
+
+
+def _grid(m, dtype=None):
+    return m.tensor([[1.0, 0.0, 3.0], [2.0, 5.0, 0.0]], dtype=dtype)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: _grid(m).sum(()), lambda m: _grid(m).sum([], keepdim=True),
+    lambda m: _grid(m).mean(()), lambda m: _grid(m).nanmean([]), lambda m: _grid(m).var(()),
+    lambda m: _grid(m).std([]), lambda m: _grid(m).amax([]), lambda m: _grid(m).norm(dim=()),
+    lambda m: m.linalg.vector_norm(_grid(m), dim=[]), lambda m: _grid(m, m.int64).sum(()),
+    lambda m: m.ones(0, 2).mean(()), lambda m: _grid(m).all(dim=()),
+    lambda m: _grid(m).sum((0, 0)), lambda m: _grid(m).mean((1, -1)),
+    lambda m: _grid(m, m.bool).argmax(), lambda m: _grid(m, m.bool).argmin(1),
+    lambda m: _grid(m, m.uint8).any(1), lambda m: _grid(m, m.uint8).all(),
+    lambda m: _grid(m, m.float16).quantile(0.5),
+])
+def test_reductions_over_no_dims_and_their_dtype_rules_as_pytorch(fn):
+    """(``x.sum(())`` returned ``x`` unreduced, where PyTorch reduces every dimension: a silent
+    value difference; a repeated dim's error did not name it; argmax of bools, any/all of uint8
+    (uint8 in PyTorch) and quantile of float16 differed)"""
+    ours, theirs = _outcome(fn, ng), _outcome(fn, torch)
+    assert ours[0] == theirs[0]
+    if isinstance(theirs[1], str):
+        assert ours[1] == theirs[1]
+    else:
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6, equal_nan=True)

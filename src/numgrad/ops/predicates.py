@@ -169,7 +169,7 @@ def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     input = _tensor(input, "any")
     dims = _dims_listed(dim, input._data.ndim)
     K, count = _true_count(input, dims, keepdim)
-    return Tensor._wrap(K.binary(K.GT, count, np.int64(0), _BOOL))
+    return Tensor._wrap(K.binary(K.GT, count, np.int64(0), _logical_result(input)))
 
 
 @export(method=True)
@@ -178,7 +178,13 @@ def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     input = _tensor(input, "all")
     dims = _dims_listed(dim, input._data.ndim)
     K, count = _true_count(input, dims, keepdim)
-    return Tensor._wrap(K.binary(K.EQ, count, np.int64(_count(input._data.shape, dims)), _BOOL))
+    return Tensor._wrap(K.binary(K.EQ, count, np.int64(_count(input._data.shape, dims)),
+                                 _logical_result(input)))
+
+
+def _logical_result(input: Tensor):
+    """``any``'s and ``all``'s dtype: bool, but uint8 for a uint8 input (PyTorch's)."""
+    return np.dtype(np.uint8) if input._data.dtype == np.uint8 else _BOOL
 
 
 @export(method=True)

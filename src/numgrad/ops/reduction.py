@@ -20,15 +20,22 @@ from ..creation import full_like
 
 
 def normalize_dims(dim, ndim: int) -> tuple[int, ...]:
-    """``dim`` (None, an int or a sequence) as sorted, unique, non-negative dimensions."""
+    """``dim`` (None, an int or a sequence) as sorted, unique, non-negative dimensions; an empty
+    sequence is every dimension, as PyTorch's reductions read it (``x.sum(())`` is ``x.sum()``);
+    a repeated one gets PyTorch's error naming it."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (int, np.integer)):
         dim = (dim,)
-    dims = sorted({_wrap_dim(int(d), ndim) for d in dim})
-    if len(dims) != len(tuple(dim)):
-        raise RuntimeError("dim appears multiple times in the list of dims")
-    return tuple(dims) if ndim else ()
+    seen: set = set()
+    for d in dim:
+        w = _wrap_dim(int(d), ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+    if not seen:
+        return tuple(range(ndim))
+    return tuple(sorted(seen)) if ndim else ()
 
 
 def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
@@ -744,6 +751,8 @@ def min(input: Tensor, dim=None, keepdim: bool = False):
 def _arg(code: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     K = kernels_for((input,))
     data = input._data
+    if data.dtype == np.bool_:
+        raise RuntimeError(f"{code.lower()}(): does not support bool input")
     if not data.size:
         _no_empty_slice(code.lower(), data.shape, dim, normalize_dims(dim, data.ndim))
     if dim is None:

@@ -141,7 +141,8 @@ def wider(fn, *args, **kwargs):
 # (``kernels.cpu.sum_dims``, called on every gradient summed to a shape, tests its array itself:
 # a wrapper's frame would cost more than the test.)
 _DIRECT = {"arg_reduce_dims": (1, False), "extreme_share": (0, False), "sort_dim": (0, False),
-           "topk_dim": (0, False), "index_put": (0, True), "one_hot_dim": (3, False)}
+           "topk_dim": (0, False), "index_put": (0, True), "one_hot_dim": (3, False),
+           "order_dim": (0, False), "mode_dim": (0, False), "cum_extreme": (0, False)}
 
 
 def install(K) -> None:

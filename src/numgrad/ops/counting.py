@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _lowp
 from .._dtype import promote_types, to_dtype, torch_name
 from ..tensor import Tensor
 from ._names import export
@@ -196,8 +197,8 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
     lo, hi = float(min), float(max)
     if lo == hi and data.size:
         every = tuple(range(data.ndim))
-        lo = float(np.asarray(K.to_host(K.reduce_dims(K.MIN, data, every, False))))
-        hi = float(np.asarray(K.to_host(K.reduce_dims(K.MAX, data, every, False))))
+        lo, hi = (float(np.asarray(K.to_host(_lowp.wider(K.reduce_dims, code, data, every, False))))
+                  for code in (K.MIN, K.MAX))  # (float16: its extremes found in float32)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     t = np.dtype(data.dtype).type

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _lowp
 from ..tensor import Tensor, _wrap_dim
 from ._names import Out, export
 from .predicates import _MedianDimOp
@@ -60,7 +61,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     kept = tuple(1 if i == d else n for i, n in enumerate(data.shape))
     pos = K.full(kept, np.int64(k - 1), np.dtype(np.int64))
     chosen = K.gather_dim(order, d, pos)
-    picked = K.gather_dim(ordered, d, pos)
+    picked = _lowp.wider(K.gather_dim, ordered, d, pos)  # (float16: gathered as float32)
     shape = _result_shape(data.shape, (d,), keepdim)
     out = _given(apply(Kthvalue, (input,), (K.reshape_view(picked, shape),), dim=d,
                        indices=chosen, keepdim=bool(keepdim)), dim, d)

@@ -25,6 +25,7 @@ import math
 import warnings
 
 import numpy as np
+from .. import _lowp
 from .._dtype import FLOAT
 
 from ..tensor import Tensor, _wrap_dim
@@ -477,7 +478,7 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     values, indices, pos = _median_positions(K, data, d, ignore_nan)
     chosen = K.gather_dim(indices, d, pos)
-    picked = K.gather_dim(values, d, pos)
+    picked = _lowp.wider(K.gather_dim, values, d, pos)  # (float16: gathered as float32)
     shape = _result_shape(data.shape, (d,), keepdim)
     out = _given(apply(op, (input,), (K.reshape_view(picked, shape),), dim=d, indices=chosen,
                        keepdim=keepdim), dim, d)

@@ -229,3 +229,34 @@ def test_sci_mode_resets_with_each_call(restore_printoptions):
     torch_x = torch.tensor([1.23456, 2.0], requires_grad=True) * 2
     torch.set_printoptions(precision=3)
     assert repr(x) == _numgrad_repr(torch_x)
+
+
+def test_complex_and_half_precision_draws_and_integer_refusals_as_pytorchs():
+    """(complex draws had imaginary parts of 0: ``randn(dtype=complex64)`` now has real and
+    imaginary parts each of variance 1/2, ``rand`` both uniform, ``normal_(m, s)`` both of mean
+    m and variance s**2 / 2, as PyTorch's; ``rand`` of float16 and bfloat16 raised Numba's
+    errors: now on their own grid, below 1; integer dtypes get PyTorch's refusal)"""
+    import torch
+
+    numgrad.manual_seed(0)
+    n = 200_000
+    z = numgrad.randn(n, dtype=numgrad.complex64).numpy()
+    u = numgrad.rand(n, dtype=numgrad.complex128).numpy()
+    w = numgrad.empty(n, dtype=numgrad.complex64).normal_(1.0, 2.0).numpy()
+    for part in (z.real, z.imag):
+        assert abs(part.mean()) < 0.01 and abs(part.var() - 0.5) < 0.01
+    for part in (u.real, u.imag):
+        assert 0 <= part.min() and part.max() < 1 and abs(part.mean() - 0.5) < 0.01
+    for part in (w.real, w.imag):
+        assert abs(part.mean() - 1.0) < 0.02 and abs(part.var() - 2.0) < 0.04
+    for dtype, digits in ((numgrad.float16, 11), (numgrad.bfloat16, 8)):
+        h = numgrad.rand(n, dtype=dtype).float().numpy()
+        assert h.min() == 0.0 and h.max() == 1 - 2.0 ** -digits
+        assert (h * 2 ** digits == np.floor(h * 2 ** digits)).all()
+    for fn in (lambda m: m.rand(2, dtype=m.int64), lambda m: m.randn(2, dtype=m.int8),
+               lambda m: m.rand_like(m.ones(2, dtype=m.bool))):
+        with pytest.raises(NotImplementedError) as ours:
+            fn(numgrad)
+        with pytest.raises(NotImplementedError) as theirs:
+            fn(torch)
+        assert str(ours.value) == str(theirs.value)

@@ -31,6 +31,7 @@ import numpy as np
 
 from .ops._names import Out, export
 from . import creation, cuda, dispatch
+from ._dtype import torch_name
 from .autograd import grad_mode
 from .ops import inplace, registry
 from .tensor import Tensor
@@ -228,6 +229,14 @@ def _float_dtype(*values, dtype=None) -> np.dtype:
     return creation._float_dtype(None)
 
 
+def _drawable(np_dtype, kernel: str) -> np.dtype:
+    """``np_dtype`` where ``rand``/``randn`` draw it (a float or complex dtype), else PyTorch's
+    error naming its kernel (``"check_uniform_bounds" not implemented for 'Long'``)."""
+    if np.dtype(np_dtype).kind in "iub":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{torch_name(np_dtype)}\'')
+    return np_dtype
+
+
 def _kind(t: Tensor) -> str:
     return {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(t._data.dtype.name, "Float")
 
@@ -325,8 +334,9 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
 
 
 def _drawn_dtype(t: Tensor) -> np.dtype:
-    """The dtype of the values drawn for a fill of ``t``: its own if floating, else float64."""
-    return t._data.dtype if t._data.dtype.kind == "f" else np.dtype(np.float64)
+    """The dtype of the values drawn for a fill of ``t``: its own if floating or complex (a
+    complex draw has random imaginary parts too), else float64."""
+    return t._data.dtype if t._data.dtype.kind in "fc" else np.dtype(np.float64)
 
 
 def _fill_drawn(t: Tensor, drawn, finish=None) -> Tensor:
@@ -354,6 +364,8 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     drawn = _philox_draw(generator, self._data.shape, _drawn_dtype(self), True, self.device)
+    if self._data.dtype.kind == "c":  # (PyTorch's: ``mean`` for both parts, as a real view's)
+        mean = complex(mean, mean)
     return _fill_drawn(self, drawn, lambda z: z * std + mean if (mean, std) != (0.0, 1.0) else z)
 
 
@@ -507,7 +519,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     """Uniform random values in [0, 1)."""
     shape = _size(size, kw.pop("size", None))
     _checked_generator(generator, "rand")
-    np_dtype = creation._float_dtype(dtype)
+    np_dtype = _drawable(creation._float_dtype(dtype), "check_uniform_bounds")
     return creation._finish(_philox_draw(generator, shape, np_dtype, device=device),
                             requires_grad, device)
 
@@ -518,7 +530,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     """Standard normal random values."""
     shape = _size(size, kw.pop("size", None))
     _checked_generator(generator, "randn")
-    np_dtype = creation._float_dtype(dtype)
+    np_dtype = _drawable(creation._float_dtype(dtype), "normal_kernel_cpu")
     return creation._finish(_philox_draw(generator, shape, np_dtype, True, device),
                             requires_grad, device)
 

@@ -29,7 +29,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ... import _pool
+from ... import _lowp, _pool
 from . import _workers
 
 _M0 = np.uint64(0xD2511F53)
@@ -421,9 +421,19 @@ def _draw(state: np.ndarray, fill, *args) -> None:
 
 
 def philox_uniform(state: np.ndarray, shape: tuple, dtype) -> np.ndarray:
-    """Values uniform in [0, 1) of ``shape`` and ``dtype`` (float32 or float64) from the
-    generator ``state`` (int64 ``[seed, offset]``), whose offset advances past the counters
-    used."""
+    """Values uniform in [0, 1) of ``shape`` and ``dtype`` from the generator ``state`` (int64
+    ``[seed, offset]``), whose offset advances past the counters used: float32 and float64
+    drawn as such; float16 and bfloat16 from float32 draws cut to their own grid (11 and 8
+    bits: below 1, as PyTorch's); a complex dtype's real and imaginary parts each uniform."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        return philox_uniform(state, tuple(shape) + (2,), part).view(dtype).reshape(shape)
+    if dtype.itemsize == 2:
+        digits = 11 if dtype == np.float16 else 8
+        grid = np.floor(philox_uniform(state, shape, np.float32) * np.float32(1 << digits))
+        grid *= np.float32(1.0 / (1 << digits))
+        return grid.astype(np.float16) if dtype == np.float16 else _lowp.f32_to_bf16(grid)
     out = _pool.empty(shape, dtype)
     _draw(state, _uniform32 if out.dtype == np.float32 else _uniform64, out.reshape(-1))
     return out
@@ -450,6 +460,15 @@ def philox_normal(state: np.ndarray, shape: tuple, dtype, mean=None, std=None) -
     if std is not None and np.any(np.asarray(std) < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":  # (real and imaginary parts each of variance 1/2: E|z|^2 = 1)
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        z = philox_normal(state, tuple(shape) + (2,), part) * part.type(math.sqrt(0.5))
+        z = z.view(dtype).reshape(shape)
+        if std is not None:
+            z = z * std
+        if mean is not None:
+            z = z + mean
+        return z.astype(dtype, copy=False)
     narrow = dtype == np.float32
     per = 4 if narrow else 2  # (values a counter)
     plain = mean is None and std is None  # (else scaled in float64, then rounded)

@@ -130,7 +130,10 @@ def _counters(n: int, per: int) -> int:
 def philox_uniform(state: np.ndarray, shape: tuple, dtype):
     """Values uniform in [0, 1) of ``shape`` and ``dtype`` (float32 or float64), a new device
     array, from the generator ``state`` (the host's ``[seed, offset]``, advanced past the
-    counters used): the CPU's values."""
+    counters used): the CPU's values (for other dtypes, half precision and complex, the CPU's
+    kernel's, uploaded)."""
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        return upload(_cpu.philox_uniform(state, shape, dtype))
     out = empty(tuple(shape), np.dtype(dtype))
     n = out.size
     wide = out.dtype == np.float64

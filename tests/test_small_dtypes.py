@@ -156,3 +156,20 @@ def test_a_narrow_array_from_numpy_in_a_fresh_process_is_computed_wider():
             " y = (x * x).sum(); print(y.dtype, y.item())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["numgrad.float16", "6.25"]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.any(), lambda m, x: x.all(1), lambda m, x: x.count_nonzero(),
+    lambda m, x: x.nonzero(), lambda m, x: x.argwhere(), lambda m, x: x.histc(3),
+    lambda m, x: m.rrelu(x), lambda m, x: m.rrelu(x.half()), lambda m, x: m.rrelu_(x.clone()),
+    lambda m, x: m.normal(x, 1.0).dtype,
+], ids=["any", "all", "count_nonzero", "nonzero", "argwhere", "histc", "rrelu", "rrelu_half",
+        "rrelu_", "normal"])
+def test_bfloat16_predicates_histc_rrelu_and_normal_as_pytorch(fn):
+    """(each raised Numba's typing error or NumPy's: bfloat16's NumPy type has no numbers; they
+    now read its values as float32, as its elementwise ops do)"""
+    def run(m):
+        y = fn(m, m.tensor([[0.5, 0.0, -2.0], [-1.0, 0.0, 3.0]], dtype=m.bfloat16))
+        return str(y).split(".")[-1] if not isinstance(y, m.Tensor) else (
+            str(y.dtype).split(".")[-1], y.float().tolist() if y.is_floating_point() else y.tolist())
+    assert run(numgrad) == run(torch)

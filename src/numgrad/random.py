@@ -30,7 +30,7 @@ import numbers
 import numpy as np
 
 from .ops._names import Out, export
-from . import creation, cuda, dispatch
+from . import _lowp, creation, cuda, dispatch
 from ._dtype import torch_name
 from .autograd import grad_mode
 from .ops import inplace, registry
@@ -222,7 +222,7 @@ def _float_dtype(*values, dtype=None) -> np.dtype:
         return creation._float_dtype(dtype)
     for v in values:
         if isinstance(v, Tensor):
-            if v._data.dtype.kind != "f":
+            if v._data.dtype.kind not in "fV":  # ("V": bfloat16)
                 raise NotImplementedError(
                     f'"normal_kernel_cpu" not implemented for \'{_kind(v)}\'')
             return v._data.dtype
@@ -258,8 +258,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         raise TypeError("normal() received an invalid combination of arguments: with a float "
                         "mean and std, size is required")
     np_dtype = _float_dtype(mean, std, dtype=dtype)
-    m = mean._host() if isinstance(mean, Tensor) else mean
-    s = std._host() if isinstance(std, Tensor) else std
+    m = _lowp.to_float(mean._host()) if isinstance(mean, Tensor) else mean  # (bfloat16: float32)
+    s = _lowp.to_float(std._host()) if isinstance(std, Tensor) else std
     if not isinstance(std, Tensor) and std < 0:  # (a tensor's: checked by the kernel)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     shape = creation._shape((size,)) if size is not None else np.broadcast_shapes(

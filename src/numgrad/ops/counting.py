@@ -187,7 +187,7 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
     """The histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range
     where both are 0); elements outside are ignored."""
     data = input._data
-    if np.dtype(data.dtype).kind != "f":
+    if np.dtype(data.dtype).kind not in "fV":  # ("V": bfloat16, numgrad._lowp)
         raise NotImplementedError(
             f"\"histogram_cpu\" not implemented for '{torch_name(data.dtype)}'")
     bins = int(bins)
@@ -197,11 +197,12 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
     lo, hi = float(min), float(max)
     if lo == hi and data.size:
         every = tuple(range(data.ndim))
-        lo, hi = (float(np.asarray(K.to_host(_lowp.wider(K.reduce_dims, code, data, every, False))))
-                  for code in (K.MIN, K.MAX))  # (float16: its extremes found in float32)
+        lo, hi = (float(_lowp.to_float(np.asarray(K.to_host(
+            _lowp.wider(K.reduce_dims, code, data, every, False)))))
+            for code in (K.MIN, K.MAX))  # (float16, bfloat16: their extremes found in float32)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    t = np.dtype(data.dtype).type
+    t = np.dtype(data.dtype).type if data.dtype.kind == "f" else np.float32
     lo, hi = float(t(lo)), float(t(hi))
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{_g(lo)}, {_g(hi)}] is not finite")

@@ -38,6 +38,8 @@ def _tensor(input, name: str, arg: str = "input", position: int = 1) -> Tensor:
 def _coordinates(K, d) -> tuple:
     """The coordinates of ``d``'s nonzero elements, one int64 array per dimension (0-d: of the
     one element as a 1-D tensor)."""
+    if d.dtype.kind == "V":  # (bfloat16: its values as float32, numgrad._lowp)
+        d = K.cast(d, np.dtype(np.float32))
     mask = d if d.dtype == np.bool_ else K.binary(K.NE, d, d.dtype.type(0), np.bool_)
     if d.ndim == 0:
         mask = K.reshape_view(mask, (1,))

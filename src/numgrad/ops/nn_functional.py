@@ -109,6 +109,8 @@ class RreluWithNoise(Op):
     @staticmethod
     def forward(K, a, *, noise, lower, upper, training):
         pos = K.binary(K.GT, a, _param(a, 0), np.bool_)
+        if isinstance(noise, np.ndarray) and noise.dtype != a.dtype:
+            noise = K.cast(noise, a.dtype)  # (float16's slopes: ``a`` is computed widened)
         return K.where(pos, a, K.binary(K.MUL, a, noise))
 
     @staticmethod
@@ -408,11 +410,16 @@ def hardshrink(input: Tensor, lambd: float) -> Tensor:
     return apply(Hardshrink, (input,), (input._data,), lambd=lambd)
 
 
+def _noise_array(noise, dtype) -> np.ndarray:
+    """The slope ``noise`` (a number) as an array of the input's dtype (bfloat16's: float32)."""
+    return np.asarray(noise, dtype if np.dtype(dtype).kind != "V" else np.float32)
+
+
 def rrelu_with_noise(input: Tensor, noise, lower: float, upper: float,
                      training: bool) -> Tensor:
     """``noise``: an array of ``input``'s shape and device, or one number (eval's slope);
     ``lower``, ``upper`` and ``training`` kept for the node (PyTorch's ``_saved_*``)."""
-    data = noise._data if isinstance(noise, Tensor) else np.asarray(noise, input._data.dtype)
+    data = noise._data if isinstance(noise, Tensor) else _noise_array(noise, input._data.dtype)
     return apply(RreluWithNoise, (input,), (input._data,), noise=data, lower=lower, upper=upper,
                  training=training)
 
@@ -421,7 +428,7 @@ def rrelu_with_noise_(input: Tensor, noise, lower: float, upper: float,
                       training: bool) -> Tensor:
     from .inplace import _write
 
-    data = noise._data if isinstance(noise, Tensor) else np.asarray(noise, input._data.dtype)
+    data = noise._data if isinstance(noise, Tensor) else _noise_array(noise, input._data.dtype)
     return _write(input, lambda t: apply(RreluWithNoiseInplace, (t,), (t._data,), noise=data,
                                          lower=lower, upper=upper, training=training),
                   saves_self=False)

@@ -97,6 +97,8 @@ def _isfinite(K, d):
 def _nonzero_mask(K, d):
     if d.dtype == _BOOL:
         return d
+    if d.dtype.kind == "V":  # (bfloat16: its values as float32, numgrad._lowp)
+        d = K.cast(d, np.dtype(np.float32))
     return K.binary(K.NE, d, d.dtype.type(0), _BOOL)
 
 

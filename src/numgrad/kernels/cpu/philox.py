@@ -492,7 +492,7 @@ def philox_normal(state: np.ndarray, shape: tuple, dtype, mean=None, std=None) -
         out *= std
     if mean is not None:
         out += mean
-    return out.astype(dtype, copy=False)
+    return out.astype(dtype, copy=False) if dtype.kind != "V" else _lowp.cast(out, dtype)
 
 
 def philox_integers(state: np.ndarray, shape: tuple, low: int, high: int, dtype) -> np.ndarray:

@@ -55,7 +55,7 @@ def _logaddexp(op, name: str):
     def fn(input: Tensor, other: Tensor) -> Tensor:
         _tensor_only(name, input, other)
         a, b = binary_operands(input, other)
-        if a.dtype.kind != "f":
+        if a.dtype.kind not in "fV":  # ("V": bfloat16, computed widened)
             device = "cpu" if isinstance(a, np.ndarray) else "cuda"
             raise NotImplementedError(
                 f"\"{name}_{device}\" not implemented for '{_type_name(Tensor._wrap(a))}'")

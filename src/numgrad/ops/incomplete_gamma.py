@@ -23,7 +23,7 @@ import math
 from fractions import Fraction
 
 from ..tensor import Tensor
-from .._dtype import torch_name
+from .._dtype import from_numpy_dtype, torch_name
 from ._names import export
 from ._promote import binary_operands
 import numgrad
@@ -39,10 +39,10 @@ def _ng():
 
 def _operands(name: str, input, other):
     a, _ = binary_operands(input, other)
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":  # ("V": bfloat16)
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_name(a.dtype)}\'')
     ng = _ng()
-    dtype = ng.float64 if a.dtype.itemsize == 8 else ng.float32
+    dtype = from_numpy_dtype(a.dtype)  # (the result's: float16's igamma is float16)
     if not isinstance(input, Tensor):
         input = ng.tensor(input, dtype=dtype)
     if not isinstance(other, Tensor):

@@ -214,8 +214,9 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     K = _kernels(input, other)
-    if a.dtype.kind == "f":  # one pass (kernels/*/predicates.py)
-        return Tensor._wrap(K.isclose(a, b, float(rtol), float(atol), bool(equal_nan)))
+    if a.dtype.kind in "fV":  # one pass (kernels/*/predicates.py; float16, bfloat16: widened)
+        return Tensor._wrap(_lowp.wider(K.isclose, a, b, float(rtol), float(atol),
+                                        bool(equal_nan)))
     close = K.binary(K.EQ, a, b, _BOOL)
     if rtol == 0 and atol == 0:
         return Tensor._wrap(close)
@@ -800,7 +801,7 @@ class Dist(Op):
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast)."""
     a, b = binary_operands(input, other)
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":  # ("V": bfloat16, computed widened)
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_torch_name(a.dtype)}")
     return apply(Dist, (input, other), (a, b), p=float(p))  # (binary_operands checked the shapes)

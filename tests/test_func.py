@@ -721,6 +721,9 @@ COVERED_BY = {
     "index_fill_tensor": "index_fill", "_euclidean_dist": "cdist", "squeeze_": "matmul",
     "diagonal_copy": "diagonal", "im2col": "unfold", "col2im": "fold",
     "scatter_reduce_legacy": "scatter", "round_decimals": "round",
+    "squeeze_all_": "squeeze_", "squeeze_dims_": "squeeze_",
+    **{f"{n}_{kind}": f"{n}_" for n in ("eq", "ne", "lt", "le", "gt", "ge")
+       for kind in ("scalar", "tensor")},  # (the in-place comparisons' nodes)
 }
 NO_BATCHING_RULE_YET = frozenset()
 

@@ -13,6 +13,7 @@ import builtins
 
 from . import creation as _creation, random as _random
 from .ops import (  # (as _names: some families share a method's name)
+    activation as _activation,
     convert as _convert,
     counting as _counting,
     cumulative_extremes as _cumulative_extremes,
@@ -86,6 +87,7 @@ class _TensorMethods:
     cos = _elementwise.cos
     tan = _elementwise.tan
     abs = _elementwise.abs
+    absolute = _elementwise.absolute
     sign = _elementwise.sign
     floor = _elementwise.floor
     ceil = _elementwise.ceil
@@ -97,6 +99,11 @@ class _TensorMethods:
     le = _elementwise.le
     gt = _elementwise.gt
     ge = _elementwise.ge
+    greater = _elementwise.greater
+    greater_equal = _elementwise.greater_equal
+    less = _elementwise.less
+    less_equal = _elementwise.less_equal
+    not_equal = _elementwise.not_equal
     clamp = _elementwise.clamp
     maximum = _elementwise.maximum
     minimum = _elementwise.minimum
@@ -142,6 +149,13 @@ class _TensorMethods:
     permute = _shape.permute
     unsqueeze = _shape.unsqueeze
     squeeze = _shape.squeeze
+    t_ = _shape.t_
+    transpose_ = _shape.transpose_
+    swapaxes_ = _shape.swapaxes_
+    swapdims_ = _shape.swapdims_
+    unsqueeze_ = _shape.unsqueeze_
+    squeeze_ = _shape.squeeze_
+    adjoint = _shape.adjoint
     expand = _shape.expand
     expand_as = _shape.expand_as
     narrow = _shape.narrow
@@ -154,6 +168,7 @@ class _TensorMethods:
     hsplit = _shape.hsplit
     vsplit = _shape.vsplit
     dsplit = _shape.dsplit
+    narrow_copy = _shape.narrow_copy
     repeat = _shape.repeat
     mm = _linalg.mm
     addmm = _linalg.addmm
@@ -165,6 +180,9 @@ class _TensorMethods:
     inner = _linalg.inner
     addr = _linalg.addr
     addbmm = _linalg.addbmm
+    addmm_ = _linalg.addmm_
+    addbmm_ = _linalg.addbmm_
+    addr_ = _linalg.addr_
     to = _convert.to
     type_as = _convert.type_as
     clone = _convert.clone
@@ -195,12 +213,14 @@ class _TensorMethods:
     cos_ = _inplace.cos_
     tan_ = _inplace.tan_
     abs_ = _inplace.abs_
+    absolute_ = _inplace.absolute_
     sign_ = _inplace.sign_
     floor_ = _inplace.floor_
     ceil_ = _inplace.ceil_
     round_ = _inplace.round_
     relu_ = _inplace.relu_
     negative_ = _inplace.negative_
+    conj_physical_ = _inplace.conj_physical_
     atan2_ = _inplace.atan2_
     arctan2_ = _inplace.arctan2_
     asin_ = _inplace.asin_
@@ -228,8 +248,13 @@ class _TensorMethods:
     frac_ = _inplace.frac_
     fix_ = _inplace.fix_
     square_ = _inplace.square_
+    logit_ = _inplace.logit_
     erf_ = _inplace.erf_
     erfc_ = _inplace.erfc_
+    lgamma_ = _inplace.lgamma_
+    digamma_ = _inplace.digamma_
+    erfinv_ = _inplace.erfinv_
+    i0_ = _inplace.i0_
     xlogy_ = _inplace.xlogy_
     lerp_ = _inplace.lerp_
     addcmul_ = _inplace.addcmul_
@@ -249,6 +274,26 @@ class _TensorMethods:
     masked_fill = _inplace.masked_fill
     masked_fill_ = _inplace.masked_fill_
     clip_ = _inplace.clip_
+    eq_ = _inplace.eq_
+    ne_ = _inplace.ne_
+    lt_ = _inplace.lt_
+    le_ = _inplace.le_
+    gt_ = _inplace.gt_
+    ge_ = _inplace.ge_
+    greater_ = _inplace.greater_
+    greater_equal_ = _inplace.greater_equal_
+    less_ = _inplace.less_
+    less_equal_ = _inplace.less_equal_
+    not_equal_ = _inplace.not_equal_
+    subtract_ = _inplace.subtract_
+    multiply_ = _inplace.multiply_
+    divide_ = _inplace.divide_
+    true_divide_ = _inplace.true_divide_
+    float_power_ = _inplace.float_power_
+    ldexp_ = _inplace.ldexp_
+    polygamma_ = _inplace.polygamma_
+    mvlgamma_ = _inplace.mvlgamma_
+    fill_diagonal_ = _inplace.fill_diagonal_
     __getitem__ = _indexing.__getitem__
     __setitem__ = _indexing.__setitem__
     index_put = _indexing.index_put
@@ -315,8 +360,13 @@ class _TensorMethods:
     fmax = _signs_and_extrema.fmax
     fmin = _signs_and_extrema.fmin
     heaviside = _signs_and_extrema.heaviside
+    sgn_ = _signs_and_extrema.sgn_
+    copysign_ = _signs_and_extrema.copysign_
+    heaviside_ = _signs_and_extrema.heaviside_
     cumsum = _scan.cumsum
     cumprod = _scan.cumprod
+    cumsum_ = _scan.cumsum_
+    cumprod_ = _scan.cumprod_
     sort = _sorting.sort
     argsort = _sorting.argsort
     msort = _sorting.msort
@@ -354,6 +404,12 @@ class _TensorMethods:
     broadcast_to = _structure.broadcast_to
     ravel = _structure.ravel
     take_along_dim = _structure.take_along_dim
+    is_signed = _structure.is_signed
+    is_conj = _structure.is_conj
+    is_neg = _structure.is_neg
+    is_inference = _structure.is_inference
+    is_same_size = _structure.is_same_size
+    get_device = _structure.get_device
     isnan = _predicates.isnan
     isfinite = _predicates.isfinite
     isinf = _predicates.isinf
@@ -381,6 +437,8 @@ class _TensorMethods:
     masked_select = _data_dependent.masked_select
     unique = _data_dependent.unique
     unique_consecutive = _data_dependent.unique_consecutive
+    hardshrink = _activation.hardshrink
+    prelu = _activation.prelu
     inverse = _linalg_solve.inverse
     cholesky_solve = _linalg_solve.cholesky_solve
     cholesky_inverse = _linalg_solve.cholesky_inverse
@@ -393,6 +451,7 @@ class _TensorMethods:
     slogdet = _linalg_determinants.slogdet
     norm = _linalg_norms.norm
     renorm = _linalg_norms.renorm
+    renorm_ = _linalg_norms.renorm_
     matrix_power = _linalg_compositions.matrix_power
     unbind = _index_views.unbind
     select = _index_views.select
@@ -440,6 +499,7 @@ class _TensorMethods:
     index_reduce_ = _scatter_reductions.index_reduce_
     frexp = _float_parts.frexp
     nextafter = _float_parts.nextafter
+    nextafter_ = _float_parts.nextafter_
     gcd = _integer_math.gcd
     lcm = _integer_math.lcm
     gcd_ = _integer_math.gcd_
@@ -452,6 +512,7 @@ class _TensorMethods:
     resize_ = _resize.resize_
     resize_as_ = _resize.resize_as_
     as_strided = _strided.as_strided
+    as_strided_ = _strided.as_strided_
     as_strided_scatter = _strided.as_strided_scatter
     stft = _spectral.stft
     hash_tensor = _hashing.hash_tensor

@@ -203,6 +203,36 @@ class Tensor(_Methods):
     def is_cuda(self) -> bool:
         return not isinstance(self._data, np.ndarray)
 
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the data is in host memory."""
+        return isinstance(self._data, np.ndarray)
+
+    @property
+    def layout(self) -> _dtype.layout:
+        """``numgrad.strided``: numgrad's tensors are all dense and strided."""
+        return _dtype.strided
+
+    @property
+    def is_sparse(self) -> bool:
+        """False: numgrad has no sparse tensors."""
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        """False: numgrad has no quantized tensors."""
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        """False: numgrad has no meta device (every tensor has its data)."""
+        return False
+
+    @property
+    def is_nested(self) -> bool:
+        """False: numgrad has no nested tensors."""
+        return False
+
     def _host(self) -> np.ndarray:
         """The data as a NumPy array: itself on the CPU, a copy from a GPU (a sync, which raises
         an index that an earlier kernel found out of range)."""
@@ -288,6 +318,8 @@ class Tensor(_Methods):
 
     def dim(self) -> int:
         return self._data.ndim
+
+    ndimension = dim
 
     def numel(self) -> int:
         return self._data.size
@@ -567,6 +599,34 @@ class Tensor(_Methods):
     def data(self, value: "Tensor") -> None:
         self._data = value._data
 
+    # ----------------------------------------------------------------- legacy and aliases
+    def new(self, *args, device=None) -> "Tensor":
+        """PyTorch's legacy constructor of this tensor's dtype and device: ``x.new()`` (empty),
+        ``x.new(2, 3)`` (uninitialised, of that size), ``x.new(data)`` (a copy of a sequence);
+        ``x.new(t)`` of a tensor ``t`` of the same dtype and device is ``t``'s alias (a view,
+        ``AliasBackward0`` where it requires grad), of another PyTorch's TypeError."""
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            other = args[0]
+            if other._data.dtype != self._data.dtype or other.device != self.device:
+                raise TypeError(f"expected {_options(self)} (got {_options(other)})")
+            return other[...]
+        if len(args) == 1 and isinstance(args[0], (bool, float, complex)):
+            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+        if len(args) > 1 and isinstance(args[0], int):
+            for i, a in enumerate(args):
+                if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+                    raise TypeError(
+                        f"new(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                        f"error \"type must be tuple of ints,but got {type(a).__name__}\"")
+        out = Tensor._wrap(_legacy_data(args, self._data.dtype))
+        target = self.device if device is None else device
+        return out if str(target) == "cpu" else out.to(target)
+
+    def where(self, condition: "Tensor", other) -> "Tensor":
+        """``numgrad.where(condition, self, other)``: this tensor's elements where ``condition``,
+        else ``other``'s."""
+        return _lazy.module("ops").where(condition, self, other)
+
     # ----------------------------------------------------------------- conversion
     def numpy(self) -> np.ndarray:
         """The data as a NumPy array, sharing memory."""
@@ -689,6 +749,13 @@ class Tensor(_Methods):
             _load_late()
         _accumulate_into(self._data, data, checked)
         self._version_counter.value += 1
+
+
+def _options(t: Tensor) -> str:
+    """PyTorch's ``TensorOptions`` of a tensor, as its messages print them."""
+    return (f"TensorOptions(dtype={_dtype.c_name(t._data.dtype)}, device={t.device}, "
+            "layout=Strided, requires_grad=false (default), pinned_memory=false (default), "
+            "memory_format=(nullopt))")
 
 
 def _address(data) -> int:

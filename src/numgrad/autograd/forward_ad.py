@@ -431,6 +431,21 @@ def copy_tangents(source, target) -> None:
         _write_root(target)
 
 
+def tangents_of(t) -> dict:
+    """{level: tangent} of ``t`` as it is now (a copy; empty where it has none)."""
+    return dict(_entry(t) or {})
+
+
+def restride_tangents(target, tangents: dict) -> None:
+    """Gives ``target`` the tangents ``tangents`` (``tangents_of`` the view it has just been
+    made, in place: ``t_``, ``squeeze_`` ..., ``ops.shape._restride``), replacing its own. Its
+    values have not changed, so its root's tangents stay as they are."""
+    old = _table.get(id(target))
+    if old is not None and old[0]() is target:
+        old[1].clear()
+    _set_all(target, tangents)
+
+
 class FunctionLevels:
     """A custom ``autograd.Function`` called on tensors with tangents: its ``forward`` runs with
     the tangents hidden (its ops are not differentiated one by one), then its ``jvp`` gives the

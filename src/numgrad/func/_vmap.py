@@ -494,6 +494,10 @@ legendre_polynomial_p shifted_chebyshev_polynomial_t shifted_chebyshev_polynomia
 shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w gammaln psi multigammaln
 expit ndtr entr i0e i1 i1e log_ndtr ndtri frexp gcd lcm ldexp mvlgamma igamma igammac gammainc
 gammaincc modified_bessel_i0 modified_bessel_i1 spherical_bessel_j0
+greater greater_equal less less_equal not_equal eq_ ne_ lt_ le_ gt_ ge_ greater_ greater_equal_
+less_ less_equal_ not_equal_ absolute_ digamma_ lgamma_ erfinv_ i0_ logit_ sgn_ heaviside_
+copysign_ nextafter_ float_power_ ldexp_ conj_physical_ polygamma_ mvlgamma_ subtract_ multiply_
+divide_ true_divide_
 """
 for _n in _POINTWISE.split():
     RULES[_n] = _pointwise
@@ -911,6 +915,20 @@ def _transpose(func, lvl, args, kwargs):
     a, _ = _get(args, kwargs, 1, "dim0")
     b, _ = _get(args, kwargs, 2, "dim1")
     return _make(v.transpose(_norm(a, n) + 1, _norm(b, n) + 1), lvl)
+
+
+@_rule("t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_")
+def _inplace_view(func, lvl, args, kwargs):
+    """An in-place view op (``t_``, ``squeeze_`` ...): the batched tensor itself becomes the
+    view its out-of-place twin's rule gives (its physical value that view of the batch), as
+    PyTorch's in-place view ops change the tensor's own shape."""
+    self = args[0]
+    twin = _name(func)[:-1]
+    out = RULES[twin](getattr(Tensor, twin), lvl, args, kwargs)
+    if out is self:  # (``t`` of an example of at most one dimension: itself)
+        return self
+    self._value, self._phys = out._value, out._phys
+    return self
 
 
 @_rule("movedim", "moveaxis")

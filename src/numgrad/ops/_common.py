@@ -28,11 +28,13 @@ def _dim(input: Tensor, dim) -> int:
     return _wrap_dim(int(dim), nd) % max(nd, 1)
 
 
-def _inplace(fn):
+def _inplace(fn, saves_self: bool = False):
+    """``fn``'s in-place form (``inplace._write``); ``saves_self``: its backward keeps the
+    input, which then gets a snapshot of its old value (``renorm_``, ``copysign_``)."""
     def method(input: Tensor, *args, **kwargs) -> Tensor:
         from .inplace import _write
 
-        return _write(input, fn, *args, saves_self=False, **kwargs)
+        return _write(input, fn, *args, saves_self=saves_self, **kwargs)
 
     method.__name__ = method.__qualname__ = fn.__name__ + "_"
     method.__doc__ = f"``{fn.__name__}`` in place."

@@ -632,3 +632,22 @@ def elu_backward(grad: Tensor, alpha: float, scale: float, input_scale: float,
         raise NotImplementedError("elu_backward: numgrad takes elu's, celu's and selu's "
                                   "scales only")
     return _elu_backward(grad, self_or_result, kind, float(alpha))
+
+
+# ------------------------------------------------------------------ nn.functional's, as methods
+@export(function=False, method=True)
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``nn.functional.hardshrink`` (PyTorch's ``Tensor.hardshrink``): ``x`` where
+    ``|x| > lambd``, else 0."""
+    from ..nn import functional
+
+    return functional.hardshrink(input, lambd)
+
+
+@export(function=False, method=True)
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``nn.functional.prelu`` (PyTorch's ``Tensor.prelu``): ``x`` where ``x > 0``, else
+    ``weight * x`` (one weight, or one per channel)."""
+    from ..nn import functional
+
+    return functional.prelu(input, weight)

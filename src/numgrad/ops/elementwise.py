@@ -729,6 +729,9 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001
     return apply(Abs, (input,), (input._data,))
 
 
+# (PyTorch's ``absolute_`` is a Tensor method only: no ``torch.absolute_``)
+absolute: UnaryOp = export(abs, "absolute", method=True, out=True, inplace="method")
+
 sign: UnaryOp = export(
     _same_dtype(Sign, "-1, 0 or 1 by the sign of each element (zero gradient)."),
     "sign", method=True, out=True, inplace="method")
@@ -829,6 +832,12 @@ gt: BinaryOp = export(
 ge: BinaryOp = export(
     _comparison("ge", "GE", "``input >= other``, elementwise, as a bool tensor."),
     "ge", method=True, out=True)
+# (their in-place forms, ``eq_`` ..., are ops/inplace.py's: PyTorch records a node of its own)
+greater = alias(gt, "greater")
+greater_equal = alias(ge, "greater_equal")
+less = alias(lt, "less")
+less_equal = alias(le, "less_equal")
+not_equal = alias(ne, "not_equal")
 
 
 # ------------------------------------------------------------------ clamp, maximum, minimum
@@ -994,7 +1003,7 @@ def resolve_neg(input: Tensor) -> Tensor:
     return input
 
 
-@export(method=True)
+@export(method=True, inplace=True)
 def conj_physical(input: Tensor) -> Tensor:
     """The conjugate computed into memory: of a real tensor, the tensor itself."""
     return _complex.conj(input)

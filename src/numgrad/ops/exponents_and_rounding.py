@@ -202,7 +202,7 @@ def _logit_slope(ctx, grad, plain: bool):
     return slope.masked_fill(((p >= lo) & (p <= hi)).logical_not(), outside)
 
 
-@export(method=True)
+@export(method=True, inplace=True)
 def logit(input: Tensor, eps=None) -> Tensor:
     """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` if ``eps`` is given (then the
     gradient is 0 outside that interval)."""

@@ -9,6 +9,7 @@ from .._dtype import float32, float64, int32, int64
 from ..tensor import Tensor
 from ._names import export
 from .linalg_common import _ExResult
+from ._common import _inplace
 from ._promote import binary_operands
 from .._dtype import torch_name
 from .elementwise import where
@@ -73,3 +74,6 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     carried = input.to(dtype)
     plain = ~carried.detach().isfinite() | (out == 0)
     return where(plain, out, out + (carried - carried.detach()))
+
+
+nextafter_ = export(_inplace(nextafter), "nextafter_", function=False, method=True)

@@ -1009,7 +1009,7 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     return _put(IndexPut, input, key, values, bool(accumulate))
 
 
-@export(function=False, method=True)
+@export(method=True)
 def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """``index_put`` in place."""
     _check_put(input, values)

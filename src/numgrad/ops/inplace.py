@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtype import bool_, from_numpy_dtype, torch_name
+from .._dtype import FLOAT, bool_, from_numpy_dtype, torch_name
 from ..autograd import grad_mode
 from ..creation import check_scalar, zeros_like
 from ..tensor import Tensor
@@ -21,7 +21,7 @@ from ._promote import broadcast_shapes, number_as
 from . import _jvp
 from .registry import REGISTRY, Op, Sample, apply, kernels_for, kernels_of, register
 from typing import TYPE_CHECKING
-from ..creation import full
+from ..creation import arange, full
 from .indexing import write_view
 from . import _OVERLAP
 
@@ -443,6 +443,10 @@ if TYPE_CHECKING:
     logical_xor_: InplaceBinaryOp; bitwise_and_: InplaceBinaryOp; bitwise_or_: InplaceBinaryOp
     bitwise_xor_: InplaceBinaryOp; bitwise_left_shift_: InplaceBinaryOp
     bitwise_right_shift_: InplaceBinaryOp
+    absolute_: UnaryOp; conj_physical_: UnaryOp; lgamma_: UnaryOp; digamma_: UnaryOp
+    erfinv_: UnaryOp; i0_: UnaryOp
+
+    def logit_(input: Tensor, eps: float | None = None) -> Tensor: ...
 
     def lerp_(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor: ...
     def addcmul_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,
@@ -540,3 +544,146 @@ def masked_fill_(input: Tensor, mask: Tensor, value) -> Tensor:
 
 
 clip_ = alias(clamp_, "clip_")
+
+
+# ------------------------------------------------------------------ comparisons in place
+class _CompareInto(Op):
+    """A comparison's result (``result``, a bool array) in the dtype of the tensor it is written
+    into, as 0 and 1 (``eq_``, ``lt_`` ...). PyTorch records a node of its own for it, whose
+    gradients are zero: ``EqBackward0`` where ``other`` is a number, ``EqBackward1`` where it is
+    a tensor (which gets a zero gradient too)."""
+
+    jvp = _jvp.zero
+    complex_ok = narrow_ok = on_cuda = True
+
+    @staticmethod
+    def forward(K, a, *other, result):
+        return K.cast(result, a.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(zeros_like(grad) if need else None for need in ctx.needs_input_grad)
+
+
+def _compare_into(name: str, tensor: bool) -> type:
+    """The registered op of ``<name>_`` with a number (``tensor`` False) or a tensor."""
+    node = f"{name.capitalize()}Backward{int(tensor)}"
+    if tensor:
+        sample = Sample(lambda m, a, b, f=name + "_": getattr(a * 1, f)(b), ((3, 4), (4,)))
+    else:
+        sample = Sample(lambda m, a, f=name + "_": getattr(a * 1, f)(0.5), ((3, 4),))
+    return register(type(node.replace("Backward", "Into"), (_CompareInto,), {
+        "name": f"{name}_{'tensor' if tensor else 'scalar'}", "node": node,
+        "samples": (sample,), "__module__": __name__}))
+
+
+def _comparison_form(name: str):
+    """``name_``: ``input`` set to ``name(input, other)`` as 0 and 1 of its own dtype (PyTorch's
+    ``Tensor.eq_`` ...; the broadcast of ``other`` may not grow ``input``)."""
+    compare = getattr(elementwise, name)
+    nodes = (_compare_into(name, False), _compare_into(name, True))
+
+    def result(t: Tensor, other) -> Tensor:
+        out = compare(t, other)  # (a bool tensor, never recorded)
+        if not (grad_mode.state.enabled and (_requires_grad(t) or _requires_grad(other))):
+            return out
+        if isinstance(other, Tensor):
+            return apply(nodes[1], (t, other), (t._data, other._data), result=out._data)
+        return apply(nodes[0], (t,), (t._data,), result=out._data)
+
+    def inplace(input: Tensor, other) -> Tensor:
+        return _write(input, result, other, saves_self=False)
+
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    inplace.__doc__ = (f"``{name}(input, other)`` written into ``input``, as 0 and 1 of its "
+                       "dtype (a zero gradient, as PyTorch's).")
+    return inplace
+
+
+eq_ = export(_comparison_form("eq"), "eq_", function=False, method=True)
+ne_ = export(_comparison_form("ne"), "ne_", function=False, method=True)
+lt_ = export(_comparison_form("lt"), "lt_", function=False, method=True)
+le_ = export(_comparison_form("le"), "le_", function=False, method=True)
+gt_ = export(_comparison_form("gt"), "gt_", function=False, method=True)
+ge_ = export(_comparison_form("ge"), "ge_", function=False, method=True)
+greater_ = alias(gt_, "greater_")
+greater_equal_ = alias(ge_, "greater_equal_")
+less_ = alias(lt_, "less_")
+less_equal_ = alias(le_, "less_equal_")
+not_equal_ = alias(ne_, "not_equal_")
+# (the in-place forms of the arithmetic ops' other names, as PyTorch's Tensor methods)
+subtract_ = alias(sub_, "subtract_")
+multiply_ = alias(mul_, "multiply_")
+divide_ = alias(div_, "divide_")
+true_divide_ = alias(div_, "true_divide_")
+
+
+# ------------------------------------------------------------------ in-place forms with checks
+@export(function=False, method=True)
+def float_power_(input: Tensor, exponent) -> Tensor:
+    """``float_power`` in place: as PyTorch's, only into a tensor of the result's dtype (float64,
+    or complex128 where either operand is complex)."""
+    complex_ = input.dtype.is_complex or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+    wanted = np.dtype(np.complex128 if complex_ else np.float64)
+    if input._data.dtype != wanted:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_type_name(input._data.dtype)} but the "
+            f"operation's result requires dtype {_type_name(wanted)}")
+    return _write(input, exponents_and_rounding.float_power, exponent)
+
+
+@export(method=True)
+def ldexp_(input: Tensor, other: Tensor) -> Tensor:
+    """``ldexp`` in place: ``input * 2 ** other`` into a float or complex ``input`` (PyTorch's
+    words for any other)."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and input.dtype._category < FLOAT:
+        raise RuntimeError("ldexp can't be cast to the desired output type "
+                           f"{_type_name(input._data.dtype)}")
+    return _write(input, exponents_and_rounding.ldexp, other, saves_self=_requires_grad(other))
+
+
+@export(function=False, method=True)
+def polygamma_(input: Tensor, n: int) -> Tensor:
+    """``polygamma(n, input)`` in place (``Tensor.polygamma_(n)``)."""
+    return _write(input, lambda t: special_functions.polygamma(n, t))
+
+
+@export(function=False, method=True)
+def mvlgamma_(input: Tensor, p: int) -> Tensor:
+    """``mvlgamma(input, p)`` in place, into a float tensor (PyTorch's words for any other)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"mvlgamma: result type {_type_name(input._data.dtype)} can't be "
+                           f"cast to the desired output type Float")
+    return _write(input, special_functions.mvlgamma, p)
+
+
+@export
+def detach_(input: Tensor) -> Tensor:
+    """``torch.detach_``: ``input.detach_()``."""
+    return input.detach_()
+
+
+@export(function=False, method=True)
+def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """``fill_value`` written at ``input[i, i, ..., i]`` (every dimension of one length, or a
+    matrix), in place; with ``wrap``, a tall matrix's diagonal starts again ``N + 1`` rows down
+    (NumPy's ``fill_diagonal``), as PyTorch's. Written through a view of the diagonal, as
+    PyTorch's: a leaf that requires grad is refused as a view of one."""
+    shape = input._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if grad_mode.state.enabled and input._requires_grad and input.grad_fn is None:
+        raise RuntimeError(_VIEW_OF_LEAF)
+    if len(shape) > 2:
+        check_scalar(fill_value, input._data.dtype)
+        index = arange(shape[0], device=input.device)
+        value = full((), fill_value, dtype=input.dtype, device=input.device)
+        return input.index_put_((index,) * len(shape), value)
+    rows, cols = shape
+    step = cols + 1 if wrap and rows > cols + 1 else max(rows, 1)
+    for start in range(0, rows, step):
+        input[start:start + step].diagonal().fill_(fill_value)
+    return input

@@ -50,13 +50,13 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
     return (a // where(g == 0, 1, g) * b).abs()
 
 
-@export(function=False, method=True)
+@export(method=True)
 def gcd_(input: Tensor, other: Tensor) -> Tensor:
     """``gcd`` in place."""
     return input.copy_(gcd(input, other))
 
 
-@export(function=False, method=True)
+@export(method=True)
 def lcm_(input: Tensor, other: Tensor) -> Tensor:
     """``lcm`` in place."""
     return input.copy_(lcm(input, other))

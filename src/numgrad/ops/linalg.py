@@ -513,3 +513,38 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     a = batch1.permute(1, 0, 2).reshape(n, bs * k)
     b = batch2.reshape(bs * k, batch2.shape[2])
     return addmm(input, a, b, beta=beta, alpha=alpha)
+
+
+@export(function=False, method=True)
+def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``addmm`` in place: ``input`` must have the product's shape (PyTorch's words else)."""
+    from .inplace import _write
+
+    if mat1.ndim == 2 and mat2.ndim == 2:
+        target = [mat1.shape[0], mat2.shape[1]]
+        if list(input.shape) != target:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
+                               f"output tensor size {target} should match")
+    return _write(input, addmm, mat1, mat2, beta=beta, alpha=alpha, saves_self=False)
+
+
+@export(function=False, method=True)
+def addbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``addbmm`` in place."""
+    from .inplace import _write
+
+    return _write(input, addbmm, batch1, batch2, beta=beta, alpha=alpha, saves_self=False)
+
+
+@export(function=False, method=True)
+def addr_(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``addr`` in place: ``input`` must be the outer product's matrix (PyTorch's words
+    else)."""
+    from .inplace import _write
+
+    if input.ndim != 2:
+        raise RuntimeError(f"2D tensor expected, got {input.ndim}D tensor for input")
+    if vec1.ndim == 1 and vec2.ndim == 1 and tuple(input.shape) != (len(vec1), len(vec2)):
+        raise RuntimeError(f"size mismatch, input: {list(input.shape)}, v1: {list(vec1.shape)}, "
+                           f"v2: {list(vec2.shape)}")
+    return _write(input, addr, vec1, vec2, beta=beta, alpha=alpha, saves_self=False)

@@ -16,6 +16,7 @@ from .reduction import norm as _reduction_norm
 from . import _jvp
 from .registry import Op, Sample, apply, register
 from .linalg_common import _check_float, _check_tensor, _ng, _with_out
+from ._common import _inplace
 from .linalg_decompositions import svdvals
 
 
@@ -274,3 +275,6 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     norm = vector_norm(input, p, others, keepdim=True)
 
     return input * _ng().where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+renorm_ = export(_inplace(renorm, saves_self=True), "renorm_", function=False, method=True)

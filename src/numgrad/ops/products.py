@@ -256,7 +256,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
 baddbmm_ = export(_inplace(baddbmm), "baddbmm_", function=False, method=True)
 
 
-addmv_ = export(_inplace(addmv), "addmv_", function=False, method=True)
+addmv_ = export(_inplace(addmv), "addmv_", method=True)
 
 
 @register

@@ -9,7 +9,7 @@ formula (a kernel when no graph is recorded, else PyTorch's O(n²) composite, di
 from __future__ import annotations
 
 import numpy as np
-from .._dtype import FLOAT
+from .._dtype import FLOAT, c_name
 
 from ..autograd import grad_mode
 from ..autograd.graph import keep_given
@@ -118,3 +118,25 @@ def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """The cumulative product along ``dim``: ``out[i] = input[0] * ... * input[i]``."""
     return _scan(Cumprod, input, dim, dtype)
+
+
+def _scan_inplace(name: str, fn, saves_self: bool):
+    def inplace(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+        from .inplace import _write
+
+        if dtype is not None and dtype is not input.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {c_name(input._data.dtype)}"
+                               f" and output tensor dtype {c_name(dtype.np)} should match")
+        if input._data.dtype == np.bool_:  # (the sum's int64 would not fit: PyTorch's refusal)
+            raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+        return _write(input, fn, dim, saves_self=saves_self)
+
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    inplace.__doc__ = (f"``{name}`` in place; ``dtype``, if given, must be the tensor's own (as "
+                       "PyTorch's).")
+    return inplace
+
+
+cumsum_ = export(_scan_inplace("cumsum", cumsum, False), "cumsum_", function=False, method=True)
+cumprod_ = export(_scan_inplace("cumprod", cumprod, True), "cumprod_", function=False,
+                  method=True)

@@ -12,6 +12,7 @@ from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import keep_given
 from . import _jvp
 from ._names import Out, export
+from . import registry
 from .registry import Op, Sample, apply, apply_parts, kernels_for, register
 from .._dtype import dtype as _dtype_class
 from .._dtype import torch_name
@@ -185,7 +186,28 @@ class SqueezeInplace(Squeeze):
 
     name, node = "squeeze_", "SqueezeBackward4"
     jvp = _jvp.linear
-    samples = (Sample(lambda m, v, a: v @ a, ((3,), (3, 4))),)
+    samples = (Sample(lambda m, v, a: v @ a, ((3,), (3, 4))),
+               Sample(lambda m, a: (a * 1).squeeze_(-1), ((3, 1),)))
+
+
+@register
+class SqueezeDims(Op):
+    """``squeeze_(dims)``, each of several dimensions of size 1 at once (PyTorch's
+    ``squeeze_.dims``)."""
+
+    name, node = "squeeze_dims_", "SqueezeBackward5"
+    jvp = _jvp.linear
+    is_view = True
+    on_cuda = True
+    samples = (Sample(lambda m, a: (a * 1).squeeze_((0, 2)), ((1, 4, 1),)),)
+
+    @staticmethod
+    def forward(K, a, *, dims):
+        return K.squeeze(a, tuple(d for d in dims if a.shape[d] == 1))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.reshape(ctx.input_shapes[0]),)
 
 
 @register
@@ -203,6 +225,33 @@ class SqueezeAll(Op):
     @staticmethod
     def backward(ctx, grad):
         return (grad.reshape(ctx.input_shapes[0]),)
+
+
+# The nodes of the in-place view ops (``t_``, ``transpose_`` ...): the view's, under PyTorch's
+# name for the in-place form.
+@register
+class TInplace(T):
+    name, node = "t_", "TBackward1"
+    samples = (Sample(lambda m, a: (a * 1).t_(), ((3, 4),)),)
+
+
+@register
+class TransposeInplace(Transpose):
+    name, node = "transpose_", "TransposeBackward1"
+    samples = (Sample(lambda m, a: (a * 1).transpose_(0, -1), ((2, 3, 4),)),
+               Sample(lambda m, a: (a * 1).swapaxes_(1, 0), ((3, 4),)))
+
+
+@register
+class UnsqueezeInplace(Unsqueeze):
+    name, node = "unsqueeze_", "UnsqueezeBackward1"
+    samples = (Sample(lambda m, a: (a * 1).unsqueeze_(1), ((3, 4),)),)
+
+
+@register
+class SqueezeAllInplace(SqueezeAll):
+    name, node = "squeeze_all_", "SqueezeBackward3"
+    samples = (Sample(lambda m, a: (a * 1).squeeze_(), ((1, 4, 1),)),)
 
 
 @register
@@ -547,6 +596,105 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return _dim_given(apply(Squeeze, (input,), (input._data,), dim=d), dim, d)
 
 
+def _restride(input: Tensor, view) -> Tensor:
+    """``input`` made, in place, the view ``view(input)`` of its memory (PyTorch's in-place view
+    ops: ``t_``, ``squeeze_``, ``as_strided_`` ...): its data is rebound to that view and its
+    version moves on, as PyTorch's. Recorded, its history becomes the view's node over its old
+    one (the gradient flows through the change); a leaf that requires grad, or a view of one, is
+    refused with PyTorch's error, as by any in-place op."""
+    from .inplace import _check_leaf
+
+    _check_leaf(input)
+    with grad_mode.no_grad():
+        out = view(input)
+    fn = view(input).grad_fn if grad_mode.state.enabled and input._requires_grad else None
+    tangents = None
+    if registry._forward_ad is not None:  # (forward AD: the tangents take the view's strides)
+        from ..autograd import forward_ad
+
+        tangents = forward_ad.tangents_of(out)
+    input._data = out._data
+    input._version_counter.value += 1
+    if fn is not None:
+        input.grad_fn = fn  # (a view's history: current as of the version just set)
+    if tangents is not None:
+        forward_ad.restride_tangents(input, tangents)
+    return input
+
+
+@export(function=False, method=True)
+def t_(input: Tensor) -> Tensor:
+    """``t`` in place: the tensor's two dimensions swapped (at most 2)."""
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input._data.ndim}D")
+    return _restride(input, lambda x: apply(TInplace, (x,), (x._data,)))
+
+
+@export(function=False, method=True)
+def transpose_(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose`` in place: dimensions ``dim0`` and ``dim1`` swapped."""
+    nd = input._data.ndim
+    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    if not nd:
+        d0 = d1 = 0
+    return _restride(input, lambda x: apply(TransposeInplace, (x,), (x._data,), dim0=d0,
+                                            dim1=d1))
+
+
+@export(function=False, method=True)
+def swapaxes_(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose_`` (NumPy's name)."""
+    return transpose_(input, axis0, axis1)
+
+
+@export(function=False, method=True)
+def swapdims_(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose_``."""
+    return transpose_(input, dim0, dim1)
+
+
+@export(function=False, method=True)
+def unsqueeze_(input: Tensor, dim: int) -> Tensor:
+    """``unsqueeze`` in place: a dimension of size 1 inserted at ``dim``."""
+    d = _wrap_dim(dim, input._data.ndim + 1)
+    return _restride(input, lambda x: apply(UnsqueezeInplace, (x,), (x._data,), dim=d))
+
+
+@export(function=False, method=True)
+def squeeze_(input: Tensor, dim=None) -> Tensor:
+    """``squeeze`` in place: the dimensions of size 1 removed (all of them, or those of ``dim``,
+    an int or a tuple, that have size 1)."""
+    nd = input._data.ndim
+    if dim is None:
+        return _restride(input, lambda x: apply(SqueezeAllInplace, (x,), (x._data,)))
+    if isinstance(dim, (tuple, list)):
+        dims = [_wrap_dim(d, nd) if nd else _wrap_dim(d, 0) * 0 for d in dim]
+        for i, d in enumerate(dims):
+            if d in dims[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        return _restride(input, lambda x: apply(SqueezeDims, (x,), (x._data,),
+                                                dims=tuple(dims)))
+    d = _wrap_dim(dim, nd) if nd else _wrap_dim(dim, 0) * 0
+    return _restride(input, lambda x: apply(SqueezeInplace, (x,), (x._data,), dim=d))
+
+
+@export(method=True)
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dimensions (of a real tensor, a view: its
+    transpose); PyTorch's warning and ``conj`` on a 0-d tensor, its error on a 1-D one."""
+    nd = input._data.ndim
+    if nd < 2:
+        if nd:
+            raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                               f"matrices. Got {nd}-D tensor.")
+        from .. import _warn_once
+
+        _warn_once("adjoint() is deprecated on 0-D tensors. Consider using x.conj().")
+        return input.conj()
+    return transpose(input, -2, -1).conj()
+
+
 @export(function=False, method=True)
 def expand(input: Tensor, *sizes) -> Tensor:
     """A view with size-1 dimensions repeated to ``sizes`` (-1 keeps a size)."""
@@ -816,7 +964,7 @@ for _name in _COPIES:
     globals()[_name + "_copy"] = export(_copy_of(_name), _name + "_copy")
 
 
-@export
+@export(method=True)
 def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:
     """``narrow``'s values in new memory, with PyTorch's own checks of ``narrow_copy`` (a ``dim``
     past the last and a negative ``length`` are refused in its words)."""

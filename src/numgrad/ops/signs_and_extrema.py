@@ -7,7 +7,7 @@ from .._dtype import torch_name
 from ..tensor import Tensor
 from ._names import export
 from .elementwise import where
-from ._common import _as_tensor_like, _ng, _tensor_only
+from ._common import _as_tensor_like, _inplace, _ng, _tensor_only
 from typing import TYPE_CHECKING
 from .elementwise import sign, maximum, minimum
 from .complex import sgn as complex_sgn
@@ -76,6 +76,11 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """0 where ``input`` < 0, ``values`` where it is 0, 1 where > 0 (not differentiable)."""
     _tensor_only("heaviside", input, values)
     if input.dtype is not values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     x, v = input.detach(), values.detach()
     return where(x == 0, v, (x > 0).to(x.dtype))
+
+
+sgn_ = export(_inplace(sgn, saves_self=True), "sgn_", function=False, method=True)
+copysign_ = export(_inplace(copysign, saves_self=True), "copysign_", function=False, method=True)
+heaviside_ = export(_inplace(heaviside), "heaviside_", function=False, method=True)

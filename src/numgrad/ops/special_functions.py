@@ -86,13 +86,13 @@ def Polygamma(ctx, grad):
     return (grad * polygamma(ctx.params["n"] + 1, a),)
 
 
-@export(method=True)
+@export(method=True, inplace="method")
 def lgamma(input: Tensor) -> Tensor:
     """The log of the absolute value of the gamma function (inf at the poles)."""
     return apply(Lgamma, (input,), (floating_operand(input),))
 
 
-@export(method=True)
+@export(method=True, inplace="method")
 def digamma(input: Tensor) -> Tensor:
     """The derivative of ``lgamma`` (-inf at 0, NaN at the negative integers)."""
     return apply(Digamma, (input,), (floating_operand(input),))
@@ -223,13 +223,13 @@ def _bessel(op, input: Tensor) -> Tensor:
     return apply(op, (input,), (floating_operand(input),))
 
 
-@export(method=True)
+@export(method=True, inplace="method")
 def erfinv(input: Tensor) -> Tensor:
     """The inverse error function (+-inf at +-1, NaN outside [-1, 1])."""
     return apply(Erfinv, (input,), (floating_operand(input),))
 
 
-@export(method=True)
+@export(method=True, inplace=True)
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, of order 0."""
     return _bessel(I0, input)

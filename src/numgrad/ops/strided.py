@@ -94,6 +94,15 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     return memory[numgrad.from_numpy(_positions(size, stride, offset))]
 
 
+@export(method=True)
+def as_strided_(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """``as_strided`` in place: ``input`` becomes that view of its memory (recorded, the
+    gradient flows through it)."""
+    from .shape import _restride
+
+    return _restride(input, lambda x: as_strided(x, size, stride, storage_offset))
+
+
 @export
 def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """``as_strided`` in new memory."""

@@ -896,3 +896,47 @@ def is_tensor(obj) -> bool:
 def is_floating_point(input: Tensor) -> bool:
     """Whether the tensor's dtype is a floating-point one."""
     return _tensor_arg("is_floating_point", input).dtype.is_floating_point
+
+
+@export(method=True)
+def is_signed(input: Tensor) -> bool:
+    """Whether the tensor's dtype holds negative numbers (all but bool and uint8)."""
+    return _tensor_arg("is_signed", input).dtype.is_signed
+
+
+@export(method=True)
+def is_conj(input: Tensor) -> bool:
+    """Whether a conjugation is pending on the tensor: never in numgrad, whose conjugates are
+    computed into memory (``conj``; PyTorch's may be a view with the conjugate bit set)."""
+    _tensor_arg("is_conj", input)
+    return False
+
+
+@export(method=True)
+def is_neg(input: Tensor) -> bool:
+    """Whether a negation is pending on the tensor: never in numgrad (PyTorch's negative bit,
+    set on the imaginary part of a conjugate view, has no counterpart here)."""
+    _tensor_arg("is_neg", input)
+    return False
+
+
+@export(method=True)
+def is_inference(input: Tensor) -> bool:
+    """Whether the tensor is an inference tensor: never in numgrad, whose tensors made under
+    ``inference_mode`` are plain tensors that do not require grad."""
+    _tensor_arg("is_inference", input)
+    return False
+
+
+@export(method=True)
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether the two tensors have the same shape."""
+    _tensor_arg("is_same_size", input)
+    return tuple(_tensor_arg("is_same_size", other, "other", 2).shape) == tuple(input.shape)
+
+
+@export(method=True)
+def get_device(input: Tensor) -> int:
+    """The index of the CUDA device the tensor is on; -1 for a CPU tensor."""
+    _tensor_arg("get_device", input)
+    return -1 if isinstance(input._data, np.ndarray) else input.device.index or 0

@@ -477,3 +477,25 @@ def test_order_statistics_of_float16_as_pytorch(fn):
         y = fn(m, m.tensor([[1.5, 0, 3], [2, 5, 0.25], [7, 1, 1]], dtype=m.float16))
         return [(_dtype_name(t.dtype), t.tolist()) for t in (y if isinstance(y, tuple) else (y,))]
     assert run(ng) == run(torch)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x[m.tensor([1, 0], dtype=m.uint8)],
+    lambda m, x: x[:, m.tensor([1, 0, 1], dtype=m.uint8)],
+    lambda m, x: x[m.tensor([[0, 1, 1], [1, 0, 0]], dtype=m.uint8)],
+    lambda m, x: x[m.tensor([1], dtype=m.int8)], lambda m, x: x[m.tensor([1], dtype=m.int16)],
+    lambda m, x: x[m.tensor([1, 0], dtype=m.int32)],
+], ids=["uint8_mask", "uint8_mask_dim1", "uint8_mask_2d", "int8", "int16", "int32"])
+def test_index_tensors_of_small_integer_dtypes_as_pytorch(fn):
+    """(a uint8 index tensor was read as indices, where PyTorch reads it as a mask, with its
+    deprecation warning: ``x[tensor([1, 0], dtype=uint8)]`` gave rows 1 and 0 instead of row 0;
+    int8 and int16 index tensors, which PyTorch refuses, were accepted)"""
+    def run(m):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = fn(m, m.arange(6).view(2, 3)).tolist()
+            except IndexError as e:
+                out = str(e)
+        return out, [str(w.message).split(" (Triggered")[0] for w in caught]
+    assert run(ng) == run(torch)

@@ -32,7 +32,9 @@ that also slices is IndexPutImplBackward0 (PyTorch chains a view backward after 
 from __future__ import annotations
 
 import numbers
+import os
 import operator
+import sys
 import warnings
 from typing import NamedTuple
 
@@ -105,7 +107,9 @@ def _index_array(obj, cuda: bool = False):
                 arr = K.to_host(arr)
             elif arr.dtype.kind == "b" or arr.dtype == np.int64:
                 return arr
-            elif arr.dtype.kind in "iu":
+            elif arr.dtype == np.uint8:
+                return K.cast(_byte_mask(arr), np.bool_)
+            elif arr.dtype == np.int32:
                 return K.cast(arr, np.int64)
             else:
                 raise IndexError(_BAD_INDEX_DTYPE)
@@ -117,9 +121,27 @@ def _index_array(obj, cuda: bool = False):
             arr = arr.astype(np.int64)  # [] is an empty long index, as in PyTorch
     if arr.dtype.kind == "b":
         return arr
+    if isinstance(obj, (Tensor, np.ndarray)) and arr.dtype.kind in "iu" and arr.dtype not in (
+            np.int64, np.int32):  # (PyTorch's: long, int and byte index tensors, byte a mask)
+        if arr.dtype != np.uint8:
+            raise IndexError(_BAD_INDEX_DTYPE)
+        return _byte_mask(arr).astype(np.bool_)
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64, copy=False)
     raise IndexError(_BAD_INDEX_DTYPE)
+
+
+def _byte_mask(arr):
+    """A uint8 index tensor, which PyTorch reads as a mask (nonzero: true), with its warning."""
+    frame, level = sys._getframe(), 1  # (the warning points at the user's line)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                  "torch.bool instead.", UserWarning, stacklevel=level)
+    return arr
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _scalar(arr):

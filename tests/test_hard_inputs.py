@@ -499,3 +499,20 @@ def test_index_tensors_of_small_integer_dtypes_as_pytorch(fn):
                 out = str(e)
         return out, [str(w.message).split(" (Triggered")[0] for w in caught]
     assert run(ng) == run(torch)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, a, b: m.mm(a, b), lambda m, a, b: m.nn.functional.linear(a, b.t()),
+    lambda m, a, b: m.nn.functional.linear(a, b.t(), m.ones(3)),
+    lambda m, a, b: m.addmm(m.ones(3, dtype=m.float64), a, b),
+    lambda m, a, b: m.addmm(m.ones(3), a, b, beta=2), lambda m, a, b: m.bmm(a[None], b[None]),
+    lambda m, a, b: m.mv(a, m.ones(2)), lambda m, a, b: m.dot(a[0], m.ones(2)),
+    lambda m, a, b: m.matmul(b.t().double()[0], b), lambda m, a, b: m.mm(a.long(), b),
+    lambda m, a, b: m.nn.Embedding(3, 2)(m.tensor([1.0])),
+], ids=["mm", "linear", "linear_bias", "addmm_self", "addmm_beta", "bmm", "mv", "dot",
+        "matmul_1d_2d", "mm_long", "embedding"])
+def test_products_of_two_dtypes_raise_pytorchs_words(fn):
+    """(each product gave numgrad's own wording with NumPy's dtype names, where PyTorch has one
+    per product: ``expected m1 and m2 to have the same dtype, but got: double != float``,
+    ``mat1 and mat2 must have the same dtype, but got Double and Float``, ...)"""
+    check_raises(lambda m: fn(m, m.ones(4, 2, dtype=m.float64), m.ones(2, 3)))

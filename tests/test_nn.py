@@ -786,3 +786,35 @@ def test_nll_loss_backward_checks_targets_before_scattering():
         with pytest.raises(IndexError, match="Target 5 is out of bounds."):
             numgrad.ops.nll_loss_backward(grad, x, numgrad.tensor([0, 5, 1]), None, reduction, -100,
                                           numgrad.tensor(2.0))
+
+
+def test_get_submodule_parameter_buffer_and_set_submodule_as_pytorchs():
+    """Dotted-path access to a model's parts (PyTorch's ``get_submodule``, ``get_parameter``,
+    ``get_buffer``, ``set_submodule``; numgrad lacked them): the same objects, and PyTorch's
+    errors for a missing name, a name of the wrong kind and an empty target."""
+    def build(m):
+        return m.nn.Sequential(m.nn.Linear(2, 3), m.nn.Sequential(m.nn.BatchNorm1d(3)))
+
+    def outcome(m, fn):
+        model = build(m)
+        try:
+            got = fn(m, model)
+        except (AttributeError, ValueError) as e:
+            return type(e).__name__, str(e)
+        return type(got).__name__, tuple(got.shape) if hasattr(got, "shape") else None
+
+    cases = [
+        lambda m, x: x.get_submodule("1.0"), lambda m, x: x.get_submodule(""),
+        lambda m, x: x.get_submodule("1.5"), lambda m, x: x.get_submodule("0.weight"),
+        lambda m, x: x.get_parameter("0.weight"), lambda m, x: x.get_parameter("1.0.running_mean"),
+        lambda m, x: x.get_parameter("0.nope"), lambda m, x: x.get_buffer("1.0.running_var"),
+        lambda m, x: x.get_buffer("0.bias"),
+        lambda m, x: (x.set_submodule("1.0", m.nn.Identity()), x.get_submodule("1.0"))[1],
+        lambda m, x: x.set_submodule("", m.nn.Identity()),
+        lambda m, x: x.set_submodule("2", m.nn.Identity(), strict=True),
+        lambda m, x: x.set_submodule("0.weight", m.nn.Identity()),
+    ]
+    for fn in cases:
+        assert outcome(numgrad, fn) == outcome(torch, fn)
+    model = build(numgrad)
+    assert model.get_parameter("0.weight") is model[0].weight

@@ -415,8 +415,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if input.dtype.is_floating_point or input.dtype == _bool:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got {_loss._type_name(input)} instead (while checking "
-            "arguments for embedding)")
+            f"types: Long, Int; but got torch.{_loss._type_name(input)}Tensor instead (while "
+            "checking arguments for embedding)")  # (PyTorch's legacy type name, as embedding_bag)
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     return _indexing.embedding(weight, input, -1 if padding_idx is None else padding_idx,

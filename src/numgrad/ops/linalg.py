@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..autograd import grad_mode
+from .._dtype import torch_name
 from ..tensor import Tensor
 from ._names import export
 from .elementwise import Mul, uniform_element
@@ -227,14 +228,30 @@ def _refuse_bool(kernel: str, data, out_size: int, inner: int) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
+# (the C++ names PyTorch's ``mm`` gives dtypes in its error)
+_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
+
+
 def _check_float_pair(a: Tensor, b: Tensor, what: str):
+    """PyTorch's error, in each product's words, for operands of two dtypes."""
     if a.dtype is not b.dtype:
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {a._data.dtype.name} != "
-            f"{b._data.dtype.name}" if what == "mm" else
-            f"{what}: expected both tensors to have the same dtype, but got {a._data.dtype.name} "
-            f"and {b._data.dtype.name}"
-        )
+        x, y = a._data.dtype, b._data.dtype
+        if what == "mm":
+            message = (f"expected m1 and m2 to have the same dtype, but got: "
+                       f"{_C_NAMES.get(x.name, 'c10::BFloat16')} != "
+                       f"{_C_NAMES.get(y.name, 'c10::BFloat16')}")
+        elif what == "mv":
+            message = (f"addmv input tensors must have the same dtype, but got {torch_name(y)}, "
+                       f"{torch_name(x)}, and {torch_name(y)}")
+        elif what == "dot":
+            message = (f"dot : expected both vectors to have same dtype, but found "
+                       f"{torch_name(x)} and {torch_name(y)}")
+        else:  # (bmm)
+            message = f"expected scalar type {torch_name(x)} but found {torch_name(y)}"
+        raise RuntimeError(message)
 
 
 def _matrices(mat1: Tensor, mat2: Tensor, first: str, dims: bool):
@@ -266,13 +283,15 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 @export(method=True)
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
+    for name, t in (("self", input), ("mat1", mat1)):  # (PyTorch's checks, in its order)
+        if isinstance(t, Tensor) and isinstance(mat2, Tensor) and t.dtype is not mat2.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
+                               f"{torch_name(t._data.dtype)} and {torch_name(mat2._data.dtype)}")
     if beta != 1 or alpha != 1:
         product = mm(mat1, mat2)
         return (input * beta if beta != 1 else input) + (product * alpha if alpha != 1 else product)
     a, b = _matrices(mat1, mat2, "mat1", True)
     c = input._data
-    if c.dtype != a.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {input.dtype.name.capitalize()} and {mat2.dtype.name.capitalize()}")
     target = (a.shape[0], b.shape[1])
     if a.dtype.kind == "b":
         if not a.shape[1] and target[0] * target[1]:

@@ -329,6 +329,57 @@ class Module:
             sub = prefix + ("." if prefix else "") + name
             yield from module.named_modules(memo, sub, remove_duplicate)
 
+    def get_submodule(self, target: str) -> "Module":
+        """The module at the dotted path ``target`` below this one ("" is this one), with
+        PyTorch's AttributeError naming the first name that is missing or not a module."""
+        module = self
+        for name in target.split(".") if target else ():
+            if not hasattr(module, name):
+                raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+            module = getattr(module, name)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{name}` is not an nn.Module")
+        return module
+
+    def _owner_of(self, target: str) -> tuple:
+        """(the module holding the dotted name ``target``, the last name), with the error of a
+        missing attribute."""
+        path, _, name = target.rpartition(".")
+        owner = self.get_submodule(path)
+        if not hasattr(owner, name):
+            raise AttributeError(f"{type(owner).__name__} has no attribute `{name}`")
+        return owner, name
+
+    def get_parameter(self, target: str):
+        """The parameter at the dotted path ``target`` (``"encoder.0.weight"``)."""
+        owner, name = self._owner_of(target)
+        value = getattr(owner, name)
+        if not isinstance(value, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return value
+
+    def get_buffer(self, target: str):
+        """The buffer at the dotted path ``target`` (``"bn.running_mean"``)."""
+        owner, name = self._owner_of(target)
+        if name not in owner._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(owner, name)
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Puts ``module`` at the dotted path ``target``, replacing what is there (a module);
+        with ``strict``, only where a name is there already."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def modules(self) -> Iterator["Module"]:
         """This module and every module below it, each once."""
         for _, module in self.named_modules():

@@ -516,3 +516,18 @@ def test_products_of_two_dtypes_raise_pytorchs_words(fn):
     per product: ``expected m1 and m2 to have the same dtype, but got: double != float``,
     ``mat1 and mat2 must have the same dtype, but got Double and Float``, ...)"""
     check_raises(lambda m: fn(m, m.ones(4, 2, dtype=m.float64), m.ones(2, 3)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.cat([m.ones(0), m.ones(2, 3)], 1), lambda m: m.cat([m.ones(0), m.ones(0)]),
+    lambda m: m.cat([m.ones(0, dtype=m.float64), m.ones(2, 3), m.ones(0)], -1),
+    lambda m: m.cat([]), lambda m: m.stack([]), lambda m: m.ones(2, 3).flatten(1, 0),
+], ids=["legacy_empty", "all_empty", "legacy_empty_promotes", "cat_nothing", "stack_nothing",
+        "flatten_backwards"])
+def test_cat_of_legacy_empty_tensors_and_shape_misuse_as_pytorch(fn):
+    """(``cat`` refused PyTorch's legacy empty 1-D tensors beside others; ``flatten(1, 0)``
+    returned a tensor of a made-up shape, where PyTorch refuses; the empty lists' words)"""
+    assert _outcome(fn, ng) == _outcome(fn, torch)
+    x, y = ng.ones(0, requires_grad=True), ng.ones(2, 3, requires_grad=True)
+    ng.cat([x, y]).sum().backward()
+    assert x.grad.shape == (0,) and y.grad.tolist() == [[1.0] * 3] * 2

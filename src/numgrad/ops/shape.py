@@ -512,6 +512,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return reshape(input, 1)
     s = _wrap_dim(start_dim, len(shape))
     e = _wrap_dim(end_dim, len(shape))
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
     n = int(np.prod(shape[s:e + 1], dtype=np.int64))
@@ -755,7 +757,8 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def _check_same_rank(tensors, what: str):
     if not tensors:
-        raise RuntimeError(f"{what}(): expected a non-empty list of Tensors")
+        raise RuntimeError("stack expects a non-empty TensorList" if what == "stack" else
+                           f"{what}(): expected a non-empty list of Tensors")
     first = tensors[0]._data
     for i, t in enumerate(tensors[1:], 1):
         if t._data.ndim != first.ndim:
@@ -780,7 +783,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                         "Tensor")
     tensors = list(tensors)
     if not tensors:
-        raise ValueError("cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
@@ -788,6 +791,13 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     for i, t in enumerate(tensors):
         if not t._data.ndim:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    # (PyTorch's legacy rule: an empty 1-D tensor, shape [0], joins any others, as an empty
+    # slice of their shape: its dtype still promotes, its gradient is its empty one)
+    shaped = next((t for t in tensors if t._data.shape != (0,)), None)
+    if shaped is not None and shaped._data.ndim != 1:
+        empty = list(shaped._data.shape)
+        empty[_wrap_dim(dim, len(empty))] = 0
+        tensors = [t.reshape(empty) if t._data.shape == (0,) else t for t in tensors]
     _check_same_rank(tensors, "cat")
     d = _wrap_dim(dim, tensors[0]._data.ndim)
     ref = tensors[0]._data.shape

@@ -104,3 +104,20 @@ def test_shared_memory_and_history_of_asarray_and_frombuffer():
         assert numgrad.is_warn_always_enabled() and len(caught) == 2
     finally:
         numgrad.set_warn_always(False)
+
+
+def test_frombuffer_inside_a_compiled_function_runs_eagerly_and_sees_the_buffer():
+    """(a tensor over outside memory made inside a trace would be a constant of the program:
+    stale once the buffer changes; it breaks the graph, as ``from_numpy`` does)"""
+    buffer = bytearray(8)
+
+    @numgrad.compile
+    def step(x):
+        return x + numgrad.frombuffer(buffer, dtype=numgrad.float32)
+
+    x = numgrad.ones(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert step(x).tolist() == [1.0, 1.0]
+        buffer[:4] = np.float32(5.0).tobytes()
+        assert step(x).tolist() == [6.0, 1.0] and step(x).tolist() == [6.0, 1.0]

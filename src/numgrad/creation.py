@@ -330,6 +330,9 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
     """A 1-D tensor over the memory of ``buffer`` (an object with the buffer protocol), read as
     ``dtype`` from byte ``offset``, ``count`` elements (-1: to the end); it shares the memory.
     PyTorch's warning, once, for a buffer that cannot be written (``bytes``)."""
+    if dispatch.current() is not None:  # (memory from outside: from_numpy's rule)
+        dispatch.graph_break("frombuffer inside the compiled function (make the tensor outside "
+                             "and pass it in as an argument)")
     raw = np.asarray(memoryview(buffer)).reshape(-1).view(np.uint8)
     np_dtype = np.dtype(to_dtype(dtype).np)
     size, length = np_dtype.itemsize, raw.nbytes

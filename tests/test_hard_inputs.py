@@ -531,3 +531,17 @@ def test_cat_of_legacy_empty_tensors_and_shape_misuse_as_pytorch(fn):
     x, y = ng.ones(0, requires_grad=True), ng.ones(2, 3, requires_grad=True)
     ng.cat([x, y]).sum().backward()
     assert x.grad.shape == (0,) and y.grad.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.sum(dtype=m.int64), lambda m, x: x.sum(1, dtype=m.int32),
+    lambda m, x: x.prod(dtype=m.int64), lambda m, x: x.cumsum(0, dtype=m.int64),
+    lambda m, x: x.cumprod(0, dtype=m.int64), lambda m, x: x.nansum(dtype=m.int64),
+    lambda m, x: x.sum(dtype=m.bool), lambda m, x: m.linalg.vector_norm(x, dtype=m.int64),
+], ids=["sum", "sum_dim", "prod", "cumsum", "cumprod", "nansum", "sum_bool", "vector_norm"])
+def test_integer_dtype_for_a_tensor_that_requires_grad_raises_pytorchs_error(fn):
+    """(numgrad returned an integer result that silently dropped the graph; PyTorch refuses:
+    ``Autograd not support dtype: Long``; under no_grad both compute it)"""
+    check_raises(lambda m: fn(m, m.ones(2, 3, requires_grad=True)))
+    with ng.no_grad():
+        assert ng.ones(2, 3, requires_grad=True).sum(dtype=ng.int64).item() == 6

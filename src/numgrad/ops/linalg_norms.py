@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import dispatch
+from .._dtype import to_dtype, torch_name
 from ..tensor import Tensor, _wrap_dim
 from ._names import Out, export
 from .reduction import norm as _reduction_norm
@@ -103,6 +104,9 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     if x._data.dtype.kind != "V":  # (bfloat16: a float dtype too, computed widened)
         _check_float("linalg.vector_norm", x)
     if dtype is not None:
+        if to_dtype(dtype).np.kind not in "fcV":
+            raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, "
+                               f"but got {torch_name(to_dtype(dtype).np)}")
         x = x.to(dtype)
     data = x._data
     dims = _norm_dims(dim, data.ndim)

@@ -31,6 +31,7 @@ from .._dtype import FLOAT
 from ..tensor import Tensor, _wrap_dim
 from ._names import Out, export
 from .reduction import (
+    differentiable_dtype,
     Std,
     Var,
     _count,
@@ -345,6 +346,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     """The sum of the elements that are not NaN (over ``dim``)."""
     input = _tensor(input, "nansum")
     if dtype is not None:
+        differentiable_dtype(input, dtype)
         input = input.to(dtype)
     elif input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from .. import dispatch
-from .._dtype import FLOAT, from_numpy_dtype, torch_name
+from .._dtype import FLOAT, from_numpy_dtype, to_dtype, torch_name
 from ..tensor import Tensor, _wrap_dim
 from ..autograd.graph import given_dims, keep_given
 from . import _jvp
@@ -561,6 +561,7 @@ def _reduce(op_all, op_dim, input: Tensor, dim, keepdim: bool, data=None) -> Ten
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     if dtype is not None:
+        differentiable_dtype(input, dtype)
         return _reduce(SumAll, SumDim, input, dim, keepdim, _cast_for(input, dtype))
     if dim is None:
         out = SumAll._fast(input)  # (the fast lane: float tensors, ``registry.LANES``)
@@ -569,6 +570,15 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     if input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)
     return _reduce(SumAll, SumDim, input, dim, keepdim)
+
+
+def differentiable_dtype(input: Tensor, dtype) -> None:
+    """PyTorch's refusal of an integer or bool ``dtype`` for a sum, product or scan of a tensor
+    that requires grad while grad mode records (its node could give no gradient)."""
+    if dtype is not None and input._requires_grad and grad_mode.state.enabled:
+        np_dtype = to_dtype(dtype).np
+        if np_dtype.kind in "biu":
+            raise RuntimeError(f"Autograd not support dtype: {torch_name(np_dtype)}")
 
 
 def _cast_for(input: Tensor, dtype):
@@ -640,6 +650,7 @@ def _softmax_input(name: str, input: Tensor, dim: int, dtype):
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product of all elements, or over dimension ``dim``."""
     if dtype is not None:
+        differentiable_dtype(input, dtype)
         input = input.to(dtype)
     elif input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)  # integers and bools multiply in int64, as PyTorch

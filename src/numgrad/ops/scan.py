@@ -18,6 +18,7 @@ from . import _jvp
 from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 from .shape import cat
+from .reduction import differentiable_dtype
 
 
 class _Scan(Op):
@@ -98,6 +99,7 @@ def _cumprod_grad_composite(x: Tensor, grad: Tensor, dim: int) -> Tensor:
 
 def _scan(op, input: Tensor, dim, dtype) -> Tensor:
     if dtype is not None:
+        differentiable_dtype(input, dtype)
         input = input.to(dtype)
     elif input.dtype._category < FLOAT and input._data.dtype != np.int64:
         input = input.to(np.int64)  # integers and bools accumulate in int64, as PyTorch

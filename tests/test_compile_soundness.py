@@ -464,3 +464,24 @@ def test_numbers_and_empty_tensors_are_found_without_searching_the_heap(monkeypa
 
     assert_compiled_equals_eager(build, calls=4)
     assert scans == []
+
+
+@pytest.mark.parametrize("narrow", ["int8", "uint8", "int16", "float16"])
+def test_a_step_through_a_narrow_dtype_runs_as_eager(narrow):
+    """(a compiled function whose arrays pass through float16, int8, uint8 or int16 raised
+    ``KeyError: 'int8'`` from the code generator, where eager computes them widened: such a
+    node now stays a kernel call, as eager's)"""
+    def build():
+        w = numgrad.tensor([[0.5, -1.5, 2.0], [3.0, -0.25, 1.0]], requires_grad=True)
+
+        def fn(x):
+            y = (w * x).to(getattr(numgrad, narrow))
+            z = (y + 3) * 2
+            loss = (z.float() * w).sum()
+            loss.backward()
+            return z
+
+        return {"fn": fn, "args": lambda i: (numgrad.full((2, 3), float(i)),),
+                "state": lambda: (w, w.grad)}
+
+    assert_compiled_equals_eager(build, calls=4)

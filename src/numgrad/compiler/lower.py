@@ -100,6 +100,9 @@ def _lowerable(node, device: str = "cpu") -> bool:
     if name not in (LOWERED if device == "cpu" else CUDA_LOWERED):
         return False
     outs = list(_values(out))
+    if not all(_named_dtype(s) for s in specs) or not all(
+            v.array.dtype.name in _DTYPES for v in outs):
+        return False  # (float16, int8, uint8, int16: their kernels compute them widened)
     for v in outs:
         lay = _layout(v)
         if lay is None:
@@ -132,6 +135,21 @@ def _lowerable(node, device: str = "cpu") -> bool:
             return False
     if name == "where":
         return all(_layout(v) is not None for s in specs for v in _values(s))
+    return True
+
+
+def _named_dtype(spec) -> bool:
+    """Whether every array and NumPy number ``spec`` holds has a dtype the generated code names
+    (``ir.DTYPES``); the narrow ones do not: a node reading one stays a kernel call."""
+    kind = spec[0]
+    if kind == "v":
+        return spec[1].array.dtype.name in _DTYPES
+    if kind in ("t", "l"):
+        return all(_named_dtype(s) for s in spec[1])
+    if kind == "kw":
+        return _named_dtype(spec[2])
+    if kind == "c" and isinstance(spec[1], np.generic):
+        return spec[1].dtype.name in _DTYPES
     return True
 
 

@@ -5,7 +5,8 @@ exception classes, values bit for bit, dtypes, ``.grad``, ``requires_grad``, ver
 and scheduler state, the random generator's state and the Python values. The programs mix
 elementwise ops, reductions, softmax, losses, matrix products, views and indexing, in-place ops,
 casts, random draws (dropout, ``rand_like``), in float32, float64, int64 and bool, on hard
-values (NaN, ±inf, ±0, integers at their limits, empty, 0-d, transposed arguments), with the backward inside, outside or none, and SGD, Adam, AdamW, RMSprop
+values (NaN, ±inf, ±0, integers at their limits, empty, 0-d, transposed arguments), through float16,
+int8 and uint8 casts, with the backward inside, outside or none, and SGD, Adam, AdamW, RMSprop
 or Adagrad with a scheduler stepped inside.
 
 CI runs ``NUMGRAD_FUZZ_PROGRAMS`` programs (default 1,000) drawn from fixed seeds, so a failure
@@ -49,6 +50,9 @@ UNARY = [
     lambda x, c: numgrad.nn.functional.cross_entropy(x, x.argmax(-1).detach())
     if x.ndim == 2 and x.shape[0] else x.sum(),
     lambda x, c: x.t().contiguous() if x.ndim == 2 else x, lambda x, c: x.logsumexp(-1),
+    # (through the narrow dtypes, which the kernels compute widened and the generated loops
+    # leave to them)
+    lambda x, c: x.half().float() * c["scale"], lambda x, c: (x * 4).to(numgrad.int8).float(),
 ]
 BINARY = [
     lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x - y, lambda x, y: x / y,
@@ -68,6 +72,7 @@ INTEGER = [
     lambda x, c: (x == 0).sum(), lambda x, c: x * c["scale"] if c["flag"] else x - 1,
     lambda x, c: x.cumsum(-1) if x.ndim else x, lambda x, c: numgrad.maximum(x, x.flip(-1))
     if x.ndim else x,
+    lambda x, c: (x.to(numgrad.int8) + 100).long(), lambda x, c: x.to(numgrad.uint8) // 3,
 ]
 INTEGER_IN_PLACE = [
     lambda x, c: x.mul_(c["factor"]), lambda x, c: x.add_(c["step"]),

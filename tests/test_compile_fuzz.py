@@ -5,9 +5,9 @@ exception classes, values bit for bit, dtypes, ``.grad``, ``requires_grad``, ver
 and scheduler state, the random generator's state and the Python values. The programs mix
 elementwise ops, reductions, softmax, losses, matrix products, views and indexing, in-place ops,
 casts, random draws (dropout, ``rand_like``), in float32, float64, int64 and bool, on hard
-values (NaN, ±inf, ±0, integers at their limits, empty, 0-d, transposed arguments), through float16,
-int8 and uint8 casts, with the backward inside, outside or none, and SGD, Adam, AdamW, RMSprop
-or Adagrad with a scheduler stepped inside.
+values (NaN, ±inf, ±0, integers at their limits, empty, 0-d, transposed arguments), through
+float16, int8 and uint8 casts, with the backward inside, outside or none, and SGD, Adam, AdamW,
+RMSprop or Adagrad with a scheduler stepped inside.
 
 CI runs ``NUMGRAD_FUZZ_PROGRAMS`` programs (default 1,000) drawn from fixed seeds, so a failure
 names its seed and repeats; ``NUMGRAD_FUZZ_RANDOM=1`` draws fresh seeds.

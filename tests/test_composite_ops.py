@@ -680,7 +680,8 @@ def test_igamma_keeps_float64_accuracy_for_large_a():
     def exact(s, t):
         s, t = mpmath.mpf(s), mpmath.mpf(t)
         if s < 1e5:
-            return mpmath.gammainc(s, 0, t, regularized=True), mpmath.gammainc(s, t, regularized=True)
+            return (mpmath.gammainc(s, 0, t, regularized=True),
+                    mpmath.gammainc(s, t, regularized=True))
         log_gamma, width = mpmath.loggamma(s), 60 * mpmath.sqrt(s)
 
         def density(u):

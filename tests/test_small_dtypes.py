@@ -170,8 +170,10 @@ def test_bfloat16_predicates_histc_rrelu_and_normal_as_pytorch(fn):
     now read its values as float32, as its elementwise ops do)"""
     def run(m):
         y = fn(m, m.tensor([[0.5, 0.0, -2.0], [-1.0, 0.0, 3.0]], dtype=m.bfloat16))
-        return str(y).split(".")[-1] if not isinstance(y, m.Tensor) else (
-            str(y.dtype).split(".")[-1], y.float().tolist() if y.is_floating_point() else y.tolist())
+        if not isinstance(y, m.Tensor):
+            return str(y).split(".")[-1]
+        values = y.float().tolist() if y.is_floating_point() else y.tolist()
+        return str(y.dtype).split(".")[-1], values
     assert run(numgrad) == run(torch)
 
 

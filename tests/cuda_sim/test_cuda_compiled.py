@@ -61,18 +61,18 @@ def test_a_cuda_step_replays_fused_kernels_with_eager_results(monkeypatch):
     compiled = numgrad.compile(_step(x, w))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (no fallback warning)
-        losses = [float(compiled()) for _ in range(2)]  # (traced: without .grad, then with it)
+        losses = [compiled().item() for _ in range(2)]  # (traced: without .grad, then with it)
         replay = compiled._entries[-1][1]
         _no_registry(monkeypatch)
         fused = _launches(monkeypatch)
-        losses += [float(compiled()) for _ in range(2)]
+        losses += [compiled().item() for _ in range(2)]
     monkeypatch.undo()
     source = replay.__globals__["__replay_source__"]
     assert compiled.traces == 2 and "SEG" in source and "K.unary(" not in source
     xe, we = _pair()
-    eager = [float(_step(xe, we)()) for _ in range(3)]
+    eager = [_step(xe, we)().item() for _ in range(3)]
     launched = _launches(monkeypatch)
-    eager.append(float(_step(xe, we)()))
+    eager.append(_step(xe, we)().item())
     monkeypatch.undo()
     assert losses == eager
     # per step eager launches 10 kernels (mul, tanh, *2, the sum; the seed's fill and its
@@ -119,13 +119,13 @@ def test_a_cuda_training_step_equals_eager(monkeypatch, optimizer):
     compiled = numgrad.compile(step)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (no fallback: Adam's step count stays on the GPU)
-        losses = [float(compiled()) for _ in range(2)]  # (the first step makes the state)
+        losses = [compiled().item() for _ in range(2)]  # (the first step makes the state)
         _no_registry(monkeypatch)
-        losses += [float(compiled()) for _ in range(3)]
+        losses += [compiled().item() for _ in range(3)]
     monkeypatch.undo()
     assert compiled.traces == 2 and len(compiled._entries) == 1
     eager_model, eager_opt, eager_step = _training(optimizer=optimizer)
-    assert losses == [float(eager_step()) for _ in range(5)]
+    assert losses == [eager_step().item() for _ in range(5)]
     for p, q in zip(model.parameters(), eager_model.parameters()):
         np.testing.assert_array_equal(p.detach().cpu().numpy(), q.detach().cpu().numpy())
         for key, value in opt.state[p].items():
@@ -142,10 +142,10 @@ def test_a_dropout_step_on_cuda_compiles_with_eager_masks(monkeypatch):
         fn = numgrad.compile(step) if compiled else step
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # (no eager fallback)
-            losses = [float(fn()) for _ in range(2)]
+            losses = [fn().item() for _ in range(2)]
             if compiled:
                 _no_registry(monkeypatch)
-            losses += [float(fn()) for _ in range(18)]
+            losses += [fn().item() for _ in range(18)]
         monkeypatch.undo()
         if compiled:
             assert "replayed as a fused program" in numgrad.compiler.explain(fn)
@@ -165,7 +165,7 @@ def test_a_new_shape_traces_again():
         warnings.simplefilter("error")
         for n in (4, 4, 5, 5):
             x = numgrad.ones(n, 3, device="cuda")
-            assert float(compiled(x)) == 3 * n
+            assert compiled(x).item() == 3 * n
     assert compiled.traces == 2 and len(compiled._entries) == 2
 
 
@@ -191,12 +191,12 @@ def test_a_value_read_on_cuda_runs_eagerly_and_breaks_a_full_graph():
     compiled = numgrad.compile(step)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        values = [float(compiled()) for _ in range(2)]
+        values = [compiled().item() for _ in range(2)]
     messages = [str(c.message) for c in caught if issubclass(c.category, RuntimeWarning)]
     # (a value read is not a break but needs the re-run path, which records CPU kernels only:
     # this step, whose result's graph is alive on CUDA, runs eagerly, with one warning)
     assert len(messages) == 1 and "eagerly" in messages[0]
-    assert values == [float(step())] * 2
+    assert values == [step().item()] * 2
     with pytest.raises(numgrad.compiler.GraphBreak, match=r"Tensor.item\(\)"):
         numgrad.compile(step, fullgraph=True)()
 
@@ -207,11 +207,11 @@ def test_a_step_on_both_devices_runs_eagerly_with_one_warning():
     compiled = numgrad.compile(lambda: (x.cpu() * w).sum())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        values = [float(compiled()) for _ in range(3)]
+        values = [compiled().item() for _ in range(3)]
     messages = [str(c.message) for c in caught if issubclass(c.category, RuntimeWarning)]
     assert len(messages) == 1 and messages[0].endswith(
         "<lambda> eagerly: it cannot trace a step on both CPU and CUDA tensors")
-    assert values == [float((x.cpu() * w).sum())] * 3 and compiled.traces == 1
+    assert values == [(x.cpu() * w).sum().item()] * 3 and compiled.traces == 1
     with pytest.raises(numgrad.compiler.GraphBreak, match="both CPU and CUDA"):
         numgrad.compile(lambda: (x.cpu() * w).sum(), fullgraph=True)()
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..autograd import grad_mode
-from .._dtype import torch_name
+from .._dtype import c_name, torch_name
 from ..tensor import Tensor
 from ._names import export
 from .elementwise import Mul, uniform_element
@@ -228,21 +228,13 @@ def _refuse_bool(kernel: str, data, out_size: int, inner: int) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
-# (the C++ names PyTorch's ``mm`` gives dtypes in its error)
-_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}
-
-
 def _check_float_pair(a: Tensor, b: Tensor, what: str):
     """PyTorch's error, in each product's words, for operands of two dtypes."""
     if a.dtype is not b.dtype:
         x, y = a._data.dtype, b._data.dtype
         if what == "mm":
-            message = (f"expected m1 and m2 to have the same dtype, but got: "
-                       f"{_C_NAMES.get(x.name, 'c10::BFloat16')} != "
-                       f"{_C_NAMES.get(y.name, 'c10::BFloat16')}")
+            message = (f"expected m1 and m2 to have the same dtype, but got: {c_name(x)} != "
+                       f"{c_name(y)}")
         elif what == "mv":
             message = (f"addmv input tensors must have the same dtype, but got {torch_name(y)}, "
                        f"{torch_name(x)}, and {torch_name(y)}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dispatch
+from ..creation import _C_NAMES
 from ..autograd.graph import keep_given
 from ..tensor import Tensor
 from . import _jvp
@@ -369,11 +370,6 @@ class NativeGroupNorm(Op):
 
 
 # ------------------------------------------------------------------ the functions
-# PyTorch's C++ names of the integer dtypes, in "value cannot be converted to type int8_t"
-_C_INT = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
-          "int64": "int64_t"}
-
-
 def _check_numbers(input: Tensor, *numbers) -> None:
     """PyTorch's error for a number an integer ``input``'s dtype cannot hold (NaN, inf and
     values out of its range), where NumPy's cast would wrap it or raise in its own words."""
@@ -385,7 +381,7 @@ def _check_numbers(input: Tensor, *numbers) -> None:
         if isinstance(v, int) and not isinstance(v, bool) and v >= 2**64:
             raise OverflowError("int too big to convert")
         if not (v == v and info.min <= v <= info.max):
-            raise RuntimeError(f"value cannot be converted to type {_C_INT[dtype.name]} "
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} "
                                "without overflow")
 
 

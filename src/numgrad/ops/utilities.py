@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .._dtype import int64, to_dtype
+from .._dtype import c_name, int64, to_dtype
 from ..tensor import Tensor, _wrap_dim
 from ._common import _ops
 from .._dtype import get_default_dtype
@@ -349,15 +349,10 @@ def _window(name: str, length: int, dtype, layout, device, requires_grad: bool):
         grad = "true" if requires_grad else "false (default)"
         raise RuntimeError(
             f"{name} expects floating point dtypes, got: TensorOptions(dtype="
-            f"{_C_TYPES.get(dt.np.name, dt.np.name)}, device=cpu, layout=Strided (default), "
+            f"{c_name(dt.np)}, device=cpu, layout=Strided (default), "
             f"requires_grad={grad}, pinned_memory=false, memory_format=(nullopt))")
     return dt
 
-
-# (the C++ type names in PyTorch's TensorOptions)
-_C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}
 
 
 def _strided():

@@ -166,8 +166,17 @@ def test_number_first_division_powers_and_writes():
     assert real.tolist() == [2.0, 1.0]
     with pytest.raises(RuntimeError, match="value cannot be converted to type float"):
         real[1] = 1j
-    with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):
-        numgrad.tensor(x) ** numgrad.tensor(x)
+    # tensor ** tensor: glibc's cpow, exp(b log a) (0 ** 0 is nan + nan j), and its gradients
+    y = _c((4,))
+    x[:3], y[:3] = 0, (0, 2, -1 + 1j)
+    ours = [numgrad.tensor(v, requires_grad=True) for v in (x, y)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (x, y)]
+    out_n, out_t = ours[0] ** ours[1], theirs[0] ** theirs[1]
+    _same(out_n, out_t, 1e-12)
+    out_n.backward(numgrad.ones(4, dtype=numgrad.cdouble) * (1 - 2j))
+    out_t.backward(torch.ones(4, dtype=torch.cdouble) * (1 - 2j))
+    for o, t in zip(ours, theirs):
+        _same(o.grad, t.grad, 1e-12)
 
 
 @pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((2, 3, 4), (2, 4, 2)), ((3, 4), (4,)),
@@ -206,13 +215,13 @@ def test_gradcheck_catches_a_gradient_that_is_not_conjugated():
 
 def test_ops_without_complex_kernels_raise_pytorchs_error():
     z = numgrad.tensor([1 + 1j, 2j])
-    for f in (numgrad.exp, numgrad.relu, lambda t: t < 1, lambda t: t.max(), numgrad.sign,
+    for f in (numgrad.erf, numgrad.relu, lambda t: t < 1, lambda t: t.max(), numgrad.sign,
               lambda t: t.cumsum(0), lambda t: t.norm(), lambda t: numgrad.copysign(t, 1.0),
               lambda t: t.expand(2, 2).trace()):
         with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
             f(z)
     with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):
-        numgrad.tensor([1j], dtype=numgrad.cdouble).sqrt()
+        numgrad.tensor([1j], dtype=numgrad.cdouble).erfc()
     with pytest.raises(RuntimeError, match="Sort does not support complex dtypes on CPU"):
         z.sort()
     with pytest.raises(NotImplementedError, match="\"unique\" not implemented for 'ComplexFloat'"):
@@ -415,3 +424,175 @@ def test_complex_division_by_zero_gives_pytorchs_inf_and_nan():
         np.testing.assert_array_equal(ours, theirs)
         np.testing.assert_array_equal((a / numgrad.tensor(0j, dtype=a.dtype)).numpy(),
                                       (ta / torch.tensor(0j, dtype=ta.dtype)).numpy())
+
+
+# ------------------------------------------------------------------ elementwise complex math
+_MATH = ("exp log sqrt sin cos tan tanh sinh cosh sigmoid reciprocal rsqrt log1p expm1 log2 log10 "
+         "asin acos atan asinh acosh atanh exp2 sinc").split()
+_SPECIAL = (0.0, -0.0, 1.0, -1.0, 2.5, -2.5, np.inf, -np.inf, np.nan, 1e-30, 1e30, 800.0, -800.0)
+# where PyTorch's own results are artefacts of its vectorised loops, not C99's (acos of
+# complex128: pi/2 - asin(z), whose zero imaginary parts are +0 where C99's are -0), or of its
+# division of infinities (sinc): the values compared without the zero signs and NaN parts
+_LOOSE = {"acos", "sinc"}
+
+
+def _parts_match(ours, theirs, rtol, signs):
+    """Finite values within ``rtol`` of the larger modulus (a complex result's accuracy), parts
+    that are not finite equal (or both NaN), and, with ``signs``, zero parts of one sign;
+    without ``signs``, within ``rtol`` of 1 too (PyTorch's pi/2 - asin(z) is that accurate)."""
+    finite = np.isfinite(ours) & np.isfinite(theirs)
+    scale = np.maximum(np.abs(ours), np.abs(theirs))
+    if not signs:
+        scale = np.maximum(scale, 1.0)
+    close = ~finite | (np.abs(ours - theirs) <= rtol * scale)
+    for o, t in ((ours.real, theirs.real), (ours.imag, theirs.imag)):
+        nan = np.isnan(o) & np.isnan(t)
+        close &= finite | (o == t) | nan
+        if signs:
+            close &= (o != 0) | (t != 0) | (np.signbit(o) == np.signbit(t))
+    return bool(close.all())
+
+
+@pytest.mark.parametrize("name", _MATH)
+def test_complex_math_matches_pytorch_at_special_and_random_values(name):
+    grid = np.array([complex(a, b) for a in _SPECIAL for b in _SPECIAL])
+    rng = np.random.default_rng(36)
+    spread = 10 ** rng.uniform(-8, 2.5, 400) * np.exp(1j * rng.uniform(-np.pi, np.pi, 400))
+    for dtype, rtol in (("complex128", 4e-15), ("complex64", 2e-6)):
+        with np.errstate(all="ignore"):
+            for values, strict in ((grid, name not in _LOOSE), (spread, True)):
+                x = values.astype(dtype)
+                ours = getattr(numgrad, name)(numgrad.tensor(x))
+                theirs = getattr(torch, name)(torch.tensor(x))
+                assert ours.dtype.name == dtype
+                o, t = ours.numpy(), theirs.numpy()
+                if strict:
+                    assert _parts_match(o, t, rtol, signs=True), dtype
+                else:  # (the finite values alike, NaN where PyTorch's is not finite)
+                    fin = np.isfinite(t)
+                    assert _parts_match(o[fin], t[fin], rtol, signs=False), dtype
+                    assert not np.isfinite(o[~fin]).any()
+
+
+@pytest.mark.parametrize("name", _MATH)
+def test_complex_math_gradients_match_pytorch_and_gradcheck(name):
+    rng = np.random.default_rng(37)
+    # (off the branch cuts: a positive real part, an imaginary part away from 0)
+    x = rng.uniform(0.3, 1.5, 6) + 1j * rng.choice([-1, 1], 6) * rng.uniform(0.2, 0.9, 6)
+    cot = _c((6,))
+    ours, theirs = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    getattr(numgrad, name)(ours).backward(numgrad.tensor(cot))
+    getattr(torch, name)(theirs).backward(torch.tensor(cot))
+    _same(ours.grad, theirs.grad, 1e-12)
+    f = getattr(numgrad, name)
+    z = numgrad.tensor(x[:3], requires_grad=True)
+    assert gradcheck(f, (z,)) and gradgradcheck(f, (z,))
+    # forward mode: f'(z) times the tangent (no conjugate)
+    with numgrad.autograd.forward_ad.dual_level():
+        dual = numgrad.autograd.forward_ad.make_dual(numgrad.tensor(x), numgrad.tensor(cot))
+        tangent = numgrad.autograd.forward_ad.unpack_dual(f(dual)).tangent
+    with torch.autograd.forward_ad.dual_level():
+        dual = torch.autograd.forward_ad.make_dual(torch.tensor(x), torch.tensor(cot))
+        expected = torch.autograd.forward_ad.unpack_dual(getattr(torch, name)(dual)).tangent
+    _same(tangent, expected, 1e-12)
+
+
+def test_every_complex_formula_op_is_checked_here():
+    from numgrad.ops import REGISTRY
+    from numgrad.ops._formula import UnaryFormula
+
+    unary = {name for name, op in REGISTRY.items()
+             if issubclass(op, UnaryFormula) and op.complex_ok}
+    assert unary - {"neg"} == set(_MATH), unary ^ set(_MATH)
+
+
+def test_complex_math_in_place_out_and_compiled_as_eager():
+    x = _c((3, 4))
+    z = numgrad.tensor(x)
+    w = z.clone()
+    w.tanh_()
+    _same(w, torch.tensor(x).tanh())
+    out = numgrad.empty(3, 4, dtype=numgrad.cdouble)
+    numgrad.log1p(z, out=out)
+    _same(out, torch.tensor(x).log1p())
+
+    def step(a):
+        y = (a.exp() * a.sin() + a.sqrt().reciprocal()).tanh().sigmoid() - a.log1p() * a.asinh()
+        return (y * y.conj()).real.sum() + y.abs().sum()
+
+    compiled = numgrad.compile(step)
+    for dtype in (numgrad.complex64, numgrad.complex128):
+        a = numgrad.tensor(x, dtype=dtype, requires_grad=True)
+        step(a).backward()
+        expected, a.grad = a.grad, None
+        for _ in range(2):
+            compiled(a).backward()
+            assert a.grad.dtype is dtype and bool((a.grad == expected).all())
+            a.grad = None
+
+
+def test_predicates_reductions_and_refusals_of_complex_tensors_as_pytorch():
+    # each of these took the real parts alone, or answered for real tensors, before
+    special = np.array([complex(np.inf, 0), complex(0, -np.inf), complex(np.nan, 1),
+                        complex(1, np.nan), 1 + 1j, complex(np.inf, np.nan)])
+    for f in (lambda m, z: m.isinf(z), lambda m, z: m.isnan(z), lambda m, z: m.isfinite(z),
+              lambda m, z: m.isclose(z, z, equal_nan=True), lambda m, z: m.isclose(z, z)):
+        assert f(numgrad, numgrad.tensor(special)).tolist() == \
+            f(torch, torch.tensor(special)).tolist()
+    x = _c((2, 3))
+    z, t = numgrad.tensor(x), torch.tensor(x)
+    for atol in (1e-4, 1e-2):  # (the moduli of the error: 1e-3 off in the imaginary part)
+        assert numgrad.isclose(z, z + 1e-3j, atol=atol).tolist() == \
+            torch.isclose(t, t + 1e-3j, atol=atol).tolist()
+    assert not numgrad.allclose(z, z + 1e-3j)
+    _same(numgrad.cov(z), torch.cov(t), 1e-12)
+    _same(numgrad.gradient(z, dim=1)[0], torch.gradient(t, dim=1)[0])
+    ours, theirs = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    cot = _c((2,))
+    numgrad.logsumexp(ours, 1).backward(numgrad.tensor(cot))
+    torch.logsumexp(theirs, 1).backward(torch.tensor(cot))
+    _same(numgrad.logsumexp(ours, 1), torch.logsumexp(theirs, 1))
+    _same(ours.grad, theirs.grad)
+    _same(numgrad.logsumexp(z, (0, 1), keepdim=True), torch.logsumexp(t, (0, 1), keepdim=True))
+    inf = numgrad.tensor([complex(np.inf, 1), 1j])
+    _same(numgrad.logsumexp(inf, 0), torch.logsumexp(torch.tensor([complex(np.inf, 1), 1j]), 0))
+    for f, error, message in (
+            (numgrad.isposinf, RuntimeError, "isposinf does not support complex inputs"),
+            (numgrad.isneginf, RuntimeError, "isneginf does not support complex inputs"),
+            (lambda v: v.clone().abs_(), RuntimeError, "In-place abs is not supported for complex"),
+            (numgrad.logit, NotImplementedError, "not implemented for 'ComplexDouble'"),
+            (numgrad.special.bessel_j0, NotImplementedError, "not implemented for 'ComplexDouble'"),
+            (numgrad.special.spherical_bessel_j0, NotImplementedError, "not implemented for"),
+            (numgrad.special.airy_ai, NotImplementedError, "not implemented for 'ComplexDouble'")):
+        with pytest.raises(error, match=message):
+            f(z)
+
+
+_IDX = np.array([[0, 2, 1, 3], [1, 1, 0, 2], [3, 0, 0, 1]])
+_ZEROS = np.array([[1, 0, 1, 1], [1, 1, 1, 1], [0, 1, 0, 1]])
+
+
+@pytest.mark.parametrize("f", [
+    lambda m, z: m.tril(z, -1) + z.triu(1) * 2,
+    lambda m, z: m.trace(z) * m.unbind(z, 1)[2],
+    lambda m, z: z.gather(1, m.tensor(_IDX)) + m.zeros(3, 4, dtype=z.dtype).scatter_add(
+        1, m.tensor(_IDX), z) + z.scatter(1, m.tensor(_IDX[:, :1]), z[:, 1:2]),
+    lambda m, z: z.index_select(1, m.tensor([3, 0, 0])) + m.take(z, m.tensor([0, 5, 11])),
+    lambda m, z: z.index_add(0, m.tensor([2, 0, 1]), z * 2, alpha=2),
+    lambda m, z: m.nn.functional.pad(z, (1, 2, 0, 1)).sum() * m.block_diag(z, z[:2, :1]),
+    lambda m, z: z.masked_select(z.real > 0) * 2,
+    lambda m, z: z.cumsum(1) + z.cumprod(1) + (z * m.tensor(_ZEROS)).cumprod(0),
+    lambda m, z: z.prod() * z.prod(1, keepdim=True) + (z * m.tensor(_ZEROS)).prod(1, True),
+    lambda m, z: z.var() + z.var(1, keepdim=True) * z.std(0, correction=0),
+])
+def test_complex_movement_sums_products_and_variance_as_pytorch(f):
+    x = _c((3, 4))
+    ours, theirs = numgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out_n, out_t = f(numgrad, ours), f(torch, theirs)
+    _same(out_n, out_t)
+    cot = _c(tuple(out_t.shape)) if out_t.dtype.is_complex else \
+        RNG.standard_normal(tuple(out_t.shape))
+    out_n.backward(numgrad.tensor(cot))
+    out_t.backward(torch.tensor(cot))
+    _same(ours.grad, theirs.grad)
+    assert gradcheck(lambda z: f(numgrad, z), (numgrad.tensor(x, requires_grad=True),))

@@ -94,6 +94,7 @@ def modified_bessel_i1(input):
 def spherical_bessel_j0(input):
     """The spherical Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0, 0 at
     +-inf; its series ``1 - x**2 / 6 + x**4 / 120`` near 0; not differentiable, as PyTorch's)."""
+    _ops.bessel._real_only(input, "spherical_bessel_j0")
     x = _ops._common._float_of(input).detach()
     small = x.abs() < 1e-3
     x2 = x * x

@@ -50,10 +50,11 @@ _HERE = Path(__file__).parent
 # The modules whose functions each device's generated kernels inline (Numba's cache does not
 # notice a change in an inlined function of another file): their digest is in every file's name.
 FORMULA_SOURCES = {
-    "cpu": ("scalar.py", "cpu/scalar.py", "cpu/mathfuncs.py"),
-    "cuda": ("scalar.py", "cuda/scalar.py", "cuda/layout.py"),
+    "cpu": ("scalar.py", "scalar_complex.py", "cpu/scalar.py", "cpu/mathfuncs.py"),
+    "cuda": ("scalar.py", "scalar_complex.py", "cuda/scalar.py", "cuda/layout.py"),
     # numgrad.compile's programs: the formulas, and the reduction kernels they call
-    "program": ("scalar.py", "cpu/scalar.py", "cpu/mathfuncs.py", "cpu/reduction.py"),
+    "program": ("scalar.py", "scalar_complex.py", "cpu/scalar.py", "cpu/mathfuncs.py",
+                "cpu/reduction.py"),
     # the loops over lines (a template of its own: an edit of an elementwise formula keeps them)
     "cpu/lines": ("lines.py",),
     "cuda/lines": ("lines.py", "cuda/lines.py"),

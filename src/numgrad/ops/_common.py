@@ -72,8 +72,10 @@ def _ng():
 
 
 def _float_of(t: Tensor) -> Tensor:
-    """``t``, or ``t`` in the default float dtype if it is an integer or bool tensor."""
-    return t if t.dtype.is_floating_point else t.to(_ng().get_default_dtype())
+    """``t``, or ``t`` in the default float dtype if it is an integer or bool tensor (a complex
+    one as it is: an op that takes none refuses it, where a cast would drop its imaginary parts)."""
+    return t if t.dtype.is_floating_point or t.dtype.is_complex else \
+        t.to(_ng().get_default_dtype())
 
 
 def _as_tensor_like(value, like: Tensor) -> Tensor:

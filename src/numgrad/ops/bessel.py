@@ -35,7 +35,15 @@ def _ng():
     return numgrad
 
 
-def _float64(input):
+def _real_only(input, name: str):
+    """PyTorch's refusal of a complex input (these functions are real ones)."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                  f"'{numgrad._dtype.torch_name(input._data.dtype)}'")
+
+
+def _float64(input, name: str):
+    _real_only(input, name)
     ng = _ng()
     return input.detach().to(ng.float64)
 
@@ -110,8 +118,9 @@ def _poly(coefficients, z):
     return out
 
 
-def _working(input):
+def _working(input, name: str):
     """The input in the dtype PyTorch computes in: its own floating dtype, else the default."""
+    _real_only(input, name)
     ng = _ng()
     x = input.detach()
     return x if x.dtype.is_floating_point else x.to(ng.get_default_dtype())
@@ -171,7 +180,7 @@ def _scaled_k(nu: float, x):
 
 def _modified_k(nu: float, input, scaled: bool):
     ng = _ng()
-    x = _float64(input)
+    x = _float64(input, f"{'scaled_' if scaled else ''}modified_bessel_k{int(nu)}")
     out = _scaled_k(nu, x)
     if not scaled:
         out = out * (-x).exp()
@@ -188,7 +197,7 @@ _AIP0 = 0.258819403792806798  # -Ai'(0)
 def airy_ai(input):
     """The Airy function ``Ai``."""
     ng = _ng()
-    x = _float64(input)
+    x = _float64(input, "airy_ai")
     # Maclaurin series on [-8, 2]
     xs = ng.where((x >= -8) & (x <= 2), x, 0.0)
     cube = xs * xs * xs
@@ -225,25 +234,25 @@ def airy_ai(input):
 @export(function=False, special=True)
 def bessel_j0(input):
     """The Bessel function of the first kind of order 0."""
-    return _j(0, _working(input))
+    return _j(0, _working(input, "bessel_j0"))
 
 
 @export(function=False, special=True)
 def bessel_j1(input):
     """The Bessel function of the first kind of order 1."""
-    return _j(1, _working(input))
+    return _j(1, _working(input, "bessel_j1"))
 
 
 @export(function=False, special=True)
 def bessel_y0(input):
     """The Bessel function of the second kind of order 0 (NaN below 0, -inf at 0)."""
-    return _y(0, _working(input))
+    return _y(0, _working(input, "bessel_y0"))
 
 
 @export(function=False, special=True)
 def bessel_y1(input):
     """The Bessel function of the second kind of order 1 (NaN below 0, -inf at 0)."""
-    return _y(1, _working(input))
+    return _y(1, _working(input, "bessel_y1"))
 
 
 @export(function=False, special=True)

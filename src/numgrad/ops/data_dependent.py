@@ -84,6 +84,7 @@ def argwhere(input: Tensor) -> Tensor:
 @register
 class MaskedSelect(Op):
     name, node = "masked_select", "MaskedSelectBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (

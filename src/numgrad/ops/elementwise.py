@@ -187,6 +187,21 @@ def _conj(v):
     return _complex.conj(v) if isinstance(v, Tensor) else v.conjugate()
 
 
+def holomorphic_backward(backward, ctx, grad: Tensor) -> tuple:
+    """The backward of a holomorphic op of complex tensors from its real formula ``backward``
+    (written with products, sums and quotients alone, no conjugate): PyTorch's gradient is
+    ``sum_j grad_j conj(df_j/dz)``, which is ``conj(backward(conj(grad)))``."""
+    return tuple(None if g is None else _complex.conj(g)
+                 for g in backward(ctx, _complex.conj(grad)))
+
+
+def wirtinger(d: Tensor) -> Tensor:
+    """A holomorphic op's derivative ``d`` as its backward multiplies the gradient by it: the
+    conjugate of a complex ``d`` (PyTorch's convention, the conjugate Wirtinger derivative:
+    ``grad * f'(z).conj()``), a real ``d`` as it is."""
+    return _complex.conj(d) if d._data.dtype.kind == "c" else d
+
+
 def _div(K, a, b):
     if a.dtype.kind == "c" and type(b) in (np.ndarray, np.complex64, np.complex128) and \
             not b.all():
@@ -263,13 +278,20 @@ _POW_SPECIAL = {
 
 
 @formula_op("pow", "PowBackward1", "POW", arity=2, save_inputs=(0, 1), save_output=True,
-            doc="``tensor ** tensor``.",
+            complex_ok=True, doc="``tensor ** tensor``.",
             samples=(Sample(lambda m, a, b: m.pow(a, b), _two, low=0.5, high=2.0),
                      Sample(lambda m, a, b: a**b, _broadcast, low=0.5, high=2.0)))
 def PowTensor(ctx, grad):
     a, b, out = ctx.saved_tensors
     need_a, need_b = ctx.needs_input_grad
     grad_a = grad_b = None
+    if out._data.dtype.kind == "c":  # (PyTorch's pow_backward_self and _exponent, conjugated)
+        if need_a:
+            grad_a = where(b.detach() != 0, grad * wirtinger(b * a ** (b - 1)), 0.0)
+        if need_b:
+            zero_base = (a.detach() == 0) & (b.detach().real >= 0)
+            grad_b = grad * wirtinger(where(zero_base, 0.0, out * log(a)))
+        return grad_a, grad_b
     if need_a:  # b a**(b-1), and 0 where b == 0 whatever grad is (PyTorch's where)
         grad_a = where(b.detach() != 0, grad * (b * a ** (b - 1)), 0.0)
     if need_b:  # a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
@@ -305,52 +327,56 @@ _Unary = UnaryFormula
 
 
 @formula_op("exp", "ExpBackward0", "EXP",
-            lane="unary", save_output=True,
+            lane="unary", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: m.exp(a), ((3, 4),)),
                      Sample(lambda m, a: a.exp(), ((5,),))))
 def Exp(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad * out,)
+    return (grad * wirtinger(out),)
 
 
 @formula_op("log", "LogBackward0", "LOG",
-            lane="unary", save_inputs=(0,),
+            lane="unary", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.log(a), ((3, 4),), low=0.5, high=3.0),))
 def Log(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad / a,)
+    return (grad / wirtinger(a),)
 
 
 @formula_op("sqrt", "SqrtBackward0", "SQRT",
-            lane="unary", save_output=True,
+            lane="unary", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: m.sqrt(a), ((3, 4),), low=0.5, high=3.0),))
 def Sqrt(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad / (2 * out),)
+    return (grad / wirtinger(2 * out),)
 
 
 @formula_op("reciprocal", "ReciprocalBackward0", "RECIPROCAL",
-            lane="unary", save_output=True,
+            lane="unary", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: m.reciprocal(a), ((3, 4),), low=0.5, high=2.0),))
 def Reciprocal(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (-grad * (out * out),)  # (PyTorch's grouping: out * out may overflow first)
+    return (-grad * wirtinger(out * out),)  # (PyTorch's grouping: out * out may overflow first)
 
 
 @formula_op("tanh", "TanhBackward0", "TANH",
-            lane="unary", save_output=True,
+            lane="unary", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: m.tanh(a), ((3, 4),)),
                      Sample(lambda m, a: a.tanh(), ((6,),))))
 def Tanh(ctx, grad):
     (out,) = ctx.saved_tensors
+    if out._data.dtype.kind == "c":  # (PyTorch's tanh_backward of a complex result)
+        return (grad * wirtinger(1 - out * out),)
     return (_fused_backward(TanhBackward, grad, out),)
 
 
 @formula_op("sigmoid", "SigmoidBackward0", "SIGMOID",
-            lane="unary", save_output=True,
+            lane="unary", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: m.sigmoid(a), ((3, 4),), low=-6.0, high=6.0),))
 def Sigmoid(ctx, grad):
     (out,) = ctx.saved_tensors
+    if out._data.dtype.kind == "c":  # (PyTorch's sigmoid_backward of a complex result)
+        return (grad * wirtinger((1 - out) * out),)
     return (_fused_backward(SigmoidBackward, grad, out),)
 
 
@@ -363,27 +389,27 @@ def Relu(ctx, grad):
 
 
 @formula_op("log1p", "Log1PBackward0", "LOG1P",
-            lane="unary", save_inputs=(0,),
+            lane="unary", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.log1p(a), ((3, 4),), low=-0.5, high=2.0),))
 def Log1p(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad / (a + 1),)
+    return (grad / wirtinger(a + 1),)
 
 
 @formula_op("expm1", "Expm1Backward0", "EXPM1",
-            lane="unary", save_output=True,
+            lane="unary", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: a.expm1(), ((3, 4),)),))
 def Expm1(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad * (out + 1),)
+    return (grad * wirtinger(out + 1),)
 
 
 @formula_op("rsqrt", "RsqrtBackward0", "RSQRT",
-            lane="unary", save_output=True,
+            lane="unary", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: m.rsqrt(a), ((3, 4),), low=0.5, high=3.0),))
 def Rsqrt(ctx, grad):
     (out,) = ctx.saved_tensors
-    return ((grad * -0.5) * (out * out * out),)  # (PyTorch's grouping)
+    return ((grad * -0.5) * wirtinger(out * out * out),)  # (PyTorch's grouping)
 
 
 @formula_op("abs", "AbsBackward0", "ABS", save_inputs=(0,),
@@ -395,27 +421,27 @@ def Abs(ctx, grad):
 
 
 @formula_op("sin", "SinBackward0", "SIN",
-            lane="unary", save_inputs=(0,),
+            lane="unary", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.sin(a), ((3, 4),), low=-4.0, high=4.0),))
 def Sin(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad * a.cos(),)
+    return (grad * wirtinger(a.cos()),)
 
 
 @formula_op("cos", "CosBackward0", "COS",
-            lane="unary", save_inputs=(0,),
+            lane="unary", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.cos(a), ((3, 4),), low=-4.0, high=4.0),))
 def Cos(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad * -a.sin(),)
+    return (grad * wirtinger(-a.sin()),)
 
 
 @formula_op("tan", "TanBackward0", "TAN",
-            lane="unary", save_output=True,
+            lane="unary", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: m.tan(a), ((3, 4),), low=-1.2, high=1.2),))
 def Tan(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad * (out * out + 1),)
+    return (grad * wirtinger(out * out + 1),)
 
 
 def _zero_gradient(ctx, grad):

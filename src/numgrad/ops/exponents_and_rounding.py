@@ -21,7 +21,7 @@ from .registry import Sample, apply
 from ._formula import BinaryFormula, Term, arg, by, call, formula_op, number
 from ._common import _broadcast, _float_of, _float_unary, _ng, _tensor_only, _two
 from typing import TYPE_CHECKING
-from .elementwise import pow as _pow
+from .elementwise import pow as _pow, wirtinger
 
 if TYPE_CHECKING:
     from .._typing import TensorBinaryOp, UnaryOp
@@ -80,25 +80,25 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-@formula_op("log2", "Log2Backward0", "LOG2", save_inputs=(0,),
+@formula_op("log2", "Log2Backward0", "LOG2", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.log2(a), ((3, 4),), low=0.5, high=3.0),))
 def Log2(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad / (a * _LN2),)
+    return (grad / wirtinger(a * _LN2),)
 
 
-@formula_op("log10", "Log10Backward0", "LOG10", save_inputs=(0,),
+@formula_op("log10", "Log10Backward0", "LOG10", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: a.log10(), ((3, 4),), low=0.5, high=3.0),))
 def Log10(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad / (a * _LN10),)
+    return (grad / wirtinger(a * _LN10),)
 
 
-@formula_op("exp2", "Exp2Backward0", "EXP2", save_output=True,
+@formula_op("exp2", "Exp2Backward0", "EXP2", save_output=True, complex_ok=True,
             samples=(Sample(lambda m, a: m.exp2(a), ((3, 4),)),))
 def Exp2(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad * (out * _LN2),)
+    return (grad * wirtinger(out * _LN2),)
 
 
 @formula_op("trunc", "TruncBackward0", "TRUNC",

@@ -79,7 +79,8 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     if any(input.shape[d] < edge_order + 1 for d in dims):
         raise RuntimeError("torch.gradient expected each dimension size to be at least "
                            "edge_order+1")
-    f = input if input.dtype.is_floating_point else input.to(numgrad.get_default_dtype())
+    f = input if input.dtype.is_floating_point or input.dtype.is_complex else \
+        input.to(numgrad.get_default_dtype())
     out = []
     for d, h in zip(dims, spacings):
         if isinstance(h, Tensor) and h.ndim == 0:

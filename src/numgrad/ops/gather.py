@@ -44,6 +44,7 @@ def _gather(t: Tensor, dim, index) -> Tensor:
 @register
 class Gather(Op):
     name, node = "gather", "GatherBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     save_inputs = (0,)  # (not read by the backward: PyTorch's node keeps it, ``_saved_self``)
@@ -66,6 +67,7 @@ class Gather(Op):
 @register
 class Scatter(Op):
     name, node = "scatter", "ScatterBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (
@@ -93,6 +95,7 @@ def _scatter_value(t: Tensor, dim, index, value) -> Tensor:
 @register
 class ScatterValue(Op):
     name, node = "scatter_value", "ScatterBackward1"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (
@@ -112,6 +115,7 @@ class ScatterValue(Op):
 @register
 class ScatterAdd(Op):
     name, node = "scatter_add", "ScatterAddBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (
@@ -158,6 +162,7 @@ class ScatterReduce(Op):
 @register
 class IndexSelect(Op):
     name, node = "index_select", "IndexSelectBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (

@@ -23,6 +23,7 @@ class Unbind(_BasicView):
     """One slice of ``unbind``: a view whose node is PyTorch's UnbindBackward0."""
 
     name, node = "unbind", "UnbindBackward0"
+    complex_ok = True
     on_cuda = True
     samples = (
         Sample(lambda m, a: m.unbind(a)[1], ((3, 4),)),

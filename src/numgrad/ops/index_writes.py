@@ -40,6 +40,7 @@ class _IndexWrite(Op):
 @register
 class IndexAdd(_IndexWrite):
     name, node = "index_add", "IndexAddBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     # (the source kept for its own gradient only, as PyTorch's node keeps it and the index:
     # unread, but an in-place write to it before backward is refused as there)
@@ -308,6 +309,7 @@ index_fill_ = export(_inplace(index_fill), "index_fill_", function=False, method
 @register
 class Take(Op):
     name, node = "take", "TakeBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (

@@ -41,6 +41,7 @@ class ConstantPadNd(Op):
     before, ...; negative pads crop)."""
 
     name, node = "constant_pad_nd", "ConstantPadNdBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (

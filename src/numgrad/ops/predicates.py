@@ -83,13 +83,13 @@ def _not(K, x):
 
 
 def _isnan(K, d):
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fc":
         return K.zeros(d.shape, _BOOL)
-    return K.binary(K.NE, d, d, _BOOL)
+    return K.binary(K.NE, d, d, _BOOL)  # (a complex NaN: either part)
 
 
 def _isfinite(K, d):
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fc":
         return K.full(d.shape, True, _BOOL)
     # x - x is 0 for a finite x, NaN for ±inf and NaN.
     return K.binary(K.EQ, K.binary(K.SUB, d, d), d.dtype.type(0), _BOOL)
@@ -121,6 +121,12 @@ def isfinite(input: Tensor) -> Tensor:
 def _inf_test(input: Tensor, name: str, sign: int) -> Tensor:
     input = _tensor(input, name)
     K, d = _kernels(input), input._data
+    if d.dtype.kind == "c":
+        if sign:
+            raise RuntimeError(f"{name} does not support complex inputs.")
+        # (either part infinite: PyTorch's isinf of a complex element)
+        return Tensor._wrap(_or(K, _inf_test(Tensor._wrap(K.complex_real(d)), name, 0)._data,
+                                _inf_test(Tensor._wrap(K.complex_imag(d)), name, 0)._data))
     if d.dtype.kind != "f":
         return Tensor._wrap(K.zeros(d.shape, _BOOL))
     if sign == 0:
@@ -219,6 +225,16 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         return Tensor._wrap(_lowp.wider(K.isclose, a, b, float(rtol), float(atol),
                                         bool(equal_nan)))
     close = K.binary(K.EQ, a, b, _BOOL)
+    if a.dtype.kind == "c":  # (PyTorch's: the moduli of the error and of rtol * other)
+        if equal_nan:
+            close = _or(K, close, _and(K, _isnan(K, a), _isnan(K, b)))
+        if rtol == 0 and atol == 0:
+            return Tensor._wrap(close)
+        allowed = K.binary(K.ADD, K.complex_abs(K.binary(K.MUL, b, a.dtype.type(rtol))),
+                           a.real.dtype.type(atol))
+        actual = K.complex_abs(K.binary(K.SUB, a, b))
+        within = _and(K, _isfinite(K, actual), K.binary(K.LE, actual, allowed, _BOOL))
+        return Tensor._wrap(_or(K, close, within))
     if rtol == 0 and atol == 0:
         return Tensor._wrap(close)
     # integers and bools: the error in the default float dtype

@@ -262,6 +262,7 @@ addmv_ = export(_inplace(addmv), "addmv_", method=True)
 @register
 class BlockDiag(Op):
     name, node = "block_diag", "BlockDiagBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (

@@ -15,7 +15,7 @@ from ..autograd.graph import given_dims, keep_given
 from . import _jvp
 from ._names import Out, export
 from .registry import Op, Sample, apply, kernels_for, kernels_of, register
-from .elementwise import maximum, minimum, where
+from .elementwise import holomorphic_backward, maximum, minimum, where
 from ..creation import full_like
 
 
@@ -219,6 +219,7 @@ def _inf_where_zero(t: Tensor) -> Tensor:
 class _Prod(Op):
     jvp = _jvp.transposed_backward
     on_cuda = True
+    complex_ok = True
     save_inputs = (0,)
     save_output = True
 
@@ -228,6 +229,12 @@ class _Prod(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.dtype.kind == "c":
+            return holomorphic_backward(_Prod._backward, ctx, grad)
+        return _Prod._backward(ctx, grad)
+
+    @staticmethod
+    def _backward(ctx, grad):
         a, out = ctx.saved_tensors
         grad, out = _keep(grad, ctx), _keep(out, ctx)
         K = kernels_for((a,))
@@ -630,7 +637,8 @@ def _as_given(dim):
 def _float_input(input: Tensor, dtype=None) -> Tensor:
     if dtype is not None:
         return input.to(dtype)
-    return input if input.dtype.is_floating_point else input.to(np.float32)
+    return input if input.dtype.is_floating_point or input.dtype.is_complex else \
+        input.to(np.float32)
 
 
 def _softmax_input(name: str, input: Tensor, dim: int, dtype):
@@ -791,7 +799,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     shape = input._data.shape
     dims = normalize_dims(dim, len(shape))
@@ -823,13 +831,25 @@ def _var_given(out: Tensor, dim, unbiased, correction) -> Tensor:
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The variance over ``dim``, unbiased (``correction=1``) by default."""
     params = _var_args("var", input, dim, unbiased, keepdim, correction)
+    if input.dtype.is_complex:
+        return _complex_var(input, params)
     return _var_given(apply(Var, (input,), (input._data,), **params), dim, unbiased, correction)
+
+
+def _complex_var(z: Tensor, params: dict) -> Tensor:
+    """The variance of complex elements, ``sum |z - mean|**2 / (N - correction)``: the real
+    parts' and the imaginary parts' added (real; its gradient PyTorch's,
+    ``2 grad (z - mean) / (N - correction)``, through the parts' views)."""
+    re, im = z.real, z.imag
+    return apply(Var, (re,), (re._data,), **params) + apply(Var, (im,), (im._data,), **params)
 
 
 @export(method=True, out=True)
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The standard deviation over ``dim``, unbiased (``correction=1``) by default."""
     params = _var_args("std", input, dim, unbiased, keepdim, correction)
+    if input.dtype.is_complex:
+        return _complex_var(input, params).sqrt()
     return _var_given(apply(Std, (input,), (input._data,), **params), dim, unbiased, correction)
 
 
@@ -838,8 +858,24 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input)))`` over ``dim``, computed without overflow."""
     data = _float_input(input)
     dims = normalize_dims(dim, data._data.ndim)
+    if data.dtype.is_complex:
+        return _complex_logsumexp(data, dims, keepdim)
     return _given(apply(Logsumexp, (data,), (data._data,), dims=dims, keepdim=keepdim), dim,
                   dims)
+
+
+def _complex_logsumexp(z: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    """PyTorch's logsumexp of a complex tensor: ``log(sum(exp(z - m))) + m``, ``m`` the largest
+    real part (0 where it is infinite), composed of complex ops (their gradients: PyTorch's)."""
+    m = z.detach().real.amax(dims, keepdim=True) if z.numel() else \
+        _complex_zeros_like_real(z, dims)
+    m = where(m.abs() == math.inf, 0.0, m)
+    out = (z - m).exp().sum(dims, keepdim=True).log() + m
+    return out if keepdim else out.squeeze(dims)
+
+
+def _complex_zeros_like_real(z: Tensor, dims: tuple) -> Tensor:
+    return z.detach().real.sum(dims, keepdim=True) * 0
 
 
 @export(method=True, out=Out(same_dtype=True))
@@ -925,7 +961,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
                       "than the number of observations.", UserWarning, stacklevel=2)
         norm = norm * 0 if isinstance(norm, Tensor) else 0
     centred = x - avg.unsqueeze(1)
-    c = centred.mm((centred * w if w is not None else centred).t())
+    c = centred.mm((centred * w if w is not None else centred).t().conj())
     return (c / norm).squeeze()
 
 

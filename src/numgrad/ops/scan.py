@@ -15,6 +15,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import keep_given
 from ..tensor import Tensor, _wrap_dim
 from . import _jvp
+from .elementwise import holomorphic_backward
 from ._names import export
 from .registry import Op, Sample, apply, kernels_for, register
 from .shape import cat
@@ -33,6 +34,7 @@ class _Scan(Op):
 @register
 class Cumsum(_Scan):
     name, node = "cumsum", "CumsumBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     samples = (
         Sample(lambda m, a: a.cumsum(1), ((3, 4),)),
@@ -69,8 +71,16 @@ class Cumprod(_Scan):
                gradgrad=False),
     )
 
+    complex_ok = True
+
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.dtype.kind == "c":
+            return holomorphic_backward(Cumprod._backward, ctx, grad)
+        return Cumprod._backward(ctx, grad)
+
+    @staticmethod
+    def _backward(ctx, grad):
         x, out = ctx.saved_tensors
         shape = ctx.input_shapes[0]
         dim = ctx.params["dim"]

@@ -119,7 +119,8 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     ``p (p - 1) / 4 log(pi) + sum_j lgamma(input - j / 2)``, every element above (p - 1) / 2."""
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1")
-    x = input if input.dtype.is_floating_point else input.to(_ng().get_default_dtype())
+    x = input if input.dtype.is_floating_point or input.dtype.is_complex else \
+        input.to(_ng().get_default_dtype())
     if not bool((x.detach() > (p - 1) / 2).all()):
         raise RuntimeError(f"All elements must be greater than (p-1)/2")
     steps = _ng().arange(p, dtype=x.dtype, device=x.device) / 2

@@ -67,6 +67,7 @@ class _Tri(Op):
 @register
 class Tril(_Tri):
     name, node = "tril", "TrilBackward0"
+    complex_ok = True
     samples = (Sample(lambda m, a: a.tril(), ((3, 4),)),
                Sample(lambda m, a: m.tril(a, -1), ((2, 3, 3),)))
 
@@ -78,6 +79,7 @@ class Tril(_Tri):
 @register
 class Triu(_Tri):
     name, node = "triu", "TriuBackward0"
+    complex_ok = True
     upper = True
     samples = (Sample(lambda m, a: a.triu(1), ((4, 3),)),
                Sample(lambda m, a: m.triu(a.t(), diagonal=-1), ((3, 4),)))
@@ -286,6 +288,7 @@ class DiagEmbed(Op):
 @register
 class Trace(Op):
     name, node = "trace", "TraceBackward0"
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     samples = (Sample(lambda m, a: a.trace(), ((3, 4),)),

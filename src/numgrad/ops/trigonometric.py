@@ -13,7 +13,7 @@ import math
 from ..tensor import Tensor
 from ._names import alias, export
 from ._promote import binary_operands
-from .elementwise import where
+from .elementwise import where, wirtinger
 from .registry import Sample, apply
 from ._formula import formula_op
 from ._common import _broadcast, _float_unary, _tensor_only, _two
@@ -55,71 +55,73 @@ def _square(t):
     return t * t
 
 
-@formula_op("asin", "AsinBackward0", "ASIN", save_inputs=(0,),
+@formula_op("asin", "AsinBackward0", "ASIN", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.asin(a), ((3, 4),), low=-0.9, high=0.9),
                      Sample(lambda m, a: a.arcsin(), ((5,),), low=-0.9, high=0.9)))
 def Asin(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad * (-a * a + 1).rsqrt(),)
+    return (grad * wirtinger((-a * a + 1).rsqrt()),)
 
 
-@formula_op("acos", "AcosBackward0", "ACOS", save_inputs=(0,),
+@formula_op("acos", "AcosBackward0", "ACOS", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.acos(a), ((3, 4),), low=-0.9, high=0.9),))
 def Acos(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad * -((-a * a + 1).rsqrt()),)
+    return (grad * wirtinger(-((-a * a + 1).rsqrt())),)
 
 
-@formula_op("atan", "AtanBackward0", "ATAN", save_inputs=(0,),
+@formula_op("atan", "AtanBackward0", "ATAN", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.arctan(a), ((3, 4),)),))
 def Atan(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad / (a * a + 1),)
+    return (grad / wirtinger(a * a + 1),)
 
 
-@formula_op("sinh", "SinhBackward0", "SINH", save_inputs=(0,),
+@formula_op("sinh", "SinhBackward0", "SINH", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.sinh(a), ((3, 4),)),))
 def Sinh(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad * cosh(a),)
+    return (grad * wirtinger(cosh(a)),)
 
 
-@formula_op("cosh", "CoshBackward0", "COSH", save_inputs=(0,),
+@formula_op("cosh", "CoshBackward0", "COSH", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: a.cosh(), ((3, 4),)),))
 def Cosh(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad * sinh(a),)
+    return (grad * wirtinger(sinh(a)),)
 
 
-@formula_op("asinh", "AsinhBackward0", "ASINH", save_inputs=(0,),
+@formula_op("asinh", "AsinhBackward0", "ASINH", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.arcsinh(a), ((3, 4),)),))
 def Asinh(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad * (a * a + 1).rsqrt(),)
+    return (grad * wirtinger((a * a + 1).rsqrt()),)
 
 
-@formula_op("acosh", "AcoshBackward0", "ACOSH", save_inputs=(0,),
+@formula_op("acosh", "AcoshBackward0", "ACOSH", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.acosh(a), ((3, 4),), low=1.2, high=3.0),))
 def Acosh(ctx, grad):
     (a,) = ctx.saved_tensors
+    if a._data.dtype.kind == "c":  # (PyTorch's: sqrt(z² - 1) is not sqrt(z + 1) sqrt(z - 1))
+        return (grad * wirtinger((a + 1).rsqrt() * (a - 1).rsqrt()),)
     return (grad * (a * a - 1).rsqrt(),)
 
 
-@formula_op("atanh", "AtanhBackward0", "ATANH", save_inputs=(0,),
+@formula_op("atanh", "AtanhBackward0", "ATANH", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: a.atanh(), ((3, 4),), low=-0.9, high=0.9),))
 def Atanh(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad * (1 / (1 - a * a)),)
+    return (grad * wirtinger(1 / (1 - a * a)),)
 
 
 # ------------------------------------------------------------------ sinc, degrees and radians
-@formula_op("sinc", "SincBackward0", "SINC", save_inputs=(0,),
+@formula_op("sinc", "SincBackward0", "SINC", save_inputs=(0,), complex_ok=True,
             samples=(Sample(lambda m, a: m.sinc(a), ((3, 4),)),))
 def Sinc(ctx, grad):
     (a,) = ctx.saved_tensors
     p = a * math.pi
     d = (p * p.cos() - p.sin()) / (a * a * math.pi)
-    return (grad * where(a.detach() == 0, 0.0, d),)
+    return (grad * wirtinger(where(a.detach() == 0, 0.0, d)),)
 
 
 @formula_op("deg2rad", "Deg2RadBackward0", "DEG2RAD",

@@ -130,7 +130,14 @@ def scatter_dim(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, mod
     """A copy of ``x`` with ``src[c]`` written (``mode`` ADD: added, MULTIPLY: multiplied, AMAX /
     AMIN: the larger / smaller kept) at
     ``c`` with ``c[dim] = index[c]``, for each position ``c`` of ``index``; ``src`` holds at
-    least ``index``'s shape (its first elements are used, as PyTorch)."""
+    least ``index``'s shape (its first elements are used, as PyTorch). Complex ``x`` (SET and
+    ADD): the real and imaginary parts scattered each."""
+    if x.dtype.kind == "c" and mode in (SET, ADD):
+        src = np.asarray(src, x.dtype)
+        out = np.empty(x.shape, x.dtype)
+        out.real = scatter_dim(x.real, dim, index, src.real, mode)
+        out.imag = scatter_dim(x.imag, dim, index, src.imag, mode)
+        return out
     out = np.array(x, order="C", copy=True)
     if index.size:
         part = np.ascontiguousarray(

@@ -216,8 +216,8 @@ def test_gradcheck_catches_a_gradient_that_is_not_conjugated():
 def test_ops_without_complex_kernels_raise_pytorchs_error():
     z = numgrad.tensor([1 + 1j, 2j])
     for f in (numgrad.erf, numgrad.relu, lambda t: t < 1, lambda t: t.max(), numgrad.sign,
-              lambda t: t.cumsum(0), lambda t: t.norm(), lambda t: numgrad.copysign(t, 1.0),
-              lambda t: t.expand(2, 2).trace()):
+              lambda t: t.cummax(0), lambda t: t.cummin(0),
+              lambda t: numgrad.copysign(t, 1.0)):
         with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
             f(z)
     with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):
@@ -584,6 +584,16 @@ _ZEROS = np.array([[1, 0, 1, 1], [1, 1, 1, 1], [0, 1, 0, 1]])
     lambda m, z: z.cumsum(1) + z.cumprod(1) + (z * m.tensor(_ZEROS)).cumprod(0),
     lambda m, z: z.prod() * z.prod(1, keepdim=True) + (z * m.tensor(_ZEROS)).prod(1, True),
     lambda m, z: z.var() + z.var(1, keepdim=True) * z.std(0, correction=0),
+    lambda m, z: m.var_mean(z, 1)[0] * m.std_mean(z)[1],
+    lambda m, z: m.addcmul(z, z, z * 1j, value=2) + m.addcdiv(z, z, z + 3, value=0.5j) +
+    m.lerp(z, z * 2j, 0.3 + 0.1j),
+    lambda m, z: m.baddbmm(z[None] @ z.T[None], z[None], z.T[None], beta=0.5, alpha=2)[0] +
+    m.addmv(z[:, 0], z, z[0] * 1j, alpha=2).unsqueeze(1),
+    lambda m, z: m.linalg.cross(z[:, :3], z[:, 1:] * 1j, dim=1),
+    lambda m, z: m.linalg.vector_norm(z) + m.linalg.vector_norm(z, 1, dim=1) * z.norm(dim=0)[:3]
+    + m.dist(z, z * 1j) + m.norm(z, float("inf")),
+    lambda m, z: m.nn.functional.normalize(z) * m.corrcoef(z)[:, :1],
+    lambda m, z: 2 ** z + (1 + 1j) ** z + m.float_power(z, 2) + z ** z,
 ])
 def test_complex_movement_sums_products_and_variance_as_pytorch(f):
     x = _c((3, 4))
@@ -596,3 +606,39 @@ def test_complex_movement_sums_products_and_variance_as_pytorch(f):
     out_t.backward(torch.tensor(cot))
     _same(ours.grad, theirs.grad)
     assert gradcheck(lambda z: f(numgrad, z), (numgrad.tensor(x, requires_grad=True),))
+
+
+def test_complex_truth_nan_to_num_and_refusals_as_pytorch():
+    x = np.array([0j, 1j, complex(0, -0.0), 2, complex(np.nan, 0)])
+    y = np.array([1.0, 0, 2, 0, 1])
+    for f in (lambda m, z, w: m.logical_not(z), lambda m, z, w: m.logical_and(z, w),
+              lambda m, z, w: m.logical_or(z, z), lambda m, z, w: m.logical_xor(w, z),
+              lambda m, z, w: z.bool(), lambda m, z, w: m.where(z)[0]):
+        assert f(numgrad, numgrad.tensor(x), numgrad.tensor(y)).tolist() == \
+            f(torch, torch.tensor(x), torch.tensor(y)).tolist()
+    assert bool(numgrad.tensor(1j)) and not bool(numgrad.tensor(0j))  # (1j's real part is 0)
+    special = np.array([complex(np.nan, np.inf), complex(-np.inf, 1), 1 + 1j])
+    _same(numgrad.nan_to_num(numgrad.tensor(special), 0.5, 10, -10),
+          torch.nan_to_num(torch.tensor(special), 0.5, 10, -10))
+    _same(numgrad.nan_to_num(numgrad.tensor(special)), torch.nan_to_num(torch.tensor(special)))
+    with pytest.raises(RuntimeError, match="nan_to_num does not support automatic differentiation"):
+        numgrad.nan_to_num(numgrad.tensor(special, requires_grad=True))
+    for f in (numgrad.nansum, numgrad.nanmean):
+        with pytest.raises(RuntimeError, match="nansum on CPU does not support complex inputs"):
+            f(numgrad.tensor(special))
+
+
+@pytest.mark.parametrize("f, error, message", [
+    (lambda z: z.argmax(), RuntimeError, r"argmax\(\): does not support complex input"),
+    (lambda z: z.argmin(1), RuntimeError, r"argmin\(\): does not support complex input"),
+    (lambda z: z.max(1), RuntimeError, r"max\(\): does not support complex input"),
+    (lambda z: z.min(0), RuntimeError, r"min\(\): does not support complex input"),
+    (lambda z: z.kthvalue(1), NotImplementedError, "\"kthvalue_cpu\" not implemented for"),
+    (lambda z: z.median(1), NotImplementedError, "\"median_out\" not implemented for"),
+    (lambda z: z.nanmedian(), NotImplementedError, "\"median_cpu\" not implemented for"),
+    (lambda z: z.mode(), NotImplementedError, "\"mode_cpu\" not implemented for 'ComplexDouble'"),
+])
+def test_orderings_of_complex_tensors_raise_pytorchs_errors(f, error, message):
+    # (each raised Numba's TypingError from a kernel before)
+    with pytest.raises(error, match=message):
+        f(numgrad.tensor(_c((2, 3))))

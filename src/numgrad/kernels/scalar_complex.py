@@ -1,5 +1,5 @@
 """Scalar formulas of complex elements (complex64, complex128), for both devices: the complex
-rows of the formula table (``formulas.py``: ``sub``, ``pow``, ``exp``, ``log``, ``sqrt``, the trigonometric and
+rows of the formula table (``formulas.py``: ``sub``, ``div``, ``pow``, ``rpow``, ``exp``, ``log``, ``sqrt``, the trigonometric and
 hyperbolic functions and their inverses, ``sigmoid``, ``reciprocal``, ``rsqrt``, ``log1p``,
 ``expm1``, ``log2``, ``log10``, ``exp2``, ``sinc``).
 
@@ -347,6 +347,12 @@ def cpow(a, b):
     ``0 ** 0`` is NaN + nan j and ``0 ** (-1 + 1j)`` inf + nan j, where CPython's algorithm
     (Numba's ``**``) gives 1 and raises."""
     return cexp(b * clog(a))
+
+
+@njit(inline="always")
+def crpow(a, b):
+    """``b ** a`` (a number on the left: ``2 ** z``)."""
+    return cpow(b, a)
 
 
 @njit(inline="always")

@@ -64,6 +64,9 @@ class Cummin(_CumExtreme):
 
 
 def _cum_extreme(op, result, input: Tensor, dim, take_max: bool):
+    if input._data.dtype.kind == "c":  # (complex numbers have no order: PyTorch's refusal)
+        raise NotImplementedError(f'"{op.name}_cpu" not implemented for '
+                                  f"'{torch_name(input._data.dtype)}'")
     d = _dim(input, dim)
     K = kernels_for((input,), op)
     values, indices = K.cum_extreme(input._data, d, take_max)

@@ -1,6 +1,8 @@
 """Elementwise ops: arithmetic with broadcasting and Python scalars, and unary functions."""
 from __future__ import annotations
 
+import cmath
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -305,6 +307,7 @@ def _rpow(K, a, *, base):
 
 
 @formula_op("rpow", "PowBackward2", "RPOW", arity=2, forward=_rpow, save_output=True,
+            complex_ok=True,
             save_inputs=(0,),  # (not read by the backward: PyTorch's node keeps the exponent)
             doc="``number ** tensor``.",
             samples=(Sample(lambda m, a: 2.0**a, ((3, 4),)),
@@ -312,6 +315,11 @@ def _rpow(K, a, *, base):
 def RPow(ctx, grad):
     out = ctx.saved_tensors[-1]
     base = ctx.params["base"]
+    if out._data.dtype.kind == "c":  # (a complex power: its conjugate Wirtinger derivative)
+        if base == 0:
+            exponent = ctx.saved_tensors[0].detach()
+            return (grad * wirtinger(where(exponent.real >= 0, 0.0, out * float("-inf"))),)
+        return (grad * wirtinger(out * cmath.log(base)),)
     if base == 0:
         # PyTorch's where(exponent >= 0, 0, result * log(0)): 0 ** x is 0 or 1 exactly
         # where x >= 0 (inf for x < 0, NaN for NaN), so the output tells the exponent's sign.
@@ -546,9 +554,19 @@ def ThresholdBackward(ctx, grad):
 
 
 # ------------------------------------------------------------------ public functions
+_NOT_GIVEN = object()
+
+
 @export(out=True)
-def where(condition: Tensor, input, other) -> Tensor:
-    """Elements of ``input`` where ``condition`` is true, else of ``other`` (broadcast)."""
+def where(condition: Tensor, input=_NOT_GIVEN, other=_NOT_GIVEN) -> Tensor:
+    """Elements of ``input`` where ``condition`` is true, else of ``other`` (broadcast).
+    ``where(condition)`` alone: ``nonzero(condition, as_tuple=True)``."""
+    if input is _NOT_GIVEN and other is _NOT_GIVEN:
+        from .data_dependent import nonzero
+        return nonzero(condition, as_tuple=True)
+    if input is _NOT_GIVEN or other is _NOT_GIVEN:
+        raise TypeError("where() received an invalid combination of arguments: give both "
+                        "input and other, or neither")
     if condition.dtype.name != "bool":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name.capitalize()}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):

@@ -7,6 +7,7 @@ whole-step compiler get it from one place; the backward formulas are PyTorch's
 """
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -212,10 +213,13 @@ def logit(input: Tensor, eps=None) -> Tensor:
 
 @export(method=True)
 def float_power(input, exponent) -> Tensor:
-    """``input ** exponent`` in float64."""
+    """``input ** exponent`` in float64 (complex128 where either is complex)."""
     ng = _ng()
-    base = input.to(ng.float64) if isinstance(input, Tensor) else float(input)
-    exp = exponent.to(ng.float64) if isinstance(exponent, Tensor) else float(exponent)
+    cx = builtins.any(v.dtype.is_complex if isinstance(v, Tensor) else isinstance(v, complex)
+                      for v in (input, exponent))
+    wide, number = (ng.complex128, complex) if cx else (ng.float64, float)
+    base = input.to(wide) if isinstance(input, Tensor) else number(input)
+    exp = exponent.to(wide) if isinstance(exponent, Tensor) else number(exponent)
     if not isinstance(base, Tensor):
         return ng.pow(base, exp)
     return base.pow(exp)

@@ -108,6 +108,8 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
             raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, "
                                f"but got {torch_name(to_dtype(dtype).np)}")
         x = x.to(dtype)
+    if x._data.dtype.kind == "c":  # (the norm of the moduli; abs's gradient is PyTorch's)
+        x = x.abs()
     data = x._data
     dims = _norm_dims(dim, data.ndim)
     given = None if dim is None else (int(dim),) if isinstance(dim, (int, np.integer)) else \

@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 # ------------------------------------------------------------------ logical and bitwise ops
 class _Logical(BinaryFormula):
     """``logical_and``/``or``/``xor``: a bool tensor of the operands' truth (nonzero; NaN is
-    true), of any dtypes; never differentiable."""
+    true; a complex element with either part nonzero), of any dtypes; never differentiable."""
 
     differentiable = False
+    complex_ok = True
     jvp = None
 
     @classmethod
@@ -165,6 +166,7 @@ def _logical_not(K, a):
 
 LogicalNot = make_formula_op(
     "logical_not", "", "EQ", arity=2, forward=_logical_not, differentiable=False, jvp=None,
+    complex_ok=True,
     doc="``not input`` elementwise (zero is false, NaN true), a bool tensor: ``input == 0``.",
     samples=(Sample(lambda m, a: m.logical_not(a), ((3, 4),), grad=False),
              Sample(lambda m, a: _ints(a).logical_not(), ((5,),), grad=False)),

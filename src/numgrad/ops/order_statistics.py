@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _lowp
+from .._dtype import torch_name
 from ..tensor import Tensor, _wrap_dim
 from ._names import Out, export
 from .predicates import _MedianDimOp
@@ -42,8 +43,9 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """``(values, indices)`` of the ``k``-th smallest element along ``dim`` (``k`` from 1; NaN
     largest, ties by position, as a stable sort orders them)."""
     data = input._data
-    if data.dtype == np.bool_:
-        raise NotImplementedError(f'"kthvalue_{_device(data)}" not implemented for \'Bool\'')
+    if data.dtype == np.bool_ or data.dtype.kind == "c":
+        raise NotImplementedError(f'"kthvalue_{_device(data)}" not implemented for '
+                                  f"'{torch_name(data.dtype)}'")
     nd = data.ndim
     d = _wrap_dim(dim, nd) % max(nd, 1)
     if nd and not data.shape[d]:

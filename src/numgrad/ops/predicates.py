@@ -26,7 +26,8 @@ import warnings
 
 import numpy as np
 from .. import _lowp
-from .._dtype import FLOAT
+from ..autograd import grad_mode
+from .._dtype import FLOAT, to_dtype
 
 from ..tensor import Tensor, _wrap_dim
 from ._names import Out, export
@@ -52,7 +53,7 @@ from .._dtype import get_default_dtype
 from ._promote import binary_operands
 from .reduction import _given, _inf_where_zero
 from .inplace import _write
-from .elementwise import where
+from .elementwise import holomorphic_backward, where
 from ..creation import tensor
 from .gather import _scatter_into_zeros
 
@@ -320,6 +321,14 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
     dtype's largest and lowest finite values)."""
     input = _tensor(input, "nan_to_num")
     d = input._data
+    if d.dtype.kind == "c":  # (the parts each, PyTorch's; no gradient, as PyTorch has none)
+        if input.requires_grad and grad_mode.state.enabled:
+            raise RuntimeError("nan_to_num does not support automatic differentiation for "
+                               "outputs with complex dtype.")
+        from .complex import complex as _make_complex
+        with grad_mode.no_grad():
+            return _make_complex(nan_to_num(input.real, nan, posinf, neginf),
+                                 nan_to_num(input.imag, nan, posinf, neginf))
     info = np.finfo(d.dtype) if d.dtype.kind == "f" else None
     posinf = (float(info.max) if info is not None else 0.0) if posinf is None else posinf
     neginf = (float(info.min) if info is not None else 0.0) if neginf is None else neginf
@@ -361,6 +370,8 @@ class Nansum(Op):
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum of the elements that are not NaN (over ``dim``)."""
     input = _tensor(input, "nansum")
+    if input.dtype.is_complex or dtype is not None and to_dtype(dtype).is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     if dtype is not None:
         differentiable_dtype(input, dtype)
         input = input.to(dtype)
@@ -376,6 +387,8 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Te
     """The mean of the elements that are not NaN (over ``dim``): PyTorch's
     ``nansum(input) / (count of non-NaN)``."""
     input = _tensor(input, "nanmean")
+    if input.dtype.is_complex:  # (its nansum's refusal)
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     if not input.dtype.is_floating_point:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_torch_name(input._data.dtype)}")
@@ -479,9 +492,10 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     name = "nanmedian" if ignore_nan else "median"
     input = _tensor(input, name)
     data = input._data
-    if data.dtype == _BOOL:
+    if data.dtype == _BOOL or data.dtype.kind == "c":
         kernel = "median_cpu" if dim is None else "median_out"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_torch_name(data.dtype)}'")
     if dim is None:
         op = NanmedianAll if ignore_nan else MedianAll
         return apply(op, (input,), (data,), dims=tuple(range(data.ndim)), keepdim=False)
@@ -536,6 +550,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     frequent ones; NaN counts as equal to NaN) and the last index where it occurs."""
     input = _tensor(input, "mode")
     data = input._data
+    if data.dtype.kind == "c":
+        raise NotImplementedError(f"\"mode_cpu\" not implemented for '{_torch_name(data.dtype)}'")
     nd = data.ndim
     d = _wrap_dim(int(dim), nd) % builtins.max(nd, 1)
     if nd and not data.shape[d]:
@@ -623,6 +639,11 @@ def _pair(ops, name, input, dim, unbiased, keepdim, correction) -> tuple:
     """The two results of ``var_mean``/``std_mean``, each node told the arguments as PyTorch's
     one node shows them (``_var_given``)."""
     params = _var_args(name, _tensor(input, name), dim, unbiased, keepdim, correction)
+    if input.dtype.is_complex:  # (var and mean composed: the complex variance is real)
+        from .reduction import _complex_var, mean
+        spread = _complex_var(input, params)
+        centre = mean(input, params["dims"], keepdim=params["keepdim"])
+        return (spread if name == "var_mean" else spread.sqrt()), centre
     parts = apply_parts(tuple((op, params) for op in ops), (input,), (input._data,))
     _var_given(parts[0], dim, unbiased, correction)  # (their one node)
     return parts
@@ -714,8 +735,16 @@ class LinalgCross(Op):
 
         return K.stack([term(1, 2), term(2, 0), term(0, 1)], dim)
 
+    complex_ok = True
+
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.dtype.kind == "c":
+            return holomorphic_backward(LinalgCross._backward, ctx, grad)
+        return LinalgCross._backward(ctx, grad)
+
+    @staticmethod
+    def _backward(ctx, grad):
         a, b = ctx.saved_tensors
         dim = ctx.params["dim"]
         need_a, need_b = ctx.needs_input_grad
@@ -819,6 +848,9 @@ class Dist(Op):
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast)."""
     a, b = binary_operands(input, other)
+    if a.dtype.kind == "c":  # (the norm of the moduli of the difference)
+        from .linalg_norms import vector_norm
+        return vector_norm(input - other, p)
     if a.dtype.kind not in "fV":  # ("V": bfloat16, computed widened)
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_torch_name(a.dtype)}")

@@ -160,8 +160,16 @@ class Baddbmm(Op):
     save_inputs = (1, 2)
     save_only_for = {1: 2, 2: 1}  # noqa: RUF012
 
+    complex_ok = True
+
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.dtype.kind == "c":
+            return _ops().elementwise.holomorphic_backward(Baddbmm._backward, ctx, grad)
+        return Baddbmm._backward(ctx, grad)
+
+    @staticmethod
+    def _backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_c, need_a, need_b = ctx.needs_input_grad
         beta, alpha = ctx.params["beta"], ctx.params["alpha"]
@@ -212,12 +220,20 @@ class Addmv(Op):
     save_inputs = (1, 2)
     save_only_for = {1: 2, 2: 1}  # noqa: RUF012
 
+    complex_ok = True
+
     @staticmethod
     def forward(K, c, a, v, *, beta, alpha):
         return Baddbmm.forward(K, c, a, v, beta=beta, alpha=alpha)
 
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.dtype.kind == "c":
+            return _ops().elementwise.holomorphic_backward(Addmv._backward, ctx, grad)
+        return Addmv._backward(ctx, grad)
+
+    @staticmethod
+    def _backward(ctx, grad):
         a, v = ctx.saved_tensors
         need_c, need_a, need_v = ctx.needs_input_grad
         beta, alpha = ctx.params["beta"], ctx.params["alpha"]

@@ -620,8 +620,15 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     if input.dtype._category < FLOAT:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_torch_name(input._data.dtype)}")
-    if p not in ("fro", 2, 2.0):
-        raise NotImplementedError("norm supports p=2 only so far")
+    if p not in ("fro", 2, 2.0) or input.dtype.is_complex:
+        # (PyTorch's torch.norm: linalg's vector norm for a number p, the nuclear norm by name)
+        from . import linalg_norms
+        if p == "nuc":
+            return linalg_norms.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim,
+                                            keepdim)
+        if isinstance(p, str) and p != "fro":
+            raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {p}")
+        return linalg_norms.vector_norm(input, 2 if p == "fro" else p, dim, keepdim)
     data = input._data
     dims = normalize_dims(dim, data.ndim)
     return apply(VectorNorm, (input,), (data,), dims=dims,
@@ -736,6 +743,8 @@ def _extreme(op_all, op_dim, arg_code, result, pairwise, input, dim, keepdim):
     if isinstance(dim, Tensor):
         return pairwise(input, dim)
     data = input._data
+    if data.dtype.kind == "c" and dim is not None:
+        raise RuntimeError(f"{result._name}(): does not support complex input")
     if dim is None:
         if data.size == 0:
             raise RuntimeError(
@@ -772,6 +781,8 @@ def _arg(code: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     data = input._data
     if data.dtype == np.bool_:
         raise RuntimeError(f"{code.lower()}(): does not support bool input")
+    if data.dtype.kind == "c":
+        raise RuntimeError(f"{code.lower()}(): does not support complex input")
     if not data.size:
         _no_empty_slice(code.lower(), data.shape, dim, normalize_dims(dim, data.ndim))
     if dim is None:
@@ -975,9 +986,13 @@ def corrcoef(input: Tensor) -> Tensor:
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    std = c.diagonal().sqrt()
+    d = c.diagonal()
+    std = (d.real if d.dtype.is_complex else d).sqrt()
     c = c / std.unsqueeze(1)
     c = c / std.unsqueeze(0)
+    if c.dtype.is_complex:  # (PyTorch clips the real and imaginary parts each)
+        from .complex import complex as _make_complex
+        return _make_complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 

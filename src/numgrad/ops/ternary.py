@@ -12,7 +12,7 @@ from .._dtype import result_type
 from ..tensor import Tensor
 from ._names import export
 from ._promote import _as, binary_operands, broadcast_shapes, number_as
-from .elementwise import where
+from .elementwise import holomorphic_backward, where
 from .loss import _type_name
 from . import _jvp
 from .registry import Sample, apply
@@ -94,11 +94,17 @@ _DIFF = call("SUB", arg(1), arg(0))
 @formula_op("lerp", "LerpBackward0", arity=2, term=by(lambda weight: abs(weight) < 0.5, {
     True: call("ADD", arg(0), call("MUL", _DIFF, number("weight"))),
     False: call("SUB", arg(1), call("MUL", _DIFF, number(lambda weight: 1 - weight)))}),
-    samples=(Sample(lambda m, a, b: m.lerp(a, b, 0.3), _two),
+    complex_ok=True, samples=(Sample(lambda m, a, b: m.lerp(a, b, 0.3), _two),
              Sample(lambda m, a, b: a.lerp(b, 0.75), _broadcast)),
     doc="""``input + weight * (end - input)`` with a number ``weight`` (PyTorch's two formulas:
     from ``end`` where ``|weight| >= 0.5``).""")
 def Lerp(ctx, grad):
+    if grad._data.dtype.kind == "c":
+        return holomorphic_backward(_lerp_backward, ctx, grad)
+    return _lerp_backward(ctx, grad)
+
+
+def _lerp_backward(ctx, grad):
     w = ctx.params["weight"]
     need_a, need_b = ctx.needs_input_grad
     return (grad * (1 - w) if need_a else None), (grad * w if need_b else None)
@@ -126,14 +132,16 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
         if isinstance(t, Tensor) and t.dtype != input.dtype:
             raise RuntimeError(f"expected dtype {_dtype_name(input)} for `{name}` but got dtype "
                                f"{_dtype_name(t)}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in ("fc" if not isinstance(weight, Tensor) else "f"):
         raise NotImplementedError(f"\"lerp_kernel_{'tensor' if isinstance(weight, Tensor) else 'scalar'}\" "
                                   f"not implemented for '{_type_name(input)}'")
     if isinstance(weight, Tensor):
         broadcast_shapes(broadcast_shapes(input._data.shape, end._data.shape), weight._data.shape)
         return apply(LerpTensor, (input, end, weight), (input._data, end._data, weight._data))
     a, b = binary_operands(input, end)
-    return apply(Lerp, (input, end), (a, b), weight=float(weight))
+    weight = complex(weight) if a.dtype.kind == "c" and isinstance(weight, complex) else \
+        float(weight)
+    return apply(Lerp, (input, end), (a, b), weight=weight)
 
 
 def _dtype_name(t: Tensor) -> str:
@@ -163,10 +171,17 @@ def _addc_saved(ctx):
 
 @formula_op("addcmul", "AddcmulBackward0", arity=3, term=_addc_term("MUL"),
             jvp=_jvp.transposed_backward, save_inputs=(1, 2), save_only_for={1: 2, 2: 1},
+            complex_ok=True,
             samples=(Sample(lambda m, a, b, c: m.addcmul(a, b, c, value=0.5), _ADDC_SHAPES),
                      Sample(lambda m, a, b, c: a.addcmul(b, c), _ADDC_BROADCAST)),
             doc="""``input + value * tensor1 * tensor2`` (the optimisers' update).""")
 def Addcmul(ctx, grad):
+    if grad._data.dtype.kind == "c":
+        return holomorphic_backward(_addcmul_backward, ctx, grad)
+    return _addcmul_backward(ctx, grad)
+
+
+def _addcmul_backward(ctx, grad):
     b, c, value, need_b, need_c = _addc_saved(ctx)
     return (grad, (grad * (c * value) if need_b else None),
             (grad * (b * value) if need_c else None))
@@ -174,11 +189,18 @@ def Addcmul(ctx, grad):
 
 @formula_op("addcdiv", "AddcdivBackward0", arity=3, term=_addc_term("DIV"),
             jvp=_jvp.transposed_backward, save_inputs=(1, 2), save_only_for={1: 2},
+            complex_ok=True,
             samples=(Sample(lambda m, a, b, c: m.addcdiv(a, b, c.abs() + 0.5, value=-2),
                             _ADDC_SHAPES),
                      Sample(lambda m, a, b, c: a.addcdiv(b, c.abs() + 0.5), _ADDC_BROADCAST)),
             doc="""``input + value * tensor1 / tensor2``.""")
 def Addcdiv(ctx, grad):
+    if grad._data.dtype.kind == "c":
+        return holomorphic_backward(_addcdiv_backward, ctx, grad)
+    return _addcdiv_backward(ctx, grad)
+
+
+def _addcdiv_backward(ctx, grad):
     b, c, value, need_b, need_c = _addc_saved(ctx)
     return (grad, (grad * (value / c) if need_b else None),
             (-grad * (value * b / (c * c)) if need_c else None))

@@ -397,9 +397,11 @@ def binary_into(op: int, out: np.ndarray, b: np.ndarray, alpha=None) -> None:
 
 def cast(a: np.ndarray, dtype) -> np.ndarray:
     """A copy of ``a`` in ``dtype`` (of a complex ``a`` in a real dtype: its real parts, with
-    PyTorch's warning)."""
+    PyTorch's warning; in bool: whether it is nonzero)."""
     if a.dtype.kind == "V" or np.dtype(dtype).kind == "V":  # (bfloat16's storage: rounded)
         return _lowp.cast(a, dtype)
+    if a.dtype.kind == "c" and np.dtype(dtype).kind == "b":  # (nonzero: either part)
+        return np.asarray(a != 0)
     if a.dtype.kind == "c" and np.dtype(dtype).kind != "c":
         import warnings
 

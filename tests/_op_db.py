@@ -7,7 +7,8 @@ compared with PyTorch's outputs and with the gradients of a fixed random cotange
 PyTorch's pattern.
 
 Used by tests/test_op_db.py (with the expected failures of tests/op_db_expected_failures.py);
-``python tests/_op_db.py`` prints the counts and every failure, ``--write`` rewrites the expected
+``python tests/_op_db.py`` prints the counts and every failure (``--complex``: and the complex128
+pass's, every OpInfo that takes complex128 run on it alone), ``--write`` rewrites the expected
 failures file from what fails now (review its diff: the list must only shrink).
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 MAX_SAMPLES = 4  # samples a dtype (the first ones the OpInfo gives, torch seeded)
 SEED = 35
 DTYPE_NAMES = ("float32", "float64", "int64", "bool")
+COMPLEX_DTYPE_NAMES = ("complex128",)  # (a pass of its own: ``complex_op_db``)
 
 
 class Missing(Exception):
@@ -50,6 +52,12 @@ def op_db():
     torch = _torch()
     wanted = {torch.float32, torch.float64, torch.int64}
     return [op for op in db if wanted & set(op.supported_dtypes("cpu"))]
+
+
+def complex_op_db():
+    """The OpInfos of ``op_db()`` that take complex128 on the CPU (the complex pass)."""
+    torch = _torch()
+    return [op for op in op_db() if torch.complex128 in op.supported_dtypes("cpu")]
 
 
 def op_id(op) -> str:
@@ -531,31 +539,33 @@ class _Isolated:
         return False
 
 
-def dtypes_of(op):
+def dtypes_of(op, names=DTYPE_NAMES):
     torch = _torch()
     supported = op.supported_dtypes("cpu")
-    return [d for d in (getattr(torch, n) for n in DTYPE_NAMES) if d in supported]
+    return [d for d in (getattr(torch, n) for n in names) if d in supported]
 
 
-def check_op(op, max_samples: int = MAX_SAMPLES) -> tuple[str | None, int, int]:
-    """(why the OpInfo fails: the first failing sample's reason, or None; cases run; passed)."""
+def check_op(op, max_samples: int = MAX_SAMPLES,
+             names=DTYPE_NAMES) -> tuple[str | None, int, int]:
+    """(why the OpInfo fails: the first failing sample's reason, or None; cases run; passed),
+    on the dtypes ``names`` the OpInfo supports."""
     import itertools
 
     torch = _torch()
     first, run, passed = None, 0, 0
     backward = set(op.supported_backward_dtypes("cpu")) if op.supports_autograd else set()
     with _Isolated():
-        for dtype in dtypes_of(op):
+        for dtype in dtypes_of(op, names):
             name = str(dtype).split(".")[-1]
             torch.manual_seed(SEED)
-            rg = dtype.is_floating_point and dtype in backward
+            rg = (dtype.is_floating_point or dtype.is_complex) and dtype in backward
             try:
                 samples = list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=rg),
                                                 max_samples))
             except Exception:  # noqa: BLE001  (a sample function that fails in PyTorch itself)
                 continue
             cases = [(f"{name} sample {i}", i, s) for i, s in enumerate(samples)]
-            if dtype == dtypes_of(op)[0]:  # (and each sample non-contiguous, on one dtype)
+            if dtype == dtypes_of(op, names)[0]:  # (and each sample non-contiguous, one dtype)
                 for i, s in enumerate(samples):
                     try:
                         cases.append((f"{name} sample {i} non-contiguous", i, s.noncontiguous()))
@@ -649,6 +659,18 @@ def main(argv):
             errors[key] = w
         if "-v" in argv:
             print(op_id(op), "|", why, f"{time.time() - t0:.1f}s", flush=True)
+    complex_fails = {}
+    if "--complex" in argv or "--write" in argv:
+        complex_ids = {op_id(op) for op in complex_op_db()}
+        for op in ops:
+            if op_id(op) in complex_ids:
+                why, _, _ = check_op(op, names=COMPLEX_DTYPE_NAMES)
+                if why:
+                    complex_fails[op_id(op)] = why
+        for k, w in complex_fails.items():
+            print("FAIL-COMPLEX", k, "|", w)
+        print(f"complex128: {len(complex_ids) - len(complex_fails)} of {len(complex_ids)} "
+              "OpInfos pass every sample")
     bad_err = {k: w for k, w in errors.items() if w}
     for k, w in fails.items():
         print("FAIL", k, "|", w)
@@ -661,19 +683,20 @@ def main(argv):
           f"runnable error inputs raise PyTorch's class and message ({len(absent)} of them need "
           f"a name, dtype or layout numgrad lacks); {time.time() - t0:.0f} s")
     if "--write" in argv and not only:
-        write_expected(fails, bad_err)
+        write_expected(fails, bad_err, complex_fails)
 
 
-def write_expected(fails, errors):
+def write_expected(fails, errors, complex_fails):
     """Writes the expected failures; an entry still failing keeps the reason written there (a
     reason may be edited by hand, to say why rather than what)."""
     import os
     import pprint
 
-    from op_db_expected_failures import ERROR_INPUTS, SAMPLES
+    from op_db_expected_failures import COMPLEX_SAMPLES, ERROR_INPUTS, SAMPLES
 
     fails = {k: SAMPLES.get(k, w) for k, w in fails.items()}
     errors = {k: ERROR_INPUTS.get(k, w) for k, w in errors.items()}
+    complex_fails = {k: COMPLEX_SAMPLES.get(k, w) for k, w in complex_fails.items()}
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_db_expected_failures.py")
     with open(path, "w") as f:
@@ -685,7 +708,10 @@ def write_expected(fails, errors):
         f.write("SAMPLES = " + pprint.pformat(dict(sorted(fails.items())), width=100) + "\n\n")
         f.write("# error inputs (OpInfo#index in its error_inputs)\n")
         f.write("ERROR_INPUTS = " + pprint.pformat(dict(sorted(errors.items())), width=100)
-                + "\n")
+                + "\n\n")
+        f.write("# the complex128 pass (OpInfos that take complex128)\n")
+        f.write("COMPLEX_SAMPLES = " + pprint.pformat(dict(sorted(complex_fails.items())),
+                                                      width=100) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """PyTorch's operator database as a test of numgrad (issue 35): every OpInfo of torch 2.13's
 ``op_db`` with a float32, float64 or int64 dtype, its first samples on each of those dtypes and
-bool (and non-contiguous on one dtype), must give PyTorch's outputs and gradients; each runnable
+bool (and non-contiguous on one dtype), must give PyTorch's outputs and gradients, and so must
+those of every OpInfo that takes complex128, on it alone (a pass of its own); each runnable
 error input must raise PyTorch's exception class with a message matching PyTorch's pattern
 (``tests/_op_db.py`` runs and compares them).
 
@@ -10,18 +11,20 @@ lists only shrink. ``python tests/_op_db.py`` prints the counts.
 """
 import pytest
 
-from _op_db import check_error_inputs, check_op, op_db, op_id
-from op_db_expected_failures import ERROR_INPUTS, SAMPLES
+from _op_db import COMPLEX_DTYPE_NAMES, check_error_inputs, check_op, complex_op_db, op_db, op_id
+from op_db_expected_failures import COMPLEX_SAMPLES, ERROR_INPUTS, SAMPLES
 
 OPS = op_db()
 IDS = [op_id(op) for op in OPS]
 WITH_ERRORS = [op for op in OPS if op.error_inputs_func is not None]
+COMPLEX_OPS = complex_op_db()
 
 
 def test_expected_failures_name_opinfos_and_give_reasons():
     assert len(set(IDS)) == len(IDS)
     assert not set(SAMPLES) - set(IDS), sorted(set(SAMPLES) - set(IDS))
     assert not {k.split("#")[0] for k in ERROR_INPUTS} - set(IDS)
+    assert not set(COMPLEX_SAMPLES) - {op_id(op) for op in COMPLEX_OPS}
     assert all(isinstance(r, str) and len(r) > 10 for r in (*SAMPLES.values(),
                                                              *ERROR_INPUTS.values()))
 
@@ -33,6 +36,19 @@ def test_opinfo_samples_match_pytorch(op):
     if key in SAMPLES:
         assert why is not None, (f"{key} passes every sample now: remove its entry from "
                                  "tests/op_db_expected_failures.py")
+    else:
+        assert why is None, f"{key}: {why}"
+
+
+@pytest.mark.parametrize("op", COMPLEX_OPS, ids=[op_id(op) for op in COMPLEX_OPS])
+def test_opinfo_complex_samples_match_pytorch(op):
+    # (the OpInfos that take complex128, on it alone: values, and gradients with a complex
+    # cotangent, PyTorch's conjugate Wirtinger convention)
+    why, run, _ = check_op(op, names=COMPLEX_DTYPE_NAMES)
+    key = op_id(op)
+    if key in COMPLEX_SAMPLES:
+        assert why is not None, (f"{key} passes every complex128 sample now: remove its entry "
+                                 "from COMPLEX_SAMPLES in tests/op_db_expected_failures.py")
     else:
         assert why is None, f"{key}: {why}"
 

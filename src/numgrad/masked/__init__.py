@@ -53,7 +53,7 @@ def _mask(input: Tensor, mask) -> Tensor | None:
 
 
 def _identity(kind: str, input: Tensor):
-    floating = input.dtype.is_floating_point
+    floating = input.dtype.is_floating_point or input.dtype.is_complex
     if kind == "sum":
         return 0
     if kind == "prod":
@@ -78,7 +78,7 @@ def _filled(kind: str, input: Tensor, mask) -> Tensor:
 def _sum_dtype(input: Tensor, dtype):
     if dtype is not None:
         return dtype
-    return input.dtype if input.dtype.is_floating_point else int64
+    return input.dtype if input.dtype.is_floating_point or input.dtype.is_complex else int64
 
 
 # ------------------------------------------------------------------ reductions
@@ -135,7 +135,7 @@ def mean(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=Non
     """The mean of the masked-in elements over ``dim`` (NaN where none)."""
     source = "Input" if dtype is None else "Optional"
     dtype = input.dtype if dtype is None else dtype
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or dtype.is_complex):
         raise ValueError(f"mean(): Could not infer output dtype. {source} dtype must be either a "
                          f"floating point or complex dtype. Got: torch.{dtype.name}")
     total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=mask)
@@ -181,15 +181,19 @@ def _std_var(input: Tensor, dim, unbiased, correction, keepdim: bool, dtype, mas
     c = 1.0 if unbiased is None and correction is None else (
         float(correction) if correction is not None else float(bool(unbiased)))
     if dtype is None:
-        dtype = input.dtype if input.dtype.is_floating_point else float32
+        dtype = input.dtype if input.dtype.is_floating_point or input.dtype.is_complex else \
+            float32
     ng = numgrad
     count = _count(input, mask, dim, True)
     centred = input - sum(input, dim, keepdim=True, dtype=dtype, mask=mask) / count
-    total = sum(centred * centred, dim, keepdim=keepdim, dtype=dtype, mask=mask)
+    # (|x - mean|**2 of complex elements: a complex result of zero imaginary parts, PyTorch's)
+    square = centred * (centred.conj() if centred.dtype.is_complex else centred)
+    total = sum(square, dim, keepdim=keepdim, dtype=dtype, mask=mask)
     if not keepdim:
         count = count.reshape(total.shape)
-    if c != 0:
-        count = ng.clamp_min(count.to(dtype) - c, 0)
+    if c != 0:  # (counted in the real dtype of a complex one)
+        real = ng.float32 if dtype == ng.complex64 else ng.float64 if dtype.is_complex else dtype
+        count = ng.clamp_min(count.to(real) - c, 0)
     out = (total / count).to(dtype)
     return out.sqrt() if root else out
 

@@ -715,6 +715,7 @@ class Im2Col(Op):
     """``F.unfold``: the sliding ``kernel`` blocks of ``x`` (N, C, H, W) as columns,
     (N, C*kh*kw, L). Linear; its adjoint is ``col2im`` with the same arguments."""
 
+    complex_ok = True
     name, node = "im2col", "Im2ColBackward0"
     jvp = _jvp.linear
     on_cuda = True
@@ -739,6 +740,7 @@ class Col2Im(Op):
     """``F.fold``: columns (N, C*kh*kw, L) summed back into (N, C, *size), the adjoint of
     ``im2col``."""
 
+    complex_ok = True
     name, node = "col2im", "Col2ImBackward0"
     jvp = _jvp.linear
     on_cuda = True
@@ -800,7 +802,7 @@ def _blocks(size, kernel, dil, pad, st) -> list:
 def _apply_block(op, kernel_name: str, input: Tensor, kernel, dil, pad, st, size) -> Tensor:
     """``op`` (``Im2Col`` or ``Col2Im``) on a float or bool ``input`` (ATen's kernel
     ``kernel_name`` refuses the others)."""
-    if input._data.dtype.kind not in "fb":
+    if input._data.dtype.kind not in "fbc":
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for "
                                   f"'{_type_name(input)}'")
     kernels_for((input,), op)

@@ -79,6 +79,7 @@ def _select_slices(grad: Tensor, dim: int, index, shape: tuple) -> Tensor:
 
 @register
 class IndexCopy(_IndexWrite):
+    complex_ok = True
     name, node = "index_copy", "IndexCopyBackward0"
     jvp = _jvp.linear
     samples = (
@@ -106,6 +107,7 @@ def _fill_slices(t: Tensor, dim: int, index, value) -> Tensor:
 
 @register
 class IndexFill(_IndexWrite):
+    complex_ok = True
     name, node = "index_fill", "IndexFillBackward0"
     jvp = _jvp.transposed_backward
     samples = (
@@ -130,6 +132,7 @@ class IndexFill(_IndexWrite):
 class IndexFillTensor(_IndexWrite):
     """``index_fill`` with a 0-d tensor value (PyTorch's other overload and node)."""
 
+    complex_ok = True
     name, node = "index_fill_tensor", "IndexFillBackward1"
     jvp = _jvp.transposed_backward
     samples = (
@@ -358,6 +361,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
 @register
 class MaskedScatter(Op):
+    complex_ok = True
     name, node = "masked_scatter", "MaskedScatterBackward0"
     jvp = _jvp.linear
     on_cuda = True

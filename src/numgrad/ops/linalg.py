@@ -485,7 +485,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 def _scalar_as(value, t: Tensor):
     """``alpha``/``beta`` in ``t``'s dtype, as ATen converts them (0.6 is 0 for an integer
     tensor, 3 is True for a bool one)."""
-    if t.dtype.is_floating_point:
+    if t.dtype.is_floating_point or t.dtype.is_complex:
         return value
     return bool(value) if t.dtype.name == "bool" else int(value)
 

@@ -119,8 +119,9 @@ def _chain_matmul(*matrices) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """``torch.linalg.vecdot``: ``(x * y).sum(dim)`` (real tensors), broadcast."""
-    return (x * y).sum(dim)
+    """``torch.linalg.vecdot``: ``(x.conj() * y).sum(dim)``, broadcast (PyTorch's: the first
+    vector conjugated)."""
+    return ((x.conj() if x.dtype.is_complex else x) * y).sum(dim)
 
 
 @export(function=False, linalg="diagonal")

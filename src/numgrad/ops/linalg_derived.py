@@ -145,7 +145,7 @@ def cond(A: Tensor, p=None) -> Tensor:
 # ------------------------------------------------------------------ Householder product
 @export(function=False, linalg=True)
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
-    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` the
     ``i``-th column of ``A`` below its diagonal, 1 on it (LAPACK's ``orgqr``)."""
     fn = "torch.linalg.householder_product"
     if A.ndim < 2:
@@ -169,7 +169,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     for i in range(tau.shape[-1]):
         v = _reflector(A, i)
         Qv = (Q @ v.unsqueeze(-1))
-        Q = Q - (Qv * tau[..., i, None, None]) @ v.unsqueeze(-2)
+        Q = Q - (Qv * tau[..., i, None, None]) @ v.conj().unsqueeze(-2)  # (v^H: complex)
     return Q[..., :, :n]
 
 
@@ -220,8 +220,9 @@ def geqrf(input: Tensor):
 @export(method=True)
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
           transpose: bool = False) -> Tensor:
-    """``Q other`` (``left=False``: ``other Q``; ``transpose``: ``Q^T``) for ``Q`` the product of
-    the Householder reflectors ``geqrf`` stores in ``input`` and ``tau``, applied one by one."""
+    """``Q other`` (``left=False``: ``other Q``; ``transpose``: ``Q^T``, ``Q^H`` of complex ``Q``)
+    for ``Q`` the product of the Householder reflectors ``geqrf`` stores in ``input`` and
+    ``tau``, applied one by one."""
     fn = "torch.ormqr"
     for name, t in (("input", input), ("other", other)):
         if t.ndim < 2:
@@ -235,10 +236,12 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
                            "input.shape[-1])")
     order = range(k) if left == transpose else range(k - 1, -1, -1)
     C = other
-    for i in order:
+    for i in order:  # (H_i = I - tau_i v v^H; Q^H's factors, for a complex transpose, conj(tau_i))
         v = _reflector(input, i).unsqueeze(-1)
+        vh = v.mT.conj()
         t = tau[..., i, None, None]
-        C = C - t * v @ (v.mT @ C) if left else C - (C @ v) * t @ v.mT
+        t = t.conj() if transpose else t
+        C = C - t * v @ (vh @ C) if left else C - (C @ v) * t @ vh
     return C
 
 

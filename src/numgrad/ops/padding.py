@@ -104,7 +104,8 @@ def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
                                f"{pad[2 * i]} and {pad[2 * i + 1]} resulted in a negative output "
                                f"size, which is invalid. Check dimension {dim} of your input.")
     kind = input._data.dtype.kind
-    value = bool(value) if kind == "b" else int(value) if kind in "iu" else float(value)
+    value = bool(value) if kind == "b" else int(value) if kind in "iu" else \
+        complex(value) if kind == "c" else float(value)
     return apply(ConstantPadNd, (input,), (input._data,), pad=pad, value=value)
 
 
@@ -112,6 +113,7 @@ def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
 class _Pad(Op):
     """Reflection or replication padding of the last ``dims`` dimensions."""
 
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     save_inputs = (0,)  # (backward needs only its shape; saved as PyTorch saves it)
@@ -183,6 +185,7 @@ class _PadBackward(Op):
     """The gradient of a padding: each output's gradient added to the element it copies. Linear
     in ``grad``; its adjoint is the padding."""
 
+    complex_ok = True
     jvp = _jvp.linear
     on_cuda = True
     forward_op: type = None
@@ -389,7 +392,7 @@ def _check_pad(op: type, x: Tensor, pad) -> tuple:
             bad = out_h if out_h < 0 else out_w
             raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
                                f"{_sizes(shape[:-2] + (out_h, out_w))}")
-    if x._data.dtype.kind not in "fiu":
+    if x._data.dtype.kind not in "fiuc":
         raise NotImplementedError(f"\"{op.name}\" not implemented for '{_type_name(x)}'")
     return pad
 
@@ -443,7 +446,7 @@ def _pad_backward(op: type, grad_output: Tensor, self: Tensor, padding) -> Tenso
         dim = 0 if op is ReplicationPad3dBackward else 1
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     _check_valid_input(self, op.forward_op.dims, tuple(padding))
-    if grad_output._data.dtype.kind != "f":
+    if grad_output._data.dtype.kind not in "fc":
         raise NotImplementedError(f"\"{op.name}\" not implemented for "
                                   f"'{_type_name(grad_output)}'")
     return apply(op, (grad_output, self), (grad_output._data,), shape=tuple(self._data.shape),

@@ -78,7 +78,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     out = out.transpose(1, 2)
     if not batched:
         out = out.squeeze(0)
-    if return_complex:
+    if return_complex or return_complex is None and complex_in:  # (complex input: complex)
         return out
     warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft "
                   "will return complex tensors for all inputs, and return_complex=False will "

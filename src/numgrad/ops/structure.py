@@ -185,6 +185,7 @@ class Unfold(Op):
     """``x.unfold(dim, size, step)``: the windows of ``size`` elements every ``step`` along
     ``dim`` (a view; the window's elements in a new last dimension)."""
 
+    complex_ok = True
     name, node = "unfold", "UnfoldBackward0"
     jvp = _jvp.linear
     is_view = True
@@ -209,6 +210,7 @@ class UnfoldBackward(Op):
     """ATen's ``unfold_backward``: zeros of the input's shape with each window's gradient added
     where the window lies (overlapping windows add up), a scatter-add along ``dim``."""
 
+    complex_ok = True
     name, node = "unfold_backward", "UnfoldBackwardBackward0"
     jvp = _jvp.linear
     on_cuda = True

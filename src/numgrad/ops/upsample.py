@@ -408,6 +408,7 @@ class PixelShuffle(Op):
     """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``: ``out[..., c, h*r + i, w*r + j] =
     x[..., (c*r + i)*r + j, h, w]``."""
 
+    complex_ok = True
     name, node = "pixel_shuffle", "PixelShuffleBackward0"
     jvp = _jvp.linear
     on_cuda = True
@@ -431,6 +432,7 @@ class PixelUnshuffle(Op):
     """The inverse (and adjoint) of ``pixel_shuffle``: ``(*, C, H*r, W*r) -> (*, C*r*r, H,
     W)``."""
 
+    complex_ok = True
     name, node = "pixel_unshuffle", "PixelUnshuffleBackward0"
     jvp = _jvp.linear
     on_cuda = True

@@ -1,5 +1,5 @@
 """Scalar formulas of complex elements (complex64, complex128), for both devices: the complex
-rows of the formula table (``formulas.py``: ``sub``, ``div``, ``pow``, ``rpow``, ``exp``, ``log``, ``sqrt``, the trigonometric and
+rows of the formula table (``formulas.py``: ``sub``, ``div``, ``pow``, ``rpow``, ``logaddexp``, ``exp``, ``log``, ``sqrt``, the trigonometric and
 hyperbolic functions and their inverses, ``sigmoid``, ``reciprocal``, ``rsqrt``, ``log1p``,
 ``expm1``, ``log2``, ``log10``, ``exp2``, ``sinc``).
 
@@ -353,6 +353,23 @@ def cpow(a, b):
 def crpow(a, b):
     """``b ** a`` (a number on the left: ``2 ** z``)."""
     return cpow(b, a)
+
+
+@njit(inline="always")
+def clogaddexp(a, b):
+    """``log(exp(a) + exp(b))`` as PyTorch's complex logaddexp: ``log1p(exp(lo - hi)) + hi``
+    with ``hi`` the operand of the larger real part; NaN + nan j where the other has a NaN part;
+    where both real parts are one infinity, ``lo`` for -inf, ``log(exp(lo) + exp(hi))`` for
+    +inf."""
+    lo, hi = (b, a) if b.real <= a.real else (a, b)  # (a tie: PyTorch's lo is b)
+    if math.isnan(lo.real) or math.isnan(lo.imag):
+        nan = lo.real - lo.real + (lo.imag - lo.imag)
+        return _complex_like(a, nan, nan)
+    if not math.isfinite(lo.real) and lo.real == hi.real:
+        if lo.real < 0:
+            return lo
+        return clog(cexp(lo) + cexp(hi))
+    return clog1p(cexp(csub(lo, hi))) + hi
 
 
 @njit(inline="always")

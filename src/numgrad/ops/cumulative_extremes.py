@@ -139,7 +139,10 @@ class Logcumsumexp(Op):
 
 @export(method=True)
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    """The running ``log(sum(exp(input)))`` along ``dim``, computed stably."""
+    """The running ``log(sum(exp(input)))`` along ``dim``, computed stably (of complex
+    elements: a running ``logaddexp``, PyTorch's)."""
+    if input.dtype.is_complex:
+        return _complex_logcumsumexp(input, _dim(input, dim))
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"logcumsumexp_out_cpu\" not implemented for '{torch_name(input._data.dtype)}'")
@@ -148,3 +151,18 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if d != dim:  # (PyTorch's node shows the dim as given)
         keep_given(out, dim=int(dim))
     return out
+
+
+def _complex_logcumsumexp(z: Tensor, d: int) -> Tensor:
+    """The running ``logaddexp`` of complex ``z`` along ``d``, one slice a step (its gradients
+    logaddexp's)."""
+    from .exponents_and_rounding import logaddexp
+    from .shape import stack
+
+    if not z.ndim or z.shape[d] <= 1:
+        return z.clone()
+    parts = z.unbind(d)
+    running = [parts[0]]
+    for p in parts[1:]:
+        running.append(logaddexp(running[-1], p))
+    return stack(running, d)

@@ -22,7 +22,7 @@ from .registry import Sample, apply
 from ._formula import BinaryFormula, Term, arg, by, call, formula_op, number
 from ._common import _broadcast, _float_of, _float_unary, _ng, _tensor_only, _two
 from typing import TYPE_CHECKING
-from .elementwise import pow as _pow, wirtinger
+from .elementwise import holomorphic_backward, pow as _pow, wirtinger
 
 if TYPE_CHECKING:
     from .._typing import TensorBinaryOp, UnaryOp
@@ -34,9 +34,16 @@ class _LogAddExp(BinaryFormula):
 
 
 @formula_op("logaddexp", "LogaddexpBackward0", "LOGADDEXP", arity=2, base=_LogAddExp,
+            complex_ok=True,
             samples=(Sample(lambda m, a, b: m.logaddexp(a, b), _two),
                      Sample(lambda m, a, b: a.logaddexp(b * 3), _broadcast)))
 def LogAddExp(ctx, grad):
+    if grad._data.dtype.kind == "c":
+        return holomorphic_backward(_logaddexp_backward, ctx, grad)
+    return _logaddexp_backward(ctx, grad)
+
+
+def _logaddexp_backward(ctx, grad):
     a, b = ctx.saved_tensors
     need_a, need_b = ctx.needs_input_grad
     return ((grad / (1 + (b - a).exp()) if need_a else None),
@@ -56,7 +63,7 @@ def _logaddexp(op, name: str):
     def fn(input: Tensor, other: Tensor) -> Tensor:
         _tensor_only(name, input, other)
         a, b = binary_operands(input, other)
-        if a.dtype.kind not in "fV":  # ("V": bfloat16, computed widened)
+        if a.dtype.kind not in ("fVc" if op is LogAddExp else "fV"):  # ("V": bfloat16, widened)
             device = "cpu" if isinstance(a, np.ndarray) else "cuda"
             raise NotImplementedError(
                 f"\"{name}_{device}\" not implemented for '{_type_name(Tensor._wrap(a))}'")

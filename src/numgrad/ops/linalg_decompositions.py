@@ -76,6 +76,7 @@ class _Cholesky(Op):
 @register
 class LinalgCholeskyEx(_Cholesky):
     name, node = "linalg_cholesky_ex", "LinalgCholeskyExBackward0"
+    complex_ok = True
     samples = (
         Sample(lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(3, dtype=a.dtype, device=a.device)), ((3, 3),)),
         Sample(lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(2, dtype=a.dtype, device=a.device), upper=True),
@@ -89,6 +90,7 @@ class CholeskyLegacy(_Cholesky):
     """``torch.cholesky`` (deprecated): a node of its own."""
 
     name, node = "cholesky", "CholeskyBackward0"
+    complex_ok = True
     samples = (Sample(lambda m, a: m.cholesky(a @ a.mT + m.eye(3, dtype=a.dtype, device=a.device)), ((3, 3),)),)
 
 
@@ -180,6 +182,7 @@ class _QrFactor(_Factor):
 @register
 class LinalgQr(_QrFactor):
     name, node = "linalg_qr", "LinalgQrBackward0"
+    complex_ok = True
     samples = (
         Sample(lambda m, a: m.linalg.qr(a.flip(0)), ((4, 3),)),
         Sample(lambda m, a: m.linalg.qr(a.flip(-2), mode="complete"), ((2, 2, 3),)),
@@ -192,6 +195,7 @@ class LinalgQrR(_QrFactor):
     """QR's R (the second output of PyTorch's one node)."""
 
     name, node = "linalg_qr_r", "LinalgQrBackward0"
+    complex_ok = True
     index = 1
     samples = (Sample(lambda m, a: m.linalg.qr(a).R, ((3, 4),)),)
 
@@ -281,6 +285,7 @@ class LinalgEigh(_EighFactor):
     """eigh's eigenvalues (also ``eigvalsh``)."""
 
     name, node = "linalg_eigh", "LinalgEighBackward0"
+    complex_ok = True
     samples = (
         Sample(lambda m, a: m.linalg.eigvalsh(a + a.mT), ((3, 3),)),
         Sample(lambda m, a: m.linalg.eigh(a + a.mT, UPLO="U")[0], ((2, 3, 3),)),
@@ -293,6 +298,7 @@ class LinalgEighVectors(_EighFactor):
     them that do not depend on each vector's sign."""
 
     name, node = "linalg_eigh_vectors", "LinalgEighBackward0"
+    complex_ok = True
     index = 1
     samples = (
         Sample(lambda m, a: _eigh_squares(m.linalg.eigh(a + a.mT)), ((3, 3),)),
@@ -428,6 +434,7 @@ class LinalgSvdU(_SvdFactor):
     signs (``U @ Vh``, squares), as PyTorch's OpInfo does."""
 
     name, node = "linalg_svd", "LinalgSvdBackward0"
+    complex_ok = True
     samples = (
         Sample(lambda m, a: _svd_product(m.linalg.svd(a, full_matrices=False)), ((4, 3),)),
         Sample(lambda m, a: _svd_squares(m.linalg.svd(a + m.eye(2, 3, dtype=a.dtype, device=a.device),
@@ -440,6 +447,7 @@ class LinalgSvdS(_SvdFactor):
     """SVD's singular values (also ``svdvals``)."""
 
     name, node = "linalg_svd_s", "LinalgSvdBackward0"
+    complex_ok = True
     index = 1
     samples = (
         Sample(lambda m, a: m.linalg.svdvals(a), ((3, 4),)),
@@ -450,6 +458,7 @@ class LinalgSvdS(_SvdFactor):
 @register
 class LinalgSvdVh(_SvdFactor):
     name, node = "linalg_svd_vh", "LinalgSvdBackward0"
+    complex_ok = True
     index = 2
     samples = (
         Sample(lambda m, a: _svd_gram(m.linalg.svd(a)), ((3, 3),)),
@@ -521,6 +530,7 @@ def _pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
 @register
 class LinalgPinv(Op):
     name, node = "linalg_pinv", "LinalgPinvBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
@@ -568,6 +578,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
 @register
 class LinalgLstsq(Op):
     name, node = "linalg_lstsq", "LinalgLstsqBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0, 1)
@@ -619,7 +630,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
                            "CUDA")
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
-    if A._data.dtype.kind not in "f" or B._data.dtype.kind not in "f":
+    if A._data.dtype.kind not in "fc" or B._data.dtype.kind not in "fc":
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
@@ -653,9 +664,11 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if m > n and (driver == "gels" or driver != "gelsy" and bool((rank == n).all())):
         X = solution.unsqueeze(-1) if vector else solution
         Bm = B.unsqueeze(-1) if vector else B
-        residuals = ((A @ X - Bm) ** 2).sum(-2)
+        error = A @ X - Bm
+        residuals = ((error.abs() if error.dtype.is_complex else error) ** 2).sum(-2)
     elif solution.requires_grad:  # (PyTorch's empty residuals are an output of its node too)
         residuals = solution.reshape(-1)[:0]
+        residuals = residuals.real if residuals.dtype.is_complex else residuals
     return _LstsqResult(solution, residuals, rank, sv)
 
 
@@ -664,7 +677,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None,
     """``torch.linalg.matrix_rank``: the number of singular values above ``max(atol, rtol *
     largest)`` (by default ``rtol = eps * max(m, n)``), int64."""
     _check_tensor("linalg.matrix_rank", A)
-    if A._data.dtype.kind not in "f":
+    if A._data.dtype.kind not in "fc":
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_rank: The input tensor input must have at least 2 "

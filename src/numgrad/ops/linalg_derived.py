@@ -56,7 +56,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {eq} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError("linalg.solve_triangular: Expected a floating point or complex "
                            f"tensor as input. Got {torch_name(A._data.dtype)}")
     if B.dtype != A.dtype:
@@ -193,7 +193,8 @@ def geqrf(input: Tensor):
     ng = _ng()
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
-    if not input.dtype.is_floating_point:
+    cx = input.dtype.is_complex
+    if not (input.dtype.is_floating_point or cx):
         raise NotImplementedError(f'"geqrf_cpu" not implemented for '
                                   f"'{torch_name(input._data.dtype)}'")
     A = input.detach().clone()
@@ -201,17 +202,25 @@ def geqrf(input: Tensor):
     taus = []
     for j in range(min(m, n)):
         alpha, x = A[..., j, j], A[..., j + 1:, j]
-        xnorm = (x * x).sum(-1).sqrt()
-        zero = xnorm == 0
-        beta = -ng.copysign((alpha * alpha + xnorm * xnorm).sqrt(), alpha)
+        if cx:  # (zlarfg: beta real, -sign(re alpha) |(alpha, x)|; no reflection where x is 0
+            # and alpha real)
+            xnorm = (x.abs() ** 2).sum(-1).sqrt()
+            zero = (xnorm == 0) & (alpha.imag == 0)
+            size = (alpha.abs() ** 2 + xnorm * xnorm).sqrt()
+            beta = -ng.copysign(size, alpha.real).to(alpha.dtype)
+        else:
+            xnorm = (x * x).sum(-1).sqrt()
+            zero = xnorm == 0
+            beta = -ng.copysign((alpha * alpha + xnorm * xnorm).sqrt(), alpha)
         tau = ng.where(zero, 0.0, (beta - alpha) / ng.where(zero, 1.0, beta))
         v = x / ng.where(zero, 1.0, alpha - beta).unsqueeze(-1)
         A[..., j, j] = ng.where(zero, alpha, beta)
         A[..., j + 1:, j] = v
-        if j + 1 < n:
+        if j + 1 < n:  # (H^H applied to the columns on the right: conj(tau) w w^H)
             w = ng.cat([ng.ones_like(alpha).unsqueeze(-1), v], -1).unsqueeze(-1)
             C = A[..., j:, j + 1:]
-            A[..., j:, j + 1:] = C - tau[..., None, None] * w @ (w.mT @ C)
+            t = tau.conj() if cx else tau
+            A[..., j:, j + 1:] = C - t[..., None, None] * w @ (w.mT.conj() @ C)
         taus.append(tau)
     tau = ng.stack(taus, -1) if taus else A.new_zeros((*A.shape[:-2], 0))
     return _GeqrfResult(A, tau)

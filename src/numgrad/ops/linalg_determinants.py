@@ -24,6 +24,7 @@ from .linalg_decompositions import linalg_svd
 @register
 class LinalgDet(Op):
     name, node = "linalg_det", "LinalgDetBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
@@ -94,6 +95,7 @@ class LinalgSlogdet(Op):
     """The log of the absolute determinant (slogdet's ``logabsdet``)."""
 
     name, node = "linalg_slogdet", "LinalgSlogdetBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
@@ -118,6 +120,7 @@ class LinalgSlogdetSign(Op):
     """slogdet's ``sign`` (of a real matrix: piecewise constant, its gradient zero)."""
 
     name, node = "linalg_slogdet_sign", "LinalgSlogdetBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     samples = (Sample(lambda m, a: m.linalg.slogdet(a).sign, ((3, 3),)),)
@@ -156,9 +159,12 @@ def slogdet(A: Tensor):
 @export(method=True)
 def logdet(input: Tensor) -> Tensor:
     """``torch.logdet``: log det (NaN for a negative determinant, -inf for a singular matrix),
-    as PyTorch composes it (``where(sign == -1, nan, logabsdet)``)."""
+    as PyTorch composes it (``where(sign == -1, nan, logabsdet)``; of a complex matrix
+    ``log(sign) + logabsdet``)."""
     _check_matrix("linalg.slogdet", input)
     sign, logabs = slogdet(input)
+    if sign.dtype.is_complex:  # (PyTorch's: the log of the phase added)
+        return sign.log() + logabs
     return _ng().where(sign == -1, math.nan, logabs)
 
 

@@ -78,6 +78,9 @@ class _LdlFactorExResult(_ExResult):
 
 def _factor(A: Tensor):
     _check_matrix("torch.linalg.ldl_factor_ex", A)
+    if A._data.dtype.kind == "c":  # (the Bunch-Kaufman kernel is real's; its kernel's words)
+        raise NotImplementedError("\"linalg_ldl_factor_ex\" not implemented for "
+                                  f"'{_torch_name(A._data.dtype)}'")
     K = kernels_for((A,), LinalgLdlFactorEx)
     ld, pivots, info = K.ldl_factor(A._data)
     return apply(LinalgLdlFactorEx, (A,), (ld,)), Tensor._wrap(pivots), Tensor._wrap(info)

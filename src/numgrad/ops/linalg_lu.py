@@ -47,7 +47,7 @@ def _check(fn: str, A: Tensor, pivot: bool) -> None:
     if A.ndim < 2:
         raise RuntimeError(f"{fn}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A.shape)} instead")
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise NotImplementedError(f'"lu_cpu" not implemented for '
                                   f"'{_TORCH_NAMES.get(A.dtype.name, A.dtype.name)}'")
     if not pivot:
@@ -65,7 +65,10 @@ def _factor(A: Tensor):
     pivots, info = [], ng.zeros(batch, dtype=ng.int32, device=A.device)
     for j in range(k):
         column = W.detach()[..., j:, j]
-        p = column.abs().argmax(-1) + j  # (the first of the largest, as LAPACK's idamax)
+        # (the first of the largest, as LAPACK's idamax; of complex entries izamax's measure,
+        # |re| + |im|)
+        size = column.real.abs() + column.imag.abs() if column.dtype.is_complex else column.abs()
+        p = size.argmax(-1) + j
         pivots.append(p)
         if m > 1:
             swap = ng.where(rows == j, p.unsqueeze(-1), ng.where(rows == p.unsqueeze(-1), j, rows))
@@ -169,21 +172,21 @@ def linalg_lu(A: Tensor, *, pivot: bool = True):
 @export(function=False, linalg="lu_solve")
 def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
                     adjoint: bool = False) -> Tensor:
-    """``X`` with ``A X = B`` (``adjoint``: ``A^T X = B``; ``left=False``: ``X A = B``) for
+    """``X`` with ``A X = B`` (``adjoint``: ``A^H X = B``; ``left=False``: ``X A = B``) for
     ``A = P L U`` given as ``lu_factor`` returns it."""
     P, L, U = lu_unpack(LU, pivots)
     if left and not adjoint:  # U^-1 L^-1 P^T B
         Y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
         return solve_triangular(U, Y, upper=True)
-    if left:  # A^T X = B: P L^-T U^-T B
-        Y = solve_triangular(U.mT, B, upper=False)
-        return P @ solve_triangular(L.mT, Y, upper=True, unitriangular=True)
+    if left:  # A^H X = B: P L^-H U^-H B (P real)
+        Y = solve_triangular(U.mT.conj(), B, upper=False)
+        return P @ solve_triangular(L.mT.conj(), Y, upper=True, unitriangular=True)
     if not adjoint:  # X P L U = B: B U^-1 L^-1 P^T
         Y = solve_triangular(U, B, upper=True, left=False)
         return solve_triangular(L, Y, upper=False, left=False, unitriangular=True) @ P.mT
-    # X U^T L^T P^T = B: B P L^-T U^-T
-    Y = solve_triangular(L.mT, B @ P, upper=True, left=False, unitriangular=True)
-    return solve_triangular(U.mT, Y, upper=False, left=False)
+    # X U^H L^H P^T = B: B P L^-H U^-H
+    Y = solve_triangular(L.mT.conj(), B @ P, upper=True, left=False, unitriangular=True)
+    return solve_triangular(U.mT.conj(), Y, upper=False, left=False)
 
 
 @export(method=True)

@@ -21,6 +21,7 @@ from ._promote import broadcast_shapes
 @register
 class LinalgInvEx(Op):
     name, node = "linalg_inv_ex", "LinalgInvExBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_output = True
@@ -176,6 +177,7 @@ def _cholesky_solve_array(K, b, low, upper: bool):
 @register
 class CholeskySolve(Op):
     name, node = "cholesky_solve", "CholeskySolveBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (1,)
@@ -236,6 +238,7 @@ def _cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 @register
 class CholeskyInverse(Op):
     name, node = "cholesky_inverse", "CholeskyInverseBackward0"
+    complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)

@@ -137,7 +137,7 @@ def _svd(a: np.ndarray, full_matrices: bool, compute_uv: bool):
     except np.linalg.LinAlgError:
         m, n = a.shape[-2:]
         k = min(m, n)
-        s = np.full(a.shape[:-2] + (k,), np.nan, a.dtype)
+        s = np.full(a.shape[:-2] + (k,), np.nan, _real(a.dtype))
         if not compute_uv:
             return s
         u = np.zeros(a.shape[:-2] + (m, m if full_matrices else k), a.dtype)
@@ -161,13 +161,27 @@ def linalg_det(a: np.ndarray) -> np.ndarray:
     return _c(np.asarray(np.linalg.det(a), a.dtype))
 
 
+def _real(dtype) -> np.dtype:
+    """The real dtype of a complex ``dtype`` (of its parts), a real one as it is."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32 if dtype == np.complex64 else np.float64) if dtype.kind == "c" \
+        else dtype
+
+
+def _mh(a: np.ndarray) -> np.ndarray:
+    """The conjugate transpose of each matrix of ``a`` (the transpose of a real one)."""
+    t = np.swapaxes(a, -1, -2)
+    return np.conj(t) if a.dtype.kind == "c" else t
+
+
 def linalg_slogdet(a: np.ndarray) -> tuple:
-    """(sign, log|det|) of each square matrix of ``a`` (sign 0 and -inf for a singular one)."""
+    """(sign, log|det|) of each square matrix of ``a`` (sign 0 and -inf for a singular one; of
+    a complex matrix the sign is the determinant's phase, a complex number, and log|det| real)."""
     if not a.size:
-        return np.ones(a.shape[:-2], a.dtype), np.zeros(a.shape[:-2], a.dtype)
+        return np.ones(a.shape[:-2], a.dtype), np.zeros(a.shape[:-2], _real(a.dtype))
     sign, logabs = np.linalg.slogdet(a)
     sign = np.where(np.isnan(logabs), 0, sign)  # (PyTorch's sign of a NaN pivot: 0)
-    return _c(np.asarray(sign, a.dtype)), _c(np.asarray(logabs, a.dtype))
+    return _c(np.asarray(sign, a.dtype)), _c(np.asarray(logabs, _real(a.dtype)))
 
 
 def linalg_det_backward(a: np.ndarray, det: np.ndarray, grad: np.ndarray) -> np.ndarray:
@@ -293,44 +307,47 @@ def linalg_eigh(a: np.ndarray, upper: bool, compute_v: bool) -> tuple:
     ``compute_v``) of each symmetric matrix of ``a``, read from its lower (``upper``: upper)
     triangle."""
     uplo = "U" if upper else "L"
+    real = _real(a.dtype)  # (a Hermitian matrix's eigenvalues are real)
     if not a.size:
-        return (np.zeros(a.shape[:-1], a.dtype),
+        return (np.zeros(a.shape[:-1], real),
                 np.zeros(a.shape if compute_v else (0,), a.dtype))
     _refuse_nan(a, "linalg.eigh", "The algorithm failed to converge because the input matrix is "
                 "ill-conditioned or has too many repeated eigenvalues (error code: "
                 f"{a.shape[-1] - 1 if compute_v else 1}).")
     try:
         if not compute_v:
-            return _c(np.linalg.eigvalsh(a, UPLO=uplo).astype(a.dtype)), np.zeros((0,), a.dtype)
+            return _c(np.linalg.eigvalsh(a, UPLO=uplo).astype(real)), np.zeros((0,), a.dtype)
         w, v = np.linalg.eigh(a, UPLO=uplo)
     except np.linalg.LinAlgError:  # (infinities: LAPACK's NaN eigenvalues, identity vectors)
-        w = np.full(a.shape[:-1], np.nan, a.dtype)
+        w = np.full(a.shape[:-1], np.nan, real)
         v = np.zeros(a.shape, a.dtype)
         v[...] = np.eye(a.shape[-1], dtype=a.dtype)
         return w, (v if compute_v else np.zeros((0,), a.dtype))
-    return _c(w.astype(a.dtype)), _c(v.astype(a.dtype))
+    return _c(w.astype(real)), _c(v.astype(a.dtype))
 
 
 def linalg_svd(a: np.ndarray, full_matrices: bool, compute_uv: bool) -> tuple:
     """(U, S, Vh) of each matrix of ``a`` (``(*, m, n)``): U ``(*, m, m or k)``, S ``(*, k)``
-    descending, Vh ``(*, k or n, n)``; without ``compute_uv``, U and Vh are empty."""
+    descending (real, of a complex matrix too), Vh ``(*, k or n, n)``; without ``compute_uv``,
+    U and Vh are empty."""
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
+    real = _real(a.dtype)
     if not compute_uv:
         if not a.size:
-            return np.zeros((0,), a.dtype), np.zeros(batch + (k,), a.dtype), np.zeros((0,), a.dtype)
+            return np.zeros((0,), a.dtype), np.zeros(batch + (k,), real), np.zeros((0,), a.dtype)
         s = _svd(a, False, False)
-        return np.zeros((0,), a.dtype), _c(s.astype(a.dtype)), np.zeros((0,), a.dtype)
+        return np.zeros((0,), a.dtype), _c(s.astype(real)), np.zeros((0,), a.dtype)
     if not a.size:
         u = np.zeros(batch + (m, m if full_matrices else k), a.dtype)
         vh = np.zeros(batch + (n if full_matrices else k, n), a.dtype)
         if full_matrices:  # (LAPACK's: identities)
             u[...] = np.eye(m, dtype=a.dtype)
             vh[...] = np.eye(n, dtype=a.dtype)
-        return u, np.zeros(batch + (k,), a.dtype), vh
+        return u, np.zeros(batch + (k,), real), vh
     u, s, vh = _svd(a, full_matrices, True)
-    return _c(u.astype(a.dtype)), _c(s.astype(a.dtype)), _c(vh.astype(a.dtype))
+    return _c(u.astype(a.dtype)), _c(s.astype(real)), _c(vh.astype(a.dtype))
 
 
 def linalg_qr(a: np.ndarray, mode: str) -> tuple:
@@ -369,11 +386,11 @@ def linalg_pinv(a: np.ndarray, atol: float, rtol, hermitian: bool) -> np.ndarray
         s = np.abs(w)
         cut = np.maximum(atol, rtol * s.max(axis=-1, keepdims=True))
         inv = np.where(s > cut, 1 / np.where(s > cut, w, 1), 0).astype(a.dtype)
-        return _c((v * inv[..., None, :]) @ np.swapaxes(v, -1, -2))
+        return _c((v * inv[..., None, :]) @ _mh(v))
     u, s, vh = _svd(a, False, True)
     cut = np.maximum(atol, rtol * (s[..., :1] if s.shape[-1] else s))
     inv = np.where(s > cut, 1 / np.where(s > cut, s, 1), 0).astype(a.dtype)
-    return _c(np.swapaxes(vh, -1, -2) @ (inv[..., :, None] * np.swapaxes(u, -1, -2)))
+    return _c(_mh(vh) @ (inv[..., :, None] * _mh(u)))
 
 
 def linalg_lstsq(a: np.ndarray, b: np.ndarray, rcond) -> tuple:
@@ -386,7 +403,7 @@ def linalg_lstsq(a: np.ndarray, b: np.ndarray, rcond) -> tuple:
     batch = a.shape[:-2]
     if rcond is None:
         rcond = np.finfo(a.dtype).eps * max(m, n)
-    empty = np.zeros((0,), a.dtype)
+    empty = np.zeros((0,), _real(a.dtype))  # (residuals and singular values: real)
     if not a.size or not b.size:
         return np.zeros(batch + (n, k), a.dtype), empty, np.zeros(batch, np.int64), empty
     if not (np.isfinite(a).all() and np.isfinite(b).all()):  # (PyTorch's gelsy call refuses them)
@@ -396,6 +413,6 @@ def linalg_lstsq(a: np.ndarray, b: np.ndarray, rcond) -> tuple:
     cut = rcond * s[..., :1]
     keep = s > cut
     inv = np.where(keep, 1 / np.where(keep, s, 1), 0)
-    x = np.swapaxes(vh, -1, -2) @ (inv[..., :, None] * (np.swapaxes(u, -1, -2) @ b))
+    x = _mh(vh) @ (inv[..., :, None] * (_mh(u) @ b))
     rank = keep.sum(axis=-1).astype(np.int64)
     return _c(x.astype(a.dtype)), empty, _c(rank), empty

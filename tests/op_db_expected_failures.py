@@ -99,18 +99,6 @@ COMPLEX_SAMPLES = {'as_strided_scatter': "complex128 sample 0 non-contiguous: Py
                      "implemented for 'ComplexDouble'",
  'mm': "complex128 sample 1: a conjugate view (PyTorch's lazy conj bit) as an input, which the "
        "harness's converter does not make",
- 'nn.functional.conv1d': 'complex128 sample 0: raises NotImplementedError: "convolution" not '
-                         "implemented for 'ComplexDouble'",
- 'nn.functional.conv2d': 'complex128 sample 0: raises NotImplementedError: "convolution" not '
-                         "implemented for 'ComplexDouble'",
- 'nn.functional.conv3d': 'complex128 sample 0: raises NotImplementedError: "convolution" not '
-                         "implemented for 'ComplexDouble'",
- 'nn.functional.conv_transpose1d': 'complex128 sample 0: raises NotImplementedError: '
-                                   '"convolution_transpose" not implemented for \'ComplexDouble\'',
- 'nn.functional.conv_transpose2d': 'complex128 sample 0: raises NotImplementedError: '
-                                   '"convolution_transpose" not implemented for \'ComplexDouble\'',
- 'nn.functional.conv_transpose3d': 'complex128 sample 0: raises NotImplementedError: '
-                                   '"convolution_transpose" not implemented for \'ComplexDouble\'',
  'sparse.sampled_addmm': 'complex128 sample 0: layout torch.sparse_csr',
  'to_sparse': 'complex128 sample 0: missing name: torch.Tensor.to_sparse',
  'vdot': "complex128 sample 1: a conjugate view (PyTorch's lazy conj bit) as an input, which the "

@@ -452,8 +452,25 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
         raise NotImplementedError("numgrad has 1-D, 2-D and 3-D convolutions only")
     _check(input, weight, bias, stride, pads, dilation, groups)
     kernels_for((input, weight, bias), Convolution)  # (one device for the three)
-    return _convolution(input, weight, bias, _kernel_params(stride, pads, dilation, groups,
-                                                            wdim == 1))
+    params = _kernel_params(stride, pads, dilation, groups, wdim == 1)
+    if input._data.dtype.kind == "c":
+        return _complex_convolution(lambda x, w, b: _convolution(x, w, b, params), input,
+                                    weight, bias)
+    return _convolution(input, weight, bias, params)
+
+
+def _complex_convolution(conv, input: Tensor, weight: Tensor, bias) -> Tensor:
+    """A convolution of complex tensors as PyTorch's ``complex_convolution``: three real ones
+    (Gauss's trick), ``a = conv(xr, wr, br)``, ``b = conv(xi, wi)``, ``c = conv(xr + xi,
+    wr + wi, br + bi)``, the result ``a - b + i (c - a - b)``; its gradients the real
+    convolutions', through the parts' views."""
+    xr, xi, wr, wi = input.real, input.imag, weight.real, weight.imag
+    br = None if bias is None else bias.real
+    a = conv(xr, wr, br)
+    b = conv(xi, wi, None)
+    c = conv(xr + xi, wr + wi, None if bias is None else br + bias.imag)
+    from .complex import complex as _make_complex
+    return _make_complex(a - b, c - a - b)
 
 
 def _same_padding(input, weight, stride, dilation, dim):
@@ -591,10 +608,16 @@ def _conv_transposed(input: Tensor, weight: Tensor, bias, stride, padding, outpu
     kernels_for((input, weight, bias), ConvolutionTranspose)
     out_shape = [input._data.shape[0], weight._data.shape[1] * groups] + _transposed_size(
         input._data.shape, weight._data.shape, stride, padding, output_padding, dilation)
-    return apply(ConvolutionTranspose, (input, weight, bias),
-                 (input._data, weight._data, None if bias is None else bias._data),
-                 output_shape=tuple(out_shape),
-                 **_kernel_params(stride, _pads(padding), dilation, groups, wdim == 1))
+    params = _kernel_params(stride, _pads(padding), dilation, groups, wdim == 1)
+
+    def transposed(x, w, b):
+        return apply(ConvolutionTranspose, (x, w, b),
+                     (x._data, w._data, None if b is None else b._data),
+                     output_shape=tuple(out_shape), **params)
+
+    if input._data.dtype.kind == "c":
+        return _complex_convolution(transposed, input, weight, bias)
+    return transposed(input, weight, bias)
 
 
 @export(functional=True)

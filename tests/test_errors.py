@@ -496,3 +496,25 @@ def test_exception_in_a_hook_writes_no_grad():
     with pytest.raises(ValueError, match="hook failed"):
         out.backward()
     _assert_same_grads([x, w], before)
+
+
+@pytest.mark.parametrize("name", ["mm", "bmm", "dot", "matmul", "kron", "take", "cdist", "vdot",
+                                  "inner", "mv", "cosine_similarity", "slice_scatter",
+                                  "lu_unpack", "tensordot"])
+def test_a_number_where_a_tensor_is_expected_raises_pytorchs_type_error(name):
+    # (each raised an AttributeError from inside, "'int' object has no attribute '_data'")
+    with pytest.raises(TypeError) as ours:
+        getattr(ng, name)(ng.ones(2, 2), 1)
+    try:
+        getattr(torch, name)(torch.ones(2, 2), 1)
+    except TypeError as theirs:
+        assert str(ours.value) == str(theirs)
+    except AttributeError:  # (PyTorch's Python-level tensordot: its own AttributeError)
+        assert "must be Tensor, not int" in str(ours.value)
+
+
+def test_group_norm_refuses_a_number_of_groups_below_one_in_pytorchs_words():
+    for groups in (0, -1):
+        with pytest.raises(RuntimeError, match=f"Expected num groups to be greater than 0, got "
+                                               f"{groups}"):
+            ng.group_norm(ng.ones(2, 3), groups)

@@ -305,6 +305,8 @@ def _dispatching(raw, operator: bool = False, shared=None, bind=None):
                 if (kwargs and type(error) is TypeError
                         and not _NUMPY_NAMES.keys().isdisjoint(kwargs)):
                     return public(*args, **_torch_names(kwargs))
+                if type(error) is AttributeError:
+                    _argument_type_error(raw, args, kwargs)
                 if _state.no_all or not _met(args, kwargs):
                     raise
         state = _state
@@ -327,6 +329,25 @@ def _dispatching(raw, operator: bool = False, shared=None, bind=None):
 
     public._numgrad_raw = raw
     return public
+
+
+def _argument_type_error(raw, args, kwargs) -> None:
+    """Where ``raw`` failed with an AttributeError (``'int' object has no attribute '_data'``):
+    PyTorch's TypeError if an argument its signature declares a ``Tensor`` is not one
+    (``mm(): argument 'mat2' (position 2) must be Tensor, not int``); else nothing (the
+    AttributeError stands)."""
+    try:
+        signature = inspect.signature(raw)
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return
+    for position, (name, parameter) in enumerate(signature.parameters.items(), 1):
+        if parameter.annotation not in ("Tensor", numgrad.Tensor) or name not in bound.arguments:
+            continue
+        value = bound.arguments[name]
+        if not isinstance(value, numgrad.Tensor) and not hasattr(value, "__torch_function__"):
+            raise TypeError(f"{raw.__name__.lstrip('_')}(): argument '{name}' (position "
+                            f"{position}) must be Tensor, not {type(value).__name__}") from None
 
 
 def _without_dispatch(raw):

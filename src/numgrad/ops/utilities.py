@@ -288,7 +288,9 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: flo
 @export
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5,
                cudnn_enabled: bool = True) -> Tensor:
-    """``nn.functional.group_norm``."""
+    """``nn.functional.group_norm`` (ATen's, which checks ``num_groups`` first)."""
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     return _F().group_norm(input, num_groups, weight, bias, eps)
 
 

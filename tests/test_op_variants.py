@@ -72,6 +72,13 @@ OPT_OUT.update({
 # (op, sample index, variant): why the result at that input is not unique, so only its structure
 # (outputs' shapes and dtypes, which gradients exist, or the error class) is compared.
 NOT_UNIQUE = {
+    ("logit", 1, "special-values"): "the gradient at a NaN input with eps: PyTorch's is NaN run "
+    "alone and 0 after the suite's earlier tests (which of its loops computes the element); "
+    "numgrad's 0",
+    ("_scaled_dot_product_flash_attention_for_cpu", 0, "special-values"): "NaN and inf in the "
+    "queries and keys: PyTorch's CPU flash kernel gives 0 or NaN for a row by the state earlier "
+    "calls leave (alone it differs from its own result after the suite's earlier tests); "
+    "numgrad's softmax gives NaN",
     ("linalg_qr", 0, "expanded"): "QR of a rank-1 matrix (one value expanded): Q's later columns "
     "are any orthonormal completion and the gradient divides by R's zero diagonal; the values "
     "differ between LAPACK builds (one gradient -8 in numgrad, -4.99 in PyTorch on one machine)",

@@ -36,15 +36,15 @@ def complex_from_pairs(a: np.ndarray) -> np.ndarray:
 
 
 def complex_conj(a: np.ndarray) -> np.ndarray:
-    return np.conjugate(a)
+    return np.asarray(np.conjugate(a))  # (asarray: NumPy's ufuncs give a 0-d array a scalar)
 
 
 def complex_abs(a: np.ndarray) -> np.ndarray:
-    return np.abs(a)
+    return np.asarray(np.abs(a))
 
 
 def complex_angle(a: np.ndarray) -> np.ndarray:
-    return np.angle(a)
+    return np.asarray(np.angle(a))
 
 
 def complex_from_parts(re: np.ndarray, im: np.ndarray, polar: bool) -> np.ndarray:

@@ -253,6 +253,8 @@ def test_complex_and_half_precision_draws_and_integer_refusals_as_pytorchs():
         h = numgrad.rand(n, dtype=dtype).float().numpy()
         assert h.min() == 0.0 and h.max() == 1 - 2.0 ** -digits
         assert (h * 2 ** digits == np.floor(h * 2 ** digits)).all()
+        scalar = numgrad.rand((), dtype=dtype)  # (a 0-d draw: a 0-d tensor, not a NumPy scalar)
+        assert scalar.shape == () and 0 <= scalar.item() < 1 and scalar.add_(1).item() >= 1
     for fn in (lambda m: m.rand(2, dtype=m.int64), lambda m: m.randn(2, dtype=m.int8),
                lambda m: m.rand_like(m.ones(2, dtype=m.bool))):
         with pytest.raises(NotImplementedError) as ours:

@@ -431,7 +431,9 @@ def philox_uniform(state: np.ndarray, shape: tuple, dtype) -> np.ndarray:
         return philox_uniform(state, tuple(shape) + (2,), part).view(dtype).reshape(shape)
     if dtype.itemsize == 2:
         digits = 11 if dtype == np.float16 else 8
-        grid = np.floor(philox_uniform(state, shape, np.float32) * np.float32(1 << digits))
+        # (asarray: NumPy's floor of a 0-d array is a scalar)
+        grid = np.asarray(np.floor(philox_uniform(state, shape, np.float32)
+                                   * np.float32(1 << digits)))
         grid *= np.float32(1.0 / (1 << digits))
         return grid.astype(np.float16) if dtype == np.float16 else _lowp.f32_to_bf16(grid)
     out = _pool.empty(shape, dtype)

@@ -560,6 +560,7 @@ def test_predicates_reductions_and_refusals_of_complex_tensors_as_pytorch():
             (numgrad.isposinf, RuntimeError, "isposinf does not support complex inputs"),
             (numgrad.isneginf, RuntimeError, "isneginf does not support complex inputs"),
             (lambda v: v.clone().abs_(), RuntimeError, "In-place abs is not supported for complex"),
+            (lambda v: v.clone().absolute_(), RuntimeError, "In-place abs is not supported for"),
             (numgrad.logit, NotImplementedError, "not implemented for 'ComplexDouble'"),
             (numgrad.special.bessel_j0, NotImplementedError, "not implemented for 'ComplexDouble'"),
             (numgrad.special.spherical_bessel_j0, NotImplementedError, "not implemented for"),

@@ -400,7 +400,8 @@ def _inplace_form(name: str):
     code = op.code if isinstance(op, type) and issubclass(op, elementwise._Unary) else None
 
     def inplace(input: Tensor, *args, **kwargs) -> Tensor:
-        if name == "abs" and isinstance(input, Tensor) and input._data.dtype.kind == "c":
+        if name in ("abs", "absolute") and isinstance(input, Tensor) and \
+                input._data.dtype.kind == "c":
             # (the modulus is real: PyTorch refuses to write it into the complex tensor)
             raise RuntimeError("In-place abs is not supported for complex tensors.")
         if code is not None and not args and not kwargs and isinstance(input, Tensor):

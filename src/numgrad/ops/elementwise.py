@@ -340,7 +340,7 @@ _Unary = UnaryFormula
                      Sample(lambda m, a: a.exp(), ((5,),))))
 def Exp(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad * wirtinger(out),)
+    return (grad * (out if out._data.dtype.kind != "c" else wirtinger(out)),)
 
 
 @formula_op("log", "LogBackward0", "LOG",
@@ -348,7 +348,7 @@ def Exp(ctx, grad):
             samples=(Sample(lambda m, a: m.log(a), ((3, 4),), low=0.5, high=3.0),))
 def Log(ctx, grad):
     (a,) = ctx.saved_tensors
-    return (grad / wirtinger(a),)
+    return (grad / (a if a._data.dtype.kind != "c" else wirtinger(a)),)
 
 
 @formula_op("sqrt", "SqrtBackward0", "SQRT",

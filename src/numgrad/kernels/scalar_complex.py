@@ -1,17 +1,26 @@
 """Scalar formulas of complex elements (complex64, complex128), for both devices: the complex
-rows of the formula table (``formulas.py``: ``sub``, ``div``, ``pow``, ``rpow``, ``logaddexp``, ``exp``, ``log``, ``sqrt``, the trigonometric and
-hyperbolic functions and their inverses, ``sigmoid``, ``reciprocal``, ``rsqrt``, ``log1p``,
-``expm1``, ``log2``, ``log10``, ``exp2``, ``sinc``).
+rows of the formula table (``formulas.py``): ``sub div pow rpow logaddexp exp log sqrt sigmoid
+reciprocal rsqrt log1p expm1 log2 log10 exp2 sinc``, the trigonometric and hyperbolic functions
+and their inverses.
 
-They are written with the ``cmath`` module, which Numba compiles for both complex types (in the
-element's own precision: a complex64 is computed in float32, as PyTorch's ``c10::complex<float>``
-is) and which numba-cuda documents for kernels; its functions follow C99's Annex G at the special
-values (infinities, NaN, signed zeros on the branch cuts), as PyTorch's ``std::`` functions do.
-Where PyTorch computes a formula of its own (``log1p``, ``expm1``: accurate near 0;
-``sigmoid``, ``rsqrt``, ``log2``: compositions), the formula here is that composition.
+PyTorch's CPU kernels call the C library's complex functions (glibc's, which follow C99's Annex
+G: the values at infinities and NaN, the signs of zeros on the branch cuts), or formulas of its
+own built from them. Numba compiles the ``cmath`` module for both complex types (a complex64 in
+float32, as ``c10::complex<float>``), but its ``exp``, ``sinh``, ``cosh``, ``tanh`` multiply an
+infinity by ``sin(0)`` (``exp(800 + 0j)`` is inf + nan j there, glibc's inf + 0j) and its
+inverse functions turn any NaN part into NaN + nan j. So ``exp sinh cosh tanh`` are written here
+with C99's cases (and without overflow where a part is finite), ``sin cos tan`` through them
+(``sin(z) = -i sinh(iz)``, C99's definitions), ``log`` with ``log1p`` near the unit circle,
+and the inverse functions take ``cmath``'s values but C99's where a part is NaN; ``sqrt`` is
+``cmath``'s. Division is c10's (Smith's scaling; Numba's raises ZeroDivisionError for a zero
+divisor), ``sub`` PyTorch's ``a + b (-1 + 0j)`` (its zero signs), and where PyTorch composes a
+formula of its own (``log1p expm1 sigmoid rsqrt log2 log10 exp2 sinc logaddexp pow``) the
+formula here is that composition. Each is checked against PyTorch at special and random values
+(tests/test_complex.py).
 
-Each takes and returns an element of one complex type: ``_one`` and ``_real`` give constants of
-the argument's type, since a bare ``1.0`` would make complex64 arithmetic complex128.
+Each takes and returns an element of one complex type: ``_one``, ``_real`` and ``_complex_like``
+give constants and results of the argument's type, since a bare ``1.0`` would make complex64
+arithmetic complex128.
 """
 from __future__ import annotations
 

@@ -358,7 +358,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
 
 # ------------------------------------------------------------------ SVD
 def _svd_backward(gU, gS, gVh, U: Tensor, S: Tensor, Vh: Tensor) -> Tensor:
-    """PyTorch's svd_backward (real matrices; reduced factors)."""
+    """PyTorch's svd_backward (reduced factors; real or complex matrices)."""
     m, n = U.shape[-2], Vh.shape[-1]
     if gU is None and gVh is None:
         return U @ (gS.unsqueeze(-1) * Vh) if m >= n else (U * gS.unsqueeze(-2)) @ Vh
@@ -379,6 +379,9 @@ def _svd_backward(gU, gS, gVh, U: Tensor, S: Tensor, Vh: Tensor) -> Tensor:
         gA = S.unsqueeze(-1) * (VhgV / E)
     if gS is not None:
         gA = gA + _diag(gS)
+    if gU is not None and U.dtype.is_complex:  # (complex factors: PyTorch's term of the
+        # imaginary diagonal of U^H gU, which the skew parts above cancel)
+        gA = gA + _diag((_mH(U) @ gU).diagonal(0, -2, -1).imag / S * 1j)
     if m > n and gU is not None:
         gA = U @ gA
         gUSinv = gU / S.unsqueeze(-2)

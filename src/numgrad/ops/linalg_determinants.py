@@ -46,10 +46,14 @@ class LinalgDet(Op):
         if not A.numel():
             return (ng.zeros_like(A),)
         n = A.shape[-1]
+        cx = A._data.dtype.kind == "c"  # (the gradient is grad conj(cofactors(A)))
         if not grad_mode.state.enabled:  # (a plain backward: at the array level, no read)
             K = kernels_for((A,))
-            return (Tensor._wrap(K.linalg_det_backward(A._data, det._data, grad._data)),)
-        g = grad * det
+            a, d = A._data, det._data
+            if cx:  # (grad det A^-T of conj(A), conj(det): grad conj(det) A^-H)
+                a, d = a.conj(), d.conj()
+            return (Tensor._wrap(K.linalg_det_backward(a, d, grad._data)),)
+        g = grad * (det.conj() if cx else det)
         d = _diag(g.unsqueeze(-1).expand(*g.shape, n))
 
         def nonsingular(M):
@@ -57,8 +61,9 @@ class LinalgDet(Op):
 
         def singular(M):
             U, S, Vh = linalg_svd(M)
-            alpha = det_of(U) * det_of(Vh) * grad
-            eye = _eye_like(M) > 0.5
+            alpha = det_of(U) * det_of(Vh)
+            alpha = (alpha.conj() if cx else alpha) * grad
+            eye = (_eye_like(M).real if cx else _eye_like(M)) > 0.5
             others = ng.where(eye, 1.0, S.unsqueeze(-2).expand(*S.shape, n)).prod(-1)
             D = alpha.unsqueeze(-1) * others
             return (U * D.unsqueeze(-2)) @ Vh
@@ -112,17 +117,23 @@ class LinalgSlogdet(Op):
     @staticmethod
     def backward(ctx, grad):
         (A,) = ctx.saved_tensors
+        if A.dtype.is_complex:  # (the real gradient of log|det| in the complex solve)
+            grad = grad.to(A.dtype)
         return (_bsolve(_mH(A), _diag(grad.unsqueeze(-1).expand(*grad.shape, A.shape[-1]))),)
 
 
 @register
 class LinalgSlogdetSign(Op):
-    """slogdet's ``sign`` (of a real matrix: piecewise constant, its gradient zero)."""
+    """slogdet's ``sign`` (of a real matrix: piecewise constant, its gradient zero; of a complex
+    one the determinant's phase, PyTorch's ``slogdet_backward``: ``i Im(grad conj(sign))``
+    where log|det| has ``grad``)."""
 
     name, node = "linalg_slogdet_sign", "LinalgSlogdetBackward0"
     complex_ok = True
     jvp = _jvp.transposed_backward
     on_cuda = True
+    save_inputs = (0,)
+    save_output = True
     samples = (Sample(lambda m, a: m.linalg.slogdet(a).sign, ((3, 3),)),)
 
     @staticmethod
@@ -131,7 +142,11 @@ class LinalgSlogdetSign(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return (None,)
+        A, sign = ctx.saved_tensors
+        if not A.dtype.is_complex:
+            return (None,)
+        g = (grad * sign.conj()).imag.to(A.dtype) * 1j
+        return (_bsolve(_mH(A), _diag(g.unsqueeze(-1).expand(*g.shape, A.shape[-1]))),)
 
 
 class _SlogdetResult(tuple):

@@ -168,6 +168,8 @@ def _cholesky_solve_array(K, b, low, upper: bool):
     tri = K.ascontiguous(K.structure.tri(low, 0, bool(upper)))
     nd = len(tuple(tri.shape))
     trans = K.ascontiguous(K.transpose(tri, nd - 1, nd - 2))
+    if tri.dtype.kind == "c":  # (L^H: the conjugate transpose)
+        trans = K.complex_conj(trans)
     lower, upper_ = (trans, tri) if upper else (tri, trans)
     y, _ = K.linalg_solve(lower, b, True, False)
     x, _ = K.linalg_solve(upper_, y, True, False)

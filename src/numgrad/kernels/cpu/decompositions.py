@@ -211,11 +211,12 @@ def linalg_det_backward(a: np.ndarray, det: np.ndarray, grad: np.ndarray) -> np.
 
 def _cofactors(m: np.ndarray) -> np.ndarray:
     """The cofactor matrix of one square ``m``, the gradient of its determinant, through its
-    SVD ``U S Vh``: ``det(U) det(Vh) U diag(prod of the other singular values) Vh``, defined
-    (and continuous) at singular matrices too."""
+    SVD ``U S Vh``: ``det(U) det(Vh) conj(U) diag(prod of the other singular values)
+    conj(Vh)`` (the transpose of ``adj(m) = det(m) m^-1``; the conjugates are a complex
+    matrix's), defined (and continuous) at singular matrices too."""
     u, s, vh = np.linalg.svd(m)
     others = np.array([np.prod(np.delete(s, i)) for i in range(s.size)], m.dtype)
-    return (np.linalg.det(u) * np.linalg.det(vh)) * ((u * others) @ vh)
+    return (np.linalg.det(u) * np.linalg.det(vh)) * ((np.conj(u) * others) @ np.conj(vh))
 
 
 # ------------------------------------------------------------------ inverse and solve

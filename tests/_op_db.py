@@ -465,7 +465,7 @@ def run_sample(op, sample, dtype_name: str, index: int) -> str | None:
             why = "comparing indices through their values: " + _exception_text(e)
     if why:
         return why
-    if not (values and dtype_name.startswith("float") and op.supports_autograd):
+    if not (values and dtype_name.startswith(("float", "complex")) and op.supports_autograd):
         return None
     # gradients of a fixed random cotangent
     try:

@@ -93,6 +93,7 @@ def cummin(input: Tensor, dim: int):
 @register
 class Logcumsumexp(Op):
     name, node = "logcumsumexp", "LogcumsumexpBackward0"
+    complex_ok = True
     on_cuda = True
     save_inputs = (0,)
     save_output = True
@@ -118,6 +119,8 @@ class Logcumsumexp(Op):
         def reverse_lcse(t):
             return ops.flip(logcumsumexp(ops.flip(t, (dim,)), dim), (dim,))
 
+        if grad._data.dtype.kind == "c":  # (PyTorch's: no split by sign, the log of conj(grad))
+            return ((reverse_lcse(grad.conj().log() - out) + x).exp().conj(),)
         log_abs = grad.abs().log()
         floor = Tensor._wrap(kernels_for((grad,)).full((), lowest, grad._data.dtype))
         pos = ops.where(grad > 0, log_abs, floor)
@@ -133,7 +136,7 @@ class Logcumsumexp(Op):
         dim = ctx.params["dim"]
         if not t._data.size:
             return t
-        e = (x - x.amax(dim, keepdim=True)).exp()
+        e = (x - (x.real if x.dtype.is_complex else x).amax(dim, keepdim=True)).exp()
         return (e * t).cumsum(dim) / (e.cumsum(dim) + 1e-13)
 
 
@@ -141,9 +144,7 @@ class Logcumsumexp(Op):
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """The running ``log(sum(exp(input)))`` along ``dim``, computed stably (of complex
     elements: a running ``logaddexp``, PyTorch's)."""
-    if input.dtype.is_complex:
-        return _complex_logcumsumexp(input, _dim(input, dim))
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(
             f"\"logcumsumexp_out_cpu\" not implemented for '{torch_name(input._data.dtype)}'")
     d = _dim(input, dim)
@@ -152,17 +153,3 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
         keep_given(out, dim=int(dim))
     return out
 
-
-def _complex_logcumsumexp(z: Tensor, d: int) -> Tensor:
-    """The running ``logaddexp`` of complex ``z`` along ``d``, one slice a step (its gradients
-    logaddexp's)."""
-    from .exponents_and_rounding import logaddexp
-    from .shape import stack
-
-    if not z.ndim or z.shape[d] <= 1:
-        return z.clone()
-    parts = z.unbind(d)
-    running = [parts[0]]
-    for p in parts[1:]:
-        running.append(logaddexp(running[-1], p))
-    return stack(running, d)

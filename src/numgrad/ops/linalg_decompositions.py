@@ -133,7 +133,7 @@ def _legacy_cholesky(input: Tensor, upper: bool = False) -> Tensor:
 
 # ------------------------------------------------------------------ QR
 def _qr_backward(gQ, gR, Q: Tensor, R: Tensor, mode: str) -> Tensor:
-    """PyTorch's linalg_qr_backward (real matrices)."""
+    """PyTorch's linalg_qr_backward (real or complex matrices)."""
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
                            "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
@@ -157,6 +157,8 @@ def _qr_backward(gQ, gR, Q: Tensor, R: Tensor, mode: str) -> Tensor:
         return _bsolve(_mH(R), gA, left=False)
     X = -gA
     skew = (X - _mH(X)).tril()
+    if skew.dtype.is_complex:  # (PyTorch's trilImInvAdjSkew: its imaginary diagonal halved)
+        skew = skew - _diag(ng.diagonal(skew, 0, -2, -1) * 0.5)
     gA = Q @ skew
     gA = _bsolve(_mH(R.narrow(-1, 0, m)), gA, left=False)
     zeros = ng.zeros(*R.shape[:-1], n - m, dtype=gA.dtype, device=gA.device)

@@ -77,7 +77,10 @@ def cum_extreme(x: np.ndarray, dim: int, take_max: bool) -> tuple:
 
 
 def logcumsumexp_dim(x: np.ndarray, dim: int) -> np.ndarray:
-    """The running ``log(sum(exp(x)))`` of the float array ``x`` along ``dim``."""
+    """The running ``log(sum(exp(x)))`` of the float array ``x`` along ``dim`` (of a complex
+    one: a running complex ``logaddexp``, in complex128, PyTorch's accumulation)."""
+    if x.dtype.kind == "c":
+        return _complex_logcumsumexp(x, dim)
     a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
     out = np.empty(a.shape, a.dtype)
     if a.ndim == 0:
@@ -86,3 +89,19 @@ def logcumsumexp_dim(x: np.ndarray, dim: int) -> np.ndarray:
         outer, n, inner = _lines(a.shape, dim)
         _each("logcumsumexp_line")(a.reshape(-1), out.reshape(-1), n, inner, outer)
     return out
+
+
+def _complex_logcumsumexp(x: np.ndarray, dim: int) -> np.ndarray:
+    from ..formulas import Binary
+    from .elementwise import binary
+
+    if x.ndim == 0 or not x.size:
+        return np.array(x, copy=True)
+    moved = np.moveaxis(x, dim, 0)
+    lines = np.ascontiguousarray(moved, np.complex128).reshape(moved.shape[0], -1)
+    out = np.empty(lines.shape, np.complex128)
+    out[0] = acc = lines[0]
+    for k in range(1, lines.shape[0]):
+        out[k] = acc = binary(Binary.LOGADDEXP, acc, lines[k])
+    out = out.reshape(moved.shape)
+    return np.ascontiguousarray(np.moveaxis(out, 0, dim).astype(x.dtype))

@@ -49,9 +49,6 @@ OPT_OUT = {
 # The complex ops (issue 35's complex dtypes, new): where they differ from PyTorch on hard inputs,
 # for now (each a defect of numgrad's, to fix, unless it says PyTorch raises).
 OPT_OUT.update({
-    **{(op, i, "zero-dim"): "a 0-d complex result comes back as a NumPy scalar, which the "
-       "next op takes for a device array (numgrad's defect)"
-       for op, i in (("abs_complex", 0), ("abs_complex", 1), ("angle_complex", 0))},
     ("conj", 0, "zero-dim"): "conj of a 0-d real tensor raises AttributeError where PyTorch "
     "raises RuntimeError (numgrad's defect: the error class)",
     ("fft_c2c", 0, "empty"): "PyTorch's MKL FFT raises on an empty transform; numgrad gives the "

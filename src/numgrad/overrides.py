@@ -317,6 +317,9 @@ def _dispatching(raw, operator: bool = False, shared=None, bind=None):
             except TypeError:  # (NumPy's names, as above, once a tensor-like has been met)
                 if not kwargs or _NUMPY_NAMES.keys().isdisjoint(kwargs):
                     raise
+            except AttributeError:
+                _argument_type_error(raw, args, kwargs)
+                raise
             return public(*args, **_torch_names(kwargs))
         if operator:
             try:

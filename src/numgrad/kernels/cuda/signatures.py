@@ -78,6 +78,8 @@ def generated() -> list:
         template = "cuda/unary" if isinstance(op, formulas.Unary) else "cuda/binary"
         result = BOOL if isinstance(op, formulas.Compare) else None
         for row in rows:
+            if not any(d in _BY_NAME for d in row.dtypes):  # (a complex row: first use)
+                continue
             module = codegen.load(template, row.cuda)
             for kernel, pattern in TEMPLATES[template].items():
                 if kernel == "zip_into_k" and result is BOOL:

@@ -133,7 +133,6 @@ class LinalgSlogdetSign(Op):
     jvp = _jvp.transposed_backward
     on_cuda = True
     save_inputs = (0,)
-    save_output = True
     samples = (Sample(lambda m, a: m.linalg.slogdet(a).sign, ((3, 3),)),)
 
     @staticmethod
@@ -142,9 +141,11 @@ class LinalgSlogdetSign(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        A, sign = ctx.saved_tensors
+        (A,) = ctx.saved_tensors
         if not A.dtype.is_complex:
             return (None,)
+        det = det_of(A)  # (the sign again, differentiable: det / |det|)
+        sign = det / det.abs()
         g = (grad * sign.conj()).imag.to(A.dtype) * 1j
         return (_bsolve(_mH(A), _diag(g.unsqueeze(-1).expand(*g.shape, A.shape[-1]))),)
 

@@ -192,8 +192,7 @@ def _std_var(input: Tensor, dim, unbiased, correction, keepdim: bool, dtype, mas
     if not keepdim:
         count = count.reshape(total.shape)
     if c != 0:  # (counted in the real dtype of a complex one)
-        real = ng.float32 if dtype == ng.complex64 else ng.float64 if dtype.is_complex else dtype
-        count = ng.clamp_min(count.to(real) - c, 0)
+        count = ng.clamp_min(count.to(dtype.to_real()) - c, 0)
     out = (total / count).to(dtype)
     return out.sqrt() if root else out
 

@@ -154,7 +154,11 @@ class _Converter:
         buf = self.buffers.get(key)
         if buf is None:
             whole = torch.empty(0, dtype=x.dtype).set_(storage)
-            buf = self.buffers[key] = whole.detach().numpy().copy()
+            if x.dtype == torch.bfloat16:  # (numgrad's bfloat16: NumPy's opaque "V2" elements)
+                buf = whole.detach().view(torch.int16).numpy().copy().view("V2")
+            else:
+                buf = whole.detach().numpy().copy()
+            self.buffers[key] = buf
         try:
             arr = np.lib.stride_tricks.as_strided(buf[x.storage_offset():], tuple(x.shape),
                                                   tuple(s * buf.itemsize for s in x.stride()))

@@ -192,3 +192,42 @@ def test_half_precision_binary_functions_as_pytorch(fn):
         return str(y.dtype).split(".")[-1], y.float().tolist() if y.is_floating_point() else \
             y.tolist()
     assert run(numgrad) == run(torch)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_writes_through_views_of_half_tensors_that_require_grad_land_as_pytorchs(name):
+    # (a write through a view of a recorded half tensor went into a widened copy and was lost:
+    # slice_scatter, select_scatter, diagonal_scatter and circular padding returned the input)
+    def step(m):
+        a = m.arange(6.0).to(getattr(m, name)).requires_grad_()
+        y = a.clone()
+        y[0:2].copy_(m.ones(2, dtype=y.dtype))
+        y[2:3].add_(1.0)
+        y[3:].mul_(2).add_(5)
+        y[m.tensor([0, 4])] = m.tensor([7.0, 8.0]).to(y.dtype)
+        z = m.slice_scatter(a, m.full((6,), -1.0, dtype=a.dtype), 0, 0, 6)
+        w = m.nn.functional.pad(a.reshape(1, 2, 3), (1, 1), mode="circular")
+        (y * 3 + z + w.sum()).sum().backward()
+        return y, z, w, a.grad
+
+    for ours, theirs in zip(step(numgrad), step(torch)):
+        _same(ours.detach(), theirs.detach())
+
+
+def test_narrow_numbers_among_an_ops_parameters_are_widened_too():
+    # (``1 - x`` of a half tensor passed a float16 number to a kernel compiled for float32:
+    # Numba's NotImplementedError in atanh's, logit's, glu's, binary_cross_entropy's backward)
+    def fns(m):
+        return (m.atanh, lambda v: m.logit(v.abs()), lambda v: 1 - v,
+                lambda v: m.nn.functional.glu(m.cat([v, v]), 0))
+
+    for f, g in zip(fns(numgrad), fns(torch)):
+        x = numgrad.tensor([0.1, -0.3, 0.7]).to(numgrad.float16).requires_grad_()
+        t = torch.tensor([0.1, -0.3, 0.7]).to(torch.float16).requires_grad_()
+        y, z = f(x), g(t)
+        y.sum().backward()
+        z.sum().backward()
+        assert y.dtype == x.grad.dtype == numgrad.float16
+        for ours, theirs in ((y, z), (x.grad, t.grad)):  # (a half ulp apart at most: logit's)
+            np.testing.assert_allclose(ours.detach().float().numpy(), theirs.detach().float().numpy(),
+                                       rtol=1e-3)

@@ -303,8 +303,16 @@ def _apply_narrow(op, K, inputs, arrays, params) -> Tensor:
     """``apply`` for arrays among which some are of a narrow dtype: run on them widened, the
     result rounded back to the narrow dtype where it is of the widened one (``numgrad._lowp``)."""
     wide, back = _lowp.widened(K, arrays)
+    for k, v in params.items():  # (a number of the narrow dtype among the parameters: ``x - 1``)
+        if isinstance(v, np.generic) and v.dtype.num in _lowp.NARROW:
+            params[k] = _lowp.widened(K, (v,))[0][0]
     result = apply(op, inputs, wide, **params)
     result._data = _lowp.narrowed(K, result._data, back)
+    if params.get("inplace") and wide[0] is not arrays[0]:
+        # (an op that writes into its first array, ``index_put_``, a write through a view: it
+        # wrote into the widened copy, so the tensor's own array takes the result)
+        K.assign(arrays[0], result._data)
+        result._data = arrays[0]
     return result
 
 

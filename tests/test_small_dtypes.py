@@ -231,3 +231,46 @@ def test_narrow_numbers_among_an_ops_parameters_are_widened_too():
         for ours, theirs in ((y, z), (x.grad, t.grad)):  # (a half ulp apart at most: logit's)
             np.testing.assert_allclose(ours.detach().float().numpy(), theirs.detach().float().numpy(),
                                        rtol=1e-3)
+
+
+def test_bfloat16_pooling_padding_and_unfold_as_pytorch():
+    # (they refused bfloat16 with PyTorch's words though PyTorch computes them; they now run
+    # widened: values, dtypes and gradients. avg_pool3d, and local_response_norm of a 4-D
+    # input, which pools with it, refuse float16 and bfloat16 as PyTorch's CPU kernel does)
+    def fns(m):
+        F = m.nn.functional
+        return [lambda x: F.adaptive_avg_pool1d(x[0], 2), lambda x: F.adaptive_avg_pool2d(x, 2),
+                lambda x: F.adaptive_avg_pool3d(x[None], 2),
+                lambda x: F.adaptive_max_pool1d(x[0], 2), lambda x: F.adaptive_max_pool2d(x, 2),
+                lambda x: F.avg_pool1d(x[0], 2), lambda x: F.avg_pool2d(x, 2),
+                lambda x: F.max_pool1d(x[0], 2), lambda x: F.max_pool2d(x, 2),
+                lambda x: F.max_pool1d(x[0], 2, return_indices=True)[0],
+                lambda x: F.max_pool3d(x[None], 2), lambda x: F.local_response_norm(x[0], 2),
+                lambda x: F.pad(x[0], (1, 2), mode="reflect"),
+                lambda x: F.pad(x, (1, 1, 2, 0), mode="replicate"),
+                lambda x: F.pad(x[0], (-1, 1), mode="replicate"), lambda x: F.unfold(x, 2)]
+
+    data = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    for i, (f, g) in enumerate(zip(fns(numgrad), fns(torch))):
+        x = numgrad.tensor(data).to(numgrad.bfloat16).requires_grad_()
+        t = torch.tensor(data).to(torch.bfloat16).requires_grad_()
+        y, z = f(x), g(t)
+        (y * y).sum().backward()
+        (z * z).sum().backward()
+        for ours, theirs, exact in ((y.detach(), z.detach(), i != 2),
+                                    (x.grad, t.grad, i not in (0, 1, 2, 13))):
+            if exact:
+                _same(ours, theirs)
+            else:  # (ATen adds into a bfloat16 result, rounding each sum (adaptive_avg_pool3d,
+                #      the backwards of adaptive_avg_pool2d and replication padding); numgrad
+                #      sums in float32 and rounds once: an ulp or two apart)
+                assert ours.dtype == numgrad.bfloat16 and ours.shape == theirs.shape
+                np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(),
+                                           rtol=2 ** -6, atol=2 ** -8)
+    for name, m_name in (("float16", "Half"), ("bfloat16", "BFloat16")):
+        x = numgrad.ones(1, 2, 2, 2, 2, dtype=getattr(numgrad, name))
+        for f in (lambda v: numgrad.nn.functional.avg_pool3d(v, 2),
+                  lambda v: numgrad.nn.functional.local_response_norm(v[0], 2)):
+            with pytest.raises(NotImplementedError, match=f'"avg_pool3d_out_frame" not '
+                               f"implemented for '{m_name}'"):
+                f(x)

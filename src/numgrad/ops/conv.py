@@ -825,7 +825,7 @@ def _blocks(size, kernel, dil, pad, st) -> list:
 def _apply_block(op, kernel_name: str, input: Tensor, kernel, dil, pad, st, size) -> Tensor:
     """``op`` (``Im2Col`` or ``Col2Im``) on a float or bool ``input`` (ATen's kernel
     ``kernel_name`` refuses the others)."""
-    if input._data.dtype.kind not in "fbc":
+    if input._data.dtype.kind not in "fbcV":  # ("V": bfloat16, computed widened)
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for "
                                   f"'{_type_name(input)}'")
     kernels_for((input,), op)

@@ -392,7 +392,7 @@ def _check_pad(op: type, x: Tensor, pad) -> tuple:
             bad = out_h if out_h < 0 else out_w
             raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
                                f"{_sizes(shape[:-2] + (out_h, out_w))}")
-    if x._data.dtype.kind not in "fiuc":
+    if x._data.dtype.kind not in "fiucV":  # ("V": bfloat16, computed widened)
         raise NotImplementedError(f"\"{op.name}\" not implemented for '{_type_name(x)}'")
     return pad
 
@@ -446,7 +446,7 @@ def _pad_backward(op: type, grad_output: Tensor, self: Tensor, padding) -> Tenso
         dim = 0 if op is ReplicationPad3dBackward else 1
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     _check_valid_input(self, op.forward_op.dims, tuple(padding))
-    if grad_output._data.dtype.kind not in "fc":
+    if grad_output._data.dtype.kind not in "fcV":  # ("V": bfloat16, computed widened)
         raise NotImplementedError(f"\"{op.name}\" not implemented for "
                                   f"'{_type_name(grad_output)}'")
     return apply(op, (grad_output, self), (grad_output._data,), shape=tuple(self._data.shape),

@@ -352,7 +352,7 @@ def avg_pool2d_backward(grad_output: Tensor, self: Tensor, kernel_size, stride, 
     if len(shape) >= 2:
         _shape_check(self, kernel, stride_, pad, (1, 1),
                      _output_sizes(shape, kernel, pad, stride_, (1, 1), ceil_mode))
-    if grad_output._data.dtype.kind != "f" and grad_output._data.dtype.name != "int64":
+    if grad_output._data.dtype.kind not in "fV" and grad_output._data.dtype.name != "int64":
         _not_implemented("avg_pool2d_backward", grad_output)
     return _avg_pool_backward(AvgPool2dBackward, grad_output, self, tuple(self._data.shape), dict(
         kernel=kernel, stride=stride_, padding=pad, out_size=out_size, ceil_mode=bool(ceil_mode),
@@ -544,12 +544,16 @@ def _shape_check(x: Tensor, kernel, stride, padding, dilation, out_size) -> None
                            f"({planes}x{oh}x{ow}). Output size is too small")
 
 
+# The dtypes ATen's CPU avg_pool3d takes (neither float16, bfloat16 nor the smaller integers)
+_AVG_POOL3D_DTYPES = frozenset({"float32", "float64", "int64"})
+
+
 def _not_implemented(kernel: str, x: Tensor) -> None:
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(x)}'")
 
 
 def _float_only(kernel: str, x: Tensor) -> None:
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fV":  # ("V": bfloat16, computed widened)
         _not_implemented(kernel, x)
 
 
@@ -567,7 +571,7 @@ def _max_pool(n: int, input: Tensor, kernel_size, stride, padding, dilation, cei
         _shape_check(input, kernel, strides, pads, dils, out_size)
     else:
         _shape_check3d(input, kernel, strides, pads, dils, out_size, False)
-    if input._data.dtype.kind not in "fiu":
+    if input._data.dtype.kind not in "fiuV":  # ("V": bfloat16, computed widened)
         _not_implemented(name, input)
     indices = []
     result = apply(MaxPool2dWithIndices if n == 2 else MaxPool3dWithIndices, (input,),
@@ -670,7 +674,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
             _check1d("max_pool1d", arg, values)
     else:
         _check_max_pool1d(input, kernel, strides, pads, dils, ceil_mode)
-        if input._data.dtype.kind != "f":
+        if input._data.dtype.kind not in "fV":
             _not_implemented("max_pool1d_impl", input)
     strides = strides or kernel
     out, indices = _max_pool(2, input.unsqueeze(-2), (1, kernel[0]), (1, strides[0]),
@@ -702,7 +706,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                              f"[{-max(len(shape), 1)}, {max(len(shape), 1) - 1}], but got {dim})")
     out_size = _output_sizes(shape, kernel, pads, strides, (1, 1), ceil_mode)
     _shape_check(input, kernel, strides, pads, (1, 1), out_size)
-    if input._data.dtype.kind != "f" and input._data.dtype.name != "int64":
+    if input._data.dtype.kind not in "fV" and input._data.dtype.name != "int64":
         _not_implemented("avg_pool2d", input)
     out = _avg_pool(AvgPool2d, input, kernel, strides, pads, out_size, ceil_mode,
                     count_include_pad, divisor_override)
@@ -775,7 +779,7 @@ def _adaptive_avg_pool2d(input: Tensor, out_size: tuple) -> Tensor:
             raise RuntimeError("adaptive_avg_pool2d(): Expected input to have non-zero size for "
                                f"non-batch dimensions, but input has sizes {_sizes(shape)} with "
                                f"dimension {dim + ndim} being empty")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         _not_implemented("adaptive_avg_pool2d", input)
     return apply(AdaptiveAvgPool2d, (input,), (input._data,), out_size=tuple(out_size))
 
@@ -806,7 +810,7 @@ def _adaptive_max_pool2d(input: Tensor, out_size: tuple, name: str = "adaptive_m
         bad = next(s for s in out_size if s < 0)
         raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
                            f"{_sizes(shape[:-2] + tuple(out_size))}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         _not_implemented(name, input)
     indices = []
     out = apply(AdaptiveMaxPool2d, (input,), (input._data,), indices=indices,
@@ -991,7 +995,7 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         raise RuntimeError("divisor must be not zero")
     out_size = _output_sizes(shape, kernel, pads, strides, (1, 1, 1), ceil_mode)
     _shape_check3d(input, kernel, strides, pads, (1, 1, 1), out_size, True)
-    if input._data.dtype.kind not in "fiu":
+    if input._data.dtype.name not in _AVG_POOL3D_DTYPES:
         _not_implemented("avg_pool3d_out_frame", input)
     out = _avg_pool(AvgPool3d, input, kernel, strides, pads, out_size, ceil_mode,
                     count_include_pad, divisor_override)
@@ -1027,7 +1031,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
             raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
                                f"non-batch dimensions, but input has sizes {_sizes(shape)} with "
                                f"dimension {dim} being empty")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         _not_implemented("adaptive_avg_pool3d_cpu", input)
     kernels_for((input,), AdaptiveAvgPool3d)
     return apply(AdaptiveAvgPool3d, (input,), (input._data,), out_size=tuple(out_size))

@@ -113,3 +113,33 @@ def test_batch_norm_errors_as_pytorch(call):
         return "ok"
 
     assert outcome(numgrad) == outcome(torch)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_half_precision_normalisations_compute_in_float32_as_pytorch(name):
+    # (batch_norm and instance_norm of float16 raised Numba's NotImplementedError, of bfloat16 a
+    # TypingError; rms_norm squared float16 in float16: 300 ** 2 overflowed and every output was
+    # 0; native_layer_norm gave its statistics in float32, PyTorch in the input's dtype;
+    # cumprod's and embedding_bag's backward raised NotImplementedError)
+    x = np.random.default_rng(3).standard_normal((4, 3, 5)).astype(np.float32) * 300
+
+    def run(m):
+        dt = getattr(m, name)
+        a = m.tensor(x).to(dt).requires_grad_()
+        w = m.tensor([0.5, -2.0, 1.5]).to(dt).requires_grad_()
+        rm, rv = m.zeros(3).to(dt), m.ones(3).to(dt)
+        outs = [m.nn.functional.batch_norm(a, rm, rv, w, None, training=True),
+                m.nn.functional.batch_norm(a, rm, rv, w, None, training=False),
+                m.nn.functional.instance_norm(a),
+                m.nn.functional.rms_norm(a, (5,)),
+                *m.native_layer_norm(a, (5,), None, None, 1e-5),
+                m.cumprod(a[0, 0] / 300, 0),
+                m.nn.functional.embedding_bag(m.tensor([0, 2, 1, 2]), a[0], m.tensor([0, 1]),
+                                              mode="mean")]
+        sum(((o.float() / 7) ** 2).sum() for o in outs[:4] + outs[7:]).backward()
+        return outs + [rm, rv, a.grad, w.grad]
+
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        assert str(ours.dtype).replace("numgrad", "torch") == str(theirs.dtype)
+        np.testing.assert_allclose(ours.detach().float().numpy(), theirs.detach().float().numpy(),
+                                   rtol=2e-2, atol=2e-2)

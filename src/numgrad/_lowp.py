@@ -142,7 +142,10 @@ def wider(fn, *args, **kwargs):
 # a wrapper's frame would cost more than the test.)
 _DIRECT = {"arg_reduce_dims": (1, False), "extreme_share": (0, False), "sort_dim": (0, False),
            "topk_dim": (0, False), "index_put": (0, True), "one_hot_dim": (3, False),
-           "order_dim": (0, False), "mode_dim": (0, False), "cum_extreme": (0, False)}
+           "order_dim": (0, False), "mode_dim": (0, False), "cum_extreme": (0, False),
+           "cumprod_backward": (0, False), "any_equal": (0, False),
+           "embedding_bag_backward": (0, False),
+           "embedding_bag_per_sample_weights_backward": (0, False)}
 
 
 def install(K) -> None:

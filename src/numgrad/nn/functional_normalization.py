@@ -7,7 +7,7 @@ from __future__ import annotations
 import numgrad
 
 from .. import ops
-from .._dtype import float64 as _float64
+from .._dtype import bfloat16 as _bfloat16, float16 as _float16, float64 as _float64
 from ..ops import nn_functional as _nn
 from ..tensor import Tensor
 from .functional_activation import _check_float
@@ -133,7 +133,12 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     if eps is None:
         eps = 2.220446049250313e-16 if input.dtype == _float64 else 1.1920928955078125e-07
     dims = tuple(range(input.ndim - n, input.ndim))
-    out = input * ops.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    x = input
+    if input.dtype in (_float16, _bfloat16):  # (in float32, PyTorch's opmath: 300 ** 2 is inf)
+        x = input.float()
+    out = x * ops.rsqrt((x * x).mean(dims, keepdim=True) + eps)
+    if x is not input:
+        out = out.to(input.dtype)
     return out if weight is None else out * weight
 
 

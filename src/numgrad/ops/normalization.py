@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from .. import _lowp
 from .._dtype import torch_name
 from ..autograd import grad_mode
 from ..autograd.graph import keep_given
@@ -62,9 +63,10 @@ class NativeBatchNorm(Op):
         need_x, need_w, need_b = ctx.needs_input_grad
         if not grad_mode.state.enabled:  # (a plain backward: one kernel)
             K = kernels_of(grad._data)
-            w = weight._data if weight is not None else K.full(p["mean"].shape, 1.0, x._data.dtype)
-            gx, gw, gb = K.batch_norm_backward(grad._data, x._data, p["mean"], p["invstd"], w,
-                                               p["training"])
+            w = weight._data if weight is not None else K.full(p["mean"].shape, 1.0,
+                                                               p["mean"].dtype)
+            gx, gw, gb = _lowp.wider(K.batch_norm_backward, grad._data, x._data, p["mean"],
+                                     p["invstd"], w, p["training"])
             return (Tensor._wrap(gx) if need_x else None, Tensor._wrap(gw) if need_w else None,
                     Tensor._wrap(gb) if need_b else None)
         return _backward_differentiable(ctx, grad, x, weight, need_x, need_w, need_b)
@@ -149,15 +151,17 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         return out
     K = kernels_for((input, weight, bias, running_mean, running_var), NativeBatchNorm)
     batch_stats = training or running_mean is None or running_var is None
+    # (float16, bfloat16: the statistics in float32, PyTorch's opmath, ``numgrad._lowp``)
+    wide = _lowp.widened(K, (x,) if batch_stats else (running_mean._data, running_var._data))[0]
     if batch_stats:
-        mean, var, invstd = K.batch_norm_stats(x, float(eps))
+        mean, var, invstd = K.batch_norm_stats(wide[0], float(eps))
         if training and (running_mean is not None or running_var is not None):
             _update_running(running_mean, running_var, mean, var, x.size // channels, momentum)
     else:
-        mean = running_mean._data
-        invstd = K.unary(K.RSQRT, K.binary(K.ADD, running_var._data, x.dtype.type(eps)))
-    w = weight._data if weight is not None else K.full((channels,), 1.0, x.dtype)
-    b = bias._data if bias is not None else K.full((channels,), 0.0, x.dtype)
+        mean = wide[0]
+        invstd = K.unary(K.RSQRT, K.binary(K.ADD, wide[1], wide[1].dtype.type(eps)))
+    w = weight._data if weight is not None else K.full((channels,), 1.0, mean.dtype)
+    b = bias._data if bias is not None else K.full((channels,), 0.0, mean.dtype)
     out = apply(NativeBatchNorm, (input, weight, bias), (x, w, b), mean=mean, invstd=invstd,
                 training=bool(batch_stats), eps=float(eps))
     if out._grad_fn is not None:  # (PyTorch's node keeps the running statistics too)
@@ -277,8 +281,10 @@ def layer_norm(input: Tensor, shape: tuple, weight, bias, eps: float, with_stats
         return out
     stat_shape = stats_shape(x.shape, len(shape))
     K = kernels_of(stats.mean)
-    return (out, Tensor._wrap(K.reshape_view(stats.mean, stat_shape)),
-            Tensor._wrap(K.reshape_view(stats.rstd, stat_shape)))
+    mean, rstd = (Tensor._wrap(K.reshape_view(s, stat_shape)) for s in (stats.mean, stats.rstd))
+    if mean.dtype != input.dtype:  # (float16, bfloat16: computed in float32, given as PyTorch's)
+        mean, rstd = mean.to(input.dtype), rstd.to(input.dtype)
+    return out, mean, rstd
 
 
 def stats_shape(shape: tuple, k: int) -> tuple:

@@ -458,3 +458,12 @@ def test_unfold_and_fold_of_bool_tensors_as_pytorch():
                                   TF.fold(t, (3, 4), 2).numpy())
     with pytest.raises(IndexError, match="Dimension specified as 1 but tensor has no dimensions"):
         F.unfold(numgrad.tensor(1.0), 2)
+
+
+def test_antialiased_interpolation_to_the_same_size_is_a_new_tensor_as_pytorch():
+    # (no pass to run: the result was the input's own array, so writing into it wrote the input)
+    for m in (numgrad, torch):
+        x = m.ones(1, 2, 3, 4)
+        y = m.nn.functional.interpolate(x, size=(3, 4), mode="bilinear", antialias=True)
+        y.add_(1)
+        assert x.sum().item() == 24.0 and y.sum().item() == 48.0

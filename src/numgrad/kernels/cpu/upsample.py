@@ -295,7 +295,10 @@ def _aa_pass(x, table, size: int, adjoint: bool):
 
 
 def _aa_both(x, sizes, tables, adjoint: bool):
-    """Along W, then H (PyTorch's order), each pass skipped where ``tables`` has None."""
+    """Along W, then H (PyTorch's order), each pass skipped where ``tables`` has None (a new
+    array all the same: the result never shares the input's memory)."""
+    if tables == [None, None]:
+        return np.array(x, order="C", copy=True)
     if tables[1] is not None:
         x = _aa_pass(x, tables[1], sizes[1], adjoint)
     if tables[0] is not None:

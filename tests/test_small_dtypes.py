@@ -274,3 +274,26 @@ def test_bfloat16_pooling_padding_and_unfold_as_pytorch():
             with pytest.raises(NotImplementedError, match=f'"avg_pool3d_out_frame" not '
                                f"implemented for '{m_name}'"):
                 f(x)
+
+
+def test_uint8_and_bfloat16_interpolation_as_pytorch():
+    # (every mode refused uint8 and bfloat16: PyTorch resizes uint8 images in fixed point, each
+    # pass rounded to uint8, and bfloat16 in float, rounded once)
+    x = np.random.default_rng(0).integers(0, 256, (2, 3, 7, 9)).astype(np.uint8)
+    cases = (dict(size=(5, 13), mode="bilinear"), dict(scale_factor=1.7, mode="bicubic"),
+             dict(size=(4, 3), mode="bilinear", antialias=True),
+             dict(size=(4, 11), mode="nearest"), dict(size=(9, 4), mode="bicubic", align_corners=True))
+    for kw in cases:
+        _same(numgrad.nn.functional.interpolate(numgrad.from_numpy(x), **kw),
+              torch.nn.functional.interpolate(torch.from_numpy(x), **kw))
+    b = numgrad.from_numpy(x.astype(np.float32) / 8).to(numgrad.bfloat16)
+    t = torch.from_numpy(x.astype(np.float32) / 8).to(torch.bfloat16)
+    for kw in (dict(size=(4, 5), mode="nearest"), dict(scale_factor=2, mode="bilinear")):
+        _same(numgrad.nn.functional.interpolate(b, **kw), torch.nn.functional.interpolate(t, **kw))
+    # (and PyTorch's refusals: no linear uint8, no anti-aliased float16)
+    for v, kw, msg in ((numgrad.from_numpy(x[0]), dict(size=5, mode="linear"),
+                        "\"compute_indices_weights_linear\" not implemented for 'Byte'"),
+                       (b.half(), dict(size=3, mode="bilinear", antialias=True),
+                        "\"compute_index_ranges_weights\" not implemented for 'Half'")):
+        with pytest.raises(NotImplementedError, match=msg):
+            numgrad.nn.functional.interpolate(v, **kw)

@@ -9,7 +9,10 @@ own (``upsample_nearest2d_backward``: node ``UpsampleNearest2DBackwardBackward0`
 differentiated), so that every order of derivative is recorded: interpolation is linear, and
 the derivative of its backward with respect to the gradient is the interpolation itself. The
 kernels (``kernels/*/upsample.py``, reached as ``K.pooling.interpolate``) compute PyTorch's
-source indices and weights per dimension, in the input's precision.
+source indices and weights per dimension, in the input's precision. The dtypes are PyTorch's CPU
+kernels' (float16 and bfloat16 computed in float32; uint8 images in the nearest modes, bilinear,
+bicubic and anti-aliased bilinear, resized in fixed point as PyTorch's), and so are its messages
+refusing the others.
 
 ``pixel_shuffle`` (``PixelShuffleBackward0``) and ``pixel_unshuffle`` (``PixelUnshuffleBackward0``)
 are each the other's adjoint: a reshape, a permutation and a copy, in the layout kernels.
@@ -20,6 +23,9 @@ import math
 import numbers
 import warnings
 
+import numpy as np
+
+from .. import _lowp, _threads
 from .._dtype import torch_name
 from ..tensor import Tensor
 from . import _jvp
@@ -202,9 +208,12 @@ def _upsample_bilinear2d_aa(input: Tensor, output_size, align_corners: bool, sca
         raise RuntimeError(f"It is expected input_size equals to 4, but got size {input.ndim}")
     out_size = tuple(int(v) for v in output_size)
     in_size = _checked_sizes(input, 2, out_size)
-    if input._data.dtype.kind != "f":
+    dtype = input._data.dtype
+    if dtype not in _AA_DTYPES and not (out_size == in_size and dtype in _FLOATS):
+        if out_size == in_size:  # (PyTorch copies an input of the output's size, any dtype)
+            return input.clone()
         raise NotImplementedError(f"\"compute_index_ranges_weights\" not implemented for "
-                                  f"'{torch_name(input._data.dtype)}'")
+                                  f"'{torch_name(dtype)}'")
     kernels_for((input,), UpsampleBilinear2dAa)
     return apply(UpsampleBilinear2dAa, (input,), (input._data,), out_size=out_size,
                  in_size=in_size, align_corners=bool(align_corners),
@@ -212,6 +221,13 @@ def _upsample_bilinear2d_aa(input: Tensor, output_size, align_corners: bool, sca
 
 
 # ---------------------------------------------------------------------- F.interpolate
+# The dtypes PyTorch's CPU kernels take: the floating ones, and uint8 images in the nearest modes,
+# bilinear and bicubic (2-D), and anti-aliased (float16 and bfloat16 not). (uint8 runs widened to
+# int32: the kernels take an integer array for a uint8 image.)
+_FLOATS = frozenset(np.dtype(d) for d in ("float16", "float32", "float64")) | {_lowp.BF16}
+_UINT8 = np.dtype(np.uint8)
+_AA_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64), _UINT8))
+
 _KIND = {"nearest": NEAREST, "nearest-exact": NEAREST_EXACT, "linear": LINEAR,
          "bilinear": LINEAR, "trilinear": LINEAR, "bicubic": CUBIC}
 _RANK = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
@@ -239,13 +255,45 @@ def _upsample(input: Tensor, kind: int, dims: int, out_size, scales, align_corne
         scales = (None,) * dims
     _checked_sizes(input, dims, out_size)
     dtype = input._data.dtype
-    if dtype.kind != "f":
-        raise NotImplementedError(f"\"compute_indices_weights_{_NAMES[kind]}\" not implemented "
-                                  f"for '{torch_name(dtype)}'")
+    if not (dtype in _FLOATS or dtype == _UINT8 and (kind in (NEAREST, NEAREST_EXACT)
+                                                     or dims == 2)):
+        raise NotImplementedError(f"\"{_dispatch_name(input, kind, dims, out_size)}\" not "
+                                  f"implemented for '{torch_name(dtype)}'")
     op = _FORWARD[(kind, dims)]
     kernels_for((input,), op)
     return apply(op, (input,), (input._data,), out_size=tuple(out_size), in_size=tuple(in_sp),
                  mode=kind, align_corners=bool(align_corners), scales=tuple(scales))
+
+
+def _dispatch_name(input: Tensor, kind: int, dims: int, out_size) -> str:
+    """The name PyTorch's CPU kernel dispatches a dtype by, in its message refusing one: the
+    channels-last kernel's where PyTorch picks it (a channels-last input of more than 3 channels;
+    in 2-D also an output of height + width <= 128, and for bilinear a 3-channel input on one
+    thread), else the index computation's."""
+    a = input._data
+    channels = int(a.shape[1])
+    if dims == 2:
+        vectorized = _channels_last(a) and channels > 3 or sum(out_size) <= 128
+        if kind == LINEAR and (vectorized or channels == 3 and _threads.get_num_threads() == 1):
+            return "upsample_bilinear2d_channels_last"
+        if kind in (NEAREST, NEAREST_EXACT) and vectorized:
+            return "upsample_nearest2d_channels_last"
+    elif dims == 3 and _channels_last(a) and channels > 3:
+        return "upsample_trilinear3d_channels_last" if kind == LINEAR else \
+            "upsample_nearest3d_channels_last"
+    return f"compute_indices_weights_{_NAMES[kind]}"
+
+
+def _channels_last(a) -> bool:
+    """Whether ``a`` (N, C, *spatial) is contiguous in the channels-last layout, as PyTorch's
+    ``is_contiguous(memory_format=channels_last)`` (dimensions of size 1 skipped)."""
+    expected = a.itemsize
+    for d in (1,) + tuple(range(a.ndim - 1, 1, -1)) + (0,):
+        if a.shape[d] != 1:
+            if a.strides[d] != expected:
+                return False
+            expected *= a.shape[d]
+    return True
 
 
 def _checked_sizes(input: Tensor, dims: int, out_size) -> tuple:

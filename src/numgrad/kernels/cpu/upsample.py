@@ -13,6 +13,8 @@ height), with one tap of weight 1 there.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -204,7 +206,11 @@ def _all_tables(in_sp, out_sp, mode, align_corners, scales, dtype):
 
 def interpolate(x, out_size, mode, align_corners, scales):
     """``x`` (..., *spatial) resampled to ``(..., *out_size)`` (1 to 3 spatial dimensions);
-    ``scales``: the user's scale factor per dimension (or None each)."""
+    ``scales``: the user's scale factor per dimension (or None each). An integer ``x`` is a uint8
+    image widened (PyTorch's only integer input of these modes): the nearest modes copy, bilinear
+    and bicubic take PyTorch's fixed-point path (``interpolate_uint8``)."""
+    if x.dtype.kind in "iu" and mode in (LINEAR, CUBIC):  # (uint8, widened: bilinear, bicubic)
+        return interpolate_uint8(x, out_size, mode == CUBIC, False, align_corners, scales)
     dims = len(out_size)
     lead, shape3 = _as_3d(x.shape, dims)
     a = np.ascontiguousarray(x).reshape(shape3)
@@ -308,7 +314,10 @@ def _aa_both(x, sizes, tables, adjoint: bool):
 
 def interpolate_aa(x, out_size, align_corners, scales):
     """Anti-aliased bilinear interpolation of ``x`` (..., H, W) to ``out_size``, a pass skipped
-    where the size does not change, as PyTorch's (whatever the scale factor)."""
+    where the size does not change, as PyTorch's (whatever the scale factor); an integer ``x`` is
+    a uint8 image widened (``interpolate_uint8``)."""
+    if x.dtype.kind in "iu":
+        return interpolate_uint8(x, out_size, False, True, align_corners, scales)
     tables = [None if i == o else aa_tables(i, o, align_corners, s, x.dtype)
               for i, o, s in zip(x.shape[-2:], out_size, scales)]
     return _aa_both(x, tuple(out_size), tables, False)
@@ -320,3 +329,127 @@ def interpolate_aa_backward(grad, in_size, align_corners, scales):
     tables = [aa_tables(i, o, align_corners, s, grad.dtype)
               for i, o, s in zip(in_size, grad.shape[-2:], scales)]
     return _aa_both(grad, tuple(in_size), tables, True)
+
+
+# ---------------------------------------------------------------------- uint8 images
+# PyTorch resizes a uint8 image (bilinear, bicubic, with or without antialias) as Pillow does, in
+# fixed point: per dimension, each output's weights over its window of inputs are computed in
+# double, scaled by 2**precision and rounded to int16 (``precision`` as large as the largest
+# weight allows); the sum of pixel times weight, plus half of 2**precision, is shifted right by
+# ``precision`` and clamped to [0, 255]. Width first, then height, each pass rounded to uint8
+# and skipped where the size does not change. The arrays here are that image widened to int32.
+def _scale(in_size: int, out_size: int, align_corners: bool, scale) -> float:
+    """PyTorch's ``area_pixel_compute_scale`` in double."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+
+
+def _kernel_weight(x: float, cubic: bool, a: float) -> float:
+    """The triangle (bilinear) or Keys' cubic with parameter ``a`` (bicubic), at ``x``."""
+    x = abs(x)
+    if not cubic:
+        return 1.0 - x if x < 1.0 else 0.0
+    if x < 1.0:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+    if x < 2.0:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return 0.0
+
+
+def uint8_tables(in_size: int, out_size: int, cubic: bool, antialias: bool,
+                 align_corners: bool, scale):
+    """``(first, count, weights (out_size, width) int64, precision)`` of one dimension: output
+    ``i`` is ``(sum_j weights[i, j] x[first[i] + j] + 2**(precision - 1)) >> precision``
+    (``j < count[i]``), clamped. Antialias: the filter (Keys' ``a = -0.5`` for bicubic) stretched
+    by the scale when shrinking, normalised; else the interpolation's own taps (``a = -0.75``),
+    those outside the input added to the nearest inside, as the float kernels clamp the index."""
+    s = _scale(in_size, out_size, align_corners, scale)
+    taps = 4 if cubic else 2
+    a = -0.5 if antialias else -0.75
+    if antialias:
+        support = taps * 0.5 * s if s >= 1.0 else taps * 0.5
+        width = int(math.ceil(support)) * 2 + 1
+        inv = 1.0 / s if s >= 1.0 else 1.0
+    else:
+        half = taps // 2
+        width = taps
+    first = np.zeros(out_size, np.int64)
+    count = np.zeros(out_size, np.int64)
+    w = np.zeros((out_size, width))
+    w_max = 0.0
+    for i in range(out_size):
+        if antialias:
+            center = s * (i + 0.5)
+            lo = max(int(center - support + 0.5), 0)  # (int(): C's truncation, as PyTorch's)
+            n = min(max(min(int(center + support + 0.5), in_size) - lo, 0), width)
+            total = 0.0
+            for j in range(n):
+                w[i, j] = _kernel_weight((j + lo - center + 0.5) * inv, cubic, a)
+                total += w[i, j]
+            if total != 0.0:
+                for j in range(n):
+                    w[i, j] /= total
+                    w_max = max(w_max, w[i, j])
+        else:
+            real = s * i if align_corners else s * (i + 0.5) - 0.5
+            if not cubic and real < 0.0:
+                real = 0.0
+            index = min(math.floor(np.float32(real)), in_size - 1)  # (C's floorf)
+            lam = min(max(real - index, 0.0), 1.0)
+            lo_unbound = index - half + 1
+            lo = max(lo_unbound, 0)
+            n = min(max(min(index + half + 1, in_size) - lo, 0), width)
+            k = 0
+            for j in range(taps):  # (taps outside the input: onto the first or last inside)
+                if lo_unbound + j <= 0:
+                    k = 0
+                elif lo_unbound + j >= in_size - 1:
+                    k = n - 1
+                w[i, k] += _kernel_weight(float(j + 1 - half) - lam, cubic, a)
+                w_max = max(w_max, w[i, k])
+                k += 1
+        first[i], count[i] = lo, n
+    precision = 0
+    while precision < 22 and int(0.5 + w_max * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    v = w * (1 << precision)
+    weights = np.trunc(np.where(v < 0, v - 0.5, v + 0.5)).astype(np.int64)
+    return first, count, weights, precision
+
+
+@njit(cache=True)
+def _uint8_rows(x, first, count, w, precision, out):
+    """``out[r, i]``: row ``r`` of ``x`` convolved as ``uint8_tables`` says, rounded, clamped."""
+    half = 1 << (precision - 1)
+    for r in range(x.shape[0]):
+        for i in range(out.shape[1]):
+            acc = half
+            for j in range(count[i]):
+                acc += x[r, first[i] + j] * w[i, j]
+            v = acc >> precision
+            out[r, i] = 0 if v < 0 else (255 if v > 255 else v)
+
+
+def _uint8_pass(x, table, size: int):
+    first, count, w, precision = table
+    rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    out = np.empty((rows.shape[0], size), x.dtype)
+    if out.size:
+        _uint8_rows(rows, first, count, w, precision, out)
+    return out.reshape(x.shape[:-1] + (size,))
+
+
+def interpolate_uint8(x, out_size, cubic: bool, antialias: bool, align_corners: bool, scales):
+    """A uint8 image ``x`` (..., H, W; widened) resized to ``out_size`` by bilinear (bicubic)
+    interpolation, with or without antialias, as PyTorch's CPU kernels: in fixed point, along W,
+    then H, each pass rounded to uint8, a pass skipped where the size does not change."""
+    h, w = x.shape[-2:]
+    oh, ow = (int(v) for v in out_size)
+    out = x
+    if ow != w:
+        out = _uint8_pass(out, uint8_tables(w, ow, cubic, antialias, align_corners, scales[1]), ow)
+    if oh != h:
+        t = uint8_tables(h, oh, cubic, antialias, align_corners, scales[0])
+        out = np.swapaxes(_uint8_pass(np.swapaxes(out, -1, -2), t, oh), -1, -2)
+    return np.array(out, order="C", copy=True) if out is x else np.ascontiguousarray(out)

@@ -106,9 +106,19 @@ def test_parts_are_views_with_pytorchs_layout():
     for bad, message in ((numgrad.ones(3, 3), "last dimension of size 2"),
                          (numgrad.ones(2, 4)[:, ::2], "last dimension with stride 1"),
                          (numgrad.ones(3, 3)[:, :2], "stride divisible by 2"),
-                         (numgrad.ones(3, 2, dtype=numgrad.int64), "float and double tensors")):
+                         (numgrad.ones(3, 2, dtype=numgrad.int64), "half, float and double"),
+                         (numgrad.ones(3, 2, dtype=numgrad.bfloat16), "but got a tensor of "
+                                                                      "scalar type: BFloat16")):
         with pytest.raises(RuntimeError, match=message):
             numgrad.view_as_complex(bad)
+    # (float16's complex counterpart, complex32, is a dtype numgrad lacks: refused, not made
+    # complex64 as complex() and view_as_complex() of float16 did)
+    half = numgrad.ones(3, 2, dtype=numgrad.float16)
+    for make in (lambda: numgrad.view_as_complex(half), lambda: numgrad.complex(half, half)):
+        with pytest.raises(NotImplementedError, match="complex32"):
+            make()
+    with pytest.raises(NotImplementedError, match="\"polar_cpu\" not implemented for 'Half'"):
+        numgrad.polar(half, half)
 
 
 def torch_like(t):

@@ -249,9 +249,11 @@ def view_as_complex(input: Tensor) -> Tensor:
     """A float tensor whose last dimension holds (real, imaginary) pairs as a complex tensor,
     sharing its memory, with PyTorch's checks of dtype and layout."""
     a = input._data
-    if input.dtype._category != FLOAT:
-        raise RuntimeError("view_as_complex is only supported for float and double tensors, but "
-                           f"got a tensor of scalar type: {torch_name(a.dtype)}")
+    if input.dtype._category != FLOAT or a.dtype.kind == "V":  # ("V": bfloat16)
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {torch_name(a.dtype)}")
+    if a.dtype.itemsize == 2:
+        _no_complex32("view_as_complex")
     if a.ndim == 0 or a.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     size = a.itemsize
@@ -302,6 +304,11 @@ def polar(abs: Tensor, angle: Tensor, *, out=None) -> Tensor:  # noqa: A001
     return _from_parts(Polar, "polar", abs, angle, out)
 
 
+def _no_complex32(name: str):
+    raise NotImplementedError(f"{name}() of float16 tensors makes a complex32 (torch.chalf) "
+                              "tensor in PyTorch, a dtype numgrad does not have")
+
+
 def _from_parts(op, name: str, a, b, out) -> Tensor:
     for arg, t in (("real" if name == "complex" else "abs", a),
                    ("imag" if name == "complex" else "angle", b)):
@@ -315,6 +322,10 @@ def _from_parts(op, name: str, a, b, out) -> Tensor:
     if da != db:
         raise RuntimeError(f"Expected object of scalar type {torch_name(da)} but got scalar type "
                            f"{torch_name(db)} for second argument")
+    if da.itemsize == 2 and name == "polar":
+        raise NotImplementedError(f"\"polar_cpu\" not implemented for '{torch_name(da)}'")
+    if da.itemsize == 2:  # (float16: PyTorch's complex32)
+        _no_complex32(name)
 
     broadcast_shapes(a._data.shape, b._data.shape)
     result = apply(op, (a, b), (a._data, b._data))

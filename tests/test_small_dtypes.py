@@ -297,3 +297,16 @@ def test_uint8_and_bfloat16_interpolation_as_pytorch():
                         "\"compute_index_ranges_weights\" not implemented for 'Half'")):
         with pytest.raises(NotImplementedError, match=msg):
             numgrad.nn.functional.interpolate(v, **kw)
+
+
+def test_integer_bilinear_keeps_its_dtype_as_pytorch():
+    # (the product's sum was int64: PyTorch's _trilinear stays in the inputs' dtype, wrapping)
+    def run(m, name):
+        d = getattr(m, name)
+        x1 = m.tensor([[1, -2, 3], [4, 5, -6]], dtype=d) * 20
+        x2 = m.tensor([[7, 8, -9, 10], [1, 2, 3, 4]], dtype=d)
+        w = (m.arange(60, dtype=d) - 30).reshape(5, 3, 4)
+        return m.nn.functional.bilinear(x1, x2, w, m.arange(5, dtype=d))
+
+    for name in ("int32", "int8"):
+        _same(run(numgrad, name), run(torch, name))

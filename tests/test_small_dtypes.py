@@ -299,6 +299,38 @@ def test_uint8_and_bfloat16_interpolation_as_pytorch():
             numgrad.nn.functional.interpolate(v, **kw)
 
 
+def test_half_nextafter_steps_in_its_own_spacing_as_pytorch():
+    # (float16's nextafter stepped in float32's spacing and returned float32; bfloat16's
+    # refused it: PyTorch steps to the dtype's own neighbour, in the dtype)
+    vals = [0.0, -0.0, 1.0, -1.0, 3.14, 65504.0, 6e-8, -6e-8, np.inf, -np.inf, np.nan, 1e-40,
+            3e38, 9.2e-41]
+    for name in ("float16", "bfloat16"):
+        def run(m):
+            x = m.tensor(vals).to(getattr(m, name)).requires_grad_()
+            outs = [m.nextafter(x, t.to(x.dtype)) for t in
+                    (m.tensor(vals).flip(0), m.full((len(vals),), np.inf), m.zeros(len(vals)))]
+            outs.append(m.nextafter(x, m.tensor(2.0, dtype=m.float32)))  # (promoted: float32)
+            sum(o.sum() for o in outs).backward()
+            return [o.detach() for o in outs] + [x.grad]
+
+        for ours, theirs in zip(run(numgrad), run(torch)):
+            _same(ours, theirs)
+
+
+def test_bfloat16_nan_and_inf_tests_as_pytorch():
+    # (isnan, isinf, isposinf, isneginf and isfinite took bfloat16 (NumPy's "V2") for a
+    # non-float dtype: all False (isfinite all True) for NaN and inf; nan_to_num replaced inf
+    # by 0, nanmean counted NaNs)
+    def run(m):
+        x = m.tensor([[1.0, np.nan, np.inf], [-np.inf, -0.0, 3e38]]).to(m.bfloat16)
+        return [m.isnan(x), m.isinf(x), m.isposinf(x), m.isneginf(x), m.isfinite(x),
+                m.nan_to_num(x), m.nan_to_num(x, posinf=1e39), m.nanmean(x[:, :2], 1),
+                m.nanmedian(x, 1).values]
+
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        _same(ours, theirs)
+
+
 def test_integer_bilinear_keeps_its_dtype_as_pytorch():
     # (the product's sum was int64: PyTorch's _trilinear stays in the inputs' dtype, wrapping)
     def run(m, name):

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtype import float32, float64, int32, int64
+from .._dtype import float64, from_numpy_dtype, int16, int32, int64
 from ..tensor import Tensor
 from ._names import export
 from .linalg_common import _ExResult
 from ._common import _inplace
 from ._promote import binary_operands
 from .._dtype import torch_name
+from ..autograd import grad_mode
 from .elementwise import where
 
 
@@ -44,6 +45,9 @@ def _times_exp2(x: Tensor, e: Tensor) -> Tensor:
     return x * half.exp2().to(x.dtype) * (e - half).exp2().to(x.dtype)
 
 
+_BITS = {16: int16, 32: int32, 64: int64}  # (the integer type of each float's width)
+
+
 @export(method=True)
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next float after ``input`` towards ``other`` (``other`` where they are equal, NaN
@@ -54,26 +58,33 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
                         f"{type(other).__name__}")
     a, _ = binary_operands(input, other)
     kind = np.dtype(a.dtype)
-    if kind.kind != "f":
+    if kind.kind not in "fV":  # ("V": bfloat16)
         raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{torch_name(kind)}\'')
-    dtype = float64 if kind == np.float64 else float32
+    # (in the promoted dtype's own spacing: float16's and bfloat16's neighbours are read off
+    # their 16 bits, as PyTorch's; float32's are not theirs)
+    dtype = from_numpy_dtype(kind)
+    width = dtype.itemsize * 8
     x, y = input.detach().to(dtype), other.detach().to(dtype)
     x, y = x.broadcast_to(np.broadcast_shapes(tuple(x.shape), tuple(y.shape))), y
     x = x.contiguous()
-    bits = x.view(int64 if dtype == float64 else int32)
+    bits = x.view(_BITS[width])
     up = (y > x) == (x > 0)  # (away from zero: the magnitude's bits grow)
     step = where(up, 1, -1).to(bits.dtype)
     moved = (bits + step).view(dtype)
-    least = -(2 ** 63) + 1 if dtype == float64 else -(2 ** 31) + 1  # (-0.0's bits, plus 1)
+    least = -(2 ** (width - 1)) + 1  # (-0.0's bits, plus 1)
     tiny = where(y > 0, 1, least).to(bits.dtype).view(dtype)  # (the least subnormal, y's sign)
     out = where(x == 0, tiny, moved)
     out = where(x == y, y, out)
     out = where(x.isnan() | y.isnan(), float("nan"), out)
-    # the gradient as PyTorch's: all of it to ``input``, none to ``other``
-    # (added where finite and not 0: ``0.0`` added to -0.0 would make it 0.0)
-    carried = input.to(dtype)
-    plain = ~carried.detach().isfinite() | (out == 0)
-    return where(plain, out, out + (carried - carried.detach()))
+    if not grad_mode.state.enabled or not (input.requires_grad or other.requires_grad):
+        return out
+    # The gradient as PyTorch's: all of it to ``input`` where it differs from ``other`` (NaN
+    # included), none where they are equal, zeros to ``other``; the values are ``out``'s,
+    # written over the product in no-grad mode (an infinite input times 0 is NaN).
+    carried = input.to(dtype) * (x != y).to(dtype) + other.to(dtype) * 0
+    with grad_mode.no_grad():
+        carried.copy_(out)
+    return carried
 
 
 nextafter_ = export(_inplace(nextafter), "nextafter_", function=False, method=True)

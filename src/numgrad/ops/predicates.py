@@ -28,6 +28,7 @@ import numpy as np
 from .. import _lowp
 from ..autograd import grad_mode
 from .._dtype import FLOAT, to_dtype
+from .._typeinfo import finfo as _finfo
 
 from ..tensor import Tensor, _wrap_dim
 from ._names import Out, export
@@ -84,23 +85,30 @@ def _not(K, x):
 
 
 def _isnan(K, d):
+    d = _bf16_widened(K, d)
     if d.dtype.kind not in "fc":
         return K.zeros(d.shape, _BOOL)
     return K.binary(K.NE, d, d, _BOOL)  # (a complex NaN: either part)
 
 
 def _isfinite(K, d):
+    d = _bf16_widened(K, d)
     if d.dtype.kind not in "fc":
         return K.full(d.shape, True, _BOOL)
     # x - x is 0 for a finite x, NaN for ±inf and NaN.
     return K.binary(K.EQ, K.binary(K.SUB, d, d), d.dtype.type(0), _BOOL)
 
 
+def _bf16_widened(K, d):
+    """``d``, a bfloat16 array as float32 (its values, numgrad._lowp: NumPy's "V2" holds no
+    numbers, and a test of its kind would take it for a non-float)."""
+    return K.cast(d, np.dtype(np.float32)) if d.dtype.kind == "V" else d
+
+
 def _nonzero_mask(K, d):
     if d.dtype == _BOOL:
         return d
-    if d.dtype.kind == "V":  # (bfloat16: its values as float32, numgrad._lowp)
-        d = K.cast(d, np.dtype(np.float32))
+    d = _bf16_widened(K, d)
     return K.binary(K.NE, d, d.dtype.type(0), _BOOL)
 
 
@@ -121,7 +129,7 @@ def isfinite(input: Tensor) -> Tensor:
 
 def _inf_test(input: Tensor, name: str, sign: int) -> Tensor:
     input = _tensor(input, name)
-    K, d = _kernels(input), input._data
+    K, d = _kernels(input), _bf16_widened(_kernels(input), input._data)
     if d.dtype.kind == "c":
         if sign:
             raise RuntimeError(f"{name} does not support complex inputs.")
@@ -329,7 +337,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
         with grad_mode.no_grad():
             return _make_complex(nan_to_num(input.real, nan, posinf, neginf),
                                  nan_to_num(input.imag, nan, posinf, neginf))
-    info = np.finfo(d.dtype) if d.dtype.kind == "f" else None
+    info = _finfo(input.dtype) if d.dtype.kind in "fV" else None  # ("V": bfloat16)
     posinf = (float(info.max) if info is not None else 0.0) if posinf is None else posinf
     neginf = (float(info.min) if info is not None else 0.0) if neginf is None else neginf
     return apply(NanToNum, (input,), (d,), nan=float(nan), posinf=float(posinf),

@@ -342,3 +342,17 @@ def test_integer_bilinear_keeps_its_dtype_as_pytorch():
 
     for name in ("int32", "int8"):
         _same(run(numgrad, name), run(torch, name))
+
+
+def test_bucketize_and_searchsorted_out_int32_of_narrow_dtypes_as_pytorch():
+    # (out_int32's int32 result is the small integers' widened dtype: it was rounded back to
+    # int16 (uint8, int8), as an arithmetic result would be)
+    for name in ("int16", "uint8", "bfloat16"):
+        def run(m):
+            b = m.tensor([1, 3, 5, 7, 9]).to(getattr(m, name))
+            x = m.tensor([[0, 3, 4], [9, 10, 5]]).to(getattr(m, name))
+            return (m.bucketize(x, b, out_int32=True), m.searchsorted(b, x, out_int32=True,
+                                                                         right=True))
+
+        for ours, theirs in zip(run(numgrad), run(torch)):
+            _same(ours, theirs)

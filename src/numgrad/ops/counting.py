@@ -94,6 +94,10 @@ def _searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
         raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
     arrays[0] = arrays[0] if arrays[0].dtype == common else K.cast(arrays[0], common)
     arrays[1] = arrays[1] if arrays[1].dtype == common else K.cast(arrays[1], common)
+    if common.num in _lowp.NARROW:
+        # (a narrow dtype searched widened here, not by ``apply``, which would round an int32
+        # result, out_int32's, back to the narrow dtype: widening keeps every order)
+        arrays[:2] = _lowp.widened(K, tuple(arrays[:2]))[0]
     return apply(SearchSorted, tuple(inputs), tuple(arrays), right=bool(right),
                  out_dtype=np.dtype(np.int32 if out_int32 else np.int64))
 

@@ -356,3 +356,26 @@ def test_bucketize_and_searchsorted_out_int32_of_narrow_dtypes_as_pytorch():
 
         for ours, theirs in zip(run(numgrad), run(torch)):
             _same(ours, theirs)
+
+
+def test_bfloat16_lerp_as_pytorch():
+    # (lerp refused bfloat16 though PyTorch computes it; a dtype mismatch names the half types
+    # as PyTorch's C++ does: "expected dtype c10::BFloat16 for `end` but got dtype float")
+    data = np.random.default_rng(1).standard_normal((3, 40)).astype(np.float32) * 10
+
+    def run(m):
+        a, b, w = (m.tensor(v).to(m.bfloat16).requires_grad_() for v in data)
+        outs = [m.lerp(a, b, 0.3), m.lerp(a, b, w), a.lerp(b, 0.7)]
+        sum(o.sum() for o in outs).backward()
+        return outs + [a.grad, b.grad, w.grad]
+
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        _same(ours.detach(), theirs.detach())
+    for m in (numgrad, torch):
+        for end, weight, message in (
+                (m.ones(2), 0.5, "expected dtype c10::BFloat16 for `end` but got dtype float"),
+                (m.ones(2, dtype=m.bfloat16), m.ones(2, dtype=m.half),
+                 "expected dtype c10::BFloat16 for `weight` but got dtype c10::Half")):
+            with pytest.raises(RuntimeError) as e:
+                m.lerp(m.ones(2, dtype=m.bfloat16), end, weight)
+            assert str(e.value) == message

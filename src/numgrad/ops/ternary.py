@@ -132,7 +132,8 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
         if isinstance(t, Tensor) and t.dtype != input.dtype:
             raise RuntimeError(f"expected dtype {_dtype_name(input)} for `{name}` but got dtype "
                                f"{_dtype_name(t)}")
-    if input._data.dtype.kind not in ("fc" if not isinstance(weight, Tensor) else "f"):
+    # ("V": bfloat16, computed widened)
+    if input._data.dtype.kind not in ("fcV" if not isinstance(weight, Tensor) else "fV"):
         raise NotImplementedError(f"\"lerp_kernel_{'tensor' if isinstance(weight, Tensor) else 'scalar'}\" "
                                   f"not implemented for '{_type_name(input)}'")
     if isinstance(weight, Tensor):
@@ -147,7 +148,10 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
 def _dtype_name(t: Tensor) -> str:
     """PyTorch's C++ name of a dtype in lerp's message ("double", "long int")."""
     return {"float64": "double", "float32": "float", "int64": "long int", "int32": "int",
-            "bool": "bool"}.get(t.dtype.name, t.dtype.name)
+            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}.get(
+        t.dtype.name, t.dtype.name)
 
 
 # ------------------------------------------------------------------ addcmul, addcdiv

@@ -379,3 +379,15 @@ def test_bfloat16_lerp_as_pytorch():
             with pytest.raises(RuntimeError) as e:
                 m.lerp(m.ones(2, dtype=m.bfloat16), end, weight)
             assert str(e.value) == message
+
+
+def test_integer_tensordot_over_a_broadcast_dimension_as_pytorch():
+    # (a contracted dimension of size 1 against n sums the other side first: that sum was
+    # int64, and mm refused int32 by int64)
+    for name in ("int32", "int16"):
+        def run(m):
+            a = m.tensor([[[3]]], dtype=getattr(m, name))
+            b = m.arange(4, dtype=getattr(m, name)).reshape(2, 1, 2)
+            return m.tensordot(a, b, dims=([0, 1], [2, 0]))
+
+        _same(run(numgrad), run(torch))

@@ -53,11 +53,11 @@ def _tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
                                f"{sb} in dim {y}")
     ops = _ops()
     for x, y in zip(dims_a, dims_b):  # a size 1 against a size n: the other side summed, as ATen
-        sa, sb = a._data.shape[x], b._data.shape[y]
+        sa, sb = a._data.shape[x], b._data.shape[y]  # (in its dtype: an integer sum is int64)
         if sa == 1 and sb != 1:
-            b = b.sum(y, keepdim=True)
+            b = b.sum(y, keepdim=True, dtype=b.dtype)
         elif sb == 1 and sa != 1:
-            a = a.sum(x, keepdim=True)
+            a = a.sum(x, keepdim=True, dtype=a.dtype)
     free_a = [x for x in range(na) if x not in dims_a]
     free_b = [y for y in range(nb) if y not in dims_b]
     shape_a = [a._data.shape[x] for x in free_a]

@@ -391,3 +391,33 @@ def test_integer_tensordot_over_a_broadcast_dimension_as_pytorch():
             return m.tensordot(a, b, dims=([0, 1], [2, 0]))
 
         _same(run(numgrad), run(torch))
+
+
+def test_half_matrix_norm_and_matrix_exp_as_pytorch():
+    # (both refused bfloat16 as "Expected a floating point or complex tensor"; float16's 'nuc'
+    # and ±2 norms raised NumPy's TypeError where PyTorch refuses low precision dtypes)
+    data = np.random.default_rng(2).standard_normal((2, 3, 3)).astype(np.float32)
+    for name, c_name in (("bfloat16", "BFloat16"), ("float16", "Half")):
+        def run(m):
+            A = m.tensor(data).to(getattr(m, name)).requires_grad_()
+            outs = [m.linalg.matrix_norm(A, o) for o in (1, -1, np.inf, -np.inf)]
+            sum(o.sum() for o in outs).backward()
+            # (without gradients: the 'fro' norm's is an ulp off PyTorch's, numgrad's backward
+            # reading the float32 norm where PyTorch's reads it rounded; PyTorch's matrix_exp's
+            # is -inf for a half 1x1 matrix)
+            return outs + [A.grad, m.linalg.matrix_norm(A.detach()),
+                           m.linalg.matrix_exp(A.detach()[:, :1, :1])]  # (1x1: exp)
+
+        for ours, theirs in zip(run(numgrad), run(torch)):
+            _same(ours.detach(), theirs.detach())
+        for m in (numgrad, torch):
+            A = m.tensor(data).to(getattr(m, name))
+            for o in ("nuc", 2, -2):
+                with pytest.raises(RuntimeError, match="linalg.matrix_norm: Low precision dtypes "
+                                   f"not supported. Got {c_name}$"):
+                    m.linalg.matrix_norm(A, o)
+        # (PyTorch 2.13's CPU matrix_exp of a 2x2 or larger half matrix is NaN, inf or values
+        # near -2e4 / -1.3e30, the identity's too: numgrad's is float32's, rounded once)
+        x = numgrad.tensor(data).to(getattr(numgrad, name))
+        t = torch.tensor(data).to(getattr(torch, name))
+        _same(numgrad.linalg.matrix_exp(x), torch.linalg.matrix_exp(t.float()).to(t.dtype))

@@ -40,19 +40,29 @@ def _check_tensor(fn: str, A, name: str = "A") -> Tensor:
     return A
 
 
-def _check_float(fn: str, A: Tensor) -> None:
-    if A._data.dtype.kind not in "fc":
+def _check_float(fn: str, A: Tensor, low_precision: bool | None = None) -> None:
+    """PyTorch's ``checkFloatingOrComplex``: a float or complex ``A``; ``low_precision`` says
+    whether float16 and bfloat16 are taken (True) or refused with PyTorch's "Low precision dtypes
+    not supported" (False). None, for the functions not yet compared with PyTorch on them:
+    float16 taken, bfloat16 ("V") refused as not a float."""
+    kind = A._data.dtype.kind
+    if kind not in ("fcV" if low_precision is not None else "fc"):
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{_torch_name(A._data.dtype)}")
+    if low_precision is False and A._data.dtype.itemsize == 2:  # (float16, bfloat16)
+        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
                            f"{_torch_name(A._data.dtype)}")
 
 
-def _check_matrix(fn: str, A: Tensor, square: bool = True) -> None:
-    """PyTorch's checks of a (batch of) matrices: at least 2-D, floating, square."""
+def _check_matrix(fn: str, A: Tensor, square: bool = True,
+                  low_precision: bool | None = None) -> None:
+    """PyTorch's checks of a (batch of) matrices: at least 2-D, floating (``_check_float``'s
+    ``low_precision``), square."""
     _check_tensor(fn, A)
     d = A._data
     if d.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    _check_float(fn, A)
+    _check_float(fn, A, low_precision)
     if square and tuple(d.shape)[-1] != tuple(d.shape)[-2]:
         raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
                            f"{tuple(d.shape)[-2]} by {tuple(d.shape)[-1]} matrices")

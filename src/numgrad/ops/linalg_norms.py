@@ -163,10 +163,16 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
     """``torch.linalg.matrix_norm``: 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2 of each matrix (over
     the two dimensions ``dim``), composed as PyTorch composes it."""
     _check_tensor("linalg.matrix_norm", A)
+    # (PyTorch's order: the order, A (at least 2-D, a float: not float16 or bfloat16 for the
+    # norms of singular values, 'nuc' and ±2), dim)
+    if isinstance(ord, str) and ord not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if not isinstance(ord, str) and ord not in _MATRIX_ORDS:
+        raise RuntimeError(f"linalg.matrix_norm: Order {_ord_name(float(ord))} not supported.")
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
-    _check_float("linalg.matrix_norm", A)
+    _check_float("linalg.matrix_norm", A, low_precision=ord not in ("nuc", 2, -2))
     if dtype is not None:
         A = A.to(dtype)
     dim = tuple(_wrap_dim(int(d), A.ndim) for d in dim)
@@ -175,13 +181,9 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
     if dim[0] == dim[1]:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     if isinstance(ord, str):
-        if ord not in ("fro", "nuc"):
-            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
         if ord == "fro":
             return vector_norm(A, 2, dim, keepdim)
         return _svd_norm(A, dim, keepdim, lambda s: s.sum(-1))
-    if ord not in _MATRIX_ORDS:
-        raise RuntimeError(f"linalg.matrix_norm: Order {_ord_name(float(ord))} not supported.")
     if abs(ord) == 2:
         return _svd_norm(A, dim, keepdim, lambda s: s.amax(-1) if ord > 0 else s.amin(-1))
     # 1, -1 (over columns), inf, -inf (over rows): sums of absolute values, then their extreme

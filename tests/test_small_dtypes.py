@@ -421,3 +421,21 @@ def test_half_matrix_norm_and_matrix_exp_as_pytorch():
         x = numgrad.tensor(data).to(getattr(numgrad, name))
         t = torch.tensor(data).to(getattr(torch, name))
         _same(numgrad.linalg.matrix_exp(x), torch.linalg.matrix_exp(t.float()).to(t.dtype))
+
+
+def test_trace_of_narrow_dtypes_as_pytorch():
+    # (bfloat16's trace was summed as int64, NumPy's "V2" taken for a non-float dtype)
+    data = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32) * 10
+    for name in NAMES:
+        def run(m):
+            x = m.tensor(data).to(getattr(m, name))
+            if x.is_floating_point():
+                x.requires_grad_()
+            y = m.trace(x)
+            if not x.requires_grad:
+                return [y]
+            y.backward()
+            return [y.detach(), x.grad]
+
+        for ours, theirs in zip(run(numgrad), run(torch)):
+            _same(ours, theirs)

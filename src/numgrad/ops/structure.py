@@ -393,7 +393,7 @@ def trace(input: Tensor) -> Tensor:
     kind = input._data.dtype
     if kind == np.bool_:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
-    if kind.kind not in "fc" and kind != np.int64:
+    if kind.kind not in "fcV" and kind != np.int64:  # ("V": bfloat16, a float)
         input = input.to(np.int64)
     return apply(Trace, (input,), (input._data,))
 

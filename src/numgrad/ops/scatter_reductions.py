@@ -38,9 +38,9 @@ def _identity(reduce: str, np_dtype):
         return 0
     if reduce == "prod":
         return 1
-    big = np.inf if np_dtype.kind == "f" else (
+    big = np.inf if np_dtype.kind in "fV" else (  # ("V": bfloat16, a float)
         1 if np_dtype.kind == "b" else np.iinfo(np_dtype).max)
-    small = -np.inf if np_dtype.kind == "f" else (
+    small = -np.inf if np_dtype.kind in "fV" else (
         0 if np_dtype.kind == "b" else np.iinfo(np_dtype).min)
     return small if reduce == "amax" else big
 

@@ -528,3 +528,27 @@ def test_a_random_complex_step_runs_as_eager(seed):
         assert np.array_equal(out.detach().numpy(), expected.detach().numpy(), equal_nan=True)
         for g, e in zip((a.grad, b.grad), grads):
             assert np.array_equal(g.numpy(), e.numpy(), equal_nan=True)
+
+
+def test_none_sizes_and_result_tuples_keep_their_types_at_replay():
+    # (the guard named an argument's type by its name: ``NoneType`` and ``Size`` are not names
+    # there, so every replay of a call given None or a shape raised NameError; a replay returned
+    # a plain tuple for ``max``'s (values, indices), ``slogdet``'s pair and a ``Size``: ``.values``
+    # raised AttributeError from the second call on)
+    def f(x, prepend=None, shape=None):
+        return (numgrad.diff(x, 1, 0, prepend, None), numgrad.max(x * 2, 1), x.shape,
+                numgrad.linalg.slogdet(x[:, :3]), numgrad.broadcast_shapes(shape, (1, 4)))
+
+    x = numgrad.tensor(np.arange(12.0).reshape(3, 4) ** 0.5, requires_grad=True)
+    eager = f(x, None, x.shape)
+    compiled = numgrad.compile(f)
+    for _ in range(3):
+        with warnings.catch_warnings():  # (traced and replayed: a fallback to eager fails)
+            warnings.filterwarnings("error", message=".*eagerly", category=RuntimeWarning)
+            got = compiled(x, None, x.shape)
+        assert [type(v) for v in got] == [type(v) for v in eager]
+        assert got[1].values.tolist() == eager[1].values.tolist()
+        assert got[1].indices.tolist() == eager[1].indices.tolist()
+        assert got[3].logabsdet.item() == eager[3].logabsdet.item()
+        assert got[2] == eager[2] == got[4] == eager[4] == (3, 4)
+        assert np.array_equal(got[0].detach().numpy(), eager[0].detach().numpy())

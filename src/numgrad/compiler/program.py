@@ -252,7 +252,7 @@ def guard_for(fn, found, args: tuple, kwargs: dict):
                      scalar_values=[_scalar_getter(functions, where) for where, _ in scalars],
                      structure=lambda: structure_of(found), _frozen=_freeze,
                      _MISSING=_MISSING, _attributes=_attributes, _owners=owners,
-                     _versioned=_versioned)
+                     _versioned=_versioned, _tuple_of=_tuple_of)
     source = "def guard(args, kwargs):\n" + "\n".join(g.lines) + "\n"
     namespace["__source__"] = source
     exec(compile(source, f"<guard of {getattr(fn, '__qualname__', fn)}>", "exec"), namespace)
@@ -731,13 +731,22 @@ def _array_expr(array, trace) -> str:
 def _result_expr(result, trace, e: _Emitter, refs: dict, array_expr, live=None) -> str:
     """The expression that rebuilds the function's return value at replay (``live``: the
     output index of each tensor returned with a live graph)."""
-    if result is None or isinstance(result, (bool, int, float, str)):
+    if result is None or type(result) in (bool, int, float, str):
         return repr(result)
+    if isinstance(result, (bool, int, float, str)):  # (np.float64, an IntEnum's member: itself)
+        return e.const(result, "r")
     if isinstance(result, (tuple, list)):
         inner = ", ".join(_result_expr(r, trace, e, refs, array_expr, live) for r in result)
-        if isinstance(result, list):
+        if type(result) is list:
             return f"[{inner}]"
-        return f"({inner},)" if inner else "()"
+        items = f"({inner},)" if inner else "()"
+        if type(result) is tuple:
+            return items
+        if isinstance(result, tuple):  # (a ``Size``, ``max``'s (values, indices): their type)
+            return f"_tuple_of({e.const(type(result), 'ty')}, {items})"
+        raise NotReplayable(f"it returns a {type(result).__name__}")
+    if isinstance(result, dict) and type(result) is not dict:
+        raise NotReplayable(f"it returns a {type(result).__name__}")
     if isinstance(result, dict):
         return "{" + ", ".join(f"{k!r}: {_result_expr(v, trace, e, refs, array_expr, live)}"
                                for k, v in result.items()) + "}"
@@ -752,6 +761,12 @@ def _result_expr(result, trace, e: _Emitter, refs: dict, array_expr, live=None) 
         # (a tensor it made and then changed in place: eager's count of changes)
         return f"_versioned({made}, {version})" if version else made
     raise NotReplayable(f"it returns a {type(result).__name__}")
+
+
+def _tuple_of(kind, items: tuple):
+    """A tuple of the subclass ``kind`` holding ``items``, made as ``tuple`` makes one (its own
+    ``__new__`` may take the items one by one: ``max``'s result, ``slogdet``'s)."""
+    return tuple.__new__(kind, items)
 
 
 def _versioned(t, version: int):
@@ -821,8 +836,8 @@ def _guard_structure(g: _Emitter, expr: str, value, refs: dict):
         g.line(f"a = {expr}")
         g.line(f"if type(a) is not np.ndarray or a.shape != {tuple(value.shape)!r} or a.dtype != "
                f"{g.const(value.dtype, 'dt')}: return False")
-    elif isinstance(value, (list, tuple)):
-        g.line(f"if type({expr}) is not {type(value).__name__} or len({expr}) != {len(value)}: "
+    elif isinstance(value, (list, tuple)):  # (its type by reference: a ``Size``, a namedtuple)
+        g.line(f"if type({expr}) is not {_type_ref(g, value)} or len({expr}) != {len(value)}: "
                "return False")
         for i, item in enumerate(value):
             _guard_structure(g, f"{expr}[{i}]", item, refs)
@@ -831,13 +846,22 @@ def _guard_structure(g: _Emitter, expr: str, value, refs: dict):
         for key, item in value.items():
             g.line(f"if {key!r} not in {expr}: return False")
             _guard_structure(g, f"{expr}[{key!r}]", item, refs)
-    elif value is None or isinstance(value, (bool, int, float, str)):
-        g.line(f"if type({expr}) is not {type(value).__name__} or {expr} != "
+    elif value is None:
+        g.line(f"if {expr} is not None: return False")
+    elif isinstance(value, (bool, int, float, str)):  # (an IntEnum's member: its own type)
+        g.line(f"if type({expr}) is not {_type_ref(g, value)} or {expr} != "
                f"{g.const(value, 's')}: return False")
     else:  # any other object: the very same one
         name = g.const(weakref.ref(value) if _weakrefable(value) else value, "O")
         call = f"{name}()" if _weakrefable(value) else name
         g.line(f"if {expr} is not {call}: return False")
+
+
+def _type_ref(g: _Emitter, value) -> str:
+    """The guard's name for ``type(value)``: a built-in's own name, another type a constant (its
+    name alone is not defined in the guard's namespace: ``NoneType``, ``Size``)."""
+    kind = type(value)
+    return kind.__name__ if kind in (bool, int, float, str, list, tuple) else g.const(kind, "ty")
 
 
 def _weakrefable(value) -> bool:

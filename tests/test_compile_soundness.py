@@ -552,3 +552,19 @@ def test_none_sizes_and_result_tuples_keep_their_types_at_replay():
         assert got[3].logabsdet.item() == eager[3].logabsdet.item()
         assert got[2] == eager[2] == got[4] == eager[4] == (3, 4)
         assert np.array_equal(got[0].detach().numpy(), eager[0].detach().numpy())
+
+
+def test_a_view_as_another_dtype_is_not_the_array_it_views():
+    # (``x.view(torch.int32)`` of a traced float32 array of the same shape was taken for the
+    # array itself: its bits were read as values, so ``(bits + 1).view(float32)``, nextafter's
+    # step, gave -9.0 for nextafter(-8.478, -inf) where eager gives -8.478001)
+    def build():
+        x = numgrad.tensor([1.5, -8.478374, 0.0, 3.0e-38])
+
+        def fn(k):
+            bits = (x * k).view(numgrad.int32)
+            return (bits + 1).view(numgrad.float32) * 2, numgrad.nextafter(x * k, -x)
+
+        return {"fn": fn, "args": lambda i: (numgrad.tensor(float(i + 1)),), "state": lambda: x}
+
+    assert_compiled_equals_eager(build, calls=4)

@@ -228,8 +228,8 @@ class Trace(dispatch.Mode):
             root = x._root
             p = x.view(np.ndarray)
             if p.shape == root.array.shape and p.strides == root.array.strides and \
-                    _address(p) == _address(root.array):
-                return root
+                    _address(p) == _address(root.array) and p.dtype == root.array.dtype:
+                return root  # (a view as another dtype, ``x.view(torch.int32)``: not the root)
             return self._view(root, p)
         p = plain(x)
         v = self.by_id.get(id(p))

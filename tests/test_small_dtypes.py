@@ -460,3 +460,27 @@ def test_bfloat16_scatter_index_and_segment_amin_amax_as_pytorch():
 
         for ours, theirs in zip(run(numgrad), run(torch)):
             _same(ours.detach(), theirs.detach())
+
+
+def test_half_nll_loss_with_class_weights_as_pytorch():
+    # (bfloat16's class weights reached nll_loss's kernel as NumPy's "V2" words: ValueError
+    # 'setting an array element with a sequence'; a narrow array among an op's parameters is
+    # widened now, as its narrow numbers are. 'mean' of float16/bfloat16 rounds the sum and the
+    # total weight to the dtype before dividing, and its backward divides the gradient by that
+    # total in the dtype before weighting it, as PyTorch's kernel: they were an ulp off)
+    data = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+    for name in ("bfloat16", "float16"):
+        for reduction in ("none", "mean", "sum"):
+            def run(m):
+                x = m.tensor(data).to(getattr(m, name)).requires_grad_()
+                w = m.tensor([3.125, -3.03125, 5.09375]).to(x.dtype)
+                t = m.tensor([0, 2, 1, 2])
+                F = m.nn.functional
+                outs = [F.nll_loss(x, t, weight=w, reduction=reduction),
+                        F.nll_loss(x, t, reduction=reduction, ignore_index=1),
+                        F.nll_loss(x[:2], t[:2], weight=w, reduction=reduction, ignore_index=2)]
+                sum(o.sum() for o in outs).backward()
+                return outs + [x.grad]
+
+            for ours, theirs in zip(run(numgrad), run(torch)):
+                _same(ours.detach(), theirs.detach())

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from .. import dispatch
+from .. import _lowp, dispatch
 from ..autograd import grad_mode
 from ..dispatch import note_created
 from .._dtype import torch_name
@@ -77,14 +77,33 @@ class NllLoss(Op):
     )
 
     @staticmethod
-    def forward(K, x, *, target, weight, ignore_index, reduction):
+    def forward(K, x, *, target, weight, ignore_index, reduction, half=None):
+        if half is not None and reduction == "mean" and isinstance(x, np.ndarray):
+            # (a float16 or bfloat16 input, run widened: PyTorch's kernel rounds the sum and
+            # the total weight to the dtype before it divides)
+            total = _half_total_weight(half, target, weight, ignore_index)
+            if total is not None:
+                loss = K.loss.nll_loss_forward(x, target, weight, ignore_index, "sum")
+                loss = _lowp.to_float(_lowp.f32_to_bf16(loss) if half == _lowp.BF16 else
+                                      loss.astype(half))
+                with np.errstate(invalid="ignore", divide="ignore"):  # (all ignored: NaN)
+                    return np.asarray(loss / _lowp.to_float(total), x.dtype)
         return K.loss.nll_loss_forward(x, target, weight, ignore_index, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         p = ctx.params
+        reduction = p["reduction"]
+        if reduction == "mean" and grad._data.dtype.char in "eV":  # (float16, bfloat16)
+            # (PyTorch's kernel divides the gradient by the total weight, rounded to the
+            # dtype as its forward returns it, in the dtype, then multiplies by the weights:
+            # two roundings, where the float32 kernel's one product would round once)
+            total = _half_total_weight(grad._data.dtype, p["target"], p["weight"],
+                                       p["ignore_index"])
+            if total is not None:
+                grad, reduction = grad / Tensor._wrap(total), "sum"
         return (_nll_loss_backward(grad, None, ctx.input_shapes[0], p["target"], p["weight"],
-                                   p["ignore_index"], p["reduction"], None),)
+                                   p["ignore_index"], reduction, None),)
 
     @staticmethod
     def through(node, child, grad):
@@ -146,6 +165,26 @@ class NllLossBackward(Op):
             grad_self = Tensor._wrap(_place(_created(np.zeros(p["shape"], grad._data.dtype)),
                                             grad.device))
         return grad_grad, grad_self
+
+
+def _half_total_weight(np_dtype, target, weight, ignore_index):
+    """The total weight of a float16 or bfloat16 'mean' loss as PyTorch's backward divides by it:
+    summed in float32 and rounded to the dtype (ATen's forward returns it in the input's dtype),
+    a 0-d array of that dtype (None where ``target`` is not on the CPU or holds a class out of
+    range: the kernel's own sum, and its error)."""
+    if not isinstance(target, np.ndarray):
+        return None
+    t = target.reshape(-1)
+    t = t[t != ignore_index]
+    if weight is None:
+        total = np.float32(t.size)
+    else:
+        w = _lowp.to_float(np.asarray(weight)).reshape(-1)
+        if t.size and (t.min() < 0 or t.max() >= w.size):  # (the kernel says which)
+            return None
+        total = np.sum(w[t], dtype=np.float32)
+    total = np.asarray(total, np.float32)
+    return _lowp.f32_to_bf16(total) if np_dtype == _lowp.BF16 else total.astype(np_dtype)
 
 
 def _nll_loss_backward(grad, self, shape, target, weight, ignore_index, reduction, total_weight):
@@ -260,9 +299,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
         return _nll_loss_nd(input, target, weight, ignore_index, reduction)
     _check_nll_args(input, target, weight)
     K = kernels_for((input, target, weight), NllLoss)  # (one device for the three)
+    half = input._data.dtype if input._data.dtype.char in "eV" else None  # (float16, bfloat16)
     return apply(NllLoss, (input,), (input._data,), target=K.copy(target._data),
                  weight=None if weight is None else K.copy(weight._data),
-                 ignore_index=int(ignore_index), reduction=reduction)
+                 ignore_index=int(ignore_index), reduction=reduction, half=half)
 
 
 def _nll_loss_nd(input: Tensor, target: Tensor, weight, ignore_index: int, reduction: str):

@@ -303,8 +303,9 @@ def _apply_narrow(op, K, inputs, arrays, params) -> Tensor:
     """``apply`` for arrays among which some are of a narrow dtype: run on them widened, the
     result rounded back to the narrow dtype where it is of the widened one (``numgrad._lowp``)."""
     wide, back = _lowp.widened(K, arrays)
-    for k, v in params.items():  # (a number of the narrow dtype among the parameters: ``x - 1``)
-        if isinstance(v, np.generic) and v.dtype.num in _lowp.NARROW:
+    for k, v in params.items():  # (a number or an array of a narrow dtype among the parameters:
+        #                             ``x - 1``, nll_loss's class weights)
+        if isinstance(v, (np.generic, np.ndarray)) and v.dtype.num in _lowp.NARROW:
             params[k] = _lowp.widened(K, (v,))[0][0]
     result = apply(op, inputs, wide, **params)
     result._data = _lowp.narrowed(K, result._data, back)

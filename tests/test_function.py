@@ -583,3 +583,32 @@ def test_a_function_running_numba_kernels_matches_torch_softplus():
     np.testing.assert_allclose(_np(x.grad), _np(tx.grad), rtol=1e-12)
     xs = ng.tensor(np.linspace(-3, 3, 7), requires_grad=True)
     assert ng.autograd.gradcheck(NumbaSoftplus.apply, (xs,))
+
+
+def test_a_complex_output_of_a_function_is_differentiable_as_pytorchs():
+    # (only floating-point outputs got requires_grad: a custom Function's complex output, and a
+    # compiled function's complex output from its second call on, came back without a graph)
+    results = []
+    for m in (ng, torch):
+        class Rotate(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.to(m.complex64) * 1j
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g * -1j).real
+
+        x = m.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        y = Rotate.apply(x)
+        assert y.requires_grad and y.grad_fn is not None
+        (y * m.tensor([1 + 2j, 3j, -1.0])).real.sum().backward()
+        results.append(x.grad.tolist())
+    assert results[0] == results[1]
+    x = ng.randn(4, 6, requires_grad=True)
+    compiled = ng.compile(lambda x: ng.fft.rfft(x * 2))
+    for _ in range(3):
+        y = compiled(x)
+        assert y.requires_grad and y.grad_fn is not None
+        assert ng.autograd.grad(y.abs().sum(), x)[0].tolist() == ng.autograd.grad(
+            ng.fft.rfft(x * 2).abs().sum(), x)[0].tolist()

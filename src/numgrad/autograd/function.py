@@ -390,7 +390,8 @@ def _record(ctx: BackwardCFunction, inputs: tuple, outputs):
         if not isinstance(out, Tensor):
             meta.append(None)
             continue
-        differentiable = id(out) not in non_differentiable and out.dtype.is_floating_point
+        differentiable = id(out) not in non_differentiable and (out.dtype.is_floating_point
+                                                                    or out.dtype.is_complex)
         if id(out) in dirty and id(out) not in seen_out:  # modified in place: the same tensor,
             seen_out.add(id(out))  # its history rebased onto this node
         elif id(out) in seen:  # an input (or a repeated output) returned as is: a new tensor

@@ -484,3 +484,15 @@ def test_half_nll_loss_with_class_weights_as_pytorch():
 
             for ours, theirs in zip(run(numgrad), run(torch)):
                 _same(ours.detach(), theirs.detach())
+
+
+def test_float32_trigamma_near_the_poles_as_pytorch():
+    # (an integer input is computed in float32; PyTorch's float32 trigamma is float arithmetic,
+    # sin(pi x) of float32's pi nonzero at -8: 2.0e13 where float64 arithmetic gave 1.0e31)
+    for name in ("int16", "int8", "float32"):
+        def run(m):
+            x = m.tensor([-8, -5, -1, 0, 3, 7]).to(getattr(m, name))
+            return [m.polygamma(1, x), m.special.polygamma(1, x)]
+
+        for ours, theirs in zip(run(numgrad), run(torch)):
+            _same(ours, theirs)

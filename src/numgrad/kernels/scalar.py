@@ -907,23 +907,31 @@ def digamma(x):
     return result + math.log(x) - 0.5 / x - y
 
 
+_sixth = _constant(1.0 / 6.0, "1 / 6")
+_thirtieth = _constant(1.0 / 30.0, "1 / 30")
+_fortysecond = _constant(1.0 / 42.0, "1 / 42")
+
+
 @njit(error_model="numpy")
 def trigamma(x):
-    """psi'(x): reflection below 1/2, six steps of the recurrence, then the asymptotic series."""
-    x = float(x)
-    sign = 1.0
-    result = 0.0
-    if x < 0.5:
-        sign = -1.0
-        s = math.sin(math.pi * x)
-        result -= (math.pi * math.pi) / (s * s)
-        x = 1.0 - x
+    """psi'(x): reflection below 1/2, six steps of the recurrence, then the asymptotic series,
+    in x's float type as PyTorch's two overloads (float32's is float arithmetic throughout: at a
+    negative integer, sin(pi x) of float32's pi is not 0, and the value is finite, 2e13 at -8,
+    where float64 gives 1e31)."""
+    y = x + _zero(x)  # (float32 stays float32; an integer is taken as float64)
+    sign = _one(y)
+    result = _zero(y)
+    if y < _half(y):
+        sign = -_one(y)
+        s = math.sin(_pi(y) * y)
+        result -= (_pi(y) * _pi(y)) / (s * s)
+        y = _one(y) - y
     for _ in range(6):
-        result += 1.0 / (x * x)
-        x += 1.0
-    ixx = 1.0 / (x * x)
-    result += (1.0 + 1.0 / (2.0 * x)
-               + ixx * (1.0 / 6.0 - ixx * (1.0 / 30.0 - ixx * (1.0 / 42.0)))) / x
+        result += _one(y) / (y * y)
+        y += _one(y)
+    ixx = _one(y) / (y * y)
+    result += (_one(y) + _one(y) / (y + y)
+               + ixx * (_sixth(y) - ixx * (_thirtieth(y) - ixx * _fortysecond(y)))) / y
     return sign * result
 
 

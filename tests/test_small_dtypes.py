@@ -496,3 +496,19 @@ def test_float32_trigamma_near_the_poles_as_pytorch():
 
         for ours, theirs in zip(run(numgrad), run(torch)):
             _same(ours, theirs)
+
+
+def test_as_strided_scatter_of_a_view_addresses_its_base_memory_as_pytorch():
+    # (the offset and strides address the input's memory, as as_strided reads it: they were
+    # taken over the input as if it were contiguous, so src landed in the wrong element, or in
+    # an element PyTorch's write misses, the OpInfo's int32 non-contiguous sample 0)
+    def run(m):
+        base = m.tensor([10, -8, 3, 4, 9, 1], dtype=m.int32)
+        src = m.tensor([6, 7], dtype=m.int32)
+        return [m.as_strided_scatter(base[1::2], src[0], (), (), 0),
+                m.as_strided_scatter(base[1::2], src, (2,), (1,), 0),
+                m.as_strided_scatter(base[1:4], src, (2,), (2,)),
+                m.as_strided_scatter(base[1::2], src, (2,), (2,), 3)]
+
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        _same(ours, theirs)

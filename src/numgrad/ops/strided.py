@@ -111,13 +111,50 @@ def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
 
 @export(method=True)
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
-    """A copy of ``input`` (in new contiguous memory) with ``src`` written into its
-    ``as_strided(size, stride, storage_offset)`` view."""
-    offset = 0 if storage_offset is None else int(storage_offset)
-    size, stride = _checked(size, stride, offset, input.numel(), input._data.itemsize)
+    """A copy of ``input`` with ``src`` written into its ``as_strided(size, stride,
+    storage_offset)`` view, as PyTorch's (``clone_preserve_strides``): the offset and strides
+    address ``input``'s memory, as ``as_strided`` reads it, so a view's elements are where its
+    base has them, and what is written elsewhere in that memory is not among the result's
+    elements. An input with internal overlap (a stride 0 over more than one element) is copied to
+    new contiguous memory first, as PyTorch clones it; so is a CUDA tensor (whose memory numgrad
+    does not address)."""
+    data = input._data
+    flat = None
+    if isinstance(data, np.ndarray) and not any(
+            n > 1 and s == 0 for n, s in zip(data.shape, data.strides)):
+        try:
+            flat, here = _storage(data)
+        except NotImplementedError:  # (memory that is not one C-ordered buffer: as a copy)
+            flat = None
+    if flat is None or (here == 0 and flat.size == data.size and data.flags.c_contiguous):
+        # (its own contiguous memory, or a copy in new contiguous memory: the same positions)
+        offset = 0 if storage_offset is None else int(storage_offset)
+        size, stride = _checked(size, stride, offset, input.numel(), data.itemsize)
+        _check_slice(src, size, stride)
+        where = numgrad.from_numpy(_positions(size, stride, offset).reshape(-1))
+        out = index_put(input.reshape(-1), (where,), src.reshape(-1))
+        return out.reshape(input.shape)
+    offset = here if storage_offset is None else int(storage_offset)
+    size, stride = _checked(size, stride, offset, flat.size, data.itemsize)
+    _check_slice(src, size, stride)
+    # (a copy of the memory with the input's elements put where they are, src written over it,
+    # the input's elements read back: each keeps its gradient unless src overwrote it)
+    where = numgrad.from_numpy(np.ascontiguousarray(np.lib.stride_tricks.as_strided(
+        np.arange(flat.size, dtype=np.int64)[here:], data.shape,
+        tuple(s // data.itemsize * 8 for s in data.strides))).reshape(-1))
+    memory = index_put(numgrad.from_numpy(flat.copy()), (where,), input.reshape(-1))
+    memory = index_put(memory, (numgrad.from_numpy(_positions(size, stride, offset).reshape(-1)),),
+                       src.reshape(-1))
+    return memory[where].reshape(input.shape)
+
+
+def _check_slice(src: Tensor, size: tuple, stride: tuple) -> None:
+    """PyTorch's checks of the view ``src`` is written into: its size, and no two of its
+    elements at one place (copy_'s check of its destination)."""
     if tuple(src.shape) != size:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
                            f"{list(src.shape)}, slice size = {list(size)}")
-    where = numgrad.from_numpy(_positions(size, stride, offset).reshape(-1))
-    out = index_put(input.reshape(-1), (where,), src.reshape(-1))
-    return out.reshape(input.shape)
+    if any(n > 1 and s == 0 for n, s in zip(size, stride)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the tensor "
+                           "before performing the operation.")

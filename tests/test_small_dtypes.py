@@ -512,3 +512,30 @@ def test_as_strided_scatter_of_a_view_addresses_its_base_memory_as_pytorch():
 
     for ours, theirs in zip(run(numgrad), run(torch)):
         _same(ours, theirs)
+
+
+def test_random_draws_from_narrow_probabilities_as_pytorch():
+    # (bfloat16 probabilities were refused: "multinomial only supports floating-point dtypes
+    # for input, got: Float", '"bernoulli" not implemented for 'Float''; an integer tensor with
+    # a number p was refused where PyTorch draws 0s and 1s of its dtype; the refusals name the
+    # dtype ('Char', not 'Float') and bernoulli's kernel as PyTorch's)
+    def run(m):
+        p = m.tensor([[0.0, 1.0, 0.0], [1.0, 1.0, 0.0]]).to(m.bfloat16)
+        out = [m.bernoulli(p), p.bernoulli(), m.multinomial(p[:, 1:].flip(0), 1),
+               m.multinomial(p[1], 2).sort()[0],
+               m.bernoulli(p, 0.0), m.bernoulli(p, 1.0)]
+        for name in ("int8", "uint8", "int16", "int64", "bool"):
+            out += [m.bernoulli(m.ones(2, dtype=getattr(m, name)), 1.0),
+                    m.ones(2, dtype=getattr(m, name)).bernoulli_(0.0)]
+        errors = []
+        for name in ("int8", "uint8", "int16", "int64", "bool"):
+            for f in (m.bernoulli, lambda x: m.multinomial(x, 1)):
+                with pytest.raises((NotImplementedError, RuntimeError)) as e:
+                    f(m.ones(2, dtype=getattr(m, name)))
+                errors.append((e.type.__name__, str(e.value)))
+        return out, errors
+
+    (ours, our_errors), (theirs, their_errors) = run(numgrad), run(torch)
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+    assert our_errors == their_errors

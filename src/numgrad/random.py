@@ -238,7 +238,7 @@ def _drawable(np_dtype, kernel: str) -> np.dtype:
 
 
 def _kind(t: Tensor) -> str:
-    return {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(t._data.dtype.name, "Float")
+    return torch_name(t._data.dtype)
 
 
 def _device_of(*values):
@@ -280,21 +280,31 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
                                          device=device), requires_grad, device)
 
 
-def _probabilities(input: Tensor, what: str) -> np.ndarray:
+def _probabilities(input: Tensor, what: str, kernel: str | None = None) -> np.ndarray:
     if not isinstance(input, Tensor):
         raise TypeError(f"{what}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    if input._data.dtype.kind != "f":
-        raise NotImplementedError(f'"{what}" not implemented for \'{_kind(input)}\'')
-    return input._host()
+    if input._data.dtype.kind not in "fV":  # ("V": bfloat16, read as float32)
+        raise NotImplementedError(f'"{kernel or what}" not implemented for '
+                                  f"'{_kind(input)}'")
+    return _lowp.to_float(input._host())
 
 
 @export(method=True, out=Out(any_dtype=True))
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
-    """1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype."""
-    probs = _probabilities(input, "bernoulli")
-    out = _kernel_draw(generator, "philox_bernoulli", probs if p is None else float(p),
-                       probs.shape, probs.dtype, device=input.device)
+    """1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype (any
+    dtype with a number ``p``, as PyTorch's)."""
+    if p is None or not isinstance(input, Tensor):  # (the latter: its TypeError)
+        probs = _probabilities(input, "bernoulli", "bernoulli_tensor_cpu_p_")
+    if p is not None:
+        probs = float(p)
+    dtype = input._data.dtype
+    drawn = dtype if dtype.kind in "fV" else np.dtype(np.float32)  # (integers: 0 and 1 cast)
+    out = _kernel_draw(generator, "philox_bernoulli", probs, tuple(input._data.shape), drawn,
+                       device=input.device)
+    if drawn != dtype:
+        out = (creation._cuda_kernels() if not isinstance(out, np.ndarray) else
+               registry.cpu()).cast(out, dtype)
     return creation._finish(out, False, input.device)
 
 
@@ -304,7 +314,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator=None) -> Tensor:
     """``num_samples`` indices drawn per row of ``input`` (weights, not necessarily
     normalised), with or without replacement; int64."""
-    if isinstance(input, Tensor) and input._data.dtype.kind != "f":
+    if isinstance(input, Tensor) and input._data.dtype.kind not in "fV":  # ("V": bfloat16)
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
                            f"{_kind(input)}")
     weights = _probabilities(input, "multinomial")

@@ -539,6 +539,10 @@ def philox_bernoulli(state: np.ndarray, p, shape: tuple, dtype) -> np.ndarray:
     PyTorch's error."""
     if not np.all((np.asarray(p) >= 0) & (np.asarray(p) <= 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    dtype = np.dtype(dtype)
+    if dtype.kind == "V":  # (bfloat16: its grid's uniforms, compared as float32)
+        return _lowp.f32_to_bf16(
+            (_lowp.to_float(philox_uniform(state, shape, dtype)) < p).astype(np.float32))
     return (philox_uniform(state, shape, dtype) < p).astype(dtype)
 
 

@@ -508,6 +508,7 @@ def test_vmap_of_forms_the_op_database_showed_and_the_error_for_what_does_not_di
             m.meshgrid(a[0], a[1, :3], indexing="xy")[1], m.renorm(a, 1, 1, 0.5),
             m.take_along_dim(a, m.tensor([[0, 3]])), m.split_with_sizes_copy(a, [1, 3])[1],
             m.quantile(a, 0.3), m.nanquantile(a, m.tensor([0.2, 0.9], dtype=a.dtype), dim=0),
+            m.quantile(a[0, 0], 0.5, dim=0),  # (a 0-d example: IndexError, its dim past 0)
             m.linalg.solve_triangular(a[:, :4].triu() + 4 * m.eye(4, dtype=a.dtype), a[:, 3:],
                                       upper=True),
             m.linalg.lu_solve(*m.linalg.lu_factor(a[:, :4] + 4 * m.eye(4, dtype=a.dtype)),

@@ -546,6 +546,9 @@ def _quantile(func, lvl, args, kwargs):
         if keepdim:
             return NotImplemented
         out = func(_flat(v), q, 1, False, **rest)
+    elif x.ndim == 0:  # (a 0-d example, its dim 0 or -1: each example's value, one of one)
+        _vmap._norm(dim, 0)
+        out = func(v.unsqueeze(1), q, 1, False, **rest)
     else:
         out = func(v, q, _vmap._norm(dim, x.ndim) + 1, keepdim, **rest)
     if isinstance(q, Tensor) and q.ndim == 1:

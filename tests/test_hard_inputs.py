@@ -545,3 +545,17 @@ def test_integer_dtype_for_a_tensor_that_requires_grad_raises_pytorchs_error(fn)
     check_raises(lambda m: fn(m, m.ones(2, 3, requires_grad=True)))
     with ng.no_grad():
         assert ng.ones(2, 3, requires_grad=True).sum(dtype=ng.int64).item() == 6
+
+
+def test_entr_derivative_at_zero_and_below_as_pytorch():
+    # (entr was a masked composite: its gradient was NaN at 0 (PyTorch: inf) and its forward-mode
+    # tangent 0 at 0 and below (PyTorch: inf and NaN), where PyTorch's formula is -(1 + log x))
+    got = []
+    for m in (ng, torch):
+        x = m.tensor([-1.0, 0.0, 2.0, float("nan")], dtype=m.float64, requires_grad=True)
+        y = m.special.entr(x)
+        (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+        (gg,) = m.autograd.grad(g[2], x)
+        tangent = m.func.jvp(m.special.entr, (x.detach(),), (m.ones(4, dtype=m.float64),))[1]
+        got.append([t.tolist() for t in (y, g, gg, tangent)] + [y.grad_fn.name()])
+    assert str(got[0]) == str(got[1])

@@ -54,10 +54,7 @@ def ndtr(input):
 @_export
 def entr(input):
     """``-x log(x)`` elementwise: 0 at 0, -inf below."""
-    x = _ops._common._float_of(input)
-    inside = -x * x.log()
-    zero = x.detach() == 0
-    return _ops.where(x.detach() < 0, -_math.inf, _ops.where(zero, 0.0, inside))
+    return _ops.special_functions.entr(input)
 
 
 @_export

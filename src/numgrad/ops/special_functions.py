@@ -18,7 +18,8 @@ from ..tensor import Tensor
 from ._names import export
 from ._promote import binary_operands, floating_operand
 from .elementwise import where
-from .registry import Sample, apply, kernels_for
+from . import _jvp
+from .registry import Op, Sample, apply, kernels_for, register
 from ._formula import BinaryFormula, formula_op, make as make_formula_op
 from ._common import _broadcast, _ng, _two
 
@@ -300,6 +301,40 @@ for _name, _code, _doc in (
 ):
     export(_polynomial(_name, _code, _doc), function=False, special=_name)
 del _name, _code, _doc
+
+
+# ------------------------------------------------------------------ entr
+@register
+class SpecialEntr(Op):
+    """``-x log(x)``: 0 at 0, -inf below; its derivative PyTorch's ``-(1 + log(x))`` everywhere
+    (inf at 0, NaN below: not the masked composite's NaN at 0 and 0 below)."""
+
+    name, node = "special_entr", "SpecialEntrBackward0"
+    jvp = _jvp.elementwise
+    save_inputs = (0,)
+    samples = (Sample(lambda m, a: m.special.entr(a), ((3, 4),), low=0.1),)
+
+    @staticmethod
+    def forward(K, a):
+        zero = a.dtype.type(0)
+        inside = K.binary(K.MUL, K.unary(K.NEG, a), K.unary(K.LOG, a))
+        inside = K.where(K.binary(K.EQ, a, zero, out_dtype=np.bool_), K.full((), 0.0, a.dtype),
+                         inside)
+        return K.where(K.binary(K.LT, a, zero, out_dtype=np.bool_),
+                       K.full((), -np.inf, a.dtype), inside)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return (grad * -(1 + a.log()),)
+
+
+def entr(input: Tensor) -> Tensor:
+    """``SpecialEntr`` of ``input`` (an integer or bool tensor as the default float dtype)."""
+    x = input if input.dtype.is_floating_point else floating_operand(input)
+    if x is not input:
+        x = Tensor._wrap(x)
+    return apply(SpecialEntr, (x,), (x._data,))
 
 
 # ------------------------------------------------------------------ xlogy

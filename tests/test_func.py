@@ -1323,3 +1323,20 @@ def test_every_jvp_rule_against_torch_func_jvp(name, index, layout):
             return
         raise
     assert not listed, "this sample's tangents match now: unlist it from JVP_NONFINITE_DIFFERS"
+
+
+def test_as_strided_and_nextafter_carry_forward_tangents_as_pytorch():
+    # (as_strided of a tensor with a tangent and no requires_grad was a plain view, whose tangent
+    # was 0; nextafter overwrote its tangent-carrying product with its values, and their 0
+    # tangent: both now give torch.func.jvp's)
+    rng = np.random.default_rng(3)
+    x, t, y, u = (rng.standard_normal(6) for _ in range(4))
+
+    def run(m, F):
+        def f(a, b):
+            return (m.as_strided(a, (2, 2), (1, 2), 1), m.as_strided_copy(a, (3,), (2,)),
+                    m.nextafter(a, b))
+        return F.jvp(f, (m.tensor(x), m.tensor(y)), (m.tensor(t), m.tensor(u)))[1]
+
+    for ours, theirs in zip(run(numgrad, nfunc), run(torch, tfunc)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -9,6 +9,7 @@ from .._dtype import float64, from_numpy_dtype, int16, int32, int64
 from ..tensor import Tensor
 from ._names import export
 from .linalg_common import _ExResult
+from .strided import _has_tangent
 from ._common import _inplace
 from ._promote import binary_operands
 from .._dtype import torch_name
@@ -76,15 +77,33 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     out = where(x == 0, tiny, moved)
     out = where(x == y, y, out)
     out = where(x.isnan() | y.isnan(), float("nan"), out)
-    if not grad_mode.state.enabled or not (input.requires_grad or other.requires_grad):
+    if not (grad_mode.state.enabled and (input.requires_grad or other.requires_grad)
+            or _has_tangent(input) or _has_tangent(other)):
         return out
     # The gradient as PyTorch's: all of it to ``input`` where it differs from ``other`` (NaN
     # included), none where they are equal, zeros to ``other``; the values are ``out``'s,
     # written over the product in no-grad mode (an infinite input times 0 is NaN).
     carried = input.to(dtype) * (x != y).to(dtype) + other.to(dtype) * 0
+    tangents = _tangents_of(carried)
     with grad_mode.no_grad():
         carried.copy_(out)
+    if tangents:  # (forward AD: the product's tangents, which the copy replaced with out's 0)
+        _restride_tangents(carried, tangents)
     return carried
+
+
+def _tangents_of(t: Tensor) -> dict:
+    if not _has_tangent(t):
+        return {}
+    from ..autograd import forward_ad
+
+    return forward_ad.tangents_of(t)
+
+
+def _restride_tangents(t: Tensor, tangents: dict) -> None:
+    from ..autograd import forward_ad
+
+    forward_ad.restride_tangents(t, tangents)
 
 
 nextafter_ = export(_inplace(nextafter), "nextafter_", function=False, method=True)

@@ -1340,3 +1340,18 @@ def test_as_strided_and_nextafter_carry_forward_tangents_as_pytorch():
 
     for ours, theirs in zip(run(numgrad, nfunc), run(torch, tfunc)):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_eigenvalue_tangents_of_a_complex_hermitian_matrix_are_real_as_pytorch():
+    # (eigh's and eigvalsh's eigenvalues are real, but their forward-mode tangent was the
+    # complex diagonal of V^H dA V: complex tangents of a real primal)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+    t = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+    a, t = a + a.conj().T, t + t.conj().T
+    for name in ("eigvalsh", "eigh"):
+        got = [F.jvp(lambda x: getattr(m.linalg, name)(x), (m.tensor(a),), (m.tensor(t),))[1]
+               for m, F in ((numgrad, nfunc), (torch, tfunc))]
+        ours, theirs = (g[0] if name == "eigh" else g for g in got)
+        assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1] == "float64"
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)

@@ -262,8 +262,9 @@ def _eigh_jvp(ctx, t):
     ng = _ng()
     L, V = eigh(ctx.inputs[0], ctx.params["UPLO"])
     dP = _mH(V) @ t @ V
-    if not ctx.op.index:
-        return ng.diagonal(dP, 0, -2, -1)
+    if not ctx.op.index:  # (real eigenvalues: the real part, of a complex Hermitian dA)
+        dL = ng.diagonal(dP, 0, -2, -1)
+        return dL.real if dL.is_complex() else dL
     n = L.shape[-1]
     off = ng.eye(n, dtype=ng.bool).logical_not()
     return V @ ng.where(off, dP / (L.unsqueeze(-2) - L.unsqueeze(-1)), 0.0)

@@ -568,3 +568,23 @@ def test_a_view_as_another_dtype_is_not_the_array_it_views():
         return {"fn": fn, "args": lambda i: (numgrad.tensor(float(i + 1)),), "state": lambda: x}
 
     assert_compiled_equals_eager(build, calls=4)
+
+
+def test_index_put_of_indices_computed_after_a_read_runs_as_eager():
+    # (a call that reads a value runs its Python again at every call, its kernels' results
+    # computed late; index_put's shape was taken by NumPy indexing a stand-in with the index
+    # arrays themselves, which read them before they were computed: put, index_put after a
+    # bounds check raised "index 94351216070274 is out of bounds" from the second call on)
+    def build():
+        x = numgrad.zeros(3, 3, dtype=numgrad.int64)
+
+        def fn(i, v):
+            if bool((i > 100).any()):
+                raise IndexError("too large")
+            return numgrad.put(x, i * 1, v), numgrad.index_put(x.reshape(-1), (i + 0,), v * 2)
+
+        return {"fn": fn, "args": lambda k: (numgrad.tensor([0, 4, 8 - k % 2]),
+                                             numgrad.tensor([1, 2, 3 + k])),
+                "state": lambda: x}
+
+    assert_compiled_equals_eager(build, calls=4)

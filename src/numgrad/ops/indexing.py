@@ -417,8 +417,12 @@ def _indexed_shape(a, key: Key) -> tuple:
     view = _basic(a, key)
     if key.adv is None:
         return view.shape
+    # (a stand-in indexed by zeros of the index arrays' shapes: their values are not read here,
+    # those of a re-run compiled call may not be computed yet; their bounds are the kernel's)
+    stand_in = tuple(e if isinstance(e, slice) or e.dtype.kind == "b" else
+                     np.broadcast_to(np.zeros((), np.intp), e.shape) for e in key.adv)
     try:
-        return np.broadcast_to(np.zeros((), np.int8), view.shape)[key.adv].shape
+        return np.broadcast_to(np.zeros((), np.int8), view.shape)[stand_in].shape
     except IndexError:
         check_bounds(view.shape, key.adv)  # PyTorch's message for the index out of range
         raise

@@ -539,3 +539,31 @@ def test_random_draws_from_narrow_probabilities_as_pytorch():
     for a, b in zip(ours, theirs):
         _same(a, b)
     assert our_errors == their_errors
+
+
+def test_half_arithmetic_with_python_numbers_as_pytorch():
+    # (PyTorch's CPU kernels take a Python number with a float16/bfloat16 tensor two ways: add,
+    # sub, fmod, remainder and the comparisons convert it to the tensor's dtype, mul and true
+    # division keep it in float32. numgrad rounded it to float16 for all (x * 0.7 was an ulp
+    # off in 40% of elements, x.mul_(0.7) and the gradient of x * 0.7 too) and kept bfloat16's
+    # in float32 for all (x + 0.7, x < 8.4 and hinge_embedding_loss off); bfloat16's fmod and
+    # remainder by a number read its float32 bits as bfloat16 (NaN))
+    data = (np.random.default_rng(6).standard_normal(400) * 10).astype(np.float32)
+    for name in ("float16", "bfloat16"):
+        def run(m):
+            x = m.tensor(data).to(getattr(m, name)).requires_grad_()
+            outs = []
+            for s in (0.7, 8.396163642458497, 3):
+                outs += [x + s, s + x, x - s, s - x, x * s, s * x, x / s, s / x, x.fmod(s),
+                         x.remainder(s), (x < s).to(x.dtype), (x.round() == s).to(x.dtype),
+                         x.detach().clone().mul_(s), x.detach().clone().div_(s),
+                         x.detach().clone().sub_(s), x.addcdiv(x, x + 100, value=s)]
+            t = m.tensor(np.sign(data)).to(x.dtype)
+            outs.append(m.nn.functional.hinge_embedding_loss(x, t, margin=8.396163642458497))
+            g = m.full_like(x, 0.3)
+            for f in (lambda v: v * 0.7, lambda v: v / 3.3, lambda v: 2.1 - v):
+                outs += m.autograd.grad(f(x), x, g)  # (the gradients, one op each)
+            return outs
+
+        for ours, theirs in zip(run(numgrad), run(torch)):
+            _same(ours.detach(), theirs.detach())

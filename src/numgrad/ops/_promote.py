@@ -7,6 +7,7 @@ import numpy as np
 
 from .._dtype import FLOAT, default_for_category, from_numpy_dtype, result_type, scalar_category
 from .._dtype import float_number
+from .. import _lowp
 from ..tensor import Tensor
 from .registry import kernels_of
 
@@ -102,7 +103,10 @@ def number_as(x, np_dtype):
     if np_dtype.kind in "fV" and isinstance(x, (int, float)) and not -65504.0 <= x <= 65504.0:
         return float_number(np_dtype if np_dtype.kind == "f" else np.dtype(np.float32), x)
     try:
-        return np_dtype.type(x) if np_dtype.kind != "V" else np.float32(x)  # (bfloat16: float32)
+        if np_dtype.kind == "V":  # (bfloat16: its value, rounded as PyTorch converts the number
+            #                        to the tensor's dtype, as a float32 that NumPy reads)
+            return _lowp.to_float(_lowp.f32_to_bf16(np.float32(x)))[()]
+        return np_dtype.type(x)
     except OverflowError:
         if not isinstance(x, numbers.Integral) or np_dtype.kind not in "iu":
             raise

@@ -157,7 +157,8 @@ def _mod(input, other, kernel: str, tensor_op, scalar_op):
         return apply(RemainderScalarTensor, (input, other), (a, b))
     if isinstance(other, Tensor):
         return apply(tensor_op, (input, other), (a, b))
-    return apply(scalar_op, (input,), (a,), other=dispatch.number_array(b, a.dtype))
+    return apply(scalar_op, (input,), (a,), other=dispatch.number_array(
+        b, a.dtype if a.dtype.kind != "V" else np.dtype(np.float32)))  # (bfloat16: its value)
 
 
 @export(method=True, out=True)

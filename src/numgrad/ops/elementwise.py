@@ -7,6 +7,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import dispatch
+from .._dtype import float_number
 from ..creation import zeros_like
 from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor
@@ -138,7 +139,7 @@ def _times(grad: Tensor, other) -> Tensor:
     hook, a custom Function, ``.grad`` or ``autograd.grad`` could see it (``engine._private``)."""
     if not grad_mode.state.enabled:
         g = grad._data
-        if g.dtype.kind == "f":
+        if g.dtype.kind == "f" and g.dtype.itemsize > 2:  # (float16: ``mul``'s float32 number)
             if type(other) is float or type(other) is int:  # (as mul promotes them: exactly)
                 out = _registry.plain_binary(_MUL, g, other)
                 if out is not None:
@@ -670,7 +671,7 @@ def mul(input, other) -> Tensor:
         if out is not None:
             return out
     a, b = binary_operands(input, other)
-    return apply(Mul, (input, other), (a, b))
+    return apply(Mul, (input, other), (a, _half_number(a, b, other)))
 
 
 @export(method=True, out=True)
@@ -687,7 +688,21 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     if out is not None:
         return out
     a, b = binary_operands(input, other, floating=True)
-    return apply(Div, (input, other), (a, b))
+    return apply(Div, (input, other), (a, _half_number(a, b, other)))
+
+
+def _half_number(a, b, other):
+    """``b``, the operand ``binary_operands`` made of ``other``, as PyTorch's CPU mul and true
+    division take a real number with a float16 or bfloat16 tensor ``a``: in float32, their
+    opmath type (``binary_operands`` converts it to the tensor's dtype, as add, sub, the
+    comparisons... do). A float32 number beside a narrow array: ``registry.apply`` computes in
+    float32 and rounds the result to the array's dtype."""
+    if isinstance(other, Tensor) or getattr(a, "dtype", None) is None or \
+            a.dtype.char not in "eV" or not isinstance(other, (int, float, np.number)) or \
+            isinstance(other, np.complexfloating):
+        return b
+    return np.float32(other) if -65504.0 <= other <= 65504.0 else \
+        float_number(np.dtype(np.float32), other)
 
 
 @export(method=True, out=True, inplace=True)

@@ -184,7 +184,8 @@ def _untracked_arithmetic(code: str, t: Tensor, other, alpha=1) -> bool:
     data = t._data
     host = isinstance(data, np.ndarray)
     if host:
-        if data.dtype.kind != "f" or not data.flags.c_contiguous or not data.flags.writeable:
+        if data.dtype.kind != "f" or not data.flags.c_contiguous or not data.flags.writeable \
+                or data.dtype.itemsize == 2:  # (float16: computed widened, the general path)
             return False
         K = kernels_of(data)
     else:  # CUDA: any view (the kernel writes through its strides), not an expanded one

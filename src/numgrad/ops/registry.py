@@ -760,7 +760,8 @@ def {fn}(input, other):
 # from here, with the operands ``binary_operands`` gives, its first case without its call; true
 # division takes its general rules)
 _NUMBER_TO_APPLY = '''\
-            if data.dtype.kind == "f":  # (x * 0.5, large or strided)
+            if data.dtype.kind == "f" and data.dtype.itemsize > 2:  # (x * 0.5, large or strided;
+                #  float16: the public function's rules, ``elementwise._half_number``)
                 return _registry.apply(_op, (input, other), (data, data.dtype.type(other) if
                     -65504.0 <= other <= 65504.0 else _float_number(data.dtype, other)))
             return None'''

@@ -234,6 +234,8 @@ def _addc(op, name: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value)
     if isinstance(value, Tensor):
         value = value.item()
     number = number_as(value, dt.np)
+    if dt.np.char in "eV" and not isinstance(value, complex):  # (float16, bfloat16)
+        number = np.float32(value)  # (PyTorch's kernels take it in float32, their opmath type)
     return apply(op, operands, tuple(_as(t, dt.np) for t in operands), value=number)
 
 

@@ -158,15 +158,15 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         return input
     div = input * input
     sizes = input.shape
+    if dim > 3 and div._data.dtype.name not in ops.pooling._AVG_POOL3D_DTYPES:
+        # (ATen pools 4-D and wider inputs with avg_pool3d, which takes no float16, bfloat16 or
+        # small integers; a 3-D input is pooled by avg_pool2d, which takes the half types)
+        ops.pooling._not_implemented("avg_pool3d_out_frame", div)
     # (ATen's avg_pool3d over (size, 1, 1) of (N, 1, C, H, W...) is an avg_pool2d over (size, 1)
     # of the spatial dimensions flattened)
     div = div.reshape(sizes[0], 1, sizes[1], -1)
     div = pad(div, (0, 0, size // 2, (size - 1) // 2))
     div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
-    if dim > 3 and div._data.dtype.name not in ops.pooling._AVG_POOL3D_DTYPES:
-        # (ATen pools 4-D and wider inputs with avg_pool3d, which takes no float16, bfloat16 or
-        # small integers; a 3-D input is pooled by avg_pool2d, which takes the half types)
-        ops.pooling._not_implemented("avg_pool3d_out_frame", div)
     div = div.reshape(sizes)
     div = (div * alpha + k) ** beta
     return input / div

@@ -8,7 +8,10 @@ PyTorch's pattern.
 
 Used by tests/test_op_db.py (with the expected failures of tests/op_db_expected_failures.py);
 ``python tests/_op_db.py`` prints the counts and every failure (``--complex``: and the complex128
-pass's, every OpInfo that takes complex128 run on it alone), ``--write`` rewrites the expected
+pass's, every OpInfo that takes complex128 run on it alone; ``--narrow``: and the narrow pass's,
+every OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8 run on those;
+``--compiled``: every OpInfo's first samples through ``numgrad.compile``, traced and replayed,
+against eager numgrad), ``--write`` rewrites the expected
 failures file from what fails now (review its diff: the list must only shrink).
 """
 from __future__ import annotations
@@ -25,6 +28,9 @@ MAX_SAMPLES = 4  # samples a dtype (the first ones the OpInfo gives, torch seede
 SEED = 35
 DTYPE_NAMES = ("float32", "float64", "int64", "bool")
 COMPLEX_DTYPE_NAMES = ("complex128",)  # (a pass of its own: ``complex_op_db``)
+# the narrow dtypes, stored narrow and computed wider (``numgrad._lowp``), and int32: a pass of
+# their own, ``narrow_op_db``
+NARROW_DTYPE_NAMES = ("float16", "bfloat16", "int32", "int16", "int8", "uint8")
 
 
 class Missing(Exception):
@@ -58,6 +64,12 @@ def complex_op_db():
     """The OpInfos of ``op_db()`` that take complex128 on the CPU (the complex pass)."""
     torch = _torch()
     return [op for op in op_db() if torch.complex128 in op.supported_dtypes("cpu")]
+
+
+def narrow_op_db():
+    """The OpInfos of ``op_db()`` that take a dtype of ``NARROW_DTYPE_NAMES`` on the CPU (the
+    narrow pass)."""
+    return [op for op in op_db() if dtypes_of(op, NARROW_DTYPE_NAMES)]
 
 
 def op_id(op) -> str:
@@ -329,10 +341,16 @@ def _close(a: np.ndarray, b: np.ndarray, dtype: str) -> bool:
         return False
     if a.dtype.kind in "biu" or b.dtype.kind in "biu":
         return np.array_equal(a, b)
-    # (complex values compared as their real dtype's: the modulus of the difference)
-    rtol, atol = (1e-4, 1e-5) if dtype in ("float32", "complex64") else (1e-7, 1e-7)
+    # (complex values compared as their real dtype's: the modulus of the difference; float16
+    # and bfloat16 results to a few of their units in the last place, since numgrad rounds a
+    # composite's result once where PyTorch may round each step)
+    rtol, atol = _TOLERANCES.get(dtype, (1e-7, 1e-7))
     scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)))
     return bool(np.allclose(a, b, rtol=rtol, atol=atol * scale, equal_nan=True))
+
+
+_TOLERANCES = {"float32": (1e-4, 1e-5), "complex64": (1e-4, 1e-5), "float16": (2e-3, 2e-3),
+               "bfloat16": (1.6e-2, 1.6e-2)}
 
 
 def _compare_values(ours, theirs, values: bool) -> str | None:
@@ -588,6 +606,98 @@ def check_op(op, max_samples: int = MAX_SAMPLES,
     return first, run, passed
 
 
+# ---------------------------------------------------------------------------------------------
+# through numgrad.compile: each sample's call traced, then replayed, against eager numgrad
+
+
+def _snapshot(x) -> list:
+    """A result's leaves, bit for bit: (dtype, shape, bytes) of a tensor, else type and repr."""
+    import numgrad
+
+    out = []
+    for v in _leaves(x, []):
+        if isinstance(v, numgrad.Tensor):
+            d = v.detach().numpy() if v.dtype != numgrad.bfloat16 else v.detach().float().numpy()
+            if d.dtype.kind in "fc" and np.isnan(d).any():  # (one NaN for all)
+                d = np.where(np.isnan(d), np.nan, d)
+            out.append((str(v.dtype), d.shape, d.tobytes(), v.requires_grad))
+        else:
+            out.append((type(v).__name__, repr(v)))
+    return out
+
+
+def _run_for_compile(fn, sample, grads: bool):
+    """(result, the inputs after the call, the inputs' gradients of a fixed cotangent) of one
+    call of ``fn`` on the sample converted anew; an exception as ("raised", class, message)."""
+    import numgrad
+
+    conv = _Converter()
+    args = (conv(sample.input), conv(tuple(sample.args)), conv(dict(sample.kwargs)))
+    try:
+        out = fn(args[0], *args[1], **args[2])
+    except Exception as e:  # noqa: BLE001
+        return ("raised", type(e).__name__, str(e)), None, None
+    inputs = [t for _, t in conv.pairs]
+    gradients = None
+    if grads:
+        outs = [o for o in _leaves(out, []) if isinstance(o, numgrad.Tensor) and o.requires_grad
+                and o.dtype.is_floating_point]
+        wrt = [t for t in inputs if t.requires_grad]
+        if outs and wrt:
+            rng = np.random.default_rng(SEED)
+            seeds = [numgrad.from_numpy(rng.standard_normal(tuple(o.shape))).to(o.dtype)
+                     for o in outs]
+            try:
+                gs = numgrad.autograd.grad(outs, wrt, seeds, allow_unused=True)
+                gradients = _snapshot([g if g is not None else "unused" for g in gs])
+            except Exception as e:  # noqa: BLE001
+                gradients = ("raised", type(e).__name__, str(e))
+    return _snapshot(out), _snapshot(inputs), gradients
+
+
+def check_op_compiled(op, names=("float32",), max_samples: int = 1, calls: int = 2):
+    """Why ``numgrad.compile`` of the op differs from eager numgrad on its first samples, or
+    None: each sample called eagerly, then ``calls`` times compiled (a trace, then replays),
+    comparing the results, the inputs after the call (in-place ops), the inputs' gradients and
+    exceptions, bit for bit. Running eagerly where the compiler cannot prove a call sound is
+    not a difference."""
+    import itertools
+
+    import numgrad
+
+    torch = _torch()
+    if _nondeterministic(op):
+        return None
+    try:
+        fn = numgrad_op(op)
+    except Missing:
+        return None
+    backward = set(op.supported_backward_dtypes("cpu")) if op.supports_autograd else set()
+    with _Isolated():
+        for dtype in dtypes_of(op, names):
+            torch.manual_seed(SEED)
+            grads = dtype.is_floating_point and dtype in backward
+            try:
+                samples = list(itertools.islice(op.sample_inputs("cpu", dtype,
+                                                                 requires_grad=grads),
+                                                max_samples))
+            except Exception:  # noqa: BLE001
+                continue
+            for i, sample in enumerate(samples):
+                try:
+                    eager = _run_for_compile(fn, sample, grads)
+                except Missing:
+                    continue
+                compiled = numgrad.compile(lambda *a, **k: fn(*a, **k))
+                for call in range(calls):
+                    got = _run_for_compile(compiled, sample, grads)
+                    for what, a, b in zip(("result", "inputs after", "gradients"), eager, got):
+                        if a != b:
+                            return (f"{dtype} sample {i}, compiled call {call}: {what} "
+                                    f"{str(b)[:160]}, eager {str(a)[:160]}")
+    return None
+
+
 def check_error_inputs(op) -> list[tuple[str, str | None]]:
     """(key, why numgrad's error differs or None) of each runnable error input (one PyTorch
     raises as the OpInfo says)."""
@@ -663,6 +773,18 @@ def main(argv):
             errors[key] = w
         if "-v" in argv:
             print(op_id(op), "|", why, f"{time.time() - t0:.1f}s", flush=True)
+    narrow_fails = {}
+    if "--narrow" in argv or "--write" in argv:
+        narrow_ids = {op_id(op) for op in narrow_op_db()}
+        for op in ops:
+            if op_id(op) in narrow_ids:
+                why, _, _ = check_op(op, names=NARROW_DTYPE_NAMES)
+                if why:
+                    narrow_fails[op_id(op)] = why
+        for k, w in narrow_fails.items():
+            print("FAIL-NARROW", k, "|", w)
+        print(f"{', '.join(NARROW_DTYPE_NAMES)}: {len(narrow_ids) - len(narrow_fails)} of "
+              f"{len(narrow_ids)} OpInfos pass every sample")
     complex_fails = {}
     if "--complex" in argv or "--write" in argv:
         complex_ids = {op_id(op) for op in complex_op_db()}
@@ -675,6 +797,12 @@ def main(argv):
             print("FAIL-COMPLEX", k, "|", w)
         print(f"complex128: {len(complex_ids) - len(complex_fails)} of {len(complex_ids)} "
               "OpInfos pass every sample")
+    if "--compiled" in argv:  # (every OpInfo through numgrad.compile: slow, not in CI)
+        for op in ops:
+            why = check_op_compiled(op, names=("float32", "float64", "int64", "bool"),
+                                    max_samples=2, calls=3)
+            if why:
+                print("FAIL-COMPILED", op_id(op), "|", why, flush=True)
     bad_err = {k: w for k, w in errors.items() if w}
     for k, w in fails.items():
         print("FAIL", k, "|", w)
@@ -687,20 +815,21 @@ def main(argv):
           f"runnable error inputs raise PyTorch's class and message ({len(absent)} of them need "
           f"a name, dtype or layout numgrad lacks); {time.time() - t0:.0f} s")
     if "--write" in argv and not only:
-        write_expected(fails, bad_err, complex_fails)
+        write_expected(fails, bad_err, complex_fails, narrow_fails)
 
 
-def write_expected(fails, errors, complex_fails):
+def write_expected(fails, errors, complex_fails, narrow_fails):
     """Writes the expected failures; an entry still failing keeps the reason written there (a
     reason may be edited by hand, to say why rather than what)."""
     import os
     import pprint
 
-    from op_db_expected_failures import COMPLEX_SAMPLES, ERROR_INPUTS, SAMPLES
+    from op_db_expected_failures import COMPLEX_SAMPLES, ERROR_INPUTS, NARROW_SAMPLES, SAMPLES
 
     fails = {k: SAMPLES.get(k, w) for k, w in fails.items()}
     errors = {k: ERROR_INPUTS.get(k, w) for k, w in errors.items()}
     complex_fails = {k: COMPLEX_SAMPLES.get(k, w) for k, w in complex_fails.items()}
+    narrow_fails = {k: NARROW_SAMPLES.get(k, w) for k, w in narrow_fails.items()}
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_db_expected_failures.py")
     with open(path, "w") as f:
@@ -715,7 +844,10 @@ def write_expected(fails, errors, complex_fails):
                 + "\n\n")
         f.write("# the complex128 pass (OpInfos that take complex128)\n")
         f.write("COMPLEX_SAMPLES = " + pprint.pformat(dict(sorted(complex_fails.items())),
-                                                      width=100) + "\n")
+                                                      width=100) + "\n\n")
+        f.write("# the narrow pass (float16, bfloat16, int32, int16, int8, uint8)\n")
+        f.write("NARROW_SAMPLES = " + pprint.pformat(dict(sorted(narrow_fails.items())),
+                                                     width=100) + "\n")
 
 
 if __name__ == "__main__":

@@ -103,3 +103,57 @@ COMPLEX_SAMPLES = {'as_strided_scatter': "complex128 sample 0: PyTorch 2.13's gr
  'to_sparse': 'complex128 sample 0: missing name: torch.Tensor.to_sparse',
  'vdot': "complex128 sample 1: a conjugate view (PyTorch's lazy conj bit) as an input, which the "
          "harness's converter does not make"}
+
+# the narrow pass (float16, bfloat16, int32, int16, int8, uint8)
+NARROW_SAMPLES = {
+ 'as_strided_scatter': 'float16 sample 0: gradient 0 [0.], PyTorch [-1.138]: PyTorch 2.13\'s gradient '
+                       'with respect to input is inverted (as in the float32 pass)',
+ 'chalf': 'float16 sample 0: missing name: torch.Tensor.chalf (complex32, a dtype numgrad lacks)',
+ 'complex': 'float16 sample 0: complex() of float16 makes complex32 in PyTorch, a dtype numgrad '
+            'lacks: refused with a NotImplementedError that says so',
+ 'gather': 'float16 sample 3: an empty uint8 index: PyTorch checks the index dtype only when it has '
+           'elements, numgrad raises its "Expected dtype int32/int64 for index" (as in the float32 '
+           'pass)',
+ 'hash_tensor': 'float16 sample 0: output 0 dtype int64, PyTorch uint64, a dtype numgrad lacks '
+                '(as in the float32 pass)',
+ 'jiterator_2inputs_2outputs': 'float16 sample 0: missing name: torch.jiterator_2inputs_2outputs',
+ 'jiterator_4inputs_with_extra_args': 'float16 sample 0: missing name: '
+                                      'torch.jiterator_4inputs_with_extra_args',
+ 'jiterator_binary': 'float16 sample 0: missing name: torch.jiterator_binary',
+ 'jiterator_binary_return_by_ref': 'float16 sample 0: missing name: '
+                                   'torch.jiterator_binary_return_by_ref',
+ 'jiterator_unary': 'float16 sample 0: missing name: torch.jiterator_unary',
+ 'logcumsumexp': 'float16 sample 0: gradient 0 [-2.293 1.339 -1.074 -1.518], PyTorch [0. 0. 0. '
+                 '0.]: along a dimension led by 1e4, PyTorch 2.13\'s float16 backward gives 0 '
+                 'where its float32 and float64 ones give the sum of the cotangent (0.7 for '
+                 'logcumsumexp([1e4, 4.3, -0.87]) and cotangent [0.3, -0.7, 1.1]); numgrad\'s is '
+                 'that sum',
+ 'matrix_exp': 'float16 sample 0: output 0 values [2.454e+03 ...], PyTorch [nan nan nan nan]: '
+               'PyTorch 2.13\'s CPU matrix_exp of any 2x2 or larger float16/bfloat16 matrix gives '
+               'NaN, inf or constants (the identity\'s too); numgrad computes it in float32 and '
+               'rounds once',
+ 'msort': 'float16 sample 0: gradient 0 [... 1.193 ...], PyTorch [... 0.308 ...]: 8000 float16 '
+          'values of [0, 8000) (spacing 4 above 4096) have many ties, which PyTorch\'s unstable '
+          'sort orders its own way: the gradient reaches another of the equal elements',
+ 'nn.functional.normalize': 'float16 sample 2: gradient 0 [0.0004883 0. 0.003906 0.], PyTorch '
+                            '[0.0004883 0. 0. 0.001953]: p=0.5 over a dimension of size 1, whose '
+                            'exact gradient is 0: both are float16 rounding noise of that 0',
+ 'nn.functional.soft_margin_loss': 'float16 sample 1: output 0 values [7.64], PyTorch [inf]: '
+                                   'PyTorch rounds exp(-y x) to float16, which overflows to inf; '
+                                   'numgrad computes log(1 + exp(-y x)) in float32 and rounds '
+                                   'once (7.64)',
+ 'pow': 'float16 sample 3: gradient 1 [inf], PyTorch [nan]: x ** 6.77 overflows float16 for x > 5; '
+        'PyTorch\'s exponent gradient multiplies that saved inf by log(x) and the cotangent, and '
+        'sums +inf and -inf to NaN; numgrad saves the float32 power (finite) and its sum rounds to '
+        'inf',
+ 'sort': 'float16 sample 0: gradient 0 [... 1.193 ...], PyTorch [... 0.308 ...]: ties among 8000 '
+         'float16 values, ordered their own way by PyTorch\'s unstable sort (as msort)',
+ 'sparse.mm[reduce]': 'float16 sample 0: layout torch.sparse_csr',
+ 'tan': 'float16 sample 0: gradient 0 [-3.346 20.58 8.03 1.352], PyTorch [-3.346 20.56 8.03 1.352]: '
+        'near tan\'s poles PyTorch squares its float16 output (1 + tan(x)**2 overflows to inf where '
+        'numgrad, which saves the float32 output, gives 1/cos(x)**2 finite and nearer the exact '
+        'value)',
+ 'to_sparse': 'float16 sample 0: missing name: torch.Tensor.to_sparse',
+ 'view_as_complex': 'float16 sample 0: view_as_complex of float16 makes complex32 in PyTorch, a '
+                    'dtype numgrad lacks: refused with a NotImplementedError that says so',
+}

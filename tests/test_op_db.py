@@ -1,7 +1,8 @@
 """PyTorch's operator database as a test of numgrad (issue 35): every OpInfo of torch 2.13's
 ``op_db`` with a float32, float64 or int64 dtype, its first samples on each of those dtypes and
 bool (and non-contiguous on one dtype), must give PyTorch's outputs and gradients, and so must
-those of every OpInfo that takes complex128, on it alone (a pass of its own); each runnable
+those of every OpInfo that takes complex128, on it alone (a pass of its own), and those of every
+OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8, on those (another); each runnable
 error input must raise PyTorch's exception class with a message matching PyTorch's pattern
 (``tests/_op_db.py`` runs and compares them).
 
@@ -11,13 +12,18 @@ lists only shrink. ``python tests/_op_db.py`` prints the counts.
 """
 import pytest
 
-from _op_db import COMPLEX_DTYPE_NAMES, check_error_inputs, check_op, complex_op_db, op_db, op_id
-from op_db_expected_failures import COMPLEX_SAMPLES, ERROR_INPUTS, SAMPLES
+from _op_db import (COMPLEX_DTYPE_NAMES, NARROW_DTYPE_NAMES, check_error_inputs, check_op,
+                    check_op_compiled, complex_op_db, narrow_op_db, op_db, op_id)
+from op_db_expected_failures import COMPLEX_SAMPLES, ERROR_INPUTS, NARROW_SAMPLES, SAMPLES
 
 OPS = op_db()
 IDS = [op_id(op) for op in OPS]
 WITH_ERRORS = [op for op in OPS if op.error_inputs_func is not None]
 COMPLEX_OPS = complex_op_db()
+NARROW_OPS = narrow_op_db()
+# (through numgrad.compile: every 16th OpInfo, a bounded sample of the whole, ``python
+# tests/_op_db.py --compiled`` runs them all)
+COMPILED_OPS = OPS[::16]
 
 
 def test_expected_failures_name_opinfos_and_give_reasons():
@@ -25,8 +31,10 @@ def test_expected_failures_name_opinfos_and_give_reasons():
     assert not set(SAMPLES) - set(IDS), sorted(set(SAMPLES) - set(IDS))
     assert not {k.split("#")[0] for k in ERROR_INPUTS} - set(IDS)
     assert not set(COMPLEX_SAMPLES) - {op_id(op) for op in COMPLEX_OPS}
+    assert not set(NARROW_SAMPLES) - {op_id(op) for op in NARROW_OPS}
     assert all(isinstance(r, str) and len(r) > 10 for r in (*SAMPLES.values(),
-                                                             *ERROR_INPUTS.values()))
+                                                             *ERROR_INPUTS.values(),
+                                                             *NARROW_SAMPLES.values()))
 
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)
@@ -51,6 +59,27 @@ def test_opinfo_complex_samples_match_pytorch(op):
                                  "from COMPLEX_SAMPLES in tests/op_db_expected_failures.py")
     else:
         assert why is None, f"{key}: {why}"
+
+
+@pytest.mark.parametrize("op", NARROW_OPS, ids=[op_id(op) for op in NARROW_OPS])
+def test_opinfo_narrow_samples_match_pytorch(op):
+    # (the OpInfos that take float16, bfloat16, int32, int16, int8 or uint8, on those: values to
+    # a few units in the last place of the half types, integers exactly, and gradients)
+    why, run, _ = check_op(op, names=NARROW_DTYPE_NAMES)
+    key = op_id(op)
+    if key in NARROW_SAMPLES:
+        assert why is not None, (f"{key} passes every narrow sample now: remove its entry "
+                                 "from NARROW_SAMPLES in tests/op_db_expected_failures.py")
+    else:
+        assert why is None, f"{key}: {why}"
+
+
+@pytest.mark.parametrize("op", COMPILED_OPS, ids=[op_id(op) for op in COMPILED_OPS])
+def test_opinfo_samples_run_compiled_as_eager(op):
+    # (a trace and a replay of the first float32 sample: its result, its inputs after the call,
+    # its gradients and its exceptions bit for bit as eager numgrad's)
+    why = check_op_compiled(op)
+    assert why is None, f"{op_id(op)}: {why}"
 
 
 @pytest.mark.parametrize("op", WITH_ERRORS, ids=[op_id(op) for op in WITH_ERRORS])

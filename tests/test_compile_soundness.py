@@ -588,3 +588,24 @@ def test_index_put_of_indices_computed_after_a_read_runs_as_eager():
                 "state": lambda: x}
 
     assert_compiled_equals_eager(build, calls=4)
+
+
+@pytest.mark.parametrize("target", ["float64", "int64", "bool"])
+def test_a_complex_to_real_cast_fused_on_the_re_run_path_runs_as_eager(target):
+    # (a call that reads a value runs its Python at every call and its kernels fused late: a
+    # complex-to-real cast was fused as Numba's float64(z), which Numba cannot lower, so every
+    # call after the trace raised NumbaNotImplementedError; it is the real part (bool: nonzero),
+    # as eager's cast)
+    def build():
+        z = numgrad.tensor([1j, 0, 2.5 - 1j, -3.0 + 0.5j, 7.25j])
+
+        def fn(k):
+            y = (z * k).to(getattr(numgrad, target))
+            seen = float((z * k).abs().sum())  # (a value read: the re-run path)
+            return y, seen
+
+        return {"fn": fn, "args": lambda i: (numgrad.tensor(float(i + 1)),), "state": lambda: z}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the cast's "discards the imaginary part")
+        assert_compiled_equals_eager(build, calls=4)

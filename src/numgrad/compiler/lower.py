@@ -666,7 +666,12 @@ class CpuSegment:
         if name in ("copy", "upload"):
             return self.operand(specs[0], loop_shape, indices, body)
         if name == "cast":
-            return f"{dt}({self.operand(specs[0], loop_shape, indices, body)})"
+            a = self.operand(specs[0], loop_shape, indices, body)
+            if _dtype(specs[0]).kind == "c" and v.array.dtype.kind != "c":
+                # (complex to real: the real part, as the eager cast (its warning is the
+                # Python's); to bool: nonzero, either part)
+                return f"({a} != 0)" if v.array.dtype.kind == "b" else f"{dt}(({a}).real)"
+            return f"{dt}({a})"
         # Each value is its dtype's, as the eager kernel's output array makes it: Numba computes
         # int32 and bool arithmetic in int64 (an int32 product that wraps, True + True = 2),
         # and a fused value is not stored before its consumers read it.

@@ -1355,3 +1355,21 @@ def test_eigenvalue_tangents_of_a_complex_hermitian_matrix_are_real_as_pytorch()
         ours, theirs = (g[0] if name == "eigh" else g for g in got)
         assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1] == "float64"
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_vmap_of_complex_vdot_and_lu_solve_as_torch_func():
+    # (vmap's vdot multiplied without conjugating its first operand; lu_solve's rule took complex
+    # LU factors for integer pivots, a dimension fewer: a (3, 3, 4) batch came out (3, 3, 3, 4))
+    rng = np.random.default_rng(11)
+    a, b = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)) for _ in range(2))
+    m_a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    rhs = rng.standard_normal((2, 3, 2)) + 1j * rng.standard_normal((2, 3, 2))
+
+    def run(m, F):
+        lu, piv = m.linalg.lu_factor(m.tensor(m_a))
+        return (F.vmap(m.vdot)(m.tensor(a), m.tensor(b)),
+                F.vmap(m.linalg.lu_solve)(lu, piv, m.tensor(rhs)))
+
+    for ours, theirs in zip(run(numgrad, nfunc), run(torch, tfunc)):
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)

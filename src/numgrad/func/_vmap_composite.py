@@ -213,7 +213,9 @@ def _outer(func, lvl, args, kwargs):
 
 @_rule("vdot")
 def _vdot(func, lvl, args, kwargs):
-    return (args[0] * args[1]).sum()
+    """``sum(conj(a) * b)`` (the first operand conjugated, as ``vdot``'s)."""
+    a, b = args[0], args[1] if len(args) > 1 else kwargs["other"]
+    return (a.conj() * b).sum()
 
 
 @_rule("inner")
@@ -566,9 +568,14 @@ def _solve_aligned(func, lvl, args, kwargs):
         return NotImplemented
     phys = [_batched(a, lvl) for a in args]
     # (matrices to one rank; lu_solve's integer pivots, a dimension fewer, to one less)
-    rank = max(p.ndim + (0 if p.dtype.is_floating_point else 1) for p in phys)
-    phys = [_lead(p, rank if p.dtype.is_floating_point else rank - 1) for p in phys]
+    # (complex matrices are matrices too: only the integer pivots are a dimension fewer)
+    rank = max(p.ndim + (0 if _inexact(p) else 1) for p in phys)
+    phys = [_lead(p, rank if _inexact(p) else rank - 1) for p in phys]
     return _make(func(*phys, **kwargs), lvl)
+
+
+def _inexact(t) -> bool:
+    return t.dtype.is_floating_point or t.dtype.is_complex
 
 
 @_rule("bilinear")

@@ -521,3 +521,92 @@ def test_a_batch_times_a_matrix_folds_into_one_product_as_pytorch(shapes):
     if b_grad:
         np.testing.assert_allclose(got[2], want[2], rtol=1e-12, atol=1e-12)
     assert got[3] == want[3]
+
+
+def _rhs(m, A):
+    return m.ones(tuple(A.shape[:-1]) + (2,), dtype=A.dtype)
+
+
+def _tau(m, A):
+    return m.ones(tuple(A.shape[:-2]) + (min(A.shape[-2:]),) if A.ndim >= 2 else (1,),
+                  dtype=A.dtype)
+
+
+def _pivots(m, A):
+    return m.ones(tuple(A.shape[:-1]), dtype=m.int32)
+
+
+HALF_CALLS = {  # (A a (batch of) float16/bfloat16 matrices, or a vector)
+    "det": lambda m, A: m.linalg.det(A), "torch.det": lambda m, A: m.det(A),
+    "slogdet": lambda m, A: m.linalg.slogdet(A), "logdet": lambda m, A: m.logdet(A),
+    "solve": lambda m, A: m.linalg.solve(A, _rhs(m, A)),
+    "solve_ex": lambda m, A: m.linalg.solve_ex(A, _rhs(m, A)),
+    "tensorsolve": lambda m, A: m.linalg.tensorsolve(A, m.ones(A.shape[:1], dtype=A.dtype)),
+    "lu": lambda m, A: m.linalg.lu(A), "lu_factor": lambda m, A: m.linalg.lu_factor(A),
+    "lu_factor_ex": lambda m, A: m.linalg.lu_factor_ex(A), "torch.lu": lambda m, A: m.lu(A),
+    "lu_solve": lambda m, A: m.linalg.lu_solve(A, _pivots(m, A), _rhs(m, A)),
+    "cholesky": lambda m, A: m.linalg.cholesky(A),
+    "cholesky_ex": lambda m, A: m.linalg.cholesky_ex(A),
+    "torch.cholesky": lambda m, A: m.cholesky(A),
+    "cholesky_solve": lambda m, A: m.cholesky_solve(_rhs(m, A), A),
+    "cholesky_inverse": lambda m, A: m.cholesky_inverse(A),
+    "svd": lambda m, A: m.linalg.svd(A), "svdvals": lambda m, A: m.linalg.svdvals(A),
+    "torch.svd": lambda m, A: m.svd(A),
+    "cond": lambda m, A: m.linalg.cond(A), "cond_1": lambda m, A: m.linalg.cond(A, 1),
+    "cond_fro": lambda m, A: m.linalg.cond(A, "fro"),
+    "cond_nuc": lambda m, A: m.linalg.cond(A, "nuc"),
+    "eig": lambda m, A: m.linalg.eig(A), "eigvals": lambda m, A: m.linalg.eigvals(A),
+    "eigh": lambda m, A: m.linalg.eigh(A), "eigvalsh": lambda m, A: m.linalg.eigvalsh(A),
+    "qr": lambda m, A: m.linalg.qr(A), "torch.qr": lambda m, A: m.qr(A),
+    "geqrf": lambda m, A: m.geqrf(A),
+    "householder_product": lambda m, A: m.linalg.householder_product(A, _tau(m, A)),
+    "ormqr": lambda m, A: m.ormqr(A, _tau(m, A), A),
+    "solve_triangular": lambda m, A: m.linalg.solve_triangular(A, _rhs(m, A), upper=True),
+    "triangular_solve": lambda m, A: m.triangular_solve(_rhs(m, A), A),
+    "ldl_factor": lambda m, A: m.linalg.ldl_factor(A),
+    "ldl_factor_ex": lambda m, A: m.linalg.ldl_factor_ex(A),
+    "ldl_solve": lambda m, A: m.linalg.ldl_solve(A, _pivots(m, A), _rhs(m, A)),
+    "inv": lambda m, A: m.linalg.inv(A), "inv_ex": lambda m, A: m.linalg.inv_ex(A),
+    "inverse": lambda m, A: m.inverse(A),
+    "tensorinv": lambda m, A: m.linalg.tensorinv(A, ind=1),
+    "lstsq": lambda m, A: m.linalg.lstsq(A, _rhs(m, A)),
+    "lstsq_rcond": lambda m, A: m.linalg.lstsq(A, _rhs(m, A), rcond=0.1),
+    "matrix_rank": lambda m, A: m.linalg.matrix_rank(A),
+    "matrix_rank_atol": lambda m, A: m.linalg.matrix_rank(A, atol=0.1),
+    "matrix_rank_rtol": lambda m, A: m.linalg.matrix_rank(A, rtol=0.1),
+    "matrix_rank_hermitian": lambda m, A: m.linalg.matrix_rank(A, hermitian=True, rtol=0.1),
+    "pinv": lambda m, A: m.linalg.pinv(A), "pinverse": lambda m, A: m.pinverse(A),
+    "pinv_atol": lambda m, A: m.linalg.pinv(A, atol=0.1),
+    "pinv_hermitian": lambda m, A: m.linalg.pinv(A, hermitian=True),
+}
+
+
+def test_linalg_of_half_matrices_raises_pytorchs_errors():
+    """float16/bfloat16 matrices: PyTorch 2.13's CPU refusals (a kernel without a half case, its
+    NotImplementedError; inv and slogdet's "Low precision dtypes"; lstsq, matrix_rank and pinv's
+    epsilon of a default tolerance, pinv's own check), each after the checks PyTorch makes
+    first (a vector, a non-square matrix, the other arguments), and what it computes of empty
+    matrices (ops/linalg_common.py, _HALF_REFUSALS): the exception class and message, or the
+    results' dtypes and shapes, as PyTorch's."""
+    def outcome(m, call, dtype, shape):
+        A = m.ones(shape, dtype=m.float64)
+        if len(shape) >= 2:
+            A = A * 0.1 + 2 * m.eye(shape[-2], shape[-1], dtype=m.float64)
+        try:
+            result = call(m, A.to(getattr(m, dtype)))
+        except Exception as error:
+            return type(error).__name__, str(error).split("\n")[0]
+        return [(str(r.dtype).split(".")[-1], tuple(r.shape))
+                for r in (result if isinstance(result, tuple) else (result,))]
+
+    mismatches = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, call in HALF_CALLS.items():
+            for dtype in ("float16", "bfloat16"):
+                for shape in ((3, 3), (2, 3, 3), (3, 4), (4, 3), (3,), (0, 0), (2, 0, 0)):
+                    want = outcome(torch, call, dtype, shape)
+                    got = outcome(numgrad, call, dtype, shape)
+                    if got != want:
+                        mismatches.append((name, dtype, shape, want, got))
+    assert not mismatches, mismatches

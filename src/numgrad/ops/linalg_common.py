@@ -1,5 +1,6 @@
 """What the linear algebra ops share: PyTorch's ``LinAlgError``, the argument checks (a tensor, a
-floating (batch of) square matrices), the conjugate transpose, the named-tuple results of the
+floating (batch of) square matrices; PyTorch's refusals of float16/bfloat16 ones, by function,
+``_HALF_REFUSALS``), the conjugate transpose, the named-tuple results of the
 ``*_ex`` functions, the base op of a decomposition's outputs (``_Factor``), and the ``out=``
 wrappers of ``torch.linalg``'s functions.
 """
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import builtins
 import functools
+
+import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
@@ -44,7 +47,10 @@ def _check_float(fn: str, A: Tensor, low_precision: bool | None = None) -> None:
     """PyTorch's ``checkFloatingOrComplex``: a float or complex ``A``; ``low_precision`` says
     whether float16 and bfloat16 are taken (True) or refused with PyTorch's "Low precision dtypes
     not supported" (False). None, for the functions not yet compared with PyTorch on them:
-    float16 taken, bfloat16 ("V") refused as not a float."""
+    float16 taken, bfloat16 ("V") refused as not a float. A function of ``_HALF_REFUSALS`` takes
+    both, its refusal coming after its other checks (``_refuse_half``)."""
+    if low_precision is None and fn in _HALF_REFUSALS:
+        low_precision = True
     kind = A._data.dtype.kind
     if kind not in ("fcV" if low_precision is not None else "fc"):
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
@@ -55,9 +61,11 @@ def _check_float(fn: str, A: Tensor, low_precision: bool | None = None) -> None:
 
 
 def _check_matrix(fn: str, A: Tensor, square: bool = True,
-                  low_precision: bool | None = None) -> None:
+                  low_precision: bool | None = None, refuse_half: bool = True) -> None:
     """PyTorch's checks of a (batch of) matrices: at least 2-D, floating (``_check_float``'s
-    ``low_precision``), square."""
+    ``low_precision``), square; then, a float16/bfloat16 ``A``, ``fn``'s refusal of it
+    (``_HALF_REFUSALS``), unless ``refuse_half`` is False: the caller refuses it after its
+    checks of its other arguments, where PyTorch's kernel does (``_refuse_half``)."""
     _check_tensor(fn, A)
     d = A._data
     if d.ndim < 2:
@@ -66,6 +74,95 @@ def _check_matrix(fn: str, A: Tensor, square: bool = True,
     if square and tuple(d.shape)[-1] != tuple(d.shape)[-2]:
         raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
                            f"{tuple(d.shape)[-2]} by {tuple(d.shape)[-1]} matrices")
+    if refuse_half:
+        _refuse_half(fn, A)
+
+
+# ------------------------------------------------------------------ float16 and bfloat16
+def _kernel(name: str, empty: bool = False) -> tuple:
+    """The refusal of a CPU kernel PyTorch 2.13 has no float16/bfloat16 case of, its dispatch's
+    NotImplementedError; ``empty``: an input without elements gets its (empty) result, the
+    function returning before it dispatches."""
+    return NotImplementedError, f'"{name}" not implemented for \'{{dtype}}\'', empty
+
+
+_LU, _CHOLESKY, _SVD = _kernel("lu_cpu", True), _kernel("cholesky_cpu", True), \
+    _kernel("linalg_svd_cpu", True)
+_EIG, _GEQRF, _TRIANGULAR = _kernel("linalg_eig_out_cpu"), _kernel("geqrf_cpu"), \
+    _kernel("triangular_solve_cpu")
+_LOW_PRECISION = RuntimeError, "{fn}: Low precision dtypes not supported. Got {dtype}", False
+
+# PyTorch 2.13's error for a float16 or bfloat16 (batch of) matrices (on the CPU; measured with
+# 3x3 matrices, batches of them, empty ones), by the name the function gives its checks (``fn``
+# of ``_check_matrix``, ``_refuse_half``): (exception class, message, whether an empty input is
+# computed instead). It comes after the checks of the shapes (its dimensions, square) and of the
+# other arguments; pinv's before them.
+_HALF_REFUSALS = {
+    "linalg.det": _LU, "linalg.solve": _LU, "linalg.lu": _LU, "torch.lu_factor": _LU,
+    "torch.linalg.lu_solve": _kernel("linalg.lu_solve_cpu", True),
+    "linalg.cholesky": _CHOLESKY, "cholesky": _CHOLESKY,
+    "cholesky_solve": _kernel("cholesky_solve_cpu"),
+    "cholesky_inverse": _kernel("cholesky_inverse_out_cpu"),
+    "linalg.svd": _SVD,
+    "linalg.eig": _EIG, "linalg.eigvals": _EIG,
+    "linalg.eigh": _kernel("linalg_eigh_cpu", True),
+    "linalg.qr": _GEQRF, "torch.geqrf": _GEQRF,
+    "torch.linalg.householder_product": _kernel("orgqr_cpu"),
+    "torch.ormqr": _kernel("ormqr_cpu"),
+    "linalg.solve_triangular": _TRIANGULAR, "triangular_solve": _TRIANGULAR,
+    "torch.linalg.ldl_factor_ex": _kernel("ldl_factor_kernel_cpu", True),
+    "torch.linalg.ldl_solve": _kernel("ldl_solve_kernel_cpu", True),
+    "torch.linalg.lstsq": _kernel("linalg_lstsq_cpu"),  # (given rcond; without, _epsilon's)
+    "linalg.inv": _LOW_PRECISION, "linalg.slogdet": _LOW_PRECISION, "logdet": _LOW_PRECISION,
+    "linalg.pinv": (RuntimeError, "linalg.pinv({dtype}{{{shape}}}): expected a tensor with 2 or "
+                    "more dimensions of float, double, cfloat or cdouble types", False),
+}
+
+
+def _is_half(A: Tensor) -> bool:
+    d = A._data.dtype
+    return d.itemsize == 2 and d.kind in "fV"  # (float16, bfloat16)
+
+
+def _refuse_half(fn: str, A: Tensor) -> None:
+    """``fn``'s refusal of a float16/bfloat16 ``A`` (``_HALF_REFUSALS``), if any; where it is a
+    kernel's, of an integer or bool ``A`` as well (which the float checks before it refuse
+    first, but in the functions PyTorch gives no such check: the triangular solves,
+    ``cholesky_solve``, ``householder_product``, ``ormqr``)."""
+    refusal = _HALF_REFUSALS.get(fn)
+    if refusal is None:
+        return
+    error, message, empty = refusal
+    if not _is_half(A) and (A._data.dtype.kind in "fc" or error is not NotImplementedError):
+        return
+    if empty and not A.numel():
+        return
+    raise error(message.format(fn=fn, dtype=_torch_name(A._data.dtype), shape=list(A.shape)))
+
+
+def _epsilon(A: Tensor) -> float:
+    """PyTorch's ``_get_epsilon`` of ``A``'s (real) dtype, for a default tolerance: float and
+    double's; of float16, bfloat16 and integers, its refusal."""
+    if _is_half(A) or A._data.dtype.kind not in "fc":
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    return float(np.finfo(A._data.dtype).eps)
+
+
+def _check_solve_inputs(b: Tensor, A: Tensor, name: str) -> None:
+    """PyTorch's ``linearSolveCheckInputs`` (``cholesky_solve``, ``triangular_solve``): ``b`` and
+    ``A`` of one dtype, ``A`` square, of ``b``'s rows; then a float16/bfloat16 ``A``'s refusal."""
+    if b.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_torch_name(b._data.dtype)} and A of type "
+                           f"{_torch_name(A._data.dtype)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is "
+                           f"{A.shape[-1]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    _refuse_half(name, A)
 
 
 def _mH(t: Tensor) -> Tensor:

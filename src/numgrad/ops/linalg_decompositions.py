@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from ._names import export
@@ -30,7 +28,8 @@ from .reduction import _torch_name
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from .linalg_common import (
-    _ExResult, _Factor, _check_matrix, _check_tensor, _diag, _mH, _ng, _no_out, _with_out,
+    _ExResult, _Factor, _check_matrix, _check_tensor, _diag, _epsilon, _mH, _ng, _no_out,
+    _refuse_half, _with_out,
 )
 from .linalg_solve import _bsolve
 from ._promote import broadcast_shapes
@@ -99,7 +98,7 @@ class _CholeskyExResult(_ExResult):
 
 
 def _cholesky(op, A: Tensor, upper: bool, check: bool, fn: str):
-    _check_matrix(fn, A)
+    _check_matrix("linalg.cholesky" if fn == "linalg.cholesky_ex" else fn, A)
     K = kernels_for((A,), op)
     factor, info = K.linalg_cholesky(A._data, bool(upper), check, fn)
     return apply(op, (A,), (factor,), upper=bool(upper)), Tensor._wrap(info)
@@ -125,7 +124,7 @@ def _legacy_cholesky(input: Tensor, upper: bool = False) -> Tensor:
         "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
         "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
         "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
-    if isinstance(input, Tensor) and input.ndim >= 2 and input._data.dtype.kind not in "fc":
+    if isinstance(input, Tensor) and input.ndim >= 2 and input._data.dtype.kind not in "fcV":
         raise NotImplementedError(f'"cholesky_cpu" not implemented for '
                                   f"'{_torch_name(input._data.dtype)}'")
     return _cholesky(CholeskyLegacy, input, upper, True, "cholesky")[0]
@@ -208,10 +207,11 @@ class _QrResult(_ExResult):
 
 def linalg_qr(A: Tensor, mode: str = "reduced"):
     """``torch.linalg.qr``: (Q, R), ``mode`` 'reduced' (default), 'complete' or 'r' (Q empty)."""
-    _check_matrix("linalg.qr", A, square=False)
+    _check_matrix("linalg.qr", A, square=False, refuse_half=False)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
+    _refuse_half("linalg.qr", A)
     K = kernels_for((A,), LinalgQr)
     q, r = K.linalg_qr(A._data, mode)
     factors = (q, r)
@@ -320,9 +320,10 @@ def _check_uplo(UPLO) -> bool:
 
 
 def _check_eigh_dtype(A: Tensor, fn: str) -> None:
-    if A._data.dtype.kind not in "fc":
+    if A._data.dtype.kind not in "fcV":
         raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for '
                                   f"'{_torch_name(A._data.dtype)}'")
+    _refuse_half("linalg.eigh", A)
 
 
 def eigh(A: Tensor, UPLO: str = "L"):
@@ -506,6 +507,9 @@ def svdvals(A: Tensor, *, driver=None) -> Tensor:
 def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """``torch.svd``: (U, S, V), V not transposed; ``some=False`` full matrices; without
     ``compute_uv``, U and V are zeros."""
+    if isinstance(input, Tensor) and input.ndim < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
+                           f"{input.ndim} dimensions instead")
     _check_matrix("linalg.svd", input, square=False)
     if not compute_uv:
         ng = _ng()
@@ -566,6 +570,15 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """``torch.linalg.pinv``: the pseudo-inverse, singular values at most ``max(atol, rtol *
     largest)`` dropped (by default ``rtol = eps * max(m, n)``)."""
     _check_tensor("linalg.pinv", A)
+    if atol is not None and not isinstance(atol, Tensor) and rtol is None:
+        # (PyTorch's default rtol beside a number atol: of the dtype's epsilon, the size of the
+        # matrices read first; before its checks of A)
+        if A.ndim < 2:
+            raise IndexError("Dimension specified as -2 but tensor has no dimensions" if not
+                             A.ndim else "Dimension out of range (expected to be in range of "
+                             "[-1, 0], but got -2)")
+        _epsilon(A)
+    _refuse_half("linalg.pinv", A)
     if A.ndim < 2 or A._data.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.pinv({_torch_name(A._data.dtype)}{{{list(A.shape)}}}): "
                            "expected a tensor with 2 or more dimensions of float, double, cfloat "
@@ -636,7 +649,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
                            "CUDA")
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
-    if A._data.dtype.kind not in "fc" or B._data.dtype.kind not in "fc":
+    if A._data.dtype.kind not in "fcV" or B._data.dtype.kind not in "fcV":
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
@@ -648,6 +661,9 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-" +
                            ("1)" if vector else "2)"))
+    if rcond is None:  # (PyTorch's default, of the dtype's epsilon: float16/bfloat16 refused)
+        _epsilon(A)
+    _refuse_half("torch.linalg.lstsq", A)
     K = kernels_for((A, B), LinalgLstsq)
 
     b = K.unsqueeze(B._data, B.ndim) if vector else B._data
@@ -683,20 +699,22 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None,
     """``torch.linalg.matrix_rank``: the number of singular values above ``max(atol, rtol *
     largest)`` (by default ``rtol = eps * max(m, n)``), int64."""
     _check_tensor("linalg.matrix_rank", A)
-    if A._data.dtype.kind not in "fc":
-        raise RuntimeError("This function doesn't handle types other than float and double")
     if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_rank: The input tensor input must have at least 2 "
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 "
                            "dimensions.")
+    if A._data.dtype.kind not in "fcV":
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    atol, rtol = _tol(atol), _tol(rtol)
+    m, n = A.shape[-2:]
+    if rtol is None:  # (of the dtype's epsilon, which PyTorch reads beside an atol too: of
+        # float16/bfloat16, its refusal)
+        eps = _epsilon(A)
+        rtol = eps * max(m, n) if not atol else 0.0
     ng = _ng()
     with ng.no_grad():
         s = eigvalsh(A).abs() if hermitian else svdvals(A)
-        if tol is not None:
-            atol, rtol = tol, 0.0
-        atol, rtol = _tol(atol), _tol(rtol)
-        m, n = A.shape[-2:]
-        if rtol is None:
-            rtol = float(np.finfo(A._data.dtype).eps) * max(m, n) if not atol else 0.0
         if not tuple(s.shape)[-1]:
             return ng.zeros(*tuple(s.shape)[:-1], dtype=ng.int64)
         top = s.amax(-1, keepdim=True)

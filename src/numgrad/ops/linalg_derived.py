@@ -14,7 +14,9 @@ import math
 from .._dtype import torch_name
 from ..tensor import Tensor
 from ._names import export
-from .linalg_common import _check_matrix, _check_tensor, _ExResult
+from .linalg_common import (
+    _check_matrix, _check_solve_inputs, _check_tensor, _ExResult, _refuse_half,
+)
 from .linalg_decompositions import linalg_qr, linalg_svd, svdvals
 from .linalg_norms import matrix_norm
 from .linalg_solve import inv, inv_ex, solve
@@ -45,20 +47,29 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``) for ``A`` upper or lower triangular
     (its other triangle not read; ``unitriangular``: its diagonal taken as ones), batch
     dimensions broadcast."""
+    fn = "linalg.solve_triangular"
+    _check_tensor(fn, A)
+    _check_tensor(fn, B, "B")
     for name, t in (("A", A), ("B", B)):
-        _check_tensor("linalg.solve_triangular", t)
         if t.ndim < 2:
-            raise RuntimeError(f"linalg.solve_triangular: The input tensor {name} must have at "
-                               "least 2 dimensions.")
+            raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions.")
+        if t is A and A.shape[-1] != A.shape[-2]:
+            raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                               f"{A.shape[-2]} by {A.shape[-1]} matrices")
     n, k = (A.shape[-1], B.shape[-2]) if left else (A.shape[-2], B.shape[-1])
-    if A.shape[-1] != A.shape[-2] or n != k:
+    if n != k:
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {eq} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError("linalg.solve_triangular: Expected a floating point or complex "
-                           f"tensor as input. Got {torch_name(A._data.dtype)}")
+    _refuse_half(fn, A)  # (and integers: the kernel's refusal)
+    return _solve_triangular(A, B, upper, left, unitriangular)
+
+
+def _solve_triangular(A: Tensor, B: Tensor, upper: bool, left: bool = True,
+                      unitriangular: bool = False) -> Tensor:
+    """``solve_triangular`` of arguments checked (``lu_solve``'s: of float16/bfloat16 only
+    empty ones, which PyTorch's ``lu_solve`` computes)."""
     if B.dtype != A.dtype:
         B = B.to(A.dtype)
     return solve(_triangle(A, upper, unitriangular), B, left=left)
@@ -78,7 +89,12 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
         "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
         "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
         "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).")
-    _check_matrix("triangular_solve", A)
+    for name, t in (("b", input), ("A", A)):
+        _check_tensor("triangular_solve", t, name)
+        if t.ndim < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 "
+                               f"dimensions, but it has {t.ndim} dimensions instead")
+    _check_solve_inputs(input, A, "triangular_solve")
     tri = _triangle(A, upper, unitriangular)
     X = solve(tri.mT if transpose else tri, input)
     return _TriangularSolveResult(X, A.clone())
@@ -125,8 +141,15 @@ def cond(A: Tensor, p=None) -> Tensor:
     values for ``None``/2/-2 (any shape); else ``norm(A) norm(inv(A))``, inf where ``A`` is
     singular (square matrices)."""
     _check_tensor("linalg.cond", A)
+    fn = f"linalg.cond(ord={p})"
     if A.ndim < 2:
-        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions."
+                           if isinstance(p, str) else
+                           "linalg.cond: The input tensor must have at least 2 dimensions.")
+    square = A.shape[-1] == A.shape[-2]
+    if isinstance(p, str) and not square:  # (PyTorch's string norms: a square A first)
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
     if p not in _COND_NORMS:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     ng = _ng()
@@ -136,8 +159,12 @@ def cond(A: Tensor, p=None) -> Tensor:
         s = svdvals(A)
         big, small = s[..., 0], s[..., -1]
         return small / big if p == -2 else big / small
-    _check_matrix(f"linalg.cond(ord={p})", A)
-    inverse, info = inv_ex(A)
+    if not square:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if p == "nuc":  # (PyTorch's is of the singular values: svd's checks, its refusal of halves)
+        _check_matrix("linalg.svd", A, square=False)
+    inverse, info = inv_ex(A)  # (inv's checks of A's dtype)
     value = matrix_norm(A, p) * matrix_norm(inverse, p)
     return ng.where(info.detach() > 0, math.inf, value)
 
@@ -161,9 +188,9 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
                            f"input.shape[:-2], but got {list(tau.shape[:-1])}")
     if tau.dtype != A.dtype:
-        names = {"float32": "Float", "float64": "Double"}
-        raise RuntimeError(f"{fn}: tau dtype {names.get(tau.dtype.name, tau.dtype.name)} does "
-                           f"not match input dtype {names.get(A.dtype.name, A.dtype.name)}")
+        raise RuntimeError(f"{fn}: tau dtype {torch_name(tau._data.dtype)} does not match input "
+                           f"dtype {torch_name(A._data.dtype)}")
+    _refuse_half(fn, A)
     ng = _ng()
     Q = ng.eye(m, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], m, m)
     for i in range(tau.shape[-1]):
@@ -197,6 +224,7 @@ def geqrf(input: Tensor):
     if not (input.dtype.is_floating_point or cx):
         raise NotImplementedError(f'"geqrf_cpu" not implemented for '
                                   f"'{torch_name(input._data.dtype)}'")
+    _refuse_half("torch.geqrf", input)
     A = input.detach().clone()
     m, n = A.shape[-2], A.shape[-1]
     taus = []
@@ -243,6 +271,7 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
     if k > min(other.shape[side], input.shape[-1]):
         raise RuntimeError(f"{fn}: tau.shape[-1] must be equal to min(other.shape[-2], "
                            "input.shape[-1])")
+    _refuse_half(fn, input)
     order = range(k) if left == transpose else range(k - 1, -1, -1)
     C = other
     for i in order:  # (H_i = I - tau_i v v^H; Q^H's factors, for a complex transpose, conj(tau_i))

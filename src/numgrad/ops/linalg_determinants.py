@@ -177,7 +177,7 @@ def logdet(input: Tensor) -> Tensor:
     """``torch.logdet``: log det (NaN for a negative determinant, -inf for a singular matrix),
     as PyTorch composes it (``where(sign == -1, nan, logabsdet)``; of a complex matrix
     ``log(sign) + logabsdet``)."""
-    _check_matrix("linalg.slogdet", input)
+    _check_matrix("logdet", input)
     sign, logabs = slogdet(input)
     if sign.dtype.is_complex:  # (PyTorch's: the log of the phase added)
         return sign.log() + logabs

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from ._names import export
-from .linalg_common import _check_matrix, _ExResult
+from .linalg_common import _check_matrix, _ExResult, _refuse_half
 from .reduction import _torch_name
 from .registry import Op, Sample, apply, kernels_for, register
 from ._promote import broadcast_shapes
@@ -118,7 +118,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
     """``X`` with ``A X = B`` for ``A`` as ``ldl_factor`` returns it; batch dimensions
     broadcast."""
     fn = "torch.linalg.ldl_solve"
-    _check_matrix(fn, LD)
+    _check_matrix(fn, LD, refuse_half=False)
     if tuple(pivots.shape) != tuple(LD.shape[:-1]):
         raise RuntimeError(f"{fn}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
                            f"got pivots with shape {list(pivots.shape)} instead")
@@ -138,6 +138,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
                            f"each b matrix is {B.shape[-2]} by {B.shape[-1]}")
 
     broadcast_shapes(tuple(B.shape[:-2]), tuple(LD.shape[:-2]))  # (PyTorch's error)
+    _refuse_half(fn, LD)
     K = kernels_for((LD, pivots, B), LinalgLdlSolve)
     x = K.ldl_solve(LD._data, pivots._data, B._data)
     return apply(LinalgLdlSolve, (LD, B), (x,))

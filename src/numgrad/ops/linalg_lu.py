@@ -12,9 +12,10 @@ gradient is the derivative of the factors for the pivots chosen, as PyTorch's
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .._dtype import torch_name
 from ._names import export
-from .linalg_derived import solve_triangular
-from .linalg_common import _ExResult, _check_tensor
+from .linalg_derived import _solve_triangular
+from .linalg_common import _ExResult, _check_float, _check_matrix, _check_tensor, _refuse_half
 import numgrad
 
 
@@ -50,6 +51,7 @@ def _check(fn: str, A: Tensor, pivot: bool) -> None:
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise NotImplementedError(f'"lu_cpu" not implemented for '
                                   f"'{_TORCH_NAMES.get(A.dtype.name, A.dtype.name)}'")
+    _refuse_half(fn, A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
 
@@ -169,24 +171,55 @@ def linalg_lu(A: Tensor, *, pivot: bool = True):
     return _LuResult(*lu_unpack(LU, piv))
 
 
+def _check_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) -> None:
+    """PyTorch's checks of ``linalg.lu_solve``'s arguments, in its order."""
+    fn = "torch.linalg.lu_solve"
+    _check_tensor(fn, LU, "LU")
+    _check_float(fn, LU)
+    _check_tensor(fn, B, "B")
+    if B.dtype is not LU.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found "
+                           f"LU of type {torch_name(LU._data.dtype)} and B of type "
+                           f"{torch_name(B._data.dtype)} instead")
+    if pivots.dtype is not _ng().int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    _check_matrix(fn, LU, refuse_half=False)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    if pivots.ndim < 1 or pivots.shape[-1] != n:
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the "
+                           "dimension of the matrix")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the "
+                           f"same, but got pivots with shape {list(pivots.shape)} instead")
+    _refuse_half(fn, LU)
+
+
 @export(function=False, linalg="lu_solve")
 def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
                     adjoint: bool = False) -> Tensor:
     """``X`` with ``A X = B`` (``adjoint``: ``A^H X = B``; ``left=False``: ``X A = B``) for
     ``A = P L U`` given as ``lu_factor`` returns it."""
+    _check_lu_solve(LU, pivots, B, left)
     P, L, U = lu_unpack(LU, pivots)
     if left and not adjoint:  # U^-1 L^-1 P^T B
-        Y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
-        return solve_triangular(U, Y, upper=True)
+        Y = _solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+        return _solve_triangular(U, Y, upper=True)
     if left:  # A^H X = B: P L^-H U^-H B (P real)
-        Y = solve_triangular(U.mT.conj(), B, upper=False)
-        return P @ solve_triangular(L.mT.conj(), Y, upper=True, unitriangular=True)
+        Y = _solve_triangular(U.mT.conj(), B, upper=False)
+        return P @ _solve_triangular(L.mT.conj(), Y, upper=True, unitriangular=True)
     if not adjoint:  # X P L U = B: B U^-1 L^-1 P^T
-        Y = solve_triangular(U, B, upper=True, left=False)
-        return solve_triangular(L, Y, upper=False, left=False, unitriangular=True) @ P.mT
+        Y = _solve_triangular(U, B, upper=True, left=False)
+        return _solve_triangular(L, Y, upper=False, left=False, unitriangular=True) @ P.mT
     # X U^H L^H P^T = B: B P L^-H U^-H
-    Y = solve_triangular(L.mT.conj(), B @ P, upper=True, left=False, unitriangular=True)
-    return solve_triangular(U.mT.conj(), Y, upper=False, left=False)
+    Y = _solve_triangular(L.mT.conj(), B @ P, upper=True, left=False,
+                          unitriangular=True)
+    return _solve_triangular(U.mT.conj(), Y, upper=False, left=False)
 
 
 @export(method=True)

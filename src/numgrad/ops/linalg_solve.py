@@ -12,7 +12,8 @@ from .reduction import _torch_name
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from .linalg_common import (
-    _ExResult, _check_matrix, _check_tensor, _mH, _no_out, _renamed, _with_out,
+    _ExResult, _check_matrix, _check_solve_inputs, _check_tensor, _mH, _no_out, _refuse_half,
+    _renamed, _with_out,
 )
 from ._promote import broadcast_shapes
 
@@ -111,7 +112,7 @@ class _SolveExResult(_ExResult):
 
 def _solve(A: Tensor, B: Tensor, left: bool, check: bool):
     fn = "linalg.solve"
-    _check_matrix(fn, A)
+    _check_matrix(fn, A, refuse_half=False)
     _check_tensor(fn, B, "B")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
@@ -137,6 +138,7 @@ def _solve(A: Tensor, B: Tensor, left: bool, check: bool):
     batch = tuple(broadcast_shapes(tuple((a.shape)[:-2]), tuple((b.shape)[:-2])))
     a = K.ascontiguous(K.broadcast_to(a, batch + (n, n)))
     b = K.ascontiguous(K.broadcast_to(b, batch + tuple((b.shape)[-2:])))
+    _refuse_half(fn, A)
     x, info = K.linalg_solve(a, b, bool(left), check)
     if vector:
         x = K.reshape_view(x, tuple((x.shape)[:-1]))
@@ -224,14 +226,7 @@ def _cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
                            "instead" if B.ndim < 2 else
                            f"u should have at least 2 dimensions, but has {L.ndim} dimensions "
                            "instead")
-    if L.shape[-1] != B.shape[-2]:
-        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
-                           f"{L.shape[-1]} by {L.shape[-1]} but each b matrix is {B.shape[-2]} "
-                           f"by {B.shape[-1]}")
-    if B.dtype is not L.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_torch_name(B._data.dtype)} and A of type "
-                           f"{_torch_name(L._data.dtype)} instead.")
+    _check_solve_inputs(B, L, "cholesky_solve")
 
     batch = tuple(broadcast_shapes(tuple(B.shape[:-2]), tuple(L.shape[:-2])))
     return apply(CholeskySolve, (B, L), (B._data, L._data), upper=bool(upper), batch=batch)
@@ -276,9 +271,10 @@ def _cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     if L.shape[-1] != L.shape[-2]:
         raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they are "
                            f"{L.shape[-2]} by {L.shape[-1]} matrices")
-    if L._data.dtype.kind not in "fc":
+    if L._data.dtype.kind not in "fcV":
         raise NotImplementedError(f'"cholesky_inverse_out_cpu" not implemented for '
                                   f"'{_torch_name(L._data.dtype)}'")
+    _refuse_half("cholesky_inverse", L)
     return apply(CholeskyInverse, (L,), (L._data,), upper=bool(upper))
 
 

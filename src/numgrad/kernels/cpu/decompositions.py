@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ... import _lowp
 from ...ops.linalg_common import LinAlgError
 
 
@@ -343,12 +344,17 @@ def linalg_svd(a: np.ndarray, full_matrices: bool, compute_uv: bool) -> tuple:
     if not a.size:
         u = np.zeros(batch + (m, m if full_matrices else k), a.dtype)
         vh = np.zeros(batch + (n if full_matrices else k, n), a.dtype)
-        if full_matrices:  # (LAPACK's: identities)
-            u[...] = np.eye(m, dtype=a.dtype)
-            vh[...] = np.eye(n, dtype=a.dtype)
+        if full_matrices:  # (LAPACK's: identities; of bfloat16, NumPy's "V2", its bits)
+            u[...] = _identity(m, a.dtype)
+            vh[...] = _identity(n, a.dtype)
         return u, np.zeros(batch + (k,), real), vh
     u, s, vh = _svd(a, full_matrices, True)
     return _c(u.astype(a.dtype)), _c(s.astype(real)), _c(vh.astype(a.dtype))
+
+
+def _identity(n: int, dtype) -> np.ndarray:
+    return _lowp.f32_to_bf16(np.eye(n, dtype=np.float32)) if dtype.kind == "V" else \
+        np.eye(n, dtype=dtype)
 
 
 def linalg_qr(a: np.ndarray, mode: str) -> tuple:

@@ -311,6 +311,7 @@ class SpecialEntr(Op):
 
     name, node = "special_entr", "SpecialEntrBackward0"
     jvp = _jvp.elementwise
+    on_cuda = True
     save_inputs = (0,)
     samples = (Sample(lambda m, a: m.special.entr(a), ((3, 4),), low=0.1),)
 

@@ -609,3 +609,21 @@ def test_a_complex_to_real_cast_fused_on_the_re_run_path_runs_as_eager(target):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (the cast's "discards the imaginary part")
         assert_compiled_equals_eager(build, calls=4)
+
+
+def test_bfloat16_creation_compiles_as_eager():
+    # (b2ee87b made the CPU fill of bfloat16 round a number to its bits, but creation hands it
+    # bits already: every compiled ones/zeros/full/*_like of bfloat16 raised ValueError while
+    # tracing; found running op_db's bfloat16 samples through numgrad.compile)
+    def build():
+        x = numgrad.tensor([1.5, -2.0, 3.25]).to(numgrad.bfloat16)
+
+        def fn(k):
+            made = (numgrad.ones(3, dtype=numgrad.bfloat16) * k + numgrad.full_like(x, -8.5),
+                    numgrad.zeros_like(x), x.new_full((2,), 0.1))
+            return tuple(t.float() for t in made)  # (the bits, read as float32)
+
+        return {"fn": fn, "args": lambda i: (numgrad.tensor(float(i + 1)).to(numgrad.bfloat16),),
+                "state": lambda: x.float()}
+
+    assert_compiled_equals_eager(build, calls=4)

@@ -95,7 +95,9 @@ def zeros(shape: tuple, dtype) -> np.ndarray:
 
 
 def full(shape: tuple, value, dtype) -> np.ndarray:
-    if np.dtype(dtype).kind == "V":  # (bfloat16, ``numgrad._lowp``: NumPy's V2 reads no number)
+    if np.dtype(dtype).kind == "V" and not isinstance(value, np.void):
+        # (bfloat16, ``numgrad._lowp``: NumPy's V2 reads no number; a value already its bits,
+        # as ``creation`` makes them, is written as it is)
         return np.full(shape, f32_to_bf16(np.float32(value))[()], dtype)
     return np.full(shape, value, dtype)
 

@@ -773,30 +773,11 @@ def main(argv):
             errors[key] = w
         if "-v" in argv:
             print(op_id(op), "|", why, f"{time.time() - t0:.1f}s", flush=True)
-    narrow_fails = {}
+    narrow_fails = complex_fails = {}
     if "--narrow" in argv or "--write" in argv:
-        narrow_ids = {op_id(op) for op in narrow_op_db()}
-        for op in ops:
-            if op_id(op) in narrow_ids:
-                why, _, _ = check_op(op, names=NARROW_DTYPE_NAMES)
-                if why:
-                    narrow_fails[op_id(op)] = why
-        for k, w in narrow_fails.items():
-            print("FAIL-NARROW", k, "|", w)
-        print(f"{', '.join(NARROW_DTYPE_NAMES)}: {len(narrow_ids) - len(narrow_fails)} of "
-              f"{len(narrow_ids)} OpInfos pass every sample")
-    complex_fails = {}
+        narrow_fails = _run_pass(ops, narrow_op_db(), NARROW_DTYPE_NAMES, "NARROW")
     if "--complex" in argv or "--write" in argv:
-        complex_ids = {op_id(op) for op in complex_op_db()}
-        for op in ops:
-            if op_id(op) in complex_ids:
-                why, _, _ = check_op(op, names=COMPLEX_DTYPE_NAMES)
-                if why:
-                    complex_fails[op_id(op)] = why
-        for k, w in complex_fails.items():
-            print("FAIL-COMPLEX", k, "|", w)
-        print(f"complex128: {len(complex_ids) - len(complex_fails)} of {len(complex_ids)} "
-              "OpInfos pass every sample")
+        complex_fails = _run_pass(ops, complex_op_db(), COMPLEX_DTYPE_NAMES, "COMPLEX")
     if "--compiled" in argv:  # (every OpInfo through numgrad.compile: slow, not in CI)
         for op in ops:
             why = check_op_compiled(op, names=("float32", "float64", "int64", "bool"),
@@ -816,6 +797,22 @@ def main(argv):
           f"a name, dtype or layout numgrad lacks); {time.time() - t0:.0f} s")
     if "--write" in argv and not only:
         write_expected(fails, bad_err, complex_fails, narrow_fails)
+
+
+def _run_pass(ops, of, names, label: str) -> dict:
+    """{OpInfo: why} of the OpInfos among ``ops`` and ``of`` that fail on the dtypes ``names``
+    (a pass of their own), printed with the count."""
+    ids = {op_id(op) for op in of} & {op_id(op) for op in ops}
+    fails = {}
+    for op in ops:
+        if op_id(op) in ids:
+            why, _, _ = check_op(op, names=names)
+            if why:
+                fails[op_id(op)] = why
+    for k, w in fails.items():
+        print(f"FAIL-{label}", k, "|", w)
+    print(f"{', '.join(names)}: {len(ids) - len(fails)} of {len(ids)} OpInfos pass every sample")
+    return fails
 
 
 def write_expected(fails, errors, complex_fails, narrow_fails):

@@ -52,11 +52,17 @@ def test_opinfo_samples_match_pytorch(op):
 def test_opinfo_complex_samples_match_pytorch(op):
     # (the OpInfos that take complex128, on it alone: values, and gradients with a complex
     # cotangent, PyTorch's conjugate Wirtinger convention)
-    why, run, _ = check_op(op, names=COMPLEX_DTYPE_NAMES)
+    _check_pass(op, COMPLEX_DTYPE_NAMES, COMPLEX_SAMPLES, "COMPLEX_SAMPLES")
+
+
+def _check_pass(op, names, expected: dict, listed_in: str) -> None:
+    """A pass of its own on the dtypes ``names``: the OpInfo passes every sample unless it is
+    listed in ``expected`` (``listed_in`` of tests/op_db_expected_failures.py), and fails if so."""
+    why, _, _ = check_op(op, names=names)
     key = op_id(op)
-    if key in COMPLEX_SAMPLES:
-        assert why is not None, (f"{key} passes every complex128 sample now: remove its entry "
-                                 "from COMPLEX_SAMPLES in tests/op_db_expected_failures.py")
+    if key in expected:
+        assert why is not None, (f"{key} passes every sample of {', '.join(names)} now: remove "
+                                 f"its entry from {listed_in} in tests/op_db_expected_failures.py")
     else:
         assert why is None, f"{key}: {why}"
 
@@ -65,13 +71,7 @@ def test_opinfo_complex_samples_match_pytorch(op):
 def test_opinfo_narrow_samples_match_pytorch(op):
     # (the OpInfos that take float16, bfloat16, int32, int16, int8 or uint8, on those: values to
     # a few units in the last place of the half types, integers exactly, and gradients)
-    why, run, _ = check_op(op, names=NARROW_DTYPE_NAMES)
-    key = op_id(op)
-    if key in NARROW_SAMPLES:
-        assert why is not None, (f"{key} passes every narrow sample now: remove its entry "
-                                 "from NARROW_SAMPLES in tests/op_db_expected_failures.py")
-    else:
-        assert why is None, f"{key}: {why}"
+    _check_pass(op, NARROW_DTYPE_NAMES, NARROW_SAMPLES, "NARROW_SAMPLES")
 
 
 @pytest.mark.parametrize("op", COMPILED_OPS, ids=[op_id(op) for op in COMPILED_OPS])

@@ -11,7 +11,8 @@ Used by tests/test_op_db.py (with the expected failures of tests/op_db_expected_
 pass's, every OpInfo that takes complex128 run on it alone; ``--narrow``: and the narrow pass's,
 every OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8 run on those;
 ``--compiled``: every OpInfo's first samples through ``numgrad.compile``, traced and replayed,
-against eager numgrad), ``--write`` rewrites the expected
+against eager numgrad; ``--vmap``: under ``numgrad.func.vmap``, against the op on each example),
+``--write`` rewrites the expected
 failures file from what fails now (review its diff: the list must only shrink).
 """
 from __future__ import annotations
@@ -698,6 +699,112 @@ def check_op_compiled(op, names=("float32",), max_samples: int = 1, calls: int =
     return None
 
 
+# ---------------------------------------------------------------------------------------------
+# under numgrad.func.vmap: each sample's tensors batched, against the op on each example
+
+_VMAP_SCALES = (1.0, 1.25, 0.75)  # (each example's floats: the sample's, scaled)
+
+
+def _tensors_in(x, out: list) -> list:
+    import numgrad
+
+    if isinstance(x, numgrad.Tensor):
+        out.append(x)
+    elif isinstance(x, (list, tuple)) and not _is_size(x):
+        for v in x:
+            _tensors_in(v, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _tensors_in(v, out)
+    return out
+
+
+def _with_tensors(x, it):
+    import numgrad
+
+    if isinstance(x, numgrad.Tensor):
+        return next(it)
+    if isinstance(x, (list, tuple)) and not _is_size(x):
+        items = [_with_tensors(v, it) for v in x]
+        return type(x)(items) if type(x) in (list, tuple) else tuple(items)
+    if isinstance(x, dict):
+        return {k: _with_tensors(v, it) for k, v in x.items()}
+    return x
+
+
+def check_op_vmap(op, names=("float64",), max_samples: int = 2) -> str | None:
+    """Why ``numgrad.func.vmap`` of the op differs from the op run on each example of a batch
+    of three, or None: every non-empty tensor argument of a sample batched (floats scaled per
+    example, the others repeated), values to 1e-9. An op vmap refuses (as PyTorch's refuses a
+    data-dependent shape) is not a difference. (torch 2.13's own vmap differs from its loop the
+    same way for ``addmv`` of int64 with a float ``beta``, a float result, and refuses
+    ``to(memory_format=channels_last)`` of a 4-D example: numgrad's does as PyTorch's.)"""
+    import itertools
+
+    import numgrad
+
+    torch = _torch()
+    if _nondeterministic(op):
+        return None
+    try:
+        fn = numgrad_op(op)
+    except Missing:
+        return None
+    with _Isolated():
+        for dtype in dtypes_of(op, names):
+            torch.manual_seed(SEED)
+            try:
+                samples = list(itertools.islice(op.sample_inputs("cpu", dtype), max_samples))
+            except Exception:  # noqa: BLE001
+                continue
+            for i, s in enumerate(samples):
+                try:
+                    conv = _Converter()
+                    struct = (conv(s.input), conv(tuple(s.args)), conv(dict(s.kwargs)))
+                except Exception:  # noqa: BLE001
+                    continue
+                ts = _tensors_in(struct, [])
+                batched = [k for k, t in enumerate(ts) if t.numel()]
+                scaled = {k for k in batched if ts[k].dtype.is_floating_point}
+                if not batched:
+                    continue
+
+                def call(tensors):
+                    a, args, kwargs = _with_tensors(struct, iter(tensors))
+                    return fn(a, *args, **kwargs)
+
+                def example(c):
+                    return [t * c if k in scaled else t.clone() for k, t in enumerate(ts)]
+
+                try:
+                    each = [_leaves(call(example(c)), []) for c in _VMAP_SCALES]
+                except Exception:  # noqa: BLE001  (an op that refuses a scaled example)
+                    continue
+                stacked = [numgrad.stack([t * c if k in scaled else t for c in _VMAP_SCALES])
+                           if k in batched else t for k, t in enumerate(ts)]
+                dims = tuple(0 if k in batched else None for k in range(len(ts)))
+                try:
+                    got = _leaves(numgrad.func.vmap(lambda *t: call(list(t)), in_dims=dims)(
+                        *stacked), [])
+                except Exception as e:  # noqa: BLE001
+                    if "vmap" in str(e) or "atching rule" in str(e):
+                        continue  # (refused, as PyTorch's vmap refuses: a data-dependent
+                        #            shape, a function without a batching rule)
+                    return f"{dtype} sample {i}: under vmap {_exception_text(e)}"
+                for j, v in enumerate(got):
+                    if not isinstance(v, numgrad.Tensor):
+                        continue
+                    want = numgrad.stack([e[j] for e in each])
+                    if tuple(v.shape) != tuple(want.shape) or v.dtype != want.dtype:
+                        return (f"{dtype} sample {i}: output {j} {tuple(v.shape)} {v.dtype}, "
+                                f"each example's {tuple(want.shape)} {want.dtype}")
+                    a, b = (_numpy(x.float() if x.dtype == numgrad.bfloat16 else x)
+                            for x in (v, want))
+                    if not _close(a, b, "float64"):
+                        return f"{dtype} sample {i}: output {j} {a.ravel()[:3]}, each {b.ravel()[:3]}"
+    return None
+
+
 def check_error_inputs(op) -> list[tuple[str, str | None]]:
     """(key, why numgrad's error differs or None) of each runnable error input (one PyTorch
     raises as the OpInfo says)."""
@@ -778,6 +885,11 @@ def main(argv):
         narrow_fails = _run_pass(ops, narrow_op_db(), NARROW_DTYPE_NAMES, "NARROW")
     if "--complex" in argv or "--write" in argv:
         complex_fails = _run_pass(ops, complex_op_db(), COMPLEX_DTYPE_NAMES, "COMPLEX")
+    if "--vmap" in argv:  # (every OpInfo under vmap: not in CI)
+        for op in ops:
+            why = check_op_vmap(op, names=("float64", "int64", "complex128"))
+            if why:
+                print("FAIL-VMAP", op_id(op), "|", why, flush=True)
     if "--compiled" in argv:  # (every OpInfo through numgrad.compile: slow, not in CI)
         for op in ops:
             why = check_op_compiled(op, names=("float32", "float64", "int64", "bool"),

@@ -157,3 +157,13 @@ NARROW_SAMPLES = {
  'view_as_complex': 'float16 sample 0: view_as_complex of float16 makes complex32 in PyTorch, a '
                     'dtype numgrad lacks: refused with a NotImplementedError that says so',
 }
+
+# under vmap (``check_op_vmap``): what torch 2.13's own vmap does alike
+VMAP_SAMPLES = {
+ 'addmv': 'int64 sample 1: a float32 result where the op on each example gives int64: beta=0.2 '
+          'and alpha=0.6 with int64 operands, which vmap computes as beta * input + alpha * '
+          '(mat @ vec); torch.func.vmap gives float32 there too',
+ 'to': 'float64 sample 1: to(memory_format=channels_last) of a 4-D example refused ("required '
+       'rank 4 tensor to use channels_last format": the batch is 5-D), as torch.func.vmap '
+       'refuses it',
+}

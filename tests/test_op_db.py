@@ -2,7 +2,9 @@
 ``op_db`` with a float32, float64 or int64 dtype, its first samples on each of those dtypes and
 bool (and non-contiguous on one dtype), must give PyTorch's outputs and gradients, and so must
 those of every OpInfo that takes complex128, on it alone (a pass of its own), and those of every
-OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8, on those (another); each runnable
+OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8, on those (another); every
+OpInfo's first samples under ``vmap`` must be the op on each example, and every 16th OpInfo's
+first sample traced and replayed by ``numgrad.compile`` eager's, bit for bit; each runnable
 error input must raise PyTorch's exception class with a message matching PyTorch's pattern
 (``tests/_op_db.py`` runs and compares them).
 
@@ -13,8 +15,9 @@ lists only shrink. ``python tests/_op_db.py`` prints the counts.
 import pytest
 
 from _op_db import (COMPLEX_DTYPE_NAMES, NARROW_DTYPE_NAMES, check_error_inputs, check_op,
-                    check_op_compiled, complex_op_db, narrow_op_db, op_db, op_id)
-from op_db_expected_failures import COMPLEX_SAMPLES, ERROR_INPUTS, NARROW_SAMPLES, SAMPLES
+                    check_op_compiled, check_op_vmap, complex_op_db, narrow_op_db, op_db, op_id)
+from op_db_expected_failures import (COMPLEX_SAMPLES, ERROR_INPUTS, NARROW_SAMPLES, SAMPLES,
+                                     VMAP_SAMPLES)
 
 OPS = op_db()
 IDS = [op_id(op) for op in OPS]
@@ -32,6 +35,7 @@ def test_expected_failures_name_opinfos_and_give_reasons():
     assert not {k.split("#")[0] for k in ERROR_INPUTS} - set(IDS)
     assert not set(COMPLEX_SAMPLES) - {op_id(op) for op in COMPLEX_OPS}
     assert not set(NARROW_SAMPLES) - {op_id(op) for op in NARROW_OPS}
+    assert not set(VMAP_SAMPLES) - set(IDS)
     assert all(isinstance(r, str) and len(r) > 10 for r in (*SAMPLES.values(),
                                                              *ERROR_INPUTS.values(),
                                                              *NARROW_SAMPLES.values()))
@@ -80,6 +84,19 @@ def test_opinfo_samples_run_compiled_as_eager(op):
     # its gradients and its exceptions bit for bit as eager numgrad's)
     why = check_op_compiled(op)
     assert why is None, f"{op_id(op)}: {why}"
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_opinfo_samples_under_vmap_match_each_example(op):
+    # (the first two samples in float64, int64 and complex128, every tensor argument batched:
+    # vmap's result must be the op's on each example, stacked)
+    why = check_op_vmap(op, names=("float64", "int64", "complex128"))
+    key = op_id(op)
+    if key in VMAP_SAMPLES:
+        assert why is not None, (f"{key} passes under vmap now: remove its entry from "
+                                 "VMAP_SAMPLES in tests/op_db_expected_failures.py")
+    else:
+        assert why is None, f"{key}: {why}"
 
 
 @pytest.mark.parametrize("op", WITH_ERRORS, ids=[op_id(op) for op in WITH_ERRORS])

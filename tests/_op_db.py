@@ -572,21 +572,13 @@ def check_op(op, max_samples: int = MAX_SAMPLES,
              names=DTYPE_NAMES) -> tuple[str | None, int, int]:
     """(why the OpInfo fails: the first failing sample's reason, or None; cases run; passed),
     on the dtypes ``names`` the OpInfo supports."""
-    import itertools
-
-    torch = _torch()
     first, run, passed = None, 0, 0
     backward = set(op.supported_backward_dtypes("cpu")) if op.supports_autograd else set()
     with _Isolated():
         for dtype in dtypes_of(op, names):
             name = str(dtype).split(".")[-1]
-            torch.manual_seed(SEED)
             rg = (dtype.is_floating_point or dtype.is_complex) and dtype in backward
-            try:
-                samples = list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=rg),
-                                                max_samples))
-            except Exception:  # noqa: BLE001  (a sample function that fails in PyTorch itself)
-                continue
+            samples = _first_samples(op, dtype, max_samples, rg)
             cases = [(f"{name} sample {i}", i, s) for i, s in enumerate(samples)]
             if dtype == dtypes_of(op, names)[0]:  # (and each sample non-contiguous, one dtype)
                 for i, s in enumerate(samples):
@@ -656,35 +648,46 @@ def _run_for_compile(fn, sample, grads: bool):
     return _snapshot(out), _snapshot(inputs), gradients
 
 
+def _deterministic_op(op):
+    """numgrad's callable for the OpInfo, or None where its values are random or numgrad lacks
+    its name (the compiled and vmap passes compare values only)."""
+    if _nondeterministic(op):
+        return None
+    try:
+        return numgrad_op(op)
+    except Missing:
+        return None
+
+
+def _first_samples(op, dtype, max_samples: int, requires_grad: bool = False) -> list:
+    """The OpInfo's first ``max_samples`` samples on ``dtype``, torch seeded (none where
+    PyTorch's own sample function fails: nothing to compare)."""
+    import itertools
+
+    _torch().manual_seed(SEED)
+    try:
+        return list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=requires_grad),
+                                     max_samples))
+    except Exception:  # noqa: BLE001
+        return []
+
+
 def check_op_compiled(op, names=("float32",), max_samples: int = 1, calls: int = 2):
     """Why ``numgrad.compile`` of the op differs from eager numgrad on its first samples, or
     None: each sample called eagerly, then ``calls`` times compiled (a trace, then replays),
     comparing the results, the inputs after the call (in-place ops), the inputs' gradients and
     exceptions, bit for bit. Running eagerly where the compiler cannot prove a call sound is
     not a difference."""
-    import itertools
-
     import numgrad
 
-    torch = _torch()
-    if _nondeterministic(op):
-        return None
-    try:
-        fn = numgrad_op(op)
-    except Missing:
+    fn = _deterministic_op(op)
+    if fn is None:
         return None
     backward = set(op.supported_backward_dtypes("cpu")) if op.supports_autograd else set()
     with _Isolated():
         for dtype in dtypes_of(op, names):
-            torch.manual_seed(SEED)
             grads = dtype.is_floating_point and dtype in backward
-            try:
-                samples = list(itertools.islice(op.sample_inputs("cpu", dtype,
-                                                                 requires_grad=grads),
-                                                max_samples))
-            except Exception:  # noqa: BLE001
-                continue
-            for i, sample in enumerate(samples):
+            for i, sample in enumerate(_first_samples(op, dtype, max_samples, grads)):
                 try:
                     eager = _run_for_compile(fn, sample, grads)
                 except Missing:
@@ -739,25 +742,14 @@ def check_op_vmap(op, names=("float64",), max_samples: int = 2) -> str | None:
     data-dependent shape) is not a difference. (torch 2.13's own vmap differs from its loop the
     same way for ``addmv`` of int64 with a float ``beta``, a float result, and refuses
     ``to(memory_format=channels_last)`` of a 4-D example: numgrad's does as PyTorch's.)"""
-    import itertools
-
     import numgrad
 
-    torch = _torch()
-    if _nondeterministic(op):
-        return None
-    try:
-        fn = numgrad_op(op)
-    except Missing:
+    fn = _deterministic_op(op)
+    if fn is None:
         return None
     with _Isolated():
         for dtype in dtypes_of(op, names):
-            torch.manual_seed(SEED)
-            try:
-                samples = list(itertools.islice(op.sample_inputs("cpu", dtype), max_samples))
-            except Exception:  # noqa: BLE001
-                continue
-            for i, s in enumerate(samples):
+            for i, s in enumerate(_first_samples(op, dtype, max_samples)):
                 try:
                     conv = _Converter()
                     struct = (conv(s.input), conv(tuple(s.args)), conv(dict(s.kwargs)))

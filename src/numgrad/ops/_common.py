@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor, _wrap_dim
 from ._promote import floating_operand
+from . import registry
 from .registry import apply
 from .. import ops
 from .._out import with_out
@@ -80,3 +81,12 @@ def _float_of(t: Tensor) -> Tensor:
 
 def _as_tensor_like(value, like: Tensor) -> Tensor:
     return value if isinstance(value, Tensor) else _ng().tensor(value, device=like.device)
+
+
+def _has_tangent(t: Tensor) -> bool:
+    """Whether ``t`` has a forward-mode tangent now (a forward-AD level open, ``t`` dual)."""
+    if registry._forward_ad is None:
+        return False
+    from ..autograd import forward_ad
+
+    return bool(forward_ad.tangents_of(t))

@@ -9,8 +9,7 @@ from .._dtype import float64, from_numpy_dtype, int16, int32, int64
 from ..tensor import Tensor
 from ._names import export
 from .linalg_common import _ExResult
-from .strided import _has_tangent
-from ._common import _inplace
+from ._common import _has_tangent, _inplace
 from ._promote import binary_operands
 from .._dtype import torch_name
 from ..autograd import grad_mode
@@ -84,26 +83,17 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     # included), none where they are equal, zeros to ``other``; the values are ``out``'s,
     # written over the product in no-grad mode (an infinite input times 0 is NaN).
     carried = input.to(dtype) * (x != y).to(dtype) + other.to(dtype) * 0
-    tangents = _tangents_of(carried)
+    if not _has_tangent(carried):
+        with grad_mode.no_grad():
+            carried.copy_(out)
+        return carried
+    from ..autograd import forward_ad
+
+    tangents = forward_ad.tangents_of(carried)
     with grad_mode.no_grad():
         carried.copy_(out)
-    if tangents:  # (forward AD: the product's tangents, which the copy replaced with out's 0)
-        _restride_tangents(carried, tangents)
+    forward_ad.restride_tangents(carried, tangents)  # (the product's, which the copy replaced)
     return carried
-
-
-def _tangents_of(t: Tensor) -> dict:
-    if not _has_tangent(t):
-        return {}
-    from ..autograd import forward_ad
-
-    return forward_ad.tangents_of(t)
-
-
-def _restride_tangents(t: Tensor, tangents: dict) -> None:
-    from ..autograd import forward_ad
-
-    forward_ad.restride_tangents(t, tangents)
 
 
 nextafter_ = export(_inplace(nextafter), "nextafter_", function=False, method=True)

@@ -16,7 +16,7 @@ from ..tensor import Tensor
 import numgrad
 from ..autograd import grad_mode
 from ._names import export
-from . import registry
+from ._common import _has_tangent
 from .registry import _view_of
 from .indexing import index_put
 
@@ -68,16 +68,6 @@ def _positions(size: tuple, stride: tuple, offset: int) -> np.ndarray:
     return out
 
 
-def _has_tangent(t: Tensor) -> bool:
-    """Whether ``t`` has a forward-mode tangent (a dual tensor: the gathered path, whose ops carry
-    it; the plain view's would be 0)."""
-    if registry._forward_ad is None:
-        return False
-    from ..autograd import forward_ad
-
-    return bool(forward_ad.tangents_of(t))
-
-
 @export(method=True)
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """The elements of ``input``'s memory at ``storage_offset + sum(i_d stride_d)`` (``input``'s
@@ -90,6 +80,7 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     size, stride = _checked(size, stride, offset, flat.size, data.itemsize)
     view = np.lib.stride_tricks.as_strided(flat[offset:], size,
                                            tuple(s * data.itemsize for s in stride))
+    # (a dual tensor takes the gathered path, whose ops carry its tangent: the view's is 0)
     if not (grad_mode.state.enabled and input.requires_grad or _has_tangent(input)):
         out = Tensor._wrap(view)
         _view_of(out, input)

@@ -567,3 +567,25 @@ def test_half_arithmetic_with_python_numbers_as_pytorch():
 
         for ours, theirs in zip(run(numgrad), run(torch)):
             _same(ours.detach(), theirs.detach())
+
+
+def test_half_rounding_division_and_pow_with_python_numbers_as_pytorch():
+    # (PyTorch's div(rounding_mode=) and floor_divide keep a number on the right of a float16 or
+    # bfloat16 tensor in float32, their opmath type, where numgrad rounded it to the tensor's
+    # dtype first: -2.5 // 0.1 of float16 gave -26 for PyTorch's -25, 3 // (1/3) 9 for 8; pow
+    # converts its number to the tensor's dtype (x ** 0.1 of float16 is pow(x, 0.09998)), where
+    # numgrad took it in float32)
+    data = (np.random.default_rng(7).standard_normal(400) * 10).astype(np.float32)
+    data[:4] = (-2.5, -1.0, 3.0, 0.1)
+    for name in ("float16", "bfloat16"):
+        def run(m):
+            x = m.tensor(data).to(getattr(m, name))
+            outs = []
+            for s in (0.1, 1 / 3, -2.3, 1e-3, 700.1):
+                outs += [x // s, m.div(x, s, rounding_mode="floor"),
+                         m.div(x, s, rounding_mode="trunc"), 7.3 // (x.abs() + 1),
+                         x.abs() ** s, abs(s) ** x.clamp(-5, 5)]
+            return outs
+
+        for ours, theirs in zip(run(numgrad), run(torch)):
+            _same(ours, theirs)

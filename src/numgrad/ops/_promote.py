@@ -119,3 +119,18 @@ def number_as(x, np_dtype):
 
 def as_tensor_dtype(x, like: Tensor):
     return from_numpy_dtype(x.dtype) if isinstance(x, np.ndarray) else like.dtype
+
+
+def half_number(a, b, other):
+    """``b``, the operand ``binary_operands`` made of ``other``, as PyTorch's CPU mul, true
+    division and the rounding divisions (``div(rounding_mode=)``, ``floor_divide``) take a real
+    number on the right of a float16 or bfloat16 tensor ``a``: in float32, their opmath type
+    (``binary_operands`` converts it to the tensor's dtype, as add, sub, the comparisons...
+    do). A float32 number beside a narrow array: ``registry.apply`` computes in
+    float32 and rounds the result to the array's dtype."""
+    if isinstance(other, Tensor) or getattr(a, "dtype", None) is None or \
+            a.dtype.char not in "eV" or not isinstance(other, (int, float, np.number)) or \
+            isinstance(other, np.complexfloating):
+        return b
+    return np.float32(other) if -65504.0 <= other <= 65504.0 else \
+        float_number(np.dtype(np.float32), other)

@@ -13,7 +13,7 @@ from .. import dispatch
 from ..creation import zeros
 from ..tensor import Tensor
 from ._names import export
-from ._promote import binary_operands
+from ._promote import binary_operands, half_number
 from . import _jvp
 from .registry import Sample, apply, kernels_for
 from ._formula import BinaryFormula, FormulaOp, arg, by, call, formula_op
@@ -77,14 +77,17 @@ def div_mode(input, other, rounding_mode: str) -> Tensor:
         raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                            f"found '{rounding_mode}'")
     a, b = _divide_operands(input, other, "div_" + rounding_mode)
-    return apply(DivMode, (input, other), (a, b), rounding_mode=rounding_mode)
+    return apply(DivMode, (input, other), (a, half_number(a, b, other)),
+                 rounding_mode=rounding_mode)
 
 
 @export(method=True, out=True)
 def floor_divide(input, other) -> Tensor:
     """``input // other``: the quotient rounded down, in the operands' common dtype."""
     a, b = _divide_operands(input, other, "div_floor")
-    return apply(FloorDivide, (input, other), (a, b))
+    # (float16/bfloat16 by a number: in float32, PyTorch's opmath: -2.5 // 0.1 is -25 there,
+    # float16's 0.09998 gave -26; ``fmod``/``remainder`` convert it to the tensor's dtype)
+    return apply(FloorDivide, (input, other), (a, half_number(a, b, other)))
 
 
 # ------------------------------------------------------------------ fmod, remainder (%)

@@ -15,6 +15,7 @@ from . import registry as _registry
 from . import complex as _complex
 from ._names import alias, export
 from ._promote import binary_operands, broadcast_shapes, floating_operand, number_as
+from ._promote import half_number as _half_number
 from ..autograd import grad_mode
 from ..autograd.graph import keep_given
 from . import _jvp
@@ -691,20 +692,6 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     return apply(Div, (input, other), (a, _half_number(a, b, other)))
 
 
-def _half_number(a, b, other):
-    """``b``, the operand ``binary_operands`` made of ``other``, as PyTorch's CPU mul and true
-    division take a real number with a float16 or bfloat16 tensor ``a``: in float32, their
-    opmath type (``binary_operands`` converts it to the tensor's dtype, as add, sub, the
-    comparisons... do). A float32 number beside a narrow array: ``registry.apply`` computes in
-    float32 and rounds the result to the array's dtype."""
-    if isinstance(other, Tensor) or getattr(a, "dtype", None) is None or \
-            a.dtype.char not in "eV" or not isinstance(other, (int, float, np.number)) or \
-            isinstance(other, np.complexfloating):
-        return b
-    return np.float32(other) if -65504.0 <= other <= 65504.0 else \
-        float_number(np.dtype(np.float32), other)
-
-
 @export(method=True, out=True, inplace=True)
 def neg(input: Tensor) -> Tensor:
     """``-input``."""
@@ -728,9 +715,19 @@ def pow(input, exponent) -> Tensor:
             if exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             check_scalar(exponent, a.dtype)  # (int8's x ** 128: PyTorch's overflow error)
-        return apply(PowScalar, (input,), (a,), exponent=exponent)
+        return apply(PowScalar, (input,), (a,), exponent=_half_rounded(a, e, exponent))
     a, b = binary_operands(exponent, input)
-    return apply(RPow, (exponent,), (a,), base=input)
+    return apply(RPow, (exponent,), (a,), base=_half_rounded(a, b, input))
+
+
+def _half_rounded(a, n, number):
+    """``number``, beside a float16 or bfloat16 array ``a``, as PyTorch's CPU ``pow`` takes it:
+    converted to the array's dtype first (``n``, as ``binary_operands`` made it), its value a
+    Python float (``x ** 0.1`` of float16 is ``pow(x, 0.09998)`` there, then rounded once)."""
+    if a.dtype.char not in "eV" or not isinstance(number, (int, float)) or \
+            isinstance(number, bool) or not -65504.0 <= number <= 65504.0:
+        return number
+    return number if float(n) == number else float(n)
 
 
 def _unary(op):

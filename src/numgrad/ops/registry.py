@@ -761,7 +761,7 @@ def {fn}(input, other):
 # division takes its general rules)
 _NUMBER_TO_APPLY = '''\
             if data.dtype.kind == "f" and data.dtype.itemsize > 2:  # (x * 0.5, large or strided;
-                #  float16: the public function's rules, ``elementwise._half_number``)
+                #  float16: the public function's rules, ``_promote.half_number``)
                 return _registry.apply(_op, (input, other), (data, data.dtype.type(other) if
                     -65504.0 <= other <= 65504.0 else _float_number(data.dtype, other)))
             return None'''

@@ -282,6 +282,7 @@ def test_uint8_and_bfloat16_interpolation_as_pytorch():
     x = np.random.default_rng(0).integers(0, 256, (2, 3, 7, 9)).astype(np.uint8)
     cases = (dict(size=(5, 13), mode="bilinear"), dict(scale_factor=1.7, mode="bicubic"),
              dict(size=(4, 3), mode="bilinear", antialias=True),
+             dict(size=(4, 3), mode="bicubic", antialias=True),
              dict(size=(4, 11), mode="nearest"), dict(size=(9, 4), mode="bicubic", align_corners=True))
     for kw in cases:
         _same(numgrad.nn.functional.interpolate(numgrad.from_numpy(x), **kw),

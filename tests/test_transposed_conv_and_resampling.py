@@ -255,6 +255,11 @@ INTERP = [
     ((2, 2, 3, 5), dict(scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)),
     ((2, 2, 6, 4), dict(size=(3, 2), mode="area")),
     ((1, 2, 4, 3, 4), dict(scale_factor=0.5, mode="area")),
+    # (anti-aliased bicubic: Keys' cubic with a = -0.5 stretched by the scale when shrinking;
+    # numgrad refused it)
+    ((1, 2, 9, 11), dict(size=(4, 5), mode="bicubic", antialias=True)),
+    ((1, 2, 6, 4), dict(scale_factor=(0.4, 1.5), mode="bicubic", align_corners=True,
+                        antialias=True)),
 ]
 
 

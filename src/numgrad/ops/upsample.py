@@ -142,22 +142,35 @@ _make("upsample_bicubic2d", "UpsampleBicubic2DBackward0", CUBIC, 2,
       (_grad_sample("bicubic", (1, 2, 3, 3), (1, 2, 5, 4), size=(5, 4)),))
 
 
-# ---------------------------------------------------------------------- anti-aliased bilinear
+# ---------------------------------------------------------------------- anti-aliased
 class _Antialiased(Op):
-    """Anti-aliased bilinear interpolation (``interpolate(..., antialias=True)``; kernels in
-    ``kernels/cpu/upsample.py``, CPU only) and its transpose, each the other's backward: the
-    interpolation is linear, so every order of derivative is recorded."""
+    """Anti-aliased bilinear or bicubic interpolation (``interpolate(..., antialias=True)``;
+    kernels in ``kernels/cpu/upsample.py``, CPU only) and its transpose, each the other's
+    backward: the interpolation is linear, so every order of derivative is recorded."""
 
     jvp = _jvp.linear
     adjoint = None  # (the other op, set below)
+    cubic = False
 
     @staticmethod
     def backward(ctx, grad):
         return (apply(ctx.op.adjoint, (grad,), (grad._data,), **ctx.params),)
 
 
+class _AntialiasedForward(_Antialiased):
+    @classmethod
+    def forward(cls, K, x, *, out_size, in_size, align_corners, scales):
+        return K.pooling.interpolate_aa(x, out_size, align_corners, scales, cls.cubic)
+
+
+class _AntialiasedAdjoint(_Antialiased):
+    @classmethod
+    def forward(cls, K, grad, *, out_size, in_size, align_corners, scales):
+        return K.pooling.interpolate_aa_backward(grad, in_size, align_corners, scales, cls.cubic)
+
+
 @register
-class UpsampleBilinear2dAa(_Antialiased):
+class UpsampleBilinear2dAa(_AntialiasedForward):
     """Each output a normalised average of a window of inputs (separable)."""
 
     name, node = "_upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0"
@@ -168,25 +181,42 @@ class UpsampleBilinear2dAa(_Antialiased):
                                               align_corners=True, antialias=True), ((1, 2, 6, 4),)),
     )
 
-    @staticmethod
-    def forward(K, x, *, out_size, in_size, align_corners, scales):
-        return K.pooling.interpolate_aa(x, out_size, align_corners, scales)
-
 
 @register
-class UpsampleBilinear2dAaBackward(_Antialiased):
+class UpsampleBilinear2dAaBackward(_AntialiasedAdjoint):
     """The gradient: each output's gradient spread over its window, times the weights."""
 
     name, node = "_upsample_bilinear2d_aa_backward", "UpsampleBilinear2DAaBackwardBackward0"
     samples = (_grad_sample("bilinear", (1, 2, 7, 4), (1, 2, 3, 5), size=(3, 5), antialias=True),)
 
-    @staticmethod
-    def forward(K, grad, *, out_size, in_size, align_corners, scales):
-        return K.pooling.interpolate_aa_backward(grad, in_size, align_corners, scales)
+
+@register
+class UpsampleBicubic2dAa(_AntialiasedForward):
+    """Each output a normalised sum of a window of inputs under Keys' cubic (``a = -0.5``),
+    stretched by the scale when shrinking (separable)."""
+
+    name, node, cubic = "_upsample_bicubic2d_aa", "UpsampleBicubic2DAaBackward0", True
+    samples = (
+        Sample(lambda m, x: _F(m).interpolate(x, size=(3, 7), mode="bicubic", antialias=True),
+               ((2, 2, 9, 5),)),
+        Sample(lambda m, x: _F(m).interpolate(x, scale_factor=(0.4, 1.5), mode="bicubic",
+                                              align_corners=True, antialias=True), ((1, 2, 6, 4),)),
+    )
+
+
+@register
+class UpsampleBicubic2dAaBackward(_AntialiasedAdjoint):
+    """The gradient of ``UpsampleBicubic2dAa``."""
+
+    name, node, cubic = ("_upsample_bicubic2d_aa_backward",
+                         "UpsampleBicubic2DAaBackwardBackward0", True)
+    samples = (_grad_sample("bicubic", (1, 2, 7, 4), (1, 2, 3, 5), size=(3, 5), antialias=True),)
 
 
 UpsampleBilinear2dAa.adjoint = UpsampleBilinear2dAaBackward
 UpsampleBilinear2dAaBackward.adjoint = UpsampleBilinear2dAa
+UpsampleBicubic2dAa.adjoint = UpsampleBicubic2dAaBackward
+UpsampleBicubic2dAaBackward.adjoint = UpsampleBicubic2dAa
 
 
 @export(aten=True)
@@ -194,6 +224,19 @@ def _upsample_bilinear2d_aa(input: Tensor, output_size, align_corners: bool, sca
                             scales_w=None, *, scale_factors=None) -> Tensor:
     """ATen's ``_upsample_bilinear2d_aa`` (``output_size``, ``scales_h``, ``scales_w``) and its
     ``.vec`` overload (``output_size`` or ``scale_factors``, a list in the fourth place)."""
+    return _antialiased(UpsampleBilinear2dAa, input, output_size, align_corners, scales_h,
+                        scales_w, scale_factors)
+
+
+@export(aten=True)
+def _upsample_bicubic2d_aa(input: Tensor, output_size, align_corners: bool, scales_h=None,
+                           scales_w=None, *, scale_factors=None) -> Tensor:
+    """ATen's ``_upsample_bicubic2d_aa`` and its ``.vec`` overload, as the bilinear one's."""
+    return _antialiased(UpsampleBicubic2dAa, input, output_size, align_corners, scales_h,
+                        scales_w, scale_factors)
+
+
+def _antialiased(op, input, output_size, align_corners, scales_h, scales_w, scale_factors):
     if isinstance(scales_h, (list, tuple)):
         scale_factors, scales_h = scales_h, None
     if scale_factors is not None:
@@ -214,8 +257,8 @@ def _upsample_bilinear2d_aa(input: Tensor, output_size, align_corners: bool, sca
             return input.clone()
         raise NotImplementedError(f"\"compute_index_ranges_weights\" not implemented for "
                                   f"'{torch_name(dtype)}'")
-    kernels_for((input,), UpsampleBilinear2dAa)
-    return apply(UpsampleBilinear2dAa, (input,), (input._data,), out_size=out_size,
+    kernels_for((input,), op)
+    return apply(op, (input,), (input._data,), out_size=out_size,
                  in_size=in_size, align_corners=bool(align_corners),
                  scales=(scales_h, scales_w))
 
@@ -378,9 +421,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
-    if antialias and mode == "bilinear":
-        return _upsample_bilinear2d_aa(input, output_size, align_corners,
-                                       scale_factors=scale_factors)
+    if antialias and mode in ("bilinear", "bicubic"):
+        return (_upsample_bilinear2d_aa if mode == "bilinear" else _upsample_bicubic2d_aa)(
+            input, output_size, align_corners, scale_factors=scale_factors)
     if antialias:
         raise NotImplementedError(f"numgrad's interpolate has no antialias for mode '{mode}' yet")
     ndim = input.dim()

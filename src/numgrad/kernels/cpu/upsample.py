@@ -245,17 +245,20 @@ def interpolate_backward(grad, in_size, mode, align_corners, scales):
     return out.reshape(lead + tuple(in_size))
 
 
-# ---------------------------------------------------------------------- anti-aliased bilinear
-def aa_tables(in_size: int, out_size: int, align_corners: bool, scale, dtype):
+# ---------------------------------------------------------------------- anti-aliased
+def aa_tables(in_size: int, out_size: int, align_corners: bool, scale, dtype,
+              cubic: bool = False):
     """``(first (out_size,) int64, count (out_size,) int64, weights (out_size, width))`` of
-    anti-aliased bilinear interpolation along one dimension, PyTorch's (Pillow's): output ``i``
-    averages the ``count[i]`` inputs from ``first[i]`` under a triangle centred at
-    ``s (i + 1/2)``, stretched by ``s`` when shrinking, its weights normalised."""
+    anti-aliased bilinear (bicubic) interpolation along one dimension, PyTorch's (Pillow's):
+    output ``i`` averages the ``count[i]`` inputs from ``first[i]`` under a triangle (Keys'
+    cubic, ``a = -0.5``) centred at ``s (i + 1/2)``, stretched by ``s`` when shrinking, its
+    weights normalised."""
     if align_corners:
         s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
     else:
         s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
-    support, inv = (s, 1.0 / s) if s >= 1.0 else (1.0, 1.0)
+    half = 2.0 if cubic else 1.0  # (half the filter's taps: its support at scale 1)
+    support, inv = (half * s, 1.0 / s) if s >= 1.0 else (half, 1.0)
     width = int(np.ceil(support)) * 2 + 1
     first = np.zeros(out_size, np.int64)
     count = np.zeros(out_size, np.int64)
@@ -264,7 +267,11 @@ def aa_tables(in_size: int, out_size: int, align_corners: bool, scale, dtype):
         center = s * (i + 0.5)
         lo = max(int(center - support + 0.5), 0)  # (int(): C's truncation, as PyTorch's)
         n = min(max(min(int(center + support + 0.5), in_size) - lo, 0), width)
-        w = np.maximum(0.0, 1.0 - np.abs((np.arange(n) + lo - center + 0.5) * inv))
+        x = (np.arange(n) + lo - center + 0.5) * inv
+        if cubic:
+            w = np.array([_kernel_weight(v, True, -0.5) for v in x])
+        else:
+            w = np.maximum(0.0, 1.0 - np.abs(x))
         total = w.sum()
         first[i], count[i], weights[i, :n] = lo, n, w / total if total != 0.0 else w
     return first, count, weights.astype(_float(dtype))
@@ -312,21 +319,21 @@ def _aa_both(x, sizes, tables, adjoint: bool):
     return np.ascontiguousarray(x)
 
 
-def interpolate_aa(x, out_size, align_corners, scales):
-    """Anti-aliased bilinear interpolation of ``x`` (..., H, W) to ``out_size``, a pass skipped
-    where the size does not change, as PyTorch's (whatever the scale factor); an integer ``x`` is
-    a uint8 image widened (``interpolate_uint8``)."""
+def interpolate_aa(x, out_size, align_corners, scales, cubic=False):
+    """Anti-aliased bilinear (``cubic``: bicubic) interpolation of ``x`` (..., H, W) to
+    ``out_size``, a pass skipped where the size does not change, as PyTorch's (whatever the
+    scale factor); an integer ``x`` is a uint8 image widened (``interpolate_uint8``)."""
     if x.dtype.kind in "iu":
-        return interpolate_uint8(x, out_size, False, True, align_corners, scales)
-    tables = [None if i == o else aa_tables(i, o, align_corners, s, x.dtype)
+        return interpolate_uint8(x, out_size, cubic, True, align_corners, scales)
+    tables = [None if i == o else aa_tables(i, o, align_corners, s, x.dtype, cubic)
               for i, o, s in zip(x.shape[-2:], out_size, scales)]
     return _aa_both(x, tuple(out_size), tables, False)
 
 
-def interpolate_aa_backward(grad, in_size, align_corners, scales):
+def interpolate_aa_backward(grad, in_size, align_corners, scales, cubic=False):
     """The gradient of ``interpolate_aa`` with respect to its input of size ``in_size``:
     PyTorch's (each output's window, no pass skipped)."""
-    tables = [aa_tables(i, o, align_corners, s, grad.dtype)
+    tables = [aa_tables(i, o, align_corners, s, grad.dtype, cubic)
               for i, o, s in zip(in_size, grad.shape[-2:], scales)]
     return _aa_both(grad, tuple(in_size), tables, True)
 

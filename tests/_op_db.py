@@ -11,9 +11,11 @@ Used by tests/test_op_db.py (with the expected failures of tests/op_db_expected_
 pass's, every OpInfo that takes complex128 run on it alone; ``--narrow``: and the narrow pass's,
 every OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8 run on those;
 ``--compiled``: every OpInfo's first samples through ``numgrad.compile``, traced and replayed,
-against eager numgrad; ``--vmap``: under ``numgrad.func.vmap``, against the op on each example),
-``--write`` rewrites the expected
-failures file from what fails now (review its diff: the list must only shrink).
+against eager numgrad; ``--vmap``: under ``numgrad.func.vmap``, against the op on each example;
+``--jvp``: their tangents under ``numgrad.func.jvp`` against ``torch.func.jvp``'s;
+``--gradgrad``: their second derivatives against PyTorch's), ``--write`` rewrites the expected
+failures file from what fails now, every pass's but the compiled one's (review its diff: the lists
+must only shrink).
 """
 from __future__ import annotations
 
@@ -32,6 +34,10 @@ COMPLEX_DTYPE_NAMES = ("complex128",)  # (a pass of its own: ``complex_op_db``)
 # the narrow dtypes, stored narrow and computed wider (``numgrad._lowp``), and int32: a pass of
 # their own, ``narrow_op_db``
 NARROW_DTYPE_NAMES = ("float16", "bfloat16", "int32", "int16", "int8", "uint8")
+# the dtypes of the vmap, forward-mode (jvp) and double backward (gradgrad) passes
+VMAP_DTYPE_NAMES = ("float64", "int64", "complex128")
+JVP_DTYPE_NAMES = ("float64", "complex128")
+GRADGRAD_DTYPE_NAMES = ("float64", "complex128")
 
 
 class Missing(Exception):
@@ -442,6 +448,14 @@ def _through_ties(op, sample, result):
     return tuple(out)
 
 
+def _numgrad_process(sample):
+    """The sample's output_process_fn_grad for numgrad's outputs (PyTorch's lambda rebound)."""
+    process = sample.output_process_fn_grad
+    if isinstance(process, types.FunctionType) and process.__module__.startswith("torch."):
+        process = rebind(process)
+    return process
+
+
 def run_sample(op, sample, dtype_name: str, index: int) -> str | None:
     """Why numgrad's result for one sample differs from PyTorch's, or None (also None when
     PyTorch itself refuses the sample)."""
@@ -454,9 +468,7 @@ def run_sample(op, sample, dtype_name: str, index: int) -> str | None:
         n_args = conv(tuple(sample.args))
         n_kwargs = conv(dict(sample.kwargs))
         fn = numgrad_op(op)
-        process = sample.output_process_fn_grad
-        if isinstance(process, types.FunctionType) and process.__module__.startswith("torch."):
-            process = rebind(process)
+        process = _numgrad_process(sample)
     except Missing as e:
         return str(e)
     except Exception as e:  # noqa: BLE001
@@ -709,9 +721,8 @@ _VMAP_SCALES = (1.0, 1.25, 0.75)  # (each example's floats: the sample's, scaled
 
 
 def _tensors_in(x, out: list) -> list:
-    import numgrad
-
-    if isinstance(x, numgrad.Tensor):
+    """The tensors (numgrad's or PyTorch's) of a sample's nested arguments, in order."""
+    if _is_tensor(x):
         out.append(x)
     elif isinstance(x, (list, tuple)) and not _is_size(x):
         for v in x:
@@ -723,9 +734,8 @@ def _tensors_in(x, out: list) -> list:
 
 
 def _with_tensors(x, it):
-    import numgrad
-
-    if isinstance(x, numgrad.Tensor):
+    """``x`` with its tensors replaced by the next ones of ``it`` (``_tensors_in``'s order)."""
+    if _is_tensor(x):
         return next(it)
     if isinstance(x, (list, tuple)) and not _is_size(x):
         items = [_with_tensors(v, it) for v in x]
@@ -794,6 +804,176 @@ def check_op_vmap(op, names=("float64",), max_samples: int = 2) -> str | None:
                             for x in (v, want))
                     if not _close(a, b, "float64"):
                         return f"{dtype} sample {i}: output {j} {a.ravel()[:3]}, each {b.ravel()[:3]}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# forward mode and double backward: each sample's derivatives against PyTorch's
+
+
+def _random_like(rng, t) -> np.ndarray:
+    """A standard normal array of the tensor's shape and dtype (complex: both parts random)."""
+    shape, dtype = tuple(t.shape), _numpy(t).dtype
+    x = rng.standard_normal(shape)
+    if dtype.kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return np.asarray(x).astype(dtype)
+
+
+def _floating(t) -> bool:
+    return _is_tensor(t) and (t.dtype.is_floating_point or t.dtype.is_complex)
+
+
+def _compare_derivatives(ours, theirs, what: str, dtype_name: str, shapes=None) -> str | None:
+    """Why numgrad's derivatives differ from PyTorch's (dtype, shape, values to ``_close``), or
+    None; a None derivative (unused) is zeros of ``shapes``' shape."""
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        if a is None and b is None:
+            continue
+        if a is not None and b is not None and _dtype_name(a) != _dtype_name(b):
+            return f"{what} {k} dtype {_dtype_name(a)}, PyTorch {_dtype_name(b)}"
+        a = np.zeros(shapes[k], _numpy(b).dtype) if a is None else _numpy(a)
+        b = np.zeros(shapes[k], a.dtype) if b is None else _numpy(b)
+        if a.shape != b.shape:
+            return f"{what} {k} shape {a.shape}, PyTorch {b.shape}"
+        if not _close(a, b, dtype_name):
+            return f"{what} {k} {a.ravel()[:4]}, PyTorch {b.ravel()[:4]}"
+    return None
+
+
+def check_op_jvp(op, names=JVP_DTYPE_NAMES, max_samples: int = 3) -> str | None:
+    """Why ``numgrad.func.jvp`` of the op differs from ``torch.func.jvp``'s, or None: every
+    floating or complex tensor of a sample a primal, with a random tangent (complex for a complex
+    primal), the floating and complex outputs' tangents (after the sample's
+    output_process_fn_grad, which makes eigenvectors unique) compared in dtype, shape and value.
+    A sample PyTorch's jvp refuses is not compared."""
+    import numgrad
+
+    torch = _torch()
+    fn = _deterministic_op(op) if op.supports_forward_ad else None
+    if fn is None:
+        return None
+    with _Isolated():
+        for dtype in dtypes_of(op, names):
+            name = str(dtype).split(".")[-1]
+            for i, s in enumerate(_first_samples(op, dtype, max_samples)):
+                t_struct = (s.input, tuple(s.args), dict(s.kwargs))
+                try:
+                    conv = _Converter()
+                    n_struct = (conv(s.input), conv(tuple(s.args)), conv(dict(s.kwargs)))
+                except Exception:  # noqa: BLE001  (what the main pass reports)
+                    continue
+                t_ts, n_ts = _tensors_in(t_struct, []), _tensors_in(n_struct, [])
+                primal = [k for k, t in enumerate(t_ts) if _floating(t)]
+                if len(t_ts) != len(n_ts):
+                    return (f"{name} sample {i}: harness: {len(n_ts)} of {len(t_ts)} tensors "
+                            "converted")
+                if not primal:
+                    continue
+                rng = np.random.default_rng(SEED + i)
+                tangents = [_random_like(rng, t_ts[k]) for k in primal]
+
+                def outputs_of(f, struct, ts, process):
+                    def call(*primals):
+                        it = iter(primals)
+                        tensors = [next(it) if k in primal else t for k, t in enumerate(ts)]
+                        a, args, kwargs = _with_tensors(struct, iter(tensors))
+                        return tuple(o for o in _leaves(process(f(a, *args, **kwargs)), [])
+                                     if _floating(o))
+                    return call
+
+                try:
+                    _, theirs = torch.func.jvp(
+                        outputs_of(op.op, t_struct, t_ts, s.output_process_fn_grad),
+                        tuple(t_ts[k].detach() for k in primal),
+                        tuple(torch.from_numpy(t.copy()) for t in tangents))
+                except Exception:  # noqa: BLE001  (PyTorch refuses it: nothing to compare)
+                    continue
+                try:
+                    _, ours = numgrad.func.jvp(
+                        outputs_of(fn, n_struct, n_ts, _numgrad_process(s)),
+                        tuple(n_ts[k].detach() for k in primal),
+                        tuple(numgrad.from_numpy(t.copy()) for t in tangents))
+                except Exception as e:  # noqa: BLE001
+                    return f"{name} sample {i}: under jvp {_exception_text(e)}"
+                if len(ours) != len(theirs):
+                    return f"{name} sample {i}: {len(ours)} tangents, PyTorch {len(theirs)}"
+                why = _compare_derivatives(ours, theirs, "tangent", name)
+                if why:
+                    return f"{name} sample {i}: {why}"
+    return None
+
+
+def check_op_gradgrad(op, names=GRADGRAD_DTYPE_NAMES, max_samples: int = 3) -> str | None:
+    """Why numgrad's second derivatives of the op differ from PyTorch's, or None: the gradients
+    of a random cotangent of the sample's differentiable outputs (after its
+    output_process_fn_grad), taken with ``create_graph=True``, then the gradients of a second
+    random cotangent of those, with respect to the inputs, compared in dtype, shape and value
+    (an unused one as zeros). A sample PyTorch refuses is not compared."""
+    import numgrad
+
+    torch = _torch()
+    fn = _deterministic_op(op) if op.supports_autograd and op.supports_gradgrad else None
+    if fn is None:
+        return None
+    backward = set(op.supported_backward_dtypes("cpu"))
+    with _Isolated():
+        for dtype in dtypes_of(op, names):
+            if dtype not in backward:
+                continue
+            name = str(dtype).split(".")[-1]
+            for i, s in enumerate(_first_samples(op, dtype, max_samples, True)):
+                try:
+                    conv = _Converter()
+                    n_input, n_args, n_kwargs = (conv(s.input), conv(tuple(s.args)),
+                                                 conv(dict(s.kwargs)))
+                except Exception:  # noqa: BLE001  (what the main pass reports)
+                    continue
+                pairs = [(t, n) for t, n in conv.pairs if t.requires_grad]
+                t_in, n_in = [t for t, _ in pairs], [n for _, n in pairs]
+                rng = np.random.default_rng(SEED + i)
+                try:
+                    t_outs = _leaves(s.output_process_fn_grad(op.op(s.input, *s.args,
+                                                                    **s.kwargs)), [])
+                    wanted = [j for j, o in enumerate(t_outs) if _differentiable(o)]
+                    if not wanted or not t_in:
+                        continue
+                    cot = [_random_like(rng, t_outs[j]) for j in wanted]
+                    t_g = torch.autograd.grad([t_outs[j] for j in wanted], t_in,
+                                              [torch.from_numpy(c.copy()) for c in cot],
+                                              create_graph=True, allow_unused=True)
+                    second = [k for k, g in enumerate(t_g) if g is not None and g.requires_grad]
+                    if not second:
+                        continue
+                    cot2 = [_random_like(rng, t_g[k]) for k in second]
+                    theirs = torch.autograd.grad([t_g[k] for k in second], t_in,
+                                                 [torch.from_numpy(c.copy()) for c in cot2],
+                                                 allow_unused=True)
+                except Exception:  # noqa: BLE001  (PyTorch refuses it: nothing to compare)
+                    continue
+                try:
+                    n_outs = _leaves(_numgrad_process(s)(fn(n_input, *n_args, **n_kwargs)), [])
+                    if len(n_outs) != len(t_outs) or not all(_differentiable(n_outs[j])
+                                                             for j in wanted):
+                        return (f"{name} sample {i}: differentiable outputs "
+                                f"{[_differentiable(o) for o in n_outs]}, PyTorch's "
+                                f"{[_differentiable(o) for o in t_outs]}")
+                    n_g = numgrad.autograd.grad([n_outs[j] for j in wanted], n_in,
+                                                [numgrad.from_numpy(c.copy()) for c in cot],
+                                                create_graph=True, allow_unused=True)
+                    # (a first gradient outside the graph is constant: its part is zeros)
+                    keep = [(n_g[k], c) for k, c in zip(second, cot2)
+                            if n_g[k] is not None and n_g[k].requires_grad]
+                    ours = (numgrad.autograd.grad([g for g, _ in keep], n_in,
+                                                  [numgrad.from_numpy(c.copy()) for _, c in keep],
+                                                  allow_unused=True)
+                            if keep else [None] * len(n_in))
+                except Exception as e:  # noqa: BLE001
+                    return f"{name} sample {i}: double backward {_exception_text(e)}"
+                why = _compare_derivatives(ours, theirs, "second gradient", name,
+                                           [tuple(t.shape) for t in t_in])
+                if why:
+                    return f"{name} sample {i}: {why}"
     return None
 
 
@@ -877,11 +1057,14 @@ def main(argv):
         narrow_fails = _run_pass(ops, narrow_op_db(), NARROW_DTYPE_NAMES, "NARROW")
     if "--complex" in argv or "--write" in argv:
         complex_fails = _run_pass(ops, complex_op_db(), COMPLEX_DTYPE_NAMES, "COMPLEX")
-    if "--vmap" in argv:  # (every OpInfo under vmap: not in CI)
-        for op in ops:
-            why = check_op_vmap(op, names=("float64", "int64", "complex128"))
-            if why:
-                print("FAIL-VMAP", op_id(op), "|", why, flush=True)
+    vmap_fails = jvp_fails = gradgrad_fails = {}
+    if "--vmap" in argv or "--write" in argv:
+        vmap_fails = _run_check(ops, lambda op: check_op_vmap(op, names=VMAP_DTYPE_NAMES),
+                                "VMAP", "under vmap")
+    if "--jvp" in argv or "--write" in argv:
+        jvp_fails = _run_check(ops, check_op_jvp, "JVP", "under jvp")
+    if "--gradgrad" in argv or "--write" in argv:
+        gradgrad_fails = _run_check(ops, check_op_gradgrad, "GRADGRAD", "in double backward")
     if "--compiled" in argv:  # (every OpInfo through numgrad.compile: slow, not in CI)
         for op in ops:
             why = check_op_compiled(op, names=("float32", "float64", "int64", "bool"),
@@ -900,7 +1083,8 @@ def main(argv):
           f"runnable error inputs raise PyTorch's class and message ({len(absent)} of them need "
           f"a name, dtype or layout numgrad lacks); {time.time() - t0:.0f} s")
     if "--write" in argv and not only:
-        write_expected(fails, bad_err, complex_fails, narrow_fails)
+        write_expected(fails, bad_err, complex_fails, narrow_fails, vmap_fails, jvp_fails,
+                       gradgrad_fails)
 
 
 def _run_pass(ops, of, names, label: str) -> dict:
@@ -919,18 +1103,40 @@ def _run_pass(ops, of, names, label: str) -> dict:
     return fails
 
 
-def write_expected(fails, errors, complex_fails, narrow_fails):
+def _run_check(ops, check, label: str, where: str) -> dict:
+    """{OpInfo: why} of the OpInfos among ``ops`` that ``check`` (``check_op_vmap``...) fails,
+    printed (FAIL-``label``) with the count."""
+    fails = {}
+    for op in ops:
+        why = check(op)
+        if why:
+            fails[op_id(op)] = why
+            print(f"FAIL-{label}", op_id(op), "|", why, flush=True)
+    print(f"{len(ops) - len(fails)} of {len(ops)} OpInfos pass {where}")
+    return fails
+
+
+def write_expected(fails, errors, complex_fails, narrow_fails, vmap_fails, jvp_fails,
+                   gradgrad_fails):
     """Writes the expected failures; an entry still failing keeps the reason written there (a
     reason may be edited by hand, to say why rather than what)."""
     import os
     import pprint
 
-    from op_db_expected_failures import COMPLEX_SAMPLES, ERROR_INPUTS, NARROW_SAMPLES, SAMPLES
+    import op_db_expected_failures as listed
 
-    fails = {k: SAMPLES.get(k, w) for k, w in fails.items()}
-    errors = {k: ERROR_INPUTS.get(k, w) for k, w in errors.items()}
-    complex_fails = {k: COMPLEX_SAMPLES.get(k, w) for k, w in complex_fails.items()}
-    narrow_fails = {k: NARROW_SAMPLES.get(k, w) for k, w in narrow_fails.items()}
+    dicts = (
+        ("SAMPLES", fails, None),
+        ("ERROR_INPUTS", errors, "error inputs (OpInfo#index in its error_inputs)"),
+        ("COMPLEX_SAMPLES", complex_fails, "the complex128 pass (OpInfos that take complex128)"),
+        ("NARROW_SAMPLES", narrow_fails,
+         "the narrow pass (float16, bfloat16, int32, int16, int8, uint8)"),
+        ("VMAP_SAMPLES", vmap_fails,
+         "under vmap (``check_op_vmap``): what torch 2.13's own vmap does alike"),
+        ("JVP_SAMPLES", jvp_fails, "forward mode (``check_op_jvp``): torch.func.jvp's tangents"),
+        ("GRADGRAD_SAMPLES", gradgrad_fails,
+         "double backward (``check_op_gradgrad``): second derivatives of random cotangents"),
+    )
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_db_expected_failures.py")
     with open(path, "w") as f:
@@ -939,16 +1145,12 @@ def write_expected(fails, errors, complex_fails, narrow_fails):
                 'tests/test_op_db.py fails on an\nOpInfo that fails and is not listed, and on a '
                 'listed one that passes: the lists only shrink.\n(``python tests/_op_db.py '
                 '--write`` rewrites this file from what fails now.)\n"""\n\n')
-        f.write("SAMPLES = " + pprint.pformat(dict(sorted(fails.items())), width=100) + "\n\n")
-        f.write("# error inputs (OpInfo#index in its error_inputs)\n")
-        f.write("ERROR_INPUTS = " + pprint.pformat(dict(sorted(errors.items())), width=100)
-                + "\n\n")
-        f.write("# the complex128 pass (OpInfos that take complex128)\n")
-        f.write("COMPLEX_SAMPLES = " + pprint.pformat(dict(sorted(complex_fails.items())),
-                                                      width=100) + "\n\n")
-        f.write("# the narrow pass (float16, bfloat16, int32, int16, int8, uint8)\n")
-        f.write("NARROW_SAMPLES = " + pprint.pformat(dict(sorted(narrow_fails.items())),
-                                                     width=100) + "\n")
+        for i, (name, now, comment) in enumerate(dicts):
+            # (an entry still failing keeps its reason as written there)
+            now = {k: getattr(listed, name, {}).get(k, w) for k, w in now.items()}
+            f.write("\n" if i else "")
+            f.write(f"# {comment}\n" if comment else "")
+            f.write(f"{name} = " + pprint.pformat(dict(sorted(now.items())), width=100) + "\n")
 
 
 if __name__ == "__main__":

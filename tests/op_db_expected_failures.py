@@ -167,3 +167,39 @@ VMAP_SAMPLES = {
        'rank 4 tensor to use channels_last format": the batch is 5-D), as torch.func.vmap '
        'refuses it',
 }
+
+# forward mode (``check_op_jvp``): torch.func.jvp's tangents
+JVP_SAMPLES = {
+ 'logcumsumexp': 'complex128 sample 0: tangent 0 finite, PyTorch [nan+nanj ...]: the sample holds '
+                 'a 1e4, and PyTorch 2.13\'s complex forward formula overflows on it, every '
+                 'tangent NaN (its float64 one, and its complex one of small values, are finite); '
+                 'numgrad\'s matches central differences to 1e-6',
+ 'triangular_solve': 'float64 sample 0: PyTorch 2.13\'s jvp uses the whole tangent dA, where the '
+                     'op reads only A\'s upper (or lower) triangle; numgrad\'s uses that '
+                     'triangle: it matches central differences to 2e-9, and PyTorch\'s does too '
+                     'given triu(dA) (its OpInfo tests pass a triangular A through '
+                     'gradcheck_wrapper_triangular_input)',
+}
+
+# double backward (``check_op_gradgrad``): second derivatives of random cotangents
+GRADGRAD_SAMPLES = {
+ 'linalg.eig': 'numgrad defect: float64 sample 0: the second derivative of a phase-free function '
+               'of the eigenvectors (abs(V), the sample\'s output_process_fn_grad) raises '
+               'linalg_eig_backward\'s "specified up to multiplication by e^{i phi}", where '
+               'PyTorch computes it: numgrad\'s recorded backward of each eig output recomputes '
+               'eig(A), so the second backward reaches two copies of V (the forward\'s, through '
+               'abs\'s backward, and the recomputed one) and checks each one\'s gradient for '
+               'phase-freedom, which only their sum has',
+ 'nn.functional.conv_transpose2d': 'numgrad defect: float64 sample 2: double backward raises '
+                                   '"ConvolutionBackwardBackward0 returned an invalid gradient at '
+                                   'index 0 - got [2, 2, 4, 5] but expected shape compatible '
+                                   'with [2, 2, 4, 4]" where PyTorch computes it: an '
+                                   'output_padding not less than the stride ((2, 3) with stride '
+                                   '(3, 2), allowed by dilation 4) makes the input\'s second '
+                                   'gradient (through the weight\'s gradient) one column too long',
+ 'nn.functional.conv_transpose3d': 'numgrad defect: float64 sample 2: double backward raises '
+                                   '"ConvolutionBackwardBackward0 returned an invalid gradient" '
+                                   '(got [2, 2, 4, 5, 5] for the input\'s [2, 2, 4, 4, 4]), as '
+                                   'conv_transpose2d\'s: output_padding (2, 3, 1) with stride '
+                                   '(3, 2, 1), its last two not less than their stride',
+}

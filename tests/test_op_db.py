@@ -3,8 +3,9 @@
 bool (and non-contiguous on one dtype), must give PyTorch's outputs and gradients, and so must
 those of every OpInfo that takes complex128, on it alone (a pass of its own), and those of every
 OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8, on those (another); every
-OpInfo's first samples under ``vmap`` must be the op on each example, and every 16th OpInfo's
-first sample traced and replayed by ``numgrad.compile`` eager's, bit for bit; each runnable
+OpInfo's first samples under ``vmap`` must be the op on each example, their tangents under
+``numgrad.func.jvp`` and their second derivatives PyTorch's, and every 16th OpInfo's first
+sample traced and replayed by ``numgrad.compile`` eager's, bit for bit; each runnable
 error input must raise PyTorch's exception class with a message matching PyTorch's pattern
 (``tests/_op_db.py`` runs and compares them).
 
@@ -14,10 +15,11 @@ lists only shrink. ``python tests/_op_db.py`` prints the counts.
 """
 import pytest
 
-from _op_db import (COMPLEX_DTYPE_NAMES, NARROW_DTYPE_NAMES, check_error_inputs, check_op,
-                    check_op_compiled, check_op_vmap, complex_op_db, narrow_op_db, op_db, op_id)
-from op_db_expected_failures import (COMPLEX_SAMPLES, ERROR_INPUTS, NARROW_SAMPLES, SAMPLES,
-                                     VMAP_SAMPLES)
+from _op_db import (COMPLEX_DTYPE_NAMES, NARROW_DTYPE_NAMES, VMAP_DTYPE_NAMES, check_error_inputs,
+                    check_op, check_op_compiled, check_op_gradgrad, check_op_jvp, check_op_vmap,
+                    complex_op_db, narrow_op_db, op_db, op_id)
+from op_db_expected_failures import (COMPLEX_SAMPLES, ERROR_INPUTS, GRADGRAD_SAMPLES,
+                                     JVP_SAMPLES, NARROW_SAMPLES, SAMPLES, VMAP_SAMPLES)
 
 OPS = op_db()
 IDS = [op_id(op) for op in OPS]
@@ -35,10 +37,12 @@ def test_expected_failures_name_opinfos_and_give_reasons():
     assert not {k.split("#")[0] for k in ERROR_INPUTS} - set(IDS)
     assert not set(COMPLEX_SAMPLES) - {op_id(op) for op in COMPLEX_OPS}
     assert not set(NARROW_SAMPLES) - {op_id(op) for op in NARROW_OPS}
-    assert not set(VMAP_SAMPLES) - set(IDS)
-    assert all(isinstance(r, str) and len(r) > 10 for r in (*SAMPLES.values(),
-                                                             *ERROR_INPUTS.values(),
-                                                             *NARROW_SAMPLES.values()))
+    for listed in (VMAP_SAMPLES, JVP_SAMPLES, GRADGRAD_SAMPLES):
+        assert not set(listed) - set(IDS), sorted(set(listed) - set(IDS))
+    assert all(isinstance(r, str) and len(r) > 10
+               for listed in (SAMPLES, ERROR_INPUTS, COMPLEX_SAMPLES, NARROW_SAMPLES,
+                              VMAP_SAMPLES, JVP_SAMPLES, GRADGRAD_SAMPLES)
+               for r in listed.values())
 
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)
@@ -86,17 +90,36 @@ def test_opinfo_samples_run_compiled_as_eager(op):
     assert why is None, f"{op_id(op)}: {why}"
 
 
+def _check_listed(op, why, expected: dict, listed_in: str) -> None:
+    """The OpInfo passes (``why`` None) unless it is listed in ``expected`` (``listed_in`` of
+    tests/op_db_expected_failures.py), and fails if so."""
+    key = op_id(op)
+    if key in expected:
+        assert why is not None, (f"{key} passes now: remove its entry from {listed_in} in "
+                                 "tests/op_db_expected_failures.py")
+    else:
+        assert why is None, f"{key}: {why}"
+
+
 @pytest.mark.parametrize("op", OPS, ids=IDS)
 def test_opinfo_samples_under_vmap_match_each_example(op):
     # (the first two samples in float64, int64 and complex128, every tensor argument batched:
     # vmap's result must be the op's on each example, stacked)
-    why = check_op_vmap(op, names=("float64", "int64", "complex128"))
-    key = op_id(op)
-    if key in VMAP_SAMPLES:
-        assert why is not None, (f"{key} passes under vmap now: remove its entry from "
-                                 "VMAP_SAMPLES in tests/op_db_expected_failures.py")
-    else:
-        assert why is None, f"{key}: {why}"
+    _check_listed(op, check_op_vmap(op, names=VMAP_DTYPE_NAMES), VMAP_SAMPLES, "VMAP_SAMPLES")
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_opinfo_samples_jvp_matches_pytorchs(op):
+    # (the first three samples in float64 and complex128, every floating or complex tensor a
+    # primal with a random tangent: numgrad.func.jvp's tangents must be torch.func.jvp's)
+    _check_listed(op, check_op_jvp(op), JVP_SAMPLES, "JVP_SAMPLES")
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_opinfo_samples_gradgrad_matches_pytorchs(op):
+    # (the first three samples in float64 and complex128: the gradients of a random cotangent of
+    # the gradients of a random cotangent must be PyTorch's)
+    _check_listed(op, check_op_gradgrad(op), GRADGRAD_SAMPLES, "GRADGRAD_SAMPLES")
 
 
 @pytest.mark.parametrize("op", WITH_ERRORS, ids=[op_id(op) for op in WITH_ERRORS])

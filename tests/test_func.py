@@ -688,7 +688,8 @@ NO_JVP_YET = frozenset({
 COVERED_BY = {
     "linalg_ldl_factor_ex": "ldl_factor_ex", "linalg_ldl_solve": "ldl_solve",
     "_scaled_dot_product_flash_attention_for_cpu": "scaled_dot_product_attention",
-    "_upsample_bilinear2d_aa": "interpolate", "split_with_sizes": "split",
+    "_upsample_bilinear2d_aa": "interpolate", "_upsample_bicubic2d_aa": "interpolate",
+    "split_with_sizes": "split",
     "fft_c2c": "fft", "abs_complex": "abs", "angle_complex": "angle", "linalg_eig": "eig",
     "linalg_eig_vectors": "eig", "masked_fill_tensor": "masked_fill",
     "unsafe_split": "split", "unsafe_split_with_sizes": "split",

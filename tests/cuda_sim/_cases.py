@@ -18,6 +18,8 @@ CPU_ONLY = {
     "hash_tensor": "CPU only, as PyTorch's (its CUDA kernel raises too)",
     "_upsample_bilinear2d_aa": "the anti-aliased resampling has a CPU kernel only",
     "_upsample_bilinear2d_aa_backward": "the anti-aliased resampling has a CPU kernel only",
+    "_upsample_bicubic2d_aa": "the anti-aliased resampling has a CPU kernel only",
+    "_upsample_bicubic2d_aa_backward": "the anti-aliased resampling has a CPU kernel only",
     "embedding_bag": "one CPU kernel (kernels/bags.py's bodies, a CUDA twin to come); CUDA "
     "tensors take nn.functional.embedding_bag's composition (embedding, index_add, scatter_reduce)",
     "_scaled_dot_product_flash_attention_for_cpu": "PyTorch's CPU flash attention; on CUDA "

@@ -190,16 +190,4 @@ GRADGRAD_SAMPLES = {
                'eig(A), so the second backward reaches two copies of V (the forward\'s, through '
                'abs\'s backward, and the recomputed one) and checks each one\'s gradient for '
                'phase-freedom, which only their sum has',
- 'nn.functional.conv_transpose2d': 'numgrad defect: float64 sample 2: double backward raises '
-                                   '"ConvolutionBackwardBackward0 returned an invalid gradient at '
-                                   'index 0 - got [2, 2, 4, 5] but expected shape compatible '
-                                   'with [2, 2, 4, 4]" where PyTorch computes it: an '
-                                   'output_padding not less than the stride ((2, 3) with stride '
-                                   '(3, 2), allowed by dilation 4) makes the input\'s second '
-                                   'gradient (through the weight\'s gradient) one column too long',
- 'nn.functional.conv_transpose3d': 'numgrad defect: float64 sample 2: double backward raises '
-                                   '"ConvolutionBackwardBackward0 returned an invalid gradient" '
-                                   '(got [2, 2, 4, 5, 5] for the input\'s [2, 2, 4, 4, 4]), as '
-                                   'conv_transpose2d\'s: output_padding (2, 3, 1) with stride '
-                                   '(3, 2, 1), its last two not less than their stride',
 }

@@ -472,3 +472,24 @@ def test_antialiased_interpolation_to_the_same_size_is_a_new_tensor_as_pytorch()
         y = m.nn.functional.interpolate(x, size=(3, 4), mode="bilinear", antialias=True)
         y.add_(1)
         assert x.sum().item() == 24.0 and y.sum().item() == 48.0
+
+
+def test_transposed_convolution_double_backward_with_an_output_padding_past_the_stride():
+    # (an output_padding not under the stride, allowed by the dilation, makes the output longer
+    # than the input reaches: the input's second gradient through the weight's gradient came out
+    # one position too long, "ConvolutionBackwardBackward0 returned an invalid gradient")
+    def run(m, f, xs, ws, kw):
+        rng = np.random.default_rng(0)
+        x = m.tensor(rng.standard_normal(xs), dtype=m.float64, requires_grad=True)
+        w = m.tensor(rng.standard_normal(ws), dtype=m.float64, requires_grad=True)
+        y = getattr(m.nn.functional, f)(x, w, **kw)
+        gw, gx = m.autograd.grad((y * y).sum(), (w, x), create_graph=True)
+        return m.autograd.grad(gw.sum() + gx.square().sum(), (x, w))
+
+    for f, xs, ws, kw in (
+            ("conv_transpose1d", (1, 1, 2), (1, 1, 2), dict(stride=2, output_padding=3,
+                                                             dilation=4)),
+            ("conv_transpose2d", (1, 2, 3, 2), (2, 1, 2, 2),
+             dict(stride=(2, 1), output_padding=(2, 1), dilation=(3, 2)))):
+        for ours, theirs in zip(run(numgrad, f, xs, ws, kw), run(torch, f, xs, ws, kw)):
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)

@@ -212,7 +212,10 @@ class ConvolutionBackwardWeight(Op):
         p = _params(ctx.params)
         if 0 in ctx.input_shapes[1]:  # (an empty input: none, as ATen's double backward)
             return None, None
-        return (_convolution(x, gg, None, p) if need_grad else None,
+        # (a transposed convolution's weight gradient is this op of its input and its output's
+        # gradient: the correlation gives its input's shape cut where an output padding was
+        # not under the stride)
+        return (_cut(_convolution(x, gg, None, p), ctx.input_shapes[0]) if need_grad else None,
                 _backward_input(grad, gg, ctx.input_shapes[1], p) if need_x else None)
 
 
@@ -248,12 +251,16 @@ def _gradients(grad, x, w, input_shape, weight_shape, p, mask, transposed: bool)
 def _transposed_backward_input(grad, w, input_shape, p):
     """The input's gradient of a transposed convolution (the convolution of ``grad`` with
     ``w``), cut to ``input_shape`` where an output padding was not under the stride."""
-    grad_x = apply(ConvolutionTransposeBackwardInput, (grad, w, None),
-                   (grad._data, w._data, None), **p)
-    shape = tuple(input_shape)
-    if tuple(grad_x.shape) != shape:
-        grad_x = grad_x[(slice(None),) * 2 + tuple(slice(0, v) for v in shape[2:])]
-    return grad_x
+    return _cut(apply(ConvolutionTransposeBackwardInput, (grad, w, None),
+                      (grad._data, w._data, None), **p), input_shape)
+
+
+def _cut(t, shape):
+    """``t`` cut to ``shape`` along its spatial dimensions (where it is larger)."""
+    shape = tuple(shape)
+    if tuple(t.shape) == shape:
+        return t
+    return t[(slice(None),) * 2 + tuple(slice(0, v) for v in shape[2:])]
 
 
 def _kernel_params(stride, pads, dilation, groups: int, one_d: bool) -> dict:

@@ -443,7 +443,7 @@ class _Shifted:
     ``kw`` kernel columns stacked, ``(kw*O, C*kh)``, by the padded rows (of one sample, or of
     a few side by side where a sample's are short: ``batches``), whose ``kw`` products are
     added each shifted by ``j`` (``_shifted_sum``); the weight's gradient, ``kw`` GEMMs of
-    the output's gradient (at the full width, zeros in the dropped columns) by those views
+    those views by the output's gradient (at the full width, zeros in the dropped columns)
     transposed. One thread, CPU, medians of 9 alternating (under load): the ResNet block's 64
     channels 32x32 x16 forward 20.6 -> 18.0 ms (``kw`` GEMMs of ``(O, C*kh)`` added into one
     sum), then 17.8 -> 16.2 (one stacked GEMM, medians of 15), weight gradient 21.9 -> 19.5;
@@ -827,8 +827,9 @@ def conv_backward_input(grad, weight, input_shape, stride, padding, dilation, gr
 def conv_backward_weight(grad, x, weight_shape, stride, padding, dilation, groups):
     """The gradient of ``conv_forward`` with respect to its weight (of shape ``weight_shape``),
     from the output's gradient ``grad`` and the input ``x``: per batch of samples, the columns
-    ``(B, K, L)`` (the forward's layout) and one GEMM per sample and group of the gradient
-    ``(O, L)`` with the columns transposed ``(L, K)``, summed over the samples. Each thread sums
+    ``(B, K, L)`` (the forward's layout) and one GEMM per sample and group of the columns by
+    the gradient transposed, ``(K, L) @ (L, O)`` (of the gradient ``(O, L)`` by the columns
+    transposed where ``K`` is under 64), summed over the samples. Each thread sums
     the batches of its own share of the samples, in order, and the shares are added in order
     (the same result for the same number of threads). (Columns ``(K, B*L)`` by the gradient
     transposed ``(B*L, O)`` took a transposed copy of the gradient, a slower im2col and a

@@ -45,15 +45,20 @@ def test_expected_failures_name_opinfos_and_give_reasons():
                for r in listed.values())
 
 
-@pytest.mark.parametrize("op", OPS, ids=IDS)
-def test_opinfo_samples_match_pytorch(op):
-    why, run, _ = check_op(op)
+def _check_listed(op, why, expected: dict, listed_in: str) -> None:
+    """The OpInfo passes (``why`` None) unless it is listed in ``expected`` (``listed_in`` of
+    tests/op_db_expected_failures.py), and fails if so."""
     key = op_id(op)
-    if key in SAMPLES:
-        assert why is not None, (f"{key} passes every sample now: remove its entry from "
+    if key in expected:
+        assert why is not None, (f"{key} passes now: remove its entry from {listed_in} in "
                                  "tests/op_db_expected_failures.py")
     else:
         assert why is None, f"{key}: {why}"
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_opinfo_samples_match_pytorch(op):
+    _check_listed(op, check_op(op)[0], SAMPLES, "SAMPLES")
 
 
 @pytest.mark.parametrize("op", COMPLEX_OPS, ids=[op_id(op) for op in COMPLEX_OPS])
@@ -66,13 +71,7 @@ def test_opinfo_complex_samples_match_pytorch(op):
 def _check_pass(op, names, expected: dict, listed_in: str) -> None:
     """A pass of its own on the dtypes ``names``: the OpInfo passes every sample unless it is
     listed in ``expected`` (``listed_in`` of tests/op_db_expected_failures.py), and fails if so."""
-    why, _, _ = check_op(op, names=names)
-    key = op_id(op)
-    if key in expected:
-        assert why is not None, (f"{key} passes every sample of {', '.join(names)} now: remove "
-                                 f"its entry from {listed_in} in tests/op_db_expected_failures.py")
-    else:
-        assert why is None, f"{key}: {why}"
+    _check_listed(op, check_op(op, names=names)[0], expected, listed_in)
 
 
 @pytest.mark.parametrize("op", NARROW_OPS, ids=[op_id(op) for op in NARROW_OPS])
@@ -88,17 +87,6 @@ def test_opinfo_samples_run_compiled_as_eager(op):
     # its gradients and its exceptions bit for bit as eager numgrad's)
     why = check_op_compiled(op)
     assert why is None, f"{op_id(op)}: {why}"
-
-
-def _check_listed(op, why, expected: dict, listed_in: str) -> None:
-    """The OpInfo passes (``why`` None) unless it is listed in ``expected`` (``listed_in`` of
-    tests/op_db_expected_failures.py), and fails if so."""
-    key = op_id(op)
-    if key in expected:
-        assert why is not None, (f"{key} passes now: remove its entry from {listed_in} in "
-                                 "tests/op_db_expected_failures.py")
-    else:
-        assert why is None, f"{key}: {why}"
 
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)

@@ -7,7 +7,6 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import dispatch
-from .._dtype import float_number
 from ..creation import zeros_like
 from ..kernels import cpu as cpu_kernels
 from ..tensor import SharedGrad, Tensor

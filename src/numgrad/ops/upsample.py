@@ -157,6 +157,17 @@ class _Antialiased(Op):
         return (apply(ctx.op.adjoint, (grad,), (grad._data,), **ctx.params),)
 
 
+def _aa_samples(mode: str) -> tuple:
+    """The registry's samples of an anti-aliased forward: shrinking to a size, and by scale
+    factors (one enlarging) with the corners aligned."""
+    return (
+        Sample(lambda m, x: _F(m).interpolate(x, size=(3, 7), mode=mode, antialias=True),
+               ((2, 2, 9, 5),)),
+        Sample(lambda m, x: _F(m).interpolate(x, scale_factor=(0.4, 1.5), mode=mode,
+                                              align_corners=True, antialias=True), ((1, 2, 6, 4),)),
+    )
+
+
 class _AntialiasedForward(_Antialiased):
     @classmethod
     def forward(cls, K, x, *, out_size, in_size, align_corners, scales):
@@ -174,12 +185,7 @@ class UpsampleBilinear2dAa(_AntialiasedForward):
     """Each output a normalised average of a window of inputs (separable)."""
 
     name, node = "_upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0"
-    samples = (
-        Sample(lambda m, x: _F(m).interpolate(x, size=(3, 7), mode="bilinear", antialias=True),
-               ((2, 2, 9, 5),)),
-        Sample(lambda m, x: _F(m).interpolate(x, scale_factor=(0.4, 1.5), mode="bilinear",
-                                              align_corners=True, antialias=True), ((1, 2, 6, 4),)),
-    )
+    samples = _aa_samples("bilinear")
 
 
 @register
@@ -196,12 +202,7 @@ class UpsampleBicubic2dAa(_AntialiasedForward):
     stretched by the scale when shrinking (separable)."""
 
     name, node, cubic = "_upsample_bicubic2d_aa", "UpsampleBicubic2DAaBackward0", True
-    samples = (
-        Sample(lambda m, x: _F(m).interpolate(x, size=(3, 7), mode="bicubic", antialias=True),
-               ((2, 2, 9, 5),)),
-        Sample(lambda m, x: _F(m).interpolate(x, scale_factor=(0.4, 1.5), mode="bicubic",
-                                              align_corners=True, antialias=True), ((1, 2, 6, 4),)),
-    )
+    samples = _aa_samples("bicubic")
 
 
 @register

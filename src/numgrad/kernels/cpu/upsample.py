@@ -267,11 +267,8 @@ def aa_tables(in_size: int, out_size: int, align_corners: bool, scale, dtype,
         center = s * (i + 0.5)
         lo = max(int(center - support + 0.5), 0)  # (int(): C's truncation, as PyTorch's)
         n = min(max(min(int(center + support + 0.5), in_size) - lo, 0), width)
-        x = (np.arange(n) + lo - center + 0.5) * inv
-        if cubic:
-            w = np.array([_kernel_weight(v, True, -0.5) for v in x])
-        else:
-            w = np.maximum(0.0, 1.0 - np.abs(x))
+        w = np.array([_kernel_weight((j + lo - center + 0.5) * inv, cubic, -0.5)
+                      for j in range(n)])
         total = w.sum()
         first[i], count[i], weights[i, :n] = lo, n, w / total if total != 0.0 else w
     return first, count, weights.astype(_float(dtype))

@@ -590,3 +590,19 @@ def test_half_rounding_division_and_pow_with_python_numbers_as_pytorch():
 
         for ours, theirs in zip(run(numgrad), run(torch)):
             _same(ours, theirs)
+
+
+def test_an_integer_past_float16s_range_is_refused_as_pytorch():
+    # (an int into float16 was not checked against its range: full(..., 70000) and masked_fill
+    # gave inf, and x ** 70000 or x ** 1e6 of float16 computed, where PyTorch's conversion of
+    # the number raises; 65504, float16's largest, is taken)
+    for m in (numgrad, torch):
+        x = m.ones(2).half()
+        for f in (lambda: m.full((2,), 70000, dtype=m.float16),
+                  lambda: x.masked_fill(m.tensor([True, False]), -70000), lambda: x ** 70000,
+                  lambda: x ** 1e6):
+            with pytest.raises(RuntimeError, match="value cannot be converted to type "
+                                                   "c10::Half without overflow"):
+                f()
+        assert m.full((2,), 65504, dtype=m.float16).tolist() == [65504.0, 65504.0]
+        assert (x ** 3).tolist() == [1.0, 1.0]

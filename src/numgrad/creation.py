@@ -602,6 +602,8 @@ def check_scalar(value, np_dtype) -> None:
             info = np.iinfo(np_dtype)
             if not (-info.max if kind == "u" else info.min) <= value <= info.max:
                 _overflow(np_dtype)
+        elif abs(value) > float(np.finfo(np_dtype).max):  # (70000 into float16)
+            _overflow(np_dtype)
     elif isinstance(value, numbers.Real):
         v = float(value)
         if kind in "iu":

@@ -714,6 +714,8 @@ def pow(input, exponent) -> Tensor:
             if exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             check_scalar(exponent, a.dtype)  # (int8's x ** 128: PyTorch's overflow error)
+        elif a.dtype.char == "e":  # (float16's x ** 1e6: the exponent converted, that error)
+            check_scalar(exponent, a.dtype)
         return apply(PowScalar, (input,), (a,), exponent=_half_rounded(a, e, exponent))
     a, b = binary_operands(exponent, input)
     return apply(RPow, (exponent,), (a,), base=_half_rounded(a, b, input))

@@ -20,22 +20,56 @@ def threads():
     numgrad.set_num_threads(before)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_a_layer_has_the_same_bits_on_one_thread_and_on_two(threads, dtype):
+def _layer(steps, batch, hidden, dtype):
     rng = np.random.default_rng(0)
-    gx = rng.normal(size=(T, B, 4 * H)).astype(dtype)
-    h0, c0 = (rng.normal(size=(B, H)).astype(dtype) * 0.1 for _ in range(2))
-    w = (rng.normal(size=(4 * H, H)) * 0.1).astype(dtype)
-    grad = rng.normal(size=(T + 1, B, H)).astype(dtype)
+    gx = rng.normal(size=(steps, batch, 4 * hidden)).astype(dtype)
+    h0, c0 = (rng.normal(size=(batch, hidden)).astype(dtype) * 0.1 for _ in range(2))
+    w = (rng.normal(size=(4 * hidden, hidden)) * 0.1).astype(dtype)
+    grad = rng.normal(size=(steps + 1, batch, hidden)).astype(dtype)
+    return gx, h0, c0, w, grad
+
+
+# (the word-LM's layer, fewer steps: its products are made in blocks of columns where OpenBLAS
+# has small-matrix kernels, blocks of 12 and 8 rows on two threads)
+@pytest.mark.parametrize("shape", [(T, B, H, 3), (4, 20, 200, 2)], ids=["26x64", "20x200"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_layer_has_the_same_bits_on_one_thread_and_on_two(threads, dtype, shape):
+    steps, batch, hidden, blocks = shape
+    gx, h0, c0, w, grad = _layer(steps, batch, hidden, dtype)
     runs = []
     for n in (1, 2):
         threads(n)
-        spans, used = rnn._batch_spans(T, B, 4 * H, H)
-        assert (len(spans), used) == ((1, 1) if n == 1 else (3, 2))
+        spans, used = rnn._batch_spans(steps, batch, 4 * hidden, hidden)
+        assert (len(spans), used) == ((1, 1) if n == 1 else (blocks, 2))
         y, acts, cs = rnn.lstm_forward(gx, h0, c0, w)
         runs.append((y, acts, cs) + rnn.lstm_backward(grad, acts, cs, y, h0, c0, w))
     for a, b in zip(*runs):
         assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_steps_products_called_from_numba_give_numpys_values(threads, dtype, monkeypatch):
+    threads(2)
+    gx, h0, c0, w, grad = _layer(4, 20, 200, dtype)
+    runs = []
+    for in_numba in (False, True):
+        monkeypatch.setattr(rnn, "IN_NUMBA", in_numba and rnn.IN_NUMBA)
+        y, acts, cs = rnn.lstm_forward(gx, h0, c0, w)
+        runs.append((y, acts, cs) + rnn.lstm_backward(grad, acts, cs, y, h0, c0, w))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(*runs):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_the_steps_products_are_cut_into_columns_only_where_openblas_has_small_kernels(
+        monkeypatch):
+    monkeypatch.setattr(rnn, "blas_core", lambda: "SkylakeX")
+    assert rnn._column_blocks(20, 200, 800) == [(0, 200), (200, 400), (400, 600), (600, 800)]
+    assert rnn._column_blocks(20, 800, 200) == [(0, 50), (50, 100), (100, 150), (150, 200)]
+    assert rnn._column_blocks(10, 100, 400) == [(0, 400)]  # (small already)
+    assert rnn._column_blocks(64, 512, 2048) == [(0, 2048)]  # (blocks would be too narrow)
+    monkeypatch.setattr(rnn, "blas_core", lambda: "Haswell")
+    assert rnn._column_blocks(20, 200, 800) == [(0, 800)]
 
 
 def test_a_threaded_layer_has_pytorchs_values_and_gradients_with_a_nan(threads):

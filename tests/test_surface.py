@@ -308,25 +308,33 @@ def test_an_lstm_layer_runs_its_steps_on_one_blas_thread_and_leaves_the_setting_
                 and "numpy" in i["filepath"]]
 
     seen = []
-    real = rnn._cell
+    # (the steps run in _forward_rows / _backward_rows, which call BLAS from Numba, or, where
+    # NumPy's BLAS cannot be called from there, in Python around _cell)
+    names = ("_forward_rows", "_backward_rows") if rnn.IN_NUMBA else ("_cell",)
+    real = {name: getattr(rnn, name) for name in names}
 
-    def cell(*args):  # (the BLAS setting while the steps run)
-        seen.append(blas_threads())
-        return real(*args)
+    def watching(function):
+        def run(*args):  # (the BLAS setting while the steps run)
+            seen.append(blas_threads())
+            return function(*args)
+        return run
 
     model = numgrad.nn.LSTM(3, 4)
     before = numgrad.get_num_threads()
     try:
         for threads in (2, 1):
             numgrad.set_num_threads(threads)
-            rnn._cell = cell
+            for name in names:
+                setattr(rnn, name, watching(real[name]))
             model(numgrad.ones(2, 1, 3))[0].sum().backward()
-            rnn._cell = real
-            assert seen and all(s == [1] for s in seen)
+            for name in names:
+                setattr(rnn, name, real[name])
+            assert len(seen) == (2 if rnn.IN_NUMBA else 4) and all(s == [1] for s in seen)
             assert blas_threads() == [threads]
             seen.clear()
     finally:
-        rnn._cell = real
+        for name in names:
+            setattr(rnn, name, real[name])
         numgrad.set_num_threads(before)
 
 

@@ -72,6 +72,27 @@ def set_num_threads(n) -> None:
 _threads = None  # what set_num_threads was given, if it was called
 
 
+_CORENAMES = ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+              "openblas_get_corename64_", "openblas_get_corename")
+_blas_core = None  # OpenBLAS's kernel family, once read ("" where there is none to read)
+
+
+def blas_core() -> str:
+    """The kernel family NumPy's OpenBLAS chose for this CPU (``"SkylakeX"``, ``"Haswell"``,
+    ``"Zen"``...: ``openblas_get_corename``), or ``""`` for another BLAS."""
+    global _blas_core
+    if _blas_core is None:
+        _blas_core = ""
+        if _blas_set_num_threads() is not None:
+            for name in _CORENAMES:
+                function = getattr(_blas_library, name, None)
+                if function is not None:
+                    function.restype = ctypes.c_char_p
+                    _blas_core = (function() or b"").decode("ascii", "replace")
+                    break
+    return _blas_core
+
+
 def blas_passive_wait() -> bool:
     """Makes OpenBLAS's idle threads sleep at once (its thread timeout at the minimum, 2**4
     cycles) rather than spin for up to 2**28 cycles (~0.1 s) after each threaded product, as

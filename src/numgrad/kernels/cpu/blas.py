@@ -70,6 +70,25 @@ def dgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c):
            b.ctypes.data, ldb, 0.0, c.ctypes.data, n)
 
 
+@njit(cache=True, nogil=True)
+def gemm_columns(a, b, c, start, stop):
+    """``c[:, start:stop] = a @ b[:, start:stop]`` for float32 or float64 2-D arrays whose
+    rows are contiguous (each with its own row stride, read as the leading dimension), in the
+    GEMM call NumPy's ``matmul`` makes for those views: its bits."""
+    m, k, n = a.shape[0], a.shape[1], stop - start
+    if m == 0 or n <= 0:
+        return
+    item = c.itemsize
+    lda, ldb, ldc = a.strides[0] // item, b.strides[0] // item, c.strides[0] // item
+    pb, pc = b.ctypes.data + start * item, c.ctypes.data + start * item
+    if item == 4:
+        _sgemm(np.int32(_ROW_MAJOR), np.int32(_NO_TRANS), np.int32(_NO_TRANS), m, n, k,
+               np.float32(1.0), a.ctypes.data, lda, pb, ldb, np.float32(0.0), pc, ldc)
+    else:
+        _dgemm(np.int32(_ROW_MAJOR), np.int32(_NO_TRANS), np.int32(_NO_TRANS), m, n, k, 1.0,
+               a.ctypes.data, lda, pb, ldb, 0.0, pc, ldc)
+
+
 def operand(array: np.ndarray):
     """(transposed, leading dimension) with which NumPy's matmul hands a 2-D operand to GEMM
     (its ``is_blasable2d`` tests, in its order), or None where it would not (a copy first)."""

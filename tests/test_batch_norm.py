@@ -143,3 +143,30 @@ def test_half_precision_normalisations_compute_in_float32_as_pytorch(name):
         assert str(ours.dtype).replace("numgrad", "torch") == str(theirs.dtype)
         np.testing.assert_allclose(ours.detach().float().numpy(), theirs.detach().float().numpy(),
                                    rtol=2e-2, atol=2e-2)
+
+
+def test_a_threaded_batch_norm_has_the_same_bits_on_one_thread_and_on_two_and_pytorchs_values():
+    # 4 x 8 x 96 x 96 elements: the channels shared between threads (CHANNELS_THREADED); a NaN
+    # in channel 5 stays in it
+    shape = (4, 8, 96, 96)
+    rng = np.random.default_rng(3)
+    X = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    X[2, 5, 7, 11] = np.nan
+    G = rng.standard_normal(shape).astype(np.float32)
+    W, B = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    before = numgrad.get_num_threads()
+    runs = []
+    try:
+        for threads in (1, 2):
+            numgrad.set_num_threads(threads)
+            runs.append(_run(numgrad, shape, True, True, False, X, W, B, G)[0])
+    finally:
+        numgrad.set_num_threads(before)
+    for a, b in zip(*runs):
+        assert a.tobytes() == b.tobytes()
+    theirs = _run(torch, shape, True, True, False, X, W, B, G)[0]
+    for ours, t in zip(runs[1], theirs):
+        np.testing.assert_allclose(ours, t, rtol=2e-4, atol=2e-4)
+    y, gx = runs[1][0], runs[1][1]
+    assert np.isnan(y[:, 5]).all() and not np.isnan(np.delete(y, 5, axis=1)).any()
+    assert np.isnan(gx[:, 5]).all() and not np.isnan(np.delete(gx, 5, axis=1)).any()

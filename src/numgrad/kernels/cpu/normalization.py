@@ -1,7 +1,9 @@
 """Normalisation's CPU kernels.
 
 Batch normalisation: per-channel statistics, the normalisation and its backward, each one pass
-(or two) over an ``(N, C, L)`` view of the input (``L``: the spatial elements).
+(or two) over an ``(N, C, L)`` view of the input (``L``: the spatial elements), large ones with
+their channels shared among threads (each channel on one: the values do not depend on the
+number of threads).
 
 Layer normalisation: one kernel per direction over a ``(rows, n)`` view (``n``: the elements of
 the normalised dimensions), one row at a time while it is in cache: the forward computes the
@@ -34,51 +36,67 @@ def _as_3d(x: np.ndarray) -> np.ndarray:
     return x.reshape(n, c, x.size // (n * c) if n * c else 0)
 
 
-@njit(cache=True, error_model="numpy")
-def _stats(x3, eps, mean, var, invstd):
-    n, channels, length = x3.shape
-    count = n * length
-    for c in range(channels):
-        total = 0.0
-        for i in range(n):
-            for j in range(length):
-                total += x3[i, c, j]
-        m = total / count
-        squares = 0.0
-        for i in range(n):
-            for j in range(length):
-                d = x3[i, c, j] - m
-                squares += d * d
-        v = squares / count
+# Only reassociation is allowed in the sums (as in reduction.py; never fastmath=True: NaN and
+# inf must survive): LLVM splits them into vector lanes, in an order fixed per machine.
+_SUM_FLAGS = {"reassoc"}
+
+
+@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)
+def _channel_sums(x3, c, m):
+    """The sums over channel ``c`` of ``x3`` of ``x - m`` and of its square, in float64."""
+    total = squares = 0.0
+    for i in range(x3.shape[0]):
+        for j in range(x3.shape[2]):
+            d = x3[i, c, j] - m
+            total += d
+            squares += d * d
+    return total, squares
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _stats(x3, eps, mean, var, invstd, first, last):
+    """Channels ``first:last``: the mean (a first pass) and the biased variance (a second, over
+    the centred values)."""
+    count = x3.shape[0] * x3.shape[2]
+    for c in range(first, last):
+        m = _channel_sums(x3, c, 0.0)[0] / count
+        v = _channel_sums(x3, c, m)[1] / count
         mean[c] = m
         var[c] = v
         invstd[c] = 1.0 / np.sqrt(v + eps)
 
 
-@njit(cache=True, error_model="numpy")
-def _normalise(x3, mean, invstd, weight, bias, out3):
-    n, channels, length = x3.shape
+@njit(cache=True, error_model="numpy", nogil=True)
+def _normalise(x3, mean, invstd, weight, bias, out3, first, last):
+    n = x3.shape[0]
     for i in range(n):
-        for c in range(channels):
+        for c in range(first, last):
             scale = invstd[c] * weight[c]
             shift = bias[c] - mean[c] * scale
-            for j in range(length):
+            for j in range(x3.shape[2]):
                 out3[i, c, j] = x3[i, c, j] * scale + shift
 
 
-@njit(cache=True, error_model="numpy")
-def _backward(g3, x3, mean, invstd, weight, training, gx3, gw, gb):
-    n, channels, length = x3.shape
+@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)
+def _channel_backward_sums(g3, x3, c, m):
+    """The sums over channel ``c`` of ``g`` and of ``g * (x - m)`` (each product in x's dtype,
+    ``m`` the kept mean), in float64."""
+    total = dot = 0.0
+    for i in range(x3.shape[0]):
+        for j in range(x3.shape[2]):
+            g = g3[i, c, j]
+            total += g
+            dot += g * (x3[i, c, j] - m)
+    return total, dot
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _backward(g3, x3, mean, invstd, weight, training, gx3, gw, gb, first, last):
+    n, length = x3.shape[0], x3.shape[2]
     count = n * length
-    for c in range(channels):
-        total = 0.0
-        dot = 0.0
+    for c in range(first, last):
         m = mean[c]
-        for i in range(n):
-            for j in range(length):
-                g = g3[i, c, j]
-                total += g
-                dot += g * (x3[i, c, j] - m)
+        total, dot = _channel_backward_sums(g3, x3, c, m)
         s = invstd[c]
         gw[c] = dot * s
         gb[c] = total
@@ -95,6 +113,24 @@ def _backward(g3, x3, mean, invstd, weight, training, gx3, gw, gb):
                     gx3[i, c, j] = g3[i, c, j] * scale
 
 
+# A batch norm of this many elements, and more, shares its channels among threads (each channel
+# on one thread: the same values on any number). The ResNet block's 16 x 64 x 32 x 32, two
+# threads, medians of 20: the statistics 1.73 -> 0.18 ms, the backward 1.16 -> 0.33 (their sums
+# had run one element at a time on one thread, without reassociation; PyTorch's 0.99 for
+# statistics and normalisation, 0.20 for the backward).
+CHANNELS_THREADED = 1 << 18
+
+
+def _on_channels(kernel, args: tuple, channels: int, size: int) -> None:
+    """``kernel(*args, first, last)`` over the channels, on threads where ``size`` is large."""
+    threads = _workers.threads_for(channels, size >= CHANNELS_THREADED)
+    if threads <= 1:
+        kernel(*args, 0, channels)
+    else:
+        _workers.run(_workers.spans(channels, threads),
+                     lambda span, slot: kernel(*args, *span), threads, blas=False)
+
+
 def batch_norm_stats(x: np.ndarray, eps: float):
     """The mean, biased variance and ``1 / sqrt(var + eps)`` of each channel (dimension 1) of
     ``x`` (N, C, *), over every other dimension: three arrays (C,) of ``x``'s dtype."""
@@ -102,7 +138,7 @@ def batch_norm_stats(x: np.ndarray, eps: float):
     channels = x.shape[1]
     mean, var, invstd = (np.empty(channels, x.dtype) for _ in range(3))
     if x3.size:
-        _stats(x3, eps, mean, var, invstd)
+        _on_channels(_stats, (x3, eps, mean, var, invstd), channels, x3.size)
     else:  # (no elements: PyTorch's NaN statistics)
         mean.fill(np.nan)
         var.fill(np.nan)
@@ -115,7 +151,8 @@ def batch_norm_forward(x: np.ndarray, mean, invstd, weight, bias) -> np.ndarray:
     x3 = _as_3d(x)
     out = np.empty(x.shape, x.dtype)
     if x3.size:
-        _normalise(x3, mean, invstd, weight, bias, out.reshape(x3.shape))
+        _on_channels(_normalise, (x3, mean, invstd, weight, bias, out.reshape(x3.shape)),
+                     x.shape[1], x3.size)
     return out
 
 
@@ -130,13 +167,11 @@ def batch_norm_backward(grad: np.ndarray, x: np.ndarray, mean, invstd, weight, t
     gw = np.zeros(channels, x.dtype)
     gb = np.zeros(channels, x.dtype)
     if x3.size:
-        _backward(g3, x3, mean, invstd, weight, bool(training), gx.reshape(x3.shape), gw, gb)
+        _on_channels(_backward, (g3, x3, mean, invstd, weight, bool(training),
+                                 gx.reshape(x3.shape), gw, gb), channels, x3.size)
     return gx, gw, gb
 
 
-# Only reassociation is allowed in the row sums (as in reduction.py; never fastmath=True: NaN and
-# inf must survive): LLVM splits them into vector lanes, in an order fixed per machine.
-_SUM_FLAGS = {"reassoc"}
 
 
 @njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)

@@ -182,12 +182,4 @@ JVP_SAMPLES = {
 }
 
 # double backward (``check_op_gradgrad``): second derivatives of random cotangents
-GRADGRAD_SAMPLES = {
- 'linalg.eig': 'numgrad defect: float64 sample 0: the second derivative of a phase-free function '
-               'of the eigenvectors (abs(V), the sample\'s output_process_fn_grad) raises '
-               'linalg_eig_backward\'s "specified up to multiplication by e^{i phi}", where '
-               'PyTorch computes it: numgrad\'s recorded backward of each eig output recomputes '
-               'eig(A), so the second backward reaches two copies of V (the forward\'s, through '
-               'abs\'s backward, and the recomputed one) and checks each one\'s gradient for '
-               'phase-freedom, which only their sum has',
-}
+GRADGRAD_SAMPLES = {}

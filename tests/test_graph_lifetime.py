@@ -199,6 +199,53 @@ def test_graph_freed_by_reference_counting_alone():
     assert counts_after == counts_before
 
 
+_DECOMPOSITIONS = {
+    "eig": lambda x: ng.linalg.eig(x),
+    "eigvals": lambda x: (ng.linalg.eigvals(x),),
+    "eigh": lambda x: ng.linalg.eigh(x + x.mT),
+    "eigvalsh": lambda x: (ng.linalg.eigvalsh(x + x.mT),),
+    "svd": lambda x: ng.linalg.svd(x),
+    "svdvals": lambda x: (ng.linalg.svdvals(x),),
+    "qr": lambda x: ng.linalg.qr(x),
+}
+
+
+@pytest.mark.parametrize("name", list(_DECOMPOSITIONS))
+def test_decomposition_graphs_freed_by_reference_counting_alone(name):
+    """The outputs of a decomposition share what their recorded backward needs, the forward's
+    outputs (``linalg_common._Outputs``), which refers to their nodes weakly: after a backward,
+    plain or through a recorded one (``create_graph``, then a second backward), the outputs, their
+    nodes and the first gradient's graph die with the last tensor, without the collector."""
+    fn = _DECOMPOSITIONS[name]
+    data = np.random.default_rng(0).uniform(-2, 2, (3, 3))
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        counts_before = _count_without_collecting()
+        for create_graph in (False, True, False, True):
+            x = ng.tensor(data, requires_grad=True)
+            outs = fn(x)  # (abs: sign- and phase-free)
+            loss = sum(o.abs().sum() for o in outs)
+            refs = [weakref.ref(o) for o in outs] + [weakref.ref(o.grad_fn) for o in outs]
+            if create_graph:
+                (g,) = ng.autograd.grad(loss, x, create_graph=True)
+                refs.append(weakref.ref(g.grad_fn))
+                (g * g).sum().backward()
+                del g
+            else:
+                loss.backward()
+            assert x.grad is not None and np.isfinite(x.grad.numpy()).all()
+            del outs, loss, x
+            alive = [r() for r in refs if r() is not None]
+            assert alive == [], f"create_graph={create_graph}: alive without gc: {alive}"
+        counts_after = _count_without_collecting()
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert counts_after == counts_before
+
+
 def _count_without_collecting():
     tensors = nodes = 0
     for o in gc.get_objects():

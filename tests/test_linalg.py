@@ -9,9 +9,10 @@ F.linear's weight.t()) gets a gradient laid out for its parameter.
 names, node names and input gradients against PyTorch over batches, broadcast batches, empty
 batches and non-contiguous inputs in float64 and float32; every matrix norm's order; gradcheck and
 gradgradcheck beyond the registry's samples (det at singular matrices, left=False solves, full
-SVDs, wide QR, lstsq of wide systems); PyTorch's error messages word for word; the deprecation
-warnings of the legacy names. (The registry's samples run in tests/test_ops.py, the CUDA kernels
-in tests/cuda_sim/test_cuda_linalg.py.)"""
+SVDs, wide QR, lstsq of wide systems); second derivatives of eig's phase-free functions and
+Hessians through the decompositions against PyTorch's; PyTorch's error messages word for word;
+the deprecation warnings of the legacy names. (The registry's samples run in tests/test_ops.py,
+the CUDA kernels in tests/cuda_sim/test_cuda_linalg.py.)"""
 import re
 import warnings
 
@@ -284,6 +285,77 @@ def test_second_derivatives_match_pytorch(case):
         grads.append([g.detach().numpy() for g in first + tuple(second)])
     for o, t in zip(*grads):
         np.testing.assert_allclose(o, t, rtol=1e-7, atol=1e-9)
+
+
+def _abs_of_both(r):
+    return r.eigenvalues.abs(), r.eigenvectors.abs()
+
+
+_EIG_PHASE_FREE = {  # (functions of eig that do not depend on each eigenvector's phase)
+    "vectors": lambda m, a: (m.linalg.eig(a).eigenvectors.abs(),),
+    "values_and_vectors": lambda m, a: _abs_of_both(m.linalg.eig(a)),
+    "values": lambda m, a: (m.linalg.eig(a)[0].abs(),),  # (the vectors' output dropped)
+    "eigvals": lambda m, a: (m.linalg.eigvals(a).abs(),),  # (no vectors' output at all)
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("case", list(_EIG_PHASE_FREE))
+def test_eig_second_derivatives_of_phase_free_functions_match_pytorch(case, dtype):
+    """The recorded backward of eig's outputs uses the forward's L and V (PyTorch's saved
+    outputs), not a recomputed eig: the second backward then reaches V once, at its node, with
+    the sum of what flows into it, whose phase part vanishes (it once reached two copies of V,
+    the forward's through abs's backward and the recomputed one, and raised linalg_eig_backward's
+    "specified up to multiplication by e^{i phi}" for each)."""
+    fn = _EIG_PHASE_FREE[case]
+    data = _data((3, 3))
+    if dtype == "complex128":
+        data = data + 1j * _data((3, 3), 1)
+    rng = np.random.default_rng(2)
+    seeds = [rng.standard_normal(o.shape) for o in fn(numgrad, numgrad.tensor(data))]
+    seed2 = rng.standard_normal(data.shape).astype(dtype)
+    got = []
+    for m in (numgrad, torch):
+        a = m.tensor(data, requires_grad=True)
+        loss = sum((o * m.tensor(w)).sum() for o, w in zip(fn(m, a), seeds))
+        (g,) = m.autograd.grad(loss, a, create_graph=True)
+        (gg,) = m.autograd.grad((g * m.tensor(seed2).conj()).real.sum(), a)
+        got.append((g.detach().numpy(), gg.numpy()))
+    for o, t in zip(*got):
+        np.testing.assert_allclose(o, t, rtol=1e-7, atol=1e-9)
+    x = numgrad.tensor(data, requires_grad=True)
+    assert numgrad.autograd.gradgradcheck(lambda a: fn(numgrad, a), (x,))
+
+
+_WEIGHTS = np.random.default_rng(4).standard_normal((3, 3))
+_DECOMPOSITION_LOSSES = {  # (sign- and phase-free functions of each decomposition's outputs)
+    "eig": lambda m, A: (m.linalg.eig(A).eigenvectors.abs() * m.tensor(_WEIGHTS)).sum()
+    + m.linalg.eig(A).eigenvalues.abs().sum(),
+    "eigvals": lambda m, A: m.linalg.eigvals(A).abs().pow(3).sum(),
+    "eigh": lambda m, A: (_eigh_squares(m.linalg.eigh(_sym(m, A)))[1] * m.tensor(_WEIGHTS)).sum()
+    + m.linalg.eigh(_sym(m, A)).eigenvalues.pow(3).sum(),
+    "svd": lambda m, A: (_svd_parts(m.linalg.svd(A))[1] * m.tensor(_WEIGHTS)).sum()
+    + m.linalg.svd(A).S.pow(3).sum(),
+    "svdvals": lambda m, A: m.linalg.svdvals(A).pow(3).sum(),
+    "qr": lambda m, A: (m.linalg.qr(A).Q * m.tensor(_WEIGHTS)).sum()
+    + m.linalg.qr(A).R.pow(2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(_DECOMPOSITION_LOSSES))
+def test_hessians_through_decompositions_match_pytorch(name):
+    """Forward over reverse (``hessian``) and reverse over reverse (``jacrev(jacrev)``): the
+    recorded backward of a decomposition rebuilds the forward's outputs, and those carry their
+    tangents (``forward_ad._keep_for_saved_output``, ``rebuilds_output``)."""
+    f = _DECOMPOSITION_LOSSES[name]
+    data = _data((3, 3))
+    for how in ("hessian", "jacrev_jacrev"):
+        got = []
+        for m in (numgrad, torch):
+            g = (lambda h: m.func.hessian(h) if how == "hessian" else
+                 m.func.jacrev(m.func.jacrev(h)))(lambda A: f(m, A))
+            got.append(g(m.tensor(data)).detach().numpy())
+        np.testing.assert_allclose(*got, rtol=1e-7, atol=1e-9, err_msg=how)
 
 
 def _leaves(fn, seen, found):

@@ -508,11 +508,15 @@ def detach(t: Tensor) -> Tensor:
 def _keep_for_saved_output(result) -> None:
     """A node that saves its output rebuilds it, when unpacked, as a fresh tensor around the
     same array (``SavedTensor``): the tangents are found for it by that array too
-    (forward-over-reverse: the backward of ``exp`` uses its output's tangent)."""
+    (forward-over-reverse: the backward of ``exp`` uses its output's tangent). So is a
+    decomposition's output (``rebuilds_output``), which its recorded backward rebuilds."""
     node = result._grad_fn
-    if node is None or not getattr(getattr(node, "op", None), "save_output", False):
+    op = getattr(node, "op", None)
+    if not (getattr(op, "save_output", False) or getattr(op, "rebuilds_output", False)):
         return
     entry = _table.get(id(result))
+    if entry is None:  # (no tangent: a zero one)
+        return
     data = result._data
     key = id(data)
     try:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import builtins
 import functools
+import weakref
 
 import numpy as np
 
 from ..autograd import grad_mode
+from ..autograd.node import OpNode
 from ..tensor import Tensor
 from .reduction import _torch_name
-from .registry import Op
+from .registry import Op, apply
 from .._dtype import c_name
 import numgrad
 from .. import _out
@@ -215,12 +217,79 @@ class _renamed:
         return False
 
 
+class _Outputs:
+    """The outputs of one decomposition, shared by their nodes (``params["outputs"]`` of each):
+    the op of each (None: an output that gets no node, QR's empty Q of mode 'r') and, for each
+    one recorded, a weak reference to its node and its version counter.
+
+    A recorded backward (``create_graph``) takes from it the forward's outputs, as PyTorch
+    unpacks the outputs its one node saved: each rebuilt around the forward's array with its
+    own node as ``grad_fn``, so that the second backward reaches every output at its node and
+    sums there what flows into it (through the recorded backward and through the user's own
+    functions of it: eig's phase check sees that sum, as PyTorch's). References are weak, as
+    PyTorch saves an output without its ``grad_fn``: a node holds its params, so a strong one
+    would make a cycle, and the group keeps no graph alive. An output whose node has died (not
+    returned, eigvals' vectors; or dropped unused) or been freed gets a node over the input
+    anew, the op applied to its array, as the one node of PyTorch would take its gradient."""
+
+    __slots__ = ("ops", "nodes")
+
+    def __init__(self, ops: tuple):
+        self.ops = ops
+        self.nodes = [None] * len(ops)  # (weak reference to the node, version counter) or None
+
+    def note(self, index: int, result: Tensor) -> Tensor:
+        """``result``, output ``index``: its node noted, if it has one."""
+        node = result._grad_fn
+        if node is not None:
+            self.nodes[index] = (weakref.ref(node), result._version_counter)
+        return result
+
+    def tensors(self, node, index: int, A: Tensor, params: dict) -> tuple:
+        """The outputs, for the recorded backward of ``node`` (output ``index``'s) over ``A``."""
+        out = []
+        for j, (op, array) in enumerate(zip(self.ops, params["factors"])):
+            if op is None:
+                out.append(Tensor._wrap(array))
+                continue
+            noted = self.nodes[j]
+            fn = noted[0]() if noted is not None else None
+            if j == index and fn is not node:  # (its own, made another way: a fresh counter)
+                fn, noted = node, None
+            if fn is None or fn._released:
+                out.append(self.note(j, apply(op, (A,), (array,), **params)))
+                continue
+            t = Tensor._wrap(array, True)
+            t._grad_fn = fn
+            if noted is not None:
+                t._version_counter = noted[1]
+            out.append(t)
+        return tuple(out)
+
+
+def _factor_results(A: Tensor, ops: tuple, factors: tuple, wanted=None, **params) -> tuple:
+    """The outputs ``wanted`` (indices; None: all) of a decomposition of ``A`` into the arrays
+    ``factors``: for each, ``ops[j]`` applied to ``factors[j]``, the ops sharing ``factors`` and
+    one ``_Outputs`` among their params."""
+    outputs = _Outputs(ops)
+    params.update(factors=factors, outputs=outputs)
+    return tuple(outputs.note(j, apply(ops[j], (A,), (factors[j],), **params))
+                 for j in (range(len(ops)) if wanted is None else wanted))
+
+
 class _Factor(Op):
     """One output of a decomposition computed before the op runs (``forward`` passes it
-    through); its backward is the decomposition's with this output's gradient alone."""
+    through; ``_factor_results`` applies the ops); its backward is the decomposition's with
+    this output's gradient alone. Not recorded, the formula takes the arrays; recorded
+    (``create_graph``), the forward's outputs, whose graph reaches the input
+    (``_Outputs.tensors``); called by a forward rule (``transposed_backward``: a context, not a
+    node), the decomposition recomputed from the input, so that the factors carry its tangents.
+    """
 
     save_inputs = (0,)
     index = 0
+    rebuilds_output = True  # (forward AD: its output rebuilt by a recorded backward has its
+    #                          tangents, ``forward_ad._keep_for_saved_output``)
 
     @staticmethod
     def forward(K, factor, **params):
@@ -230,10 +299,12 @@ class _Factor(Op):
     def backward(cls, ctx, grad):
         (A,) = ctx.saved_tensors
         params = ctx.params
-        if grad_mode.state.enabled:  # (a recorded backward: factors whose graph reaches A)
-            factors = cls.recompute(A, params)
-        else:
+        if not grad_mode.state.enabled:
             factors = tuple(Tensor._wrap(f) for f in params["factors"])
+        elif isinstance(ctx, OpNode):  # (a recorded backward: the forward's outputs)
+            factors = params["outputs"].tensors(ctx, cls.index, A, params)
+        else:
+            factors = cls.recompute(A, params)
         grads = [None] * len(factors)
         grads[cls.index] = grad
         return (cls.formula(grads, factors, params),)

@@ -10,8 +10,10 @@ U, S and Vh, eigenvalues and eigenvectors) is computed once, before the ops run;
 then the result of an op of its own under PyTorch's node name, whose backward is the
 decomposition's backward formula with that output's gradient alone (the formulas are linear in
 the outputs' gradients, so the sum over the outputs is PyTorch's one node's). A backward that is
-itself recorded (``create_graph``) recomputes the decomposition from the saved input with
-recorded ops, so that its graph reaches the input, as PyTorch recomputes an LU.
+itself recorded (``create_graph``) uses the forward's outputs, rebuilt with their nodes as
+``grad_fn`` (``linalg_common._Outputs``), as PyTorch unpacks its node's saved outputs, so that
+its graph reaches the input through them and a second backward sums at each output's node what
+reaches it.
 
 Every op has CUDA kernels (``kernels/cuda/decompositions.py``, for batches of small matrices:
 Cholesky, Householder QR, Jacobi eigh and SVD, one thread per matrix); the vectors of eigh and
@@ -28,8 +30,8 @@ from .reduction import _torch_name
 from . import _jvp
 from .registry import Op, Sample, apply, kernels_for, register
 from .linalg_common import (
-    _ExResult, _Factor, _check_matrix, _check_tensor, _diag, _epsilon, _mH, _ng, _no_out,
-    _refuse_half, _with_out,
+    _ExResult, _Factor, _check_matrix, _check_tensor, _diag, _epsilon, _factor_results, _mH, _ng,
+    _no_out, _refuse_half, _with_out,
 )
 from .linalg_solve import _bsolve
 from ._promote import broadcast_shapes
@@ -214,10 +216,10 @@ def linalg_qr(A: Tensor, mode: str = "reduced"):
     _refuse_half("linalg.qr", A)
     K = kernels_for((A,), LinalgQr)
     q, r = K.linalg_qr(A._data, mode)
-    factors = (q, r)
-    Q = apply(LinalgQr, (A,), (q,), mode=mode, factors=factors) if mode != "r" else \
-        Tensor._wrap(q)
-    return _QrResult(Q, apply(LinalgQrR, (A,), (r,), mode=mode, factors=factors))
+    if mode == "r":  # (Q empty, no output of the node)
+        return _QrResult(Tensor._wrap(q), *_factor_results(A, (None, LinalgQrR), (q, r), (1,),
+                                                           mode=mode))
+    return _QrResult(*_factor_results(A, (LinalgQr, LinalgQrR), (q, r), mode=mode))
 
 
 def _legacy_qr(input: Tensor, some: bool = True):
@@ -309,6 +311,9 @@ class LinalgEighVectors(_EighFactor):
     )
 
 
+_EIGH_OPS = (LinalgEigh, LinalgEighVectors)
+
+
 class _EighResult(_ExResult):
     _fields, _name = ("eigenvalues", "eigenvectors"), "linalg_eigh"
 
@@ -339,9 +344,7 @@ def eigh(A: Tensor, UPLO: str = "L"):
     _check_eigh_dtype(A, "linalg.eigh")
     K = kernels_for((A,), LinalgEigh)
     w, v = K.linalg_eigh(A._data, upper, True)
-    factors = (w, v)
-    return _EighResult(apply(LinalgEigh, (A,), (w,), UPLO=UPLO, factors=factors),
-                       apply(LinalgEighVectors, (A,), (v,), UPLO=UPLO, factors=factors))
+    return _EighResult(*_factor_results(A, _EIGH_OPS, (w, v), UPLO=UPLO))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
@@ -357,7 +360,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     K = kernels_for((A,), LinalgEigh)
     needs = A.requires_grad and grad_mode.state.enabled
     w, v = K.linalg_eigh(A._data, upper, needs)
-    return apply(LinalgEigh, (A,), (w,), UPLO=UPLO, factors=(w, v))
+    return _factor_results(A, _EIGH_OPS, (w, v), (0,), UPLO=UPLO)[0]
 
 
 # ------------------------------------------------------------------ SVD
@@ -473,6 +476,9 @@ class LinalgSvdVh(_SvdFactor):
     )
 
 
+_SVD_OPS = (LinalgSvdU, LinalgSvdS, LinalgSvdVh)
+
+
 class _SvdResult(_ExResult):
     _fields, _name = ("U", "S", "Vh"), "linalg_svd"
 
@@ -486,11 +492,8 @@ def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     _check_matrix("linalg.svd", A, square=False)
     K = kernels_for((A,), LinalgSvdU)
     u, s, vh = K.linalg_svd(A._data, bool(full_matrices), True)
-    factors = (u, s, vh)
-    params = {"full_matrices": bool(full_matrices), "factors": factors}
-    return _SvdResult(apply(LinalgSvdU, (A,), (u,), **params),
-                      apply(LinalgSvdS, (A,), (s,), **params),
-                      apply(LinalgSvdVh, (A,), (vh,), **params))
+    return _SvdResult(*_factor_results(A, _SVD_OPS, (u, s, vh),
+                                       full_matrices=bool(full_matrices)))
 
 
 def svdvals(A: Tensor, *, driver=None) -> Tensor:
@@ -501,7 +504,7 @@ def svdvals(A: Tensor, *, driver=None) -> Tensor:
         u, s, vh = K.linalg_svd(A._data, False, True)
     else:
         u, s, vh = K.linalg_svd(A._data, False, False)
-    return apply(LinalgSvdS, (A,), (s,), full_matrices=False, factors=(u, s, vh))
+    return _factor_results(A, _SVD_OPS, (u, s, vh), (1,), full_matrices=False)[0]
 
 
 def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True):

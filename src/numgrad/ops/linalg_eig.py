@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from ._names import export
-from .linalg_common import _check_matrix, _ExResult, _Factor, _ng
-from .registry import Sample, apply, kernels_for, register
+from .linalg_common import _check_matrix, _ExResult, _Factor, _factor_results, _ng
+from .registry import Sample, kernels_for, register
 
 _PHASE = ("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
@@ -75,8 +75,8 @@ class LinalgEig(_EigFactor):
 
     name, node = "linalg_eig", "LinalgEigBackward0"
     samples = (
-        Sample(lambda m, a: m.view_as_real(m.linalg.eigvals(a)), ((3, 3),), gradgrad=False),
-        Sample(lambda m, a: m.linalg.eig(a)[0].abs(), ((2, 3, 3),), gradgrad=False),
+        Sample(lambda m, a: m.view_as_real(m.linalg.eigvals(a)), ((3, 3),)),
+        Sample(lambda m, a: m.linalg.eig(a)[0].abs(), ((2, 3, 3),)),
     )
 
 
@@ -87,7 +87,10 @@ class LinalgEigVectors(_EigFactor):
 
     name, node = "linalg_eig_vectors", "LinalgEigBackward0"
     index = 1
-    samples = (Sample(lambda m, a: _phase_free(m.linalg.eig(a))[1], ((3, 3),), gradgrad=False),)
+    samples = (Sample(lambda m, a: _phase_free(m.linalg.eig(a))[1], ((3, 3),)),)
+
+
+_EIG_OPS = (LinalgEig, LinalgEigVectors)
 
 
 class _EigResult(_ExResult):
@@ -100,9 +103,7 @@ def eig(A: Tensor):
     complex; each eigenvector of unit norm."""
     _check_matrix("linalg.eig", A)
     w, v = kernels_for((A,), LinalgEig).linalg_eig(A._data)
-    factors = (w, v)
-    return _EigResult(apply(LinalgEig, (A,), (w,), factors=factors),
-                      apply(LinalgEigVectors, (A,), (v,), factors=factors))
+    return _EigResult(*_factor_results(A, _EIG_OPS, (w, v)))
 
 
 @export(function=False, linalg=True)
@@ -110,5 +111,5 @@ def eigvals(A: Tensor) -> Tensor:
     """``torch.linalg.eigvals``: the eigenvalues of each square matrix, complex."""
     _check_matrix("linalg.eigvals", A)
     w, v = kernels_for((A,), LinalgEig).linalg_eig(A._data)
-    return apply(LinalgEig, (A,), (w,), factors=(w, v))
+    return _factor_results(A, _EIG_OPS, (w, v), (0,))[0]
 

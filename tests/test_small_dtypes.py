@@ -606,3 +606,63 @@ def test_an_integer_past_float16s_range_is_refused_as_pytorch():
                 f()
         assert m.full((2,), 65504, dtype=m.float16).tolist() == [65504.0, 65504.0]
         assert (x ** 3).tolist() == [1.0, 1.0]
+
+
+def _bits(t, name):
+    """A float16/bfloat16 tensor's bits; bfloat16's NaNs as one value (PyTorch's vectorised loops
+    write 0xFFFF, its scalar ones and numgrad 0x7FC0)."""
+    bits = np.array(t.detach().contiguous().view(torch.int16 if isinstance(t, torch.Tensor)
+                                                 else numgrad.int16).tolist(), np.int64) & 0xFFFF
+    if name == "bfloat16":
+        bits[((bits & 0x7F80) == 0x7F80) & ((bits & 0x7F) != 0)] = 0x7FC0
+    return bits
+
+
+_FUSED_VALUES = {  # (128 each: a multiple of 64, so no element in PyTorch's scalar tail loop)
+    "float16": [np.nan, np.inf, -np.inf, 0.0, -0.0, 2.0 ** -24, -3 * 2.0 ** -20, 6.1e-5, 65504.0,
+                -65504.0, 61000.0, -2.5, 0.1, 1 / 3, 2049.0, 1.0],
+    "bfloat16": [np.nan, np.inf, -np.inf, 0.0, -0.0, 9.2e-41, -1e-39, 1.2e-38, 3.3895314e38,
+                 -3.3895314e38, 3e38, -2.5, 0.1, 1 / 3, 257.0, 1.0],
+}
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["add", "sub", "rsub", "add_", "sub_", "xlogy"])
+def test_half_alpha_arithmetic_and_xlogy_bit_for_bit_as_pytorch(op, name):
+    # (PyTorch's CPU add/sub/rsub of float16 or bfloat16 with alpha round alpha to the dtype and
+    # compute x + alpha * y in one fused multiply-add in float32, rounded once; numgrad rounded
+    # other * alpha first (alpha in float32), and an element in ten differed by an ulp or more
+    # (bfloat16's -3e38 + 3 * 2e38 overflowed). Its xlogy rounds log(y) to the dtype before the
+    # product, where numgrad multiplied the float32 log. float16's NaNs as PyTorch's, sign
+    # included)
+    rng = np.random.default_rng(11)
+    special = _FUSED_VALUES[name]
+    big = 65504.0 if name == "float16" else 3.3e38
+    x = np.concatenate([special, rng.uniform(-big, big, 16), rng.standard_normal(96) * 10.0 **
+                        rng.integers(-4, 4, 96)]).astype(np.float32)
+    y = np.concatenate([np.roll(special, 5), -rng.uniform(-big, big, 16), rng.standard_normal(96)
+                        * 10.0 ** rng.integers(-4, 4, 96)]).astype(np.float32)
+
+    def run(m):
+        dt = getattr(m, name)
+        a, b, outs = m.tensor(x).to(dt), m.tensor(y).to(dt), []
+        if op == "xlogy":
+            b1 = m.tensor(y[:1].reshape(())).to(dt)
+            outs += [m.xlogy(a, b), m.xlogy(a, b.abs()), a.xlogy(b1.abs()), m.xlogy(a, 2.5),
+                     m.xlogy(a, -1.0), m.xlogy(0.1, b.abs()), a.clone().xlogy_(b.abs())]
+            return outs
+        for alpha in (0.1, 1 / 3, -2.5, 3, 1e-3, float("inf")):
+            if op.endswith("_"):
+                outs += [getattr(a.clone(), op)(b, alpha=alpha),
+                         getattr(a.clone(), op)(1000.7, alpha=alpha)]
+                continue
+            f = getattr(m, op)
+            out = m.empty(x.shape, dtype=dt)
+            f(a, b, alpha=alpha, out=out) if op != "rsub" else out.copy_(f(a, b, alpha=alpha))
+            outs += [f(a, b, alpha=alpha), out, f(a, 1000.7, alpha=alpha),
+                     f(a, b[:1].reshape(()), alpha=alpha), f(a[:64], b[64:], alpha=alpha)]
+        return outs
+
+    for ours, theirs in zip(run(numgrad), run(torch)):
+        assert str(ours.dtype).replace("numgrad", "torch") == str(theirs.dtype)
+        np.testing.assert_array_equal(_bits(ours, name), _bits(theirs, name))

@@ -134,3 +134,34 @@ def half_number(a, b, other):
         return b
     return np.float32(other) if -65504.0 <= other <= 65504.0 else \
         float_number(np.dtype(np.float32), other)
+
+
+_HALF_MAX = {"e": (65504.0, "c10::Half"), "V": (3.3895313892515355e38, "c10::BFloat16")}
+
+
+def half_value(value, np_dtype) -> float:
+    """The real number ``value`` converted to float16 or bfloat16 (``np_dtype``) as PyTorch
+    converts a double: through float32 (1 + 2**-11 + 2**-40 is 1 in float16, where NumPy's
+    float16 of it is 1.001), beyond the range +-inf; its value as a Python float."""
+    with np.errstate(over="ignore"):
+        single = np.float32(float(value))
+    if np_dtype.char == "e":
+        with np.errstate(over="ignore"):
+            return float(np.float16(single))
+    return float(_lowp.bf16_to_f32(_lowp.f32_to_bf16(single))[()])
+
+
+def half_alpha(a, alpha):
+    """``alpha`` of add, sub and rsub as PyTorch's CPU kernels take it where the operands' common
+    dtype (``a``'s) is float16 or bfloat16: converted to that dtype (``half_value``; a finite one
+    beyond the dtype's range refused with PyTorch's error, as ``Scalar::to<Half>()`` refuses it),
+    as a Python float. None for other dtypes and for a bool or complex alpha, which take the
+    general path."""
+    if getattr(a, "dtype", None) is None or a.dtype.char not in "eV" or \
+            isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real):
+        return None
+    top, name = _HALF_MAX[a.dtype.char]
+    value = float(alpha)
+    if value - value == 0 and abs(value) > top:  # (finite: inf and NaN convert)
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return half_value(value, a.dtype)

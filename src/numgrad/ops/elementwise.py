@@ -14,7 +14,7 @@ from . import registry as _registry
 from . import complex as _complex
 from ._names import alias, export
 from ._promote import binary_operands, broadcast_shapes, floating_operand, number_as
-from ._promote import half_number as _half_number
+from ._promote import half_alpha, half_value, half_number as _half_number
 from ..autograd import grad_mode
 from ..autograd.graph import keep_given
 from . import _jvp
@@ -35,48 +35,161 @@ _two = ((3, 4), (3, 4))
 _broadcast = ((3, 1, 4), (5, 1))
 
 
+# add, sub and rsub with ``alpha`` of float16 or bfloat16 operands (``_fused``): their op
+# computes ``x + alpha * y`` fused (``fused_alpha``: alpha in their dtype; ``alpha`` as given, for
+# the backward), where the other dtypes multiply first (``other * alpha``, an op of its own).
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _fused(a, alpha) -> dict | None:
+    """The parameters of add's, sub's or rsub's op for operands of ``a``'s dtype and ``alpha``
+    (not 1) where PyTorch's CPU kernel fuses them (float16, bfloat16: ``_promote.half_alpha``),
+    else None. float16 keeps PyTorch's NaNs (``nan_bits``); bfloat16 rounds every NaN to one."""
+    rounded = half_alpha(a, alpha)
+    if rounded is None:
+        return None
+    return {"alpha": alpha, "fused_alpha": rounded, "nan_bits": a.dtype.char == "e"}
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (np.generic, float))
+
+
+def _fused_multiply_add(K, x, y, alpha, nan_bits):
+    """``x + alpha * y`` of float16 or bfloat16 operands (arrays or numbers) widened to float32,
+    as PyTorch's vectorised CPU kernel of add computes it (sub and rsub: with ``-alpha``):
+    ``vec::fmadd(y, alpha, x)`` in float32, rounded once (``apply`` then rounds the float32 result
+    to the operands' dtype). Here in float64, where the product of two half values is exact and
+    the sum rounds to the float32 that the fused one gives (the product has 22 bits at most and
+    ``x`` 11; what float64 rounds off lies far from float32's halfway points); a float32 product
+    could overflow where the fused one does not (bfloat16's -3e38 + 3 * 2e38). The kernel's
+    scalar loop, for the last ``n % 64`` elements of an array (AVX-512; 32 with AVX2), rounds
+    ``alpha * y`` to the dtype first: not followed (the vectorised loop's values throughout).
+    ``nan_bits``: a NaN result is PyTorch's NaN (``_fma_nans``)."""
+    if _is_number(y):
+        p = np.float64(float(y) * alpha)  # (Python's product: NaN without NumPy's warning)
+    else:
+        p = K.binary(K.MUL, K.cast(y, _F64), np.float64(alpha))
+    if _is_number(x):
+        out = K.cast(K.binary(K.ADD, p, np.float64(x)), _F32)
+    else:
+        out = K.cast(K.binary(K.ADD, K.cast(x, _F64), p), _F32)
+    return _fma_nans(K, out, x, y, alpha) if nan_bits else out
+
+
+def _fma_nans(K, out, x, y, alpha):
+    """``out`` with each NaN the one PyTorch's fused multiply-add gives: the first NaN of its
+    operands in x86's order (``y``, ``alpha``, ``x``, sign and payload kept), else the
+    processor's default NaN (negative: ``inf - inf``, ``0 * inf``). Chosen, not left to the
+    order in which the kernels' instructions happen to take their operands."""
+    nan = dispatch.number_array(-np.nan, _F32)
+    for v in (x, alpha, y):  # (the last one chosen wins)
+        if _is_number(v):
+            if v != v:
+                nan = dispatch.number_array(v, _F32)
+        else:
+            nan = K.where(K.binary(K.NE, v, v, np.bool_), v, nan)
+    return K.where(K.binary(K.NE, out, out, np.bool_), nan, out)
+
+
+def _add(K, a, b, *, alpha=1, fused_alpha=None, nan_bits=False):
+    if fused_alpha is None:
+        return K.binary(K.ADD, a, b)
+    return _fused_multiply_add(K, a, b, fused_alpha, nan_bits)
+
+
+def _sub(K, a, b, *, alpha=1, fused_alpha=None, nan_bits=False):
+    if fused_alpha is None:
+        return K.binary(K.SUB, a, b)
+    return _fused_multiply_add(K, a, b, -fused_alpha, nan_bits)
+
+
+def _alpha_jvp(scaled: int):
+    """The forward rule of add, sub and rsub (``scaled``: the input ``alpha`` multiplies):
+    ``_jvp.linear``; computed fused (``fused_alpha``), PyTorch's formula of two ops,
+    ``self_t + maybe_multiply(other_t, alpha)``: the tangent times ``alpha`` (rounded), then the
+    op unfused."""
+    def rule(ctx, *tangents):
+        if ctx.params.get("fused_alpha") is None:
+            return _jvp.linear(ctx, *tangents)
+        if tangents[scaled] is not None:
+            tangents = tuple(t * ctx.params["alpha"] if i == scaled else t
+                             for i, t in enumerate(tangents))
+        return _jvp.linear(_Unfused(ctx), *tangents)
+
+    rule.__name__ = rule.__qualname__ = f"alpha_jvp(scaled={scaled})"
+    return rule
+
+
+class _Unfused:
+    """A forward rule's ``ctx`` as ``_jvp.linear`` reads it, its params without the fused
+    alpha."""
+
+    def __init__(self, ctx):
+        self.op, self.inputs, self.arrays = ctx.op, ctx.inputs, ctx.arrays
+        self.params = {k: v for k, v in ctx.params.items()
+                       if k != "fused_alpha" and k != "nan_bits"}
+
+
 # The arithmetic ops are formula ops (``_formula.formula_op``): each computes one formula of the
 # table (``code``; ``arity`` counts its operands, a number parameter as one), and the decorated
 # function is its backward.
-@formula_op("add", "AddBackward0", "ADD",
-            lane="binary", arity=2, complex_ok=True, jvp=_jvp.linear,
+@formula_op("add", "AddBackward0", "ADD", forward=_add,
+            lane="binary", arity=2, complex_ok=True, jvp=_alpha_jvp(1),
             samples=(Sample(lambda m, a, b: m.add(a, b), _two),
                      Sample(lambda m, a, b: a + b, _broadcast),
                      Sample(lambda m, a: a + 2.5, ((2, 3),)),
                      Sample(lambda m, a: 3 + a, ((2, 3),))))
 def Add(ctx, grad):
+    if ctx.params and ctx.params.get("fused_alpha") is not None:  # (PyTorch's grad * alpha)
+        return grad, (grad * ctx.params["alpha"] if ctx.needs_input_grad[1] else None)
     return grad, grad
 
 
-@formula_op("sub", "SubBackward0", "SUB",
-            lane="binary", arity=2, complex_ok=True, jvp=_jvp.linear,
+@formula_op("sub", "SubBackward0", "SUB", forward=_sub,
+            lane="binary", arity=2, complex_ok=True, jvp=_alpha_jvp(1),
             samples=(Sample(lambda m, a, b: m.sub(a, b), _two),
                      Sample(lambda m, a, b: a - b, _broadcast),
                      Sample(lambda m, a: a - 1.5, ((4,),))))
 def Sub(ctx, grad):
-    return grad, (-grad if ctx.needs_input_grad[1] else None)
+    if not ctx.needs_input_grad[1]:
+        return grad, None
+    if ctx.params and ctx.params.get("fused_alpha") is not None:  # (PyTorch's -grad * alpha)
+        return grad, -grad * ctx.params["alpha"]
+    return grad, -grad
 
 
-def _rsub(K, a, *, other):
-    return K.binary(K.RSUB, a, other)
+def _rsub(K, a, *, other, alpha=1, fused_alpha=None, nan_bits=False):
+    if fused_alpha is None:
+        return K.binary(K.RSUB, a, other)
+    return _fused_multiply_add(K, other, a, -fused_alpha, nan_bits)
 
 
 @formula_op("rsub", "RsubBackward1", "RSUB", arity=2, forward=_rsub, complex_ok=True,
             doc="``scalar - tensor``.", samples=(Sample(lambda m, a: 2 - a, ((2, 3),)),))
 def Rsub(ctx, grad):
+    if ctx.params.get("fused_alpha") is not None:
+        return (-grad * ctx.params["alpha"],)
     return (-grad,)
 
 
-def _rsub_tensor(K, a, b, *, alpha):  # (alpha: applied to ``a`` before; kept for the node)
-    return K.binary(K.RSUB, a, b)
+def _rsub_tensor(K, a, b, *, alpha, fused_alpha=None, nan_bits=False):
+    # (alpha: applied to ``a`` before, kept for the node; float16/bfloat16: ``fused_alpha``)
+    if fused_alpha is None:
+        return K.binary(K.RSUB, a, b)
+    return _fused_multiply_add(K, b, a, -fused_alpha, nan_bits)
 
 
 @formula_op("rsub_tensor", "RsubBackward0", "RSUB", arity=2, forward=_rsub_tensor,
-            complex_ok=True, jvp=_jvp.linear,
+            complex_ok=True, jvp=_alpha_jvp(0),
             doc="``torch.rsub(input, other)`` of two tensors: ``other - input``.",
             samples=(Sample(lambda m, a, b: m.rsub(a, b), _broadcast),))
 def RsubTensor(ctx, grad):
-    return (-grad if ctx.needs_input_grad[0] else None), grad
+    grad_a = None
+    if ctx.needs_input_grad[0]:
+        grad_a = -grad * ctx.params["alpha"] if ctx.params.get("fused_alpha") is not None \
+            else -grad
+    return grad_a, grad
 
 
 
@@ -600,12 +713,31 @@ def add(input, other, *, alpha=1) -> Tensor:
         if out is not None:
             return out
     if alpha != 1:
+        a, b = binary_operands(input, other)
+        ref = a if isinstance(input, Tensor) else b  # (the array's dtype: a number's may not be)
+        fused = _fused(ref, alpha)
+        if fused is not None:  # (float16, bfloat16: one fused multiply-add, as PyTorch's)
+            return apply(Add, (input, other),
+                         (_half_other(ref, a, input), _half_other(ref, b, other)), **fused)
         other = other * alpha
     a, b = binary_operands(input, other)
     out = apply(Add, (input, other), (a, b))
     if alpha != 1:  # (PyTorch's node shows it: ``_saved_alpha``)
         keep_given(out, alpha=alpha)
     return out
+
+
+def _half_other(a, b, other):
+    """``b``, the operand ``binary_operands`` made of ``other`` beside a float16 or bfloat16
+    array ``a``, where add, sub and rsub fuse it with ``alpha``: a Python number converted as
+    PyTorch converts it, through float32 (``_promote.half_value``: NumPy's float16 of 1 + 2**-11
+    + 2**-40 is 1.001, not 1, and ``number_as`` keeps a bfloat16 number beyond 65504 in
+    float32); of bfloat16, a float32 number, as ``number_as`` gives it."""
+    if isinstance(other, Tensor) or not isinstance(other, (int, float)) or \
+            isinstance(other, bool):
+        return b
+    value = half_value(other, a.dtype)
+    return np.float16(value) if a.dtype.char == "e" else np.float32(value)
 
 
 _SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
@@ -631,6 +763,12 @@ def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other``, with broadcasting."""
     _check_sub(input, other)
     if alpha != 1:
+        if not isinstance(input, Tensor):  # (a number minus a tensor: rsub's, alpha with it)
+            return rsub(other, input, alpha=alpha)
+        a, b = binary_operands(input, other)
+        fused = _fused(a, alpha)
+        if fused is not None:  # (float16, bfloat16: one fused multiply-add, as PyTorch's)
+            return apply(Sub, (input, other), (a, _half_other(a, b, other)), **fused)
         other = other * alpha
     if not isinstance(input, Tensor):
         return rsub(other, input)
@@ -654,6 +792,13 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
                         "1)\n * (Tensor input, Number other, Number alpha = 1)\n")
     _check_sub(input, other)
     if alpha != 1:
+        a, b = binary_operands(input, other)
+        fused = _fused(a, alpha)
+        if fused is not None:  # (float16, bfloat16: one fused multiply-add, as PyTorch's)
+            b = _half_other(a, b, other)
+            if isinstance(other, Tensor):
+                return apply(RsubTensor, (input, other), (a, b), **fused)
+            return apply(Rsub, (input,), (a,), other=b, **fused)
         input = input * alpha
     a, b = binary_operands(input, other)
     if isinstance(other, Tensor):  # (PyTorch's RsubBackward0, its alpha shown as given)

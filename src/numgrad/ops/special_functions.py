@@ -339,12 +339,44 @@ def entr(input: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ xlogy
+_F32 = np.dtype(np.float32)
+
+
+def _xlogy(K, a, b, *, rounded_log=None, **_):
+    """The formula XLOGY of (input, other); of float16 or bfloat16 operands (``rounded_log``:
+    that dtype), ``_xlogy_rounded_log``."""
+    if rounded_log is None:
+        return K.binary(K.XLOGY, a, b)
+    return _xlogy_rounded_log(K, a, b, rounded_log)
+
+
+def _xlogy_rounded_log(K, a, b, dtype):
+    """``xlogy`` of float16 or bfloat16 operands widened to float32 (``apply`` rounds the result
+    back), as PyTorch's CPU kernel computes it: ``x * std::log(y)`` of the dtype's values, whose
+    ``log`` (c10's, of Half and BFloat16) is rounded to the dtype before the product (in float32,
+    exact, rounded once); PyTorch's NaN (positive) where ``y`` is NaN, 0 where ``x`` is 0, and
+    float16's NaNs PyTorch's: ``x``'s where it is one (its product keeps its first NaN), else
+    glibc's negative NaN, the log of a negative ``y`` (chosen, not left to the order in which the
+    kernels' instructions take their operands). (Every float16 and bfloat16 ``y`` checked: the
+    log the table's LOG computes, rounded, is the correctly rounded one's.)"""
+    zero = dispatch.number_array(0.0, _F32)
+    log = K.cast(K.cast(K.unary(K.LOG, b), dtype), _F32)
+    out = K.binary(K.MUL, a, log)
+    if dtype.char == "e":  # (float16 keeps a NaN's sign; bfloat16 rounds every NaN to one)
+        out = K.where(K.binary(K.LT, b, zero, np.bool_), dispatch.number_array(-np.nan, _F32),
+                      out)
+        out = K.where(K.binary(K.NE, a, a, np.bool_), a, out)
+    out = K.where(K.binary(K.EQ, a, zero, np.bool_), zero, out)
+    return K.where(K.binary(K.NE, b, b, np.bool_), dispatch.number_array(np.nan, _F32), out)
+
+
 class _Xlogy(BinaryFormula):
     """The formula XLOGY of (input, other); ``xlogy`` of a number and a tensor makes the number
     a 0-d array."""
 
     code = "XLOGY"
     save_inputs = (0, 1)
+    forward = staticmethod(_xlogy)
 
     @staticmethod
     def backward(ctx, grad):
@@ -368,12 +400,8 @@ XlogyScalarSelf = make_formula_op(
     cls_name="XlogyScalarSelf", module=__name__)
 
 
-def _xlogy_scalar_other(K, a, b, *, other):
-    return K.binary(K.XLOGY, a, b)
-
-
 @formula_op("xlogy_scalar_other", "XlogyBackward2", "XLOGY", arity=2, base=_Xlogy,
-            forward=_xlogy_scalar_other,
+            forward=_xlogy,
             samples=(Sample(lambda m, a: m.xlogy(a, 3.0), ((3, 4),)),))
 def XlogyScalarOther(ctx, grad):
     # PyTorch's: grad * log(other) for a positive number ``other`` (where input is 0 too)
@@ -386,12 +414,15 @@ def XlogyScalarOther(ctx, grad):
 @export(method=True, out=True, inplace=True)
 def xlogy(input, other) -> Tensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); integers give
-    the default float dtype."""
+    the default float dtype. float16 and bfloat16: ``log(other)`` rounded to the dtype first, as
+    PyTorch's CPU kernel rounds it."""
     a, b = binary_operands(input, other, floating=True)
+    dtype = (a if isinstance(input, Tensor) else b).dtype
+    half = {"rounded_log": dtype} if dtype.char in "eV" else {}
     if not isinstance(input, Tensor):
         t = Tensor._wrap(kernels_for((other,)).full((), a, b.dtype))
-        return apply(XlogyScalarSelf, (t, other), (t._data, b))
+        return apply(XlogyScalarSelf, (t, other), (t._data, b), **half)
     if not isinstance(other, Tensor):
         t = Tensor._wrap(kernels_for((input,)).full((), b, a.dtype))
-        return apply(XlogyScalarOther, (input, t), (a, t._data), other=float(other))
-    return apply(Xlogy, (input, other), (a, b))
+        return apply(XlogyScalarOther, (input, t), (a, t._data), other=float(other), **half)
+    return apply(Xlogy, (input, other), (a, b), **half)

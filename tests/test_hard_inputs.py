@@ -559,3 +559,33 @@ def test_entr_derivative_at_zero_and_below_as_pytorch():
         tangent = m.func.jvp(m.special.entr, (x.detach(),), (m.ones(4, dtype=m.float64),))[1]
         got.append([t.tolist() for t in (y, g, gg, tangent)] + [y.grad_fn.name()])
     assert str(got[0]) == str(got[1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_xlogy_gradients_at_zero_are_pytorchs(dtype):
+    # (PyTorch 2.13's formulas: self's gradient is xlogy(grad, other), 0 only where self is 0
+    # and other <= 0 (the derivative along x = 0: log(other) where other > 0); numgrad's
+    # grad * xlogy(self != 0, other) gave 0 at self = 0, -0 for a -0 gradient, and xlogy(x, s)'s
+    # grad * log(s) skipped the conversion of s to the dtype; xlogy(s, y)'s grad * s / y the
+    # number as given, not rounded to float16)
+    x = np.array([0.0, -0.0, 0.0, 0.0, 0.0, 1.5, -2.0, NAN, 3.0, 0.0, -0.25, 7.0], np.float32)
+    y = np.array([2.0, 0.5, 0.0, -1.5, NAN, 0.0, -1.0, 2.0, INF, 1e-3, 0.3, 0.1], np.float32)
+    g = np.array([1.0, -0.0, 2.0, 3.0, 1.0, 0.0, 1.5, 1.0, -2.0, 0.0, -0.7, 1.3], np.float32)
+
+    def grads(m):
+        dt = getattr(m, dtype)
+        t = lambda v: m.tensor(v).to(dt)
+        out = []
+        a, b = t(x).requires_grad_(), t(y).requires_grad_()
+        out += m.autograd.grad(m.xlogy(a, b), (a, b), t(g))
+        for s in (2.0, 0.1, 0.0, -1.0, NAN):
+            a, b = t(x).requires_grad_(), t(y).abs().requires_grad_()
+            out += m.autograd.grad(m.xlogy(a, s), a, t(g))
+            out += m.autograd.grad(m.xlogy(s, b), b, t(g))
+        return out
+
+    for ours, theirs in zip(grads(ng), grads(torch)):
+        assert _dtype_name(ours.dtype) == _dtype_name(theirs.dtype)
+        got, want = _array(ours), _array(theirs)
+        np.testing.assert_array_equal(got, want)  # (NaN where PyTorch's is)
+        assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all()  # (and -0 as -0)

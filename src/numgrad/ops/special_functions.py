@@ -380,11 +380,14 @@ class _Xlogy(BinaryFormula):
 
     @staticmethod
     def backward(ctx, grad):
+        # PyTorch's (derivatives.yaml): self ``xlogy(grad, other)``, 0 where self is 0 and other
+        # <= 0 (the derivative along x = 0, which at other > 0 is log(other), not 0); other
+        # ``grad * self / other``
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad_b = None
         if need_a:
-            grad_a = grad * xlogy((a.detach() != 0).to(b.dtype), b)
+            grad_a = xlogy(grad, b).masked_fill((a.detach() == 0) & (b.detach() <= 0), 0.0)
         if need_b:
             grad_b = grad * a / b
         return grad_a, grad_b
@@ -394,8 +397,18 @@ Xlogy = make_formula_op("xlogy", "XlogyBackward0", "XLOGY", arity=2, base=_Xlogy
                         samples=(Sample(lambda m, a, b: m.xlogy(a, b), _two, low=0.5),
                                  Sample(lambda m, a, b: a.xlogy(b), _broadcast, low=0.5)),
                         cls_name="Xlogy", module=__name__)
+
+
+def _xlogy_scalar_self_backward(ctx, grad):
+    # PyTorch's ``grad * self / other``, self the number as given (float16's grad * 0.1 in
+    # float32, its mul's opmath, where the 0-d array holds it rounded to float16)
+    (_, b) = ctx.saved_tensors
+    return None, (grad * ctx.params["number"] / b if ctx.needs_input_grad[1] else None)
+
+
 XlogyScalarSelf = make_formula_op(
     "xlogy_scalar_self", "XlogyBackward1", "XLOGY", arity=2, base=_Xlogy,
+    backward=_xlogy_scalar_self_backward,
     samples=(Sample(lambda m, b: m.xlogy(2.0, b), ((3, 4),), low=0.5),),
     cls_name="XlogyScalarSelf", module=__name__)
 
@@ -404,11 +417,13 @@ XlogyScalarSelf = make_formula_op(
             forward=_xlogy,
             samples=(Sample(lambda m, a: m.xlogy(a, 3.0), ((3, 4),)),))
 def XlogyScalarOther(ctx, grad):
-    # PyTorch's: grad * log(other) for a positive number ``other`` (where input is 0 too)
+    # PyTorch's: ``xlogy(grad, other)`` (the number converted to the dtype, as its forward
+    # takes it), and where ``other <= 0`` 0 where input is 0
     other = ctx.params["other"]
-    if other > 0:
-        return grad * math.log(other), None
-    return _Xlogy.backward(ctx, grad)
+    grad_a = xlogy(grad, other)
+    if not other > 0:
+        grad_a = grad_a.masked_fill(ctx.saved_tensors[0].detach() == 0, 0.0)
+    return grad_a, None
 
 
 @export(method=True, out=True, inplace=True)
@@ -421,7 +436,7 @@ def xlogy(input, other) -> Tensor:
     half = {"rounded_log": dtype} if dtype.char in "eV" else {}
     if not isinstance(input, Tensor):
         t = Tensor._wrap(kernels_for((other,)).full((), a, b.dtype))
-        return apply(XlogyScalarSelf, (t, other), (t._data, b), **half)
+        return apply(XlogyScalarSelf, (t, other), (t._data, b), number=input, **half)
     if not isinstance(other, Tensor):
         t = Tensor._wrap(kernels_for((input,)).full((), b, a.dtype))
         return apply(XlogyScalarOther, (input, t), (a, t._data), other=float(other), **half)

@@ -12,7 +12,8 @@ pass's, every OpInfo that takes complex128 run on it alone; ``--narrow``: and th
 every OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8 run on those;
 ``--compiled``: every OpInfo's first samples through ``numgrad.compile``, traced and replayed,
 against eager numgrad; ``--vmap``: under ``numgrad.func.vmap``, against the op on each example;
-``--jvp``: their tangents under ``numgrad.func.jvp`` against ``torch.func.jvp``'s;
+``--jvp``: their tangents under ``numgrad.func.jvp`` against ``torch.func.jvp``'s, in float64
+and complex128, and in float16 and bfloat16 (a pass of its own);
 ``--gradgrad``: their second derivatives against PyTorch's), ``--write`` rewrites the expected
 failures file from what fails now, every pass's but the compiled one's (review its diff: the lists
 must only shrink).
@@ -37,6 +38,8 @@ NARROW_DTYPE_NAMES = ("float16", "bfloat16", "int32", "int16", "int8", "uint8")
 # the dtypes of the vmap, forward-mode (jvp) and double backward (gradgrad) passes
 VMAP_DTYPE_NAMES = ("float64", "int64", "complex128")
 JVP_DTYPE_NAMES = ("float64", "complex128")
+# the forward-mode pass's half types (tangents compared to ``_close``'s half tolerances)
+NARROW_JVP_DTYPE_NAMES = ("float16", "bfloat16")
 GRADGRAD_DTYPE_NAMES = ("float64", "complex128")
 
 
@@ -891,6 +894,14 @@ def check_op_jvp(op, names=JVP_DTYPE_NAMES, max_samples: int = 3) -> str | None:
                     continue
                 rng = np.random.default_rng(SEED + i)
                 tangents = [_random_like(rng, t_ts[k]) for k in primal]
+                # (a tangent has its primal's dtype: bfloat16's, which NumPy lacks, made from
+                # the float32 values, rounded alike on both sides)
+                kinds = [_dtype_name(t_ts[k]) for k in primal]
+
+                def tangents_of(m):
+                    return tuple(m.from_numpy(t.copy()) if kind != "bfloat16" else
+                                 m.from_numpy(t.copy()).to(m.bfloat16)
+                                 for t, kind in zip(tangents, kinds))
 
                 def outputs_of(f, struct, ts, process):
                     def call(*primals):
@@ -905,14 +916,14 @@ def check_op_jvp(op, names=JVP_DTYPE_NAMES, max_samples: int = 3) -> str | None:
                     _, theirs = torch.func.jvp(
                         outputs_of(op.op, t_struct, t_ts, s.output_process_fn_grad),
                         tuple(t_ts[k].detach() for k in primal),
-                        tuple(torch.from_numpy(t.copy()) for t in tangents))
+                        tangents_of(torch))
                 except Exception:  # noqa: BLE001  (PyTorch refuses it: nothing to compare)
                     continue
                 try:
                     _, ours = numgrad.func.jvp(
                         outputs_of(fn, n_struct, n_ts, _numgrad_process(s)),
                         tuple(n_ts[k].detach() for k in primal),
-                        tuple(numgrad.from_numpy(t.copy()) for t in tangents))
+                        tangents_of(numgrad))
                 except Exception as e:  # noqa: BLE001
                     return f"{name} sample {i}: under jvp {_exception_text(e)}"
                 if len(ours) != len(theirs):
@@ -1076,12 +1087,15 @@ def main(argv):
         narrow_fails = _run_pass(ops, narrow_op_db(), NARROW_DTYPE_NAMES, "NARROW")
     if "--complex" in argv or "--write" in argv:
         complex_fails = _run_pass(ops, complex_op_db(), COMPLEX_DTYPE_NAMES, "COMPLEX")
-    vmap_fails = jvp_fails = gradgrad_fails = {}
+    vmap_fails = jvp_fails = narrow_jvp_fails = gradgrad_fails = {}
     if "--vmap" in argv or "--write" in argv:
         vmap_fails = _run_check(ops, lambda op: check_op_vmap(op, names=VMAP_DTYPE_NAMES),
                                 "VMAP", "under vmap")
     if "--jvp" in argv or "--write" in argv:
         jvp_fails = _run_check(ops, check_op_jvp, "JVP", "under jvp")
+        narrow_jvp_fails = _run_check(
+            ops, lambda op: check_op_jvp(op, names=NARROW_JVP_DTYPE_NAMES), "NARROW-JVP",
+            "under jvp in float16 and bfloat16")
     if "--gradgrad" in argv or "--write" in argv:
         gradgrad_fails = _run_check(ops, check_op_gradgrad, "GRADGRAD", "in double backward")
     if "--compiled" in argv:  # (every OpInfo through numgrad.compile: slow, not in CI)
@@ -1103,7 +1117,7 @@ def main(argv):
           f"a name, dtype or layout numgrad lacks); {time.time() - t0:.0f} s")
     if "--write" in argv and not only:
         write_expected(fails, bad_err, complex_fails, narrow_fails, vmap_fails, jvp_fails,
-                       gradgrad_fails)
+                       narrow_jvp_fails, gradgrad_fails)
 
 
 def _run_pass(ops, of, names, label: str) -> dict:
@@ -1136,7 +1150,7 @@ def _run_check(ops, check, label: str, where: str) -> dict:
 
 
 def write_expected(fails, errors, complex_fails, narrow_fails, vmap_fails, jvp_fails,
-                   gradgrad_fails):
+                   narrow_jvp_fails, gradgrad_fails):
     """Writes the expected failures; an entry still failing keeps the reason written there (a
     reason may be edited by hand, to say why rather than what)."""
     import os
@@ -1153,6 +1167,8 @@ def write_expected(fails, errors, complex_fails, narrow_fails, vmap_fails, jvp_f
         ("VMAP_SAMPLES", vmap_fails,
          "under vmap (``check_op_vmap``): what torch 2.13's own vmap does alike"),
         ("JVP_SAMPLES", jvp_fails, "forward mode (``check_op_jvp``): torch.func.jvp's tangents"),
+        ("NARROW_JVP_SAMPLES", narrow_jvp_fails,
+         "forward mode in float16 and bfloat16 (``check_op_jvp`` on ``NARROW_JVP_DTYPE_NAMES``)"),
         ("GRADGRAD_SAMPLES", gradgrad_fails,
          "double backward (``check_op_gradgrad``): second derivatives of random cotangents"),
     )

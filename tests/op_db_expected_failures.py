@@ -181,5 +181,49 @@ JVP_SAMPLES = {
                      'gradcheck_wrapper_triangular_input)',
 }
 
+# forward mode in float16 and bfloat16 (``check_op_jvp`` on ``NARROW_JVP_DTYPE_NAMES``)
+NARROW_JVP_SAMPLES = {
+ '_softmax_backward_data': 'float16 sample 0: tangent 0 [... -1.531 ...], PyTorch [... -1.539 ...] '
+                           '(8 units in the last place): numgrad\'s _softmax_backward_data is a '
+                           'composite of float16 ops, and its tangent rounds at each as they do; '
+                           'PyTorch 2.13\'s formula calls its own kernel, which computes in '
+                           'float32 and rounds once',
+ 'complex': 'float16 sample 0: complex() of float16 makes complex32 in PyTorch, a dtype numgrad '
+            'lacks: refused with a NotImplementedError that says so',
+ 'frexp': 'float16 sample 0: tangent 0 dtype float16, PyTorch float32: PyTorch 2.13\'s formula '
+          'self_t / exponent.exp2() divides by a float32 power of the int32 exponent, so its '
+          'mantissa\'s tangent is float32; numgrad\'s has the mantissa\'s dtype (the values '
+          'alike)',
+ 'matrix_exp': 'float16 sample 0: tangent 0 [2.692e+03 ...], PyTorch [nan nan nan nan]: PyTorch '
+               '2.13\'s CPU matrix_exp of float16/bfloat16 matrices gives NaN (as in the narrow '
+               'pass)',
+ 'msort': 'float16 sample 0: ties among 8000 float16 values, ordered their own way by PyTorch\'s '
+          'unstable sort: the tangent of another of the equal elements (as in the narrow pass)',
+ 'nn.functional.layer_norm': 'float16 sample 2: tangent 0 [-1.314], PyTorch [nan]: a layer of one '
+                             'element, whose tangent is the bias\'s (PyTorch\'s float32 one '
+                             'too); PyTorch 2.13\'s float16 formula overflows on its rstd of '
+                             '1/sqrt(eps) and gives NaN',
+ 'nn.functional.normalize': 'float16 sample 2: p=0.5 over a dimension of size 1, whose exact '
+                            'tangent is 0: both are float16 rounding noise of that 0 (as in the '
+                            'narrow pass)',
+ 'renorm': 'float16 sample 0: tangent 0 dtype float16, PyTorch float32: PyTorch 2.13\'s renorm_jvp '
+           'takes the norm in float32 (the accumulate type) and returns its float32 where(); '
+           'numgrad\'s tangent has the input\'s dtype (the values alike)',
+ 'sort': 'float16 sample 0: ties among 8000 float16 values, ordered their own way by PyTorch\'s '
+         'unstable sort (as msort)',
+ 'std[unbiased]': 'float16 sample 2: tangent 0 dtype float16, PyTorch float32: of an empty input, '
+                  'PyTorch 2.13\'s tangent is a float32 zero; numgrad\'s a float16 zero',
+ 'std_mean[unbiased]': 'float16 sample 2: tangent 0 dtype float16, PyTorch float32: of an empty '
+                       'input (as std[unbiased])',
+ 'topk': 'bfloat16 sample 1: 250 bfloat16 values of which 216 differ: ties, ordered their own way '
+         'by PyTorch: the tangent of another of the equal elements (as sort)',
+ 'var[unbiased]': 'float16 sample 2: tangent 0 dtype float16, PyTorch float32: of an empty input '
+                  '(as std[unbiased])',
+ 'var_mean[unbiased]': 'float16 sample 2: tangent 0 dtype float16, PyTorch float32: of an empty '
+                       'input (as std[unbiased])',
+ 'view_as_complex': 'float16 sample 0: view_as_complex of float16 makes complex32 in PyTorch, a '
+                    'dtype numgrad lacks: refused with a NotImplementedError that says so',
+}
+
 # double backward (``check_op_gradgrad``): second derivatives of random cotangents
 GRADGRAD_SAMPLES = {}

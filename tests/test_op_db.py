@@ -4,7 +4,8 @@ bool (and non-contiguous on one dtype), must give PyTorch's outputs and gradient
 those of every OpInfo that takes complex128, on it alone (a pass of its own), and those of every
 OpInfo that takes float16, bfloat16, int32, int16, int8 or uint8, on those (another); every
 OpInfo's first samples under ``vmap`` must be the op on each example, their tangents under
-``numgrad.func.jvp`` and their second derivatives PyTorch's, and every 16th OpInfo's first
+``numgrad.func.jvp`` (in float64 and complex128, and in float16 and bfloat16) and their second
+derivatives PyTorch's, and every 16th OpInfo's first
 sample traced and replayed by ``numgrad.compile`` eager's, bit for bit; each runnable
 error input must raise PyTorch's exception class with a message matching PyTorch's pattern
 (``tests/_op_db.py`` runs and compares them).
@@ -15,17 +16,22 @@ lists only shrink. ``python tests/_op_db.py`` prints the counts.
 """
 import pytest
 
-from _op_db import (COMPLEX_DTYPE_NAMES, NARROW_DTYPE_NAMES, VMAP_DTYPE_NAMES, check_error_inputs,
-                    check_op, check_op_compiled, check_op_gradgrad, check_op_jvp, check_op_vmap,
-                    complex_op_db, narrow_op_db, op_db, op_id)
+from _op_db import (COMPLEX_DTYPE_NAMES, NARROW_DTYPE_NAMES, NARROW_JVP_DTYPE_NAMES,
+                    VMAP_DTYPE_NAMES, check_error_inputs, check_op, check_op_compiled,
+                    check_op_gradgrad, check_op_jvp, check_op_vmap, complex_op_db, dtypes_of,
+                    narrow_op_db, op_db, op_id)
 from op_db_expected_failures import (COMPLEX_SAMPLES, ERROR_INPUTS, GRADGRAD_SAMPLES,
-                                     JVP_SAMPLES, NARROW_SAMPLES, SAMPLES, VMAP_SAMPLES)
+                                     JVP_SAMPLES, NARROW_JVP_SAMPLES, NARROW_SAMPLES, SAMPLES,
+                                     VMAP_SAMPLES)
 
 OPS = op_db()
 IDS = [op_id(op) for op in OPS]
 WITH_ERRORS = [op for op in OPS if op.error_inputs_func is not None]
 COMPLEX_OPS = complex_op_db()
 NARROW_OPS = narrow_op_db()
+# (the OpInfos PyTorch differentiates forward in float16 or bfloat16: the half jvp pass)
+NARROW_JVP_OPS = [op for op in NARROW_OPS
+                  if op.supports_forward_ad and dtypes_of(op, NARROW_JVP_DTYPE_NAMES)]
 # (through numgrad.compile: every 16th OpInfo, a bounded sample of the whole, ``python
 # tests/_op_db.py --compiled`` runs them all)
 COMPILED_OPS = OPS[::16]
@@ -37,11 +43,12 @@ def test_expected_failures_name_opinfos_and_give_reasons():
     assert not {k.split("#")[0] for k in ERROR_INPUTS} - set(IDS)
     assert not set(COMPLEX_SAMPLES) - {op_id(op) for op in COMPLEX_OPS}
     assert not set(NARROW_SAMPLES) - {op_id(op) for op in NARROW_OPS}
+    assert not set(NARROW_JVP_SAMPLES) - {op_id(op) for op in NARROW_JVP_OPS}
     for listed in (VMAP_SAMPLES, JVP_SAMPLES, GRADGRAD_SAMPLES):
         assert not set(listed) - set(IDS), sorted(set(listed) - set(IDS))
     assert all(isinstance(r, str) and len(r) > 10
                for listed in (SAMPLES, ERROR_INPUTS, COMPLEX_SAMPLES, NARROW_SAMPLES,
-                              VMAP_SAMPLES, JVP_SAMPLES, GRADGRAD_SAMPLES)
+                              VMAP_SAMPLES, JVP_SAMPLES, NARROW_JVP_SAMPLES, GRADGRAD_SAMPLES)
                for r in listed.values())
 
 
@@ -101,6 +108,15 @@ def test_opinfo_samples_jvp_matches_pytorchs(op):
     # (the first three samples in float64 and complex128, every floating or complex tensor a
     # primal with a random tangent: numgrad.func.jvp's tangents must be torch.func.jvp's)
     _check_listed(op, check_op_jvp(op), JVP_SAMPLES, "JVP_SAMPLES")
+
+
+@pytest.mark.parametrize("op", NARROW_JVP_OPS, ids=[op_id(op) for op in NARROW_JVP_OPS])
+def test_opinfo_half_samples_jvp_matches_pytorchs(op):
+    # (the first three samples in float16 and bfloat16, tangents of the primal's dtype:
+    # numgrad.func.jvp's tangents must have torch.func.jvp's dtype and its values to a few
+    # units in the last place of the half type)
+    _check_listed(op, check_op_jvp(op, names=NARROW_JVP_DTYPE_NAMES), NARROW_JVP_SAMPLES,
+                  "NARROW_JVP_SAMPLES")
 
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)

@@ -666,3 +666,57 @@ def test_half_alpha_arithmetic_and_xlogy_bit_for_bit_as_pytorch(op, name):
     for ours, theirs in zip(run(numgrad), run(torch)):
         assert str(ours.dtype).replace("numgrad", "torch") == str(theirs.dtype)
         np.testing.assert_array_equal(_bits(ours, name), _bits(theirs, name))
+
+
+_FORWARD_AD_OPS = {
+    "add": lambda m, a, b: a + b, "sub": lambda m, a, b: a - b, "sum": lambda m, a, b: a.sum(),
+    "mean": lambda m, a, b: a.mean(0), "mul": lambda m, a, b: a * b,
+    "div": lambda m, a, b: a / b, "exp": lambda m, a, b: a.exp(),
+    "tanh": lambda m, a, b: a.tanh(), "sqrt": lambda m, a, b: a.abs().sqrt(),
+    "number": lambda m, a, b: (a + 2.5) * 3 - b / 7,
+    "mm": lambda m, a, b: a @ b.T, "softmax": lambda m, a, b: a.softmax(1),
+    "view": lambda m, a, b: a.T.reshape(-1)[2:7], "cat": lambda m, a, b: m.cat([a, b * 2]),
+    "where": lambda m, a, b: m.where(a > b, a, b),
+    "in_place": lambda m, a, b: a.clone().mul_(b),
+    "view_write": lambda m, a, b: _write_row(a.clone(), b),
+    "to_float": lambda m, a, b: a.float() * 2,
+}
+
+
+def _write_row(a, b):
+    a[1].add_(b[0])
+    return a
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_forward_ad_tangents_of_half_tensors_are_pytorchs(name):
+    # (an op on float16/bfloat16 runs on the arrays widened to float32, and its forward rule ran
+    # inside that call: on float32 arrays, so every tangent came back float32 with float32
+    # values, and bfloat16's arrays (NumPy's "V2") were not taken for floats by the rules, so the
+    # tangent of a + b, a - b and a.sum() was the primal's: [11, 22, 33] for [1, 2, 3] + [10,
+    # 20, 30]. The rule now runs on the narrow arrays and result, each of its ops rounding to
+    # the dtype, as PyTorch's formulas on Half/BFloat16: these are its tangents bit for bit)
+    rng = np.random.default_rng(5)
+    values = [rng.standard_normal((2, 4)).astype(np.float32) + 3 * (i % 2) for i in range(4)]
+
+    def run(m, fwd):
+        dt = getattr(m, name)
+        x, y, tx, ty = (m.tensor(v).to(dt) for v in values)
+        with fwd.dual_level():
+            a, b = fwd.make_dual(x, tx), fwd.make_dual(y, ty)
+            return [fwd.unpack_dual(f(m, a, b)).tangent for f in _FORWARD_AD_OPS.values()]
+
+    for op, ours, theirs in zip(_FORWARD_AD_OPS, run(numgrad, numgrad.autograd.forward_ad),
+                                run(torch, torch.autograd.forward_ad)):
+        assert str(ours.dtype).replace("numgrad", "torch") == str(theirs.dtype), op
+        np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy(), err_msg=op)
+
+    def transforms(m):
+        x = m.tensor([0.5, 1.0, 2.0, 3.0]).to(getattr(m, name))
+        f = lambda v: (v.exp() * v - v.sin()).sum()
+        return [m.func.jvp(f, (x,), (x.flip(0),))[1],
+                m.func.jacfwd(lambda v: v.sin() * v + v)(x), m.func.hessian(f)(x)]
+
+    for ours, theirs in zip(transforms(numgrad), transforms(torch)):
+        assert str(ours.dtype).replace("numgrad", "torch") == str(theirs.dtype)
+        np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), rtol=1e-2)

@@ -145,7 +145,9 @@ _DIRECT = {"arg_reduce_dims": (1, False), "extreme_share": (0, False), "sort_dim
            "order_dim": (0, False), "mode_dim": (0, False), "cum_extreme": (0, False),
            "cumprod_backward": (0, False), "any_equal": (0, False),
            "embedding_bag_backward": (0, False),
-           "embedding_bag_per_sample_weights_backward": (0, False)}
+           "embedding_bag_per_sample_weights_backward": (0, False),
+           "inf_where_zero": (0, False), "product_of_others": (0, False),
+           "any_equal_device": (0, False)}
 
 
 def install(K) -> None:

@@ -30,6 +30,8 @@ from ..ops import registry
 from . import function  # (function.py imports this module first: its Function is read at call time)
 from ..creation import zeros_like
 from .. import _lazy
+from .._lowp import BF16, NARROW
+from .node import SavedTensor
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]
@@ -379,7 +381,14 @@ def not_implemented(name: str):
 
 def propagate(op, inputs, arrays, params, result):
     """Gives ``result`` (the output of ``op`` on ``inputs``) its tangents, one per level seen
-    among the inputs, by ``op.jvp``. Called by ``registry.apply`` while a level is open."""
+    among the inputs, by ``op.jvp``. Called by ``registry.apply`` while a level is open.
+
+    A float16/bfloat16 op, computed in float32 and its result rounded
+    (``registry._apply_narrow``), comes here with its narrow arrays and rounded result: the
+    rule's ops run on the narrow dtype, each rounding to it, as PyTorch's formulas run on
+    Half/BFloat16 tensors (with the rounded output: the backward formulas, which in reverse
+    mode get the output as computed, in float32, get it here as PyTorch saves it). Its tangent
+    has the result's dtype."""
     if op.is_view and result._base is not None:  # (a view of a dual follows the dual)
         root = _root(inputs[0])
         root = inputs[0] if root is None else root
@@ -393,11 +402,14 @@ def propagate(op, inputs, arrays, params, result):
                 if found is None:
                     found = set()
                 found.update(tangents)
-    if found is None or not op.differentiable or result._data.dtype.kind not in "fc":
+    if found is None or not op.differentiable or (result._data.dtype.kind not in "fc" and
+                                                  result._data.dtype != BF16):
         return result
     rule = op.jvp
     if rule is None:
         raise not_implemented(op.name)
+    dtype = result._data.dtype
+    narrow = dtype.num in NARROW
     limit = _limit[0]
     try:
         for level in sorted(found):
@@ -410,6 +422,8 @@ def propagate(op, inputs, arrays, params, result):
             ctx = JvpContext(op, inputs, arrays, params, result, needs)
             out = rule(ctx, *tangents)
             if out is not None:
+                if narrow and out._data.dtype != dtype:  # (a float32 number or constant in
+                    out = out.to(result.dtype)           # the rule: rounded as the op's result)
                 _set_tangent(result, level, out)
     finally:
         _limit[0] = limit
@@ -517,13 +531,23 @@ def _keep_for_saved_output(result) -> None:
     entry = _table.get(id(result))
     if entry is None:  # (no tangent: a zero one)
         return
-    data = result._data
+    _keep_by_data(result._data, entry[1])
+    saved = node._saved[-1] if op.save_output and type(node._saved) is tuple and node._saved \
+        else None
+    if type(saved) is SavedTensor and saved.tensor is None and saved.data is not None and \
+            saved.data is not result._data:
+        # (a float16/bfloat16 op's node saved its output as computed, widened to float32
+        # (``registry._apply_narrow``), before the result was rounded: found by that array too)
+        _keep_by_data(saved.data, entry[1])
+
+
+def _keep_by_data(data, tangents: dict) -> None:
     key = id(data)
     try:
         ref = weakref.ref(data, lambda r, key=key: _forget_data(r, key))
     except TypeError:  # (an array type without weak references: not kept)
         return
-    _by_data[key] = (ref, entry[1])
+    _by_data[key] = (ref, tangents)
 
 
 _by_data: dict = {}  # id(array) -> (weakref to it, the {level: tangent} of the output it holds)

@@ -84,7 +84,7 @@ def _differentiable(x: Tensor):
     if not isinstance(x, Tensor):
         raise RuntimeError(f"Expected a Tensor to differentiate with respect to, got {type(x)}")
     inner = _vmap.innermost(x)
-    if inner._data.dtype.kind not in "fc":
+    if not (inner.is_floating_point() or inner.is_complex()):  # (bfloat16's array is "V2")
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if not inner.requires_grad:
         chain = _vmap.chain_of(x)

@@ -28,12 +28,13 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import registry
 from .._dtype import from_numpy_dtype
+from .._lowp import BF16
 from ..creation import zeros_like
 from ..autograd import grad as autograd_grad
 
 
 def _is_float(t) -> bool:
-    return isinstance(t, Tensor) and t._data.dtype.kind in "fc"
+    return isinstance(t, Tensor) and (t._data.dtype.kind in "fc" or t._data.dtype == BF16)
 
 
 def _zeros_for(t: Tensor) -> Tensor:
@@ -68,7 +69,7 @@ def linear(ctx, *tangents):
             args.append(t)
             arrays.append(t._data)
         elif not isinstance(x, Tensor) and getattr(a, "dtype", None) is not None and \
-                a.dtype.kind in "fc":
+                (a.dtype.kind in "fc" or a.dtype == BF16):
             args.append(0.0)  # (``x + 2.5`` is affine: the number drops out)
             arrays.append(a.dtype.type(0) if np.ndim(a) == 0 and not isinstance(a, np.ndarray)
                           else np.zeros_like(a))
@@ -265,6 +266,19 @@ def lerp(ctx, t_a, t_b, t_w):
     if t_w is not None:
         out = out + t_w * (b - a)
     return _expand_to(out, ctx.result._data.shape)
+
+
+def quotient(ctx, t_a, t_b):
+    """``div``: ``(self_t - other_t * result) / other``, PyTorch's formula (its rounding: the
+    transposed backward's ``t_a / b - t_b * ((a / b) / b)`` rounds other steps, which float16
+    and bfloat16 show); a missing tangent a zero one, which drops out."""
+    b, result = ctx.inputs[1], ctx.result
+    if t_b is None:
+        out = t_a / b
+    else:
+        term = t_b * result
+        out = (-term if t_a is None else t_a - term) / b
+    return _expand_to(out, result._data.shape)
 
 
 def finite_only(ctx, t):

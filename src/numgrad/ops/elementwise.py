@@ -329,7 +329,7 @@ def _div(K, a, b):
 
 
 @formula_op("div", "DivBackward0", "DIV",
-            lane="division", arity=2, forward=_div, complex_ok=True,
+            lane="division", arity=2, forward=_div, complex_ok=True, jvp=_jvp.quotient,
             save_inputs=(0, 1),
             save_only_for={0: 1},  # a serves b's gradient only; b serves both
             samples=(Sample(lambda m, a, b: m.div(a, b), _two, low=0.5, high=2.0),

@@ -477,15 +477,12 @@ class Logsumexp(Op):
 
     @staticmethod
     def jvp(ctx, t):  # (the softmax-weighted sum of the tangent)
-        a, out = ctx.saved_tensors
-        return (t * (a - _keep(out, ctx)).exp()).sum(ctx.params["dims"],
-                                                     keepdim=ctx.params["keepdim"])
+        return _logsumexp_tangent(ctx.inputs[0], t, ctx.params["dims"], ctx.params["keepdim"])
 
 
 @register
 class Softmax(Op):
     name, node = "softmax", "SoftmaxBackward0"
-    jvp = _jvp.symmetric
     on_cuda = True
     save_output = True
     samples = (Sample(lambda m, a: a.softmax(1), ((3, 4),)),
@@ -505,6 +502,11 @@ class Softmax(Op):
         (y,) = ctx.saved_tensors
         dim = ctx.params["dim"]
         return (y * (grad - (grad * y).sum(dim, keepdim=True)),)
+
+    @staticmethod
+    def jvp(ctx, t):  # (the tangent less its softmax-weighted mean, times the result)
+        dim = ctx.params["dim"]
+        return ctx.result * (t - _logsumexp_tangent(ctx.inputs[0], t, (dim,), True))
 
 
 @register
@@ -539,7 +541,16 @@ class LogSoftmax(Op):
 
     @staticmethod
     def jvp(ctx, t):  # (the tangent less its softmax-weighted mean)
-        return t - (ctx.result.exp() * t).sum(ctx.params["dim"], keepdim=True)
+        return t - _logsumexp_tangent(ctx.inputs[0], t, (ctx.params["dim"],), True)
+
+
+def _logsumexp_tangent(x: Tensor, t: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    """The tangent of ``logsumexp(x, dims)``, the softmax-weighted sum of ``t``, as PyTorch's
+    ``logsumexp_jvp`` computes it (which its softmax and log_softmax formulas use too):
+    ``sum(e * t) / sum(e)``, ``e = exp(x - amax(x))``; its rounding is PyTorch's on float16 and
+    bfloat16, where each of these ops rounds to the dtype."""
+    e = (x - x.detach().amax(dims, keepdim=True)).exp() if x.numel() else x.exp()
+    return (e * t).sum(dims, keepdim=keepdim) / e.sum(dims, keepdim=keepdim)
 
 
 def _given(out: Tensor, dim, normalized) -> Tensor:

@@ -302,18 +302,35 @@ _COMPLEX = frozenset("FDG")  # (NumPy's codes of the complex dtypes)
 def _apply_narrow(op, K, inputs, arrays, params) -> Tensor:
     """``apply`` for arrays among which some are of a narrow dtype: run on them widened, the
     result rounded back to the narrow dtype where it is of the widened one (``numgrad._lowp``)."""
+    global _forward_ad
     wide, back = _lowp.widened(K, arrays)
+    forward_ad, given = _forward_ad, params
     for k, v in params.items():  # (a number or an array of a narrow dtype among the parameters:
         #                             ``x - 1``, nll_loss's class weights)
         if isinstance(v, (np.generic, np.ndarray)) and v.dtype.num in _lowp.NARROW:
+            if params is given:
+                params = dict(given)
             params[k] = _lowp.widened(K, (v,))[0][0]
-    result = apply(op, inputs, wide, **params)
+    if forward_ad is None:
+        result = apply(op, inputs, wide, **params)
+    else:  # (forward AD: the tangents once the result is narrow, as the op's, below)
+        _forward_ad = None
+        try:
+            result = apply(op, inputs, wide, **params)
+        finally:
+            _forward_ad = forward_ad
     result._data = _lowp.narrowed(K, result._data, back)
     if params.get("inplace") and wide[0] is not arrays[0]:
         # (an op that writes into its first array, ``index_put_``, a write through a view: it
         # wrote into the widened copy, so the tensor's own array takes the result)
         K.assign(arrays[0], result._data)
         result._data = arrays[0]
+    if forward_ad is not None:
+        # (the rule sees the narrow arrays, result and tangents, as PyTorch's formulas run on
+        # Half/BFloat16 tensors: each of its ops rounds to the narrow dtype; run inside the
+        # widened call, it saw float32 and made float32 tangents, and bfloat16's "V2" arrays
+        # were not taken for floats)
+        return forward_ad(op, inputs, arrays, given, result)
     return result
 
 

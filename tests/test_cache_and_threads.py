@@ -485,3 +485,35 @@ def test_eight_threads_first_using_the_compiler_at_once():
                          text=True, timeout=300, check=True,
                          env=dict(os.environ, NUMGRAD_QUIET="1")).stdout
     assert out.strip() == str([6.0] * 8)
+
+
+def test_forward_ad_in_one_thread_hides_no_tangent_from_another():
+    # A jvp rule running in one thread hid its level from other threads' ops (a process-wide
+    # limit), and a bfloat16 op's widened call turned forward AD off for every thread: another
+    # thread's float32 duals came out without tangents (None), silently.
+    import numgrad.autograd.forward_ad as fwAD
+
+    errors, stop = [], threading.Event()
+    x16 = numgrad.ones(4096, dtype=numgrad.bfloat16)
+    x32, t32 = numgrad.ones(8), numgrad.full((8,), 2.0)
+
+    def narrow():
+        while not stop.is_set():
+            fwAD.unpack_dual((fwAD.make_dual(x16, x16) * x16).exp().sum())
+
+    def wide():
+        try:
+            for _ in range(2000):
+                t = fwAD.unpack_dual(fwAD.make_dual(x32, t32) * 3.0).tangent
+                if t is None or t.tolist() != [6.0] * 8:
+                    errors.append(t)
+        finally:
+            stop.set()
+
+    with fwAD.dual_level():
+        threads = [threading.Thread(target=narrow), threading.Thread(target=wide)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors, errors[:3]

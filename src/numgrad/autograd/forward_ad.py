@@ -20,6 +20,7 @@ Only one user-visible level at a time, as PyTorch (``Nested forward mode AD is n
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -48,7 +49,21 @@ class UnpackedDualTensor(NamedTuple):
 _levels: list = []  # the open levels, innermost last
 _next_level = [0]
 _table: dict = {}  # id(tensor) -> [weakref to it, {level: tangent}]
-_limit = [1 << 60]  # only levels below this are seen (while a rule of a level runs)
+class _Limit(threading.local):
+    """Only levels below ``[0]`` are seen (while a rule of a level runs): this thread's, so that
+    a rule running in one thread hides no level from another thread's ops."""
+
+    def __init__(self):
+        self.value = 1 << 60
+
+    def __getitem__(self, _):
+        return self.value
+
+    def __setitem__(self, _, value):
+        self.value = value
+
+
+_limit = _Limit()
 _user_level = [None]  # the level opened by dual_level()/enter_dual_level(), if any
 
 

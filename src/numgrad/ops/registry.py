@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import textwrap
 from typing import Callable, NamedTuple
 
@@ -257,13 +258,13 @@ def apply(op: type[Op], inputs: tuple, arrays: tuple, **params) -> Tensor:
         for t in inputs:
             if isinstance(t, Tensor) and t._requires_grad:
                 result = op._record(inputs, out, params)  # (a view's too)
-                if _forward_ad is not None:  # (forward AD: the result's tangents)
-                    return _forward_ad(op, inputs, arrays, params, result)
+                if _forward_ad is not None and not _narrow_call.widened:
+                    return _forward_ad(op, inputs, arrays, params, result)  # (its tangents)
                 return result
     result = Tensor._wrap(out)
     if op.is_view:
         _view_of(result, inputs[0], op.node)
-    if _forward_ad is not None:
+    if _forward_ad is not None and not _narrow_call.widened:
         return _forward_ad(op, inputs, arrays, params, result)
     return result
 
@@ -302,7 +303,6 @@ _COMPLEX = frozenset("FDG")  # (NumPy's codes of the complex dtypes)
 def _apply_narrow(op, K, inputs, arrays, params) -> Tensor:
     """``apply`` for arrays among which some are of a narrow dtype: run on them widened, the
     result rounded back to the narrow dtype where it is of the widened one (``numgrad._lowp``)."""
-    global _forward_ad
     wide, back = _lowp.widened(K, arrays)
     forward_ad, given = _forward_ad, params
     for k, v in params.items():  # (a number or an array of a narrow dtype among the parameters:
@@ -311,21 +311,22 @@ def _apply_narrow(op, K, inputs, arrays, params) -> Tensor:
             if params is given:
                 params = dict(given)
             params[k] = _lowp.widened(K, (v,))[0][0]
-    if forward_ad is None:
+    if forward_ad is None or _narrow_call.widened:
         result = apply(op, inputs, wide, **params)
-    else:  # (forward AD: the tangents once the result is narrow, as the op's, below)
-        _forward_ad = None
+    else:  # (forward AD: the tangents once the result is narrow, as the op's, below; this
+        #    thread's widened call makes none, another thread's ops theirs meanwhile)
+        _narrow_call.widened = True
         try:
             result = apply(op, inputs, wide, **params)
         finally:
-            _forward_ad = forward_ad
+            _narrow_call.widened = False
     result._data = _lowp.narrowed(K, result._data, back)
     if params.get("inplace") and wide[0] is not arrays[0]:
         # (an op that writes into its first array, ``index_put_``, a write through a view: it
         # wrote into the widened copy, so the tensor's own array takes the result)
         K.assign(arrays[0], result._data)
         result._data = arrays[0]
-    if forward_ad is not None:
+    if forward_ad is not None and not _narrow_call.widened:
         # (the rule sees the narrow arrays, result and tangents, as PyTorch's formulas run on
         # Half/BFloat16 tensors: each of its ops rounds to the narrow dtype; run inside the
         # widened call, it saw float32 and made float32 tangents, and bfloat16's "V2" arrays
@@ -341,6 +342,16 @@ def _not_complex(op, a):
 # ``autograd.forward_ad.propagate`` while a forward-AD level is open (the outputs' tangents, by
 # the ops' ``jvp`` rules), else None
 _forward_ad = None
+
+
+class _NarrowCall(threading.local):
+    """``widened``: this thread is inside a float16/bfloat16 op's widened call
+    (``_apply_narrow``), whose ops make no tangents (the narrow op makes its own after)."""
+
+    widened = False
+
+
+_narrow_call = _NarrowCall()
 
 
 def _view_of(result: Tensor, base: Tensor, node: str | None = None) -> None:

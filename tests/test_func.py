@@ -391,7 +391,10 @@ def test_grad_and_vmap_errors_are_pytorchs():
         nfunc.vmap(lambda a: a, randomness="other")
 
 
-def test_an_op_without_a_batching_rule_loops_with_pytorchs_warning():
+def test_an_op_without_a_batching_rule_loops_with_pytorchs_warning(monkeypatch):
+    # (numgrad warns once an op per process: an earlier test's vmap of the op would have taken it)
+    from numgrad.func import _vmap
+    monkeypatch.setattr(_vmap, "_WARNED", set())
     with pytest.warns(UserWarning, match="There is a performance drop because we have not yet "
                                          "implemented the batching rule for"):
         got = nfunc.vmap(lambda a: numgrad.combinations(a[:3]))(_t(numgrad, XB))

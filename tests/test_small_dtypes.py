@@ -608,6 +608,27 @@ def test_an_integer_past_float16s_range_is_refused_as_pytorch():
         assert (x ** 3).tolist() == [1.0, 1.0]
 
 
+def test_a_number_past_bfloat16s_range_is_refused_as_pytorch():
+    # (bfloat16, NumPy's "V2", was never checked: full(..., 1e39), masked_fill, fill_ and clamp's
+    # bounds gave inf where PyTorch's conversion of the number raises; its largest finite value,
+    # inf and an int that no Scalar holds are as PyTorch's)
+    top = 3.3895313892515355e38
+    for m in (numgrad, torch):
+        x = m.ones(2, dtype=m.bfloat16)
+        for f in (lambda: m.full((2,), 1e39, dtype=m.bfloat16),
+                  lambda: m.full((2,), -3.4e38, dtype=m.bfloat16),
+                  lambda: x.masked_fill(m.tensor([True, False]), 1e39),
+                  lambda: x.clone().fill_(-1e39), lambda: x.clamp(max=3.39e38)):
+            with pytest.raises(RuntimeError, match="value cannot be converted to type "
+                                                   "c10::BFloat16 without overflow"):
+                f()
+        with pytest.raises(OverflowError, match="int too big to convert"):
+            m.full((2,), 10 ** 39, dtype=m.bfloat16)
+        assert m.full((2,), top, dtype=m.bfloat16).float().tolist() == [top, top]
+        assert m.full((2,), float("inf"), dtype=m.bfloat16).float().tolist() == [np.inf] * 2
+        assert (x + 1e39).float().tolist() == [np.inf] * 2  # (an operand, not a write: inf)
+
+
 def _bits(t, name):
     """A float16/bfloat16 tensor's bits; bfloat16's NaNs as one value (PyTorch's vectorised loops
     write 0xFFFF, its scalar ones and numgrad 0x7FC0)."""

@@ -588,7 +588,7 @@ def check_scalar(value, np_dtype) -> None:
     elif type(value) is int and -128 <= value <= 127:
         return  # (every dtype holds it, or wraps it: -1 into uint8)
     np_dtype = np.dtype(np_dtype)
-    kind = np_dtype.kind
+    kind = "f" if np_dtype == _lowp.BF16 else np_dtype.kind  # (bfloat16: NumPy's "V2")
     if isinstance(value, (bool, np.bool_)) or kind not in "iuf":
         return
     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
@@ -602,7 +602,7 @@ def check_scalar(value, np_dtype) -> None:
             info = np.iinfo(np_dtype)
             if not (-info.max if kind == "u" else info.min) <= value <= info.max:
                 _overflow(np_dtype)
-        elif abs(value) > float(np.finfo(np_dtype).max):  # (70000 into float16)
+        elif abs(value) > _float_max(np_dtype):  # (70000 into float16)
             _overflow(np_dtype)
     elif isinstance(value, numbers.Real):
         v = float(value)
@@ -610,12 +610,21 @@ def check_scalar(value, np_dtype) -> None:
             info = np.iinfo(np_dtype)
             if not (v == v and info.min <= v <= info.max):
                 _overflow(np_dtype)
-        elif math.isfinite(v) and abs(v) > float(np.finfo(np_dtype).max):
+        elif math.isfinite(v) and abs(v) > _float_max(np_dtype):
             _overflow(np_dtype)
 
 
+_BF16_MAX = 3.3895313892515355e38  # (bfloat16's largest finite value, (2 - 2**-7) * 2**127)
+
+
+def _float_max(np_dtype) -> float:
+    """The largest finite value of a float dtype, bfloat16's (NumPy's "V2") included."""
+    return _BF16_MAX if np_dtype == _lowp.BF16 else float(np.finfo(np_dtype).max)
+
+
 def _overflow(np_dtype):
-    raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype.name, 'int')} "
+    name = "c10::BFloat16" if np_dtype == _lowp.BF16 else _C_NAMES.get(np_dtype.name, "int")
+    raise RuntimeError(f"value cannot be converted to type {name} "
                        "without overflow")
 
 

@@ -42,25 +42,31 @@ _SUM_FLAGS = {"reassoc"}
 
 
 @njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)
-def _channel_sums(x3, c, m):
-    """The sums over channel ``c`` of ``x3`` of ``x - m`` and of its square, in float64."""
+def _row_sums(x2, r, m):
+    """The sums over row ``r`` of ``x2`` of ``x - m`` and of its square, in float64."""
     total = squares = 0.0
-    for i in range(x3.shape[0]):
-        for j in range(x3.shape[2]):
-            d = x3[i, c, j] - m
-            total += d
-            squares += d * d
+    for j in range(x2.shape[1]):
+        d = x2[r, j] - m
+        total += d
+        squares += d * d
     return total, squares
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def _stats(x3, eps, mean, var, invstd, first, last):
     """Channels ``first:last``: the mean (a first pass) and the biased variance (a second, over
-    the centred values)."""
-    count = x3.shape[0] * x3.shape[2]
+    the centred values), each sample's row of the channel summed by ``_row_sums``."""
+    n = x3.shape[0]
+    count = n * x3.shape[2]
     for c in range(first, last):
-        m = _channel_sums(x3, c, 0.0)[0] / count
-        v = _channel_sums(x3, c, m)[1] / count
+        total = 0.0
+        for i in range(n):
+            total += _row_sums(x3[i], c, 0.0)[0]
+        m = total / count
+        squares = 0.0
+        for i in range(n):
+            squares += _row_sums(x3[i], c, m)[1]
+        v = squares / count
         mean[c] = m
         var[c] = v
         invstd[c] = 1.0 / np.sqrt(v + eps)
@@ -170,19 +176,6 @@ def batch_norm_backward(grad: np.ndarray, x: np.ndarray, mean, invstd, weight, t
         _on_channels(_backward, (g3, x3, mean, invstd, weight, bool(training),
                                  gx.reshape(x3.shape), gw, gb), channels, x3.size)
     return gx, gw, gb
-
-
-
-
-@njit(cache=True, error_model="numpy", fastmath=_SUM_FLAGS)
-def _row_sums(x2, r, m):
-    """The sums over row ``r`` of ``x2`` of ``x - m`` and of its square, in float64."""
-    total = squares = 0.0
-    for j in range(x2.shape[1]):
-        d = x2[r, j] - m
-        total += d
-        squares += d * d
-    return total, squares
 
 
 @njit(cache=True, error_model="numpy", nogil=True)

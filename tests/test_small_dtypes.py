@@ -624,6 +624,8 @@ def test_a_number_past_bfloat16s_range_is_refused_as_pytorch():
                 f()
         with pytest.raises(OverflowError, match="int too big to convert"):
             m.full((2,), 10 ** 39, dtype=m.bfloat16)
+        with pytest.raises(OverflowError, match="int too big to convert"):
+            m.add(x, x, alpha=10 ** 39)  # (alpha too, through the same check)
         assert m.full((2,), top, dtype=m.bfloat16).float().tolist() == [top, top]
         assert m.full((2,), float("inf"), dtype=m.bfloat16).float().tolist() == [np.inf] * 2
         assert (x + 1e39).float().tolist() == [np.inf] * 2  # (an operand, not a write: inf)

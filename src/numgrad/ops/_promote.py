@@ -136,9 +136,6 @@ def half_number(a, b, other):
         float_number(np.dtype(np.float32), other)
 
 
-_HALF_MAX = {"e": (65504.0, "c10::Half"), "V": (3.3895313892515355e38, "c10::BFloat16")}
-
-
 def half_value(value, np_dtype) -> float:
     """The real number ``value`` converted to float16 or bfloat16 (``np_dtype``) as PyTorch
     converts a double: through float32 (1 + 2**-11 + 2**-40 is 1 in float16, where NumPy's
@@ -153,15 +150,13 @@ def half_value(value, np_dtype) -> float:
 
 def half_alpha(a, alpha):
     """``alpha`` of add, sub and rsub as PyTorch's CPU kernels take it where the operands' common
-    dtype (``a``'s) is float16 or bfloat16: converted to that dtype (``half_value``; a finite one
-    beyond the dtype's range refused with PyTorch's error, as ``Scalar::to<Half>()`` refuses it),
-    as a Python float. None for other dtypes and for a bool or complex alpha, which take the
-    general path."""
+    dtype (``a``'s) is float16 or bfloat16: converted to that dtype (``half_value``; one the
+    dtype cannot hold refused with PyTorch's error, as ``Scalar::to<Half>()`` refuses it:
+    ``creation.check_scalar``, the check of every number written into a tensor), as a Python
+    float. None for other dtypes and for a bool or complex alpha, which take the general path."""
     if getattr(a, "dtype", None) is None or a.dtype.char not in "eV" or \
             isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real):
         return None
-    top, name = _HALF_MAX[a.dtype.char]
-    value = float(alpha)
-    if value - value == 0 and abs(value) > top:  # (finite: inf and NaN convert)
-        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-    return half_value(value, a.dtype)
+    from ..creation import check_scalar  # (creation imports this module)
+    check_scalar(alpha, a.dtype)
+    return half_value(float(alpha), a.dtype)

@@ -50,17 +50,10 @@ _levels: list = []  # the open levels, innermost last
 _next_level = [0]
 _table: dict = {}  # id(tensor) -> [weakref to it, {level: tangent}]
 class _Limit(threading.local):
-    """Only levels below ``[0]`` are seen (while a rule of a level runs): this thread's, so that
-    a rule running in one thread hides no level from another thread's ops."""
+    """Only levels below ``value`` are seen (while a rule of a level runs): this thread's, so
+    that a rule running in one thread hides no level from another thread's ops."""
 
-    def __init__(self):
-        self.value = 1 << 60
-
-    def __getitem__(self, _):
-        return self.value
-
-    def __setitem__(self, _, value):
-        self.value = value
+    value = 1 << 60
 
 
 _limit = _Limit()
@@ -104,7 +97,7 @@ def _tangents(t) -> dict | None:
     entry = _entry(t)
     if entry is None:
         return None
-    limit = _limit[0]
+    limit = _limit.value
     found = {k: v for k, v in entry.items() if k < limit}
     return found or None
 
@@ -163,14 +156,14 @@ def _view_tangents(view, own):
     if not found:
         return own
     key = _key_in(root, view)
-    limit = _limit[0]
+    limit = _limit.value
     try:
         for level, tangent in found.items():
-            _limit[0] = level  # (the outer levels' tangents of the tangent carried along)
+            _limit.value = level  # (the outer levels' tangents of the tangent carried along)
             _set_tangent(view, level, registry.apply(AsStrided, (tangent,), (tangent._data,),
                                                      key=key))
     finally:
-        _limit[0] = limit
+        _limit.value = limit
     return _table[id(view)][1]
 
 
@@ -179,17 +172,17 @@ def write_into(view, key, values, op, accumulate: bool) -> None:
     whose write goes through its base (``indexing._write``): the view's, its root's after."""
     own = dict(_entry(view) or {})
     given = _entry(values) or {}
-    limit = _limit[0]
+    limit = _limit.value
     try:
         for level in sorted(set(own) | set(given)):
-            _limit[0] = level
+            _limit.value = level
             old, new = own.get(level), given.get(level)
             new = zeros_like(values) if new is None else new
             _set_tangent(view, level, _put(op, zeros_like(view) if old is None else old, key,
                                            new if new.dtype == view.dtype else new.to(view.dtype),
                                            accumulate))
     finally:
-        _limit[0] = limit
+        _limit.value = limit
     _write_root(view)
 
 
@@ -206,15 +199,15 @@ def _write_root(view) -> None:
     if not own and not found:
         return
     key = _key_in(root, view)
-    limit = _limit[0]
+    limit = _limit.value
     try:
         for level in sorted(set(own) | set(found)):
-            _limit[0] = level
+            _limit.value = level
             old, new = found.get(level), own.get(level)
             _set_tangent(root, level, _put(IndexPutImpl, zeros_like(root) if old is None else old,
                                            key, zeros_like(view) if new is None else new))
     finally:
-        _limit[0] = limit
+        _limit.value = limit
 
 
 def _open_level() -> int:
@@ -325,12 +318,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     tangent = found.get(level) if found is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    limit = _limit[0]
-    _limit[0] = level  # (the primal keeps the tangents of outer levels only)
+    limit = _limit.value
+    _limit.value = level  # (the primal keeps the tangents of outer levels only)
     try:
         primal = tensor.view_as(tensor)
     finally:
-        _limit[0] = limit
+        _limit.value = limit
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -425,10 +418,10 @@ def propagate(op, inputs, arrays, params, result):
         raise not_implemented(op.name)
     dtype = result._data.dtype
     narrow = dtype.num in NARROW
-    limit = _limit[0]
+    limit = _limit.value
     try:
         for level in sorted(found):
-            _limit[0] = level  # (the rule sees the outer levels only)
+            _limit.value = level  # (the rule sees the outer levels only)
             tangents = []
             for t in inputs:
                 entry = _entry(t) if isinstance(t, Tensor) else None
@@ -441,7 +434,7 @@ def propagate(op, inputs, arrays, params, result):
                     out = out.to(result.dtype)           # the rule: rounded as the op's result)
                 _set_tangent(result, level, out)
     finally:
-        _limit[0] = limit
+        _limit.value = limit
     _keep_for_saved_output(result)
     return result
 
@@ -494,12 +487,12 @@ class FunctionLevels:
             return None
         self = cls()
         self.levels = sorted(found)
-        self.limit = _limit[0]
-        _limit[0] = self.levels[0]
+        self.limit = _limit.value
+        _limit.value = self.levels[0]
         return self
 
     def restore(self) -> None:
-        _limit[0] = self.limit
+        _limit.value = self.limit
 
     def push_forward(self, fn, ctx, inputs, outputs) -> None:
         if fn.jvp is function.Function.jvp:
@@ -508,7 +501,7 @@ class FunctionLevels:
         ctx.__dict__["_in_jvp"] = True
         try:
             for level in self.levels:
-                _limit[0] = level
+                _limit.value = level
                 tangents = []
                 for t in inputs:
                     entry = _entry(t) if isinstance(t, Tensor) else None
@@ -520,7 +513,7 @@ class FunctionLevels:
                         _set_tangent(out, level, tangent)
         finally:
             del ctx.__dict__["_in_jvp"]
-            _limit[0] = self.limit
+            _limit.value = self.limit
 
 
 def detach(t: Tensor) -> Tensor:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+import threading
 
 import numba
 import numpy as np
@@ -64,7 +65,11 @@ def set_num_threads(n) -> None:
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     setter = _blas_set_num_threads()
     if setter is not None:
-        setter(n)
+        with _one_lock:
+            if _one_held[0]:  # (inside a one_blas_thread block: n once the last one closes)
+                _one_held[1] = n
+            else:
+                setter(n)
     global _threads
     _threads = n
 
@@ -115,28 +120,51 @@ def blas_passive_wait() -> bool:
     return timeout() == 4
 
 
+_one_lock = threading.Lock()
+_one_held = [0, 1]  # (how many blocks of one_blas_thread are open, BLAS's threads before them)
+
+
 class one_blas_thread:
     """BLAS on one thread inside the block (``with one_blas_thread(small):``, where ``small``
     says whether the products to come are small), then as set before: a loop of small products
     (an LSTM's steps) waits on BLAS's other threads at each call, which on a machine whose
-    cores are busy costs many times the product itself. Process-wide, as BLAS's setting is."""
+    cores are busy costs many times the product itself. Process-wide, as BLAS's setting is:
+    the blocks open in all threads are counted, the first sets one thread and the last to close
+    sets the count back. (Each block restoring what it found let one thread's block end while
+    another's products ran, on two BLAS threads, whose float64 sums of a split product's block
+    came out 1 ulp off now and then, and a block opened inside another's left BLAS on one
+    thread for good.)"""
 
-    __slots__ = ("setter", "before")
+    __slots__ = ("setter",)
 
     def __init__(self, small: bool = True):
         self.setter = _blas_set_num_threads() if small and _blas_setter is not False else None
-        self.before = 1
 
     def __enter__(self):
         if self.setter is not None:
-            self.before = _blas_getter() if _blas_getter else get_num_threads()
-            if self.before != 1:
-                self.setter(1)
+            with _one_lock:
+                if _one_held[0] == 0:
+                    _one_held[1] = _blas_getter() if _blas_getter else get_num_threads()
+                    if _one_held[1] != 1:
+                        self.setter(1)
+                _one_held[0] += 1
         return self
 
     def __exit__(self, *exc):
-        if self.setter is not None and self.before != 1:
-            self.setter(self.before)
+        if self.setter is not None:
+            with _one_lock:
+                _one_held[0] -= 1
+                if _one_held[0] == 0 and _one_held[1] != 1:
+                    self.setter(_one_held[1])
+
+
+def _forget_lock() -> None:
+    global _one_lock
+    _one_lock = threading.Lock()  # (a forked child: no other thread holds it there)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_lock)
 
 
 def get_num_threads() -> int:

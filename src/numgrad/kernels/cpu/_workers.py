@@ -74,14 +74,30 @@ def threads_for(parts: int, large: bool) -> int:
 # 26-39 us more. OpenMP's threads (PyTorch's, Numba's) spin likewise between parallel regions.
 SPIN_ROUNDS = 1000
 _spin_wait = None  # the nogil spin kernel once set up (False: none here)
+# The helpers' spin that also computes the products posted to them (``_spin.serve``), the posting
+# side (``_spin.run_split``), once set up (False: none here, where NumPy's BLAS cannot be called
+# from Numba); ``_jobs``: a row of ``_spin.JOB_FIELDS`` a helper (slot ``s`` serves row
+# ``s - 1``), ``_mine``: the posting thread's own block.
+_serve = _run_split = None
+_jobs = _mine = None
+_fields = None  # the ``_spin`` module, for its field numbers, once set up
 
 
 def _spin_setup() -> None:
-    """Compiles (or loads) the spin kernel (``_spin.wait``) once, where a pool is made."""
-    global _spin_wait
+    """Sets the spin kernels up (``_spin.wait``, ``_spin.serve``) once, where a pool is made."""
+    global _spin_wait, _serve, _run_split, _jobs, _mine, _fields
     if _spin_wait is None:
-        from . import _spin
+        from . import _spin, blas
 
+        _fields = _spin
+
+        if _spin.serve is not None and blas.AVAILABLE:
+            _jobs = np.zeros((max(1, numba.config.NUMBA_NUM_THREADS), _spin.JOB_FIELDS),
+                             np.int64)
+            _mine = np.zeros(_spin.JOB_FIELDS, np.int64)
+            _serve, _run_split = _spin.serve, _spin.run_split
+        else:
+            _serve = _run_split = False
         _spin_wait = _spin.wait or False
 
 
@@ -111,8 +127,12 @@ class _Helper:
 
     def _loop(self, slot: int) -> None:
         flags = self.flags
+        job = _jobs[slot - 1] if _serve and slot <= len(_jobs) else None
         while True:
-            _spin(flags, 0)
+            if job is not None and SPIN_ROUNDS > 0:
+                _serve(flags, job, SPIN_ROUNDS)  # (computing the products posted meanwhile)
+            else:
+                _spin(flags, 0)
             self.go.acquire()
             flags[0] = 0
             try:
@@ -184,6 +204,33 @@ def run(items, work, threads: int, blas: bool = True) -> None:
         _job_lock.release()
 
 
+def post_products(blocks) -> bool:
+    """Computes the products ``blocks`` describe (each a tuple of the fields ``_spin.ITEM`` to
+    ``_spin.ROW`` of a posted product: item size, transpositions, m, n, k, addresses and leading
+    dimensions, the row's address or 0), the first on this thread and each other one on a
+    helper spinning in ``_spin.serve`` (or here, where it does not take it in time), BLAS on one
+    thread meanwhile; False, having computed nothing, where the helpers are not all spinning
+    (asleep, or busy with another thread's job: then ``run``'s hand-off, which wakes them)."""
+    count = len(blocks) - 1
+    if not _run_split or count < 1 or _pool is None or len(_pool) < count or count > len(_jobs):
+        return False
+    if not _job_lock.acquire(blocking=False):
+        return False
+    try:
+        f, jobs = _fields, _jobs
+        for h in range(count):
+            if jobs[h, f.SPINNING] != 1 or jobs[h, f.STATE] != f.IDLE:
+                return False
+        for h in range(count):
+            jobs[h, f.ITEM:f.ROW + 1] = blocks[h + 1]
+        _mine[f.ITEM:f.ROW + 1] = blocks[0]
+        with one_blas_thread():
+            _run_split(jobs, count, _mine)
+    finally:
+        _job_lock.release()
+    return True
+
+
 def run_parts(part, args: tuple, chunks: int) -> None:
     """``part(*args, chunks, c)`` for each chunk ``c`` of ``range(chunks)``: a compiled program's
     split loop (``compiler/lower.py``, ``threads_variant``) on the worker threads, each chunk
@@ -201,6 +248,8 @@ def spans(n: int, parts: int) -> list:
 def _forget_pool() -> None:
     global _pool, _pool_lock, _job_lock
     _pool = None  # (a forked child has none of its parent's threads)
+    if _jobs is not None:
+        _jobs[:] = 0  # (nor their spinning, nor their posted products)
     _pool_lock, _job_lock = threading.Lock(), threading.Lock()
 
 

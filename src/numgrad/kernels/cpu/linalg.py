@@ -6,7 +6,11 @@ blocks of rows of the result (or of columns, where it has more columns than rows
 GEMM on one BLAS thread, computed on numgrad's worker threads (``_workers``). OpenBLAS's own
 threads are then never woken by numgrad: after each threaded product they spin for about 0.1 s
 (``OPENBLAS_THREAD_TIMEOUT``'s default) and on a 2-core machine took the core that numgrad's
-next kernels needed (the MNIST CNN's step: 244 ms of CPU for 131 ms of wall time). The split
+next kernels needed (the MNIST CNN's step: 244 ms of CPU for 131 ms of wall time). Where the
+helper threads spin between jobs, the blocks are posted to them without the GIL (``_posted``,
+``_spin.run_split``): handed over as a Python job, a block started 15-25 us late, which made
+products of a few million multiply-adds twice as slow as OpenBLAS's own threads (the MLP
+micro-workload's step 0.83 -> 0.72 ms posted, a small Transformer's 9.2 -> 8.4). The split
 depends on the shape and ``_workers.count()`` only, never on the machine's load, so a product's
 bits are the same at every call; ``numgrad.compile``'s whole programs (``compiler/whole.py``)
 call GEMM themselves for products of at most ``ONE_THREAD_MACS`` only, which OpenBLAS computes
@@ -18,7 +22,7 @@ import numpy as np
 from ... import _pool
 from ..._threads import one_blas_thread
 from ..formulas import OP_CODES
-from . import _workers, elementwise
+from . import _workers, blas, elementwise
 
 # OpenBLAS computes a GEMM of at most this many multiply-adds on one thread whatever its thread
 # count (``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD`` in its ``interface/gemm.c``).
@@ -108,10 +112,14 @@ def matmul_add_row(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = 
 
 def _split_product(a, b, m, n, k, out=None, row=None):
     """``a @ b`` of two float matrices, block by block (``product_parts``) on one BLAS thread,
-    plus ``row`` (n,) added to each block where given."""
+    plus ``row`` (n,) added to each block where given. The blocks are posted to the helper
+    threads without the GIL where they spin (``_posted``), else handed to them as a Python job."""
     axis, spans = product_parts(m, n, k, _workers.count())
     if out is None:
         out = _pool.empty((m, n), a.dtype)
+    if len(spans) > 1 and _workers.threads_for(len(spans), True) == len(spans) and \
+            _posted(a, b, out, row, axis, spans):
+        return out
 
     def rows(span, slot):
         block = out[span[0]:span[1]]
@@ -129,6 +137,36 @@ def _split_product(a, b, m, n, k, out=None, row=None):
         _workers.run(spans, rows if axis == 0 else columns, _workers.threads_for(len(spans), True),
                      blas=False)
     return out
+
+
+def _posted(a, b, out, row, axis, spans) -> bool:
+    """``_split_product``'s blocks computed by ``_workers.post_products``: each the GEMM call
+    NumPy's ``matmul`` makes for that block (``blas.operand``), the row added by the thread that
+    computed the block, with NumPy's one rounded addition, so the same bits as the Python
+    hand-off's. A 512 x 64 @ 64 x 256 float32 product on two threads took 155 us that way and
+    113 us posted (OpenBLAS's own two threads: 106). False where the blocks are not all such
+    calls (a dtype other than float32 and float64, an operand NumPy would copy first, a strided
+    row) or the helpers do not spin."""
+    if not blas.AVAILABLE or a.dtype.char not in "fd" or b.dtype != a.dtype or \
+            out.dtype != a.dtype:
+        return False
+    op_a, op_b, op_out = blas.operand(a), blas.operand(b), blas.operand(out)
+    if op_a is None or op_b is None or op_out is None or op_out[0] or (
+            row is not None and (row.dtype != a.dtype or row.strides[0] != row.itemsize)):
+        return False
+    item = a.itemsize
+    (ta, lda), (tb, ldb), ldc = op_a, op_b, op_out[1]
+    pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
+    pr = 0 if row is None else row.ctypes.data
+    m, k = a.shape
+    n = b.shape[1]
+    if axis == 0:
+        blocks = [(item, ta, tb, stop - start, n, k, pa + start * a.strides[0], lda, pb, ldb,
+                   pc + start * out.strides[0], ldc, pr) for start, stop in spans]
+    else:
+        blocks = [(item, ta, tb, m, stop - start, k, pa, lda, pb + start * b.strides[1], ldb,
+                   pc + start * item, ldc, pr and pr + start * item) for start, stop in spans]
+    return _workers.post_products(blocks)
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -11,7 +11,10 @@ fixed seeds and returns a function that runs one training step (forward, loss, b
 - ``resnet_block``: a residual block with BatchNorm (conv 64→64 3×3 twice, batch 16, 32×32),
   SGD with momentum;
 - ``conv_transpose``: a decoder's upsampling layer (conv_transpose2d 64→32, 4×4, stride 2, of
-  a 16×16 batch of 16), SGD.
+  a 16×16 batch of 16), SGD;
+- ``small_cnn``, ``char_lstm``, ``small_transformer``: the small models a new user writes first
+  (issue 29's "Why": their CNN of 8 and 16 channels, character LSTM and tiny Transformer), where
+  the fixed cost of each op and each product counts more than the kernels' rates.
 
 Used by ``compare.py --models`` (eager and compiled beside PyTorch), ``profile_step.py``
 (where the time of a step goes, op by op) and the asv suite ``bench_models.py``.
@@ -186,10 +189,99 @@ def conv_transpose(m, batch=16, size=16):
     return step
 
 
+def small_cnn(m, batch=64):
+    """A new user's first CNN: two padded 3x3 convolutions of 8 and 16 channels, each with a
+    ReLU and a 2x2 max-pool, one linear layer; cross-entropy, Adam."""
+    nn, F = m.nn, m.nn.functional
+    m.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+    opt = m.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = m.tensor(_data((batch, 1, 28, 28))), m.tensor(_labels(10, batch))
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def char_lstm(m, vocab=65, width=128, seq=64, batch=32):
+    """A character-level LSTM: embedding, one ``batch_first`` LSTM layer of 128, a linear head
+    over 65 characters; cross-entropy over every position, Adam."""
+    nn, F = m.nn, m.nn.functional
+    m.manual_seed(0)
+
+    class CharModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, width)
+            self.lstm = nn.LSTM(width, width, batch_first=True)
+            self.head = nn.Linear(width, vocab)
+
+        def forward(self, tokens):
+            return self.head(self.lstm(self.embed(tokens))[0])
+
+    model = CharModel()
+    opt = m.optim.Adam(model.parameters(), lr=2e-3)
+    tokens = m.tensor(_labels(vocab, (batch, seq)))
+    target = m.tensor(_labels(vocab, (batch, seq), seed=2))
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(tokens).reshape(-1, vocab), target.reshape(-1))
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def small_transformer(m, vocab=65, width=64, heads=4, layers=2, block=32, batch=16):
+    """A small Transformer built from ``nn.TransformerEncoderLayer`` (width 64, 4 heads,
+    feed-forward 256, no dropout, ``batch_first``), two layers, a learned position table and a
+    linear head; cross-entropy, AdamW."""
+    nn, F = m.nn, m.nn.functional
+    m.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(width, heads, 4 * width, dropout=0.0, batch_first=True)
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, width)
+            self.positions = nn.Parameter(m.zeros(block, width))
+            self.encoder = nn.TransformerEncoder(layer, layers)
+            self.head = nn.Linear(width, vocab)
+
+        def forward(self, tokens):
+            return self.head(self.encoder(self.embed(tokens) + self.positions))
+
+    model = Encoder()
+    opt = m.optim.AdamW(model.parameters(), lr=1e-3)
+    tokens = m.tensor(_labels(vocab, (batch, block)))
+    target = m.tensor(_labels(vocab, (batch, block), seed=2))
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(tokens).reshape(-1, vocab), target.reshape(-1))
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
 MODELS = {
     "MNIST-example CNN, batch 64, Adam": cnn,
     "word-LM, 2-layer LSTM 200, seq 35 x 20, SGD + clip": lstm_lm,
     "tiny GPT, 4 x 4 heads, d 128, block 64 x 16, AdamW": tiny_gpt,
     "ResNet block, BatchNorm, 64 ch 32x32 x 16, SGD": resnet_block,
     "conv_transpose2d 64->32 4x4 s2, 16x16 x 16, SGD": conv_transpose,
+    "small CNN 1->8->16 ch, 28x28 x 64, Adam": small_cnn,
+    "char-LSTM 128, seq 64 x 32, Adam": char_lstm,
+    "small Transformer, 2 x nn.TransformerEncoderLayer d 64, AdamW": small_transformer,
 }

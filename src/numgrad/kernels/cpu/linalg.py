@@ -33,15 +33,23 @@ def _t(x: np.ndarray) -> np.ndarray:
     return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)
 
 
+# A product of fewer multiply-adds than this is computed whole, on one BLAS thread, though it
+# is over one BLAS thread's size: split in two, its blocks cost more than they saved. Medians of
+# 300 alternating calls, float32, one thread whole against two threads posted (``_posted``):
+# 128 x 64 @ 64 x 128 (1M) 26-37 us whole, 27-54 split; at 2M the split took 0.84-0.95 of the
+# whole's time, at 4M 0.70-0.72, at 8M 0.64-0.70.
+SPLIT_MACS = 1 << 21
+
+
 def product_parts(m: int, n: int, k: int, parts: int) -> tuple:
     """How a 2-D product ``(m, k) @ (k, n)`` is split: ``(axis, spans)``, ``axis`` 0 (blocks of
     rows of the result) or 1 (of columns), ``spans`` the (start, stop) of each block; one span
-    where the product is not split. Each block has at least 2 rows and 2 columns (NumPy calls
-    GEMM for it, not GEMV)."""
+    where the product is not split (under ``SPLIT_MACS``). Each block has at least 2 rows and 2
+    columns (NumPy calls GEMM for it, not GEMV)."""
     axis = 0 if m >= n else 1
     size = (m, n)[axis]
     macs = m * n * k
-    parts = min(parts, size // 2, max(1, macs // ONE_THREAD_MACS)) if macs > ONE_THREAD_MACS \
+    parts = min(parts, size // 2, max(1, macs // ONE_THREAD_MACS)) if macs >= SPLIT_MACS \
         else 1
     return axis, _workers.spans(size, max(1, parts))
 

@@ -135,7 +135,7 @@ def test_serve_computes_the_products_posted_to_it_until_a_python_job_arrives():
 
     if not blas.AVAILABLE:
         pytest.skip("NumPy's BLAS cannot be called from Numba here")
-    a, b, row = _product_cases()[1]
+    a, b, row = _product_cases()[0]
     flags = np.zeros(2, np.int64)
     jobs = np.zeros((1, _spin.JOB_FIELDS), np.int64)
     mine = np.zeros(_spin.JOB_FIELDS, np.int64)
@@ -146,7 +146,7 @@ def test_serve_computes_the_products_posted_to_it_until_a_python_job_arrives():
         if jobs[0, _spin.SPINNING]:
             break
         time.sleep(0.001)
-    out = np.empty((a.shape[0], b.shape[1]))
+    out = np.empty((a.shape[0], b.shape[1]), np.float32)
     captured = []
     real = _workers.post_products
     try:

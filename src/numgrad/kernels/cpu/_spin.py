@@ -5,17 +5,17 @@ one LLVM cannot see into, so ``flags[i]`` is read anew at each round. ``wait`` i
 C library has no ``sched_yield``.
 
 Matrix products handed over without the GIL (``serve``, ``run_split``): a helper thread that
-spins between jobs in ``serve`` also takes the blocks of a split product that the thread
-computing the product posts to it (``_workers.gemm_parts``), and computes each with NumPy's
-GEMM (``blas``) from inside Numba. Handed over as a Python job, a block started 15-25 us late
-(the helper waited for the GIL while the posting thread ran Python up to its own block) and
-ended likewise; a 512 x 64 @ 64 x 64 float32 product took 64 us on two threads against 30 us
-on OpenBLAS's own two, 36 us handed over here. Each posted block is a row of an int64 array
-(``JOB_FIELDS``) whose state the two threads change by compare-and-swap (an LLVM ``cmpxchg``,
-sequentially consistent): posted -> claimed -> done by the helper, or posted -> idle by the
-posting thread, which then computes the block itself. So a block the helper does not take (it
-stopped spinning, or is busy) is never waited for, and whichever thread computes it, the call
-and its bits are the same."""
+spins between jobs in ``serve`` also takes the blocks of a split float32 product that the
+thread computing the product posts to it (``_workers.post_products``), and computes each
+with NumPy's GEMM (``blas``) from inside Numba. Handed over as a Python job, a block started
+15-25 us late (the helper waited for the GIL while the posting thread ran Python up to its own
+block) and ended likewise; a 512 x 64 @ 64 x 64 float32 product took 64 us on two threads
+against 30 us on OpenBLAS's own two, 36 us posted here. Each posted block is a row of an int64
+array (``JOB_FIELDS``) whose state the two threads change by compare-and-swap (an LLVM
+``cmpxchg``, sequentially consistent): posted -> claimed -> done by the helper, or posted ->
+idle by the posting thread, which then computes the block itself. So a block the helper does
+not take (it stopped spinning, or is busy) is never waited for, and whichever thread computes
+it, the call and its bits are the same."""
 import ctypes
 
 import llvmlite.binding as llvm
@@ -37,9 +37,9 @@ def _register() -> bool:
 
 
 # A posted product's row (int64): its state, whether the helper spins in ``serve`` (1) or not
-# (0), the item size (4: float32, 8: float64), the two operands' transposition (0 or 1), m, n, k,
-# the addresses and leading dimensions of a, b and c, and the address of the row added to each
-# of c's rows (0: none).
+# (0), the item size (4: float32, the one dtype posted), the two operands' transposition (0 or
+# 1), m, n, k, the addresses and leading dimensions of a, b and c, and the address of the row
+# added to each of c's rows (0: none).
 (STATE, SPINNING, ITEM, TRANS_A, TRANS_B, M, N, K, A, LDA, B, LDB, C, LDC,
  ROW) = range(15)
 JOB_FIELDS = 16
@@ -85,43 +85,32 @@ def _f32(typingctx, address):
     return types.CPointer(types.float32)(address), codegen
 
 
-@intrinsic
-def _f64(typingctx, address):
-    """``address`` (an int) as a float64 pointer."""
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], ir.DoubleType().as_pointer())
-
-    return types.CPointer(types.float64)(address), codegen
-
-
 @njit(cache=True, nogil=True, inline="always")
-def _add_row(c, row):
-    for i in range(c.shape[0]):
-        for j in range(row.shape[0]):
-            c[i, j] += row[j]  # (np.add's one rounded addition)
+def _add_row(c, row, m, ldc):
+    """``row`` added to each of the ``m`` rows of ``c`` (flat, rows ``ldc`` apart)."""
+    n = row.shape[0]
+    for i in range(m):
+        start = i * ldc
+        for j in range(n):
+            c[start + j] += row[j]  # (np.add's one rounded addition)
 
 
 @njit(cache=True, nogil=True)
 def _gemm_job(job):
     """The posted product of ``job``: ``c = op(a) @ op(b)``, plus the row where there is one;
-    NumPy's own call (``blas``)."""
+    NumPy's own call (``blas``). float32 only (float64 products go as Python jobs: a second
+    GEMM and loop here took a third more compilation from an empty cache)."""
     m, n = job[M], job[N]
     if m <= 0 or n <= 0:
         return
     ta = blas._TRANS if job[TRANS_A] else blas._NO_TRANS
     tb = blas._TRANS if job[TRANS_B] else blas._NO_TRANS
-    if job[ITEM] == 4:
-        blas._sgemm(np.int32(blas._ROW_MAJOR), np.int32(ta), np.int32(tb), m, n, job[K],
-                    np.float32(1.0), np.uintp(job[A]), job[LDA], np.uintp(job[B]), job[LDB],
-                    np.float32(0.0), np.uintp(job[C]), job[LDC])
-        if job[ROW] != 0:
-            _add_row(carray(_f32(job[C]), (m, job[LDC]))[:, :n], carray(_f32(job[ROW]), n))
-    else:
-        blas._dgemm(np.int32(blas._ROW_MAJOR), np.int32(ta), np.int32(tb), m, n, job[K], 1.0,
-                    np.uintp(job[A]), job[LDA], np.uintp(job[B]), job[LDB], 0.0,
-                    np.uintp(job[C]), job[LDC])
-        if job[ROW] != 0:
-            _add_row(carray(_f64(job[C]), (m, job[LDC]))[:, :n], carray(_f64(job[ROW]), n))
+    blas._sgemm(np.int32(blas._ROW_MAJOR), np.int32(ta), np.int32(tb), m, n, job[K],
+                np.float32(1.0), np.uintp(job[A]), job[LDA], np.uintp(job[B]), job[LDB],
+                np.float32(0.0), np.uintp(job[C]), job[LDC])
+    if job[ROW] != 0:
+        _add_row(carray(_f32(job[C]), (m - 1) * job[LDC] + n), carray(_f32(job[ROW]), n), m,
+                 job[LDC])
 
 
 if _register():
@@ -137,31 +126,27 @@ if _register():
         return flags[index] != 0
 
     @njit(cache=True, nogil=True)
-    def serve(flags, job, rounds):
-        """``wait(flags, 0, rounds)`` of a helper thread, which meanwhile computes the products
-        posted to it in ``job`` (each one starts its rounds again); whether ``flags[0]`` was
-        set (a Python job)."""
-        job[SPINNING] = 1
-        _fence()
-        spun = 0
-        while spun < rounds and flags[0] == 0:
-            if job[STATE] == POSTED and _cas(job, STATE, POSTED, CLAIMED):
-                _gemm_job(job)
-                _fence()
-                job[STATE] = DONE
-                spun = 0
-                continue
-            _sched_yield()
-            spun += 1
-        job[SPINNING] = 0
-        _fence()
-        return flags[0] != 0
-
-    @njit(cache=True, nogil=True)
-    def run_split(jobs, count, mine):
-        """Posts the products of ``jobs[:count]`` (one row a helper, filled but idle), computes
-        ``mine`` here, then each posted one its helper did not claim, and waits for those it
-        did."""
+    def _handoff(flags, jobs, count, mine, rounds):
+        """``serve(flags, jobs[0], rounds)`` where ``count`` is negative, else
+        ``run_split(jobs, count, mine)``: one kernel (one compilation, which links
+        ``_gemm_job`` once: two took 0.1-0.2 s more from an empty cache)."""
+        if count < 0:
+            job = jobs[0]
+            job[SPINNING] = 1
+            _fence()
+            spun = 0
+            while spun < rounds and flags[0] == 0:
+                if job[STATE] == POSTED and _cas(job, STATE, POSTED, CLAIMED):
+                    _gemm_job(job)
+                    _fence()
+                    job[STATE] = DONE
+                    spun = 0
+                    continue
+                _sched_yield()
+                spun += 1
+            job[SPINNING] = 0
+            _fence()
+            return flags[0] != 0
         for h in range(count):
             _fence()
             jobs[h, STATE] = POSTED
@@ -175,5 +160,20 @@ if _register():
                     _sched_yield()
                 _fence()
                 job[STATE] = IDLE
+        return True
+
+    def serve(flags, job, rounds):
+        """``wait(flags, 0, rounds)`` of a helper thread, which meanwhile computes the products
+        posted to it in ``job`` (a row of ``JOB_FIELDS``; each product starts its rounds
+        again); whether ``flags[0]`` was set (a Python job)."""
+        return _handoff(flags, job.reshape(1, JOB_FIELDS), -1, job, rounds)
+
+    def run_split(jobs, count, mine):
+        """Posts the products of ``jobs[:count]`` (one row a helper, filled but idle), computes
+        ``mine`` here, then each posted one its helper did not claim, and waits for those it
+        did."""
+        _handoff(_NO_FLAGS, jobs, count, mine, 0)
+
+    _NO_FLAGS = np.zeros(2, np.int64)
 else:  # pragma: no cover (every C library numgrad runs on has it)
     wait = serve = run_split = None

@@ -153,9 +153,10 @@ def _posted(a, b, out, row, axis, spans) -> bool:
     computed the block, with NumPy's one rounded addition, so the same bits as the Python
     hand-off's. A 512 x 64 @ 64 x 256 float32 product on two threads took 155 us that way and
     113 us posted (OpenBLAS's own two threads: 106). False where the blocks are not all such
-    calls (a dtype other than float32 and float64, an operand NumPy would copy first, a strided
-    row) or the helpers do not spin."""
-    if not blas.AVAILABLE or a.dtype.char not in "fd" or b.dtype != a.dtype or \
+    calls (a dtype other than float32, which training runs in: float64 products stay Python
+    jobs, which keeps the posting kernel's compilation to 0.4 s from an empty cache; an operand
+    NumPy would copy first; a strided row) or the helpers do not spin."""
+    if not blas.AVAILABLE or a.dtype.char != "f" or b.dtype != a.dtype or \
             out.dtype != a.dtype:
         return False
     op_a, op_b, op_out = blas.operand(a), blas.operand(b), blas.operand(out)

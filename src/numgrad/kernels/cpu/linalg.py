@@ -163,6 +163,8 @@ def _posted(a, b, out, row, axis, spans) -> bool:
     if op_a is None or op_b is None or op_out is None or op_out[0] or (
             row is not None and (row.dtype != a.dtype or row.strides[0] != row.itemsize)):
         return False
+    if any(x is not None and np.may_share_memory(out, x) for x in (a, b, row)):
+        return False  # (an output over an operand: NumPy's matmul, which copies first)
     item = a.itemsize
     (ta, lda), (tb, ldb), ldc = op_a, op_b, op_out[1]
     pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data

@@ -155,6 +155,9 @@ def blas_line() -> str:
     return f"NumPy's BLAS: {kind}; OpenBLAS settings in the environment: {pinned}"
 
 
+MIN_TIMED_S = 1.0  # seconds of timed steps of each library and model, at least (``models``)
+
+
 def models(repeat: int, cpu_time: bool = False, rounds: int = 3) -> None:
     """The models' steps beside PyTorch's. ``cpu_time``: the process's CPU time instead of the
     wall clock; with ``--threads 1`` (both libraries on one thread) it measures the work of a
@@ -165,10 +168,13 @@ def models(repeat: int, cpu_time: bool = False, rounds: int = 3) -> None:
     machine's speed drifts over seconds, and steps timed one library after the other would
     charge the drift to whichever ran in the slow part. Each turn first runs one untimed step,
     while the library that ran before it lets its idle threads go (OpenBLAS's and OpenMP's
-    threads spin a while after their last work)."""
+    threads spin a while after their last work). A model whose steps are short takes more turns,
+    until each library's timed steps add up to ``MIN_TIMED_S`` (the small models' 5-20 ms
+    steps: 21 of them read 0.95 in one run and 1.26 in the next)."""
     clock = time.process_time if cpu_time else time.perf_counter
     print(f"numgrad {numgrad.__version__}, torch {torch.__version__ if torch else 'absent'}; "
-          f"training steps, medians of {repeat} after 3 warm-up steps, in {rounds} turns, ms "
+          f"training steps, medians of {repeat} or more after 3 warm-up steps, in {rounds} turns "
+          f"or more (at least {MIN_TIMED_S:g} s of steps each), ms "
           f"{'of CPU time' if cpu_time else 'of wall time'}, {numgrad.get_num_threads()} "
           f"thread(s)")
     print(f"{'model':52s} {'eager':>9s} {'compiled':>9s} {'PyTorch':>9s} {'eager/PT':>8s} "
@@ -183,8 +189,12 @@ def models(repeat: int, cpu_time: bool = False, rounds: int = 3) -> None:
         times: dict = {key: [] for key in steps}
         for key, step in steps.items():
             for _ in range(3):  # (kernels compiled; the compiled step traced, its program built)
+                start = time.perf_counter()
                 step()
-        for _ in range(rounds):
+            if key == "eager":
+                last = time.perf_counter() - start  # (the third step's time)
+        turns = max(rounds, -(-MIN_TIMED_S // max(per_turn * last, 1e-6)))
+        for _ in range(int(turns)):
             for key, step in steps.items():
                 step()
                 for _ in range(per_turn):

@@ -32,6 +32,19 @@ def _labels(high, shape, seed=1):
     return np.random.default_rng(seed).integers(0, high, shape)
 
 
+def _training_step(opt, loss_of):
+    """A training step: the gradients zeroed, the loss (``loss_of()``) computed and
+    backpropagated, ``opt`` stepped; returns the loss."""
+    def step():
+        opt.zero_grad()
+        loss = loss_of()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
 def cnn(m, batch=64):
     nn, F = m.nn, m.nn.functional
     m.manual_seed(0)
@@ -54,14 +67,7 @@ def cnn(m, batch=64):
     opt = m.optim.Adam(model.parameters(), lr=1e-3)
     x, y = m.tensor(_data((batch, 1, 28, 28))), m.tensor(_labels(10, batch))
 
-    def step():
-        opt.zero_grad()
-        loss = F.nll_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return _training_step(opt, lambda: F.nll_loss(model(x), y))
 
 
 def lstm_lm(m, vocab=10_000, width=200, seq=35, batch=20):
@@ -133,14 +139,8 @@ def tiny_gpt(m, vocab=65, width=128, heads=4, layers=4, block=64, batch=16):
     idx = m.tensor(_labels(vocab, (batch, block)))
     target = m.tensor(_labels(vocab, (batch, block), seed=2))
 
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(idx).view(-1, vocab), target.view(-1))
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return _training_step(
+        opt, lambda: F.cross_entropy(model(idx).view(-1, vocab), target.view(-1)))
 
 
 def resnet_block(m, channels=64, batch=16, size=32):
@@ -162,14 +162,7 @@ def resnet_block(m, channels=64, batch=16, size=32):
     opt = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     x = m.tensor(_data((batch, channels, size, size)))
 
-    def step():
-        opt.zero_grad()
-        loss = model(x).square().mean()
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return _training_step(opt, lambda: model(x).square().mean())
 
 
 def conv_transpose(m, batch=16, size=16):
@@ -179,14 +172,7 @@ def conv_transpose(m, batch=16, size=16):
     opt = m.optim.SGD(layer.parameters(), lr=0.01)
     x = m.tensor(_data((batch, 64, size, size)))
 
-    def step():
-        opt.zero_grad()
-        loss = layer(x).square().mean()
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return _training_step(opt, lambda: layer(x).square().mean())
 
 
 def small_cnn(m, batch=64):
@@ -200,14 +186,7 @@ def small_cnn(m, batch=64):
     opt = m.optim.Adam(model.parameters(), lr=1e-3)
     x, y = m.tensor(_data((batch, 1, 28, 28))), m.tensor(_labels(10, batch))
 
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return _training_step(opt, lambda: F.cross_entropy(model(x), y))
 
 
 def char_lstm(m, vocab=65, width=128, seq=64, batch=32):
@@ -231,14 +210,8 @@ def char_lstm(m, vocab=65, width=128, seq=64, batch=32):
     tokens = m.tensor(_labels(vocab, (batch, seq)))
     target = m.tensor(_labels(vocab, (batch, seq), seed=2))
 
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(tokens).reshape(-1, vocab), target.reshape(-1))
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return _training_step(
+        opt, lambda: F.cross_entropy(model(tokens).reshape(-1, vocab), target.reshape(-1)))
 
 
 def small_transformer(m, vocab=65, width=64, heads=4, layers=2, block=32, batch=16):
@@ -265,14 +238,8 @@ def small_transformer(m, vocab=65, width=64, heads=4, layers=2, block=32, batch=
     tokens = m.tensor(_labels(vocab, (batch, block)))
     target = m.tensor(_labels(vocab, (batch, block), seed=2))
 
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(tokens).reshape(-1, vocab), target.reshape(-1))
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return _training_step(
+        opt, lambda: F.cross_entropy(model(tokens).reshape(-1, vocab), target.reshape(-1)))
 
 
 MODELS = {

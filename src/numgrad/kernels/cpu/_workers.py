@@ -129,7 +129,7 @@ class _Helper:
         flags = self.flags
         job = _jobs[slot - 1] if _serve and slot <= len(_jobs) else None
         while True:
-            if job is not None and SPIN_ROUNDS > 0:
+            if job is not None and _spin_wait and SPIN_ROUNDS > 0:
                 _serve(flags, job, SPIN_ROUNDS)  # (computing the products posted meanwhile)
             else:
                 _spin(flags, 0)

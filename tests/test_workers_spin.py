@@ -142,7 +142,7 @@ def test_serve_computes_the_products_posted_to_it_until_a_python_job_arrives():
     returned = []
     helper = threading.Thread(target=lambda: returned.append(_spin.serve(flags, jobs[0], 10 ** 9)))
     helper.start()
-    for _ in range(1000):  # (until it spins)
+    for _ in range(30000):  # (until it spins: its first call may compile the kernel)
         if jobs[0, _spin.SPINNING]:
             break
         time.sleep(0.001)

@@ -417,8 +417,10 @@ def test_large_products_split_on_numgrads_threads_never_wake_blas_threads():
 def test_a_bias_row_added_per_block_of_a_split_product_gives_the_general_sums():
     # F.linear/addmm with a bias row and a product split over the threads add the row to each
     # block on the thread that computed it (kernels/cpu/linalg.matmul_add_row): the same bits
-    # as the product then the general row addition, split by rows or by columns, operands
-    # transposed or not, on a busy machine (one thread) or not, NaN and inf in the row.
+    # as the product then the general row addition (float32 blocks start from the row, GEMM's
+    # beta 1: the same where the depth, here 64, is one of GEMM's blocks), split by rows or by
+    # columns, operands transposed or not, on a busy machine (one thread) or not, NaN and inf
+    # in the row.
     from numgrad.kernels import cpu as K
     from numgrad.kernels.cpu import _workers
 

@@ -63,13 +63,16 @@ def _product_cases():
             (rng.standard_normal((40, 700)),  # (blocks of columns, float64)
              rng.standard_normal((700, 300)), row32.astype(np.float64)),
             (rng.standard_normal((512, 64)).astype(np.float32),
-             rng.standard_normal((300, 64)).astype(np.float32).T, row32)]  # (b transposed)
+             rng.standard_normal((300, 64)).astype(np.float32).T, row32),  # (b transposed)
+            (rng.standard_normal((40, 700)).astype(np.float32),  # (deeper than one of GEMM's
+             rng.standard_normal((700, 300)).astype(np.float32), row32)]  # blocks, float32)
 
 
 def test_a_product_posted_to_a_spinning_helper_gives_the_python_hand_offs_bits(monkeypatch):
     # A split product's blocks go to the helper threads without the GIL where they spin
-    # (_spin.serve, _workers.post_products): the same GEMM calls and the same row addition as
-    # the Python hand-off's, so the same bits, whichever thread computes which block.
+    # (_spin.serve, _workers.post_products): the same GEMM calls (float32 blocks start from
+    # the bias row, GEMM's beta 1) as the Python hand-off's and a busy machine's one thread,
+    # so the same bits, whichever thread computes which block.
     from numgrad.kernels import cpu as K
     from numgrad.kernels.cpu import linalg
 
@@ -87,6 +90,12 @@ def test_a_product_posted_to_a_spinning_helper_gives_the_python_hand_offs_bits(m
         a_t, b_t = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
         monkeypatch.setattr(_workers, "post_products", lambda blocks: False)
         want = K.matmul(a, b), K.matmul_add_row(a, b, row), K.matmul(a_t, b_t, True, True)
+        exact = a.astype(np.float64) @ b.astype(np.float64) + row
+        np.testing.assert_allclose(want[1], exact, rtol=1e-4, atol=1e-3)
+        monkeypatch.setattr(_workers, "threads_for", lambda parts, large: 1)  # (busy: here)
+        alone = K.matmul(a, b), K.matmul_add_row(a, b, row), K.matmul(a_t, b_t, True, True)
+        assert all(g.tobytes() == w.tobytes() for g, w in zip(alone, want))
+        monkeypatch.setattr(_workers, "threads_for", lambda parts, large: min(2, parts))
         monkeypatch.setattr(_workers, "post_products", counting)
         for _ in range(3):
             _workers.run(range(4), lambda item, slot: None, 2)  # (a helper's job: it spins)
@@ -110,16 +119,10 @@ def test_a_posted_product_no_helper_takes_is_computed_by_the_thread_that_posted_
     out = np.empty_like(want)
     jobs = np.zeros((2, _spin.JOB_FIELDS), np.int64)  # (rows no helper serves)
     mine = np.zeros(_spin.JOB_FIELDS, np.int64)
-    captured = []
-    real = _workers.post_products
-    try:
-        _workers.post_products = lambda blocks: captured.append(blocks) or False
-        linalg._posted(a, b, out, row, 0, [(0, 200), (200, 400), (400, 600)])
-    finally:
-        _workers.post_products = real
-    mine[_spin.ITEM:_spin.ROW + 1] = captured[0][0]
+    blocks = linalg._blocks(a, b, out, row, 0, [(0, 200), (200, 400), (400, 600)])
+    mine[_spin.ITEM:_spin.ROW + 1] = blocks[0]
     for h in range(2):
-        jobs[h, _spin.ITEM:_spin.ROW + 1] = captured[0][h + 1]
+        jobs[h, _spin.ITEM:_spin.ROW + 1] = blocks[h + 1]
     _spin.run_split(jobs, 2, mine)
     assert (jobs[:, _spin.STATE] == _spin.IDLE).all()
     np.testing.assert_array_equal(out, (a @ b) + row)
@@ -147,15 +150,9 @@ def test_serve_computes_the_products_posted_to_it_until_a_python_job_arrives():
             break
         time.sleep(0.001)
     out = np.empty((a.shape[0], b.shape[1]), np.float32)
-    captured = []
-    real = _workers.post_products
-    try:
-        _workers.post_products = lambda blocks: captured.append(blocks) or False
-        linalg._posted(a, b, out, None, 1, [(0, 150), (150, 300)])
-    finally:
-        _workers.post_products = real
-    mine[_spin.ITEM:_spin.ROW + 1] = captured[0][0]
-    jobs[0, _spin.ITEM:_spin.ROW + 1] = captured[0][1]
+    blocks = linalg._blocks(a, b, out, None, 1, [(0, 150), (150, 300)])
+    mine[_spin.ITEM:_spin.ROW + 1] = blocks[0]
+    jobs[0, _spin.ITEM:_spin.ROW + 1] = blocks[1]
     _spin.run_split(jobs, 1, mine)  # (the helper takes its block, or this thread does)
     assert out.tobytes() == np.concatenate([a @ b[:, :150], a @ b[:, 150:]], axis=1).tobytes()
     assert jobs[0, _spin.STATE] == _spin.IDLE

@@ -86,31 +86,32 @@ def _f32(typingctx, address):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _add_row(c, row, m, ldc):
-    """``row`` added to each of the ``m`` rows of ``c`` (flat, rows ``ldc`` apart)."""
+def _fill_rows(c, row, m, ldc):
+    """Each of the ``m`` rows of ``c`` (flat, rows ``ldc`` apart) set to ``row``."""
     n = row.shape[0]
     for i in range(m):
-        start = i * ldc
-        for j in range(n):
-            c[start + j] += row[j]  # (np.add's one rounded addition)
+        c[i * ldc:i * ldc + n] = row
 
 
 @njit(cache=True, nogil=True)
 def _gemm_job(job):
-    """The posted product of ``job``: ``c = op(a) @ op(b)``, plus the row where there is one;
-    NumPy's own call (``blas``). float32 only (float64 products go as Python jobs: a second
-    GEMM and loop here took a third more compilation from an empty cache)."""
+    """The posted product of ``job``: ``c = op(a) @ op(b)``, or where there is a row, ``c``'s
+    rows set to it and then ``c += op(a) @ op(b)`` (GEMM's beta 1, PyTorch's addmm); NumPy's
+    own GEMM (``blas``). float32 only (float64 products go as Python jobs: a second GEMM and
+    loop here took a third more compilation from an empty cache)."""
     m, n = job[M], job[N]
     if m <= 0 or n <= 0:
         return
     ta = blas._TRANS if job[TRANS_A] else blas._NO_TRANS
     tb = blas._TRANS if job[TRANS_B] else blas._NO_TRANS
-    blas._sgemm(np.int32(blas._ROW_MAJOR), np.int32(ta), np.int32(tb), m, n, job[K],
-                np.float32(1.0), np.uintp(job[A]), job[LDA], np.uintp(job[B]), job[LDB],
-                np.float32(0.0), np.uintp(job[C]), job[LDC])
+    beta = np.float32(0.0)
     if job[ROW] != 0:
-        _add_row(carray(_f32(job[C]), (m - 1) * job[LDC] + n), carray(_f32(job[ROW]), n), m,
-                 job[LDC])
+        _fill_rows(carray(_f32(job[C]), (m - 1) * job[LDC] + n), carray(_f32(job[ROW]), n), m,
+                   job[LDC])
+        beta = np.float32(1.0)
+    blas._sgemm(np.int32(blas._ROW_MAJOR), np.int32(ta), np.int32(tb), m, n, job[K],
+                np.float32(1.0), np.uintp(job[A]), job[LDA], np.uintp(job[B]), job[LDB], beta,
+                np.uintp(job[C]), job[LDC])
 
 
 if _register():

@@ -231,6 +231,26 @@ def post_products(blocks) -> bool:
     return True
 
 
+def posting() -> bool:
+    """Whether products can be computed by ``post_products`` and ``run_products`` here (the
+    spin kernels set up, NumPy's BLAS callable from Numba)."""
+    _spin_setup()
+    return bool(_run_split)
+
+
+def run_products(blocks, threads: int) -> None:
+    """Computes the products ``blocks`` describe (as ``post_products``) with the same kernel,
+    each block a Python job of ``run``'s on ``threads`` threads, BLAS on one thread: where they
+    cannot be posted (the helpers not all spinning, or a busy machine), the same calls, so the
+    same bits."""
+    f = _fields
+    rows = np.zeros((len(blocks), f.JOB_FIELDS), np.int64)
+    rows[:, f.ITEM:f.ROW + 1] = blocks
+    with one_blas_thread():
+        run(range(len(blocks)), lambda i, slot: _run_split(_jobs, 0, rows[i]), threads,
+            blas=False)
+
+
 def run_parts(part, args: tuple, chunks: int) -> None:
     """``part(*args, chunks, c)`` for each chunk ``c`` of ``range(chunks)``: a compiled program's
     split loop (``compiler/lower.py``, ``threads_variant``) on the worker threads, each chunk

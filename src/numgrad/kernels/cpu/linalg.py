@@ -7,7 +7,7 @@ GEMM on one BLAS thread, computed on numgrad's worker threads (``_workers``). Op
 threads are then never woken by numgrad: after each threaded product they spin for about 0.1 s
 (``OPENBLAS_THREAD_TIMEOUT``'s default) and on a 2-core machine took the core that numgrad's
 next kernels needed (the MNIST CNN's step: 244 ms of CPU for 131 ms of wall time). Where the
-helper threads spin between jobs, the blocks are posted to them without the GIL (``_posted``,
+helper threads spin between jobs, the blocks are posted to them without the GIL (``_blocks``,
 ``_spin.run_split``): handed over as a Python job, a block started 15-25 us late, which made
 products of a few million multiply-adds twice as slow as OpenBLAS's own threads (the MLP
 micro-workload's step 0.83 -> 0.72 ms posted, a small Transformer's 9.2 -> 8.4). The split
@@ -35,7 +35,7 @@ def _t(x: np.ndarray) -> np.ndarray:
 
 # A product of fewer multiply-adds than this is computed whole, on one BLAS thread, though it
 # is over one BLAS thread's size: split in two, its blocks cost more than they saved. Medians of
-# 300 alternating calls, float32, one thread whole against two threads posted (``_posted``):
+# 300 alternating calls, float32, one thread whole against two threads posted (``_blocks``):
 # 128 x 64 @ 64 x 128 (1M) 26-37 us whole, 27-54 split; at 2M the split took 0.84-0.95 of the
 # whole's time, at 4M 0.70-0.72, at 8M 0.64-0.70.
 SPLIT_MACS = 1 << 21
@@ -106,8 +106,9 @@ def matmul_add_row(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = 
     added to each block by the thread that computed it, while the block is in its cache. After
     a split product, the row added on one thread read the other thread's half from the other
     core: 1024 x 128 @ 128 x 384 float32 at two threads took 0.80 ms with its bias against 0.59
-    without (0.09 ms more at one thread). The same sums as ``binary(ADD, matmul(a, b), c)``: each
-    entry the product's, then one rounded addition."""
+    without (0.09 ms more at one thread). float32 blocks start from the row and GEMM adds the
+    product to it (``_blocks``, PyTorch's addmm); float64 ones are the product, then one
+    rounded addition of the row, as ``binary(ADD, matmul(a, b), c)``."""
     if trans_a:
         a = _t(a)
     if trans_b:
@@ -120,13 +121,18 @@ def matmul_add_row(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = 
 
 def _split_product(a, b, m, n, k, out=None, row=None):
     """``a @ b`` of two float matrices, block by block (``product_parts``) on one BLAS thread,
-    plus ``row`` (n,) added to each block where given. The blocks are posted to the helper
-    threads without the GIL where they spin (``_posted``), else handed to them as a Python job."""
+    plus ``row`` (n,) where given. float32 blocks are computed by the posting kernel
+    (``_blocks``): posted to the helper threads without the GIL where they spin, else handed to
+    them as Python jobs, the same calls either way; other blocks are NumPy's products, the row
+    added to each by the thread that computed it."""
     axis, spans = product_parts(m, n, k, _workers.count())
     if out is None:
         out = _pool.empty((m, n), a.dtype)
-    if len(spans) > 1 and _workers.threads_for(len(spans), True) == len(spans) and \
-            _posted(a, b, out, row, axis, spans):
+    threads = _workers.threads_for(len(spans), True)
+    blocks = _blocks(a, b, out, row, axis, spans) if row is not None or len(spans) > 1 else None
+    if blocks is not None:
+        if not (len(spans) > 1 and threads == len(spans) and _workers.post_products(blocks)):
+            _workers.run_products(blocks, threads)
         return out
 
     def rows(span, slot):
@@ -142,29 +148,32 @@ def _split_product(a, b, m, n, k, out=None, row=None):
             np.add(block, row[span[0]:span[1]], out=block)
 
     with one_blas_thread():
-        _workers.run(spans, rows if axis == 0 else columns, _workers.threads_for(len(spans), True),
-                     blas=False)
+        _workers.run(spans, rows if axis == 0 else columns, threads, blas=False)
     return out
 
 
-def _posted(a, b, out, row, axis, spans) -> bool:
-    """``_split_product``'s blocks computed by ``_workers.post_products``: each the GEMM call
-    NumPy's ``matmul`` makes for that block (``blas.operand``), the row added by the thread that
-    computed the block, with NumPy's one rounded addition, so the same bits as the Python
-    hand-off's. A 512 x 64 @ 64 x 256 float32 product on two threads took 155 us that way and
-    113 us posted (OpenBLAS's own two threads: 106). False where the blocks are not all such
-    calls (a dtype other than float32, which training runs in: float64 products stay Python
-    jobs, which keeps the posting kernel's compilation to 0.4 s from an empty cache; an operand
-    NumPy would copy first; a strided row) or the helpers do not spin."""
+def _blocks(a, b, out, row, axis, spans):
+    """``_split_product``'s blocks as the posting kernel's products (``_workers.post_products``,
+    ``_spin._gemm_job``): each the GEMM call NumPy's ``matmul`` makes for that block
+    (``blas.operand``), and where there is a row, the block's rows set to it first and the
+    product added by GEMM (beta 1), as PyTorch's addmm adds its bias. (The row added after the
+    product, a second pass over the block, took 16-19% of 1024 x 128 @ 128 x 384-512 float32
+    products on two threads, 8-11% this way.) The bits are the product's then the row's
+    addition where the depth is one of GEMM's blocks (OpenBLAS's: up to 448 here), and PyTorch's
+    order past it. None where the blocks are not all such calls: a dtype other than float32,
+    which training runs in (float64 products stay NumPy's, which keeps the posting kernel's
+    compilation to 0.4 s from an empty cache); an operand NumPy would copy first; a strided
+    row; an output over an operand (NumPy's matmul copies first); no posting kernel here."""
     if not blas.AVAILABLE or a.dtype.char != "f" or b.dtype != a.dtype or \
             out.dtype != a.dtype:
-        return False
+        return None
     op_a, op_b, op_out = blas.operand(a), blas.operand(b), blas.operand(out)
     if op_a is None or op_b is None or op_out is None or op_out[0] or (
             row is not None and (row.dtype != a.dtype or row.strides[0] != row.itemsize)):
-        return False
-    if any(x is not None and np.may_share_memory(out, x) for x in (a, b, row)):
-        return False  # (an output over an operand: NumPy's matmul, which copies first)
+        return None
+    if any(x is not None and np.may_share_memory(out, x) for x in (a, b, row)) or \
+            not _workers.posting():
+        return None
     item = a.itemsize
     (ta, lda), (tb, ldb), ldc = op_a, op_b, op_out[1]
     pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
@@ -172,12 +181,10 @@ def _posted(a, b, out, row, axis, spans) -> bool:
     m, k = a.shape
     n = b.shape[1]
     if axis == 0:
-        blocks = [(item, ta, tb, stop - start, n, k, pa + start * a.strides[0], lda, pb, ldb,
-                   pc + start * out.strides[0], ldc, pr) for start, stop in spans]
-    else:
-        blocks = [(item, ta, tb, m, stop - start, k, pa, lda, pb + start * b.strides[1], ldb,
-                   pc + start * item, ldc, pr and pr + start * item) for start, stop in spans]
-    return _workers.post_products(blocks)
+        return [(item, ta, tb, stop - start, n, k, pa + start * a.strides[0], lda, pb, ldb,
+                 pc + start * out.strides[0], ldc, pr) for start, stop in spans]
+    return [(item, ta, tb, m, stop - start, k, pa, lda, pb + start * b.strides[1], ldb,
+             pc + start * item, ldc, pr and pr + start * item) for start, stop in spans]
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:

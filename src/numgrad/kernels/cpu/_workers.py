@@ -72,7 +72,11 @@ def threads_for(parts: int, large: bool) -> int:
 # slow to come back on a shared (virtual) machine: a 64 x 784 x 256 half-product took 194 us on a
 # helper that had just worked and 250-390 us on one idle for 0.3-3 ms before; its wake-up took
 # 26-39 us more. OpenMP's threads (PyTorch's, Numba's) spin likewise between parallel regions.
-SPIN_ROUNDS = 1000
+# 1,000 rounds (0.47 ms here) left the helper asleep at 8-9 of the tiny GPT's 45 split products
+# a step (single-threaded work of 0.5-1.4 ms before them: dropout, the loss, the optimizer):
+# those then went as Python jobs, 20% slower. 3,000 rounds (1.4 ms): the GPT's and the
+# character LSTM's steps 0.977-0.978 of their time (medians of 40 alternating pairs).
+SPIN_ROUNDS = 3000
 _spin_wait = None  # the nogil spin kernel once set up (False: none here)
 # The helpers' spin that also computes the products posted to them (``_spin.serve``), the posting
 # side (``_spin.run_split``), once set up (False: none here, where NumPy's BLAS cannot be called

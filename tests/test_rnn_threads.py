@@ -29,9 +29,11 @@ def _layer(steps, batch, hidden, dtype):
     return gx, h0, c0, w, grad
 
 
-# (the word-LM's layer, fewer steps: its products are made in blocks of columns where OpenBLAS
-# has small-matrix kernels, blocks of 12 and 8 rows on two threads)
-@pytest.mark.parametrize("shape", [(T, B, H, 3), (4, 20, 200, 2)], ids=["26x64", "20x200"])
+# (the word-LM's and the character LSTM's layers, fewer steps: their products are made in
+# blocks of columns where OpenBLAS has small-matrix kernels, blocks of 12 and 8 rows on two
+# threads)
+@pytest.mark.parametrize("shape", [(T, B, H, 3), (4, 20, 200, 2), (4, 32, 128, 3)],
+                         ids=["26x64", "20x200", "32x128"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_layer_has_the_same_bits_on_one_thread_and_on_two(threads, dtype, shape):
     steps, batch, hidden, blocks = shape
@@ -64,8 +66,13 @@ def test_the_steps_products_called_from_numba_give_numpys_values(threads, dtype,
 def test_the_steps_products_are_cut_into_columns_only_where_openblas_has_small_kernels(
         monkeypatch):
     monkeypatch.setattr(rnn, "blas_core", lambda: "SkylakeX")
-    assert rnn._column_blocks(20, 200, 800) == [(0, 200), (200, 400), (400, 600), (600, 800)]
-    assert rnn._column_blocks(20, 800, 200) == [(0, 50), (50, 100), (100, 150), (150, 200)]
+    # (as wide as 100**3 multiply-adds allow for all 20 rows, in multiples of 16 columns)
+    assert rnn._column_blocks(20, 200, 800) == [(0, 240), (240, 480), (480, 720), (720, 800)]
+    assert rnn._column_blocks(20, 800, 200) == [(0, 48), (48, 96), (96, 144), (144, 192),
+                                                (192, 200)]
+    assert rnn._column_blocks(32, 128, 512) == [(0, 240), (240, 480), (480, 512)]
+    assert all(32 * 128 * (stop - start) <= rnn.SMALL_MACS
+               for start, stop in rnn._column_blocks(32, 128, 512))
     assert rnn._column_blocks(10, 100, 400) == [(0, 400)]  # (small already)
     assert rnn._column_blocks(64, 512, 2048) == [(0, 2048)]  # (blocks would be too narrow)
     monkeypatch.setattr(rnn, "blas_core", lambda: "Haswell")

@@ -32,17 +32,25 @@ def _layer(steps, batch, hidden, dtype):
 # (the word-LM's and the character LSTM's layers, fewer steps: their products are made in
 # blocks of columns where OpenBLAS has small-matrix kernels, blocks of 12 and 8 rows on two
 # threads)
+# Where every step's product is a small-matrix kernel's, the rows are cut in halves (16 and 16
+# of 32), else at multiples of ROW_TILE (12, 12 and 8): both the bits of one thread.
 @pytest.mark.parametrize("shape", [(T, B, H, 3), (4, 20, 200, 2), (4, 32, 128, 3)],
                          ids=["26x64", "20x200", "32x128"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_a_layer_has_the_same_bits_on_one_thread_and_on_two(threads, dtype, shape):
+@pytest.mark.parametrize("halves", [True, False], ids=["halves", "tiles"])
+def test_a_layer_has_the_same_bits_on_one_thread_and_on_two(threads, dtype, shape, halves,
+                                                            monkeypatch):
     steps, batch, hidden, blocks = shape
+    if not halves:
+        monkeypatch.setattr(rnn, "_small_steps", lambda *args: False)
+    elif not rnn._small_steps(batch, 4 * hidden, hidden):
+        pytest.skip("not all the steps' products are OpenBLAS small-matrix kernels' here")
     gx, h0, c0, w, grad = _layer(steps, batch, hidden, dtype)
     runs = []
     for n in (1, 2):
         threads(n)
         spans, used = rnn._batch_spans(steps, batch, 4 * hidden, hidden)
-        assert (len(spans), used) == ((1, 1) if n == 1 else (blocks, 2))
+        assert (len(spans), used) == ((1, 1) if n == 1 else (2 if halves else blocks, 2))
         y, acts, cs = rnn.lstm_forward(gx, h0, c0, w)
         runs.append((y, acts, cs) + rnn.lstm_backward(grad, acts, cs, y, h0, c0, w))
     for a, b in zip(*runs):

@@ -392,3 +392,27 @@ def test_a_loop_reading_written_memory_at_other_positions_stays_apart():
         assert _bits(run(eager).numpy()).tobytes() == _bits(compiled(ours).numpy()).tobytes()
         assert _bits(eager.numpy()).tobytes() == _bits(ours.numpy()).tobytes()
     assert _segment_source(compiled).count("for i0 in range") == 2
+
+
+def test_a_loop_nest_walks_the_rows_every_layout_reads_as_one_inner_loop():
+    # A per-channel bias over NCHW keeps its loop off the flat, split path: the dimensions that
+    # every layout walks contiguously (H and W) are one inner loop over rows sliced before it,
+    # which LLVM vectorises (a flat index of each dimension it left scalar), and a second loop
+    # over the shape joins the first, sharing its rows; the values are eager's, bit for bit.
+    rng = np.random.default_rng(2)
+    x0 = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b0 = rng.standard_normal(3).astype(np.float32)
+
+    def run(x, b):
+        y = x + b.view(1, 3, 1, 1)
+        return y, y * x - b.view(1, 3, 1, 1)
+
+    def inputs(seed):
+        return numgrad.tensor(x0 * seed), numgrad.tensor(b0 + seed)
+
+    _check(run, inputs)
+    compiled = numgrad.compile(run, fullgraph=True)
+    compiled(*inputs(1))
+    text = _segment_source(compiled)
+    assert "for i2 in range(20):" in text and "for i3" not in text, text
+    assert text.count("for i2 in range(20):") == 1 and " q0 = " in text, text

@@ -354,6 +354,12 @@ class CpuSegment:
         # 2.0 ** x as exp2(x)): the eager kernels get the same numbers at run time.
         self.floats: dict = {}  # dtype name -> {bits: (variable, value)}
         self.flat = {"on": False, "ok": True, "slices": {}, "shape": ()}
+        # A serial loop nest being rendered (``loop``): the layouts its body reads and writes
+        # while its plan is made (``collect``), then the plan (``nest``: the loop's shape, its
+        # dimensions' groups, their index variables, and the rows sliced before the inner loop)
+        self.collect = None
+        self.nest = None
+        self.rows = 0  # (row slices made so far: their names, q0, q1, ...)
         self.parallel = False
         self.touched: dict = {}  # root -> (written, every access at the loop's own position)
         # The last loop emitted, which the next over the same shape may join (``loop``):
@@ -467,21 +473,104 @@ class CpuSegment:
                                   dict(flat["slices"]))
                 return
             self.touched = {}
-        indices = [f"i{d}" for d in range(len(shape))]
-        index = _root_index(Layout(None, 0, shape, _c_strides(shape)), shape, indices)
+        groups = self._groups(shape, body_of)
+        sizes = [math.prod(shape[d] for d in g) for g in groups]
+        indices = [f"i{d}" for d in range(len(groups))]
+        self.nest = (shape, groups, indices, sizes, {})
         start = len(code.lines)
-        body_of(tuple(indices), index, 1 + len(shape))
+        try:
+            body_of(tuple(indices), None, 1 + len(groups))
+        finally:
+            rows, self.nest = self.nest[4], None
         lines = code.lines[start:]
         del code.lines[start:]
-        if self._joins("serial", shape):
+        inner = len(groups)  # (the inner loop's indent, its rows' slices before it)
+        if self._joins("serial", shape) and self.last_loop[6] == groups:
             self._joined()
+            last = self.last_loop
+            made = last[5]
+            for text, name in rows.items():  # (a row the last loop sliced: its slice)
+                if text in made:
+                    lines = [re.sub(rf"\b{name}\b", made[text], line) for line in lines]
+            new = ["    " * inner + f"{name} = {text}" for text, name in rows.items()
+                   if text not in made]
+            for text, name in rows.items():
+                made.setdefault(text, name)
+            code.lines[last[3]:last[3]] = new
             code.lines.extend(lines)
-            self.last_loop = self.last_loop[:2] + (len(code.lines),) + self.last_loop[3:]
+            self.last_loop = last[:2] + (len(code.lines), last[3] + len(new)) + last[4:]
             return
-        for d, size in enumerate(shape):
+        for d, size in enumerate(sizes):
+            if d == len(sizes) - 1:
+                for text, name in rows.items():
+                    code.emit(f"{name} = {text}", 1 + d)
+                at = len(code.lines)
             code.emit(f"for i{d} in range({size}):", 1 + d)
+        if not sizes:
+            at = len(code.lines)
         code.lines.extend(lines)
-        self.last_loop = ("serial", shape, len(code.lines), None, dict(self.touched), {})
+        self.last_loop = ("serial", shape, len(code.lines), at, dict(self.touched), dict(rows),
+                          groups)
+
+    def _groups(self, shape: tuple, body_of) -> list:
+        """The loops of a serial nest over ``shape``: groups of its dimensions, each looped as
+        one, the dimensions of size 1 left out and each run of dimensions that every layout the
+        body reads or writes walks as one merged (C order): ``[[0, 1], [2, 3]]`` for a per-channel
+        bias added to a ``(16, 32, 32, 32)`` array (the body rendered once to see its layouts).
+        Merged, the inner loop runs over rows sliced before it (``_element``): LLVM vectorises
+        such a loop, where the flat index of every dimension left it scalar (that bias's loop
+        took 490 us for 512K float32 elements, 46 us over rows of 1024)."""
+        self.collect = []
+        start = len(self.code.lines)
+        try:
+            body_of(tuple(f"i{d}" for d in range(len(shape))),
+                    _root_index(Layout(None, 0, shape, _c_strides(shape)), shape,
+                                [f"i{d}" for d in range(len(shape))]), 1 + len(shape))
+        finally:
+            layouts, self.collect = self.collect, None
+            del self.code.lines[start:]
+            self.touched = {}
+        strides = [_loop_strides(lay, shape) for lay in layouts]
+        groups: list = []
+        for d, size in enumerate(shape):
+            if size == 1:
+                continue
+            if groups and all(st[groups[-1][-1]] == st[d] * size for st in strides):
+                groups[-1].append(d)
+            else:
+                groups.append([d])
+        return groups
+
+    def _element(self, lay: Layout, loop_shape, indices) -> str:
+        """The text of ``lay``'s element at the loop's position: in a serial nest (``loop``),
+        through its groups of dimensions, and in the inner loop a slice of the row made before
+        it where the row is contiguous (a value of the row where the inner loop does not move
+        it); elsewhere the flat index of ``indices``."""
+        array = self.made[lay.root]
+        nest = self.nest
+        if self.collect is not None:
+            self.collect.append(lay)
+        if nest is None or nest[0] != tuple(loop_shape):
+            return f"{array}[{_root_index(lay, loop_shape, indices)}]"
+        shape, groups, names, sizes, rows = nest
+        strides = _loop_strides(lay, shape)
+        terms = [str(lay.offset)] if lay.offset else []
+        for g, name in zip(groups[:-1], names[:-1]):
+            step = strides[g[-1]]
+            if step:
+                terms.append(name if step == 1 else f"{name} * {step}")
+        outer = " + ".join(terms) or "0"
+        step = strides[groups[-1][-1]] if groups else 0
+        if step == 0:
+            return f"{array}[{outer}]"
+        if step != 1:
+            return f"{array}[{outer} + {names[-1]} * {step}]"
+        text = f"{array}[{outer}:{outer} + {sizes[-1]}]" if terms else f"{array}[:{sizes[-1]}]"
+        name = rows.get(text)
+        if name is None:
+            name = rows[text] = f"q{self.rows}"
+            self.rows += 1
+        return f"{name}[{names[-1]}]"
 
     def text(self, head: list) -> str:
         options = 'cache=True, error_model="numpy"'
@@ -643,7 +732,7 @@ class CpuSegment:
             self.flat["ok"] = False
             return "0"
         self.touch(root, _is_identity(lay, loop_shape), False)
-        return f"{self.made[root]}[{_root_index(lay, loop_shape, indices)}]"
+        return self._element(lay, loop_shape, indices)
 
     def operand(self, spec, loop_shape, indices, body, as_dtype=None) -> str:
         """(``as_dtype``: the dtype a number or a host number is converted to, as the eager
@@ -751,7 +840,9 @@ class CpuSegment:
         def body(indices, index, indent):
             text = self.expression(node, shape, indices, {"indent": indent})
             self.touch(v, True, True)
-            self.code.emit(f"{self.stored(v)}[{index}] = {text}", indent)
+            where = self._element(Layout(v, 0, shape, _c_strides(shape)), shape, indices) \
+                if self.nest is not None else f"{self.stored(v)}[{index}]"
+            self.code.emit(f"{where} = {text}", indent)
 
         self.loop(shape, body, can_split=v.array.dtype.kind == "f")
 
@@ -840,7 +931,7 @@ class CpuSegment:
                 return f"{self.stored(lay.root)}[j]"
             self.flat["ok"] = False
             return "_"
-        return f"{self.made[lay.root]}[{_root_index(lay, shape, indices)}]"
+        return self._element(lay, shape, indices)
 
 
 # Signed 64-bit arithmetic that may wrap, written in unsigned arithmetic: Numba marks signed
@@ -861,6 +952,13 @@ def _wrapping(op, dtype, a, b=None) -> str | None:
     if template is None or np.dtype(dtype) != np.int64:
         return None
     return "np.int64(" + template.format(u="np.uint64", t="np.int64", a=a, b=b) + ")"
+
+
+def _loop_strides(lay: Layout, loop_shape) -> list:
+    """``lay``'s stride along each dimension of the loop's shape (0 where it is broadcast)."""
+    lead = len(loop_shape) - len(lay.shape)
+    return [lay.strides[d - lead] if d >= lead and lay.shape[d - lead] != 1 else 0
+            for d in range(len(loop_shape))]
 
 
 def _root_index(lay: Layout, loop_shape, indices) -> str:

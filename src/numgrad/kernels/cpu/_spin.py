@@ -87,10 +87,14 @@ def _f32(typingctx, address):
 
 @njit(cache=True, nogil=True, inline="always")
 def _fill_rows(c, row, m, ldc):
-    """Each of the ``m`` rows of ``c`` (flat, rows ``ldc`` apart) set to ``row``."""
+    """Each of the ``m`` rows of ``c`` (flat, rows ``ldc`` apart) set to ``row``, through a view
+    of each row, which LLVM vectorises (512 rows of 384: 14 us; indexed ``c[i * ldc + j]``, 87;
+    a slice assignment, 58, made the posting kernel's first compilation 2.8 s, not 0.6)."""
     n = row.shape[0]
     for i in range(m):
-        c[i * ldc:i * ldc + n] = row
+        dst = c[i * ldc:i * ldc + n]
+        for j in range(n):
+            dst[j] = row[j]
 
 
 @njit(cache=True, nogil=True)

@@ -158,12 +158,12 @@ def _blocks(a, b, out, row, axis, spans):
     (``blas.operand``), and where there is a row, the block's rows set to it first and the
     product added by GEMM (beta 1), as PyTorch's addmm adds its bias. (The row added after the
     product, a second pass over the block, took 16-19% of 1024 x 128 @ 128 x 384-512 float32
-    products on two threads, 8-11% this way.) The bits are the product's then the row's
+    products on two threads, 1-2% this way.) The bits are the product's then the row's
     addition where the depth is one of GEMM's blocks (OpenBLAS's: up to 448 here), and PyTorch's
     order past it. None where the blocks are not all such calls: a dtype other than float32,
     which training runs in (float64 products stay NumPy's, which keeps the posting kernel's
-    compilation to 0.4 s from an empty cache); an operand NumPy would copy first; a strided
-    row; an output over an operand (NumPy's matmul copies first); no posting kernel here."""
+    first compilation to 0.6-0.7 s); an operand NumPy would copy first; a strided row; an
+    output over an operand (NumPy's matmul copies first); no posting kernel here."""
     if not blas.AVAILABLE or a.dtype.char != "f" or b.dtype != a.dtype or \
             out.dtype != a.dtype:
         return None

@@ -100,8 +100,9 @@ class Kernels(Protocol):
 
     def matmul_add_row(self, a: Array, b: Array, c: Array, trans_a: bool = False,
                        trans_b: bool = False) -> Array:
-        """``op(a) @ op(b) + c``, ``c`` a row (n,) of the product's dtype added to each row,
-        with the sums of ``binary(ADD, matmul(a, b, ...), c)``."""
+        """``op(a) @ op(b) + c``, ``c`` a row (n,) of the product's dtype added to each row:
+        the sums of ``binary(ADD, matmul(a, b, ...), c)``, or (the CPU's float32 blocks) the
+        row as GEMM's start value, to which it adds the product, as PyTorch's addmm."""
 
     def dot(self, a: Array, b: Array) -> Array: ...
 

@@ -554,18 +554,15 @@ class CpuSegment:
             return f"{array}[{_root_index(lay, loop_shape, indices)}]"
         shape, groups, names, sizes, rows = nest
         strides = _loop_strides(lay, shape)
-        terms = [str(lay.offset)] if lay.offset else []
-        for g, name in zip(groups[:-1], names[:-1]):
-            step = strides[g[-1]]
-            if step:
-                terms.append(name if step == 1 else f"{name} * {step}")
-        outer = " + ".join(terms) or "0"
+        outer = _index_text(lay.offset, ((name, strides[g[-1]])
+                                         for g, name in zip(groups[:-1], names[:-1])))
         step = strides[groups[-1][-1]] if groups else 0
         if step == 0:
             return f"{array}[{outer}]"
         if step != 1:
             return f"{array}[{outer} + {names[-1]} * {step}]"
-        text = f"{array}[{outer}:{outer} + {sizes[-1]}]" if terms else f"{array}[:{sizes[-1]}]"
+        text = f"{array}[:{sizes[-1]}]" if outer == "0" else \
+            f"{array}[{outer}:{outer} + {sizes[-1]}]"
         name = rows.get(text)
         if name is None:
             name = rows[text] = f"q{self.rows}"
@@ -964,13 +961,15 @@ def _loop_strides(lay: Layout, loop_shape) -> list:
 def _root_index(lay: Layout, loop_shape, indices) -> str:
     """The flat index into ``lay``'s root of the element at the loop's ``indices`` (``lay``
     broadcast against the loop's shape)."""
-    lead = len(loop_shape) - len(lay.shape)
-    terms = [str(lay.offset)] if lay.offset else []
-    for d, n in enumerate(loop_shape):
-        k = d - lead
-        stride = lay.strides[k] if k >= 0 and lay.shape[k] != 1 else 0
+    return _index_text(lay.offset, zip(indices, _loop_strides(lay, loop_shape)))
+
+
+def _index_text(offset: int, steps) -> str:
+    """``offset`` plus each ``(index, stride)`` of ``steps``' product, as source text."""
+    terms = [str(offset)] if offset else []
+    for name, stride in steps:
         if stride:
-            terms.append(indices[d] if stride == 1 else f"{indices[d]} * {stride}")
+            terms.append(name if stride == 1 else f"{name} * {stride}")
     return " + ".join(terms) or "0"
 
 
